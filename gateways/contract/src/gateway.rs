@@ -1,0 +1,76 @@
+//! The capabilities a gateway offers the core, one small trait each.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::GatewayError;
+use crate::ids::{ConversationKey, GatewayId};
+use crate::intake::Intake;
+use crate::message::{Delivered, Outbound};
+
+/// Receiving: the gateway's intake loop.
+#[async_trait]
+pub trait Listen: Send + Sync {
+    /// Which gateway this is.
+    fn id(&self) -> GatewayId;
+
+    /// Receives platform updates and hands each to `intake`, acknowledging the
+    /// platform only after `intake` acknowledged. Returns when `shutdown` is
+    /// cancelled (`Ok`) or when the gateway cannot go on (`Err`; the supervisor
+    /// decides whether to restart it).
+    async fn listen(&self, intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError>;
+
+    /// The gateway's current health, for `status` and `doctor`.
+    fn health(&self) -> Health {
+        Health::up()
+    }
+}
+
+/// Sending: delivery of the core's messages.
+#[async_trait]
+pub trait Deliver: Send + Sync {
+    /// Delivers one message. Returns only once the platform confirmed it.
+    async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError>;
+
+    /// Shows that the assistant is working on an answer in `conversation`.
+    /// Best effort: a gateway without such an indicator does nothing.
+    async fn typing(&self, conversation: &ConversationKey) -> Result<(), GatewayError> {
+        let _ = conversation;
+        Ok(())
+    }
+}
+
+/// Coarse health of a gateway.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HealthState {
+    Starting,
+    Up,
+    Degraded,
+    Down,
+}
+
+/// Health with a sentence saying why, when not up.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Health {
+    pub state: HealthState,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+}
+
+impl Health {
+    pub fn up() -> Self {
+        Self {
+            state: HealthState::Up,
+            detail: None,
+        }
+    }
+
+    pub fn with(state: HealthState, detail: impl Into<String>) -> Self {
+        Self {
+            state,
+            detail: Some(detail.into()),
+        }
+    }
+}

@@ -1,0 +1,21 @@
+//! The gateway contract: what every messenger integration of passepartout
+//! speaks, and nothing else.
+//!
+//! A gateway turns platform updates into [`Inbound`] messages and hands them to
+//! the core through an [`Intake`]; it acknowledges the platform only after the
+//! core answered with an [`Ack`], which the core gives once the message is in its
+//! durable journal. The core sends [`Outbound`] messages back through the
+//! gateway's [`Deliver`] capability. This crate depends on no platform library
+//! and on nothing else in the workspace; every other crate depends on it.
+
+mod error;
+mod gateway;
+mod ids;
+mod intake;
+mod message;
+
+pub use error::{GatewayError, InvalidId};
+pub use gateway::{Deliver, Health, HealthState, Listen};
+pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, UserId};
+pub use intake::{Ack, ControlReply, ControlRequest, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
+pub use message::{Delivered, Inbound, InboundBody, Outbound, OutboundBody, ReplyKind, Sender};

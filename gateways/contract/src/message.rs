@@ -1,0 +1,101 @@
+//! Normalized messages: what a gateway hands in, and what the core sends out.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ids::{ApprovalToken, ConversationKey, MessageId, UserId};
+
+/// Who sent an inbound message.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sender {
+    pub id: UserId,
+    /// A human-readable name when the platform gives one; never used for decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+}
+
+/// One platform update, normalized.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inbound {
+    pub conversation: ConversationKey,
+    pub sender: Sender,
+    /// The platform's id for this message: the dedupe key within the conversation.
+    pub message_id: MessageId,
+    /// The message this one replies to (quotes), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<MessageId>,
+    pub body: InboundBody,
+    /// When the gateway received it, in milliseconds since the Unix epoch.
+    pub received_at_ms: u64,
+}
+
+/// What an inbound message carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum InboundBody {
+    /// Text typed by a person.
+    Text { text: String },
+    /// A press on a button the bot sent (Telegram inline keyboard); `data` is
+    /// the button's payload.
+    Button { data: String },
+    /// A reaction put on (or taken off) an earlier message.
+    Reaction {
+        emoji: String,
+        target: MessageId,
+        removed: bool,
+    },
+    /// Something the gateway received but the core cannot read (a photo, a
+    /// voice note); `what` names it so the core can say so.
+    Unsupported { what: String },
+}
+
+/// How the core means an outbound text, so a client can show or exit accordingly.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyKind {
+    /// The assistant's answer.
+    #[default]
+    Answer,
+    /// Information from the daemon itself (command output, "stopped after N steps").
+    Notice,
+    /// The turn failed: no model answered, or an internal error (with an error id).
+    Failure,
+}
+
+/// A message the core wants delivered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outbound {
+    /// Stable id of this outbound message, the same on every delivery attempt,
+    /// so a receiver that sees it twice (after a crash) can drop the copy.
+    pub id: String,
+    pub conversation: ConversationKey,
+    /// The inbound message this answers, to quote it or to match it up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_reply_to: Option<MessageId>,
+    pub body: OutboundBody,
+}
+
+/// What an outbound message carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum OutboundBody {
+    Text {
+        text: String,
+        #[serde(default)]
+        kind: ReplyKind,
+    },
+    /// Ask a person to approve or deny an action. Gateways with buttons show
+    /// Approve / Deny carrying `token`; others show `text`, which says how to answer.
+    ApprovalPrompt {
+        token: ApprovalToken,
+        action: String,
+        text: String,
+    },
+}
+
+/// What a gateway reports after a successful delivery.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Delivered {
+    /// Platform ids of the messages sent (several when a long text was split),
+    /// so a later reply or reaction to them can be matched.
+    pub message_ids: Vec<MessageId>,
+}
