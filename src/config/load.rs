@@ -1,0 +1,113 @@
+//! Loading: built-in defaults, then a TOML file, then `PASSEPARTOUT_…`
+//! environment variables (`PASSEPARTOUT_DATA_DIR`,
+//! `PASSEPARTOUT_PIPELINE__MAX_DEPTH`, …), then validation.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use config::{Environment, File, FileFormat};
+use thiserror::Error;
+
+use super::Config;
+
+/// Why a configuration could not be used.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("config file {} does not exist", path.display())]
+    Missing { path: PathBuf },
+    #[error("cannot read configuration: {0}")]
+    Parse(#[from] config::ConfigError),
+    #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
+    Invalid { problems: Vec<String> },
+}
+
+/// The file read when no `--config` is given, if it exists:
+/// `$XDG_CONFIG_HOME/passepartout/config.toml` or `~/.config/passepartout/config.toml`.
+pub fn default_config_file() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    let path = base.join("passepartout").join("config.toml");
+    path.is_file().then_some(path)
+}
+
+/// Loads and validates the configuration.
+///
+/// `file`: an explicit file, which must exist. `env`: the environment to read
+/// overrides from; `None` reads the process environment (tests pass a map).
+pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
+    let mut builder = config::Config::builder();
+    if let Some(path) = file {
+        if !path.is_file() {
+            return Err(ConfigError::Missing {
+                path: path.to_path_buf(),
+            });
+        }
+        builder = builder.add_source(File::from(path).format(FileFormat::Toml));
+    }
+    let environment = Environment::with_prefix("PASSEPARTOUT")
+        .prefix_separator("_")
+        .separator("__")
+        .source(env);
+    let config: Config = builder.add_source(environment).build()?.try_deserialize()?;
+    let problems = super::validate(&config);
+    if problems.is_empty() {
+        Ok(config)
+    } else {
+        Err(ConfigError::Invalid { problems })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Option<HashMap<String, String>> {
+        Some(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+    }
+
+    #[test]
+    fn no_file_gives_the_defaults() {
+        assert_eq!(load(None, env(&[])).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn the_example_file_equals_the_defaults() {
+        let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+        assert_eq!(load(Some(&example), env(&[])).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "data_dir = \"/from/file\"\n[pipeline]\nmax_depth = 3\n").unwrap();
+        let config = load(
+            Some(&path),
+            env(&[
+                ("PASSEPARTOUT_PIPELINE__MAX_DEPTH", "7"),
+                ("PASSEPARTOUT_SOCKET__ENABLED", "false"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(config.data_dir, PathBuf::from("/from/file"));
+        assert_eq!(config.pipeline.max_depth, 7);
+        assert!(!config.socket.enabled);
+    }
+
+    #[test]
+    fn unknown_keys_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[pipeline]\nmax_dept = 3\n").unwrap();
+        let error = load(Some(&path), env(&[])).unwrap_err();
+        assert!(matches!(error, ConfigError::Parse(_)), "{error}");
+        assert!(error.to_string().contains("max_dept"), "{error}");
+    }
+
+    #[test]
+    fn a_missing_explicit_file_is_an_error() {
+        let error = load(Some(Path::new("/nonexistent/passepartout.toml")), env(&[])).unwrap_err();
+        assert!(matches!(error, ConfigError::Missing { .. }));
+    }
+}

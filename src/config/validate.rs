@@ -1,0 +1,129 @@
+//! Semantic checks that serde cannot express. Every problem is collected, so
+//! `check-config` shows them all at once.
+
+use std::collections::HashSet;
+
+use super::Config;
+
+/// Every problem with `config`, as sentences naming the key. Empty when valid.
+pub fn validate(config: &Config) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut check = |ok: bool, problem: String| {
+        if !ok {
+            problems.push(problem);
+        }
+    };
+
+    check(
+        !config.data_dir.as_os_str().is_empty(),
+        "data_dir must not be empty".into(),
+    );
+    check(
+        config.store.flush_every_ms > 0,
+        "store.flush_every_ms must be at least 1".into(),
+    );
+    check(
+        config.store.backups_kept > 0,
+        "store.backups_kept must be at least 1".into(),
+    );
+
+    let pipeline = &config.pipeline;
+    check(pipeline.max_depth > 0, "pipeline.max_depth must be at least 1".into());
+    check(
+        pipeline.turn_timeout_s > 0,
+        "pipeline.turn_timeout_s must be at least 1".into(),
+    );
+    check(
+        pipeline.queue_capacity > 0,
+        "pipeline.queue_capacity must be at least 1".into(),
+    );
+    check(
+        pipeline.idle_worker_s > 0,
+        "pipeline.idle_worker_s must be at least 1".into(),
+    );
+    check(
+        pipeline.max_message_bytes >= 64,
+        "pipeline.max_message_bytes must be at least 64".into(),
+    );
+
+    check(
+        !config.llm.providers.is_empty(),
+        "llm.providers must list at least one provider".into(),
+    );
+    let mut names = HashSet::new();
+    for (index, provider) in config.llm.providers.iter().enumerate() {
+        let at = format!("llm.providers[{index}]");
+        check(!provider.name.trim().is_empty(), format!("{at}.name must not be empty"));
+        check(
+            names.insert(provider.name.as_str()),
+            format!("{at}.name {:?} is used twice", provider.name),
+        );
+        check(
+            matches!(reqwest::Url::parse(&provider.base_url), Ok(url) if matches!(url.scheme(), "http" | "https")),
+            format!("{at}.base_url {:?} is not an http(s) URL", provider.base_url),
+        );
+        check(
+            !provider.model.trim().is_empty(),
+            format!("{at}.model must not be empty"),
+        );
+        check(provider.timeout_s > 0, format!("{at}.timeout_s must be at least 1"));
+        check(
+            provider.connect_timeout_s > 0,
+            format!("{at}.connect_timeout_s must be at least 1"),
+        );
+        check(
+            !(provider.api_key_env.is_some() && provider.api_key_file.is_some()),
+            format!("{at}: set api_key_env or api_key_file, not both"),
+        );
+        if let Some(path) = &provider.api_key_file {
+            check(
+                path.is_file(),
+                format!("{at}.api_key_file {} does not exist", path.display()),
+            );
+        }
+    }
+
+    let socket = &config.socket;
+    check(
+        socket.max_line_bytes >= 1024,
+        "socket.max_line_bytes must be at least 1024".into(),
+    );
+    check(socket.max_clients > 0, "socket.max_clients must be at least 1".into());
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ProviderConfig;
+
+    #[test]
+    fn defaults_are_valid() {
+        assert!(validate(&Config::default()).is_empty());
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let mut config = Config::default();
+        config.pipeline.max_depth = 0;
+        config.socket.max_line_bytes = 10;
+        config.llm.providers = vec![
+            ProviderConfig {
+                base_url: "ftp://x".into(),
+                ..ProviderConfig::default()
+            },
+            ProviderConfig {
+                model: String::new(),
+                ..ProviderConfig::default()
+            },
+        ];
+        let problems = validate(&config);
+        for expected in ["max_depth", "max_line_bytes", "base_url", "used twice", "model"] {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} missing from {problems:?}"
+            );
+        }
+        assert_eq!(problems.len(), 5, "{problems:?}");
+    }
+}

@@ -1,0 +1,30 @@
+//! What can go wrong in the store.
+
+use std::path::PathBuf;
+
+use thiserror::Error;
+
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("cannot open the store at {}: {source} (is another passepartout using it?)", path.display())]
+    Open { path: PathBuf, source: sled::Error },
+    #[error("store schema version {found:?} is not the expected {expected}")]
+    Schema { found: Option<u64>, expected: u64 },
+    #[error("store I/O failed: {0}")]
+    Io(#[from] sled::Error),
+    #[error("a record in the {tree} tree cannot be read: {reason}")]
+    Corrupt { tree: &'static str, reason: String },
+    #[error("backup failed: {0}")]
+    Backup(String),
+    #[error("file system: {0}")]
+    Fs(#[from] std::io::Error),
+}
+
+impl From<sled::transaction::TransactionError<StoreError>> for StoreError {
+    fn from(error: sled::transaction::TransactionError<StoreError>) -> Self {
+        match error {
+            sled::transaction::TransactionError::Abort(inner) => inner,
+            sled::transaction::TransactionError::Storage(inner) => StoreError::Io(inner),
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! The embedded store: sled behind one type, so nothing else touches sled.
+//!
+//! Trees: `journal` (every accepted inbound, by sequence number), `dedupe`
+//! (conversation + platform message id → sequence), `pending` (journaled but
+//! not yet processed), `outbox` (replies not yet confirmed by a gateway, per
+//! conversation, in order), `history` (one record per finished turn, per
+//! conversation), `cursors` (gateway offsets) and `meta` (schema version).
+//!
+//! Durability: sled flushes in the background every `flush_every_ms`; journal
+//! writes and turn commits are made durable explicitly with [`Store::durable`],
+//! which groups concurrent callers into one flush (group commit).
+
+mod backup;
+mod error;
+mod history;
+mod journal;
+mod keys;
+mod outbox;
+mod turn;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+pub use backup::{BackupInfo, restore_backup};
+pub use error::StoreError;
+pub use journal::{Accepted, JournalEntry};
+pub use outbox::OutboxEntry;
+pub use turn::{PendingOutbound, TurnCommit};
+
+use crate::config::StoreConfig;
+
+/// Version of the layout of the trees; stored in `meta`.
+pub const SCHEMA_VERSION: u64 = 1;
+
+/// A handle on the open store. Cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    path: PathBuf,
+    db: sled::Db,
+    journal: sled::Tree,
+    dedupe: sled::Tree,
+    pending: sled::Tree,
+    outbox: sled::Tree,
+    history: sled::Tree,
+    cursors: sled::Tree,
+    meta: sled::Tree,
+    group: GroupCommit,
+}
+
+/// Counters that let one flush serve every caller that asked before it started.
+#[derive(Default)]
+struct GroupCommit {
+    requested: AtomicU64,
+    flushed: AtomicU64,
+    gate: tokio::sync::Mutex<()>,
+}
+
+impl Store {
+    /// Opens (or creates) the store in `dir`.
+    pub fn open(dir: &Path, settings: &StoreConfig) -> Result<Store, StoreError> {
+        let open_error = |source| StoreError::Open {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let db = sled::Config::new()
+            .path(dir)
+            .flush_every_ms(Some(settings.flush_every_ms))
+            .open()
+            .map_err(open_error)?;
+        let tree = |name: &str| db.open_tree(name).map_err(open_error);
+        let inner = Inner {
+            path: dir.to_path_buf(),
+            journal: tree("journal")?,
+            dedupe: tree("dedupe")?,
+            pending: tree("pending")?,
+            outbox: tree("outbox")?,
+            history: tree("history")?,
+            cursors: tree("cursors")?,
+            meta: tree("meta")?,
+            group: GroupCommit::default(),
+            db,
+        };
+        let store = Store { inner: Arc::new(inner) };
+        store.check_schema()?;
+        Ok(store)
+    }
+
+    fn check_schema(&self) -> Result<(), StoreError> {
+        const KEY: &[u8] = b"schema_version";
+        match self.inner.meta.get(KEY)? {
+            None => {
+                self.inner.meta.insert(KEY, &SCHEMA_VERSION.to_be_bytes())?;
+                Ok(())
+            }
+            Some(bytes) => match keys::decode_u64(&bytes) {
+                Some(SCHEMA_VERSION) => Ok(()),
+                found => Err(StoreError::Schema {
+                    found,
+                    expected: SCHEMA_VERSION,
+                }),
+            },
+        }
+    }
+
+    /// Where the store lives.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Returns once every write made before the call is on disk. Concurrent
+    /// callers share flushes.
+    pub async fn durable(&self) -> Result<(), StoreError> {
+        let group = &self.inner.group;
+        let ticket = group.requested.fetch_add(1, Ordering::SeqCst) + 1;
+        let _gate = group.gate.lock().await;
+        if group.flushed.load(Ordering::SeqCst) >= ticket {
+            return Ok(());
+        }
+        let covered = group.requested.load(Ordering::SeqCst);
+        self.inner.db.flush_async().await?;
+        group.flushed.store(covered, Ordering::SeqCst);
+        Ok(())
+    }
+
+    /// Size of the store's files, in bytes.
+    pub fn size_on_disk(&self) -> Result<u64, StoreError> {
+        Ok(self.inner.db.size_on_disk()?)
+    }
+
+    /// A gateway's saved cursor (e.g. the Telegram update offset).
+    pub fn cursor(&self, gateway: &str) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.inner.cursors.get(gateway)?.map(|v| v.to_vec()))
+    }
+
+    /// Saves a gateway's cursor durably.
+    pub async fn set_cursor(&self, gateway: &str, value: &[u8]) -> Result<(), StoreError> {
+        self.inner.cursors.insert(gateway, value)?;
+        self.durable().await
+    }
+
+    /// A fresh, never reused, increasing number (sled keeps it across restarts).
+    fn next_id(&self) -> Result<u64, StoreError> {
+        Ok(self.inner.db.generate_id()?)
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
+
+    use super::*;
+
+    pub fn open_temp() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("store"), &StoreConfig::default()).unwrap();
+        (dir, store)
+    }
+
+    pub fn conversation(chat: &str) -> ConversationKey {
+        ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new(chat).unwrap())
+    }
+
+    pub fn inbound(chat: &str, id: &str, text: &str) -> Inbound {
+        Inbound {
+            conversation: conversation(chat),
+            sender: Sender {
+                id: UserId::new("1000").unwrap(),
+                display_name: None,
+            },
+            message_id: MessageId::new(id).unwrap(),
+            reply_to: None,
+            body: InboundBody::Text { text: text.into() },
+            received_at_ms: 0,
+        }
+    }
+
+    #[test]
+    fn the_store_reopens_with_its_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store");
+        {
+            let store = Store::open(&path, &StoreConfig::default()).unwrap();
+            store.journal_accept(&inbound("c", "m", "x"), 0).unwrap();
+            futures::executor::block_on(store.durable()).unwrap();
+        }
+        let store = Store::open(&path, &StoreConfig::default()).unwrap();
+        assert_eq!(store.pending_count(), 1);
+    }
+
+    #[tokio::test]
+    async fn concurrent_durable_calls_all_return() {
+        let (_dir, store) = open_temp();
+        let calls: Vec<_> = (0..16)
+            .map(|n| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    store.journal_accept(&inbound("c", &n.to_string(), "x"), 0).unwrap();
+                    store.durable().await.unwrap();
+                })
+            })
+            .collect();
+        for call in calls {
+            call.await.unwrap();
+        }
+        assert_eq!(store.pending_count(), 16);
+    }
+}

@@ -1,0 +1,190 @@
+//! A turn's writes, committed in one multi-tree transaction: the journal entry
+//! leaves `pending`, the replies enter the outbox, the turn enters the history.
+//! A turn that fails before committing leaves the store as it was, so the
+//! message is still pending and nothing of the failed turn is visible.
+
+use passepartout_gateway::{ConversationKey, MessageId, Outbound, OutboundBody};
+use sled::Transactional;
+use sled::transaction::ConflictableTransactionError;
+
+use super::error::StoreError;
+use super::outbox::OutboxEntry;
+use super::{Store, keys};
+
+/// A reply produced by a turn, before it has an id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingOutbound {
+    pub in_reply_to: Option<MessageId>,
+    pub body: OutboundBody,
+}
+
+/// Everything one turn writes.
+#[derive(Clone, Debug, Default)]
+pub struct TurnCommit {
+    /// The journal entry this turn processed; it stops being pending.
+    pub journal_seq: Option<u64>,
+    /// Delete the conversation's history first (`/forget`).
+    pub forget_history: bool,
+    /// The turn's history record, already serialized, if it is to be kept.
+    pub history_record: Option<Vec<u8>>,
+    pub replies: Vec<PendingOutbound>,
+}
+
+impl Store {
+    /// Commits `turn` for `conversation` atomically and returns the outbox
+    /// entries it created, in order. Reply ids derive from the journal
+    /// sequence, so a turn redone after a crash produces the same ids.
+    ///
+    /// Fails with [`StoreError::Corrupt`] if the journal entry is no longer
+    /// pending (its turn was committed already): a turn never commits twice.
+    pub fn commit_turn(
+        &self,
+        conversation: &ConversationKey,
+        turn: TurnCommit,
+    ) -> Result<Vec<OutboxEntry>, StoreError> {
+        let base = match turn.journal_seq {
+            Some(seq) => seq,
+            None => self.next_id()?,
+        };
+        let mut entries = Vec::with_capacity(turn.replies.len());
+        let mut values = Vec::with_capacity(turn.replies.len());
+        for (index, reply) in turn.replies.into_iter().enumerate() {
+            let outbound = Outbound {
+                id: format!("{base}-{index}"),
+                conversation: conversation.clone(),
+                in_reply_to: reply.in_reply_to,
+                body: reply.body,
+            };
+            let entry = OutboxEntry::new(
+                keys::sequenced(conversation, &[base, index as u64]),
+                outbound,
+                turn.journal_seq,
+            );
+            values.push(serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
+                tree: "outbox",
+                reason: e.to_string(),
+            })?);
+            entries.push(entry);
+        }
+        let forget = if turn.forget_history {
+            self.history_keys(conversation)?
+        } else {
+            Vec::new()
+        };
+        let history_key = match turn.history_record {
+            Some(_) => Some(keys::sequenced(conversation, &[self.next_id()?])),
+            None => None,
+        };
+        let inner = &self.inner;
+        (&inner.pending, &inner.outbox, &inner.history).transaction(|(pending, outbox, history)| {
+            if let Some(seq) = turn.journal_seq
+                && pending.remove(&keys::seq(seq))?.is_none()
+            {
+                return Err(ConflictableTransactionError::Abort(StoreError::Corrupt {
+                    tree: "pending",
+                    reason: format!("journal entry {seq} was already processed"),
+                }));
+            }
+            for (entry, value) in entries.iter().zip(&values) {
+                outbox.insert(entry.key(), value.as_slice())?;
+            }
+            for key in &forget {
+                history.remove(key)?;
+            }
+            if let (Some(key), Some(record)) = (&history_key, &turn.history_record) {
+                history.insert(key.as_slice(), record.as_slice())?;
+            }
+            Ok(())
+        })?;
+        Ok(entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use passepartout_gateway::ReplyKind;
+
+    use super::*;
+    use crate::store::Accepted;
+    use crate::store::tests::{conversation, inbound, open_temp};
+
+    fn reply(text: &str) -> PendingOutbound {
+        PendingOutbound {
+            in_reply_to: None,
+            body: OutboundBody::Text {
+                text: text.into(),
+                kind: ReplyKind::Answer,
+            },
+        }
+    }
+
+    #[test]
+    fn a_turn_commits_replies_history_and_clears_pending_together() {
+        let (_dir, store) = open_temp();
+        let Accepted::New(seq) = store.journal_accept(&inbound("c", "m", "hi"), 0).unwrap() else {
+            panic!()
+        };
+        let turn = TurnCommit {
+            journal_seq: Some(seq),
+            history_record: Some(br#"["hi","hello"]"#.to_vec()),
+            replies: vec![reply("hello")],
+            ..TurnCommit::default()
+        };
+        let entries = store.commit_turn(&conversation("c"), turn).unwrap();
+        assert_eq!(entries[0].outbound.id, format!("{seq}-0"));
+        assert!(!store.is_pending(seq).unwrap());
+        assert_eq!(store.outbox_for(&conversation("c")).unwrap(), entries);
+        assert_eq!(
+            store.recent_turns::<Vec<String>>(&conversation("c"), 5).unwrap(),
+            [vec!["hi", "hello"]]
+        );
+    }
+
+    #[test]
+    fn a_turn_never_commits_twice() {
+        let (_dir, store) = open_temp();
+        let Accepted::New(seq) = store.journal_accept(&inbound("c", "m", "hi"), 0).unwrap() else {
+            panic!()
+        };
+        let turn = TurnCommit {
+            journal_seq: Some(seq),
+            replies: vec![reply("a")],
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation("c"), turn.clone()).unwrap();
+        assert!(store.commit_turn(&conversation("c"), turn).is_err());
+        assert_eq!(store.outbox_len(), 1, "the failed second commit wrote nothing");
+    }
+
+    #[test]
+    fn forget_clears_only_that_conversation() {
+        let (_dir, store) = open_temp();
+        for chat in ["a", "b"] {
+            let turn = TurnCommit {
+                history_record: Some(b"1".to_vec()),
+                ..TurnCommit::default()
+            };
+            store.commit_turn(&conversation(chat), turn).unwrap();
+        }
+        let forget = TurnCommit {
+            forget_history: true,
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation("a"), forget).unwrap();
+        assert_eq!(store.history_len(&conversation("a")), 0);
+        assert_eq!(store.history_len(&conversation("b")), 1);
+    }
+
+    #[test]
+    fn recent_turns_returns_the_last_n_oldest_first() {
+        let (_dir, store) = open_temp();
+        for n in 0..5u32 {
+            let turn = TurnCommit {
+                history_record: Some(n.to_string().into_bytes()),
+                ..TurnCommit::default()
+            };
+            store.commit_turn(&conversation("c"), turn).unwrap();
+        }
+        assert_eq!(store.recent_turns::<u32>(&conversation("c"), 2).unwrap(), [3, 4]);
+    }
+}
