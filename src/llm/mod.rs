@@ -1,0 +1,166 @@
+//! Language-model backends: the provider-neutral chat types the reasoning step
+//! speaks, and the [`ChatModel`] trait every backend implements. A backend turns
+//! a [`ChatRequest`] into a [`ChatResponse`] or a typed [`LlmError`]; the cascade
+//! decides what to do next from the error variant alone, never from its text.
+//! Wire formats stay private to each backend (`openai.rs` for any
+//! OpenAI-compatible server); the types here are what the core and the store
+//! see, and messages are persisted as conversation history.
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+mod error;
+mod openai;
+
+pub use error::LlmError;
+pub use openai::{OpenAiClient, OpenAiSettings};
+
+#[cfg(test)]
+mod tests;
+
+/// Who wrote a message in a conversation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Instructions framing the conversation.
+    System,
+    /// A person talking to the assistant.
+    User,
+    /// The model: a reply, or a request to call tools.
+    Assistant,
+    /// The result of a tool call, answering an earlier assistant message.
+    Tool,
+}
+
+/// A tool invocation proposed by the model.
+///
+/// Model output is data: `arguments` is kept exactly as the model produced it
+/// and is only ever parsed (and validated against the tool's schema) by the
+/// code that decides whether to run the tool.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    /// Identifier chosen by the provider; the tool result refers to it.
+    pub id: String,
+    /// Name of the tool the model wants to call.
+    pub name: String,
+    /// Raw JSON text of the arguments, exactly as the model gave it; never evaluated.
+    pub arguments: String,
+}
+
+/// One message of a conversation, as sent to and received from a model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    /// Author of the message.
+    pub role: Role,
+    /// Text of the message; empty for an assistant message that only calls tools.
+    pub content: String,
+    /// Tool calls requested by an assistant message.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    /// For a [`Role::Tool`] message: the id of the call it answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+impl ChatMessage {
+    fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            tool_calls: Vec::new(),
+            tool_call_id: None,
+        }
+    }
+
+    /// A system (instruction) message.
+    pub fn system(text: impl Into<String>) -> Self {
+        Self::new(Role::System, text)
+    }
+
+    /// A message from the person talking to the assistant.
+    pub fn user(text: impl Into<String>) -> Self {
+        Self::new(Role::User, text)
+    }
+
+    /// A plain-text reply from the model.
+    pub fn assistant(text: impl Into<String>) -> Self {
+        Self::new(Role::Assistant, text)
+    }
+
+    /// The result of running the tool call `call_id`.
+    pub fn tool_result(call_id: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            tool_call_id: Some(call_id.into()),
+            ..Self::new(Role::Tool, text)
+        }
+    }
+
+    /// An assistant message that requests tool calls (and carries no text).
+    pub fn assistant_tool_calls(calls: Vec<ToolCall>) -> Self {
+        Self {
+            tool_calls: calls,
+            ..Self::new(Role::Assistant, String::new())
+        }
+    }
+}
+
+/// A tool offered to the model for native tool calling.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    /// Name the model uses to call the tool.
+    pub name: String,
+    /// What the tool does, for the model.
+    pub description: String,
+    /// JSON schema of the tool's arguments object.
+    pub parameters: serde_json::Value,
+}
+
+/// Everything a model needs for one completion.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ChatRequest {
+    /// The conversation so far, oldest first.
+    pub messages: Vec<ChatMessage>,
+    /// Tools the model may call; empty means none are offered.
+    pub tools: Vec<ToolSpec>,
+}
+
+/// Token accounting reported by the provider (zero when it reports none).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens in the prompt.
+    pub input_tokens: u64,
+    /// Tokens generated.
+    pub output_tokens: u64,
+}
+
+/// What the model answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ChatResponse {
+    /// Reply text, if the model produced any.
+    pub content: Option<String>,
+    /// Tool calls the model requested, in order.
+    pub tool_calls: Vec<ToolCall>,
+    /// Token accounting for this completion.
+    pub usage: Usage,
+    /// Model that actually answered, as reported by the provider.
+    pub model: String,
+}
+
+/// A chat-completion backend.
+///
+/// Implementations hold their own HTTP client and timeouts; every method fails
+/// with a typed [`LlmError`] the caller can decide on.
+#[async_trait]
+pub trait ChatModel: Send + Sync {
+    /// Provider name from the configuration, e.g. `"local"`.
+    fn name(&self) -> &str;
+
+    /// Base URL of the provider, for messages to the user and `doctor`.
+    fn endpoint(&self) -> &str;
+
+    /// Ask the model for the next message of the conversation.
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+
+    /// A cheap reachability and authentication check, used by `doctor`.
+    async fn probe(&self) -> Result<(), LlmError>;
+}
