@@ -1,0 +1,129 @@
+//! Perceive: turn an inbound message into a [`Signal`] — or into a command
+//! that is answered here, without the model.
+
+use passepartout_gateway::{Inbound, InboundBody};
+
+use crate::signal::{Message, Origin, Signal, SignalBody, Unreadable};
+
+/// A slash command, handled without the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Command {
+    Help,
+    Status,
+    Forget,
+    Unknown(String),
+}
+
+/// What perceive made of an inbound message.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Perception {
+    /// A signal for reason.
+    Signal(Signal),
+    /// A command for the daemon itself.
+    Command(Command),
+    /// Nothing to do (an empty message, a reaction that answers nothing).
+    Ignore,
+}
+
+/// Normalizes `inbound`.
+pub fn perceive(inbound: &Inbound) -> Perception {
+    let origin = Origin {
+        conversation: inbound.conversation.clone(),
+        sender: inbound.sender.id.clone(),
+        message_id: inbound.message_id.clone(),
+    };
+    let body = match &inbound.body {
+        InboundBody::Text { text } => {
+            let text = text.trim();
+            if text.is_empty() {
+                return Perception::Ignore;
+            }
+            if let Some(command) = parse_command(text) {
+                return Perception::Command(command);
+            }
+            SignalBody::Message(Message { text: text.to_owned() })
+        }
+        InboundBody::Unsupported { what } => SignalBody::Unreadable(Unreadable { what: what.clone() }),
+        InboundBody::Button { .. } => SignalBody::Unreadable(Unreadable {
+            what: "button press".into(),
+        }),
+        InboundBody::Reaction { .. } => return Perception::Ignore,
+    };
+    Perception::Signal(Signal { origin, depth: 0, body })
+}
+
+/// `/name args…`, where a Telegram-style `/name@bot` counts as `/name`.
+fn parse_command(text: &str) -> Option<Command> {
+    let word = text.strip_prefix('/')?.split_whitespace().next()?;
+    let name = word.split('@').next().unwrap_or(word).to_ascii_lowercase();
+    Some(match name.as_str() {
+        "help" | "start" => Command::Help,
+        "status" => Command::Status,
+        "forget" => Command::Forget,
+        _ => Command::Unknown(name),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use passepartout_gateway::{ChatId, ConversationKey, GatewayId, MessageId, Sender, UserId};
+
+    use super::*;
+
+    fn inbound(body: InboundBody) -> Inbound {
+        Inbound {
+            conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("c").unwrap()),
+            sender: Sender {
+                id: UserId::new("1").unwrap(),
+                display_name: None,
+            },
+            message_id: MessageId::new("m").unwrap(),
+            reply_to: None,
+            body,
+            received_at_ms: 0,
+        }
+    }
+
+    fn text(text: &str) -> Perception {
+        perceive(&inbound(InboundBody::Text { text: text.into() }))
+    }
+
+    #[test]
+    fn text_becomes_a_message_signal_at_depth_zero() {
+        let Perception::Signal(signal) = text("  hello  ") else {
+            panic!()
+        };
+        assert_eq!(signal.depth, 0);
+        assert_eq!(signal.body, SignalBody::Message(Message { text: "hello".into() }));
+    }
+
+    #[test]
+    fn slash_commands_never_reach_reason() {
+        assert_eq!(text("/help"), Perception::Command(Command::Help));
+        assert_eq!(text("/status@my_bot"), Perception::Command(Command::Status));
+        assert_eq!(text("/FORGET now"), Perception::Command(Command::Forget));
+        assert_eq!(
+            text("/frobnicate"),
+            Perception::Command(Command::Unknown("frobnicate".into()))
+        );
+    }
+
+    #[test]
+    fn empty_text_and_reactions_are_ignored() {
+        assert_eq!(text("   "), Perception::Ignore);
+        let reaction = InboundBody::Reaction {
+            emoji: "👍".into(),
+            target: MessageId::new("x").unwrap(),
+            removed: false,
+        };
+        assert_eq!(perceive(&inbound(reaction)), Perception::Ignore);
+    }
+
+    #[test]
+    fn what_cannot_be_read_is_named() {
+        let Perception::Signal(signal) = perceive(&inbound(InboundBody::Unsupported { what: "photo".into() })) else {
+            panic!()
+        };
+        assert_eq!(signal.body, SignalBody::Unreadable(Unreadable { what: "photo".into() }));
+    }
+}

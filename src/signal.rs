@@ -1,0 +1,69 @@
+//! The pipeline's event: a [`Signal`] is one thing for the assistant to
+//! perceive, reason about and act on — a person's message, the output of tools
+//! it called (fed back at depth + 1), or something it cannot read.
+
+use passepartout_gateway::{ConversationKey, MessageId, UserId};
+
+/// Where a signal comes from: the conversation, the person and the message
+/// that started the turn. Replies go back to the origin.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    pub conversation: ConversationKey,
+    pub sender: UserId,
+    pub message_id: MessageId,
+}
+
+/// One step of a turn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Signal {
+    pub origin: Origin,
+    /// 0 for the person's message; each feedback step adds one.
+    pub depth: u32,
+    pub body: SignalBody,
+}
+
+/// What a signal carries.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SignalBody {
+    Message(Message),
+    ToolResults(ToolResults),
+    Unreadable(Unreadable),
+}
+
+/// Text from a person.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    pub text: String,
+}
+
+/// The outputs of the tool calls the model asked for, in call order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolResults {
+    pub results: Vec<ToolOutput>,
+}
+
+/// One tool call's output (or its error, which the model sees as well).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolOutput {
+    pub call_id: String,
+    pub name: String,
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// Something that arrived but that the assistant cannot read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unreadable {
+    pub what: String,
+}
+
+impl Signal {
+    /// The feedback signal that follows this one.
+    pub fn feedback(&self, body: SignalBody) -> Signal {
+        Signal {
+            origin: self.origin.clone(),
+            depth: self.depth + 1,
+            body,
+        }
+    }
+}
