@@ -1,0 +1,88 @@
+//! `passepartout chat`: an interactive conversation. When no daemon answers
+//! on the socket, one is started in this process for the session.
+
+use std::process::ExitCode;
+
+use passepartout_gateway::ReplyKind;
+use passepartout_socket::{Client, ClientError, ServerFrame};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+use crate::config::Config;
+use crate::daemon::Daemon;
+
+pub async fn run(config: Config, chat: Option<String>) -> ExitCode {
+    let chat = match super::client::chat_id(chat) {
+        Ok(chat) => chat,
+        Err(code) => return code,
+    };
+    let (mut client, daemon) = match Client::connect(config.socket_path(), chat.clone()).await {
+        Ok(client) => (client, None),
+        Err(ClientError::NotRunning { .. }) => {
+            eprintln!("(no daemon running; starting one in this process)");
+            let daemon = match Daemon::start(config.clone()).await {
+                Ok(daemon) => daemon,
+                Err(error) => {
+                    eprintln!("passepartout: cannot start the daemon: {error}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            match Client::connect(config.socket_path(), chat).await {
+                Ok(client) => (client, Some(daemon)),
+                Err(error) => {
+                    eprintln!("passepartout: {error}");
+                    let _ = daemon.shutdown().await;
+                    return ExitCode::FAILURE;
+                }
+            }
+        }
+        Err(error) => {
+            eprintln!("passepartout: {error}");
+            return ExitCode::from(3);
+        }
+    };
+    eprintln!(
+        "chatting in {:?}; /help for commands, Ctrl-D to leave",
+        client.chat().as_str()
+    );
+    let code = converse(&mut client).await;
+    if let Some(daemon) = daemon
+        && let Err(error) = daemon.shutdown().await
+    {
+        eprintln!("passepartout: shutdown: {error}");
+    }
+    code
+}
+
+async fn converse(client: &mut Client) -> ExitCode {
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    loop {
+        tokio::select! {
+            line = lines.next_line() => match line {
+                Ok(Some(line)) if line.trim().is_empty() => {}
+                Ok(Some(line)) => {
+                    if let Err(error) = client.send(None, &line, None).await {
+                        eprintln!("passepartout: {error}");
+                        return ExitCode::from(3);
+                    }
+                }
+                Ok(None) => return ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("passepartout: reading input: {error}");
+                    return ExitCode::FAILURE;
+                }
+            },
+            frame = client.next_event() => match frame {
+                Ok(ServerFrame::Reply { text, kind, .. }) => match kind {
+                    ReplyKind::Failure => println!("! {text}"),
+                    _ => println!("{text}"),
+                },
+                Ok(ServerFrame::Approval { text, .. }) => println!("? {text}"),
+                Ok(_) => {}
+                Err(error) => {
+                    eprintln!("passepartout: {error}");
+                    return ExitCode::from(3);
+                }
+            },
+        }
+    }
+}

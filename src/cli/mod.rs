@@ -1,0 +1,146 @@
+//! The command line: `run` (the daemon) and the client commands that talk to
+//! it through the local socket (`chat`, `send`, `status`), plus `doctor` and
+//! `check-config`. `--config FILE` is global, so clients find the daemon's
+//! socket through the same file.
+
+mod chat;
+mod client;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::{self, Config};
+
+/// passepartout: a self-hosted assistant daemon.
+#[derive(Debug, Parser)]
+#[command(name = "passepartout", version, about)]
+pub struct Cli {
+    /// Configuration file (default: ~/.config/passepartout/config.toml if it exists, else built-in defaults).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the daemon in the foreground until SIGINT or SIGTERM.
+    Run,
+    /// Talk to the assistant interactively; starts a daemon in-process if none is running.
+    Chat {
+        /// Conversation name (default: one per user).
+        #[arg(long)]
+        chat: Option<String>,
+    },
+    /// Send one message and print the reply.
+    Send {
+        /// Conversation name (default: one per user).
+        #[arg(long)]
+        chat: Option<String>,
+        /// Give up waiting for the reply after this many seconds.
+        #[arg(long, default_value_t = 330)]
+        timeout_s: u64,
+        /// The message.
+        #[arg(required = true, num_args = 1..)]
+        text: Vec<String>,
+    },
+    /// Show what the running daemon is doing.
+    Status {
+        /// Print the status document as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check the configuration and report every problem.
+    CheckConfig {
+        /// The file to check (default: --config, or the default file).
+        file: Option<PathBuf>,
+    },
+    /// Check config, store, socket and model providers, one line each.
+    Doctor,
+}
+
+/// The configuration file in effect: `--config`, else the default file if it exists.
+pub fn config_file(explicit: Option<&Path>) -> Option<PathBuf> {
+    explicit.map(Path::to_path_buf).or_else(config::default_config_file)
+}
+
+/// Loads the configuration, printing the problems if it is invalid.
+pub fn load_config(explicit: Option<&Path>) -> Result<Config, ExitCode> {
+    let file = config_file(explicit);
+    config::load(file.as_deref(), None).map_err(|error| {
+        eprintln!("passepartout: {error}");
+        ExitCode::from(2)
+    })
+}
+
+/// Runs the command line.
+pub async fn execute(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Run => match load_config(cli.config.as_deref()) {
+            Ok(config) => run_daemon(config).await,
+            Err(code) => code,
+        },
+        Command::CheckConfig { file } => check_config(file.or(cli.config).as_deref()),
+        command => {
+            let config = match load_config(cli.config.as_deref()) {
+                Ok(config) => config,
+                Err(code) => return code,
+            };
+            match command {
+                Command::Chat { chat } => chat::run(config, chat).await,
+                Command::Send { chat, timeout_s, text } => client::send(&config, chat, timeout_s, text.join(" ")).await,
+                Command::Status { json } => client::status(&config, json).await,
+                Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
+                Command::Run | Command::CheckConfig { .. } => unreachable!("handled above"),
+            }
+        }
+    }
+}
+
+async fn run_daemon(config: Config) -> ExitCode {
+    match crate::daemon::run(config, shutdown_signal()).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            tracing::error!("{error:#}");
+            eprintln!("passepartout: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Resolves on SIGINT or SIGTERM.
+pub async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match signal(SignalKind::terminate()) {
+        Ok(mut term) => {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => {}
+                _ = term.recv() => {}
+            }
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot listen for SIGTERM; only SIGINT stops the daemon");
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}
+
+fn check_config(file: Option<&Path>) -> ExitCode {
+    let file = config_file(file);
+    let shown = file
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "built-in defaults".into());
+    match config::load(file.as_deref(), None) {
+        Ok(_) => {
+            println!("ok: {shown}");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("{shown}: {error}");
+            ExitCode::from(2)
+        }
+    }
+}

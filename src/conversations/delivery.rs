@@ -1,0 +1,94 @@
+//! Delivery of a conversation's outbox through its gateway, in order.
+//!
+//! Only the conversation's worker delivers, so an entry is never sent by two
+//! tasks at once. What a gateway cannot take now stays in the outbox: a chat
+//! with no client waits for the gateway to report it reachable; rate limits
+//! and transient failures are retried after a delay; a permanent rejection is
+//! logged and dropped.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use passepartout_gateway::{ConversationKey, GatewayError};
+
+use crate::core::{Core, Stats};
+
+/// Longest wait between two delivery attempts.
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
+
+pub async fn deliver(core: &Arc<Core>, key: &ConversationKey) {
+    let entries = match core.store.outbox_for(key) {
+        Ok(entries) if entries.is_empty() => return,
+        Ok(entries) => entries,
+        Err(error) => {
+            tracing::error!(conversation = %key, %error, "cannot read outbox");
+            return;
+        }
+    };
+    let Some(gateway) = core.gateways.get(&key.gateway) else {
+        tracing::warn!(conversation = %key, waiting = entries.len(), "gateway not running; replies wait in the outbox");
+        return;
+    };
+    for entry in entries {
+        let result = gateway.deliver.deliver(&entry.outbound).await;
+        let retry_in = match result {
+            Ok(_) => {
+                Stats::bump(&core.stats.delivered);
+                if let Err(error) = core.store.outbox_delivered(&entry) {
+                    tracing::error!(conversation = %key, %error, "cannot clear delivered reply");
+                }
+                continue;
+            }
+            Err(GatewayError::NotConnected) => {
+                tracing::debug!(conversation = %key, "no client connected; reply waits");
+                return;
+            }
+            Err(GatewayError::Rejected { reason }) => {
+                tracing::error!(conversation = %key, id = %entry.outbound.id, %reason, "reply rejected for good; dropped");
+                if let Err(error) = core.store.outbox_delivered(&entry) {
+                    tracing::error!(conversation = %key, %error, "cannot clear rejected reply");
+                }
+                continue;
+            }
+            Err(GatewayError::Closed) => return,
+            Err(GatewayError::RateLimited { retry_after }) => retry_after,
+            Err(error) => {
+                let attempts = core.store.outbox_failed(&entry).unwrap_or(u32::MAX);
+                tracing::warn!(conversation = %key, attempts, %error, "delivery failed; will retry");
+                backoff(attempts)
+            }
+        };
+        schedule(core, key, retry_in);
+        return;
+    }
+}
+
+/// Exponential backoff with jitter, capped.
+fn backoff(attempts: u32) -> Duration {
+    let base = Duration::from_secs(1).saturating_mul(1 << attempts.min(9));
+    let jitter = Duration::from_millis(rand::random::<u64>() % 1000);
+    (base + jitter).min(MAX_RETRY_DELAY)
+}
+
+fn schedule(core: &Arc<Core>, key: &ConversationKey, delay: Duration) {
+    let core_ref = core.clone();
+    let key = key.clone();
+    core.tracker.spawn(async move {
+        tokio::select! {
+            _ = core_ref.draining.cancelled() => {}
+            _ = tokio::time::sleep(delay) => core_ref.router.nudge(&core_ref, &key),
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        assert!(backoff(0) < Duration::from_secs(2));
+        assert!(backoff(3) >= Duration::from_secs(8));
+        assert!(backoff(30) <= MAX_RETRY_DELAY);
+    }
+}

@@ -1,0 +1,148 @@
+//! Conversation workers: one task per conversation, so turns run in order
+//! within a conversation and concurrently across conversations.
+//!
+//! The [`Router`] owns the registry. Each worker has a bounded queue; the
+//! intake reserves a slot *before* journaling, so a full queue is answered
+//! "busy" instead of growing without bound. An idle worker retires itself,
+//! atomically with respect to new reservations (see [`Router::retire`]).
+
+mod delivery;
+mod worker;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use passepartout_gateway::ConversationKey;
+use tokio::sync::mpsc;
+
+use crate::core::Core;
+
+/// Work for a conversation's worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Job {
+    /// Run the turn for this journal entry.
+    Turn(u64),
+    /// Try to deliver what waits in the outbox.
+    Deliver,
+}
+
+/// The conversation's queue is full.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Busy;
+
+struct Slot {
+    generation: u64,
+    sender: mpsc::Sender<Job>,
+}
+
+#[derive(Default)]
+struct Registry {
+    workers: HashMap<ConversationKey, Slot>,
+    generation: u64,
+}
+
+/// The registry of conversation workers.
+pub struct Router {
+    capacity: usize,
+    registry: Mutex<Registry>,
+}
+
+impl Router {
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            registry: Mutex::new(Registry::default()),
+        }
+    }
+
+    fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
+        // A worker that panicked while holding the lock left the map intact.
+        self.registry.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The sender of `key`'s worker, starting the worker if there is none.
+    fn sender(&self, core: &Arc<Core>, key: &ConversationKey) -> mpsc::Sender<Job> {
+        let mut registry = self.registry();
+        if let Some(slot) = registry.workers.get(key)
+            && !slot.sender.is_closed()
+        {
+            return slot.sender.clone();
+        }
+        registry.generation += 1;
+        let generation = registry.generation;
+        let (sender, receiver) = mpsc::channel(self.capacity);
+        registry.workers.insert(
+            key.clone(),
+            Slot {
+                generation,
+                sender: sender.clone(),
+            },
+        );
+        drop(registry);
+        core.tracker
+            .spawn(worker::run(core.clone(), key.clone(), generation, receiver));
+        sender
+    }
+
+    /// Reserves a place in `key`'s queue, or reports it full.
+    pub fn try_reserve(&self, core: &Arc<Core>, key: &ConversationKey) -> Result<mpsc::OwnedPermit<Job>, Busy> {
+        for _ in 0..2 {
+            match self.sender(core, key).try_reserve_owned() {
+                Ok(permit) => return Ok(permit),
+                Err(mpsc::error::TrySendError::Full(_)) => return Err(Busy),
+                // The worker retired between lookup and reservation: start another.
+                Err(mpsc::error::TrySendError::Closed(_)) => continue,
+            }
+        }
+        Err(Busy)
+    }
+
+    /// Queues `job` for `key`, waiting for room. Used for recovery at start.
+    pub async fn send(&self, core: &Arc<Core>, key: &ConversationKey, job: Job) {
+        let mut job = job;
+        for _ in 0..2 {
+            match self.sender(core, key).send(job).await {
+                Ok(()) => return,
+                Err(mpsc::error::SendError(returned)) => job = returned,
+            }
+        }
+        tracing::error!(conversation = %key, ?job, "could not queue a job; it will be retried at next start");
+    }
+
+    /// Queues a delivery attempt for `key` unless its queue is full (a full
+    /// queue means turns are coming, and each delivers after committing).
+    pub fn nudge(&self, core: &Arc<Core>, key: &ConversationKey) {
+        if let Ok(permit) = self.try_reserve(core, key) {
+            permit.send(Job::Deliver);
+        }
+    }
+
+    /// Called by an idle worker: removes it from the registry if no job is
+    /// waiting for it. Returns whether it may stop. Holding the registry lock
+    /// while checking means no new reservation can slip in between.
+    fn retire(&self, key: &ConversationKey, generation: u64, receiver: &mpsc::Receiver<Job>) -> bool {
+        let mut registry = self.registry();
+        let ours = registry
+            .workers
+            .get(key)
+            .is_some_and(|slot| slot.generation == generation);
+        // A reserved-but-unsent permit shows as lost capacity, not as a queued job.
+        let idle = receiver.is_empty() && receiver.capacity() == self.capacity;
+        if ours && idle {
+            registry.workers.remove(key);
+        }
+        !ours || idle
+    }
+
+    /// Queue depth per live conversation worker.
+    pub fn queue_depths(&self) -> Vec<(ConversationKey, usize)> {
+        let registry = self.registry();
+        let mut depths: Vec<_> = registry
+            .workers
+            .iter()
+            .map(|(key, slot)| (key.clone(), self.capacity - slot.sender.capacity()))
+            .collect();
+        depths.sort();
+        depths
+    }
+}

@@ -1,0 +1,174 @@
+//! One conversation's worker: runs its turns one after another, commits each
+//! turn's writes in one transaction, then delivers its outbox.
+//!
+//! A turn that panics or times out is rolled back by construction — the
+//! pipeline writes nothing itself — and answered with an apology carrying an
+//! error id that is also logged. Other conversations never notice.
+
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use passepartout_gateway::{ConversationKey, OutboundBody, ReplyKind};
+use tokio::sync::mpsc;
+
+use super::{Job, delivery};
+use crate::core::{Core, Stats};
+use crate::pipeline::{TurnOutput, TurnRecord};
+use crate::store::{JournalEntry, PendingOutbound, TurnCommit};
+
+pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut jobs: mpsc::Receiver<Job>) {
+    let idle = Duration::from_secs(core.settings.idle_worker_s);
+    loop {
+        let job = tokio::select! {
+            biased;
+            _ = core.draining.cancelled() => return,
+            job = jobs.recv() => match job {
+                Some(job) => job,
+                None => return,
+            },
+            _ = tokio::time::sleep(idle) => {
+                if core.router.retire(&key, generation, &jobs) {
+                    jobs.close();
+                    while let Some(job) = jobs.recv().await {
+                        handle(&core, &key, job).await;
+                    }
+                    tracing::debug!(conversation = %key, "idle worker stopped");
+                    return;
+                }
+                continue;
+            }
+        };
+        handle(&core, &key, job).await;
+    }
+}
+
+async fn handle(core: &Arc<Core>, key: &ConversationKey, job: Job) {
+    if let Job::Turn(seq) = job {
+        turn(core, key, seq).await;
+    }
+    delivery::deliver(core, key).await;
+}
+
+async fn turn(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
+    let entry = match core.store.journal_entry(seq) {
+        Ok(Some(entry)) => entry,
+        Ok(None) => {
+            tracing::error!(conversation = %key, seq, "journal entry missing");
+            return;
+        }
+        Err(error) => {
+            tracing::error!(conversation = %key, seq, %error, "cannot read journal entry");
+            return;
+        }
+    };
+    match core.store.is_pending(seq) {
+        Ok(true) => {}
+        Ok(false) => return, // already answered (queued twice during recovery)
+        Err(error) => {
+            tracing::error!(conversation = %key, seq, %error, "cannot read pending state");
+            return;
+        }
+    }
+    if let Some(gateway) = core.gateways.get(&key.gateway) {
+        let _ = gateway.deliver.typing(key).await;
+    }
+    let commit = match run_pipeline(core, &entry).await {
+        Ok(output) => {
+            Stats::bump(&core.stats.turns);
+            commit_of(&entry, output)
+        }
+        Err(failure) => {
+            Stats::bump(&core.stats.turn_failures);
+            apology(&entry, &failure)
+        }
+    };
+    if let Err(error) = core.store.commit_turn(key, commit) {
+        let id = error_id();
+        tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
+        let fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
+        if let Err(error) = core.store.commit_turn(key, fallback) {
+            tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
+        }
+    }
+    if let Err(error) = core.store.durable().await {
+        tracing::error!(conversation = %key, %error, "flush after turn failed");
+    }
+}
+
+/// Runs the pipeline under the turn timeout, catching panics. `Err` carries
+/// the sentence for the user, with the logged error id.
+async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry) -> Result<TurnOutput, String> {
+    let key = &entry.inbound.conversation;
+    let history: Vec<TurnRecord> = match core.store.recent_turns(key, core.settings.history_turns) {
+        Ok(history) => history,
+        Err(error) => {
+            let id = error_id();
+            tracing::error!(conversation = %key, error_id = %id, %error, "cannot read history");
+            return Err(format!("I could not read this conversation's history (error id {id})."));
+        }
+    };
+    let limit = Duration::from_secs(core.settings.turn_timeout_s);
+    let status = || core.status_text();
+    let turn = AssertUnwindSafe(core.pipeline.run(&entry.inbound, &history, status)).catch_unwind();
+    match tokio::time::timeout(limit, turn).await {
+        Ok(Ok(output)) => Ok(output),
+        Ok(Err(panic)) => {
+            let id = error_id();
+            let message = panic
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_default();
+            tracing::error!(conversation = %key, error_id = %id, panic = %message, "turn panicked; rolled back");
+            Err(format!(
+                "Something went wrong on my side (error id {id}). Nothing from that attempt was kept."
+            ))
+        }
+        Err(_) => {
+            let id = error_id();
+            tracing::error!(conversation = %key, error_id = %id, limit_s = limit.as_secs(), "turn timed out");
+            Err(format!(
+                "That took longer than {} s, so I stopped (error id {id}). Nothing from that attempt was kept.",
+                limit.as_secs()
+            ))
+        }
+    }
+}
+
+fn commit_of(entry: &JournalEntry, output: TurnOutput) -> TurnCommit {
+    let history_record = output.record.and_then(|record| serde_json::to_vec(&record).ok());
+    TurnCommit {
+        journal_seq: Some(entry.seq),
+        forget_history: output.forget,
+        history_record,
+        replies: output
+            .replies
+            .into_iter()
+            .map(|(kind, text)| PendingOutbound {
+                in_reply_to: Some(entry.inbound.message_id.clone()),
+                body: OutboundBody::Text { text, kind },
+            })
+            .collect(),
+    }
+}
+
+fn apology(entry: &JournalEntry, text: &str) -> TurnCommit {
+    TurnCommit {
+        journal_seq: Some(entry.seq),
+        replies: vec![PendingOutbound {
+            in_reply_to: Some(entry.inbound.message_id.clone()),
+            body: OutboundBody::Text {
+                text: text.to_owned(),
+                kind: ReplyKind::Failure,
+            },
+        }],
+        ..TurnCommit::default()
+    }
+}
+
+/// A short id that ties an apology to its log line.
+fn error_id() -> String {
+    format!("E{:06X}", rand::random::<u32>() & 0xFF_FFFF)
+}

@@ -1,0 +1,162 @@
+//! The daemon's shared state, one `Arc<Core>` handed to every task: the store,
+//! the pipeline, the gateways' delivery halves, the conversation router and
+//! the counters behind `status`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use passepartout_gateway::{Deliver, GatewayId, Health, Inbound, Listen};
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::PipelineConfig;
+use crate::conversations::Router;
+use crate::pipeline::Pipeline;
+use crate::store::Store;
+
+/// A gateway as the core sees it: how to deliver, and how it is doing.
+#[derive(Clone)]
+pub struct GatewayHandle {
+    pub deliver: Arc<dyn Deliver>,
+    pub listen: Arc<dyn Listen>,
+}
+
+/// Counters shown by `status`.
+#[derive(Default)]
+pub struct Stats {
+    pub accepted: AtomicU64,
+    pub duplicates: AtomicU64,
+    pub busy: AtomicU64,
+    pub refused: AtomicU64,
+    pub turns: AtomicU64,
+    pub turn_failures: AtomicU64,
+    pub delivered: AtomicU64,
+}
+
+impl Stats {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+pub struct Core {
+    pub store: Store,
+    pub pipeline: Pipeline,
+    pub settings: PipelineConfig,
+    pub gateways: HashMap<GatewayId, GatewayHandle>,
+    pub router: Router,
+    pub stats: Stats,
+    /// Cancelled at shutdown: workers finish their current job and stop.
+    pub draining: CancellationToken,
+    /// Every task the daemon spawns, so shutdown can wait for them.
+    pub tracker: TaskTracker,
+    started: Instant,
+}
+
+impl Core {
+    pub fn new(
+        store: Store,
+        pipeline: Pipeline,
+        settings: PipelineConfig,
+        gateways: HashMap<GatewayId, GatewayHandle>,
+    ) -> Arc<Core> {
+        let router = Router::new(settings.queue_capacity);
+        Arc::new(Core {
+            store,
+            pipeline,
+            settings,
+            gateways,
+            router,
+            stats: Stats::default(),
+            draining: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+            started: Instant::now(),
+        })
+    }
+
+    /// Whether the sender of `inbound` may talk to the assistant. Local socket
+    /// peers are checked by the gateway (same uid only); a gateway without an
+    /// allowlist of its own lets nobody in.
+    pub fn allowed(&self, inbound: &Inbound) -> bool {
+        inbound.conversation.gateway.as_str() == "socket"
+    }
+
+    fn gateway_health(&self) -> Vec<(String, Health)> {
+        let mut gateways: Vec<_> = self
+            .gateways
+            .iter()
+            .map(|(id, handle)| (id.to_string(), handle.listen.health()))
+            .collect();
+        gateways.sort_by(|a, b| a.0.cmp(&b.0));
+        gateways
+    }
+
+    /// The status document served to `passepartout status`.
+    pub fn status_document(&self) -> serde_json::Value {
+        let stat = |counter: &AtomicU64| counter.load(Ordering::Relaxed);
+        let workers = self.router.queue_depths();
+        let gateways: Vec<_> = self
+            .gateway_health()
+            .into_iter()
+            .map(|(name, health)| json!({ "name": name, "state": health.state, "detail": health.detail }))
+            .collect();
+        json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "uptime_s": self.started.elapsed().as_secs(),
+            "gateways": gateways,
+            "providers": self.pipeline.reasoner().health(),
+            "conversations": {
+                "active": workers.len(),
+                "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
+                "queues": workers.iter().map(|(key, depth)| json!({ "conversation": key.to_string(), "queued": depth })).collect::<Vec<_>>(),
+            },
+            "store": {
+                "path": self.store.path(),
+                "size_bytes": self.store.size_on_disk().ok(),
+                "pending": self.store.pending_count(),
+                "outbox": self.store.outbox_len(),
+            },
+            "intake": {
+                "accepted": stat(&self.stats.accepted),
+                "duplicates": stat(&self.stats.duplicates),
+                "busy": stat(&self.stats.busy),
+                "refused": stat(&self.stats.refused),
+            },
+            "turns": { "finished": stat(&self.stats.turns), "failed": stat(&self.stats.turn_failures) },
+            "delivered": stat(&self.stats.delivered),
+        })
+    }
+
+    /// A few lines for the `/status` chat command.
+    pub fn status_text(&self) -> String {
+        let mut lines = vec![format!(
+            "passepartout {} — up {} s",
+            env!("CARGO_PKG_VERSION"),
+            self.started.elapsed().as_secs()
+        )];
+        for (name, health) in self.gateway_health() {
+            lines.push(format!(
+                "gateway {name}: {:?}{}",
+                health.state,
+                health.detail.map(|d| format!(" ({d})")).unwrap_or_default()
+            ));
+        }
+        for provider in self.pipeline.reasoner().health() {
+            let state = match &provider.last_error {
+                Some(error) => format!("last call failed: {error}"),
+                None if provider.calls == 0 => "not used yet".to_owned(),
+                None => "ok".to_owned(),
+            };
+            lines.push(format!("model {} ({}): {state}", provider.name, provider.endpoint));
+        }
+        lines.push(format!(
+            "{} message(s) waiting, {} reply(ies) undelivered",
+            self.store.pending_count(),
+            self.store.outbox_len()
+        ));
+        lines.join("\n")
+    }
+}

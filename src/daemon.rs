@@ -1,0 +1,290 @@
+//! The daemon: builds every part from the configuration, starts the tasks,
+//! and shuts them down in order — stop intake, let running turns finish within
+//! the grace period, close the gateways, flush the store.
+//!
+//! [`Daemon::start`] returns once the daemon is ready (the socket answers);
+//! [`run`] is start, wait for the shutdown future, shut down. The binary and
+//! the tests both use them.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use passepartout_gateway::{Deliver, GatewayId, Intake, Listen};
+use passepartout_socket::{SocketConfig, SocketGateway};
+use thiserror::Error;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::{Config, Secret};
+use crate::conversations::Job;
+use crate::core::{Core, GatewayHandle};
+use crate::llm::{ChatModel, OpenAiClient, OpenAiSettings};
+use crate::pipeline::Pipeline;
+use crate::pipeline::reason::Reasoner;
+use crate::store::{Store, StoreError};
+use crate::tools::{Tool, ToolBox};
+
+/// Room in the gateways' shared intake queue.
+const INTAKE_CAPACITY: usize = 1024;
+
+/// What can be plugged into the daemon besides its configuration.
+#[derive(Default)]
+pub struct Extensions {
+    /// Extra tools offered to the model.
+    pub tools: Vec<Arc<dyn Tool>>,
+}
+
+/// Why the daemon could not start.
+#[derive(Debug, Error)]
+pub enum StartError {
+    #[error("cannot create the data directory {}: {source}", path.display())]
+    DataDir { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error("cannot start the socket gateway: {0}")]
+    Socket(#[from] passepartout_socket::SocketError),
+    #[error("cannot set up model provider {name}: {reason}")]
+    Provider { name: String, reason: String },
+}
+
+/// A running daemon.
+pub struct Daemon {
+    core: Arc<Core>,
+    stop_intake: CancellationToken,
+    socket: Option<Arc<SocketGateway>>,
+    grace: Duration,
+}
+
+impl Daemon {
+    /// Starts a daemon from `config`.
+    pub async fn start(config: Config) -> Result<Daemon, StartError> {
+        Self::start_with(config, Extensions::default()).await
+    }
+
+    /// Starts a daemon from `config` with `extensions` plugged in.
+    pub async fn start_with(config: Config, extensions: Extensions) -> Result<Daemon, StartError> {
+        let data_dir = config.data_dir();
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&data_dir)
+            .map_err(|source| StartError::DataDir {
+                path: data_dir.clone(),
+                source,
+            })?;
+        let store = Store::open(&config.store_dir(), &config.store)?;
+        let reasoner = Arc::new(Reasoner::new(providers(&config)?));
+        let pipeline = Pipeline::new(config.pipeline.clone(), reasoner, ToolBox::new(extensions.tools));
+
+        let mut gateways = HashMap::new();
+        let socket = if config.socket.enabled {
+            let socket = SocketGateway::bind(SocketConfig {
+                path: config.socket_path(),
+                max_line_bytes: config.socket.max_line_bytes,
+                max_clients: config.socket.max_clients,
+            })
+            .await?;
+            let deliver: Arc<dyn Deliver> = socket.clone();
+            let listen: Arc<dyn Listen> = socket.clone();
+            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
+            Some(socket)
+        } else {
+            None
+        };
+
+        let core = Core::new(store, pipeline, config.pipeline.clone(), gateways);
+        let stop_intake = CancellationToken::new();
+        let (intake, queue) = Intake::channel(INTAKE_CAPACITY);
+        core.tracker
+            .spawn(crate::intake::run(core.clone(), queue, stop_intake.clone()));
+        for (id, handle) in &core.gateways {
+            core.tracker.spawn(supervise(
+                id.clone(),
+                handle.listen.clone(),
+                intake.clone(),
+                stop_intake.clone(),
+            ));
+        }
+        drop(intake);
+        core.tracker.spawn(recover(core.clone()));
+        if config.store.backup_every_s > 0 {
+            let every = Duration::from_secs(config.store.backup_every_s);
+            core.tracker.spawn(backups(
+                core.clone(),
+                config.backup_dir(),
+                config.store.backups_kept,
+                every,
+            ));
+        }
+        tracing::info!(
+            data_dir = %data_dir.display(),
+            socket = ?socket.as_ref().map(|s| s.path().to_path_buf()),
+            pending = core.store.pending_count(),
+            outbox = core.store.outbox_len(),
+            "passepartout ready"
+        );
+        Ok(Daemon {
+            core,
+            stop_intake,
+            socket,
+            grace: Duration::from_secs(config.pipeline.shutdown_grace_s),
+        })
+    }
+
+    /// The local socket's path, when the socket gateway runs.
+    pub fn socket_path(&self) -> Option<&Path> {
+        self.socket.as_ref().map(|s| s.path())
+    }
+
+    /// The status document, as `passepartout status --json` shows it.
+    pub fn status(&self) -> serde_json::Value {
+        self.core.status_document()
+    }
+
+    /// Stops intake, lets running turns finish within the grace period,
+    /// closes the gateways and flushes the store.
+    pub async fn shutdown(self) -> Result<(), StoreError> {
+        tracing::info!("shutting down: intake stopped");
+        self.stop_intake.cancel();
+        self.core.draining.cancel();
+        self.core.tracker.close();
+        if tokio::time::timeout(self.grace, self.core.tracker.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!(
+                grace_s = self.grace.as_secs(),
+                "turns still running after the grace period; they will run again at next start"
+            );
+        }
+        if let Some(socket) = &self.socket {
+            socket.close().await;
+        }
+        self.core.store.durable().await?;
+        tracing::info!("store flushed; bye");
+        Ok(())
+    }
+}
+
+/// Starts a daemon from `config`, runs it until `shutdown` completes, then
+/// shuts it down in order.
+pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    let daemon = Daemon::start(config).await?;
+    shutdown.await;
+    daemon.shutdown().await?;
+    Ok(())
+}
+
+pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, StartError> {
+    config
+        .llm
+        .providers
+        .iter()
+        .map(|provider| {
+            let api_key = match (&provider.api_key_env, &provider.api_key_file) {
+                (Some(name), _) => Secret::from_env(name, |n| std::env::var(n).ok()),
+                (None, Some(path)) => Secret::from_file(path),
+                (None, None) => Ok(Secret::new(String::new())),
+            };
+            // A missing key is a degraded start, not a failed one: the
+            // provider answers 401 and doctor says which variable to set.
+            let api_key = match api_key {
+                Ok(key) if key.expose().is_empty() => None,
+                Ok(key) => Some(key.expose().to_owned()),
+                Err(error) => {
+                    tracing::warn!(provider = %provider.name, %error, "no API key");
+                    None
+                }
+            };
+            let client = OpenAiClient::new(OpenAiSettings {
+                name: provider.name.clone(),
+                base_url: provider.base_url.clone(),
+                model: provider.model.clone(),
+                api_key,
+                connect_timeout: Duration::from_secs(provider.connect_timeout_s),
+                timeout: Duration::from_secs(provider.timeout_s),
+            })
+            .map_err(|error| StartError::Provider {
+                name: provider.name.clone(),
+                reason: error.to_string(),
+            })?;
+            Ok(Arc::new(client) as Arc<dyn ChatModel>)
+        })
+        .collect()
+}
+
+/// Runs a gateway's intake loop, restarting it with jittered exponential
+/// backoff when it fails, until `stop` is cancelled.
+async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, stop: CancellationToken) {
+    let mut failures: u32 = 0;
+    loop {
+        match gateway.listen(intake.clone(), stop.clone()).await {
+            Ok(()) => return,
+            Err(error) => {
+                failures = failures.saturating_add(1);
+                let delay = Duration::from_millis(500u64.saturating_mul(1 << failures.min(7)))
+                    + Duration::from_millis(rand::random::<u64>() % 500);
+                tracing::error!(gateway = %id, %error, retry_in_ms = delay.as_millis() as u64, "gateway failed; restarting");
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Queues every journaled-but-unanswered message and every conversation with
+/// undelivered replies, oldest first.
+async fn recover(core: Arc<Core>) {
+    let pending = match core.store.pending() {
+        Ok(pending) => pending,
+        Err(error) => {
+            tracing::error!(%error, "cannot list pending messages");
+            Vec::new()
+        }
+    };
+    let outbox = core.store.outbox_conversations().unwrap_or_else(|error| {
+        tracing::error!(%error, "cannot list the outbox");
+        Vec::new()
+    });
+    if !pending.is_empty() || !outbox.is_empty() {
+        tracing::info!(
+            pending = pending.len(),
+            conversations_with_replies = outbox.len(),
+            "recovering"
+        );
+    }
+    for key in outbox {
+        core.router.nudge(&core, &key);
+    }
+    for (seq, key) in pending {
+        tokio::select! {
+            _ = core.draining.cancelled() => return,
+            _ = core.router.send(&core, &key, Job::Turn(seq)) => {}
+        }
+    }
+}
+
+/// Writes a verified backup every `every`, keeping `keep`.
+async fn backups(core: Arc<Core>, dir: PathBuf, keep: usize, every: Duration) {
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    loop {
+        tokio::select! {
+            _ = core.draining.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        let store = core.store.clone();
+        let dir = dir.clone();
+        match tokio::task::spawn_blocking(move || store.backup(&dir, keep)).await {
+            Ok(Ok(info)) => {
+                tracing::info!(path = %info.path.display(), bytes = info.bytes, entries = info.entries, "backup written")
+            }
+            Ok(Err(error)) => tracing::error!(%error, "backup failed"),
+            Err(error) => tracing::error!(%error, "backup task failed"),
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! `passepartout doctor`: one line per part — config, store, socket, each
+//! model provider — saying ok, degraded or failed, and for the last two what
+//! to do about it. The daemon runs the provider checks at start and logs them;
+//! it starts anyway ("fail open").
+
+use std::fmt;
+use std::time::Duration;
+
+use passepartout_socket::{Client, ClientError};
+
+use crate::config::Config;
+use crate::llm::{ChatModel, LlmError};
+use crate::store::Store;
+
+/// How a part is doing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Ok,
+    Degraded,
+    Failed,
+}
+
+/// One doctor line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Check {
+    pub part: String,
+    pub level: Level,
+    pub detail: String,
+    pub fix: Option<String>,
+}
+
+impl Check {
+    fn new(part: impl Into<String>, level: Level, detail: impl Into<String>, fix: Option<String>) -> Self {
+        Self {
+            part: part.into(),
+            level,
+            detail: detail.into(),
+            fix,
+        }
+    }
+}
+
+impl fmt::Display for Check {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let level = match self.level {
+            Level::Ok => "ok",
+            Level::Degraded => "degraded",
+            Level::Failed => "failed",
+        };
+        write!(f, "{level:<9}{:<16}{}", self.part, self.detail)?;
+        if let Some(fix) = &self.fix {
+            write!(f, " — {fix}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Every check for `config`, in order.
+pub async fn run(config: &Config, providers: &[std::sync::Arc<dyn ChatModel>]) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let socket_path = config.socket_path();
+    let daemon = if config.socket.enabled {
+        match tokio::time::timeout(Duration::from_secs(5), Client::connect(&socket_path, None)).await {
+            Ok(Ok(mut client)) => {
+                checks.push(Check::new(
+                    "socket",
+                    Level::Ok,
+                    format!("daemon answering at {}", socket_path.display()),
+                    None,
+                ));
+                client.status().await.ok()
+            }
+            Ok(Err(ClientError::NotRunning { .. })) => {
+                checks.push(Check::new(
+                    "socket",
+                    Level::Degraded,
+                    format!("no daemon listening at {}", socket_path.display()),
+                    Some("start it with `passepartout run`".into()),
+                ));
+                None
+            }
+            Ok(Err(error)) => {
+                checks.push(Check::new(
+                    "socket",
+                    Level::Failed,
+                    error.to_string(),
+                    Some("check the daemon's log".into()),
+                ));
+                None
+            }
+            Err(_) => {
+                checks.push(Check::new(
+                    "socket",
+                    Level::Failed,
+                    format!("{} did not answer within 5 s", socket_path.display()),
+                    Some("the daemon may be stuck; check its log".into()),
+                ));
+                None
+            }
+        }
+    } else {
+        checks.push(Check::new("socket", Level::Ok, "disabled in the configuration", None));
+        None
+    };
+    checks.push(store_check(config, daemon.as_ref()));
+    for provider in providers {
+        checks.push(provider_check(provider.as_ref()).await);
+    }
+    checks
+}
+
+fn store_check(config: &Config, daemon_status: Option<&serde_json::Value>) -> Check {
+    if let Some(status) = daemon_status {
+        let store = &status["store"];
+        return Check::new(
+            "store",
+            Level::Ok,
+            format!(
+                "open in the daemon: {} bytes, {} pending, {} undelivered",
+                store["size_bytes"], store["pending"], store["outbox"]
+            ),
+            None,
+        );
+    }
+    let dir = config.store_dir();
+    if !dir.exists() {
+        return Check::new(
+            "store",
+            Level::Ok,
+            format!("{} will be created at first start", dir.display()),
+            None,
+        );
+    }
+    match Store::open(&dir, &config.store) {
+        Ok(store) => Check::new(
+            "store",
+            Level::Ok,
+            format!(
+                "{}: {} pending, {} undelivered",
+                dir.display(),
+                store.pending_count(),
+                store.outbox_len()
+            ),
+            None,
+        ),
+        Err(error) => Check::new(
+            "store",
+            Level::Failed,
+            error.to_string(),
+            Some(format!(
+                "if no daemon is running, restore a backup from {}",
+                config.backup_dir().display()
+            )),
+        ),
+    }
+}
+
+async fn provider_check(provider: &dyn ChatModel) -> Check {
+    let part = format!("model {}", provider.name());
+    match provider.probe().await {
+        Ok(()) => Check::new(part, Level::Ok, format!("{} answers", provider.endpoint()), None),
+        Err(error) => {
+            let fix = match &error {
+                LlmError::Unauthorized { .. } => "set the provider's API key (api_key_env or api_key_file)",
+                LlmError::Unreachable { .. } | LlmError::Timeout => {
+                    "start the model server, or fix base_url under [[llm.providers]]"
+                }
+                LlmError::RateLimited { .. } => "wait, or add another provider to the cascade",
+                _ => "check base_url and model under [[llm.providers]]",
+            };
+            Check::new(
+                part,
+                Level::Failed,
+                format!("{}: {error}", provider.endpoint()),
+                Some(fix.into()),
+            )
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! passepartout: a self-hosted assistant daemon.
+//!
+//! Messages arrive through gateways (the local socket here; Telegram and
+//! Signal beside it), are journaled by the [`intake`], run through the
+//! Perceive → Reason → Act [`pipeline`] by one worker per conversation
+//! ([`conversations`]), and leave through the durable outbox. [`daemon`] wires
+//! it together; [`cli`] is the command line.
+
+pub mod cli;
+pub mod config;
+pub mod conversations;
+pub mod core;
+pub mod daemon;
+pub mod doctor;
+pub mod intake;
+pub mod llm;
+pub mod pipeline;
+pub mod signal;
+pub mod store;
+pub mod tools;
+
+pub use daemon::{Daemon, Extensions, StartError, run};
