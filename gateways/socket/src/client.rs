@@ -1,0 +1,222 @@
+//! The client's half, for the CLI (`passepartout chat`, `send`, `status`) and
+//! for tests: connect, say hello, send messages and wait for their acks.
+//!
+//! A client does one request at a time. Frames that arrive while it waits
+//! for an answer — replies, approval prompts, typing — are kept in order and
+//! handed out by [`Client::next_event`], so nothing is lost to a race between
+//! an ack and the core's first reply.
+
+use std::collections::VecDeque;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use passepartout_gateway::{ChatId, InvalidId, MessageId, UserId};
+use thiserror::Error;
+use tokio::io::AsyncWriteExt;
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::lines::{LineReader, ReadLine};
+use crate::protocol::{ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame, encode_line};
+
+/// The longest frame a client reads, in bytes: replies can be long.
+const CLIENT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Why a client request failed.
+#[derive(Debug, Error)]
+pub enum ClientError {
+    /// Nothing listens at the socket path: the daemon is not running.
+    #[error("the passepartout daemon is not running (nothing listens at {})", path.display())]
+    NotRunning { path: PathBuf },
+    /// Reading or writing the socket failed (the cause is in the message:
+    /// the CLI prints errors with plain `Display`).
+    #[error("socket I/O failed: {0}")]
+    Io(#[from] io::Error),
+    /// The daemon sent something this client does not understand.
+    #[error("protocol error: {0}")]
+    Protocol(String),
+    /// The daemon answered with an error frame.
+    #[error("the daemon refused: {message} ({code})")]
+    Refused { code: ErrorCode, message: String },
+    /// The daemon closed the connection.
+    #[error("the daemon closed the connection")]
+    Closed,
+    /// An id given to the client is not a valid id.
+    #[error(transparent)]
+    InvalidId(#[from] InvalidId),
+}
+
+/// What the daemon did with a sent message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendOutcome {
+    /// Journaled; a reply will follow.
+    Accepted,
+    /// The same id was accepted before; it is not processed again.
+    Duplicate,
+}
+
+/// A connection to the daemon's socket, after the hello exchange.
+#[derive(Debug)]
+pub struct Client {
+    reader: LineReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+    chat: ChatId,
+    user: UserId,
+    /// Frames that arrived while waiting for an answer.
+    pending: VecDeque<ServerFrame>,
+}
+
+impl Client {
+    /// Connects to the daemon at `path` and opens a session in `chat` (the
+    /// daemon's default, `uid-<uid>`, when `None`).
+    pub async fn connect(path: impl AsRef<Path>, chat: Option<ChatId>) -> Result<Client, ClientError> {
+        let path = path.as_ref();
+        let stream = UnixStream::connect(path).await.map_err(|error| match error.kind() {
+            io::ErrorKind::NotFound | io::ErrorKind::ConnectionRefused => {
+                ClientError::NotRunning { path: path.to_owned() }
+            }
+            _ => ClientError::Io(error),
+        })?;
+        let (read_half, mut writer) = stream.into_split();
+        let mut reader = LineReader::new(read_half, CLIENT_MAX_LINE_BYTES);
+        // A daemon that turns us away writes why and closes, possibly before
+        // our hello is written: read its answer even when writing failed.
+        let sent = write_frame(
+            &mut writer,
+            &ClientFrame::Hello {
+                version: PROTOCOL_VERSION,
+                chat,
+            },
+        )
+        .await;
+        let mut pending = VecDeque::new();
+        let answer = loop {
+            match read_frame(&mut reader).await {
+                Ok(ServerFrame::Welcome { chat, user, .. }) => break Ok((chat, user)),
+                Ok(ServerFrame::Error { code, message, .. }) => {
+                    break Err(ClientError::Refused { code, message });
+                }
+                Ok(other) => pending.push_back(other),
+                Err(error) => break Err(sent.err().unwrap_or(error)),
+            }
+        };
+        let (chat, user) = answer?;
+        Ok(Client {
+            reader,
+            writer,
+            chat,
+            user,
+            pending,
+        })
+    }
+
+    /// The chat this session speaks in.
+    pub fn chat(&self) -> &ChatId {
+        &self.chat
+    }
+
+    /// Who the daemon takes this client to be.
+    pub fn user(&self) -> &UserId {
+        &self.user
+    }
+
+    /// Sends a message and waits for the daemon's ack. Give an `id` to make a
+    /// resend recognizable as a duplicate; without one the daemon makes one
+    /// up. Returns the message's id and what the daemon did with it.
+    pub async fn send(
+        &mut self,
+        id: Option<String>,
+        text: impl Into<String>,
+        reply_to: Option<String>,
+    ) -> Result<(String, SendOutcome), ClientError> {
+        let sent = id.clone();
+        let id = id.map(MessageId::new).transpose()?;
+        let reply_to = reply_to.map(MessageId::new).transpose()?;
+        let frame = ClientFrame::Message {
+            id,
+            text: text.into(),
+            reply_to,
+        };
+        write_frame(&mut self.writer, &frame).await?;
+        // One request at a time, so the first answer is ours. Comparing ids
+        // keeps a late answer to an earlier request (whose caller stopped
+        // waiting) from being taken for this one; it goes to `next_event`.
+        let ours = |answer: Option<&String>| sent.is_none() || answer.is_none() || answer == sent.as_ref();
+        loop {
+            match read_frame(&mut self.reader).await? {
+                ServerFrame::Accepted { id } if ours(Some(&id)) => {
+                    return Ok((id, SendOutcome::Accepted));
+                }
+                ServerFrame::Duplicate { id } if ours(Some(&id)) => {
+                    return Ok((id, SendOutcome::Duplicate));
+                }
+                ServerFrame::Error { code, message, id } if ours(id.as_ref()) => {
+                    return Err(ClientError::Refused { code, message });
+                }
+                other => self.pending.push_back(other),
+            }
+        }
+    }
+
+    /// Asks for the daemon's status document.
+    pub async fn status(&mut self) -> Result<serde_json::Value, ClientError> {
+        write_frame(&mut self.writer, &ClientFrame::Status {}).await?;
+        loop {
+            match read_frame(&mut self.reader).await? {
+                ServerFrame::Status { status } => return Ok(status),
+                ServerFrame::Error {
+                    code,
+                    message,
+                    id: None,
+                } => return Err(ClientError::Refused { code, message }),
+                other => self.pending.push_back(other),
+            }
+        }
+    }
+
+    /// Checks that the daemon still answers.
+    pub async fn ping(&mut self) -> Result<(), ClientError> {
+        write_frame(&mut self.writer, &ClientFrame::Ping {}).await?;
+        loop {
+            match read_frame(&mut self.reader).await? {
+                ServerFrame::Pong {} => return Ok(()),
+                other => self.pending.push_back(other),
+            }
+        }
+    }
+
+    /// The next frame from the daemon: those kept while waiting first, then
+    /// what arrives. Cancel-safe, so it can wait in a `select!`.
+    pub async fn next_event(&mut self) -> Result<ServerFrame, ClientError> {
+        match self.pending.pop_front() {
+            Some(frame) => Ok(frame),
+            None => read_frame(&mut self.reader).await,
+        }
+    }
+}
+
+async fn write_frame(writer: &mut OwnedWriteHalf, frame: &ClientFrame) -> Result<(), ClientError> {
+    let line = encode_line(frame).map_err(|e| ClientError::Protocol(format!("cannot encode a frame: {e}")))?;
+    writer.write_all(&line).await?;
+    writer.flush().await?;
+    Ok(())
+}
+
+/// Reads the next frame, skipping blank lines.
+async fn read_frame(reader: &mut LineReader<OwnedReadHalf>) -> Result<ServerFrame, ClientError> {
+    loop {
+        match reader.next_line().await? {
+            ReadLine::Line(line) if line.trim_ascii().is_empty() => {}
+            ReadLine::Line(line) => {
+                return serde_json::from_slice(&line)
+                    .map_err(|e| ClientError::Protocol(format!("unreadable frame from the daemon: {e}")));
+            }
+            ReadLine::TooLong => {
+                return Err(ClientError::Protocol(format!(
+                    "a frame longer than {CLIENT_MAX_LINE_BYTES} bytes"
+                )));
+            }
+            ReadLine::Eof => return Err(ClientError::Closed),
+        }
+    }
+}

@@ -1,0 +1,319 @@
+//! One client connection: admission, then a reader that turns lines into
+//! frames and frames into calls on the core's intake.
+//!
+//! The reader handles one frame at a time and waits for the core's answer
+//! before reading the next line, which keeps a connection's messages in order.
+//! Its answers, like the core's deliveries, go through the connection's
+//! writer task ([`crate::writer`]).
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use passepartout_gateway::{
+    Ack, ChatId, ControlRequest, ConversationKey, Inbound, InboundBody, Intake, IntakeClosed, MessageId, Refusal,
+    Sender,
+};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::lines::{LineReader, ReadLine};
+use crate::protocol::{ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame, encode_line, parse_client_frame};
+use crate::registry::ConnId;
+use crate::server::Shared;
+use crate::writer::{OUTBOX_CAPACITY, Outgoing, write_loop};
+
+/// How long a refused client gets to read why before it is cut off.
+const REFUSAL_LINGER: Duration = Duration::from_secs(1);
+
+/// The connection's writer is gone; stop reading.
+struct Gone;
+
+/// Admits `stream` or turns it away, and spawns its tasks on `tracker`.
+pub(crate) fn accept(shared: &Arc<Shared>, tracker: &TaskTracker, stream: UnixStream, intake: &Intake) {
+    let peer_uid = stream.peer_cred().map(|cred| cred.uid()).ok();
+    if !peer_allowed(peer_uid, shared.uid) {
+        tracing::warn!(peer_uid = ?peer_uid, "refused a socket client of another user");
+        let refusal = error_frame(ErrorCode::NotAllowed, "only the daemon's own user may connect", None);
+        tracker.spawn(refuse(stream, refusal, shared.closed.clone()));
+        return;
+    }
+    let (outbox, queue) = mpsc::channel(OUTBOX_CAPACITY);
+    let Ok(id) = shared.registry.admit(shared.max_clients, outbox.clone()) else {
+        tracing::warn!(
+            max_clients = shared.max_clients,
+            "refused a socket client: too many connected"
+        );
+        let busy = error_frame(ErrorCode::Busy, "too many clients are connected; try again later", None);
+        tracker.spawn(refuse(stream, busy, shared.closed.clone()));
+        return;
+    };
+    tracing::debug!(conn = ?id, "socket client connected");
+    let (read_half, write_half) = stream.into_split();
+    let done = shared.closed.child_token();
+    tracker.spawn(write_loop(write_half, queue, done.clone()));
+    let connection = Connection {
+        shared: Arc::clone(shared),
+        id,
+        intake: intake.clone(),
+        outbox,
+        chat: None,
+        done,
+    };
+    tracker.spawn(connection.read_loop(LineReader::new(read_half, shared.max_line_bytes)));
+}
+
+/// Only our own user may use the daemon.
+fn peer_allowed(peer_uid: Option<u32>, our_uid: u32) -> bool {
+    peer_uid == Some(our_uid)
+}
+
+/// Tells a turned-away client why, then closes. The client's unread input is
+/// drained first: closing a Unix socket with unread data resets the peer,
+/// which could lose the error frame.
+async fn refuse(mut stream: UnixStream, frame: ServerFrame, closed: CancellationToken) {
+    let linger = async {
+        let line = encode_line(&frame).map_err(io::Error::other)?;
+        stream.write_all(&line).await?;
+        stream.shutdown().await?;
+        let mut sink = [0u8; 1024];
+        while stream.read(&mut sink).await? > 0 {}
+        Ok::<_, io::Error>(())
+    };
+    tokio::select! {
+        () = closed.cancelled() => {}
+        _ = tokio::time::timeout(REFUSAL_LINGER, linger) => {}
+    }
+}
+
+fn error_frame(code: ErrorCode, message: &str, id: Option<MessageId>) -> ServerFrame {
+    ServerFrame::Error {
+        code,
+        message: message.to_owned(),
+        id: id.map(String::from),
+    }
+}
+
+/// The reader's side of one admitted connection.
+struct Connection {
+    shared: Arc<Shared>,
+    id: ConnId,
+    intake: Intake,
+    outbox: mpsc::Sender<Outgoing>,
+    /// Unset until hello, or until the first message picks the default chat.
+    chat: Option<ChatId>,
+    /// Fires when the writer failed or the gateway closed.
+    done: CancellationToken,
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        // What is queued is still written; the writer ends when the queue closes.
+        self.shared.registry.remove(self.id);
+        tracing::debug!(conn = ?self.id, "socket client disconnected");
+    }
+}
+
+impl Connection {
+    async fn read_loop(mut self, mut lines: LineReader<tokio::net::unix::OwnedReadHalf>) {
+        loop {
+            let next = tokio::select! {
+                biased;
+                () = self.done.cancelled() => return,
+                next = lines.next_line() => next,
+            };
+            let handled = match next {
+                Ok(ReadLine::Line(line)) => {
+                    let done = self.done.clone();
+                    tokio::select! {
+                        biased;
+                        () = done.cancelled() => return,
+                        handled = self.handle_line(&line) => handled,
+                    }
+                }
+                Ok(ReadLine::TooLong) => {
+                    let message = format!(
+                        "lines are limited to {} bytes; this one was skipped",
+                        self.shared.max_line_bytes
+                    );
+                    self.send(error_frame(ErrorCode::LineTooLong, &message, None)).await
+                }
+                Ok(ReadLine::Eof) => return,
+                Err(error) => {
+                    tracing::debug!(conn = ?self.id, %error, "reading from a socket client failed");
+                    return;
+                }
+            };
+            if handled.is_err() {
+                return;
+            }
+        }
+    }
+
+    async fn send(&self, frame: ServerFrame) -> Result<(), Gone> {
+        self.outbox.send(Outgoing::frame(frame)).await.map_err(|_| Gone)
+    }
+
+    async fn handle_line(&mut self, line: &[u8]) -> Result<(), Gone> {
+        if line.trim_ascii().is_empty() {
+            return Ok(());
+        }
+        match parse_client_frame(line) {
+            Err(error) => {
+                tracing::debug!(conn = ?self.id, code = %error.code, "bad frame from a socket client");
+                self.send(error.into_frame()).await
+            }
+            Ok(ClientFrame::Hello { version, chat }) => self.hello(version, chat).await,
+            Ok(ClientFrame::Message { id, text, reply_to }) => self.message(id, text, reply_to).await,
+            Ok(ClientFrame::Status {}) => self.status().await,
+            Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
+        }
+    }
+
+    async fn hello(&mut self, version: u32, chat: Option<ChatId>) -> Result<(), Gone> {
+        if version != PROTOCOL_VERSION {
+            let message = format!("this daemon speaks protocol version {PROTOCOL_VERSION}, not {version}");
+            return self
+                .send(error_frame(ErrorCode::UnsupportedVersion, &message, None))
+                .await;
+        }
+        let chat = chat.unwrap_or_else(|| self.shared.default_chat.clone());
+        self.shared.registry.set_chat(self.id, chat.clone());
+        self.chat = Some(chat.clone());
+        let welcome = ServerFrame::Welcome {
+            version: PROTOCOL_VERSION,
+            chat: chat.clone(),
+            user: self.shared.user.clone(),
+        };
+        self.send(welcome).await?;
+        self.announce(chat).await;
+        Ok(())
+    }
+
+    /// Tells the core that the chat has a client again, so its waiting
+    /// messages can be delivered.
+    async fn announce(&self, chat: ChatId) {
+        tracing::debug!(conn = ?self.id, chat = %chat, "socket client joined a chat");
+        let key = ConversationKey::new(self.shared.gateway.clone(), chat);
+        if self.intake.reachable(key).await.is_err() {
+            tracing::debug!(conn = ?self.id, "intake closed; not announcing the chat");
+        }
+    }
+
+    /// The connection's chat, picking the default for a client that sent a
+    /// message without saying hello.
+    async fn chat(&mut self) -> ChatId {
+        if let Some(chat) = &self.chat {
+            return chat.clone();
+        }
+        let chat = self.shared.default_chat.clone();
+        self.shared.registry.set_chat(self.id, chat.clone());
+        self.chat = Some(chat.clone());
+        self.announce(chat.clone()).await;
+        chat
+    }
+
+    async fn message(&mut self, id: Option<MessageId>, text: String, reply_to: Option<MessageId>) -> Result<(), Gone> {
+        let id = id.unwrap_or_else(|| self.shared.message_ids.next());
+        if self.shared.draining.is_cancelled() {
+            let frame = error_frame(ErrorCode::ShuttingDown, "the daemon is shutting down", Some(id));
+            return self.send(frame).await;
+        }
+        let chat = self.chat().await;
+        let inbound = Inbound {
+            conversation: ConversationKey::new(self.shared.gateway.clone(), chat),
+            sender: Sender {
+                id: self.shared.user.clone(),
+                display_name: None,
+            },
+            message_id: id.clone(),
+            reply_to,
+            body: InboundBody::Text { text },
+            received_at_ms: crate::message_ids::now_ms(),
+        };
+        let ack = self.intake.submit(inbound).await;
+        tracing::debug!(conn = ?self.id, message_id = %id, ack = ?ack, "socket message submitted");
+        self.send(ack_frame(ack, id)).await
+    }
+
+    async fn status(&self) -> Result<(), Gone> {
+        let frame = match self.intake.control(ControlRequest::Status).await {
+            Ok(status) => ServerFrame::Status { status },
+            Err(IntakeClosed) => error_frame(ErrorCode::ShuttingDown, "the daemon is shutting down", None),
+        };
+        self.send(frame).await
+    }
+}
+
+/// The frame that tells the client what the core decided about message `id`.
+fn ack_frame(ack: Result<Ack, IntakeClosed>, id: MessageId) -> ServerFrame {
+    let refused = |code, message| error_frame(code, message, Some(id.clone()));
+    match ack {
+        Ok(Ack::Accepted) => ServerFrame::Accepted { id: id.into() },
+        Ok(Ack::Duplicate) => ServerFrame::Duplicate { id: id.into() },
+        Ok(Ack::Busy) => refused(ErrorCode::Busy, "the conversation's queue is full; try again later"),
+        Ok(Ack::Refused {
+            reason: Refusal::NotAllowed,
+        }) => refused(ErrorCode::NotAllowed, "you may not send messages to this daemon"),
+        Ok(Ack::Refused {
+            reason: Refusal::TooLarge,
+        }) => refused(ErrorCode::TooLarge, "the message is larger than the daemon accepts"),
+        Err(IntakeClosed) => refused(ErrorCode::ShuttingDown, "the daemon is shutting down"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn code(frame: &ServerFrame) -> Option<ErrorCode> {
+        match frame {
+            ServerFrame::Error { code, .. } => Some(*code),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn acks_map_to_frames_that_name_the_message() {
+        let id = MessageId::new("m1").unwrap();
+        assert_eq!(
+            ack_frame(Ok(Ack::Accepted), id.clone()),
+            ServerFrame::Accepted { id: "m1".into() }
+        );
+        assert_eq!(
+            ack_frame(Ok(Ack::Duplicate), id.clone()),
+            ServerFrame::Duplicate { id: "m1".into() }
+        );
+        let cases = [
+            (Ok(Ack::Busy), ErrorCode::Busy),
+            (
+                Ok(Ack::Refused {
+                    reason: Refusal::NotAllowed,
+                }),
+                ErrorCode::NotAllowed,
+            ),
+            (
+                Ok(Ack::Refused {
+                    reason: Refusal::TooLarge,
+                }),
+                ErrorCode::TooLarge,
+            ),
+            (Err(IntakeClosed), ErrorCode::ShuttingDown),
+        ];
+        for (ack, expected) in cases {
+            let frame = ack_frame(ack, id.clone());
+            assert_eq!(code(&frame), Some(expected));
+            assert!(matches!(frame, ServerFrame::Error { id: Some(ref named), .. } if named == "m1"));
+        }
+    }
+
+    #[test]
+    fn only_our_own_user_is_let_in() {
+        assert!(peer_allowed(Some(1000), 1000));
+        assert!(!peer_allowed(Some(0), 1000), "not even root");
+        assert!(!peer_allowed(None, 1000), "unknown credentials");
+    }
+}

@@ -1,0 +1,42 @@
+//! The local socket gateway of passepartout: a Unix socket speaking
+//! newline-delimited JSON ([`protocol`], version [`PROTOCOL_VERSION`]).
+//!
+//! The daemon binds a [`SocketGateway`] and runs it like every gateway: it
+//! [`Listen`](passepartout_gateway::Listen)s for clients and hands their
+//! messages to the core, and it [`Deliver`](passepartout_gateway::Deliver)s
+//! the core's replies to the clients connected for the reply's chat. The CLI
+//! (`passepartout chat`, `send`, `status`) talks to it through [`Client`].
+//!
+//! Only the daemon's own user gets in: the socket file has mode 0600 and every
+//! peer's uid is checked.
+//!
+//! | concept | file |
+//! | --- | --- |
+//! | frames and error codes | `protocol.rs` |
+//! | line framing with a length limit | `lines.rs` |
+//! | settings, setup errors | `config.rs`, `error.rs` |
+//! | the socket file: stale, live, mode, removal | `socket_file.rs` |
+//! | the gateway: listen, deliver, close | `server.rs` |
+//! | one connection's reader / writer | `connection.rs`, `writer.rs` |
+//! | live connections by chat | `registry.rs` |
+//! | ids for messages sent without one | `message_ids.rs` |
+//! | the CLI's half | `client.rs` |
+
+mod client;
+mod config;
+mod connection;
+mod error;
+mod lines;
+mod message_ids;
+pub mod protocol;
+mod registry;
+mod server;
+mod socket_file;
+mod writer;
+
+pub use client::{Client, ClientError, SendOutcome};
+pub use config::{DEFAULT_MAX_CLIENTS, SocketConfig};
+pub use error::SocketError;
+pub use lines::{DEFAULT_MAX_LINE_BYTES, LineReader, ReadLine};
+pub use protocol::{ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame};
+pub use server::{GATEWAY_ID, SocketGateway};

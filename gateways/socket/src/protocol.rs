@@ -1,0 +1,356 @@
+//! The wire protocol of the local socket, version 1: one JSON object per line,
+//! tagged by its `"type"` field.
+//!
+//! A client opens with `hello`, names the chat it speaks in, and then sends
+//! `message`, `status` and `ping` frames. The daemon answers each message with
+//! `accepted`, `duplicate` or `error`, and sends `reply`, `approval` and
+//! `typing` frames whenever the core has something for the client's chat. Ids
+//! are the contract's validated newtypes, so a frame that parses carries only
+//! valid ids; one that does not is answered with `bad_frame`.
+
+use std::fmt;
+
+use passepartout_gateway::{ApprovalToken, ChatId, MessageId, ReplyKind, UserId};
+use serde::{Deserialize, Serialize};
+
+/// The protocol version this crate speaks; a client says which one it speaks in `hello`.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A frame from a client to the daemon.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ClientFrame {
+    /// Opens (or re-opens) a session: the protocol version, and the chat to
+    /// speak in (`uid-<uid>` when omitted).
+    Hello {
+        version: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        chat: Option<ChatId>,
+    },
+    /// A message typed by the person. Without an `id` the daemon makes one up,
+    /// which means a resent message cannot be recognized as a duplicate.
+    Message {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<MessageId>,
+        text: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reply_to: Option<MessageId>,
+    },
+    /// Asks for the daemon's status document.
+    Status {},
+    /// Asks for a `pong`.
+    Ping {},
+}
+
+/// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
+const CLIENT_FRAME_TYPES: [&str; 4] = ["hello", "message", "status", "ping"];
+
+/// A frame from the daemon to a client.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ServerFrame {
+    /// The answer to `hello`: the chat this connection now speaks in, and who
+    /// the daemon takes the client to be (its uid).
+    Welcome { version: u32, chat: ChatId, user: UserId },
+    /// The message with this id is in the daemon's journal and will be answered.
+    Accepted { id: String },
+    /// The message with this id was accepted before; it is not processed again.
+    Duplicate { id: String },
+    /// A text from the assistant (or the daemon) in `chat`.
+    Reply {
+        id: String,
+        chat: ChatId,
+        /// The id of the client's message this answers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_reply_to: Option<String>,
+        text: String,
+        #[serde(default)]
+        kind: ReplyKind,
+    },
+    /// The assistant asks to approve an action; answer with `token`.
+    Approval {
+        id: String,
+        chat: ChatId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_reply_to: Option<String>,
+        token: ApprovalToken,
+        action: String,
+        text: String,
+    },
+    /// The assistant is working on an answer in `chat`.
+    Typing { chat: ChatId },
+    /// The daemon's status document.
+    Status { status: serde_json::Value },
+    /// The answer to `ping`.
+    Pong {},
+    /// Something went wrong with a frame; `id` names the message concerned, if any.
+    Error {
+        code: ErrorCode,
+        message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+    },
+}
+
+/// What went wrong, for a client to decide on (the `message` is for people).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The line was longer than the daemon accepts; it was skipped.
+    LineTooLong,
+    /// The line was not UTF-8.
+    InvalidUtf8,
+    /// The line was not JSON.
+    InvalidJson,
+    /// The frame's `"type"` is not one this protocol version knows.
+    UnknownType,
+    /// A known type with missing or wrong fields, or an invalid id.
+    BadFrame,
+    /// `hello` asked for a protocol version the daemon does not speak.
+    UnsupportedVersion,
+    /// The conversation's queue (or the daemon's connection limit) is full: retry later.
+    Busy,
+    /// The client may not use this daemon.
+    NotAllowed,
+    /// The message is larger than the daemon accepts.
+    TooLarge,
+    /// The daemon is shutting down and takes no more messages.
+    ShuttingDown,
+}
+
+impl ErrorCode {
+    /// The code as it is written on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::LineTooLong => "line_too_long",
+            Self::InvalidUtf8 => "invalid_utf8",
+            Self::InvalidJson => "invalid_json",
+            Self::UnknownType => "unknown_type",
+            Self::BadFrame => "bad_frame",
+            Self::UnsupportedVersion => "unsupported_version",
+            Self::Busy => "busy",
+            Self::NotAllowed => "not_allowed",
+            Self::TooLarge => "too_large",
+            Self::ShuttingDown => "shutting_down",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A line that is not a valid client frame, as the error frame that answers it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct FrameError {
+    pub code: ErrorCode,
+    pub message: String,
+    /// The message id, when the frame carried a valid one.
+    pub id: Option<MessageId>,
+}
+
+impl FrameError {
+    fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            id: None,
+        }
+    }
+
+    pub fn into_frame(self) -> ServerFrame {
+        ServerFrame::Error {
+            code: self.code,
+            message: self.message,
+            id: self.id.map(String::from),
+        }
+    }
+}
+
+/// Parses one line (without its newline) into a client frame, classifying
+/// what is wrong with it when it is not one.
+pub(crate) fn parse_client_frame(line: &[u8]) -> Result<ClientFrame, FrameError> {
+    let text = std::str::from_utf8(line)
+        .map_err(|e| FrameError::new(ErrorCode::InvalidUtf8, format!("the line is not UTF-8: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(text)
+        .map_err(|e| FrameError::new(ErrorCode::InvalidJson, format!("the line is not JSON: {e}")))?;
+    let Some(kind) = value.get("type") else {
+        return Err(FrameError::new(
+            ErrorCode::BadFrame,
+            "a frame is a JSON object with a \"type\" field",
+        ));
+    };
+    let Some(kind) = kind.as_str().map(str::to_owned) else {
+        return Err(FrameError::new(
+            ErrorCode::BadFrame,
+            "the \"type\" field must be a string",
+        ));
+    };
+    if !CLIENT_FRAME_TYPES.contains(&kind.as_str()) {
+        let message = format!(
+            "unknown frame type {:?}; known: {}",
+            truncate(&kind),
+            CLIENT_FRAME_TYPES.join(", ")
+        );
+        return Err(FrameError::new(ErrorCode::UnknownType, message));
+    }
+    // Echo a valid id back, so a client can tell which message was bad.
+    let id = value
+        .get("id")
+        .and_then(|id| id.as_str())
+        .and_then(|id| MessageId::new(id).ok());
+    serde_json::from_value(value).map_err(|e| FrameError {
+        code: ErrorCode::BadFrame,
+        message: format!("bad {kind} frame: {e}"),
+        id,
+    })
+}
+
+/// Keeps an echoed client value short.
+fn truncate(text: &str) -> String {
+    text.chars().take(64).collect()
+}
+
+/// Serializes a frame as one line, newline included.
+pub(crate) fn encode_line<T: Serialize>(frame: &T) -> Result<Vec<u8>, serde_json::Error> {
+    let mut line = serde_json::to_vec(frame)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn code_of(line: &[u8]) -> ErrorCode {
+        parse_client_frame(line).expect_err("should not parse").code
+    }
+
+    #[test]
+    fn client_frames_parse_from_their_wire_form() {
+        let hello = parse_client_frame(br#"{"type":"hello","version":1,"chat":"work"}"#).unwrap();
+        assert_eq!(
+            hello,
+            ClientFrame::Hello {
+                version: 1,
+                chat: Some(ChatId::new("work").unwrap())
+            }
+        );
+        let hello = parse_client_frame(br#"{"type":"hello","version":1}"#).unwrap();
+        assert_eq!(hello, ClientFrame::Hello { version: 1, chat: None });
+        let message = parse_client_frame(br#"{"type":"message","id":"m1","text":"hi"}"#).unwrap();
+        assert_eq!(
+            message,
+            ClientFrame::Message {
+                id: Some(MessageId::new("m1").unwrap()),
+                text: "hi".into(),
+                reply_to: None
+            }
+        );
+        assert_eq!(
+            parse_client_frame(br#"{"type":"status"}"#).unwrap(),
+            ClientFrame::Status {}
+        );
+        assert_eq!(parse_client_frame(br#"{"type":"ping"}"#).unwrap(), ClientFrame::Ping {});
+    }
+
+    #[test]
+    fn every_client_frame_type_is_known() {
+        let frames = [
+            ClientFrame::Hello { version: 1, chat: None },
+            ClientFrame::Message {
+                id: None,
+                text: String::new(),
+                reply_to: None,
+            },
+            ClientFrame::Status {},
+            ClientFrame::Ping {},
+        ];
+        for frame in frames {
+            let value = serde_json::to_value(&frame).unwrap();
+            let kind = value["type"].as_str().unwrap();
+            assert!(
+                CLIENT_FRAME_TYPES.contains(&kind),
+                "{kind} missing from CLIENT_FRAME_TYPES"
+            );
+        }
+    }
+
+    #[test]
+    fn bad_lines_are_classified() {
+        assert_eq!(code_of(b"\xff\xfe{}"), ErrorCode::InvalidUtf8);
+        assert_eq!(code_of(b"{not json"), ErrorCode::InvalidJson);
+        assert_eq!(code_of(br#"{"type":"launch"}"#), ErrorCode::UnknownType);
+        assert_eq!(code_of(br#"{"text":"no type"}"#), ErrorCode::BadFrame);
+        assert_eq!(code_of(br#"{"type":7}"#), ErrorCode::BadFrame);
+        assert_eq!(code_of(b"[1,2]"), ErrorCode::BadFrame);
+        assert_eq!(code_of(br#"{"type":"message","id":"m1"}"#), ErrorCode::BadFrame);
+        assert_eq!(
+            code_of(br#"{"type":"message","id":"","text":"x"}"#),
+            ErrorCode::BadFrame
+        );
+        assert_eq!(code_of(br#"{"type":"hello","version":"one"}"#), ErrorCode::BadFrame);
+    }
+
+    #[test]
+    fn a_bad_frame_echoes_its_valid_id() {
+        let error = parse_client_frame(br#"{"type":"message","id":"m7"}"#).unwrap_err();
+        assert_eq!(error.id, Some(MessageId::new("m7").unwrap()));
+        let error = parse_client_frame(br#"{"type":"message","id":""}"#).unwrap_err();
+        assert_eq!(error.id, None);
+    }
+
+    #[test]
+    fn server_frames_have_the_documented_wire_form() {
+        let reply = ServerFrame::Reply {
+            id: "out-1".into(),
+            chat: ChatId::new("work").unwrap(),
+            in_reply_to: Some("m1".into()),
+            text: "hello".into(),
+            kind: ReplyKind::Answer,
+        };
+        assert_eq!(
+            serde_json::to_value(&reply).unwrap(),
+            json!({"type":"reply","id":"out-1","chat":"work","in_reply_to":"m1","text":"hello","kind":"answer"})
+        );
+        let error = ServerFrame::Error {
+            code: ErrorCode::LineTooLong,
+            message: "long".into(),
+            id: None,
+        };
+        assert_eq!(
+            serde_json::to_value(&error).unwrap(),
+            json!({"type":"error","code":"line_too_long","message":"long"})
+        );
+        assert_eq!(
+            serde_json::to_value(ServerFrame::Pong {}).unwrap(),
+            json!({"type":"pong"})
+        );
+    }
+
+    #[test]
+    fn error_codes_display_as_on_the_wire() {
+        for code in [
+            ErrorCode::LineTooLong,
+            ErrorCode::UnsupportedVersion,
+            ErrorCode::ShuttingDown,
+        ] {
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(code.as_str()));
+            assert_eq!(code.to_string(), code.as_str());
+        }
+    }
+
+    #[test]
+    fn encoded_frames_are_one_line() {
+        let frame = ServerFrame::Status {
+            status: json!({"text": "a\nb"}),
+        };
+        let line = encode_line(&frame).unwrap();
+        assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
+        assert_eq!(line.last(), Some(&b'\n'));
+    }
+}

@@ -1,0 +1,245 @@
+//! Shared test scaffolding: a daemon-side gateway in a temporary directory, a
+//! fake core on the other end of the intake, and a raw client that can send
+//! bytes no well-behaved client would.
+#![allow(dead_code)] // Each test binary uses a different part of this module.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use passepartout_gateway::{
+    Ack, ChatId, ConversationKey, GatewayError, GatewayId, Inbound, Intake, IntakeEvent, IntakeQueue, Listen,
+    MessageId, Outbound, OutboundBody, ReplyKind,
+};
+use passepartout_socket::{ErrorCode, LineReader, ReadLine, ServerFrame, SocketConfig, SocketGateway};
+use serde_json::json;
+use tempfile::TempDir;
+use tokio::io::AsyncWriteExt;
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// How long any single expected event may take before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// Awaits `future`, failing the test if it takes longer than [`PATIENCE`].
+pub async fn within<F: Future>(future: F) -> F::Output {
+    tokio::time::timeout(PATIENCE, future)
+        .await
+        .expect("timed out waiting for an event")
+}
+
+/// The status document the fake core answers with.
+pub fn fake_status() -> serde_json::Value {
+    json!({"state": "running", "fake": true})
+}
+
+/// A socket gateway listening in its own temporary directory.
+pub struct Daemon {
+    pub dir: TempDir,
+    pub path: PathBuf,
+    pub gateway: Arc<SocketGateway>,
+    pub shutdown: CancellationToken,
+    pub listening: JoinHandle<Result<(), GatewayError>>,
+}
+
+impl Daemon {
+    /// Binds a gateway (settings adjusted by `tweak`) and starts listening;
+    /// the caller serves the returned intake queue.
+    pub async fn start_with(tweak: impl FnOnce(&mut SocketConfig)) -> (Daemon, IntakeQueue) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("passepartout.sock");
+        let mut config = SocketConfig::new(&path);
+        tweak(&mut config);
+        let gateway = SocketGateway::bind(config).await.expect("bind");
+        let (intake, queue) = Intake::channel(64);
+        let shutdown = CancellationToken::new();
+        let listening = tokio::spawn({
+            let gateway = Arc::clone(&gateway);
+            let shutdown = shutdown.clone();
+            async move { gateway.listen(intake, shutdown).await }
+        });
+        (
+            Daemon {
+                dir,
+                path,
+                gateway,
+                shutdown,
+                listening,
+            },
+            queue,
+        )
+    }
+
+    /// A gateway with default settings and a [`FakeCore`] behind it.
+    pub async fn start() -> (Daemon, FakeCore) {
+        Self::start_tweaked(|_| {}).await
+    }
+
+    pub async fn start_tweaked(tweak: impl FnOnce(&mut SocketConfig)) -> (Daemon, FakeCore) {
+        let (daemon, queue) = Self::start_with(tweak).await;
+        (daemon, FakeCore::spawn(queue))
+    }
+}
+
+/// What the fake core saw.
+#[derive(Debug)]
+pub enum Seen {
+    Inbound(Inbound),
+    Reachable(ConversationKey),
+    Status,
+}
+
+/// A core that accepts every message once (a repeated id is a duplicate),
+/// answers status with [`fake_status`], and reports what it saw.
+pub struct FakeCore {
+    seen: mpsc::Receiver<Seen>,
+}
+
+impl FakeCore {
+    pub fn spawn(mut queue: IntakeQueue) -> FakeCore {
+        let (tx, seen) = mpsc::channel(1024);
+        tokio::spawn(async move {
+            let mut accepted = HashSet::new();
+            while let Some(event) = queue.recv().await {
+                let report = match event {
+                    IntakeEvent::Inbound { inbound, ack } => {
+                        let key = (inbound.conversation.clone(), inbound.message_id.clone());
+                        let answer = if accepted.insert(key) {
+                            Ack::Accepted
+                        } else {
+                            Ack::Duplicate
+                        };
+                        let _ = ack.send(answer);
+                        Seen::Inbound(inbound)
+                    }
+                    IntakeEvent::Reachable(key) => Seen::Reachable(key),
+                    IntakeEvent::Control { reply, .. } => {
+                        let _ = reply.send(fake_status());
+                        Seen::Status
+                    }
+                };
+                let _ = tx.try_send(report);
+            }
+        });
+        FakeCore { seen }
+    }
+
+    pub async fn next(&mut self) -> Seen {
+        within(self.seen.recv()).await.expect("the fake core stopped")
+    }
+
+    /// The next inbound message, skipping other events.
+    pub async fn next_inbound(&mut self) -> Inbound {
+        loop {
+            if let Seen::Inbound(inbound) = self.next().await {
+                return inbound;
+            }
+        }
+    }
+
+    /// The next reachable announcement, skipping other events.
+    pub async fn next_reachable(&mut self) -> ConversationKey {
+        loop {
+            if let Seen::Reachable(key) = self.next().await {
+                return key;
+            }
+        }
+    }
+}
+
+pub fn chat(name: &str) -> ChatId {
+    ChatId::new(name).unwrap()
+}
+
+pub fn socket_conversation(name: &str) -> ConversationKey {
+    ConversationKey::new(GatewayId::new("socket").unwrap(), chat(name))
+}
+
+pub fn text_outbound(id: &str, chat_name: &str, text: &str) -> Outbound {
+    Outbound {
+        id: id.into(),
+        conversation: socket_conversation(chat_name),
+        in_reply_to: Some(MessageId::new("m1").unwrap()),
+        body: OutboundBody::Text {
+            text: text.into(),
+            kind: ReplyKind::Answer,
+        },
+    }
+}
+
+/// The chat a client gets without naming one.
+pub fn default_chat() -> ChatId {
+    chat(&format!("uid-{}", euid()))
+}
+
+/// Our effective uid: the daemon's, since the test runs the daemon.
+pub fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// A client speaking raw lines, for frames the real [`Client`] never sends.
+///
+/// [`Client`]: passepartout_socket::Client
+pub struct Raw {
+    lines: LineReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+}
+
+impl Raw {
+    pub async fn connect(path: &Path) -> Raw {
+        let stream = within(UnixStream::connect(path)).await.expect("connect");
+        let (read, writer) = stream.into_split();
+        Raw {
+            lines: LineReader::new(read, 1 << 24),
+            writer,
+        }
+    }
+
+    /// Writes `bytes` and a newline.
+    pub async fn send_line(&mut self, bytes: &[u8]) {
+        let mut line = bytes.to_vec();
+        line.push(b'\n');
+        within(self.writer.write_all(&line)).await.expect("write");
+    }
+
+    pub async fn send_json(&mut self, frame: serde_json::Value) {
+        self.send_line(frame.to_string().as_bytes()).await;
+    }
+
+    /// The next frame from the daemon.
+    pub async fn frame(&mut self) -> ServerFrame {
+        match within(self.lines.next_line()).await.expect("read") {
+            ReadLine::Line(line) => serde_json::from_slice(&line).expect("a server frame"),
+            other => panic!("expected a frame, got {other:?}"),
+        }
+    }
+
+    /// The next frame, which must be an error with `code`.
+    pub async fn expect_error(&mut self, code: ErrorCode) -> ServerFrame {
+        let frame = self.frame().await;
+        assert!(
+            matches!(frame, ServerFrame::Error { code: got, .. } if got == code),
+            "expected {code}, got {frame:?}"
+        );
+        frame
+    }
+
+    /// Sends a ping and expects the pong: the connection is still usable.
+    pub async fn assert_usable(&mut self) {
+        self.send_json(json!({"type": "ping"})).await;
+        assert_eq!(self.frame().await, ServerFrame::Pong {});
+    }
+
+    /// The daemon closed the connection.
+    pub async fn expect_closed(&mut self) {
+        match within(self.lines.next_line()).await {
+            Ok(ReadLine::Eof) | Err(_) => {}
+            Ok(other) => panic!("expected the connection to close, got {other:?}"),
+        }
+    }
+}
