@@ -1,0 +1,142 @@
+//! The command line, run as a real process: what a person types and sees.
+
+mod support;
+
+use support::fake_llm::FakeLlm;
+use support::process::{Running, run_cli, socket_path, write_config};
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn check_config_reports_every_problem_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(
+        &path,
+        "[pipeline]\nmax_depth = 0\nqueue_capacity = 0\n[socket]\nmax_clients = 0\n\
+         [[llm.providers]]\nname = \"x\"\nbase_url = \"not a url\"\nmodel = \"m\"\n",
+    )
+    .unwrap();
+    let output = run_cli(&path, &["check-config"]).await;
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    for key in ["max_depth", "queue_capacity", "max_clients", "base_url"] {
+        assert!(text.contains(key), "{key} missing from: {text}");
+    }
+    assert!(text.contains("4 problem(s)"), "{text}");
+}
+
+#[tokio::test]
+async fn check_config_accepts_the_example_file() {
+    let example = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml");
+    let output = run_cli(&example, &["check-config"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).starts_with("ok:"));
+}
+
+#[tokio::test]
+async fn check_config_names_an_unknown_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("typo.toml");
+    std::fs::write(&path, "[socket]\nenabeld = true\n").unwrap();
+    let output = run_cli(&path, &["check-config"]).await;
+    assert_eq!(output.status.code(), Some(2));
+    assert!(stderr(&output).contains("enabeld"), "{}", stderr(&output));
+}
+
+#[tokio::test]
+async fn send_without_a_daemon_says_so_and_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "http://127.0.0.1:9/v1");
+    let output = run_cli(&config, &["send", "hello"]).await;
+    assert_eq!(output.status.code(), Some(3));
+    assert!(stderr(&output).contains("not running"), "{}", stderr(&output));
+    assert!(stderr(&output).contains("passepartout run"), "{}", stderr(&output));
+}
+
+#[tokio::test]
+async fn send_prints_the_reply_and_status_reports_the_daemon() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let daemon = Running::start(&config).await;
+
+    let output = run_cli(&config, &["send", "hello", "there"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(stdout(&output).trim(), "echo: hello there");
+
+    let output = run_cli(&config, &["status", "--json"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let status: serde_json::Value = serde_json::from_str(&stdout(&output)).expect("status is JSON");
+    assert_eq!(status["intake"]["accepted"], 1);
+
+    let output = run_cli(&config, &["status"]).await;
+    assert!(stdout(&output).contains("gateway  socket"), "{}", stdout(&output));
+
+    let exit = daemon.terminate().await;
+    assert!(exit.success(), "SIGTERM exits 0: {exit:?}");
+    assert!(!socket_path(dir.path()).exists(), "socket removed");
+}
+
+#[tokio::test]
+async fn send_fails_clearly_when_no_model_answers() {
+    let llm = FakeLlm::start().await;
+    let url = llm.base_url();
+    llm.shutdown();
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &url);
+    let daemon = Running::start(&config).await;
+    let output = run_cli(&config, &["send", "hello"]).await;
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr(&output).contains(&url), "{}", stderr(&output));
+    daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn doctor_reports_each_part_on_its_own_line() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let output = run_cli(&config, &["doctor"]).await;
+    let text = stdout(&output);
+    assert!(output.status.success(), "nothing failed: {text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("ok") && l.contains("config")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("degraded") && l.contains("socket") && l.contains("passepartout run")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("ok") && l.contains("store")),
+        "{text}"
+    );
+    assert!(
+        text.lines().any(|l| l.starts_with("ok") && l.contains("model fake")),
+        "{text}"
+    );
+
+    llm.shutdown();
+    let daemon = Running::start(&config).await;
+    let output = run_cli(&config, &["doctor"]).await;
+    let text = stdout(&output);
+    assert_eq!(output.status.code(), Some(1), "a failed provider fails doctor: {text}");
+    assert!(
+        text.lines().any(|l| l.starts_with("ok") && l.contains("socket")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("failed") && l.contains("model fake") && l.contains("base_url")),
+        "{text}"
+    );
+    daemon.terminate().await;
+}

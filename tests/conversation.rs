@@ -1,0 +1,378 @@
+//! End to end through the local socket: a real daemon, a real store in a temp
+//! dir, the real OpenAI client against a fake model server on 127.0.0.1.
+
+mod support;
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use passepartout::llm::ToolSpec;
+use passepartout::tools::{Tool, ToolError};
+use passepartout_gateway::ReplyKind;
+use passepartout_socket::{ErrorCode, ServerFrame};
+use serde_json::Value;
+use support::fake_llm::{FakeLlm, Script, last_user_text};
+use support::harness::{TestDaemon, WAIT, ask, reply_to, send, texts_of};
+use tokio::sync::{Notify, Semaphore};
+
+/// A tool that waits until the test opens the gate: lets a test hold one
+/// turn in the middle without sleeping.
+struct Gate {
+    entered: Arc<Notify>,
+    open: Arc<Semaphore>,
+}
+
+#[async_trait]
+impl Tool for Gate {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "gate".into(),
+            description: "waits".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+    async fn call(&self, _arguments: &str) -> Result<String, ToolError> {
+        self.entered.notify_one();
+        self.open.acquire().await.expect("gate not closed").forget();
+        Ok("gate passed".into())
+    }
+}
+
+/// A tool whose call panics: a bug inside a turn.
+struct Explode;
+
+#[async_trait]
+impl Tool for Explode {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "explode".into(),
+            description: "panics".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+    async fn call(&self, _arguments: &str) -> Result<String, ToolError> {
+        panic!("the explode tool always panics");
+    }
+}
+
+/// "slow" calls the gate, "boom" the exploding tool; a tool result is
+/// answered "done: …"; anything else is echoed.
+fn scripted(request: &Value) -> Script {
+    let last = request["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .unwrap_or_default();
+    if last["role"] == "tool" {
+        return Script::Reply(format!("done: {}", last["content"].as_str().unwrap_or_default()));
+    }
+    match last_user_text(request).as_str() {
+        "slow" => Script::ToolCall {
+            name: "gate".into(),
+            arguments: "{}".into(),
+        },
+        "boom" => Script::ToolCall {
+            name: "explode".into(),
+            arguments: "{}".into(),
+        },
+        _ => Script::Echo,
+    }
+}
+
+struct Gated {
+    entered: Arc<Notify>,
+    open: Arc<Semaphore>,
+}
+
+impl Gated {
+    fn new() -> Self {
+        Self {
+            entered: Arc::new(Notify::new()),
+            open: Arc::new(Semaphore::new(0)),
+        }
+    }
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        vec![
+            Arc::new(Gate {
+                entered: self.entered.clone(),
+                open: self.open.clone(),
+            }),
+            Arc::new(Explode),
+        ]
+    }
+    async fn wait_entered(&self) {
+        tokio::time::timeout(WAIT, self.entered.notified())
+            .await
+            .expect("the turn reached the gate");
+    }
+}
+
+#[tokio::test]
+async fn send_gets_the_models_reply() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    assert_eq!(
+        ask(&mut client, "hello").await,
+        (ReplyKind::Answer, "echo: hello".into())
+    );
+    let requests = llm.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0]["model"], "fake-model");
+    assert_eq!(
+        texts_of(&requests[0], "system").len(),
+        1,
+        "a system prompt opens the request"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn history_is_carried_into_the_next_prompt() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    ask(&mut client, "my name is Ada").await;
+    ask(&mut client, "what is my name?").await;
+    let second = &llm.requests()[1];
+    assert_eq!(texts_of(second, "user"), ["my name is Ada", "what is my name?"]);
+    assert_eq!(texts_of(second, "assistant"), ["echo: my name is Ada"]);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn history_survives_a_restart() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    ask(&mut client, "remember the tulips").await;
+    drop(client);
+    daemon.restart(Vec::new()).await;
+    let mut client = daemon.client("alice").await;
+    ask(&mut client, "what did I say?").await;
+    let after = llm.requests().pop().unwrap();
+    assert_eq!(texts_of(&after, "user"), ["remember the tulips", "what did I say?"]);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn forget_clears_this_conversations_history_without_the_model() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut alice = daemon.client("alice").await;
+    let mut bob = daemon.client("bob").await;
+    ask(&mut alice, "secret one").await;
+    ask(&mut bob, "bob's note").await;
+    let (kind, text) = ask(&mut alice, "/forget").await;
+    assert_eq!(kind, ReplyKind::Notice);
+    assert!(text.contains("forgotten"), "{text}");
+    assert_eq!(llm.requests().len(), 2, "/forget never reaches the model");
+    ask(&mut alice, "fresh start").await;
+    ask(&mut bob, "still there?").await;
+    let requests = llm.requests();
+    assert_eq!(texts_of(&requests[2], "user"), ["fresh start"]);
+    assert_eq!(texts_of(&requests[3], "user"), ["bob's note", "still there?"]);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn help_and_unknown_commands_are_answered_without_the_model() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    assert!(ask(&mut client, "/help").await.1.contains("/forget"));
+    assert!(ask(&mut client, "/status").await.1.contains("gateway socket"));
+    assert!(ask(&mut client, "/nope").await.1.contains("/help"));
+    assert!(llm.requests().is_empty());
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_slow_conversation_does_not_block_another() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(scripted);
+    let gated = Gated::new();
+    let mut daemon = TestDaemon::start_with(&llm, |_| {}, gated.tools()).await;
+    let mut slow = daemon.client("slow-chat").await;
+    let mut quick = daemon.client("quick-chat").await;
+    let held = send(&mut slow, "slow").await;
+    gated.wait_entered().await;
+    assert_eq!(
+        ask(&mut quick, "hi").await.1,
+        "echo: hi",
+        "answered while the other turn is held"
+    );
+    gated.open.add_permits(1);
+    assert_eq!(reply_to(&mut slow, &held).await.1, "done: gate passed");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn order_is_kept_within_a_conversation() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    let mut ids = Vec::new();
+    for n in 0..20 {
+        ids.push(send(&mut client, &format!("message {n}")).await);
+    }
+    let mut answered = Vec::new();
+    while answered.len() < ids.len() {
+        let frame = tokio::time::timeout(WAIT, client.next_event())
+            .await
+            .expect("replies come")
+            .unwrap();
+        if let ServerFrame::Reply {
+            in_reply_to: Some(id),
+            text,
+            ..
+        } = frame
+        {
+            answered.push((id, text));
+        }
+    }
+    for (n, (id, text)) in answered.iter().enumerate() {
+        assert_eq!(id, &ids[n]);
+        assert_eq!(text, &format!("echo: message {n}"));
+    }
+    let prompts: Vec<_> = llm.requests().iter().map(last_user_text).collect();
+    let expected: Vec<_> = (0..20).map(|n| format!("message {n}")).collect();
+    assert_eq!(prompts, expected, "the model saw them in order");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_panic_inside_a_turn_is_rolled_back_and_apologized_for() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(scripted);
+    let gated = Gated::new();
+    let mut daemon = TestDaemon::start_with(&llm, |_| {}, gated.tools()).await;
+    let mut victim = daemon.client("victim").await;
+    let mut other = daemon.client("other").await;
+    let (kind, text) = ask(&mut victim, "boom").await;
+    assert_eq!(kind, ReplyKind::Failure);
+    assert!(text.contains("error id E"), "{text}");
+    assert_eq!(ask(&mut other, "still fine?").await.1, "echo: still fine?");
+    ask(&mut victim, "after").await;
+    let last = llm.requests().pop().unwrap();
+    assert_eq!(
+        texts_of(&last, "user"),
+        ["after"],
+        "nothing of the failed turn was kept"
+    );
+    let status = daemon.daemon.as_ref().unwrap().status();
+    assert_eq!(
+        status["store"]["pending"], 0,
+        "the failed message is not retried forever"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_reply_waits_in_the_outbox_for_a_client_that_left() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(scripted);
+    let gated = Gated::new();
+    let mut daemon = TestDaemon::start_with(&llm, |_| {}, gated.tools()).await;
+    let mut client = daemon.client("leaver").await;
+    let id = send(&mut client, "slow").await;
+    gated.wait_entered().await;
+    drop(client);
+    gated.open.add_permits(1);
+    let mut back = daemon.client("leaver").await;
+    assert_eq!(reply_to(&mut back, &id).await.1, "done: gate passed");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn an_unreachable_model_gets_one_clear_sentence() {
+    let llm = FakeLlm::start().await;
+    let url = llm.base_url();
+    llm.shutdown();
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    let (kind, text) = ask(&mut client, "anyone there?").await;
+    assert_eq!(kind, ReplyKind::Failure);
+    assert!(text.contains(&url), "names the endpoint: {text}");
+    assert!(text.contains("[[llm.providers]]"), "says how to configure one: {text}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_depth_limit_stops_a_runaway_turn_and_says_so() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|_| Script::ToolCall {
+        name: "no_such_tool".into(),
+        arguments: "{}".into(),
+    });
+    let mut daemon = TestDaemon::start_with(&llm, |c| c.pipeline.max_depth = 3, Vec::new()).await;
+    let mut client = daemon.client("alice").await;
+    let (kind, text) = ask(&mut client, "loop forever").await;
+    assert_eq!(kind, ReplyKind::Notice);
+    assert!(text.contains("stopped after 3 steps"), "{text}");
+    assert_eq!(llm.requests().len(), 4, "depth 0 to 3 each asked the model once");
+    let last = llm.requests().pop().unwrap();
+    let tool_results = texts_of(&last, "tool");
+    assert!(
+        tool_results.iter().all(|t| t.contains("no tool named")),
+        "{tool_results:?}"
+    );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_message_id_sent_twice_is_answered_once() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    let (id, first) = client.send(Some("fixed-id".into()), "once", None).await.unwrap();
+    assert_eq!(first, passepartout_socket::SendOutcome::Accepted);
+    reply_to(&mut client, &id).await;
+    let (_, second) = client.send(Some("fixed-id".into()), "once", None).await.unwrap();
+    assert_eq!(second, passepartout_socket::SendOutcome::Duplicate);
+    assert_eq!(llm.requests().len(), 1);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn an_oversized_message_is_refused_and_the_connection_stays_usable() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start_with(&llm, |c| c.pipeline.max_message_bytes = 100, Vec::new()).await;
+    let mut client = daemon.client("alice").await;
+    let error = client.send(None, &"x".repeat(101), None).await.unwrap_err();
+    match error {
+        passepartout_socket::ClientError::Refused { code, .. } => assert_eq!(code, ErrorCode::TooLarge),
+        other => panic!("expected too_large, got {other:?}"),
+    }
+    assert_eq!(ask(&mut client, "small").await.1, "echo: small");
+    assert!(llm.requests().iter().all(|r| last_user_text(r) == "small"));
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_status_document_covers_every_part() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    ask(&mut client, "hi").await;
+    let status = client.status().await.unwrap();
+    assert_eq!(status["gateways"][0]["name"], "socket");
+    assert_eq!(status["providers"][0]["name"], "fake");
+    assert_eq!(status["providers"][0]["calls"], 1);
+    assert_eq!(status["intake"]["accepted"], 1);
+    assert!(status["store"]["size_bytes"].as_u64().unwrap() > 0);
+    assert!(status["conversations"]["active"].as_u64().unwrap() >= 1);
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn shutdown_removes_the_socket_and_a_second_daemon_is_refused_while_running() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start(&llm).await;
+    let path = daemon.config.socket_path();
+    assert!(path.exists());
+    let second = passepartout::Daemon::start(daemon.config.clone()).await;
+    assert!(second.is_err(), "a second daemon on the same data dir must not start");
+    daemon.stop().await;
+    assert!(!path.exists(), "socket file removed on shutdown");
+}

@@ -1,0 +1,133 @@
+//! Runs a real daemon (store, socket, pipeline) in a temp dir against a
+//! [`FakeLlm`], and talks to it with the real socket client.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use passepartout::config::{Config, ProviderConfig};
+use passepartout::tools::Tool;
+use passepartout::{Daemon, Extensions};
+use passepartout_gateway::{ChatId, ReplyKind};
+use passepartout_socket::{Client, SendOutcome, ServerFrame};
+
+use super::fake_llm::FakeLlm;
+
+/// How long a test waits for any one event before failing.
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// A configuration for a daemon in `dir` using the model at `llm_url`.
+pub fn config(dir: &Path, llm_url: &str) -> Config {
+    let mut config = Config {
+        data_dir: dir.to_path_buf(),
+        ..Config::default()
+    };
+    config.store.backup_every_s = 0;
+    config.pipeline.shutdown_grace_s = 5;
+    config.llm.providers = vec![ProviderConfig {
+        name: "fake".into(),
+        base_url: llm_url.to_owned(),
+        model: "fake-model".into(),
+        timeout_s: 10,
+        ..ProviderConfig::default()
+    }];
+    config
+}
+
+pub struct TestDaemon {
+    pub dir: tempfile::TempDir,
+    pub config: Config,
+    pub daemon: Option<Daemon>,
+}
+
+impl TestDaemon {
+    pub async fn start(llm: &FakeLlm) -> TestDaemon {
+        Self::start_with(llm, |_| {}, Vec::new()).await
+    }
+
+    pub async fn start_with(llm: &FakeLlm, adjust: impl FnOnce(&mut Config), tools: Vec<Arc<dyn Tool>>) -> TestDaemon {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config(dir.path(), &llm.base_url());
+        adjust(&mut config);
+        let daemon = Daemon::start_with(config.clone(), Extensions { tools })
+            .await
+            .expect("daemon starts");
+        TestDaemon {
+            dir,
+            config,
+            daemon: Some(daemon),
+        }
+    }
+
+    /// Stops the daemon in order (as SIGTERM would).
+    pub async fn stop(&mut self) {
+        if let Some(daemon) = self.daemon.take() {
+            daemon.shutdown().await.expect("clean shutdown");
+        }
+    }
+
+    /// Starts the daemon again on the same data directory.
+    pub async fn restart(&mut self, tools: Vec<Arc<dyn Tool>>) {
+        self.stop().await;
+        let daemon = Daemon::start_with(self.config.clone(), Extensions { tools })
+            .await
+            .expect("daemon restarts");
+        self.daemon = Some(daemon);
+    }
+
+    pub async fn client(&self, chat: &str) -> Client {
+        let chat = ChatId::new(chat).unwrap();
+        tokio::time::timeout(WAIT, Client::connect(self.config.socket_path(), Some(chat)))
+            .await
+            .expect("connect in time")
+            .expect("connect")
+    }
+}
+
+/// Sends `text` and returns its message id.
+pub async fn send(client: &mut Client, text: &str) -> String {
+    let (id, outcome) = tokio::time::timeout(WAIT, client.send(None, text, None))
+        .await
+        .expect("ack in time")
+        .expect("send");
+    assert_eq!(outcome, SendOutcome::Accepted);
+    id
+}
+
+/// Waits for the reply to message `id`.
+pub async fn reply_to(client: &mut Client, id: &str) -> (ReplyKind, String) {
+    let wait = async {
+        loop {
+            if let ServerFrame::Reply {
+                in_reply_to: Some(answered),
+                text,
+                kind,
+                ..
+            } = client.next_event().await.expect("connection stays up")
+                && answered == id
+            {
+                return (kind, text);
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, wait)
+        .await
+        .unwrap_or_else(|_| panic!("no reply to {id} within {WAIT:?}"))
+}
+
+/// Sends `text` and waits for its reply.
+pub async fn ask(client: &mut Client, text: &str) -> (ReplyKind, String) {
+    let id = send(client, text).await;
+    reply_to(client, &id).await
+}
+
+/// The text of every message of the given role in a recorded chat request.
+pub fn texts_of(request: &serde_json::Value, role: &str) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == role)
+        .filter_map(|m| m["content"].as_str().map(str::to_owned))
+        .collect()
+}

@@ -1,0 +1,109 @@
+//! Runs the real `passepartout` binary as a child process.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
+
+use super::harness::WAIT;
+
+pub fn binary() -> &'static str {
+    env!("CARGO_BIN_EXE_passepartout")
+}
+
+/// Writes a config file for a daemon in `dir` using the model at `llm_url`.
+pub fn write_config(dir: &Path, llm_url: &str) -> PathBuf {
+    let path = dir.join("config.toml");
+    let text = format!(
+        "data_dir = {data:?}\n\
+         [store]\nbackup_every_s = 0\n\
+         [pipeline]\nshutdown_grace_s = 5\n\
+         [[llm.providers]]\nname = \"fake\"\nbase_url = {llm_url:?}\nmodel = \"fake-model\"\ntimeout_s = 10\n",
+        data = dir.join("data").display().to_string(),
+    );
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The socket path a config written by [`write_config`] uses.
+pub fn socket_path(dir: &Path) -> PathBuf {
+    dir.join("data").join("passepartout.sock")
+}
+
+/// A daemon child process, ready to take connections.
+pub struct Running {
+    pub child: Child,
+}
+
+impl Running {
+    /// Starts `passepartout run` and waits until it logs that it is ready.
+    pub async fn start(config: &Path) -> Running {
+        let mut child = Command::new(binary())
+            .args(["--config", config.to_str().unwrap(), "run"])
+            .env("RUST_LOG", "info")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("spawn the daemon");
+        let stderr = child.stderr.take().unwrap();
+        let (ready_tx, ready) = oneshot::channel();
+        tokio::spawn(async move {
+            let mut ready_tx = Some(ready_tx);
+            let mut lines = BufReader::new(stderr).lines();
+            // Keep draining so the child never blocks on a full pipe.
+            while let Ok(Some(line)) = lines.next_line().await {
+                if line.contains("passepartout ready")
+                    && let Some(tx) = ready_tx.take()
+                {
+                    let _ = tx.send(());
+                }
+                if line.contains("ERROR") || line.contains("panicked") {
+                    eprintln!("daemon: {line}");
+                }
+            }
+        });
+        tokio::time::timeout(WAIT, ready)
+            .await
+            .expect("daemon ready in time")
+            .expect("daemon ready");
+        Running { child }
+    }
+
+    /// SIGKILL, and wait for the process to be gone.
+    pub async fn kill(mut self) {
+        self.child.kill().await.expect("kill");
+    }
+
+    /// SIGTERM, and the exit status.
+    pub async fn terminate(mut self) -> std::process::ExitStatus {
+        let pid = self.child.id().expect("still running") as i32;
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid).unwrap(),
+            rustix::process::Signal::TERM,
+        )
+        .expect("send SIGTERM");
+        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+            .await
+            .expect("exits after SIGTERM")
+            .expect("wait")
+    }
+}
+
+/// Runs a client command of the binary to completion.
+pub async fn run_cli(config: &Path, args: &[&str]) -> std::process::Output {
+    let output = Command::new(binary())
+        .arg("--config")
+        .arg(config)
+        .args(args)
+        .stdin(Stdio::null())
+        .output();
+    tokio::time::timeout(WAIT, output)
+        .await
+        .expect("command finishes")
+        .expect("command runs")
+}
