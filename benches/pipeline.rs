@@ -1,0 +1,155 @@
+//! Whole-system benchmark: socket → intake (journal, durable) → pipeline →
+//! loopback model over HTTP → outbox → socket, with N concurrent
+//! conversations, each sending its next message when the previous is answered.
+//!
+//! `cargo bench --bench pipeline` prints one JSON line. Settings from the
+//! environment: `PP_BENCH_MESSAGES` (default 20000), `PP_BENCH_CONVERSATIONS`
+//! (default 32). It also starts the real binary once to read its idle
+//! resident memory, and measures start-to-ready on the store the run filled.
+
+#[path = "../tests/support/fake_llm.rs"]
+mod fake_llm;
+
+use std::time::{Duration, Instant};
+
+use passepartout::Daemon;
+use passepartout::config::{Config, ProviderConfig};
+use passepartout_gateway::ChatId;
+use passepartout_socket::{Client, ServerFrame};
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+fn config(dir: &std::path::Path, llm_url: &str) -> Config {
+    let mut config = Config {
+        data_dir: dir.to_path_buf(),
+        ..Config::default()
+    };
+    config.store.backup_every_s = 0;
+    config.llm.providers = vec![ProviderConfig {
+        name: "loopback".into(),
+        base_url: llm_url.to_owned(),
+        model: "instant".into(),
+        ..ProviderConfig::default()
+    }];
+    config
+}
+
+/// Resident memory of process `pid` (`self` for this one), in KiB: current and peak.
+fn rss_kib(pid: &str) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+async fn conversation(socket: std::path::PathBuf, index: usize, messages: usize) -> Vec<Duration> {
+    let chat = ChatId::new(format!("bench-{index}")).unwrap();
+    let mut client = Client::connect(&socket, Some(chat)).await.expect("connect");
+    let mut latencies = Vec::with_capacity(messages);
+    for n in 0..messages {
+        let started = Instant::now();
+        let (id, _) = client.send(None, &format!("message {n}"), None).await.expect("send");
+        loop {
+            match client.next_event().await.expect("reply") {
+                ServerFrame::Reply {
+                    in_reply_to: Some(answered),
+                    ..
+                } if answered == id => break,
+                _ => {}
+            }
+        }
+        latencies.push(started.elapsed());
+    }
+    latencies
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[index].as_secs_f64() * 1000.0
+}
+
+/// Starts the real binary on `config_path` and returns its resident memory
+/// once ready and idle, in KiB.
+fn idle_rss_of_binary(dir: &std::path::Path, llm_url: &str) -> Option<u64> {
+    use std::io::{BufRead, BufReader};
+    let data = dir.join("idle");
+    let path = dir.join("idle.toml");
+    let text = format!(
+        "data_dir = {:?}\n[store]\nbackup_every_s = 0\n[[llm.providers]]\nname = \"loopback\"\nbase_url = {llm_url:?}\nmodel = \"instant\"\n",
+        data.display().to_string()
+    );
+    std::fs::write(&path, text).ok()?;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_passepartout"))
+        .args(["--config", path.to_str()?, "run"])
+        .env("RUST_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    let stderr = child.stderr.take()?;
+    let mut lines = BufReader::new(stderr).lines();
+    let ready = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .any(|l| l.contains("passepartout ready"));
+    let rss = ready.then(|| rss_kib(&child.id().to_string()).0);
+    let _ = child.kill();
+    let _ = child.wait();
+    rss
+}
+
+fn main() {
+    let messages = env_number("PP_BENCH_MESSAGES", 20_000);
+    let conversations = env_number("PP_BENCH_CONVERSATIONS", 32).max(1);
+    let per_conversation = (messages / conversations).max(1);
+    let runtime = tokio::runtime::Runtime::new().expect("runtime");
+    let dir = tempfile::tempdir().expect("temp dir");
+    runtime.block_on(async {
+        let llm = fake_llm::FakeLlm::start().await;
+        let config = config(dir.path(), &llm.base_url());
+        let daemon = Daemon::start(config.clone()).await.expect("daemon starts");
+        let socket = config.socket_path();
+
+        let started = Instant::now();
+        let tasks: Vec<_> = (0..conversations)
+            .map(|index| tokio::spawn(conversation(socket.clone(), index, per_conversation)))
+            .collect();
+        let mut latencies = Vec::with_capacity(per_conversation * conversations);
+        for task in tasks {
+            latencies.extend(task.await.expect("conversation task"));
+        }
+        let elapsed = started.elapsed();
+        latencies.sort();
+        let (_, peak_kib) = rss_kib("self");
+        daemon.shutdown().await.expect("shutdown");
+
+        let ready_started = Instant::now();
+        let daemon = Daemon::start(config.clone()).await.expect("daemon restarts");
+        let ready_ms = ready_started.elapsed().as_secs_f64() * 1000.0;
+        daemon.shutdown().await.expect("shutdown");
+
+        let idle_kib = idle_rss_of_binary(dir.path(), &llm.base_url());
+        let report = serde_json::json!({
+            "bench": "pipeline",
+            "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            "conversations": conversations,
+            "messages": latencies.len(),
+            "durability": "journal and turn commits flushed (group commit)",
+            "messages_per_s": (latencies.len() as f64 / elapsed.as_secs_f64()).round(),
+            "p50_ms": percentile(&latencies, 0.50),
+            "p99_ms": percentile(&latencies, 0.99),
+            "max_ms": percentile(&latencies, 1.0),
+            "peak_rss_mb_bench_process": peak_kib as f64 / 1024.0,
+            "idle_rss_mb_binary": idle_kib.map(|k| k as f64 / 1024.0),
+            "start_to_ready_ms_with_store": ready_ms,
+        });
+        println!("{report}");
+    });
+}
