@@ -54,12 +54,24 @@ pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToke
 
 async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
     let mut decisions = Vec::with_capacity(batch.len());
+    let mut candidates = Vec::with_capacity(batch.len());
     for event in batch.drain(..) {
         match event {
-            IntakeEvent::Inbound { inbound, ack } => {
-                let (answer, dispatch) = decide(core, &inbound);
-                decisions.push(Decision { ack, answer, dispatch });
-            }
+            IntakeEvent::Inbound { inbound, ack } => match admit(core, &inbound) {
+                Ok(permit) => {
+                    decisions.push(Decision {
+                        ack,
+                        answer: Ack::Busy,
+                        dispatch: None,
+                    });
+                    candidates.push((decisions.len() - 1, inbound, permit));
+                }
+                Err(answer) => decisions.push(Decision {
+                    ack,
+                    answer,
+                    dispatch: None,
+                }),
+            },
             IntakeEvent::Reachable(key) => core.router.nudge(core, &key),
             IntakeEvent::Control {
                 request: ControlRequest::Status,
@@ -69,17 +81,8 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             }
         }
     }
-    if decisions.iter().any(|d| d.dispatch.is_some())
-        && let Err(error) = core.store.durable().await
-    {
-        // Not known to be on disk: say busy so the gateway offers them again;
-        // the journal's dedupe makes a second offer harmless.
-        tracing::error!(%error, "journal flush failed; refusing the batch as busy");
-        for decision in &mut decisions {
-            if decision.dispatch.take().is_some() {
-                decision.answer = Ack::Busy;
-            }
-        }
+    if !candidates.is_empty() {
+        journal(core, candidates, &mut decisions).await;
     }
     for decision in decisions {
         if let Some((permit, seq)) = decision.dispatch {
@@ -89,46 +92,67 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
     }
 }
 
-fn decide(core: &Arc<Core>, inbound: &Inbound) -> (Ack, Option<(mpsc::OwnedPermit<Job>, u64)>) {
+/// Journals the admitted messages in one transaction and one flush, and
+/// fills in their decisions. Anything not known to be on disk is answered
+/// busy, so the gateway offers it again; the journal's dedupe makes a second
+/// offer harmless.
+async fn journal(
+    core: &Arc<Core>,
+    candidates: Vec<(usize, Inbound, mpsc::OwnedPermit<Job>)>,
+    decisions: &mut [Decision],
+) {
+    let inbounds: Vec<Inbound> = candidates.iter().map(|(_, inbound, _)| inbound.clone()).collect();
+    let outcomes = match core.store.journal_accept_batch(&inbounds, now_ms()) {
+        Ok(outcomes) => outcomes,
+        Err(error) => {
+            tracing::error!(%error, messages = inbounds.len(), "journal write failed; answering busy");
+            return;
+        }
+    };
+    if outcomes.iter().any(|o| matches!(o, Accepted::New(_)))
+        && let Err(error) = core.store.durable().await
+    {
+        tracing::error!(%error, "journal flush failed; answering busy");
+        return;
+    }
+    for ((index, _, permit), outcome) in candidates.into_iter().zip(outcomes) {
+        let decision = &mut decisions[index];
+        match outcome {
+            Accepted::New(seq) => {
+                Stats::bump(&core.stats.accepted);
+                decision.answer = Ack::Accepted;
+                decision.dispatch = Some((permit, seq));
+            }
+            Accepted::Duplicate(_) => {
+                Stats::bump(&core.stats.duplicates);
+                decision.answer = Ack::Duplicate;
+            }
+        }
+    }
+}
+
+/// The checks before journaling: allowed, not too large, room in the
+/// conversation's queue (reserved now, so an accepted message always fits).
+fn admit(core: &Arc<Core>, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
     if !core.allowed(inbound) {
         Stats::bump(&core.stats.refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");
-        return (
-            Ack::Refused {
-                reason: Refusal::NotAllowed,
-            },
-            None,
-        );
+        return Err(Ack::Refused {
+            reason: Refusal::NotAllowed,
+        });
     }
     if let InboundBody::Text { text } = &inbound.body
         && text.len() > core.settings.max_message_bytes
     {
         Stats::bump(&core.stats.refused);
-        return (
-            Ack::Refused {
-                reason: Refusal::TooLarge,
-            },
-            None,
-        );
+        return Err(Ack::Refused {
+            reason: Refusal::TooLarge,
+        });
     }
-    let Ok(permit) = core.router.try_reserve(core, &inbound.conversation) else {
+    core.router.try_reserve(core, &inbound.conversation).map_err(|_| {
         Stats::bump(&core.stats.busy);
-        return (Ack::Busy, None);
-    };
-    match core.store.journal_accept(inbound, now_ms()) {
-        Ok(Accepted::New(seq)) => {
-            Stats::bump(&core.stats.accepted);
-            (Ack::Accepted, Some((permit, seq)))
-        }
-        Ok(Accepted::Duplicate(_)) => {
-            Stats::bump(&core.stats.duplicates);
-            (Ack::Duplicate, None)
-        }
-        Err(error) => {
-            tracing::error!(conversation = %inbound.conversation, %error, "journal write failed");
-            (Ack::Busy, None)
-        }
-    }
+        Ack::Busy
+    })
 }
 
 pub fn now_ms() -> u64 {

@@ -30,35 +30,66 @@ impl Store {
     /// Journals `inbound` unless the same conversation already had a message
     /// with its platform id. Not durable until [`Store::durable`] returns.
     pub fn journal_accept(&self, inbound: &Inbound, now_ms: u64) -> Result<Accepted, StoreError> {
-        let seq = self.next_id()?;
-        let entry = JournalEntry {
-            seq,
-            inbound: inbound.clone(),
-            accepted_at_ms: now_ms,
-        };
-        let record = serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
-            tree: "journal",
-            reason: e.to_string(),
-        })?;
-        let dedupe_key = keys::dedupe(&inbound.conversation, &inbound.message_id);
-        let conversation = keys::conversation_prefix(&inbound.conversation);
-        let inner = &self.inner;
-        let outcome = (&inner.dedupe, &inner.journal, &inner.pending).transaction(|(dedupe, journal, pending)| {
-            if let Some(existing) = dedupe.get(&dedupe_key)? {
-                let existing = keys::decode_u64(&existing).ok_or_else(|| {
-                    ConflictableTransactionError::Abort(StoreError::Corrupt {
-                        tree: "dedupe",
-                        reason: "sequence is not 8 bytes".into(),
-                    })
+        let mut outcome = self.journal_accept_batch(std::slice::from_ref(inbound), now_ms)?;
+        Ok(outcome.remove(0))
+    }
+
+    /// Journals a batch of inbound messages in one transaction (one log write
+    /// for all of them), each unless its conversation already had a message
+    /// with its platform id — earlier in the store or earlier in the batch.
+    /// Outcomes are in input order. Not durable until [`Store::durable`] returns.
+    pub fn journal_accept_batch(&self, batch: &[Inbound], now_ms: u64) -> Result<Vec<Accepted>, StoreError> {
+        struct Prepared {
+            seq: u64,
+            record: Vec<u8>,
+            dedupe_key: Vec<u8>,
+            conversation: Vec<u8>,
+        }
+        let prepared = batch
+            .iter()
+            .map(|inbound| {
+                let seq = self.next_id()?;
+                let entry = JournalEntry {
+                    seq,
+                    inbound: inbound.clone(),
+                    accepted_at_ms: now_ms,
+                };
+                let record = serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
+                    tree: "journal",
+                    reason: e.to_string(),
                 })?;
-                return Ok(Accepted::Duplicate(existing));
+                Ok(Prepared {
+                    seq,
+                    record,
+                    dedupe_key: keys::dedupe(&inbound.conversation, &inbound.message_id),
+                    conversation: keys::conversation_prefix(&inbound.conversation),
+                })
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        let inner = &self.inner;
+        let outcomes = (&inner.dedupe, &inner.journal, &inner.pending).transaction(|(dedupe, journal, pending)| {
+            let mut outcomes = Vec::with_capacity(prepared.len());
+            for item in &prepared {
+                // Reads see this transaction's own writes, so a duplicate
+                // within the batch is caught too.
+                if let Some(existing) = dedupe.get(&item.dedupe_key)? {
+                    let existing = keys::decode_u64(&existing).ok_or_else(|| {
+                        ConflictableTransactionError::Abort(StoreError::Corrupt {
+                            tree: "dedupe",
+                            reason: "sequence is not 8 bytes".into(),
+                        })
+                    })?;
+                    outcomes.push(Accepted::Duplicate(existing));
+                    continue;
+                }
+                dedupe.insert(item.dedupe_key.as_slice(), &keys::seq(item.seq))?;
+                journal.insert(&keys::seq(item.seq), item.record.as_slice())?;
+                pending.insert(&keys::seq(item.seq), item.conversation.as_slice())?;
+                outcomes.push(Accepted::New(item.seq));
             }
-            dedupe.insert(dedupe_key.as_slice(), &keys::seq(seq))?;
-            journal.insert(&keys::seq(seq), record.as_slice())?;
-            pending.insert(&keys::seq(seq), conversation.as_slice())?;
-            Ok(Accepted::New(seq))
+            Ok(outcomes)
         })?;
-        Ok(outcome)
+        Ok(outcomes)
     }
 
     /// The journal entry `seq`, if it exists.
@@ -130,6 +161,26 @@ mod tests {
             store.journal_entry(seq).unwrap().unwrap().inbound,
             inbound("c", "m1", "hi")
         );
+    }
+
+    #[test]
+    fn a_batch_dedupes_against_the_store_and_within_itself() {
+        let (_dir, store) = open_temp();
+        let Accepted::New(old) = store.journal_accept(&inbound("c", "m1", "hi"), 1).unwrap() else {
+            panic!()
+        };
+        let batch = [
+            inbound("c", "m1", "again"),
+            inbound("c", "m2", "new"),
+            inbound("c", "m2", "copy"),
+        ];
+        let outcomes = store.journal_accept_batch(&batch, 2).unwrap();
+        assert_eq!(outcomes[0], Accepted::Duplicate(old));
+        let Accepted::New(new) = outcomes[1] else {
+            panic!("{outcomes:?}")
+        };
+        assert_eq!(outcomes[2], Accepted::Duplicate(new));
+        assert_eq!(store.pending_count(), 2);
     }
 
     #[test]
