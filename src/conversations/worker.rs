@@ -18,6 +18,11 @@ use crate::core::{Core, Stats};
 use crate::pipeline::{TurnOutput, TurnRecord};
 use crate::store::{JournalEntry, PendingOutbound, TurnCommit};
 
+/// How long a turn runs before the conversation shows "typing".
+const TYPING_AFTER: Duration = Duration::from_millis(300);
+/// How often the typing indicator is renewed while a turn runs.
+const TYPING_EVERY: Duration = Duration::from_secs(4);
+
 pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut jobs: mpsc::Receiver<Job>) {
     let idle = Duration::from_secs(core.settings.idle_worker_s);
     loop {
@@ -71,10 +76,7 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
             return;
         }
     }
-    if let Some(gateway) = core.gateways.get(&key.gateway) {
-        let _ = gateway.deliver.typing(key).await;
-    }
-    let commit = match run_pipeline(core, &entry).await {
+    let commit = match with_typing(core, key, run_pipeline(core, &entry)).await {
         Ok(output) => {
             Stats::bump(&core.stats.turns);
             commit_of(&entry, output)
@@ -84,16 +86,35 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
             apology(&entry, &failure)
         }
     };
-    if let Err(error) = core.store.commit_turn(key, commit) {
+    // Durable before delivery: a reply a person has seen is never redone.
+    if let Err(error) = core.store.commit_turn_durably(key, commit).await {
         let id = error_id();
         tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
         let fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
-        if let Err(error) = core.store.commit_turn(key, fallback) {
+        if let Err(error) = core.store.commit_turn_durably(key, fallback).await {
             tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
         }
     }
-    if let Err(error) = core.store.durable().await {
-        tracing::error!(conversation = %key, %error, "flush after turn failed");
+}
+
+/// Shows "typing" in the conversation while `turn` runs, once it has taken
+/// longer than [`TYPING_AFTER`], renewed every [`TYPING_EVERY`] (platform
+/// indicators fade after about five seconds). A quick answer needs none.
+async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn: impl Future<Output = T>) -> T {
+    let Some(gateway) = core.gateways.get(&key.gateway) else {
+        return turn.await;
+    };
+    tokio::pin!(turn);
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + TYPING_AFTER, TYPING_EVERY);
+    loop {
+        tokio::select! {
+            output = &mut turn => return output,
+            _ = ticker.tick() => {
+                if let Err(error) = gateway.deliver.typing(key).await {
+                    tracing::debug!(conversation = %key, %error, "typing indicator failed");
+                }
+            }
+        }
     }
 }
 

@@ -14,6 +14,10 @@ pub enum StoreError {
     Io(#[from] sled::Error),
     #[error("a record in the {tree} tree cannot be read: {reason}")]
     Corrupt { tree: &'static str, reason: String },
+    #[error("journal entry {seq} was processed already")]
+    AlreadyProcessed { seq: u64 },
+    #[error("a grouped commit failed: {0}")]
+    Group(String),
     #[error("backup failed: {0}")]
     Backup(String),
     #[error("file system: {0}")]

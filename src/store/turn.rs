@@ -30,18 +30,35 @@ pub struct TurnCommit {
     pub replies: Vec<PendingOutbound>,
 }
 
+/// A commit turned into keys and values, ready for a transaction.
+pub(super) struct Prepared {
+    journal_seq: Option<u64>,
+    entries: Vec<OutboxEntry>,
+    values: Vec<Vec<u8>>,
+    forget: Vec<sled::IVec>,
+    history: Option<(Vec<u8>, Vec<u8>)>,
+}
+
 impl Store {
     /// Commits `turn` for `conversation` atomically and returns the outbox
     /// entries it created, in order. Reply ids derive from the journal
     /// sequence, so a turn redone after a crash produces the same ids.
+    /// Not durable until [`Store::durable`]; see also
+    /// [`Store::commit_turn_durably`].
     ///
-    /// Fails with [`StoreError::Corrupt`] if the journal entry is no longer
-    /// pending (its turn was committed already): a turn never commits twice.
+    /// Fails with [`StoreError::AlreadyProcessed`] if the journal entry is no
+    /// longer pending: a turn never commits twice.
     pub fn commit_turn(
         &self,
         conversation: &ConversationKey,
         turn: TurnCommit,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
+        let prepared = self.prepare(conversation, turn)?;
+        let applied = self.apply(std::slice::from_ref(&prepared))?;
+        finish(prepared, applied[0])
+    }
+
+    pub(super) fn prepare(&self, conversation: &ConversationKey, turn: TurnCommit) -> Result<Prepared, StoreError> {
         let base = match turn.journal_seq {
             Some(seq) => seq,
             None => self.next_id()?,
@@ -55,11 +72,8 @@ impl Store {
                 in_reply_to: reply.in_reply_to,
                 body: reply.body,
             };
-            let entry = OutboxEntry::new(
-                keys::sequenced(conversation, &[base, index as u64]),
-                outbound,
-                turn.journal_seq,
-            );
+            let key = keys::sequenced(conversation, &[base, index as u64]);
+            let entry = OutboxEntry::new(key, outbound, turn.journal_seq);
             values.push(serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
                 tree: "outbox",
                 reason: e.to_string(),
@@ -71,32 +85,55 @@ impl Store {
         } else {
             Vec::new()
         };
-        let history_key = match turn.history_record {
-            Some(_) => Some(keys::sequenced(conversation, &[self.next_id()?])),
+        let history = match turn.history_record {
+            Some(record) => Some((keys::sequenced(conversation, &[self.next_id()?]), record)),
             None => None,
         };
+        Ok(Prepared {
+            journal_seq: turn.journal_seq,
+            entries,
+            values,
+            forget,
+            history,
+        })
+    }
+
+    /// Applies prepared commits in one transaction. A commit whose journal
+    /// entry is no longer pending is skipped (`false`), the others applied.
+    pub(super) fn apply(&self, prepared: &[Prepared]) -> Result<Vec<bool>, StoreError> {
         let inner = &self.inner;
-        (&inner.pending, &inner.outbox, &inner.history).transaction(|(pending, outbox, history)| {
-            if let Some(seq) = turn.journal_seq
-                && pending.remove(&keys::seq(seq))?.is_none()
-            {
-                return Err(ConflictableTransactionError::Abort(StoreError::Corrupt {
-                    tree: "pending",
-                    reason: format!("journal entry {seq} was already processed"),
-                }));
+        let applied = (&inner.pending, &inner.outbox, &inner.history).transaction(|(pending, outbox, history)| {
+            let mut applied = Vec::with_capacity(prepared.len());
+            for commit in prepared {
+                if let Some(seq) = commit.journal_seq
+                    && pending.remove(&keys::seq(seq))?.is_none()
+                {
+                    applied.push(false);
+                    continue;
+                }
+                for (entry, value) in commit.entries.iter().zip(&commit.values) {
+                    outbox.insert(entry.key(), value.as_slice())?;
+                }
+                for key in &commit.forget {
+                    history.remove(key)?;
+                }
+                if let Some((key, record)) = &commit.history {
+                    history.insert(key.as_slice(), record.as_slice())?;
+                }
+                applied.push(true);
             }
-            for (entry, value) in entries.iter().zip(&values) {
-                outbox.insert(entry.key(), value.as_slice())?;
-            }
-            for key in &forget {
-                history.remove(key)?;
-            }
-            if let (Some(key), Some(record)) = (&history_key, &turn.history_record) {
-                history.insert(key.as_slice(), record.as_slice())?;
-            }
-            Ok(())
+            Ok::<_, ConflictableTransactionError<StoreError>>(applied)
         })?;
-        Ok(entries)
+        Ok(applied)
+    }
+}
+
+/// The outcome of one prepared commit after [`Store::apply`].
+pub(super) fn finish(prepared: Prepared, applied: bool) -> Result<Vec<OutboxEntry>, StoreError> {
+    match (applied, prepared.journal_seq) {
+        (true, _) => Ok(prepared.entries),
+        (false, Some(seq)) => Err(StoreError::AlreadyProcessed { seq }),
+        (false, None) => Ok(Vec::new()),
     }
 }
 
