@@ -79,6 +79,7 @@ fn expand_home(path: &Path) -> PathBuf {
 pub const DEFAULT_FLUSH_EVERY_MS: u64 = 500;
 pub const DEFAULT_BACKUP_EVERY_S: u64 = 3600;
 pub const DEFAULT_BACKUPS_KEPT: usize = 5;
+pub const DEFAULT_CACHE_MB: u64 = 16;
 
 /// `[store]`: the embedded database.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -92,6 +93,8 @@ pub struct StoreConfig {
     pub backup_every_s: u64,
     /// How many backups to keep; older ones are deleted.
     pub backups_kept: usize,
+    /// Memory the store may use to cache pages, in MiB.
+    pub cache_mb: u64,
 }
 
 impl Default for StoreConfig {
@@ -100,6 +103,7 @@ impl Default for StoreConfig {
             flush_every_ms: DEFAULT_FLUSH_EVERY_MS,
             backup_every_s: DEFAULT_BACKUP_EVERY_S,
             backups_kept: DEFAULT_BACKUPS_KEPT,
+            cache_mb: DEFAULT_CACHE_MB,
         }
     }
 }
