@@ -113,6 +113,8 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     runtime.block_on(async {
         let llm = fake_llm::FakeLlm::start().await;
+        // Keeping every request body would dominate the memory figures.
+        llm.set_recording(false);
         let config = config(dir.path(), &llm.base_url());
         let daemon = Daemon::start(config.clone()).await.expect("daemon starts");
         let socket = config.socket_path();

@@ -80,6 +80,10 @@ struct Recorded {
     requests: Vec<Value>,
     headers: Vec<BTreeMap<String, String>>,
     api_key: Option<String>,
+    /// Chat requests received, recorded or not.
+    received: usize,
+    /// Whether bodies and headers are kept (a benchmark turns this off).
+    recording: bool,
 }
 
 impl fmt::Debug for FakeLlm {
@@ -105,6 +109,8 @@ impl FakeLlm {
                 requests: Vec::new(),
                 headers: Vec::new(),
                 api_key: None,
+                received: 0,
+                recording: true,
             }),
             arrived: Notify::new(),
             shutdown,
@@ -150,8 +156,15 @@ impl FakeLlm {
         self.lock().api_key = Some(key.into());
     }
 
+    /// Turns keeping request bodies and headers on or off (on by default); a
+    /// benchmark turns it off so the fake's memory does not count as ours.
+    pub fn set_recording(&self, recording: bool) {
+        self.lock().recording = recording;
+    }
+
     /// Every chat request body received, in order, including rejected ones (a
-    /// body that is not JSON is recorded as a string and answered with a 400).
+    /// body that is not JSON is recorded as a string and answered with a 400);
+    /// none while recording is off.
     pub fn requests(&self) -> Vec<Value> {
         self.lock().requests.clone()
     }
@@ -243,9 +256,12 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, headers: HeaderMap,
     let (sequence, next) = {
         let mut state = shared.lock();
         let authorized = is_authorized(&state, &headers);
-        state.requests.push(request.clone());
-        state.headers.push(captured);
-        let sequence = state.requests.len();
+        state.received += 1;
+        if state.recording {
+            state.requests.push(request.clone());
+            state.headers.push(captured);
+        }
+        let sequence = state.received;
         let next = if !authorized {
             None
         } else if !request.is_object() {
