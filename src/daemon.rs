@@ -76,7 +76,8 @@ impl Daemon {
                 source,
             })?;
         let store = Store::open(&config.store_dir(), &config.store)?;
-        let reasoner = Arc::new(Reasoner::new(providers(&config)?));
+        let providers = providers(&config)?;
+        let reasoner = Arc::new(Reasoner::new(providers.clone()));
         let pipeline = Pipeline::new(config.pipeline.clone(), reasoner, ToolBox::new(extensions.tools));
 
         let mut gateways = HashMap::new();
@@ -110,6 +111,13 @@ impl Daemon {
         }
         drop(intake);
         core.tracker.spawn(recover(core.clone()));
+        let draining = core.draining.clone();
+        core.tracker.spawn(async move {
+            tokio::select! {
+                _ = draining.cancelled() => {}
+                _ = crate::doctor::log_startup_checks(providers) => {}
+            }
+        });
         if config.store.backup_every_s > 0 {
             let every = Duration::from_secs(config.store.backup_every_s);
             core.tracker.spawn(backups(
@@ -160,8 +168,8 @@ impl Daemon {
                 "turns still running after the grace period; they will run again at next start"
             );
         }
-        if let Some(socket) = &self.socket {
-            socket.close().await;
+        for handle in self.core.gateways.values() {
+            handle.listen.close().await;
         }
         self.core.store.durable().await?;
         tracing::info!("store flushed; bye");

@@ -4,6 +4,7 @@
 //! it starts anyway ("fail open").
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout_socket::{Client, ClientError};
@@ -56,7 +57,7 @@ impl fmt::Display for Check {
 }
 
 /// Every check for `config`, in order.
-pub async fn run(config: &Config, providers: &[std::sync::Arc<dyn ChatModel>]) -> Vec<Check> {
+pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check> {
     let mut checks = Vec::new();
     let socket_path = config.socket_path();
     let daemon = if config.socket.enabled {
@@ -152,6 +153,19 @@ fn store_check(config: &Config, daemon_status: Option<&serde_json::Value>) -> Ch
                 config.backup_dir().display()
             )),
         ),
+    }
+}
+
+/// The checks the daemon runs at start, in the background: each provider,
+/// logged as one line. The daemon runs whatever they say ("fail open"): a
+/// provider that is down now may be up by the time someone writes.
+pub async fn log_startup_checks(providers: Vec<Arc<dyn ChatModel>>) {
+    for provider in providers {
+        let check = provider_check(provider.as_ref()).await;
+        match check.level {
+            Level::Ok => tracing::info!(check = %check, "startup check"),
+            Level::Degraded | Level::Failed => tracing::warn!(check = %check, "startup check: degraded start"),
+        }
     }
 }
 

@@ -25,6 +25,10 @@ pub trait Listen: Send + Sync {
     fn health(&self) -> Health {
         Health::up()
     }
+
+    /// Releases what the gateway holds (connections, files) once the core has
+    /// drained: after `listen` returned and the last replies were delivered.
+    async fn close(&self) {}
 }
 
 /// Sending: delivery of the core's messages.

@@ -169,6 +169,10 @@ impl Listen for SocketGateway {
         Ok(())
     }
 
+    async fn close(&self) {
+        SocketGateway::close(self).await;
+    }
+
     fn health(&self) -> Health {
         if self.shared.closed.is_cancelled() {
             Health::with(HealthState::Down, "closed")
