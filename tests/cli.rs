@@ -140,3 +140,64 @@ async fn doctor_reports_each_part_on_its_own_line() {
     );
     daemon.terminate().await;
 }
+
+#[tokio::test]
+async fn restore_rebuilds_the_store_from_the_newest_backup_and_keeps_the_old_one() {
+    use passepartout::config::StoreConfig;
+    use passepartout::store::Store;
+
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let daemon = Running::start(&config).await;
+    assert!(run_cli(&config, &["send", "remember me"]).await.status.success());
+    let output = run_cli(&config, &["restore"]).await;
+    assert_eq!(output.status.code(), Some(1), "refused while the daemon runs");
+    assert!(stderr(&output).contains("stop it"), "{}", stderr(&output));
+    daemon.terminate().await;
+
+    let store_dir = dir.path().join("data").join("store");
+    let backups = dir.path().join("data").join("backups");
+    let history_before = {
+        let store = Store::open(&store_dir, &StoreConfig::default()).unwrap();
+        store.backup(&backups, 3).unwrap();
+        store.size_on_disk().unwrap()
+    };
+    assert!(history_before > 0);
+    std::fs::write(store_dir.join("db"), b"garbage: the store no longer opens").unwrap();
+    assert!(
+        Store::open(&store_dir, &StoreConfig::default()).is_err(),
+        "the damage is real"
+    );
+
+    let output = run_cli(&config, &["restore"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("previous store is kept"),
+        "{}",
+        stdout(&output)
+    );
+    let kept = std::fs::read_dir(dir.path().join("data"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("store.before-restore-"));
+    assert!(kept, "the damaged store is kept aside");
+
+    let daemon = Running::start(&config).await;
+    let output = run_cli(&config, &["send", "what did I ask you?"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let last = llm.requests().pop().unwrap();
+    let users: Vec<_> = last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        users,
+        ["remember me", "what did I ask you?"],
+        "history came back from the backup"
+    );
+    daemon.terminate().await;
+}

@@ -5,6 +5,7 @@
 
 mod chat;
 mod client;
+mod restore;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -59,6 +60,11 @@ pub enum Command {
     },
     /// Check config, store, socket and model providers, one line each.
     Doctor,
+    /// Rebuild the store from a verified backup (the newest unless named); the daemon must be stopped.
+    Restore {
+        /// The backup file (default: the newest in <data_dir>/backups).
+        backup: Option<PathBuf>,
+    },
 }
 
 /// The configuration file in effect: `--config`, else the default file if it exists.
@@ -93,6 +99,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Send { chat, timeout_s, text } => client::send(&config, chat, timeout_s, text.join(" ")).await,
                 Command::Status { json } => client::status(&config, json).await,
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
+                Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run | Command::CheckConfig { .. } => unreachable!("handled above"),
             }
         }

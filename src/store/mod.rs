@@ -23,7 +23,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-pub use backup::{BackupInfo, restore_backup};
+pub use backup::{BackupInfo, list_backups, restore_backup};
 pub use error::StoreError;
 pub use journal::{Accepted, JournalEntry};
 pub use outbox::OutboxEntry;

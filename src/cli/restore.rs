@@ -1,0 +1,71 @@
+//! `passepartout restore [BACKUP]`: rebuild the store from a verified backup
+//! (the newest, unless one is named). The current store is kept beside it,
+//! renamed, never deleted. Refuses while a daemon is running.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use passepartout_socket::{Client, ClientError};
+
+use crate::config::Config;
+use crate::store::{list_backups, restore_backup};
+
+pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
+    if config.socket.enabled {
+        match Client::connect(config.socket_path(), None).await {
+            Err(ClientError::NotRunning { .. }) => {}
+            _ => {
+                eprintln!("passepartout: a daemon is running on this data directory; stop it before restoring");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let backup = match backup {
+        Some(path) => path,
+        None => match list_backups(&config.backup_dir()).map(|mut all| all.pop()) {
+            Ok(Some(newest)) => newest,
+            Ok(None) => {
+                eprintln!("passepartout: no backups in {}", config.backup_dir().display());
+                return ExitCode::FAILURE;
+            }
+            Err(error) => {
+                eprintln!("passepartout: {error}");
+                return ExitCode::FAILURE;
+            }
+        },
+    };
+    let store = config.store_dir();
+    let mut kept = None;
+    if store.exists() {
+        let aside = store.with_file_name(format!("store.before-restore-{}", crate::intake::now_ms()));
+        if let Err(error) = std::fs::rename(&store, &aside) {
+            eprintln!("passepartout: cannot move {} aside: {error}", store.display());
+            return ExitCode::FAILURE;
+        }
+        kept = Some(aside);
+    }
+    match restore_backup(&backup, &store) {
+        Ok(entries) => {
+            println!(
+                "restored {entries} records from {} into {}",
+                backup.display(),
+                store.display()
+            );
+            if let Some(aside) = kept {
+                println!("the previous store is kept at {}", aside.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("passepartout: restore failed: {error}");
+            if let Some(aside) = kept {
+                let _ = std::fs::remove_dir_all(&store);
+                match std::fs::rename(&aside, &store) {
+                    Ok(()) => eprintln!("the previous store was put back"),
+                    Err(error) => eprintln!("the previous store is at {}: {error}", aside.display()),
+                }
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
