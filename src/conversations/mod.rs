@@ -146,3 +146,82 @@ impl Router {
         depths
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+    use std::time::Duration;
+
+    use passepartout_gateway::{ChatId, GatewayId};
+
+    use super::*;
+    use crate::config::{PipelineConfig, StoreConfig};
+    use crate::pipeline::Pipeline;
+    use crate::pipeline::reason::Reasoner;
+    use crate::store::Store;
+    use crate::tools::ToolBox;
+
+    fn core(dir: &std::path::Path, capacity: usize) -> Arc<Core> {
+        let settings = PipelineConfig {
+            queue_capacity: capacity,
+            idle_worker_s: 10,
+            ..PipelineConfig::default()
+        };
+        let store = Store::open(&dir.join("store"), &StoreConfig::default()).unwrap();
+        let pipeline = Pipeline::new(
+            settings.clone(),
+            Arc::new(Reasoner::new(Vec::new())),
+            ToolBox::default(),
+        );
+        Core::new(store, pipeline, settings, HashMap::new())
+    }
+
+    fn key(chat: &str) -> ConversationKey {
+        ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new(chat).unwrap())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_worker_is_reaped_and_restarted_on_demand() {
+        let dir = tempfile::tempdir().unwrap();
+        let core = core(dir.path(), 4);
+        core.router.nudge(&core, &key("a"));
+        core.router.nudge(&core, &key("b"));
+        assert_eq!(core.router.queue_depths().len(), 2);
+        // Virtual time: the workers' idle timers (10 s) fire before this one.
+        tokio::time::sleep(Duration::from_secs(11)).await;
+        assert!(core.router.queue_depths().is_empty(), "idle workers were reaped");
+        core.router.nudge(&core, &key("a"));
+        assert_eq!(core.router.queue_depths().len(), 1, "a new worker starts on demand");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_worker_with_a_reserved_slot_is_not_reaped() {
+        let dir = tempfile::tempdir().unwrap();
+        let core = core(dir.path(), 4);
+        let permit = core.router.try_reserve(&core, &key("a")).unwrap();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        assert_eq!(
+            core.router.queue_depths().len(),
+            1,
+            "an outstanding reservation keeps the worker"
+        );
+        permit.send(Job::Deliver);
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        assert!(core.router.queue_depths().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_is_busy_not_unbounded() {
+        let dir = tempfile::tempdir().unwrap();
+        let core = core(dir.path(), 2);
+        let held: Vec<_> = (0..2)
+            .map(|_| core.router.try_reserve(&core, &key("a")).unwrap())
+            .collect();
+        assert_eq!(core.router.try_reserve(&core, &key("a")).unwrap_err(), Busy);
+        assert!(
+            core.router.try_reserve(&core, &key("b")).is_ok(),
+            "other conversations are not affected"
+        );
+        drop(held);
+    }
+}
