@@ -72,7 +72,8 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                     dispatch: None,
                 }),
             },
-            IntakeEvent::Reachable(key) => core.router.nudge(core, &key),
+            IntakeEvent::Reachable(key) if core.store.has_outbox(&key) => core.router.nudge(core, &key),
+            IntakeEvent::Reachable(_) => {}
             IntakeEvent::Control {
                 request: ControlRequest::Status,
                 reply,

@@ -57,6 +57,15 @@ impl Store {
             .collect()
     }
 
+    /// Whether `conversation` has replies waiting.
+    pub fn has_outbox(&self, conversation: &ConversationKey) -> bool {
+        self.inner
+            .outbox
+            .scan_prefix(keys::conversation_prefix(conversation))
+            .next()
+            .is_some()
+    }
+
     /// Conversations that have replies waiting.
     pub fn outbox_conversations(&self) -> Result<Vec<ConversationKey>, StoreError> {
         let mut out: Vec<ConversationKey> = Vec::new();
