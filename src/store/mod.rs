@@ -119,9 +119,6 @@ impl Store {
     /// Returns once every write made before the call is on disk. Concurrent
     /// callers share flushes.
     pub async fn durable(&self) -> Result<(), StoreError> {
-        if std::env::var_os("PP_NO_FLUSH").is_some() {
-            return Ok(());
-        }
         let group = &self.inner.group;
         let ticket = group.requested.fetch_add(1, Ordering::SeqCst) + 1;
         let _gate = group.gate.lock().await;
