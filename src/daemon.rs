@@ -13,13 +13,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use passepartout_gateway::{Deliver, GatewayId, Intake, Listen};
+use passepartout_gateway::{Deliver, Intake, Listen};
 use passepartout_socket::{SocketConfig, SocketGateway};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
+use crate::background;
 use crate::config::{Config, Secret};
-use crate::conversations::Job;
 use crate::core::{Core, GatewayHandle};
 use crate::llm::{ChatModel, OpenAiClient, OpenAiSettings};
 use crate::pipeline::Pipeline;
@@ -54,6 +54,7 @@ pub enum StartError {
 pub struct Daemon {
     core: Arc<Core>,
     stop_intake: CancellationToken,
+    intake_task: tokio::task::JoinHandle<()>,
     socket: Option<Arc<SocketGateway>>,
     grace: Duration,
 }
@@ -75,7 +76,9 @@ impl Daemon {
                 path: data_dir.clone(),
                 source,
             })?;
+        let opening = std::time::Instant::now();
         let store = Store::open(&config.store_dir(), &config.store)?;
+        tracing::info!(elapsed_ms = opening.elapsed().as_millis() as u64, "store opened");
         let providers = providers(&config)?;
         let reasoner = Arc::new(Reasoner::new(providers.clone()));
         let pipeline = Pipeline::new(config.pipeline.clone(), reasoner, ToolBox::new(extensions.tools));
@@ -97,20 +100,20 @@ impl Daemon {
         };
 
         let core = Core::new(store, pipeline, config.pipeline.clone(), gateways);
+        // Before any gateway can hand in something new, so that what was
+        // waiting is answered first, in order.
+        background::recover(&core);
         let stop_intake = CancellationToken::new();
         let (intake, queue) = Intake::channel(INTAKE_CAPACITY);
-        core.tracker
+        let intake_task = core
+            .tracker
             .spawn(crate::intake::run(core.clone(), queue, stop_intake.clone()));
         for (id, handle) in &core.gateways {
-            core.tracker.spawn(supervise(
-                id.clone(),
-                handle.listen.clone(),
-                intake.clone(),
-                stop_intake.clone(),
-            ));
+            let gateway = handle.listen.clone();
+            let supervised = background::supervise(id.clone(), gateway, intake.clone(), stop_intake.clone());
+            core.tracker.spawn(supervised);
         }
         drop(intake);
-        core.tracker.spawn(recover(core.clone()));
         let draining = core.draining.clone();
         core.tracker.spawn(async move {
             tokio::select! {
@@ -120,13 +123,11 @@ impl Daemon {
         });
         if config.store.backup_every_s > 0 {
             let every = Duration::from_secs(config.store.backup_every_s);
-            core.tracker.spawn(backups(
-                core.clone(),
-                config.backup_dir(),
-                config.store.backups_kept,
-                every,
-            ));
+            let (dir, keep) = (config.backup_dir(), config.store.backups_kept);
+            core.tracker.spawn(background::backups(core.clone(), dir, keep, every));
         }
+        let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
+        core.tracker.spawn(background::maintenance(core.clone(), dedupe_window));
         tracing::info!(
             data_dir = %data_dir.display(),
             socket = ?socket.as_ref().map(|s| s.path().to_path_buf()),
@@ -134,11 +135,13 @@ impl Daemon {
             outbox = core.store.outbox_len(),
             "passepartout ready"
         );
+        let grace = Duration::from_secs(config.pipeline.shutdown_grace_s);
         Ok(Daemon {
             core,
             stop_intake,
+            intake_task,
             socket,
-            grace: Duration::from_secs(config.pipeline.shutdown_grace_s),
+            grace,
         })
     }
 
@@ -157,6 +160,11 @@ impl Daemon {
     pub async fn shutdown(self) -> Result<(), StoreError> {
         tracing::info!("shutting down: intake stopped");
         self.stop_intake.cancel();
+        // The intake's last batch is acknowledged and dispatched before the
+        // workers are told to stop; what they do not reach runs at next start.
+        if tokio::time::timeout(self.grace, self.intake_task).await.is_err() {
+            tracing::warn!("intake did not stop within the grace period");
+        }
         self.core.draining.cancel();
         self.core.tracker.close();
         if tokio::time::timeout(self.grace, self.core.tracker.wait())
@@ -222,77 +230,4 @@ pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, Star
             Ok(Arc::new(client) as Arc<dyn ChatModel>)
         })
         .collect()
-}
-
-/// Runs a gateway's intake loop, restarting it with jittered exponential
-/// backoff when it fails, until `stop` is cancelled.
-async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, stop: CancellationToken) {
-    let mut failures: u32 = 0;
-    loop {
-        match gateway.listen(intake.clone(), stop.clone()).await {
-            Ok(()) => return,
-            Err(error) => {
-                failures = failures.saturating_add(1);
-                let delay = Duration::from_millis(500u64.saturating_mul(1 << failures.min(7)))
-                    + Duration::from_millis(rand::random::<u64>() % 500);
-                tracing::error!(gateway = %id, %error, retry_in_ms = delay.as_millis() as u64, "gateway failed; restarting");
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    _ = tokio::time::sleep(delay) => {}
-                }
-            }
-        }
-    }
-}
-
-/// Queues every journaled-but-unanswered message and every conversation with
-/// undelivered replies, oldest first.
-async fn recover(core: Arc<Core>) {
-    let pending = match core.store.pending() {
-        Ok(pending) => pending,
-        Err(error) => {
-            tracing::error!(%error, "cannot list pending messages");
-            Vec::new()
-        }
-    };
-    let outbox = core.store.outbox_conversations().unwrap_or_else(|error| {
-        tracing::error!(%error, "cannot list the outbox");
-        Vec::new()
-    });
-    if !pending.is_empty() || !outbox.is_empty() {
-        tracing::info!(
-            pending = pending.len(),
-            conversations_with_replies = outbox.len(),
-            "recovering"
-        );
-    }
-    for key in outbox {
-        core.router.nudge(&core, &key);
-    }
-    for (seq, key) in pending {
-        tokio::select! {
-            _ = core.draining.cancelled() => return,
-            _ = core.router.send(&core, &key, Job::Turn(seq)) => {}
-        }
-    }
-}
-
-/// Writes a verified backup every `every`, keeping `keep`.
-async fn backups(core: Arc<Core>, dir: PathBuf, keep: usize, every: Duration) {
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    loop {
-        tokio::select! {
-            _ = core.draining.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        let store = core.store.clone();
-        let dir = dir.clone();
-        match tokio::task::spawn_blocking(move || store.backup(&dir, keep)).await {
-            Ok(Ok(info)) => {
-                tracing::info!(path = %info.path.display(), bytes = info.bytes, entries = info.entries, "backup written")
-            }
-            Ok(Err(error)) => tracing::error!(%error, "backup failed"),
-            Err(error) => tracing::error!(%error, "backup task failed"),
-        }
-    }
 }

@@ -6,6 +6,7 @@
 //! ([`conversations`]), and leave through the durable outbox. [`daemon`] wires
 //! it together; [`cli`] is the command line.
 
+mod background;
 pub mod cli;
 pub mod config;
 pub mod conversations;

@@ -60,53 +60,29 @@ impl Router {
         self.registry.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The sender of `key`'s worker, starting the worker if there is none.
-    fn sender(&self, core: &Arc<Core>, key: &ConversationKey) -> mpsc::Sender<Job> {
+    /// Reserves a place in `key`'s queue, starting a worker if there is none,
+    /// or reports the queue full. The reservation happens under the registry
+    /// lock, like [`Router::retire`]'s check-and-close, so a worker can never
+    /// retire with a reservation outstanding — which would let a second worker
+    /// run the same conversation.
+    pub fn try_reserve(&self, core: &Arc<Core>, key: &ConversationKey) -> Result<mpsc::OwnedPermit<Job>, Busy> {
         let mut registry = self.registry();
-        if let Some(slot) = registry.workers.get(key)
-            && !slot.sender.is_closed()
-        {
-            return slot.sender.clone();
+        if let Some(slot) = registry.workers.get(key) {
+            match slot.sender.clone().try_reserve_owned() {
+                Ok(permit) => return Ok(permit),
+                Err(mpsc::error::TrySendError::Full(_)) => return Err(Busy),
+                Err(mpsc::error::TrySendError::Closed(_)) => {} // retired: start another
+            }
         }
         registry.generation += 1;
         let generation = registry.generation;
         let (sender, receiver) = mpsc::channel(self.capacity);
-        registry.workers.insert(
-            key.clone(),
-            Slot {
-                generation,
-                sender: sender.clone(),
-            },
-        );
+        let permit = sender.clone().try_reserve_owned().map_err(|_| Busy)?;
+        registry.workers.insert(key.clone(), Slot { generation, sender });
         drop(registry);
         core.tracker
             .spawn(worker::run(core.clone(), key.clone(), generation, receiver));
-        sender
-    }
-
-    /// Reserves a place in `key`'s queue, or reports it full.
-    pub fn try_reserve(&self, core: &Arc<Core>, key: &ConversationKey) -> Result<mpsc::OwnedPermit<Job>, Busy> {
-        for _ in 0..2 {
-            match self.sender(core, key).try_reserve_owned() {
-                Ok(permit) => return Ok(permit),
-                Err(mpsc::error::TrySendError::Full(_)) => return Err(Busy),
-                // The worker retired between lookup and reservation: start another.
-                Err(mpsc::error::TrySendError::Closed(_)) => continue,
-            }
-        }
-        Err(Busy)
-    }
-
-    /// Queues `job` for `key`, waiting for room. Used for recovery at start.
-    pub async fn send(&self, core: &Arc<Core>, key: &ConversationKey, job: Job) {
-        let mut job = job;
-        for _ in 0..2 {
-            match self.sender(core, key).send(job).await {
-                Ok(()) => return,
-                Err(mpsc::error::SendError(returned)) => job = returned,
-            }
-        }
-        tracing::error!(conversation = %key, ?job, "could not queue a job; it will be retried at next start");
+        Ok(permit)
     }
 
     /// Queues a delivery attempt for `key` unless its queue is full (a full
@@ -117,10 +93,10 @@ impl Router {
         }
     }
 
-    /// Called by an idle worker: removes it from the registry if no job is
-    /// waiting for it. Returns whether it may stop. Holding the registry lock
-    /// while checking means no new reservation can slip in between.
-    fn retire(&self, key: &ConversationKey, generation: u64, receiver: &mpsc::Receiver<Job>) -> bool {
+    /// Called by an idle worker: if nothing is queued or reserved for it,
+    /// removes it from the registry and closes its queue, atomically with
+    /// respect to [`Router::try_reserve`]. Returns whether it may stop.
+    fn retire(&self, key: &ConversationKey, generation: u64, receiver: &mut mpsc::Receiver<Job>) -> bool {
         let mut registry = self.registry();
         let ours = registry
             .workers
@@ -128,10 +104,14 @@ impl Router {
             .is_some_and(|slot| slot.generation == generation);
         // A reserved-but-unsent permit shows as lost capacity, not as a queued job.
         let idle = receiver.is_empty() && receiver.capacity() == self.capacity;
-        if ours && idle {
+        if !idle {
+            return false;
+        }
+        if ours {
             registry.workers.remove(key);
         }
-        !ours || idle
+        receiver.close();
+        true
     }
 
     /// Queue depth per live conversation worker.

@@ -34,11 +34,7 @@ pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut job
                 None => return,
             },
             _ = tokio::time::sleep(idle) => {
-                if core.router.retire(&key, generation, &jobs) {
-                    jobs.close();
-                    while let Some(job) = jobs.recv().await {
-                        handle(&core, &key, job).await;
-                    }
+                if core.router.retire(&key, generation, &mut jobs) {
                     tracing::debug!(conversation = %key, "idle worker stopped");
                     return;
                 }
@@ -51,16 +47,45 @@ pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut job
 
 async fn handle(core: &Arc<Core>, key: &ConversationKey, job: Job) {
     if let Job::Turn(seq) = job {
-        turn(core, key, seq).await;
+        turns_up_to(core, key, seq).await;
     }
     delivery::deliver(core, key).await;
+}
+
+/// Runs, oldest first, every pending message of the conversation up to
+/// `seq`. Whatever queued the job — the intake, or recovery at start with one
+/// job for a whole backlog — messages are answered in the order accepted, and
+/// a message already answered is not run again.
+async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
+    let pending = match core.store.pending_for(key) {
+        Ok(pending) => pending,
+        Err(error) => {
+            tracing::error!(conversation = %key, %error, "cannot list pending messages");
+            return;
+        }
+    };
+    for next in pending.into_iter().take_while(|&next| next <= seq) {
+        if core.store.is_poisoned() || core.draining.is_cancelled() {
+            return;
+        }
+        turn(core, key, next).await;
+    }
 }
 
 async fn turn(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
     let entry = match core.store.journal_entry(seq) {
         Ok(Some(entry)) => entry,
         Ok(None) => {
-            tracing::error!(conversation = %key, seq, "journal entry missing");
+            // Pending without a journal entry cannot be answered: clear it
+            // rather than trip over it at every start.
+            tracing::error!(conversation = %key, seq, "pending message has no journal entry; dropped");
+            let clear = TurnCommit {
+                journal_seq: Some(seq),
+                ..TurnCommit::default()
+            };
+            if let Err(error) = core.store.commit_turn_durably(key, clear).await {
+                tracing::error!(conversation = %key, seq, %error, "cannot clear the pending marker");
+            }
             return;
         }
         Err(error) => {
@@ -68,14 +93,6 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
             return;
         }
     };
-    match core.store.is_pending(seq) {
-        Ok(true) => {}
-        Ok(false) => return, // already answered (queued twice during recovery)
-        Err(error) => {
-            tracing::error!(conversation = %key, seq, %error, "cannot read pending state");
-            return;
-        }
-    }
     let commit = match with_typing(core, key, run_pipeline(core, &entry)).await {
         Ok(output) => {
             Stats::bump(&core.stats.turns);
@@ -88,6 +105,10 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
     };
     // Durable before delivery: a reply a person has seen is never redone.
     if let Err(error) = core.store.commit_turn_durably(key, commit).await {
+        if core.store.is_poisoned() {
+            tracing::error!(conversation = %key, seq, %error, "turn not committed: the store cannot flush");
+            return;
+        }
         let id = error_id();
         tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
         let fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
@@ -110,8 +131,11 @@ async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn: impl Futu
         tokio::select! {
             output = &mut turn => return output,
             _ = ticker.tick() => {
-                if let Err(error) = gateway.deliver.typing(key).await {
-                    tracing::debug!(conversation = %key, %error, "typing indicator failed");
+                // Best effort, and never allowed to hold up the turn for long.
+                match tokio::time::timeout(TYPING_EVERY / 2, gateway.deliver.typing(key)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) => tracing::debug!(conversation = %key, %error, "typing indicator failed"),
+                    Err(_) => tracing::debug!(conversation = %key, "typing indicator timed out"),
                 }
             }
         }
@@ -159,7 +183,13 @@ async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry) -> Result<TurnOutp
 }
 
 fn commit_of(entry: &JournalEntry, output: TurnOutput) -> TurnCommit {
-    let history_record = output.record.and_then(|record| serde_json::to_vec(&record).ok());
+    let history_record = output.record.and_then(|record| match serde_json::to_vec(&record) {
+        Ok(bytes) => Some(bytes),
+        Err(error) => {
+            tracing::error!(seq = entry.seq, %error, "turn cannot be kept in the history");
+            None
+        }
+    });
     TurnCommit {
         journal_seq: Some(entry.seq),
         forget_history: output.forget,

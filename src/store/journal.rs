@@ -1,5 +1,7 @@
 //! The journal: every accepted inbound message, written before the gateway may
-//! acknowledge the platform, deduplicated by platform message id.
+//! acknowledge the platform, deduplicated by platform message id, kept until
+//! its turn commits. `pending` lists the same messages per conversation in
+//! order; `dedupe` remembers platform ids for a window after that.
 
 use passepartout_gateway::{ConversationKey, Inbound};
 use serde::{Deserialize, Serialize};
@@ -43,7 +45,7 @@ impl Store {
             seq: u64,
             record: Vec<u8>,
             dedupe_key: Vec<u8>,
-            conversation: Vec<u8>,
+            pending_key: Vec<u8>,
         }
         let prepared = batch
             .iter()
@@ -62,18 +64,21 @@ impl Store {
                     seq,
                     record,
                     dedupe_key: keys::dedupe(&inbound.conversation, &inbound.message_id),
-                    conversation: keys::conversation_prefix(&inbound.conversation),
+                    pending_key: keys::sequenced(&inbound.conversation, &[seq]),
                 })
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         let inner = &self.inner;
+        let mut dedupe_value = Vec::with_capacity(16);
+        dedupe_value.extend_from_slice(&now_ms.to_be_bytes());
+        let _writing = self.writing();
         let outcomes = (&inner.dedupe, &inner.journal, &inner.pending).transaction(|(dedupe, journal, pending)| {
             let mut outcomes = Vec::with_capacity(prepared.len());
             for item in &prepared {
                 // Reads see this transaction's own writes, so a duplicate
                 // within the batch is caught too.
                 if let Some(existing) = dedupe.get(&item.dedupe_key)? {
-                    let existing = keys::decode_u64(&existing).ok_or_else(|| {
+                    let existing = keys::decode_u64(&existing[..8.min(existing.len())]).ok_or_else(|| {
                         ConflictableTransactionError::Abort(StoreError::Corrupt {
                             tree: "dedupe",
                             reason: "sequence is not 8 bytes".into(),
@@ -82,9 +87,12 @@ impl Store {
                     outcomes.push(Accepted::Duplicate(existing));
                     continue;
                 }
-                dedupe.insert(item.dedupe_key.as_slice(), &keys::seq(item.seq))?;
+                // Sequence, then acceptance time for the sweep.
+                let mut value = keys::seq(item.seq).to_vec();
+                value.extend_from_slice(&dedupe_value);
+                dedupe.insert(item.dedupe_key.as_slice(), value)?;
                 journal.insert(&keys::seq(item.seq), item.record.as_slice())?;
-                pending.insert(&keys::seq(item.seq), item.conversation.as_slice())?;
+                pending.insert(item.pending_key.as_slice(), &[])?;
                 outcomes.push(Accepted::New(item.seq));
             }
             Ok(outcomes)
@@ -105,26 +113,46 @@ impl Store {
             })
     }
 
-    /// Whether `seq` is journaled but its turn has not committed yet.
-    pub fn is_pending(&self, seq: u64) -> Result<bool, StoreError> {
-        Ok(self.inner.pending.contains_key(keys::seq(seq))?)
+    /// Whether `seq` of `conversation` is journaled but its turn has not committed yet.
+    pub fn is_pending(&self, conversation: &ConversationKey, seq: u64) -> Result<bool, StoreError> {
+        Ok(self.inner.pending.contains_key(keys::sequenced(conversation, &[seq]))?)
     }
 
-    /// Every pending message, oldest first, with its conversation.
-    pub fn pending(&self) -> Result<Vec<(u64, ConversationKey)>, StoreError> {
-        let mut out = Vec::new();
-        for item in self.inner.pending.iter() {
-            let (key, conversation) = item?;
-            let seq = keys::decode_u64(&key);
-            let conversation = keys::conversation_of(&conversation);
-            match (seq, conversation) {
-                (Some(seq), Some(conversation)) => out.push((seq, conversation)),
-                _ => {
-                    return Err(StoreError::Corrupt {
-                        tree: "pending",
-                        reason: "unreadable entry".into(),
-                    });
-                }
+    /// The pending messages of `conversation`, oldest first.
+    pub fn pending_for(&self, conversation: &ConversationKey) -> Result<Vec<u64>, StoreError> {
+        let prefix = keys::conversation_prefix(conversation);
+        self.inner
+            .pending
+            .scan_prefix(&prefix)
+            .keys()
+            .map(|key| {
+                let key = key?;
+                keys::decode_u64(&key[prefix.len()..]).ok_or_else(|| StoreError::Corrupt {
+                    tree: "pending",
+                    reason: "unreadable key".into(),
+                })
+            })
+            .collect()
+    }
+
+    /// Every conversation with pending messages, with its newest pending sequence.
+    pub fn pending_conversations(&self) -> Result<Vec<(ConversationKey, u64)>, StoreError> {
+        let mut out: Vec<(ConversationKey, u64)> = Vec::new();
+        for key in self.inner.pending.iter().keys() {
+            let key = key?;
+            let unreadable = || StoreError::Corrupt {
+                tree: "pending",
+                reason: "unreadable key".into(),
+            };
+            let conversation = keys::conversation_of(&key).ok_or_else(unreadable)?;
+            let seq = key
+                .len()
+                .checked_sub(8)
+                .and_then(|at| keys::decode_u64(&key[at..]))
+                .ok_or_else(unreadable)?;
+            match out.last_mut() {
+                Some((last, newest)) if *last == conversation => *newest = seq,
+                _ => out.push((conversation, seq)),
             }
         }
         Ok(out)
@@ -134,12 +162,29 @@ impl Store {
     pub fn pending_count(&self) -> usize {
         self.inner.pending.len()
     }
+
+    /// Forgets platform message ids accepted before `cutoff_ms`: a copy of such
+    /// a message arriving later would be taken as new. Returns how many went.
+    pub fn prune_dedupe(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
+        let mut pruned = 0;
+        for item in self.inner.dedupe.iter() {
+            let (key, value) = item?;
+            // Entries written before the time was recorded carry none: keep them
+            // until the next schema version rather than guess.
+            let accepted = value.get(8..16).and_then(keys::decode_u64);
+            if accepted.is_some_and(|at| at < cutoff_ms) {
+                self.inner.dedupe.remove(key)?;
+                pruned += 1;
+            }
+        }
+        Ok(pruned)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::tests::{inbound, open_temp};
+    use crate::store::tests::{conversation, inbound, open_temp};
 
     #[test]
     fn a_message_id_seen_twice_is_journaled_once() {
@@ -184,13 +229,37 @@ mod tests {
     }
 
     #[test]
-    fn pending_lists_oldest_first_with_the_conversation() {
+    fn pending_is_listed_per_conversation_in_order() {
         let (_dir, store) = open_temp();
-        store.journal_accept(&inbound("a", "1", "x"), 1).unwrap();
-        store.journal_accept(&inbound("b", "2", "y"), 1).unwrap();
-        let pending = store.pending().unwrap();
-        let chats: Vec<_> = pending.iter().map(|(_, c)| c.chat.as_str().to_owned()).collect();
-        assert_eq!(chats, ["a", "b"]);
-        assert!(pending[0].0 < pending[1].0);
+        let seq = |accepted| match accepted {
+            Accepted::New(seq) => seq,
+            other => panic!("{other:?}"),
+        };
+        let a1 = seq(store.journal_accept(&inbound("a", "1", "x"), 1).unwrap());
+        let b1 = seq(store.journal_accept(&inbound("b", "2", "y"), 1).unwrap());
+        let a2 = seq(store.journal_accept(&inbound("a", "3", "z"), 1).unwrap());
+        assert_eq!(store.pending_for(&conversation("a")).unwrap(), [a1, a2]);
+        assert_eq!(
+            store.pending_conversations().unwrap(),
+            [(conversation("a"), a2), (conversation("b"), b1)]
+        );
+        assert!(store.is_pending(&conversation("a"), a1).unwrap());
+        assert!(!store.is_pending(&conversation("b"), a1).unwrap());
+    }
+
+    #[test]
+    fn old_dedupe_entries_are_swept_and_new_ones_kept() {
+        let (_dir, store) = open_temp();
+        store.journal_accept(&inbound("c", "old", "x"), 1_000).unwrap();
+        store.journal_accept(&inbound("c", "new", "x"), 5_000).unwrap();
+        assert_eq!(store.prune_dedupe(2_000).unwrap(), 1);
+        assert!(matches!(
+            store.journal_accept(&inbound("c", "old", "x"), 6_000).unwrap(),
+            Accepted::New(_)
+        ));
+        assert!(matches!(
+            store.journal_accept(&inbound("c", "new", "x"), 6_000).unwrap(),
+            Accepted::Duplicate(_)
+        ));
     }
 }

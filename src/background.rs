@@ -1,0 +1,111 @@
+//! The daemon's background tasks: gateway supervision, recovery at start,
+//! periodic backups and store maintenance.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use passepartout_gateway::{GatewayId, Intake, Listen};
+use tokio_util::sync::CancellationToken;
+
+use crate::conversations::Job;
+use crate::core::Core;
+
+/// How often maintenance (the dedupe sweep) runs.
+const MAINTENANCE_EVERY: Duration = Duration::from_secs(3600);
+
+/// Runs a gateway's intake loop, restarting it with jittered exponential
+/// backoff when it fails, until `stop` is cancelled.
+pub async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, stop: CancellationToken) {
+    let mut failures: u32 = 0;
+    loop {
+        match gateway.listen(intake.clone(), stop.clone()).await {
+            Ok(()) => return,
+            Err(error) => {
+                failures = failures.saturating_add(1);
+                let delay = Duration::from_millis(500u64.saturating_mul(1 << failures.min(7)))
+                    + Duration::from_millis(rand::random::<u64>() % 500);
+                tracing::error!(gateway = %id, %error, retry_in_ms = delay.as_millis() as u64, "gateway failed; restarting");
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(delay) => {}
+                }
+            }
+        }
+    }
+}
+
+/// Queues one job per conversation with journaled-but-unanswered messages
+/// (the worker runs them all, oldest first) and a delivery for every
+/// conversation with undelivered replies. Never waits: every queue is new.
+pub fn recover(core: &Arc<Core>) {
+    let pending = match core.store.pending_conversations() {
+        Ok(pending) => pending,
+        Err(error) => {
+            tracing::error!(%error, "cannot list pending messages");
+            Vec::new()
+        }
+    };
+    let outbox = core.store.outbox_conversations().unwrap_or_else(|error| {
+        tracing::error!(%error, "cannot list the outbox");
+        Vec::new()
+    });
+    if !pending.is_empty() || !outbox.is_empty() {
+        tracing::info!(
+            pending = pending.len(),
+            conversations_with_replies = outbox.len(),
+            "recovering"
+        );
+    }
+    for (key, newest) in pending {
+        match core.router.try_reserve(core, &key) {
+            Ok(permit) => {
+                permit.send(Job::Turn(newest));
+            }
+            Err(_) => tracing::error!(conversation = %key, "cannot queue recovered messages"),
+        }
+    }
+    for key in outbox {
+        core.router.nudge(core, &key);
+    }
+}
+
+/// Writes a verified backup every `every`, keeping `keep`.
+pub async fn backups(core: Arc<Core>, dir: PathBuf, keep: usize, every: Duration) {
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    loop {
+        tokio::select! {
+            _ = core.draining.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        let store = core.store.clone();
+        let dir = dir.clone();
+        match tokio::task::spawn_blocking(move || store.backup(&dir, keep)).await {
+            Ok(Ok(info)) => {
+                tracing::info!(path = %info.path.display(), bytes = info.bytes, entries = info.entries, "backup written")
+            }
+            Ok(Err(error)) => tracing::error!(%error, "backup failed"),
+            Err(error) => tracing::error!(%error, "backup task failed"),
+        }
+    }
+}
+
+/// Forgets platform message ids older than `dedupe_window`, hourly, so the
+/// dedupe index stays as large as the window and no larger.
+pub async fn maintenance(core: Arc<Core>, dedupe_window: Duration) {
+    let mut ticker = tokio::time::interval(MAINTENANCE_EVERY);
+    loop {
+        tokio::select! {
+            _ = core.draining.cancelled() => return,
+            _ = ticker.tick() => {}
+        }
+        let cutoff = crate::intake::now_ms().saturating_sub(dedupe_window.as_millis() as u64);
+        let store = core.store.clone();
+        match tokio::task::spawn_blocking(move || store.prune_dedupe(cutoff)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(pruned)) => tracing::info!(pruned, "old message ids forgotten"),
+            Ok(Err(error)) => tracing::error!(%error, "dedupe sweep failed"),
+            Err(error) => tracing::error!(%error, "dedupe sweep task failed"),
+        }
+    }
+}
