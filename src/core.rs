@@ -2,12 +2,12 @@
 //! the pipeline, the gateways' delivery halves, the conversation router and
 //! the counters behind `status`.
 
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use passepartout_gateway::{Deliver, GatewayId, Health, Inbound, Listen};
+use passepartout_gateway::{ConversationKey, Deliver, GatewayId, Health, Inbound, Listen};
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -53,6 +53,8 @@ pub struct Core {
     pub draining: CancellationToken,
     /// Every task the daemon spawns, so shutdown can wait for them.
     pub tracker: TaskTracker,
+    /// Conversations with a delivery retry timer armed.
+    retries: Mutex<HashSet<ConversationKey>>,
     started: Instant,
 }
 
@@ -73,6 +75,7 @@ impl Core {
             stats: Stats::default(),
             draining: CancellationToken::new(),
             tracker: TaskTracker::new(),
+            retries: Mutex::default(),
             started: Instant::now(),
         })
     }
@@ -81,7 +84,20 @@ impl Core {
     /// peers are checked by the gateway (same uid only); a gateway without an
     /// allowlist of its own lets nobody in.
     pub fn allowed(&self, inbound: &Inbound) -> bool {
-        inbound.conversation.gateway.as_str() == "socket"
+        inbound.conversation.gateway.as_str() == passepartout_socket::GATEWAY_ID
+    }
+
+    /// Marks a delivery retry armed for `key`; false if one already was.
+    pub fn arm_retry(&self, key: &ConversationKey) -> bool {
+        self.retries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone())
+    }
+
+    /// The retry timer for `key` fired.
+    pub fn disarm_retry(&self, key: &ConversationKey) {
+        self.retries.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
     }
 
     fn gateway_health(&self) -> Vec<(String, Health)> {
@@ -115,6 +131,7 @@ impl Core {
             },
             "store": {
                 "path": self.store.path(),
+                "failed": self.store.is_poisoned(),
                 "size_bytes": self.store.size_on_disk().ok(),
                 "pending": self.store.pending_count(),
                 "outbox": self.store.outbox_len(),

@@ -53,10 +53,18 @@ pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToke
 }
 
 async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
+    let poisoned = core.store.is_poisoned();
     let mut decisions = Vec::with_capacity(batch.len());
     let mut candidates = Vec::with_capacity(batch.len());
     for event in batch.drain(..) {
         match event {
+            // A store that cannot flush acknowledges nothing: the gateway keeps
+            // the message and offers it again after a restart.
+            IntakeEvent::Inbound { ack, .. } if poisoned => decisions.push(Decision {
+                ack,
+                answer: Ack::Busy,
+                dispatch: None,
+            }),
             IntakeEvent::Inbound { inbound, ack } => match admit(core, &inbound) {
                 Ok(permit) => {
                     decisions.push(Decision {

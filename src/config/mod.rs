@@ -80,6 +80,7 @@ pub const DEFAULT_FLUSH_EVERY_MS: u64 = 500;
 pub const DEFAULT_BACKUP_EVERY_S: u64 = 3600;
 pub const DEFAULT_BACKUPS_KEPT: usize = 5;
 pub const DEFAULT_CACHE_MB: u64 = 16;
+pub const DEFAULT_DEDUPE_WINDOW_S: u64 = 7 * 24 * 3600;
 
 /// `[store]`: the embedded database.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -95,6 +96,8 @@ pub struct StoreConfig {
     pub backups_kept: usize,
     /// Memory the store may use to cache pages, in MiB.
     pub cache_mb: u64,
+    /// How long a platform message id is remembered to drop duplicates, in seconds.
+    pub dedupe_window_s: u64,
 }
 
 impl Default for StoreConfig {
@@ -104,6 +107,7 @@ impl Default for StoreConfig {
             backup_every_s: DEFAULT_BACKUP_EVERY_S,
             backups_kept: DEFAULT_BACKUPS_KEPT,
             cache_mb: DEFAULT_CACHE_MB,
+            dedupe_window_s: DEFAULT_DEDUPE_WINDOW_S,
         }
     }
 }

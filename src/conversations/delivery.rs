@@ -17,6 +17,11 @@ use crate::core::{Core, Stats};
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
 
 pub async fn deliver(core: &Arc<Core>, key: &ConversationKey) {
+    if core.store.is_poisoned() {
+        // What is in the outbox may not be on disk: showing it could promise
+        // an answer that a restart takes back.
+        return;
+    }
     let entries = match core.store.outbox_for(key) {
         Ok(entries) if entries.is_empty() => return,
         Ok(entries) => entries,
@@ -70,13 +75,21 @@ fn backoff(attempts: u32) -> Duration {
     (base + jitter).min(MAX_RETRY_DELAY)
 }
 
+/// Arms one retry timer for `key`; while one is armed, further failures add
+/// none, so a long outage cannot pile up timers.
 fn schedule(core: &Arc<Core>, key: &ConversationKey, delay: Duration) {
+    if !core.arm_retry(key) {
+        return;
+    }
     let core_ref = core.clone();
     let key = key.clone();
     core.tracker.spawn(async move {
         tokio::select! {
             _ = core_ref.draining.cancelled() => {}
-            _ = tokio::time::sleep(delay) => core_ref.router.nudge(&core_ref, &key),
+            _ = tokio::time::sleep(delay) => {
+                core_ref.disarm_retry(&key);
+                core_ref.router.nudge(&core_ref, &key);
+            }
         }
     });
 }

@@ -1,6 +1,7 @@
 //! What can go wrong in the store.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use thiserror::Error;
 
@@ -17,7 +18,9 @@ pub enum StoreError {
     #[error("journal entry {seq} was processed already")]
     AlreadyProcessed { seq: u64 },
     #[error("a grouped commit failed: {0}")]
-    Group(String),
+    Group(Arc<StoreError>),
+    #[error("the store could not flush earlier and takes no more writes until restarted")]
+    Poisoned,
     #[error("backup failed: {0}")]
     Backup(String),
     #[error("file system: {0}")]

@@ -7,7 +7,7 @@
 //! leader lock; whoever holds it takes everything queued, applies it in one
 //! transaction, flushes, and answers every caller in the group.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use passepartout_gateway::ConversationKey;
 use tokio::sync::oneshot;
@@ -34,20 +34,22 @@ impl Store {
         turn: TurnCommit,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
         let prepared = self.prepare(conversation, turn)?;
-        let (answer, result) = oneshot::channel();
+        let (answer, mut result) = oneshot::channel();
         let queue = &self.inner.commits;
         lock(&queue.queued).push((prepared, answer));
-        {
-            let _leader = queue.leader.lock().await;
-            let group = std::mem::take(&mut *lock(&queue.queued));
-            // Empty when an earlier leader took ours along: just wait for its answer.
-            if !group.is_empty() {
-                self.commit_group(group).await;
-            }
+        // A leader already at work may take ours along: its answer then comes
+        // first, with no need to wait for the lock.
+        let leader = tokio::select! {
+            biased;
+            answer = &mut result => return answer.map_err(|_| abandoned())?,
+            leader = queue.leader.lock() => leader,
+        };
+        let group = std::mem::take(&mut *lock(&queue.queued));
+        if !group.is_empty() {
+            self.commit_group(group).await;
         }
-        result
-            .await
-            .map_err(|_| StoreError::Group("the committing task went away".into()))?
+        drop(leader);
+        result.await.map_err(|_| abandoned())?
     }
 
     async fn commit_group(&self, group: Vec<(Prepared, Answer)>) {
@@ -64,12 +66,21 @@ impl Store {
             }
             Err(error) => {
                 tracing::error!(%error, turns = answers.len(), "grouped turn commit failed");
+                let error = Arc::new(error);
                 for answer in answers {
-                    let _ = answer.send(Err(StoreError::Group(error.to_string())));
+                    let _ = answer.send(Err(StoreError::Group(error.clone())));
                 }
             }
         }
     }
+}
+
+/// The leader was dropped (its task cancelled) before answering.
+fn abandoned() -> StoreError {
+    StoreError::Group(Arc::new(StoreError::Corrupt {
+        tree: "outbox",
+        reason: "the committing task went away before answering".into(),
+    }))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

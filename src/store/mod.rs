@@ -1,14 +1,18 @@
 //! The embedded store: sled behind one type, so nothing else touches sled.
 //!
-//! Trees: `journal` (every accepted inbound, by sequence number), `dedupe`
-//! (conversation + platform message id → sequence), `pending` (journaled but
-//! not yet processed), `outbox` (replies not yet confirmed by a gateway, per
-//! conversation, in order), `history` (one record per finished turn, per
-//! conversation), `cursors` (gateway offsets) and `meta` (schema version).
+//! Trees: `journal` (accepted inbound messages not yet processed, by sequence
+//! number; a turn's commit removes its entry), `pending` (the same messages
+//! by conversation, in order), `dedupe` (conversation + platform message id →
+//! sequence and time, swept after a window), `outbox` (replies not yet
+//! confirmed by a gateway, per conversation, in order), `history` (one record
+//! per finished turn, per conversation), `cursors` (gateway offsets) and
+//! `meta` (schema version).
 //!
 //! Durability: sled flushes in the background every `flush_every_ms`; journal
 //! writes and turn commits are made durable explicitly with [`Store::durable`],
-//! which groups concurrent callers into one flush (group commit).
+//! which groups concurrent callers into one flush (group commit). A flush that
+//! fails poisons the store: from then on nothing is reported durable, so
+//! nothing more is acknowledged or delivered until the daemon is restarted.
 
 mod backup;
 mod error;
@@ -20,8 +24,8 @@ mod outbox;
 mod turn;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 pub use backup::{BackupInfo, list_backups, restore_backup};
 pub use error::StoreError;
@@ -52,6 +56,11 @@ struct Inner {
     meta: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
+    /// Multi-tree writers hold it shared; a backup holds it exclusively, so a
+    /// backup is a consistent snapshot.
+    write_gate: RwLock<()>,
+    /// Set when a flush failed; see the module doc.
+    poisoned: AtomicBool,
 }
 
 /// Counters that let one flush serve every caller that asked before it started.
@@ -87,6 +96,8 @@ impl Store {
             meta: tree("meta")?,
             group: GroupCommit::default(),
             commits: group::CommitQueue::default(),
+            write_gate: RwLock::new(()),
+            poisoned: AtomicBool::new(false),
             db,
         };
         let store = Store { inner: Arc::new(inner) };
@@ -119,6 +130,9 @@ impl Store {
     /// Returns once every write made before the call is on disk. Concurrent
     /// callers share flushes.
     pub async fn durable(&self) -> Result<(), StoreError> {
+        if self.is_poisoned() {
+            return Err(StoreError::Poisoned);
+        }
         let group = &self.inner.group;
         let ticket = group.requested.fetch_add(1, Ordering::SeqCst) + 1;
         let _gate = group.gate.lock().await;
@@ -126,9 +140,32 @@ impl Store {
             return Ok(());
         }
         let covered = group.requested.load(Ordering::SeqCst);
-        self.inner.db.flush_async().await?;
+        if let Err(error) = self.inner.db.flush_async().await {
+            self.inner.poisoned.store(true, Ordering::SeqCst);
+            tracing::error!(%error, "the store cannot flush: nothing more is acknowledged or delivered; fix the disk and restart");
+            return Err(StoreError::Io(error));
+        }
         group.flushed.store(covered, Ordering::SeqCst);
         Ok(())
+    }
+
+    /// Whether a flush has failed (see the module doc).
+    pub fn is_poisoned(&self) -> bool {
+        self.inner.poisoned.load(Ordering::SeqCst)
+    }
+
+    fn writing(&self) -> RwLockReadGuard<'_, ()> {
+        self.inner
+            .write_gate
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn quiesced(&self) -> RwLockWriteGuard<'_, ()> {
+        self.inner
+            .write_gate
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
     /// Size of the store's files, in bytes.

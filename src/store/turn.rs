@@ -1,5 +1,6 @@
 //! A turn's writes, committed in one multi-tree transaction: the journal entry
-//! leaves `pending`, the replies enter the outbox, the turn enters the history.
+//! and its `pending` marker go, the replies enter the outbox, the turn enters
+//! the history.
 //! A turn that fails before committing leaves the store as it was, so the
 //! message is still pending and nothing of the failed turn is visible.
 
@@ -33,6 +34,7 @@ pub struct TurnCommit {
 /// A commit turned into keys and values, ready for a transaction.
 pub(super) struct Prepared {
     journal_seq: Option<u64>,
+    pending_key: Option<Vec<u8>>,
     entries: Vec<OutboxEntry>,
     values: Vec<Vec<u8>>,
     forget: Vec<sled::IVec>,
@@ -89,8 +91,10 @@ impl Store {
             Some(record) => Some((keys::sequenced(conversation, &[self.next_id()?]), record)),
             None => None,
         };
+        let pending_key = turn.journal_seq.map(|seq| keys::sequenced(conversation, &[seq]));
         Ok(Prepared {
             journal_seq: turn.journal_seq,
+            pending_key,
             entries,
             values,
             forget,
@@ -102,14 +106,17 @@ impl Store {
     /// entry is no longer pending is skipped (`false`), the others applied.
     pub(super) fn apply(&self, prepared: &[Prepared]) -> Result<Vec<bool>, StoreError> {
         let inner = &self.inner;
-        let applied = (&inner.pending, &inner.outbox, &inner.history).transaction(|(pending, outbox, history)| {
+        let _writing = self.writing();
+        let trees = (&inner.pending, &inner.journal, &inner.outbox, &inner.history);
+        let applied = trees.transaction(|(pending, journal, outbox, history)| {
             let mut applied = Vec::with_capacity(prepared.len());
             for commit in prepared {
-                if let Some(seq) = commit.journal_seq
-                    && pending.remove(&keys::seq(seq))?.is_none()
-                {
-                    applied.push(false);
-                    continue;
+                if let (Some(seq), Some(pending_key)) = (commit.journal_seq, &commit.pending_key) {
+                    if pending.remove(pending_key.as_slice())?.is_none() {
+                        applied.push(false);
+                        continue;
+                    }
+                    journal.remove(&keys::seq(seq))?;
                 }
                 for (entry, value) in commit.entries.iter().zip(&commit.values) {
                     outbox.insert(entry.key(), value.as_slice())?;
@@ -169,7 +176,11 @@ mod tests {
         };
         let entries = store.commit_turn(&conversation("c"), turn).unwrap();
         assert_eq!(entries[0].outbound.id, format!("{seq}-0"));
-        assert!(!store.is_pending(seq).unwrap());
+        assert!(!store.is_pending(&conversation("c"), seq).unwrap());
+        assert!(
+            store.journal_entry(seq).unwrap().is_none(),
+            "processed messages leave the journal"
+        );
         assert_eq!(store.outbox_for(&conversation("c")).unwrap(), entries);
         assert_eq!(
             store.recent_turns::<Vec<String>>(&conversation("c"), 5).unwrap(),
