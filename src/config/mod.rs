@@ -79,7 +79,7 @@ fn expand_home(path: &Path) -> PathBuf {
 pub const DEFAULT_FLUSH_EVERY_MS: u64 = 500;
 pub const DEFAULT_BACKUP_EVERY_S: u64 = 3600;
 pub const DEFAULT_BACKUPS_KEPT: usize = 5;
-pub const DEFAULT_CACHE_MB: u64 = 16;
+pub const DEFAULT_CACHE_MB: u64 = 8;
 pub const DEFAULT_DEDUPE_WINDOW_S: u64 = 7 * 24 * 3600;
 
 /// `[store]`: the embedded database.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use thiserror::Error;
 
-/// A secret value. `Debug` and `Display` show `***`, so it can sit in structs
+/// A secret value. `Debug` shows `Secret(***)`, and there is no `Display`, so it can sit in structs
 /// that get logged.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Secret(String);
