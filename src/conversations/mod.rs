@@ -7,6 +7,7 @@
 //! atomically with respect to new reservations (see [`Router::retire`]).
 
 mod delivery;
+mod history;
 mod worker;
 
 use std::collections::HashMap;

@@ -13,6 +13,7 @@ use futures::FutureExt;
 use passepartout_gateway::{ConversationKey, OutboundBody, ReplyKind};
 use tokio::sync::mpsc;
 
+use super::history::RecentHistory;
 use super::{Job, delivery};
 use crate::core::{Core, Stats};
 use crate::pipeline::{TurnOutput, TurnRecord};
@@ -25,6 +26,7 @@ const TYPING_EVERY: Duration = Duration::from_secs(4);
 
 pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut jobs: mpsc::Receiver<Job>) {
     let idle = Duration::from_secs(core.settings.idle_worker_s);
+    let mut recent = RecentHistory::new(core.settings.history_turns);
     loop {
         let job = tokio::select! {
             biased;
@@ -41,13 +43,13 @@ pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut job
                 continue;
             }
         };
-        handle(&core, &key, job).await;
+        handle(&core, &key, &mut recent, job).await;
     }
 }
 
-async fn handle(core: &Arc<Core>, key: &ConversationKey, job: Job) {
+async fn handle(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, job: Job) {
     if let Job::Turn(seq) = job {
-        turns_up_to(core, key, seq).await;
+        turns_up_to(core, key, recent, seq).await;
     }
     delivery::deliver(core, key).await;
 }
@@ -56,7 +58,7 @@ async fn handle(core: &Arc<Core>, key: &ConversationKey, job: Job) {
 /// `seq`. Whatever queued the job — the intake, or recovery at start with one
 /// job for a whole backlog — messages are answered in the order accepted, and
 /// a message already answered is not run again.
-async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
+async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
     let pending = match core.store.pending_for(key) {
         Ok(pending) => pending,
         Err(error) => {
@@ -68,11 +70,11 @@ async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
         if core.store.is_poisoned() || core.draining.is_cancelled() {
             return;
         }
-        turn(core, key, next).await;
+        turn(core, key, recent, next).await;
     }
 }
 
-async fn turn(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
+async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
     let entry = match core.store.journal_entry(seq) {
         Ok(Some(entry)) => entry,
         Ok(None) => {
@@ -93,18 +95,33 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, seq: u64) {
             return;
         }
     };
-    let commit = match with_typing(core, key, run_pipeline(core, &entry)).await {
+    let outcome = match recent.load(&core.store, key) {
+        Ok(history) => with_typing(core, key, run_pipeline(core, &entry, history)).await,
+        Err(error) => {
+            let id = error_id();
+            tracing::error!(conversation = %key, error_id = %id, %error, "cannot read history");
+            Err(format!("I could not read this conversation's history (error id {id})."))
+        }
+    };
+    let (commit, remembered) = match outcome {
         Ok(output) => {
             Stats::bump(&core.stats.turns);
-            commit_of(&entry, output)
+            let remembered = (output.forget, output.record.clone());
+            (commit_of(&entry, output), Some(remembered))
         }
         Err(failure) => {
             Stats::bump(&core.stats.turn_failures);
-            apology(&entry, &failure)
+            (apology(&entry, &failure), None)
         }
     };
     // Durable before delivery: a reply a person has seen is never redone.
-    if let Err(error) = core.store.commit_turn_durably(key, commit).await {
+    let committed = core.store.commit_turn_durably(key, commit).await;
+    match (&committed, remembered) {
+        (Ok(_), Some((forget, record))) => recent.committed(forget, record),
+        (Ok(_), None) => {}
+        (Err(_), _) => recent.invalidate(),
+    }
+    if let Err(error) = committed {
         if core.store.is_poisoned() {
             tracing::error!(conversation = %key, seq, %error, "turn not committed: the store cannot flush");
             return;
@@ -144,19 +161,11 @@ async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn: impl Futu
 
 /// Runs the pipeline under the turn timeout, catching panics. `Err` carries
 /// the sentence for the user, with the logged error id.
-async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry) -> Result<TurnOutput, String> {
+async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRecord]) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
-    let history: Vec<TurnRecord> = match core.store.recent_turns(key, core.settings.history_turns) {
-        Ok(history) => history,
-        Err(error) => {
-            let id = error_id();
-            tracing::error!(conversation = %key, error_id = %id, %error, "cannot read history");
-            return Err(format!("I could not read this conversation's history (error id {id})."));
-        }
-    };
     let limit = Duration::from_secs(core.settings.turn_timeout_s);
     let status = || core.status_text();
-    let turn = AssertUnwindSafe(core.pipeline.run(&entry.inbound, &history, status)).catch_unwind();
+    let turn = AssertUnwindSafe(core.pipeline.run(&entry.inbound, history, status)).catch_unwind();
     match tokio::time::timeout(limit, turn).await {
         Ok(Ok(output)) => Ok(output),
         Ok(Err(panic)) => {

@@ -190,6 +190,10 @@ impl Store {
     }
 }
 
+/// Helpers for other modules' tests that need a real store.
+#[cfg(test)]
+pub(crate) use tests as tests_support;
+
 #[cfg(test)]
 pub(crate) mod tests {
     use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
