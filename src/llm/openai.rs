@@ -121,6 +121,16 @@ impl OpenAiClient {
             None => request,
         }
     }
+
+    /// Sends `request` with the key, and returns the body of a successful
+    /// answer or the typed error of any other.
+    async fn fetch(&self, request: RequestBuilder) -> Result<Vec<u8>, LlmError> {
+        let response = self.authorized(request).send().await.map_err(transport_error)?;
+        if !response.status().is_success() {
+            return Err(error_from_response(response).await);
+        }
+        read_success_body(response).await
+    }
 }
 
 #[async_trait]
@@ -144,16 +154,7 @@ impl ChatModel for OpenAiClient {
         );
         let body = WireRequest::new(&self.settings.model, request);
         let result = async {
-            let response = self
-                .authorized(self.http.post(self.chat_url.clone()))
-                .json(&body)
-                .send()
-                .await
-                .map_err(transport_error)?;
-            if !response.status().is_success() {
-                return Err(error_from_response(response).await);
-            }
-            let bytes = read_success_body(response).await?;
+            let bytes = self.fetch(self.http.post(self.chat_url.clone()).json(&body)).await?;
             parse_completion(&bytes, &self.settings.model)
         }
         .await;
@@ -180,15 +181,7 @@ impl ChatModel for OpenAiClient {
     }
 
     async fn probe(&self) -> Result<(), LlmError> {
-        let response = self
-            .authorized(self.http.get(self.models_url.clone()))
-            .send()
-            .await
-            .map_err(transport_error)?;
-        if !response.status().is_success() {
-            return Err(error_from_response(response).await);
-        }
-        let bytes = read_success_body(response).await?;
+        let bytes = self.fetch(self.http.get(self.models_url.clone())).await?;
         // Any JSON object will do: a web page here means the base URL is wrong.
         serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
             .map(drop)
