@@ -209,7 +209,7 @@ pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, Star
             // provider answers 401 and doctor says which variable to set.
             let api_key = match api_key {
                 Ok(key) if key.expose().is_empty() => None,
-                Ok(key) => Some(key.expose().to_owned()),
+                Ok(key) => Some(key),
                 Err(error) => {
                     tracing::warn!(provider = %provider.name, %error, "no API key");
                     None

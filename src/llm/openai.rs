@@ -6,6 +6,7 @@
 //! [`LlmError`] variant: transport failures classified here by reqwest's error
 //! kind, error answers by [`LlmError::from_http`] — never by text.
 
+use crate::config::Secret;
 use std::fmt;
 use std::net::IpAddr;
 use std::time::{Duration, Instant};
@@ -36,7 +37,7 @@ pub struct OpenAiSettings {
     /// Model to ask, e.g. `llama3.2`.
     pub model: String,
     /// Bearer token, if the provider wants one. Never printed by `Debug`.
-    pub api_key: Option<String>,
+    pub api_key: Option<Secret>,
     /// Longest wait for the TCP (and TLS) connection to be established.
     pub connect_timeout: Duration,
     /// Longest wait for a whole request, from sending it to the last byte of the answer.
@@ -83,7 +84,7 @@ impl OpenAiClient {
     pub fn new(settings: OpenAiSettings) -> Result<Self, LlmError> {
         let chat_url = endpoint_url(&settings.base_url, "chat/completions")?;
         let models_url = endpoint_url(&settings.base_url, "models")?;
-        let auth = settings.api_key.as_deref().map(bearer).transpose()?;
+        let auth = settings.api_key.as_ref().map(|key| bearer(key.expose())).transpose()?;
 
         let mut builder = reqwest::Client::builder()
             .use_rustls_tls()

@@ -5,6 +5,7 @@
 #[path = "../../tests/support/fake_llm.rs"]
 mod fake_llm;
 
+use crate::config::Secret;
 use std::time::Duration;
 
 use serde_json::json;
@@ -21,7 +22,7 @@ fn settings(base_url: String) -> OpenAiSettings {
         name: "local".to_owned(),
         base_url,
         model: "test-model".to_owned(),
-        api_key: Some(KEY.to_owned()),
+        api_key: Some(Secret::new(KEY)),
         connect_timeout: Duration::from_secs(2),
         timeout: Duration::from_secs(10),
     }
@@ -521,7 +522,7 @@ fn invalid_settings_are_rejected_at_construction() {
     assert!(matches!(not_http, Err(LlmError::Config { .. })), "{not_http:?}");
 
     let bad_key = OpenAiClient::new(OpenAiSettings {
-        api_key: Some("sk-with\na-newline".to_owned()),
+        api_key: Some(Secret::new("sk-with\na-newline")),
         ..settings("http://127.0.0.1:9/v1".to_owned())
     });
     assert!(matches!(bad_key, Err(LlmError::Config { .. })), "{bad_key:?}");
