@@ -8,8 +8,7 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::os::unix::fs::DirBuilderExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -21,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 use crate::background;
 use crate::config::{Config, Secret};
 use crate::core::{Core, GatewayHandle};
+use crate::data_dir::{DataDirError, DataDirLock};
 use crate::llm::{ChatModel, OpenAiClient, OpenAiSettings};
 use crate::pipeline::Pipeline;
 use crate::pipeline::reason::Reasoner;
@@ -40,8 +40,8 @@ pub struct Extensions {
 /// Why the daemon could not start.
 #[derive(Debug, Error)]
 pub enum StartError {
-    #[error("cannot create the data directory {}: {source}", path.display())]
-    DataDir { path: PathBuf, source: std::io::Error },
+    #[error(transparent)]
+    DataDir(#[from] DataDirError),
     #[error(transparent)]
     Store(#[from] StoreError),
     #[error("cannot start the socket gateway: {0}")]
@@ -55,6 +55,8 @@ pub struct Daemon {
     core: Arc<Core>,
     stop_intake: CancellationToken,
     intake_task: tokio::task::JoinHandle<()>,
+    /// Held until the daemon is gone; released last, after the final flush.
+    _lock: DataDirLock,
     socket: Option<Arc<SocketGateway>>,
     grace: Duration,
 }
@@ -68,14 +70,7 @@ impl Daemon {
     /// Starts a daemon from `config` with `extensions` plugged in.
     pub async fn start_with(config: Config, extensions: Extensions) -> Result<Daemon, StartError> {
         let data_dir = config.data_dir();
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&data_dir)
-            .map_err(|source| StartError::DataDir {
-                path: data_dir.clone(),
-                source,
-            })?;
+        let lock = DataDirLock::acquire(&data_dir)?;
         let opening = std::time::Instant::now();
         let store = Store::open(&config.store_dir(), &config.store)?;
         tracing::info!(elapsed_ms = opening.elapsed().as_millis() as u64, "store opened");
@@ -140,6 +135,7 @@ impl Daemon {
             core,
             stop_intake,
             intake_task,
+            _lock: lock,
             socket,
             grace,
         })

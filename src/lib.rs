@@ -12,6 +12,7 @@ pub mod config;
 pub mod conversations;
 pub mod core;
 pub mod daemon;
+pub mod data_dir;
 pub mod doctor;
 pub mod intake;
 pub mod llm;

@@ -1,25 +1,27 @@
 //! `passepartout restore [BACKUP]`: rebuild the store from a verified backup
 //! (the newest, unless one is named). The current store is kept beside it,
-//! renamed, never deleted. Refuses while a daemon is running.
+//! renamed, never deleted. Refuses while a daemon holds the data directory.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use passepartout_socket::{Client, ClientError};
-
 use crate::config::Config;
+use crate::data_dir::{DataDirError, DataDirLock};
 use crate::store::{list_backups, restore_backup};
 
 pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
-    if config.socket.enabled {
-        match Client::connect(config.socket_path(), None).await {
-            Err(ClientError::NotRunning { .. }) => {}
-            _ => {
-                eprintln!("passepartout: a daemon is running on this data directory; stop it before restoring");
-                return ExitCode::FAILURE;
-            }
+    // Held for the whole restore: no daemon can start on a half-restored store.
+    let _lock = match DataDirLock::acquire(&config.data_dir()) {
+        Ok(lock) => lock,
+        Err(DataDirError::InUse { .. }) => {
+            eprintln!("passepartout: a daemon is running on this data directory; stop it before restoring");
+            return ExitCode::FAILURE;
         }
-    }
+        Err(error) => {
+            eprintln!("passepartout: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
     let backup = match backup {
         Some(path) => path,
         None => match list_backups(&config.backup_dir()).map(|mut all| all.pop()) {
