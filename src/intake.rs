@@ -2,8 +2,9 @@
 //!
 //! It takes whatever has queued up (a batch), decides about each message —
 //! allowed? too large? room in its conversation's queue? seen before? —,
-//! journals the new ones, makes the whole batch durable with one flush, and
-//! only then acknowledges each to its gateway and hands it to its worker.
+//! journals the new ones in one transaction and hands them to their workers,
+//! makes the whole batch durable with one flush, and only then acknowledges
+//! each to its gateway.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,7 +23,6 @@ const MAX_BATCH: usize = 512;
 struct Decision {
     ack: oneshot::Sender<Ack>,
     answer: Ack,
-    dispatch: Option<(mpsc::OwnedPermit<Job>, u64)>,
 }
 
 /// Runs until `stop` is cancelled or every gateway dropped its intake.
@@ -60,25 +60,13 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
         match event {
             // A store that cannot flush acknowledges nothing: the gateway keeps
             // the message and offers it again after a restart.
-            IntakeEvent::Inbound { ack, .. } if poisoned => decisions.push(Decision {
-                ack,
-                answer: Ack::Busy,
-                dispatch: None,
-            }),
+            IntakeEvent::Inbound { ack, .. } if poisoned => decisions.push(Decision { ack, answer: Ack::Busy }),
             IntakeEvent::Inbound { inbound, ack } => match admit(core, &inbound) {
                 Ok(permit) => {
-                    decisions.push(Decision {
-                        ack,
-                        answer: Ack::Busy,
-                        dispatch: None,
-                    });
+                    decisions.push(Decision { ack, answer: Ack::Busy });
                     candidates.push((decisions.len() - 1, inbound, permit));
                 }
-                Err(answer) => decisions.push(Decision {
-                    ack,
-                    answer,
-                    dispatch: None,
-                }),
+                Err(answer) => decisions.push(Decision { ack, answer }),
             },
             IntakeEvent::Reachable(key) if core.store.has_outbox(&key) => core.router.nudge(core, &key),
             IntakeEvent::Reachable(_) => {}
@@ -94,9 +82,6 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
         journal(core, candidates, &mut decisions).await;
     }
     for decision in decisions {
-        if let Some((permit, seq)) = decision.dispatch {
-            permit.send(Job::Turn(seq));
-        }
         let _ = decision.ack.send(decision.answer);
     }
 }
@@ -118,25 +103,31 @@ async fn journal(
             return;
         }
     };
-    if outcomes.iter().any(|o| matches!(o, Accepted::New(_)))
+    // Turns start now, while the journal is flushed: their replies are only
+    // delivered after their own commit is flushed, which covers the journal
+    // too, and a failed flush stops all delivery. Only the ack must wait.
+    let mut answers = Vec::with_capacity(outcomes.len());
+    for ((index, _, permit), outcome) in candidates.into_iter().zip(outcomes) {
+        match outcome {
+            Accepted::New(seq) => {
+                permit.send(Job::Turn(seq));
+                answers.push((index, Ack::Accepted));
+            }
+            Accepted::Duplicate(_) => answers.push((index, Ack::Duplicate)),
+        }
+    }
+    if answers.iter().any(|(_, answer)| *answer == Ack::Accepted)
         && let Err(error) = core.store.durable().await
     {
         tracing::error!(%error, "journal flush failed; answering busy");
         return;
     }
-    for ((index, _, permit), outcome) in candidates.into_iter().zip(outcomes) {
-        let decision = &mut decisions[index];
-        match outcome {
-            Accepted::New(seq) => {
-                Stats::bump(&core.stats.accepted);
-                decision.answer = Ack::Accepted;
-                decision.dispatch = Some((permit, seq));
-            }
-            Accepted::Duplicate(_) => {
-                Stats::bump(&core.stats.duplicates);
-                decision.answer = Ack::Duplicate;
-            }
+    for (index, answer) in answers {
+        match answer {
+            Ack::Accepted => Stats::bump(&core.stats.accepted),
+            _ => Stats::bump(&core.stats.duplicates),
         }
+        decisions[index].answer = answer;
     }
 }
 

@@ -21,7 +21,7 @@ use tokio::sync::Notify;
 
 const CHATS: usize = 4;
 const PER_CHAT: usize = 50;
-const KILLS: usize = 3;
+const KILLS: usize = 6;
 
 #[derive(Default)]
 struct Ledger {
