@@ -201,3 +201,27 @@ async fn restore_rebuilds_the_store_from_the_newest_backup_and_keeps_the_old_one
     );
     daemon.terminate().await;
 }
+
+#[tokio::test]
+async fn the_api_key_is_sent_but_never_logged() {
+    const KEY: &str = "sk-test-3f9a61c2d4e8";
+    let llm = FakeLlm::start().await;
+    llm.require_api_key(KEY);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let text = std::fs::read_to_string(&config).unwrap().replace(
+        "model = \"fake-model\"",
+        "model = \"fake-model\"\napi_key_env = \"PP_TEST_MODEL_KEY\"",
+    );
+    std::fs::write(&config, text).unwrap();
+    // The most verbose logging there is, our crates and the HTTP stack alike.
+    let daemon = Running::start_with(&config, &[("RUST_LOG", "trace"), ("PP_TEST_MODEL_KEY", KEY)]).await;
+    let output = run_cli(&config, &["send", "hello"]).await;
+    assert!(output.status.success(), "the key was sent: {}", stderr(&output));
+    let logs = daemon.logs.clone();
+    daemon.terminate().await;
+    let logs = logs.lock().unwrap();
+    assert!(logs.len() > 20, "trace logging was on: {} lines", logs.len());
+    let leaks: Vec<_> = logs.iter().filter(|line| line.contains(&KEY[3..])).collect();
+    assert!(leaks.is_empty(), "the key appears in the log: {leaks:?}");
+}

@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -36,14 +37,22 @@ pub fn socket_path(dir: &Path) -> PathBuf {
 /// A daemon child process, ready to take connections.
 pub struct Running {
     pub child: Child,
+    /// Every line the daemon logged so far.
+    pub logs: Arc<Mutex<Vec<String>>>,
 }
 
 impl Running {
     /// Starts `passepartout run` and waits until it logs that it is ready.
     pub async fn start(config: &Path) -> Running {
+        Self::start_with(config, &[("RUST_LOG", "info")]).await
+    }
+
+    /// Like [`Running::start`], with extra environment variables.
+    pub async fn start_with(config: &Path, env: &[(&str, &str)]) -> Running {
         let mut child = Command::new(binary())
             .args(["--config", config.to_str().unwrap(), "run"])
             .env("RUST_LOG", "info")
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -52,11 +61,14 @@ impl Running {
             .expect("spawn the daemon");
         let stderr = child.stderr.take().unwrap();
         let (ready_tx, ready) = oneshot::channel();
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let kept = logs.clone();
         tokio::spawn(async move {
             let mut ready_tx = Some(ready_tx);
             let mut lines = BufReader::new(stderr).lines();
             // Keep draining so the child never blocks on a full pipe.
             while let Ok(Some(line)) = lines.next_line().await {
+                kept.lock().unwrap().push(line.clone());
                 if line.contains("passepartout ready")
                     && let Some(tx) = ready_tx.take()
                 {
@@ -71,7 +83,7 @@ impl Running {
             .await
             .expect("daemon ready in time")
             .expect("daemon ready");
-        Running { child }
+        Running { child, logs }
     }
 
     /// SIGKILL, and wait for the process to be gone.
