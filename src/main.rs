@@ -1,5 +1,6 @@
 //! The `passepartout` binary: parse the command line, set up logging, run.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
@@ -17,6 +18,8 @@ fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default)))
         .with_writer(std::io::stderr)
+        // Colours for a person at a terminal, plain text for journald and pipes.
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
