@@ -4,18 +4,26 @@
 //!
 //! `cargo bench --bench pipeline` prints one JSON line. Settings from the
 //! environment: `PP_BENCH_MESSAGES` (default 20000), `PP_BENCH_CONVERSATIONS`
-//! (default 32). It also starts the real binary once to read its idle
-//! resident memory, and measures start-to-ready on the store the run filled.
+//! (default 32). It samples its own resident memory when the 10,000th message
+//! is answered and at the end (run 100000 messages for the growth figure),
+//! starts the real binary once to read its idle resident memory, and measures
+//! start-to-ready on the store the run filled.
 
 #[path = "../tests/support/fake_llm.rs"]
 mod fake_llm;
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use passepartout::Daemon;
 use passepartout::config::{Config, ProviderConfig};
 use passepartout_gateway::ChatId;
 use passepartout_socket::{Client, ServerFrame};
+
+/// Answered messages at which memory is sampled, to compare with the end of
+/// the run (DESIGN: growth between 10k and 100k processed messages).
+const CHECKPOINT: usize = 10_000;
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -50,7 +58,28 @@ fn rss_kib(pid: &str) -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-async fn conversation(socket: std::path::PathBuf, index: usize, messages: usize) -> Vec<Duration> {
+/// Counts answered messages across conversations and notes this process's
+/// resident memory when the count reaches [`Progress::checkpoint`].
+struct Progress {
+    answered: AtomicUsize,
+    checkpoint: usize,
+    rss_at_checkpoint_kib: AtomicU64,
+}
+
+impl Progress {
+    fn answered_one(&self) {
+        if self.answered.fetch_add(1, Ordering::Relaxed) + 1 == self.checkpoint {
+            self.rss_at_checkpoint_kib.store(rss_kib("self").0, Ordering::Relaxed);
+        }
+    }
+}
+
+async fn conversation(
+    socket: std::path::PathBuf,
+    index: usize,
+    messages: usize,
+    progress: Arc<Progress>,
+) -> Vec<Duration> {
     let chat = ChatId::new(format!("bench-{index}")).unwrap();
     let mut client = Client::connect(&socket, Some(chat)).await.expect("connect");
     let mut latencies = Vec::with_capacity(messages);
@@ -67,6 +96,7 @@ async fn conversation(socket: std::path::PathBuf, index: usize, messages: usize)
             }
         }
         latencies.push(started.elapsed());
+        progress.answered_one();
     }
     latencies
 }
@@ -119,9 +149,14 @@ fn main() {
         let daemon = Daemon::start(config.clone()).await.expect("daemon starts");
         let socket = config.socket_path();
 
+        let progress = Arc::new(Progress {
+            answered: AtomicUsize::new(0),
+            checkpoint: CHECKPOINT.min(per_conversation * conversations),
+            rss_at_checkpoint_kib: AtomicU64::new(0),
+        });
         let started = Instant::now();
         let tasks: Vec<_> = (0..conversations)
-            .map(|index| tokio::spawn(conversation(socket.clone(), index, per_conversation)))
+            .map(|index| tokio::spawn(conversation(socket.clone(), index, per_conversation, progress.clone())))
             .collect();
         let mut latencies = Vec::with_capacity(per_conversation * conversations);
         for task in tasks {
@@ -129,7 +164,8 @@ fn main() {
         }
         let elapsed = started.elapsed();
         latencies.sort();
-        let (_, peak_kib) = rss_kib("self");
+        let (end_kib, peak_kib) = rss_kib("self");
+        let checkpoint_kib = progress.rss_at_checkpoint_kib.load(Ordering::Relaxed);
         daemon.shutdown().await.expect("shutdown");
 
         let ready_started = Instant::now();
@@ -149,6 +185,10 @@ fn main() {
             "p99_ms": percentile(&latencies, 0.99),
             "max_ms": percentile(&latencies, 1.0),
             "peak_rss_mb_bench_process": peak_kib as f64 / 1024.0,
+            "rss_mb_at_checkpoint": checkpoint_kib as f64 / 1024.0,
+            "checkpoint_messages": progress.checkpoint,
+            "rss_mb_at_end": end_kib as f64 / 1024.0,
+            "rss_growth_checkpoint_to_end": (end_kib as f64 / checkpoint_kib.max(1) as f64) - 1.0,
             "idle_rss_mb_binary": idle_kib.map(|k| k as f64 / 1024.0),
             "start_to_ready_ms_with_store": ready_ms,
         });
