@@ -96,10 +96,11 @@ async fn journal(
     decisions: &mut [Decision],
 ) {
     let inbounds: Vec<Inbound> = candidates.iter().map(|(_, inbound, _)| inbound.clone()).collect();
-    let outcomes = match core.store.journal_accept_batch(&inbounds, now_ms()) {
+    let count = inbounds.len();
+    let outcomes = match core.store.journal_accept_batch_async(inbounds, now_ms()).await {
         Ok(outcomes) => outcomes,
         Err(error) => {
-            tracing::error!(%error, messages = inbounds.len(), "journal write failed; answering busy");
+            tracing::error!(%error, messages = count, "journal write failed; answering busy");
             return;
         }
     };

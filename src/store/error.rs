@@ -21,6 +21,8 @@ pub enum StoreError {
     Group(Arc<StoreError>),
     #[error("the store could not flush earlier and takes no more writes until restarted")]
     Poisoned,
+    #[error("a store task failed: {0}")]
+    Task(String),
     #[error("backup failed: {0}")]
     Backup(String),
     #[error("file system: {0}")]

@@ -41,7 +41,7 @@ impl Store {
         // first, with no need to wait for the lock.
         let leader = tokio::select! {
             biased;
-            answer = &mut result => return answer.map_err(|_| abandoned())?,
+            answer = &mut result => return answer.map_err(|_| self.abandoned())?,
             leader = queue.leader.lock() => leader,
         };
         let group = std::mem::take(&mut *lock(&queue.queued));
@@ -49,12 +49,38 @@ impl Store {
             self.commit_group(group).await;
         }
         drop(leader);
-        result.await.map_err(|_| abandoned())?
+        result.await.map_err(|_| self.abandoned())?
+    }
+
+    /// The leader went away (its task cancelled or panicking) after taking
+    /// the group: its commits may be applied but not flushed, so nothing may
+    /// be shown as durable any more.
+    fn abandoned(&self) -> StoreError {
+        self.poison(&StoreError::Task("a grouped commit was abandoned halfway".into()));
+        StoreError::Poisoned
     }
 
     async fn commit_group(&self, group: Vec<(Prepared, Answer)>) {
         let (prepared, answers): (Vec<_>, Vec<_>) = group.into_iter().unzip();
-        let outcome = match self.apply(&prepared) {
+        let (prepared, applied) = match self
+            .gated(move |store| {
+                let applied = store.apply_ungated(&prepared);
+                (prepared, applied)
+            })
+            .await
+        {
+            Ok(done) => done,
+            Err(error) => {
+                // The group was taken and may or may not have been applied:
+                // nothing can be shown as durable any more.
+                self.poison(&error);
+                for answer in answers {
+                    let _ = answer.send(Err(StoreError::Poisoned));
+                }
+                return;
+            }
+        };
+        let outcome = match applied {
             Ok(applied) => self.durable().await.map(|()| applied),
             Err(error) => Err(error),
         };
@@ -73,14 +99,6 @@ impl Store {
             }
         }
     }
-}
-
-/// The leader was dropped (its task cancelled) before answering.
-fn abandoned() -> StoreError {
-    StoreError::Group(Arc::new(StoreError::Corrupt {
-        tree: "outbox",
-        reason: "the committing task went away before answering".into(),
-    }))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -41,6 +41,22 @@ impl Store {
     /// with its platform id — earlier in the store or earlier in the batch.
     /// Outcomes are in input order. Not durable until [`Store::durable`] returns.
     pub fn journal_accept_batch(&self, batch: &[Inbound], now_ms: u64) -> Result<Vec<Accepted>, StoreError> {
+        let _writing = self.writing();
+        self.journal_batch_ungated(batch, now_ms)
+    }
+
+    /// [`Store::journal_accept_batch`] for async callers; never blocks the
+    /// runtime while a backup runs.
+    pub async fn journal_accept_batch_async(
+        &self,
+        batch: Vec<Inbound>,
+        now_ms: u64,
+    ) -> Result<Vec<Accepted>, StoreError> {
+        self.gated(move |store| store.journal_batch_ungated(&batch, now_ms))
+            .await?
+    }
+
+    fn journal_batch_ungated(&self, batch: &[Inbound], now_ms: u64) -> Result<Vec<Accepted>, StoreError> {
         struct Prepared {
             seq: u64,
             record: Vec<u8>,
@@ -71,7 +87,6 @@ impl Store {
         let inner = &self.inner;
         let mut dedupe_value = Vec::with_capacity(16);
         dedupe_value.extend_from_slice(&now_ms.to_be_bytes());
-        let _writing = self.writing();
         let outcomes = (&inner.dedupe, &inner.journal, &inner.pending).transaction(|(dedupe, journal, pending)| {
             let mut outcomes = Vec::with_capacity(prepared.len());
             for item in &prepared {
@@ -140,16 +155,14 @@ impl Store {
         let mut out: Vec<(ConversationKey, u64)> = Vec::new();
         for key in self.inner.pending.iter().keys() {
             let key = key?;
-            let unreadable = || StoreError::Corrupt {
-                tree: "pending",
-                reason: "unreadable key".into(),
+            let conversation = keys::conversation_of(&key);
+            let seq = key.len().checked_sub(8).and_then(|at| keys::decode_u64(&key[at..]));
+            let (Some(conversation), Some(seq)) = (conversation, seq) else {
+                // One unreadable marker must not keep every other
+                // conversation from being recovered.
+                tracing::error!(key = ?&key[..], "unreadable pending marker skipped");
+                continue;
             };
-            let conversation = keys::conversation_of(&key).ok_or_else(unreadable)?;
-            let seq = key
-                .len()
-                .checked_sub(8)
-                .and_then(|at| keys::decode_u64(&key[at..]))
-                .ok_or_else(unreadable)?;
             match out.last_mut() {
                 Some((last, newest)) if *last == conversation => *newest = seq,
                 _ => out.push((conversation, seq)),
@@ -245,6 +258,14 @@ mod tests {
         );
         assert!(store.is_pending(&conversation("a"), a1).unwrap());
         assert!(!store.is_pending(&conversation("b"), a1).unwrap());
+    }
+
+    #[test]
+    fn an_unreadable_pending_marker_does_not_stop_recovery() {
+        let (_dir, store) = open_temp();
+        store.journal_accept(&inbound("a", "1", "x"), 1).unwrap();
+        store.inner.pending.insert(b"\xff\xfe", &[]).unwrap();
+        assert_eq!(store.pending_conversations().unwrap().len(), 1);
     }
 
     #[test]

@@ -25,13 +25,15 @@ mod turn;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 pub use backup::{BackupInfo, list_backups, restore_backup};
 pub use error::StoreError;
 pub use journal::{Accepted, JournalEntry};
 pub use outbox::OutboxEntry;
 pub use turn::{PendingOutbound, TurnCommit};
+
+use tokio_util::sync::CancellationToken;
 
 use crate::config::StoreConfig;
 
@@ -61,6 +63,8 @@ struct Inner {
     write_gate: RwLock<()>,
     /// Set when a flush failed; see the module doc.
     poisoned: AtomicBool,
+    /// Cancelled at the same moment, for whoever must react (the daemon exits).
+    failed: CancellationToken,
 }
 
 /// Counters that let one flush serve every caller that asked before it started.
@@ -98,6 +102,7 @@ impl Store {
             commits: group::CommitQueue::default(),
             write_gate: RwLock::new(()),
             poisoned: AtomicBool::new(false),
+            failed: CancellationToken::new(),
             db,
         };
         let store = Store { inner: Arc::new(inner) };
@@ -139,11 +144,15 @@ impl Store {
         if group.flushed.load(Ordering::SeqCst) >= ticket {
             return Ok(());
         }
+        // The flush this caller queued behind may have failed.
+        if self.is_poisoned() {
+            return Err(StoreError::Poisoned);
+        }
         let covered = group.requested.load(Ordering::SeqCst);
         if let Err(error) = self.inner.db.flush_async().await {
-            self.inner.poisoned.store(true, Ordering::SeqCst);
-            tracing::error!(%error, "the store cannot flush: nothing more is acknowledged or delivered; fix the disk and restart");
-            return Err(StoreError::Io(error));
+            let error = StoreError::Io(error);
+            self.poison(&error);
+            return Err(error);
         }
         group.flushed.store(covered, Ordering::SeqCst);
         Ok(())
@@ -152,6 +161,43 @@ impl Store {
     /// Whether a flush has failed (see the module doc).
     pub fn is_poisoned(&self) -> bool {
         self.inner.poisoned.load(Ordering::SeqCst)
+    }
+
+    /// Cancelled when the store is poisoned.
+    pub fn failed(&self) -> CancellationToken {
+        self.inner.failed.clone()
+    }
+
+    /// From now on nothing is reported durable (see the module doc).
+    fn poison(&self, cause: &StoreError) {
+        if !self.inner.poisoned.swap(true, Ordering::SeqCst) {
+            tracing::error!(error = %cause, "the store cannot be trusted to be on disk: nothing more is acknowledged or delivered");
+            self.inner.failed.cancel();
+        }
+    }
+
+    /// Runs `work` holding the write gate shared: right here normally, but on
+    /// a blocking thread while a backup holds the gate, so the async runtime's
+    /// few threads never stop to wait for a backup.
+    async fn gated<T: Send + 'static>(&self, work: impl FnOnce(&Store) -> T + Send + 'static) -> Result<T, StoreError> {
+        {
+            // Scoped so that no guard is alive across the await below.
+            let fast = match self.inner.write_gate.try_read() {
+                Ok(guard) => Some(guard),
+                Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+                Err(TryLockError::WouldBlock) => None,
+            };
+            if let Some(_guard) = fast {
+                return Ok(work(self));
+            }
+        }
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || {
+            let _writing = store.writing();
+            work(&store)
+        })
+        .await
+        .map_err(|error| StoreError::Task(error.to_string()))
     }
 
     fn writing(&self) -> RwLockReadGuard<'_, ()> {

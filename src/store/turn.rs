@@ -105,8 +105,13 @@ impl Store {
     /// Applies prepared commits in one transaction. A commit whose journal
     /// entry is no longer pending is skipped (`false`), the others applied.
     pub(super) fn apply(&self, prepared: &[Prepared]) -> Result<Vec<bool>, StoreError> {
-        let inner = &self.inner;
         let _writing = self.writing();
+        self.apply_ungated(prepared)
+    }
+
+    /// [`Store::apply`] without taking the write gate: the caller holds it.
+    pub(super) fn apply_ungated(&self, prepared: &[Prepared]) -> Result<Vec<bool>, StoreError> {
+        let inner = &self.inner;
         let trees = (&inner.pending, &inner.journal, &inner.outbox, &inner.history);
         let applied = trees.transaction(|(pending, journal, outbox, history)| {
             let mut applied = Vec::with_capacity(prepared.len());
