@@ -57,3 +57,46 @@ async fn pending_messages_are_answered_in_order_before_new_ones_after_a_restart(
     );
     daemon.terminate().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recovered_backlog_is_answered_message_by_message() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|request| match last_user_text(request).as_str() {
+        "hold" => Script::Delay(Duration::from_secs(60), Box::new(Script::Echo)),
+        _ => Script::Echo,
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("shutdown_grace_s = 5", "shutdown_grace_s = 1");
+    std::fs::write(&config, text).unwrap();
+    let socket = socket_path(dir.path());
+    let chat = || Some(ChatId::new("backlog").unwrap());
+
+    let daemon = Running::start(&config).await;
+    let mut client = Client::connect(&socket, chat()).await.unwrap();
+    let hold = send(&mut client, "hold").await;
+    send(&mut client, "slow").await;
+    send(&mut client, "last").await;
+    llm.wait_for_requests(1, WAIT).await;
+    daemon.terminate().await;
+    drop(client);
+
+    // After the restart "slow" takes a while in the model; the answer to
+    // "hold" must not wait for it.
+    llm.set_responder(|request| match last_user_text(request).as_str() {
+        "slow" => Script::Delay(Duration::from_secs(3), Box::new(Script::Echo)),
+        _ => Script::Echo,
+    });
+    let before = llm.requests().len();
+    let daemon = Running::start(&config).await;
+    let mut client = Client::connect(&socket, chat()).await.unwrap();
+    assert_eq!(reply_to(&mut client, &hold).await.1, "echo: hold");
+    let asked: Vec<_> = llm.requests()[before..].iter().map(last_user_text).collect();
+    assert!(
+        !asked.contains(&"last".to_owned()),
+        "the reply to the first waited for the whole backlog: {asked:?}"
+    );
+    daemon.terminate().await;
+}

@@ -71,6 +71,9 @@ async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, recent: &mut Recen
             return;
         }
         turn(core, key, recent, next).await;
+        // Each answer goes out as soon as it is committed, not after the
+        // whole backlog (recovery after a restart queues one job for all).
+        delivery::deliver(core, key).await;
     }
 }
 
@@ -106,8 +109,9 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
     let (commit, remembered) = match outcome {
         Ok(output) => {
             Stats::bump(&core.stats.turns);
-            let remembered = (output.forget, output.record.clone());
-            (commit_of(&entry, output), Some(remembered))
+            let (commit, record) = commit_of(&entry, output);
+            let remembered = (commit.forget_history, record);
+            (commit, Some(remembered))
         }
         Err(failure) => {
             Stats::bump(&core.stats.turn_failures);
@@ -191,15 +195,18 @@ async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRec
     }
 }
 
-fn commit_of(entry: &JournalEntry, output: TurnOutput) -> TurnCommit {
-    let history_record = output.record.and_then(|record| match serde_json::to_vec(&record) {
-        Ok(bytes) => Some(bytes),
-        Err(error) => {
+/// The commit for a finished turn, and the history record it keeps (none if
+/// the record could not be serialized, so the worker's copy matches the store).
+fn commit_of(entry: &JournalEntry, output: TurnOutput) -> (TurnCommit, Option<TurnRecord>) {
+    let (history_record, record) = match output.record.map(|record| (serde_json::to_vec(&record), record)) {
+        Some((Ok(bytes), record)) => (Some(bytes), Some(record)),
+        Some((Err(error), _)) => {
             tracing::error!(seq = entry.seq, %error, "turn cannot be kept in the history");
-            None
+            (None, None)
         }
-    });
-    TurnCommit {
+        None => (None, None),
+    };
+    let commit = TurnCommit {
         journal_seq: Some(entry.seq),
         forget_history: output.forget,
         history_record,
@@ -211,7 +218,8 @@ fn commit_of(entry: &JournalEntry, output: TurnOutput) -> TurnCommit {
                 body: OutboundBody::Text { text, kind },
             })
             .collect(),
-    }
+    };
+    (commit, record)
 }
 
 fn apology(entry: &JournalEntry, text: &str) -> TurnCommit {
