@@ -93,7 +93,8 @@ pub async fn backups(core: Arc<Core>, dir: PathBuf, keep: usize, every: Duration
 /// Forgets platform message ids older than `dedupe_window`, hourly, so the
 /// dedupe index stays as large as the window and no larger.
 pub async fn maintenance(core: Arc<Core>, dedupe_window: Duration) {
-    let mut ticker = tokio::time::interval(MAINTENANCE_EVERY);
+    // Not at start: a start should be quick, and nothing is old yet.
+    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + MAINTENANCE_EVERY, MAINTENANCE_EVERY);
     loop {
         tokio::select! {
             _ = core.draining.cancelled() => return,

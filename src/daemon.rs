@@ -185,8 +185,17 @@ impl Daemon {
 /// shuts it down in order.
 pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::start(config).await?;
-    shutdown.await;
+    let failed = daemon.core.store.failed();
+    let store_failed = tokio::select! {
+        _ = shutdown => false,
+        _ = failed.cancelled() => true,
+    };
     daemon.shutdown().await?;
+    if store_failed {
+        // Exit non-zero so a supervisor (systemd) restarts the daemon, which
+        // reopens the store and redoes whatever was not on disk.
+        anyhow::bail!("the store failed to flush; stopped so that nothing unsaved is acknowledged");
+    }
     Ok(())
 }
 

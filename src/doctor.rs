@@ -10,6 +10,7 @@ use std::time::Duration;
 use passepartout_socket::{Client, ClientError};
 
 use crate::config::Config;
+use crate::data_dir::{DataDirError, DataDirLock};
 use crate::llm::{ChatModel, LlmError};
 use crate::store::Store;
 
@@ -132,6 +133,15 @@ fn store_check(config: &Config, daemon_status: Option<&serde_json::Value>) -> Ch
             None,
         );
     }
+    // Opening the store takes it: only while no daemon holds the data directory.
+    let _lock = match DataDirLock::acquire(&config.data_dir()) {
+        Ok(lock) => lock,
+        Err(DataDirError::InUse { .. }) => {
+            let detail = format!("{} is in use by a running daemon", dir.display());
+            return Check::new("store", Level::Ok, detail, None);
+        }
+        Err(error) => return Check::new("store", Level::Failed, error.to_string(), None),
+    };
     match Store::open(&dir, &config.store) {
         Ok(store) => Check::new(
             "store",
