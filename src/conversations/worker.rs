@@ -48,33 +48,41 @@ pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut job
 }
 
 async fn handle(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, job: Job) {
-    if let Job::Turn(seq) = job {
-        turns_up_to(core, key, recent, seq).await;
+    // Each turn delivers right after committing; deliver here only when no
+    // turn ran, so the outbox is not scanned twice per message.
+    let ran = match job {
+        Job::Turn(seq) => turns_up_to(core, key, recent, seq).await,
+        Job::Deliver => 0,
+    };
+    if ran == 0 {
+        delivery::deliver(core, key).await;
     }
-    delivery::deliver(core, key).await;
 }
 
 /// Runs, oldest first, every pending message of the conversation up to
 /// `seq`. Whatever queued the job — the intake, or recovery at start with one
 /// job for a whole backlog — messages are answered in the order accepted, and
-/// a message already answered is not run again.
-async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
+/// a message already answered is not run again. Returns how many turns ran.
+async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) -> usize {
     let pending = match core.store.pending_for(key) {
         Ok(pending) => pending,
         Err(error) => {
             tracing::error!(conversation = %key, %error, "cannot list pending messages");
-            return;
+            return 0;
         }
     };
+    let mut ran = 0;
     for next in pending.into_iter().take_while(|&next| next <= seq) {
         if core.store.is_poisoned() || core.draining.is_cancelled() {
-            return;
+            break;
         }
+        ran += 1;
         turn(core, key, recent, next).await;
         // Each answer goes out as soon as it is committed, not after the
         // whole backlog (recovery after a restart queues one job for all).
         delivery::deliver(core, key).await;
     }
+    ran
 }
 
 async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
