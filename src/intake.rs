@@ -55,7 +55,8 @@ pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToke
 async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
     let poisoned = core.store.is_poisoned();
     let mut decisions = Vec::with_capacity(batch.len());
-    let mut candidates = Vec::with_capacity(batch.len());
+    let mut admitted = Vec::with_capacity(batch.len());
+    let mut slots = Vec::with_capacity(batch.len());
     for event in batch.drain(..) {
         match event {
             // A store that cannot flush acknowledges nothing: the gateway keeps
@@ -64,7 +65,8 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             IntakeEvent::Inbound { inbound, ack } => match admit(core, &inbound) {
                 Ok(permit) => {
                     decisions.push(Decision { ack, answer: Ack::Busy });
-                    candidates.push((decisions.len() - 1, inbound, permit));
+                    admitted.push(inbound);
+                    slots.push((decisions.len() - 1, permit));
                 }
                 Err(answer) => decisions.push(Decision { ack, answer }),
             },
@@ -78,8 +80,8 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             }
         }
     }
-    if !candidates.is_empty() {
-        journal(core, candidates, &mut decisions).await;
+    if !admitted.is_empty() {
+        journal(core, admitted, slots, &mut decisions).await;
     }
     for decision in decisions {
         let _ = decision.ack.send(decision.answer);
@@ -90,12 +92,13 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
 /// fills in their decisions. Anything not known to be on disk is answered
 /// busy, so the gateway offers it again; the journal's dedupe makes a second
 /// offer harmless.
+/// `slots[i]` is the decision index and reserved queue place of `inbounds[i]`.
 async fn journal(
     core: &Arc<Core>,
-    candidates: Vec<(usize, Inbound, mpsc::OwnedPermit<Job>)>,
+    inbounds: Vec<Inbound>,
+    slots: Vec<(usize, mpsc::OwnedPermit<Job>)>,
     decisions: &mut [Decision],
 ) {
-    let inbounds: Vec<Inbound> = candidates.iter().map(|(_, inbound, _)| inbound.clone()).collect();
     let count = inbounds.len();
     let outcomes = match core.store.journal_accept_batch_async(inbounds, now_ms()).await {
         Ok(outcomes) => outcomes,
@@ -108,7 +111,7 @@ async fn journal(
     // delivered after their own commit is flushed, which covers the journal
     // too, and a failed flush stops all delivery. Only the ack must wait.
     let mut answers = Vec::with_capacity(outcomes.len());
-    for ((index, _, permit), outcome) in candidates.into_iter().zip(outcomes) {
+    for ((index, permit), outcome) in slots.into_iter().zip(outcomes) {
         match outcome {
             Accepted::New(seq) => {
                 permit.send(Job::Turn(seq));
