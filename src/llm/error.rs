@@ -4,8 +4,10 @@
 //! or give up. Backends classify HTTP statuses and transport errors into these
 //! variants at the boundary — transport failures by the HTTP client's error
 //! kind, error answers here, by status code and by the API's machine-readable
-//! error code in the common JSON error shapes. The `reason`/`message` strings
-//! are for people only.
+//! error code in the common JSON error shapes (OpenAI's and its imitators',
+//! and Anthropic's `{"type":"error","error":{..}}`). The `reason`/`message`
+//! strings are for people only, with one documented, narrowly scoped exception
+//! for Anthropic's context overflow (see [`ANTHROPIC_PROMPT_TOO_LONG`]).
 
 use std::time::Duration;
 
@@ -17,8 +19,32 @@ use serde::Deserialize;
 const MAX_ERROR_MESSAGE_CHARS: usize = 500;
 
 /// Machine-readable error codes (in `error.code` or `error.type`) meaning the
-/// prompt exceeds the context window: OpenAI's and llama.cpp server's.
-const CONTEXT_TOO_LONG_CODES: &[&str] = &["context_length_exceeded", "exceed_context_size_error"];
+/// request is too big for the model: OpenAI's and llama.cpp server's context
+/// overflow, and Anthropic's `request_too_large` (HTTP 413, a body over its
+/// size limit), whose remedy — a shorter conversation — is the same.
+const CONTEXT_TOO_LONG_CODES: &[&str] = &[
+    "context_length_exceeded",
+    "exceed_context_size_error",
+    "request_too_large",
+];
+
+/// How Anthropic reports a prompt over the context window: HTTP 400 with the
+/// generic `invalid_request_error` type and a message beginning with this
+/// fixed phrase (`"prompt is too long: 210000 tokens > 200000 maximum"`). The
+/// API has no dedicated code for it, so this is the one place a message is
+/// read, and only as narrowly as possible: the body must be Anthropic's error
+/// envelope (top-level `"type":"error"`), the error type must be exactly
+/// `invalid_request_error`, and the message must *start* with this phrase, so
+/// the phrase quoted anywhere else in a message (say, echoing user input)
+/// does not count. Should Anthropic reword it, the error degrades to a plain
+/// [`LlmError::Rejected`], which is safe.
+const ANTHROPIC_PROMPT_TOO_LONG: &str = "prompt is too long";
+
+/// Anthropic's top-level `type` on every error body.
+const ANTHROPIC_ERROR_ENVELOPE: &str = "error";
+
+/// Anthropic's error type for a request it will not process as sent.
+const ANTHROPIC_INVALID_REQUEST: &str = "invalid_request_error";
 
 /// Why a language-model call failed.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -174,12 +200,15 @@ pub(super) fn provider_message(body: &[u8]) -> Option<String> {
 
 /// The useful parts of an error body, whichever of the common shapes it has:
 /// `{"error":{"message","type","code"}}` (OpenAI, llama.cpp, Ollama),
+/// `{"type":"error","error":{"type","message"}}` (Anthropic),
 /// `{"error":"text"}`, or a flat `{"message","type","code"}` (vLLM).
 #[derive(Debug, Default)]
 struct ErrorDetail {
     message: Option<String>,
     kind: Option<String>,
     code: Option<String>,
+    /// The top-level `type` around an `error` object: `"error"` from Anthropic.
+    envelope: Option<String>,
 }
 
 impl ErrorDetail {
@@ -188,7 +217,10 @@ impl ErrorDetail {
             return Self::default();
         };
         match wire.error {
-            Some(WireErrorField::Object(error)) => Self::from_wire(error),
+            Some(WireErrorField::Object(error)) => Self {
+                envelope: wire.flat.kind,
+                ..Self::from_wire(error)
+            },
             Some(WireErrorField::Text(message)) => Self {
                 message: Some(message),
                 ..Self::default()
@@ -203,14 +235,26 @@ impl ErrorDetail {
             kind: error.kind,
             // Some servers put the HTTP status (a number) in `code`: not a code we act on.
             code: error.code.and_then(|code| code.as_str().map(str::to_owned)),
+            envelope: None,
         }
     }
 
     fn means_context_too_long(&self) -> bool {
-        [&self.code, &self.kind]
+        let by_code = [&self.code, &self.kind]
             .into_iter()
             .flatten()
-            .any(|value| CONTEXT_TOO_LONG_CODES.contains(&value.as_str()))
+            .any(|value| CONTEXT_TOO_LONG_CODES.contains(&value.as_str()));
+        by_code || self.is_anthropic_prompt_too_long()
+    }
+
+    /// See [`ANTHROPIC_PROMPT_TOO_LONG`] for why, and how narrowly, this reads text.
+    fn is_anthropic_prompt_too_long(&self) -> bool {
+        self.envelope.as_deref() == Some(ANTHROPIC_ERROR_ENVELOPE)
+            && self.kind.as_deref() == Some(ANTHROPIC_INVALID_REQUEST)
+            && self
+                .message
+                .as_deref()
+                .is_some_and(|message| message.starts_with(ANTHROPIC_PROMPT_TOO_LONG))
     }
 }
 
@@ -285,6 +329,45 @@ mod tests {
         assert!(
             matches!(&error, LlmError::Rejected { status: 301, message } if message.contains("https://api.example.com/v1")),
             "{error:?}"
+        );
+    }
+
+    fn anthropic_error(kind: &str, message: &str) -> Vec<u8> {
+        serde_json::json!({"type": "error", "error": {"type": kind, "message": message}})
+            .to_string()
+            .into_bytes()
+    }
+
+    #[test]
+    fn anthropic_prompt_too_long_is_context_too_long_only_in_its_exact_shape() {
+        let classify = |status: StatusCode, body: &[u8]| LlmError::from_http(status, &HeaderMap::new(), body);
+        let too_long = anthropic_error(
+            "invalid_request_error",
+            "prompt is too long: 210000 tokens > 200000 maximum",
+        );
+        assert_eq!(classify(StatusCode::BAD_REQUEST, &too_long), LlmError::ContextTooLong);
+
+        // The phrase elsewhere in the message, another error type, or no
+        // Anthropic envelope: an ordinary rejection.
+        let rejected = [
+            anthropic_error("invalid_request_error", "messages.0: the prompt is too long"),
+            anthropic_error("not_found_error", "prompt is too long"),
+            serde_json::json!({"error": {"type": "invalid_request_error", "message": "prompt is too long"}})
+                .to_string()
+                .into_bytes(),
+        ];
+        for body in rejected {
+            let error = classify(StatusCode::BAD_REQUEST, &body);
+            assert!(matches!(error, LlmError::Rejected { status: 400, .. }), "{error:?}");
+        }
+
+        let oversized = anthropic_error(
+            "request_too_large",
+            "Request exceeds the maximum allowed number of bytes.",
+        );
+        assert_eq!(
+            classify(StatusCode::PAYLOAD_TOO_LARGE, &oversized),
+            LlmError::ContextTooLong
         );
     }
 

@@ -3,15 +3,19 @@
 //! a [`ChatRequest`] into a [`ChatResponse`] or a typed [`LlmError`]; the cascade
 //! decides what to do next from the error variant alone, never from its text.
 //! Wire formats stay private to each backend (`openai.rs` for any
-//! OpenAI-compatible server); the types here are what the core and the store
-//! see, and messages are persisted as conversation history.
+//! OpenAI-compatible server, `anthropic.rs` for Anthropic's Messages API), and
+//! the HTTP plumbing they share lives in `http.rs`; the types here are what the
+//! core and the store see, and messages are persisted as conversation history.
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
+mod anthropic;
 mod error;
+mod http;
 mod openai;
 
+pub use anthropic::{AnthropicClient, AnthropicSettings};
 pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiSettings};
 

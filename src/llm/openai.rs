@@ -2,30 +2,22 @@
 //! OpenRouter, Ollama's `/v1`, llama.cpp server, vLLM and LM Studio: it POSTs
 //! `{base_url}/chat/completions` with native tool calling, and probes
 //! `{base_url}/models` for `doctor`. The JSON wire format lives in private serde
-//! structs converted at this boundary, and every failure leaves as an
-//! [`LlmError`] variant: transport failures classified here by reqwest's error
-//! kind, error answers by [`LlmError::from_http`] — never by text.
+//! structs converted at this boundary; the HTTP plumbing (client, timeouts,
+//! capped reads, error classification by kind and status, never by text) is
+//! shared with the other backends in `http.rs`.
 
 use crate::config::Secret;
 use std::fmt;
-use std::net::IpAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
-use reqwest::{RequestBuilder, Response, Url};
+use reqwest::{RequestBuilder, Url};
 use serde::{Deserialize, Serialize};
 
 use super::error::provider_message;
+use super::http;
 use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, Role, ToolCall, ToolSpec, Usage};
-
-/// Largest successful response body we accept; anything bigger is malformed.
-const MAX_RESPONSE_BYTES: usize = 8 * 1024 * 1024;
-
-/// How much of an error body we read to find the provider's explanation.
-const MAX_ERROR_BODY_BYTES: usize = 64 * 1024;
-
-const USER_AGENT: &str = concat!("passepartout/", env!("CARGO_PKG_VERSION"));
 
 /// How to reach one OpenAI-compatible provider.
 #[derive(Clone, PartialEq, Eq)]
@@ -82,25 +74,14 @@ impl OpenAiClient {
     /// Validate the settings and build the HTTP client (rustls, connect and
     /// total timeouts, no redirects; no proxy for a loopback base URL).
     pub fn new(settings: OpenAiSettings) -> Result<Self, LlmError> {
-        let chat_url = endpoint_url(&settings.base_url, "chat/completions")?;
-        let models_url = endpoint_url(&settings.base_url, "models")?;
-        let auth = settings.api_key.as_ref().map(|key| bearer(key.expose())).transpose()?;
-
-        let mut builder = reqwest::Client::builder()
-            .use_rustls_tls()
-            .connect_timeout(settings.connect_timeout)
-            .timeout(settings.timeout)
-            // A redirected POST turns into a GET and may drop the Authorization
-            // header; a misconfigured base URL should be reported, not followed.
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(USER_AGENT);
-        if is_loopback(&chat_url) {
-            // A local model server is never meant to be reached through HTTP(S)_PROXY.
-            builder = builder.no_proxy();
-        }
-        let http = builder.build().map_err(|error| LlmError::Config {
-            reason: format!("cannot build the HTTP client: {}", root_cause(&error)),
-        })?;
+        let chat_url = http::endpoint_url(&settings.base_url, "chat/completions")?;
+        let models_url = http::endpoint_url(&settings.base_url, "models")?;
+        let auth = settings
+            .api_key
+            .as_ref()
+            .map(|key| http::secret_header(&format!("Bearer {}", key.expose())))
+            .transpose()?;
+        let http = http::build_client(&chat_url, settings.connect_timeout, settings.timeout)?;
 
         Ok(Self {
             settings,
@@ -116,21 +97,14 @@ impl OpenAiClient {
         &self.settings
     }
 
-    fn authorized(&self, request: RequestBuilder) -> RequestBuilder {
-        match &self.auth {
-            Some(value) => request.header(AUTHORIZATION, value.clone()),
-            None => request,
-        }
-    }
-
     /// Sends `request` with the key, and returns the body of a successful
     /// answer or the typed error of any other.
     async fn fetch(&self, request: RequestBuilder) -> Result<Vec<u8>, LlmError> {
-        let response = self.authorized(request).send().await.map_err(transport_error)?;
-        if !response.status().is_success() {
-            return Err(error_from_response(response).await);
-        }
-        read_success_body(response).await
+        let request = match &self.auth {
+            Some(value) => request.header(AUTHORIZATION, value.clone()),
+            None => request,
+        };
+        http::send(request).await
     }
 }
 
@@ -145,161 +119,18 @@ impl ChatModel for OpenAiClient {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let started = Instant::now();
-        tracing::debug!(
-            provider = %self.settings.name,
-            model = %self.settings.model,
-            messages = request.messages.len(),
-            tools = request.tools.len(),
-            "sending chat completion request"
-        );
         let body = WireRequest::new(&self.settings.model, request);
-        let result = async {
+        let completion = async {
             let bytes = self.fetch(self.http.post(self.chat_url.clone()).json(&body)).await?;
             parse_completion(&bytes, &self.settings.model)
-        }
-        .await;
-
-        let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        match &result {
-            Ok(response) => tracing::debug!(
-                provider = %self.settings.name,
-                model = %response.model,
-                input_tokens = response.usage.input_tokens,
-                output_tokens = response.usage.output_tokens,
-                tool_calls = response.tool_calls.len(),
-                elapsed_ms,
-                "chat completion answered"
-            ),
-            Err(error) => tracing::debug!(
-                provider = %self.settings.name,
-                %error,
-                elapsed_ms,
-                "chat completion failed"
-            ),
-        }
-        result
+        };
+        http::traced_completion(&self.settings.name, &self.settings.model, request, completion).await
     }
 
     async fn probe(&self) -> Result<(), LlmError> {
         let bytes = self.fetch(self.http.get(self.models_url.clone())).await?;
-        // Any JSON object will do: a web page here means the base URL is wrong.
-        serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes)
-            .map(drop)
-            .map_err(|error| LlmError::Malformed {
-                reason: format!("the model list is not a JSON object: {error}"),
-            })
+        http::expect_model_list(&bytes)
     }
-}
-
-/// `{base_url}/{path}`, tolerating a trailing slash on the base URL.
-fn endpoint_url(base_url: &str, path: &str) -> Result<Url, LlmError> {
-    let joined = format!("{}/{path}", base_url.trim_end_matches('/'));
-    let url = Url::parse(&joined).map_err(|error| LlmError::Config {
-        reason: format!("base_url {base_url:?} is not a valid URL: {error}"),
-    })?;
-    match url.scheme() {
-        "http" | "https" => Ok(url),
-        other => Err(LlmError::Config {
-            reason: format!("base_url {base_url:?} must be http or https, not {other:?}"),
-        }),
-    }
-}
-
-fn bearer(key: &str) -> Result<HeaderValue, LlmError> {
-    let mut value = HeaderValue::from_str(&format!("Bearer {key}")).map_err(|_| LlmError::Config {
-        reason: "the API key contains characters not allowed in an HTTP header".to_owned(),
-    })?;
-    value.set_sensitive(true);
-    Ok(value)
-}
-
-fn is_loopback(url: &Url) -> bool {
-    match url.host_str() {
-        Some(host) if host.eq_ignore_ascii_case("localhost") => true,
-        Some(host) => host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .parse::<IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback()),
-        None => false,
-    }
-}
-
-/// Classify a reqwest failure by its kind. A connect failure (refused, DNS,
-/// connect timeout) and a connection lost mid-exchange both mean the provider
-/// cannot be talked to right now; only a deadline on an established exchange
-/// is a [`LlmError::Timeout`].
-fn transport_error(error: reqwest::Error) -> LlmError {
-    if error.is_connect() {
-        LlmError::Unreachable {
-            reason: root_cause(&error),
-        }
-    } else if error.is_timeout() {
-        LlmError::Timeout
-    } else if error.is_builder() {
-        LlmError::Config {
-            reason: root_cause(&error),
-        }
-    } else {
-        LlmError::Unreachable {
-            reason: root_cause(&error),
-        }
-    }
-}
-
-/// The innermost cause, which names the actual problem ("Connection refused").
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut cause = error;
-    while let Some(source) = cause.source() {
-        cause = source;
-    }
-    cause.to_string()
-}
-
-/// Read a body up to `limit` bytes. Returns the bytes and whether more were cut off.
-async fn read_limited(mut response: Response, limit: usize) -> Result<(Vec<u8>, bool), LlmError> {
-    let mut body = Vec::new();
-    while let Some(chunk) = response.chunk().await.map_err(transport_error)? {
-        let room = limit - body.len();
-        if chunk.len() > room {
-            body.extend_from_slice(&chunk[..room]);
-            return Ok((body, true));
-        }
-        body.extend_from_slice(&chunk);
-    }
-    Ok((body, false))
-}
-
-async fn read_success_body(response: Response) -> Result<Vec<u8>, LlmError> {
-    if response
-        .content_length()
-        .is_some_and(|length| length > MAX_RESPONSE_BYTES as u64)
-    {
-        return Err(too_large());
-    }
-    match read_limited(response, MAX_RESPONSE_BYTES).await? {
-        (body, false) => Ok(body),
-        (_, true) => Err(too_large()),
-    }
-}
-
-fn too_large() -> LlmError {
-    LlmError::Malformed {
-        reason: format!("the response is larger than {MAX_RESPONSE_BYTES} bytes"),
-    }
-}
-
-async fn error_from_response(response: Response) -> LlmError {
-    let status = response.status();
-    let headers = response.headers().clone();
-    // The status decides the variant; the body only adds detail, so a body we
-    // cannot read (timeout, reset) must not hide the status.
-    let body = read_limited(response, MAX_ERROR_BODY_BYTES)
-        .await
-        .map(|(body, _)| body)
-        .unwrap_or_default();
-    LlmError::from_http(status, &headers, &body)
 }
 
 fn parse_completion(body: &[u8], requested_model: &str) -> Result<ChatResponse, LlmError> {
@@ -501,17 +332,4 @@ struct WireUsage {
     prompt_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
-}
-
-#[cfg(test)]
-mod unit_tests {
-    use super::*;
-
-    #[test]
-    fn loopback_hosts_are_recognised() {
-        for url in ["http://127.0.0.1:1/v1", "http://localhost:1/v1", "http://[::1]:1/v1"] {
-            assert!(is_loopback(&Url::parse(url).unwrap()), "{url}");
-        }
-        assert!(!is_loopback(&Url::parse("https://api.openai.com/v1").unwrap()));
-    }
 }

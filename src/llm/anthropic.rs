@@ -1,0 +1,424 @@
+//! The Anthropic Messages API backend. It POSTs `{base_url}/messages` with
+//! native tool use, and probes `{base_url}/models` for `doctor`, authenticating
+//! with `x-api-key` and pinning `anthropic-version`. The wire format lives in
+//! private serde structs converted at this boundary: system messages become the
+//! top-level `system` string, tool calls become `tool_use` blocks and tool
+//! results `tool_result` blocks in a user message, and consecutive messages of
+//! one role are merged because the API requires strict user/assistant
+//! alternation. The HTTP plumbing (client, timeouts, capped reads, error
+//! classification by kind and status, never by text) is shared with the other
+//! backends in `http.rs`.
+
+use crate::config::Secret;
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::{RequestBuilder, Url};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::error::provider_message;
+use super::http;
+use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, Role, ToolCall, ToolSpec, Usage};
+
+/// The API version this backend speaks, sent as `anthropic-version`.
+const API_VERSION: &str = "2023-06-01";
+
+const API_KEY_HEADER: HeaderName = HeaderName::from_static("x-api-key");
+const API_VERSION_HEADER: HeaderName = HeaderName::from_static("anthropic-version");
+
+/// Separates system messages joined into the one top-level `system` prompt.
+const SYSTEM_SEPARATOR: &str = "\n\n";
+
+/// The key under which tool-call arguments that are not a JSON object are sent
+/// back to the API; see [`tool_input`].
+const RAW_ARGUMENTS_KEY: &str = "_raw";
+
+/// How to reach Anthropic (or a gateway speaking its Messages API).
+#[derive(Clone, PartialEq, Eq)]
+pub struct AnthropicSettings {
+    /// Provider name from the configuration, e.g. `"claude"`.
+    pub name: String,
+    /// Base URL of the API, normally [`AnthropicSettings::DEFAULT_BASE_URL`];
+    /// a trailing slash is fine.
+    pub base_url: String,
+    /// Model to ask, e.g. `claude-sonnet-4-5`.
+    pub model: String,
+    /// Sent as `x-api-key`. Never printed by `Debug`.
+    pub api_key: Option<Secret>,
+    /// Longest wait for the TCP (and TLS) connection to be established.
+    pub connect_timeout: Duration,
+    /// Longest wait for a whole request, from sending it to the last byte of the answer.
+    pub timeout: Duration,
+    /// Most tokens the model may generate in one answer (required by the API).
+    pub max_tokens: u32,
+}
+
+impl AnthropicSettings {
+    /// Anthropic's own API.
+    pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
+}
+
+impl fmt::Debug for AnthropicSettings {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicSettings")
+            .field("name", &self.name)
+            .field("model", &self.model)
+            .field("max_tokens", &self.max_tokens)
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("connect_timeout", &self.connect_timeout)
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// A [`ChatModel`] speaking Anthropic's Messages API.
+///
+/// Cheap to clone: clones share one connection pool.
+#[derive(Clone)]
+pub struct AnthropicClient {
+    settings: AnthropicSettings,
+    http: reqwest::Client,
+    messages_url: Url,
+    models_url: Url,
+    /// `x-api-key` (marked sensitive) and `anthropic-version`, sent on every request.
+    headers: HeaderMap,
+}
+
+impl fmt::Debug for AnthropicClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AnthropicClient")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl AnthropicClient {
+    /// Check the settings (URL, key, `max_tokens`) and build the HTTP client,
+    /// configured as every backend's is (see `http.rs`).
+    pub fn new(settings: AnthropicSettings) -> Result<Self, LlmError> {
+        let messages_url = http::endpoint_url(&settings.base_url, "messages")?;
+        let models_url = http::endpoint_url(&settings.base_url, "models")?;
+        if settings.max_tokens == 0 {
+            return Err(LlmError::Config {
+                reason: "max_tokens must be at least 1".to_owned(),
+            });
+        }
+        let mut headers = HeaderMap::new();
+        headers.insert(API_VERSION_HEADER, HeaderValue::from_static(API_VERSION));
+        if let Some(key) = &settings.api_key {
+            headers.insert(API_KEY_HEADER, http::secret_header(key.expose())?);
+        }
+        let http = http::build_client(&messages_url, settings.connect_timeout, settings.timeout)?;
+
+        Ok(Self {
+            settings,
+            http,
+            messages_url,
+            models_url,
+            headers,
+        })
+    }
+
+    /// The settings this client was built from.
+    pub fn settings(&self) -> &AnthropicSettings {
+        &self.settings
+    }
+
+    /// Sends `request` with the key and API version, and returns the body of a
+    /// successful answer or the typed error of any other.
+    async fn fetch(&self, request: RequestBuilder) -> Result<Vec<u8>, LlmError> {
+        http::send(request.headers(self.headers.clone())).await
+    }
+}
+
+#[async_trait]
+impl ChatModel for AnthropicClient {
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        let settings = &self.settings;
+        let body = WireRequest::new(&settings.model, settings.max_tokens, request);
+        let post = self.http.post(self.messages_url.clone()).json(&body);
+        let completion = async { parse_message(&self.fetch(post).await?, &settings.model) };
+        http::traced_completion(&settings.name, &settings.model, request, completion).await
+    }
+
+    async fn probe(&self) -> Result<(), LlmError> {
+        let list = self.fetch(self.http.get(self.models_url.clone())).await?;
+        http::expect_model_list(&list)
+    }
+
+    fn name(&self) -> &str {
+        &self.settings.name
+    }
+
+    fn endpoint(&self) -> &str {
+        &self.settings.base_url
+    }
+}
+
+/// Convert a Messages API answer: text blocks concatenated into the reply,
+/// `tool_use` blocks into tool calls (their `input` object as JSON text), and
+/// blocks of other types (such as `thinking`) skipped.
+fn parse_message(body: &[u8], requested_model: &str) -> Result<ChatResponse, LlmError> {
+    let wire: WireResponse = serde_json::from_slice(body).map_err(|error| {
+        let reason = match provider_message(body) {
+            Some(message) => format!("not a message: {error}; the provider said: {message}"),
+            None => format!("not a message: {error}"),
+        };
+        LlmError::Malformed { reason }
+    })?;
+
+    let mut text = String::new();
+    let mut tool_calls = Vec::new();
+    for (index, block) in wire.content.into_iter().enumerate() {
+        match block {
+            WireContentIn::Text { text: part } => text.push_str(&part),
+            WireContentIn::ToolUse { id, name, input } => tool_calls.push(ToolCall {
+                id: if id.is_empty() { format!("toolu_{index}") } else { id },
+                name,
+                arguments: match input {
+                    Value::Null => "{}".to_owned(),
+                    input => input.to_string(),
+                },
+            }),
+            WireContentIn::Other => {}
+        }
+    }
+    let usage = wire.usage.unwrap_or_default();
+    // A `max_tokens` stop may leave no content at all: that is returned as is.
+    tracing::debug!(
+        stop_reason = wire.stop_reason.as_deref().unwrap_or(""),
+        "anthropic message stopped"
+    );
+
+    Ok(ChatResponse {
+        content: Some(text).filter(|text| !text.is_empty()),
+        tool_calls,
+        usage: Usage {
+            // Prompt-cache reads and writes are billed apart but are still prompt.
+            input_tokens: [
+                usage.input_tokens,
+                usage.cache_creation_input_tokens,
+                usage.cache_read_input_tokens,
+            ]
+            .into_iter()
+            .flatten()
+            .sum(),
+            output_tokens: usage.output_tokens.unwrap_or(0),
+        },
+        model: wire
+            .model
+            .filter(|model| !model.is_empty())
+            .unwrap_or_else(|| requested_model.to_owned()),
+    })
+}
+
+/// The `input` object of a `tool_use` block, from a call's raw argument text.
+///
+/// The API only accepts a JSON object here, but our history keeps arguments
+/// exactly as a model produced them, and a model (possibly another provider's,
+/// earlier in the conversation) may have produced something else. Empty text
+/// is a call without arguments, `{}`. Anything that is not a JSON object —
+/// invalid JSON, an array, a string — is wrapped as `{"_raw": "<text>"}`
+/// rather than dropped: the request stays valid, and the model still sees
+/// exactly what it sent, which the tool result that followed (normally an
+/// argument error) refers to.
+fn tool_input(arguments: &str) -> Value {
+    if arguments.trim().is_empty() {
+        return Value::Object(Map::new());
+    }
+    match serde_json::from_str::<Value>(arguments) {
+        Ok(object @ Value::Object(_)) => object,
+        _ => {
+            let mut wrapped = Map::new();
+            wrapped.insert(RAW_ARGUMENTS_KEY.to_owned(), Value::String(arguments.to_owned()));
+            Value::Object(wrapped)
+        }
+    }
+}
+
+// ---- wire format: requests ----
+
+#[derive(Serialize)]
+struct WireRequest<'a> {
+    model: &'a str,
+    max_tokens: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    system: Option<String>,
+    messages: Vec<WireMessage<'a>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tools: Vec<WireTool<'a>>,
+}
+
+impl<'a> WireRequest<'a> {
+    fn new(model: &'a str, max_tokens: u32, request: &'a ChatRequest) -> Self {
+        Self {
+            model,
+            max_tokens,
+            system: system_prompt(&request.messages),
+            messages: wire_messages(&request.messages),
+            tools: request.tools.iter().map(WireTool::from).collect(),
+        }
+    }
+}
+
+/// Every non-empty system message, in order, joined with blank lines; `None`
+/// when there is none.
+fn system_prompt(messages: &[ChatMessage]) -> Option<String> {
+    let parts: Vec<&str> = messages
+        .iter()
+        .filter(|message| message.role == Role::System && !message.content.trim().is_empty())
+        .map(|message| message.content.as_str())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(SYSTEM_SEPARATOR))
+}
+
+/// The conversation as strictly alternating user and assistant messages.
+///
+/// System messages are left out (they travel in `system`); tool results become
+/// `tool_result` blocks of a user message; consecutive messages of one role
+/// (several tool results, a tool result then the user's next words) merge into
+/// one message, with `tool_result` blocks first as the API requires. Empty text
+/// is never sent as a block, and a message left with no block is dropped.
+fn wire_messages(messages: &[ChatMessage]) -> Vec<WireMessage<'_>> {
+    let mut wire: Vec<WireMessage<'_>> = Vec::new();
+    for message in messages {
+        let text = Some(message.content.as_str())
+            .filter(|text| !text.trim().is_empty())
+            .map(|text| WireContentOut::Text { text });
+        let (role, blocks): (WireRole, Vec<WireContentOut<'_>>) = match message.role {
+            Role::System => continue,
+            Role::User => (WireRole::User, text.into_iter().collect()),
+            Role::Assistant => {
+                let calls = message.tool_calls.iter().map(|call| WireContentOut::ToolUse {
+                    id: &call.id,
+                    name: &call.name,
+                    input: tool_input(&call.arguments),
+                });
+                (WireRole::Assistant, text.into_iter().chain(calls).collect())
+            }
+            Role::Tool => (
+                WireRole::User,
+                vec![WireContentOut::ToolResult {
+                    // A result without the id of its call is a bug upstream; the
+                    // API rejects it, as the OpenAI backend's provider would.
+                    tool_use_id: message.tool_call_id.as_deref(),
+                    content: &message.content,
+                }],
+            ),
+        };
+        if blocks.is_empty() {
+            continue;
+        }
+        match wire.last_mut() {
+            Some(last) if last.role == role => last.content.extend(blocks),
+            _ => wire.push(WireMessage { role, content: blocks }),
+        }
+    }
+    for message in &mut wire {
+        // Stable: tool results keep their order, and so does the rest.
+        message
+            .content
+            .sort_by_key(|block| !matches!(block, WireContentOut::ToolResult { .. }));
+    }
+    wire
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum WireRole {
+    User,
+    Assistant,
+}
+
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: WireRole,
+    content: Vec<WireContentOut<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireContentOut<'a> {
+    Text {
+        text: &'a str,
+    },
+    ToolUse {
+        id: &'a str,
+        name: &'a str,
+        input: Value,
+    },
+    ToolResult {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tool_use_id: Option<&'a str>,
+        content: &'a str,
+    },
+}
+
+#[derive(Serialize)]
+struct WireTool<'a> {
+    name: &'a str,
+    description: &'a str,
+    input_schema: &'a Value,
+}
+
+impl<'a> From<&'a ToolSpec> for WireTool<'a> {
+    fn from(tool: &'a ToolSpec) -> Self {
+        Self {
+            name: &tool.name,
+            description: &tool.description,
+            input_schema: &tool.parameters,
+        }
+    }
+}
+
+// ---- wire format: responses ----
+
+#[derive(Deserialize)]
+struct WireResponse {
+    #[serde(default)]
+    model: Option<String>,
+    content: Vec<WireContentIn>,
+    #[serde(default)]
+    stop_reason: Option<String>,
+    #[serde(default)]
+    usage: Option<WireUsage>,
+}
+
+#[derive(Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WireContentIn {
+    Text {
+        text: String,
+    },
+    ToolUse {
+        #[serde(default)]
+        id: String,
+        name: String,
+        #[serde(default)]
+        input: Value,
+    },
+    /// `thinking`, `redacted_thinking`, server-side tool blocks, and whatever
+    /// the API adds later: nothing the core acts on.
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Default, Deserialize)]
+struct WireUsage {
+    #[serde(default)]
+    input_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+    #[serde(default)]
+    cache_creation_input_tokens: Option<u64>,
+    #[serde(default)]
+    cache_read_input_tokens: Option<u64>,
+}
+
+#[cfg(test)]
+#[path = "anthropic_tests.rs"]
+mod tests;
