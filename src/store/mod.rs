@@ -5,8 +5,8 @@
 //! by conversation, in order), `dedupe` (conversation + platform message id →
 //! sequence and time, swept after a window), `outbox` (replies not yet
 //! confirmed by a gateway, per conversation, in order), `history` (one record
-//! per finished turn, per conversation), `cursors` (gateway offsets) and
-//! `meta` (schema version).
+//! per finished turn, per conversation), `memory` (facts kept per person),
+//! `cursors` (gateway offsets) and `meta` (schema version).
 //!
 //! Durability: sled flushes in the background every `flush_every_ms`; journal
 //! writes and turn commits are made durable explicitly with [`Store::durable`],
@@ -20,6 +20,7 @@ mod group;
 mod history;
 mod journal;
 mod keys;
+mod memory;
 mod outbox;
 mod turn;
 
@@ -30,6 +31,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 pub use backup::{BackupInfo, list_backups, restore_backup};
 pub use error::StoreError;
 pub use journal::{Accepted, JournalEntry};
+pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use turn::{PendingOutbound, TurnCommit};
 
@@ -46,6 +48,14 @@ pub struct Store {
     inner: Arc<Inner>,
 }
 
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store")
+            .field("path", &self.inner.path)
+            .finish_non_exhaustive()
+    }
+}
+
 struct Inner {
     path: PathBuf,
     db: sled::Db,
@@ -54,6 +64,7 @@ struct Inner {
     pending: sled::Tree,
     outbox: sled::Tree,
     history: sled::Tree,
+    memory: sled::Tree,
     cursors: sled::Tree,
     meta: sled::Tree,
     group: GroupCommit,
@@ -96,6 +107,7 @@ impl Store {
             pending: tree("pending")?,
             outbox: tree("outbox")?,
             history: tree("history")?,
+            memory: tree("memory")?,
             cursors: tree("cursors")?,
             meta: tree("meta")?,
             group: GroupCommit::default(),

@@ -1,6 +1,6 @@
 //! A turn's writes, committed in one multi-tree transaction: the journal entry
 //! and its `pending` marker go, the replies enter the outbox, the turn enters
-//! the history.
+//! the history, the memory facts it remembered or forgot are written.
 //! A turn that fails before committing leaves the store as it was, so the
 //! message is still pending and nothing of the failed turn is visible.
 
@@ -9,6 +9,7 @@ use sled::Transactional;
 use sled::transaction::ConflictableTransactionError;
 
 use super::error::StoreError;
+use super::memory::MemoryWrite;
 use super::outbox::OutboxEntry;
 use super::{Store, keys};
 
@@ -29,6 +30,8 @@ pub struct TurnCommit {
     /// The turn's history record, already serialized, if it is to be kept.
     pub history_record: Option<Vec<u8>>,
     pub replies: Vec<PendingOutbound>,
+    /// Facts remembered and forgotten during the turn.
+    pub memory: Vec<MemoryWrite>,
 }
 
 /// A commit turned into keys and values, ready for a transaction.
@@ -39,6 +42,7 @@ pub(super) struct Prepared {
     values: Vec<Vec<u8>>,
     forget: Vec<sled::IVec>,
     history: Option<(Vec<u8>, Vec<u8>)>,
+    memory: Vec<(Vec<u8>, Option<Vec<u8>>)>,
 }
 
 impl Store {
@@ -91,6 +95,11 @@ impl Store {
             Some(record) => Some((keys::sequenced(conversation, &[self.next_id()?]), record)),
             None => None,
         };
+        let memory = turn
+            .memory
+            .iter()
+            .map(MemoryWrite::encode)
+            .collect::<Result<Vec<_>, _>>()?;
         let pending_key = turn.journal_seq.map(|seq| keys::sequenced(conversation, &[seq]));
         Ok(Prepared {
             journal_seq: turn.journal_seq,
@@ -99,6 +108,7 @@ impl Store {
             values,
             forget,
             history,
+            memory,
         })
     }
 
@@ -112,8 +122,14 @@ impl Store {
     /// [`Store::apply`] without taking the write gate: the caller holds it.
     pub(super) fn apply_ungated(&self, prepared: &[Prepared]) -> Result<Vec<bool>, StoreError> {
         let inner = &self.inner;
-        let trees = (&inner.pending, &inner.journal, &inner.outbox, &inner.history);
-        let applied = trees.transaction(|(pending, journal, outbox, history)| {
+        let trees = (
+            &inner.pending,
+            &inner.journal,
+            &inner.outbox,
+            &inner.history,
+            &inner.memory,
+        );
+        let applied = trees.transaction(|(pending, journal, outbox, history, memory)| {
             let mut applied = Vec::with_capacity(prepared.len());
             for commit in prepared {
                 if let (Some(seq), Some(pending_key)) = (commit.journal_seq, &commit.pending_key) {
@@ -131,6 +147,12 @@ impl Store {
                 }
                 if let Some((key, record)) = &commit.history {
                     history.insert(key.as_slice(), record.as_slice())?;
+                }
+                for (key, value) in &commit.memory {
+                    match value {
+                        Some(value) => memory.insert(key.as_slice(), value.as_slice())?,
+                        None => memory.remove(key.as_slice())?,
+                    };
                 }
                 applied.push(true);
             }

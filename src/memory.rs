@@ -1,0 +1,262 @@
+//! Memory: facts a person asked the assistant to keep, scoped to that person.
+//!
+//! A [`MemorySession`] is one turn's view: it reads the committed facts from
+//! the store and stages the turn's own `remember` / `forget_fact` calls, which
+//! later calls in the same turn already see. The staged writes are committed
+//! with the turn ([`MemorySession::writes`]), so a turn that fails or panics
+//! leaves memory as it was. [`relevant`] picks the facts that go into the
+//! model's context.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use passepartout_gateway::{GatewayId, UserId};
+use thiserror::Error;
+
+use crate::store::{Fact, MemoryScope, MemoryWrite, Store, StoreError};
+
+/// Why a memory operation did not happen.
+#[derive(Debug, Error)]
+pub enum MemoryError {
+    #[error("a fact must not be empty")]
+    Empty,
+    #[error("a fact may be at most {limit} characters long")]
+    TooLong { limit: usize },
+    #[error("this person already has {limit} facts; forget some first")]
+    Full { limit: usize },
+    #[error("no fact with id {0}")]
+    NoSuchFact(u64),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Limits on what one person can keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemoryLimits {
+    pub max_facts: usize,
+    pub max_fact_chars: usize,
+}
+
+impl Default for MemoryLimits {
+    fn default() -> Self {
+        use crate::config::{DEFAULT_MAX_FACT_CHARS, DEFAULT_MAX_FACTS};
+        Self {
+            max_facts: DEFAULT_MAX_FACTS,
+            max_fact_chars: DEFAULT_MAX_FACT_CHARS,
+        }
+    }
+}
+
+#[derive(Debug, Default)]
+struct Staged {
+    remembered: Vec<Fact>,
+    forgotten: BTreeSet<u64>,
+}
+
+/// One turn's memory for one person. Clones share the staged writes.
+#[derive(Clone, Debug)]
+pub struct MemorySession {
+    store: Store,
+    scope: MemoryScope,
+    limits: MemoryLimits,
+    staged: Arc<Mutex<Staged>>,
+}
+
+impl MemorySession {
+    pub fn new(store: Store, gateway: &GatewayId, user: &UserId) -> Self {
+        Self::with_limits(store, gateway, user, MemoryLimits::default())
+    }
+
+    pub fn with_limits(store: Store, gateway: &GatewayId, user: &UserId, limits: MemoryLimits) -> Self {
+        Self {
+            store,
+            scope: MemoryScope::new(gateway, user),
+            limits,
+            staged: Arc::new(Mutex::new(Staged::default())),
+        }
+    }
+
+    fn staged(&self) -> std::sync::MutexGuard<'_, Staged> {
+        // A panic while holding this lock ends the turn anyway; its writes are dropped.
+        self.staged.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The person's facts as this turn sees them, oldest first.
+    pub fn facts(&self) -> Result<Vec<Fact>, MemoryError> {
+        let mut facts = self.store.facts(&self.scope)?;
+        let staged = self.staged();
+        facts.retain(|fact| !staged.forgotten.contains(&fact.id));
+        facts.extend(staged.remembered.iter().cloned());
+        Ok(facts)
+    }
+
+    /// Stages a new fact.
+    pub fn remember(&self, text: &str) -> Result<Fact, MemoryError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(MemoryError::Empty);
+        }
+        if text.chars().count() > self.limits.max_fact_chars {
+            return Err(MemoryError::TooLong {
+                limit: self.limits.max_fact_chars,
+            });
+        }
+        if self.facts()?.len() >= self.limits.max_facts {
+            return Err(MemoryError::Full {
+                limit: self.limits.max_facts,
+            });
+        }
+        let fact = Fact {
+            id: self.store.fact_id()?,
+            text: text.to_owned(),
+            created_ms: now_ms(),
+        };
+        self.staged().remembered.push(fact.clone());
+        Ok(fact)
+    }
+
+    /// Stages forgetting fact `id`; returns what it said.
+    pub fn forget(&self, id: u64) -> Result<Fact, MemoryError> {
+        let fact = self
+            .facts()?
+            .into_iter()
+            .find(|fact| fact.id == id)
+            .ok_or(MemoryError::NoSuchFact(id))?;
+        let mut staged = self.staged();
+        let before = staged.remembered.len();
+        staged.remembered.retain(|fact| fact.id != id);
+        if staged.remembered.len() == before {
+            staged.forgotten.insert(id);
+        }
+        Ok(fact)
+    }
+
+    /// The writes to commit with the turn.
+    pub fn writes(&self) -> Vec<MemoryWrite> {
+        let staged = self.staged();
+        let forgets = staged.forgotten.iter().map(|&id| MemoryWrite::Forget {
+            scope: self.scope.clone(),
+            id,
+        });
+        let remembers = staged.remembered.iter().map(|fact| MemoryWrite::Remember {
+            scope: self.scope.clone(),
+            fact: fact.clone(),
+        });
+        forgets.chain(remembers).collect()
+    }
+}
+
+/// Up to `limit` of `facts` most related to `text`: facts sharing more words
+/// with it first, newer before older on a tie. Facts sharing no word come
+/// last, newest first, so a person with few facts has all of them in context.
+pub fn relevant(facts: Vec<Fact>, text: &str, limit: usize) -> Vec<Fact> {
+    let wanted = words(text);
+    let mut scored: Vec<(usize, Fact)> = facts
+        .into_iter()
+        .map(|fact| (words(&fact.text).intersection(&wanted).count(), fact))
+        .collect();
+    scored.sort_by(|(a_score, a), (b_score, b)| b_score.cmp(a_score).then(b.id.cmp(&a.id)));
+    scored.into_iter().take(limit).map(|(_, fact)| fact).collect()
+}
+
+/// Lower-cased words of three letters or more.
+fn words(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|word| word.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::TurnCommit;
+    use crate::store::tests_support::{conversation, open_temp};
+
+    fn session(store: &Store, user: &str) -> MemorySession {
+        MemorySession::new(
+            store.clone(),
+            &GatewayId::new("socket").unwrap(),
+            &UserId::new(user).unwrap(),
+        )
+    }
+
+    fn texts(facts: &[Fact]) -> Vec<&str> {
+        facts.iter().map(|f| f.text.as_str()).collect()
+    }
+
+    #[test]
+    fn staged_facts_are_seen_at_once_and_stored_only_on_commit() {
+        let (_dir, store) = open_temp();
+        let turn = session(&store, "ann");
+        turn.remember("likes green tea").unwrap();
+        assert_eq!(texts(&turn.facts().unwrap()), ["likes green tea"]);
+        assert!(session(&store, "ann").facts().unwrap().is_empty(), "not committed yet");
+        let commit = TurnCommit {
+            memory: turn.writes(),
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation("c"), commit).unwrap();
+        assert_eq!(texts(&session(&store, "ann").facts().unwrap()), ["likes green tea"]);
+        assert!(
+            session(&store, "bob").facts().unwrap().is_empty(),
+            "facts are per person"
+        );
+    }
+
+    #[test]
+    fn forgetting_a_staged_fact_leaves_no_write() {
+        let (_dir, store) = open_temp();
+        let turn = session(&store, "ann");
+        let fact = turn.remember("x marks the spot").unwrap();
+        turn.forget(fact.id).unwrap();
+        assert!(turn.writes().is_empty());
+        assert!(matches!(turn.forget(fact.id), Err(MemoryError::NoSuchFact(_))));
+    }
+
+    #[test]
+    fn limits_are_enforced() {
+        let (_dir, store) = open_temp();
+        let limits = MemoryLimits {
+            max_facts: 1,
+            max_fact_chars: 5,
+        };
+        let turn = MemorySession::with_limits(
+            store,
+            &GatewayId::new("socket").unwrap(),
+            &UserId::new("ann").unwrap(),
+            limits,
+        );
+        assert!(matches!(turn.remember("  "), Err(MemoryError::Empty)));
+        assert!(matches!(
+            turn.remember("toolong"),
+            Err(MemoryError::TooLong { limit: 5 })
+        ));
+        turn.remember("ok").unwrap();
+        assert!(matches!(turn.remember("full"), Err(MemoryError::Full { limit: 1 })));
+    }
+
+    #[test]
+    fn relevant_facts_share_words_with_the_message() {
+        let fact = |id, text: &str| Fact {
+            id,
+            text: text.into(),
+            created_ms: 0,
+        };
+        let facts = vec![
+            fact(1, "Ann's cat is called Miso"),
+            fact(2, "Ann likes tea"),
+            fact(3, "Bike code 4711"),
+        ];
+        let picked = relevant(facts, "what is my cat called?", 2);
+        assert_eq!(texts(&picked), ["Ann's cat is called Miso", "Bike code 4711"]);
+    }
+}
