@@ -1,0 +1,87 @@
+//! `[skills]`: the deterministic gates every proposed tool call passes —
+//! shell patterns refused outright, a per-conversation rate limit, tool
+//! allowlists per conversation, and declarative rules.
+
+use serde::{Deserialize, Serialize};
+
+/// Shell command lines refused outright (regular expressions, searched
+/// anywhere in the line): deleting the root or home directory, making file
+/// systems, fork bombs, writing to block devices, wiping disks.
+pub const DEFAULT_DENY_SHELL: &[&str] = &[
+    r"\brm\s+(-\S+\s+)*(/|/\*|~/?|\$HOME/?)(\s|;|&|\||$)",
+    r"--no-preserve-root",
+    r"\bmkfs(\.\w+)?\b",
+    r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
+    r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|dm-|md)",
+    r"\bof=/dev/(sd|hd|vd|xvd|nvme|mmcblk|dm-|md)",
+    r"\b(wipefs|shred)\b.*\s/dev/",
+    r"\bchmod\s+(-\S+\s+)*[0-7]{3,4}\s+/(\s|$)",
+];
+pub const DEFAULT_TOOL_CALLS_PER_MINUTE: u32 = 30;
+
+/// `[skills]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SkillsConfig {
+    /// Shell command lines matching any of these regular expressions are
+    /// refused outright, approval or not.
+    pub deny_shell: Vec<String>,
+    /// Most tool calls per conversation in any minute; 0 means no limit.
+    pub tool_calls_per_minute: u32,
+    /// Conversations restricted to some tools.
+    pub allowlists: Vec<AllowlistConfig>,
+    /// Declarative gates, checked in order; the first that matches decides.
+    pub rules: Vec<RuleConfig>,
+}
+
+impl Default for SkillsConfig {
+    fn default() -> Self {
+        Self {
+            deny_shell: DEFAULT_DENY_SHELL.iter().map(|s| s.to_string()).collect(),
+            tool_calls_per_minute: DEFAULT_TOOL_CALLS_PER_MINUTE,
+            allowlists: Vec::new(),
+            rules: Vec::new(),
+        }
+    }
+}
+
+/// `[[skills.allowlists]]`: in `conversation`, only `tools` are offered and run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AllowlistConfig {
+    /// `gateway:chat`, e.g. `telegram:123456` or `socket:default`.
+    pub conversation: String,
+    pub tools: Vec<String>,
+}
+
+/// What a matching rule decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RuleVerdict {
+    /// Refuse the call.
+    Deny,
+    /// Run it only after a person approves.
+    RequireApproval,
+    /// Run it without asking (lower-priority gates such as the approval
+    /// policy are skipped; shell safety, allowlists and the rate limit still apply).
+    Allow,
+}
+
+/// `[[skills.rules]]`: when `tool` is called and `pattern` matches, `verdict`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleConfig {
+    /// Tool name, or `"*"` for every tool.
+    pub tool: String,
+    /// A regular expression searched in `argument` (a string argument, e.g.
+    /// `command` for the shell, `path` for files, `url` for http_get), or in
+    /// the whole arguments object as JSON text when `argument` is not set.
+    #[serde(default)]
+    pub pattern: Option<String>,
+    #[serde(default)]
+    pub argument: Option<String>,
+    pub verdict: RuleVerdict,
+    /// Shown to the person and the model when the rule denies or asks.
+    #[serde(default)]
+    pub reason: Option<String>,
+}

@@ -1,0 +1,83 @@
+//! Tool allowlists: a conversation listed in `[[skills.allowlists]]` may use
+//! only the tools named there — they are the only ones offered to the model,
+//! and any other call is refused. Conversations not listed are unrestricted.
+
+use std::collections::{BTreeSet, HashMap};
+
+use tokio::time::Instant;
+
+use super::{ProposedCall, Skill, Verdict, priority};
+use crate::config::AllowlistConfig;
+use crate::signal::Origin;
+
+pub struct ToolAllowlist {
+    by_conversation: HashMap<String, BTreeSet<String>>,
+}
+
+impl ToolAllowlist {
+    pub fn new(lists: &[AllowlistConfig]) -> Self {
+        let mut by_conversation: HashMap<String, BTreeSet<String>> = HashMap::new();
+        for list in lists {
+            by_conversation
+                .entry(list.conversation.clone())
+                .or_default()
+                .extend(list.tools.iter().cloned());
+        }
+        Self { by_conversation }
+    }
+
+    fn list(&self, origin: &Origin) -> Option<&BTreeSet<String>> {
+        self.by_conversation.get(&origin.conversation.to_string())
+    }
+}
+
+impl Skill for ToolAllowlist {
+    fn name(&self) -> &str {
+        "tool_allowlist"
+    }
+
+    fn priority(&self) -> i32 {
+        priority::ALLOWLIST
+    }
+
+    fn triggered(&self, origin: &Origin) -> bool {
+        self.list(origin).is_some()
+    }
+
+    fn gate(&self, call: &ProposedCall, origin: &Origin, _: Instant) -> Verdict {
+        match self.list(origin) {
+            Some(tools) if !tools.contains(&call.tool) => Verdict::Reject(format!(
+                "{} is not allowed in this conversation (allowed: {})",
+                call.tool,
+                tools.iter().map(String::as_str).collect::<Vec<_>>().join(", ")
+            )),
+            _ => Verdict::Allow,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::skills::tests::{origin, shell};
+    use crate::skills::{Decision, Skills};
+
+    #[test]
+    fn only_listed_tools_in_listed_conversations() {
+        let list = ToolAllowlist::new(&[AllowlistConfig {
+            conversation: "socket:kids".into(),
+            tools: vec!["current_time".into()],
+        }]);
+        let skills = Skills::new(vec![Arc::new(list)]);
+        assert!(matches!(
+            skills.decide(shell("ls"), &origin("kids")),
+            Decision::Reject { .. }
+        ));
+        assert!(matches!(skills.decide(shell("ls"), &origin("me")), Decision::Run(_)));
+        assert!(skills.offers("current_time", &origin("kids")));
+        assert!(!skills.offers("shell", &origin("kids")));
+        assert!(skills.offers("shell", &origin("me")));
+    }
+}
