@@ -1,23 +1,65 @@
-//! Tools the model can call: each has a JSON schema offered to the model as a
-//! native tool, and runs in act. The registry is how tools are plugged in.
+//! Tools the model can call. Each [`Tool`] has a name, a JSON schema (offered
+//! to the model as a native tool), a timeout and an output cap, and runs in
+//! act. The [`ToolBox`] is the registry: it parses the model's argument text
+//! (model output is data — invalid JSON is an error for the model, never
+//! something to guess at), enforces the timeout and the cap, and counts each
+//! tool's executions, time and failures for `status`.
+
+mod builtin;
+pub mod files;
+pub mod http_get;
+mod memory;
+pub mod net_policy;
+pub mod shell;
+mod telemetry;
+mod time;
+pub mod workspace;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use async_trait::async_trait;
+use passepartout_gateway::{ConversationKey, UserId};
+use serde::de::DeserializeOwned;
 use thiserror::Error;
 
 use crate::llm::ToolSpec;
+pub use builtin::{SetupError, builtin};
+pub use memory::{ForgetFact, Recall, Remember};
+pub use telemetry::{Telemetry, UsageStats};
+pub use time::CurrentTime;
 
-/// A tool call that did not produce output. The model is shown the message.
+/// A tool call that did not produce output. The model is shown the message
+/// (and the person, for a refusal), so it says what to do differently.
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 pub enum ToolError {
+    /// The model named a tool that is not offered.
     #[error("no tool named {0:?}; use one of the tools offered")]
     Unknown(String),
+    /// The arguments are not JSON, not an object, or do not fit the schema.
     #[error("invalid arguments: {0}")]
     InvalidArguments(String),
+    /// The request was understood and refused (a path outside the workspace,
+    /// a private address): trying again the same way will not work.
+    #[error("refused: {0}")]
+    Refused(String),
+    /// The tool ran and failed.
     #[error("{0}")]
     Failed(String),
+    /// The tool did not finish in time and was stopped.
+    #[error("timed out after {} s", .0.as_secs_f64())]
+    TimedOut(Duration),
+}
+
+/// Who a tool call is for. Tools that keep per-person data (memory) scope it
+/// by `sender`; nothing else about the turn is reachable from a tool.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    pub conversation: ConversationKey,
+    pub sender: UserId,
+    /// The turn's staged memory writes; committed with the turn.
+    pub memory: crate::memory::MemorySession,
 }
 
 /// One tool.
@@ -26,21 +68,59 @@ pub trait Tool: Send + Sync {
     /// Name, description and JSON schema of the arguments.
     fn spec(&self) -> ToolSpec;
 
-    /// Runs the tool. `arguments` is the model's JSON text, unparsed: model
-    /// output is data, and each tool validates its own arguments.
-    async fn call(&self, arguments: &str) -> Result<String, ToolError>;
+    /// Longest the tool may run; `None` means the box's default.
+    fn timeout(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Runs the tool with the model's arguments, already parsed as a JSON
+    /// object. Use [`parse_arguments`] to read them into a typed struct.
+    async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError>;
 }
 
-/// The tools available to the model.
-#[derive(Clone, Default)]
+/// Reads tool arguments into `T`; a mismatch (missing field, wrong type,
+/// unknown field if `T` denies them) is [`ToolError::InvalidArguments`].
+pub fn parse_arguments<T: DeserializeOwned>(arguments: serde_json::Value) -> Result<T, ToolError> {
+    serde_json::from_value(arguments).map_err(|error| ToolError::InvalidArguments(error.to_string()))
+}
+
+/// The tools available to the model, by name.
+#[derive(Clone)]
 pub struct ToolBox {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    default_timeout: Duration,
+    output_cap: usize,
+    telemetry: Arc<Telemetry>,
+}
+
+impl Default for ToolBox {
+    fn default() -> Self {
+        Self::new(Vec::new())
+    }
 }
 
 impl ToolBox {
+    /// A box of `tools` with the default timeout and output cap.
     pub fn new(tools: impl IntoIterator<Item = Arc<dyn Tool>>) -> Self {
+        use crate::config::{DEFAULT_OUTPUT_CAP_BYTES, DEFAULT_TOOL_TIMEOUT_S};
+        Self::with_limits(
+            tools,
+            Duration::from_secs(DEFAULT_TOOL_TIMEOUT_S),
+            DEFAULT_OUTPUT_CAP_BYTES,
+        )
+    }
+
+    /// A box of `tools`; a later tool with the same name replaces an earlier one.
+    pub fn with_limits(
+        tools: impl IntoIterator<Item = Arc<dyn Tool>>,
+        default_timeout: Duration,
+        output_cap: usize,
+    ) -> Self {
         Self {
             tools: tools.into_iter().map(|tool| (tool.spec().name, tool)).collect(),
+            default_timeout,
+            output_cap,
+            telemetry: Arc::new(Telemetry::default()),
         }
     }
 
@@ -49,11 +129,119 @@ impl ToolBox {
         self.tools.values().map(|tool| tool.spec()).collect()
     }
 
-    /// Runs tool `name` with `arguments`.
-    pub async fn call(&self, name: &str, arguments: &str) -> Result<String, ToolError> {
-        match self.tools.get(name) {
-            Some(tool) => tool.call(arguments).await,
-            None => Err(ToolError::Unknown(name.to_owned())),
+    /// Whether a tool called `name` is offered.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// Per-tool executions, time and failures.
+    pub fn telemetry(&self) -> &Telemetry {
+        &self.telemetry
+    }
+
+    /// Runs tool `name` with the model's raw `arguments` text: parsed as a
+    /// JSON object first, then as [`ToolBox::call_parsed`].
+    pub async fn call(&self, context: &ToolContext, name: &str, arguments: &str) -> Result<String, ToolError> {
+        if !self.contains(name) {
+            return Err(ToolError::Unknown(name.to_owned()));
         }
+        self.call_parsed(context, name, parse_object(arguments)?).await
+    }
+
+    /// Runs tool `name` under its timeout, its output cut at the cap.
+    pub async fn call_parsed(
+        &self,
+        context: &ToolContext,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> Result<String, ToolError> {
+        let Some(tool) = self.tools.get(name) else {
+            return Err(ToolError::Unknown(name.to_owned()));
+        };
+        let limit = tool.timeout().unwrap_or(self.default_timeout);
+        let started = tokio::time::Instant::now();
+        let result = match tokio::time::timeout(limit, tool.call(context, arguments)).await {
+            Ok(result) => result,
+            Err(_) => Err(ToolError::TimedOut(limit)),
+        };
+        self.telemetry.record(name, started.elapsed(), result.is_err());
+        result.map(|output| cap(output, self.output_cap))
+    }
+}
+
+/// The model's argument text as a JSON object. Empty text counts as `{}`
+/// (some servers send it for tools without parameters).
+pub fn parse_object(arguments: &str) -> Result<serde_json::Value, ToolError> {
+    let text = arguments.trim();
+    if text.is_empty() {
+        return Ok(serde_json::Value::Object(Default::default()));
+    }
+    if text.starts_with("```") {
+        return Err(ToolError::InvalidArguments(
+            "arguments must be a bare JSON object, not wrapped in a markdown code fence".into(),
+        ));
+    }
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value @ serde_json::Value::Object(_)) => Ok(value),
+        Ok(_) => Err(ToolError::InvalidArguments("arguments must be a JSON object".into())),
+        Err(error) => Err(ToolError::InvalidArguments(format!("not valid JSON ({error})"))),
+    }
+}
+
+/// `output`, cut to at most `limit` bytes on a character boundary, with a note.
+pub fn cap(output: String, limit: usize) -> String {
+    if output.len() <= limit {
+        return output;
+    }
+    let mut end = limit;
+    while !output.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{}\n[output cut: {} of {} bytes shown]",
+        &output[..end],
+        end,
+        output.len()
+    )
+}
+
+#[cfg(test)]
+pub(crate) mod testing {
+    //! A [`ToolContext`] for unit tests, with memory on a throwaway store.
+    use super::*;
+
+    pub fn context() -> ToolContext {
+        let (dir, store) = crate::store::tests_support::open_temp();
+        // Keep the directory as long as the process: tests are short.
+        std::mem::forget(dir);
+        let conversation = crate::store::tests_support::conversation("tools");
+        let sender = UserId::new("tester").unwrap();
+        ToolContext {
+            memory: crate::memory::MemorySession::new(store, &conversation.gateway, &sender),
+            conversation,
+            sender,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_must_be_a_json_object() {
+        assert_eq!(parse_object("").unwrap(), serde_json::json!({}));
+        assert!(
+            matches!(parse_object("{\"a\":1"), Err(ToolError::InvalidArguments(m)) if m.contains("not valid JSON"))
+        );
+        assert!(matches!(parse_object("[1]"), Err(ToolError::InvalidArguments(m)) if m.contains("object")));
+        assert!(matches!(parse_object("```json\n{}\n```"), Err(ToolError::InvalidArguments(m)) if m.contains("fence")));
+    }
+
+    #[test]
+    fn output_is_cut_on_a_character_boundary() {
+        let capped = cap("ééé".into(), 3);
+        assert!(capped.starts_with("é\n[output cut: 2 of 6 bytes"), "{capped}");
+        assert_eq!(cap("short".into(), 10), "short");
     }
 }

@@ -1,0 +1,427 @@
+//! `http_get {url}`: fetch an http(s) URL and return its text to the model.
+//!
+//! The model picks the URL, so every connection is checked against the
+//! [`AddressPolicy`] (see `net_policy`) where it cannot be dodged:
+//! - host names are resolved by [`CheckedResolver`], which hands reqwest only
+//!   the accepted addresses, so the connection goes to exactly the address
+//!   that was checked;
+//! - IP literals, which reqwest connects to without resolving, are checked
+//!   before the request and, for redirect targets, in the redirect policy;
+//! - no proxy is used, since a proxy would connect on our behalf unchecked.
+//!
+//! A refusal travels through reqwest as a typed error ([`Refusal`],
+//! [`NoPublicAddress`]) and is found again by walking the error's sources.
+//! Only text is returned (by content type); a body over `max_bytes` is
+//! refused rather than cut, so the model never mistakes part of a document
+//! for all of it. A non-2xx status is an ordinary result: the status line and
+//! a short excerpt of the body.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::dns::Resolve;
+use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use reqwest::{Response, Url, redirect};
+use serde::Deserialize;
+use thiserror::Error;
+
+use super::net_policy::{AddressPolicy, Blocked, CheckedResolver, NoPublicAddress, SystemResolver};
+use super::{Tool, ToolContext, ToolError, parse_arguments};
+use crate::config::HttpGetConfig;
+use crate::llm::ToolSpec;
+
+/// How much longer than the request timeout the tool box waits, so that the
+/// request's own, more precise timeout error is the one reported.
+const TIMEOUT_MARGIN: Duration = Duration::from_secs(2);
+
+/// Said with every address refusal.
+const PUBLIC_ONLY: &str = "http_get only connects to public addresses";
+
+/// Most bytes of an error page shown with a non-2xx status.
+const ERROR_EXCERPT_BYTES: usize = 1024;
+
+const USER_AGENT: &str = concat!("passepartout/", env!("CARGO_PKG_VERSION"));
+
+/// What `Accept` says; the same list [`ContentType::is_binary`] enforces.
+const ACCEPT: &str = "text/*, application/json, application/xml, application/javascript, */*+json, */*+xml;q=0.9";
+
+/// The model's arguments.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Arguments {
+    url: String,
+}
+
+/// The `http_get` tool.
+pub struct HttpGet {
+    client: reqwest::Client,
+    policy: Arc<AddressPolicy>,
+    timeout: Duration,
+    max_bytes: usize,
+}
+
+/// The HTTP client could not be built (the TLS backend failed to start).
+#[derive(Debug, Error)]
+#[error("cannot build the http_get client")]
+pub struct BuildError(#[source] reqwest::Error);
+
+impl HttpGet {
+    /// The tool with `config`'s limits, resolving names with the system
+    /// resolver (through tokio) and refusing non-public addresses unless
+    /// `allow_private`.
+    pub fn new(config: &HttpGetConfig) -> Result<Self, BuildError> {
+        Self::with_resolver(config, Arc::new(SystemResolver), &[])
+    }
+
+    /// Like [`HttpGet::new`], but names are looked up by `lookup` (whose
+    /// answers are still checked), and the names in `exempt_hosts` may
+    /// resolve to any address — see [`AddressPolicy::exempt_host`]. For
+    /// tests: a fake "public" server on loopback.
+    pub fn with_resolver(
+        config: &HttpGetConfig,
+        lookup: Arc<dyn Resolve>,
+        exempt_hosts: &[&str],
+    ) -> Result<Self, BuildError> {
+        let policy = exempt_hosts
+            .iter()
+            .fold(AddressPolicy::new(config.allow_private), |policy, host| {
+                policy.exempt_host(host)
+            });
+        let policy = Arc::new(policy);
+        let timeout = Duration::from_secs(config.timeout_s);
+        let client = reqwest::Client::builder()
+            .use_rustls_tls()
+            .no_proxy()
+            .dns_resolver(Arc::new(CheckedResolver::new(lookup, policy.clone())))
+            .redirect(redirect_policy(policy.clone(), config.max_redirects))
+            .referer(false)
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            .user_agent(USER_AGENT)
+            .build()
+            .map_err(BuildError)?;
+        Ok(Self {
+            client,
+            policy,
+            timeout,
+            max_bytes: config.max_bytes,
+        })
+    }
+
+    /// Turns a failed request into the error the model sees: a refusal found
+    /// among the causes, a timeout, or a failure naming the root cause.
+    fn request_error(&self, requested: &Url, error: &reqwest::Error) -> ToolError {
+        if let Some(refusal) = find_cause::<Refusal>(error) {
+            return ToolError::Refused(refusal.to_string());
+        }
+        if let Some(refused) = find_cause::<NoPublicAddress>(error) {
+            // The resolver is only asked about another host when a redirect
+            // led there; say so, since the model asked for a different one.
+            let via = match requested.host_str() {
+                Some(host) if host != refused.host => format!(" (a redirect from {requested} led there)"),
+                _ => String::new(),
+            };
+            return ToolError::Refused(format!("{refused}; {PUBLIC_ONLY}{via}"));
+        }
+        if error.is_timeout() {
+            return ToolError::TimedOut(self.timeout);
+        }
+        let action = if error.is_connect() {
+            "cannot connect to"
+        } else {
+            "cannot fetch"
+        };
+        ToolError::Failed(format!("{action} {requested}: {}", root_cause(error)))
+    }
+}
+
+#[async_trait]
+impl Tool for HttpGet {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "http_get".to_owned(),
+            description: format!(
+                "Fetch a public http or https URL with GET and return its text (HTML, JSON, XML, plain text). \
+                 The first line gives the status, content type and size. Bodies over {} bytes and non-text \
+                 content are refused; private and local addresses are refused unless allowed.",
+                self.max_bytes
+            ),
+            parameters: serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "url": {"type": "string", "description": "Absolute http:// or https:// URL to fetch."}
+                },
+                "required": ["url"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn timeout(&self) -> Option<Duration> {
+        Some(self.timeout + TIMEOUT_MARGIN)
+    }
+
+    async fn call(&self, _context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
+        let Arguments { url: text } = parse_arguments(arguments)?;
+        let url = Url::parse(text.trim())
+            .map_err(|error| ToolError::InvalidArguments(format!("{text:?} is not an absolute URL ({error})")))?;
+        check_url(&url, &self.policy).map_err(|refusal| ToolError::Refused(refusal.to_string()))?;
+
+        let response = self
+            .client
+            .get(url.clone())
+            .header(reqwest::header::ACCEPT, ACCEPT)
+            .send()
+            .await
+            .map_err(|error| self.request_error(&url, &error))?;
+        let content = ContentType::of(response.headers().get(CONTENT_TYPE));
+        let status = response.status();
+        let mut line = match status.canonical_reason() {
+            Some(reason) if !status.is_success() => format!("HTTP {} ({reason}), {}", status.as_u16(), content.label()),
+            _ => format!("HTTP {}, {}", status.as_u16(), content.label()),
+        };
+        if response.url() != &url {
+            line.push_str(&format!(" (redirected to {})", response.url()));
+        }
+        if status.is_success() {
+            self.success(&url, line, content, response).await
+        } else {
+            self.not_success(&url, line, content, response).await
+        }
+    }
+}
+
+impl HttpGet {
+    /// A 2xx answer: the whole text body, or a refusal if it is not text or
+    /// is too big.
+    async fn success(
+        &self,
+        url: &Url,
+        line: String,
+        content: ContentType,
+        response: Response,
+    ) -> Result<String, ToolError> {
+        if content.is_binary() {
+            let label = content.label();
+            return Err(ToolError::Refused(format!(
+                "the content type is {label}, not text; http_get returns text only"
+            )));
+        }
+        let too_big = || {
+            ToolError::Refused(format!(
+                "the body is larger than {} bytes, the most http_get reads",
+                self.max_bytes
+            ))
+        };
+        if response
+            .content_length()
+            .is_some_and(|length| length > self.max_bytes as u64)
+        {
+            return Err(too_big());
+        }
+        let (bytes, more) = read_body(response, self.max_bytes)
+            .await
+            .map_err(|error| self.request_error(url, &error))?;
+        if more {
+            return Err(too_big());
+        }
+        let size = bytes.len();
+        let (text, lossy) = decode(bytes);
+        if lossy && content.essence.is_none() {
+            return Err(ToolError::Refused(
+                "the answer has no content type and its body is not UTF-8 text".to_owned(),
+            ));
+        }
+        let mut line = format!("{line}, {size} bytes");
+        if lossy {
+            let declared = content
+                .charset
+                .as_ref()
+                .map(|charset| format!(" (declared charset {charset})"))
+                .unwrap_or_default();
+            line.push_str(&format!("; not valid UTF-8{declared}, invalid bytes shown as U+FFFD"));
+        }
+        Ok(format!("{line}\n{text}"))
+    }
+
+    /// A non-2xx answer is a result, not an error: the status and the start
+    /// of the body, which often says what went wrong.
+    async fn not_success(
+        &self,
+        url: &Url,
+        line: String,
+        content: ContentType,
+        response: Response,
+    ) -> Result<String, ToolError> {
+        if content.is_binary() {
+            return Ok(format!("{line}; body not shown"));
+        }
+        let limit = ERROR_EXCERPT_BYTES.min(self.max_bytes);
+        let (bytes, more) = read_body(response, limit)
+            .await
+            .map_err(|error| self.request_error(url, &error))?;
+        let size = if more {
+            format!("first {limit} bytes shown")
+        } else {
+            format!("{} bytes", bytes.len())
+        };
+        let (text, _) = decode(bytes);
+        Ok(format!("{line}, {size}\n{text}"))
+    }
+}
+
+/// Why a URL (the model's, or a redirect target) is not fetched. Raised by
+/// [`check_url`] and the redirect policy; from the latter it reaches us as
+/// the source of reqwest's error.
+#[derive(Debug, Error)]
+enum Refusal {
+    #[error("only http and https URLs are fetched, not {0}:")]
+    Scheme(String),
+    #[error("URLs with a user name or password are not fetched")]
+    Userinfo,
+    #[error("the URL has no host")]
+    NoHost,
+    #[error("{0}; {PUBLIC_ONLY}")]
+    Literal(Blocked),
+    #[error("the redirect to {target} was refused: {reason}")]
+    Redirect { target: Url, reason: Box<Refusal> },
+    #[error("more than {0} redirects; not following {1}")]
+    TooManyRedirects(usize, Url),
+}
+
+/// Checks what can be checked about a URL without resolving it: the
+/// scheme, the absence of credentials, and an IP-literal host (which reqwest
+/// connects to without asking the resolver).
+fn check_url(url: &Url, policy: &AddressPolicy) -> Result<(), Refusal> {
+    if !matches!(url.scheme(), "http" | "https") {
+        return Err(Refusal::Scheme(url.scheme().to_owned()));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Refusal::Userinfo);
+    }
+    let host = url.host_str().ok_or(Refusal::NoHost)?;
+    // The same test the connector makes to skip resolving: brackets off, then
+    // an IP address (the URL parser has already normalised forms like 0x7f.1).
+    match host.trim_start_matches('[').trim_end_matches(']').parse::<IpAddr>() {
+        Ok(address) => policy.check_literal(address).map_err(Refusal::Literal),
+        Err(_) => Ok(()),
+    }
+}
+
+/// Follows at most `max_redirects` redirects, each to a URL that passes
+/// [`check_url`]; host names in targets meet the resolver again.
+fn redirect_policy(policy: Arc<AddressPolicy>, max_redirects: usize) -> redirect::Policy {
+    redirect::Policy::custom(move |attempt| {
+        // `previous` includes the original URL, so it counts this redirect.
+        if attempt.previous().len() > max_redirects {
+            let target = attempt.url().clone();
+            return attempt.error(Refusal::TooManyRedirects(max_redirects, target));
+        }
+        match check_url(attempt.url(), &policy) {
+            Ok(()) => attempt.follow(),
+            Err(reason) => {
+                let target = attempt.url().clone();
+                attempt.error(Refusal::Redirect {
+                    target,
+                    reason: Box::new(reason),
+                })
+            }
+        }
+    })
+}
+
+/// The first of `error`'s causes (itself included) of type `T`: how our own
+/// errors are found again after travelling through reqwest and hyper.
+fn find_cause<'a, T: std::error::Error + 'static>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a T> {
+    let mut cause = Some(error);
+    while let Some(current) = cause {
+        if let Some(found) = current.downcast_ref::<T>() {
+            return Some(found);
+        }
+        cause = current.source();
+    }
+    None
+}
+
+/// The innermost cause, which names the actual problem ("Connection refused").
+fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause = error;
+    while let Some(source) = cause.source() {
+        cause = source;
+    }
+    cause.to_string()
+}
+
+/// The `Content-Type` of an answer: its essence (`text/html`, lowercase)
+/// and declared charset; both `None` when the header is missing.
+#[derive(Debug, Default)]
+struct ContentType {
+    essence: Option<String>,
+    charset: Option<String>,
+}
+
+impl ContentType {
+    fn of(header: Option<&HeaderValue>) -> Self {
+        let Some(value) = header.and_then(|value| value.to_str().ok()) else {
+            return Self::default();
+        };
+        let mut parts = value.split(';');
+        let essence = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
+        let charset = parts.find_map(|parameter| {
+            let (key, value) = parameter.split_once('=')?;
+            let charset = value.trim().trim_matches('"').to_ascii_lowercase();
+            key.trim().eq_ignore_ascii_case("charset").then_some(charset)
+        });
+        Self {
+            essence: (!essence.is_empty()).then_some(essence),
+            charset,
+        }
+    }
+
+    fn label(&self) -> &str {
+        self.essence.as_deref().unwrap_or("no content type")
+    }
+
+    /// A declared type that is not text: `text/*`, JSON, XML, JavaScript and
+    /// the structured-syntax suffixes `+json` and `+xml` are text.
+    fn is_binary(&self) -> bool {
+        self.essence.as_deref().is_some_and(|essence| {
+            !(essence.starts_with("text/")
+                || matches!(
+                    essence,
+                    "application/json" | "application/xml" | "application/javascript"
+                )
+                || essence.ends_with("+json")
+                || essence.ends_with("+xml"))
+        })
+    }
+}
+
+/// Streams the body, stopping as soon as it passes `limit` bytes (so a huge
+/// answer costs at most one chunk over the limit in memory). Returns at most
+/// `limit` bytes and whether the body went on past them.
+async fn read_body(mut response: Response, limit: usize) -> Result<(Vec<u8>, bool), reqwest::Error> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if bytes.len() + chunk.len() > limit {
+            bytes.extend_from_slice(&chunk[..limit - bytes.len()]);
+            return Ok((bytes, true));
+        }
+        bytes.extend_from_slice(&chunk);
+    }
+    Ok((bytes, false))
+}
+
+/// The body as UTF-8, and whether invalid bytes had to be replaced.
+fn decode(bytes: Vec<u8>) -> (String, bool) {
+    match String::from_utf8(bytes) {
+        Ok(text) => (text, false),
+        Err(error) => (String::from_utf8_lossy(error.as_bytes()).into_owned(), true),
+    }
+}
+
+#[cfg(test)]
+#[path = "http_get_tests.rs"]
+mod tests;
