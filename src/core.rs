@@ -123,7 +123,9 @@ impl Core {
             "version": env!("CARGO_PKG_VERSION"),
             "uptime_s": self.started.elapsed().as_secs(),
             "gateways": gateways,
-            "providers": self.pipeline.reasoner().health(),
+            "providers": self.pipeline.cascade().health(),
+            "tools": self.pipeline.tools().telemetry().snapshot(),
+            "skills": self.pipeline.skills().telemetry().snapshot(),
             "conversations": {
                 "active": workers.len(),
                 "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
@@ -147,33 +149,8 @@ impl Core {
         })
     }
 
-    /// A few lines for the `/status` chat command.
+    /// The `/status` chat command's answer: the same text as `passepartout status`.
     pub fn status_text(&self) -> String {
-        let mut lines = vec![format!(
-            "passepartout {} — up {} s",
-            env!("CARGO_PKG_VERSION"),
-            self.started.elapsed().as_secs()
-        )];
-        for (name, health) in self.gateway_health() {
-            lines.push(format!(
-                "gateway {name}: {:?}{}",
-                health.state,
-                health.detail.map(|d| format!(" ({d})")).unwrap_or_default()
-            ));
-        }
-        for provider in self.pipeline.reasoner().health() {
-            let state = match &provider.last_error {
-                Some(error) => format!("last call failed: {error}"),
-                None if provider.calls == 0 => "not used yet".to_owned(),
-                None => "ok".to_owned(),
-            };
-            lines.push(format!("model {} ({}): {state}", provider.name, provider.endpoint));
-        }
-        lines.push(format!(
-            "{} message(s) waiting, {} reply(ies) undelivered",
-            self.store.pending_count(),
-            self.store.outbox_len()
-        ));
-        lines.join("\n")
+        crate::status::render(&self.status_document())
     }
 }

@@ -18,12 +18,13 @@ use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
 use crate::background;
-use crate::config::{Config, Secret};
+use crate::config::{Config, ProviderKind, Secret};
 use crate::core::{Core, GatewayHandle};
 use crate::data_dir::{DataDirError, DataDirLock};
-use crate::llm::{ChatModel, OpenAiClient, OpenAiSettings};
+use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, OpenAiClient, OpenAiSettings};
 use crate::pipeline::Pipeline;
-use crate::pipeline::reason::Reasoner;
+use crate::pipeline::cascade::Cascade;
+use crate::skills::Skills;
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolBox};
 
@@ -48,6 +49,10 @@ pub enum StartError {
     Socket(#[from] passepartout_socket::SocketError),
     #[error("cannot set up model provider {name}: {reason}")]
     Provider { name: String, reason: String },
+    #[error(transparent)]
+    Tools(#[from] crate::tools::SetupError),
+    #[error("a [skills] pattern is not a valid regular expression: {0}")]
+    Skills(#[from] regex::Error),
 }
 
 /// A running daemon.
@@ -75,8 +80,19 @@ impl Daemon {
         let store = Store::open(&config.store_dir(), &config.store)?;
         tracing::info!(elapsed_ms = opening.elapsed().as_millis() as u64, "store opened");
         let providers = providers(&config)?;
-        let reasoner = Arc::new(Reasoner::new(providers.clone()));
-        let pipeline = Pipeline::new(config.pipeline.clone(), reasoner, ToolBox::new(extensions.tools));
+        let cascade = Arc::new(Cascade::new(
+            providers.clone(),
+            Duration::from_secs(config.llm.cooldown_s),
+        ));
+        let mut tools = crate::tools::builtin(&config)?;
+        tools.extend(extensions.tools);
+        let tools = ToolBox::with_limits(
+            tools,
+            Duration::from_secs(config.tools.timeout_s),
+            config.tools.output_cap_bytes,
+        );
+        let skills = Skills::from_config(&config.skills, &config.tools)?;
+        let pipeline = Pipeline::new(&config, cascade, tools, skills);
 
         let mut gateways = HashMap::new();
         let socket = if config.socket.enabled {
@@ -220,19 +236,35 @@ pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, Star
                     None
                 }
             };
-            let client = OpenAiClient::new(OpenAiSettings {
-                name: provider.name.clone(),
-                base_url: provider.base_url.clone(),
-                model: provider.model.clone(),
-                api_key,
-                connect_timeout: Duration::from_secs(provider.connect_timeout_s),
-                timeout: Duration::from_secs(provider.timeout_s),
-            })
-            .map_err(|error| StartError::Provider {
+            let (connect_timeout, timeout) = (
+                Duration::from_secs(provider.connect_timeout_s),
+                Duration::from_secs(provider.timeout_s),
+            );
+            let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
+                ProviderKind::Openai => OpenAiClient::new(OpenAiSettings {
+                    name: provider.name.clone(),
+                    base_url: provider.base_url.clone(),
+                    model: provider.model.clone(),
+                    api_key,
+                    connect_timeout,
+                    timeout,
+                })
+                .map(|client| Arc::new(client) as Arc<dyn ChatModel>),
+                ProviderKind::Anthropic => AnthropicClient::new(AnthropicSettings {
+                    name: provider.name.clone(),
+                    base_url: provider.base_url.clone(),
+                    model: provider.model.clone(),
+                    api_key,
+                    connect_timeout,
+                    timeout,
+                    max_tokens: provider.max_tokens,
+                })
+                .map(|client| Arc::new(client) as Arc<dyn ChatModel>),
+            };
+            client.map_err(|error| StartError::Provider {
                 name: provider.name.clone(),
                 reason: error.to_string(),
-            })?;
-            Ok(Arc::new(client) as Arc<dyn ChatModel>)
+            })
         })
         .collect()
 }

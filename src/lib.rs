@@ -16,8 +16,11 @@ pub mod data_dir;
 pub mod doctor;
 pub mod intake;
 pub mod llm;
+pub mod memory;
 pub mod pipeline;
 pub mod signal;
+pub mod skills;
+pub mod status;
 pub mod store;
 pub mod tools;
 

@@ -1,6 +1,7 @@
 //! The pipeline's event: a [`Signal`] is one thing for the assistant to
 //! perceive, reason about and act on — a person's message, the output of tools
-//! it called (fed back at depth + 1), or something it cannot read.
+//! it called (fed back at depth + 1), a correction of the model's malformed
+//! output (also fed back), or something it cannot read.
 
 use passepartout_gateway::{ConversationKey, MessageId, UserId};
 
@@ -27,7 +28,14 @@ pub struct Signal {
 pub enum SignalBody {
     Message(Message),
     ToolResults(ToolResults),
+    Correction(Correction),
     Unreadable(Unreadable),
+}
+
+/// The model's last output could not be used; `problem` tells it why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Correction {
+    pub problem: String,
 }
 
 /// Text from a person.

@@ -100,48 +100,9 @@ pub async fn status(config: &Config, json: bool) -> ExitCode {
     if json {
         println!("{status}");
     } else {
-        print!("{}", render_status(&status));
+        print!("{}", crate::status::render(&status));
     }
     ExitCode::SUCCESS
-}
-
-fn render_status(status: &serde_json::Value) -> String {
-    let mut out = format!(
-        "passepartout {} — up {} s\n",
-        status["version"].as_str().unwrap_or("?"),
-        status["uptime_s"]
-    );
-    for gateway in status["gateways"].as_array().into_iter().flatten() {
-        out += &format!(
-            "gateway  {:<10} {}\n",
-            gateway["name"].as_str().unwrap_or("?"),
-            gateway["state"].as_str().unwrap_or("?")
-        );
-    }
-    for provider in status["providers"].as_array().into_iter().flatten() {
-        let state = provider["last_error"]
-            .as_str()
-            .map(|e| format!("last error: {e}"))
-            .unwrap_or_else(|| "ok".into());
-        out += &format!(
-            "model    {:<10} {} — {} calls, {} failed, {state}\n",
-            provider["name"].as_str().unwrap_or("?"),
-            provider["endpoint"].as_str().unwrap_or("?"),
-            provider["calls"],
-            provider["failures"]
-        );
-    }
-    let conversations = &status["conversations"];
-    out += &format!(
-        "conversations  {} active, {} queued\n",
-        conversations["active"], conversations["queued"]
-    );
-    let store = &status["store"];
-    out += &format!(
-        "store    {} bytes, {} pending, {} undelivered\n",
-        store["size_bytes"], store["pending"], store["outbox"]
-    );
-    out
 }
 
 /// `passepartout doctor`: exit 1 when any check failed.
@@ -173,25 +134,5 @@ pub async fn doctor(config: &Config, file: Option<std::path::PathBuf>) -> ExitCo
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn status_renders_every_part() {
-        let status = serde_json::json!({
-            "version": "0.1.0", "uptime_s": 3,
-            "gateways": [{"name": "socket", "state": "up"}],
-            "providers": [{"name": "local", "endpoint": "http://x/v1", "calls": 2, "failures": 1, "last_error": "timeout"}],
-            "conversations": {"active": 1, "queued": 0},
-            "store": {"size_bytes": 10, "pending": 0, "outbox": 0},
-        });
-        let text = render_status(&status);
-        for part in ["socket", "local", "last error: timeout", "1 active", "10 bytes"] {
-            assert!(text.contains(part), "{part} missing from {text}");
-        }
     }
 }

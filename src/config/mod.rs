@@ -3,7 +3,10 @@
 //! environment overrides, and validated with every problem reported at once.
 
 mod load;
+mod memory;
 mod secret;
+mod skills;
+mod tools;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -11,7 +14,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use load::{ConfigError, default_config_file, load};
+pub use memory::*;
 pub use secret::{Secret, SecretError};
+pub use skills::*;
+pub use tools::*;
 pub use validate::validate;
 
 /// Where the store, the socket and the backups live unless `data_dir` says otherwise.
@@ -26,6 +32,9 @@ pub struct Config {
     pub store: StoreConfig,
     pub pipeline: PipelineConfig,
     pub llm: LlmConfig,
+    pub tools: ToolsConfig,
+    pub skills: SkillsConfig,
+    pub memory: MemoryConfig,
     pub socket: SocketSection,
 }
 
@@ -36,6 +45,9 @@ impl Default for Config {
             store: StoreConfig::default(),
             pipeline: PipelineConfig::default(),
             llm: LlmConfig::default(),
+            tools: ToolsConfig::default(),
+            skills: SkillsConfig::default(),
+            memory: MemoryConfig::default(),
             socket: SocketSection::default(),
         }
     }
@@ -55,6 +67,14 @@ impl Config {
     /// Where verified backups are kept.
     pub fn backup_dir(&self) -> PathBuf {
         self.data_dir().join("backups")
+    }
+
+    /// The directory the file tools and the shell are confined to.
+    pub fn workspace(&self) -> PathBuf {
+        match &self.tools.workspace {
+            Some(path) => expand_home(path),
+            None => self.data_dir().join("workspace"),
+        }
     }
 
     /// The local socket's path.
@@ -165,12 +185,24 @@ impl Default for PipelineConfig {
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
     pub providers: Vec<ProviderConfig>,
+    /// How long a provider that answered 429 is skipped when it did not say
+    /// how long to wait, in seconds.
+    pub cooldown_s: u64,
+    /// Malformed model output (arguments that are not JSON, unknown tools, a
+    /// tool call written as text) is sent back to the model as an error at
+    /// most this many times per turn; then the turn stops and says so.
+    pub max_repairs: u32,
 }
+
+pub const DEFAULT_COOLDOWN_S: u64 = 30;
+pub const DEFAULT_MAX_REPAIRS: u32 = 3;
 
 impl Default for LlmConfig {
     fn default() -> Self {
         Self {
             providers: vec![ProviderConfig::default()],
+            cooldown_s: DEFAULT_COOLDOWN_S,
+            max_repairs: DEFAULT_MAX_REPAIRS,
         }
     }
 }
@@ -181,6 +213,8 @@ impl Default for LlmConfig {
 pub enum ProviderKind {
     /// OpenAI-compatible chat completions: OpenAI, OpenRouter, Ollama, llama.cpp, vLLM, LM Studio.
     Openai,
+    /// The Anthropic Messages API.
+    Anthropic,
 }
 
 pub const DEFAULT_PROVIDER_NAME: &str = "local";
@@ -207,7 +241,12 @@ pub struct ProviderConfig {
     pub timeout_s: u64,
     /// Connection timeout, in seconds.
     pub connect_timeout_s: u64,
+    /// Longest answer, in tokens (Anthropic requires it; OpenAI-compatible
+    /// servers ignore it here).
+    pub max_tokens: u32,
 }
+
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
 
 impl Default for ProviderConfig {
     fn default() -> Self {
@@ -220,6 +259,7 @@ impl Default for ProviderConfig {
             api_key_file: None,
             timeout_s: DEFAULT_PROVIDER_TIMEOUT_S,
             connect_timeout_s: DEFAULT_PROVIDER_CONNECT_TIMEOUT_S,
+            max_tokens: DEFAULT_MAX_TOKENS,
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use std::collections::HashSet;
 
+use passepartout_gateway::{ChatId, GatewayId};
+
 use super::Config;
 
 /// Every problem with `config`, as sentences naming the key. Empty when valid.
@@ -83,6 +85,80 @@ pub fn validate(config: &Config) -> Vec<String> {
         }
     }
 
+    for (index, provider) in config.llm.providers.iter().enumerate() {
+        check(
+            provider.max_tokens > 0,
+            format!("llm.providers[{index}].max_tokens must be at least 1"),
+        );
+    }
+
+    let tools = &config.tools;
+    check(tools.timeout_s > 0, "tools.timeout_s must be at least 1".into());
+    check(
+        tools.output_cap_bytes >= 256,
+        "tools.output_cap_bytes must be at least 256".into(),
+    );
+    check(
+        tools.shell.timeout_s > 0,
+        "tools.shell.timeout_s must be at least 1".into(),
+    );
+    check(
+        tools.shell.program.is_absolute(),
+        format!(
+            "tools.shell.program {} must be an absolute path",
+            tools.shell.program.display()
+        ),
+    );
+    check(
+        tools.http_get.timeout_s > 0,
+        "tools.http_get.timeout_s must be at least 1".into(),
+    );
+    check(
+        tools.http_get.max_bytes > 0,
+        "tools.http_get.max_bytes must be at least 1".into(),
+    );
+
+    let skills = &config.skills;
+    for (index, pattern) in skills.deny_shell.iter().enumerate() {
+        if let Err(error) = regex::Regex::new(pattern) {
+            check(
+                false,
+                format!("skills.deny_shell[{index}] is not a valid regular expression: {error}"),
+            );
+        }
+    }
+    for (index, list) in skills.allowlists.iter().enumerate() {
+        check(
+            list.conversation
+                .split_once(':')
+                .is_some_and(|(gateway, chat)| GatewayId::new(gateway).is_ok() && ChatId::new(chat).is_ok()),
+            format!(
+                "skills.allowlists[{index}].conversation {:?} must be gateway:chat, e.g. \"telegram:123456\"",
+                list.conversation
+            ),
+        );
+    }
+    for (index, rule) in skills.rules.iter().enumerate() {
+        check(
+            !rule.tool.trim().is_empty(),
+            format!("skills.rules[{index}].tool must name a tool or be \"*\""),
+        );
+        if let Some(Err(error)) = rule.pattern.as_deref().map(regex::Regex::new) {
+            check(
+                false,
+                format!("skills.rules[{index}].pattern is not a valid regular expression: {error}"),
+            );
+        }
+    }
+    check(
+        config.memory.max_facts > 0,
+        "memory.max_facts must be at least 1".into(),
+    );
+    check(
+        config.memory.max_fact_chars >= 16,
+        "memory.max_fact_chars must be at least 16".into(),
+    );
+
     let socket = &config.socket;
     check(
         socket.max_line_bytes >= 1024,
@@ -125,5 +201,27 @@ mod tests {
             );
         }
         assert_eq!(problems.len(), 5, "{problems:?}");
+    }
+
+    #[test]
+    fn bad_patterns_and_conversation_names_are_named() {
+        let mut config = Config::default();
+        config.skills.deny_shell.push("([unclosed".into());
+        config.skills.allowlists.push(crate::config::AllowlistConfig {
+            conversation: "no-colon".into(),
+            tools: vec![],
+        });
+        config.tools.shell.program = "sh".into();
+        let problems = validate(&config);
+        for expected in [
+            "skills.deny_shell[8]",
+            "skills.allowlists[0].conversation",
+            "tools.shell.program",
+        ] {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} missing from {problems:?}"
+            );
+        }
     }
 }

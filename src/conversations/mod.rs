@@ -136,9 +136,10 @@ mod tests {
     use passepartout_gateway::{ChatId, GatewayId};
 
     use super::*;
-    use crate::config::{PipelineConfig, StoreConfig};
+    use crate::config::{Config, PipelineConfig, StoreConfig};
     use crate::pipeline::Pipeline;
-    use crate::pipeline::reason::Reasoner;
+    use crate::pipeline::cascade::Cascade;
+    use crate::skills::Skills;
     use crate::store::Store;
     use crate::tools::ToolBox;
 
@@ -149,10 +150,15 @@ mod tests {
             ..PipelineConfig::default()
         };
         let store = Store::open(&dir.join("store"), &StoreConfig::default()).unwrap();
+        let config = Config {
+            pipeline: settings.clone(),
+            ..Config::default()
+        };
         let pipeline = Pipeline::new(
-            settings.clone(),
-            Arc::new(Reasoner::new(Vec::new())),
+            &config,
+            Arc::new(Cascade::new(Vec::new(), std::time::Duration::from_secs(1))),
             ToolBox::default(),
+            Skills::new(Vec::new()),
         );
         Core::new(store, pipeline, settings, HashMap::new())
     }

@@ -16,6 +16,7 @@ use tokio::sync::mpsc;
 use super::history::RecentHistory;
 use super::{Job, delivery};
 use crate::core::{Core, Stats};
+use crate::memory::MemorySession;
 use crate::pipeline::{TurnOutput, TurnRecord};
 use crate::store::{JournalEntry, PendingOutbound, TurnCommit};
 
@@ -177,7 +178,13 @@ async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRec
     let key = &entry.inbound.conversation;
     let limit = Duration::from_secs(core.settings.turn_timeout_s);
     let status = || core.status_text();
-    let turn = AssertUnwindSafe(core.pipeline.run(&entry.inbound, history, status)).catch_unwind();
+    let memory = MemorySession::with_limits(
+        core.store.clone(),
+        &entry.inbound.conversation.gateway,
+        &entry.inbound.sender.id,
+        core.pipeline.memory_limits(),
+    );
+    let turn = AssertUnwindSafe(core.pipeline.run(&entry.inbound, history, memory, status)).catch_unwind();
     match tokio::time::timeout(limit, turn).await {
         Ok(Ok(output)) => Ok(output),
         Ok(Err(panic)) => {
@@ -226,6 +233,7 @@ fn commit_of(entry: &JournalEntry, output: TurnOutput) -> (TurnCommit, Option<Tu
                 body: OutboundBody::Text { text, kind },
             })
             .collect(),
+        memory: output.memory,
     };
     (commit, record)
 }

@@ -1,41 +1,76 @@
-//! Act: carry out a proposal. A reply is handed back for the outbox; tool
-//! calls run in order and their outputs become the next signal (depth + 1),
-//! which the turn feeds back into reason.
+//! Act: carry out a proposal. A reply is handed back for the outbox. Tool
+//! calls run in order, each first parsed (arguments that are not a JSON
+//! object, or an unknown tool, are errors for the model) and judged by the
+//! skills' gates; their outputs become the next signal (depth + 1), which the
+//! turn feeds back into reason. A rejected call, or one that needs approval,
+//! is not run: the model is told why, and so is the person.
 
-use crate::llm::ChatMessage;
+use passepartout_gateway::ReplyKind;
+
+use crate::llm::{ChatMessage, ToolCall};
 use crate::pipeline::reason::Proposal;
-use crate::signal::{Signal, SignalBody, ToolOutput, ToolResults};
-use crate::tools::ToolBox;
+use crate::signal::{Correction, Signal, SignalBody, ToolOutput, ToolResults};
+use crate::skills::{Decision, ProposedCall, Skills};
+use crate::tools::{ToolBox, ToolContext, ToolError, parse_object};
+
+/// What act needs.
+pub struct Actuators<'a> {
+    pub tools: &'a ToolBox,
+    pub skills: &'a Skills,
+    pub context: &'a ToolContext,
+}
 
 /// What acting produced.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Acted {
     /// Messages to append to the turn's transcript (what the model said, what tools returned).
     pub transcript: Vec<ChatMessage>,
-    /// Text for the person, if the proposal was a reply.
-    pub reply: Option<String>,
-    /// The signal to feed back, if the proposal ran tools.
+    /// Messages for the person.
+    pub replies: Vec<(ReplyKind, String)>,
+    /// The signal to feed back, if the proposal ran (or tried to run) tools.
     pub feedback: Option<Signal>,
+    /// Malformed output found in this step (bad arguments, unknown tools,
+    /// a tool call written as text), each sent back to the model.
+    pub repairs: u32,
 }
 
 /// Carries out `proposal`, made in answer to `signal`.
-pub async fn act(signal: &Signal, proposal: Proposal, tools: &ToolBox) -> Acted {
+pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>) -> Acted {
     match proposal {
         Proposal::Reply { text } => Acted {
             transcript: vec![ChatMessage::assistant(text.clone())],
-            reply: Some(text),
-            feedback: None,
+            replies: vec![(ReplyKind::Answer, text)],
+            ..Acted::default()
         },
+        Proposal::Malformed { text, problem } => {
+            tracing::debug!(conversation = %signal.origin.conversation, %problem, "malformed model output");
+            Acted {
+                transcript: vec![
+                    ChatMessage::assistant(text),
+                    ChatMessage::user(correction_text(&problem)),
+                ],
+                feedback: Some(signal.feedback(SignalBody::Correction(Correction { problem }))),
+                repairs: 1,
+                ..Acted::default()
+            }
+        }
         Proposal::ToolCalls { calls } => {
-            let mut transcript = vec![ChatMessage::assistant_tool_calls(calls.clone())];
+            let mut acted = Acted {
+                transcript: vec![ChatMessage::assistant_tool_calls(calls.clone())],
+                ..Acted::default()
+            };
             let mut results = Vec::with_capacity(calls.len());
             for call in calls {
-                let (content, is_error) = match tools.call(&call.name, &call.arguments).await {
+                let (result, malformed) = run_one(signal, &call, actuators, &mut acted.replies).await;
+                acted.repairs += u32::from(malformed);
+                let (content, is_error) = match result {
                     Ok(output) => (output, false),
                     Err(error) => (format!("error: {error}"), true),
                 };
                 tracing::debug!(tool = %call.name, is_error, "tool call finished");
-                transcript.push(ChatMessage::tool_result(call.id.clone(), content.clone()));
+                acted
+                    .transcript
+                    .push(ChatMessage::tool_result(call.id.clone(), content.clone()));
                 results.push(ToolOutput {
                     call_id: call.id,
                     name: call.name,
@@ -43,94 +78,77 @@ pub async fn act(signal: &Signal, proposal: Proposal, tools: &ToolBox) -> Acted 
                     is_error,
                 });
             }
-            let feedback = signal.feedback(SignalBody::ToolResults(ToolResults { results }));
-            Acted {
-                transcript,
-                reply: None,
-                feedback: Some(feedback),
-            }
+            acted.feedback = Some(signal.feedback(SignalBody::ToolResults(ToolResults { results })));
+            acted
         }
+    }
+}
+
+/// How a correction reads in the transcript: clearly not the person speaking.
+pub fn correction_text(problem: &str) -> String {
+    format!("[passepartout] {problem}")
+}
+
+/// One call: parsed, judged, run. The flag says whether the model's output was malformed.
+async fn run_one(
+    signal: &Signal,
+    call: &ToolCall,
+    actuators: &Actuators<'_>,
+    replies: &mut Vec<(ReplyKind, String)>,
+) -> (Result<String, ToolError>, bool) {
+    if !actuators.tools.contains(&call.name) {
+        return (Err(ToolError::Unknown(call.name.clone())), true);
+    }
+    let arguments = match parse_object(&call.arguments) {
+        Ok(arguments) => arguments,
+        Err(error) => return (Err(error), true),
+    };
+    let proposed = ProposedCall {
+        tool: call.name.clone(),
+        arguments,
+    };
+    let result = match actuators.skills.decide(proposed, &signal.origin) {
+        Decision::Run(call) => {
+            actuators
+                .tools
+                .call_parsed(actuators.context, &call.tool, call.arguments)
+                .await
+        }
+        Decision::Reject { skill, reason } => {
+            replies.push((
+                ReplyKind::Notice,
+                format!("I did not run `{}`: {reason}.", summary_of(call)),
+            ));
+            Err(ToolError::Refused(format!("{skill}: {reason}")))
+        }
+        Decision::NeedsApproval { reason, call, .. } => {
+            replies.push((
+                ReplyKind::Notice,
+                format!(
+                    "`{}` needs a person's approval ({reason}). Approving actions is not available yet, so I did not run it.",
+                    call.summary()
+                ),
+            ));
+            Err(ToolError::Refused(format!(
+                "not run: it needs a person's approval ({reason}), which cannot be given yet; \
+                 tell the person what you wanted to do instead"
+            )))
+        }
+    };
+    (result, false)
+}
+
+fn summary_of(call: &ToolCall) -> String {
+    match parse_object(&call.arguments) {
+        Ok(arguments) => ProposedCall {
+            tool: call.name.clone(),
+            arguments,
+        }
+        .summary(),
+        Err(_) => call.name.clone(),
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use std::sync::Arc;
-
-    use async_trait::async_trait;
-    use passepartout_gateway::{ChatId, ConversationKey, GatewayId, MessageId, UserId};
-
-    use super::*;
-    use crate::llm::{Role, ToolCall, ToolSpec};
-    use crate::signal::{Message, Origin};
-    use crate::tools::{Tool, ToolError};
-
-    struct Upper;
-
-    #[async_trait]
-    impl Tool for Upper {
-        fn spec(&self) -> ToolSpec {
-            ToolSpec {
-                name: "upper".into(),
-                description: "upper-cases".into(),
-                parameters: serde_json::json!({}),
-            }
-        }
-        async fn call(&self, arguments: &str) -> Result<String, ToolError> {
-            Ok(arguments.to_uppercase())
-        }
-    }
-
-    fn signal() -> Signal {
-        Signal {
-            origin: Origin {
-                conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("c").unwrap()),
-                sender: UserId::new("1").unwrap(),
-                message_id: MessageId::new("m").unwrap(),
-            },
-            depth: 3,
-            body: SignalBody::Message(Message { text: "hi".into() }),
-        }
-    }
-
-    fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
-        ToolCall {
-            id: id.into(),
-            name: name.into(),
-            arguments: arguments.into(),
-        }
-    }
-
-    #[tokio::test]
-    async fn a_reply_ends_the_turn() {
-        let acted = act(&signal(), Proposal::Reply { text: "hello".into() }, &ToolBox::default()).await;
-        assert_eq!(acted.reply.as_deref(), Some("hello"));
-        assert!(acted.feedback.is_none());
-    }
-
-    #[tokio::test]
-    async fn tool_calls_run_in_order_and_feed_back_one_level_deeper() {
-        let tools = ToolBox::new([Arc::new(Upper) as Arc<dyn Tool>]);
-        let calls = vec![
-            call("1", "upper", "a"),
-            call("2", "missing", "{}"),
-            call("3", "upper", "b"),
-        ];
-        let acted = act(&signal(), Proposal::ToolCalls { calls }, &tools).await;
-        let feedback = acted.feedback.expect("tool calls feed back");
-        assert_eq!(feedback.depth, 4);
-        let SignalBody::ToolResults(results) = feedback.body else {
-            panic!()
-        };
-        let contents: Vec<_> = results
-            .results
-            .iter()
-            .map(|r| (r.content.as_str(), r.is_error))
-            .collect();
-        assert_eq!(contents[0], ("A", false));
-        assert!(contents[1].1 && contents[1].0.contains("no tool named"), "{contents:?}");
-        assert_eq!(contents[2], ("B", false));
-        let roles: Vec<_> = acted.transcript.iter().map(|m| m.role).collect();
-        assert_eq!(roles, [Role::Assistant, Role::Tool, Role::Tool, Role::Tool]);
-    }
-}
+#[path = "act_tests.rs"]
+mod tests;

@@ -1,14 +1,19 @@
-//! Reason: assemble the model's context, ask the providers in order, and turn
-//! the answer into a [`Proposal`]. Provider health is kept for `status` and
-//! `doctor`. (Cooldowns, skills' gates and consensus build on this.)
+//! Reason: assemble what the model sees (the system prompt with the triggered
+//! skills' fragments and the person's relevant facts, earlier turns, this turn
+//! so far), ask the [`Cascade`](super::cascade::Cascade), and read the answer
+//! as a [`Proposal`].
+//!
+//! Model output is data. A reply that is really a tool call written as text
+//! (JSON, often inside a markdown fence — what small local models do when they
+//! lack native tool calling) is neither shown to the person nor run: it comes
+//! back to the model as an error, like arguments that are not JSON.
 
-use std::fmt;
-use std::sync::{Arc, Mutex};
+use serde_json::Value;
 
-use serde::Serialize;
-
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, LlmError, ToolCall, ToolSpec};
+use super::cascade::Context;
+use crate::llm::{ChatMessage, ChatResponse, ToolCall};
 use crate::pipeline::TurnRecord;
+use crate::store::Fact;
 
 /// What the model proposes.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,166 +22,148 @@ pub enum Proposal {
     Reply { text: String },
     /// Run these tools, in order, and show the model their output.
     ToolCalls { calls: Vec<ToolCall> },
+    /// An answer that cannot be used as it is; `problem` is told to the model.
+    Malformed { text: String, problem: String },
 }
 
-/// One provider that did not answer, and why.
-#[derive(Debug)]
-pub struct ProviderFailure {
-    pub name: String,
-    pub endpoint: String,
-    pub error: LlmError,
+/// Reads the model's answer.
+pub fn interpret(response: ChatResponse) -> Proposal {
+    if !response.tool_calls.is_empty() {
+        return Proposal::ToolCalls {
+            calls: response.tool_calls,
+        };
+    }
+    let text = response.content.unwrap_or_default();
+    if text.trim().is_empty() {
+        return Proposal::Malformed {
+            text,
+            problem: "Your answer was empty. Answer the person, or call a tool.".into(),
+        };
+    }
+    if looks_like_a_tool_call(&text) {
+        return Proposal::Malformed {
+            text,
+            problem: "Your answer was a tool call written as text, so it was neither run nor shown. \
+                      Call tools through the tool-calling interface, or answer in plain words."
+                .into(),
+        };
+    }
+    Proposal::Reply { text }
 }
 
-/// No provider answered.
-#[derive(Debug)]
-pub struct Exhausted {
-    pub failures: Vec<ProviderFailure>,
+/// A JSON object (bare or in one markdown fence) shaped like a tool call:
+/// a tool name beside arguments, or a `tool_calls` list.
+fn looks_like_a_tool_call(text: &str) -> bool {
+    let Ok(Value::Object(object)) = serde_json::from_str::<Value>(strip_fence(text)) else {
+        return false;
+    };
+    let named = ["name", "tool", "function", "tool_name"]
+        .iter()
+        .any(|key| object.contains_key(*key));
+    let with_arguments = ["arguments", "parameters", "args", "input"]
+        .iter()
+        .any(|key| object.contains_key(*key));
+    (named && with_arguments) || object.contains_key("tool_calls") || object.contains_key("function_call")
 }
 
-impl fmt::Display for Exhausted {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("I could not reach a language model (")?;
-        for (index, failure) in self.failures.iter().enumerate() {
-            if index > 0 {
-                f.write_str("; ")?;
-            }
-            write!(f, "{} at {}: {}", failure.name, failure.endpoint, failure.error)?;
+/// `text` without a surrounding markdown code fence (```` ```lang … ``` ````).
+fn strip_fence(text: &str) -> &str {
+    let text = text.trim();
+    let Some(inner) = text.strip_prefix("```").and_then(|rest| rest.strip_suffix("```")) else {
+        return text;
+    };
+    // Drop the info string (`json`) on the opening line.
+    match inner.split_once('\n') {
+        Some((info, body)) if !info.contains('{') => body.trim(),
+        _ => inner.trim(),
+    }
+}
+
+/// The model's context for this turn.
+pub fn build_context(
+    system_prompt: &str,
+    fragments: &[String],
+    facts: &[Fact],
+    history: &[TurnRecord],
+    turn: &[ChatMessage],
+) -> Context {
+    let mut system = system_prompt.to_owned();
+    for fragment in fragments {
+        system.push_str("\n\n");
+        system.push_str(fragment);
+    }
+    if !facts.is_empty() {
+        system.push_str("\n\nWhat you remember about this person (fact id: fact):");
+        for fact in facts {
+            system.push_str(&format!("\n- {}: {}", fact.id, fact.text));
         }
-        f.write_str("). Start that server, or configure a provider under [[llm.providers]] (see config.example.toml).")
     }
-}
-
-/// What `status` shows of one provider.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct ProviderHealth {
-    pub name: String,
-    pub endpoint: String,
-    pub calls: u64,
-    pub failures: u64,
-    pub tokens_in: u64,
-    pub tokens_out: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub last_error: Option<String>,
-}
-
-/// The providers, in the order they are tried.
-pub struct Reasoner {
-    providers: Vec<Arc<dyn ChatModel>>,
-    health: Mutex<Vec<ProviderHealth>>,
-}
-
-impl Reasoner {
-    pub fn new(providers: Vec<Arc<dyn ChatModel>>) -> Self {
-        let health = providers
-            .iter()
-            .map(|p| ProviderHealth {
-                name: p.name().to_owned(),
-                endpoint: p.endpoint().to_owned(),
-                ..Default::default()
-            })
-            .collect();
-        Self {
-            providers,
-            health: Mutex::new(health),
-        }
+    Context {
+        system,
+        earlier: history.iter().map(|record| record.messages.clone()).collect(),
+        turn: turn.to_vec(),
     }
-
-    /// A snapshot of every provider's health.
-    pub fn health(&self) -> Vec<ProviderHealth> {
-        self.health.lock().map(|h| h.clone()).unwrap_or_default()
-    }
-
-    fn record(&self, index: usize, update: impl FnOnce(&mut ProviderHealth)) {
-        if let Ok(mut health) = self.health.lock()
-            && let Some(entry) = health.get_mut(index)
-        {
-            update(entry);
-        }
-    }
-
-    /// Asks the providers in order until one answers.
-    pub async fn reason(&self, messages: Vec<ChatMessage>, tools: Vec<ToolSpec>) -> Result<Proposal, Exhausted> {
-        let request = ChatRequest { messages, tools };
-        let mut failures = Vec::new();
-        for (index, provider) in self.providers.iter().enumerate() {
-            match provider.complete(&request).await {
-                Ok(response) => {
-                    self.record(index, |h| {
-                        h.calls += 1;
-                        h.tokens_in += response.usage.input_tokens;
-                        h.tokens_out += response.usage.output_tokens;
-                        h.last_error = None;
-                    });
-                    return Ok(if response.tool_calls.is_empty() {
-                        Proposal::Reply {
-                            text: response.content.unwrap_or_default(),
-                        }
-                    } else {
-                        Proposal::ToolCalls {
-                            calls: response.tool_calls,
-                        }
-                    });
-                }
-                Err(error) => {
-                    tracing::warn!(provider = provider.name(), endpoint = provider.endpoint(), %error, "provider failed");
-                    self.record(index, |h| {
-                        h.calls += 1;
-                        h.failures += 1;
-                        h.last_error = Some(error.to_string());
-                    });
-                    failures.push(ProviderFailure {
-                        name: provider.name().to_owned(),
-                        endpoint: provider.endpoint().to_owned(),
-                        error,
-                    });
-                }
-            }
-        }
-        Err(Exhausted { failures })
-    }
-}
-
-/// The model's context: the system prompt, earlier turns, then this turn so far.
-pub fn build_context(system_prompt: &str, history: &[TurnRecord], turn: &[ChatMessage]) -> Vec<ChatMessage> {
-    let earlier = history.iter().map(|record| record.messages.len()).sum::<usize>();
-    let mut messages = Vec::with_capacity(1 + earlier + turn.len());
-    messages.push(ChatMessage::system(system_prompt));
-    for record in history {
-        messages.extend(record.messages.iter().cloned());
-    }
-    messages.extend(turn.iter().cloned());
-    messages
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::Role;
+    use crate::llm::Usage;
 
-    #[test]
-    fn context_is_system_then_history_then_this_turn() {
-        let history = [TurnRecord {
-            messages: vec![ChatMessage::user("a"), ChatMessage::assistant("b")],
-        }];
-        let context = build_context("sys", &history, &[ChatMessage::user("c")]);
-        let roles: Vec<_> = context.iter().map(|m| m.role).collect();
-        assert_eq!(roles, [Role::System, Role::User, Role::Assistant, Role::User]);
-        assert_eq!(context[3].content, "c");
+    fn text(content: &str) -> Proposal {
+        interpret(ChatResponse {
+            content: Some(content.into()),
+            tool_calls: Vec::new(),
+            usage: Usage::default(),
+            model: "m".into(),
+        })
     }
 
     #[test]
-    fn exhausted_names_each_endpoint_and_the_fix() {
-        let exhausted = Exhausted {
-            failures: vec![ProviderFailure {
-                name: "local".into(),
-                endpoint: "http://127.0.0.1:9/v1".into(),
-                error: LlmError::Unreachable {
-                    reason: "connection refused".into(),
-                },
-            }],
-        };
-        let text = exhausted.to_string();
-        assert!(text.contains("local at http://127.0.0.1:9/v1"), "{text}");
-        assert!(text.contains("[[llm.providers]]"), "{text}");
+    fn tool_calls_written_as_text_are_malformed_not_replies() {
+        for written in [
+            "```json\n{\"name\": \"shell\", \"arguments\": {\"command\": \"ls\"}}\n```",
+            "{\"tool\": \"read_file\", \"parameters\": {\"path\": \"a\"}}",
+            "```\n{\"tool_calls\": []}\n```",
+        ] {
+            assert!(matches!(text(written), Proposal::Malformed { .. }), "{written}");
+        }
+    }
+
+    #[test]
+    fn ordinary_answers_and_code_stay_replies() {
+        for answer in [
+            "Hello!",
+            "```rust\nfn main() {}\n```",
+            "```json\n{\"name\": \"Ann\", \"age\": 3}\n```",
+        ] {
+            assert_eq!(text(answer), Proposal::Reply { text: answer.into() });
+        }
+        assert!(matches!(text("  "), Proposal::Malformed { .. }));
+    }
+
+    #[test]
+    fn context_has_fragments_facts_history_and_this_turn() {
+        let history = [TurnRecord {
+            messages: vec![ChatMessage::user("a"), ChatMessage::assistant("b")],
+        }];
+        let facts = [Fact {
+            id: 7,
+            text: "likes tea".into(),
+            created_ms: 0,
+        }];
+        let context = build_context(
+            "sys",
+            &["be careful".into()],
+            &facts,
+            &history,
+            &[ChatMessage::user("c")],
+        );
+        assert_eq!(
+            context.system,
+            "sys\n\nbe careful\n\nWhat you remember about this person (fact id: fact):\n- 7: likes tea"
+        );
+        assert_eq!(context.earlier.len(), 1);
+        assert_eq!(context.turn, [ChatMessage::user("c")]);
     }
 }

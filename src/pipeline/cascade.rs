@@ -1,0 +1,325 @@
+//! The provider cascade: the configured models, tried in order until one
+//! answers. Every decision is taken on the [`LlmError`] variant, never on its
+//! text:
+//! - rate limited (429): that entry cools down for the provider's
+//!   `retry-after` (or `llm.cooldown_s`) and the next entry is tried at once;
+//!   while cooling down it is skipped;
+//! - refused credentials (401/403): the entry is unhealthy — skipped until the
+//!   daemon restarts or `doctor` finds it working again ([`Cascade::recheck`]);
+//! - context too long: the oldest half of the earlier turns is dropped once
+//!   and the same entry asked again;
+//! - anything else (5xx, timeout, unreachable, malformed answer, another
+//!   refusal): the next entry.
+//!
+//! When none answers, [`Exhausted`] says in one sentence what each did.
+//! Each entry's calls, tokens, state and last error are kept for `status`.
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde::Serialize;
+use tokio::time::Instant;
+
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, ToolSpec};
+
+/// Longest cooldown a provider's `retry-after` can impose.
+const MAX_COOLDOWN: Duration = Duration::from_secs(3600);
+
+/// What the model sees: the system prompt, earlier turns (oldest first, each
+/// a block of messages), and this turn so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Context {
+    pub system: String,
+    pub earlier: Vec<Vec<ChatMessage>>,
+    pub turn: Vec<ChatMessage>,
+}
+
+impl Context {
+    fn request(&self, tools: &[ToolSpec]) -> ChatRequest {
+        let earlier = self.earlier.iter().map(Vec::len).sum::<usize>();
+        let mut messages = Vec::with_capacity(1 + earlier + self.turn.len());
+        messages.push(ChatMessage::system(self.system.clone()));
+        messages.extend(self.earlier.iter().flatten().cloned());
+        messages.extend(self.turn.iter().cloned());
+        ChatRequest {
+            messages,
+            tools: tools.to_vec(),
+        }
+    }
+
+    /// The context without the older half of the earlier turns, or `None`
+    /// when there is nothing left to drop.
+    fn trimmed(&self) -> Option<Context> {
+        if self.earlier.is_empty() {
+            return None;
+        }
+        let keep = self.earlier.len() / 2;
+        Some(Context {
+            earlier: self.earlier[self.earlier.len() - keep..].to_vec(),
+            ..self.clone()
+        })
+    }
+}
+
+/// Why one entry did not answer.
+#[derive(Debug)]
+pub enum Skip {
+    /// It was asked and failed.
+    Failed(LlmError),
+    /// It is cooling down after a rate limit, for this much longer.
+    CoolingDown(Duration),
+    /// Its credentials were refused earlier.
+    Unhealthy,
+}
+
+/// One entry that did not answer, and why.
+#[derive(Debug)]
+pub struct ProviderFailure {
+    pub name: String,
+    pub endpoint: String,
+    pub skip: Skip,
+}
+
+/// No entry answered.
+#[derive(Debug)]
+pub struct Exhausted {
+    pub failures: Vec<ProviderFailure>,
+}
+
+impl fmt::Display for Exhausted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("No language model answered (")?;
+        for (index, failure) in self.failures.iter().enumerate() {
+            if index > 0 {
+                f.write_str("; ")?;
+            }
+            write!(f, "{} at {}: ", failure.name, failure.endpoint)?;
+            match &failure.skip {
+                Skip::Failed(error) => write!(f, "{error}")?,
+                Skip::CoolingDown(left) => write!(f, "rate limited, resting {} s more", left.as_secs().max(1))?,
+                Skip::Unhealthy => f.write_str("credentials refused; fix the key, then run `passepartout doctor`")?,
+            }
+        }
+        f.write_str("). Start that server, or configure a provider under [[llm.providers]] (see config.example.toml).")
+    }
+}
+
+/// An entry's state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryState {
+    #[default]
+    Ok,
+    CoolingDown,
+    Unhealthy,
+}
+
+/// What `status` and `doctor` show of one entry.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ProviderHealth {
+    pub name: String,
+    pub endpoint: String,
+    pub state: EntryState,
+    /// Seconds of cooldown left.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cooldown_s: Option<u64>,
+    pub calls: u64,
+    pub failures: u64,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+#[derive(Default)]
+struct Tracking {
+    calls: u64,
+    failures: u64,
+    tokens_in: u64,
+    tokens_out: u64,
+    last_error: Option<String>,
+    cooling_until: Option<Instant>,
+    unhealthy: bool,
+}
+
+struct Entry {
+    model: Arc<dyn ChatModel>,
+    tracking: Mutex<Tracking>,
+}
+
+impl Entry {
+    fn track<T>(&self, update: impl FnOnce(&mut Tracking) -> T) -> T {
+        let mut tracking = self.tracking.lock().unwrap_or_else(|p| p.into_inner());
+        update(&mut tracking)
+    }
+
+    fn failure(&self, name: &str, skip: Skip) -> ProviderFailure {
+        ProviderFailure {
+            name: name.to_owned(),
+            endpoint: self.model.endpoint().to_owned(),
+            skip,
+        }
+    }
+}
+
+/// The models, in the order they are tried.
+pub struct Cascade {
+    entries: Vec<Entry>,
+    default_cooldown: Duration,
+}
+
+impl Cascade {
+    pub fn new(models: Vec<Arc<dyn ChatModel>>, default_cooldown: Duration) -> Self {
+        let entries = models
+            .into_iter()
+            .map(|model| Entry {
+                model,
+                tracking: Mutex::new(Tracking::default()),
+            })
+            .collect();
+        Self {
+            entries,
+            default_cooldown,
+        }
+    }
+
+    /// The models, in order.
+    pub fn models(&self) -> Vec<Arc<dyn ChatModel>> {
+        self.entries.iter().map(|entry| entry.model.clone()).collect()
+    }
+
+    /// A snapshot of every entry.
+    pub fn health(&self) -> Vec<ProviderHealth> {
+        let now = Instant::now();
+        self.entries
+            .iter()
+            .map(|entry| {
+                entry.track(|t| {
+                    let cooldown = t.cooling_until.filter(|until| *until > now).map(|until| until - now);
+                    let state = if t.unhealthy {
+                        EntryState::Unhealthy
+                    } else if cooldown.is_some() {
+                        EntryState::CoolingDown
+                    } else {
+                        EntryState::Ok
+                    };
+                    ProviderHealth {
+                        name: entry.model.name().to_owned(),
+                        endpoint: entry.model.endpoint().to_owned(),
+                        state,
+                        cooldown_s: cooldown.map(|left| left.as_secs().max(1)),
+                        calls: t.calls,
+                        failures: t.failures,
+                        tokens_in: t.tokens_in,
+                        tokens_out: t.tokens_out,
+                        last_error: t.last_error.clone(),
+                    }
+                })
+            })
+            .collect()
+    }
+
+    /// Asks the entries in order until one answers.
+    pub async fn complete(&self, context: &Context, tools: &[ToolSpec]) -> Result<ChatResponse, Exhausted> {
+        let mut failures = Vec::new();
+        for entry in &self.entries {
+            let name = entry.model.name();
+            let now = Instant::now();
+            let skipped = entry.track(|t| {
+                if t.unhealthy {
+                    Some(Skip::Unhealthy)
+                } else {
+                    t.cooling_until
+                        .filter(|until| *until > now)
+                        .map(|until| Skip::CoolingDown(until - now))
+                }
+            });
+            if let Some(skip) = skipped {
+                tracing::debug!(provider = name, ?skip, "provider skipped");
+                failures.push(entry.failure(name, skip));
+                continue;
+            }
+            match self.ask(entry, context, tools).await {
+                Ok(response) => return Ok(response),
+                Err(error) => failures.push(entry.failure(name, Skip::Failed(error))),
+            }
+        }
+        Err(Exhausted { failures })
+    }
+
+    /// One entry, with at most one trimmed retry.
+    async fn ask(&self, entry: &Entry, context: &Context, tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+        let mut trimmed: Option<Context> = None;
+        loop {
+            let request = trimmed.as_ref().unwrap_or(context).request(tools);
+            let result = entry.model.complete(&request).await;
+            entry.track(|t| {
+                t.calls += 1;
+                match &result {
+                    Ok(response) => {
+                        t.tokens_in += response.usage.input_tokens;
+                        t.tokens_out += response.usage.output_tokens;
+                        t.last_error = None;
+                    }
+                    Err(error) => {
+                        t.failures += 1;
+                        t.last_error = Some(error.to_string());
+                    }
+                }
+            });
+            let error = match result {
+                Ok(response) => return Ok(response),
+                Err(error) => error,
+            };
+            let name = entry.model.name();
+            tracing::warn!(provider = name, endpoint = entry.model.endpoint(), %error, "provider failed");
+            match &error {
+                LlmError::ContextTooLong if trimmed.is_none() => {
+                    if let Some(shorter) = context.trimmed() {
+                        tracing::info!(
+                            provider = name,
+                            kept = shorter.earlier.len(),
+                            "context too long; retrying with fewer earlier turns"
+                        );
+                        trimmed = Some(shorter);
+                        continue;
+                    }
+                }
+                LlmError::RateLimited { retry_after } => {
+                    let rest = retry_after.unwrap_or(self.default_cooldown).min(MAX_COOLDOWN);
+                    entry.track(|t| t.cooling_until = Some(Instant::now() + rest));
+                }
+                LlmError::Unauthorized { .. } => entry.track(|t| t.unhealthy = true),
+                _ => {}
+            }
+            return Err(error);
+        }
+    }
+
+    /// Probes every entry (for `doctor`); an entry that answers is healthy
+    /// again and its cooldown is lifted.
+    pub async fn recheck(&self) -> Vec<(String, Result<(), LlmError>)> {
+        let mut results = Vec::with_capacity(self.entries.len());
+        for entry in &self.entries {
+            let result = entry.model.probe().await;
+            match &result {
+                Ok(()) => entry.track(|t| {
+                    t.unhealthy = false;
+                    t.cooling_until = None;
+                    t.last_error = None;
+                }),
+                Err(error) => entry.track(|t| {
+                    t.unhealthy |= matches!(error, LlmError::Unauthorized { .. });
+                    t.last_error = Some(error.to_string());
+                }),
+            }
+            results.push((entry.model.name().to_owned(), result));
+        }
+        results
+    }
+}
+
+#[cfg(test)]
+#[path = "cascade_tests.rs"]
+mod tests;

@@ -1,0 +1,204 @@
+//! The cascade's decisions, under paused time, with scripted models that
+//! answer typed results (the HTTP classification into those results is tested
+//! against real loopback servers in `llm`).
+
+use std::collections::VecDeque;
+
+use async_trait::async_trait;
+
+use super::*;
+use crate::llm::Usage;
+
+/// A model that answers from a script, then "ok from NAME" forever.
+struct Scripted {
+    name: &'static str,
+    script: Mutex<VecDeque<Result<(), LlmError>>>,
+    /// Messages in each request received.
+    seen: Mutex<Vec<usize>>,
+}
+
+impl Scripted {
+    fn new(name: &'static str, script: Vec<Result<(), LlmError>>) -> Arc<Self> {
+        Arc::new(Self {
+            name,
+            script: Mutex::new(script.into()),
+            seen: Mutex::new(Vec::new()),
+        })
+    }
+
+    fn calls(&self) -> usize {
+        self.seen.lock().unwrap().len()
+    }
+}
+
+#[async_trait]
+impl ChatModel for Scripted {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn endpoint(&self) -> &str {
+        "http://model.test/v1"
+    }
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.seen.lock().unwrap().push(request.messages.len());
+        let next = self.script.lock().unwrap().pop_front().unwrap_or(Ok(()));
+        next.map(|()| ChatResponse {
+            content: Some(format!("ok from {}", self.name)),
+            tool_calls: Vec::new(),
+            usage: Usage {
+                input_tokens: 3,
+                output_tokens: 2,
+            },
+            model: "m".into(),
+        })
+    }
+    async fn probe(&self) -> Result<(), LlmError> {
+        Ok(())
+    }
+}
+
+fn cascade_of(models: &[&Arc<Scripted>]) -> Cascade {
+    let models = models.iter().map(|m| (*m).clone() as Arc<dyn ChatModel>).collect();
+    Cascade::new(models, Duration::from_secs(30))
+}
+
+fn context() -> Context {
+    Context {
+        system: "sys".into(),
+        earlier: (0..4)
+            .map(|n| {
+                vec![
+                    ChatMessage::user(format!("q{n}")),
+                    ChatMessage::assistant(format!("a{n}")),
+                ]
+            })
+            .collect(),
+        turn: vec![ChatMessage::user("now")],
+    }
+}
+
+async fn answer(cascade: &Cascade) -> String {
+    match cascade.complete(&context(), &[]).await {
+        Ok(response) => response.content.unwrap(),
+        Err(exhausted) => exhausted.to_string(),
+    }
+}
+
+fn rate_limited(seconds: u64) -> Result<(), LlmError> {
+    Err(LlmError::RateLimited {
+        retry_after: Some(Duration::from_secs(seconds)),
+    })
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rate_limited_primary_rests_for_its_retry_after_then_is_used_again() {
+    let (primary, secondary) = (
+        Scripted::new("primary", vec![rate_limited(20)]),
+        Scripted::new("secondary", vec![]),
+    );
+    let cascade = cascade_of(&[&primary, &secondary]);
+    assert_eq!(answer(&cascade).await, "ok from secondary");
+    assert_eq!(cascade.health()[0].state, EntryState::CoolingDown);
+    assert_eq!(cascade.health()[0].cooldown_s, Some(20));
+
+    tokio::time::advance(Duration::from_secs(19)).await;
+    assert_eq!(answer(&cascade).await, "ok from secondary");
+    assert_eq!(primary.calls(), 1, "skipped while cooling down");
+
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert_eq!(answer(&cascade).await, "ok from primary");
+    assert_eq!(cascade.health()[0].state, EntryState::Ok);
+    assert_eq!(cascade.health()[0].tokens_in, 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rate_limit_without_retry_after_rests_for_the_default() {
+    let primary = Scripted::new("primary", vec![Err(LlmError::RateLimited { retry_after: None })]);
+    let secondary = Scripted::new("secondary", vec![]);
+    let cascade = cascade_of(&[&primary, &secondary]);
+    answer(&cascade).await;
+    assert_eq!(cascade.health()[0].cooldown_s, Some(30));
+}
+
+#[tokio::test(start_paused = true)]
+async fn refused_credentials_make_an_entry_unhealthy_until_a_recheck_succeeds() {
+    let primary = Scripted::new("primary", vec![Err(LlmError::Unauthorized { status: 401 })]);
+    let secondary = Scripted::new("secondary", vec![]);
+    let cascade = cascade_of(&[&primary, &secondary]);
+    assert_eq!(answer(&cascade).await, "ok from secondary");
+    tokio::time::advance(Duration::from_secs(24 * 3600)).await;
+    assert_eq!(answer(&cascade).await, "ok from secondary");
+    assert_eq!(primary.calls(), 1, "no time heals refused credentials");
+    assert_eq!(cascade.health()[0].state, EntryState::Unhealthy);
+
+    cascade.recheck().await;
+    assert_eq!(cascade.health()[0].state, EntryState::Ok);
+    assert_eq!(answer(&cascade).await, "ok from primary");
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeouts_server_errors_and_garbage_fall_through_at_once() {
+    for error in [
+        LlmError::Timeout,
+        LlmError::Server { status: 503 },
+        LlmError::Malformed {
+            reason: "not JSON".into(),
+        },
+        LlmError::Unreachable {
+            reason: "refused".into(),
+        },
+    ] {
+        let primary = Scripted::new("primary", vec![Err(error.clone())]);
+        let secondary = Scripted::new("secondary", vec![]);
+        let cascade = cascade_of(&[&primary, &secondary]);
+        assert_eq!(answer(&cascade).await, "ok from secondary", "{error:?}");
+        assert_eq!(
+            cascade.health()[0].state,
+            EntryState::Ok,
+            "{error:?} is no reason to rest"
+        );
+        assert_eq!(answer(&cascade).await, "ok from primary", "{error:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn context_too_long_trims_earlier_turns_once_on_the_same_entry() {
+    let primary = Scripted::new("primary", vec![Err(LlmError::ContextTooLong)]);
+    let cascade = cascade_of(&[&primary]);
+    assert_eq!(answer(&cascade).await, "ok from primary");
+    // system + 4 turns × 2 + now = 10; then the newest 2 turns: system + 4 + now = 6.
+    assert_eq!(*primary.seen.lock().unwrap(), [10, 6]);
+
+    let stubborn = Scripted::new(
+        "stubborn",
+        vec![Err(LlmError::ContextTooLong), Err(LlmError::ContextTooLong)],
+    );
+    let secondary = Scripted::new("secondary", vec![]);
+    let cascade = cascade_of(&[&stubborn, &secondary]);
+    assert_eq!(
+        answer(&cascade).await,
+        "ok from secondary",
+        "trimmed once, then the next entry"
+    );
+    assert_eq!(stubborn.calls(), 2);
+}
+
+#[tokio::test(start_paused = true)]
+async fn when_all_fail_one_sentence_names_each() {
+    let primary = Scripted::new("primary", vec![rate_limited(60)]);
+    let secondary = Scripted::new("secondary", vec![Err(LlmError::Timeout), Err(LlmError::Timeout)]);
+    let cascade = cascade_of(&[&primary, &secondary]);
+    let text = answer(&cascade).await;
+    assert!(text.starts_with("No language model answered"), "{text}");
+    assert!(text.contains("primary at http://model.test/v1: rate limited"), "{text}");
+    assert!(
+        text.contains("secondary at http://model.test/v1: the provider did not answer in time"),
+        "{text}"
+    );
+    let again = answer(&cascade).await;
+    assert!(
+        again.contains("primary at http://model.test/v1: rate limited, resting 60 s more"),
+        "{again}"
+    );
+    assert_eq!(text.matches(". ").count(), 1, "one sentence and the fix: {text}");
+}
