@@ -70,7 +70,13 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
                     format!("daemon answering at {}", socket_path.display()),
                     None,
                 ));
-                client.status().await.ok()
+                // The daemon probes with its own keys, and a provider that
+                // answers is healthy again there.
+                let limit = recheck_limit(config);
+                tokio::time::timeout(limit, client.recheck())
+                    .await
+                    .ok()
+                    .and_then(Result::ok)
             }
             Ok(Err(ClientError::NotRunning { .. })) => {
                 checks.push(Check::new(
@@ -105,10 +111,63 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
         None
     };
     checks.push(store_check(config, daemon.as_ref()));
-    for provider in providers {
-        checks.push(provider_check(provider.as_ref()).await);
+    match &daemon {
+        Some(status) => checks.extend(daemon_provider_checks(status)),
+        None => {
+            for provider in providers {
+                checks.push(provider_check(provider.as_ref()).await);
+            }
+        }
     }
     checks
+}
+
+/// Long enough for the daemon to probe every provider in turn.
+fn recheck_limit(config: &Config) -> Duration {
+    let each: u64 = config
+        .llm
+        .providers
+        .iter()
+        .map(|p| p.timeout_s + p.connect_timeout_s)
+        .sum();
+    Duration::from_secs(each + 5)
+}
+
+/// The providers as the running daemon sees them after probing them again.
+fn daemon_provider_checks(status: &serde_json::Value) -> Vec<Check> {
+    let providers = status["providers"].as_array().cloned().unwrap_or_default();
+    providers
+        .iter()
+        .map(|provider| {
+            let part = format!("model {}", provider["name"].as_str().unwrap_or("?"));
+            let endpoint = provider["endpoint"].as_str().unwrap_or("?");
+            let last_error = provider["last_error"].as_str();
+            match (provider["state"].as_str(), last_error) {
+                (Some("unhealthy"), _) => Check::new(
+                    part,
+                    Level::Failed,
+                    format!("{endpoint}: {}", last_error.unwrap_or("credentials refused")),
+                    Some("set the provider's API key (api_key_env or api_key_file) and restart the daemon".into()),
+                ),
+                (Some("cooling_down"), _) => Check::new(
+                    part,
+                    Level::Degraded,
+                    format!(
+                        "{endpoint}: rate limited, skipped for {} s more",
+                        provider["cooldown_s"]
+                    ),
+                    Some("wait, or add another provider to the cascade".into()),
+                ),
+                (_, Some(error)) => Check::new(
+                    part,
+                    Level::Failed,
+                    format!("{endpoint}: {error}"),
+                    Some("start the model server, or fix base_url and model under [[llm.providers]]".into()),
+                ),
+                _ => Check::new(part, Level::Ok, format!("{endpoint} answers the daemon"), None),
+            }
+        })
+        .collect()
 }
 
 fn store_check(config: &Config, daemon_status: Option<&serde_json::Value>) -> Check {

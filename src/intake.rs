@@ -78,6 +78,17 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             } => {
                 let _ = reply.send(core.status_document());
             }
+            IntakeEvent::Control {
+                request: ControlRequest::Recheck,
+                reply,
+            } => {
+                // Probing waits on the network: never in the intake's way.
+                let core = core.clone();
+                core.tracker.clone().spawn(async move {
+                    core.pipeline.cascade().recheck().await;
+                    let _ = reply.send(core.status_document());
+                });
+            }
         }
     }
     if !admitted.is_empty() {

@@ -43,6 +43,9 @@ pub enum Refusal {
 pub enum ControlRequest {
     /// The daemon's status document.
     Status,
+    /// Probe every model provider again (a provider that answers is healthy
+    /// again), then the status document.
+    Recheck,
 }
 
 /// The core's answer to a [`ControlRequest`]: a JSON document.

@@ -160,7 +160,17 @@ impl Client {
 
     /// Asks for the daemon's status document.
     pub async fn status(&mut self) -> Result<serde_json::Value, ClientError> {
-        write_frame(&mut self.writer, &ClientFrame::Status {}).await?;
+        self.status_after(ClientFrame::Status {}).await
+    }
+
+    /// Asks the daemon to probe its model providers again, and returns the
+    /// status document that follows.
+    pub async fn recheck(&mut self) -> Result<serde_json::Value, ClientError> {
+        self.status_after(ClientFrame::Recheck {}).await
+    }
+
+    async fn status_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
+        write_frame(&mut self.writer, &frame).await?;
         loop {
             match read_frame(&mut self.reader).await? {
                 ServerFrame::Status { status } => return Ok(status),

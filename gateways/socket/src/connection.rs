@@ -168,7 +168,8 @@ impl Connection {
             }
             Ok(ClientFrame::Hello { version, chat }) => self.hello(version, chat).await,
             Ok(ClientFrame::Message { id, text, reply_to }) => self.message(id, text, reply_to).await,
-            Ok(ClientFrame::Status {}) => self.status().await,
+            Ok(ClientFrame::Status {}) => self.control(ControlRequest::Status).await,
+            Ok(ClientFrame::Recheck {}) => self.control(ControlRequest::Recheck).await,
             Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
         }
     }
@@ -239,8 +240,8 @@ impl Connection {
         self.send(ack_frame(ack, id)).await
     }
 
-    async fn status(&self) -> Result<(), Gone> {
-        let frame = match self.intake.control(ControlRequest::Status).await {
+    async fn control(&self, request: ControlRequest) -> Result<(), Gone> {
+        let frame = match self.intake.control(request).await {
             Ok(status) => ServerFrame::Status { status },
             Err(IntakeClosed) => error_frame(ErrorCode::ShuttingDown, "the daemon is shutting down", None),
         };

@@ -38,12 +38,15 @@ pub enum ClientFrame {
     },
     /// Asks for the daemon's status document.
     Status {},
+    /// Asks the daemon to probe its model providers again, then for its
+    /// status document (`doctor`).
+    Recheck {},
     /// Asks for a `pong`.
     Ping {},
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 4] = ["hello", "message", "status", "ping"];
+const CLIENT_FRAME_TYPES: [&str; 5] = ["hello", "message", "status", "recheck", "ping"];
 
 /// A frame from the daemon to a client.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -268,6 +271,7 @@ mod tests {
                 reply_to: None,
             },
             ClientFrame::Status {},
+            ClientFrame::Recheck {},
             ClientFrame::Ping {},
         ];
         for frame in frames {
