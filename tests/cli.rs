@@ -2,7 +2,7 @@
 
 mod support;
 
-use support::fake_llm::FakeLlm;
+use support::fake_llm::{FakeLlm, Script};
 use support::process::{Running, run_cli, socket_path, write_config};
 
 fn stdout(output: &std::process::Output) -> String {
@@ -224,4 +224,46 @@ async fn the_api_key_is_sent_but_never_logged() {
     assert!(logs.len() > 20, "trace logging was on: {} lines", logs.len());
     let leaks: Vec<_> = logs.iter().filter(|line| line.contains(&KEY[3..])).collect();
     assert!(leaks.is_empty(), "the key appears in the log: {leaks:?}");
+}
+
+#[tokio::test]
+async fn doctor_makes_the_daemon_recheck_a_provider_whose_key_was_refused() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let daemon = Running::start(&config).await;
+    llm.push(Script::Status {
+        code: 401,
+        retry_after: None,
+        body: None,
+    });
+    let output = run_cli(&config, &["send", "hello"]).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("refused our credentials"),
+        "{}",
+        stderr(&output)
+    );
+
+    let state = |output: std::process::Output| {
+        let status: serde_json::Value = serde_json::from_slice(&output.stdout).expect("status --json");
+        status["providers"][0]["state"].as_str().unwrap_or_default().to_owned()
+    };
+    assert_eq!(state(run_cli(&config, &["status", "--json"]).await), "unhealthy");
+    let output = run_cli(&config, &["send", "hello again"]).await;
+    assert_eq!(output.status.code(), Some(1), "skipped while unhealthy");
+    assert_eq!(llm.requests().len(), 1, "an unhealthy provider is not asked");
+
+    // The key works again (the fake now accepts any): doctor finds it healthy.
+    let output = run_cli(&config, &["doctor"]).await;
+    let text = stdout(&output);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("ok") && l.contains("model fake") && l.contains("answers the daemon")),
+        "{text}"
+    );
+    assert_eq!(state(run_cli(&config, &["status", "--json"]).await), "ok");
+    let output = run_cli(&config, &["send", "third time"]).await;
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    daemon.terminate().await;
 }
