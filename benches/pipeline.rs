@@ -8,6 +8,10 @@
 //! is answered and at the end (run 100000 messages for the growth figure),
 //! starts the real binary once to read its idle resident memory, and measures
 //! start-to-ready on the store the run filled.
+//!
+//! Then one conversation at a time, `PP_BENCH_TOOL_ROUNDS` (default 2000)
+//! plain turns and as many tool rounds (model → `current_time` → model →
+//! reply), to report what a tool round costs beside a plain reply.
 
 #[path = "../tests/support/fake_llm.rs"]
 mod fake_llm;
@@ -76,16 +80,17 @@ impl Progress {
 
 async fn conversation(
     socket: std::path::PathBuf,
-    index: usize,
+    chat: String,
+    prefix: &'static str,
     messages: usize,
     progress: Arc<Progress>,
 ) -> Vec<Duration> {
-    let chat = ChatId::new(format!("bench-{index}")).unwrap();
+    let chat = ChatId::new(chat).unwrap();
     let mut client = Client::connect(&socket, Some(chat)).await.expect("connect");
     let mut latencies = Vec::with_capacity(messages);
     for n in 0..messages {
         let started = Instant::now();
-        let (id, _) = client.send(None, &format!("message {n}"), None).await.expect("send");
+        let (id, _) = client.send(None, &format!("{prefix} {n}"), None).await.expect("send");
         loop {
             match client.next_event().await.expect("reply") {
                 ServerFrame::Reply {
@@ -145,6 +150,24 @@ fn main() {
         let llm = fake_llm::FakeLlm::start().await;
         // Keeping every request body would dominate the memory figures.
         llm.set_recording(false);
+        // "tool N" asks for the time, then answers; everything else is echoed.
+        llm.set_responder(|request| {
+            let last = request["messages"]
+                .as_array()
+                .and_then(|m| m.last())
+                .cloned()
+                .unwrap_or_default();
+            if last["role"] == "tool" {
+                fake_llm::Script::Reply("it is now".into())
+            } else if fake_llm::last_user_text(request).starts_with("tool") {
+                fake_llm::Script::ToolCall {
+                    name: "current_time".into(),
+                    arguments: "{}".into(),
+                }
+            } else {
+                fake_llm::Script::Echo
+            }
+        });
         let config = config(dir.path(), &llm.base_url());
         let daemon = Daemon::start(config.clone()).await.expect("daemon starts");
         let socket = config.socket_path();
@@ -156,7 +179,16 @@ fn main() {
         });
         let started = Instant::now();
         let tasks: Vec<_> = (0..conversations)
-            .map(|index| tokio::spawn(conversation(socket.clone(), index, per_conversation, progress.clone())))
+            .map(|index| {
+                let chat = format!("bench-{index}");
+                tokio::spawn(conversation(
+                    socket.clone(),
+                    chat,
+                    "message",
+                    per_conversation,
+                    progress.clone(),
+                ))
+            })
             .collect();
         let mut latencies = Vec::with_capacity(per_conversation * conversations);
         for task in tasks {
@@ -166,6 +198,17 @@ fn main() {
         latencies.sort();
         let (end_kib, peak_kib) = rss_kib("self");
         let checkpoint_kib = progress.rss_at_checkpoint_kib.load(Ordering::Relaxed);
+
+        let rounds = env_number("PP_BENCH_TOOL_ROUNDS", 2_000).max(1);
+        let quiet = Arc::new(Progress {
+            answered: AtomicUsize::new(0),
+            checkpoint: usize::MAX,
+            rss_at_checkpoint_kib: AtomicU64::new(0),
+        });
+        let mut plain = conversation(socket.clone(), "plain".into(), "message", rounds, quiet.clone()).await;
+        let mut tool = conversation(socket.clone(), "tool".into(), "tool", rounds, quiet).await;
+        plain.sort();
+        tool.sort();
         daemon.shutdown().await.expect("shutdown");
 
         let ready_started = Instant::now();
@@ -191,6 +234,13 @@ fn main() {
             "rss_growth_checkpoint_to_end": (end_kib as f64 / checkpoint_kib.max(1) as f64) - 1.0,
             "idle_rss_mb_binary": idle_kib.map(|k| k as f64 / 1024.0),
             "start_to_ready_ms_with_store": ready_ms,
+            "sequential_turns": rounds,
+            "plain_turn_p50_ms": percentile(&plain, 0.50),
+            "plain_turn_p99_ms": percentile(&plain, 0.99),
+            "tool_round_p50_ms": percentile(&tool, 0.50),
+            "tool_round_p99_ms": percentile(&tool, 0.99),
+            "tool_round_overhead_p50_ms": percentile(&tool, 0.50) - percentile(&plain, 0.50),
+            "tool_round_to_plain_ratio_p50": percentile(&tool, 0.50) / percentile(&plain, 0.50),
         });
         println!("{report}");
     });
