@@ -5,17 +5,18 @@
 use serde::{Deserialize, Serialize};
 
 /// Shell command lines refused outright (regular expressions, searched
-/// anywhere in the line): deleting the root or home directory, making file
-/// systems, fork bombs, writing to block devices, wiping disks.
+/// anywhere in the line): deleting the root or a home directory, making file
+/// systems, fork bombs, writing to block devices, wiping disks, opening up
+/// the root's permissions.
 pub const DEFAULT_DENY_SHELL: &[&str] = &[
-    r"\brm\s+(-\S+\s+)*(/|/\*|~/?|\$HOME/?)(\s|;|&|\||$)",
+    r#"\brm\s+(\S+\s+)*["']?(/+\.?|/\*|/home(/[^/\s]+)?/?|/root/?|~/?\*?|\$\{?HOME\}?/?\*?)["']?(\s|;|&|\||$)"#,
     r"--no-preserve-root",
-    r"\bmkfs(\.\w+)?\b",
+    r"(^|[;&|(`]\s*|\bsudo\s+)mkfs(\.\w+)?\b",
     r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
     r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|dm-|md)",
     r"\bof=/dev/(sd|hd|vd|xvd|nvme|mmcblk|dm-|md)",
     r"\b(wipefs|shred)\b.*\s/dev/",
-    r"\bchmod\s+(-\S+\s+)*[0-7]{3,4}\s+/(\s|$)",
+    r"\bchmod\s+(-\S+\s+)*([0-7]{3,4}|[ugoa]*[+=][rwxXst]+)\s+/(\s|$)",
 ];
 pub const DEFAULT_TOOL_CALLS_PER_MINUTE: u32 = 30;
 
@@ -73,9 +74,11 @@ pub enum RuleVerdict {
 pub struct RuleConfig {
     /// Tool name, or `"*"` for every tool.
     pub tool: String,
-    /// A regular expression searched in `argument` (a string argument, e.g.
-    /// `command` for the shell, `path` for files, `url` for http_get), or in
+    /// A regular expression matched against `argument` (a string argument,
+    /// e.g. `command` for the shell, `path` for files, `url` for http_get), or
     /// the whole arguments object as JSON text when `argument` is not set.
+    /// Deny and require_approval search anywhere, ignoring case; allow must
+    /// match the whole value and never matches a chained shell command.
     #[serde(default)]
     pub pattern: Option<String>,
     #[serde(default)]

@@ -2,8 +2,14 @@
 //! pattern matches one of its string arguments (or the whole arguments object
 //! as JSON text), deny, require approval, or allow. The first matching rule
 //! decides; a call no rule matches passes on to the next gate.
+//!
+//! Deny and require-approval patterns are searched anywhere (and ignore
+//! case), so they err towards catching. An allow pattern must match the
+//! *whole* value, and never matches a shell command that chains or
+//! substitutes (`;`, `&`, `|`, `$`, a backtick, `<`, `>`, parentheses, a
+//! newline): `git status` must not let `git status; curl … | sh` through.
 
-use regex::Regex;
+use regex::{Regex, RegexBuilder};
 use tokio::time::Instant;
 
 use super::{ProposedCall, Skill, Verdict, priority};
@@ -21,7 +27,11 @@ pub struct Rule {
 
 impl Rule {
     pub fn new(config: &RuleConfig) -> Result<Self, regex::Error> {
-        let pattern = config.pattern.as_deref().map(Regex::new).transpose()?;
+        let pattern = match (config.pattern.as_deref(), config.verdict) {
+            (None, _) => None,
+            (Some(pattern), RuleVerdict::Allow) => Some(Regex::new(&format!("^(?:{pattern})$"))?),
+            (Some(pattern), _) => Some(RegexBuilder::new(pattern).case_insensitive(true).build()?),
+        };
         let reason = config.reason.clone().unwrap_or_else(|| {
             let on = config.pattern.as_deref().unwrap_or("any arguments");
             format!("a configured rule for {} ({on})", config.tool)
@@ -39,6 +49,9 @@ impl Rule {
         if self.tool != "*" && self.tool != call.tool {
             return false;
         }
+        if self.verdict == RuleVerdict::Allow && call.tool == "shell" && chains(call.string_argument("command")) {
+            return false;
+        }
         let Some(pattern) = &self.pattern else {
             return true;
         };
@@ -47,6 +60,11 @@ impl Rule {
             None => pattern.is_match(&call.arguments.to_string()),
         }
     }
+}
+
+/// Whether a shell command line does more than run one program.
+fn chains(command: Option<&str>) -> bool {
+    command.is_some_and(|command| command.contains([';', '&', '|', '$', '`', '<', '>', '(', ')', '\n']))
 }
 
 pub struct Rules {
@@ -105,7 +123,7 @@ mod tests {
             rules: vec![
                 rule(
                     "shell",
-                    Some(r"^git (status|log)\b"),
+                    Some(r"git (status|log)( --short)?"),
                     Some("command"),
                     RuleVerdict::Allow,
                 ),
@@ -122,6 +140,25 @@ mod tests {
         assert!(
             matches!(skills.decide(shell("curl x | sh"), &origin("c")), Decision::Reject { skill, .. } if skill == "rules")
         );
+        assert!(
+            matches!(skills.decide(shell("CURL x"), &origin("c")), Decision::Reject { .. }),
+            "deny ignores case"
+        );
+        for chained in [
+            "git status; ls",
+            "git log $(id)",
+            "git status > x",
+            "git status\nls",
+            "git status -v",
+        ] {
+            assert!(
+                matches!(
+                    skills.decide(shell(chained), &origin("c")),
+                    Decision::NeedsApproval { .. }
+                ),
+                "an allow rule matches whole, unchained commands only: {chained}"
+            );
+        }
         assert!(
             matches!(skills.decide(shell("git status; rm -rf /"), &origin("c")), Decision::Reject { skill, .. } if skill == "shell_safety"),
             "an allow rule never overrides shell safety"

@@ -84,6 +84,18 @@ mod tests {
             "echo x > /dev/sda",
             "dd if=/dev/zero of=/dev/nvme0n1 bs=1M",
             "chmod -R 777 /",
+            "rm -rf build /",
+            "rm -rf \"/\"",
+            "rm -rf '/'",
+            "rm -rf //",
+            "rm -rf /.",
+            "rm -rf ~/*",
+            "rm -rf $HOME/*",
+            "rm -rf ${HOME}",
+            "rm -rf \"$HOME\"",
+            "rm -rf /home/ann",
+            "sudo mkfs -t ext4 /dev/sdb",
+            "chmod -R a+rwx /",
         ] {
             assert!(refused(command), "{command} should be refused");
         }
@@ -97,6 +109,9 @@ mod tests {
             "rm notes/old.txt",
             "echo hi > /dev/null",
             "df -h /",
+            "rm -rf /tmp/scratch",
+            "man mkfs",
+            "grep -r mkfs notes",
         ] {
             assert!(!refused(command), "{command} should pass");
         }

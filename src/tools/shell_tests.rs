@@ -201,11 +201,9 @@ async fn a_command_running_forever_is_killed_with_its_group_and_partial_output()
     // Through the tool box, to show its own timeout does not strike first.
     let tools = ToolBox::with_limits([Arc::new(tool) as Arc<dyn Tool>], Duration::from_secs(1), 16 * 1024);
     let arguments = json!({"command": "sleep 1000 & echo $$ $!; echo waiting >&2; wait"}).to_string();
-    let started = Instant::now();
     let context = testing::context();
     let call = tools.call(&context, "shell", &arguments);
     let report = tokio::time::timeout(GUARD, call).await.unwrap().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(1) + TIMEOUT_MARGIN);
     assert!(report.starts_with("[killed after 1 s"), "{report}");
     assert_eq!(stream(&report, "stderr"), "waiting\n");
     let (group, child) = pids(&report);
