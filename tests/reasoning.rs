@@ -442,9 +442,45 @@ async fn an_anthropic_provider_runs_a_tool_round_behind_a_failing_openai_one() {
     let requests = claude.message_requests();
     let result = &requests[1]["messages"].as_array().unwrap().last().unwrap()["content"][0];
     assert_eq!(result["type"], "tool_result", "{}", requests[1]);
-    assert_eq!(result["tool_use_id"], "toolu_1");
+    let call = &requests[1]["messages"].as_array().unwrap()[1]["content"];
+    let used = call
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["type"] == "tool_use")
+        .unwrap();
+    assert_eq!(result["tool_use_id"], used["id"], "{}", requests[1]);
     assert!(result["content"].as_str().unwrap().contains("UTC"), "{result}");
     let status = daemon.daemon.as_ref().unwrap().status();
     // 5 output tokens scripted for the tool call, 3 words for the answer.
     assert_eq!(status["providers"][1]["tokens_out"], 8, "{status}");
+}
+
+#[tokio::test]
+async fn when_the_model_fails_after_tools_ran_what_they_did_is_kept() {
+    let llm = FakeLlm::start().await;
+    llm.push(tool_call("remember", json!({"fact": "The spare key is under the pot"})));
+    llm.push(Script::Status {
+        code: 503,
+        retry_after: None,
+        body: None,
+    });
+    llm.set_responder(then_report(|_| tool_call("recall", json!({"query": "key"}))));
+    let daemon = TestDaemon::start(&llm).await;
+    let mut client = daemon.client("alice").await;
+    let (kind, text) = ask(&mut client, "remember where the key is").await;
+    assert_eq!(kind, ReplyKind::Failure, "{text}");
+    let (_, text) = ask(&mut client, "where is the key?").await;
+    assert!(
+        text.contains("The spare key is under the pot"),
+        "the fact was kept: {text}"
+    );
+    // The kept turn is part of the next request, and a valid one.
+    let next = &llm.requests()[2];
+    assert!(
+        texts_of(next, "tool")
+            .iter()
+            .any(|t| t.starts_with("remembered as fact")),
+        "{next}"
+    );
 }

@@ -5,6 +5,8 @@
 //! turn feeds back into reason. A rejected call, or one that needs approval,
 //! is not run: the model is told why, and so is the person.
 
+use std::hash::{Hash, Hasher};
+
 use passepartout_gateway::ReplyKind;
 
 use crate::llm::{ChatMessage, ToolCall};
@@ -55,12 +57,19 @@ pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>)
             }
         }
         Proposal::ToolCalls { calls } => {
+            let calls = normalized(signal, calls);
             let mut acted = Acted {
-                transcript: vec![ChatMessage::assistant_tool_calls(calls.clone())],
+                transcript: vec![ChatMessage::assistant_tool_calls(
+                    calls.iter().map(|(call, _)| call.clone()).collect(),
+                )],
                 ..Acted::default()
             };
             let mut results = Vec::with_capacity(calls.len());
-            for call in calls {
+            for (call, raw_arguments) in calls {
+                let call = ToolCall {
+                    arguments: raw_arguments,
+                    ..call
+                };
                 let (result, malformed) = run_one(signal, &call, actuators, &mut acted.replies).await;
                 acted.repairs += u32::from(malformed);
                 let (content, is_error) = match result {
@@ -82,6 +91,34 @@ pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>)
             acted
         }
     }
+}
+
+/// The calls as kept in the transcript, each with the model's raw argument
+/// text beside it. Kept calls get ids of our own — unique across the
+/// conversation's history, the same when a turn is redone, and valid for
+/// every provider (Anthropic wants `[A-Za-z0-9_-]+`, unique per request) —
+/// and arguments that are a JSON object (`{}` when the model's were not:
+/// its error result says what was wrong), so the history stays a valid
+/// request for any provider the cascade falls through to.
+fn normalized(signal: &Signal, calls: Vec<ToolCall>) -> Vec<(ToolCall, String)> {
+    let mut hasher = std::hash::DefaultHasher::new();
+    signal.origin.message_id.as_str().hash(&mut hasher);
+    let turn = hasher.finish();
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(index, call)| {
+            let arguments = parse_object(&call.arguments)
+                .map(|value| value.to_string())
+                .unwrap_or_else(|_| "{}".to_owned());
+            let kept = ToolCall {
+                id: format!("call_{turn:016x}_{}_{index}", signal.depth),
+                name: call.name,
+                arguments,
+            };
+            (kept, call.arguments)
+        })
+        .collect()
 }
 
 /// How a correction reads in the transcript: clearly not the person speaking.

@@ -100,6 +100,20 @@ async fn tool_calls_run_in_order_and_feed_back_one_level_deeper() {
     assert_eq!(acted.repairs, 2, "the unknown tool and the bad JSON");
     let roles: Vec<_> = acted.transcript.iter().map(|m| m.role).collect();
     assert_eq!(roles, [Role::Assistant, Role::Tool, Role::Tool, Role::Tool, Role::Tool]);
+    // The kept calls are a valid request for any provider: own ids, JSON objects.
+    let kept = &acted.transcript[0].tool_calls;
+    assert_eq!(kept[2].arguments, "{}", "bad JSON is not kept");
+    for (call, result) in kept.iter().zip(&acted.transcript[1..]) {
+        assert!(
+            call.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{}",
+            call.id
+        );
+        assert_eq!(result.tool_call_id.as_ref(), Some(&call.id));
+    }
+    let mut ids: Vec<_> = kept.iter().map(|c| &c.id).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), 4, "unique ids");
 }
 
 #[tokio::test]

@@ -152,12 +152,17 @@ impl Pipeline {
             let response = match self.cascade.complete(&context, &specs).await {
                 Ok(response) => response,
                 Err(exhausted) => {
-                    // Not remembered: the person can simply ask again.
                     replies.push((ReplyKind::Failure, exhausted.to_string()));
-                    return TurnOutput {
-                        replies,
-                        ..TurnOutput::default()
-                    };
+                    if transcript.len() == 1 {
+                        // Nothing happened yet: not remembered; the person can simply ask again.
+                        return TurnOutput {
+                            replies,
+                            ..TurnOutput::default()
+                        };
+                    }
+                    // Tools already ran: keep what they did, so asking again
+                    // does not silently do it twice.
+                    break;
                 }
             };
             let acted = act::act(&signal, reason::interpret(response), &actuators).await;
