@@ -21,7 +21,7 @@ use crate::background;
 use crate::config::{Config, ProviderKind, Secret};
 use crate::core::{Core, GatewayHandle};
 use crate::data_dir::{DataDirError, DataDirLock};
-use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, OpenAiClient, OpenAiSettings};
+use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
 use crate::skills::Skills;
@@ -236,30 +236,21 @@ pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, Star
                     None
                 }
             };
-            let (connect_timeout, timeout) = (
-                Duration::from_secs(provider.connect_timeout_s),
-                Duration::from_secs(provider.timeout_s),
-            );
+            let endpoint = Endpoint {
+                name: provider.name.clone(),
+                base_url: provider.base_url.clone(),
+                model: provider.model.clone(),
+                api_key,
+                connect_timeout: Duration::from_secs(provider.connect_timeout_s),
+                timeout: Duration::from_secs(provider.timeout_s),
+            };
             let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
-                ProviderKind::Openai => OpenAiClient::new(OpenAiSettings {
-                    name: provider.name.clone(),
-                    base_url: provider.base_url.clone(),
-                    model: provider.model.clone(),
-                    api_key,
-                    connect_timeout,
-                    timeout,
-                })
-                .map(|client| Arc::new(client) as Arc<dyn ChatModel>),
+                ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),
                 ProviderKind::Anthropic => AnthropicClient::new(AnthropicSettings {
-                    name: provider.name.clone(),
-                    base_url: provider.base_url.clone(),
-                    model: provider.model.clone(),
-                    api_key,
-                    connect_timeout,
-                    timeout,
+                    endpoint,
                     max_tokens: provider.max_tokens,
                 })
-                .map(|client| Arc::new(client) as Arc<dyn ChatModel>),
+                .map(|client| Arc::new(client) as _),
             };
             client.map_err(|error| StartError::Provider {
                 name: provider.name.clone(),

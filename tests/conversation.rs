@@ -13,6 +13,7 @@ use passepartout_socket::{ErrorCode, ServerFrame};
 use serde_json::Value;
 use support::fake_llm::{FakeLlm, Script, last_user_text};
 use support::harness::{TestDaemon, WAIT, ask, reply_to, send, texts_of};
+use support::tools::Explode;
 use tokio::sync::{Notify, Semaphore};
 
 /// A tool that waits until the test opens the gate: lets a test hold one
@@ -35,23 +36,6 @@ impl Tool for Gate {
         self.entered.notify_one();
         self.open.acquire().await.expect("gate not closed").forget();
         Ok("gate passed".into())
-    }
-}
-
-/// A tool whose call panics: a bug inside a turn.
-struct Explode;
-
-#[async_trait]
-impl Tool for Explode {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "explode".into(),
-            description: "panics".into(),
-            parameters: serde_json::json!({"type": "object"}),
-        }
-    }
-    async fn call(&self, _: &ToolContext, _arguments: Value) -> Result<String, ToolError> {
-        panic!("the explode tool always panics");
     }
 }
 

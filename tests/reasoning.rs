@@ -6,15 +6,12 @@ mod support;
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use passepartout::config::ProviderConfig;
-use passepartout::llm::ToolSpec;
-use passepartout::tools::{Tool, ToolContext, ToolError};
 use passepartout_gateway::ReplyKind;
-use passepartout_socket::{Client, ServerFrame};
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_user_text};
-use support::harness::{TestDaemon, WAIT, ask, send, texts_of};
+use support::harness::{TestDaemon, ask, replies, send, texts_of};
+use support::tools::Explode;
 
 /// The last message of a recorded request.
 fn last(request: &Value) -> Value {
@@ -51,29 +48,6 @@ fn tool_calls(calls: &[(&str, &str)]) -> Script {
         retry_after: None,
         body: Some(body.to_string()),
     }
-}
-
-/// Every reply to message `id` until the first that is not a notice.
-async fn replies(client: &mut Client, id: &str) -> Vec<(ReplyKind, String)> {
-    let collect = async {
-        let mut seen = Vec::new();
-        loop {
-            if let ServerFrame::Reply {
-                in_reply_to: Some(answered),
-                text,
-                kind,
-                ..
-            } = client.next_event().await.expect("connection stays up")
-                && answered == id
-            {
-                seen.push((kind, text));
-                if kind != ReplyKind::Notice {
-                    return seen;
-                }
-            }
-        }
-    };
-    tokio::time::timeout(WAIT, collect).await.expect("replies in time")
 }
 
 /// Tool results answer "done: <tool output>"; otherwise `first` decides.
@@ -257,23 +231,6 @@ async fn output_that_stays_malformed_ends_the_turn_after_the_configured_repairs(
     assert_eq!(kind, ReplyKind::Notice);
     assert!(text.contains("in a form I cannot use (3 times)"), "{text}");
     assert_eq!(llm.requests().len(), 3);
-}
-
-/// A tool that panics: a bug inside a turn, after other writes.
-struct Explode;
-
-#[async_trait]
-impl Tool for Explode {
-    fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "explode".into(),
-            description: "panics".into(),
-            parameters: json!({"type": "object"}),
-        }
-    }
-    async fn call(&self, _: &ToolContext, _: Value) -> Result<String, ToolError> {
-        panic!("explode always panics");
-    }
 }
 
 #[tokio::test]

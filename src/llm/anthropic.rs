@@ -9,9 +9,7 @@
 //! classification by kind and status, never by text) is shared with the other
 //! backends in `http.rs`.
 
-use crate::config::Secret;
 use std::fmt;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
@@ -21,7 +19,7 @@ use serde_json::{Map, Value};
 
 use super::error::provider_message;
 use super::http;
-use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, Role, ToolCall, ToolSpec, Usage};
+use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, Endpoint, LlmError, Role, ToolCall, ToolSpec, Usage};
 
 /// The API version this backend speaks, sent as `anthropic-version`.
 const API_VERSION: &str = "2023-06-01";
@@ -37,21 +35,11 @@ const SYSTEM_SEPARATOR: &str = "\n\n";
 const RAW_ARGUMENTS_KEY: &str = "_raw";
 
 /// How to reach Anthropic (or a gateway speaking its Messages API).
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AnthropicSettings {
-    /// Provider name from the configuration, e.g. `"claude"`.
-    pub name: String,
-    /// Base URL of the API, normally [`AnthropicSettings::DEFAULT_BASE_URL`];
-    /// a trailing slash is fine.
-    pub base_url: String,
-    /// Model to ask, e.g. `claude-sonnet-4-5`.
-    pub model: String,
-    /// Sent as `x-api-key`. Never printed by `Debug`.
-    pub api_key: Option<Secret>,
-    /// Longest wait for the TCP (and TLS) connection to be established.
-    pub connect_timeout: Duration,
-    /// Longest wait for a whole request, from sending it to the last byte of the answer.
-    pub timeout: Duration,
+    /// Name, base URL (normally [`AnthropicSettings::DEFAULT_BASE_URL`]),
+    /// model, key (sent as `x-api-key`) and timeouts.
+    pub endpoint: Endpoint,
     /// Most tokens the model may generate in one answer (required by the API).
     pub max_tokens: u32,
 }
@@ -59,20 +47,6 @@ pub struct AnthropicSettings {
 impl AnthropicSettings {
     /// Anthropic's own API.
     pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com/v1";
-}
-
-impl fmt::Debug for AnthropicSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AnthropicSettings")
-            .field("name", &self.name)
-            .field("model", &self.model)
-            .field("max_tokens", &self.max_tokens)
-            .field("base_url", &self.base_url)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("connect_timeout", &self.connect_timeout)
-            .field("timeout", &self.timeout)
-            .finish()
-    }
 }
 
 /// A [`ChatModel`] speaking Anthropic's Messages API.
@@ -100,8 +74,8 @@ impl AnthropicClient {
     /// Check the settings (URL, key, `max_tokens`) and build the HTTP client,
     /// configured as every backend's is (see `http.rs`).
     pub fn new(settings: AnthropicSettings) -> Result<Self, LlmError> {
-        let messages_url = http::endpoint_url(&settings.base_url, "messages")?;
-        let models_url = http::endpoint_url(&settings.base_url, "models")?;
+        let messages_url = http::endpoint_url(&settings.endpoint.base_url, "messages")?;
+        let models_url = http::endpoint_url(&settings.endpoint.base_url, "models")?;
         if settings.max_tokens == 0 {
             return Err(LlmError::Config {
                 reason: "max_tokens must be at least 1".to_owned(),
@@ -109,10 +83,14 @@ impl AnthropicClient {
         }
         let mut headers = HeaderMap::new();
         headers.insert(API_VERSION_HEADER, HeaderValue::from_static(API_VERSION));
-        if let Some(key) = &settings.api_key {
+        if let Some(key) = &settings.endpoint.api_key {
             headers.insert(API_KEY_HEADER, http::secret_header(key.expose())?);
         }
-        let http = http::build_client(&messages_url, settings.connect_timeout, settings.timeout)?;
+        let http = http::build_client(
+            &messages_url,
+            settings.endpoint.connect_timeout,
+            settings.endpoint.timeout,
+        )?;
 
         Ok(Self {
             settings,
@@ -139,10 +117,10 @@ impl AnthropicClient {
 impl ChatModel for AnthropicClient {
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let settings = &self.settings;
-        let body = WireRequest::new(&settings.model, settings.max_tokens, request);
+        let body = WireRequest::new(&settings.endpoint.model, settings.max_tokens, request);
         let post = self.http.post(self.messages_url.clone()).json(&body);
-        let completion = async { parse_message(&self.fetch(post).await?, &settings.model) };
-        http::traced_completion(&settings.name, &settings.model, request, completion).await
+        let completion = async { parse_message(&self.fetch(post).await?, &settings.endpoint.model) };
+        http::traced_completion(&settings.endpoint.name, &settings.endpoint.model, request, completion).await
     }
 
     async fn probe(&self) -> Result<(), LlmError> {
@@ -151,11 +129,11 @@ impl ChatModel for AnthropicClient {
     }
 
     fn name(&self) -> &str {
-        &self.settings.name
+        &self.settings.endpoint.name
     }
 
     fn endpoint(&self) -> &str {
-        &self.settings.base_url
+        &self.settings.endpoint.base_url
     }
 }
 

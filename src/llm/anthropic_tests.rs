@@ -20,12 +20,14 @@ const WAIT: Duration = Duration::from_secs(5);
 
 fn settings(base_url: String) -> AnthropicSettings {
     AnthropicSettings {
-        name: "claude".to_owned(),
-        base_url,
-        model: "claude-test".to_owned(),
-        api_key: Some(Secret::new(KEY)),
-        connect_timeout: Duration::from_secs(2),
-        timeout: Duration::from_secs(10),
+        endpoint: Endpoint {
+            name: "claude".to_owned(),
+            base_url,
+            model: "claude-test".to_owned(),
+            api_key: Some(Secret::new(KEY)),
+            connect_timeout: Duration::from_secs(2),
+            timeout: Duration::from_secs(10),
+        },
         max_tokens: 1024,
     }
 }
@@ -287,11 +289,9 @@ async fn nothing_listening_is_unreachable() {
 async fn a_hanging_provider_times_out() {
     let fake = FakeAnthropic::start().await;
     fake.push(Script::Hang);
-    let client = AnthropicClient::new(AnthropicSettings {
-        timeout: Duration::from_millis(300),
-        ..settings(fake.base_url())
-    })
-    .unwrap();
+    let mut settings = settings(fake.base_url());
+    settings.endpoint.timeout = Duration::from_millis(300);
+    let client = AnthropicClient::new(settings).unwrap();
 
     assert_eq!(client.complete(&hello()).await, Err(LlmError::Timeout));
     let received = fake.wait_for_requests(1, WAIT).await;
@@ -413,9 +413,10 @@ fn invalid_settings_are_rejected_at_construction() {
     let cases = [
         settings("localhost:8080/v1".to_owned()),
         settings("ftp://127.0.0.1/v1".to_owned()),
-        AnthropicSettings {
-            api_key: Some(Secret::new("sk-with\na-newline")),
-            ..settings("http://127.0.0.1:9/v1".to_owned())
+        {
+            let mut settings = settings("http://127.0.0.1:9/v1".to_owned());
+            settings.endpoint.api_key = Some(Secret::new("sk-with\na-newline"));
+            settings
         },
         AnthropicSettings {
             max_tokens: 0,

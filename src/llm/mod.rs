@@ -11,11 +11,13 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 mod anthropic;
+mod endpoint;
 mod error;
 mod http;
 mod openai;
 
 pub use anthropic::{AnthropicClient, AnthropicSettings};
+pub use endpoint::Endpoint;
 pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiSettings};
 

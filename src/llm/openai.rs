@@ -6,9 +6,7 @@
 //! capped reads, error classification by kind and status, never by text) is
 //! shared with the other backends in `http.rs`.
 
-use crate::config::Secret;
 use std::fmt;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
@@ -17,37 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use super::error::provider_message;
 use super::http;
-use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, Role, ToolCall, ToolSpec, Usage};
+use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, Endpoint, LlmError, Role, ToolCall, ToolSpec, Usage};
 
 /// How to reach one OpenAI-compatible provider.
-#[derive(Clone, PartialEq, Eq)]
-pub struct OpenAiSettings {
-    /// Provider name from the configuration, e.g. `"local"`.
-    pub name: String,
-    /// Base URL of the API, e.g. `http://127.0.0.1:11434/v1`; a trailing slash is fine.
-    pub base_url: String,
-    /// Model to ask, e.g. `llama3.2`.
-    pub model: String,
-    /// Bearer token, if the provider wants one. Never printed by `Debug`.
-    pub api_key: Option<Secret>,
-    /// Longest wait for the TCP (and TLS) connection to be established.
-    pub connect_timeout: Duration,
-    /// Longest wait for a whole request, from sending it to the last byte of the answer.
-    pub timeout: Duration,
-}
-
-impl fmt::Debug for OpenAiSettings {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OpenAiSettings")
-            .field("name", &self.name)
-            .field("base_url", &self.base_url)
-            .field("model", &self.model)
-            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
-            .field("connect_timeout", &self.connect_timeout)
-            .field("timeout", &self.timeout)
-            .finish()
-    }
-}
+pub type OpenAiSettings = Endpoint;
 
 /// A [`ChatModel`] speaking the OpenAI chat-completions protocol.
 ///

@@ -94,25 +94,44 @@ pub async fn send(client: &mut Client, text: &str) -> String {
     id
 }
 
+/// The next reply to message `id`, whatever else arrives meanwhile.
+async fn next_reply(client: &mut Client, id: &str) -> (ReplyKind, String) {
+    loop {
+        if let ServerFrame::Reply {
+            in_reply_to: Some(answered),
+            text,
+            kind,
+            ..
+        } = client.next_event().await.expect("connection stays up")
+            && answered == id
+        {
+            return (kind, text);
+        }
+    }
+}
+
 /// Waits for the reply to message `id`.
 pub async fn reply_to(client: &mut Client, id: &str) -> (ReplyKind, String) {
-    let wait = async {
+    tokio::time::timeout(WAIT, next_reply(client, id))
+        .await
+        .unwrap_or_else(|_| panic!("no reply to {id} within {WAIT:?}"))
+}
+
+/// Every reply to message `id` up to the first that is not a notice.
+pub async fn replies(client: &mut Client, id: &str) -> Vec<(ReplyKind, String)> {
+    let collect = async {
+        let mut seen = Vec::new();
         loop {
-            if let ServerFrame::Reply {
-                in_reply_to: Some(answered),
-                text,
-                kind,
-                ..
-            } = client.next_event().await.expect("connection stays up")
-                && answered == id
-            {
-                return (kind, text);
+            let (kind, text) = next_reply(client, id).await;
+            seen.push((kind, text));
+            if kind != ReplyKind::Notice {
+                return seen;
             }
         }
     };
-    tokio::time::timeout(WAIT, wait)
+    tokio::time::timeout(WAIT, collect)
         .await
-        .unwrap_or_else(|_| panic!("no reply to {id} within {WAIT:?}"))
+        .unwrap_or_else(|_| panic!("no final reply to {id} within {WAIT:?}"))
 }
 
 /// Sends `text` and waits for its reply.

@@ -6,3 +6,4 @@ pub mod fake_anthropic;
 pub mod fake_llm;
 pub mod harness;
 pub mod process;
+pub mod tools;
