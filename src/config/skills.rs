@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 pub const DEFAULT_DENY_SHELL: &[&str] = &[
     r#"\brm\s+(\S+\s+)*["']?(/+\.?|/\*|/home(/[^/\s]+)?/?|/root/?|~/?\*?|\$\{?HOME\}?/?\*?)["']?(\s|;|&|\||$)"#,
     r"--no-preserve-root",
-    r"(^|[;&|(`]\s*|\bsudo\s+)mkfs(\.\w+)?\b",
+    r"(?:^|[;&|(`])\s*(?:sudo\s+)?mkfs\b",
     r":\(\)\s*\{\s*:\s*\|\s*:\s*&\s*\}\s*;\s*:",
     r">\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|dm-|md)",
     r"\bof=/dev/(sd|hd|vd|xvd|nvme|mmcblk|dm-|md)",
