@@ -12,6 +12,7 @@ use passepartout_socket::{Client, ClientError};
 use crate::config::Config;
 use crate::data_dir::{DataDirError, DataDirLock};
 use crate::llm::{ChatModel, LlmError};
+use crate::pipeline::cascade::EntryState;
 use crate::store::Store;
 
 /// How a part is doing.
@@ -135,36 +136,34 @@ fn recheck_limit(config: &Config) -> Duration {
 
 /// The providers as the running daemon sees them after probing them again.
 fn daemon_provider_checks(status: &serde_json::Value) -> Vec<Check> {
-    let providers = status["providers"].as_array().cloned().unwrap_or_default();
-    providers
-        .iter()
+    crate::status::providers(status)
+        .into_iter()
         .map(|provider| {
-            let part = format!("model {}", provider["name"].as_str().unwrap_or("?"));
-            let endpoint = provider["endpoint"].as_str().unwrap_or("?");
-            let last_error = provider["last_error"].as_str();
-            match (provider["state"].as_str(), last_error) {
-                (Some("unhealthy"), _) => Check::new(
+            let part = format!("model {}", provider.name);
+            let endpoint = provider.endpoint;
+            match (provider.state, provider.last_error) {
+                (EntryState::Unhealthy, error) => Check::new(
                     part,
                     Level::Failed,
-                    format!("{endpoint}: {}", last_error.unwrap_or("credentials refused")),
+                    format!("{endpoint}: {}", error.as_deref().unwrap_or("credentials refused")),
                     Some("set the provider's API key (api_key_env or api_key_file) and restart the daemon".into()),
                 ),
-                (Some("cooling_down"), _) => Check::new(
+                (EntryState::CoolingDown, _) => Check::new(
                     part,
                     Level::Degraded,
                     format!(
                         "{endpoint}: rate limited, skipped for {} s more",
-                        provider["cooldown_s"]
+                        provider.cooldown_s.unwrap_or(0)
                     ),
                     Some("wait, or add another provider to the cascade".into()),
                 ),
-                (_, Some(error)) => Check::new(
+                (EntryState::Ok, Some(error)) => Check::new(
                     part,
                     Level::Failed,
                     format!("{endpoint}: {error}"),
                     Some("start the model server, or fix base_url and model under [[llm.providers]]".into()),
                 ),
-                _ => Check::new(part, Level::Ok, format!("{endpoint} answers the daemon"), None),
+                (EntryState::Ok, None) => Check::new(part, Level::Ok, format!("{endpoint} answers the daemon"), None),
             }
         })
         .collect()

@@ -3,6 +3,13 @@
 
 use serde_json::Value;
 
+use crate::pipeline::cascade::{EntryState, ProviderHealth};
+
+/// The providers of a status document; none if it has no readable list.
+pub fn providers(status: &Value) -> Vec<ProviderHealth> {
+    serde_json::from_value(status["providers"].clone()).unwrap_or_default()
+}
+
 /// Renders the document served by [`crate::core::Core::status_document`].
 pub fn render(status: &Value) -> String {
     let mut out = format!(
@@ -17,24 +24,24 @@ pub fn render(status: &Value) -> String {
             gateway["state"].as_str().unwrap_or("?")
         );
     }
-    for provider in status["providers"].as_array().into_iter().flatten() {
-        let state = match provider["state"].as_str() {
-            Some("cooling_down") => format!("cooling down, {} s left", provider["cooldown_s"]),
-            Some("unhealthy") => "unhealthy: credentials refused (fix the key, then run doctor)".into(),
-            _ => "ok".into(),
+    for provider in providers(status) {
+        let state = match provider.state {
+            EntryState::CoolingDown => format!("cooling down, {} s left", provider.cooldown_s.unwrap_or(0)),
+            EntryState::Unhealthy => "unhealthy: credentials refused (fix the key, then run doctor)".into(),
+            EntryState::Ok => "ok".into(),
         };
-        let last_error = provider["last_error"]
-            .as_str()
+        let last_error = provider
+            .last_error
             .map(|e| format!("; last error: {e}"))
             .unwrap_or_default();
         out += &format!(
             "model    {:<12} {} — {state}; {} calls, {} failed, {} tokens in, {} out{last_error}\n",
-            provider["name"].as_str().unwrap_or("?"),
-            provider["endpoint"].as_str().unwrap_or("?"),
-            provider["calls"],
-            provider["failures"],
-            provider["tokens_in"].as_u64().unwrap_or(0),
-            provider["tokens_out"].as_u64().unwrap_or(0),
+            provider.name,
+            provider.endpoint,
+            provider.calls,
+            provider.failures,
+            provider.tokens_in,
+            provider.tokens_out,
         );
     }
     for (section, label, failed) in [("tools", "tool", "failed"), ("skills", "skill", "rejected")] {

@@ -18,7 +18,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
 use crate::llm::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, ToolSpec};
@@ -106,7 +106,7 @@ impl fmt::Display for Exhausted {
 }
 
 /// An entry's state.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EntryState {
     #[default]
@@ -115,8 +115,10 @@ pub enum EntryState {
     Unhealthy,
 }
 
-/// What `status` and `doctor` show of one entry.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+/// What `status` and `doctor` show of one entry (and read back from the
+/// status document).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct ProviderHealth {
     pub name: String,
     pub endpoint: String,

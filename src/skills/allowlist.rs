@@ -40,6 +40,10 @@ impl Skill for ToolAllowlist {
         priority::ALLOWLIST
     }
 
+    fn limits_offer(&self) -> bool {
+        true
+    }
+
     fn triggered(&self, origin: &Origin) -> bool {
         self.list(origin).is_some()
     }

@@ -47,14 +47,22 @@ impl ProposedCall {
     }
 
     /// The call as a person would read it: `shell: ls -la`, or the tool and
-    /// its JSON arguments.
+    /// its JSON arguments — cut at [`SUMMARY_CHARS`], so a file's content
+    /// never floods a message or a log line.
     pub fn summary(&self) -> String {
-        match (self.tool.as_str(), self.string_argument("command")) {
+        let full = match (self.tool.as_str(), self.string_argument("command")) {
             ("shell", Some(command)) => format!("shell: {command}"),
             _ => format!("{} {}", self.tool, self.arguments),
+        };
+        match full.char_indices().nth(SUMMARY_CHARS) {
+            Some((cut, _)) => format!("{}…", &full[..cut]),
+            None => full,
         }
     }
 }
+
+/// Longest [`ProposedCall::summary`], in characters.
+pub const SUMMARY_CHARS: usize = 300;
 
 /// What a gate says about a call.
 #[derive(Clone, Debug, PartialEq)]
@@ -96,6 +104,12 @@ pub trait Skill: Send + Sync {
     /// Whether the skill applies to a turn started by `origin`.
     fn triggered(&self, _origin: &Origin) -> bool {
         true
+    }
+
+    /// Whether the gate limits which tools exist for a conversation at all
+    /// (an allowlist): such gates also decide which tools are offered.
+    fn limits_offer(&self) -> bool {
+        false
     }
 
     /// Text added to the system prompt when the skill is triggered.
@@ -168,7 +182,7 @@ impl Skills {
         };
         self.skills
             .iter()
-            .filter(|skill| skill.priority() == priority::ALLOWLIST && skill.triggered(origin))
+            .filter(|skill| skill.limits_offer() && skill.triggered(origin))
             .all(|skill| !matches!(skill.gate(&probe, origin, Instant::now()), Verdict::Reject(_)))
     }
 
