@@ -39,7 +39,7 @@ fn client(fake: &FakeAnthropic) -> AnthropicClient {
 fn hello() -> ChatRequest {
     ChatRequest {
         messages: vec![ChatMessage::user("hello there")],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
     }
 }
 
@@ -104,7 +104,8 @@ async fn tool_call_round_trip() {
             name: "read_file".to_owned(),
             description: "Read a file in the workspace".to_owned(),
             parameters: schema.clone(),
-        }],
+        }]
+        .into(),
     };
 
     let response = client(&fake)

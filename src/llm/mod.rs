@@ -127,7 +127,8 @@ pub struct ChatRequest {
     /// The conversation so far, oldest first.
     pub messages: Vec<ChatMessage>,
     /// Tools the model may call; empty means none are offered.
-    pub tools: Vec<ToolSpec>,
+    /// Shared: the same tools go with every request of a turn.
+    pub tools: std::sync::Arc<[ToolSpec]>,
 }
 
 /// Token accounting reported by the provider (zero when it reports none).

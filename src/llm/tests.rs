@@ -35,7 +35,7 @@ fn client(fake: &FakeLlm) -> OpenAiClient {
 fn hello() -> ChatRequest {
     ChatRequest {
         messages: vec![ChatMessage::user("hello there")],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
     }
 }
 
@@ -75,7 +75,7 @@ async fn default_responder_echoes_the_last_user_message() {
             ChatMessage::assistant("ok"),
             ChatMessage::user("ping"),
         ],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
     };
 
     let response = client(&fake).complete(&request).await.unwrap();
@@ -156,7 +156,7 @@ async fn responder_decides_from_the_request() {
 
     let weather = ChatRequest {
         messages: vec![ChatMessage::user("what's the weather?")],
-        tools: Vec::new(),
+        tools: Vec::new().into(),
     };
     assert_eq!(client.complete(&weather).await.unwrap().tool_calls[0].name, "http_get");
     assert_eq!(
@@ -189,7 +189,8 @@ async fn request_carries_model_messages_tools_and_bearer_key() {
             name: "read_file".to_owned(),
             description: "Read a file in the workspace".to_owned(),
             parameters: schema.clone(),
-        }],
+        }]
+        .into(),
     };
 
     client(&fake).complete(&request).await.unwrap();

@@ -36,7 +36,7 @@ pub struct Context {
 }
 
 impl Context {
-    fn request(&self, tools: &[ToolSpec]) -> ChatRequest {
+    fn request(&self, tools: &Arc<[ToolSpec]>) -> ChatRequest {
         let earlier = self.earlier.iter().map(Vec::len).sum::<usize>();
         let mut messages = Vec::with_capacity(1 + earlier + self.turn.len());
         messages.push(ChatMessage::system(self.system.clone()));
@@ -44,7 +44,7 @@ impl Context {
         messages.extend(self.turn.iter().cloned());
         ChatRequest {
             messages,
-            tools: tools.to_vec(),
+            tools: tools.clone(),
         }
     }
 
@@ -223,7 +223,7 @@ impl Cascade {
     }
 
     /// Asks the entries in order until one answers.
-    pub async fn complete(&self, context: &Context, tools: &[ToolSpec]) -> Result<ChatResponse, Exhausted> {
+    pub async fn complete(&self, context: &Context, tools: &Arc<[ToolSpec]>) -> Result<ChatResponse, Exhausted> {
         let mut failures = Vec::new();
         for entry in &self.entries {
             let name = entry.model.name();
@@ -251,7 +251,7 @@ impl Cascade {
     }
 
     /// One entry, with at most one trimmed retry.
-    async fn ask(&self, entry: &Entry, context: &Context, tools: &[ToolSpec]) -> Result<ChatResponse, LlmError> {
+    async fn ask(&self, entry: &Entry, context: &Context, tools: &Arc<[ToolSpec]>) -> Result<ChatResponse, LlmError> {
         let mut trimmed: Option<Context> = None;
         loop {
             let request = trimmed.as_ref().unwrap_or(context).request(tools);

@@ -78,7 +78,7 @@ fn context() -> Context {
 }
 
 async fn answer(cascade: &Cascade) -> String {
-    match cascade.complete(&context(), &[]).await {
+    match cascade.complete(&context(), &Vec::new().into()).await {
         Ok(response) => response.content.unwrap(),
         Err(exhausted) => exhausted.to_string(),
     }

@@ -127,12 +127,15 @@ impl Pipeline {
         let origin = signal.origin.clone();
         let facts = self.facts(&memory, &text);
         let fragments = self.skills.prompts(&origin);
-        let specs: Vec<_> = self
-            .tools
-            .specs()
-            .into_iter()
-            .filter(|spec| self.skills.offers(&spec.name, &origin))
-            .collect();
+        let all = self.tools.specs();
+        let specs = if all.iter().all(|spec| self.skills.offers(&spec.name, &origin)) {
+            all.clone()
+        } else {
+            all.iter()
+                .filter(|spec| self.skills.offers(&spec.name, &origin))
+                .cloned()
+                .collect()
+        };
         let tool_context = ToolContext {
             conversation: origin.conversation.clone(),
             sender: origin.sender.clone(),

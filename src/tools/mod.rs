@@ -88,6 +88,8 @@ pub fn parse_arguments<T: DeserializeOwned>(arguments: serde_json::Value) -> Res
 #[derive(Clone)]
 pub struct ToolBox {
     tools: BTreeMap<String, Arc<dyn Tool>>,
+    /// Every tool's spec, in name order, built once.
+    specs: Arc<[ToolSpec]>,
     default_timeout: Duration,
     output_cap: usize,
     telemetry: Arc<Telemetry>,
@@ -116,8 +118,10 @@ impl ToolBox {
         default_timeout: Duration,
         output_cap: usize,
     ) -> Self {
+        let tools: BTreeMap<String, Arc<dyn Tool>> = tools.into_iter().map(|tool| (tool.spec().name, tool)).collect();
         Self {
-            tools: tools.into_iter().map(|tool| (tool.spec().name, tool)).collect(),
+            specs: tools.values().map(|tool| tool.spec()).collect(),
+            tools,
             default_timeout,
             output_cap,
             telemetry: Arc::new(Telemetry::default()),
@@ -125,8 +129,8 @@ impl ToolBox {
     }
 
     /// The specs offered to the model, in name order.
-    pub fn specs(&self) -> Vec<ToolSpec> {
-        self.tools.values().map(|tool| tool.spec()).collect()
+    pub fn specs(&self) -> &Arc<[ToolSpec]> {
+        &self.specs
     }
 
     /// Whether a tool called `name` is offered.
