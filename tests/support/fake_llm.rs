@@ -240,6 +240,34 @@ pub fn last_user_text(request: &Value) -> String {
     }
 }
 
+/// Why a request's history could not be replayed by a strict server: a
+/// tool call whose arguments are not a JSON object, or one that no `tool`
+/// message answers, or a call id used twice.
+pub fn invalid_history(request: &Value) -> Option<String> {
+    let messages = request["messages"].as_array()?;
+    let mut seen = std::collections::HashSet::new();
+    for (index, message) in messages.iter().enumerate() {
+        for call in message["tool_calls"].as_array().into_iter().flatten() {
+            let id = call["id"].as_str().unwrap_or_default();
+            if !seen.insert(id.to_owned()) {
+                return Some(format!("tool call id {id:?} is used twice"));
+            }
+            let arguments = call["function"]["arguments"].as_str().unwrap_or_default();
+            if !serde_json::from_str::<Value>(arguments).is_ok_and(|v| v.is_object()) {
+                return Some(format!("Failed to parse tool call arguments as JSON: {arguments:?}"));
+            }
+            let answered = messages[index + 1..]
+                .iter()
+                .take_while(|m| m["role"] == "tool")
+                .any(|m| m["tool_call_id"] == id);
+            if !answered {
+                return Some(format!("tool call {id:?} has no tool result"));
+            }
+        }
+    }
+    None
+}
+
 async fn chat_completions(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
     let request = serde_json::from_slice::<Value>(&body)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&body).into_owned()));
@@ -269,6 +297,13 @@ async fn chat_completions(State(shared): State<Arc<Shared>>, headers: HeaderMap,
                 code: 400,
                 retry_after: None,
                 body: Some(invalid_json_body().to_string()),
+            }))
+        } else if let Some(problem) = invalid_history(&request) {
+            // What llama.cpp and vLLM do with a history they cannot replay.
+            Some(Ok(Script::Status {
+                code: 400,
+                retry_after: None,
+                body: Some(json!({"error": {"message": problem, "type": "invalid_request_error"}}).to_string()),
             }))
         } else if let Some(script) = state.queue.pop_front() {
             Some(Ok(script))
