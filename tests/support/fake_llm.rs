@@ -120,18 +120,7 @@ impl FakeLlm {
             .route("/v1/chat/completions", post(chat_completions))
             .route("/v1/models", get(models))
             .with_state(Arc::clone(&shared));
-        let listener = KillableListener {
-            inner: Some(listener),
-            shutdown: shared.shutdown.subscribe(),
-        };
-        let mut stop = shared.shutdown.subscribe();
-        tokio::spawn(async move {
-            let _ = axum::serve(listener, app)
-                .with_graceful_shutdown(async move {
-                    let _ = stop.wait_for(|&down| down).await;
-                })
-                .await;
-        });
+        serve_until_shutdown(listener, app, &shared.shutdown);
         FakeLlm { shared, addr }
     }
 
@@ -460,6 +449,24 @@ fn unauthorized() -> Response {
     (StatusCode::UNAUTHORIZED, axum::Json(body)).into_response()
 }
 
+/// Serves `app` on `listener` in a background task until `shutdown` turns
+/// `true`; then every connection dies at once, as if the server vanished.
+/// Shared by the fake servers.
+pub fn serve_until_shutdown(listener: TcpListener, app: Router, shutdown: &watch::Sender<bool>) {
+    let listener = KillableListener {
+        inner: Some(listener),
+        shutdown: shutdown.subscribe(),
+    };
+    let mut stop = shutdown.subscribe();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                let _ = stop.wait_for(|&down| down).await;
+            })
+            .await;
+    });
+}
+
 /// The TCP listener, closed as soon as shutdown is signalled.
 struct KillableListener {
     inner: Option<TcpListener>,
@@ -496,7 +503,7 @@ impl axum::serve::Listener for KillableListener {
     fn local_addr(&self) -> io::Result<SocketAddr> {
         match &self.inner {
             Some(listener) => listener.local_addr(),
-            None => Err(io::Error::other("fake LLM is shut down")),
+            None => Err(io::Error::other("the fake server is shut down")),
         }
     }
 }

@@ -1,9 +1,10 @@
-//! Test support shared by the end-to-end tests: fake OpenAI-compatible and
-//! Anthropic servers, and a harness that runs a real daemon on a temp dir against it.
+//! Test support shared by the end-to-end tests: fake OpenAI-compatible,
+//! Anthropic and Telegram Bot API servers, and a harness that runs a real daemon on a temp dir against it.
 #![allow(dead_code)] // each test crate uses a different part
 
 pub mod fake_anthropic;
 pub mod fake_llm;
+pub mod fake_telegram;
 pub mod harness;
 pub mod process;
 pub mod tools;

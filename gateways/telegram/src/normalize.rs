@@ -1,0 +1,262 @@
+//! Turning a Bot API update into the contract's [`Inbound`], or a reason to skip it.
+//!
+//! This is the one place that reads teloxide's update types; everything after
+//! it sees only the contract. The mapping:
+//!
+//! - a message in a private chat: text → [`InboundBody::Text`]; a photo, voice
+//!   message, sticker, document, … → [`InboundBody::Unsupported`] naming it;
+//! - a message in a group or supergroup: the same, but under
+//!   [`GroupMode::MentionOrReply`] only when it mentions `@bot_username` or
+//!   replies to one of the bot's messages (the mention is removed from the text);
+//! - a button press (callback query) → [`InboundBody::Button`], with the
+//!   query's id as message id (unique, and stable when Telegram redelivers the
+//!   update) and the message carrying the button as `reply_to`;
+//! - a reaction by a person → [`InboundBody::Reaction`];
+//! - anything else (edits, channel posts, service messages, inline queries, …)
+//!   → [`Normalized::Skip`] with a reason for the log.
+
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
+use serde::{Deserialize, Serialize};
+use teloxide::types::{
+    CallbackQuery, MaybeAnonymousUser, MediaKind, Message, MessageEntityKind, MessageKind, MessageReactionUpdated,
+    ReactionType, Update, UpdateKind, User,
+};
+
+use crate::GATEWAY_ID;
+
+/// Which group messages the bot takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupMode {
+    /// Only messages that mention the bot or reply to one of its messages.
+    #[default]
+    MentionOrReply,
+    /// Every message (the bot must be allowed to read them: privacy mode off).
+    All,
+}
+
+/// The result of [`normalize`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Normalized {
+    /// A message for the core.
+    Inbound(Inbound),
+    /// Nothing for the core; the offset still advances past it.
+    Skip { reason: &'static str },
+}
+
+impl Normalized {
+    fn skip(reason: &'static str) -> Self {
+        Self::Skip { reason }
+    }
+}
+
+/// Converts one update. `bot_username` is the bot's own username, without `@`;
+/// `now_ms` becomes `received_at_ms`.
+pub fn normalize(update: &Update, bot_username: &str, group_mode: GroupMode, now_ms: u64) -> Normalized {
+    let ctx = Context {
+        bot_username: bot_username.trim_start_matches('@'),
+        group_mode,
+        now_ms,
+    };
+    let normalized = match &update.kind {
+        UpdateKind::Message(message) => ctx.message(message),
+        UpdateKind::CallbackQuery(query) => ctx.callback(query),
+        UpdateKind::MessageReaction(reaction) => ctx.reaction(reaction, update.id.0),
+        UpdateKind::EditedMessage(_) => Err("edited message"),
+        UpdateKind::ChannelPost(_) | UpdateKind::EditedChannelPost(_) => Err("channel post"),
+        UpdateKind::BusinessMessage(_) | UpdateKind::EditedBusinessMessage(_) => Err("business message"),
+        UpdateKind::Error(_) => Err("update teloxide could not parse"),
+        _ => Err("update kind not handled"),
+    };
+    normalized.unwrap_or_else(Normalized::skip)
+}
+
+/// Why an update was skipped; turned into [`Normalized::Skip`] at the top.
+type Step<T> = Result<T, &'static str>;
+
+struct Context<'a> {
+    bot_username: &'a str,
+    group_mode: GroupMode,
+    now_ms: u64,
+}
+
+impl Context<'_> {
+    fn message(&self, message: &Message) -> Step<Normalized> {
+        let chat = &message.chat;
+        if chat.is_channel() {
+            return Err("channel post");
+        }
+        let common = match &message.kind {
+            MessageKind::Common(common) => common,
+            MessageKind::Empty {} => return Err("message teloxide could not classify"),
+            _ => return Err("service message"),
+        };
+        let from = message.from.as_ref().ok_or("message without a sender")?;
+        if from.is_bot {
+            return Err("message from a bot");
+        }
+        let in_group = chat.is_group() || chat.is_supergroup();
+        let addressed = !in_group || self.group_mode == GroupMode::All || self.addresses_bot(message);
+        if !addressed {
+            return Err("group message not addressed to the bot");
+        }
+        let body = match &common.media_kind {
+            MediaKind::Text(_) => {
+                let text = self.text_without_mentions(message);
+                if text.trim().is_empty() {
+                    return Err("empty text");
+                }
+                InboundBody::Text { text }
+            }
+            MediaKind::Migration(_) => return Err("chat migration"),
+            other => InboundBody::Unsupported {
+                what: media_name(other).to_owned(),
+            },
+        };
+        Ok(Normalized::Inbound(Inbound {
+            conversation: conversation(message.chat.id.0)?,
+            sender: sender(from)?,
+            message_id: message_id(message.id.0)?,
+            reply_to: message.reply_to_message().map(|m| message_id(m.id.0)).transpose()?,
+            body,
+            received_at_ms: self.now_ms,
+        }))
+    }
+
+    fn callback(&self, query: &CallbackQuery) -> Step<Normalized> {
+        let data = query.data.as_ref().ok_or("callback query without data")?;
+        let message = query.message.as_ref().ok_or("callback query on an inline message")?;
+        Ok(Normalized::Inbound(Inbound {
+            conversation: conversation(message.chat().id.0)?,
+            sender: sender(&query.from)?,
+            message_id: MessageId::new(query.id.0.clone()).map_err(|_| "invalid callback query id")?,
+            reply_to: Some(message_id(message.id().0)?),
+            body: InboundBody::Button { data: data.clone() },
+            received_at_ms: self.now_ms,
+        }))
+    }
+
+    fn reaction(&self, reaction: &MessageReactionUpdated, update_id: u32) -> Step<Normalized> {
+        let MaybeAnonymousUser::User(user) = &reaction.actor else {
+            return Err("anonymous reaction");
+        };
+        let added = emoji_not_in(&reaction.new_reaction, &reaction.old_reaction);
+        let removed = emoji_not_in(&reaction.old_reaction, &reaction.new_reaction);
+        let (emoji, removed) = match (added, removed) {
+            (Some(emoji), _) => (emoji, false),
+            (None, Some(emoji)) => (emoji, true),
+            (None, None) => return Err("reaction without an emoji change"),
+        };
+        Ok(Normalized::Inbound(Inbound {
+            conversation: conversation(reaction.chat.id.0)?,
+            sender: sender(user)?,
+            // A reaction has no message id of its own; the update id is unique
+            // per bot and the same when Telegram delivers the update again.
+            message_id: MessageId::new(format!("reaction-{update_id}")).map_err(|_| "invalid update id")?,
+            reply_to: None,
+            body: InboundBody::Reaction {
+                emoji: emoji.to_owned(),
+                target: message_id(reaction.message_id.0)?,
+                removed,
+            },
+            received_at_ms: self.now_ms,
+        }))
+    }
+
+    /// Whether a group message is meant for the bot: it mentions
+    /// `@bot_username` (in its text or caption) or replies to the bot.
+    fn addresses_bot(&self, message: &Message) -> bool {
+        let mentions = message
+            .parse_entities()
+            .into_iter()
+            .chain(message.parse_caption_entities())
+            .flatten()
+            .any(|entity| matches!(entity.kind(), MessageEntityKind::Mention) && self.is_bot_mention(entity.text()));
+        let replies_to_bot = message
+            .reply_to_message()
+            .and_then(|replied| replied.from.as_ref())
+            .is_some_and(|author| author.is_bot && self.is_bot_name(author.username.as_deref()));
+        mentions || replies_to_bot
+    }
+
+    fn is_bot_mention(&self, mention: &str) -> bool {
+        self.is_bot_name(mention.strip_prefix('@'))
+    }
+
+    fn is_bot_name(&self, name: Option<&str>) -> bool {
+        name.is_some_and(|name| !self.bot_username.is_empty() && name.eq_ignore_ascii_case(self.bot_username))
+    }
+
+    /// The message text with every mention of the bot removed and the
+    /// surrounding whitespace trimmed.
+    fn text_without_mentions(&self, message: &Message) -> String {
+        let Some(text) = message.text() else {
+            return String::new();
+        };
+        let mut out = String::with_capacity(text.len());
+        let mut from = 0;
+        for entity in message.parse_entities().unwrap_or_default() {
+            if matches!(entity.kind(), MessageEntityKind::Mention) && self.is_bot_mention(entity.text()) {
+                let range = entity.range();
+                out.push_str(&text[from..range.start]);
+                from = range.end;
+            }
+        }
+        out.push_str(&text[from..]);
+        // Removing a leading mention leaves "  rest": collapse that edge.
+        out.trim().to_owned()
+    }
+}
+
+fn conversation(chat_id: i64) -> Step<ConversationKey> {
+    let gateway = GatewayId::new(GATEWAY_ID).map_err(|_| "invalid gateway id")?;
+    let chat = ChatId::new(chat_id.to_string()).map_err(|_| "invalid chat id")?;
+    Ok(ConversationKey::new(gateway, chat))
+}
+
+fn sender(user: &User) -> Step<Sender> {
+    Ok(Sender {
+        id: UserId::new(user.id.0.to_string()).map_err(|_| "invalid user id")?,
+        display_name: Some(user.full_name()),
+    })
+}
+
+fn message_id(id: i32) -> Step<MessageId> {
+    MessageId::new(id.to_string()).map_err(|_| "invalid message id")
+}
+
+/// The first plain emoji in `these` that is not in `those`.
+fn emoji_not_in<'a>(these: &'a [ReactionType], those: &[ReactionType]) -> Option<&'a str> {
+    these.iter().filter(|r| !those.contains(r)).find_map(|r| match r {
+        ReactionType::Emoji { emoji } => Some(emoji.as_str()),
+        _ => None,
+    })
+}
+
+/// A person-readable name for a kind of message the core cannot read.
+fn media_name(media: &MediaKind) -> &'static str {
+    match media {
+        MediaKind::Animation(_) => "animation",
+        MediaKind::Audio(_) => "audio file",
+        MediaKind::Contact(_) => "contact",
+        MediaKind::Document(_) => "document",
+        MediaKind::PaidMedia(_) => "paid media",
+        MediaKind::Game(_) => "game",
+        MediaKind::Venue(_) => "venue",
+        MediaKind::Location(_) => "location",
+        MediaKind::Photo(_) => "photo",
+        MediaKind::Poll(_) => "poll",
+        MediaKind::Checklist(_) => "checklist",
+        MediaKind::Sticker(_) => "sticker",
+        MediaKind::Story(_) => "story",
+        MediaKind::Text(_) => "text",
+        MediaKind::Video(_) => "video",
+        MediaKind::VideoNote(_) => "video message",
+        MediaKind::Voice(_) => "voice message",
+        MediaKind::Migration(_) => "chat migration",
+    }
+}
+
+#[cfg(test)]
+#[path = "normalize_tests.rs"]
+mod tests;

@@ -1,0 +1,419 @@
+//! A fake Telegram Bot API server on `127.0.0.1:0`, for testing the Telegram
+//! gateway end to end. It speaks the real wire protocol (`/bot<TOKEN>/<method>`,
+//! method names case-insensitive, JSON or form bodies, `{"ok":…}` envelopes), so
+//! teloxide runs unmodified against it with `Bot::new(token).set_api_url(url)`.
+//!
+//! Tests queue updates (built by the `*_message` / [`FakeTelegram::callback_query`]
+//! helpers, or any JSON), which `getUpdates` long-polls for with Telegram's
+//! offset semantics; inspect what the bot sent and called; inject failures with
+//! Telegram's error envelopes; and shut it down to simulate Telegram going away.
+//! Self-contained (tokio, axum, serde_json), so any test target can include it
+//! with `#[path]`. Use it with real (unpaused) tokio time.
+#![allow(dead_code)] // every including target uses a different part of it
+
+mod methods;
+
+use super::fake_llm::serve_until_shutdown;
+use methods::*;
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::any;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::{Notify, watch};
+use tokio::time::Instant;
+
+/// The first `update_id` handed out; not 0 or 1, so code assuming either fails.
+const FIRST_UPDATE_ID: i64 = 700_000_001;
+/// Telegram's limit on a message's text, in UTF-16 code units.
+const MAX_TEXT_UTF16: usize = 4096;
+/// Telegram's limit on `callback_data`, in bytes.
+const MAX_CALLBACK_DATA: usize = 64;
+const NOT_MODIFIED: &str = "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message";
+
+/// A failure to answer the next call of a method with, in Telegram's own words.
+#[derive(Clone, Debug, PartialEq)]
+pub enum FakeFailure {
+    /// 409 "Conflict: terminated by other getUpdates request; …".
+    Conflict,
+    /// 429 "Too Many Requests: retry after N" with `parameters.retry_after`.
+    RetryAfter(u64),
+    /// 401 "Unauthorized" (a revoked token).
+    Unauthorized,
+    /// 500 "Internal Server Error". teloxide sleeps 10 s before reading any 5xx body.
+    ServerError,
+    /// 400 with this description, e.g. "Bad Request: chat not found".
+    BadRequest(String),
+}
+
+/// One successful `sendMessage`, as the bot asked for it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sent {
+    /// The id the fake gave the new message.
+    pub message_id: i64,
+    pub chat_id: i64,
+    pub text: String,
+    /// From `reply_parameters.message_id`, or the legacy `reply_to_message_id`.
+    pub reply_to_message_id: Option<i64>,
+    pub reply_markup: Option<Value>,
+    /// Every parameter, as received.
+    pub params: Value,
+}
+
+/// Handle to a running fake server. Clones share the same server.
+#[derive(Clone)]
+pub struct FakeTelegram {
+    shared: Arc<Shared>,
+    addr: SocketAddr,
+}
+
+struct Shared {
+    token: String,
+    state: Mutex<Recorded>,
+    /// Woken whenever a call has been recorded.
+    called: Notify,
+    /// Woken whenever an update is queued or a newer getUpdates starts.
+    queued: Notify,
+    shutdown: watch::Sender<bool>,
+}
+
+struct Recorded {
+    bot: Value,
+    next_update_id: i64,
+    next_message_id: i64,
+    next_callback: u64,
+    pending: VecDeque<Value>,
+    /// The highest positive `offset` a getUpdates has confirmed.
+    confirmed: i64,
+    /// Bumped by every getUpdates; an older waiting poll then ends with 409.
+    poll_generation: u64,
+    webhook: Option<String>,
+    /// Every message seen or sent, by (chat id, message id).
+    messages: HashMap<(i64, i64), Value>,
+    chats: HashMap<i64, Value>,
+    open_callbacks: HashSet<String>,
+    /// (lower-case method, params) of every call with the right token, in order.
+    calls: Vec<(String, Value)>,
+    sent: Vec<Sent>,
+    failures: HashMap<String, VecDeque<FakeFailure>>,
+    delays: HashMap<String, Duration>,
+}
+
+/// A Bot API error: the HTTP status equals `error_code`, like Telegram's.
+struct ApiError {
+    code: u16,
+    description: String,
+    retry_after: Option<u64>,
+}
+
+impl ApiError {
+    fn new(code: u16, description: impl Into<String>) -> Self {
+        ApiError {
+            code,
+            description: description.into(),
+            retry_after: None,
+        }
+    }
+
+    fn bad_request(what: &str) -> Self {
+        ApiError::new(400, format!("Bad Request: {what}"))
+    }
+}
+
+impl From<FakeFailure> for ApiError {
+    fn from(failure: FakeFailure) -> Self {
+        match failure {
+            FakeFailure::Conflict => ApiError::new(
+                409,
+                "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running",
+            ),
+            FakeFailure::RetryAfter(secs) => ApiError {
+                retry_after: Some(secs),
+                ..ApiError::new(429, format!("Too Many Requests: retry after {secs}"))
+            },
+            FakeFailure::Unauthorized => ApiError::new(401, "Unauthorized"),
+            FakeFailure::ServerError => ApiError::new(500, "Internal Server Error"),
+            FakeFailure::BadRequest(description) => ApiError::new(400, description),
+        }
+    }
+}
+
+impl std::fmt::Debug for FakeTelegram {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FakeTelegram")
+            .field("addr", &self.addr)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FakeTelegram {
+    /// Start serving on `127.0.0.1:0`. The bot's user id is the token's numeric
+    /// prefix (`"123:abc"` → 123), its username `fake_bot`.
+    pub async fn start(token: &str) -> FakeTelegram {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("fake Telegram: bind");
+        let addr = listener.local_addr().expect("fake Telegram: read the bound address");
+        let bot_id = token
+            .split(':')
+            .next()
+            .and_then(|id| id.parse::<i64>().ok())
+            .unwrap_or(4242);
+        let (shutdown, _) = watch::channel(false);
+        let shared = Arc::new(Shared {
+            token: token.to_owned(),
+            state: Mutex::new(Recorded {
+                bot: json!({"id": bot_id, "is_bot": true, "first_name": "Fake Bot", "username": "fake_bot"}),
+                next_update_id: FIRST_UPDATE_ID,
+                next_message_id: 1,
+                next_callback: 1,
+                pending: VecDeque::new(),
+                confirmed: 0,
+                poll_generation: 0,
+                webhook: None,
+                messages: HashMap::new(),
+                chats: HashMap::new(),
+                open_callbacks: HashSet::new(),
+                calls: Vec::new(),
+                sent: Vec::new(),
+                failures: HashMap::new(),
+                delays: HashMap::new(),
+            }),
+            called: Notify::new(),
+            queued: Notify::new(),
+            shutdown,
+        });
+        let app = Router::new()
+            .route("/{bot}/{method}", any(handle))
+            .fallback(|| async { error_response(ApiError::new(404, "Not Found")) })
+            .with_state(Arc::clone(&shared));
+        serve_until_shutdown(listener, app, &shared.shutdown);
+        FakeTelegram { shared, addr }
+    }
+
+    /// `http://127.0.0.1:PORT`, for `Bot::set_api_url` (no path: teloxide would
+    /// add a double slash).
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// The bot's `User` object, as `from` of the messages it sends.
+    pub fn bot_user(&self) -> Value {
+        self.lock().bot.clone()
+    }
+
+    /// Queue an update (`{"message": …}` and the like, e.g. from the helpers
+    /// below); any `update_id` in it is replaced by the next increasing one,
+    /// which is returned. A waiting getUpdates answers at once.
+    pub fn push_update(&self, update: Value) -> i64 {
+        let Value::Object(mut update) = update else {
+            panic!("fake Telegram: an update must be a JSON object, got {update}");
+        };
+        let id = {
+            let mut state = self.lock();
+            let id = state.next_update_id;
+            state.next_update_id += 1;
+            update.insert("update_id".into(), json!(id));
+            state.pending.push_back(Value::Object(update));
+            id
+        };
+        self.shared.queued.notify_waiters();
+        id
+    }
+
+    /// A text message from `user_id`; a private chat if `chat_id > 0`, else a group.
+    pub fn text_message(&self, chat_id: i64, user_id: i64, text: &str) -> Value {
+        json!({"message": self.incoming(chat_id, user_id, json!({"text": text}))})
+    }
+
+    /// A text message in a group (`chat_id < -10¹²`: a supergroup).
+    pub fn group_message(&self, chat_id: i64, user_id: i64, text: &str) -> Value {
+        assert!(chat_id < 0, "fake Telegram: group chat ids are negative");
+        self.text_message(chat_id, user_id, text)
+    }
+
+    /// A text message replying to message `to_message_id` of the same chat
+    /// (the stored one if the fake has seen it, else a stand-in by the bot).
+    pub fn reply_to(&self, chat_id: i64, user_id: i64, text: &str, to_message_id: i64) -> Value {
+        let replied = {
+            let state = self.lock();
+            let mut replied = state
+                .messages
+                .get(&(chat_id, to_message_id))
+                .cloned()
+                .unwrap_or_else(|| stand_in(&state, chat_id, to_message_id));
+            replied.as_object_mut().map(|m| m.remove("reply_to_message"));
+            replied
+        };
+        json!({"message": self.incoming(chat_id, user_id, json!({"text": text, "reply_to_message": replied}))})
+    }
+
+    /// A photo (two sizes) with an optional caption.
+    pub fn photo_message(&self, chat_id: i64, user_id: i64, caption: Option<&str>) -> Value {
+        let size = |tag: &str, width: u32, height: u32, bytes: u32| {
+            json!({"file_id": format!("AgACfake-{tag}-{chat_id}"), "file_unique_id": format!("AQADfake{tag}"),
+                   "width": width, "height": height, "file_size": bytes})
+        };
+        let mut extra = json!({"photo": [size("s", 90, 67, 1_284), size("x", 1280, 960, 98_112)]});
+        if let Some(caption) = caption {
+            extra["caption"] = json!(caption);
+        }
+        json!({"message": self.incoming(chat_id, user_id, extra)})
+    }
+
+    /// A press by `user_id` of an inline button with `data` under message
+    /// `message_id` (the stored one if known). Its id must be answered once.
+    pub fn callback_query(&self, user_id: i64, chat_id: i64, message_id: i64, data: &str) -> Value {
+        let mut state = self.lock();
+        let id = format!("{}{:08}", user_id.unsigned_abs(), state.next_callback);
+        state.next_callback += 1;
+        state.open_callbacks.insert(id.clone());
+        let message = state
+            .messages
+            .get(&(chat_id, message_id))
+            .cloned()
+            .unwrap_or_else(|| stand_in(&state, chat_id, message_id));
+        json!({"callback_query": {
+            "id": id, "from": user(user_id), "message": message,
+            "chat_instance": format!("-{}", chat_id.unsigned_abs() + 9_000), "data": data,
+        }})
+    }
+
+    /// A kind the gateway most likely ignores (teloxide knows polls).
+    pub fn poll_update(&self) -> Value {
+        json!({"poll": {
+            "id": "5210000000000000001", "question": "Lunch?", "type": "regular",
+            "options": [{"text": "yes", "voter_count": 0}, {"text": "no", "voter_count": 0}],
+            "total_voter_count": 0, "is_closed": false, "is_anonymous": true,
+            "allows_multiple_answers": false,
+        }})
+    }
+
+    /// A kind from a future Bot API version (teloxide: `UpdateKind::Error`).
+    pub fn unknown_update(&self) -> Value {
+        json!({"fake_future_kind": {"id": 1, "note": "not in any Bot API version"}})
+    }
+
+    /// Every successful sendMessage, in order.
+    pub fn sent(&self) -> Vec<Sent> {
+        self.lock().sent.clone()
+    }
+
+    /// The params of every call of `method` (any case) with the right token,
+    /// in order, including the ones answered with an error.
+    pub fn calls(&self, method: &str) -> Vec<Value> {
+        let method = method.to_ascii_lowercase();
+        let state = self.lock();
+        state
+            .calls
+            .iter()
+            .filter(|(m, _)| *m == method)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
+    /// The highest `offset` getUpdates has confirmed (0 if none yet).
+    pub fn confirmed_offset(&self) -> i64 {
+        self.lock().confirmed
+    }
+
+    /// Updates queued and not yet confirmed.
+    pub fn pending_updates(&self) -> usize {
+        self.lock().pending.len()
+    }
+
+    /// Wait until at least `n` messages were sent and return all of them.
+    ///
+    /// # Panics
+    /// If fewer than `n` were sent within `timeout`.
+    pub async fn wait_for_sent(&self, n: usize, timeout: Duration) -> Vec<Sent> {
+        let what = format!("{n} sendMessage(s)");
+        self.wait_until(&what, timeout, |state| {
+            (state.sent.len() >= n).then(|| state.sent.clone())
+        })
+        .await
+    }
+
+    /// Wait until `method` (any case) was called at least `n` times and return
+    /// the params of all its calls.
+    ///
+    /// # Panics
+    /// If it was called fewer than `n` times within `timeout`.
+    pub async fn wait_for_calls(&self, method: &str, n: usize, timeout: Duration) -> Vec<Value> {
+        let method = method.to_ascii_lowercase();
+        let what = format!("{n} call(s) of {method}");
+        self.wait_until(&what, timeout, |state| {
+            let calls: Vec<Value> = state
+                .calls
+                .iter()
+                .filter(|(m, _)| *m == method)
+                .map(|(_, p)| p.clone())
+                .collect();
+            (calls.len() >= n).then_some(calls)
+        })
+        .await
+    }
+
+    /// Answer the next call of `method` (any case) with `failure`; several queue up.
+    pub fn fail_next(&self, method: &str, failure: FakeFailure) {
+        let method = method.to_ascii_lowercase();
+        self.lock().failures.entry(method).or_default().push_back(failure);
+    }
+
+    /// Delay every answer to `method` by `delay` (after recording the call).
+    pub fn set_delay(&self, method: &str, delay: Duration) {
+        self.lock().delays.insert(method.to_ascii_lowercase(), delay);
+    }
+
+    /// Pretend a webhook is set: getUpdates answers 409 until deleteWebhook.
+    pub fn set_webhook(&self, url: &str) {
+        self.lock().webhook = Some(url.to_owned());
+    }
+
+    /// Stop serving: new connections are refused and open ones (long polls
+    /// included) are cut.
+    pub fn shutdown(&self) {
+        self.shared.shutdown.send_replace(true);
+    }
+
+    /// Allocate, store and return an incoming message with `extra` fields.
+    fn incoming(&self, chat_id: i64, user_id: i64, extra: Value) -> Value {
+        let mut state = self.lock();
+        let chat = state
+            .chats
+            .get(&chat_id)
+            .cloned()
+            .unwrap_or_else(|| chat(chat_id, user_id));
+        state.chats.insert(chat_id, chat.clone());
+        let message_id = state.next_message_id;
+        state.next_message_id += 1;
+        let mut message = json!({"message_id": message_id, "date": now(), "chat": chat, "from": user(user_id)});
+        merge(&mut message, extra);
+        state.messages.insert((chat_id, message_id), message.clone());
+        message
+    }
+
+    async fn wait_until<T>(&self, what: &str, timeout: Duration, done: impl Fn(&Recorded) -> Option<T>) -> T {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let called = self.shared.called.notified();
+            tokio::pin!(called);
+            // Register before checking, so a call landing in between is not missed.
+            called.as_mut().enable();
+            if let Some(found) = done(&self.lock()) {
+                return found;
+            }
+            if tokio::time::timeout_at(deadline, called).await.is_err() {
+                let calls: Vec<String> = self.lock().calls.iter().map(|(m, _)| m.clone()).collect();
+                panic!("fake Telegram: expected {what} within {timeout:?}; calls so far: {calls:?}");
+            }
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Recorded> {
+        self.shared.lock()
+    }
+}
