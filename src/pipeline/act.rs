@@ -8,6 +8,7 @@
 use std::hash::{Hash, Hasher};
 
 use passepartout_gateway::ReplyKind;
+use serde_json::Value;
 
 use crate::llm::{ChatMessage, ToolCall};
 use crate::pipeline::reason::Proposal;
@@ -65,12 +66,8 @@ pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>)
                 ..Acted::default()
             };
             let mut results = Vec::with_capacity(calls.len());
-            for (call, raw_arguments) in calls {
-                let call = ToolCall {
-                    arguments: raw_arguments,
-                    ..call
-                };
-                let (result, malformed) = run_one(signal, &call, actuators, &mut acted.replies).await;
+            for (call, arguments) in calls {
+                let (result, malformed) = run_one(signal, &call.name, arguments, actuators, &mut acted.replies).await;
                 acted.repairs += u32::from(malformed);
                 let (content, is_error) = match result {
                     Ok(output) => (output, false),
@@ -93,14 +90,14 @@ pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>)
     }
 }
 
-/// The calls as kept in the transcript, each with the model's raw argument
-/// text beside it. Kept calls get ids of our own — unique across the
-/// conversation's history, the same when a turn is redone, and valid for
-/// every provider (Anthropic wants `[A-Za-z0-9_-]+`, unique per request) —
-/// and arguments that are a JSON object (`{}` when the model's were not:
-/// its error result says what was wrong), so the history stays a valid
-/// request for any provider the cascade falls through to.
-fn normalized(signal: &Signal, calls: Vec<ToolCall>) -> Vec<(ToolCall, String)> {
+/// The calls as kept in the transcript, each with the model's arguments
+/// parsed (or why they could not be). Kept calls get ids of our own —
+/// unique across the conversation's history, the same when a turn is redone,
+/// and valid for every provider (Anthropic wants `[A-Za-z0-9_-]+`, unique per
+/// request) — and arguments that are a JSON object (`{}` when the model's
+/// were not: its error result says what was wrong), so the history stays a
+/// valid request for any provider the cascade falls through to.
+fn normalized(signal: &Signal, calls: Vec<ToolCall>) -> Vec<(ToolCall, Result<Value, ToolError>)> {
     let mut hasher = std::hash::DefaultHasher::new();
     signal.origin.message_id.as_str().hash(&mut hasher);
     let turn = hasher.finish();
@@ -108,15 +105,13 @@ fn normalized(signal: &Signal, calls: Vec<ToolCall>) -> Vec<(ToolCall, String)> 
         .into_iter()
         .enumerate()
         .map(|(index, call)| {
-            let arguments = parse_object(&call.arguments)
-                .map(|value| value.to_string())
-                .unwrap_or_else(|_| "{}".to_owned());
+            let parsed = parse_object(&call.arguments);
             let kept = ToolCall {
                 id: format!("call_{turn:016x}_{}_{index}", signal.depth),
                 name: call.name,
-                arguments,
+                arguments: parsed.as_ref().map_or_else(|_| "{}".to_owned(), Value::to_string),
             };
-            (kept, call.arguments)
+            (kept, parsed)
         })
         .collect()
 }
@@ -126,22 +121,23 @@ pub fn correction_text(problem: &str) -> String {
     format!("[passepartout] {problem}")
 }
 
-/// One call: parsed, judged, run. The flag says whether the model's output was malformed.
+/// One call: judged, then run. The flag says whether the model's output was malformed.
 async fn run_one(
     signal: &Signal,
-    call: &ToolCall,
+    name: &str,
+    arguments: Result<Value, ToolError>,
     actuators: &Actuators<'_>,
     replies: &mut Vec<(ReplyKind, String)>,
 ) -> (Result<String, ToolError>, bool) {
-    if !actuators.tools.contains(&call.name) {
-        return (Err(ToolError::Unknown(call.name.clone())), true);
+    if !actuators.tools.contains(name) {
+        return (Err(ToolError::Unknown(name.to_owned())), true);
     }
-    let arguments = match parse_object(&call.arguments) {
+    let arguments = match arguments {
         Ok(arguments) => arguments,
         Err(error) => return (Err(error), true),
     };
     let proposed = ProposedCall {
-        tool: call.name.clone(),
+        tool: name.to_owned(),
         arguments,
     };
     let result = match actuators.skills.decide(proposed, &signal.origin) {
@@ -151,10 +147,10 @@ async fn run_one(
                 .call_parsed(actuators.context, &call.tool, call.arguments)
                 .await
         }
-        Decision::Reject { skill, reason } => {
+        Decision::Reject { skill, reason, call } => {
             replies.push((
                 ReplyKind::Notice,
-                format!("I did not run `{}`: {reason}.", summary_of(call)),
+                format!("I did not run `{}`: {reason}.", call.summary()),
             ));
             Err(ToolError::Refused(format!("{skill}: {reason}")))
         }
@@ -173,17 +169,6 @@ async fn run_one(
         }
     };
     (result, false)
-}
-
-fn summary_of(call: &ToolCall) -> String {
-    match parse_object(&call.arguments) {
-        Ok(arguments) => ProposedCall {
-            tool: call.name.clone(),
-            arguments,
-        }
-        .summary(),
-        Err(_) => call.name.clone(),
-    }
 }
 
 #[cfg(test)]

@@ -146,17 +146,23 @@ impl Pipeline {
             skills: &self.skills,
             context: &tool_context,
         };
-        let mut transcript = vec![ChatMessage::user(text)];
+        // Built once; each round appends to its `turn`, which is the transcript.
+        let mut context = reason::build_context(
+            &self.settings.system_prompt,
+            &fragments,
+            &facts,
+            history,
+            vec![ChatMessage::user(text)],
+        );
         let mut replies = Vec::new();
         let mut repairs = 0;
         let mut signal = signal;
         loop {
-            let context = reason::build_context(&self.settings.system_prompt, &fragments, &facts, history, &transcript);
             let response = match self.cascade.complete(&context, &specs).await {
                 Ok(response) => response,
                 Err(exhausted) => {
                     replies.push((ReplyKind::Failure, exhausted.to_string()));
-                    if transcript.len() == 1 {
+                    if context.turn.len() == 1 {
                         // Nothing happened yet: not remembered; the person can simply ask again.
                         return TurnOutput {
                             replies,
@@ -169,7 +175,7 @@ impl Pipeline {
                 }
             };
             let acted = act::act(&signal, reason::interpret(response), &actuators).await;
-            transcript.extend(acted.transcript);
+            context.turn.extend(acted.transcript);
             replies.extend(acted.replies);
             repairs += acted.repairs;
             let Some(next) = acted.feedback else {
@@ -201,7 +207,7 @@ impl Pipeline {
         }
         TurnOutput {
             replies,
-            record: Some(TurnRecord { messages: transcript }),
+            record: Some(TurnRecord { messages: context.turn }),
             forget: false,
             memory: tool_context.memory.writes(),
         }

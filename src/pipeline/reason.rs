@@ -85,7 +85,7 @@ pub fn build_context(
     fragments: &[String],
     facts: &[Fact],
     history: &[TurnRecord],
-    turn: &[ChatMessage],
+    turn: Vec<ChatMessage>,
 ) -> Context {
     let mut system = system_prompt.to_owned();
     for fragment in fragments {
@@ -101,7 +101,7 @@ pub fn build_context(
     Context {
         system,
         earlier: history.iter().map(|record| record.messages.clone()).collect(),
-        turn: turn.to_vec(),
+        turn,
     }
 }
 
@@ -157,7 +157,7 @@ mod tests {
             &["be careful".into()],
             &facts,
             &history,
-            &[ChatMessage::user("c")],
+            vec![ChatMessage::user("c")],
         );
         assert_eq!(
             context.system,

@@ -86,6 +86,8 @@ pub enum Decision {
     Reject {
         skill: String,
         reason: String,
+        /// The call as the rejecting gate saw it.
+        call: ProposedCall,
     },
     NeedsApproval {
         skill: String,
@@ -207,6 +209,7 @@ impl Skills {
                     return Decision::Reject {
                         skill: skill.name().to_owned(),
                         reason,
+                        call,
                     };
                 }
                 Verdict::RequireApproval(reason) => {
@@ -275,7 +278,8 @@ pub(crate) mod tests {
             skills.decide(shell("ls"), &origin("c")),
             Decision::Reject {
                 skill: "deny".into(),
-                reason: "never".into()
+                reason: "never".into(),
+                call: shell("ls"),
             }
         );
     }
