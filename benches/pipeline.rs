@@ -152,11 +152,7 @@ fn main() {
         llm.set_recording(false);
         // "tool N" asks for the time, then answers; everything else is echoed.
         llm.set_responder(|request| {
-            let last = request["messages"]
-                .as_array()
-                .and_then(|m| m.last())
-                .cloned()
-                .unwrap_or_default();
+            let last = fake_llm::last_message(request);
             if last["role"] == "tool" {
                 fake_llm::Script::Reply("it is now".into())
             } else if fake_llm::last_user_text(request).starts_with("tool") {

@@ -232,11 +232,7 @@ async fn doctor_makes_the_daemon_recheck_a_provider_whose_key_was_refused() {
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &llm.base_url());
     let daemon = Running::start(&config).await;
-    llm.push(Script::Status {
-        code: 401,
-        retry_after: None,
-        body: None,
-    });
+    llm.push(Script::status(401));
     let output = run_cli(&config, &["send", "hello"]).await;
     assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
     assert!(

@@ -11,7 +11,7 @@ use passepartout::tools::{Tool, ToolContext, ToolError};
 use passepartout_gateway::ReplyKind;
 use passepartout_socket::{ErrorCode, ServerFrame};
 use serde_json::Value;
-use support::fake_llm::{FakeLlm, Script, last_user_text};
+use support::fake_llm::{FakeLlm, Script, last_message, last_user_text};
 use support::harness::{TestDaemon, WAIT, ask, reply_to, send, texts_of};
 use support::tools::Explode;
 use tokio::sync::{Notify, Semaphore};
@@ -42,11 +42,7 @@ impl Tool for Gate {
 /// "slow" calls the gate, "boom" the exploding tool; a tool result is
 /// answered "done: …"; anything else is echoed.
 fn scripted(request: &Value) -> Script {
-    let last = request["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .cloned()
-        .unwrap_or_default();
+    let last = last_message(request);
     if last["role"] == "tool" {
         return Script::Reply(format!("done: {}", last["content"].as_str().unwrap_or_default()));
     }

@@ -9,18 +9,9 @@ use std::sync::Arc;
 use passepartout::config::ProviderConfig;
 use passepartout_gateway::ReplyKind;
 use serde_json::{Value, json};
-use support::fake_llm::{FakeLlm, Script, last_user_text};
+use support::fake_llm::{FakeLlm, Script, last_message, last_user_text};
 use support::harness::{TestDaemon, ask, replies, send, texts_of};
 use support::tools::Explode;
-
-/// The last message of a recorded request.
-fn last(request: &Value) -> Value {
-    request["messages"]
-        .as_array()
-        .and_then(|m| m.last())
-        .cloned()
-        .unwrap_or_default()
-}
 
 fn tool_call(name: &str, arguments: Value) -> Script {
     Script::ToolCall {
@@ -55,7 +46,7 @@ fn then_report(
     first: impl Fn(&str) -> Script + Send + Sync + 'static,
 ) -> impl Fn(&Value) -> Script + Send + Sync + 'static {
     move |request| {
-        let last = last(request);
+        let last = last_message(request);
         if last["role"] == "tool" {
             Script::Reply(format!("done: {}", last["content"].as_str().unwrap_or_default()))
         } else {
@@ -294,11 +285,7 @@ async fn a_rate_limited_provider_is_skipped_until_its_cooldown_ends() {
 #[tokio::test]
 async fn refused_credentials_timeouts_and_garbage_fall_through_to_the_next_provider() {
     let (primary, secondary) = (FakeLlm::start().await, FakeLlm::start().await);
-    primary.push(Script::Status {
-        code: 401,
-        retry_after: None,
-        body: None,
-    });
+    primary.push(Script::status(401));
     secondary.push(Script::Hang);
     secondary.push(Script::Garbage);
     let third = FakeLlm::start().await;
@@ -330,11 +317,7 @@ async fn refused_credentials_timeouts_and_garbage_fall_through_to_the_next_provi
 #[tokio::test]
 async fn when_every_provider_fails_the_person_gets_one_clear_sentence() {
     let (primary, secondary) = (FakeLlm::start().await, FakeLlm::start().await);
-    primary.set_responder(|_| Script::Status {
-        code: 503,
-        retry_after: None,
-        body: None,
-    });
+    primary.set_responder(|_| Script::status(503));
     secondary.set_responder(|_| Script::Garbage);
     let daemon = TestDaemon::start_with(
         &primary,
@@ -364,11 +347,7 @@ fn provider(name: &str, llm: &FakeLlm) -> ProviderConfig {
 async fn an_anthropic_provider_runs_a_tool_round_behind_a_failing_openai_one() {
     use support::fake_anthropic::{FakeAnthropic, Script as Claude, text_block, tool_use_block};
     let openai = FakeLlm::start().await;
-    openai.set_responder(|_| Script::Status {
-        code: 500,
-        retry_after: None,
-        body: None,
-    });
+    openai.set_responder(|_| Script::status(500));
     let claude = FakeAnthropic::start().await;
     claude.push(Claude::Message {
         content: vec![
@@ -417,11 +396,7 @@ async fn an_anthropic_provider_runs_a_tool_round_behind_a_failing_openai_one() {
 async fn when_the_model_fails_after_tools_ran_what_they_did_is_kept() {
     let llm = FakeLlm::start().await;
     llm.push(tool_call("remember", json!({"fact": "The spare key is under the pot"})));
-    llm.push(Script::Status {
-        code: 503,
-        retry_after: None,
-        body: None,
-    });
+    llm.push(Script::status(503));
     llm.set_responder(then_report(|_| tool_call("recall", json!({"query": "key"}))));
     let daemon = TestDaemon::start(&llm).await;
     let mut client = daemon.client("alice").await;

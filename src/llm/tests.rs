@@ -49,14 +49,6 @@ async fn failure(script: Script) -> LlmError {
         .expect_err("the scripted failure must surface as an error")
 }
 
-fn status(code: u16) -> Script {
-    Script::Status {
-        code,
-        retry_after: None,
-        body: None,
-    }
-}
-
 fn raw(code: u16, body: serde_json::Value) -> Script {
     Script::Status {
         code,
@@ -265,20 +257,26 @@ async fn rate_limit_reports_retry_after() {
             retry_after: Some(Duration::from_secs(2))
         }
     );
-    assert_eq!(failure(status(429)).await, LlmError::RateLimited { retry_after: None });
+    assert_eq!(
+        failure(Script::status(429)).await,
+        LlmError::RateLimited { retry_after: None }
+    );
 }
 
 #[tokio::test]
 async fn bad_credentials_are_unauthorized() {
     for code in [401, 403] {
-        assert_eq!(failure(status(code)).await, LlmError::Unauthorized { status: code });
+        assert_eq!(
+            failure(Script::status(code)).await,
+            LlmError::Unauthorized { status: code }
+        );
     }
 }
 
 #[tokio::test]
 async fn server_errors_keep_their_status() {
     for code in [500, 502, 503] {
-        assert_eq!(failure(status(code)).await, LlmError::Server { status: code });
+        assert_eq!(failure(Script::status(code)).await, LlmError::Server { status: code });
     }
 }
 
@@ -328,7 +326,7 @@ async fn other_client_errors_are_rejected_with_the_providers_message() {
         }
     );
     assert!(matches!(
-        failure(status(404)).await,
+        failure(Script::status(404)).await,
         LlmError::Rejected { status: 404, .. }
     ));
 }

@@ -57,6 +57,17 @@ pub enum Script {
     Echo,
 }
 
+impl Script {
+    /// This HTTP status with an OpenAI-style error body and no `retry-after`.
+    pub fn status(code: u16) -> Script {
+        Script::Status {
+            code,
+            retry_after: None,
+            body: None,
+        }
+    }
+}
+
 type Responder = Arc<dyn Fn(&Value) -> Script + Send + Sync>;
 
 /// Handle to a running fake server. Clones share the same server.
@@ -207,6 +218,15 @@ impl Shared {
     fn lock(&self) -> MutexGuard<'_, Recorded> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// The last message of a recorded chat request (`null` if it has none).
+pub fn last_message(request: &Value) -> Value {
+    request["messages"]
+        .as_array()
+        .and_then(|messages| messages.last())
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The text of the last `user` message of a chat request (text parts joined by
