@@ -2,6 +2,7 @@
 //! shell patterns refused outright, a per-conversation rate limit, tool
 //! allowlists per conversation, and declarative rules.
 
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
 use serde::{Deserialize, Serialize};
 
 /// Shell command lines refused outright (regular expressions, searched
@@ -53,6 +54,17 @@ pub struct AllowlistConfig {
     /// `gateway:chat`, e.g. `telegram:123456` or `socket:default`.
     pub conversation: String,
     pub tools: Vec<String>,
+}
+
+impl AllowlistConfig {
+    /// `conversation` as a key, if it is a valid `gateway:chat`.
+    pub fn conversation_key(&self) -> Option<ConversationKey> {
+        let (gateway, chat) = self.conversation.split_once(':')?;
+        Some(ConversationKey::new(
+            GatewayId::new(gateway).ok()?,
+            ChatId::new(chat).ok()?,
+        ))
+    }
 }
 
 /// What a matching rule decides.

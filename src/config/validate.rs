@@ -3,8 +3,6 @@
 
 use std::collections::HashSet;
 
-use passepartout_gateway::{ChatId, GatewayId};
-
 use super::Config;
 
 /// Every problem with `config`, as sentences naming the key. Empty when valid.
@@ -129,9 +127,7 @@ pub fn validate(config: &Config) -> Vec<String> {
     }
     for (index, list) in skills.allowlists.iter().enumerate() {
         check(
-            list.conversation
-                .split_once(':')
-                .is_some_and(|(gateway, chat)| GatewayId::new(gateway).is_ok() && ChatId::new(chat).is_ok()),
+            list.conversation_key().is_some(),
             format!(
                 "skills.allowlists[{index}].conversation {:?} must be gateway:chat, e.g. \"telegram:123456\"",
                 list.conversation

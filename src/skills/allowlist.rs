@@ -1,9 +1,12 @@
 //! Tool allowlists: a conversation listed in `[[skills.allowlists]]` may use
 //! only the tools named there — they are the only ones offered to the model,
 //! and any other call is refused. Conversations not listed are unrestricted.
+//! (An entry that is not a valid `gateway:chat` restricts nothing;
+//! `check-config` reports it.)
 
 use std::collections::{BTreeSet, HashMap};
 
+use passepartout_gateway::ConversationKey;
 use tokio::time::Instant;
 
 use super::{ProposedCall, Skill, Verdict, priority};
@@ -11,15 +14,18 @@ use crate::config::AllowlistConfig;
 use crate::signal::Origin;
 
 pub struct ToolAllowlist {
-    by_conversation: HashMap<String, BTreeSet<String>>,
+    by_conversation: HashMap<ConversationKey, BTreeSet<String>>,
 }
 
 impl ToolAllowlist {
     pub fn new(lists: &[AllowlistConfig]) -> Self {
-        let mut by_conversation: HashMap<String, BTreeSet<String>> = HashMap::new();
+        let mut by_conversation: HashMap<ConversationKey, BTreeSet<String>> = HashMap::new();
         for list in lists {
+            let Some(key) = list.conversation_key() else {
+                continue;
+            };
             by_conversation
-                .entry(list.conversation.clone())
+                .entry(key)
                 .or_default()
                 .extend(list.tools.iter().cloned());
         }
@@ -27,7 +33,7 @@ impl ToolAllowlist {
     }
 
     fn list(&self, origin: &Origin) -> Option<&BTreeSet<String>> {
-        self.by_conversation.get(&origin.conversation.to_string())
+        self.by_conversation.get(&origin.conversation)
     }
 }
 
