@@ -1,5 +1,5 @@
 //! The daemon's background tasks: gateway supervision, recovery at start,
-//! periodic backups and store maintenance.
+//! the approvals' expiry timer, periodic backups and store maintenance.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -68,6 +68,25 @@ pub fn recover(core: &Arc<Core>) {
     for key in outbox {
         core.router.nudge(core, &key);
     }
+    // Approvals decided before the restart whose outcome was not yet told
+    // (an approved action not yet run runs now, once).
+    match core.pipeline.approvals().recover() {
+        Ok(owed) => {
+            for key in owed {
+                core.router.nudge(core, &key);
+            }
+        }
+        Err(error) => tracing::error!(%error, "cannot read approvals to settle"),
+    }
+}
+
+/// Times out approvals nobody answered (also those that expired while the
+/// daemon was down), and wakes their conversations to tell them.
+pub async fn approval_expiry(core: Arc<Core>) {
+    let approvals = core.pipeline.approvals().clone();
+    let stop = core.draining.clone();
+    let woken = core.clone();
+    crate::approvals::expiry::run(approvals, move |key| woken.router.nudge(&woken, &key), stop).await;
 }
 
 /// Writes a verified backup every `every`, keeping `keep`.

@@ -17,7 +17,9 @@ use passepartout_socket::{SocketConfig, SocketGateway};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
+use crate::approvals::{Approvals, Policy};
 use crate::background;
+use crate::clock::Clock;
 use crate::config::{Config, ProviderKind, Secret};
 use crate::core::{Core, GatewayHandle};
 use crate::data_dir::{DataDirError, DataDirLock};
@@ -92,7 +94,13 @@ impl Daemon {
             config.tools.output_cap_bytes,
         );
         let skills = Skills::from_config(&config.skills, &config.tools)?;
-        let pipeline = Pipeline::new(&config, cascade, tools, skills);
+        let approvals = Arc::new(Approvals::new(
+            store.clone(),
+            Policy::from_config(&config),
+            Clock::start(),
+            &config,
+        ));
+        let pipeline = Pipeline::new(&config, cascade, tools, skills, approvals.clone());
 
         let mut gateways = HashMap::new();
         let socket = if config.socket.enabled {
@@ -114,6 +122,7 @@ impl Daemon {
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
         background::recover(&core);
+        core.tracker.spawn(background::approval_expiry(core.clone()));
         let stop_intake = CancellationToken::new();
         let (intake, queue) = Intake::channel(INTAKE_CAPACITY);
         let intake_task = core

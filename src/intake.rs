@@ -79,6 +79,39 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 let _ = reply.send(core.status_document());
             }
             IntakeEvent::Control {
+                request: ControlRequest::Approvals { all },
+                reply,
+            } => {
+                let listing = core.pipeline.approvals().listing(all);
+                let _ = reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
+            }
+            IntakeEvent::Control {
+                request: ControlRequest::Decide { token, approve, by },
+                reply,
+            } => {
+                // The decision is durable before it is confirmed; the flush
+                // waits on the disk, so never in the intake's way.
+                let core = core.clone();
+                core.tracker.clone().spawn(async move {
+                    let approvals = core.pipeline.approvals();
+                    let decided = match approvals.decide_local(&token, approve, by) {
+                        Ok(decided) => core.store.durable().await.map(|()| decided),
+                        Err(error) => Err(error),
+                    };
+                    let answer = match decided {
+                        Ok((answer, owed)) => {
+                            if let Some(key) = owed {
+                                approvals.mark_unsettled(key.clone());
+                                core.router.nudge(&core, &key);
+                            }
+                            answer
+                        }
+                        Err(error) => serde_json::json!({ "decided": false, "message": error.to_string() }),
+                    };
+                    let _ = reply.send(answer);
+                });
+            }
+            IntakeEvent::Control {
                 request: ControlRequest::Recheck,
                 reply,
             } => {

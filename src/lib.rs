@@ -6,8 +6,11 @@
 //! ([`conversations`]), and leave through the durable outbox. [`daemon`] wires
 //! it together; [`cli`] is the command line.
 
+pub mod approvals;
+pub mod audit;
 mod background;
 pub mod cli;
+pub mod clock;
 pub mod config;
 pub mod conversations;
 pub mod core;

@@ -10,7 +10,7 @@ use crate::config::Config;
 use crate::doctor::{self, Level};
 
 /// Exit code when the daemon cannot be reached.
-const EXIT_UNREACHABLE: u8 = 3;
+pub(super) const EXIT_UNREACHABLE: u8 = 3;
 
 pub(super) fn chat_id(chat: Option<String>) -> Result<Option<ChatId>, ExitCode> {
     chat.map(ChatId::new).transpose().map_err(|error| {
@@ -19,7 +19,7 @@ pub(super) fn chat_id(chat: Option<String>) -> Result<Option<ChatId>, ExitCode> 
     })
 }
 
-async fn connect(config: &Config, chat: Option<ChatId>) -> Result<Client, ExitCode> {
+pub(super) async fn connect(config: &Config, chat: Option<ChatId>) -> Result<Client, ExitCode> {
     Client::connect(config.socket_path(), chat).await.map_err(|error| {
         match error {
             ClientError::NotRunning { .. } => eprintln!("passepartout: {error}. Start it with `passepartout run`."),

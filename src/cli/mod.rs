@@ -1,8 +1,9 @@
 //! The command line: `run` (the daemon) and the client commands that talk to
-//! it through the local socket (`chat`, `send`, `status`), plus `doctor` and
+//! it through the local socket (`chat`, `send`, `status`, `approvals`), plus `doctor` and
 //! `check-config`. `--config FILE` is global, so clients find the daemon's
 //! socket through the same file.
 
+mod approvals;
 mod chat;
 mod client;
 mod restore;
@@ -53,6 +54,17 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List the actions waiting for approval, or approve or deny one.
+    Approvals {
+        /// Every approval, decided ones too, and the audit trail.
+        #[arg(long)]
+        all: bool,
+        /// Print the listing as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        decide: Option<DecideCommand>,
+    },
     /// Check the configuration and report every problem.
     CheckConfig {
         /// The file to check (default: --config, or the default file).
@@ -65,6 +77,15 @@ pub enum Command {
         /// The backup file (default: the newest in <data_dir>/backups).
         backup: Option<PathBuf>,
     },
+}
+
+/// `passepartout approvals approve|deny TOKEN`.
+#[derive(Debug, Subcommand)]
+pub enum DecideCommand {
+    /// Approve the action with this token: it runs now, in its conversation.
+    Approve { token: String },
+    /// Deny the action with this token: it does not run.
+    Deny { token: String },
 }
 
 /// The configuration file in effect: `--config`, else the default file if it exists.
@@ -98,6 +119,11 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Chat { chat } => chat::run(config, chat).await,
                 Command::Send { chat, timeout_s, text } => client::send(&config, chat, timeout_s, text.join(" ")).await,
                 Command::Status { json } => client::status(&config, json).await,
+                Command::Approvals { all, json, decide } => match decide {
+                    None => approvals::list(&config, all, json).await,
+                    Some(DecideCommand::Approve { token }) => approvals::decide(&config, &token, true).await,
+                    Some(DecideCommand::Deny { token }) => approvals::decide(&config, &token, false).await,
+                },
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run | Command::CheckConfig { .. } => unreachable!("handled above"),

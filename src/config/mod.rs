@@ -2,6 +2,7 @@
 //! `config.example.toml`, loaded from a TOML file and then `PASSEPARTOUT_…`
 //! environment overrides, and validated with every problem reported at once.
 
+mod approvals;
 mod load;
 mod memory;
 mod secret;
@@ -13,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use approvals::*;
 pub use load::{ConfigError, default_config_file, load};
 pub use memory::*;
 pub use secret::{Secret, SecretError};
@@ -35,6 +37,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub skills: SkillsConfig,
     pub memory: MemoryConfig,
+    pub approvals: ApprovalsConfig,
     pub socket: SocketSection,
 }
 
@@ -48,6 +51,7 @@ impl Default for Config {
             tools: ToolsConfig::default(),
             skills: SkillsConfig::default(),
             memory: MemoryConfig::default(),
+            approvals: ApprovalsConfig::default(),
             socket: SocketSection::default(),
         }
     }

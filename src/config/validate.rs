@@ -155,6 +155,20 @@ pub fn validate(config: &Config) -> Vec<String> {
         "memory.max_fact_chars must be at least 16".into(),
     );
 
+    let approvals = &config.approvals;
+    check(
+        approvals.expire_after_s > 0,
+        "approvals.expire_after_s must be at least 1".into(),
+    );
+    if let Err(bad) = approvals.global() {
+        for entry in bad {
+            check(
+                false,
+                format!("approvals.global_approvers: {entry:?} is not gateway:user (e.g. \"telegram:123456789\")"),
+            );
+        }
+    }
+
     let socket = &config.socket;
     check(
         socket.max_line_bytes >= 1024,
@@ -208,8 +222,10 @@ mod tests {
             tools: vec![],
         });
         config.tools.shell.program = "sh".into();
+        config.approvals.global_approvers = vec!["nobody".into()];
         let problems = validate(&config);
         for expected in [
+            "approvals.global_approvers: \"nobody\"",
             "skills.deny_shell[8]",
             "skills.allowlists[0].conversation",
             "tools.shell.program",

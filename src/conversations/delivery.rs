@@ -9,7 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use passepartout_gateway::{ConversationKey, GatewayError};
+use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody};
 
 use crate::core::{Core, Stats};
 
@@ -37,8 +37,14 @@ pub async fn deliver(core: &Arc<Core>, key: &ConversationKey) {
     for entry in entries {
         let result = gateway.deliver.deliver(&entry.outbound).await;
         let retry_in = match result {
-            Ok(_) => {
+            Ok(delivered) => {
                 Stats::bump(&core.stats.delivered);
+                if let OutboundBody::ApprovalPrompt { token, .. } = &entry.outbound.body
+                    && let Err(error) = core.store.index_prompt(key, token, &delivered.message_ids)
+                {
+                    // The token answers still work; only replies to the prompt do not.
+                    tracing::error!(conversation = %key, %error, "cannot remember where a prompt went");
+                }
                 if let Err(error) = core.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear delivered reply");
                 }

@@ -154,11 +154,18 @@ mod tests {
             pipeline: settings.clone(),
             ..Config::default()
         };
+        let approvals = Arc::new(crate::approvals::Approvals::new(
+            store.clone(),
+            crate::approvals::Policy::default(),
+            crate::clock::Clock::start(),
+            &config,
+        ));
         let pipeline = Pipeline::new(
             &config,
             Arc::new(Cascade::new(Vec::new(), std::time::Duration::from_secs(1))),
             ToolBox::default(),
             Skills::new(Vec::new()),
+            approvals,
         );
         Core::new(store, pipeline, settings, HashMap::new())
     }

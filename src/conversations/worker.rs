@@ -1,5 +1,7 @@
 //! One conversation's worker: runs its turns one after another, commits each
-//! turn's writes in one transaction, then delivers its outbox.
+//! turn's writes in one transaction, then delivers its outbox. It also
+//! settles the conversation's decided approvals (runs what was approved,
+//! tells what was not), so those turns keep the conversation's order too.
 //!
 //! A turn that panics or times out is rolled back by construction — the
 //! pipeline writes nothing itself — and answered with an apology carrying an
@@ -10,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use passepartout_gateway::{ConversationKey, OutboundBody, ReplyKind};
+use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind};
 use tokio::sync::mpsc;
 
 use super::history::RecentHistory;
@@ -18,7 +20,7 @@ use super::{Job, delivery};
 use crate::core::{Core, Stats};
 use crate::memory::MemorySession;
 use crate::pipeline::{TurnOutput, TurnRecord};
-use crate::store::{JournalEntry, PendingOutbound, TurnCommit};
+use crate::store::{ApprovalWrite, JournalEntry, PendingOutbound, TurnCommit};
 
 /// How long a turn runs before the conversation shows "typing".
 const TYPING_AFTER: Duration = Duration::from_millis(300);
@@ -57,6 +59,59 @@ async fn handle(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHist
     };
     if ran == 0 {
         delivery::deliver(core, key).await;
+    }
+    settle_approvals(core, key, recent).await;
+}
+
+/// Tells the conversation the outcome of each approval decided since it
+/// was last told (one turn each, oldest first), if any was.
+async fn settle_approvals(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory) {
+    let approvals = core.pipeline.approvals();
+    while approvals.take_unsettled(key) {
+        let owed = match approvals.unsettled_in(key) {
+            Ok(owed) => owed,
+            Err(error) => {
+                tracing::error!(conversation = %key, %error, "cannot read approvals to settle");
+                return;
+            }
+        };
+        for approval in owed {
+            if core.store.is_poisoned() || core.draining.is_cancelled() {
+                // Still owed: settled at the next start.
+                return;
+            }
+            let outcome = match recent.load(&core.store, key) {
+                Ok(history) => {
+                    let memory = MemorySession::with_limits(
+                        core.store.clone(),
+                        &approval.conversation.gateway,
+                        &approval.requester,
+                        core.pipeline.memory_limits(),
+                    );
+                    let settle = core.pipeline.settle(&approval, history, memory);
+                    with_typing(core, key, guarded(core, key, settle)).await
+                }
+                Err(error) => Err(format!("I could not read this conversation's history: {error}")),
+            };
+            let output = match outcome {
+                Ok(output) => output,
+                Err(failure) => {
+                    // Not settled; a run that started is reported as interrupted at the next try.
+                    tracing::error!(conversation = %key, token = approval.token.as_str(), %failure, "settling an approval failed");
+                    continue;
+                }
+            };
+            let (commit, record) = commit_of(core, None, &approval.message_id, output);
+            let committed = core.store.commit_turn_durably(key, commit).await;
+            match committed {
+                Ok(_) => recent.committed(false, record),
+                Err(error) => {
+                    recent.invalidate();
+                    tracing::error!(conversation = %key, token = approval.token.as_str(), %error, "cannot commit an approval's outcome");
+                }
+            }
+            delivery::deliver(core, key).await;
+        }
     }
 }
 
@@ -118,7 +173,7 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
     let (commit, remembered) = match outcome {
         Ok(output) => {
             Stats::bump(&core.stats.turns);
-            let (commit, record) = commit_of(&entry, output);
+            let (commit, record) = commit_of(core, Some(entry.seq), &entry.inbound.message_id, output);
             let remembered = (commit.forget_history, record);
             (commit, Some(remembered))
         }
@@ -176,7 +231,6 @@ async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn: impl Futu
 /// the sentence for the user, with the logged error id.
 async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRecord]) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
-    let limit = Duration::from_secs(core.settings.turn_timeout_s);
     let status = || core.status_text();
     let memory = MemorySession::with_limits(
         core.store.clone(),
@@ -184,7 +238,17 @@ async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRec
         &entry.inbound.sender.id,
         core.pipeline.memory_limits(),
     );
-    let turn = AssertUnwindSafe(core.pipeline.run(&entry.inbound, history, memory, status)).catch_unwind();
+    guarded(core, key, core.pipeline.run(&entry.inbound, history, memory, status)).await
+}
+
+/// Runs `turn` under the turn timeout, catching panics.
+async fn guarded(
+    core: &Arc<Core>,
+    key: &ConversationKey,
+    turn: impl Future<Output = TurnOutput>,
+) -> Result<TurnOutput, String> {
+    let limit = Duration::from_secs(core.settings.turn_timeout_s);
+    let turn = AssertUnwindSafe(turn).catch_unwind();
     match tokio::time::timeout(limit, turn).await {
         Ok(Ok(output)) => Ok(output),
         Ok(Err(panic)) => {
@@ -210,30 +274,68 @@ async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRec
     }
 }
 
-/// The commit for a finished turn, and the history record it keeps (none if
-/// the record could not be serialized, so the worker's copy matches the store).
-fn commit_of(entry: &JournalEntry, output: TurnOutput) -> (TurnCommit, Option<TurnRecord>) {
+/// The commit for a finished turn (of journal entry `seq`, if it answers a
+/// message), and the history record it keeps (none if the record could not
+/// be serialized, so the worker's copy matches the store). Replies answer
+/// `answering`; the prompts of approvals the turn asks for follow them.
+/// Conversations owed an approval's outcome are marked and woken.
+fn commit_of(
+    core: &Arc<Core>,
+    seq: Option<u64>,
+    answering: &MessageId,
+    output: TurnOutput,
+) -> (TurnCommit, Option<TurnRecord>) {
     let (history_record, record) = match output.record.map(|record| (serde_json::to_vec(&record), record)) {
         Some((Ok(bytes), record)) => (Some(bytes), Some(record)),
         Some((Err(error), _)) => {
-            tracing::error!(seq = entry.seq, %error, "turn cannot be kept in the history");
+            tracing::error!(?seq, %error, "turn cannot be kept in the history");
             (None, None)
         }
         None => (None, None),
     };
+    let approvals = core.pipeline.approvals();
+    let reply = |body| PendingOutbound {
+        in_reply_to: Some(answering.clone()),
+        body,
+    };
+    let mut replies: Vec<_> = output
+        .replies
+        .into_iter()
+        .map(|(kind, text)| reply(OutboundBody::Text { text, kind }))
+        .collect();
+    replies.extend(output.requested.iter().map(|approval| {
+        reply(OutboundBody::ApprovalPrompt {
+            token: approval.token.clone(),
+            action: approval.action(),
+            text: approvals.prompt_text(approval),
+        })
+    }));
+    if !output.requested.is_empty() {
+        approvals.created();
+    }
+    for conversation in output.settle {
+        approvals.mark_unsettled(conversation.clone());
+        core.router.nudge(core, &conversation);
+    }
+    let mut writes: Vec<ApprovalWrite> = output
+        .requested
+        .into_iter()
+        .map(|approval| ApprovalWrite::Create(Box::new(approval)))
+        .collect();
+    writes.extend(
+        output
+            .settled
+            .into_iter()
+            .map(|(token, run)| ApprovalWrite::Settle { token, run }),
+    );
     let commit = TurnCommit {
-        journal_seq: Some(entry.seq),
+        journal_seq: seq,
         forget_history: output.forget,
         history_record,
-        replies: output
-            .replies
-            .into_iter()
-            .map(|(kind, text)| PendingOutbound {
-                in_reply_to: Some(entry.inbound.message_id.clone()),
-                body: OutboundBody::Text { text, kind },
-            })
-            .collect(),
+        replies,
         memory: output.memory,
+        approvals: writes,
+        audit: output.audit,
     };
     (commit, record)
 }

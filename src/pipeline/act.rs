@@ -2,17 +2,22 @@
 //! calls run in order, each first parsed (arguments that are not a JSON
 //! object, or an unknown tool, are errors for the model) and judged by the
 //! skills' gates; their outputs become the next signal (depth + 1), which the
-//! turn feeds back into reason. A rejected call, or one that needs approval,
-//! is not run: the model is told why, and so is the person.
+//! turn feeds back into reason. A rejected call is not run: the model is told
+//! why, and so is the person. A call that needs approval is not run either:
+//! it becomes a [`Requested`] approval, and the model is told it waits.
+//! Every call that runs is audited.
 
 use std::hash::{Hash, Hasher};
 
 use passepartout_gateway::ReplyKind;
 use serde_json::Value;
 
+use crate::approvals::Requested;
+use crate::audit::{AuditEvent, Audited};
+use crate::clock::Clock;
 use crate::llm::{ChatMessage, ToolCall};
 use crate::pipeline::reason::Proposal;
-use crate::signal::{Correction, Signal, SignalBody, ToolOutput, ToolResults};
+use crate::signal::{Correction, Origin, Signal, SignalBody, ToolOutput, ToolResults};
 use crate::skills::{Decision, ProposedCall, Skills};
 use crate::tools::{ToolBox, ToolContext, ToolError, parse_object};
 
@@ -21,6 +26,7 @@ pub struct Actuators<'a> {
     pub tools: &'a ToolBox,
     pub skills: &'a Skills,
     pub context: &'a ToolContext,
+    pub clock: Clock,
 }
 
 /// What acting produced.
@@ -35,6 +41,10 @@ pub struct Acted {
     /// Malformed output found in this step (bad arguments, unknown tools,
     /// a tool call written as text), each sent back to the model.
     pub repairs: u32,
+    /// Calls held for a person's approval.
+    pub requested: Vec<Requested>,
+    /// Calls that ran.
+    pub audit: Vec<AuditEvent>,
 }
 
 /// Carries out `proposal`, made in answer to `signal`.
@@ -67,7 +77,7 @@ pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>)
             };
             let mut results = Vec::with_capacity(calls.len());
             for (call, arguments) in calls {
-                let (result, malformed) = run_one(signal, &call.name, arguments, actuators, &mut acted.replies).await;
+                let (result, malformed) = run_one(signal, &call.name, arguments, actuators, &mut acted).await;
                 acted.repairs += u32::from(malformed);
                 let (content, is_error) = match result {
                     Ok(output) => (output, false),
@@ -127,7 +137,7 @@ async fn run_one(
     name: &str,
     arguments: Result<Value, ToolError>,
     actuators: &Actuators<'_>,
-    replies: &mut Vec<(ReplyKind, String)>,
+    acted: &mut Acted,
 ) -> (Result<String, ToolError>, bool) {
     if !actuators.tools.contains(name) {
         return (Err(ToolError::Unknown(name.to_owned())), true);
@@ -142,33 +152,63 @@ async fn run_one(
     };
     let result = match actuators.skills.decide(proposed, &signal.origin) {
         Decision::Run(call) => {
-            actuators
+            let action = call.summary();
+            let result = actuators
                 .tools
                 .call_parsed(actuators.context, &call.tool, call.arguments)
-                .await
+                .await;
+            acted.audit.push(ran(
+                &signal.origin,
+                &actuators.clock,
+                call.tool,
+                action,
+                result.is_err(),
+                None,
+            ));
+            result
         }
         Decision::Reject { skill, reason, call } => {
-            replies.push((
+            acted.replies.push((
                 ReplyKind::Notice,
                 format!("I did not run `{}`: {reason}.", call.summary()),
             ));
             Err(ToolError::Refused(format!("{skill}: {reason}")))
         }
-        Decision::NeedsApproval { reason, call, .. } => {
-            replies.push((
-                ReplyKind::Notice,
-                format!(
-                    "`{}` needs a person's approval ({reason}). Approving actions is not available yet, so I did not run it.",
-                    call.summary()
-                ),
-            ));
-            Err(ToolError::Refused(format!(
-                "not run: it needs a person's approval ({reason}), which cannot be given yet; \
-                 tell the person what you wanted to do instead"
-            )))
+        Decision::NeedsApproval { skill, reason, call } => {
+            let requested = Requested::new(call, skill, reason);
+            let waiting = format!(
+                "not run yet: it needs a person's approval ({}), asked for as {}. \
+                 You will be told the outcome in this conversation; do not call it again meanwhile.",
+                requested.reason,
+                requested.token.as_str()
+            );
+            acted.requested.push(requested);
+            Ok(waiting)
         }
     };
     (result, false)
+}
+
+/// The audit event for a call that ran.
+pub fn ran(
+    origin: &Origin,
+    clock: &Clock,
+    tool: String,
+    action: String,
+    is_error: bool,
+    approval: Option<passepartout_gateway::ApprovalToken>,
+) -> AuditEvent {
+    AuditEvent {
+        at_ms: clock.now_ms(),
+        conversation: origin.conversation.clone(),
+        what: Audited::ToolRan {
+            tool,
+            action,
+            requester: origin.sender.clone(),
+            is_error,
+            approval,
+        },
+    }
 }
 
 #[cfg(test)]

@@ -57,6 +57,7 @@ async fn run(proposal: Proposal) -> Acted {
         tools: &tools,
         skills: &skills,
         context: &context,
+        clock: crate::clock::Clock::at(1_000),
     };
     act(&signal(), proposal, &actuators).await
 }
@@ -97,6 +98,19 @@ async fn tool_calls_run_in_order_and_feed_back_one_level_deeper() {
         "{contents:?}"
     );
     assert_eq!(contents[3], (r#"{"B":"Y"}"#, false));
+    let audited: Vec<_> = acted
+        .audit
+        .iter()
+        .map(|event| match &event.what {
+            crate::audit::Audited::ToolRan { action, .. } => action.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(
+        audited,
+        [r#"upper {"a":"x"}"#, r#"upper {"b":"y"}"#],
+        "what ran is audited, nothing else"
+    );
     assert_eq!(acted.repairs, 2, "the unknown tool and the bad JSON");
     let roles: Vec<_> = acted.transcript.iter().map(|m| m.role).collect();
     assert_eq!(roles, [Role::Assistant, Role::Tool, Role::Tool, Role::Tool, Role::Tool]);
@@ -117,7 +131,7 @@ async fn tool_calls_run_in_order_and_feed_back_one_level_deeper() {
 }
 
 #[tokio::test]
-async fn gates_stop_dangerous_calls_and_tell_both_sides() {
+async fn gates_stop_dangerous_calls_and_hold_risky_ones_for_approval() {
     let calls = vec![
         call("1", "shell", r#"{"command":"rm -rf /"}"#),
         call("2", "shell", r#"{"command":"ls"}"#),
@@ -131,23 +145,24 @@ async fn gates_stop_dangerous_calls_and_tell_both_sides() {
         "{:?}",
         results.results[0]
     );
+    assert_eq!(acted.requested.len(), 1, "ls waits for a person");
+    let requested = &acted.requested[0];
+    assert_eq!(requested.call.summary(), "shell: ls");
+    assert_eq!(requested.skill, "approval_policy");
     assert!(
-        results.results[1].content.contains("needs a person's approval"),
-        "{:?}",
+        results.results[1].content.contains("needs a person's approval")
+            && results.results[1].content.contains(requested.token.as_str()),
+        "the model is told it waits, and for which approval: {:?}",
         results.results[1]
     );
+    assert!(results.results[0].is_error);
     assert!(
-        results.results.iter().all(|r| r.is_error && !r.content.contains("RM")),
+        results.results.iter().all(|r| !r.content.contains("RM")) && acted.audit.is_empty(),
         "nothing ran"
     );
-    assert_eq!(acted.replies.len(), 2);
+    assert_eq!(acted.replies.len(), 1, "the prompt is the worker's to send");
     assert!(
         acted.replies[0].1.contains("I did not run `shell: rm -rf /`"),
-        "{:?}",
-        acted.replies
-    );
-    assert!(
-        acted.replies[1].1.contains("`shell: ls` needs a person's approval"),
         "{:?}",
         acted.replies
     );

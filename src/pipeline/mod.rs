@@ -10,16 +10,19 @@ pub mod cascade;
 pub mod commands;
 pub mod perceive;
 pub mod reason;
+mod settle;
 
 use std::sync::Arc;
 
-use passepartout_gateway::{Inbound, ReplyKind};
+use passepartout_gateway::{ApprovalToken, ConversationKey, Inbound, ReplyKind};
 use serde::{Deserialize, Serialize};
 
+use crate::approvals::{Approval, Approvals, Handled, RunState};
+use crate::audit::AuditEvent;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
 use crate::llm::ChatMessage;
 use crate::memory::{MemoryLimits, MemorySession};
-use crate::signal::SignalBody;
+use crate::signal::{Origin, Signal, SignalBody};
 use crate::skills::Skills;
 use crate::store::{Fact, MemoryWrite};
 use crate::tools::{ToolBox, ToolContext};
@@ -42,6 +45,23 @@ pub struct TurnOutput {
     pub forget: bool,
     /// Facts remembered and forgotten during the turn.
     pub memory: Vec<MemoryWrite>,
+    /// Approvals the turn asks for; their prompts follow the replies.
+    pub requested: Vec<Approval>,
+    /// Approvals whose outcome this turn told, with how an approved run ended.
+    pub settled: Vec<(ApprovalToken, Option<RunState>)>,
+    /// Conversations owed an approval's outcome because of this turn's answer.
+    pub settle: Vec<ConversationKey>,
+    /// Tool calls that ran.
+    pub audit: Vec<AuditEvent>,
+}
+
+impl TurnOutput {
+    fn notice(text: String) -> Self {
+        Self {
+            replies: vec![(ReplyKind::Notice, text)],
+            ..Self::default()
+        }
+    }
 }
 
 /// The stages with what they need.
@@ -50,19 +70,28 @@ pub struct Pipeline {
     cascade: Arc<Cascade>,
     tools: ToolBox,
     skills: Skills,
+    approvals: Arc<Approvals>,
     memory: MemoryConfig,
     max_repairs: u32,
 }
 
 impl Pipeline {
-    /// A pipeline asking `cascade`, running `tools` behind `skills`, with the
-    /// pipeline, memory and `llm.max_repairs` settings of `config`.
-    pub fn new(config: &Config, cascade: Arc<Cascade>, tools: ToolBox, skills: Skills) -> Self {
+    /// A pipeline asking `cascade`, running `tools` behind `skills`, holding
+    /// actions for `approvals`, with the pipeline, memory and
+    /// `llm.max_repairs` settings of `config`.
+    pub fn new(
+        config: &Config,
+        cascade: Arc<Cascade>,
+        tools: ToolBox,
+        skills: Skills,
+        approvals: Arc<Approvals>,
+    ) -> Self {
         Self {
             settings: config.pipeline.clone(),
             cascade,
             tools,
             skills,
+            approvals,
             memory: config.memory.clone(),
             max_repairs: config.llm.max_repairs,
         }
@@ -78,6 +107,10 @@ impl Pipeline {
 
     pub fn skills(&self) -> &Skills {
         &self.skills
+    }
+
+    pub fn approvals(&self) -> &Arc<Approvals> {
+        &self.approvals
     }
 
     /// What one person may keep in memory.
@@ -98,14 +131,33 @@ impl Pipeline {
         memory: MemorySession,
         status: impl FnOnce() -> String,
     ) -> TurnOutput {
-        let signal = match perceive::perceive(inbound) {
-            Perception::Ignore => return TurnOutput::default(),
+        let mut perception = perceive::perceive(inbound);
+        if let Perception::Answer(parsed) = perception {
+            match self.approvals.answer(inbound, parsed) {
+                Ok(Handled::Answered { replies, settle }) => {
+                    return TurnOutput {
+                        replies,
+                        settle,
+                        ..TurnOutput::default()
+                    };
+                }
+                Ok(Handled::NotAnAnswer) => perception = perceive::ordinary(inbound),
+                Err(error) => {
+                    tracing::error!(%error, "cannot read approvals");
+                    return TurnOutput {
+                        replies: vec![(ReplyKind::Failure, format!("I could not read the approvals: {error}"))],
+                        ..TurnOutput::default()
+                    };
+                }
+            }
+        }
+        let signal = match perception {
+            Perception::Ignore | Perception::Answer(_) => return TurnOutput::default(),
             Perception::Command(command) => {
                 let outcome = commands::execute(&command, status);
                 return TurnOutput {
-                    replies: vec![(ReplyKind::Notice, outcome.text)],
                     forget: outcome.forget,
-                    ..TurnOutput::default()
+                    ..TurnOutput::notice(outcome.text)
                 };
             }
             Perception::Signal(signal) => signal,
@@ -113,17 +165,70 @@ impl Pipeline {
         let text = match &signal.body {
             SignalBody::Message(message) => message.text.clone(),
             SignalBody::Unreadable(unreadable) => {
-                let text = format!(
+                return TurnOutput::notice(format!(
                     "I can only read text for now, so I can't read this {}.",
                     unreadable.what
-                );
-                return TurnOutput {
-                    replies: vec![(ReplyKind::Notice, text)],
-                    ..TurnOutput::default()
-                };
+                ));
             }
             SignalBody::ToolResults(_) | SignalBody::Correction(_) => String::new(),
         };
+        self.converse(signal, text, history, memory, false).await
+    }
+
+    /// Tells `approval`'s conversation its outcome: runs an approved action
+    /// (once: a run interrupted by a crash is reported, never repeated) and
+    /// lets the model finish with the result, or with the denial; a timeout
+    /// or a cancellation is noted in the history, and a timeout told.
+    pub async fn settle(&self, approval: &Approval, history: &[TurnRecord], memory: MemorySession) -> TurnOutput {
+        let outcome = settle::outcome(self, approval, &memory).await;
+        let token = approval.token.clone();
+        let mut output = match outcome.note {
+            settle::Note::ForModel(note) => {
+                let signal = Signal {
+                    origin: Origin {
+                        conversation: approval.conversation.clone(),
+                        sender: approval.requester.clone(),
+                        message_id: approval.message_id.clone(),
+                    },
+                    depth: 0,
+                    body: SignalBody::Message(crate::signal::Message { text: note.clone() }),
+                };
+                self.converse(signal, note, history, memory, true).await
+            }
+            settle::Note::HistoryOnly(note) => TurnOutput {
+                record: Some(TurnRecord {
+                    messages: vec![ChatMessage::user(note)],
+                }),
+                ..TurnOutput::default()
+            },
+            settle::Note::NotNow(failure) => {
+                // Not settled: it is tried again at the next start.
+                return TurnOutput {
+                    replies: vec![(ReplyKind::Failure, failure)],
+                    ..TurnOutput::default()
+                };
+            }
+        };
+        let mut replies = outcome.notices;
+        replies.append(&mut output.replies);
+        output.replies = replies;
+        output.audit.splice(0..0, outcome.audit);
+        output.settled.push((token, outcome.run));
+        output
+    }
+
+    /// Reasons and acts on `signal` (whose text is `text`) until the model
+    /// answers, asks for approval, or a limit stops it. `keep` keeps the turn
+    /// in the history even if no model answers at all (something already
+    /// happened that must not be forgotten).
+    async fn converse(
+        &self,
+        signal: Signal,
+        text: String,
+        history: &[TurnRecord],
+        memory: MemorySession,
+        keep: bool,
+    ) -> TurnOutput {
         let origin = signal.origin.clone();
         let facts = self.facts(&memory, &text);
         let fragments = self.skills.prompts(&origin);
@@ -145,6 +250,7 @@ impl Pipeline {
             tools: &self.tools,
             skills: &self.skills,
             context: &tool_context,
+            clock: *self.approvals.clock(),
         };
         // Built once; each round appends to its `turn`, which is the transcript.
         let mut context = reason::build_context(
@@ -154,18 +260,18 @@ impl Pipeline {
             history,
             vec![ChatMessage::user(text)],
         );
-        let mut replies = Vec::new();
+        let mut output = TurnOutput::default();
         let mut repairs = 0;
         let mut signal = signal;
         loop {
             let response = match self.cascade.complete(&context, &specs).await {
                 Ok(response) => response,
                 Err(exhausted) => {
-                    replies.push((ReplyKind::Failure, exhausted.to_string()));
-                    if context.turn.len() == 1 {
+                    output.replies.push((ReplyKind::Failure, exhausted.to_string()));
+                    if context.turn.len() == 1 && !keep {
                         // Nothing happened yet: not remembered; the person can simply ask again.
                         return TurnOutput {
-                            replies,
+                            replies: output.replies,
                             ..TurnOutput::default()
                         };
                     }
@@ -176,14 +282,24 @@ impl Pipeline {
             };
             let acted = act::act(&signal, reason::interpret(response), &actuators).await;
             context.turn.extend(acted.transcript);
-            replies.extend(acted.replies);
+            output.replies.extend(acted.replies);
+            output.audit.extend(acted.audit);
             repairs += acted.repairs;
+            if !acted.requested.is_empty() {
+                // The turn waits for a person now; the prompts say so.
+                output.requested = acted
+                    .requested
+                    .into_iter()
+                    .map(|requested| self.approvals.request(&origin, requested))
+                    .collect();
+                break;
+            }
             let Some(next) = acted.feedback else {
                 break;
             };
             if repairs > self.max_repairs {
                 tracing::warn!(conversation = %origin.conversation, repairs, "model output stayed malformed");
-                replies.push((
+                output.replies.push((
                     ReplyKind::Notice,
                     format!(
                         "The model kept answering in a form I cannot use ({repairs} times), so I stopped. \
@@ -194,7 +310,7 @@ impl Pipeline {
             }
             if next.depth > self.settings.max_depth {
                 tracing::warn!(conversation = %origin.conversation, depth = next.depth, "depth limit reached");
-                replies.push((
+                output.replies.push((
                     ReplyKind::Notice,
                     format!(
                         "I stopped after {} steps without finishing (the limit is pipeline.max_depth).",
@@ -205,12 +321,9 @@ impl Pipeline {
             }
             signal = next;
         }
-        TurnOutput {
-            replies,
-            record: Some(TurnRecord { messages: context.turn }),
-            forget: false,
-            memory: tool_context.memory.writes(),
-        }
+        output.record = Some(TurnRecord { messages: context.turn });
+        output.memory = tool_context.memory.writes();
+        output
     }
 
     /// The sender's facts most related to `text`, for the context.

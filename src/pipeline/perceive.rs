@@ -1,8 +1,9 @@
-//! Perceive: turn an inbound message into a [`Signal`] — or into a command
-//! that is answered here, without the model.
+//! Perceive: turn an inbound message into a [`Signal`] — or into an approval
+//! answer or a command, which are handled here and never reach the model.
 
 use passepartout_gateway::{Inbound, InboundBody};
 
+use crate::approvals::{Parsed, answer};
 use crate::signal::{Message, Origin, Signal, SignalBody, Unreadable};
 
 /// A slash command, handled without the model.
@@ -21,12 +22,23 @@ pub enum Perception {
     Signal(Signal),
     /// A command for the daemon itself.
     Command(Command),
+    /// An answer to an approval prompt (or something meant as one).
+    Answer(Parsed),
     /// Nothing to do (an empty message, a reaction that answers nothing).
     Ignore,
 }
 
-/// Normalizes `inbound`.
+/// Normalizes `inbound`: approval answers first.
 pub fn perceive(inbound: &Inbound) -> Perception {
+    match answer::parse(inbound) {
+        Some(parsed) => Perception::Answer(parsed),
+        None => ordinary(inbound),
+    }
+}
+
+/// Normalizes `inbound` as anything but an approval answer (a bare "yes"
+/// that replied to a message which turned out not to be a prompt).
+pub fn ordinary(inbound: &Inbound) -> Perception {
     let origin = Origin {
         conversation: inbound.conversation.clone(),
         sender: inbound.sender.id.clone(),
@@ -109,14 +121,34 @@ mod tests {
     }
 
     #[test]
-    fn empty_text_and_reactions_are_ignored() {
+    fn empty_text_and_reactions_that_answer_nothing_are_ignored() {
         assert_eq!(text("   "), Perception::Ignore);
         let reaction = InboundBody::Reaction {
-            emoji: "👍".into(),
+            emoji: "🎉".into(),
             target: MessageId::new("x").unwrap(),
             removed: false,
         };
         assert_eq!(perceive(&inbound(reaction)), Perception::Ignore);
+    }
+
+    #[test]
+    fn approval_answers_come_first_even_when_they_look_like_commands() {
+        assert!(matches!(text("/approve K7PX2Q"), Perception::Answer(_)));
+        assert!(matches!(text("approve K7PX2Q"), Perception::Answer(_)));
+        assert!(
+            matches!(text("approve"), Perception::Answer(_)),
+            "malformed, answered as such"
+        );
+        let thumbs = InboundBody::Reaction {
+            emoji: "👍".into(),
+            target: MessageId::new("prompt").unwrap(),
+            removed: false,
+        };
+        assert!(matches!(perceive(&inbound(thumbs)), Perception::Answer(_)));
+        assert!(matches!(
+            ordinary(&inbound(InboundBody::Text { text: "yes".into() })),
+            Perception::Signal(_)
+        ));
     }
 
     #[test]

@@ -34,7 +34,7 @@ use crate::signal::Origin;
 use crate::tools::Telemetry;
 
 /// A tool call the model proposed, with its arguments parsed.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ProposedCall {
     pub tool: String,
     pub arguments: Value,

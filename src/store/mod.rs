@@ -6,6 +6,8 @@
 //! sequence and time, swept after a window), `outbox` (replies not yet
 //! confirmed by a gateway, per conversation, in order), `history` (one record
 //! per finished turn, per conversation), `memory` (facts kept per person),
+//! `approvals` (token → approval), `prompts` (a delivered prompt's platform
+//! message id → token), `audit` (decisions and tool runs, in order),
 //! `cursors` (gateway offsets) and `meta` (schema version).
 //!
 //! Durability: sled flushes in the background every `flush_every_ms`; journal
@@ -14,6 +16,7 @@
 //! fails poisons the store: from then on nothing is reported durable, so
 //! nothing more is acknowledged or delivered until the daemon is restarted.
 
+mod approvals;
 mod backup;
 mod error;
 mod group;
@@ -28,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
+pub use approvals::{ApprovalWrite, Decided};
 pub use backup::{BackupInfo, list_backups, restore_backup};
 pub use error::StoreError;
 pub use journal::{Accepted, JournalEntry};
@@ -65,6 +69,9 @@ struct Inner {
     outbox: sled::Tree,
     history: sled::Tree,
     memory: sled::Tree,
+    approvals: sled::Tree,
+    prompts: sled::Tree,
+    audit: sled::Tree,
     cursors: sled::Tree,
     meta: sled::Tree,
     group: GroupCommit,
@@ -108,6 +115,9 @@ impl Store {
             outbox: tree("outbox")?,
             history: tree("history")?,
             memory: tree("memory")?,
+            approvals: tree("approvals")?,
+            prompts: tree("prompts")?,
+            audit: tree("audit")?,
             cursors: tree("cursors")?,
             meta: tree("meta")?,
             group: GroupCommit::default(),

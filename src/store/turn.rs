@@ -1,6 +1,7 @@
 //! A turn's writes, committed in one multi-tree transaction: the journal entry
 //! and its `pending` marker go, the replies enter the outbox, the turn enters
-//! the history, the memory facts it remembered or forgot are written.
+//! the history, the memory facts it remembered or forgot are written, the
+//! approvals it asked for or settled change, and the tools it ran are audited.
 //! A turn that fails before committing leaves the store as it was, so the
 //! message is still pending and nothing of the failed turn is visible.
 
@@ -8,10 +9,12 @@ use passepartout_gateway::{ConversationKey, MessageId, Outbound, OutboundBody};
 use sled::Transactional;
 use sled::transaction::ConflictableTransactionError;
 
+use super::approvals::{self, ApprovalWrite};
 use super::error::StoreError;
 use super::memory::MemoryWrite;
 use super::outbox::OutboxEntry;
 use super::{Store, keys};
+use crate::audit::AuditEvent;
 
 /// A reply produced by a turn, before it has an id.
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +35,10 @@ pub struct TurnCommit {
     pub replies: Vec<PendingOutbound>,
     /// Facts remembered and forgotten during the turn.
     pub memory: Vec<MemoryWrite>,
+    /// Approvals asked for or settled by the turn.
+    pub approvals: Vec<ApprovalWrite>,
+    /// Tool calls that ran during the turn.
+    pub audit: Vec<AuditEvent>,
 }
 
 /// A commit turned into keys and values, ready for a transaction.
@@ -43,6 +50,8 @@ pub(super) struct Prepared {
     forget: Vec<sled::IVec>,
     history: Option<(Vec<u8>, Vec<u8>)>,
     memory: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    approvals: Vec<ApprovalWrite>,
+    audit: Vec<AuditEvent>,
 }
 
 impl Store {
@@ -100,6 +109,12 @@ impl Store {
             .iter()
             .map(MemoryWrite::encode)
             .collect::<Result<Vec<_>, _>>()?;
+        let mut approvals = turn.approvals;
+        for write in &mut approvals {
+            if let ApprovalWrite::Create(approval) = write {
+                approval.id = self.next_id()?;
+            }
+        }
         let pending_key = turn.journal_seq.map(|seq| keys::sequenced(conversation, &[seq]));
         Ok(Prepared {
             journal_seq: turn.journal_seq,
@@ -109,6 +124,8 @@ impl Store {
             forget,
             history,
             memory,
+            approvals,
+            audit: turn.audit,
         })
     }
 
@@ -128,8 +145,10 @@ impl Store {
             &inner.outbox,
             &inner.history,
             &inner.memory,
+            &inner.approvals,
+            &inner.audit,
         );
-        let applied = trees.transaction(|(pending, journal, outbox, history, memory)| {
+        let applied = trees.transaction(|(pending, journal, outbox, history, memory, approvals, audit)| {
             let mut applied = Vec::with_capacity(prepared.len());
             for commit in prepared {
                 if let (Some(seq), Some(pending_key)) = (commit.journal_seq, &commit.pending_key) {
@@ -153,6 +172,12 @@ impl Store {
                         Some(value) => memory.insert(key.as_slice(), value.as_slice())?,
                         None => memory.remove(key.as_slice())?,
                     };
+                }
+                for write in &commit.approvals {
+                    approvals::apply_in(approvals, audit, write)?;
+                }
+                for event in &commit.audit {
+                    approvals::audit_in(audit, event)?;
                 }
                 applied.push(true);
             }

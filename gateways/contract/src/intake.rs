@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ids::ConversationKey;
+use crate::ids::{ConversationKey, UserId};
 use crate::message::Inbound;
 
 /// The core's answer to a submitted message.
@@ -46,6 +46,10 @@ pub enum ControlRequest {
     /// Probe every model provider again (a provider that answers is healthy
     /// again), then the status document.
     Recheck,
+    /// The pending approvals; with `all`, every approval and the audit trail.
+    Approvals { all: bool },
+    /// Approve or deny the approval with `token`, as the local user `by`.
+    Decide { token: String, approve: bool, by: UserId },
 }
 
 /// The core's answer to a [`ControlRequest`]: a JSON document.

@@ -16,6 +16,6 @@ mod message;
 
 pub use error::{GatewayError, InvalidId};
 pub use gateway::{Deliver, Health, HealthState, Listen};
-pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, UserId};
+pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, ControlReply, ControlRequest, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
 pub use message::{Delivered, Inbound, InboundBody, Outbound, OutboundBody, ReplyKind, Sender};

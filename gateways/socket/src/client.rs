@@ -169,6 +169,35 @@ impl Client {
         self.status_after(ClientFrame::Recheck {}).await
     }
 
+    /// The pending approvals; with `all`, every approval and the audit trail.
+    pub async fn approvals(&mut self, all: bool) -> Result<serde_json::Value, ClientError> {
+        self.approvals_after(ClientFrame::Approvals { all }).await
+    }
+
+    /// Approves (or denies) the approval with `token` as the local user.
+    pub async fn decide(&mut self, token: &str, approve: bool) -> Result<serde_json::Value, ClientError> {
+        let frame = ClientFrame::Decide {
+            token: token.to_owned(),
+            approve,
+        };
+        self.approvals_after(frame).await
+    }
+
+    async fn approvals_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
+        write_frame(&mut self.writer, &frame).await?;
+        loop {
+            match read_frame(&mut self.reader).await? {
+                ServerFrame::Approvals { approvals } => return Ok(approvals),
+                ServerFrame::Error {
+                    code,
+                    message,
+                    id: None,
+                } => return Err(ClientError::Refused { code, message }),
+                other => self.pending.push_back(other),
+            }
+        }
+    }
+
     async fn status_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
         write_frame(&mut self.writer, &frame).await?;
         loop {

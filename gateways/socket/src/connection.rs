@@ -170,6 +170,11 @@ impl Connection {
             Ok(ClientFrame::Message { id, text, reply_to }) => self.message(id, text, reply_to).await,
             Ok(ClientFrame::Status {}) => self.control(ControlRequest::Status).await,
             Ok(ClientFrame::Recheck {}) => self.control(ControlRequest::Recheck).await,
+            Ok(ClientFrame::Approvals { all }) => self.control(ControlRequest::Approvals { all }).await,
+            Ok(ClientFrame::Decide { token, approve }) => {
+                let by = self.shared.user.clone();
+                self.control(ControlRequest::Decide { token, approve, by }).await
+            }
             Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
         }
     }
@@ -241,7 +246,14 @@ impl Connection {
     }
 
     async fn control(&self, request: ControlRequest) -> Result<(), Gone> {
+        let approvals = matches!(
+            request,
+            ControlRequest::Approvals { .. } | ControlRequest::Decide { .. }
+        );
         let frame = match self.intake.control(request).await {
+            Ok(approvals_reply) if approvals => ServerFrame::Approvals {
+                approvals: approvals_reply,
+            },
             Ok(status) => ServerFrame::Status { status },
             Err(IntakeClosed) => error_frame(ErrorCode::ShuttingDown, "the daemon is shutting down", None),
         };

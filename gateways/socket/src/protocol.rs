@@ -2,7 +2,7 @@
 //! tagged by its `"type"` field.
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
-//! `message`, `status` and `ping` frames. The daemon answers each message with
+//! `message`, `status`, `approvals`, `decide` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `approval` and
 //! `typing` frames whenever the core has something for the client's chat. Ids
 //! are the contract's validated newtypes, so a frame that parses carries only
@@ -41,12 +41,21 @@ pub enum ClientFrame {
     /// Asks the daemon to probe its model providers again, then for its
     /// status document (`doctor`).
     Recheck {},
+    /// Asks for the pending approvals (with `all`, every approval and the
+    /// audit trail); answered with an `approvals` frame.
+    Approvals {
+        #[serde(default)]
+        all: bool,
+    },
+    /// Approves or denies the approval with `token` as the local user;
+    /// answered with an `approvals` frame saying what came of it.
+    Decide { token: String, approve: bool },
     /// Asks for a `pong`.
     Ping {},
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 5] = ["hello", "message", "status", "recheck", "ping"];
+const CLIENT_FRAME_TYPES: [&str; 7] = ["hello", "message", "status", "recheck", "approvals", "decide", "ping"];
 
 /// A frame from the daemon to a client.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,6 +93,8 @@ pub enum ServerFrame {
     Typing { chat: ChatId },
     /// The daemon's status document.
     Status { status: serde_json::Value },
+    /// The answer to `approvals` or `decide`: a JSON document.
+    Approvals { approvals: serde_json::Value },
     /// The answer to `ping`.
     Pong {},
     /// Something went wrong with a frame; `id` names the message concerned, if any.
@@ -272,6 +283,11 @@ mod tests {
             },
             ClientFrame::Status {},
             ClientFrame::Recheck {},
+            ClientFrame::Approvals { all: true },
+            ClientFrame::Decide {
+                token: "K7PX2Q".into(),
+                approve: true,
+            },
             ClientFrame::Ping {},
         ];
         for frame in frames {

@@ -1,0 +1,99 @@
+//! The local user's side: `passepartout approvals` lists approvals (and the
+//! audit trail), `passepartout approvals approve|deny TOKEN` decides one. The
+//! local socket user is an approver of every approval, from anywhere.
+
+use passepartout_gateway::{ApprovalToken, ConversationKey, GatewayId, UserId};
+use serde_json::{Value, json};
+
+use super::Approvals;
+use super::record::{Approval, Decision, How, Person, Status};
+use crate::store::{Decided, StoreError};
+
+/// How many audit events `approvals --all` shows.
+const AUDIT_SHOWN: usize = 200;
+
+impl Approvals {
+    /// The pending approvals, or with `all` every approval and the newest audit events.
+    pub fn listing(&self, all: bool) -> Result<Value, StoreError> {
+        let approvals: Vec<Value> = self
+            .store
+            .approvals()?
+            .iter()
+            .filter(|a| all || a.is_pending())
+            .map(|a| self.describe(a))
+            .collect();
+        let mut listing = json!({ "approvals": approvals });
+        if all {
+            let audit: Vec<Value> = self
+                .store
+                .audit_events(AUDIT_SHOWN)?
+                .iter()
+                .map(|event| json!({ "at_ms": event.at_ms, "event": event.describe() }))
+                .collect();
+            listing["audit"] = Value::Array(audit);
+        }
+        Ok(listing)
+    }
+
+    fn describe(&self, approval: &Approval) -> Value {
+        let decision = approval.decision.as_ref().map(|d| {
+            json!({
+                "by": d.by.as_ref().map(ToString::to_string),
+                "how": d.how.as_str(),
+                "at_ms": d.at_ms,
+            })
+        });
+        json!({
+            "token": approval.token.as_str(),
+            "status": approval.status.as_str(),
+            "action": approval.action(),
+            "reason": approval.reason,
+            "conversation": approval.conversation.to_string(),
+            "requester": approval.requester.as_str(),
+            "created_ms": approval.created_ms,
+            "expires_ms": approval.expires_ms,
+            "expires_in_s": approval.expires_ms.saturating_sub(self.clock.now_ms()) / 1000,
+            "decision": decision,
+        })
+    }
+
+    /// Decides the approval `token` names as the local user `by`. Returns
+    /// the answer (`decided`, `message`) and the conversation owed the outcome.
+    pub fn decide_local(
+        &self,
+        token: &str,
+        approve: bool,
+        by: UserId,
+    ) -> Result<(Value, Option<ConversationKey>), StoreError> {
+        let answer = |decided: bool, message: String| json!({ "decided": decided, "message": message });
+        let Ok(token) = ApprovalToken::parse_typed(token) else {
+            let shown: String = token.chars().take(16).collect();
+            return Ok((answer(false, format!("`{shown}` is not an approval token")), None));
+        };
+        let Some(approval) = self.store.approval(&token)? else {
+            return Ok((
+                answer(false, format!("no approval has the token {}", token.as_str())),
+                None,
+            ));
+        };
+        let gateway = GatewayId::new(passepartout_socket::GATEWAY_ID).expect("the socket's gateway id is valid");
+        let decision = Decision {
+            outcome: if approve { Status::Approved } else { Status::Denied },
+            by: Some(Person { gateway, user: by }),
+            how: How::Cli,
+            at_ms: self.clock.now_ms(),
+            message: None,
+        };
+        Ok(match self.decide(&approval, decision)? {
+            Decided::Won(decided) => {
+                let text = self.outcome_text(&decided, None);
+                let owed = decided.conversation.clone();
+                (answer(true, text), Some(owed))
+            }
+            Decided::Already(first) => {
+                let owed = (!first.settled).then(|| first.conversation.clone());
+                (answer(false, super::desk::already(&first)), owed)
+            }
+        })
+    }
+}

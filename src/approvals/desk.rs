@@ -1,0 +1,258 @@
+//! Taking answers: find the approval an answer names, check that the person
+//! may decide it here, and record the decision — or say why not. Nothing of
+//! this reaches the model.
+
+use passepartout_gateway::{ApprovalToken, ConversationKey, Inbound, ReplyKind};
+
+use super::answer::{Choice, Parsed, Target};
+use super::policy::{Refused, may_decide};
+use super::record::{Approval, Decision, How, Person, Status};
+use super::{Approvals, minutes};
+use crate::store::{Decided, StoreError};
+
+/// What came of an inbound message perceive took for an approval answer.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Handled {
+    /// It was about approvals: tell the person this; the conversations in
+    /// `settle` are owed an outcome now.
+    Answered {
+        replies: Vec<(ReplyKind, String)>,
+        settle: Vec<ConversationKey>,
+    },
+    /// A bare "yes" replying to a message that is not a prompt: ordinary text.
+    NotAnAnswer,
+}
+
+impl Handled {
+    fn notice(text: impl Into<String>) -> Self {
+        Handled::Answered {
+            replies: vec![(ReplyKind::Notice, text.into())],
+            settle: Vec::new(),
+        }
+    }
+}
+
+impl Approvals {
+    /// Handles `parsed`, read from `inbound`.
+    pub fn answer(&self, inbound: &Inbound, parsed: Parsed) -> Result<Handled, StoreError> {
+        let person = Person {
+            gateway: inbound.conversation.gateway.clone(),
+            user: inbound.sender.id.clone(),
+        };
+        let now = self.clock.now_ms();
+        match parsed {
+            Parsed::Malformed { problem, token_like } => {
+                if token_like {
+                    if self.wrong.is_limited(&person, now) {
+                        return Ok(Handled::notice(TOO_MANY));
+                    }
+                    self.wrong.record(&person, now);
+                }
+                Ok(Handled::notice(problem))
+            }
+            Parsed::Cancel { token } => self.cancel(inbound, &person, token),
+            Parsed::Answer { choice, target, how } => {
+                let approval = match &target {
+                    Target::Token(token) => {
+                        if self.wrong.is_limited(&person, now) {
+                            return Ok(Handled::notice(TOO_MANY));
+                        }
+                        let found = self.store.approval(token)?;
+                        if found.is_none() {
+                            self.wrong.record(&person, now);
+                            return Ok(Handled::notice(format!(
+                                "No approval has the token {}. Check the prompt's token.",
+                                token.as_str()
+                            )));
+                        }
+                        found
+                    }
+                    Target::Prompt(message) => self.store.approval_by_prompt(&inbound.conversation, message)?,
+                };
+                let Some(approval) = approval else {
+                    return Ok(match how {
+                        How::Reply => Handled::NotAnAnswer,
+                        How::Reaction => Handled::Answered {
+                            replies: Vec::new(),
+                            settle: Vec::new(),
+                        },
+                        _ => Handled::notice("That message is not an approval prompt; answer with its token."),
+                    });
+                };
+                let decision = Decision {
+                    outcome: match choice {
+                        Choice::Approve => Status::Approved,
+                        Choice::Deny => Status::Denied,
+                    },
+                    by: Some(person.clone()),
+                    how,
+                    at_ms: now,
+                    message: Some((inbound.conversation.clone(), inbound.message_id.clone())),
+                };
+                self.decide_as(&approval, &person, &inbound.conversation, decision)
+            }
+        }
+    }
+
+    /// Records `decision` by `person`, answering in `conversation`, if they may.
+    fn decide_as(
+        &self,
+        approval: &Approval,
+        person: &Person,
+        conversation: &ConversationKey,
+        decision: Decision,
+    ) -> Result<Handled, StoreError> {
+        let token = approval.token.as_str();
+        match may_decide(approval, person, conversation) {
+            Ok(()) => {}
+            Err(Refused::NotApprover) => {
+                tracing::info!(%person, token, "answer from someone who may not approve");
+                return Ok(Handled::notice(format!(
+                    "You are not allowed to approve this ({token}). It still waits for an approver."
+                )));
+            }
+            Err(Refused::WrongConversation) => {
+                return Ok(Handled::notice(format!(
+                    "Approval {token} was asked for in another conversation; answer it there."
+                )));
+            }
+        }
+        Ok(match self.decide(approval, decision)? {
+            Decided::Won(decided) => Handled::Answered {
+                replies: vec![(ReplyKind::Notice, self.outcome_text(&decided, Some(conversation)))],
+                settle: vec![decided.conversation],
+            },
+            Decided::Already(first) => Handled::Answered {
+                replies: vec![(ReplyKind::Notice, already(&first))],
+                settle: owed(&first),
+            },
+        })
+    }
+
+    /// Records `decision` — unless the approval expired meanwhile, in which
+    /// case the timer's decision is recorded instead (nobody may approve late).
+    pub(super) fn decide(&self, approval: &Approval, decision: Decision) -> Result<Decided, StoreError> {
+        if approval.is_pending() && decision.at_ms >= approval.expires_ms && decision.how != How::Timer {
+            return Ok(match self.store.decide(&approval.token, timed_out(decision.at_ms))? {
+                Decided::Won(expired) | Decided::Already(expired) => Decided::Already(expired),
+            });
+        }
+        self.store.decide(&approval.token, decision)
+    }
+
+    fn cancel(&self, inbound: &Inbound, person: &Person, token: Option<ApprovalToken>) -> Result<Handled, StoreError> {
+        let mine = |a: &Approval| a.requester == inbound.sender.id && a.conversation == inbound.conversation;
+        let targets: Vec<Approval> = match token {
+            Some(token) => match self.store.approval(&token)? {
+                Some(approval) if mine(&approval) => vec![approval],
+                Some(_) => {
+                    return Ok(Handled::notice(format!(
+                        "Only whoever asked for {} here can cancel it.",
+                        token.as_str()
+                    )));
+                }
+                None => {
+                    return Ok(Handled::notice(format!(
+                        "No approval has the token {}.",
+                        token.as_str()
+                    )));
+                }
+            },
+            None => self
+                .store
+                .approvals()?
+                .into_iter()
+                .filter(|a| a.is_pending() && mine(a))
+                .collect(),
+        };
+        if targets.is_empty() {
+            return Ok(Handled::notice("Nothing you asked for is waiting for approval here."));
+        }
+        let mut replies = Vec::new();
+        let mut settle = Vec::new();
+        for approval in targets {
+            let decision = Decision {
+                outcome: Status::Cancelled,
+                by: Some(person.clone()),
+                how: How::Cancel,
+                at_ms: self.clock.now_ms(),
+                message: Some((inbound.conversation.clone(), inbound.message_id.clone())),
+            };
+            match self.decide(&approval, decision)? {
+                Decided::Won(cancelled) => {
+                    replies.push((ReplyKind::Notice, self.outcome_text(&cancelled, None)));
+                    settle.push(cancelled.conversation);
+                }
+                Decided::Already(first) => {
+                    settle.extend(owed(&first));
+                    replies.push((ReplyKind::Notice, already(&first)));
+                }
+            }
+        }
+        settle.dedup();
+        Ok(Handled::Answered { replies, settle })
+    }
+
+    /// The sentence for a decision just made; `answered_in` names where the
+    /// answer came from, to say where an approved action runs.
+    pub fn outcome_text(&self, approval: &Approval, answered_in: Option<&ConversationKey>) -> String {
+        let token = approval.token.as_str();
+        let action = approval.action();
+        match approval.status {
+            Status::Approved if answered_in.is_some_and(|c| *c != approval.conversation) => {
+                format!("Approved {token}: `{action}` runs now, in {}.", approval.conversation)
+            }
+            Status::Approved => format!("Approved {token}: running `{action}`."),
+            Status::Denied => format!("Denied {token}: `{action}` will not run."),
+            Status::Cancelled => format!("Cancelled {token}: `{action}` will not run."),
+            Status::Expired => format!(
+                "Approval {token} timed out after {}: `{action}` did not run.",
+                minutes(std::time::Duration::from_millis(
+                    approval.expires_ms.saturating_sub(approval.created_ms)
+                ))
+            ),
+            Status::Pending => format!("Approval {token} still waits for an answer."),
+        }
+    }
+}
+
+const TOO_MANY: &str = "Too many answers named tokens that do not exist; token answers from you are refused for a while. \
+                        Reply to the prompt instead.";
+
+/// The decision the timer makes.
+pub(super) fn timed_out(at_ms: u64) -> Decision {
+    Decision {
+        outcome: Status::Expired,
+        by: None,
+        how: How::Timer,
+        at_ms,
+        message: None,
+    }
+}
+
+/// The conversation still owed `approval`'s outcome (one that timed out
+/// just now, as a late answer found), if any.
+fn owed(approval: &Approval) -> Vec<ConversationKey> {
+    if approval.is_pending() || approval.settled {
+        Vec::new()
+    } else {
+        vec![approval.conversation.clone()]
+    }
+}
+
+/// The answer to a second answer: what the first one decided.
+pub(super) fn already(first: &Approval) -> String {
+    let token = first.token.as_str();
+    match &first.decision {
+        Some(Decision { by: Some(by), how, .. }) => format!(
+            "Approval {token} was already {} by {by} ({}).",
+            first.status.as_str(),
+            how.as_str()
+        ),
+        _ => format!("Approval {token} was already {}.", first.status.as_str()),
+    }
+}
+
+#[cfg(test)]
+#[path = "desk_tests.rs"]
+mod tests;

@@ -1,0 +1,372 @@
+//! The desk against a real store: who may decide, where, and only once.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use passepartout_gateway::{ChatId, GatewayId, MessageId, Sender, UserId};
+
+use super::*;
+use crate::approvals::{Approver, Policy, Requested};
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::signal::Origin;
+use crate::skills::ProposedCall;
+use crate::store::tests_support::open_temp;
+use crate::store::{ApprovalWrite, Store, TurnCommit};
+
+const T0: u64 = 1_700_000_000_000;
+
+fn conversation(gateway: &str, chat: &str) -> ConversationKey {
+    ConversationKey::new(GatewayId::new(gateway).unwrap(), ChatId::new(chat).unwrap())
+}
+
+fn approver(gateway: &str, user: &str, anywhere: bool) -> Approver {
+    Approver {
+        gateway: GatewayId::new(gateway).unwrap(),
+        user: Some(UserId::new(user).unwrap()),
+        anywhere,
+    }
+}
+
+/// A desk whose Telegram approvers are user 42 (in the prompt's chat) and
+/// user 7 (anywhere), with a clock stopped at `T0`.
+fn desk(store: &Store) -> Approvals {
+    let per_gateway = HashMap::from([(
+        GatewayId::new("telegram").unwrap(),
+        vec![approver("telegram", "42", false)],
+    )]);
+    let policy = Policy::new(per_gateway, vec![approver("telegram", "7", true)]);
+    let mut config = Config::default();
+    config.approvals.wrong_tokens_per_hour = 3;
+    Approvals::new(store.clone(), policy, Clock::at(T0), &config)
+}
+
+/// Commits a pending approval for `shell: ls`, asked by user 5 in `chat`.
+fn pending(desk: &Approvals, chat: &ConversationKey) -> Approval {
+    let origin = Origin {
+        conversation: chat.clone(),
+        sender: UserId::new("5").unwrap(),
+        message_id: MessageId::new("ask").unwrap(),
+    };
+    let call = ProposedCall {
+        tool: "shell".into(),
+        arguments: serde_json::json!({ "command": "ls" }),
+    };
+    let approval = desk.request(
+        &origin,
+        Requested::new(call, "approval_policy".into(), "shell asks".into()),
+    );
+    let commit = TurnCommit {
+        approvals: vec![ApprovalWrite::Create(Box::new(approval.clone()))],
+        ..TurnCommit::default()
+    };
+    desk.store().commit_turn(chat, commit).unwrap();
+    approval
+}
+
+fn text_from(chat: &ConversationKey, user: &str, id: &str, text: &str, reply_to: Option<&str>) -> Inbound {
+    Inbound {
+        conversation: chat.clone(),
+        sender: Sender {
+            id: UserId::new(user).unwrap(),
+            display_name: None,
+        },
+        message_id: MessageId::new(id).unwrap(),
+        reply_to: reply_to.map(|r| MessageId::new(r).unwrap()),
+        body: passepartout_gateway::InboundBody::Text { text: text.into() },
+        received_at_ms: 0,
+    }
+}
+
+fn say(desk: &Approvals, inbound: &Inbound) -> Handled {
+    let parsed = super::super::answer::parse(inbound).expect("an approval answer");
+    desk.answer(inbound, parsed).unwrap()
+}
+
+fn notice(handled: &Handled) -> &str {
+    match handled {
+        Handled::Answered { replies, .. } => &replies[0].1,
+        Handled::NotAnAnswer => panic!("not an answer"),
+    }
+}
+
+fn status(desk: &Approvals, approval: &Approval) -> Status {
+    desk.store().approval(&approval.token).unwrap().unwrap().status
+}
+
+#[test]
+fn an_approver_decides_in_the_prompts_conversation() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    let answer = format!("approve {}", approval.token.as_str());
+    let handled = say(&desk, &text_from(&chat, "42", "a1", &answer, None));
+    assert!(notice(&handled).starts_with("Approved"), "{handled:?}");
+    assert!(matches!(&handled, Handled::Answered { settle, .. } if *settle == [chat.clone()]));
+    let decided = store.approval(&approval.token).unwrap().unwrap();
+    assert_eq!(decided.status, Status::Approved);
+    let decision = decided.decision.unwrap();
+    assert_eq!(decision.by.unwrap().to_string(), "telegram:42");
+    assert_eq!(decision.how, How::Token);
+    assert_eq!(decision.at_ms, T0);
+}
+
+#[test]
+fn a_non_approver_is_refused_and_the_approval_stays_pending() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    // The requester is not an approver either.
+    for user in ["43", "5"] {
+        let answer = format!("/approve {}", approval.token.as_str());
+        let handled = say(&desk, &text_from(&chat, user, "a1", &answer, None));
+        assert!(notice(&handled).contains("not allowed to approve"), "{handled:?}");
+    }
+    assert_eq!(status(&desk, &approval), Status::Pending);
+    // Someone of another gateway with the same id is not the approver.
+    let elsewhere = conversation("signal", "100");
+    let answer = format!("approve {}", approval.token.as_str());
+    say(&desk, &text_from(&elsewhere, "42", "a2", &answer, None));
+    assert_eq!(status(&desk, &approval), Status::Pending);
+}
+
+#[test]
+fn an_answer_from_another_conversation_is_refused_unless_the_approver_is_global() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let other = conversation("telegram", "200");
+    let approval = pending(&desk, &chat);
+    let answer = format!("approve {}", approval.token.as_str());
+    let handled = say(&desk, &text_from(&other, "42", "a1", &answer, None));
+    assert!(notice(&handled).contains("another conversation"), "{handled:?}");
+    assert_eq!(status(&desk, &approval), Status::Pending);
+    let handled = say(&desk, &text_from(&other, "7", "a2", &answer, None));
+    assert!(
+        notice(&handled).contains(&format!("runs now, in {chat}")),
+        "{handled:?}"
+    );
+    assert_eq!(status(&desk, &approval), Status::Approved);
+}
+
+#[test]
+fn a_replayed_token_is_told_the_first_outcome() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    say(
+        &desk,
+        &text_from(&chat, "42", "a1", &format!("deny {}", approval.token.as_str()), None),
+    );
+    let replay = say(
+        &desk,
+        &text_from(&chat, "7", "a2", &format!("approve {}", approval.token.as_str()), None),
+    );
+    assert_eq!(
+        notice(&replay),
+        format!(
+            "Approval {} was already denied by telegram:42 (token).",
+            approval.token.as_str()
+        )
+    );
+    assert_eq!(status(&desk, &approval), Status::Denied);
+}
+
+#[test]
+fn the_same_answer_redone_after_a_crash_still_wins() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    let answer = text_from(&chat, "42", "a1", &format!("approve {}", approval.token.as_str()), None);
+    say(&desk, &answer);
+    let redone = say(&desk, &answer);
+    assert!(notice(&redone).starts_with("Approved"), "{redone:?}");
+}
+
+#[test]
+fn two_approvers_racing_get_one_outcome() {
+    for _ in 0..20 {
+        let (_dir, store) = open_temp();
+        let desk = Arc::new(desk(&store));
+        let chat = conversation("telegram", "100");
+        let approval = pending(&desk, &chat);
+        let answers = [("42", "approve", "a1"), ("7", "deny", "a2")].map(|(user, verb, id)| {
+            let desk = desk.clone();
+            let inbound = text_from(&chat, user, id, &format!("{verb} {}", approval.token.as_str()), None);
+            std::thread::spawn(move || notice(&say(&desk, &inbound)).to_owned())
+        });
+        let notices: Vec<String> = answers.into_iter().map(|t| t.join().unwrap()).collect();
+        let won = notices.iter().filter(|n| !n.contains("already")).count();
+        assert_eq!(won, 1, "{notices:?}");
+        let final_status = status(&desk, &approval);
+        let winner = notices.iter().find(|n| !n.contains("already")).unwrap();
+        assert_eq!(
+            winner.starts_with("Approved"),
+            final_status == Status::Approved,
+            "{notices:?}"
+        );
+        let audited = store
+            .audit_events(10)
+            .unwrap()
+            .into_iter()
+            .filter(|e| matches!(e.what, crate::audit::Audited::Decided { .. }))
+            .count();
+        assert_eq!(audited, 1, "one decision, audited once");
+    }
+}
+
+#[test]
+fn unknown_tokens_are_refused_and_rate_limited() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    for n in 0..3 {
+        let handled = say(
+            &desk,
+            &text_from(&chat, "42", &format!("w{n}"), "approve ZZZZZZZZ", None),
+        );
+        assert!(
+            notice(&handled).contains("No approval has the token ZZZZZZZZ"),
+            "{handled:?}"
+        );
+    }
+    // Now even the right token is refused unread.
+    let answer = format!("approve {}", approval.token.as_str());
+    let handled = say(&desk, &text_from(&chat, "42", "a1", &answer, None));
+    assert!(notice(&handled).contains("Too many"), "{handled:?}");
+    assert_eq!(status(&desk, &approval), Status::Pending);
+    // Others are not affected, and a reply to the prompt still works.
+    store
+        .index_prompt(&chat, &approval.token, &[MessageId::new("p1").unwrap()])
+        .unwrap();
+    let handled = say(&desk, &text_from(&chat, "42", "a2", "yes", Some("p1")));
+    assert!(notice(&handled).starts_with("Approved"), "{handled:?}");
+}
+
+#[test]
+fn a_reply_to_the_prompt_decides_and_a_reply_to_anything_else_is_ordinary_text() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    store
+        .index_prompt(&chat, &approval.token, &[MessageId::new("p1").unwrap()])
+        .unwrap();
+    assert_eq!(
+        say(&desk, &text_from(&chat, "42", "a1", "yes", Some("other"))),
+        Handled::NotAnAnswer
+    );
+    let handled = say(&desk, &text_from(&chat, "42", "a2", "no", Some("p1")));
+    assert!(notice(&handled).starts_with("Denied"), "{handled:?}");
+    let decided = store.approval(&approval.token).unwrap().unwrap();
+    assert_eq!(decided.decision.unwrap().how, How::Reply);
+}
+
+#[test]
+fn only_the_requester_cancels() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    let token = approval.token.as_str();
+    let handled = say(&desk, &text_from(&chat, "42", "c1", &format!("/cancel {token}"), None));
+    assert!(notice(&handled).contains("Only whoever asked"), "{handled:?}");
+    let handled = say(&desk, &text_from(&chat, "42", "c2", "/cancel", None));
+    assert!(notice(&handled).contains("Nothing you asked for"), "{handled:?}");
+    assert_eq!(status(&desk, &approval), Status::Pending);
+    let handled = say(&desk, &text_from(&chat, "5", "c3", "/cancel", None));
+    assert!(
+        notice(&handled).starts_with(&format!("Cancelled {token}")),
+        "{handled:?}"
+    );
+    assert_eq!(status(&desk, &approval), Status::Cancelled);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_after_the_deadline_finds_it_timed_out() {
+    let (_dir, store) = open_temp();
+    let per_gateway = HashMap::from([(
+        GatewayId::new("telegram").unwrap(),
+        vec![approver("telegram", "42", false)],
+    )]);
+    let desk = Approvals::new(
+        store.clone(),
+        Policy::new(per_gateway, Vec::new()),
+        Clock::at(T0),
+        &Config::default(),
+    );
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    tokio::time::advance(std::time::Duration::from_secs(901)).await;
+    let handled = say(
+        &desk,
+        &text_from(&chat, "42", "a1", &format!("approve {}", approval.token.as_str()), None),
+    );
+    assert!(notice(&handled).contains("already timed out"), "{handled:?}");
+    assert!(
+        matches!(&handled, Handled::Answered { settle, .. } if *settle == [chat.clone()]),
+        "the conversation is owed the timeout"
+    );
+    assert_eq!(status(&desk, &approval), Status::Expired);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_timer_expires_approvals_at_their_deadline_and_not_before() {
+    let (_dir, store) = open_temp();
+    let desk = Arc::new(desk(&store));
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    let (told, mut expired) = tokio::sync::mpsc::unbounded_channel();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let timer = tokio::spawn(super::super::expiry::run(
+        desk.clone(),
+        move |key| told.send(key).unwrap(),
+        stop.clone(),
+    ));
+    tokio::time::sleep(std::time::Duration::from_secs(899)).await;
+    assert!(expired.try_recv().is_err());
+    assert_eq!(status(&desk, &approval), Status::Pending);
+    // One created later, expiring later, re-arms nothing earlier.
+    let later = {
+        tokio::time::advance(std::time::Duration::from_millis(1)).await;
+        pending(&desk, &chat)
+    };
+    desk.created();
+    let key = tokio::time::timeout(std::time::Duration::from_secs(5), expired.recv())
+        .await
+        .expect("expired at its deadline")
+        .unwrap();
+    assert_eq!(key, chat);
+    assert_eq!(status(&desk, &approval), Status::Expired);
+    assert_eq!(status(&desk, &later), Status::Pending);
+    let decided = store.approval(&approval.token).unwrap().unwrap();
+    assert_eq!(decided.decision.unwrap().how, How::Timer);
+    assert_eq!(desk.unsettled_in(&chat).unwrap().len(), 1);
+    assert!(desk.take_unsettled(&chat));
+    stop.cancel();
+    timer.await.unwrap();
+}
+
+#[test]
+fn an_approval_that_expired_while_the_daemon_was_down_times_out_at_once() {
+    let (_dir, store) = open_temp();
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk(&store), &chat);
+    // "Restart" an hour later: a new desk with a later clock.
+    let per_gateway = HashMap::new();
+    let later = Approvals::new(
+        store.clone(),
+        Policy::new(per_gateway, Vec::new()),
+        Clock::at(T0 + 3_600_000),
+        &Config::default(),
+    );
+    let (owed, next) = later.expire_due().unwrap();
+    assert_eq!(owed, [chat]);
+    assert_eq!(next, None);
+    assert_eq!(status(&later, &approval), Status::Expired);
+}

@@ -1,0 +1,71 @@
+//! The expiry timer: one task that sleeps until the earliest pending
+//! approval expires, records the timeout, and tells whoever settles it.
+//! The deadlines live in the store, so the timer is re-armed at start, and
+//! an approval that expired while the daemon was down times out at once.
+
+use std::sync::Arc;
+
+use passepartout_gateway::ConversationKey;
+use tokio_util::sync::CancellationToken;
+
+use super::desk::timed_out;
+use super::{Approvals, Status};
+use crate::store::{Decided, StoreError};
+
+/// Runs until `stop`; `expired` is called with the conversation of each
+/// approval that timed out.
+pub async fn run(approvals: Arc<Approvals>, expired: impl Fn(ConversationKey), stop: CancellationToken) {
+    loop {
+        let next = match approvals.expire_due() {
+            Ok((done, next)) => {
+                for conversation in done {
+                    expired(conversation);
+                }
+                next
+            }
+            Err(error) => {
+                tracing::error!(%error, "cannot check approvals for expiry; retrying in a minute");
+                Some(approvals.clock.now_ms() + 60_000)
+            }
+        };
+        let wake = async {
+            match next {
+                Some(ms) => tokio::time::sleep_until(approvals.clock.instant_at(ms)).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = approvals.created.notified() => {}
+            _ = wake => {}
+        }
+    }
+}
+
+impl Approvals {
+    /// Times out every pending approval past its deadline. Returns the
+    /// conversations owed an outcome, and the next deadline.
+    pub fn expire_due(&self) -> Result<(Vec<ConversationKey>, Option<u64>), StoreError> {
+        let now = self.clock.now_ms();
+        let mut done = Vec::new();
+        let mut next: Option<u64> = None;
+        for approval in self
+            .store
+            .approvals()?
+            .into_iter()
+            .filter(|a| a.status == Status::Pending)
+        {
+            if approval.expires_ms > now {
+                next = Some(next.map_or(approval.expires_ms, |n| n.min(approval.expires_ms)));
+                continue;
+            }
+            if let Decided::Won(expired) = self.store.decide(&approval.token, timed_out(now))? {
+                tracing::info!(token = expired.token.as_str(), conversation = %expired.conversation, "approval timed out");
+                self.mark_unsettled(expired.conversation.clone());
+                done.push(expired.conversation);
+            }
+        }
+        done.dedup();
+        Ok((done, next))
+    }
+}

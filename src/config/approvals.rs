@@ -1,0 +1,50 @@
+//! `[approvals]`: how long an action waits for a person, and who may decide
+//! from any conversation.
+
+use serde::{Deserialize, Serialize};
+
+pub const DEFAULT_EXPIRE_AFTER_S: u64 = 900;
+pub const DEFAULT_WRONG_TOKENS_PER_HOUR: u32 = 10;
+
+/// `[approvals]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApprovalsConfig {
+    /// Seconds an approval waits for an answer before it times out (nothing runs).
+    pub expire_after_s: u64,
+    /// People who may decide from any conversation, as `gateway:user`
+    /// (`telegram:123456789`, `signal:+15551234567`). Every other approver
+    /// decides only in the conversation the prompt went to.
+    pub global_approvers: Vec<String>,
+    /// Answers naming a token that does not exist, per sender and hour,
+    /// before further token answers from that sender are refused unread.
+    pub wrong_tokens_per_hour: u32,
+}
+
+impl Default for ApprovalsConfig {
+    fn default() -> Self {
+        Self {
+            expire_after_s: DEFAULT_EXPIRE_AFTER_S,
+            global_approvers: Vec::new(),
+            wrong_tokens_per_hour: DEFAULT_WRONG_TOKENS_PER_HOUR,
+        }
+    }
+}
+
+impl ApprovalsConfig {
+    /// `global_approvers` split into gateway and user, or the entries that
+    /// are not `gateway:user`.
+    pub fn global(&self) -> Result<Vec<(String, String)>, Vec<String>> {
+        let mut parsed = Vec::new();
+        let mut bad = Vec::new();
+        for entry in &self.global_approvers {
+            match entry.split_once(':') {
+                Some((gateway, user)) if !gateway.is_empty() && !user.trim().is_empty() => {
+                    parsed.push((gateway.to_owned(), user.trim().to_owned()));
+                }
+                _ => bad.push(entry.clone()),
+            }
+        }
+        if bad.is_empty() { Ok(parsed) } else { Err(bad) }
+    }
+}

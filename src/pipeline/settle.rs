@@ -1,0 +1,153 @@
+//! What an approval's outcome means for its conversation: the approved
+//! action run (at most once), or the denial, timeout or cancellation, turned
+//! into a note for the model or the history.
+
+use passepartout_gateway::ReplyKind;
+
+use super::Pipeline;
+use super::act::{correction_text, ran};
+use crate::approvals::{Approval, RunState, Status};
+use crate::audit::AuditEvent;
+use crate::memory::MemorySession;
+use crate::signal::Origin;
+use crate::tools::ToolContext;
+
+/// What the conversation hears of an outcome.
+pub(super) enum Note {
+    /// The model is told this and finishes the turn.
+    ForModel(String),
+    /// Only the history keeps this (the person was told already, or is
+    /// told by a notice).
+    HistoryOnly(String),
+    /// Cannot settle now (the store failed); the person is told this.
+    NotNow(String),
+}
+
+pub(super) struct Outcome {
+    pub note: Note,
+    /// Told to the person before anything the model says.
+    pub notices: Vec<(ReplyKind, String)>,
+    /// How an approved run ended.
+    pub run: Option<RunState>,
+    pub audit: Vec<AuditEvent>,
+}
+
+impl Outcome {
+    fn note(note: Note) -> Self {
+        Self {
+            note,
+            notices: Vec::new(),
+            run: None,
+            audit: Vec::new(),
+        }
+    }
+}
+
+pub(super) async fn outcome(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession) -> Outcome {
+    let desk = &pipeline.approvals;
+    let token = approval.token.as_str();
+    let action = approval.action();
+    let by = approval
+        .decision
+        .as_ref()
+        .and_then(|d| d.by.as_ref())
+        .map(|p| p.to_string())
+        .unwrap_or_else(|| "the approver".into());
+    match (approval.status, approval.run) {
+        (Status::Approved, RunState::NotStarted) => match start(pipeline, approval).await {
+            Ok(true) => run(pipeline, approval, memory, &by).await,
+            Ok(false) => interrupted(approval),
+            Err(error) => {
+                tracing::error!(token, %error, "cannot mark an approved action started; not running it");
+                Outcome::note(Note::NotNow(format!(
+                    "Approval {token} was given, but the store failed, so `{action}` did not run yet: {error}"
+                )))
+            }
+        },
+        (Status::Approved, _) => interrupted(approval),
+        (Status::Denied, _) => Outcome::note(Note::ForModel(correction_text(&format!(
+            "{by} denied `{action}` ({token}), so it did not run. Tell the person what that means for their request."
+        )))),
+        (Status::Expired, _) => {
+            let told = desk.outcome_text(approval, None);
+            Outcome {
+                notices: vec![(ReplyKind::Notice, told.clone())],
+                ..Outcome::note(Note::HistoryOnly(correction_text(&told)))
+            }
+        }
+        (Status::Cancelled, _) => Outcome::note(Note::HistoryOnly(correction_text(&format!(
+            "The person cancelled `{action}` ({token}) before anyone approved it; it did not run."
+        )))),
+        (Status::Pending, _) => Outcome::note(Note::NotNow(format!("Approval {token} is still pending."))),
+    }
+}
+
+/// Marks the run started, durably, before anything runs; false if it was
+/// started before (the daemon stopped while it ran).
+async fn start(pipeline: &Pipeline, approval: &Approval) -> Result<bool, crate::store::StoreError> {
+    let store = pipeline.approvals.store();
+    if !store.start_run(&approval.token, pipeline.approvals.clock().now_ms())? {
+        return Ok(false);
+    }
+    store.durable().await?;
+    Ok(true)
+}
+
+async fn run(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession, by: &str) -> Outcome {
+    let token = approval.token.as_str();
+    let action = approval.action();
+    tracing::info!(token, conversation = %approval.conversation, %action, "running an approved action");
+    let context = ToolContext {
+        conversation: approval.conversation.clone(),
+        sender: approval.requester.clone(),
+        memory: memory.clone(),
+    };
+    let call = &approval.call;
+    let result = pipeline
+        .tools
+        .call_parsed(&context, &call.tool, call.arguments.clone())
+        .await;
+    let clock = *pipeline.approvals.clock();
+    let origin = Origin {
+        conversation: approval.conversation.clone(),
+        sender: approval.requester.clone(),
+        message_id: approval.message_id.clone(),
+    };
+    let audit = ran(
+        &origin,
+        &clock,
+        call.tool.clone(),
+        action.clone(),
+        result.is_err(),
+        Some(approval.token.clone()),
+    );
+    let note = match &result {
+        Ok(output) => format!("{by} approved `{action}` ({token}), and it ran. Its output:\n{output}"),
+        Err(error) => format!("{by} approved `{action}` ({token}); it ran and failed: {error}"),
+    };
+    Outcome {
+        note: Note::ForModel(correction_text(&note)),
+        notices: Vec::new(),
+        run: Some(RunState::Finished {
+            at_ms: clock.now_ms(),
+            is_error: result.is_err(),
+        }),
+        audit: vec![audit],
+    }
+}
+
+/// An approved action that was running when the daemon stopped: reported,
+/// never run a second time.
+fn interrupted(approval: &Approval) -> Outcome {
+    let text = format!(
+        "The daemon stopped while `{}` ({}) was running, so it may or may not have finished. It was not run again.",
+        approval.action(),
+        approval.token.as_str()
+    );
+    Outcome {
+        note: Note::ForModel(correction_text(&text)),
+        notices: vec![(ReplyKind::Notice, text)],
+        run: Some(RunState::Interrupted),
+        audit: Vec::new(),
+    }
+}

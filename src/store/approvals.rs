@@ -1,0 +1,261 @@
+//! The `approvals` tree (token → approval), the `prompts` tree (conversation
+//! and platform message id of a delivered prompt → token, so a reply to the
+//! prompt finds its approval) and the `audit` tree (id → event, in order).
+//!
+//! Approvals are created by a turn's commit, in the same transaction as the
+//! turn (see [`super::turn`]). A decision is a transaction of its own that
+//! changes a *pending* approval only, and audits itself: whoever commits
+//! first wins, and every later answer sees the outcome.
+
+use passepartout_gateway::{ApprovalToken, ConversationKey, MessageId};
+use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
+
+use super::error::StoreError;
+use super::{Store, keys};
+use crate::approvals::{Approval, Decision, RunState, Status};
+use crate::audit::{AuditEvent, Audited};
+
+/// A change to an approval made by a turn's commit.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ApprovalWrite {
+    /// A new pending approval (audited as requested).
+    Create(Box<Approval>),
+    /// Its outcome entered the conversation; for an approved action, how the run ended.
+    Settle {
+        token: ApprovalToken,
+        run: Option<RunState>,
+    },
+}
+
+/// The result of [`Store::decide`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decided {
+    /// This decision was recorded (or had been, by this same message).
+    Won(Approval),
+    /// Someone decided first; this is what they decided.
+    Already(Approval),
+}
+
+pub(super) fn encode<T: serde::Serialize>(tree: &'static str, value: &T) -> Result<Vec<u8>, StoreError> {
+    serde_json::to_vec(value).map_err(|e| StoreError::Corrupt {
+        tree,
+        reason: e.to_string(),
+    })
+}
+
+fn decode<T: serde::de::DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> Result<T, StoreError> {
+    serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
+        tree,
+        reason: e.to_string(),
+    })
+}
+
+fn prompt_key(conversation: &ConversationKey, message: &MessageId) -> Vec<u8> {
+    keys::dedupe(conversation, message)
+}
+
+type Abort = ConflictableTransactionError<StoreError>;
+
+fn abort(error: StoreError) -> Abort {
+    ConflictableTransactionError::Abort(error)
+}
+
+/// Writes `event` into the audit tree inside a transaction, under a fresh id.
+pub(super) fn audit_in(audit: &TransactionalTree, event: &AuditEvent) -> Result<(), Abort> {
+    let id = audit.generate_id()?;
+    let value = encode("audit", event).map_err(abort)?;
+    audit.insert(&keys::seq(id), value)?;
+    Ok(())
+}
+
+/// Applies `write` inside a turn's transaction.
+pub(super) fn apply_in(
+    approvals: &TransactionalTree,
+    audit: &TransactionalTree,
+    write: &ApprovalWrite,
+) -> Result<(), Abort> {
+    match write {
+        ApprovalWrite::Create(approval) => {
+            let key = approval.token.as_str().as_bytes();
+            if approvals.get(key)?.is_some() {
+                // Astronomically unlikely with random tokens; never overwrite.
+                return Err(abort(StoreError::Corrupt {
+                    tree: "approvals",
+                    reason: format!("token {} exists already", approval.token.as_str()),
+                }));
+            }
+            approvals.insert(key, encode("approvals", approval).map_err(abort)?)?;
+            audit_in(
+                audit,
+                &AuditEvent {
+                    at_ms: approval.created_ms,
+                    conversation: approval.conversation.clone(),
+                    what: Audited::Requested {
+                        token: approval.token.clone(),
+                        action: approval.action(),
+                        requester: approval.requester.clone(),
+                        reason: approval.reason.clone(),
+                    },
+                },
+            )
+        }
+        ApprovalWrite::Settle { token, run } => {
+            let key = token.as_str().as_bytes();
+            let Some(bytes) = approvals.get(key)? else {
+                return Err(abort(StoreError::Corrupt {
+                    tree: "approvals",
+                    reason: format!("settling unknown approval {}", token.as_str()),
+                }));
+            };
+            let mut approval: Approval = decode("approvals", &bytes).map_err(abort)?;
+            approval.settled = true;
+            if let Some(run) = run {
+                approval.run = *run;
+            }
+            approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
+            Ok(())
+        }
+    }
+}
+
+impl Store {
+    /// The approval with this token.
+    pub fn approval(&self, token: &ApprovalToken) -> Result<Option<Approval>, StoreError> {
+        match self.inner.approvals.get(token.as_str().as_bytes())? {
+            Some(bytes) => Ok(Some(decode("approvals", &bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The approval whose prompt is `message` in `conversation`.
+    pub fn approval_by_prompt(
+        &self,
+        conversation: &ConversationKey,
+        message: &MessageId,
+    ) -> Result<Option<Approval>, StoreError> {
+        let Some(token) = self.inner.prompts.get(prompt_key(conversation, message))? else {
+            return Ok(None);
+        };
+        let token = std::str::from_utf8(&token)
+            .ok()
+            .and_then(|t| ApprovalToken::new(t).ok())
+            .ok_or_else(|| StoreError::Corrupt {
+                tree: "prompts",
+                reason: "unreadable token".into(),
+            })?;
+        self.approval(&token)
+    }
+
+    /// Remembers that `token`'s prompt was delivered as `messages`.
+    pub fn index_prompt(
+        &self,
+        conversation: &ConversationKey,
+        token: &ApprovalToken,
+        messages: &[MessageId],
+    ) -> Result<(), StoreError> {
+        for message in messages {
+            self.inner
+                .prompts
+                .insert(prompt_key(conversation, message), token.as_str().as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Every approval, oldest first.
+    pub fn approvals(&self) -> Result<Vec<Approval>, StoreError> {
+        let mut all = self
+            .inner
+            .approvals
+            .iter()
+            .values()
+            .map(|value| decode::<Approval>("approvals", &value?))
+            .collect::<Result<Vec<_>, _>>()?;
+        all.sort_by_key(|approval| approval.id);
+        Ok(all)
+    }
+
+    /// Records `decision` on a pending approval — atomically, with its audit
+    /// event — unless someone decided first.
+    pub fn decide(&self, token: &ApprovalToken, decision: Decision) -> Result<Decided, StoreError> {
+        let _writing = self.writing();
+        let inner = &self.inner;
+        let key = token.as_str().as_bytes();
+        let decided = (&inner.approvals, &inner.audit).transaction(|(approvals, audit)| {
+            let Some(bytes) = approvals.get(key)? else {
+                return Err(abort(StoreError::Corrupt {
+                    tree: "approvals",
+                    reason: format!("deciding unknown approval {}", token.as_str()),
+                }));
+            };
+            let mut approval: Approval = decode("approvals", &bytes).map_err(abort)?;
+            if approval.status != Status::Pending {
+                let same_message = decision.message.is_some()
+                    && approval.decision.as_ref().map(|d| &d.message) == Some(&decision.message);
+                return Ok(if same_message {
+                    Decided::Won(approval)
+                } else {
+                    Decided::Already(approval)
+                });
+            }
+            approval.status = decision.outcome;
+            approval.decision = Some(decision.clone());
+            approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
+            audit_in(
+                audit,
+                &AuditEvent {
+                    at_ms: decision.at_ms,
+                    conversation: approval.conversation.clone(),
+                    what: Audited::Decided {
+                        token: approval.token.clone(),
+                        action: approval.action(),
+                        outcome: decision.outcome,
+                        by: decision.by.clone(),
+                        how: decision.how,
+                    },
+                },
+            )?;
+            Ok(Decided::Won(approval))
+        })?;
+        Ok(decided)
+    }
+
+    /// Marks an approved action as started, unless it was started before.
+    /// Returns whether this call started it; make it durable before running.
+    pub fn start_run(&self, token: &ApprovalToken, at_ms: u64) -> Result<bool, StoreError> {
+        let _writing = self.writing();
+        let key = token.as_str().as_bytes();
+        let started = self.inner.approvals.transaction(|approvals| {
+            let Some(bytes) = approvals.get(key)? else {
+                return Ok(false);
+            };
+            let mut approval: Approval = decode("approvals", &bytes).map_err(abort)?;
+            if approval.status != Status::Approved || approval.run != RunState::NotStarted {
+                return Ok(false);
+            }
+            approval.run = RunState::Started { at_ms };
+            approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
+            Ok(true)
+        })?;
+        Ok(started)
+    }
+
+    /// Audit events, oldest first; the newest `limit` of them.
+    pub fn audit_events(&self, limit: usize) -> Result<Vec<AuditEvent>, StoreError> {
+        let mut events = self
+            .inner
+            .audit
+            .iter()
+            .values()
+            .rev()
+            .take(limit)
+            .map(|value| decode::<AuditEvent>("audit", &value?))
+            .collect::<Result<Vec<_>, _>>()?;
+        events.reverse();
+        Ok(events)
+    }
+}
+
+#[cfg(test)]
+#[path = "approvals_tests.rs"]
+mod tests;
