@@ -55,12 +55,15 @@ pub async fn run(config: Config, chat: Option<String>) -> ExitCode {
 
 async fn converse(client: &mut Client) -> ExitCode {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    // The newest approval prompt: a one-word answer typed next replies to it.
+    let mut prompt: Option<String> = None;
     loop {
         tokio::select! {
             line = lines.next_line() => match line {
                 Ok(Some(line)) if line.trim().is_empty() => {}
                 Ok(Some(line)) => {
-                    if let Err(error) = client.send(None, &line, None).await {
+                    let reply_to = if is_one_word_answer(&line) { prompt.take() } else { None };
+                    if let Err(error) = client.send(None, &line, reply_to).await {
                         eprintln!("passepartout: {error}");
                         return ExitCode::from(3);
                     }
@@ -76,7 +79,10 @@ async fn converse(client: &mut Client) -> ExitCode {
                     ReplyKind::Failure => println!("! {text}"),
                     _ => println!("{text}"),
                 },
-                Ok(ServerFrame::Approval { text, .. }) => println!("? {text}"),
+                Ok(ServerFrame::Approval { id, text, .. }) => {
+                    println!("? {text}");
+                    prompt = Some(id);
+                }
                 Ok(_) => {}
                 Err(error) => {
                     eprintln!("passepartout: {error}");
@@ -85,4 +91,13 @@ async fn converse(client: &mut Client) -> ExitCode {
             },
         }
     }
+}
+
+/// "yes", "no", "approve", "deny", "ok": what answers the prompt just shown.
+fn is_one_word_answer(line: &str) -> bool {
+    let word = line.trim().trim_end_matches(['.', '!']).to_lowercase();
+    matches!(
+        word.as_str(),
+        "approve" | "approved" | "yes" | "y" | "ok" | "okay" | "deny" | "denied" | "no" | "n" | "reject"
+    )
 }

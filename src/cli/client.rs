@@ -29,7 +29,8 @@ pub(super) async fn connect(config: &Config, chat: Option<ChatId>) -> Result<Cli
     })
 }
 
-/// `passepartout send`: sends `text`, prints the reply. Exit 0 on an answer,
+/// `passepartout send`: sends `text`, prints the reply (and, on stderr, any
+/// approval prompt it waits for meanwhile). Exit 0 on an answer,
 /// 1 when the turn failed (e.g. no model answered), 3 when the daemon is unreachable.
 pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: String) -> ExitCode {
     let chat = match chat_id(chat) {
@@ -46,15 +47,27 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
             return Ok::<_, ClientError>(None);
         }
         loop {
-            if let ServerFrame::Reply {
-                in_reply_to: Some(answered),
-                text,
-                kind,
-                ..
-            } = client.next_event().await?
-                && answered == id
-            {
-                return Ok(Some((kind, text)));
+            match client.next_event().await? {
+                ServerFrame::Reply {
+                    in_reply_to: Some(answered),
+                    text,
+                    kind,
+                    ..
+                } if answered == id => return Ok(Some((kind, text))),
+                // The answer waits for a person: say how to give it, and keep waiting.
+                ServerFrame::Approval {
+                    in_reply_to: Some(answered),
+                    token,
+                    text,
+                    ..
+                } if answered == id => {
+                    eprintln!("{text}");
+                    eprintln!(
+                        "(from another terminal: passepartout approvals approve {} — or deny)",
+                        token.as_str()
+                    );
+                }
+                _ => {}
             }
         }
     };
