@@ -12,6 +12,11 @@
 //! Then one conversation at a time, `PP_BENCH_TOOL_ROUNDS` (default 2000)
 //! plain turns and as many tool rounds (model → `current_time` → model →
 //! reply), to report what a tool round costs beside a plain reply.
+//!
+//! Last, `PP_BENCH_APPROVALS` (default 300) actions held for approval, each
+//! approved by replying "yes" to its prompt: the time from sending the answer
+//! to the tool starting (the answer is journaled, decided, the start is made
+//! durable, then the tool runs).
 
 #[path = "../tests/support/fake_llm.rs"]
 mod fake_llm;
@@ -20,8 +25,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use passepartout::Daemon;
+use async_trait::async_trait;
 use passepartout::config::{Config, ProviderConfig};
+use passepartout::llm::ToolSpec;
+use passepartout::tools::{Tool, ToolContext, ToolError};
+use passepartout::{Daemon, Extensions};
 use passepartout_gateway::ChatId;
 use passepartout_socket::{Client, ServerFrame};
 
@@ -39,6 +47,9 @@ fn config(dir: &std::path::Path, llm_url: &str) -> Config {
         ..Config::default()
     };
     config.store.backup_every_s = 0;
+    // Thousands of tool calls a minute are the point here, not a runaway
+    // model: with the limit on, the rounds past it would measure refusals.
+    config.skills.tool_calls_per_minute = 0;
     config.llm.providers = vec![ProviderConfig {
         name: "loopback".into(),
         base_url: llm_url.to_owned(),
@@ -106,6 +117,65 @@ async fn conversation(
     latencies
 }
 
+/// A tool that reports when it starts; it is held for approval.
+struct Mark(tokio::sync::mpsc::UnboundedSender<Instant>);
+
+#[async_trait]
+impl Tool for Mark {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "mark".into(),
+            description: "notes the time".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+    async fn call(&self, _: &ToolContext, _: serde_json::Value) -> Result<String, ToolError> {
+        let _ = self.0.send(Instant::now());
+        Ok("marked".into())
+    }
+}
+
+/// Asks for `mark` `rounds` times, approving each by replying "yes" to the
+/// prompt; returns the times from sending the answer to the tool starting.
+async fn approvals(
+    socket: std::path::PathBuf,
+    rounds: usize,
+    mut started: tokio::sync::mpsc::UnboundedReceiver<Instant>,
+) -> Vec<Duration> {
+    let chat = ChatId::new("approvals").unwrap();
+    let mut client = Client::connect(&socket, Some(chat)).await.expect("connect");
+    let mut latencies = Vec::with_capacity(rounds);
+    for n in 0..rounds {
+        let (id, _) = client.send(None, &format!("approve-me {n}"), None).await.expect("send");
+        let prompt = loop {
+            match client.next_event().await.expect("prompt") {
+                ServerFrame::Approval {
+                    id: prompt,
+                    in_reply_to: Some(answered),
+                    ..
+                } if answered == id => break prompt,
+                _ => {}
+            }
+        };
+        let answered_at = Instant::now();
+        client.send(None, "yes", Some(prompt)).await.expect("answer");
+        let ran_at = started.recv().await.expect("the tool ran");
+        latencies.push(ran_at - answered_at);
+        // The model's answer after the run closes the round.
+        loop {
+            match client.next_event().await.expect("reply") {
+                ServerFrame::Reply {
+                    in_reply_to: Some(answered),
+                    kind: passepartout_gateway::ReplyKind::Answer,
+                    ..
+                } if answered == id => break,
+                _ => {}
+            }
+        }
+    }
+    latencies
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[index].as_secs_f64() * 1000.0
@@ -153,19 +223,32 @@ fn main() {
         // "tool N" asks for the time, then answers; everything else is echoed.
         llm.set_responder(|request| {
             let last = fake_llm::last_message(request);
+            let text = fake_llm::last_user_text(request);
             if last["role"] == "tool" {
                 fake_llm::Script::Reply("it is now".into())
-            } else if fake_llm::last_user_text(request).starts_with("tool") {
+            } else if text.starts_with("tool") {
                 fake_llm::Script::ToolCall {
                     name: "current_time".into(),
+                    arguments: "{}".into(),
+                }
+            } else if text.starts_with("approve-me") {
+                fake_llm::Script::ToolCall {
+                    name: "mark".into(),
                     arguments: "{}".into(),
                 }
             } else {
                 fake_llm::Script::Echo
             }
         });
-        let config = config(dir.path(), &llm.base_url());
-        let daemon = Daemon::start(config.clone()).await.expect("daemon starts");
+        let mut config = config(dir.path(), &llm.base_url());
+        config.tools.require_approval.push("mark".into());
+        let (marks, started_marks) = tokio::sync::mpsc::unbounded_channel();
+        let extensions = Extensions {
+            tools: vec![Arc::new(Mark(marks))],
+        };
+        let daemon = Daemon::start_with(config.clone(), extensions)
+            .await
+            .expect("daemon starts");
         let socket = config.socket_path();
 
         let progress = Arc::new(Progress {
@@ -205,6 +288,9 @@ fn main() {
         let mut tool = conversation(socket.clone(), "tool".into(), "tool", rounds, quiet).await;
         plain.sort();
         tool.sort();
+        let approval_rounds = env_number("PP_BENCH_APPROVALS", 300).max(1);
+        let mut approved = approvals(socket.clone(), approval_rounds, started_marks).await;
+        approved.sort();
         daemon.shutdown().await.expect("shutdown");
 
         let ready_started = Instant::now();
@@ -237,6 +323,9 @@ fn main() {
             "tool_round_p99_ms": percentile(&tool, 0.99),
             "tool_round_overhead_p50_ms": percentile(&tool, 0.50) - percentile(&plain, 0.50),
             "tool_round_to_plain_ratio_p50": percentile(&tool, 0.50) / percentile(&plain, 0.50),
+            "approvals": approval_rounds,
+            "approval_answer_to_action_p50_ms": percentile(&approved, 0.50),
+            "approval_answer_to_action_p99_ms": percentile(&approved, 0.99),
         });
         println!("{report}");
     });
