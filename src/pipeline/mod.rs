@@ -1,9 +1,12 @@
 //! The Perceive → Reason → Act pipeline for one turn.
 //!
-//! [`Pipeline::run`] composes the three stages: perceive the inbound message,
-//! then reason and act until act returns no feedback signal, the depth limit
-//! is reached, or no model answers. It writes nothing: it returns what the
-//! turn produced, and the conversation worker commits that in one transaction.
+//! [`Pipeline::run`] composes the three stages: perceive the inbound message
+//! (an approval answer is decided right there), then reason and act until act
+//! returns no feedback signal, a call waits for approval, the depth limit is
+//! reached, or no model answers. [`Pipeline::settle`] is the turn that tells a
+//! conversation an approval's outcome (and runs what was approved). Neither
+//! writes the turn: each returns what it produced, and the conversation worker
+//! commits that in one transaction.
 
 pub mod act;
 pub mod cascade;

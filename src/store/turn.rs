@@ -7,7 +7,7 @@
 
 use passepartout_gateway::{ConversationKey, MessageId, Outbound, OutboundBody};
 use sled::Transactional;
-use sled::transaction::ConflictableTransactionError;
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
 use super::approvals::{self, ApprovalWrite};
 use super::error::StoreError;
@@ -139,52 +139,104 @@ impl Store {
     /// [`Store::apply`] without taking the write gate: the caller holds it.
     pub(super) fn apply_ungated(&self, prepared: &[Prepared]) -> Result<Vec<bool>, StoreError> {
         let inner = &self.inner;
-        let trees = (
+        let core = (
             &inner.pending,
             &inner.journal,
             &inner.outbox,
             &inner.history,
             &inner.memory,
-            &inner.approvals,
-            &inner.audit,
         );
-        let applied = trees.transaction(|(pending, journal, outbox, history, memory, approvals, audit)| {
-            let mut applied = Vec::with_capacity(prepared.len());
-            for commit in prepared {
-                if let (Some(seq), Some(pending_key)) = (commit.journal_seq, &commit.pending_key) {
-                    if pending.remove(pending_key.as_slice())?.is_none() {
-                        applied.push(false);
-                        continue;
-                    }
-                    journal.remove(&keys::seq(seq))?;
-                }
-                for (entry, value) in commit.entries.iter().zip(&commit.values) {
-                    outbox.insert(entry.key(), value.as_slice())?;
-                }
-                for key in &commit.forget {
-                    history.remove(key)?;
-                }
-                if let Some((key, record)) = &commit.history {
-                    history.insert(key.as_slice(), record.as_slice())?;
-                }
-                for (key, value) in &commit.memory {
-                    match value {
-                        Some(value) => memory.insert(key.as_slice(), value.as_slice())?,
-                        None => memory.remove(key.as_slice())?,
+        // Most turns ask for no approval and run no tool: every tree in a
+        // sled transaction costs, so those leave the approval trees out.
+        let approving = prepared.iter().any(|c| !c.approvals.is_empty() || !c.audit.is_empty());
+        let applied = if approving {
+            let (pending, journal, outbox, history, memory) = core;
+            (
+                pending,
+                journal,
+                outbox,
+                history,
+                memory,
+                &inner.approvals,
+                &inner.audit,
+            )
+                .transaction(|(pending, journal, outbox, history, memory, approvals, audit)| {
+                    let trees = Views {
+                        pending,
+                        journal,
+                        outbox,
+                        history,
+                        memory,
+                        approvals: Some((approvals, audit)),
                     };
-                }
-                for write in &commit.approvals {
-                    approvals::apply_in(approvals, audit, write)?;
-                }
-                for event in &commit.audit {
-                    approvals::audit_in(audit, event)?;
-                }
-                applied.push(true);
-            }
-            Ok::<_, ConflictableTransactionError<StoreError>>(applied)
-        })?;
+                    apply_in(&trees, prepared)
+                })?
+        } else {
+            core.transaction(|(pending, journal, outbox, history, memory)| {
+                let trees = Views {
+                    pending,
+                    journal,
+                    outbox,
+                    history,
+                    memory,
+                    approvals: None,
+                };
+                apply_in(&trees, prepared)
+            })?
+        };
         Ok(applied)
     }
+}
+
+/// The trees a turn's transaction writes; the approval trees only when needed.
+struct Views<'a> {
+    pending: &'a TransactionalTree,
+    journal: &'a TransactionalTree,
+    outbox: &'a TransactionalTree,
+    history: &'a TransactionalTree,
+    memory: &'a TransactionalTree,
+    /// `approvals` and `audit`.
+    approvals: Option<(&'a TransactionalTree, &'a TransactionalTree)>,
+}
+
+/// Applies each commit inside one transaction; a commit whose journal entry
+/// is no longer pending is skipped (`false`).
+fn apply_in(trees: &Views<'_>, prepared: &[Prepared]) -> Result<Vec<bool>, ConflictableTransactionError<StoreError>> {
+    let mut applied = Vec::with_capacity(prepared.len());
+    for commit in prepared {
+        if let (Some(seq), Some(pending_key)) = (commit.journal_seq, &commit.pending_key) {
+            if trees.pending.remove(pending_key.as_slice())?.is_none() {
+                applied.push(false);
+                continue;
+            }
+            trees.journal.remove(&keys::seq(seq))?;
+        }
+        for (entry, value) in commit.entries.iter().zip(&commit.values) {
+            trees.outbox.insert(entry.key(), value.as_slice())?;
+        }
+        for key in &commit.forget {
+            trees.history.remove(key)?;
+        }
+        if let Some((key, record)) = &commit.history {
+            trees.history.insert(key.as_slice(), record.as_slice())?;
+        }
+        for (key, value) in &commit.memory {
+            match value {
+                Some(value) => trees.memory.insert(key.as_slice(), value.as_slice())?,
+                None => trees.memory.remove(key.as_slice())?,
+            };
+        }
+        if let Some((approvals, audit)) = trees.approvals {
+            for write in &commit.approvals {
+                approvals::apply_in(approvals, audit, write)?;
+            }
+            for event in &commit.audit {
+                approvals::audit_in(audit, event)?;
+            }
+        }
+        applied.push(true);
+    }
+    Ok(applied)
 }
 
 /// The outcome of one prepared commit after [`Store::apply`].
