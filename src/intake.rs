@@ -82,8 +82,13 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 request: ControlRequest::Approvals { all },
                 reply,
             } => {
-                let listing = core.pipeline.approvals().listing(all);
-                let _ = reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
+                // Reads the whole approvals tree: never in the intake's way.
+                let core = core.clone();
+                core.tracker.clone().spawn_blocking(move || {
+                    let listing = core.pipeline.approvals().listing(all);
+                    let _ =
+                        reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
+                });
             }
             IntakeEvent::Control {
                 request: ControlRequest::Decide { token, approve, by },

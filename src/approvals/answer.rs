@@ -97,14 +97,9 @@ fn parse_text(text: &str, reply_to: Option<&MessageId>) -> Option<Parsed> {
     }
     let word = first.trim_end_matches(['.', '!', ',']).to_lowercase();
     if let Some(choice) = verb(&word) {
-        return match (second, more) {
-            // `approve K7PX2Q`, perhaps followed by more words.
-            (Some(second), _) if token(second).is_ok() => Some(answer(choice, Some(second), reply_to, How::Token)),
-            // `approve` / `approve !!`: short enough to be meant as an answer.
-            (None, _) | (Some(_), false) => Some(answer(choice, second, reply_to, How::Token)),
-            // "approve this plan for me": ordinary text.
-            (Some(_), true) => None,
-        };
+        // `approve K7PX2Q`, `approve`, `approve !!`: meant as an answer.
+        // "approve this plan for me" is ordinary text.
+        return (!more).then(|| answer(choice, second, reply_to, How::Token));
     }
     let bare = second.is_none() && reply_to.is_some();
     bare.then(|| bare_word(&word))
@@ -122,7 +117,8 @@ fn answer(choice: Choice, token_word: Option<&str>, reply_to: Option<&MessageId>
         },
         (Some(Err(problem)), _) => Parsed::Malformed {
             problem,
-            token_like: true,
+            // "approve it" is a slip, not a guess; commands and buttons count.
+            token_like: how != How::Token,
         },
         (None, Some(prompt)) => Parsed::Answer {
             choice,

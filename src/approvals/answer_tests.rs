@@ -52,7 +52,8 @@ fn approve_token_anywhere_in_the_conversation() {
     assert_eq!(text("Deny k7px2q.", None), by_token(Choice::Deny, "K7PX2Q", How::Token));
     assert_eq!(
         text("approve K7PX2Q please", None),
-        by_token(Choice::Approve, "K7PX2Q", How::Token)
+        None,
+        "more than two words are for the model"
     );
 }
 
@@ -99,7 +100,9 @@ fn malformed_commands_are_answered_not_sent_to_the_model() {
     assert!(!token_like);
     let (problem, token_like) = malformed(text("approve !!", None));
     assert!(problem.contains("`!!` is not an approval token"), "{problem}");
-    assert!(token_like);
+    assert!(!token_like, "a slip in plain text is not counted as a guess");
+    let (_, token_like) = malformed(text("/approve !!", None));
+    assert!(token_like, "a command naming a bad token is");
     let huge = "A".repeat(10 * 1024);
     let (problem, _) = malformed(text(&format!("/approve {huge}"), None));
     assert!(

@@ -40,6 +40,12 @@ impl Approvals {
             user: inbound.sender.id.clone(),
         };
         let now = self.clock.now_ms();
+        // Judged by when it arrived, not when its turn came: an answer that
+        // waited behind a long turn is not late for that.
+        let arrived = match inbound.received_at_ms {
+            0 => now,
+            at => at.min(now),
+        };
         match parsed {
             Parsed::Malformed { problem, token_like } => {
                 if token_like {
@@ -50,7 +56,7 @@ impl Approvals {
                 }
                 Ok(Handled::notice(problem))
             }
-            Parsed::Cancel { token } => self.cancel(inbound, &person, token),
+            Parsed::Cancel { token } => self.cancel(inbound, &person, token, now),
             Parsed::Answer { choice, target, how } => {
                 let approval = match &target {
                     Target::Token(token) => {
@@ -58,6 +64,10 @@ impl Approvals {
                             return Ok(Handled::notice(TOO_MANY));
                         }
                         let found = self.store.approval(token)?;
+                        if found.is_none() && how == How::Token && !self.any_pending_in(&inbound.conversation)? {
+                            // "approve payment" with nothing waiting here: ordinary text.
+                            return Ok(Handled::NotAnAnswer);
+                        }
                         if found.is_none() {
                             self.wrong.record(&person, now);
                             return Ok(Handled::notice(format!(
@@ -86,7 +96,7 @@ impl Approvals {
                     },
                     by: Some(person.clone()),
                     how,
-                    at_ms: now,
+                    at_ms: arrived,
                     message: Some((inbound.conversation.clone(), inbound.message_id.clone())),
                 };
                 self.decide_as(&approval, &person, &inbound.conversation, decision)
@@ -140,24 +150,32 @@ impl Approvals {
         self.store.decide(&approval.token, decision)
     }
 
-    fn cancel(&self, inbound: &Inbound, person: &Person, token: Option<ApprovalToken>) -> Result<Handled, StoreError> {
+    fn cancel(
+        &self,
+        inbound: &Inbound,
+        person: &Person,
+        token: Option<ApprovalToken>,
+        now: u64,
+    ) -> Result<Handled, StoreError> {
         let mine = |a: &Approval| a.requester == inbound.sender.id && a.conversation == inbound.conversation;
         let targets: Vec<Approval> = match token {
-            Some(token) => match self.store.approval(&token)? {
-                Some(approval) if mine(&approval) => vec![approval],
-                Some(_) => {
-                    return Ok(Handled::notice(format!(
-                        "Only whoever asked for {} here can cancel it.",
-                        token.as_str()
-                    )));
+            Some(token) => {
+                if self.wrong.is_limited(person, now) {
+                    return Ok(Handled::notice(TOO_MANY));
                 }
-                None => {
-                    return Ok(Handled::notice(format!(
-                        "No approval has the token {}.",
-                        token.as_str()
-                    )));
+                match self.store.approval(&token)? {
+                    Some(approval) if mine(&approval) => vec![approval],
+                    // Someone else's and no such token read the same, and
+                    // both count as a wrong guess.
+                    _ => {
+                        self.wrong.record(person, now);
+                        return Ok(Handled::notice(format!(
+                            "You have no approval with the token {} here.",
+                            token.as_str()
+                        )));
+                    }
                 }
-            },
+            }
             None => self
                 .store
                 .approvals()?
@@ -191,6 +209,15 @@ impl Approvals {
         }
         settle.dedup();
         Ok(Handled::Answered { replies, settle })
+    }
+
+    /// Whether anything waits for approval in `conversation`.
+    fn any_pending_in(&self, conversation: &ConversationKey) -> Result<bool, StoreError> {
+        Ok(self
+            .store
+            .approvals()?
+            .iter()
+            .any(|a| a.is_pending() && a.conversation == *conversation))
     }
 
     /// The sentence for a decision just made; `answered_in` names where the

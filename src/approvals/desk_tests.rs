@@ -94,8 +94,8 @@ fn status(desk: &Approvals, approval: &Approval) -> Status {
     desk.store().approval(&approval.token).unwrap().unwrap().status
 }
 
-#[test]
-fn an_approver_decides_in_the_prompts_conversation() {
+#[tokio::test(start_paused = true)]
+async fn an_approver_decides_in_the_prompts_conversation() {
     let (_dir, store) = open_temp();
     let desk = desk(&store);
     let chat = conversation("telegram", "100");
@@ -249,6 +249,43 @@ fn unknown_tokens_are_refused_and_rate_limited() {
 }
 
 #[test]
+fn approve_followed_by_a_word_is_ordinary_text_when_nothing_waits() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let nothing = say(&desk, &text_from(&chat, "42", "a1", "approve payment", None));
+    assert_eq!(nothing, Handled::NotAnAnswer, "it goes to the model, not counted");
+    pending(&desk, &chat);
+    let handled = say(&desk, &text_from(&chat, "42", "a2", "approve payment", None));
+    assert!(
+        notice(&handled).contains("No approval has the token PAYMENT"),
+        "{handled:?}"
+    );
+}
+
+#[test]
+fn an_answer_is_judged_by_when_it_arrived() {
+    let (_dir, store) = open_temp();
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk(&store), &chat);
+    // Processed an hour later, but it arrived a minute after the prompt.
+    let per_gateway = HashMap::from([(
+        GatewayId::new("telegram").unwrap(),
+        vec![approver("telegram", "42", false)],
+    )]);
+    let later = Approvals::new(
+        store.clone(),
+        Policy::new(per_gateway, Vec::new()),
+        Clock::at(T0 + 3_600_000),
+        &Config::default(),
+    );
+    let mut answer = text_from(&chat, "42", "a1", &format!("approve {}", approval.token.as_str()), None);
+    answer.received_at_ms = T0 + 60_000;
+    let handled = say(&later, &answer);
+    assert!(notice(&handled).starts_with("Approved"), "{handled:?}");
+}
+
+#[test]
 fn a_reply_to_the_prompt_decides_and_a_reply_to_anything_else_is_ordinary_text() {
     let (_dir, store) = open_temp();
     let desk = desk(&store);
@@ -275,7 +312,10 @@ fn only_the_requester_cancels() {
     let approval = pending(&desk, &chat);
     let token = approval.token.as_str();
     let handled = say(&desk, &text_from(&chat, "42", "c1", &format!("/cancel {token}"), None));
-    assert!(notice(&handled).contains("Only whoever asked"), "{handled:?}");
+    assert!(
+        notice(&handled).contains(&format!("You have no approval with the token {token} here")),
+        "someone else's reads like a token that does not exist: {handled:?}"
+    );
     let handled = say(&desk, &text_from(&chat, "42", "c2", "/cancel", None));
     assert!(notice(&handled).contains("Nothing you asked for"), "{handled:?}");
     assert_eq!(status(&desk, &approval), Status::Pending);

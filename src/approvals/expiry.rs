@@ -12,6 +12,9 @@ use super::desk::timed_out;
 use super::{Approvals, Status};
 use crate::store::{Decided, StoreError};
 
+/// Longest sleep between two looks at the deadlines.
+const RESCAN_MS: u64 = 60_000;
+
 /// Runs until `stop`; `expired` is called with the conversation of each
 /// approval that timed out.
 pub async fn run(approvals: Arc<Approvals>, expired: impl Fn(ConversationKey), stop: CancellationToken) {
@@ -28,12 +31,10 @@ pub async fn run(approvals: Arc<Approvals>, expired: impl Fn(ConversationKey), s
                 Some(approvals.clock.now_ms() + 60_000)
             }
         };
-        let wake = async {
-            match next {
-                Some(ms) => tokio::time::sleep_until(approvals.clock.instant_at(ms)).await,
-                None => std::future::pending().await,
-            }
-        };
+        // Woken by each creation too; the cap is a backstop that makes a
+        // missed wake-up cost a minute, not the deadline.
+        let backstop = approvals.clock.now_ms() + RESCAN_MS;
+        let wake = tokio::time::sleep_until(approvals.clock.instant_at(next.map_or(backstop, |ms| ms.min(backstop))));
         tokio::select! {
             _ = stop.cancelled() => return,
             _ = approvals.created.notified() => {}

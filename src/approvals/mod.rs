@@ -108,6 +108,7 @@ impl Approvals {
             status: Status::Pending,
             decision: None,
             run: RunState::NotStarted,
+            output: None,
             settled: false,
         }
     }

@@ -35,6 +35,9 @@ pub struct Approval {
     /// For an approved action: whether it ran.
     #[serde(default)]
     pub run: RunState,
+    /// What the run returned (or its error), kept until the model was told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     /// Whether the outcome has entered the conversation (the model was told,
     /// or the person was); until then the daemon owes it, across restarts.
     #[serde(default)]

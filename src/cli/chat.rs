@@ -75,10 +75,14 @@ async fn converse(client: &mut Client) -> ExitCode {
                 }
             },
             frame = client.next_event() => match frame {
-                Ok(ServerFrame::Reply { text, kind, .. }) => match kind {
-                    ReplyKind::Failure => println!("! {text}"),
-                    _ => println!("{text}"),
-                },
+                Ok(ServerFrame::Reply { text, kind, .. }) => {
+                    // Anything said after a prompt makes a bare "no" mean something else.
+                    prompt = None;
+                    match kind {
+                        ReplyKind::Failure => println!("! {text}"),
+                        _ => println!("{text}"),
+                    }
+                }
                 Ok(ServerFrame::Approval { id, text, .. }) => {
                     println!("? {text}");
                     prompt = Some(id);

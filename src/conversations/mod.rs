@@ -8,6 +8,7 @@
 
 mod delivery;
 mod history;
+mod settle;
 mod worker;
 
 use std::collections::HashMap;

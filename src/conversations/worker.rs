@@ -1,7 +1,7 @@
 //! One conversation's worker: runs its turns one after another, commits each
-//! turn's writes in one transaction, then delivers its outbox. It also
-//! settles the conversation's decided approvals (runs what was approved,
-//! tells what was not), so those turns keep the conversation's order too.
+//! turn's writes in one transaction, then delivers its outbox. After each
+//! job it settles the conversation's decided approvals (`settle.rs`), so
+//! those turns keep the conversation's order too.
 //!
 //! A turn that panics or times out is rolled back by construction — the
 //! pipeline writes nothing itself — and answered with an apology carrying an
@@ -60,59 +60,7 @@ async fn handle(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHist
     if ran == 0 {
         delivery::deliver(core, key).await;
     }
-    settle_approvals(core, key, recent).await;
-}
-
-/// Tells the conversation the outcome of each approval decided since it
-/// was last told (one turn each, oldest first), if any was.
-async fn settle_approvals(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory) {
-    let approvals = core.pipeline.approvals();
-    while approvals.take_unsettled(key) {
-        let owed = match approvals.unsettled_in(key) {
-            Ok(owed) => owed,
-            Err(error) => {
-                tracing::error!(conversation = %key, %error, "cannot read approvals to settle");
-                return;
-            }
-        };
-        for approval in owed {
-            if core.store.is_poisoned() || core.draining.is_cancelled() {
-                // Still owed: settled at the next start.
-                return;
-            }
-            let outcome = match recent.load(&core.store, key) {
-                Ok(history) => {
-                    let memory = MemorySession::with_limits(
-                        core.store.clone(),
-                        &approval.conversation.gateway,
-                        &approval.requester,
-                        core.pipeline.memory_limits(),
-                    );
-                    let settle = core.pipeline.settle(&approval, history, memory);
-                    with_typing(core, key, guarded(core, key, settle)).await
-                }
-                Err(error) => Err(format!("I could not read this conversation's history: {error}")),
-            };
-            let output = match outcome {
-                Ok(output) => output,
-                Err(failure) => {
-                    // Not settled; a run that started is reported as interrupted at the next try.
-                    tracing::error!(conversation = %key, token = approval.token.as_str(), %failure, "settling an approval failed");
-                    continue;
-                }
-            };
-            let (commit, record) = commit_of(core, None, &approval.message_id, output);
-            let committed = core.store.commit_turn_durably(key, commit).await;
-            match committed {
-                Ok(_) => recent.committed(false, record),
-                Err(error) => {
-                    recent.invalidate();
-                    tracing::error!(conversation = %key, token = approval.token.as_str(), %error, "cannot commit an approval's outcome");
-                }
-            }
-            delivery::deliver(core, key).await;
-        }
-    }
+    super::settle::settle_approvals(core, key, recent).await;
 }
 
 /// Runs, oldest first, every pending message of the conversation up to
@@ -170,20 +118,21 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
             Err(format!("I could not read this conversation's history (error id {id})."))
         }
     };
-    let (commit, remembered) = match outcome {
+    let (commit, remembered, followups) = match outcome {
         Ok(output) => {
             Stats::bump(&core.stats.turns);
-            let (commit, record) = commit_of(core, Some(entry.seq), &entry.inbound.message_id, output);
+            let (commit, record, followups) = commit_of(core, Some(entry.seq), &entry.inbound.message_id, output);
             let remembered = (commit.forget_history, record);
-            (commit, Some(remembered))
+            (commit, Some(remembered), followups)
         }
         Err(failure) => {
             Stats::bump(&core.stats.turn_failures);
-            (apology(&entry, &failure), None)
+            (apology(&entry, &failure), None, Followups::default())
         }
     };
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = core.store.commit_turn_durably(key, commit).await;
+    followups.run(core, committed.is_ok());
     match (&committed, remembered) {
         (Ok(_), Some((forget, record))) => recent.committed(forget, record),
         (Ok(_), None) => {}
@@ -206,7 +155,7 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
 /// Shows "typing" in the conversation while `turn` runs, once it has taken
 /// longer than [`TYPING_AFTER`], renewed every [`TYPING_EVERY`] (platform
 /// indicators fade after about five seconds). A quick answer needs none.
-async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn: impl Future<Output = T>) -> T {
+pub(super) async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn: impl Future<Output = T>) -> T {
     let Some(gateway) = core.gateways.get(&key.gateway) else {
         return turn.await;
     };
@@ -242,7 +191,7 @@ async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRec
 }
 
 /// Runs `turn` under the turn timeout, catching panics.
-async fn guarded(
+pub(super) async fn guarded(
     core: &Arc<Core>,
     key: &ConversationKey,
     turn: impl Future<Output = TurnOutput>,
@@ -279,12 +228,12 @@ async fn guarded(
 /// be serialized, so the worker's copy matches the store). Replies answer
 /// `answering`; the prompts of approvals the turn asks for follow them.
 /// Conversations owed an approval's outcome are marked and woken.
-fn commit_of(
+pub(super) fn commit_of(
     core: &Arc<Core>,
     seq: Option<u64>,
     answering: &MessageId,
     output: TurnOutput,
-) -> (TurnCommit, Option<TurnRecord>) {
+) -> (TurnCommit, Option<TurnRecord>, Followups) {
     let (history_record, record) = match output.record.map(|record| (serde_json::to_vec(&record), record)) {
         Some((Ok(bytes), record)) => (Some(bytes), Some(record)),
         Some((Err(error), _)) => {
@@ -310,13 +259,10 @@ fn commit_of(
             text: approvals.prompt_text(approval),
         })
     }));
-    if !output.requested.is_empty() {
-        approvals.created();
-    }
-    for conversation in output.settle {
-        approvals.mark_unsettled(conversation.clone());
-        core.router.nudge(core, &conversation);
-    }
+    let followups = Followups {
+        created: !output.requested.is_empty(),
+        settle: output.settle,
+    };
     let mut writes: Vec<ApprovalWrite> = output
         .requested
         .into_iter()
@@ -337,7 +283,31 @@ fn commit_of(
         approvals: writes,
         audit: output.audit,
     };
-    (commit, record)
+    (commit, record, followups)
+}
+
+/// What must happen once a turn's commit was attempted.
+#[derive(Default)]
+pub(super) struct Followups {
+    /// The turn asked for approvals: their deadlines must be armed (only
+    /// once they are in the store, or the timer would not see them).
+    created: bool,
+    /// Conversations owed an approval's outcome (decided by this turn's
+    /// answer, which stands whether or not the turn itself committed).
+    settle: Vec<ConversationKey>,
+}
+
+impl Followups {
+    pub(super) fn run(self, core: &Arc<Core>, committed: bool) {
+        let approvals = core.pipeline.approvals();
+        if self.created && committed {
+            approvals.created();
+        }
+        for conversation in self.settle {
+            approvals.mark_unsettled(conversation.clone());
+            core.router.nudge(core, &conversation);
+        }
+    }
 }
 
 fn apology(entry: &JournalEntry, text: &str) -> TurnCommit {
@@ -355,6 +325,6 @@ fn apology(entry: &JournalEntry, text: &str) -> TurnCommit {
 }
 
 /// A short id that ties an apology to its log line.
-fn error_id() -> String {
+pub(super) fn error_id() -> String {
     format!("E{:06X}", rand::random::<u32>() & 0xFF_FFFF)
 }

@@ -17,7 +17,7 @@ mod settle;
 
 use std::sync::Arc;
 
-use passepartout_gateway::{ApprovalToken, ConversationKey, Inbound, ReplyKind};
+use passepartout_gateway::{ApprovalToken, ConversationKey, Inbound, MessageId, ReplyKind};
 use serde::{Deserialize, Serialize};
 
 use crate::approvals::{Approval, Approvals, Handled, RunState};
@@ -187,11 +187,14 @@ impl Pipeline {
         let token = approval.token.clone();
         let mut output = match outcome.note {
             settle::Note::ForModel(note) => {
+                // A turn of its own: its tool calls get ids of their own too.
+                let turn =
+                    MessageId::new(format!("approval-{}", token.as_str())).expect("a token makes a valid message id");
                 let signal = Signal {
                     origin: Origin {
                         conversation: approval.conversation.clone(),
                         sender: approval.requester.clone(),
-                        message_id: approval.message_id.clone(),
+                        message_id: turn,
                     },
                     depth: 0,
                     body: SignalBody::Message(crate::signal::Message { text: note.clone() }),
@@ -215,7 +218,6 @@ impl Pipeline {
         let mut replies = outcome.notices;
         replies.append(&mut output.replies);
         output.replies = replies;
-        output.audit.splice(0..0, outcome.audit);
         output.settled.push((token, outcome.run));
         output
     }

@@ -240,6 +240,34 @@ impl Store {
         Ok(started)
     }
 
+    /// Records how an approved run ended, its output, and its audit event,
+    /// in one transaction, so the outcome survives whatever happens next.
+    /// Make it durable before going on.
+    pub fn finish_run(
+        &self,
+        token: &ApprovalToken,
+        run: RunState,
+        output: &str,
+        event: &AuditEvent,
+    ) -> Result<(), StoreError> {
+        let _writing = self.writing();
+        let key = token.as_str().as_bytes();
+        (&self.inner.approvals, &self.inner.audit).transaction(|(approvals, audit)| {
+            let Some(bytes) = approvals.get(key)? else {
+                return Err(abort(StoreError::Corrupt {
+                    tree: "approvals",
+                    reason: format!("finishing unknown approval {}", token.as_str()),
+                }));
+            };
+            let mut approval: Approval = decode("approvals", &bytes).map_err(abort)?;
+            approval.run = run;
+            approval.output = Some(output.to_owned());
+            approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
+            audit_in(audit, event)
+        })?;
+        Ok(())
+    }
+
     /// Audit events, oldest first; the newest `limit` of them.
     pub fn audit_events(&self, limit: usize) -> Result<Vec<AuditEvent>, StoreError> {
         let mut events = self

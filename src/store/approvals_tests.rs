@@ -27,6 +27,7 @@ fn approval(token: &str) -> Approval {
         status: Status::Pending,
         decision: None,
         run: RunState::NotStarted,
+        output: None,
         settled: false,
     }
 }

@@ -1,0 +1,94 @@
+//! Settling approvals in their conversation's worker: one turn per decided
+//! approval the conversation has not been told about, oldest first. A turn
+//! that fails still settles it, with an apology, so an outcome is told once
+//! and an approved action is never offered a second run.
+
+use std::sync::Arc;
+
+use passepartout_gateway::{ConversationKey, OutboundBody, ReplyKind};
+
+use super::delivery;
+use super::history::RecentHistory;
+use super::worker::{commit_of, error_id, guarded, with_typing};
+use crate::approvals::Approval;
+use crate::core::Core;
+use crate::memory::MemorySession;
+use crate::store::{ApprovalWrite, PendingOutbound, TurnCommit};
+
+/// Tells the conversation the outcome of each approval decided since it
+/// was last told, if any was.
+pub async fn settle_approvals(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory) {
+    let approvals = core.pipeline.approvals();
+    while approvals.take_unsettled(key) {
+        let owed = match approvals.unsettled_in(key) {
+            Ok(owed) => owed,
+            Err(error) => {
+                // Owed still: settled at the next start.
+                tracing::error!(conversation = %key, %error, "cannot read approvals to settle");
+                return;
+            }
+        };
+        for approval in owed {
+            if core.store.is_poisoned() || core.draining.is_cancelled() {
+                return;
+            }
+            settle_one(core, key, recent, &approval).await;
+            delivery::deliver(core, key).await;
+        }
+    }
+}
+
+async fn settle_one(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, approval: &Approval) {
+    let token = approval.token.as_str();
+    let outcome = match recent.load(&core.store, key) {
+        Ok(history) => {
+            let memory = MemorySession::with_limits(
+                core.store.clone(),
+                &approval.conversation.gateway,
+                &approval.requester,
+                core.pipeline.memory_limits(),
+            );
+            let settle = core.pipeline.settle(approval, history, memory);
+            with_typing(core, key, guarded(core, key, settle)).await
+        }
+        Err(error) => Err(format!("I could not read this conversation's history: {error}")),
+    };
+    let (commit, record, followups) = match outcome {
+        Ok(output) => commit_of(core, None, &approval.message_id, output),
+        Err(failure) => {
+            let id = error_id();
+            tracing::error!(conversation = %key, token, error_id = %id, %failure, "settling an approval failed");
+            let text = format!("Something went wrong while finishing approval {token} (error id {id}): {failure}");
+            (told_failure(approval, text), None, Default::default())
+        }
+    };
+    let committed = core.store.commit_turn_durably(key, commit).await;
+    match &committed {
+        Ok(_) => recent.committed(false, record),
+        Err(error) => {
+            // Owed still: settled at the next start (an approved run that
+            // finished is not run again; its output was kept).
+            recent.invalidate();
+            tracing::error!(conversation = %key, token, %error, "cannot commit an approval's outcome");
+        }
+    }
+    followups.run(core, committed.is_ok());
+}
+
+/// Settles `approval` with only `text` for the person.
+fn told_failure(approval: &Approval, text: String) -> TurnCommit {
+    TurnCommit {
+        replies: vec![PendingOutbound {
+            in_reply_to: Some(approval.message_id.clone()),
+            body: OutboundBody::Text {
+                text,
+                kind: ReplyKind::Failure,
+            },
+        }],
+        approvals: vec![ApprovalWrite::Settle {
+            token: approval.token.clone(),
+            run: None,
+        }],
+        ..TurnCommit::default()
+    }
+}
