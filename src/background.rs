@@ -110,8 +110,9 @@ pub async fn backups(core: Arc<Core>, dir: PathBuf, keep: usize, every: Duration
 }
 
 /// Forgets platform message ids older than `dedupe_window`, hourly, so the
-/// dedupe index stays as large as the window and no larger.
-pub async fn maintenance(core: Arc<Core>, dedupe_window: Duration) {
+/// dedupe index stays as large as the window and no larger; likewise
+/// approvals decided and told longer than `keep_decided` ago.
+pub async fn maintenance(core: Arc<Core>, dedupe_window: Duration, keep_decided: Duration) {
     // Not at start: a start should be quick, and nothing is old yet.
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + MAINTENANCE_EVERY, MAINTENANCE_EVERY);
     loop {
@@ -126,6 +127,14 @@ pub async fn maintenance(core: Arc<Core>, dedupe_window: Duration) {
             Ok(Ok(pruned)) => tracing::info!(pruned, "old message ids forgotten"),
             Ok(Err(error)) => tracing::error!(%error, "dedupe sweep failed"),
             Err(error) => tracing::error!(%error, "dedupe sweep task failed"),
+        }
+        let cutoff = crate::intake::now_ms().saturating_sub(keep_decided.as_millis() as u64);
+        let store = core.store.clone();
+        match tokio::task::spawn_blocking(move || store.prune_approvals(cutoff)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(pruned)) => tracing::info!(pruned, "old decided approvals forgotten"),
+            Ok(Err(error)) => tracing::error!(%error, "approvals sweep failed"),
+            Err(error) => tracing::error!(%error, "approvals sweep task failed"),
         }
     }
 }

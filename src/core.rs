@@ -131,6 +131,7 @@ impl Core {
                 "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
                 "queues": workers.iter().map(|(key, depth)| json!({ "conversation": key.to_string(), "queued": depth })).collect::<Vec<_>>(),
             },
+            "approvals": { "pending": self.pipeline.approvals().pending_count().ok() },
             "store": {
                 "path": self.store.path(),
                 "failed": self.store.is_poisoned(),

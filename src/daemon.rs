@@ -147,7 +147,9 @@ impl Daemon {
             core.tracker.spawn(background::backups(core.clone(), dir, keep, every));
         }
         let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
-        core.tracker.spawn(background::maintenance(core.clone(), dedupe_window));
+        let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
+        core.tracker
+            .spawn(background::maintenance(core.clone(), dedupe_window, keep_decided));
         tracing::info!(
             data_dir = %data_dir.display(),
             socket = ?socket.as_ref().map(|s| s.path().to_path_buf()),

@@ -57,6 +57,9 @@ pub fn render(status: &Value) -> String {
         "conversations  {} active, {} queued\n",
         conversations["active"], conversations["queued"]
     );
+    if let Some(pending) = status["approvals"]["pending"].as_u64() {
+        out += &format!("approvals      {pending} pending (passepartout approvals)\n");
+    }
     let store = &status["store"];
     out += &format!(
         "store    {} bytes, {} pending, {} undelivered\n",
@@ -81,6 +84,7 @@ mod tests {
             "tools": {"read_file": {"executions": 3, "failures": 1, "total_ms": 4}},
             "skills": {"shell_safety": {"executions": 2, "failures": 2, "total_ms": 0}},
             "conversations": {"active": 1, "queued": 0},
+            "approvals": {"pending": 2},
             "store": {"size_bytes": 10, "pending": 0, "outbox": 0},
         });
         let text = render(&status);
@@ -92,6 +96,7 @@ mod tests {
             "tool     read_file    3 runs, 1 failed",
             "skill    shell_safety 2 runs, 2 rejected",
             "1 active",
+            "approvals      2 pending",
             "10 bytes",
         ] {
             assert!(text.contains(part), "{part} missing from {text}");

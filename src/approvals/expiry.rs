@@ -60,10 +60,18 @@ impl Approvals {
                 next = Some(next.map_or(approval.expires_ms, |n| n.min(approval.expires_ms)));
                 continue;
             }
-            if let Decided::Won(expired) = self.store.decide(&approval.token, timed_out(now))? {
-                tracing::info!(token = expired.token.as_str(), conversation = %expired.conversation, "approval timed out");
-                self.mark_unsettled(expired.conversation.clone());
-                done.push(expired.conversation);
+            match self.store.decide(&approval.token, timed_out(now)) {
+                Ok(Decided::Won(expired)) => {
+                    tracing::info!(token = expired.token.as_str(), conversation = %expired.conversation, "approval timed out");
+                    self.mark_unsettled(expired.conversation.clone());
+                    done.push(expired.conversation);
+                }
+                Ok(Decided::Already(_)) => {}
+                Err(error) => {
+                    // The others still time out; this one is tried at the next look.
+                    tracing::error!(token = approval.token.as_str(), %error, "cannot record a timeout");
+                    next = Some(next.map_or(now + RESCAN_MS, |n| n.min(now + RESCAN_MS)));
+                }
             }
         }
         done.dedup();

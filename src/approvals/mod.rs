@@ -154,6 +154,11 @@ impl Approvals {
             .collect())
     }
 
+    /// How many approvals wait for an answer.
+    pub fn pending_count(&self) -> Result<usize, StoreError> {
+        Ok(self.store.approvals()?.iter().filter(|a| a.is_pending()).count())
+    }
+
     /// At start: every conversation owed an outcome (decided before the
     /// restart but not yet told) is marked, and returned to be nudged.
     pub fn recover(&self) -> Result<Vec<ConversationKey>, StoreError> {

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 pub const DEFAULT_EXPIRE_AFTER_S: u64 = 900;
 pub const DEFAULT_WRONG_TOKENS_PER_HOUR: u32 = 10;
+pub const DEFAULT_KEEP_DECIDED_DAYS: u64 = 30;
 
 /// `[approvals]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,6 +20,9 @@ pub struct ApprovalsConfig {
     /// Answers naming a token that does not exist, per sender and hour,
     /// before further token answers from that sender are refused unread.
     pub wrong_tokens_per_hour: u32,
+    /// Days a decided approval stays listed (`approvals --all`) after its
+    /// outcome was told; the audit trail keeps its decision for good.
+    pub keep_decided_days: u64,
 }
 
 impl Default for ApprovalsConfig {
@@ -27,6 +31,7 @@ impl Default for ApprovalsConfig {
             expire_after_s: DEFAULT_EXPIRE_AFTER_S,
             global_approvers: Vec::new(),
             wrong_tokens_per_hour: DEFAULT_WRONG_TOKENS_PER_HOUR,
+            keep_decided_days: DEFAULT_KEEP_DECIDED_DAYS,
         }
     }
 }

@@ -268,6 +268,31 @@ impl Store {
         Ok(())
     }
 
+    /// Forgets approvals decided before `cutoff_ms` whose outcome was told,
+    /// and the prompts that pointed at them. Returns how many went.
+    pub fn prune_approvals(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
+        let _writing = self.writing();
+        let mut gone = std::collections::HashSet::new();
+        for item in self.inner.approvals.iter() {
+            let (key, value) = item?;
+            let approval: Approval = decode("approvals", &value)?;
+            let old = approval.decision.as_ref().is_some_and(|d| d.at_ms < cutoff_ms);
+            if approval.settled && old {
+                self.inner.approvals.remove(&key)?;
+                gone.insert(key.to_vec());
+            }
+        }
+        if !gone.is_empty() {
+            for item in self.inner.prompts.iter() {
+                let (key, token) = item?;
+                if gone.contains(token.as_ref()) {
+                    self.inner.prompts.remove(key)?;
+                }
+            }
+        }
+        Ok(gone.len())
+    }
+
     /// Audit events, oldest first; the newest `limit` of them.
     pub fn audit_events(&self, limit: usize) -> Result<Vec<AuditEvent>, StoreError> {
         let mut events = self

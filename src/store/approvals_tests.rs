@@ -150,3 +150,39 @@ fn a_prompt_finds_its_approval_only_in_its_conversation() {
     let elsewhere = ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("d").unwrap());
     assert!(store.approval_by_prompt(&elsewhere, &prompt).unwrap().is_none());
 }
+
+#[test]
+fn old_told_approvals_are_pruned_with_their_prompts_and_the_rest_kept() {
+    let (_dir, store) = open_temp();
+    for token in ["AAAAAA", "BBBBBB", "CCCCCC"] {
+        create(&store, approval(token)).unwrap();
+        let prompt = MessageId::new(format!("p-{token}")).unwrap();
+        store
+            .index_prompt(&conversation("c"), &ApprovalToken::new(token).unwrap(), &[prompt])
+            .unwrap();
+    }
+    let settle = |token: &str| TurnCommit {
+        approvals: vec![ApprovalWrite::Settle {
+            token: ApprovalToken::new(token).unwrap(),
+            run: None,
+        }],
+        ..TurnCommit::default()
+    };
+    // AAAAAA: decided long ago and told; BBBBBB: decided long ago, not yet told; CCCCCC: pending.
+    for token in ["AAAAAA", "BBBBBB"] {
+        store.decide(&ApprovalToken::new(token).unwrap(), approve(5)).unwrap();
+    }
+    store.commit_turn(&conversation("c"), settle("AAAAAA")).unwrap();
+    assert_eq!(store.prune_approvals(10).unwrap(), 1);
+    let left: Vec<_> = store.approvals().unwrap().into_iter().map(|a| a.token).collect();
+    assert_eq!(left, ["BBBBBB", "CCCCCC"].map(|t| ApprovalToken::new(t).unwrap()));
+    let gone = MessageId::new("p-AAAAAA").unwrap();
+    assert!(store.approval_by_prompt(&conversation("c"), &gone).unwrap().is_none());
+    let kept = MessageId::new("p-BBBBBB").unwrap();
+    assert!(store.approval_by_prompt(&conversation("c"), &kept).unwrap().is_some());
+    assert_eq!(
+        store.audit_events(10).unwrap().len(),
+        5,
+        "the audit trail keeps everything"
+    );
+}
