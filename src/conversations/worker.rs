@@ -39,6 +39,9 @@ pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut job
                 None => return,
             },
             _ = tokio::time::sleep(idle) => {
+                // An outcome owed whose wake-up found the queue full is
+                // settled here rather than left to the next message.
+                super::settle::settle_approvals(&core, &key, &mut recent).await;
                 if core.router.retire(&key, generation, &mut jobs) {
                     tracing::debug!(conversation = %key, "idle worker stopped");
                     return;
