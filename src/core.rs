@@ -12,6 +12,7 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::access::Access;
 use crate::config::PipelineConfig;
 use crate::conversations::Router;
 use crate::pipeline::Pipeline;
@@ -47,6 +48,8 @@ pub struct Core {
     pub pipeline: Pipeline,
     pub settings: PipelineConfig,
     pub gateways: HashMap<GatewayId, GatewayHandle>,
+    /// Who may talk to the assistant, per gateway.
+    pub access: Access,
     pub router: Router,
     pub stats: Stats,
     /// Cancelled at shutdown: workers finish their current job and stop.
@@ -64,6 +67,7 @@ impl Core {
         pipeline: Pipeline,
         settings: PipelineConfig,
         gateways: HashMap<GatewayId, GatewayHandle>,
+        access: Access,
     ) -> Arc<Core> {
         let router = Router::new(settings.queue_capacity);
         Arc::new(Core {
@@ -71,6 +75,7 @@ impl Core {
             pipeline,
             settings,
             gateways,
+            access,
             router,
             stats: Stats::default(),
             draining: CancellationToken::new(),
@@ -80,11 +85,9 @@ impl Core {
         })
     }
 
-    /// Whether the sender of `inbound` may talk to the assistant. Local socket
-    /// peers are checked by the gateway (same uid only); a gateway without an
-    /// allowlist of its own lets nobody in.
+    /// Whether the sender of `inbound` may talk to the assistant (see [`Access`]).
     pub fn allowed(&self, inbound: &Inbound) -> bool {
-        inbound.conversation.gateway.as_str() == passepartout_socket::GATEWAY_ID
+        self.access.allows(inbound)
     }
 
     /// Marks a delivery retry armed for `key`; false if one already was.

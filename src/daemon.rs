@@ -118,7 +118,8 @@ impl Daemon {
             None
         };
 
-        let core = Core::new(store, pipeline, config.pipeline.clone(), gateways);
+        let access = crate::access::Access::from_config(&config);
+        let core = Core::new(store, pipeline, config.pipeline.clone(), gateways, access);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
         background::recover(&core);

@@ -6,6 +6,7 @@
 //! ([`conversations`]), and leave through the durable outbox. [`daemon`] wires
 //! it together; [`cli`] is the command line.
 
+pub mod access;
 pub mod approvals;
 pub mod audit;
 mod background;

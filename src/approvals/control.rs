@@ -35,6 +35,39 @@ impl Approvals {
         Ok(listing)
     }
 
+    /// `/approvals` in a chat: what waits for approval in `conversation`.
+    pub fn waiting_in(&self, conversation: &ConversationKey) -> Result<String, StoreError> {
+        let now = self.clock.now_ms();
+        let lines: Vec<String> = self
+            .store
+            .approvals()?
+            .iter()
+            .filter(|a| a.is_pending() && a.conversation == *conversation)
+            .map(|a| {
+                let left_s = a.expires_ms.saturating_sub(now) / 1000;
+                let left = if left_s >= 60 {
+                    format!("{} min", left_s / 60)
+                } else {
+                    format!("{left_s} s")
+                };
+                format!(
+                    "{}: {} (asked by {}; {left} left)",
+                    a.token.as_str(),
+                    a.action(),
+                    a.requester.as_str(),
+                )
+            })
+            .collect();
+        Ok(if lines.is_empty() {
+            "Nothing waits for approval here.".into()
+        } else {
+            format!(
+                "Waiting for approval:\n{}\nAnswer with `approve TOKEN` or `deny TOKEN`.",
+                lines.join("\n")
+            )
+        })
+    }
+
     fn describe(&self, approval: &Approval) -> Value {
         let decision = approval.decision.as_ref().map(|d| {
             json!({

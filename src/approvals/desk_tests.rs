@@ -410,3 +410,26 @@ fn an_approval_that_expired_while_the_daemon_was_down_times_out_at_once() {
     assert_eq!(next, None);
     assert_eq!(status(&later, &approval), Status::Expired);
 }
+
+#[tokio::test(start_paused = true)]
+async fn approvals_command_lists_what_waits_in_this_conversation_only() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    assert_eq!(desk.waiting_in(&chat).unwrap(), "Nothing waits for approval here.");
+    let approval = pending(&desk, &chat);
+    pending(&desk, &conversation("telegram", "200"));
+    let listing = desk.waiting_in(&chat).unwrap();
+    assert!(
+        listing.contains(&format!(
+            "{}: shell: ls (asked by 5; 15 min left)",
+            approval.token.as_str()
+        )),
+        "{listing}"
+    );
+    assert_eq!(
+        listing.lines().count(),
+        3,
+        "one approval, not the other chat's: {listing}"
+    );
+}

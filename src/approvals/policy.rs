@@ -1,6 +1,7 @@
 //! Who may decide an approval. The local socket's user always may (the
-//! gateway admits only the daemon's own uid); each gateway names its own
-//! approvers; `approvals.global_approvers` may decide from any conversation.
+//! gateway admits only the daemon's own uid); Telegram's are
+//! `telegram.approvers` (by default its `allowed_users`), in the chat the
+//! prompt went to; `approvals.global_approvers` may decide from any conversation.
 //! The set is copied into each approval when it is created, so a later
 //! change of configuration never widens who may decide a pending one.
 
@@ -42,6 +43,20 @@ impl Policy {
                     anywhere: false,
                 }],
             );
+        }
+        if let Ok(telegram) = GatewayId::new(passepartout_telegram::GATEWAY_ID) {
+            let approvers = config
+                .telegram
+                .approver_ids()
+                .iter()
+                .filter_map(|id| UserId::new(id.to_string()).ok())
+                .map(|user| Approver {
+                    gateway: telegram.clone(),
+                    user: Some(user),
+                    anywhere: false,
+                })
+                .collect();
+            per_gateway.insert(telegram, approvers);
         }
         let global = config
             .approvals

@@ -7,6 +7,7 @@ mod load;
 mod memory;
 mod secret;
 mod skills;
+mod telegram;
 mod tools;
 mod validate;
 
@@ -19,6 +20,7 @@ pub use load::{ConfigError, default_config_file, load};
 pub use memory::*;
 pub use secret::{Secret, SecretError};
 pub use skills::*;
+pub use telegram::*;
 pub use tools::*;
 pub use validate::validate;
 
@@ -39,6 +41,7 @@ pub struct Config {
     pub memory: MemoryConfig,
     pub approvals: ApprovalsConfig,
     pub socket: SocketSection,
+    pub telegram: TelegramConfig,
 }
 
 impl Default for Config {
@@ -53,6 +56,7 @@ impl Default for Config {
             memory: MemoryConfig::default(),
             approvals: ApprovalsConfig::default(),
             socket: SocketSection::default(),
+            telegram: TelegramConfig::default(),
         }
     }
 }

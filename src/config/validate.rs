@@ -169,6 +169,29 @@ pub fn validate(config: &Config) -> Vec<String> {
         }
     }
 
+    let telegram = &config.telegram;
+    if telegram.enabled {
+        check(
+            telegram.token_env.is_some() || telegram.token_file.is_some(),
+            "telegram.token_env or telegram.token_file must say where the bot token is".into(),
+        );
+        check(
+            !telegram.allowed_users.is_empty() || !telegram.allowed_chats.is_empty(),
+            "telegram.allowed_users (or allowed_chats) is empty: nobody could talk to the bot".into(),
+        );
+    }
+    check(
+        telegram.api_url.starts_with("http://") || telegram.api_url.starts_with("https://"),
+        format!(
+            "telegram.api_url must start with http:// or https://, not {:?}",
+            telegram.api_url
+        ),
+    );
+    check(
+        (1..=50).contains(&telegram.poll_timeout_s),
+        "telegram.poll_timeout_s must be between 1 and 50".into(),
+    );
+
     let socket = &config.socket;
     check(
         socket.max_line_bytes >= 1024,
@@ -235,5 +258,24 @@ mod tests {
                 "{expected} missing from {problems:?}"
             );
         }
+    }
+
+    #[test]
+    fn an_enabled_bot_needs_a_token_source_and_someone_to_talk_to() {
+        let mut config = Config::default();
+        config.telegram.enabled = true;
+        config.telegram.token_env = None;
+        config.telegram.poll_timeout_s = 90;
+        let problems = validate(&config);
+        for expected in ["telegram.token_env", "nobody could talk", "poll_timeout_s"] {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} missing from {problems:?}"
+            );
+        }
+        config.telegram.token_env = Some("TOKEN".into());
+        config.telegram.allowed_users = vec![42];
+        config.telegram.poll_timeout_s = 25;
+        assert!(validate(&config).is_empty(), "{:?}", validate(&config));
     }
 }

@@ -168,7 +168,7 @@ mod tests {
             Skills::new(Vec::new()),
             approvals,
         );
-        Core::new(store, pipeline, settings, HashMap::new())
+        Core::new(store, pipeline, settings, HashMap::new(), Default::default())
     }
 
     fn key(chat: &str) -> ConversationKey {

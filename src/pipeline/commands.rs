@@ -14,6 +14,9 @@ pub const HELP: &str = "Commands:\n\
 /help — this list\n\
 /status — what the assistant is doing and how it is\n\
 /forget — forget this conversation's history\n\
+/approvals — what waits for approval here\n\
+/approve TOKEN, /deny TOKEN — decide one (or reply approve / deny to its prompt)\n\
+/cancel [TOKEN] — withdraw what you asked for\n\
 Anything else you write goes to the assistant.";
 
 /// Executes `command`; `status` renders the daemon's status when asked.
@@ -22,6 +25,8 @@ pub fn execute(command: &Command, status: impl FnOnce() -> String) -> CommandOut
         Command::Help => (HELP.to_owned(), false),
         Command::Status => (status(), false),
         Command::Forget => ("I have forgotten this conversation's history.".to_owned(), true),
+        // Answered by the pipeline, which has the approvals at hand.
+        Command::Approvals => (String::new(), false),
         Command::Unknown(name) => (format!("I don't know the command /{name}. Try /help."), false),
     };
     CommandOutcome { text, forget }

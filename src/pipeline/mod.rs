@@ -156,6 +156,15 @@ impl Pipeline {
         }
         let signal = match perception {
             Perception::Ignore | Perception::Answer(_) => return TurnOutput::default(),
+            Perception::Command(perceive::Command::Approvals) => {
+                return match self.approvals.waiting_in(&inbound.conversation) {
+                    Ok(text) => TurnOutput::notice(text),
+                    Err(error) => TurnOutput {
+                        replies: vec![(ReplyKind::Failure, format!("I could not read the approvals: {error}"))],
+                        ..TurnOutput::default()
+                    },
+                };
+            }
             Perception::Command(command) => {
                 let outcome = commands::execute(&command, status);
                 return TurnOutput {

@@ -12,6 +12,8 @@ pub enum Command {
     Help,
     Status,
     Forget,
+    /// What waits for approval in this conversation.
+    Approvals,
     Unknown(String),
 }
 
@@ -72,6 +74,7 @@ fn parse_command(text: &str) -> Option<Command> {
         "help" | "start" => Command::Help,
         "status" => Command::Status,
         "forget" => Command::Forget,
+        "approvals" => Command::Approvals,
         _ => Command::Unknown(name),
     })
 }
@@ -114,6 +117,7 @@ mod tests {
         assert_eq!(text("/help"), Perception::Command(Command::Help));
         assert_eq!(text("/status@my_bot"), Perception::Command(Command::Status));
         assert_eq!(text("/FORGET now"), Perception::Command(Command::Forget));
+        assert_eq!(text("/approvals"), Perception::Command(Command::Approvals));
         assert_eq!(
             text("/frobnicate"),
             Perception::Command(Command::Unknown("frobnicate".into()))
