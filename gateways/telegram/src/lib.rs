@@ -1,24 +1,39 @@
 //! The Telegram gateway of passepartout.
 //!
-//! When complete, this crate long-polls the Bot API (`getUpdates`) and hands
-//! every update, normalized into the gateway contract, to the core's intake; it
+//! [`TelegramGateway`] long-polls the Bot API (`getUpdates`) and hands every
+//! update, normalized into the gateway contract, to the core's intake; it
 //! advances the polling offset only after the core has journaled the message,
 //! so a crash never loses an update and a redelivered one is a duplicate. Out
 //! of the core it delivers replies as plain text split to Telegram's length
 //! limit, and approval prompts with Approve / Deny buttons.
 //!
-//! This part provides the pure pieces that loop is built from:
-//! [`split`](split::split) (long replies into messages Telegram accepts),
-//! [`escape_html`](format::escape_html) (for the bit of markup the gateway adds
-//! itself) and [`normalize`](normalize::normalize) (a Bot API update into an
-//! [`Inbound`](passepartout_gateway::Inbound), or a reason to skip it).
+//! The pieces, one per file:
+//! - [`settings`]: [`TelegramSettings`], with the token redacted from `Debug`;
+//! - [`offset`]: [`OffsetStore`], where the polling offset survives restarts;
+//! - [`gateway`]: [`TelegramGateway`], [`Deliver`](passepartout_gateway::Deliver)
+//!   and [`check`] for `doctor`;
+//! - `poll`: the long-polling loop behind [`Listen`](passepartout_gateway::Listen);
+//! - [`failure`]: what a failed Bot API call means; `backoff`: waits between failures;
+//! - [`normalize`](normalize::normalize): a Bot API update into an
+//!   [`Inbound`](passepartout_gateway::Inbound), or a reason to skip it;
+//! - [`split`](split::split): long replies into messages Telegram accepts;
+//! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
+mod backoff;
+pub mod failure;
 pub mod format;
+pub mod gateway;
 pub mod normalize;
+pub mod offset;
+mod poll;
+pub mod settings;
 pub mod split;
 
 pub use format::escape_html;
+pub use gateway::{APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
 pub use normalize::{GroupMode, Normalized, normalize};
+pub use offset::{MemoryOffsetStore, OffsetStore};
+pub use settings::TelegramSettings;
 pub use split::{TELEGRAM_TEXT_LIMIT, split, utf16_len};
 
 /// The gateway id of Telegram conversations.

@@ -1,0 +1,246 @@
+//! [`TelegramGateway`]: the Bot API client behind the contract's [`Listen`]
+//! and [`Deliver`].
+//!
+//! teloxide's `Bot` is used only as an HTTP client — no dispatcher — so the
+//! gateway decides when an update counts as handled (see [`crate::poll`]).
+//! Replies go out as plain text (no `parse_mode`, so no entity can fail to
+//! parse), split at Telegram's limit; approval prompts carry Approve / Deny
+//! buttons whose `callback_data` is `approve:TOKEN` / `deny:TOKEN`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use passepartout_gateway::{
+    ConversationKey, Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen, MessageId,
+    Outbound, OutboundBody, UserId,
+};
+use teloxide::Bot;
+use teloxide::payloads::SendMessageSetters;
+use teloxide::prelude::Requester;
+use teloxide::types::{self as tg, ChatAction, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::GATEWAY_ID;
+use crate::failure::{Failure, TOKEN_REFUSED, describe, redact};
+use crate::offset::OffsetStore;
+use crate::settings::TelegramSettings;
+use crate::split::{TELEGRAM_TEXT_LIMIT, split};
+
+/// How long a long poll may take beyond its own timeout before the HTTP
+/// client gives up on it.
+const POLL_SLACK: Duration = Duration::from_secs(10);
+/// How long to wait for Telegram to accept a connection.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// A person who is not allowed is told so at most once in this time.
+pub const REFUSAL_INTERVAL: Duration = Duration::from_secs(3600);
+/// `callback_data` prefix of the Approve button.
+pub const APPROVE_PREFIX: &str = "approve:";
+/// `callback_data` prefix of the Deny button.
+pub const DENY_PREFIX: &str = "deny:";
+
+/// The Telegram gateway. Shared by the daemon's listener and its delivery
+/// side, hence always in an [`Arc`].
+pub struct TelegramGateway {
+    pub(crate) settings: TelegramSettings,
+    pub(crate) offsets: Arc<dyn OffsetStore>,
+    /// The Bot API client, or why it could not be built (a bad `api_url`).
+    bot: Result<Bot, String>,
+    id: GatewayId,
+    health: Mutex<Health>,
+    /// When each person who is not allowed was last told so.
+    refused: Mutex<HashMap<UserId, Instant>>,
+}
+
+impl std::fmt::Debug for TelegramGateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelegramGateway")
+            .field("settings", &self.settings)
+            .field("health", &self.health())
+            .finish_non_exhaustive()
+    }
+}
+
+impl TelegramGateway {
+    /// A gateway for `settings` that starts polling from `offsets.load()`.
+    /// Touches no network; a bad `api_url` shows in [`Listen::health`] and
+    /// makes `listen` and `deliver` fail.
+    pub fn new(settings: TelegramSettings, offsets: Arc<dyn OffsetStore>) -> Arc<Self> {
+        let bot = build_bot(&settings);
+        let health = match &bot {
+            Ok(_) => Health::with(HealthState::Starting, "not polling yet"),
+            Err(reason) => Health::with(HealthState::Down, reason.clone()),
+        };
+        Arc::new(Self {
+            settings,
+            offsets,
+            bot,
+            id: GatewayId::new(GATEWAY_ID).expect("\"telegram\" is a valid gateway id"),
+            health: Mutex::new(health),
+            refused: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub(crate) fn bot(&self) -> Result<&Bot, GatewayError> {
+        self.bot
+            .as_ref()
+            .map_err(|reason| GatewayError::Rejected { reason: reason.clone() })
+    }
+
+    pub(crate) fn set_health(&self, health: Health) {
+        *self.health.lock().unwrap_or_else(PoisonError::into_inner) = health;
+    }
+
+    pub(crate) fn classify(&self, error: &teloxide::RequestError) -> Failure {
+        Failure::classify(error, &self.settings.token)
+    }
+
+    /// Whether `user` should be told they are not allowed now (and remembers
+    /// that they were, if so).
+    pub(crate) fn should_refuse(&self, user: &UserId) -> bool {
+        let now = Instant::now();
+        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
+        refused.retain(|_, at| now.duration_since(*at) < REFUSAL_INTERVAL);
+        if refused.contains_key(user) {
+            return false;
+        }
+        refused.insert(user.clone(), now);
+        true
+    }
+
+    /// Sends `text` to `chat`, each part of it as plain text; the first part
+    /// quotes `reply_to` if given (and is sent anyway if that message is gone).
+    /// `keyboard` goes on the last part.
+    pub(crate) async fn send_text(
+        &self,
+        chat: tg::ChatId,
+        text: &str,
+        reply_to: Option<tg::MessageId>,
+        keyboard: Option<InlineKeyboardMarkup>,
+    ) -> Result<Vec<MessageId>, GatewayError> {
+        let bot = self.bot()?;
+        let parts: Vec<String> = split(text, TELEGRAM_TEXT_LIMIT)
+            .into_iter()
+            .filter(|part| !part.trim().is_empty())
+            .collect();
+        if parts.is_empty() {
+            return Err(GatewayError::Rejected {
+                reason: "the message is empty".to_owned(),
+            });
+        }
+        let last = parts.len() - 1;
+        let mut ids = Vec::with_capacity(parts.len());
+        for (index, part) in parts.into_iter().enumerate() {
+            let mut request = bot.send_message(chat, part);
+            if let (0, Some(reply_to)) = (index, reply_to) {
+                request = request.reply_parameters(ReplyParameters::new(reply_to).allow_sending_without_reply());
+            }
+            if let (true, Some(keyboard)) = (index == last, &keyboard) {
+                request = request.reply_markup(keyboard.clone());
+            }
+            let sent = request.await.map_err(|error| {
+                let failure = self.classify(&error);
+                tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed");
+                failure.into_gateway_error()
+            })?;
+            ids.push(MessageId::new(sent.id.0.to_string()).expect("a number is a valid message id"));
+        }
+        Ok(ids)
+    }
+
+    /// The Telegram chat of `conversation`.
+    fn chat_of(&self, conversation: &ConversationKey) -> Result<tg::ChatId, GatewayError> {
+        if conversation.gateway != self.id {
+            return Err(GatewayError::Rejected {
+                reason: format!("{conversation} is not a Telegram conversation"),
+            });
+        }
+        conversation
+            .chat
+            .as_str()
+            .parse::<i64>()
+            .map(tg::ChatId)
+            .map_err(|_| GatewayError::Rejected {
+                reason: format!("{conversation} does not name a Telegram chat id"),
+            })
+    }
+}
+
+/// The message `id` names, if it is a Telegram message id.
+pub(crate) fn telegram_message_id(id: &MessageId) -> Option<tg::MessageId> {
+    id.as_str().parse::<i32>().ok().map(tg::MessageId)
+}
+
+/// The Approve / Deny keyboard of an approval prompt.
+pub fn approval_keyboard(token: &passepartout_gateway::ApprovalToken) -> InlineKeyboardMarkup {
+    InlineKeyboardMarkup::new([[
+        InlineKeyboardButton::callback("Approve", format!("{APPROVE_PREFIX}{token}")),
+        InlineKeyboardButton::callback("Deny", format!("{DENY_PREFIX}{token}")),
+    ]])
+}
+
+fn build_bot(settings: &TelegramSettings) -> Result<Bot, String> {
+    let url = reqwest::Url::parse(&settings.api_url)
+        .map_err(|error| format!("invalid Telegram api_url {:?}: {error}", settings.api_url))?;
+    let client = teloxide::net::default_reqwest_settings()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(Duration::from_secs(settings.poll_timeout_s.into()) + POLL_SLACK)
+        .build()
+        .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
+    Ok(Bot::with_client(settings.token.clone(), client).set_api_url(url))
+}
+
+/// Asks Telegram who the bot is, for `doctor`: `"@botname"`, or why not.
+pub async fn check(settings: &TelegramSettings) -> Result<String, String> {
+    let bot = build_bot(settings)?;
+    match bot.get_me().await {
+        Ok(me) => Ok(format!("@{}", me.username())),
+        Err(error) => Err(match Failure::classify(&error, &settings.token) {
+            Failure::Unauthorized => format!("{TOKEN_REFUSED} ({})", redact(&describe(&error), &settings.token)),
+            _ => redact(&describe(&error), &settings.token),
+        }),
+    }
+}
+
+#[async_trait]
+impl Listen for TelegramGateway {
+    fn id(&self) -> GatewayId {
+        self.id.clone()
+    }
+
+    async fn listen(&self, intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
+        self.poll(intake, shutdown).await
+    }
+
+    fn health(&self) -> Health {
+        self.health.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+#[async_trait]
+impl Deliver for TelegramGateway {
+    async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
+        let chat = self.chat_of(&message.conversation)?;
+        let reply_to = message.in_reply_to.as_ref().and_then(telegram_message_id);
+        let message_ids = match &message.body {
+            OutboundBody::Text { text, .. } => self.send_text(chat, text, reply_to, None).await?,
+            OutboundBody::ApprovalPrompt { token, text, .. } => {
+                self.send_text(chat, text, reply_to, Some(approval_keyboard(token)))
+                    .await?
+            }
+        };
+        tracing::debug!(chat = chat.0, outbound_id = %message.id, parts = message_ids.len(), "delivered to Telegram");
+        Ok(Delivered { message_ids })
+    }
+
+    async fn typing(&self, conversation: &ConversationKey) -> Result<(), GatewayError> {
+        let chat = self.chat_of(conversation)?;
+        self.bot()?
+            .send_chat_action(chat, ChatAction::Typing)
+            .await
+            .map(drop)
+            .map_err(|error| self.classify(&error).into_gateway_error())
+    }
+}

@@ -1,0 +1,359 @@
+//! The long-polling loop behind [`Listen::listen`](passepartout_gateway::Listen::listen).
+//!
+//! At start: `getMe` (the bot's username, to recognise mentions in groups),
+//! `getWebhookInfo` and `deleteWebhook` if one is set (a webhook makes
+//! `getUpdates` fail), `setMyCommands`. Then, over and over: `getUpdates` from
+//! the saved offset; each update in order is normalized and submitted to the
+//! core; the offset moves past an update only once the core acknowledged it
+//! (or it was skipped), and is saved after each batch, before the next
+//! `getUpdates` confirms it to Telegram. A `Busy` core ends the batch there:
+//! the update comes again on the next poll.
+//!
+//! Failures: a 409 Conflict (another poller or a webhook) and a 429 wait as
+//! long as they must; a refused token ends the loop with
+//! [`GatewayError::Unauthorized`]; anything else backs off exponentially.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal};
+use teloxide::payloads::{GetUpdatesSetters, SendMessageSetters};
+use teloxide::prelude::Requester;
+use teloxide::requests::Request;
+use teloxide::types::{AllowedUpdate, BotCommand, CallbackQueryId, ReplyParameters, Update, UpdateKind};
+use teloxide::{Bot, types as tg};
+use tokio_util::sync::CancellationToken;
+
+use crate::backoff::Backoff;
+use crate::failure::{Failure, TOKEN_REFUSED};
+use crate::gateway::{TelegramGateway, telegram_message_id};
+use crate::normalize::{Normalized, normalize};
+
+/// The update kinds the gateway asks for.
+const ALLOWED_UPDATES: [AllowedUpdate; 3] = [
+    AllowedUpdate::Message,
+    AllowedUpdate::CallbackQuery,
+    AllowedUpdate::MessageReaction,
+];
+
+/// The bot's commands, as Telegram shows them in its menu.
+const COMMANDS: [(&str, &str); 5] = [
+    ("start", "Start a conversation"),
+    ("help", "What I can do"),
+    ("status", "How the assistant is doing"),
+    ("approvals", "Actions waiting for your approval"),
+    ("forget", "Forget this conversation"),
+];
+
+/// How a batch of updates ended.
+enum BatchEnd {
+    /// Every update was handled.
+    Done,
+    /// The core is busy; the rest comes again.
+    Busy,
+    /// `shutdown` fired.
+    Shutdown,
+    /// The core takes no more messages.
+    IntakeClosed,
+}
+
+/// Why the loop stops waiting.
+enum Stop {
+    Shutdown,
+    Fatal(GatewayError),
+}
+
+/// The failure bookkeeping of one run of the loop.
+struct Trouble {
+    backoff: Backoff,
+    /// Whether the current run of conflicts was already warned about.
+    conflict_warned: bool,
+    /// Look for a webhook again before the next poll (after a conflict).
+    recheck_webhook: bool,
+}
+
+impl TelegramGateway {
+    pub(crate) async fn poll(&self, intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
+        let bot = match self.bot() {
+            Ok(bot) => bot.clone(),
+            Err(error) => {
+                self.set_health(Health::with(HealthState::Down, error.to_string()));
+                return Err(error);
+            }
+        };
+        let mut trouble = Trouble {
+            backoff: Backoff::new(self.settings.backoff_base, self.settings.backoff_max),
+            conflict_warned: false,
+            recheck_webhook: false,
+        };
+        let username = loop {
+            let started = tokio::select! {
+                biased;
+                () = shutdown.cancelled() => return Ok(()),
+                started = self.start(&bot) => started,
+            };
+            match started {
+                Ok(username) => break username,
+                Err(failure) => match self.wait_after(failure, &mut trouble, &shutdown).await {
+                    Ok(()) => {}
+                    Err(Stop::Shutdown) => return Ok(()),
+                    Err(Stop::Fatal(error)) => return Err(error),
+                },
+            }
+        };
+        let mut offset = self.offsets.load();
+        tracing::info!(bot = %username, offset = ?offset, "Telegram gateway polling");
+        loop {
+            if trouble.recheck_webhook {
+                trouble.recheck_webhook = false;
+                if let Err(failure) = self.remove_webhook(&bot).await {
+                    tracing::debug!(error = ?failure, "could not check for a webhook");
+                }
+            }
+            let mut request = bot
+                .get_updates()
+                .timeout(self.settings.poll_timeout_s)
+                .allowed_updates(ALLOWED_UPDATES);
+            if let Some(offset) = offset {
+                request = request.offset(i32::try_from(offset).unwrap_or(i32::MAX));
+            }
+            let polled = tokio::select! {
+                biased;
+                () = shutdown.cancelled() => return Ok(()),
+                polled = request.send() => polled,
+            };
+            let updates = match polled {
+                Ok(updates) => updates,
+                Err(error) => match self.wait_after(self.classify(&error), &mut trouble, &shutdown).await {
+                    Ok(()) => continue,
+                    Err(Stop::Shutdown) => return Ok(()),
+                    Err(Stop::Fatal(error)) => return Err(error),
+                },
+            };
+            if trouble.conflict_warned {
+                tracing::info!("Telegram updates flow again");
+            }
+            trouble.backoff.reset();
+            trouble.conflict_warned = false;
+            self.set_health(Health::up());
+
+            let before = offset;
+            let end = self
+                .handle_batch(&bot, &username, updates, &intake, &shutdown, &mut offset)
+                .await;
+            if offset != before
+                && let Some(offset) = offset
+                && let Err(error) = self.offsets.save(offset).await
+            {
+                // Not fatal: at worst the updates come again and the core sees duplicates.
+                tracing::warn!(offset, %error, "could not save the Telegram offset");
+            }
+            match end {
+                BatchEnd::Done => {}
+                BatchEnd::Busy => {
+                    tracing::debug!(offset = ?offset, "the core is busy; polling again shortly");
+                    if sleep_or_shutdown(self.settings.busy_backoff, &shutdown).await {
+                        return Ok(());
+                    }
+                }
+                BatchEnd::Shutdown => return Ok(()),
+                BatchEnd::IntakeClosed => {
+                    return if shutdown.is_cancelled() {
+                        Ok(())
+                    } else {
+                        Err(GatewayError::Closed)
+                    };
+                }
+            }
+        }
+    }
+
+    /// getMe, the webhook check and setMyCommands; the bot's username.
+    async fn start(&self, bot: &Bot) -> Result<String, Failure> {
+        let me = bot.get_me().await.map_err(|error| self.classify(&error))?;
+        self.remove_webhook(bot).await?;
+        let commands = COMMANDS.map(|(command, description)| BotCommand::new(command, description));
+        if let Err(error) = bot.set_my_commands(commands).await {
+            // The menu is a convenience; polling works without it.
+            tracing::warn!(error = ?self.classify(&error), "could not set the bot's commands");
+        }
+        Ok(me.username().to_owned())
+    }
+
+    /// Deletes the bot's webhook if one is set: Telegram refuses getUpdates while it is.
+    async fn remove_webhook(&self, bot: &Bot) -> Result<(), Failure> {
+        let info = bot.get_webhook_info().await.map_err(|error| self.classify(&error))?;
+        if let Some(url) = info.url {
+            tracing::warn!(
+                webhook_host = url.host_str().unwrap_or_default(),
+                pending = info.pending_update_count,
+                "a webhook was set for this bot; deleting it to poll instead"
+            );
+            bot.delete_webhook().await.map_err(|error| self.classify(&error))?;
+        }
+        Ok(())
+    }
+
+    /// Reports `failure` and waits as long as it asks for; a failure nothing
+    /// cures by waiting ends the loop.
+    async fn wait_after(
+        &self,
+        failure: Failure,
+        trouble: &mut Trouble,
+        shutdown: &CancellationToken,
+    ) -> Result<(), Stop> {
+        let delay = match failure {
+            Failure::Unauthorized => {
+                tracing::error!("{TOKEN_REFUSED}: check the bot token (from @BotFather)");
+                self.set_health(Health::with(HealthState::Down, TOKEN_REFUSED));
+                return Err(Stop::Fatal(GatewayError::Unauthorized {
+                    reason: TOKEN_REFUSED.to_owned(),
+                }));
+            }
+            Failure::Conflict { detail } => {
+                if !trouble.conflict_warned {
+                    trouble.conflict_warned = true;
+                    tracing::warn!(
+                        %detail,
+                        "Telegram gives this bot's updates to someone else: another poller or a webhook"
+                    );
+                }
+                trouble.recheck_webhook = true;
+                self.set_health(Health::with(
+                    HealthState::Degraded,
+                    "conflict: another poller or a webhook takes this bot's updates",
+                ));
+                self.settings.conflict_backoff
+            }
+            Failure::RetryAfter(wait) => {
+                tracing::info!(retry_after_s = wait.as_secs(), "Telegram asked us to slow down");
+                self.set_health(Health::with(
+                    HealthState::Degraded,
+                    format!("rate limited by Telegram for {}s", wait.as_secs()),
+                ));
+                wait
+            }
+            Failure::Transient { reason } | Failure::Rejected { reason } => {
+                let delay = trouble.backoff.next_delay();
+                tracing::warn!(%reason, retry_in_ms = delay.as_millis() as u64, "Telegram poll failed");
+                self.set_health(Health::with(HealthState::Degraded, reason));
+                delay
+            }
+        };
+        if sleep_or_shutdown(delay, shutdown).await {
+            Err(Stop::Shutdown)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Hands each update of a batch to the core in order, moving `offset`
+    /// past each one the core acknowledged or that was skipped.
+    async fn handle_batch(
+        &self,
+        bot: &Bot,
+        username: &str,
+        updates: Vec<Update>,
+        intake: &Intake,
+        shutdown: &CancellationToken,
+        offset: &mut Option<i64>,
+    ) -> BatchEnd {
+        for update in updates {
+            let update_id = update.id.0;
+            match normalize(&update, username, self.settings.group_mode, now_ms()) {
+                Normalized::Skip { reason } => {
+                    tracing::debug!(update_id, reason, "skipped a Telegram update");
+                }
+                Normalized::Inbound(inbound) => {
+                    let callback = match &update.kind {
+                        UpdateKind::CallbackQuery(query) => Some(query.id.clone()),
+                        _ => None,
+                    };
+                    let end = self.submit(bot, inbound, callback, intake, shutdown).await;
+                    if let Some(end) = end {
+                        return end;
+                    }
+                }
+            }
+            *offset = Some(i64::from(update_id) + 1);
+        }
+        BatchEnd::Done
+    }
+
+    /// Submits one message and acts on the core's answer. `None`: go on with
+    /// the next update; `Some`: end the batch before this one.
+    async fn submit(
+        &self,
+        bot: &Bot,
+        inbound: Inbound,
+        callback: Option<CallbackQueryId>,
+        intake: &Intake,
+        shutdown: &CancellationToken,
+    ) -> Option<BatchEnd> {
+        let chat = inbound.conversation.chat.as_str().parse::<i64>().map(tg::ChatId).ok();
+        let sender = inbound.sender.id.clone();
+        let message_id = telegram_message_id(&inbound.message_id);
+        let acked = tokio::select! {
+            biased;
+            () = shutdown.cancelled() => return Some(BatchEnd::Shutdown),
+            acked = intake.submit(inbound) => acked,
+        };
+        let Ok(ack) = acked else {
+            return Some(BatchEnd::IntakeClosed);
+        };
+        if let Some(id) = callback
+            && let Err(error) = bot.answer_callback_query(id).await
+        {
+            // Best effort: a redelivered press was answered already.
+            tracing::debug!(error = ?self.classify(&error), "answerCallbackQuery failed");
+        }
+        match ack {
+            Ack::Accepted | Ack::Duplicate => None,
+            Ack::Busy => Some(BatchEnd::Busy),
+            Ack::Refused {
+                reason: Refusal::NotAllowed,
+            } => {
+                tracing::info!(user = %sender, "refused a message from someone not allowed");
+                if let Some(chat) = chat
+                    && self.should_refuse(&sender)
+                {
+                    self.tell(bot, chat, &self.settings.refusal, None).await;
+                }
+                None
+            }
+            Ack::Refused {
+                reason: Refusal::TooLarge,
+            } => {
+                if let Some(chat) = chat {
+                    self.tell(bot, chat, &self.settings.too_long, message_id).await;
+                }
+                None
+            }
+        }
+    }
+
+    /// Sends a notice of the gateway's own; a failure is only logged.
+    async fn tell(&self, bot: &Bot, chat: tg::ChatId, text: &str, reply_to: Option<tg::MessageId>) {
+        let mut request = bot.send_message(chat, text);
+        if let Some(reply_to) = reply_to {
+            request = request.reply_parameters(ReplyParameters::new(reply_to).allow_sending_without_reply());
+        }
+        if let Err(error) = request.await {
+            tracing::warn!(chat = chat.0, error = ?self.classify(&error), "could not send a notice");
+        }
+    }
+}
+
+/// Waits `delay`; `true` if `shutdown` fired first.
+async fn sleep_or_shutdown(delay: Duration, shutdown: &CancellationToken) -> bool {
+    tokio::select! {
+        biased;
+        () = shutdown.cancelled() => true,
+        () = tokio::time::sleep(delay) => false,
+    }
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as u64)
+}
