@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use passepartout_gateway::{Deliver, Intake, Listen};
 use passepartout_socket::{SocketConfig, SocketGateway};
+use passepartout_telegram::TelegramGateway;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
@@ -53,6 +54,8 @@ pub enum StartError {
     Provider { name: String, reason: String },
     #[error(transparent)]
     Tools(#[from] crate::tools::SetupError),
+    #[error("cannot start the Telegram gateway: {0}")]
+    Telegram(String),
     #[error("a [skills] pattern is not a valid regular expression: {0}")]
     Skills(#[from] regex::Error),
 }
@@ -117,6 +120,15 @@ impl Daemon {
         } else {
             None
         };
+        if config.telegram.enabled {
+            let settings =
+                crate::telegram::settings(&config).map_err(|error| StartError::Telegram(error.to_string()))?;
+            let offsets = Arc::new(crate::telegram::StoreOffsets::new(store.clone()));
+            let telegram = TelegramGateway::new(settings, offsets);
+            let deliver: Arc<dyn Deliver> = telegram.clone();
+            let listen: Arc<dyn Listen> = telegram;
+            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
+        }
 
         let access = crate::access::Access::from_config(&config);
         let core = Core::new(store, pipeline, config.pipeline.clone(), gateways, access);

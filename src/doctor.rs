@@ -1,5 +1,5 @@
-//! `passepartout doctor`: one line per part — config, store, socket, each
-//! model provider — saying ok, degraded or failed, and for the last two what
+//! `passepartout doctor`: one line per part — config, store, socket, the
+//! Telegram bot when enabled, each model provider — saying ok, degraded or failed, and for the last two what
 //! to do about it. The daemon runs the provider checks at start and logs them;
 //! it starts anyway ("fail open").
 
@@ -112,6 +112,9 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
         None
     };
     checks.push(store_check(config, daemon.as_ref()));
+    if config.telegram.enabled {
+        checks.push(telegram_check(config).await);
+    }
     match &daemon {
         Some(status) => checks.extend(daemon_provider_checks(status)),
         None => {
@@ -121,6 +124,42 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
         }
     }
     checks
+}
+
+/// getMe with the configured token: the bot's name, or the exact failure.
+async fn telegram_check(config: &Config) -> Check {
+    let settings = match crate::telegram::settings(config) {
+        Ok(settings) => settings,
+        Err(error) => {
+            return Check::new(
+                "telegram",
+                Level::Failed,
+                error.to_string(),
+                Some("set the bot token (telegram.token_env or telegram.token_file)".into()),
+            );
+        }
+    };
+    let limit = Duration::from_secs(15);
+    match tokio::time::timeout(limit, passepartout_telegram::check(&settings)).await {
+        Ok(Ok(bot)) => Check::new(
+            "telegram",
+            Level::Ok,
+            format!("{bot} answers at {}", settings.api_url),
+            None,
+        ),
+        Ok(Err(error)) => Check::new(
+            "telegram",
+            Level::Failed,
+            error,
+            Some("check the token with @BotFather, and telegram.api_url".into()),
+        ),
+        Err(_) => Check::new(
+            "telegram",
+            Level::Failed,
+            format!("{} did not answer within {} s", settings.api_url, limit.as_secs()),
+            Some("check the network, or telegram.api_url".into()),
+        ),
+    }
 }
 
 /// Long enough for the daemon to probe every provider in turn.

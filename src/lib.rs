@@ -26,6 +26,7 @@ pub mod signal;
 pub mod skills;
 pub mod status;
 pub mod store;
+pub mod telegram;
 pub mod tools;
 
 pub use daemon::{Daemon, Extensions, StartError, run};

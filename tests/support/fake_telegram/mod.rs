@@ -224,9 +224,15 @@ impl FakeTelegram {
         id
     }
 
-    /// A text message from `user_id`; a private chat if `chat_id > 0`, else a group.
+    /// A text message from `user_id`; a private chat if `chat_id > 0`, else a
+    /// group. Each `@name` in it gets a `mention` entity, as Telegram adds.
     pub fn text_message(&self, chat_id: i64, user_id: i64, text: &str) -> Value {
-        json!({"message": self.incoming(chat_id, user_id, json!({"text": text}))})
+        let mut extra = json!({"text": text});
+        let mentions = mention_entities(text);
+        if !mentions.is_empty() {
+            extra["entities"] = Value::Array(mentions);
+        }
+        json!({"message": self.incoming(chat_id, user_id, extra)})
     }
 
     /// A text message in a group (`chat_id < -10¹²`: a supergroup).
@@ -416,4 +422,18 @@ impl FakeTelegram {
     fn lock(&self) -> MutexGuard<'_, Recorded> {
         self.shared.lock()
     }
+}
+
+/// `mention` entities for every `@name` in `text`, with Telegram's UTF-16 offsets.
+fn mention_entities(text: &str) -> Vec<Value> {
+    let mut entities = Vec::new();
+    let mut offset = 0;
+    for word in text.split_inclusive(char::is_whitespace) {
+        let name = word.trim_end();
+        if name.len() > 1 && name.starts_with('@') {
+            entities.push(json!({"type": "mention", "offset": offset, "length": name.encode_utf16().count()}));
+        }
+        offset += word.encode_utf16().count();
+    }
+    entities
 }

@@ -1,0 +1,190 @@
+//! The Telegram gateway inside the real daemon: a fake Bot API server and a
+//! fake model, the real gateway, intake, pipeline and approvals between them.
+
+mod support;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use support::fake_llm::{FakeLlm, Script, last_user_text};
+use support::fake_telegram::{FakeTelegram, Sent};
+use support::harness::{TestDaemon, WAIT};
+use support::tools::Record;
+
+const TOKEN: &str = "123456:test-token-never-logged";
+const OWNER: i64 = 42;
+const FRIEND: i64 = 7;
+const GROUP: i64 = -1_000_000_000_100;
+
+/// The fake model: asks for `record` when told to, finishes with what it was
+/// told about an outcome, and echoes the rest.
+fn model(request: &Value) -> Script {
+    let text = last_user_text(request);
+    if text.starts_with("[passepartout] ") {
+        Script::Reply(format!("final: {text}"))
+    } else if text.contains("please record") {
+        Script::ToolCall {
+            name: "record".into(),
+            arguments: json!({ "what": text }).to_string(),
+        }
+    } else {
+        Script::Echo
+    }
+}
+
+struct Setup {
+    telegram: FakeTelegram,
+    llm: FakeLlm,
+    record: Record,
+    _daemon: TestDaemon,
+}
+
+async fn start() -> Setup {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let record = Record::default();
+    let token_dir = tempfile::tempdir().unwrap();
+    let token_file = token_dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let api_url = telegram.base_url();
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.tools.require_approval = vec!["record".into()];
+            let section = &mut config.telegram;
+            section.enabled = true;
+            section.token_env = None;
+            section.token_file = Some(token_file);
+            section.api_url = api_url;
+            section.allowed_users = vec![OWNER];
+            section.allowed_chats = vec![GROUP];
+            section.poll_timeout_s = 1;
+        },
+        vec![Arc::new(record.clone())],
+    )
+    .await;
+    // The token was read at start; the file may go.
+    drop(token_dir);
+    Setup {
+        telegram,
+        llm,
+        record,
+        _daemon: daemon,
+    }
+}
+
+/// Waits until a message satisfying `wanted` was sent, and returns it.
+async fn sent_where(telegram: &FakeTelegram, wanted: impl Fn(&Sent) -> bool) -> Sent {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut seen = 0;
+    loop {
+        let sent = telegram
+            .wait_for_sent(
+                seen + 1,
+                deadline.saturating_duration_since(tokio::time::Instant::now()),
+            )
+            .await;
+        if let Some(found) = sent.iter().find(|s| wanted(s)) {
+            return found.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no such message within {WAIT:?}; sent: {sent:#?}"
+        );
+        seen = sent.len();
+    }
+}
+
+fn message_id(update: &Value) -> i64 {
+    update["message"]["message_id"].as_i64().unwrap()
+}
+
+#[tokio::test]
+async fn a_message_from_an_allowed_user_is_answered_quoting_it() {
+    let setup = start().await;
+    let update = setup.telegram.text_message(OWNER, OWNER, "hello there");
+    let asked = message_id(&update);
+    setup.telegram.push_update(update);
+    let reply = sent_where(&setup.telegram, |s| s.chat_id == OWNER).await;
+    assert_eq!(reply.text, "echo: hello there");
+    assert_eq!(reply.reply_to_message_id, Some(asked));
+}
+
+#[tokio::test]
+async fn a_stranger_is_refused_once_and_nothing_reaches_the_model() {
+    let setup = start().await;
+    let stranger = 999;
+    for text in ["hi", "hello?"] {
+        setup
+            .telegram
+            .push_update(setup.telegram.text_message(stranger, stranger, text));
+    }
+    // Then the owner: once that is answered, both strangers' messages were handled.
+    setup
+        .telegram
+        .push_update(setup.telegram.text_message(OWNER, OWNER, "ping"));
+    sent_where(&setup.telegram, |s| s.chat_id == OWNER).await;
+    let refusals: Vec<_> = setup
+        .telegram
+        .sent()
+        .into_iter()
+        .filter(|s| s.chat_id == stranger)
+        .collect();
+    assert_eq!(
+        refusals.len(),
+        1,
+        "one short refusal, not one per message: {refusals:?}"
+    );
+    let asked: Vec<String> = setup.llm.requests().iter().map(last_user_text).collect();
+    assert_eq!(asked, ["ping"], "the stranger's words never reached the model");
+}
+
+#[tokio::test]
+async fn an_approver_presses_approve_and_the_action_runs_once() {
+    let setup = start().await;
+    setup
+        .telegram
+        .push_update(setup.telegram.text_message(OWNER, OWNER, "please record the milk"));
+    let prompt = sent_where(&setup.telegram, |s| s.reply_markup.is_some()).await;
+    let buttons = &prompt.reply_markup.as_ref().unwrap()["inline_keyboard"][0];
+    let approve = buttons[0]["callback_data"].as_str().unwrap().to_owned();
+    assert!(approve.starts_with("approve:"), "{buttons}");
+    assert!(buttons[1]["callback_data"].as_str().unwrap().starts_with("deny:"));
+    assert_eq!(setup.record.calls(), 0, "nothing runs before approval");
+
+    let press = setup.telegram.callback_query(OWNER, OWNER, prompt.message_id, &approve);
+    setup.telegram.push_update(press);
+    let done = sent_where(&setup.telegram, |s| s.text.starts_with("final: ")).await;
+    assert!(done.text.contains("and it ran"), "{}", done.text);
+    assert_eq!(setup.record.calls(), 1);
+    // The press was answered (waits for the call, or fails).
+    setup.telegram.wait_for_calls("answercallbackquery", 1, WAIT).await;
+}
+
+#[tokio::test]
+async fn a_press_by_someone_who_may_not_approve_is_refused_and_it_keeps_waiting() {
+    let setup = start().await;
+    // In the group everyone may talk, but only the owner approves.
+    let ask = setup
+        .telegram
+        .group_message(GROUP, FRIEND, "@fake_bot please record the eggs");
+    setup.telegram.push_update(ask);
+    let prompt = sent_where(&setup.telegram, |s| s.reply_markup.is_some()).await;
+    let approve = prompt.reply_markup.as_ref().unwrap()["inline_keyboard"][0][0]["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let press = setup
+        .telegram
+        .callback_query(FRIEND, GROUP, prompt.message_id, &approve);
+    setup.telegram.push_update(press);
+    let refusal = sent_where(&setup.telegram, |s| s.text.contains("not allowed to approve")).await;
+    assert_eq!(refusal.chat_id, GROUP);
+    assert_eq!(setup.record.calls(), 0);
+    // The owner's press still decides.
+    let press = setup.telegram.callback_query(OWNER, GROUP, prompt.message_id, &approve);
+    setup.telegram.push_update(press);
+    sent_where(&setup.telegram, |s| s.text.starts_with("final: ")).await;
+    assert_eq!(setup.record.calls(), 1);
+}
