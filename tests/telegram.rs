@@ -160,6 +160,15 @@ async fn an_approver_presses_approve_and_the_action_runs_once() {
     assert_eq!(setup.record.calls(), 1);
     // The press was answered (waits for the call, or fails).
     setup.telegram.wait_for_calls("answercallbackquery", 1, WAIT).await;
+    // The prompt now says who decided, and its buttons are gone.
+    let edits = setup.telegram.wait_for_calls("editmessagetext", 1, WAIT).await;
+    assert_eq!(edits[0]["message_id"], prompt.message_id, "{edits:?}");
+    let shown = edits[0]["text"].as_str().unwrap();
+    assert!(
+        shown.contains(&format!("Approved by telegram:{OWNER} (button)")),
+        "{shown}"
+    );
+    assert!(edits[0].get("reply_markup").is_none(), "{edits:?}");
 }
 
 #[tokio::test]

@@ -446,6 +446,45 @@ async fn an_approval_prompt_has_approve_and_deny_buttons() {
 }
 
 #[tokio::test]
+async fn a_decided_prompt_is_edited_once_and_a_second_edit_is_no_failure() {
+    let fake = FakeTelegram::start(TOKEN).await;
+    let gateway = TelegramGateway::new(settings(&fake), Arc::new(MemoryOffsetStore::default()));
+    let token = ApprovalToken::new("K7PX2Q").unwrap();
+    let prompt = OutboundBody::ApprovalPrompt {
+        token: token.clone(),
+        action: "shell: ls".into(),
+        text: "Run `ls`?".into(),
+    };
+    let delivered = gateway.deliver(&outbound(31, None, prompt)).await.expect("delivered");
+    let decided = OutboundBody::ApprovalDecided {
+        token,
+        prompt: delivered.message_ids[0].clone(),
+        text: "shell: ls (K7PX2Q)\nApproved by telegram:31 (button).".into(),
+    };
+    for _ in 0..2 {
+        // The second time Telegram answers "message is not modified".
+        let edited = gateway.deliver(&outbound(31, None, decided.clone())).await;
+        assert_eq!(edited.expect("edited").message_ids, []);
+    }
+    let edits = fake.calls("editmessagetext");
+    assert_eq!(edits.len(), 2);
+    assert_eq!(
+        edits[0]["text"],
+        "shell: ls (K7PX2Q)\nApproved by telegram:31 (button)."
+    );
+    assert!(edits[0].get("reply_markup").is_none(), "the buttons go: {edits:?}");
+    let missing = OutboundBody::ApprovalDecided {
+        token: ApprovalToken::new("K7PX2Q").unwrap(),
+        prompt: passepartout_gateway::MessageId::new("not-a-number").unwrap(),
+        text: "x".into(),
+    };
+    assert!(matches!(
+        gateway.deliver(&outbound(31, None, missing)).await,
+        Err(GatewayError::Rejected { .. })
+    ));
+}
+
+#[tokio::test]
 async fn a_button_press_becomes_a_button_inbound_and_is_answered() {
     let fake = FakeTelegram::start(TOKEN).await;
     let store = Arc::new(MemoryOffsetStore::default());

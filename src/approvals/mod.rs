@@ -108,6 +108,7 @@ impl Approvals {
             status: Status::Pending,
             decision: None,
             run: RunState::NotStarted,
+            prompts: Vec::new(),
             output: None,
             settled: false,
         }

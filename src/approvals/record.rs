@@ -35,6 +35,10 @@ pub struct Approval {
     /// For an approved action: whether it ran.
     #[serde(default)]
     pub run: RunState,
+    /// Where the prompt was delivered (platform message ids), to edit it
+    /// once decided.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompts: Vec<MessageId>,
     /// What the run returned (or its error), kept until the model was told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
@@ -52,6 +56,22 @@ impl Approval {
     /// The action as a person reads it.
     pub fn action(&self) -> String {
         self.call.summary()
+    }
+
+    /// What a decided prompt is edited to show: the action and its outcome.
+    pub fn decided_text(&self) -> String {
+        let by = match &self.decision {
+            Some(Decision { by: Some(by), how, .. }) => format!(" by {by} ({})", how.as_str()),
+            _ => String::new(),
+        };
+        let outcome = match self.status {
+            Status::Pending => "Waiting for approval".to_owned(),
+            Status::Expired => "Timed out: nobody answered; it did not run".to_owned(),
+            Status::Approved => format!("Approved{by}"),
+            Status::Denied => format!("Denied{by}; it did not run"),
+            Status::Cancelled => format!("Cancelled{by}; it did not run"),
+        };
+        format!("{} ({})\n{outcome}.", self.action(), self.token.as_str())
     }
 }
 

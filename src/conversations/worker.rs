@@ -251,10 +251,19 @@ pub(super) fn commit_of(
         body,
     };
     let mut replies: Vec<_> = output
-        .replies
+        .decided
         .into_iter()
-        .map(|(kind, text)| reply(OutboundBody::Text { text, kind }))
+        .map(|(token, prompt, text)| PendingOutbound {
+            in_reply_to: None,
+            body: OutboundBody::ApprovalDecided { token, prompt, text },
+        })
         .collect();
+    replies.extend(
+        output
+            .replies
+            .into_iter()
+            .map(|(kind, text)| reply(OutboundBody::Text { text, kind })),
+    );
     replies.extend(output.requested.iter().map(|approval| {
         reply(OutboundBody::ApprovalPrompt {
             token: approval.token.clone(),

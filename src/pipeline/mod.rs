@@ -54,6 +54,9 @@ pub struct TurnOutput {
     pub settled: Vec<(ApprovalToken, Option<RunState>)>,
     /// Conversations owed an approval's outcome because of this turn's answer.
     pub settle: Vec<ConversationKey>,
+    /// Decided approvals' prompts to edit: the token, the prompt's platform
+    /// id, what it shows now. Sent before the replies.
+    pub decided: Vec<(ApprovalToken, MessageId, String)>,
     /// Tool calls that ran.
     pub audit: Vec<AuditEvent>,
 }
@@ -227,6 +230,12 @@ impl Pipeline {
         let mut replies = outcome.notices;
         replies.append(&mut output.replies);
         output.replies = replies;
+        // The prompt's buttons (on its last part) give way to the outcome.
+        if let Some(prompt) = approval.prompts.last() {
+            output
+                .decided
+                .push((token.clone(), prompt.clone(), approval.decided_text()));
+        }
         output.settled.push((token, outcome.run));
         output
     }

@@ -147,18 +147,28 @@ impl Store {
         self.approval(&token)
     }
 
-    /// Remembers that `token`'s prompt was delivered as `messages`.
+    /// Remembers that `token`'s prompt was delivered as `messages`, both
+    /// ways: a reply to one finds the approval, the approval finds them.
     pub fn index_prompt(
         &self,
         conversation: &ConversationKey,
         token: &ApprovalToken,
         messages: &[MessageId],
     ) -> Result<(), StoreError> {
-        for message in messages {
-            self.inner
-                .prompts
-                .insert(prompt_key(conversation, message), token.as_str().as_bytes())?;
-        }
+        let _writing = self.writing();
+        let key = token.as_str().as_bytes();
+        (&self.inner.prompts, &self.inner.approvals).transaction(|(prompts, approvals)| {
+            for message in messages {
+                prompts.insert(prompt_key(conversation, message), key)?;
+            }
+            // The approval knows its prompt too, to have it edited once decided.
+            if let Some(bytes) = approvals.get(key)? {
+                let mut approval: Approval = decode("approvals", &bytes).map_err(abort)?;
+                approval.prompts.extend(messages.iter().cloned());
+                approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
+            }
+            Ok(())
+        })?;
         Ok(())
     }
 

@@ -27,6 +27,7 @@ fn approval(token: &str) -> Approval {
         status: Status::Pending,
         decision: None,
         run: RunState::NotStarted,
+        prompts: Vec::new(),
         output: None,
         settled: false,
     }
@@ -139,13 +140,12 @@ fn a_prompt_finds_its_approval_only_in_its_conversation() {
     store
         .index_prompt(&conversation("c"), &token, std::slice::from_ref(&prompt))
         .unwrap();
+    let found = store.approval_by_prompt(&conversation("c"), &prompt).unwrap().unwrap();
+    assert_eq!(found.token, token);
     assert_eq!(
-        store
-            .approval_by_prompt(&conversation("c"), &prompt)
-            .unwrap()
-            .unwrap()
-            .token,
-        token
+        found.prompts,
+        std::slice::from_ref(&prompt),
+        "and the approval knows its prompt"
     );
     let elsewhere = ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("d").unwrap());
     assert!(store.approval_by_prompt(&elsewhere, &prompt).unwrap().is_none());

@@ -90,6 +90,15 @@ pub enum OutboundBody {
         action: String,
         text: String,
     },
+    /// The approval `token` was decided: a gateway that can edit messages
+    /// changes its prompt (`prompt`, the platform id it reported on
+    /// delivery) to `text` and removes the buttons. Others may drop it: the
+    /// conversation is told the outcome in messages of its own.
+    ApprovalDecided {
+        token: ApprovalToken,
+        prompt: MessageId,
+        text: String,
+    },
 }
 
 /// What a gateway reports after a successful delivery.

@@ -206,7 +206,10 @@ impl Deliver for SocketGateway {
         let message_id = MessageId::new(message.id.as_str()).map_err(|error| GatewayError::Rejected {
             reason: format!("bad outbound id: {error}"),
         })?;
-        let frame = outbound_frame(message);
+        let Some(frame) = outbound_frame(message) else {
+            // Nothing to show: the client was told the outcome in a reply.
+            return Ok(Delivered::default());
+        };
         let outboxes = self.shared.registry.outboxes_for(&conversation.chat);
         if outboxes.is_empty() {
             return Err(GatewayError::NotConnected);
@@ -248,12 +251,12 @@ impl Deliver for SocketGateway {
     }
 }
 
-/// The frame that carries `message` to a client.
-fn outbound_frame(message: &Outbound) -> ServerFrame {
+/// The frame that carries `message` to a client, if it has one.
+fn outbound_frame(message: &Outbound) -> Option<ServerFrame> {
     let id = message.id.clone();
     let chat = message.conversation.chat.clone();
     let in_reply_to = message.in_reply_to.clone().map(String::from);
-    match &message.body {
+    Some(match &message.body {
         OutboundBody::Text { text, kind } => ServerFrame::Reply {
             id,
             chat,
@@ -269,5 +272,6 @@ fn outbound_frame(message: &Outbound) -> ServerFrame {
             action: action.clone(),
             text: text.clone(),
         },
-    }
+        OutboundBody::ApprovalDecided { .. } => return None,
+    })
 }

@@ -150,6 +150,26 @@ impl TelegramGateway {
         Ok(ids)
     }
 
+    /// Edits a decided approval's prompt to `text`, which removes its
+    /// buttons. A second edit to the same text ("message is not modified",
+    /// after a redelivery) counts as done.
+    async fn show_decided(&self, chat: tg::ChatId, prompt: &MessageId, text: &str) -> Result<(), GatewayError> {
+        let Some(prompt) = telegram_message_id(prompt) else {
+            return Err(GatewayError::Rejected {
+                reason: format!("{prompt} is not a Telegram message id"),
+            });
+        };
+        match self.bot()?.edit_message_text(chat, prompt, text).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.to_string().contains("message is not modified") => Ok(()),
+            Err(error) => {
+                let failure = self.classify(&error);
+                tracing::warn!(chat = chat.0, error = ?failure, "editing a decided prompt failed");
+                Err(failure.into_gateway_error())
+            }
+        }
+    }
+
     /// The Telegram chat of `conversation`.
     fn chat_of(&self, conversation: &ConversationKey) -> Result<tg::ChatId, GatewayError> {
         if conversation.gateway != self.id {
@@ -229,6 +249,10 @@ impl Deliver for TelegramGateway {
             OutboundBody::ApprovalPrompt { token, text, .. } => {
                 self.send_text(chat, text, reply_to, Some(approval_keyboard(token)))
                     .await?
+            }
+            OutboundBody::ApprovalDecided { prompt, text, .. } => {
+                self.show_decided(chat, prompt, text).await?;
+                Vec::new()
             }
         };
         tracing::debug!(chat = chat.0, outbound_id = %message.id, parts = message_ids.len(), "delivered to Telegram");

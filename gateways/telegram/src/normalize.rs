@@ -9,8 +9,9 @@
 //!   [`GroupMode::MentionOrReply`] only when it mentions `@bot_username` or
 //!   replies to one of the bot's messages (the mention is removed from the text);
 //! - a button press (callback query) → [`InboundBody::Button`], with the
-//!   query's id as message id (unique, and stable when Telegram redelivers the
-//!   update) and the message carrying the button as `reply_to`;
+//!   query's id, prefixed `callback:`, as message id (unique, and stable when
+//!   Telegram redelivers the update; never mistaken for a message to quote)
+//!   and the message carrying the button as `reply_to`;
 //! - a reaction by a person → [`InboundBody::Reaction`];
 //! - anything else (edits, channel posts, service messages, inline queries, …)
 //!   → [`Normalized::Skip`] with a reason for the log.
@@ -23,6 +24,9 @@ use teloxide::types::{
 };
 
 use crate::GATEWAY_ID;
+
+/// How a button press's message id starts: the callback query's id follows.
+pub const CALLBACK_PREFIX: &str = "callback:";
 
 /// Which group messages the bot takes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,7 +133,9 @@ impl Context<'_> {
         Ok(Normalized::Inbound(Inbound {
             conversation: conversation(message.chat().id.0)?,
             sender: sender(&query.from)?,
-            message_id: MessageId::new(query.id.0.clone()).map_err(|_| "invalid callback query id")?,
+            // Not a message id: marked so that nothing ever quotes it as one.
+            message_id: MessageId::new(format!("{CALLBACK_PREFIX}{}", query.id.0))
+                .map_err(|_| "invalid callback query id")?,
             reply_to: Some(message_id(message.id().0)?),
             body: InboundBody::Button { data: data.clone() },
             received_at_ms: self.now_ms,

@@ -261,7 +261,7 @@ fn a_button_press_becomes_a_button_inbound() {
     let got = inbound(run(&update));
     assert_eq!(got.conversation.chat.as_str(), "1001");
     assert_eq!(got.sender.id.as_str(), "1001");
-    assert_eq!(got.message_id.as_str(), "4382bfdwdsb323b2d9");
+    assert_eq!(got.message_id.as_str(), "callback:4382bfdwdsb323b2d9");
     assert_eq!(got.reply_to.map(|id| id.as_str().to_owned()), Some("11".into()));
     assert_eq!(
         got.body,
