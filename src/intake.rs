@@ -1,7 +1,8 @@
 //! The intake loop: the core's end of the gateways' queue.
 //!
 //! It takes whatever has queued up (a batch), decides about each message —
-//! allowed? too large? room in its conversation's queue? seen before? —,
+//! allowed? an approval button its presser may not press? too large? room
+//! in its conversation's queue? seen before? —,
 //! journals the new ones in one transaction and hands them to their workers,
 //! makes the whole batch durable with one flush, and only then acknowledges
 //! each to its gateway.
@@ -192,6 +193,15 @@ fn admit(core: &Arc<Core>, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, 
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");
         return Err(Ack::Refused {
             reason: Refusal::NotAllowed,
+        });
+    }
+    if !core.pipeline.approvals().may_press(inbound) {
+        // Answered at once (the gateway shows it on the button), and nothing
+        // of it is journaled: the approval keeps waiting.
+        Stats::bump(&core.stats.refused);
+        tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "approval button pressed by someone who may not decide");
+        return Err(Ack::Refused {
+            reason: Refusal::NotApprover,
         });
     }
     if let InboundBody::Text { text } = &inbound.body

@@ -188,8 +188,16 @@ async fn a_press_by_someone_who_may_not_approve_is_refused_and_it_keeps_waiting(
         .telegram
         .callback_query(FRIEND, GROUP, prompt.message_id, &approve);
     setup.telegram.push_update(press);
-    let refusal = sent_where(&setup.telegram, |s| s.text.contains("not allowed to approve")).await;
-    assert_eq!(refusal.chat_id, GROUP);
+    // The refusal is on the button, as an alert to the presser alone.
+    let answers = setup.telegram.wait_for_calls("answercallbackquery", 1, WAIT).await;
+    assert!(
+        answers[0]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("not allowed to approve"),
+        "{answers:?}"
+    );
+    assert_eq!(answers[0]["show_alert"], true, "{answers:?}");
     assert_eq!(setup.record.calls(), 0);
     // The owner's press still decides.
     let press = setup.telegram.callback_query(OWNER, GROUP, prompt.message_id, &approve);

@@ -104,6 +104,28 @@ impl Approvals {
         }
     }
 
+    /// False for a button press on an approval its presser may not decide
+    /// (so the gateway can say so on the button); true for anything else,
+    /// which takes the usual way. Reads one record.
+    pub fn may_press(&self, inbound: &Inbound) -> bool {
+        let Some(Parsed::Answer {
+            target: Target::Token(token),
+            how: How::Button,
+            ..
+        }) = super::answer::parse(inbound)
+        else {
+            return true;
+        };
+        let person = Person {
+            gateway: inbound.conversation.gateway.clone(),
+            user: inbound.sender.id.clone(),
+        };
+        match self.store.approval(&token) {
+            Ok(Some(approval)) => may_decide(&approval, &person, &inbound.conversation).is_ok(),
+            _ => true,
+        }
+    }
+
     /// Records `decision` by `person`, answering in `conversation`, if they may.
     fn decide_as(
         &self,

@@ -433,3 +433,31 @@ async fn approvals_command_lists_what_waits_in_this_conversation_only() {
         "one approval, not the other chat's: {listing}"
     );
 }
+
+#[test]
+fn a_button_press_is_refused_up_front_only_for_someone_who_may_not_decide() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    let press = |user: &str| Inbound {
+        body: passepartout_gateway::InboundBody::Button {
+            data: format!("approve:{}", approval.token.as_str()),
+        },
+        ..text_from(&chat, user, "callback:1", "", None)
+    };
+    assert!(!desk.may_press(&press("43")), "not an approver");
+    assert!(desk.may_press(&press("42")), "an approver");
+    assert!(desk.may_press(&press("7")), "a global approver");
+    let unknown = Inbound {
+        body: passepartout_gateway::InboundBody::Button {
+            data: "approve:ZZZZZZZZ".into(),
+        },
+        ..text_from(&chat, "43", "callback:2", "", None)
+    };
+    assert!(desk.may_press(&unknown), "no such approval: the usual way says so");
+    assert!(
+        desk.may_press(&text_from(&chat, "43", "m", "hello", None)),
+        "not a press"
+    );
+}

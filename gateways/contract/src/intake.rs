@@ -35,6 +35,9 @@ pub enum Refusal {
     NotAllowed,
     /// The message is larger than the core accepts.
     TooLarge,
+    /// A button press answering an approval its sender may not decide; the
+    /// approval keeps waiting.
+    NotApprover,
 }
 
 /// A request from a local control client (the CLI) that is not a chat message.

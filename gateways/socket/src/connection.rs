@@ -272,6 +272,9 @@ fn ack_frame(ack: Result<Ack, IntakeClosed>, id: MessageId) -> ServerFrame {
             reason: Refusal::NotAllowed,
         }) => refused(ErrorCode::NotAllowed, "you may not send messages to this daemon"),
         Ok(Ack::Refused {
+            reason: Refusal::NotApprover,
+        }) => refused(ErrorCode::NotAllowed, "you may not decide this approval"),
+        Ok(Ack::Refused {
             reason: Refusal::TooLarge,
         }) => refused(ErrorCode::TooLarge, "the message is larger than the daemon accepts"),
         Err(IntakeClosed) => refused(ErrorCode::ShuttingDown, "the daemon is shutting down"),

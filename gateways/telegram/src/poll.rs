@@ -16,7 +16,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal};
-use teloxide::payloads::{GetUpdatesSetters, SendMessageSetters};
+use teloxide::payloads::{AnswerCallbackQuerySetters, GetUpdatesSetters, SendMessageSetters};
 use teloxide::prelude::Requester;
 use teloxide::requests::Request;
 use teloxide::types::{AllowedUpdate, BotCommand, CallbackQueryId, ReplyParameters, Update, UpdateKind};
@@ -27,6 +27,9 @@ use crate::backoff::Backoff;
 use crate::failure::{Failure, TOKEN_REFUSED};
 use crate::gateway::{TelegramGateway, telegram_message_id};
 use crate::normalize::{Normalized, normalize};
+
+/// The alert a person sees who pressed a button of an approval they may not decide.
+const NOT_APPROVER: &str = "You are not allowed to approve this. It still waits for an approver.";
 
 /// The update kinds the gateway asks for.
 const ALLOWED_UPDATES: [AllowedUpdate; 3] = [
@@ -300,11 +303,18 @@ impl TelegramGateway {
         let Ok(ack) = acked else {
             return Some(BatchEnd::IntakeClosed);
         };
-        if let Some(id) = callback
-            && let Err(error) = bot.answer_callback_query(id).await
-        {
-            // Best effort: a redelivered press was answered already.
-            tracing::debug!(error = ?self.classify(&error), "answerCallbackQuery failed");
+        if let Some(id) = callback {
+            let mut answer = bot.answer_callback_query(id);
+            if let Ack::Refused {
+                reason: Refusal::NotApprover,
+            } = ack
+            {
+                answer = answer.text(NOT_APPROVER).show_alert(true);
+            }
+            if let Err(error) = answer.await {
+                // Best effort: a redelivered press was answered already.
+                tracing::debug!(error = ?self.classify(&error), "answerCallbackQuery failed");
+            }
         }
         match ack {
             Ack::Accepted | Ack::Duplicate => None,
@@ -318,6 +328,12 @@ impl TelegramGateway {
                 {
                     self.tell(bot, chat, &self.settings.refusal, None).await;
                 }
+                None
+            }
+            Ack::Refused {
+                reason: Refusal::NotApprover,
+            } => {
+                tracing::info!(user = %sender, "a button press by someone who may not approve");
                 None
             }
             Ack::Refused {
