@@ -4,6 +4,7 @@
 mod support;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_user_text};
@@ -204,4 +205,70 @@ async fn a_press_by_someone_who_may_not_approve_is_refused_and_it_keeps_waiting(
     setup.telegram.push_update(press);
     sent_where(&setup.telegram, |s| s.text.starts_with("final: ")).await;
     assert_eq!(setup.record.calls(), 1);
+}
+
+#[tokio::test]
+async fn in_a_group_only_messages_that_mention_the_bot_are_taken() {
+    let setup = start().await;
+    setup.telegram.push_update(
+        setup
+            .telegram
+            .group_message(GROUP, FRIEND, "just chatting among ourselves"),
+    );
+    setup
+        .telegram
+        .push_update(setup.telegram.group_message(GROUP, FRIEND, "@fake_bot what time is it"));
+    let reply = sent_where(&setup.telegram, |s| s.chat_id == GROUP).await;
+    assert_eq!(reply.text, "echo: what time is it", "the mention is taken out");
+    let asked: Vec<String> = setup.llm.requests().iter().map(last_user_text).collect();
+    assert_eq!(asked, ["what time is it"], "the other message never reached the model");
+}
+
+#[tokio::test]
+async fn a_refused_token_shows_in_status_and_the_socket_goes_on() {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let token_dir = tempfile::tempdir().unwrap();
+    let token_file = token_dir.path().join("token");
+    std::fs::write(&token_file, "999:revoked").unwrap();
+    let api_url = telegram.base_url();
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            let section = &mut config.telegram;
+            section.enabled = true;
+            section.token_env = None;
+            section.token_file = Some(token_file);
+            section.api_url = api_url;
+            section.allowed_users = vec![OWNER];
+        },
+        Vec::new(),
+    )
+    .await;
+    let status = || daemon.daemon.as_ref().unwrap().status();
+    let telegram_state = |status: &Value| {
+        status["gateways"]
+            .as_array()
+            .and_then(|all| all.iter().find(|g| g["name"] == "telegram").cloned())
+            .unwrap_or_default()
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    // Health is a state, not an event: look until it turns, within the limit.
+    while telegram_state(&status())["state"] != "down" {
+        assert!(tokio::time::Instant::now() < deadline, "{:#}", status());
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let state = telegram_state(&status());
+    assert!(
+        state["detail"].as_str().unwrap().contains("refused the token"),
+        "{state}"
+    );
+    assert!(
+        !status().to_string().contains("999:revoked"),
+        "the token is never shown"
+    );
+    let mut client = daemon.client("still-here").await;
+    let (_, text) = support::harness::ask(&mut client, "hello").await;
+    assert_eq!(text, "echo: hello", "the other gateways go on");
 }
