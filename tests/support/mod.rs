@@ -2,6 +2,7 @@
 //! Anthropic and Telegram Bot API servers, and a harness that runs a real daemon on a temp dir against it.
 #![allow(dead_code)] // each test crate uses a different part
 
+pub mod approvals;
 pub mod chat;
 pub mod fake_anthropic;
 pub mod fake_llm;
