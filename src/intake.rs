@@ -106,8 +106,9 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                     };
                     let answer = match decided {
                         Ok((answer, owed)) => {
-                            if let Some(key) = owed {
-                                approvals.mark_unsettled(key.clone());
+                            if let Some(owed) = owed {
+                                let key = owed.conversation.clone();
+                                approvals.mark_unsettled(owed);
                                 core.router.nudge(&core, &key);
                             }
                             answer

@@ -5,8 +5,9 @@
 use passepartout_gateway::{ApprovalToken, ConversationKey, GatewayId, UserId};
 use serde_json::{Value, json};
 
-use super::Approvals;
+use super::desk::owed_by;
 use super::record::{Approval, Decision, How, Person, Status};
+use super::{Approvals, Owed};
 use crate::store::{Decided, StoreError};
 
 /// How many audit events `approvals --all` shows.
@@ -92,12 +93,7 @@ impl Approvals {
 
     /// Decides the approval `token` names as the local user `by`. Returns
     /// the answer (`decided`, `message`) and the conversation owed the outcome.
-    pub fn decide_local(
-        &self,
-        token: &str,
-        approve: bool,
-        by: UserId,
-    ) -> Result<(Value, Option<ConversationKey>), StoreError> {
+    pub fn decide_local(&self, token: &str, approve: bool, by: UserId) -> Result<(Value, Option<Owed>), StoreError> {
         let answer = |decided: bool, message: String| json!({ "decided": decided, "message": message });
         let Ok(token) = ApprovalToken::parse_typed(token) else {
             let shown: String = token.chars().take(16).collect();
@@ -120,11 +116,10 @@ impl Approvals {
         Ok(match self.decide(&approval, decision)? {
             Decided::Won(decided) => {
                 let text = self.outcome_text(&decided, None);
-                let owed = decided.conversation.clone();
-                (answer(true, text), Some(owed))
+                (answer(true, text), Some(owed_by(&decided)))
             }
             Decided::Already(first) => {
-                let owed = (!first.settled).then(|| first.conversation.clone());
+                let owed = (!first.settled).then(|| owed_by(&first));
                 (answer(false, super::desk::already(&first)), owed)
             }
         })

@@ -7,7 +7,7 @@ use passepartout_gateway::{ApprovalToken, ConversationKey, Inbound, ReplyKind};
 use super::answer::{Choice, Parsed, Target};
 use super::policy::{Refused, may_decide};
 use super::record::{Approval, Decision, How, Person, Status};
-use super::{Approvals, minutes};
+use super::{Approvals, Owed, minutes};
 use crate::store::{Decided, StoreError};
 
 /// What came of an inbound message perceive took for an approval answer.
@@ -17,7 +17,7 @@ pub enum Handled {
     /// `settle` are owed an outcome now.
     Answered {
         replies: Vec<(ReplyKind, String)>,
-        settle: Vec<ConversationKey>,
+        settle: Vec<Owed>,
     },
     /// A bare "yes" replying to a message that is not a prompt: ordinary text.
     NotAnAnswer,
@@ -152,7 +152,7 @@ impl Approvals {
         Ok(match self.decide(approval, decision)? {
             Decided::Won(decided) => Handled::Answered {
                 replies: vec![(ReplyKind::Notice, self.outcome_text(&decided, Some(conversation)))],
-                settle: vec![decided.conversation],
+                settle: vec![owed_by(&decided)],
             },
             Decided::Already(first) => Handled::Answered {
                 replies: vec![(ReplyKind::Notice, already(&first))],
@@ -221,7 +221,7 @@ impl Approvals {
             match self.decide(&approval, decision)? {
                 Decided::Won(cancelled) => {
                     replies.push((ReplyKind::Notice, self.outcome_text(&cancelled, None)));
-                    settle.push(cancelled.conversation);
+                    settle.push(owed_by(&cancelled));
                 }
                 Decided::Already(first) => {
                     settle.extend(owed(&first));
@@ -229,7 +229,6 @@ impl Approvals {
                 }
             }
         }
-        settle.dedup();
         Ok(Handled::Answered { replies, settle })
     }
 
@@ -281,11 +280,19 @@ pub(super) fn timed_out(at_ms: u64) -> Decision {
 
 /// The conversation still owed `approval`'s outcome (one that timed out
 /// just now, as a late answer found), if any.
-fn owed(approval: &Approval) -> Vec<ConversationKey> {
+fn owed(approval: &Approval) -> Vec<Owed> {
     if approval.is_pending() || approval.settled {
         Vec::new()
     } else {
-        vec![approval.conversation.clone()]
+        vec![owed_by(approval)]
+    }
+}
+
+/// What `approval`'s conversation is owed now that it is decided.
+pub(super) fn owed_by(approval: &Approval) -> Owed {
+    Owed {
+        conversation: approval.conversation.clone(),
+        token: approval.token.clone(),
     }
 }
 

@@ -61,7 +61,10 @@ fn pending(desk: &Approvals, chat: &ConversationKey) -> Approval {
         ..TurnCommit::default()
     };
     desk.store().commit_turn(chat, commit).unwrap();
-    approval
+    // As the worker does once the turn is in the store.
+    let committed = desk.store().approval(&approval.token).unwrap().unwrap();
+    desk.created([&committed]);
+    committed
 }
 
 fn text_from(chat: &ConversationKey, user: &str, id: &str, text: &str, reply_to: Option<&str>) -> Inbound {
@@ -103,7 +106,9 @@ async fn an_approver_decides_in_the_prompts_conversation() {
     let answer = format!("approve {}", approval.token.as_str());
     let handled = say(&desk, &text_from(&chat, "42", "a1", &answer, None));
     assert!(notice(&handled).starts_with("Approved"), "{handled:?}");
-    assert!(matches!(&handled, Handled::Answered { settle, .. } if *settle == [chat.clone()]));
+    assert!(
+        matches!(&handled, Handled::Answered { settle, .. } if settle[0].conversation == chat && settle[0].token == approval.token)
+    );
     let decided = store.approval(&approval.token).unwrap().unwrap();
     assert_eq!(decided.status, Status::Approved);
     let decision = decided.decision.unwrap();
@@ -349,7 +354,7 @@ async fn an_answer_after_the_deadline_finds_it_timed_out() {
     );
     assert!(notice(&handled).contains("already timed out"), "{handled:?}");
     assert!(
-        matches!(&handled, Handled::Answered { settle, .. } if *settle == [chat.clone()]),
+        matches!(&handled, Handled::Answered { settle, .. } if settle.len() == 1 && settle[0].conversation == chat),
         "the conversation is owed the timeout"
     );
     assert_eq!(status(&desk, &approval), Status::Expired);
@@ -376,7 +381,6 @@ async fn the_timer_expires_approvals_at_their_deadline_and_not_before() {
         tokio::time::advance(std::time::Duration::from_millis(1)).await;
         pending(&desk, &chat)
     };
-    desk.created();
     let key = tokio::time::timeout(std::time::Duration::from_secs(5), expired.recv())
         .await
         .expect("expired at its deadline")
@@ -386,8 +390,10 @@ async fn the_timer_expires_approvals_at_their_deadline_and_not_before() {
     assert_eq!(status(&desk, &later), Status::Pending);
     let decided = store.approval(&approval.token).unwrap().unwrap();
     assert_eq!(decided.decision.unwrap().how, How::Timer);
-    assert_eq!(desk.unsettled_in(&chat).unwrap().len(), 1);
-    assert!(desk.take_unsettled(&chat));
+    let owed = desk.take_unsettled(&chat).unwrap();
+    assert_eq!(owed.len(), 1);
+    assert_eq!(owed[0].token, approval.token);
+    assert!(desk.take_unsettled(&chat).unwrap().is_empty(), "taken once");
     stop.cancel();
     timer.await.unwrap();
 }
@@ -405,6 +411,7 @@ fn an_approval_that_expired_while_the_daemon_was_down_times_out_at_once() {
         Clock::at(T0 + 3_600_000),
         &Config::default(),
     );
+    assert!(later.recover().unwrap().is_empty(), "nothing decided yet");
     let (owed, next) = later.expire_due().unwrap();
     assert_eq!(owed, [chat]);
     assert_eq!(next, None);

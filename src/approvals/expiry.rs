@@ -9,7 +9,7 @@ use passepartout_gateway::ConversationKey;
 use tokio_util::sync::CancellationToken;
 
 use super::desk::timed_out;
-use super::{Approvals, Status};
+use super::{Approvals, Owed, Status};
 use crate::store::{Decided, StoreError};
 
 /// Longest sleep between two looks at the deadlines.
@@ -48,33 +48,41 @@ impl Approvals {
     /// conversations owed an outcome, and the next deadline.
     pub fn expire_due(&self) -> Result<(Vec<ConversationKey>, Option<u64>), StoreError> {
         let now = self.clock.now_ms();
+        let (due, mut next) = self.ledger.due(now);
         let mut done = Vec::new();
-        let mut next: Option<u64> = None;
-        for approval in self
-            .store
-            .approvals()?
-            .into_iter()
-            .filter(|a| a.status == Status::Pending)
-        {
-            if approval.expires_ms > now {
-                next = Some(next.map_or(approval.expires_ms, |n| n.min(approval.expires_ms)));
-                continue;
-            }
-            match self.store.decide(&approval.token, timed_out(now)) {
+        let mut failed = None;
+        for token in due {
+            let decided = match self.store.approval(&token) {
+                Ok(Some(approval)) if approval.status == Status::Pending => self.store.decide(&token, timed_out(now)),
+                // Decided meanwhile (or pruned): nothing to time out.
+                Ok(_) => continue,
+                Err(error) => Err(error),
+            };
+            match decided {
                 Ok(Decided::Won(expired)) => {
                     tracing::info!(token = expired.token.as_str(), conversation = %expired.conversation, "approval timed out");
-                    self.mark_unsettled(expired.conversation.clone());
+                    self.mark_unsettled(Owed {
+                        conversation: expired.conversation.clone(),
+                        token: expired.token,
+                    });
                     done.push(expired.conversation);
                 }
                 Ok(Decided::Already(_)) => {}
                 Err(error) => {
                     // The others still time out; this one is tried at the next look.
-                    tracing::error!(token = approval.token.as_str(), %error, "cannot record a timeout");
-                    next = Some(next.map_or(now + RESCAN_MS, |n| n.min(now + RESCAN_MS)));
+                    tracing::error!(token = token.as_str(), %error, "cannot record a timeout");
+                    let retry = now + RESCAN_MS;
+                    self.ledger.add_deadline(retry, token);
+                    next = Some(next.map_or(retry, |n| n.min(retry)));
+                    failed.get_or_insert(error);
                 }
             }
         }
+        done.sort();
         done.dedup();
-        Ok((done, next))
+        match failed {
+            Some(error) if done.is_empty() => Err(error),
+            _ => Ok((done, next)),
+        }
     }
 }

@@ -12,13 +12,12 @@ pub mod answer;
 mod control;
 mod desk;
 pub mod expiry;
+mod ledger;
 mod policy;
 mod record;
 mod token;
 mod wrong_tokens;
 
-use std::collections::BTreeSet;
-use std::sync::Mutex;
 use std::time::Duration;
 
 use passepartout_gateway::{ApprovalToken, ConversationKey};
@@ -26,6 +25,7 @@ use tokio::sync::Notify;
 
 pub use answer::{Choice, Parsed, Target};
 pub use desk::Handled;
+pub use ledger::Owed;
 pub use policy::{Policy, Refused, may_decide};
 pub use record::{Approval, Approver, Decision, How, Person, RunState, Status};
 
@@ -34,6 +34,7 @@ use crate::config::Config;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
 use crate::store::{Store, StoreError};
+use ledger::Ledger;
 use wrong_tokens::WrongTokens;
 
 /// A call the skills held for approval, as act reports it.
@@ -63,8 +64,8 @@ pub struct Approvals {
     clock: Clock,
     expire_after: Duration,
     wrong: WrongTokens,
-    /// Conversations owed the outcome of a decided approval.
-    unsettled: Mutex<BTreeSet<ConversationKey>>,
+    /// Outcomes owed, and deadlines of pending approvals.
+    ledger: Ledger,
     /// Woken when an approval is created, so the expiry timer re-reads the earliest.
     created: Notify,
 }
@@ -77,7 +78,7 @@ impl Approvals {
             clock,
             expire_after: Duration::from_secs(config.approvals.expire_after_s),
             wrong: WrongTokens::per_hour(config.approvals.wrong_tokens_per_hour),
-            unsettled: Mutex::default(),
+            ledger: Ledger::default(),
             created: Notify::new(),
         }
     }
@@ -126,33 +127,34 @@ impl Approvals {
         )
     }
 
-    /// Tells the expiry timer that approvals were created.
-    pub fn created(&self) {
+    /// Approvals were committed: their deadlines are armed.
+    pub fn created<'a>(&self, approvals: impl IntoIterator<Item = &'a Approval>) {
+        for approval in approvals {
+            self.ledger.add_deadline(approval.expires_ms, approval.token.clone());
+        }
         self.created.notify_one();
     }
 
-    /// `conversation` is owed the outcome of a decided approval.
-    pub fn mark_unsettled(&self, conversation: ConversationKey) {
-        self.lock_unsettled().insert(conversation);
+    /// A conversation is owed the outcome of a decided approval.
+    pub fn mark_unsettled(&self, owed: Owed) {
+        self.ledger.owe(owed);
     }
 
-    /// Whether `conversation` was owed an outcome (and now is in the caller's hands).
-    pub fn take_unsettled(&self, conversation: &ConversationKey) -> bool {
-        self.lock_unsettled().remove(conversation)
-    }
-
-    fn lock_unsettled(&self) -> std::sync::MutexGuard<'_, BTreeSet<ConversationKey>> {
-        self.unsettled.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Decided approvals of `conversation` whose outcome it has not been told, oldest first.
-    pub fn unsettled_in(&self, conversation: &ConversationKey) -> Result<Vec<Approval>, StoreError> {
-        Ok(self
-            .store
-            .approvals()?
-            .into_iter()
-            .filter(|a| !a.is_pending() && !a.settled && a.conversation == *conversation)
-            .collect())
+    /// The approvals `conversation` is owed the outcome of (now in the
+    /// caller's hands), decided and not yet told, oldest first.
+    pub fn take_unsettled(&self, conversation: &ConversationKey) -> Result<Vec<Approval>, StoreError> {
+        let mut owed = Vec::new();
+        for token in self.ledger.take(conversation) {
+            if let Some(approval) = self.store.approval(&token)?
+                && !approval.is_pending()
+                && !approval.settled
+                && approval.conversation == *conversation
+            {
+                owed.push(approval);
+            }
+        }
+        owed.sort_by_key(|a| a.id);
+        Ok(owed)
     }
 
     /// How many approvals wait for an answer.
@@ -160,18 +162,24 @@ impl Approvals {
         Ok(self.store.approvals()?.iter().filter(|a| a.is_pending()).count())
     }
 
-    /// At start: every conversation owed an outcome (decided before the
-    /// restart but not yet told) is marked, and returned to be nudged.
+    /// At start: every outcome owed (decided before the restart but not
+    /// yet told) is marked, its conversation returned to be woken; every
+    /// pending approval's deadline is armed.
     pub fn recover(&self) -> Result<Vec<ConversationKey>, StoreError> {
-        let owed: BTreeSet<_> = self
-            .store
-            .approvals()?
-            .into_iter()
-            .filter(|a| !a.is_pending() && !a.settled)
-            .map(|a| a.conversation)
-            .collect();
-        self.lock_unsettled().extend(owed.iter().cloned());
-        Ok(owed.into_iter().collect())
+        let mut conversations = std::collections::BTreeSet::new();
+        for approval in self.store.approvals()? {
+            if approval.is_pending() {
+                self.ledger.add_deadline(approval.expires_ms, approval.token);
+            } else if !approval.settled {
+                conversations.insert(approval.conversation.clone());
+                self.ledger.owe(Owed {
+                    conversation: approval.conversation,
+                    token: approval.token,
+                });
+            }
+        }
+        self.created.notify_one();
+        Ok(conversations.into_iter().collect())
     }
 }
 

@@ -19,8 +19,9 @@ use crate::store::{ApprovalWrite, PendingOutbound, TurnCommit};
 /// was last told, if any was.
 pub async fn settle_approvals(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory) {
     let approvals = core.pipeline.approvals();
-    while approvals.take_unsettled(key) {
-        let owed = match approvals.unsettled_in(key) {
+    loop {
+        let owed = match approvals.take_unsettled(key) {
+            Ok(owed) if owed.is_empty() => return,
             Ok(owed) => owed,
             Err(error) => {
                 // Owed still: settled at the next start.

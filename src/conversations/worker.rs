@@ -17,6 +17,7 @@ use tokio::sync::mpsc;
 
 use super::history::RecentHistory;
 use super::{Job, delivery};
+use crate::approvals::{Approval, Owed};
 use crate::core::{Core, Stats};
 use crate::memory::MemorySession;
 use crate::pipeline::{TurnOutput, TurnRecord};
@@ -272,7 +273,7 @@ pub(super) fn commit_of(
         })
     }));
     let followups = Followups {
-        created: !output.requested.is_empty(),
+        created: output.requested.clone(),
         settle: output.settle,
     };
     let mut writes: Vec<ApprovalWrite> = output
@@ -301,22 +302,23 @@ pub(super) fn commit_of(
 /// What must happen once a turn's commit was attempted.
 #[derive(Default)]
 pub(super) struct Followups {
-    /// The turn asked for approvals: their deadlines must be armed (only
-    /// once they are in the store, or the timer would not see them).
-    created: bool,
-    /// Conversations owed an approval's outcome (decided by this turn's
-    /// answer, which stands whether or not the turn itself committed).
-    settle: Vec<ConversationKey>,
+    /// Approvals the turn asked for: their deadlines are armed once they
+    /// are in the store.
+    created: Vec<Approval>,
+    /// Outcomes owed (decided by this turn's answer, which stands whether
+    /// or not the turn itself committed).
+    settle: Vec<Owed>,
 }
 
 impl Followups {
     pub(super) fn run(self, core: &Arc<Core>, committed: bool) {
         let approvals = core.pipeline.approvals();
-        if self.created && committed {
-            approvals.created();
+        if committed && !self.created.is_empty() {
+            approvals.created(&self.created);
         }
-        for conversation in self.settle {
-            approvals.mark_unsettled(conversation.clone());
+        for owed in self.settle {
+            let conversation = owed.conversation.clone();
+            approvals.mark_unsettled(owed);
             core.router.nudge(core, &conversation);
         }
     }

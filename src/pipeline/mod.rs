@@ -17,10 +17,10 @@ mod settle;
 
 use std::sync::Arc;
 
-use passepartout_gateway::{ApprovalToken, ConversationKey, Inbound, MessageId, ReplyKind};
+use passepartout_gateway::{ApprovalToken, Inbound, MessageId, ReplyKind};
 use serde::{Deserialize, Serialize};
 
-use crate::approvals::{Approval, Approvals, Handled, RunState};
+use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
 use crate::audit::AuditEvent;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
 use crate::llm::ChatMessage;
@@ -52,8 +52,8 @@ pub struct TurnOutput {
     pub requested: Vec<Approval>,
     /// Approvals whose outcome this turn told, with how an approved run ended.
     pub settled: Vec<(ApprovalToken, Option<RunState>)>,
-    /// Conversations owed an approval's outcome because of this turn's answer.
-    pub settle: Vec<ConversationKey>,
+    /// Approvals whose outcome is owed because of this turn's answer.
+    pub settle: Vec<Owed>,
     /// Decided approvals' prompts to edit: the token, the prompt's platform
     /// id, what it shows now. Sent before the replies.
     pub decided: Vec<(ApprovalToken, MessageId, String)>,
