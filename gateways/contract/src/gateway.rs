@@ -78,3 +78,14 @@ impl Health {
         }
     }
 }
+
+/// Which messages in a group chat a gateway takes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupMode {
+    /// Only messages that mention the bot or reply to (quote) one of its messages.
+    #[default]
+    MentionOrReply,
+    /// Every message (on Telegram the bot's privacy mode must be off).
+    All,
+}

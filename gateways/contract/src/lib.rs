@@ -13,9 +13,10 @@ mod gateway;
 mod ids;
 mod intake;
 mod message;
+pub mod retry;
 
 pub use error::{GatewayError, InvalidId};
-pub use gateway::{Deliver, Health, HealthState, Listen};
+pub use gateway::{Deliver, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, ControlReply, ControlRequest, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
 pub use message::{Delivered, Inbound, InboundBody, Outbound, OutboundBody, ReplyKind, Sender};

@@ -19,7 +19,6 @@
 //! - [`split`](split::split): long replies into messages Telegram accepts;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
-mod backoff;
 pub mod failure;
 pub mod format;
 pub mod gateway;

@@ -17,7 +17,7 @@
 //!   → [`Normalized::Skip`] with a reason for the log.
 
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
-use serde::{Deserialize, Serialize};
+
 use teloxide::types::{
     CallbackQuery, MaybeAnonymousUser, MediaKind, Message, MessageEntityKind, MessageKind, MessageReactionUpdated,
     ReactionType, Update, UpdateKind, User,
@@ -28,16 +28,7 @@ use crate::GATEWAY_ID;
 /// How a button press's message id starts: the callback query's id follows.
 pub const CALLBACK_PREFIX: &str = "callback:";
 
-/// Which group messages the bot takes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GroupMode {
-    /// Only messages that mention the bot or reply to one of its messages.
-    #[default]
-    MentionOrReply,
-    /// Every message (the bot must be allowed to read them: privacy mode off).
-    All,
-}
+pub use passepartout_gateway::GroupMode;
 
 /// The result of [`normalize`].
 #[derive(Clone, Debug, PartialEq, Eq)]

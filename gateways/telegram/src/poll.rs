@@ -13,8 +13,7 @@
 //! long as they must; a refused token ends the loop with
 //! [`GatewayError::Unauthorized`]; anything else backs off exponentially.
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
-
+use passepartout_gateway::retry::{Backoff, sleep_or_shutdown, unix_ms};
 use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal};
 use teloxide::payloads::{AnswerCallbackQuerySetters, GetUpdatesSetters, SendMessageSetters};
 use teloxide::prelude::Requester;
@@ -23,7 +22,6 @@ use teloxide::types::{AllowedUpdate, BotCommand, CallbackQueryId, ReplyParameter
 use teloxide::{Bot, types as tg};
 use tokio_util::sync::CancellationToken;
 
-use crate::backoff::Backoff;
 use crate::failure::{Failure, TOKEN_REFUSED};
 use crate::gateway::{TelegramGateway, telegram_message_id};
 use crate::normalize::{Normalized, normalize};
@@ -262,7 +260,7 @@ impl TelegramGateway {
     ) -> BatchEnd {
         for update in updates {
             let update_id = update.id.0;
-            match normalize(&update, username, self.settings.group_mode, now_ms()) {
+            match normalize(&update, username, self.settings.group_mode, unix_ms()) {
                 Normalized::Skip { reason } => {
                     tracing::debug!(update_id, reason, "skipped a Telegram update");
                 }
@@ -357,19 +355,4 @@ impl TelegramGateway {
             tracing::warn!(chat = chat.0, error = ?self.classify(&error), "could not send a notice");
         }
     }
-}
-
-/// Waits `delay`; `true` if `shutdown` fired first.
-async fn sleep_or_shutdown(delay: Duration, shutdown: &CancellationToken) -> bool {
-    tokio::select! {
-        biased;
-        () = shutdown.cancelled() => true,
-        () = tokio::time::sleep(delay) => false,
-    }
-}
-
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis() as u64)
 }

@@ -1,12 +1,15 @@
-//! Jittered exponential backoff between failed polls.
+//! Waiting between attempts, for gateways that poll or reconnect: a jittered
+//! exponential [`Backoff`], and [`sleep_or_shutdown`].
 //!
 //! Each failure in a row doubles the wait from `base` up to `max`; the wait is
 //! then drawn between half of it and all of it, so several daemons (or a
-//! restarted one) do not hit Telegram in step. A success resets it.
+//! restarted one) do not hit a platform in step. A success resets it.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
 
 /// The backoff state of one loop.
 #[derive(Debug)]
@@ -38,6 +41,22 @@ impl Backoff {
     pub fn reset(&mut self) {
         self.failures = 0;
     }
+}
+
+/// Waits `delay`; `true` if `shutdown` fired first.
+pub async fn sleep_or_shutdown(delay: Duration, shutdown: &CancellationToken) -> bool {
+    tokio::select! {
+        biased;
+        () = shutdown.cancelled() => true,
+        () = tokio::time::sleep(delay) => false,
+    }
+}
+
+/// Milliseconds since the Unix epoch: an inbound message's `received_at_ms`.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as u64)
 }
 
 /// A number in [0, 1) from the process's random hash keys: enough for jitter.
