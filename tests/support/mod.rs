@@ -6,6 +6,7 @@ pub mod approvals;
 pub mod chat;
 pub mod fake_anthropic;
 pub mod fake_llm;
+pub mod fake_signal;
 pub mod fake_telegram;
 pub mod harness;
 pub mod process;

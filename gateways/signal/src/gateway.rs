@@ -1,0 +1,250 @@
+//! [`SignalGateway`]: the signal-cli client behind the contract's [`Listen`]
+//! and [`Deliver`].
+//!
+//! One connection is shared: the listener (see `listen`) makes it, subscribes
+//! and stores it here; delivery uses it, or makes one of its own while the
+//! listener is reconnecting. Replies go out as plain text split to
+//! [`SignalSettings::text_limit`], the first part quoting the message answered.
+//! Approval prompts go out as their text (which says how to answer); Signal
+//! has no buttons, and a decided prompt is left as it is.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use passepartout_gateway::{
+    ConversationKey, Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen, MessageId,
+    Outbound, OutboundBody, UserId,
+};
+use serde_json::{Value, json};
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::GATEWAY_ID;
+use crate::authors::RecentAuthors;
+use crate::failure::{delivery_error, send_outcome};
+use crate::normalize::{BotIdentity, GROUP_PREFIX};
+use crate::rpc::{Notifications, RpcClient, RpcOptions};
+use crate::settings::SignalSettings;
+use crate::split::split;
+
+/// A person who is not allowed is told so at most once in this time.
+pub const REFUSAL_INTERVAL: Duration = Duration::from_secs(3600);
+
+/// The Signal gateway. Shared by the daemon's listener and its delivery side,
+/// hence always in an [`Arc`].
+#[derive(Debug)]
+pub struct SignalGateway {
+    pub(crate) settings: SignalSettings,
+    pub(crate) bot: BotIdentity,
+    id: GatewayId,
+    health: Mutex<Health>,
+    /// The current connection, if any.
+    client: Mutex<Option<RpcClient>>,
+    authors: Mutex<RecentAuthors>,
+    /// When each person who is not allowed was last told so.
+    refused: Mutex<HashMap<UserId, Instant>>,
+}
+
+/// Where a message goes: one person or a group.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    Person(String),
+    Group(String),
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl SignalGateway {
+    /// A gateway for `settings`. Touches no socket until `listen` or `deliver`.
+    pub fn new(settings: SignalSettings) -> Arc<Self> {
+        Arc::new(Self {
+            bot: settings.bot_identity(),
+            settings,
+            id: GatewayId::new(GATEWAY_ID).expect("\"signal\" is a valid gateway id"),
+            health: Mutex::new(Health::with(HealthState::Starting, "not connected yet")),
+            client: Mutex::new(None),
+            authors: Mutex::new(RecentAuthors::default()),
+            refused: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub(crate) fn set_health(&self, health: Health) {
+        *lock(&self.health) = health;
+    }
+
+    /// A new connection to signal-cli; it becomes the shared one.
+    pub(crate) async fn connect(&self) -> Result<(RpcClient, Notifications), crate::RpcError> {
+        let options = RpcOptions {
+            call_timeout: self.settings.call_timeout,
+            ..RpcOptions::default()
+        };
+        let (client, notifications) = RpcClient::connect(&self.settings.endpoint, options).await?;
+        // The old connection closes when its last user is done with it: a
+        // delivery in flight on it must not fail (and be sent twice).
+        *lock(&self.client) = Some(client.clone());
+        Ok((client, notifications))
+    }
+
+    /// The shared connection, made anew if there is none.
+    async fn client(&self) -> Result<RpcClient, GatewayError> {
+        let current = lock(&self.client).clone().filter(|client| !client.is_closed());
+        match current {
+            Some(client) => Ok(client),
+            None => Ok(self.connect().await.map_err(|error| delivery_error(&error))?.0),
+        }
+    }
+
+    /// `params` with the account added when the daemon serves several.
+    pub(crate) fn params(&self, mut params: Value) -> Value {
+        if self.settings.multi_account {
+            params["account"] = json!(self.settings.account);
+        }
+        params
+    }
+
+    pub(crate) fn remember_author(&self, conversation: &ConversationKey, message: &MessageId, author: &UserId) {
+        lock(&self.authors).remember(conversation, message, author);
+    }
+
+    /// Whether `user` should be told they are not allowed now (and remembers
+    /// that they were, if so).
+    pub(crate) fn should_refuse(&self, user: &UserId) -> bool {
+        let now = Instant::now();
+        let mut refused = lock(&self.refused);
+        refused.retain(|_, at| now.duration_since(*at) < REFUSAL_INTERVAL);
+        if refused.contains_key(user) {
+            return false;
+        }
+        refused.insert(user.clone(), now);
+        true
+    }
+
+    /// Where `conversation`'s messages go.
+    pub(crate) fn target(&self, conversation: &ConversationKey) -> Result<Target, GatewayError> {
+        if conversation.gateway != self.id {
+            return Err(GatewayError::Rejected {
+                reason: format!("{conversation} is not a Signal conversation"),
+            });
+        }
+        let chat = conversation.chat.as_str();
+        Ok(match chat.strip_prefix(GROUP_PREFIX) {
+            Some(group) => Target::Group(group.to_owned()),
+            None => Target::Person(chat.to_owned()),
+        })
+    }
+
+    /// The quote of a reply to `message` in `conversation`: its timestamp and author.
+    fn quote(&self, conversation: &ConversationKey, target: &Target, message: &MessageId) -> Option<(u64, String)> {
+        let timestamp = message.as_str().parse::<u64>().ok()?;
+        let author = match (lock(&self.authors).author(conversation, message), target) {
+            (Some(author), _) => author.as_str().to_owned(),
+            // One to one, the other person wrote whatever the core answers.
+            (None, Target::Person(person)) => person.clone(),
+            (None, Target::Group(_)) => return None,
+        };
+        Some((timestamp, author))
+    }
+
+    /// Sends `text` to `target`, split as needed; the first part quotes `reply_to`.
+    pub(crate) async fn send_text(
+        &self,
+        conversation: &ConversationKey,
+        text: &str,
+        reply_to: Option<&MessageId>,
+    ) -> Result<Vec<MessageId>, GatewayError> {
+        let target = self.target(conversation)?;
+        let parts: Vec<String> = split(text, self.settings.text_limit)
+            .into_iter()
+            .filter(|part| !part.trim().is_empty())
+            .collect();
+        if parts.is_empty() {
+            return Err(GatewayError::Rejected {
+                reason: "the message is empty".to_owned(),
+            });
+        }
+        let quote = reply_to.and_then(|message| self.quote(conversation, &target, message));
+        let client = self.client().await?;
+        let mut ids = Vec::with_capacity(parts.len());
+        for (index, part) in parts.into_iter().enumerate() {
+            let mut params = target_params(&target);
+            params["message"] = json!(part);
+            if let (0, Some((timestamp, author))) = (index, &quote) {
+                params["quoteTimestamp"] = json!(timestamp);
+                params["quoteAuthor"] = json!(author);
+            }
+            let result = client.call("send", self.params(params)).await.map_err(|error| {
+                tracing::warn!(%conversation, part = index, %error, "Signal send failed");
+                delivery_error(&error)
+            })?;
+            let timestamp = send_outcome(&result)?;
+            ids.push(MessageId::new(timestamp.to_string()).expect("a number is a valid message id"));
+        }
+        Ok(ids)
+    }
+}
+
+pub(crate) fn target_params(target: &Target) -> Value {
+    match target {
+        Target::Person(person) => json!({ "recipient": [person] }),
+        Target::Group(group) => json!({ "groupId": group }),
+    }
+}
+
+#[async_trait]
+impl Listen for SignalGateway {
+    fn id(&self) -> GatewayId {
+        self.id.clone()
+    }
+
+    async fn listen(&self, intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
+        self.run(intake, shutdown).await
+    }
+
+    fn health(&self) -> Health {
+        lock(&self.health).clone()
+    }
+
+    async fn close(&self) {
+        if let Some(client) = lock(&self.client).take() {
+            client.close();
+        }
+    }
+}
+
+#[async_trait]
+impl Deliver for SignalGateway {
+    async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
+        let message_ids = match &message.body {
+            OutboundBody::Text { text, .. } | OutboundBody::ApprovalPrompt { text, .. } => {
+                self.send_text(&message.conversation, text, message.in_reply_to.as_ref())
+                    .await?
+            }
+            // No buttons to remove; the conversation is told the outcome anyway.
+            OutboundBody::ApprovalDecided { .. } => {
+                self.target(&message.conversation)?;
+                Vec::new()
+            }
+        };
+        tracing::debug!(
+            conversation = %message.conversation,
+            outbound_id = %message.id,
+            parts = message_ids.len(),
+            "delivered to Signal"
+        );
+        Ok(Delivered { message_ids })
+    }
+
+    async fn typing(&self, conversation: &ConversationKey) -> Result<(), GatewayError> {
+        let target = self.target(conversation)?;
+        let client = self.client().await?;
+        client
+            .call("sendTyping", self.params(target_params(&target)))
+            .await
+            .map(drop)
+            .map_err(|error| delivery_error(&error))
+    }
+}

@@ -1,0 +1,347 @@
+//! Turning a signal-cli envelope into the contract's [`Inbound`], or a reason to skip it.
+//!
+//! This is the one place that reads signal-cli's envelope JSON (through private
+//! serde structs); everything after it sees only the contract. The mapping:
+//!
+//! - a `dataMessage` with text → [`InboundBody::Text`]; mentions in the text
+//!   (signal-cli leaves a placeholder at each) become `@name`, and mentions of
+//!   the bot are removed; with an attachment, sticker, contact or payment →
+//!   [`InboundBody::Unsupported`] naming it;
+//! - a `dataMessage` in a group: conversation chat `group:<groupId>`; under
+//!   [`GroupMode::MentionOrReply`] only when it mentions the bot (by UUID or
+//!   number) or quotes one of the bot's messages; a reaction only when it is on
+//!   one of the bot's messages. Outside groups the chat is the sender's UUID;
+//! - a quote → `reply_to`, the quoted message's timestamp as text;
+//! - a reaction → [`InboundBody::Reaction`] with the target's timestamp as text;
+//! - an `editMessage` is skipped: the core has no notion of edits, and taking
+//!   the new text as a message would answer the same question twice;
+//! - receipts, typing indicators, sync messages (our own other devices), calls,
+//!   stories, remote deletions, group updates and anything unknown →
+//!   [`Normalized::Skip`] with a reason for the log.
+//!
+//! **Message ids.** Signal identifies a message by its author and the
+//! timestamp (ms) the author's device gave it; quotes and reactions name their
+//! target that way. The message id here is the envelope's `timestamp` as text —
+//! what quotes and reactions carry, and what `send` reports for our own
+//! messages, so replies and reactions match the ids the gateway delivered. In a
+//! one-to-one chat only one person writes, so it is unique; in a group two
+//! members would have to send within the same millisecond to collide (the
+//! later one would then be taken for a duplicate). The sender is keyed by
+//! `sourceUuid`, which signal-cli always gives (`sourceNumber` may be absent).
+
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::Value;
+
+use crate::GATEWAY_ID;
+
+/// How a group conversation's chat id starts: signal-cli's base64 group id follows.
+pub const GROUP_PREFIX: &str = "group:";
+
+pub use passepartout_gateway::GroupMode;
+
+/// The bot's own Signal account, to recognise mentions of it and quotes of
+/// its messages. Either may be unknown; an empty identity matches nobody.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BotIdentity {
+    /// The account's ACI UUID.
+    pub uuid: Option<String>,
+    /// The account's phone number, `+` and digits.
+    pub number: Option<String>,
+}
+
+impl BotIdentity {
+    /// Whether the address `uuid` / `number` is the bot's.
+    pub fn is(&self, uuid: Option<&str>, number: Option<&str>) -> bool {
+        let same = |ours: &Option<String>, theirs: Option<&str>| matches!((ours.as_deref(), theirs), (Some(a), Some(b)) if !a.is_empty() && a.eq_ignore_ascii_case(b));
+        same(&self.uuid, uuid) || same(&self.number, number)
+    }
+}
+
+/// The result of [`normalize`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Normalized {
+    /// A message for the core.
+    Inbound(Inbound),
+    /// Nothing for the core.
+    Skip { reason: &'static str },
+}
+
+/// Converts one envelope (the `envelope` member of a `receive` notification).
+/// `now_ms` becomes `received_at_ms`.
+pub fn normalize(envelope: &Value, bot: &BotIdentity, group_mode: GroupMode, now_ms: u64) -> Normalized {
+    let Ok(envelope) = Envelope::deserialize(envelope) else {
+        return Normalized::Skip {
+            reason: "envelope in a shape signal-cli is not known to send",
+        };
+    };
+    let ctx = Context {
+        bot,
+        group_mode,
+        now_ms,
+    };
+    ctx.envelope(&envelope)
+        .unwrap_or_else(|reason| Normalized::Skip { reason })
+}
+
+/// Why an envelope was skipped; turned into [`Normalized::Skip`] at the top.
+type Step<T> = Result<T, &'static str>;
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Envelope {
+    source_uuid: Option<String>,
+    source_number: Option<String>,
+    source_name: Option<String>,
+    timestamp: Option<u64>,
+    data_message: Option<DataMessage>,
+    edit_message: Option<IgnoredAny>,
+    sync_message: Option<IgnoredAny>,
+    receipt_message: Option<IgnoredAny>,
+    typing_message: Option<IgnoredAny>,
+    call_message: Option<IgnoredAny>,
+    story_message: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct DataMessage {
+    timestamp: Option<u64>,
+    message: Option<String>,
+    group_info: Option<GroupInfo>,
+    quote: Option<Quote>,
+    reaction: Option<Reaction>,
+    mentions: Option<Vec<Mention>>,
+    attachments: Option<Vec<IgnoredAny>>,
+    sticker: Option<IgnoredAny>,
+    contacts: Option<Vec<IgnoredAny>>,
+    payment: Option<IgnoredAny>,
+    remote_delete: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupInfo {
+    group_id: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Quote {
+    id: u64,
+    author: Option<String>,
+    author_number: Option<String>,
+    author_uuid: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Reaction {
+    emoji: String,
+    target_author: Option<String>,
+    target_author_number: Option<String>,
+    target_author_uuid: Option<String>,
+    target_sent_timestamp: u64,
+    #[serde(default)]
+    is_remove: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Mention {
+    name: Option<String>,
+    number: Option<String>,
+    uuid: Option<String>,
+    /// Offset in the text, in UTF-16 code units.
+    start: usize,
+    /// Length in the text, in UTF-16 code units (1: the placeholder).
+    length: usize,
+}
+
+struct Context<'a> {
+    bot: &'a BotIdentity,
+    group_mode: GroupMode,
+    now_ms: u64,
+}
+
+impl Context<'_> {
+    fn envelope(&self, envelope: &Envelope) -> Step<Normalized> {
+        if let Some(data) = &envelope.data_message {
+            return self.data(envelope, data);
+        }
+        Err(if envelope.edit_message.is_some() {
+            "edited message"
+        } else if envelope.sync_message.is_some() {
+            "sync message from another device of the account"
+        } else if envelope.receipt_message.is_some() {
+            "receipt"
+        } else if envelope.typing_message.is_some() {
+            "typing indicator"
+        } else if envelope.call_message.is_some() {
+            "call"
+        } else if envelope.story_message.is_some() {
+            "story"
+        } else {
+            "envelope without a message"
+        })
+    }
+
+    fn data(&self, envelope: &Envelope, data: &DataMessage) -> Step<Normalized> {
+        let uuid = envelope
+            .source_uuid
+            .as_deref()
+            .ok_or("envelope without a sender UUID")?;
+        if self.bot.is(Some(uuid), envelope.source_number.as_deref()) {
+            return Err("message from the bot's own account");
+        }
+        let timestamp = envelope
+            .timestamp
+            .or(data.timestamp)
+            .ok_or("envelope without a timestamp")?;
+        let group = data.group_info.as_ref().and_then(|info| info.group_id.as_deref());
+        let chat = match group {
+            Some(group_id) => format!("{GROUP_PREFIX}{group_id}"),
+            None => uuid.to_owned(),
+        };
+        let takes_everything = group.is_none() || self.group_mode == GroupMode::All;
+        let inbound = |reply_to, body| -> Step<Normalized> {
+            Ok(Normalized::Inbound(Inbound {
+                conversation: conversation(chat.clone())?,
+                sender: Sender {
+                    id: UserId::new(uuid).map_err(|_| "invalid sender UUID")?,
+                    display_name: envelope.source_name.clone().filter(|name| !name.is_empty()),
+                },
+                message_id: message_id(timestamp)?,
+                reply_to,
+                body,
+                received_at_ms: self.now_ms,
+            }))
+        };
+
+        if let Some(reaction) = &data.reaction {
+            let on_bot = self.bot.is(
+                reaction.target_author_uuid.as_deref(),
+                reaction
+                    .target_author_number
+                    .as_deref()
+                    .or(reaction.target_author.as_deref()),
+            );
+            if !takes_everything && !on_bot {
+                return Err("group reaction not on a message of the bot");
+            }
+            return inbound(
+                None,
+                InboundBody::Reaction {
+                    emoji: reaction.emoji.clone(),
+                    target: message_id(reaction.target_sent_timestamp)?,
+                    removed: reaction.is_remove,
+                },
+            );
+        }
+        if data.remote_delete.is_some() {
+            return Err("remote deletion");
+        }
+        if data.message.is_none() && data.group_info.as_ref().and_then(|info| info.kind.as_deref()) == Some("UPDATE") {
+            return Err("group update");
+        }
+        let mentions = data.mentions.as_deref().unwrap_or_default();
+        if !takes_everything && !self.addresses_bot(data, mentions) {
+            return Err("group message not addressed to the bot");
+        }
+        let reply_to = data.quote.as_ref().map(|quote| message_id(quote.id)).transpose()?;
+        let body = if let Some(what) = unsupported(data) {
+            InboundBody::Unsupported { what: what.to_owned() }
+        } else {
+            let text = self.render_mentions(data.message.as_deref().unwrap_or_default(), mentions);
+            if text.is_empty() {
+                return Err("empty message");
+            }
+            InboundBody::Text { text }
+        };
+        inbound(reply_to, body)
+    }
+
+    /// Whether a group message mentions the bot or quotes one of its messages.
+    fn addresses_bot(&self, data: &DataMessage, mentions: &[Mention]) -> bool {
+        let mentioned = mentions
+            .iter()
+            .any(|mention| self.bot.is(mention.uuid.as_deref(), mention.number.as_deref()));
+        let quotes_bot = data.quote.as_ref().is_some_and(|quote| {
+            self.bot.is(
+                quote.author_uuid.as_deref(),
+                quote.author_number.as_deref().or(quote.author.as_deref()),
+            )
+        });
+        mentioned || quotes_bot
+    }
+
+    /// `text` with each mention's range (UTF-16 offsets) replaced: by nothing
+    /// for the bot, by `@name` for others; then trimmed.
+    fn render_mentions(&self, text: &str, mentions: &[Mention]) -> String {
+        let mut mentions: Vec<&Mention> = mentions.iter().filter(|mention| mention.length > 0).collect();
+        mentions.sort_by_key(|mention| mention.start);
+        let mut mentions = mentions.into_iter().peekable();
+        let mut out = String::with_capacity(text.len());
+        let mut position = 0;
+        let mut hidden_until = 0;
+        for ch in text.chars() {
+            // Mentions starting inside another one, or mid-character, are ignored.
+            while mentions
+                .next_if(|mention| mention.start < position.max(hidden_until))
+                .is_some()
+            {}
+            if let Some(mention) = mentions.next_if(|mention| mention.start == position) {
+                if !self.bot.is(mention.uuid.as_deref(), mention.number.as_deref()) {
+                    out.push('@');
+                    out.push_str(mention_name(mention));
+                }
+                hidden_until = position + mention.length;
+            }
+            if position >= hidden_until {
+                out.push(ch);
+            }
+            position += ch.len_utf16();
+        }
+        out.trim().to_owned()
+    }
+}
+
+fn mention_name(mention: &Mention) -> &str {
+    [&mention.name, &mention.number, &mention.uuid]
+        .into_iter()
+        .find_map(|name| name.as_deref().filter(|name| !name.is_empty()))
+        .unwrap_or("someone")
+}
+
+/// What a message carries that the core cannot read, if anything.
+fn unsupported(data: &DataMessage) -> Option<&'static str> {
+    let has = |list: &Option<Vec<IgnoredAny>>| list.as_ref().is_some_and(|list| !list.is_empty());
+    if has(&data.attachments) {
+        Some("attachment")
+    } else if data.sticker.is_some() {
+        Some("sticker")
+    } else if has(&data.contacts) {
+        Some("contact")
+    } else if data.payment.is_some() {
+        Some("payment")
+    } else {
+        None
+    }
+}
+
+fn conversation(chat: String) -> Step<ConversationKey> {
+    let gateway = GatewayId::new(GATEWAY_ID).map_err(|_| "invalid gateway id")?;
+    let chat = ChatId::new(chat).map_err(|_| "invalid chat id")?;
+    Ok(ConversationKey::new(gateway, chat))
+}
+
+fn message_id(timestamp: u64) -> Step<MessageId> {
+    MessageId::new(timestamp.to_string()).map_err(|_| "invalid message id")
+}
+
+#[cfg(test)]
+#[path = "normalize_tests.rs"]
+mod tests;

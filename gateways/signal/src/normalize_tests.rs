@@ -1,0 +1,259 @@
+//! Tests of [`normalize`](super::normalize) on envelopes shaped like signal-cli's JSON.
+
+use passepartout_gateway::{Inbound, InboundBody};
+use serde_json::{Value, json};
+
+use super::*;
+
+const NOW: u64 = 1_700_000_000_000;
+const BOT_UUID: &str = "b0b0b0b0-0000-4000-8000-000000000001";
+const BOT_NUMBER: &str = "+15550000001";
+const ADA_UUID: &str = "a1a1a1a1-1111-4111-8111-111111111111";
+const GROUP: &str = "Z3JvdXAtaWQtMTIzNDU2Nzg5MA==";
+const TS: u64 = 1_700_000_123_456;
+
+fn bot() -> BotIdentity {
+    BotIdentity {
+        uuid: Some(BOT_UUID.to_owned()),
+        number: Some(BOT_NUMBER.to_owned()),
+    }
+}
+
+/// An envelope from Ada (with no phone number, as for privacy-minded users)
+/// carrying `content` (`{"dataMessage": …}`, `{"receiptMessage": …}`, …).
+fn envelope(content: Value) -> Value {
+    let mut envelope = json!({
+        "source": ADA_UUID,
+        "sourceNumber": null,
+        "sourceUuid": ADA_UUID,
+        "sourceName": "Ada",
+        "sourceDevice": 1,
+        "timestamp": TS,
+        "serverReceivedTimestamp": TS + 5,
+        "serverDeliveredTimestamp": TS + 6,
+    });
+    if let (Some(envelope), Some(content)) = (envelope.as_object_mut(), content.as_object()) {
+        envelope.extend(content.clone());
+    }
+    envelope
+}
+
+fn data(message: Value) -> Value {
+    let mut data = json!({ "timestamp": TS, "message": null, "expiresInSeconds": 0, "viewOnce": false });
+    if let (Some(data), Some(message)) = (data.as_object_mut(), message.as_object()) {
+        data.extend(message.clone());
+    }
+    envelope(json!({ "dataMessage": data }))
+}
+
+fn group_info() -> Value {
+    json!({ "groupId": GROUP, "groupName": "Team", "revision": 3, "type": "DELIVER" })
+}
+
+fn run(envelope: &Value) -> Normalized {
+    normalize(envelope, &bot(), GroupMode::MentionOrReply, NOW)
+}
+
+fn inbound(normalized: Normalized) -> Inbound {
+    match normalized {
+        Normalized::Inbound(inbound) => inbound,
+        Normalized::Skip { reason } => panic!("skipped: {reason}"),
+    }
+}
+
+fn skip_reason(normalized: Normalized) -> &'static str {
+    match normalized {
+        Normalized::Skip { reason } => reason,
+        Normalized::Inbound(inbound) => panic!("not skipped: {inbound:?}"),
+    }
+}
+
+fn text(body: &str) -> InboundBody {
+    InboundBody::Text { text: body.to_owned() }
+}
+
+#[test]
+fn one_to_one_text_becomes_a_text_inbound() {
+    let got = inbound(run(&data(json!({ "message": "hello" }))));
+    assert_eq!(got.conversation.gateway.as_str(), "signal");
+    assert_eq!(got.conversation.chat.as_str(), ADA_UUID);
+    assert_eq!(got.sender.id.as_str(), ADA_UUID);
+    assert_eq!(got.sender.display_name.as_deref(), Some("Ada"));
+    assert_eq!(got.message_id.as_str(), TS.to_string());
+    assert_eq!(got.reply_to, None);
+    assert_eq!(got.body, text("hello"));
+    assert_eq!(got.received_at_ms, NOW);
+}
+
+#[test]
+fn group_message_without_mention_or_quote_is_skipped_unless_all() {
+    let envelope = data(json!({ "message": "just chatting", "groupInfo": group_info() }));
+    assert_eq!(skip_reason(run(&envelope)), "group message not addressed to the bot");
+    let got = inbound(normalize(&envelope, &bot(), GroupMode::All, NOW));
+    assert_eq!(got.conversation.chat.as_str(), format!("group:{GROUP}"));
+    assert_eq!(got.sender.id.as_str(), ADA_UUID);
+    assert_eq!(got.body, text("just chatting"));
+}
+
+#[test]
+fn group_mention_of_the_bot_is_taken_without_the_mention() {
+    // signal-cli leaves U+FFFC where each mention is; offsets count UTF-16 units.
+    let envelope = data(json!({
+        "message": "😀 \u{FFFC} ask \u{FFFC} the time",
+        "groupInfo": group_info(),
+        "mentions": [
+            { "name": BOT_NUMBER, "number": BOT_NUMBER, "uuid": BOT_UUID, "start": 3, "length": 1 },
+            { "name": "Bob", "number": null, "uuid": "c2c2c2c2-2222-4222-8222-222222222222", "start": 9, "length": 1 },
+        ],
+    }));
+    let got = inbound(run(&envelope));
+    assert_eq!(got.conversation.chat.as_str(), format!("group:{GROUP}"));
+    assert_eq!(got.body, text("😀  ask @Bob the time"));
+}
+
+#[test]
+fn a_mention_by_number_only_also_addresses_the_bot() {
+    let envelope = data(json!({
+        "message": "\u{FFFC} hi",
+        "groupInfo": group_info(),
+        "mentions": [{ "number": BOT_NUMBER, "start": 0, "length": 1 }],
+    }));
+    assert_eq!(inbound(run(&envelope)).body, text("hi"));
+}
+
+#[test]
+fn mentioning_someone_else_does_not_address_the_bot() {
+    let envelope = data(json!({
+        "message": "\u{FFFC} hi",
+        "groupInfo": group_info(),
+        "mentions": [{ "name": "Bob", "uuid": "c2c2c2c2-2222-4222-8222-222222222222", "start": 0, "length": 1 }],
+    }));
+    assert_eq!(skip_reason(run(&envelope)), "group message not addressed to the bot");
+}
+
+#[test]
+fn a_quote_becomes_reply_to_and_a_quote_of_the_bot_addresses_it_in_a_group() {
+    let quote = json!({ "id": 1_699_999_000_000u64, "author": BOT_NUMBER, "authorNumber": BOT_NUMBER,
+        "authorUuid": BOT_UUID, "text": "earlier answer", "attachments": [] });
+    let got = inbound(run(&data(
+        json!({ "message": "and then?", "groupInfo": group_info(), "quote": quote }),
+    )));
+    assert_eq!(got.reply_to.as_ref().map(|id| id.as_str()), Some("1699999000000"));
+    assert_eq!(got.body, text("and then?"));
+
+    let other = json!({ "id": 5, "authorUuid": ADA_UUID, "text": "mine" });
+    let in_group = data(json!({ "message": "re", "groupInfo": group_info(), "quote": other }));
+    assert_eq!(skip_reason(run(&in_group)), "group message not addressed to the bot");
+    let one_to_one = inbound(run(&data(json!({ "message": "re", "quote": other }))));
+    assert_eq!(one_to_one.reply_to.as_ref().map(|id| id.as_str()), Some("5"));
+}
+
+#[test]
+fn reactions_are_added_and_removed() {
+    let reaction = |remove: bool| {
+        data(
+            json!({ "reaction": { "emoji": "👍", "targetAuthor": BOT_NUMBER, "targetAuthorNumber": BOT_NUMBER,
+            "targetAuthorUuid": BOT_UUID, "targetSentTimestamp": 1_699_999_000_001u64, "isRemove": remove } }),
+        )
+    };
+    let added = inbound(run(&reaction(false)));
+    assert_eq!(added.message_id.as_str(), TS.to_string());
+    assert_eq!(
+        added.body,
+        InboundBody::Reaction {
+            emoji: "👍".into(),
+            target: MessageId::new("1699999000001").unwrap(),
+            removed: false
+        }
+    );
+    let removed = inbound(run(&reaction(true)));
+    assert!(matches!(removed.body, InboundBody::Reaction { removed: true, .. }));
+}
+
+#[test]
+fn group_reactions_count_only_on_the_bots_messages() {
+    let reaction = |target: &str| {
+        data(
+            json!({ "groupInfo": group_info(), "reaction": { "emoji": "❤️", "targetAuthorUuid": target,
+            "targetSentTimestamp": 7, "isRemove": false } }),
+        )
+    };
+    assert_eq!(
+        skip_reason(run(&reaction(ADA_UUID))),
+        "group reaction not on a message of the bot"
+    );
+    let got = inbound(run(&reaction(BOT_UUID)));
+    assert_eq!(got.conversation.chat.as_str(), format!("group:{GROUP}"));
+}
+
+#[test]
+fn receipts_typing_sync_and_edits_are_skipped() {
+    let cases = [
+        (
+            json!({ "receiptMessage": { "when": TS, "isDelivery": true, "isRead": false, "timestamps": [1] } }),
+            "receipt",
+        ),
+        (
+            json!({ "typingMessage": { "action": "STARTED", "timestamp": TS } }),
+            "typing indicator",
+        ),
+        (
+            json!({ "syncMessage": { "sentMessage": { "destination": ADA_UUID, "message": "from my phone" } } }),
+            "sync message from another device of the account",
+        ),
+        (
+            json!({ "editMessage": { "targetSentTimestamp": 1, "dataMessage": { "message": "fixed" } } }),
+            "edited message",
+        ),
+    ];
+    for (content, reason) in cases {
+        assert_eq!(skip_reason(run(&envelope(content))), reason);
+    }
+}
+
+#[test]
+fn unknown_and_malformed_envelopes_are_skipped() {
+    assert_eq!(
+        skip_reason(run(&envelope(json!({ "futureMessage": {} })))),
+        "envelope without a message"
+    );
+    assert_eq!(
+        skip_reason(run(&json!({ "timestamp": "not a number" }))),
+        "envelope in a shape signal-cli is not known to send"
+    );
+    assert_eq!(
+        skip_reason(run(&json!("not an object"))),
+        "envelope in a shape signal-cli is not known to send"
+    );
+    let mut anonymous = data(json!({ "message": "hi" }));
+    anonymous["sourceUuid"] = Value::Null;
+    assert_eq!(skip_reason(run(&anonymous)), "envelope without a sender UUID");
+}
+
+#[test]
+fn attachments_are_unsupported_and_empty_messages_skipped() {
+    let photo = data(json!({ "message": "look", "attachments": [{ "contentType": "image/jpeg", "id": "x" }] }));
+    assert_eq!(
+        inbound(run(&photo)).body,
+        InboundBody::Unsupported {
+            what: "attachment".into()
+        }
+    );
+    let sticker = data(json!({ "sticker": { "packId": "p", "stickerId": 1 } }));
+    assert_eq!(
+        inbound(run(&sticker)).body,
+        InboundBody::Unsupported { what: "sticker".into() }
+    );
+    assert_eq!(skip_reason(run(&data(json!({ "message": "  " })))), "empty message");
+    assert_eq!(
+        skip_reason(run(&data(json!({ "remoteDelete": { "timestamp": 1 } })))),
+        "remote deletion"
+    );
+}
+
+#[test]
+fn the_bots_own_messages_are_skipped() {
+    let mut own = data(json!({ "message": "note to self" }));
+    own["sourceUuid"] = json!(BOT_UUID);
+    assert_eq!(skip_reason(run(&own)), "message from the bot's own account");
+}

@@ -1,0 +1,381 @@
+//! The Signal gateway against the fake signal-cli daemon: subscribing after
+//! every connect, one message at a time into the intake, reconnecting,
+//! refusals, and delivery with quotes, long-text splitting and typing.
+//!
+//! Each test runs a real [`SignalGateway`] over a Unix socket (or TCP) against
+//! the root crate's fake daemon, with a real [`Intake`] whose queue the test
+//! answers itself, playing the core. Every wait is on an event, under a timeout.
+
+#[path = "../../../tests/support/fake_signal.rs"]
+mod fake_signal;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, codes};
+use passepartout_gateway::{
+    Ack, ChatId, ConversationKey, Deliver, GatewayError, GatewayId, HealthState, Inbound, InboundBody, Intake,
+    IntakeEvent, IntakeQueue, Listen, MessageId, Outbound, OutboundBody, Refusal, ReplyKind,
+};
+use passepartout_signal::{SIGNAL_TEXT_LIMIT, SignalGateway, SignalSettings};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+const WAIT: Duration = Duration::from_secs(5);
+const ADA: &str = "a1a1a1a1-1111-4111-8111-111111111111";
+const BOB: &str = "c2c2c2c2-2222-4222-8222-222222222222";
+const GROUP: &str = "Z3JvdXAtaWQtMTIzNDU2Nzg5MA==";
+
+fn settings(endpoint: &str) -> SignalSettings {
+    SignalSettings {
+        account_uuid: Some(ACCOUNT_UUID.to_owned()),
+        refusal: "This assistant is private.".to_owned(),
+        backoff_base: Duration::from_millis(10),
+        backoff_max: Duration::from_millis(50),
+        busy_backoff: Duration::from_millis(10),
+        call_timeout: WAIT,
+        ..SignalSettings::new(endpoint.parse().expect("the endpoint parses"), ACCOUNT)
+    }
+}
+
+/// The test's stand-in for the core: it reads the intake queue.
+struct Core {
+    queue: IntakeQueue,
+}
+
+impl Core {
+    async fn next(&mut self) -> (Inbound, oneshot::Sender<Ack>) {
+        let event = tokio::time::timeout(WAIT, self.queue.recv())
+            .await
+            .expect("a message reaches the core in time")
+            .expect("the intake is open");
+        match event {
+            IntakeEvent::Inbound { inbound, ack } => (inbound, ack),
+            other => panic!("expected an inbound message, got {other:?}"),
+        }
+    }
+
+    async fn answer(&mut self, ack: Ack) -> Inbound {
+        let (inbound, tx) = self.next().await;
+        tx.send(ack).expect("the gateway waits for the ack");
+        inbound
+    }
+}
+
+struct Running {
+    gateway: Arc<SignalGateway>,
+    core: Core,
+    shutdown: CancellationToken,
+    task: JoinHandle<Result<(), GatewayError>>,
+}
+
+impl Running {
+    async fn stop(self) {
+        self.shutdown.cancel();
+        let result = tokio::time::timeout(WAIT, self.task)
+            .await
+            .expect("listen returns in time")
+            .expect("the task runs");
+        assert_eq!(result, Ok(()));
+    }
+}
+
+fn listen(settings: SignalSettings) -> Running {
+    let gateway = SignalGateway::new(settings);
+    let (intake, queue) = Intake::channel(4);
+    let shutdown = CancellationToken::new();
+    let task = {
+        let (gateway, shutdown) = (gateway.clone(), shutdown.clone());
+        tokio::spawn(async move { gateway.listen(intake, shutdown).await })
+    };
+    Running {
+        gateway,
+        core: Core { queue },
+        shutdown,
+        task,
+    }
+}
+
+fn conversation(chat: &str) -> ConversationKey {
+    ConversationKey::new(GatewayId::new("signal").unwrap(), ChatId::new(chat).unwrap())
+}
+
+fn text(conversation: ConversationKey, body: &str, in_reply_to: Option<&str>) -> Outbound {
+    Outbound {
+        id: "out-1".to_owned(),
+        conversation,
+        in_reply_to: in_reply_to.map(|id| MessageId::new(id).unwrap()),
+        body: OutboundBody::Text {
+            text: body.to_owned(),
+            kind: ReplyKind::Answer,
+        },
+    }
+}
+
+#[tokio::test]
+async fn messages_reach_the_core_in_order_one_at_a_time() {
+    let fake = FakeSignal::start().await;
+    fake.push_envelope(fake_signal::text_envelope(ADA, 1_000, "first"));
+    fake.push_envelope(fake_signal::text_envelope(ADA, 1_001, "second"));
+    let mut running = listen(settings(&fake.unix_endpoint()));
+
+    let (first, ack) = running.core.next().await;
+    assert_eq!(first.body, InboundBody::Text { text: "first".into() });
+    assert_eq!(first.conversation, conversation(ADA));
+    assert_eq!(first.message_id.as_str(), "1000");
+    assert!(
+        running.core.queue.try_recv().is_err(),
+        "the second message was submitted before the first was acknowledged"
+    );
+    ack.send(Ack::Accepted).unwrap();
+    let second = running.core.answer(Ack::Accepted).await;
+    assert_eq!(second.message_id.as_str(), "1001");
+    assert_eq!(running.gateway.health().state, HealthState::Up);
+    assert_eq!(fake.calls("subscribeReceive").len(), 1);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn a_busy_core_gets_the_same_message_again() {
+    let fake = FakeSignal::start().await;
+    fake.push_envelope(fake_signal::text_envelope(ADA, 2_000, "hello"));
+    let mut running = listen(settings(&fake.tcp_endpoint()));
+    let first = running.core.answer(Ack::Busy).await;
+    let again = running.core.answer(Ack::Accepted).await;
+    assert_eq!(first, again);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn reconnects_and_subscribes_again_after_the_connection_drops() {
+    let fake = FakeSignal::start().await;
+    let mut running = listen(settings(&fake.unix_endpoint()));
+    fake.wait_for_subscriber().await;
+    fake.drop_connections();
+    // Queued while we are away; delivered only after the new subscription.
+    fake.push_envelope(fake_signal::text_envelope(ADA, 3_000, "while you were away"));
+    let got = running.core.answer(Ack::Accepted).await;
+    assert_eq!(got.message_id.as_str(), "3000");
+    assert!(fake.wait_for_calls("subscribeReceive", 2).await.len() >= 2);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn keeps_trying_while_the_daemon_refuses_to_subscribe() {
+    let fake = FakeSignal::start().await;
+    fake.fail_next("subscribeReceive", codes::INTERNAL_ERROR, "not yet");
+    fake.push_envelope(fake_signal::text_envelope(ADA, 4_000, "eventually"));
+    let mut running = listen(settings(&fake.unix_endpoint()));
+    let got = running.core.answer(Ack::Accepted).await;
+    assert_eq!(got.message_id.as_str(), "4000");
+    assert_eq!(fake.calls("subscribeReceive").len(), 2);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn group_messages_need_a_mention_and_replies_quote_their_author() {
+    let fake = FakeSignal::start().await;
+    let mut running = listen(settings(&fake.unix_endpoint()));
+    fake.push_envelope(fake_signal::text_envelope(BOB, 5_000, "not for the bot"));
+    let mut unaddressed = fake_signal::text_envelope(BOB, 5_001, "group chatter");
+    unaddressed["dataMessage"]["groupInfo"] = serde_json::json!({ "groupId": GROUP, "type": "DELIVER" });
+    fake.push_envelope(unaddressed);
+    fake.push_envelope(fake_signal::group_mention_envelope(
+        ADA,
+        5_002,
+        GROUP,
+        "what time is it?",
+    ));
+
+    let direct = running.core.answer(Ack::Accepted).await;
+    assert_eq!(direct.message_id.as_str(), "5000");
+    let mention = running.core.answer(Ack::Accepted).await;
+    assert_eq!(
+        mention.message_id.as_str(),
+        "5002",
+        "the unaddressed group message is skipped"
+    );
+    assert_eq!(mention.conversation, conversation(&format!("group:{GROUP}")));
+    assert_eq!(
+        mention.body,
+        InboundBody::Text {
+            text: "what time is it?".into()
+        }
+    );
+
+    let delivered = running
+        .gateway
+        .deliver(&text(mention.conversation.clone(), "noon", Some("5002")))
+        .await
+        .expect("delivered");
+    let sent = fake.wait_for_sent(1).await;
+    assert_eq!(sent[0].group_id.as_deref(), Some(GROUP));
+    assert!(sent[0].recipients.is_empty());
+    assert_eq!(sent[0].message.as_deref(), Some("noon"));
+    assert_eq!(
+        (sent[0].quote_timestamp, sent[0].quote_author.as_deref()),
+        (Some(5_002), Some(ADA))
+    );
+    assert_eq!(
+        delivered.message_ids,
+        vec![MessageId::new(sent[0].timestamp.to_string()).unwrap()]
+    );
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn long_replies_are_split_and_only_the_first_part_quotes() {
+    let fake = FakeSignal::start().await;
+    let gateway = SignalGateway::new(settings(&fake.unix_endpoint()));
+    let long = vec!["word"; 1000].join(" ");
+    let delivered = gateway
+        .deliver(&text(conversation(ADA), &long, Some("6000")))
+        .await
+        .expect("delivered without a listener");
+    let sent = fake.sent();
+    assert!(sent.len() >= 3, "{} parts", sent.len());
+    assert_eq!(delivered.message_ids.len(), sent.len());
+    for (index, part) in sent.iter().enumerate() {
+        assert_eq!(part.recipients, vec![ADA.to_owned()]);
+        assert!(part.message.as_ref().is_some_and(|m| m.len() <= SIGNAL_TEXT_LIMIT));
+        let quoted = (part.quote_timestamp, part.quote_author.as_deref());
+        if index == 0 {
+            assert_eq!(
+                quoted,
+                (Some(6_000), Some(ADA)),
+                "one to one, the other person is the author"
+            );
+        } else {
+            assert_eq!(quoted, (None, None));
+        }
+    }
+    let rejoined: Vec<String> = sent.iter().filter_map(|part| part.message.clone()).collect();
+    assert!(
+        rejoined.join(" ") == long,
+        "the parts, joined at the cuts, are the text"
+    );
+}
+
+#[tokio::test]
+async fn delivery_errors_keep_their_meaning() {
+    let fake = FakeSignal::start().await;
+    let gateway = SignalGateway::new(settings(&fake.tcp_endpoint()));
+    let message = text(conversation(ADA), "hi", None);
+    fake.fail_next("send", codes::RATE_LIMIT, "Rate limit exceeded");
+    assert!(matches!(
+        gateway.deliver(&message).await,
+        Err(GatewayError::RateLimited { .. })
+    ));
+    fake.fail_next("send", codes::USER_ERROR, "Unregistered user");
+    let rejected = gateway.deliver(&message).await.expect_err("rejected");
+    assert!(rejected.is_permanent(), "{rejected:?}");
+    fake.fail_next("send", codes::IO_ERROR, "Failed to send");
+    assert!(matches!(
+        gateway.deliver(&message).await,
+        Err(GatewayError::Transient { .. })
+    ));
+    gateway.deliver(&message).await.expect("and then it works");
+    let telegram = ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new("1").unwrap());
+    assert!(
+        gateway
+            .deliver(&text(telegram, "hi", None))
+            .await
+            .unwrap_err()
+            .is_permanent()
+    );
+}
+
+#[tokio::test]
+async fn people_not_allowed_are_told_once() {
+    let fake = FakeSignal::start().await;
+    let mut running = listen(settings(&fake.unix_endpoint()));
+    let refused = Ack::Refused {
+        reason: Refusal::NotAllowed,
+    };
+    fake.push_envelope(fake_signal::text_envelope(BOB, 7_000, "hi"));
+    running.core.answer(refused.clone()).await;
+    let sent = fake.wait_for_sent(1).await;
+    assert_eq!(sent[0].recipients, vec![BOB.to_owned()]);
+    assert_eq!(sent[0].message.as_deref(), Some("This assistant is private."));
+    fake.push_envelope(fake_signal::text_envelope(BOB, 7_001, "hello?"));
+    running.core.answer(refused).await;
+    // A third message, accepted, proves the second one was handled.
+    fake.push_envelope(fake_signal::text_envelope(ADA, 7_002, "hi"));
+    running.core.answer(Ack::Accepted).await;
+    assert_eq!(fake.sent().len(), 1, "told only once");
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn typing_goes_to_the_chat() {
+    let fake = FakeSignal::start().await;
+    let gateway = SignalGateway::new(settings(&fake.unix_endpoint()));
+    gateway
+        .typing(&conversation(&format!("group:{GROUP}")))
+        .await
+        .expect("typing");
+    let calls = fake.wait_for_calls("sendTyping", 1).await;
+    assert_eq!(calls[0].params["groupId"], GROUP);
+}
+
+#[tokio::test]
+async fn multi_account_requests_name_the_account() {
+    let fake = FakeSignal::start().await;
+    let mut running = listen(SignalSettings {
+        multi_account: true,
+        ..settings(&fake.unix_endpoint())
+    });
+    fake.push_envelope(fake_signal::text_envelope(ADA, 8_000, "hi"));
+    let got = running.core.answer(Ack::Accepted).await;
+    assert_eq!(got.message_id.as_str(), "8000");
+    assert_eq!(fake.calls("subscribeReceive")[0].params["account"], ACCOUNT);
+    running
+        .gateway
+        .deliver(&text(conversation(ADA), "hello", None))
+        .await
+        .expect("delivered");
+    assert_eq!(fake.sent()[0].params["account"], ACCOUNT);
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn without_a_daemon_listen_keeps_trying_and_stops_on_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = format!("unix:{}", dir.path().join("absent.sock").display());
+    let running = listen(settings(&endpoint));
+    let gateway = running.gateway.clone();
+    tokio::time::timeout(WAIT, async {
+        while gateway.health().state != HealthState::Degraded {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await
+    .expect("health turns degraded");
+    running.stop().await;
+}
+
+#[tokio::test]
+async fn shutdown_unsubscribes_so_later_messages_wait_for_the_next_run() {
+    let fake = FakeSignal::start().await;
+    let mut running = listen(settings(&fake.unix_endpoint()));
+    // A message taken proves the session runs (the subscription was confirmed).
+    fake.push_envelope(fake_signal::text_envelope(ADA, 8_999, "hi"));
+    running.core.answer(Ack::Accepted).await;
+    let gateway = running.gateway.clone();
+    running.stop().await;
+    fake.wait_for_calls("unsubscribeReceive", 1).await;
+    fake.push_envelope(fake_signal::text_envelope(ADA, 9_000, "for the next run"));
+    assert_eq!(fake.queued(), 1, "handed to a connection nobody reads");
+    // The connection stays for the drain's deliveries.
+    gateway
+        .deliver(&text(conversation(ADA), "bye", None))
+        .await
+        .expect("delivered");
+    assert_eq!(
+        fake.calls("send")[0].connection,
+        fake.calls("subscribeReceive")[0].connection
+    );
+    gateway.close().await;
+    fake.wait_for_connections(0).await;
+}
