@@ -1,6 +1,7 @@
 //! Who may talk to the assistant: the local socket's peers (the gateway
 //! admits only the daemon's own uid), and on each chat gateway the users and
-//! chats its section lists. Everyone else is refused before anything is
+//! chats its section lists (Telegram user and chat ids; Signal sender UUIDs
+//! and group ids). Everyone else is refused before anything is
 //! journaled.
 
 use std::collections::{HashMap, HashSet};
@@ -32,6 +33,21 @@ impl Access {
                 Allowed {
                     users: ids(&config.telegram.allowed_users),
                     chats: ids(&config.telegram.allowed_chats),
+                },
+            );
+        }
+        if let Ok(signal) = GatewayId::new(passepartout_signal::GATEWAY_ID) {
+            let prefixed = |groups: &[String]| {
+                groups
+                    .iter()
+                    .map(|group| format!("{}{group}", passepartout_signal::normalize::GROUP_PREFIX))
+                    .collect()
+            };
+            gateways.insert(
+                signal,
+                Allowed {
+                    users: config.signal.allowed_senders.iter().cloned().collect(),
+                    chats: prefixed(&config.signal.allowed_groups),
                 },
             );
         }
@@ -85,7 +101,22 @@ mod tests {
         );
         assert!(access.allows(&from("telegram", "-100", "7")), "anyone in a listed chat");
         assert!(!access.allows(&from("telegram", "7", "7")), "a stranger");
-        assert!(!access.allows(&from("signal", "42", "42")), "no allowlist: nobody");
+        assert!(!access.allows(&from("matrix", "42", "42")), "no allowlist: nobody");
+    }
+
+    #[test]
+    fn signal_senders_by_uuid_and_whole_groups() {
+        let mut config = Config::default();
+        config.signal.allowed_senders = vec!["uuid-a".into()];
+        config.signal.allowed_groups = vec!["R3JvdXA=".into()];
+        let access = Access::from_config(&config);
+        assert!(access.allows(&from("signal", "uuid-a", "uuid-a")));
+        assert!(
+            access.allows(&from("signal", "group:R3JvdXA=", "uuid-b")),
+            "anyone in a listed group"
+        );
+        assert!(!access.allows(&from("signal", "uuid-b", "uuid-b")));
+        assert!(!access.allows(&from("signal", "group:other", "uuid-b")));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout_gateway::{Deliver, Intake, Listen};
+use passepartout_signal::SignalGateway;
 use passepartout_socket::{SocketConfig, SocketGateway};
 use passepartout_telegram::TelegramGateway;
 use thiserror::Error;
@@ -56,6 +57,8 @@ pub enum StartError {
     Tools(#[from] crate::tools::SetupError),
     #[error("cannot start the Telegram gateway: {0}")]
     Telegram(String),
+    #[error("cannot start the Signal gateway: {0}")]
+    Signal(String),
     #[error("a [skills] pattern is not a valid regular expression: {0}")]
     Skills(#[from] regex::Error),
 }
@@ -127,6 +130,13 @@ impl Daemon {
             let telegram = TelegramGateway::new(settings, offsets);
             let deliver: Arc<dyn Deliver> = telegram.clone();
             let listen: Arc<dyn Listen> = telegram;
+            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
+        }
+        if config.signal.enabled {
+            let settings = crate::signal_cli::settings(&config).map_err(StartError::Signal)?;
+            let signal = SignalGateway::new(settings);
+            let deliver: Arc<dyn Deliver> = signal.clone();
+            let listen: Arc<dyn Listen> = signal;
             gateways.insert(listen.id(), GatewayHandle { deliver, listen });
         }
 

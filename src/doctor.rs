@@ -115,6 +115,12 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
     if config.telegram.enabled {
         checks.push(telegram_check(config).await);
     }
+    if config.signal.enabled {
+        checks.push(match crate::signal_cli::check(config).await {
+            Ok(detail) => Check::new("signal", Level::Ok, detail, None),
+            Err(problem) => Check::new("signal", Level::Failed, problem, None),
+        });
+    }
     match &daemon {
         Some(status) => checks.extend(daemon_provider_checks(status)),
         None => {

@@ -23,6 +23,7 @@ pub mod llm;
 pub mod memory;
 pub mod pipeline;
 pub mod signal;
+pub mod signal_cli;
 pub mod skills;
 pub mod status;
 pub mod store;

@@ -58,6 +58,20 @@ impl Policy {
                 .collect();
             per_gateway.insert(telegram, approvers);
         }
+        if let Ok(signal) = GatewayId::new(passepartout_signal::GATEWAY_ID) {
+            let approvers = config
+                .signal
+                .approver_ids()
+                .iter()
+                .filter_map(|id| UserId::new(id.clone()).ok())
+                .map(|user| Approver {
+                    gateway: signal.clone(),
+                    user: Some(user),
+                    anywhere: false,
+                })
+                .collect();
+            per_gateway.insert(signal, approvers);
+        }
         let global = config
             .approvals
             .global()

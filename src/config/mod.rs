@@ -6,6 +6,7 @@ mod approvals;
 mod load;
 mod memory;
 mod secret;
+mod signal;
 mod skills;
 mod telegram;
 mod tools;
@@ -19,6 +20,7 @@ pub use approvals::*;
 pub use load::{ConfigError, default_config_file, load};
 pub use memory::*;
 pub use secret::{Secret, SecretError};
+pub use signal::*;
 pub use skills::*;
 pub use telegram::*;
 pub use tools::*;
@@ -42,6 +44,7 @@ pub struct Config {
     pub approvals: ApprovalsConfig,
     pub socket: SocketSection,
     pub telegram: TelegramConfig,
+    pub signal: SignalConfig,
 }
 
 impl Default for Config {
@@ -57,6 +60,7 @@ impl Default for Config {
             approvals: ApprovalsConfig::default(),
             socket: SocketSection::default(),
             telegram: TelegramConfig::default(),
+            signal: SignalConfig::default(),
         }
     }
 }

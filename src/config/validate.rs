@@ -192,6 +192,29 @@ pub fn validate(config: &Config) -> Vec<String> {
         "telegram.poll_timeout_s must be between 1 and 50".into(),
     );
 
+    let signal = &config.signal;
+    if signal.enabled {
+        let number = signal.account.strip_prefix('+').unwrap_or_default();
+        check(
+            !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()),
+            format!(
+                "signal.account must be the bot's number, + and digits, not {:?}",
+                signal.account
+            ),
+        );
+        check(
+            !signal.allowed_senders.is_empty() || !signal.allowed_groups.is_empty(),
+            "signal.allowed_senders (or allowed_groups) is empty: nobody could talk to the assistant".into(),
+        );
+    }
+    check(
+        signal.endpoint.parse::<passepartout_signal::Endpoint>().is_ok(),
+        format!(
+            "signal.endpoint must be tcp:HOST:PORT or unix:PATH, not {:?}",
+            signal.endpoint
+        ),
+    );
+
     let socket = &config.socket;
     check(
         socket.max_line_bytes >= 1024,
@@ -276,6 +299,25 @@ mod tests {
         config.telegram.token_env = Some("TOKEN".into());
         config.telegram.allowed_users = vec![42];
         config.telegram.poll_timeout_s = 25;
+        assert!(validate(&config).is_empty(), "{:?}", validate(&config));
+    }
+
+    #[test]
+    fn signal_needs_a_number_someone_to_talk_to_and_a_real_endpoint() {
+        let mut config = Config::default();
+        config.signal.enabled = true;
+        config.signal.account = "bot".into();
+        config.signal.endpoint = "http://localhost".into();
+        let problems = validate(&config);
+        for expected in ["signal.account", "nobody could talk", "signal.endpoint"] {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} missing from {problems:?}"
+            );
+        }
+        config.signal.account = "+15551234567".into();
+        config.signal.allowed_senders = vec!["0a0a0a0a-0000-4000-8000-00000000000a".into()];
+        config.signal.endpoint = "unix:/run/signal-cli.sock".into();
         assert!(validate(&config).is_empty(), "{:?}", validate(&config));
     }
 }

@@ -1,0 +1,179 @@
+//! The Signal gateway inside the real daemon: a fake signal-cli daemon and a
+//! fake model, the real gateway, intake, pipeline and approvals between them.
+
+mod support;
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use support::fake_llm::{FakeLlm, Script, last_user_text};
+use support::fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, Sent, quote_envelope, reaction_envelope, text_envelope};
+use support::harness::{TestDaemon, WAIT};
+use support::tools::Record;
+
+const OWNER: &str = "0a0a0a0a-0000-4000-8000-00000000000a";
+const STRANGER: &str = "0e0e0e0e-0000-4000-8000-00000000000e";
+
+/// Asks for `record` when told to, finishes with what it was told about an
+/// outcome, and echoes the rest.
+fn model(request: &Value) -> Script {
+    let text = last_user_text(request);
+    if text.starts_with("[passepartout] ") {
+        Script::Reply(format!("final: {text}"))
+    } else if text.contains("please record") {
+        Script::ToolCall {
+            name: "record".into(),
+            arguments: json!({ "what": text }).to_string(),
+        }
+    } else {
+        Script::Echo
+    }
+}
+
+struct Setup {
+    signal: FakeSignal,
+    llm: FakeLlm,
+    record: Record,
+    daemon: TestDaemon,
+}
+
+async fn start() -> Setup {
+    let signal = FakeSignal::start().await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let record = Record::default();
+    let endpoint = signal.tcp_endpoint();
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.tools.require_approval = vec!["record".into()];
+            let section = &mut config.signal;
+            section.enabled = true;
+            section.account = ACCOUNT.into();
+            section.account_uuid = Some(ACCOUNT_UUID.into());
+            section.endpoint = endpoint;
+            section.allowed_senders = vec![OWNER.into()];
+        },
+        vec![Arc::new(record.clone())],
+    )
+    .await;
+    Setup {
+        signal,
+        llm,
+        record,
+        daemon,
+    }
+}
+
+/// Waits until a message satisfying `wanted` was sent, and returns it.
+async fn sent_where(signal: &FakeSignal, wanted: impl Fn(&Sent) -> bool) -> Sent {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut seen = 0;
+    loop {
+        let sent = tokio::time::timeout_at(deadline, signal.wait_for_sent(seen + 1))
+            .await
+            .unwrap_or_else(|_| panic!("no such message within {WAIT:?}; sent: {:#?}", signal.sent()));
+        if let Some(found) = sent.iter().find(|s| wanted(s)) {
+            return found.clone();
+        }
+        seen = sent.len();
+    }
+}
+
+#[tokio::test]
+async fn a_message_from_an_allowed_sender_is_answered_quoting_it() {
+    let setup = start().await;
+    setup
+        .signal
+        .push_envelope(text_envelope(OWNER, 1_700_000_000_001, "hello there"));
+    let reply = sent_where(&setup.signal, |s| s.recipients == [OWNER]).await;
+    assert_eq!(reply.message.as_deref(), Some("echo: hello there"));
+    assert_eq!(reply.quote_timestamp, Some(1_700_000_000_001));
+    assert_eq!(reply.quote_author.as_deref(), Some(OWNER));
+}
+
+#[tokio::test]
+async fn a_stranger_reaches_nothing() {
+    let setup = start().await;
+    setup
+        .signal
+        .push_envelope(text_envelope(STRANGER, 1_700_000_000_001, "hi"));
+    setup
+        .signal
+        .push_envelope(text_envelope(OWNER, 1_700_000_000_002, "ping"));
+    sent_where(&setup.signal, |s| s.recipients == [OWNER]).await;
+    let asked: Vec<String> = setup.llm.requests().iter().map(last_user_text).collect();
+    assert_eq!(asked, ["ping"], "the stranger's words never reached the model");
+}
+
+#[tokio::test]
+async fn a_thumbs_up_on_the_prompt_approves_and_the_action_runs_once() {
+    let setup = start().await;
+    setup
+        .signal
+        .push_envelope(text_envelope(OWNER, 1_700_000_000_001, "please record the milk"));
+    let prompt = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
+    })
+    .await;
+    assert_eq!(setup.record.calls(), 0, "nothing runs before approval");
+    setup.signal.push_envelope(reaction_envelope(
+        OWNER,
+        1_700_000_000_002,
+        "👍",
+        prompt.timestamp,
+        ACCOUNT_UUID,
+        false,
+    ));
+    let done = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("final: "))
+    })
+    .await;
+    assert!(done.message.unwrap().contains("and it ran"));
+    assert_eq!(setup.record.calls(), 1);
+    let status = setup.daemon.daemon.as_ref().unwrap().status();
+    assert_eq!(status["approvals"]["pending"], 0, "{status}");
+}
+
+#[tokio::test]
+async fn a_quote_reply_saying_deny_denies_and_nothing_runs() {
+    let setup = start().await;
+    setup
+        .signal
+        .push_envelope(text_envelope(OWNER, 1_700_000_000_001, "please record the eggs"));
+    let prompt = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
+    })
+    .await;
+    setup.signal.push_envelope(quote_envelope(
+        OWNER,
+        1_700_000_000_002,
+        "deny",
+        prompt.timestamp,
+        ACCOUNT_UUID,
+    ));
+    let done = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("final: "))
+    })
+    .await;
+    assert!(done.message.unwrap().contains("denied"), "the model is told");
+    assert_eq!(setup.record.calls(), 0);
+}
+
+#[tokio::test]
+async fn doctor_finds_the_daemon_and_the_account() {
+    let signal = FakeSignal::start().await;
+    let mut config = passepartout::config::Config::default();
+    config.signal.enabled = true;
+    config.signal.account = ACCOUNT.into();
+    config.signal.endpoint = signal.unix_endpoint();
+    config.signal.multi_account = true;
+    let found = passepartout::signal_cli::check(&config).await.expect("found");
+    assert!(found.contains(&format!("has {ACCOUNT}")), "{found}");
+    config.signal.account = "+15559999999".into();
+    let missing = passepartout::signal_cli::check(&config).await.unwrap_err();
+    assert!(missing.contains("signal-cli -a +15559999999 register"), "{missing}");
+    drop(signal);
+    let gone = passepartout::signal_cli::check(&config).await.unwrap_err();
+    assert!(gone.contains("no signal-cli daemon at"), "{gone}");
+}
