@@ -45,12 +45,13 @@ impl Daemon {
             .stderr(Stdio::null())
             .spawn()
             .expect("start signal-cli");
-        // Java takes a moment: wait for the socket to appear, within a limit.
+        // Java takes a moment: wait until the socket takes connections (the
+        // file appears a moment before it does), within a limit.
         let deadline = Instant::now() + WAIT;
-        while !socket.exists() {
+        while std::os::unix::net::UnixStream::connect(socket).is_err() {
             assert!(
                 Instant::now() < deadline,
-                "signal-cli did not open its socket within {WAIT:?}"
+                "signal-cli did not take connections within {WAIT:?}"
             );
             std::thread::sleep(Duration::from_millis(50));
         }
