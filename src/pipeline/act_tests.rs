@@ -157,7 +157,8 @@ async fn gates_stop_dangerous_calls_and_hold_risky_ones_for_approval() {
     );
     assert!(results.results[0].is_error);
     assert!(
-        results.results.iter().all(|r| !r.content.contains("RM")) && acted.audit.is_empty(),
+        // The stand-in tool upper-cases its arguments: `"COMMAND"` would mean it ran.
+        results.results.iter().all(|r| !r.content.contains("\"COMMAND\"")) && acted.audit.is_empty(),
         "nothing ran"
     );
     assert_eq!(acted.replies.len(), 1, "the prompt is the worker's to send");
