@@ -61,16 +61,7 @@ mod tests {
         assert_eq!(offsets.load(), None);
         offsets.save(700_000_042).await.unwrap();
         drop((offsets, store));
-        // sled's flush helpers let go of the files a moment after the last
-        // handle: wait for that, within a limit.
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-        let store = loop {
-            match Store::open(&dir.path().join("store"), &crate::config::StoreConfig::default()) {
-                Ok(store) => break store,
-                Err(error) if std::time::Instant::now() > deadline => panic!("the store stays locked: {error}"),
-                Err(_) => tokio::time::sleep(std::time::Duration::from_millis(10)).await,
-            }
-        };
+        let store = crate::store::tests_support::reopen(&dir.path().join("store"));
         assert_eq!(StoreOffsets::new(store).load(), Some(700_000_042));
     }
 

@@ -185,7 +185,6 @@ pub fn restore_backup(backup: &Path, store_dir: &Path) -> Result<u64, StoreError
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::StoreConfig;
     use crate::store::tests::{inbound, open_temp};
 
     #[test]
@@ -198,7 +197,7 @@ mod tests {
         assert!(info.entries >= 30, "journal, dedupe and pending entries: {info:?}");
         let restored = dir.path().join("restored");
         restore_backup(&info.path, &restored).unwrap();
-        let copy = Store::open(&restored, &StoreConfig::default()).unwrap();
+        let copy = crate::store::tests::reopen(&restored);
         assert_eq!(
             copy.pending_conversations().unwrap(),
             store.pending_conversations().unwrap()

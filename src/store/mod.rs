@@ -274,6 +274,20 @@ pub(crate) mod tests {
         (dir, store)
     }
 
+    /// Opens the store at `path` again. sled's flush helpers let go of the
+    /// files a moment after the last handle is dropped: this waits for that,
+    /// within a limit.
+    pub fn reopen(path: &std::path::Path) -> Store {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match Store::open(path, &StoreConfig::default()) {
+                Ok(store) => return store,
+                Err(error) if std::time::Instant::now() > deadline => panic!("the store stays locked: {error}"),
+                Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            }
+        }
+    }
+
     pub fn conversation(chat: &str) -> ConversationKey {
         ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new(chat).unwrap())
     }
@@ -301,7 +315,7 @@ pub(crate) mod tests {
             store.journal_accept(&inbound("c", "m", "x"), 0).unwrap();
             futures::executor::block_on(store.durable()).unwrap();
         }
-        let store = Store::open(&path, &StoreConfig::default()).unwrap();
+        let store = reopen(&path);
         assert_eq!(store.pending_count(), 1);
     }
 
