@@ -184,25 +184,36 @@ impl Client {
     }
 
     async fn approvals_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
-        write_frame(&mut self.writer, &frame).await?;
-        loop {
-            match read_frame(&mut self.reader).await? {
-                ServerFrame::Approvals { approvals } => return Ok(approvals),
-                ServerFrame::Error {
-                    code,
-                    message,
-                    id: None,
-                } => return Err(ClientError::Refused { code, message }),
-                other => self.pending.push_back(other),
-            }
-        }
+        self.document_after(frame, |frame| match frame {
+            ServerFrame::Approvals { approvals } => Some(approvals.take()),
+            _ => None,
+        })
+        .await
     }
 
     async fn status_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
+        self.document_after(frame, |frame| match frame {
+            ServerFrame::Status { status } => Some(status.take()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Sends `frame` and returns the document `answer` picks out of the
+    /// daemon's frames (a connection-level error refuses it); every other
+    /// frame is kept for [`Client::next_event`].
+    async fn document_after(
+        &mut self,
+        frame: ClientFrame,
+        answer: impl Fn(&mut ServerFrame) -> Option<serde_json::Value>,
+    ) -> Result<serde_json::Value, ClientError> {
         write_frame(&mut self.writer, &frame).await?;
         loop {
-            match read_frame(&mut self.reader).await? {
-                ServerFrame::Status { status } => return Ok(status),
+            let mut frame = read_frame(&mut self.reader).await?;
+            if let Some(document) = answer(&mut frame) {
+                return Ok(document);
+            }
+            match frame {
                 ServerFrame::Error {
                     code,
                     message,
