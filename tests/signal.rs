@@ -5,30 +5,14 @@ mod support;
 
 use std::sync::Arc;
 
-use serde_json::{Value, json};
-use support::fake_llm::{FakeLlm, Script, last_user_text};
+use support::approvals::model;
+use support::fake_llm::{FakeLlm, last_user_text};
 use support::fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, Sent, quote_envelope, reaction_envelope, text_envelope};
 use support::harness::{TestDaemon, WAIT};
 use support::tools::Record;
 
 const OWNER: &str = "0a0a0a0a-0000-4000-8000-00000000000a";
 const STRANGER: &str = "0e0e0e0e-0000-4000-8000-00000000000e";
-
-/// Asks for `record` when told to, finishes with what it was told about an
-/// outcome, and echoes the rest.
-fn model(request: &Value) -> Script {
-    let text = last_user_text(request);
-    if text.starts_with("[passepartout] ") {
-        Script::Reply(format!("final: {text}"))
-    } else if text.contains("please record") {
-        Script::ToolCall {
-            name: "record".into(),
-            arguments: json!({ "what": text }).to_string(),
-        }
-    } else {
-        Script::Echo
-    }
-}
 
 struct Setup {
     signal: FakeSignal,

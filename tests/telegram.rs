@@ -6,8 +6,9 @@ mod support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use support::fake_llm::{FakeLlm, Script, last_user_text};
+use serde_json::Value;
+use support::approvals::model;
+use support::fake_llm::{FakeLlm, last_user_text};
 use support::fake_telegram::{FakeTelegram, Sent};
 use support::harness::{TestDaemon, WAIT};
 use support::tools::Record;
@@ -16,22 +17,6 @@ const TOKEN: &str = "123456:test-token-never-logged";
 const OWNER: i64 = 42;
 const FRIEND: i64 = 7;
 const GROUP: i64 = -1_000_000_000_100;
-
-/// The fake model: asks for `record` when told to, finishes with what it was
-/// told about an outcome, and echoes the rest.
-fn model(request: &Value) -> Script {
-    let text = last_user_text(request);
-    if text.starts_with("[passepartout] ") {
-        Script::Reply(format!("final: {text}"))
-    } else if text.contains("please record") {
-        Script::ToolCall {
-            name: "record".into(),
-            arguments: json!({ "what": text }).to_string(),
-        }
-    } else {
-        Script::Echo
-    }
-}
 
 struct Setup {
     telegram: FakeTelegram,
