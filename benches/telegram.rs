@@ -11,26 +11,20 @@
 mod fake_llm;
 #[path = "../tests/support/fake_telegram/mod.rs"]
 mod fake_telegram;
+#[path = "support/gateway.rs"]
+mod gateway_bench;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
-use passepartout_gateway::{
-    Ack, ChatId, ConversationKey, Deliver, GatewayId, Intake, IntakeEvent, Listen, Outbound, OutboundBody, ReplyKind,
-};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
 use passepartout_telegram::{MemoryOffsetStore, TelegramGateway, TelegramSettings};
-use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "123456:bench-token";
 const USER: i64 = 42;
 
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
 fn main() {
-    let updates = env_number("PP_BENCH_UPDATES", 5_000).max(1);
-    let replies = env_number("PP_BENCH_REPLIES", 2_000).max(1);
+    let updates = gateway_bench::env_number("PP_BENCH_UPDATES", 5_000).max(1);
+    let replies = gateway_bench::env_number("PP_BENCH_REPLIES", 2_000).max(1);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let telegram = fake_telegram::FakeTelegram::start(TOKEN).await;
@@ -42,63 +36,12 @@ fn main() {
         settings.poll_timeout_s = 1;
         let gateway = TelegramGateway::new(settings, Arc::new(MemoryOffsetStore::default()));
 
-        // A core that acknowledges every message at once, and counts them.
-        let (intake, mut queue) = Intake::channel(1024);
-        let (done, finished) = tokio::sync::oneshot::channel();
-        tokio::spawn(async move {
-            let mut seen = 0;
-            let mut done = Some(done);
-            while let Some(event) = queue.recv().await {
-                if let IntakeEvent::Inbound { ack, .. } = event {
-                    let _ = ack.send(Ack::Accepted);
-                    seen += 1;
-                    if seen == updates
-                        && let Some(done) = done.take()
-                    {
-                        let _ = done.send(Instant::now());
-                    }
-                }
-            }
-        });
-        let stop = CancellationToken::new();
-        let started = Instant::now();
-        let listening = {
-            let gateway = gateway.clone();
-            let stop = stop.clone();
-            tokio::spawn(async move { gateway.listen(intake, stop).await })
-        };
-        let took_in = finished.await.expect("every update handed in") - started;
-
         let conversation = ConversationKey::new(
             GatewayId::new("telegram").unwrap(),
             ChatId::new(USER.to_string()).unwrap(),
         );
-        let sending = Instant::now();
-        for n in 0..replies {
-            let outbound = Outbound {
-                id: format!("r-{n}"),
-                conversation: conversation.clone(),
-                in_reply_to: None,
-                body: OutboundBody::Text {
-                    text: format!("reply {n}"),
-                    kind: ReplyKind::Answer,
-                },
-            };
-            gateway.deliver(&outbound).await.expect("delivered");
-        }
-        let sent_in = sending.elapsed();
-        stop.cancel();
-        let _ = tokio::time::timeout(Duration::from_secs(10), listening).await;
-
-        let report = serde_json::json!({
-            "bench": "telegram",
-            "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-            "updates": updates,
-            "updates_per_s": (updates as f64 / took_in.as_secs_f64()).round(),
-            "replies": replies,
-            "replies_per_s": (replies as f64 / sent_in.as_secs_f64()).round(),
-            "reply_mean_ms": sent_in.as_secs_f64() * 1000.0 / replies as f64,
-        });
+        let measured = gateway_bench::measure(gateway, updates, conversation, replies).await;
+        let report = gateway_bench::report("telegram", ("updates", updates), &measured, replies);
         println!("{report}");
     });
 }
