@@ -255,11 +255,8 @@ pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, Star
         .providers
         .iter()
         .map(|provider| {
-            let api_key = match (&provider.api_key_env, &provider.api_key_file) {
-                (Some(name), _) => Secret::from_env(name, |n| std::env::var(n).ok()),
-                (None, Some(path)) => Secret::from_file(path),
-                (None, None) => Ok(Secret::new(String::new())),
-            };
+            let api_key = Secret::named(provider.api_key_env.as_deref(), provider.api_key_file.as_deref())
+                .unwrap_or_else(|| Ok(Secret::new(String::new())));
             // A missing key is a degraded start, not a failed one: the
             // provider answers 401 and doctor says which variable to set.
             let api_key = match api_key {

@@ -11,11 +11,8 @@ use crate::store::Store;
 /// The gateway's settings, with the token read from where `[telegram]` says.
 pub fn settings(config: &Config) -> Result<TelegramSettings, SecretError> {
     let telegram = &config.telegram;
-    let token = match (&telegram.token_env, &telegram.token_file) {
-        (Some(name), _) => Secret::from_env(name, |n| std::env::var(n).ok())?,
-        (None, Some(path)) => Secret::from_file(path)?,
-        (None, None) => Secret::from_env(crate::config::DEFAULT_TELEGRAM_TOKEN_ENV, |n| std::env::var(n).ok())?,
-    };
+    let token = Secret::named(telegram.token_env.as_deref(), telegram.token_file.as_deref())
+        .unwrap_or_else(|| Secret::from_env(crate::config::DEFAULT_TELEGRAM_TOKEN_ENV, |n| std::env::var(n).ok()))?;
     let mut settings = TelegramSettings::new(token.expose());
     settings.api_url = telegram.api_url.trim_end_matches('/').to_owned();
     settings.group_mode = telegram.group_mode;

@@ -29,6 +29,16 @@ impl Secret {
         }
     }
 
+    /// The secret a section names: from environment variable `env` when it
+    /// says one, else from `file`; none when it names neither.
+    pub fn named(env: Option<&str>, file: Option<&Path>) -> Option<Result<Self, SecretError>> {
+        match (env, file) {
+            (Some(name), _) => Some(Self::from_env(name, |n| std::env::var(n).ok())),
+            (None, Some(path)) => Some(Self::from_file(path)),
+            (None, None) => None,
+        }
+    }
+
     /// Reads a secret from a file (surrounding white space removed).
     pub fn from_file(path: &Path) -> Result<Self, SecretError> {
         let text = std::fs::read_to_string(path).map_err(|source| SecretError::File {
