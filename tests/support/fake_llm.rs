@@ -180,26 +180,17 @@ impl FakeLlm {
     /// # Panics
     /// If fewer than `n` arrived within `timeout`.
     pub async fn wait_for_requests(&self, n: usize, timeout: Duration) -> Vec<Value> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let arrived = self.shared.arrived.notified();
-            tokio::pin!(arrived);
-            // Register before checking, so a request landing in between is not missed.
-            arrived.as_mut().enable();
-            {
-                let state = self.lock();
-                if state.requests.len() >= n {
-                    return state.requests.clone();
-                }
-            }
-            if tokio::time::timeout_at(deadline, arrived).await.is_err() {
-                let got = self.lock().requests.len();
-                panic!(
-                    "fake LLM at {}: expected at least {n} chat request(s) within {timeout:?}, got {got}",
-                    self.base_url()
-                );
-            }
-        }
+        let arrived = wait_on(&self.shared.arrived, timeout, || {
+            let state = self.lock();
+            (state.requests.len() >= n).then(|| state.requests.clone())
+        });
+        arrived.await.unwrap_or_else(|| {
+            panic!(
+                "fake LLM at {}: expected at least {n} chat request(s) within {timeout:?}, got {}",
+                self.base_url(),
+                self.lock().requests.len()
+            )
+        })
     }
 
     /// Stop serving: the listening socket closes (new connections are refused)
@@ -606,5 +597,24 @@ impl AsyncWrite for KillableStream {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+/// Waits until `check` finds something, looking again whenever `changed` is
+/// notified; `None` once `timeout` has passed. Each look registers for the
+/// next notification first, so a change landing in between is not missed.
+/// What the fake servers' `wait_for_…` are built on.
+pub async fn wait_on<T>(changed: &Notify, timeout: Duration, mut check: impl FnMut() -> Option<T>) -> Option<T> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        let notified = changed.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if let Some(found) = check() {
+            return Some(found);
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            return None;
+        }
     }
 }

@@ -13,7 +13,7 @@
 
 mod methods;
 
-use super::fake_llm::serve_until_shutdown;
+use super::fake_llm::{serve_until_shutdown, wait_on};
 use methods::*;
 
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -26,7 +26,6 @@ use axum::routing::any;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
-use tokio::time::Instant;
 
 /// The first `update_id` handed out; not 0 or 1, so code assuming either fails.
 const FIRST_UPDATE_ID: i64 = 700_000_001;
@@ -403,20 +402,11 @@ impl FakeTelegram {
     }
 
     async fn wait_until<T>(&self, what: &str, timeout: Duration, done: impl Fn(&Recorded) -> Option<T>) -> T {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let called = self.shared.called.notified();
-            tokio::pin!(called);
-            // Register before checking, so a call landing in between is not missed.
-            called.as_mut().enable();
-            if let Some(found) = done(&self.lock()) {
-                return found;
-            }
-            if tokio::time::timeout_at(deadline, called).await.is_err() {
-                let calls: Vec<String> = self.lock().calls.iter().map(|(m, _)| m.clone()).collect();
-                panic!("fake Telegram: expected {what} within {timeout:?}; calls so far: {calls:?}");
-            }
-        }
+        let found = wait_on(&self.shared.called, timeout, || done(&self.lock()));
+        found.await.unwrap_or_else(|| {
+            let calls: Vec<String> = self.lock().calls.iter().map(|(m, _)| m.clone()).collect();
+            panic!("fake Telegram: expected {what} within {timeout:?}; calls so far: {calls:?}")
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, Recorded> {
