@@ -5,6 +5,14 @@
 //! results of a `send`, which can fail for every recipient without the call
 //! failing (signal-cli answers an error only when none succeeded, and not in
 //! every version).
+//!
+//! A rate limit waits as long as signal-cli says: each rate-limited
+//! recipient's result carries `retryAfterSeconds` (signal-cli 0.13), in the
+//! `send` result or, when nobody got the message, in the error's
+//! `data.response`. The longest wait counts; without one,
+//! [`DEFAULT_RATE_LIMIT_WAIT`].
+
+use std::time::Duration;
 
 use passepartout_gateway::GatewayError;
 use serde_json::Value;
@@ -17,7 +25,11 @@ pub fn delivery_error(error: &RpcError) -> GatewayError {
     match error {
         RpcError::Remote(remote) => match remote.code {
             ErrorCode::RateLimit => GatewayError::RateLimited {
-                retry_after: DEFAULT_RATE_LIMIT_WAIT,
+                retry_after: remote
+                    .data
+                    .as_ref()
+                    .and_then(|data| data.get("response"))
+                    .map_or(DEFAULT_RATE_LIMIT_WAIT, rate_limit_wait),
             },
             // The input is wrong (an unknown recipient or group, an untrusted
             // identity to verify by hand): sending it again will not help.
@@ -64,7 +76,7 @@ pub fn send_outcome(result: &Value) -> Result<u64, GatewayError> {
     }
     Err(if types.contains(&"RATE_LIMIT_FAILURE") {
         GatewayError::RateLimited {
-            retry_after: DEFAULT_RATE_LIMIT_WAIT,
+            retry_after: rate_limit_wait(result),
         }
     } else if types
         .iter()
@@ -78,6 +90,18 @@ pub fn send_outcome(result: &Value) -> Result<u64, GatewayError> {
             reason: format!("no recipient took the message: {}", types.join(", ")),
         }
     })
+}
+
+/// The longest `retryAfterSeconds` among a send result's recipients.
+fn rate_limit_wait(result: &Value) -> Duration {
+    result
+        .get("results")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.get("retryAfterSeconds").and_then(Value::as_u64))
+        .max()
+        .map_or(DEFAULT_RATE_LIMIT_WAIT, Duration::from_secs)
 }
 
 #[cfg(test)]
@@ -117,5 +141,29 @@ mod tests {
         let network = json!({ "timestamp": 5, "results": [{ "type": "NETWORK_FAILURE" }] });
         assert!(matches!(send_outcome(&network), Err(GatewayError::Transient { .. })));
         assert!(send_outcome(&json!({})).is_err());
+    }
+
+    #[test]
+    fn rate_limits_wait_as_long_as_signal_cli_says() {
+        let waited = |error: GatewayError| match error {
+            GatewayError::RateLimited { retry_after } => retry_after,
+            other => panic!("not a rate limit: {other:?}"),
+        };
+        let results = json!({ "timestamp": 5, "results": [
+            { "type": "RATE_LIMIT_FAILURE", "retryAfterSeconds": 30 },
+            { "type": "RATE_LIMIT_FAILURE", "retryAfterSeconds": 95 },
+        ] });
+        assert_eq!(waited(send_outcome(&results).unwrap_err()), Duration::from_secs(95));
+        let error = RpcError::Remote(RemoteError {
+            code: ErrorCode::RateLimit,
+            message: "Failed to send message due to rate limiting".into(),
+            data: Some(json!({ "response": results })),
+        });
+        assert_eq!(waited(delivery_error(&error)), Duration::from_secs(95));
+        assert_eq!(
+            waited(delivery_error(&remote(-5))),
+            DEFAULT_RATE_LIMIT_WAIT,
+            "no data: the default"
+        );
     }
 }
