@@ -1,7 +1,7 @@
 //! Who may talk to the assistant: the local socket's peers (the gateway
 //! admits only the daemon's own uid), and on each chat gateway the users and
 //! chats its section lists (Telegram user and chat ids; Signal sender UUIDs
-//! and group ids). Everyone else is refused before anything is
+//! or numbers, and group ids). A sender matches by their id or any alias. Everyone else is refused before anything is
 //! journaled.
 
 use std::collections::{HashMap, HashSet};
@@ -61,7 +61,7 @@ impl Access {
             return true;
         }
         self.gateways.get(gateway).is_some_and(|allowed| {
-            allowed.users.contains(inbound.sender.id.as_str())
+            inbound.sender.ids().any(|id| allowed.users.contains(id.as_str()))
                 || allowed.chats.contains(inbound.conversation.chat.as_str())
         })
     }
@@ -76,10 +76,7 @@ mod tests {
     fn from(gateway: &str, chat: &str, user: &str) -> Inbound {
         Inbound {
             conversation: ConversationKey::new(GatewayId::new(gateway).unwrap(), ChatId::new(chat).unwrap()),
-            sender: Sender {
-                id: UserId::new(user).unwrap(),
-                display_name: None,
-            },
+            sender: Sender::new(UserId::new(user).unwrap()),
             message_id: MessageId::new("m").unwrap(),
             reply_to: None,
             body: InboundBody::Text { text: "hi".into() },
@@ -117,6 +114,19 @@ mod tests {
         );
         assert!(!access.allows(&from("signal", "uuid-b", "uuid-b")));
         assert!(!access.allows(&from("signal", "group:other", "uuid-b")));
+    }
+
+    #[test]
+    fn signal_senders_by_number_match_their_alias() {
+        let mut config = Config::default();
+        config.signal.allowed_senders = vec!["+15550000002".into()];
+        let access = Access::from_config(&config);
+        let mut known = from("signal", "uuid-b", "uuid-b");
+        assert!(!access.allows(&known), "no number given, no match");
+        known.sender.aliases = vec![UserId::new("+15550000002").unwrap()];
+        assert!(access.allows(&known), "the number is the sender's alias");
+        known.sender.aliases = vec![UserId::new("+15550000003").unwrap()];
+        assert!(!access.allows(&known), "another number");
     }
 
     #[test]

@@ -22,6 +22,12 @@ struct Setup {
 }
 
 async fn start() -> Setup {
+    start_allowing(OWNER).await
+}
+
+/// The daemon with `allowed` (a UUID or a number) as the one allowed sender
+/// and approver.
+async fn start_allowing(allowed: &str) -> Setup {
     let signal = FakeSignal::start().await;
     let llm = FakeLlm::start().await;
     llm.set_responder(model);
@@ -36,7 +42,7 @@ async fn start() -> Setup {
             section.account = ACCOUNT.into();
             section.account_uuid = Some(ACCOUNT_UUID.into());
             section.endpoint = endpoint;
-            section.allowed_senders = vec![OWNER.into()];
+            section.allowed_senders = vec![allowed.into()];
         },
         vec![Arc::new(record.clone())],
     )
@@ -117,6 +123,44 @@ async fn a_thumbs_up_on_the_prompt_approves_and_the_action_runs_once() {
     assert_eq!(setup.record.calls(), 1);
     let status = setup.daemon.daemon.as_ref().unwrap().status();
     assert_eq!(status["approvals"]["pending"], 0, "{status}");
+}
+
+#[tokio::test]
+async fn a_sender_allowed_by_number_talks_and_approves() {
+    const NUMBER: &str = "+15550000042";
+    let setup = start_allowing(NUMBER).await;
+    let with_number = |mut envelope: serde_json::Value| {
+        envelope["sourceNumber"] = NUMBER.into();
+        envelope
+    };
+    // Without the number, the UUID alone is a stranger's.
+    setup
+        .signal
+        .push_envelope(text_envelope(OWNER, 1_700_000_000_001, "who am I?"));
+    setup.signal.push_envelope(with_number(text_envelope(
+        OWNER,
+        1_700_000_000_002,
+        "please record the milk",
+    )));
+    let prompt = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
+    })
+    .await;
+    setup.signal.push_envelope(with_number(reaction_envelope(
+        OWNER,
+        1_700_000_000_003,
+        "👍",
+        prompt.timestamp,
+        ACCOUNT_UUID,
+        false,
+    )));
+    sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("final: "))
+    })
+    .await;
+    assert_eq!(setup.record.calls(), 1, "approved by the number's owner");
+    let asked: Vec<String> = setup.llm.requests().iter().map(last_user_text).collect();
+    assert!(!asked.iter().any(|text| text == "who am I?"), "{asked:?}");
 }
 
 #[tokio::test]

@@ -5,10 +5,7 @@ use super::*;
 fn inbound(body: InboundBody, reply_to: Option<&str>) -> Inbound {
     Inbound {
         conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("c").unwrap()),
-        sender: Sender {
-            id: UserId::new("1").unwrap(),
-            display_name: None,
-        },
+        sender: Sender::new(UserId::new("1").unwrap()),
         message_id: MessageId::new("m").unwrap(),
         reply_to: reply_to.map(|id| MessageId::new(id).unwrap()),
         body,

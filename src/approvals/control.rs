@@ -108,7 +108,7 @@ impl Approvals {
         let gateway = GatewayId::new(passepartout_socket::GATEWAY_ID).expect("the socket's gateway id is valid");
         let decision = Decision {
             outcome: if approve { Status::Approved } else { Status::Denied },
-            by: Some(Person { gateway, user: by }),
+            by: Some(Person::known_as(gateway, by)),
             how: How::Cli,
             at_ms: self.clock.now_ms(),
             message: None,

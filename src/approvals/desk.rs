@@ -35,10 +35,7 @@ impl Handled {
 impl Approvals {
     /// Handles `parsed`, read from `inbound`.
     pub fn answer(&self, inbound: &Inbound, parsed: Parsed) -> Result<Handled, StoreError> {
-        let person = Person {
-            gateway: inbound.conversation.gateway.clone(),
-            user: inbound.sender.id.clone(),
-        };
+        let person = Person::of(inbound);
         let now = self.clock.now_ms();
         // Judged by when it arrived, not when its turn came: an answer that
         // waited behind a long turn is not late for that.
@@ -116,10 +113,7 @@ impl Approvals {
         else {
             return true;
         };
-        let person = Person {
-            gateway: inbound.conversation.gateway.clone(),
-            user: inbound.sender.id.clone(),
-        };
+        let person = Person::of(inbound);
         match self.store.approval(&token) {
             Ok(Some(approval)) => may_decide(&approval, &person, &inbound.conversation).is_ok(),
             _ => true,

@@ -70,10 +70,7 @@ fn pending(desk: &Approvals, chat: &ConversationKey) -> Approval {
 fn text_from(chat: &ConversationKey, user: &str, id: &str, text: &str, reply_to: Option<&str>) -> Inbound {
     Inbound {
         conversation: chat.clone(),
-        sender: Sender {
-            id: UserId::new(user).unwrap(),
-            display_name: None,
-        },
+        sender: Sender::new(UserId::new(user).unwrap()),
         message_id: MessageId::new(id).unwrap(),
         reply_to: reply_to.map(|r| MessageId::new(r).unwrap()),
         body: passepartout_gateway::InboundBody::Text { text: text.into() },
@@ -135,6 +132,32 @@ fn a_non_approver_is_refused_and_the_approval_stays_pending() {
     let answer = format!("approve {}", approval.token.as_str());
     say(&desk, &text_from(&elsewhere, "42", "a2", &answer, None));
     assert_eq!(status(&desk, &approval), Status::Pending);
+}
+
+#[test]
+fn an_approver_named_by_an_alias_decides() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    let answer = format!("approve {}", approval.token.as_str());
+    // User "uuid-42" is not listed, but the platform also knows them as "42".
+    let mut inbound = text_from(&chat, "uuid-42", "a1", &answer, None);
+    inbound.sender.aliases = vec![UserId::new("41").unwrap()];
+    assert!(notice(&say(&desk, &inbound)).contains("not allowed to approve"));
+    inbound.sender.aliases.push(UserId::new("42").unwrap());
+    inbound.message_id = MessageId::new("a2").unwrap();
+    assert!(notice(&say(&desk, &inbound)).starts_with("Approved"));
+    let decided = store.approval(&approval.token).unwrap().unwrap();
+    let by = decided
+        .decision
+        .and_then(|decision| decision.by)
+        .expect("decided by someone");
+    assert_eq!(
+        (by.user.as_str(), by.aliases.len()),
+        ("uuid-42", 2),
+        "recorded by id, with aliases"
+    );
 }
 
 #[test]

@@ -101,7 +101,7 @@ pub fn may_decide(approval: &Approval, person: &Person, conversation: &Conversat
     let mut theirs = approval
         .approvers
         .iter()
-        .filter(|a| a.gateway == person.gateway && a.user.as_ref().is_none_or(|user| *user == person.user))
+        .filter(|a| a.gateway == person.gateway && a.user.as_ref().is_none_or(|user| person.is(user)))
         .peekable();
     if theirs.peek().is_none() {
         return Err(Refused::NotApprover);

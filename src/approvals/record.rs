@@ -1,7 +1,7 @@
 //! An approval as the store keeps it: the exact action, who asked and where,
 //! who may decide, when it expires, and what became of it.
 
-use passepartout_gateway::{ApprovalToken, ConversationKey, GatewayId, MessageId, UserId};
+use passepartout_gateway::{ApprovalToken, ConversationKey, GatewayId, Inbound, MessageId, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::skills::ProposedCall;
@@ -149,6 +149,34 @@ impl std::fmt::Display for Approver {
 pub struct Person {
     pub gateway: GatewayId,
     pub user: UserId,
+    /// The other ids the gateway knows them by (a Signal number).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<UserId>,
+}
+
+impl Person {
+    /// The sender of `inbound`.
+    pub fn of(inbound: &Inbound) -> Self {
+        Self {
+            gateway: inbound.conversation.gateway.clone(),
+            user: inbound.sender.id.clone(),
+            aliases: inbound.sender.aliases.clone(),
+        }
+    }
+
+    /// `user` on `gateway`, known by no other id.
+    pub fn known_as(gateway: GatewayId, user: UserId) -> Self {
+        Self {
+            gateway,
+            user,
+            aliases: Vec::new(),
+        }
+    }
+
+    /// Whether `user` is this person's id or one of their aliases.
+    pub fn is(&self, user: &UserId) -> bool {
+        self.user == *user || self.aliases.contains(user)
+    }
 }
 
 impl std::fmt::Display for Person {

@@ -88,10 +88,7 @@ mod tests {
     fn inbound(body: InboundBody) -> Inbound {
         Inbound {
             conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("c").unwrap()),
-            sender: Sender {
-                id: UserId::new("1").unwrap(),
-                display_name: None,
-            },
+            sender: Sender::new(UserId::new("1").unwrap()),
             message_id: MessageId::new("m").unwrap(),
             reply_to: None,
             body,

@@ -44,10 +44,10 @@ fn create(store: &Store, approval: Approval) -> Result<(), StoreError> {
 fn approve(at_ms: u64) -> Decision {
     Decision {
         outcome: Status::Approved,
-        by: Some(Person {
-            gateway: GatewayId::new("socket").unwrap(),
-            user: UserId::new("1").unwrap(),
-        }),
+        by: Some(Person::known_as(
+            GatewayId::new("socket").unwrap(),
+            UserId::new("1").unwrap(),
+        )),
         how: How::Cli,
         at_ms,
         message: None,

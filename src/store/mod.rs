@@ -295,10 +295,7 @@ pub(crate) mod tests {
     pub fn inbound(chat: &str, id: &str, text: &str) -> Inbound {
         Inbound {
             conversation: conversation(chat),
-            sender: Sender {
-                id: UserId::new("1000").unwrap(),
-                display_name: None,
-            },
+            sender: Sender::new(UserId::new("1000").unwrap()),
             message_id: MessageId::new(id).unwrap(),
             reply_to: None,
             body: InboundBody::Text { text: text.into() },

@@ -136,10 +136,7 @@ mod tests {
     fn inbound() -> Inbound {
         Inbound {
             conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("c").unwrap()),
-            sender: Sender {
-                id: UserId::new("1000").unwrap(),
-                display_name: None,
-            },
+            sender: Sender::new(UserId::new("1000").unwrap()),
             message_id: MessageId::new("m1").unwrap(),
             reply_to: None,
             body: InboundBody::Text { text: "hi".into() },

@@ -7,10 +7,36 @@ use crate::ids::{ApprovalToken, ConversationKey, MessageId, UserId};
 /// Who sent an inbound message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Sender {
+    /// The platform's stable id of the person: the key of conversations and requests.
     pub id: UserId,
+    /// Other ids the platform knows the same person by (Signal: the phone
+    /// number beside the UUID). Allowlists and approvers may name any of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<UserId>,
     /// A human-readable name when the platform gives one; never used for decisions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
+}
+
+impl Sender {
+    /// A sender known by `id` alone.
+    pub fn new(id: UserId) -> Self {
+        Self {
+            id,
+            aliases: Vec::new(),
+            display_name: None,
+        }
+    }
+
+    /// Whether `id` is this sender's id or one of their aliases.
+    pub fn is(&self, id: &str) -> bool {
+        self.ids().any(|own| own.as_str() == id)
+    }
+
+    /// The sender's id, then their aliases.
+    pub fn ids(&self) -> impl Iterator<Item = &UserId> {
+        std::iter::once(&self.id).chain(&self.aliases)
+    }
 }
 
 /// One platform update, normalized.

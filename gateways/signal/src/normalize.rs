@@ -11,23 +11,19 @@
 //!   [`GroupMode::MentionOrReply`] only when it mentions the bot (by UUID or
 //!   number) or quotes one of the bot's messages; a reaction only when it is on
 //!   one of the bot's messages. Outside groups the chat is the sender's UUID;
-//! - a quote → `reply_to`, the quoted message's timestamp as text;
-//! - a reaction → [`InboundBody::Reaction`] with the target's timestamp as text;
+//! - a quote → `reply_to`, the quoted message's id;
+//! - a reaction → [`InboundBody::Reaction`] with the target message's id;
 //! - an `editMessage` is skipped: the core has no notion of edits, and taking
 //!   the new text as a message would answer the same question twice;
 //! - receipts, typing indicators, sync messages (our own other devices), calls,
 //!   stories, remote deletions, group updates and anything unknown →
 //!   [`Normalized::Skip`] with a reason for the log.
 //!
-//! **Message ids.** Signal identifies a message by its author and the
-//! timestamp (ms) the author's device gave it; quotes and reactions name their
-//! target that way. The message id here is the envelope's `timestamp` as text —
-//! what quotes and reactions carry, and what `send` reports for our own
-//! messages, so replies and reactions match the ids the gateway delivered. In a
-//! one-to-one chat only one person writes, so it is unique; in a group two
-//! members would have to send within the same millisecond to collide (the
-//! later one would then be taken for a duplicate). The sender is keyed by
-//! `sourceUuid`, which signal-cli always gives (`sourceNumber` may be absent).
+//! **Message ids** hold the timestamp and the author (see
+//! [`message_id`](crate::message_id)): `TIMESTAMP:UUID` for others' messages,
+//! `TIMESTAMP` for the bot's. The sender is keyed by `sourceUuid`, which
+//! signal-cli always gives; `sourceNumber`, when present, is the sender's
+//! alias, so allowlists and approvers may name a number instead.
 
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
 use serde::Deserialize;
@@ -35,6 +31,7 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::GATEWAY_ID;
+use crate::message_id::{message_id, parse};
 
 /// How a group conversation's chat id starts: signal-cli's base64 group id follows.
 pub const GROUP_PREFIX: &str = "group:";
@@ -63,7 +60,7 @@ impl BotIdentity {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Normalized {
     /// A message for the core.
-    Inbound(Inbound),
+    Inbound(Box<Inbound>),
     /// Nothing for the core.
     Skip { reason: &'static str },
 }
@@ -208,27 +205,28 @@ impl Context<'_> {
         };
         let takes_everything = group.is_none() || self.group_mode == GroupMode::All;
         let inbound = |reply_to, body| -> Step<Normalized> {
-            Ok(Normalized::Inbound(Inbound {
+            Ok(Normalized::Inbound(Box::new(Inbound {
                 conversation: conversation(chat.clone())?,
                 sender: Sender {
                     id: UserId::new(uuid).map_err(|_| "invalid sender UUID")?,
+                    aliases: number_alias(envelope.source_number.as_deref()),
                     display_name: envelope.source_name.clone().filter(|name| !name.is_empty()),
                 },
-                message_id: message_id(timestamp)?,
+                message_id: message_id(timestamp, Some(uuid)).ok_or("invalid message id")?,
                 reply_to,
                 body,
                 received_at_ms: self.now_ms,
-            }))
+            })))
         };
 
         if let Some(reaction) = &data.reaction {
-            let on_bot = self.bot.is(
+            let target = self.target(
+                reaction.target_sent_timestamp,
                 reaction.target_author_uuid.as_deref(),
-                reaction
-                    .target_author_number
-                    .as_deref()
-                    .or(reaction.target_author.as_deref()),
-            );
+                reaction.target_author_number.as_deref(),
+                reaction.target_author.as_deref(),
+            )?;
+            let on_bot = parse(&target).is_some_and(|target| target.author.is_none());
             if !takes_everything && !on_bot {
                 return Err("group reaction not on a message of the bot");
             }
@@ -236,7 +234,7 @@ impl Context<'_> {
                 None,
                 InboundBody::Reaction {
                     emoji: reaction.emoji.clone(),
-                    target: message_id(reaction.target_sent_timestamp)?,
+                    target,
                     removed: reaction.is_remove,
                 },
             );
@@ -251,7 +249,18 @@ impl Context<'_> {
         if !takes_everything && !self.addresses_bot(data, mentions) {
             return Err("group message not addressed to the bot");
         }
-        let reply_to = data.quote.as_ref().map(|quote| message_id(quote.id)).transpose()?;
+        let reply_to = data
+            .quote
+            .as_ref()
+            .map(|quote| {
+                self.target(
+                    quote.id,
+                    quote.author_uuid.as_deref(),
+                    quote.author_number.as_deref(),
+                    quote.author.as_deref(),
+                )
+            })
+            .transpose()?;
         let body = if let Some(what) = unsupported(data) {
             InboundBody::Unsupported { what: what.to_owned() }
         } else {
@@ -262,6 +271,24 @@ impl Context<'_> {
             InboundBody::Text { text }
         };
         inbound(reply_to, body)
+    }
+
+    /// The id of the message a quote or reaction points at: by the bot (no
+    /// author in the id) or by someone, named by UUID if known.
+    fn target(
+        &self,
+        timestamp: u64,
+        uuid: Option<&str>,
+        number: Option<&str>,
+        author: Option<&str>,
+    ) -> Step<MessageId> {
+        let number = number.or(author);
+        let author = if self.bot.is(uuid, number) {
+            None
+        } else {
+            uuid.or(number)
+        };
+        message_id(timestamp, author).ok_or("invalid message id")
     }
 
     /// Whether a group message mentions the bot or quotes one of its messages.
@@ -338,8 +365,13 @@ fn conversation(chat: String) -> Step<ConversationKey> {
     Ok(ConversationKey::new(gateway, chat))
 }
 
-fn message_id(timestamp: u64) -> Step<MessageId> {
-    MessageId::new(timestamp.to_string()).map_err(|_| "invalid message id")
+/// The sender's number as an alias of their UUID, if signal-cli gave one.
+fn number_alias(number: Option<&str>) -> Vec<UserId> {
+    number
+        .filter(|number| !number.is_empty())
+        .and_then(|number| UserId::new(number).ok())
+        .into_iter()
+        .collect()
 }
 
 #[cfg(test)]

@@ -56,7 +56,7 @@ fn run(envelope: &Value) -> Normalized {
 
 fn inbound(normalized: Normalized) -> Inbound {
     match normalized {
-        Normalized::Inbound(inbound) => inbound,
+        Normalized::Inbound(inbound) => *inbound,
         Normalized::Skip { reason } => panic!("skipped: {reason}"),
     }
 }
@@ -79,7 +79,12 @@ fn one_to_one_text_becomes_a_text_inbound() {
     assert_eq!(got.conversation.chat.as_str(), ADA_UUID);
     assert_eq!(got.sender.id.as_str(), ADA_UUID);
     assert_eq!(got.sender.display_name.as_deref(), Some("Ada"));
-    assert_eq!(got.message_id.as_str(), TS.to_string());
+    assert_eq!(
+        got.message_id.as_str(),
+        format!("{TS}:{ADA_UUID}"),
+        "the id names the author"
+    );
+    assert!(got.sender.aliases.is_empty(), "no number, no alias");
     assert_eq!(got.reply_to, None);
     assert_eq!(got.body, text("hello"));
     assert_eq!(got.received_at_ms, NOW);
@@ -145,7 +150,37 @@ fn a_quote_becomes_reply_to_and_a_quote_of_the_bot_addresses_it_in_a_group() {
     let in_group = data(json!({ "message": "re", "groupInfo": group_info(), "quote": other }));
     assert_eq!(skip_reason(run(&in_group)), "group message not addressed to the bot");
     let one_to_one = inbound(run(&data(json!({ "message": "re", "quote": other }))));
-    assert_eq!(one_to_one.reply_to.as_ref().map(|id| id.as_str()), Some("5"));
+    assert_eq!(
+        one_to_one.reply_to.as_ref().map(|id| id.as_str()),
+        Some(format!("5:{ADA_UUID}").as_str()),
+        "a quote of someone else's message names its author"
+    );
+}
+
+#[test]
+fn quotes_in_a_group_keep_their_author_for_the_reply() {
+    let of_bob = json!({ "id": 7, "author": "+15550000002", "authorNumber": "+15550000002", "text": "x" });
+    let envelope = data(json!({ "message": "see", "groupInfo": group_info(), "quote": of_bob }));
+    let got = inbound(normalize(&envelope, &bot(), GroupMode::All, NOW));
+    assert_eq!(
+        got.reply_to.as_ref().map(|id| id.as_str()),
+        Some("7:+15550000002"),
+        "without a UUID, the number names the author"
+    );
+    assert_eq!(got.message_id.as_str(), format!("{TS}:{ADA_UUID}"));
+}
+
+#[test]
+fn a_senders_number_is_their_alias() {
+    let mut envelope = data(json!({ "message": "hi" }));
+    envelope["sourceNumber"] = json!("+15550000003");
+    let got = inbound(run(&envelope));
+    assert_eq!(got.sender.id.as_str(), ADA_UUID, "keyed by UUID");
+    assert_eq!(
+        got.sender.aliases.iter().map(|id| id.as_str()).collect::<Vec<_>>(),
+        ["+15550000003"]
+    );
+    assert!(got.sender.is("+15550000003") && got.sender.is(ADA_UUID));
 }
 
 #[test]
@@ -157,7 +192,7 @@ fn reactions_are_added_and_removed() {
         )
     };
     let added = inbound(run(&reaction(false)));
-    assert_eq!(added.message_id.as_str(), TS.to_string());
+    assert_eq!(added.message_id.as_str(), format!("{TS}:{ADA_UUID}"));
     assert_eq!(
         added.body,
         InboundBody::Reaction {

@@ -123,14 +123,14 @@ async fn messages_reach_the_core_in_order_one_at_a_time() {
     let (first, ack) = running.core.next().await;
     assert_eq!(first.body, InboundBody::Text { text: "first".into() });
     assert_eq!(first.conversation, conversation(ADA));
-    assert_eq!(first.message_id.as_str(), "1000");
+    assert_eq!(first.message_id.as_str(), format!("1000:{ADA}"));
     assert!(
         running.core.queue.try_recv().is_err(),
         "the second message was submitted before the first was acknowledged"
     );
     ack.send(Ack::Accepted).unwrap();
     let second = running.core.answer(Ack::Accepted).await;
-    assert_eq!(second.message_id.as_str(), "1001");
+    assert_eq!(second.message_id.as_str(), format!("1001:{ADA}"));
     assert_eq!(running.gateway.health().state, HealthState::Up);
     assert_eq!(fake.calls("subscribeReceive").len(), 1);
     running.stop().await;
@@ -156,7 +156,7 @@ async fn reconnects_and_subscribes_again_after_the_connection_drops() {
     // Queued while we are away; delivered only after the new subscription.
     fake.push_envelope(fake_signal::text_envelope(ADA, 3_000, "while you were away"));
     let got = running.core.answer(Ack::Accepted).await;
-    assert_eq!(got.message_id.as_str(), "3000");
+    assert_eq!(got.message_id.as_str(), format!("3000:{ADA}"));
     assert!(fake.wait_for_calls("subscribeReceive", 2).await.len() >= 2);
     running.stop().await;
 }
@@ -168,7 +168,7 @@ async fn keeps_trying_while_the_daemon_refuses_to_subscribe() {
     fake.push_envelope(fake_signal::text_envelope(ADA, 4_000, "eventually"));
     let mut running = listen(settings(&fake.unix_endpoint()));
     let got = running.core.answer(Ack::Accepted).await;
-    assert_eq!(got.message_id.as_str(), "4000");
+    assert_eq!(got.message_id.as_str(), format!("4000:{ADA}"));
     assert_eq!(fake.calls("subscribeReceive").len(), 2);
     running.stop().await;
 }
@@ -189,11 +189,11 @@ async fn group_messages_need_a_mention_and_replies_quote_their_author() {
     ));
 
     let direct = running.core.answer(Ack::Accepted).await;
-    assert_eq!(direct.message_id.as_str(), "5000");
+    assert_eq!(direct.message_id.as_str(), format!("5000:{BOB}"));
     let mention = running.core.answer(Ack::Accepted).await;
     assert_eq!(
         mention.message_id.as_str(),
-        "5002",
+        format!("5002:{ADA}"),
         "the unaddressed group message is skipped"
     );
     assert_eq!(mention.conversation, conversation(&format!("group:{GROUP}")));
@@ -206,7 +206,11 @@ async fn group_messages_need_a_mention_and_replies_quote_their_author() {
 
     let delivered = running
         .gateway
-        .deliver(&text(mention.conversation.clone(), "noon", Some("5002")))
+        .deliver(&text(
+            mention.conversation.clone(),
+            "noon",
+            Some(mention.message_id.as_str()),
+        ))
         .await
         .expect("delivered");
     let sent = fake.wait_for_sent(1).await;
@@ -219,9 +223,36 @@ async fn group_messages_need_a_mention_and_replies_quote_their_author() {
     );
     assert_eq!(
         delivered.message_ids,
-        vec![MessageId::new(sent[0].timestamp.to_string()).unwrap()]
+        vec![MessageId::new(sent[0].timestamp.to_string()).unwrap()],
+        "the bot's own messages are known by their timestamp alone"
     );
     running.stop().await;
+
+    // After a restart the gateway remembers nothing, yet the journaled id
+    // still names the author: the answer quotes the right message.
+    let restarted = SignalGateway::new(settings(&fake.unix_endpoint()));
+    restarted
+        .deliver(&text(
+            mention.conversation.clone(),
+            "still noon",
+            Some(mention.message_id.as_str()),
+        ))
+        .await
+        .expect("delivered after a restart");
+    restarted
+        .deliver(&text(mention.conversation.clone(), "as I said", Some("777")))
+        .await
+        .expect("delivered");
+    let sent = fake.wait_for_sent(3).await;
+    assert_eq!(
+        (sent[1].quote_timestamp, sent[1].quote_author.as_deref()),
+        (Some(5_002), Some(ADA))
+    );
+    assert_eq!(
+        (sent[2].quote_timestamp, sent[2].quote_author.as_deref()),
+        (Some(777), Some(ACCOUNT)),
+        "a reply to one of the bot's messages quotes the bot's account"
+    );
 }
 
 #[tokio::test]
@@ -230,7 +261,7 @@ async fn long_replies_are_split_and_only_the_first_part_quotes() {
     let gateway = SignalGateway::new(settings(&fake.unix_endpoint()));
     let long = vec!["word"; 1000].join(" ");
     let delivered = gateway
-        .deliver(&text(conversation(ADA), &long, Some("6000")))
+        .deliver(&text(conversation(ADA), &long, Some(&format!("6000:{ADA}"))))
         .await
         .expect("delivered without a listener");
     let sent = fake.sent();
@@ -244,7 +275,7 @@ async fn long_replies_are_split_and_only_the_first_part_quotes() {
             assert_eq!(
                 quoted,
                 (Some(6_000), Some(ADA)),
-                "one to one, the other person is the author"
+                "the quote names the author the id carries"
             );
         } else {
             assert_eq!(quoted, (None, None));
@@ -328,7 +359,7 @@ async fn multi_account_requests_name_the_account() {
     });
     fake.push_envelope(fake_signal::text_envelope(ADA, 8_000, "hi"));
     let got = running.core.answer(Ack::Accepted).await;
-    assert_eq!(got.message_id.as_str(), "8000");
+    assert_eq!(got.message_id.as_str(), format!("8000:{ADA}"));
     assert_eq!(fake.calls("subscribeReceive")[0].params["account"], ACCOUNT);
     running
         .gateway

@@ -231,10 +231,7 @@ impl Connection {
         let chat = self.chat().await;
         let inbound = Inbound {
             conversation: ConversationKey::new(self.shared.gateway.clone(), chat),
-            sender: Sender {
-                id: self.shared.user.clone(),
-                display_name: None,
-            },
+            sender: Sender::new(self.shared.user.clone()),
             message_id: id.clone(),
             reply_to,
             body: InboundBody::Text { text },

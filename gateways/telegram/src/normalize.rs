@@ -34,7 +34,7 @@ pub use passepartout_gateway::GroupMode;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Normalized {
     /// A message for the core.
-    Inbound(Inbound),
+    Inbound(Box<Inbound>),
     /// Nothing for the core; the offset still advances past it.
     Skip { reason: &'static str },
 }
@@ -108,20 +108,20 @@ impl Context<'_> {
                 what: media_name(other).to_owned(),
             },
         };
-        Ok(Normalized::Inbound(Inbound {
+        Ok(Normalized::Inbound(Box::new(Inbound {
             conversation: conversation(message.chat.id.0)?,
             sender: sender(from)?,
             message_id: message_id(message.id.0)?,
             reply_to: message.reply_to_message().map(|m| message_id(m.id.0)).transpose()?,
             body,
             received_at_ms: self.now_ms,
-        }))
+        })))
     }
 
     fn callback(&self, query: &CallbackQuery) -> Step<Normalized> {
         let data = query.data.as_ref().ok_or("callback query without data")?;
         let message = query.message.as_ref().ok_or("callback query on an inline message")?;
-        Ok(Normalized::Inbound(Inbound {
+        Ok(Normalized::Inbound(Box::new(Inbound {
             conversation: conversation(message.chat().id.0)?,
             sender: sender(&query.from)?,
             // Not a message id: marked so that nothing ever quotes it as one.
@@ -130,7 +130,7 @@ impl Context<'_> {
             reply_to: Some(message_id(message.id().0)?),
             body: InboundBody::Button { data: data.clone() },
             received_at_ms: self.now_ms,
-        }))
+        })))
     }
 
     fn reaction(&self, reaction: &MessageReactionUpdated, update_id: u32) -> Step<Normalized> {
@@ -144,7 +144,7 @@ impl Context<'_> {
             (None, Some(emoji)) => (emoji, true),
             (None, None) => return Err("reaction without an emoji change"),
         };
-        Ok(Normalized::Inbound(Inbound {
+        Ok(Normalized::Inbound(Box::new(Inbound {
             conversation: conversation(reaction.chat.id.0)?,
             sender: sender(user)?,
             // A reaction has no message id of its own; the update id is unique
@@ -157,7 +157,7 @@ impl Context<'_> {
                 removed,
             },
             received_at_ms: self.now_ms,
-        }))
+        })))
     }
 
     /// Whether a group message is meant for the bot: it mentions
@@ -214,6 +214,7 @@ fn conversation(chat_id: i64) -> Step<ConversationKey> {
 fn sender(user: &User) -> Step<Sender> {
     Ok(Sender {
         id: UserId::new(user.id.0.to_string()).map_err(|_| "invalid user id")?,
+        aliases: Vec::new(),
         display_name: Some(user.full_name()),
     })
 }

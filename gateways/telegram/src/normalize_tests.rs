@@ -54,7 +54,7 @@ fn message(chat: Value, extra: Value) -> Value {
 
 fn inbound(normalized: Normalized) -> Inbound {
     match normalized {
-        Normalized::Inbound(inbound) => inbound,
+        Normalized::Inbound(inbound) => *inbound,
         Normalized::Skip { reason } => panic!("skipped: {reason}"),
     }
 }

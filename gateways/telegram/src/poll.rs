@@ -269,7 +269,7 @@ impl TelegramGateway {
                         UpdateKind::CallbackQuery(query) => Some(query.id.clone()),
                         _ => None,
                     };
-                    let end = self.submit(bot, inbound, callback, intake, shutdown).await;
+                    let end = self.submit(bot, *inbound, callback, intake, shutdown).await;
                     if let Some(end) = end {
                         return end;
                     }
