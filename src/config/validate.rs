@@ -207,13 +207,28 @@ pub fn validate(config: &Config) -> Vec<String> {
             "signal.allowed_senders (or allowed_groups) is empty: nobody could talk to the assistant".into(),
         );
     }
-    check(
-        signal.endpoint.parse::<passepartout_signal::Endpoint>().is_ok(),
-        format!(
-            "signal.endpoint must be tcp:HOST:PORT or unix:PATH, not {:?}",
-            signal.endpoint
-        ),
-    );
+    if signal.spawn {
+        // The endpoint is ignored: signal-cli is our child.
+        check(
+            !signal.spawn_program.trim().is_empty(),
+            "signal.spawn_program is empty: name the signal-cli program (a path, or a name on the PATH)".into(),
+        );
+        check(
+            signal
+                .spawn_config_dir
+                .as_deref()
+                .is_none_or(|dir| !dir.trim().is_empty()),
+            "signal.spawn_config_dir is empty: give a directory, or leave it out for signal-cli's own".into(),
+        );
+    } else {
+        check(
+            signal.endpoint.parse::<passepartout_signal::Endpoint>().is_ok(),
+            format!(
+                "signal.endpoint must be tcp:HOST:PORT or unix:PATH, not {:?}",
+                signal.endpoint
+            ),
+        );
+    }
 
     let socket = &config.socket;
     check(
@@ -319,5 +334,23 @@ mod tests {
         config.signal.allowed_senders = vec!["0a0a0a0a-0000-4000-8000-00000000000a".into()];
         config.signal.endpoint = "unix:/run/signal-cli.sock".into();
         assert!(validate(&config).is_empty(), "{:?}", validate(&config));
+    }
+
+    #[test]
+    fn in_spawn_mode_signal_needs_a_program_and_ignores_the_endpoint() {
+        let mut config = Config::default();
+        config.signal.spawn = true;
+        config.signal.endpoint = "http://localhost".into();
+        assert!(validate(&config).is_empty(), "{:?}", validate(&config));
+        config.signal.spawn_program = " ".into();
+        config.signal.spawn_config_dir = Some(String::new());
+        let problems = validate(&config);
+        for expected in ["signal.spawn_program", "signal.spawn_config_dir"] {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} missing from {problems:?}"
+            );
+        }
+        assert!(!problems.iter().any(|p| p.contains("signal.endpoint")), "{problems:?}");
     }
 }

@@ -22,11 +22,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::GATEWAY_ID;
-use crate::authors::RecentAuthors;
 use crate::failure::{delivery_error, send_outcome};
+use crate::message_id::{message_id, parse};
 use crate::normalize::{BotIdentity, GROUP_PREFIX};
 use crate::rpc::{Notifications, RpcClient, RpcOptions};
-use crate::settings::SignalSettings;
+use crate::settings::{SignalSettings, Transport};
 use crate::split::split;
 
 /// A person who is not allowed is told so at most once in this time.
@@ -42,7 +42,6 @@ pub struct SignalGateway {
     health: Mutex<Health>,
     /// The current connection, if any.
     client: Mutex<Option<RpcClient>>,
-    authors: Mutex<RecentAuthors>,
     /// When each person who is not allowed was last told so.
     refused: Mutex<HashMap<UserId, Instant>>,
 }
@@ -67,7 +66,6 @@ impl SignalGateway {
             id: GatewayId::new(GATEWAY_ID).expect("\"signal\" is a valid gateway id"),
             health: Mutex::new(Health::with(HealthState::Starting, "not connected yet")),
             client: Mutex::new(None),
-            authors: Mutex::new(RecentAuthors::default()),
             refused: Mutex::new(HashMap::new()),
         })
     }
@@ -82,19 +80,24 @@ impl SignalGateway {
             call_timeout: self.settings.call_timeout,
             ..RpcOptions::default()
         };
-        let (client, notifications) = RpcClient::connect(&self.settings.endpoint, options).await?;
+        let (client, notifications) = self.settings.open(options).await?;
         // The old connection closes when its last user is done with it: a
         // delivery in flight on it must not fail (and be sent twice).
         *lock(&self.client) = Some(client.clone());
         Ok((client, notifications))
     }
 
-    /// The shared connection, made anew if there is none.
+    /// The shared connection, made anew if there is none — except a spawned
+    /// signal-cli, which only the listener starts: a second child would wait
+    /// on the first one's lock of the account, so the reply waits instead.
     async fn client(&self) -> Result<RpcClient, GatewayError> {
         let current = lock(&self.client).clone().filter(|client| !client.is_closed());
-        match current {
-            Some(client) => Ok(client),
-            None => Ok(self.connect().await.map_err(|error| delivery_error(&error))?.0),
+        match (current, &self.settings.transport) {
+            (Some(client), _) => Ok(client),
+            (None, Transport::Spawn(_)) => Err(GatewayError::Transient {
+                reason: "the spawned signal-cli is starting again".to_owned(),
+            }),
+            (None, Transport::Connect(_)) => Ok(self.connect().await.map_err(|error| delivery_error(&error))?.0),
         }
     }
 
@@ -104,10 +107,6 @@ impl SignalGateway {
             params["account"] = json!(self.settings.account);
         }
         params
-    }
-
-    pub(crate) fn remember_author(&self, conversation: &ConversationKey, message: &MessageId, author: &UserId) {
-        lock(&self.authors).remember(conversation, message, author);
     }
 
     /// Whether `user` should be told they are not allowed now (and remembers
@@ -137,16 +136,13 @@ impl SignalGateway {
         })
     }
 
-    /// The quote of a reply to `message` in `conversation`: its timestamp and author.
-    fn quote(&self, conversation: &ConversationKey, target: &Target, message: &MessageId) -> Option<(u64, String)> {
-        let timestamp = message.as_str().parse::<u64>().ok()?;
-        let author = match (lock(&self.authors).author(conversation, message), target) {
-            (Some(author), _) => author.as_str().to_owned(),
-            // One to one, the other person wrote whatever the core answers.
-            (None, Target::Person(person)) => person.clone(),
-            (None, Target::Group(_)) => return None,
-        };
-        Some((timestamp, author))
+    /// The quote of a reply to `message`: its timestamp and author (the
+    /// bot's account when the id names none). Ids the gateway did not make
+    /// are not quoted.
+    fn quote(&self, message: &MessageId) -> Option<(u64, String)> {
+        let message = parse(message)?;
+        let author = message.author.unwrap_or(&self.settings.account);
+        Some((message.timestamp, author.to_owned()))
     }
 
     /// Sends `text` to `target`, split as needed; the first part quotes `reply_to`.
@@ -166,7 +162,7 @@ impl SignalGateway {
                 reason: "the message is empty".to_owned(),
             });
         }
-        let quote = reply_to.and_then(|message| self.quote(conversation, &target, message));
+        let quote = reply_to.and_then(|message| self.quote(message));
         let client = self.client().await?;
         let mut ids = Vec::with_capacity(parts.len());
         for (index, part) in parts.into_iter().enumerate() {
@@ -181,7 +177,7 @@ impl SignalGateway {
                 delivery_error(&error)
             })?;
             let timestamp = send_outcome(&result)?;
-            ids.push(MessageId::new(timestamp.to_string()).expect("a number is a valid message id"));
+            ids.extend(message_id(timestamp, None));
         }
         Ok(ids)
     }

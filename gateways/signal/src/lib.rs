@@ -13,22 +13,26 @@
 //! - [`gateway`]: [`SignalGateway`], the contract's `Listen` and `Deliver`;
 //!   `listen`: its receiving loop (subscribe after every connect, one message
 //!   at a time into the intake, reconnect with jittered backoff);
-//! - [`settings`]: [`SignalSettings`], what the daemon configures;
-//! - [`failure`]: what a failed call means for delivery; `backoff`: waits
-//!   between failed connections; `authors`: who wrote what, for quotes;
+//! - [`settings`]: [`SignalSettings`], what the daemon configures, and the
+//!   [`Transport`]: connect to a daemon, or start signal-cli ourselves;
+//! - [`spawn`]: [`Spawn`], signal-cli as our child, spoken to over its stdin
+//!   and stdout (`signal-cli jsonRpc`), killed with its connection;
+//! - [`failure`]: what a failed call means for delivery; `message_id`: which
+//!   message and who wrote it, in one id;
 //! - [`split`](split::split): long replies into several messages;
 //! - `lines`: newline framing with a length cap.
 
-mod authors;
 pub mod endpoint;
 pub mod error;
 pub mod failure;
 pub mod gateway;
 mod lines;
 mod listen;
+mod message_id;
 pub mod normalize;
 pub mod rpc;
 pub mod settings;
+pub mod spawn;
 pub mod split;
 
 pub use endpoint::{Endpoint, InvalidEndpoint};
@@ -36,7 +40,8 @@ pub use error::{ErrorCode, RemoteError, RpcError};
 pub use gateway::SignalGateway;
 pub use normalize::{BotIdentity, GroupMode, Normalized, normalize};
 pub use rpc::{Notification, Notifications, Received, RpcClient, RpcOptions};
-pub use settings::SignalSettings;
+pub use settings::{SignalSettings, Transport};
+pub use spawn::Spawn;
 pub use split::{SIGNAL_TEXT_LIMIT, split};
 
 /// The gateway id of Signal conversations.

@@ -1,10 +1,12 @@
 //! The receiving loop behind [`Listen::listen`](passepartout_gateway::Listen::listen).
 //!
-//! Over and over: connect to signal-cli and call `subscribeReceive` (the daemon
-//! runs with `--receive-mode=manual`, so it fetches nothing from Signal while
-//! no one is subscribed, and nothing is acknowledged to Signal while we are
-//! away); then take the `receive` notifications one at a time, normalize each
-//! and submit it to the core, taking the next only once the core answered.
+//! Over and over: connect to signal-cli (or start it, in spawn mode: a child
+//! that exited is a lost connection like any other) and call
+//! `subscribeReceive` (signal-cli runs with `--receive-mode=manual`, so it
+//! fetches nothing from Signal while no one is subscribed, and nothing is
+//! acknowledged to Signal while we are away); then take the `receive`
+//! notifications one at a time, normalize each and submit it to the core,
+//! taking the next only once the core answered.
 //! A `Busy` core gets the same message again after a pause: signal-cli will
 //! not deliver it twice. A lost connection, or one that cannot be made, is
 //! tried again after a jittered exponential backoff.
@@ -59,7 +61,7 @@ impl SignalGateway {
                 Opened::Subscribed(client, mut notifications, subscription) => {
                     backoff.reset();
                     self.set_health(Health::up());
-                    tracing::info!(endpoint = %self.settings.endpoint, "Signal gateway receiving");
+                    tracing::info!(signal_cli = %client.endpoint(), "Signal gateway receiving");
                     let end = self.session(&mut notifications, &intake, &shutdown).await;
                     if !matches!(end, End::Lost(_)) {
                         self.unsubscribe(&client, subscription).await;
@@ -168,10 +170,7 @@ impl SignalGateway {
                 tracing::debug!(reason, timestamp = ?received.envelope.get("timestamp"), "skipped a Signal envelope");
                 None
             }
-            Normalized::Inbound(inbound) => {
-                self.remember_author(&inbound.conversation, &inbound.message_id, &inbound.sender.id);
-                self.submit(inbound, intake, shutdown).await
-            }
+            Normalized::Inbound(inbound) => self.submit(*inbound, intake, shutdown).await,
         }
     }
 

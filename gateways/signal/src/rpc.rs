@@ -1,6 +1,8 @@
 //! A JSON-RPC 2.0 client of the signal-cli daemon.
 //!
-//! signal-cli speaks newline-delimited JSON on a Unix socket or TCP. It serves
+//! signal-cli speaks newline-delimited JSON on a Unix socket or TCP, or on the
+//! stdin and stdout of a child we started (see [`spawn`](crate::spawn)); the
+//! client runs over any reader and writer ([`RpcClient::over`]). It serves
 //! requests concurrently, so responses come in any order, interleaved with
 //! `receive` notifications. One task owns the connection (in the manner of
 //! mini-redis' buffered client): [`RpcClient::call`] hands it the request and
@@ -36,6 +38,7 @@ use tracing::{debug, warn};
 use crate::endpoint::Endpoint;
 use crate::error::{ErrorCode, RemoteError, RpcError};
 use crate::lines::{Line, LineReader};
+use crate::spawn::ChildGuard;
 
 /// Longest line read from signal-cli; longer ones are skipped.
 pub const MAX_LINE_BYTES: usize = 1 << 20;
@@ -113,7 +116,10 @@ pub struct RpcClient {
 
 #[derive(Debug)]
 struct Shared {
-    endpoint: Endpoint,
+    /// What the connection is to: an endpoint, or a spawned command line.
+    label: String,
+    /// The process id of the signal-cli child the connection runs over.
+    child_id: Option<u32>,
     commands: mpsc::Sender<Command>,
     next_id: AtomicU64,
     call_timeout: Duration,
@@ -143,43 +149,81 @@ impl RpcClient {
             kind: error.kind(),
             reason: error.to_string(),
         };
-        let (commands_tx, commands_rx) = mpsc::channel(COMMAND_CAPACITY);
-        let (notify_tx, notify_rx) = mpsc::channel(options.notification_capacity.max(1));
-        let shutdown = CancellationToken::new();
-        let task = Task {
-            commands: commands_rx,
-            notifications: notify_tx,
-            shutdown: shutdown.clone(),
-        };
-        match endpoint {
+        let connected = match endpoint {
             Endpoint::Unix(path) => {
                 let (read, write) = UnixStream::connect(path).await.map_err(connect_error)?.into_split();
-                tokio::spawn(task.run(LineReader::new(read, options.max_line_bytes), write));
+                Self::over(read, write, endpoint.to_string(), options)
             }
             Endpoint::Tcp(address) => {
                 let stream = TcpStream::connect(address.as_str()).await.map_err(connect_error)?;
                 // Requests are small and latency matters more than packing.
                 let _ = stream.set_nodelay(true);
                 let (read, write) = stream.into_split();
-                tokio::spawn(task.run(LineReader::new(read, options.max_line_bytes), write));
+                Self::over(read, write, endpoint.to_string(), options)
             }
-        }
+        };
         debug!(%endpoint, "connected to signal-cli");
+        Ok(connected)
+    }
+
+    /// A connection over `reader` and `writer`, already open to signal-cli
+    /// (or anything speaking its protocol); `label` says what it is, for
+    /// [`endpoint`](Self::endpoint). Starts the connection task.
+    pub fn over<R, W>(reader: R, writer: W, label: impl Into<String>, options: RpcOptions) -> (RpcClient, Notifications)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        Self::start(reader, writer, label.into(), None, options)
+    }
+
+    /// [`over`](Self::over), with the child process the pipes lead to, which
+    /// the connection task ends with the connection.
+    pub(crate) fn start<R, W>(
+        reader: R,
+        writer: W,
+        label: String,
+        child: Option<ChildGuard>,
+        options: RpcOptions,
+    ) -> (RpcClient, Notifications)
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let (commands_tx, commands_rx) = mpsc::channel(COMMAND_CAPACITY);
+        let (notify_tx, notify_rx) = mpsc::channel(options.notification_capacity.max(1));
+        let shutdown = CancellationToken::new();
+        let child_id = child.as_ref().and_then(ChildGuard::pid);
+        let task = Task {
+            commands: commands_rx,
+            notifications: notify_tx,
+            shutdown: shutdown.clone(),
+            child,
+        };
+        tokio::spawn(task.run(LineReader::new(reader, options.max_line_bytes), writer));
         let client = RpcClient {
             shared: Arc::new(Shared {
-                endpoint: endpoint.clone(),
+                label,
+                child_id,
                 commands: commands_tx,
                 next_id: AtomicU64::new(1),
                 call_timeout: options.call_timeout,
                 shutdown,
             }),
         };
-        Ok((client, Notifications { rx: notify_rx }))
+        (client, Notifications { rx: notify_rx })
     }
 
-    /// Where this client is connected.
-    pub fn endpoint(&self) -> &Endpoint {
-        &self.shared.endpoint
+    /// What this client is connected to: the endpoint (`unix:…`, `tcp:…`), or
+    /// the command line of the signal-cli it started.
+    pub fn endpoint(&self) -> &str {
+        &self.shared.label
+    }
+
+    /// The process id of the signal-cli child this connection runs over, when
+    /// it started one ([`RpcClient::spawn`]).
+    pub fn child_id(&self) -> Option<u32> {
+        self.shared.child_id
     }
 
     /// Calls `method` with `params` (`Value::Null` sends none) and waits for
@@ -228,6 +272,7 @@ impl RpcClient {
     }
 
     /// Closes the connection; pending calls fail with [`RpcError::Closed`].
+    /// A signal-cli child it runs over is killed.
     pub fn close(&self) {
         self.shared.shutdown.cancel();
     }
@@ -244,6 +289,8 @@ struct Task {
     commands: mpsc::Receiver<Command>,
     notifications: mpsc::Sender<Notification>,
     shutdown: CancellationToken,
+    /// The signal-cli child the connection runs over, if we started it.
+    child: Option<ChildGuard>,
 }
 
 struct Pending {
@@ -261,35 +308,43 @@ impl Task {
             mut commands,
             notifications,
             shutdown,
+            child,
         } = self;
         let mut state = State {
             pending: HashMap::new(),
             backlog: VecDeque::new(),
             notifications: notifications.clone(),
         };
-        let reason = loop {
+        // Why the connection ended, and whether signal-cli ended it.
+        let (reason, by_peer) = loop {
             tokio::select! {
                 biased;
-                () = shutdown.cancelled() => break "the client closed the connection".to_owned(),
+                () = shutdown.cancelled() => break ("the client closed the connection".to_owned(), false),
                 permit = notifications.reserve(), if !state.backlog.is_empty() => match permit {
                     Ok(permit) => permit.send(state.backlog.pop_front().expect("the backlog is not empty")),
                     Err(_) => state.backlog.clear(),
                 },
                 command = commands.recv() => {
                     let Some(command) = command else {
-                        break "every client handle was dropped".to_owned();
+                        break ("every client handle was dropped".to_owned(), false);
                     };
                     if let Err(error) = state.write(&mut writer, command).await {
-                        break format!("writing to signal-cli failed: {error}");
+                        break (format!("writing to signal-cli failed: {error}"), true);
                     }
                 }
                 line = reader.next(), if state.backlog.len() < MAX_BACKLOG => match line {
                     Ok(Some(Line::Complete(bytes))) => state.dispatch(&bytes),
                     Ok(Some(Line::TooLong { len })) => warn!(len, "skipping an over-long line from signal-cli"),
-                    Ok(None) => break "signal-cli closed the connection".to_owned(),
-                    Err(error) => break format!("reading from signal-cli failed: {error}"),
+                    Ok(None) => break ("signal-cli closed the connection".to_owned(), true),
+                    Err(error) => break (format!("reading from signal-cli failed: {error}"), true),
                 },
             }
+        };
+        // The child ends before anyone hears of the loss: who does may start
+        // another, which would wait for this one's lock on the account.
+        let reason = match child {
+            Some(child) => child.finish(reason, by_peer).await,
+            None => reason,
         };
         debug!(%reason, "signal-cli connection ended");
         drop(notifications);

@@ -1,5 +1,6 @@
-//! What the Signal gateway needs to know: where signal-cli listens, which
-//! account is the bot's, how to treat groups, and how long to wait on the way.
+//! What the Signal gateway needs to know: how to reach signal-cli (a daemon's
+//! endpoint, or a child to start — the [`Transport`]), which account is the
+//! bot's, how to treat groups, and how long to wait on the way.
 //!
 //! The daemon builds this from its own configuration; the gateway never reads
 //! the environment. There is no secret here: signal-cli keeps the account's
@@ -8,7 +9,10 @@
 use std::time::Duration;
 
 use crate::endpoint::Endpoint;
+use crate::error::RpcError;
 use crate::normalize::{BotIdentity, GroupMode};
+use crate::rpc::{Notifications, RpcClient, RpcOptions};
+use crate::spawn::Spawn;
 use crate::split::SIGNAL_TEXT_LIMIT;
 
 /// What people who are not allowed to use the bot are told (once an hour).
@@ -23,20 +27,42 @@ pub const DEFAULT_BACKOFF_BASE: Duration = Duration::from_secs(1);
 pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(60);
 /// The wait after the core answered `Busy`, before submitting the message again.
 pub const DEFAULT_BUSY_BACKOFF: Duration = Duration::from_secs(1);
-/// How long to wait on a rate limit signal-cli gives no duration for.
+/// How long to wait on a rate limit when signal-cli names no `retryAfterSeconds`.
 pub const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+
+/// How the gateway reaches signal-cli.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Transport {
+    /// Connect to a running daemon (`signal-cli daemon --socket` / `--tcp`).
+    Connect(Endpoint),
+    /// Start `signal-cli jsonRpc` as a child for every connection.
+    Spawn(Spawn),
+}
+
+impl From<Endpoint> for Transport {
+    fn from(endpoint: Endpoint) -> Self {
+        Self::Connect(endpoint)
+    }
+}
+
+impl From<Spawn> for Transport {
+    fn from(spawn: Spawn) -> Self {
+        Self::Spawn(spawn)
+    }
+}
 
 /// Settings of the Signal gateway.
 #[derive(Clone, Debug)]
 pub struct SignalSettings {
-    /// Where the signal-cli daemon listens.
-    pub endpoint: Endpoint,
+    /// How to reach signal-cli: the daemon's endpoint, or the child to start.
+    pub transport: Transport,
     /// The bot's account, its phone number (`+` and digits).
     pub account: String,
     /// The account's UUID, if known: mentions and quotes may carry only it.
     pub account_uuid: Option<String>,
     /// Whether the daemon serves several accounts (started without `-a`):
-    /// then every request names `account`, and envelopes for others are skipped.
+    /// then every request names `account`, and envelopes for others are
+    /// skipped. A spawned child is then started without `-a` too.
     pub multi_account: bool,
     /// Which group messages the bot takes.
     pub group_mode: GroupMode,
@@ -59,8 +85,13 @@ pub struct SignalSettings {
 impl SignalSettings {
     /// Settings for `account` on the daemon at `endpoint`, with every default.
     pub fn new(endpoint: Endpoint, account: impl Into<String>) -> Self {
+        Self::with_transport(Transport::Connect(endpoint), account)
+    }
+
+    /// Settings for `account` reached through `transport`, with every default.
+    pub fn with_transport(transport: impl Into<Transport>, account: impl Into<String>) -> Self {
         Self {
-            endpoint,
+            transport: transport.into(),
             account: account.into(),
             account_uuid: None,
             multi_account: false,
@@ -75,11 +106,57 @@ impl SignalSettings {
         }
     }
 
+    /// A new connection to signal-cli: to the daemon's endpoint, or to a new
+    /// child (`-a account` unless in multi-account mode).
+    pub async fn open(&self, options: RpcOptions) -> Result<(RpcClient, Notifications), RpcError> {
+        match &self.transport {
+            Transport::Connect(endpoint) => RpcClient::connect(endpoint, options).await,
+            Transport::Spawn(spawn) => {
+                let account = (!self.multi_account).then_some(self.account.as_str());
+                RpcClient::spawn(spawn, account, options)
+            }
+        }
+    }
+
+    /// What [`open`](Self::open) reaches, for logs and messages: the endpoint,
+    /// or the command line of the child.
+    pub fn describe_transport(&self) -> String {
+        match &self.transport {
+            Transport::Connect(endpoint) => endpoint.to_string(),
+            Transport::Spawn(spawn) => spawn.command_line((!self.multi_account).then_some(self.account.as_str())),
+        }
+    }
+
     /// The bot's identity, for [`normalize`](crate::normalize()).
     pub fn bot_identity(&self) -> BotIdentity {
         BotIdentity {
             uuid: self.account_uuid.clone(),
             number: Some(self.account.clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spawned_child_names_the_account_unless_in_multi_account_mode() {
+        let spawn = Spawn {
+            config_dir: Some("/data".into()),
+            ..Spawn::default()
+        };
+        let mut settings = SignalSettings::with_transport(spawn, "+15551234567");
+        assert_eq!(
+            settings.describe_transport(),
+            "signal-cli -a +15551234567 --config /data jsonRpc --receive-mode=manual"
+        );
+        settings.multi_account = true;
+        assert_eq!(
+            settings.describe_transport(),
+            "signal-cli --config /data jsonRpc --receive-mode=manual"
+        );
+        let connect = SignalSettings::new("unix:/run/s".parse().unwrap(), "+1");
+        assert_eq!(connect.describe_transport(), "unix:/run/s");
     }
 }
