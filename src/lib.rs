@@ -20,6 +20,7 @@ pub mod data_dir;
 pub mod doctor;
 pub mod intake;
 pub mod llm;
+pub mod loops;
 pub mod memory;
 pub mod pipeline;
 pub mod signal;

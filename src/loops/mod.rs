@@ -1,0 +1,21 @@
+//! Background loops: work the assistant does without being asked — a
+//! heartbeat, periodic checks, schedules and reminders.
+//!
+//! A loop is defined by a [`LoopSpec`](spec::LoopSpec): a name, a body (a
+//! task prompt or a built-in handler), sleep bounds with jitter, optional
+//! limits, an optional supervisor, an output chat, and whether a timer or a
+//! trigger starts its iterations. The [`Registry`](registry::Registry) runs
+//! each loop as a task (`run`) within a concurrency limit, and stops them
+//! by name or all at once at shutdown, under a deadline. The runtime decides
+//! when an iteration runs; the daemon decides what it does, by implementing
+//! [`Iterate`](iterate::Iterate). Sleeps and backoff come from [`sleep`],
+//! their randomness from an injectable [`random`] source, and what a loop is
+//! doing is a serializable [`LoopStatus`](status::LoopStatus).
+
+pub mod iterate;
+pub mod random;
+pub mod registry;
+mod run;
+pub mod sleep;
+pub mod spec;
+pub mod status;

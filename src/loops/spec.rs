@@ -1,0 +1,273 @@
+//! A loop's definition: its name, what each iteration does, how long it
+//! sleeps, when it stops, how often a supervisor looks over its shoulder,
+//! where its output goes, and whether it waits for a trigger instead of a
+//! timer. Checked once, by [`LoopSpec::validate`], before the loop starts.
+
+use std::borrow::Borrow;
+use std::fmt;
+use std::time::Duration;
+
+use passepartout_gateway::ConversationKey;
+use serde::{Deserialize, Serialize};
+
+use super::sleep::{DEFAULT_JITTER, SleepBounds};
+
+/// The longest loop name, in bytes.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// A loop's name: unique in its registry, non-empty, at most
+/// [`MAX_NAME_LEN`] bytes, no whitespace or control characters (it heads a
+/// line of `passepartout loops`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct LoopName(String);
+
+/// Why a string is not a [`LoopName`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("bad loop name {name:?}: it must be 1 to {MAX_NAME_LEN} bytes without spaces or control characters")]
+pub struct BadName {
+    pub name: String,
+}
+
+impl LoopName {
+    pub fn new(name: impl Into<String>) -> Result<Self, BadName> {
+        let name = name.into();
+        let fits = !name.is_empty() && name.len() <= MAX_NAME_LEN;
+        if fits && !name.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            Ok(Self(name))
+        } else {
+            Err(BadName { name })
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for LoopName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(&self.0)
+    }
+}
+
+impl TryFrom<String> for LoopName {
+    type Error = BadName;
+
+    fn try_from(name: String) -> Result<Self, BadName> {
+        Self::new(name)
+    }
+}
+
+impl From<LoopName> for String {
+    fn from(name: LoopName) -> String {
+        name.0
+    }
+}
+
+impl Borrow<str> for LoopName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+/// What an iteration does.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Body {
+    /// A prompt the assistant runs, with its tools, like a message.
+    Task { prompt: String },
+    /// A built-in handler, by name (the heartbeat, say): no model involved.
+    Handler { name: String },
+}
+
+/// Occasional iterations by a stronger model that reviews the loop's work.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Supervisor {
+    /// The chance, in `[0, 1]`, that an iteration is a supervisor iteration.
+    pub probability: f64,
+    /// The model a supervisor iteration uses.
+    pub model: String,
+    /// Review instructions added to the task in a supervisor iteration.
+    pub review: String,
+}
+
+/// When a loop runs its iterations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Start {
+    /// At once, then after every sleep.
+    #[default]
+    Immediately,
+    /// After a first sleep, then after every sleep; so a restarted daemon
+    /// does not run every loop at the same moment.
+    AfterSleep,
+    /// When [triggered](super::registry::Registry::trigger), instead of
+    /// sleeping; the mode says what a trigger during an iteration does.
+    OnTrigger(Retrigger),
+}
+
+/// What a trigger does while the loop is in an iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Retrigger {
+    /// Nothing: it is dropped.
+    Ignore,
+    /// The iteration is cancelled and a new one starts when it has returned.
+    Restart,
+    /// Another iteration runs once this one is done; triggers during one
+    /// iteration add up to one more iteration, not one each.
+    Queue,
+}
+
+/// A loop's definition.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LoopSpec {
+    pub name: LoopName,
+    pub body: Body,
+    pub sleep: SleepBounds,
+    /// The fraction, in `[0, 1]`, by which a sleep varies either way.
+    pub jitter: f64,
+    /// Stop after this many attempts, failed ones included.
+    pub max_attempts: Option<u64>,
+    /// Stop this long after the start.
+    pub max_duration: Option<Duration>,
+    pub supervisor: Option<Supervisor>,
+    /// The chat that hears what the loop has to say, if any. The loop
+    /// runtime only hands it to [`Iterate`](super::iterate::Iterate).
+    pub output: Option<ConversationKey>,
+    pub start: Start,
+}
+
+impl LoopSpec {
+    /// A loop running `prompt`, with default sleeps and no limits.
+    pub fn task(name: LoopName, prompt: impl Into<String>) -> Self {
+        Self::new(name, Body::Task { prompt: prompt.into() })
+    }
+
+    /// A loop running the built-in handler `handler`, with default sleeps
+    /// and no limits.
+    pub fn handler(name: LoopName, handler: impl Into<String>) -> Self {
+        Self::new(name, Body::Handler { name: handler.into() })
+    }
+
+    fn new(name: LoopName, body: Body) -> Self {
+        Self {
+            name,
+            body,
+            sleep: SleepBounds::default(),
+            jitter: DEFAULT_JITTER,
+            max_attempts: None,
+            max_duration: None,
+            supervisor: None,
+            output: None,
+            start: Start::default(),
+        }
+    }
+
+    /// Every problem with the definition, or none.
+    pub fn validate(&self) -> Result<(), InvalidSpec> {
+        let SleepBounds { min, max, default } = self.sleep;
+        let mut problems = Vec::new();
+        if min.is_zero() {
+            problems.push(SpecProblem::ZeroMinSleep);
+        }
+        if min > max {
+            problems.push(SpecProblem::MinAboveMax { min, max });
+        } else if !(min..=max).contains(&default) {
+            problems.push(SpecProblem::DefaultOutside { default, min, max });
+        }
+        if !(0.0..=1.0).contains(&self.jitter) {
+            problems.push(SpecProblem::Jitter(self.jitter));
+        }
+        if let Some(supervisor) = &self.supervisor
+            && !(0.0..=1.0).contains(&supervisor.probability)
+        {
+            problems.push(SpecProblem::Probability(supervisor.probability));
+        }
+        if self.max_attempts == Some(0) {
+            problems.push(SpecProblem::ZeroAttempts);
+        }
+        if self.max_duration.is_some_and(|d| d.is_zero()) {
+            problems.push(SpecProblem::ZeroDuration);
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(InvalidSpec {
+                name: self.name.clone(),
+                problems,
+            })
+        }
+    }
+}
+
+/// One thing wrong with a [`LoopSpec`].
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SpecProblem {
+    #[error("the shortest sleep is zero (a failing loop would spin)")]
+    ZeroMinSleep,
+    #[error("the shortest sleep ({min:?}) is longer than the longest ({max:?})")]
+    MinAboveMax { min: Duration, max: Duration },
+    #[error("the default sleep ({default:?}) is outside [{min:?}, {max:?}]")]
+    DefaultOutside {
+        default: Duration,
+        min: Duration,
+        max: Duration,
+    },
+    #[error("the jitter ({0}) is outside [0, 1]")]
+    Jitter(f64),
+    #[error("the supervisor probability ({0}) is outside [0, 1]")]
+    Probability(f64),
+    #[error("at most zero attempts")]
+    ZeroAttempts,
+    #[error("a zero maximum duration")]
+    ZeroDuration,
+}
+
+/// A [`LoopSpec`] that cannot run, with all its problems.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("loop \"{name}\": {}", list(problems))]
+pub struct InvalidSpec {
+    pub name: LoopName,
+    pub problems: Vec<SpecProblem>,
+}
+
+fn list(problems: &[SpecProblem]) -> String {
+    problems.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(LoopName::new("heartbeat").is_ok());
+        for bad in ["", "two words", "tab\there", &"x".repeat(MAX_NAME_LEN + 1)] {
+            assert!(LoopName::new(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn validation_reports_every_problem() {
+        let mut spec = LoopSpec::task(LoopName::new("x").unwrap(), "check the mail");
+        assert_eq!(spec.validate(), Ok(()));
+        spec.sleep.min = Duration::ZERO;
+        spec.sleep.default = Duration::from_secs(3600);
+        spec.jitter = 1.5;
+        spec.max_attempts = Some(0);
+        spec.supervisor = Some(Supervisor {
+            probability: -0.1,
+            model: "big".into(),
+            review: String::new(),
+        });
+        let invalid = spec.validate().unwrap_err();
+        assert_eq!(invalid.problems.len(), 5, "{invalid}");
+        assert!(
+            invalid
+                .to_string()
+                .starts_with("loop \"x\": the shortest sleep is zero"),
+            "{invalid}"
+        );
+    }
+}
