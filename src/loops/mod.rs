@@ -16,6 +16,7 @@ pub mod iterate;
 pub mod random;
 pub mod registry;
 mod run;
+pub mod schedule;
 pub mod sleep;
 pub mod spec;
 pub mod status;
