@@ -35,6 +35,7 @@ pub fn settings(config: &Config) -> Result<SignalSettings, String> {
     settings.account_uuid = signal.account_uuid.clone();
     settings.multi_account = signal.multi_account;
     settings.group_mode = signal.group_mode;
+    settings.refusal = signal.refusal.clone();
     Ok(settings)
 }
 

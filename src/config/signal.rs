@@ -46,6 +46,9 @@ pub struct SignalConfig {
     pub approvers: Option<Vec<String>>,
     /// In groups: `mention_or_reply` or `all`.
     pub group_mode: GroupMode,
+    /// What a sender who is not allowed is told, at most once an hour;
+    /// empty: nothing at all.
+    pub refusal: String,
 }
 
 impl Default for SignalConfig {
@@ -63,6 +66,7 @@ impl Default for SignalConfig {
             allowed_groups: Vec::new(),
             approvers: None,
             group_mode: GroupMode::MentionOrReply,
+            refusal: passepartout_signal::settings::DEFAULT_REFUSAL.into(),
         }
     }
 }

@@ -70,7 +70,8 @@ pub struct SignalSettings {
     pub call_timeout: Duration,
     /// Longest message body sent, in bytes; longer replies are split.
     pub text_limit: usize,
-    /// The text sent to people who are not allowed, at most once per person an hour.
+    /// The text sent to people who are not allowed, at most once per person
+    /// an hour; empty, nothing is sent.
     pub refusal: String,
     /// The text sent when the core refuses a message as too large.
     pub too_long: String,

@@ -339,6 +339,27 @@ async fn people_not_allowed_are_told_once() {
 }
 
 #[tokio::test]
+async fn an_empty_refusal_tells_strangers_nothing() {
+    let fake = FakeSignal::start().await;
+    let mut running = listen(SignalSettings {
+        refusal: String::new(),
+        ..settings(&fake.unix_endpoint())
+    });
+    fake.push_envelope(fake_signal::text_envelope(BOB, 7_100, "hi"));
+    running
+        .core
+        .answer(Ack::Refused {
+            reason: Refusal::NotAllowed,
+        })
+        .await;
+    // The next message, accepted, proves the refused one was handled.
+    fake.push_envelope(fake_signal::text_envelope(ADA, 7_101, "hi"));
+    running.core.answer(Ack::Accepted).await;
+    assert!(fake.sent().is_empty(), "{:?}", fake.sent());
+    running.stop().await;
+}
+
+#[tokio::test]
 async fn typing_goes_to_the_chat() {
     let fake = FakeSignal::start().await;
     let gateway = SignalGateway::new(settings(&fake.unix_endpoint()));
