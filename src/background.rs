@@ -1,7 +1,7 @@
 //! The daemon's background tasks: gateway supervision, recovery at start,
-//! the approvals' expiry timer, periodic backups and store maintenance.
+//! the approvals' expiry timer and store maintenance. (Periodic backups are
+//! the heartbeat's: see [`crate::heartbeat`].)
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,26 +87,6 @@ pub async fn approval_expiry(core: Arc<Core>) {
     let stop = core.draining.clone();
     let woken = core.clone();
     crate::approvals::expiry::run(approvals, move |key| woken.router.nudge(&woken, &key), stop).await;
-}
-
-/// Writes a verified backup every `every`, keeping `keep`.
-pub async fn backups(core: Arc<Core>, dir: PathBuf, keep: usize, every: Duration) {
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
-    loop {
-        tokio::select! {
-            _ = core.draining.cancelled() => return,
-            _ = ticker.tick() => {}
-        }
-        let store = core.store.clone();
-        let dir = dir.clone();
-        match tokio::task::spawn_blocking(move || store.backup(&dir, keep)).await {
-            Ok(Ok(info)) => {
-                tracing::info!(path = %info.path.display(), bytes = info.bytes, entries = info.entries, "backup written")
-            }
-            Ok(Err(error)) => tracing::error!(%error, "backup failed"),
-            Err(error) => tracing::error!(%error, "backup task failed"),
-        }
-    }
 }
 
 /// Forgets platform message ids older than `dedupe_window`, hourly, so the

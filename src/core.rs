@@ -1,10 +1,10 @@
 //! The daemon's shared state, one `Arc<Core>` handed to every task: the store,
-//! the pipeline, the gateways' delivery halves, the conversation router and
-//! the counters behind `status`.
+//! the pipeline, the gateways' delivery halves, the conversation router, the
+//! background loops and the counters behind `status`.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Instant;
 
 use passepartout_gateway::{ConversationKey, Deliver, GatewayId, Health, Inbound, Listen};
@@ -15,6 +15,9 @@ use tokio_util::task::TaskTracker;
 use crate::access::Access;
 use crate::config::PipelineConfig;
 use crate::conversations::Router;
+use crate::daemon_loops::DaemonLoops;
+use crate::loops::registry::Registry;
+use crate::loops::status::{LoopStatus, State};
 use crate::pipeline::Pipeline;
 use crate::store::Store;
 
@@ -43,6 +46,12 @@ impl Stats {
     }
 }
 
+/// The loop registry and the iterations it runs.
+struct Loops {
+    registry: Registry,
+    iterate: Arc<DaemonLoops>,
+}
+
 pub struct Core {
     pub store: Store,
     pub pipeline: Pipeline,
@@ -56,6 +65,9 @@ pub struct Core {
     pub draining: CancellationToken,
     /// Every task the daemon spawns, so shutdown can wait for them.
     pub tracker: TaskTracker,
+    /// The background loops, installed by the daemon once the core exists
+    /// (their handlers need it); none in a bare core.
+    loops: OnceLock<Loops>,
     /// Conversations with a delivery retry timer armed.
     retries: Mutex<HashSet<ConversationKey>>,
     started: Instant,
@@ -80,6 +92,7 @@ impl Core {
             stats: Stats::default(),
             draining: CancellationToken::new(),
             tracker: TaskTracker::new(),
+            loops: OnceLock::new(),
             retries: Mutex::default(),
             started: Instant::now(),
         })
@@ -88,6 +101,45 @@ impl Core {
     /// Whether the sender of `inbound` may talk to the assistant (see [`Access`]).
     pub fn allowed(&self, inbound: &Inbound) -> bool {
         self.access.allows(inbound)
+    }
+
+    /// Installs the loop registry; only the first call does anything.
+    pub fn install_loops(&self, registry: Registry, iterate: Arc<DaemonLoops>) {
+        if self.loops.set(Loops { registry, iterate }).is_err() {
+            tracing::warn!("loops installed twice; the second registry is dropped");
+        }
+    }
+
+    /// The loop registry, once installed.
+    pub fn loops(&self) -> Option<&Registry> {
+        self.loops.get().map(|loops| &loops.registry)
+    }
+
+    /// Every loop's status, by name; none before the registry is installed.
+    pub fn loop_statuses(&self) -> Vec<LoopStatus> {
+        self.loops().map(Registry::list).unwrap_or_default()
+    }
+
+    /// The `/loops` chat command's answer: the same text as `passepartout loops`.
+    pub fn loops_text(&self) -> String {
+        crate::loops::status::render(&self.loop_statuses(), crate::intake::now_ms())
+    }
+
+    /// The loops' part of the status document: how many run, how many
+    /// heartbeats ran, and the loops in error.
+    fn loops_summary(&self) -> serde_json::Value {
+        let statuses = self.loop_statuses();
+        let failing: Vec<_> = statuses
+            .iter()
+            .filter(|s| s.state == State::Error || s.consecutive_errors > 0)
+            .map(|s| json!({ "name": s.name, "error": s.last_error, "consecutive_errors": s.consecutive_errors }))
+            .collect();
+        json!({
+            "running": self.loops().map_or(0, Registry::running_count),
+            "total": statuses.len(),
+            "heartbeats": self.loops.get().map_or(0, |loops| loops.iterate.heartbeats()),
+            "failing": failing,
+        })
     }
 
     /// Marks a delivery retry armed for `key`; false if one already was.
@@ -135,6 +187,7 @@ impl Core {
                 "queues": workers.iter().map(|(key, depth)| json!({ "conversation": key.to_string(), "queued": depth })).collect::<Vec<_>>(),
             },
             "approvals": { "pending": self.pipeline.approvals().pending_count().ok() },
+            "loops": self.loops_summary(),
             "store": {
                 "path": self.store.path(),
                 "failed": self.store.is_poisoned(),

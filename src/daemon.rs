@@ -1,6 +1,7 @@
 //! The daemon: builds every part from the configuration, starts the tasks,
 //! and shuts them down in order — stop intake, let running turns finish within
-//! the grace period, close the gateways, flush the store.
+//! the grace period, stop the background loops, close the gateways, flush the
+//! store.
 //!
 //! [`Daemon::start`] returns once the daemon is ready (the socket answers);
 //! [`run`] is start, wait for the shutdown future, shut down. The binary and
@@ -61,6 +62,8 @@ pub enum StartError {
     Signal(String),
     #[error("a [skills] pattern is not a valid regular expression: {0}")]
     Skills(#[from] regex::Error),
+    #[error("cannot start the background loops: {0}")]
+    Loops(#[from] crate::daemon_loops::LoopsStartError),
 }
 
 /// A running daemon.
@@ -72,6 +75,8 @@ pub struct Daemon {
     _lock: DataDirLock,
     socket: Option<Arc<SocketGateway>>,
     grace: Duration,
+    /// How long the loops get to stop at shutdown.
+    loops_grace: Duration,
 }
 
 impl Daemon {
@@ -146,6 +151,8 @@ impl Daemon {
         // waiting is answered first, in order.
         background::recover(&core);
         core.tracker.spawn(background::approval_expiry(core.clone()));
+        // The heartbeat sweeps approvals too, and writes the periodic backups.
+        crate::daemon_loops::start(&core, &config)?;
         let stop_intake = CancellationToken::new();
         let (intake, queue) = Intake::channel(INTAKE_CAPACITY);
         let intake_task = core
@@ -164,11 +171,6 @@ impl Daemon {
                 _ = crate::doctor::log_startup_checks(providers) => {}
             }
         });
-        if config.store.backup_every_s > 0 {
-            let every = Duration::from_secs(config.store.backup_every_s);
-            let (dir, keep) = (config.backup_dir(), config.store.backups_kept);
-            core.tracker.spawn(background::backups(core.clone(), dir, keep, every));
-        }
         let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
         let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
         core.tracker
@@ -188,6 +190,7 @@ impl Daemon {
             _lock: lock,
             socket,
             grace,
+            loops_grace: Duration::from_secs(config.loops.shutdown_grace_s),
         })
     }
 
@@ -201,8 +204,8 @@ impl Daemon {
         self.core.status_document()
     }
 
-    /// Stops intake, lets running turns finish within the grace period,
-    /// closes the gateways and flushes the store.
+    /// Stops intake, stops the loops within their grace period, lets running
+    /// turns finish within theirs, closes the gateways and flushes the store.
     pub async fn shutdown(self) -> Result<(), StoreError> {
         tracing::info!("shutting down: intake stopped");
         self.stop_intake.cancel();
@@ -210,6 +213,12 @@ impl Daemon {
         // workers are told to stop; what they do not reach runs at next start.
         if tokio::time::timeout(self.grace, self.intake_task).await.is_err() {
             tracing::warn!("intake did not stop within the grace period");
+        }
+        // Before the workers drain: a loop's last iteration may still hand
+        // them work (a heartbeat nudging a conversation).
+        if let Some(loops) = self.core.loops() {
+            let drained = loops.shutdown(self.loops_grace).await;
+            tracing::info!(stopped = drained.stopped, aborted = drained.aborted, "loops stopped");
         }
         self.core.draining.cancel();
         self.core.tracker.close();

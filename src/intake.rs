@@ -119,6 +119,13 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 });
             }
             IntakeEvent::Control {
+                request: ControlRequest::Loops,
+                reply,
+            } => {
+                let listing = serde_json::to_value(core.loop_statuses());
+                let _ = reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
+            }
+            IntakeEvent::Control {
                 request: ControlRequest::Recheck,
                 reply,
             } => {

@@ -60,6 +60,20 @@ pub fn render(status: &Value) -> String {
     if let Some(pending) = status["approvals"]["pending"].as_u64() {
         out += &format!("approvals      {pending} pending (passepartout approvals)\n");
     }
+    let loops = &status["loops"];
+    if let Some(running) = loops["running"].as_u64() {
+        out += &format!(
+            "loops          {running} running, {} heartbeats (passepartout loops)\n",
+            loops["heartbeats"].as_u64().unwrap_or(0)
+        );
+        for failing in loops["failing"].as_array().into_iter().flatten() {
+            out += &format!(
+                "loop     {:<12} failing: {}\n",
+                failing["name"].as_str().unwrap_or("?"),
+                failing["error"].as_str().unwrap_or("?")
+            );
+        }
+    }
     let store = &status["store"];
     out += &format!(
         "store    {} bytes, {} pending, {} undelivered\n",
@@ -85,6 +99,7 @@ mod tests {
             "skills": {"shell_safety": {"executions": 2, "failures": 2, "total_ms": 0}},
             "conversations": {"active": 1, "queued": 0},
             "approvals": {"pending": 2},
+            "loops": {"running": 1, "heartbeats": 4, "failing": [{"name": "inbox", "error": "timed out"}]},
             "store": {"size_bytes": 10, "pending": 0, "outbox": 0},
         });
         let text = render(&status);
@@ -97,6 +112,8 @@ mod tests {
             "skill    shell_safety 2 runs, 2 rejected",
             "1 active",
             "approvals      2 pending",
+            "loops          1 running, 4 heartbeats",
+            "loop     inbox        failing: timed out",
             "10 bytes",
         ] {
             assert!(text.contains(part), "{part} missing from {text}");

@@ -1,11 +1,12 @@
 //! The command line: `run` (the daemon) and the client commands that talk to
-//! it through the local socket (`chat`, `send`, `status`, `approvals`), plus `doctor` and
+//! it through the local socket (`chat`, `send`, `status`, `approvals`, `loops`), plus `doctor` and
 //! `check-config`. `--config FILE` is global, so clients find the daemon's
 //! socket through the same file.
 
 mod approvals;
 mod chat;
 mod client;
+mod loops;
 mod restore;
 
 use std::path::{Path, PathBuf};
@@ -64,6 +65,12 @@ pub enum Command {
         json: bool,
         #[command(subcommand)]
         decide: Option<DecideCommand>,
+    },
+    /// Show the background loops (the heartbeat, …): state, iterations, errors.
+    Loops {
+        /// Print every loop's status as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Check the configuration and report every problem.
     CheckConfig {
@@ -124,6 +131,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                     Some(DecideCommand::Approve { token }) => approvals::decide(&config, &token, true).await,
                     Some(DecideCommand::Deny { token }) => approvals::decide(&config, &token, false).await,
                 },
+                Command::Loops { json } => loops::list(&config, json).await,
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run | Command::CheckConfig { .. } => unreachable!("handled above"),

@@ -4,6 +4,7 @@
 
 mod approvals;
 mod load;
+mod loops;
 mod memory;
 mod secret;
 mod signal;
@@ -18,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
 pub use load::{ConfigError, default_config_file, load};
+pub use loops::*;
 pub use memory::*;
 pub use secret::{Secret, SecretError};
 pub use signal::*;
@@ -42,6 +44,7 @@ pub struct Config {
     pub skills: SkillsConfig,
     pub memory: MemoryConfig,
     pub approvals: ApprovalsConfig,
+    pub loops: LoopsConfig,
     pub socket: SocketSection,
     pub telegram: TelegramConfig,
     pub signal: SignalConfig,
@@ -58,6 +61,7 @@ impl Default for Config {
             skills: SkillsConfig::default(),
             memory: MemoryConfig::default(),
             approvals: ApprovalsConfig::default(),
+            loops: LoopsConfig::default(),
             socket: SocketSection::default(),
             telegram: TelegramConfig::default(),
             signal: SignalConfig::default(),

@@ -169,6 +169,24 @@ pub fn validate(config: &Config) -> Vec<String> {
         }
     }
 
+    let loops = &config.loops;
+    check(loops.max > 0, "loops.max must be at least 1".into());
+    check(
+        loops.heartbeat_s <= super::MAX_HEARTBEAT_S,
+        format!(
+            "loops.heartbeat_s must be at most {} (a day), or 0 to turn the heartbeat off",
+            super::MAX_HEARTBEAT_S
+        ),
+    );
+    check(
+        loops.shutdown_grace_s > 0,
+        "loops.shutdown_grace_s must be at least 1".into(),
+    );
+    check(
+        !(loops.heartbeat_s == 0 && config.store.backup_every_s > 0),
+        "store.backup_every_s needs the heartbeat: set loops.heartbeat_s above 0, or store.backup_every_s = 0".into(),
+    );
+
     let telegram = &config.telegram;
     if telegram.enabled {
         check(
@@ -272,6 +290,31 @@ mod tests {
             );
         }
         assert_eq!(problems.len(), 5, "{problems:?}");
+    }
+
+    #[test]
+    fn loops_settings_are_checked() {
+        let mut config = Config::default();
+        config.loops.max = 0;
+        config.loops.heartbeat_s = crate::config::MAX_HEARTBEAT_S + 1;
+        config.loops.shutdown_grace_s = 0;
+        let problems = validate(&config);
+        for expected in ["loops.max", "loops.heartbeat_s", "loops.shutdown_grace_s"] {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} missing from {problems:?}"
+            );
+        }
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        let mut config = Config::default();
+        config.loops.heartbeat_s = 0;
+        let problems = validate(&config);
+        assert!(
+            problems.len() == 1 && problems[0].contains("store.backup_every_s needs the heartbeat"),
+            "{problems:?}"
+        );
+        config.store.backup_every_s = 0;
+        assert!(validate(&config).is_empty());
     }
 
     #[test]

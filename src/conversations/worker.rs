@@ -20,6 +20,7 @@ use super::{Job, delivery};
 use crate::approvals::{Approval, Owed};
 use crate::core::{Core, Stats};
 use crate::memory::MemorySession;
+use crate::pipeline::commands::View;
 use crate::pipeline::{TurnOutput, TurnRecord};
 use crate::store::{ApprovalWrite, JournalEntry, PendingOutbound, TurnCommit};
 
@@ -184,14 +185,17 @@ pub(super) async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn
 /// the sentence for the user, with the logged error id.
 async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRecord]) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
-    let status = || core.status_text();
+    let view = |view: View| match view {
+        View::Status => core.status_text(),
+        View::Loops => core.loops_text(),
+    };
     let memory = MemorySession::with_limits(
         core.store.clone(),
         &entry.inbound.conversation.gateway,
         &entry.inbound.sender.id,
         core.pipeline.memory_limits(),
     );
-    guarded(core, key, core.pipeline.run(&entry.inbound, history, memory, status)).await
+    guarded(core, key, core.pipeline.run(&entry.inbound, history, memory, view)).await
 }
 
 /// Runs `turn` under the turn timeout, catching panics.

@@ -10,7 +10,9 @@
 //! when an iteration runs; the daemon decides what it does, by implementing
 //! [`Iterate`](iterate::Iterate). Sleeps and backoff come from [`sleep`],
 //! their randomness from an injectable [`random`] source, and what a loop is
-//! doing is a serializable [`LoopStatus`](status::LoopStatus).
+//! doing is a serializable [`LoopStatus`](status::LoopStatus). When
+//! scheduled work falls due — every N minutes, daily at a time, a cron
+//! expression, or once — is a [`Schedule`](schedule::Schedule).
 
 pub mod iterate;
 pub mod random;

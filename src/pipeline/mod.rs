@@ -128,14 +128,14 @@ impl Pipeline {
     }
 
     /// Runs one turn for `inbound`, given the conversation's recent `history`
-    /// and the sender's `memory`; `status` renders the daemon's status for
-    /// `/status`.
+    /// and the sender's `memory`; `view` renders a report about the daemon
+    /// for `/status` and `/loops`.
     pub async fn run(
         &self,
         inbound: &Inbound,
         history: &[TurnRecord],
         memory: MemorySession,
-        status: impl FnOnce() -> String,
+        view: impl FnOnce(commands::View) -> String,
     ) -> TurnOutput {
         let mut perception = perceive::perceive(inbound);
         if let Perception::Answer(parsed) = perception {
@@ -169,7 +169,7 @@ impl Pipeline {
                 };
             }
             Perception::Command(command) => {
-                let outcome = commands::execute(&command, status);
+                let outcome = commands::execute(&command, view);
                 return TurnOutput {
                     forget: outcome.forget,
                     ..TurnOutput::notice(outcome.text)

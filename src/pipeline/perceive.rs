@@ -14,6 +14,8 @@ pub enum Command {
     Forget,
     /// What waits for approval in this conversation.
     Approvals,
+    /// The background loops, as `passepartout loops` shows them.
+    Loops,
     Unknown(String),
 }
 
@@ -75,6 +77,7 @@ fn parse_command(text: &str) -> Option<Command> {
         "status" => Command::Status,
         "forget" => Command::Forget,
         "approvals" => Command::Approvals,
+        "loops" => Command::Loops,
         _ => Command::Unknown(name),
     })
 }
@@ -115,6 +118,7 @@ mod tests {
         assert_eq!(text("/status@my_bot"), Perception::Command(Command::Status));
         assert_eq!(text("/FORGET now"), Perception::Command(Command::Forget));
         assert_eq!(text("/approvals"), Perception::Command(Command::Approvals));
+        assert_eq!(text("/loops"), Perception::Command(Command::Loops));
         assert_eq!(
             text("/frobnicate"),
             Perception::Command(Command::Unknown("frobnicate".into()))

@@ -53,6 +53,8 @@ pub enum ControlRequest {
     Approvals { all: bool },
     /// Approve or deny the approval with `token`, as the local user `by`.
     Decide { token: String, approve: bool, by: UserId },
+    /// The background loops' statuses, as a JSON list.
+    Loops,
 }
 
 /// The core's answer to a [`ControlRequest`]: a JSON document.

@@ -183,6 +183,15 @@ impl Client {
         self.approvals_after(frame).await
     }
 
+    /// The background loops' statuses, as a JSON list.
+    pub async fn loops(&mut self) -> Result<serde_json::Value, ClientError> {
+        self.document_after(ClientFrame::Loops {}, |frame| match frame {
+            ServerFrame::Loops { loops } => Some(loops.take()),
+            _ => None,
+        })
+        .await
+    }
+
     async fn approvals_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
         self.document_after(frame, |frame| match frame {
             ServerFrame::Approvals { approvals } => Some(approvals.take()),

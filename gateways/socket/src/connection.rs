@@ -175,6 +175,7 @@ impl Connection {
                 let by = self.shared.user.clone();
                 self.control(ControlRequest::Decide { token, approve, by }).await
             }
+            Ok(ClientFrame::Loops {}) => self.control(ControlRequest::Loops).await,
             Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
         }
     }
@@ -243,15 +244,15 @@ impl Connection {
     }
 
     async fn control(&self, request: ControlRequest) -> Result<(), Gone> {
-        let approvals = matches!(
-            request,
-            ControlRequest::Approvals { .. } | ControlRequest::Decide { .. }
-        );
+        let answer: fn(serde_json::Value) -> ServerFrame = match request {
+            ControlRequest::Approvals { .. } | ControlRequest::Decide { .. } => {
+                |approvals| ServerFrame::Approvals { approvals }
+            }
+            ControlRequest::Loops => |loops| ServerFrame::Loops { loops },
+            ControlRequest::Status | ControlRequest::Recheck => |status| ServerFrame::Status { status },
+        };
         let frame = match self.intake.control(request).await {
-            Ok(approvals_reply) if approvals => ServerFrame::Approvals {
-                approvals: approvals_reply,
-            },
-            Ok(status) => ServerFrame::Status { status },
+            Ok(document) => answer(document),
             Err(IntakeClosed) => error_frame(ErrorCode::ShuttingDown, "the daemon is shutting down", None),
         };
         self.send(frame).await

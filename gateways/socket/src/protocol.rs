@@ -2,7 +2,7 @@
 //! tagged by its `"type"` field.
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
-//! `message`, `status`, `approvals`, `decide` and `ping` frames. The daemon answers each message with
+//! `message`, `status`, `approvals`, `decide`, `loops` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `approval` and
 //! `typing` frames whenever the core has something for the client's chat. Ids
 //! are the contract's validated newtypes, so a frame that parses carries only
@@ -50,12 +50,23 @@ pub enum ClientFrame {
     /// Approves or denies the approval with `token` as the local user;
     /// answered with an `approvals` frame saying what came of it.
     Decide { token: String, approve: bool },
+    /// Asks for the background loops' statuses; answered with a `loops` frame.
+    Loops {},
     /// Asks for a `pong`.
     Ping {},
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 7] = ["hello", "message", "status", "recheck", "approvals", "decide", "ping"];
+const CLIENT_FRAME_TYPES: [&str; 8] = [
+    "hello",
+    "message",
+    "status",
+    "recheck",
+    "approvals",
+    "decide",
+    "loops",
+    "ping",
+];
 
 /// A frame from the daemon to a client.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -95,6 +106,8 @@ pub enum ServerFrame {
     Status { status: serde_json::Value },
     /// The answer to `approvals` or `decide`: a JSON document.
     Approvals { approvals: serde_json::Value },
+    /// The answer to `loops`: a JSON list, one status per loop.
+    Loops { loops: serde_json::Value },
     /// The answer to `ping`.
     Pong {},
     /// Something went wrong with a frame; `id` names the message concerned, if any.
@@ -270,6 +283,10 @@ mod tests {
             ClientFrame::Status {}
         );
         assert_eq!(parse_client_frame(br#"{"type":"ping"}"#).unwrap(), ClientFrame::Ping {});
+        assert_eq!(
+            parse_client_frame(br#"{"type":"loops"}"#).unwrap(),
+            ClientFrame::Loops {}
+        );
     }
 
     #[test]
@@ -288,6 +305,7 @@ mod tests {
                 token: "K7PX2Q".into(),
                 approve: true,
             },
+            ClientFrame::Loops {},
             ClientFrame::Ping {},
         ];
         for frame in frames {
@@ -349,6 +367,10 @@ mod tests {
         assert_eq!(
             serde_json::to_value(ServerFrame::Pong {}).unwrap(),
             json!({"type":"pong"})
+        );
+        assert_eq!(
+            serde_json::to_value(ServerFrame::Loops { loops: json!([]) }).unwrap(),
+            json!({"type":"loops","loops":[]})
         );
     }
 

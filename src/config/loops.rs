@@ -1,0 +1,33 @@
+//! `[loops]`: the background loops — how many may run at once, how often the
+//! built-in heartbeat beats, and how long loops get to stop at shutdown.
+
+use serde::{Deserialize, Serialize};
+
+pub const DEFAULT_MAX_LOOPS: usize = 16;
+pub const DEFAULT_HEARTBEAT_S: u64 = 60;
+pub const DEFAULT_LOOPS_SHUTDOWN_GRACE_S: u64 = 5;
+/// The longest heartbeat interval accepted: a day.
+pub const MAX_HEARTBEAT_S: u64 = 24 * 3600;
+
+/// `[loops]`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LoopsConfig {
+    /// Most loops running at once (the heartbeat included); more are refused.
+    pub max: usize,
+    /// Seconds between two heartbeats (the approvals expiry sweep, due
+    /// backups); 0 turns the heartbeat, and with it periodic backups, off.
+    pub heartbeat_s: u64,
+    /// On shutdown, loops get this long to stop; then they are aborted.
+    pub shutdown_grace_s: u64,
+}
+
+impl Default for LoopsConfig {
+    fn default() -> Self {
+        Self {
+            max: DEFAULT_MAX_LOOPS,
+            heartbeat_s: DEFAULT_HEARTBEAT_S,
+            shutdown_grace_s: DEFAULT_LOOPS_SHUTDOWN_GRACE_S,
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Background loops end to end: a real daemon runs its built-in heartbeat,
+//! and the loops are visible through the socket (`loops` frame), the CLI
+//! (`passepartout loops`), the `/loops` chat command and the status document.
+
+mod support;
+
+use std::time::Duration;
+
+use passepartout::loops::status::{LoopStatus, State};
+use passepartout_gateway::ReplyKind;
+use passepartout_socket::Client;
+use support::fake_llm::FakeLlm;
+use support::harness::{TestDaemon, WAIT, ask};
+use support::process::{Running, run_cli, write_config};
+
+/// How often a test looks again while it waits for a loop to move on.
+const POLL: Duration = Duration::from_millis(50);
+
+async fn loops(client: &mut Client) -> Vec<LoopStatus> {
+    let listing = tokio::time::timeout(WAIT, client.loops())
+        .await
+        .expect("loops in time")
+        .expect("loops");
+    serde_json::from_value(listing).expect("a list of loop statuses")
+}
+
+/// Polls the loop list until `done` holds for the heartbeat, within [`WAIT`].
+async fn heartbeat_until(client: &mut Client, done: impl Fn(&LoopStatus) -> bool) -> LoopStatus {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let listing = loops(client).await;
+        if let Some(heartbeat) = listing.iter().find(|s| s.name.as_str() == "heartbeat")
+            && done(heartbeat)
+        {
+            return heartbeat.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the heartbeat did not get there within {WAIT:?}: {listing:?}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+#[tokio::test]
+async fn the_heartbeat_runs_and_is_listed() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start_with(&llm, |config| config.loops.heartbeat_s = 1, Vec::new()).await;
+    let mut client = daemon.client("ops").await;
+    let first = heartbeat_until(&mut client, |s| s.iterations >= 1).await;
+    assert_eq!(first.handler.as_deref(), Some("heartbeat"));
+    assert_eq!(first.consecutive_errors, 0, "{first:?}");
+    assert_eq!(first.sleep_ms, 1000);
+    let later = heartbeat_until(&mut client, |s| s.iterations > first.iterations).await;
+    assert!(matches!(later.state, State::Sleeping | State::Processing), "{later:?}");
+    assert!(later.last_error.is_none(), "{later:?}");
+
+    let status = tokio::time::timeout(WAIT, client.status()).await.unwrap().unwrap();
+    assert_eq!(status["loops"]["running"], 1, "{status}");
+    assert!(status["loops"]["heartbeats"].as_u64().unwrap() >= 2, "{status}");
+    assert_eq!(status["loops"]["failing"], serde_json::json!([]), "{status}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn heartbeat_s_zero_runs_no_heartbeat() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start_with(&llm, |config| config.loops.heartbeat_s = 0, Vec::new()).await;
+    let mut client = daemon.client("ops").await;
+    assert_eq!(loops(&mut client).await, Vec::new());
+    let status = tokio::time::timeout(WAIT, client.status()).await.unwrap().unwrap();
+    assert_eq!(status["loops"]["running"], 0, "{status}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_heartbeat_writes_the_periodic_backups() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.loops.heartbeat_s = 1;
+            config.store.backup_every_s = 1;
+        },
+        Vec::new(),
+    )
+    .await;
+    let backups = daemon.config.backup_dir();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while std::fs::read_dir(&backups).map_or(0, |entries| entries.count()) == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no backup in {} within {WAIT:?}",
+            backups.display()
+        );
+        tokio::time::sleep(POLL).await;
+    }
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn slash_loops_in_chat_lists_the_heartbeat() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start_with(&llm, |config| config.loops.heartbeat_s = 1, Vec::new()).await;
+    let mut client = daemon.client("ops").await;
+    heartbeat_until(&mut client, |s| s.iterations >= 1).await;
+    let (kind, text) = ask(&mut client, "/loops").await;
+    assert_eq!(kind, ReplyKind::Notice);
+    assert!(text.starts_with("heartbeat "), "{text}");
+    assert!(text.contains("handler heartbeat"), "{text}");
+    assert!(llm.requests().is_empty(), "a command never reaches the model");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_cli_lists_the_loops_of_a_running_daemon() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let running = Running::start(&config).await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let heartbeat = loop {
+        let output = run_cli(&config, &["loops", "--json"]).await;
+        assert!(output.status.success(), "{output:?}");
+        let listing: Vec<LoopStatus> = serde_json::from_slice(&output.stdout).expect("JSON loop statuses");
+        assert_eq!(listing.len(), 1, "{listing:?}");
+        if listing[0].iterations >= 1 {
+            break listing[0].clone();
+        }
+        assert!(tokio::time::Instant::now() < deadline, "no heartbeat within {WAIT:?}");
+        tokio::time::sleep(POLL).await;
+    };
+    assert_eq!(heartbeat.name.as_str(), "heartbeat");
+    assert_eq!(heartbeat.sleep_ms, 60_000, "the default heartbeat_s");
+
+    let output = run_cli(&config, &["loops"]).await;
+    assert!(output.status.success(), "{output:?}");
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert!(text.starts_with("heartbeat "), "{text}");
+    assert!(text.contains("1 ok of 1 attempts"), "{text}");
+
+    let logs = running.logs.clone();
+    let status = running.terminate().await;
+    assert!(status.success(), "{status:?}");
+    let logs = logs.lock().unwrap();
+    let stopped = logs.iter().position(|line| line.contains("loops stopped"));
+    let flushed = logs.iter().position(|line| line.contains("store flushed"));
+    assert!(
+        stopped.is_some() && stopped < flushed,
+        "loops stop before the store is flushed: {logs:?}"
+    );
+    assert!(
+        logs.iter()
+            .any(|line| line.contains("loops stopped") && line.contains("aborted=0")),
+        "{logs:?}"
+    );
+}
