@@ -13,6 +13,7 @@ mod gateway;
 mod ids;
 mod intake;
 mod message;
+mod refusals;
 pub mod retry;
 
 pub use error::{GatewayError, InvalidId};
@@ -20,3 +21,4 @@ pub use gateway::{Deliver, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, ControlReply, ControlRequest, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
 pub use message::{Delivered, Inbound, InboundBody, Outbound, OutboundBody, ReplyKind, Sender};
+pub use refusals::{REFUSAL_INTERVAL, Refusals};

@@ -8,17 +8,14 @@
 //! Approval prompts go out as their text (which says how to answer); Signal
 //! has no buttons, and a decided prompt is left as it is.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use passepartout_gateway::{
     ConversationKey, Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen, MessageId,
-    Outbound, OutboundBody, UserId,
+    Outbound, OutboundBody, Refusals,
 };
 use serde_json::{Value, json};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::GATEWAY_ID;
@@ -28,9 +25,6 @@ use crate::normalize::{BotIdentity, GROUP_PREFIX};
 use crate::rpc::{Notifications, RpcClient, RpcOptions};
 use crate::settings::{SignalSettings, Transport};
 use crate::split::split;
-
-/// A person who is not allowed is told so at most once in this time.
-pub const REFUSAL_INTERVAL: Duration = Duration::from_secs(3600);
 
 /// The Signal gateway. Shared by the daemon's listener and its delivery side,
 /// hence always in an [`Arc`].
@@ -43,7 +37,7 @@ pub struct SignalGateway {
     /// The current connection, if any.
     client: Mutex<Option<RpcClient>>,
     /// When each person who is not allowed was last told so.
-    refused: Mutex<HashMap<UserId, Instant>>,
+    pub(crate) refused: Refusals,
 }
 
 /// Where a message goes: one person or a group.
@@ -66,7 +60,7 @@ impl SignalGateway {
             id: GatewayId::new(GATEWAY_ID).expect("\"signal\" is a valid gateway id"),
             health: Mutex::new(Health::with(HealthState::Starting, "not connected yet")),
             client: Mutex::new(None),
-            refused: Mutex::new(HashMap::new()),
+            refused: Refusals::default(),
         })
     }
 
@@ -107,19 +101,6 @@ impl SignalGateway {
             params["account"] = json!(self.settings.account);
         }
         params
-    }
-
-    /// Whether `user` should be told they are not allowed now (and remembers
-    /// that they were, if so).
-    pub(crate) fn should_refuse(&self, user: &UserId) -> bool {
-        let now = Instant::now();
-        let mut refused = lock(&self.refused);
-        refused.retain(|_, at| now.duration_since(*at) < REFUSAL_INTERVAL);
-        if refused.contains_key(user) {
-            return false;
-        }
-        refused.insert(user.clone(), now);
-        true
     }
 
     /// Where `conversation`'s messages go.

@@ -206,7 +206,7 @@ impl SignalGateway {
                 reason: Refusal::NotAllowed,
             } => {
                 tracing::info!(user = %inbound.sender.id, "refused a message from someone not allowed");
-                (!self.settings.refusal.is_empty() && self.should_refuse(&inbound.sender.id))
+                (!self.settings.refusal.is_empty() && self.refused.should_tell(&inbound.sender.id))
                     .then_some((self.settings.refusal.as_str(), None))
             }
             Ack::Refused {

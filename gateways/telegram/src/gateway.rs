@@ -7,20 +7,18 @@
 //! parse), split at Telegram's limit; approval prompts carry Approve / Deny
 //! buttons whose `callback_data` is `approve:TOKEN` / `deny:TOKEN`.
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use async_trait::async_trait;
 use passepartout_gateway::{
     ConversationKey, Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen, MessageId,
-    Outbound, OutboundBody, UserId,
+    Outbound, OutboundBody, Refusals,
 };
 use teloxide::Bot;
 use teloxide::payloads::SendMessageSetters;
 use teloxide::prelude::Requester;
 use teloxide::types::{self as tg, ChatAction, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters};
-use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::GATEWAY_ID;
@@ -34,8 +32,6 @@ use crate::split::{TELEGRAM_TEXT_LIMIT, split};
 const POLL_SLACK: Duration = Duration::from_secs(10);
 /// How long to wait for Telegram to accept a connection.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// A person who is not allowed is told so at most once in this time.
-pub const REFUSAL_INTERVAL: Duration = Duration::from_secs(3600);
 /// `callback_data` prefix of the Approve button.
 pub const APPROVE_PREFIX: &str = "approve:";
 /// `callback_data` prefix of the Deny button.
@@ -51,7 +47,7 @@ pub struct TelegramGateway {
     id: GatewayId,
     health: Mutex<Health>,
     /// When each person who is not allowed was last told so.
-    refused: Mutex<HashMap<UserId, Instant>>,
+    pub(crate) refused: Refusals,
 }
 
 impl std::fmt::Debug for TelegramGateway {
@@ -79,7 +75,7 @@ impl TelegramGateway {
             bot,
             id: GatewayId::new(GATEWAY_ID).expect("\"telegram\" is a valid gateway id"),
             health: Mutex::new(health),
-            refused: Mutex::new(HashMap::new()),
+            refused: Refusals::default(),
         })
     }
 
@@ -95,19 +91,6 @@ impl TelegramGateway {
 
     pub(crate) fn classify(&self, error: &teloxide::RequestError) -> Failure {
         Failure::classify(error, &self.settings.token)
-    }
-
-    /// Whether `user` should be told they are not allowed now (and remembers
-    /// that they were, if so).
-    pub(crate) fn should_refuse(&self, user: &UserId) -> bool {
-        let now = Instant::now();
-        let mut refused = self.refused.lock().unwrap_or_else(PoisonError::into_inner);
-        refused.retain(|_, at| now.duration_since(*at) < REFUSAL_INTERVAL);
-        if refused.contains_key(user) {
-            return false;
-        }
-        refused.insert(user.clone(), now);
-        true
     }
 
     /// Sends `text` to `chat`, each part of it as plain text; the first part

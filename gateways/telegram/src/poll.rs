@@ -322,7 +322,7 @@ impl TelegramGateway {
             } => {
                 tracing::info!(user = %sender, "refused a message from someone not allowed");
                 if let Some(chat) = chat
-                    && self.should_refuse(&sender)
+                    && self.refused.should_tell(&sender)
                 {
                     self.tell(bot, chat, &self.settings.refusal, None).await;
                 }
