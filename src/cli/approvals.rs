@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-use super::client::{EXIT_UNREACHABLE, connect};
+use super::client::{EXIT_UNREACHABLE, connect, listing};
 use crate::config::Config;
 
 /// Lists approvals. Exit 0, or 3 when the daemon is unreachable.
@@ -14,17 +14,10 @@ pub async fn list(config: &Config, all: bool, json: bool) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    let listing = match client.approvals(all).await {
+    let listing = match listing(client.approvals(all).await) {
         Ok(listing) => listing,
-        Err(error) => {
-            eprintln!("passepartout: {error}");
-            return ExitCode::from(EXIT_UNREACHABLE);
-        }
+        Err(code) => return code,
     };
-    if let Some(error) = listing["error"].as_str() {
-        eprintln!("passepartout: {error}");
-        return ExitCode::FAILURE;
-    }
     if json {
         println!("{listing}");
     } else {

@@ -97,6 +97,20 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
     }
 }
 
+/// A listing the daemon sent, or how the command ends: 3 when the daemon
+/// could not be asked, 1 when it answered with an error.
+pub(super) fn listing(reply: Result<serde_json::Value, ClientError>) -> Result<serde_json::Value, ExitCode> {
+    let listing = reply.map_err(|error| {
+        eprintln!("passepartout: {error}");
+        ExitCode::from(EXIT_UNREACHABLE)
+    })?;
+    if let Some(error) = listing["error"].as_str() {
+        eprintln!("passepartout: {error}");
+        return Err(ExitCode::FAILURE);
+    }
+    Ok(listing)
+}
+
 /// `passepartout status`.
 pub async fn status(config: &Config, json: bool) -> ExitCode {
     let mut client = match connect(config, None).await {

@@ -3,7 +3,7 @@
 
 use std::process::ExitCode;
 
-use super::client::{EXIT_UNREACHABLE, connect};
+use super::client::{connect, listing};
 use crate::config::Config;
 use crate::loops::status::{LoopStatus, render};
 
@@ -14,17 +14,10 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    let listing = match client.loops().await {
+    let listing = match listing(client.loops().await) {
         Ok(listing) => listing,
-        Err(error) => {
-            eprintln!("passepartout: {error}");
-            return ExitCode::from(EXIT_UNREACHABLE);
-        }
+        Err(code) => return code,
     };
-    if let Some(error) = listing["error"].as_str() {
-        eprintln!("passepartout: {error}");
-        return ExitCode::FAILURE;
-    }
     if json {
         println!("{listing}");
         return ExitCode::SUCCESS;
