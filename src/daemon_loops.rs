@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use crate::clock::Clock;
 use crate::config::Config;
 use crate::core::Core;
 use crate::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
@@ -131,7 +130,8 @@ pub fn start(core: &Arc<Core>, config: &Config) -> Result<(), LoopsStartError> {
     let approvals = core.pipeline.approvals().clone();
     let heartbeat = Heartbeat::new(approvals, core.store.clone(), backups);
     let iterate = Arc::new(DaemonLoops::new(Arc::downgrade(core), heartbeat));
-    let registry = Registry::new(iterate.clone(), config.loops.max, Clock::start(), &core.draining);
+    let clock = *core.pipeline.approvals().clock();
+    let registry = Registry::new(iterate.clone(), config.loops.max, clock, &core.draining);
     core.install_loops(registry, iterate);
     if config.loops.heartbeat_s > 0
         && let Some(registry) = core.loops()
@@ -147,6 +147,7 @@ mod tests {
 
     use super::*;
     use crate::approvals::{Approvals, Policy};
+    use crate::clock::Clock;
     use crate::store::tests_support::open_temp;
 
     fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
