@@ -19,6 +19,7 @@ use crate::daemon_loops::DaemonLoops;
 use crate::loops::registry::Registry;
 use crate::loops::status::{LoopStatus, State};
 use crate::pipeline::Pipeline;
+use crate::schedules::{BookError, Schedules};
 use crate::store::Store;
 
 /// A gateway as the core sees it: how to deliver, and how it is doing.
@@ -46,10 +47,11 @@ impl Stats {
     }
 }
 
-/// The loop registry and the iterations it runs.
+/// The loop registry, the iterations it runs, and the book of stored loops.
 struct Loops {
-    registry: Registry,
+    registry: Arc<Registry>,
     iterate: Arc<DaemonLoops>,
+    schedules: Arc<Schedules>,
 }
 
 pub struct Core {
@@ -104,15 +106,42 @@ impl Core {
     }
 
     /// Installs the loop registry; only the first call does anything.
-    pub fn install_loops(&self, registry: Registry, iterate: Arc<DaemonLoops>) {
-        if self.loops.set(Loops { registry, iterate }).is_err() {
+    pub fn install_loops(&self, registry: Arc<Registry>, iterate: Arc<DaemonLoops>, schedules: Arc<Schedules>) {
+        schedules.install(registry.clone());
+        if self
+            .loops
+            .set(Loops {
+                registry,
+                iterate,
+                schedules,
+            })
+            .is_err()
+        {
             tracing::warn!("loops installed twice; the second registry is dropped");
         }
     }
 
     /// The loop registry, once installed.
     pub fn loops(&self) -> Option<&Registry> {
-        self.loops.get().map(|loops| &loops.registry)
+        self.loops.get().map(|loops| &*loops.registry)
+    }
+
+    /// The book of loops that outlive a restart, once installed.
+    pub fn schedules(&self) -> Option<&Arc<Schedules>> {
+        self.loops.get().map(|loops| &loops.schedules)
+    }
+
+    /// Stops loop `name` for good (`passepartout loops stop NAME`): a
+    /// stored loop is forgotten too, so it does not come back at the next
+    /// start.
+    pub async fn stop_loop(&self, name: &str) -> Result<(), BookError> {
+        self.schedules().ok_or(BookError::NotReady)?.remove(name).await
+    }
+
+    /// Runs loop `name` now (`passepartout loops run NAME`): a sleeping
+    /// loop wakes early, a loop waiting for a trigger runs.
+    pub fn trigger_loop(&self, name: &str) -> Result<(), BookError> {
+        Ok(self.loops().ok_or(BookError::NotReady)?.trigger(name)?)
     }
 
     /// Every loop's status, by name; none before the registry is installed.

@@ -29,6 +29,7 @@ use crate::data_dir::{DataDirError, DataDirLock};
 use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
+use crate::schedules::Schedules;
 use crate::skills::Skills;
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolBox};
@@ -97,6 +98,10 @@ impl Daemon {
             providers.clone(),
             Duration::from_secs(config.llm.cooldown_s),
         ));
+        // One clock for the approvals, the loops and their schedules.
+        let clock = Clock::start();
+        let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
+        let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
         let mut tools = crate::tools::builtin(&config)?;
         tools.extend(extensions.tools);
         let tools = ToolBox::with_limits(
@@ -108,7 +113,7 @@ impl Daemon {
         let approvals = Arc::new(Approvals::new(
             store.clone(),
             Policy::from_config(&config),
-            Clock::start(),
+            clock,
             &config,
         ));
         let pipeline = Pipeline::new(&config, cascade, tools, skills, approvals.clone());
@@ -152,7 +157,7 @@ impl Daemon {
         background::recover(&core);
         core.tracker.spawn(background::approval_expiry(core.clone()));
         // The heartbeat sweeps approvals too, and writes the periodic backups.
-        crate::daemon_loops::start(&core, &config)?;
+        crate::daemon_loops::start(&core, &config, schedules).await?;
         let stop_intake = CancellationToken::new();
         let (intake, queue) = Intake::channel(INTAKE_CAPACITY);
         let intake_task = core

@@ -16,6 +16,7 @@ use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
 use crate::loops::registry::{Registry, SpawnError};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
+use crate::schedules::{BookError, Configured, Schedules};
 
 /// A built-in handler, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -83,7 +84,7 @@ impl DaemonLoops {
 impl Iterate for DaemonLoops {
     async fn iterate(&self, iteration: Iteration) -> Result<Report, IterateError> {
         let handler = match &iteration.spec.body {
-            Body::Task { .. } => {
+            Body::Task { .. } | Body::Message { .. } => {
                 let name = iteration.spec.name.clone();
                 return Err(IterateError::failed(DaemonIterateError::TaskNotWired { name }));
             }
@@ -104,6 +105,12 @@ pub enum LoopsStartError {
     Name(#[from] BadName),
     #[error(transparent)]
     Spawn(#[from] SpawnError),
+    #[error(transparent)]
+    Book(#[from] BookError),
+    #[error("loops.time_zone: {0}")]
+    Zone(#[from] crate::loops::schedule::ScheduleError),
+    #[error("[[loops.entries]]: {0}")]
+    Entry(String),
 }
 
 /// The heartbeat's loop: every `every`, without jitter, first at start.
@@ -119,9 +126,10 @@ pub fn heartbeat_spec(every: Duration) -> Result<LoopSpec, BadName> {
     Ok(spec)
 }
 
-/// Builds the core's loop registry and starts the heartbeat, unless
-/// `loops.heartbeat_s` is 0.
-pub fn start(core: &Arc<Core>, config: &Config) -> Result<(), LoopsStartError> {
+/// Builds the core's loop registry, starts the heartbeat (unless
+/// `loops.heartbeat_s` is 0), and resumes the configured and stored loops
+/// kept by `schedules`.
+pub async fn start(core: &Arc<Core>, config: &Config, schedules: Arc<Schedules>) -> Result<(), LoopsStartError> {
     let backups = (config.store.backup_every_s > 0).then(|| BackupPlan {
         dir: config.backup_dir(),
         keep: config.store.backups_kept,
@@ -131,14 +139,24 @@ pub fn start(core: &Arc<Core>, config: &Config) -> Result<(), LoopsStartError> {
     let heartbeat = Heartbeat::new(approvals, core.store.clone(), backups);
     let iterate = Arc::new(DaemonLoops::new(Arc::downgrade(core), heartbeat));
     let clock = *core.pipeline.approvals().clock();
-    let registry = Registry::new(iterate.clone(), config.loops.max, clock, &core.draining);
-    core.install_loops(registry, iterate);
-    if config.loops.heartbeat_s > 0
-        && let Some(registry) = core.loops()
-    {
+    let registry = Arc::new(Registry::new(iterate.clone(), config.loops.max, clock, &core.draining));
+    core.install_loops(registry.clone(), iterate, schedules.clone());
+    if config.loops.heartbeat_s > 0 {
         registry.spawn(heartbeat_spec(Duration::from_secs(config.loops.heartbeat_s))?)?;
     }
+    let resumed = schedules.resume(configured(config)?).await?;
+    tracing::info!(
+        started = resumed.started,
+        missed = resumed.missed,
+        failed = resumed.failed,
+        "loops resumed"
+    );
     Ok(())
+}
+
+/// The config's `[[loops.entries]]`, as loops.
+fn configured(_config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
+    Ok(Vec::new())
 }
 
 #[cfg(test)]
@@ -163,6 +181,7 @@ mod tests {
             attempt: 1,
             supervised: false,
             triggered: false,
+            next_run_ms: None,
             cancel: CancellationToken::new(),
         }
     }

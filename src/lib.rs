@@ -25,6 +25,7 @@ pub mod llm;
 pub mod loops;
 pub mod memory;
 pub mod pipeline;
+pub mod schedules;
 pub mod signal;
 pub mod signal_cli;
 pub mod skills;

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::loops::schedule::{ScheduleError, Zone};
+
 pub const DEFAULT_MAX_LOOPS: usize = 16;
 pub const DEFAULT_HEARTBEAT_S: u64 = 60;
 pub const DEFAULT_LOOPS_SHUTDOWN_GRACE_S: u64 = 5;
@@ -20,6 +22,20 @@ pub struct LoopsConfig {
     pub heartbeat_s: u64,
     /// On shutdown, loops get this long to stop; then they are aborted.
     pub shutdown_grace_s: u64,
+    /// The IANA time zone of schedules that name none ("daily at 07:30");
+    /// empty means the machine's own zone.
+    pub time_zone: String,
+}
+
+impl LoopsConfig {
+    /// The zone of schedules that name none.
+    pub fn zone(&self) -> Result<Zone, ScheduleError> {
+        if self.time_zone.is_empty() {
+            Ok(Zone::system())
+        } else {
+            Zone::new(&self.time_zone)
+        }
+    }
 }
 
 impl Default for LoopsConfig {
@@ -28,6 +44,7 @@ impl Default for LoopsConfig {
             max: DEFAULT_MAX_LOOPS,
             heartbeat_s: DEFAULT_HEARTBEAT_S,
             shutdown_grace_s: DEFAULT_LOOPS_SHUTDOWN_GRACE_S,
+            time_zone: String::new(),
         }
     }
 }

@@ -32,6 +32,9 @@ pub struct Iteration {
     pub supervised: bool,
     /// Whether a trigger, rather than a timer, started this iteration.
     pub triggered: bool,
+    /// For a scheduled loop, the slot after this iteration (`None` when the
+    /// schedule is spent): what to store as its next run once it succeeds.
+    pub next_run_ms: Option<u64>,
     /// Fires when the loop stops, reaches its maximum duration, or (in
     /// [`Retrigger::Restart`](super::spec::Retrigger::Restart) mode) is
     /// triggered again.

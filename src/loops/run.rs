@@ -1,6 +1,7 @@
-//! One loop's task: wait — sleep, back off or wait for a trigger — then run
-//! an attempt through [`Iterate`], account for it in the status, and decide
-//! what comes next, until stopped, shut down, or out of attempts or time.
+//! One loop's task: wait — sleep, back off, wait for the next slot of its
+//! schedule or for a trigger — then run an attempt through [`Iterate`],
+//! account for it in the status, and decide what comes next, until stopped,
+//! shut down, out of attempts or time, or out of slots.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +40,8 @@ enum Next {
     /// retry will serve them.
     Backoff(Duration),
     Trigger,
+    /// The schedule has no slot left.
+    Spent,
 }
 
 /// How an attempt ended, as far as the next one is concerned.
@@ -47,6 +50,8 @@ struct Ended {
     failed: Option<u32>,
     /// A trigger asked for another attempt right away.
     again: bool,
+    /// For a scheduled loop, the slot to wait for; none when it is spent.
+    next_slot: Option<u64>,
 }
 
 impl Run {
@@ -56,10 +61,17 @@ impl Run {
         self.update(|s| s.started_ms = Some(started_ms));
         // The sleep before jitter: the default until the model chooses.
         let mut base = self.spec.sleep.default;
-        let mut next = match self.spec.start {
-            Start::Immediately => Next::Now { triggered: false },
-            Start::AfterSleep => Next::Sleep(self.jittered(base)),
-            Start::OnTrigger(_) => Next::Trigger,
+        let first = match (self.spec.first_run_ms, &self.spec.schedule) {
+            (Some(at_ms), _) => Some(at_ms),
+            (None, Some(schedule)) => schedule.next_after(started_ms),
+            (None, None) => None,
+        };
+        let mut next = match (first, self.spec.start) {
+            (Some(at_ms), _) => self.until(at_ms),
+            (None, _) if self.spec.schedule.is_some() => Next::Spent,
+            (None, Start::Immediately) => Next::Now { triggered: false },
+            (None, Start::AfterSleep) => Next::Sleep(self.jittered(base)),
+            (None, Start::OnTrigger(_)) => Next::Trigger,
         };
         let reason = loop {
             let triggered = match self.wait(next, deadline).await {
@@ -79,6 +91,10 @@ impl Run {
                     failed: Some(errors), ..
                 } => Next::Backoff(self.spec.sleep.backoff(errors, self.spec.jitter, self.random.as_mut())),
                 Ended { again: true, .. } => Next::Now { triggered: true },
+                Ended {
+                    next_slot: Some(slot), ..
+                } => self.until(slot),
+                _ if self.spec.schedule.is_some() => Next::Spent,
                 _ if matches!(self.spec.start, Start::OnTrigger(_)) => Next::Trigger,
                 _ => Next::Sleep(self.jittered(base)),
             };
@@ -99,6 +115,7 @@ impl Run {
         }
         let (sleep, state) = match next {
             Next::Now { triggered } => return Ok(triggered),
+            Next::Spent => return Err(StopReason::Spent),
             Next::Trigger => return self.wait_for_trigger(deadline).await,
             Next::Sleep(sleep) => (sleep, State::Sleeping),
             Next::Backoff(sleep) => (sleep, State::Error),
@@ -147,6 +164,7 @@ impl Run {
         let supervised = (self.spec.supervisor.as_ref()).is_some_and(|s| self.random.unit() < s.probability);
         let began = Instant::now();
         let started_ms = self.clock.now_ms();
+        let next_run_ms = (self.spec.schedule.as_ref()).and_then(|schedule| schedule.next_after(started_ms));
         let mut attempt = 0;
         self.update(|s| {
             s.state = State::Processing;
@@ -160,6 +178,7 @@ impl Run {
             attempt,
             supervised,
             triggered,
+            next_run_ms,
             cancel: cancel.clone(),
         };
         let iterate = self.iterate.clone();
@@ -242,9 +261,17 @@ impl Run {
         if let Outcome::Failed { error } = &outcome {
             tracing::warn!(name = %self.spec.name, attempt, consecutive_errors = errors, %error, "loop attempt failed");
         }
+        // A run longer than the interval waits for the first slot after
+        // it ends, rather than catching up on the ones it overlapped.
+        let now_ms = self.clock.now_ms();
+        let next_slot = match next_run_ms {
+            Some(slot) if slot <= now_ms => self.spec.schedule.as_ref().and_then(|s| s.next_after(now_ms)),
+            slot => slot,
+        };
         Ended {
             failed: failed.then_some(errors),
             again: restarted || queued,
+            next_slot,
         }
     }
 
@@ -265,6 +292,11 @@ impl Run {
         } else {
             StopReason::Requested
         }
+    }
+
+    /// A sleep until the clock reads `at_ms` (none if that has passed).
+    fn until(&self, at_ms: u64) -> Next {
+        Next::Sleep(Duration::from_millis(at_ms.saturating_sub(self.clock.now_ms())))
     }
 
     fn jittered(&mut self, base: Duration) -> Duration {

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::random::Random;
 
@@ -19,7 +19,7 @@ pub const DEFAULT_JITTER: f64 = 0.2;
 
 /// A loop's sleep bounds: every sleep lies within `[min, max]`; `default`
 /// is the sleep until the model chooses another.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SleepBounds {
     pub min: Duration,
     pub max: Duration,

@@ -1,7 +1,9 @@
 //! A loop's definition: its name, what each iteration does, how long it
-//! sleeps, when it stops, how often a supervisor looks over its shoulder,
-//! where its output goes, and whether it waits for a trigger instead of a
-//! timer. Checked once, by [`LoopSpec::validate`], before the loop starts.
+//! sleeps (or which [`Schedule`] it keeps), when it stops, how often a
+//! supervisor looks over its shoulder, where its output goes, and whether it
+//! waits for a trigger instead of a timer. Checked once, by
+//! [`LoopSpec::validate`], before the loop starts. Definitions are kept in
+//! the store as JSON, so they survive restarts.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -10,6 +12,7 @@ use std::time::Duration;
 use passepartout_gateway::ConversationKey;
 use serde::{Deserialize, Serialize};
 
+use super::schedule::Schedule;
 use super::sleep::{DEFAULT_JITTER, SleepBounds};
 
 /// The longest loop name, in bytes.
@@ -72,16 +75,27 @@ impl Borrow<str> for LoopName {
 }
 
 /// What an iteration does.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Body {
     /// A prompt the assistant runs, with its tools, like a message.
     Task { prompt: String },
+    /// Text sent as it is to the output conversation: a reminder. No model.
+    Message { text: String },
     /// A built-in handler, by name (the heartbeat, say): no model involved.
     Handler { name: String },
 }
 
+impl Body {
+    /// Whether an iteration says something, and so needs a conversation.
+    pub fn speaks(&self) -> bool {
+        !matches!(self, Body::Handler { .. })
+    }
+}
+
 /// Occasional iterations by a stronger model that reviews the loop's work.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Supervisor {
     /// The chance, in `[0, 1]`, that an iteration is a supervisor iteration.
     pub probability: f64,
@@ -120,10 +134,19 @@ pub enum Retrigger {
 }
 
 /// A loop's definition.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct LoopSpec {
     pub name: LoopName,
     pub body: Body,
+    /// The slots the loop runs at. With one, the loop runs at each slot
+    /// (without jitter, whatever the model asks) and stops when the
+    /// schedule is spent; `sleep` then only paces retries after failures.
+    #[serde(default)]
+    pub schedule: Option<Schedule>,
+    /// When the first iteration runs (milliseconds since the epoch); `None`
+    /// means as `start` says. Set when a stored loop resumes.
+    #[serde(skip)]
+    pub first_run_ms: Option<u64>,
     pub sleep: SleepBounds,
     /// The fraction, in `[0, 1]`, by which a sleep varies either way.
     pub jitter: f64,
@@ -144,6 +167,12 @@ impl LoopSpec {
         Self::new(name, Body::Task { prompt: prompt.into() })
     }
 
+    /// A loop sending `text` to its output conversation, with default sleeps
+    /// and no limits.
+    pub fn message(name: LoopName, text: impl Into<String>) -> Self {
+        Self::new(name, Body::Message { text: text.into() })
+    }
+
     /// A loop running the built-in handler `handler`, with default sleeps
     /// and no limits.
     pub fn handler(name: LoopName, handler: impl Into<String>) -> Self {
@@ -154,6 +183,8 @@ impl LoopSpec {
         Self {
             name,
             body,
+            schedule: None,
+            first_run_ms: None,
             sleep: SleepBounds::default(),
             jitter: DEFAULT_JITTER,
             max_attempts: None,
@@ -190,6 +221,12 @@ impl LoopSpec {
         if self.max_duration.is_some_and(|d| d.is_zero()) {
             problems.push(SpecProblem::ZeroDuration);
         }
+        if self.body.speaks() && self.output.is_none() {
+            problems.push(SpecProblem::NoOutput);
+        }
+        if self.schedule.is_some() && matches!(self.start, Start::OnTrigger(_)) {
+            problems.push(SpecProblem::ScheduledAndTriggered);
+        }
         if problems.is_empty() {
             Ok(())
         } else {
@@ -222,6 +259,10 @@ pub enum SpecProblem {
     ZeroAttempts,
     #[error("a zero maximum duration")]
     ZeroDuration,
+    #[error("it has something to say but no output conversation (whoever would approve its actions)")]
+    NoOutput,
+    #[error("it has both a schedule and a trigger")]
+    ScheduledAndTriggered,
 }
 
 /// A [`LoopSpec`] that cannot run, with all its problems.

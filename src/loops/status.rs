@@ -58,6 +58,8 @@ pub enum StopReason {
     MaxDuration,
     /// Its iteration was still running at the shutdown deadline.
     Aborted,
+    /// Its schedule has no slot left (a one-shot reminder that ran).
+    Spent,
 }
 
 impl StopReason {
@@ -68,6 +70,7 @@ impl StopReason {
             StopReason::MaxAttempts => "made its maximum attempts",
             StopReason::MaxDuration => "ran its maximum duration",
             StopReason::Aborted => "aborted at the shutdown deadline",
+            StopReason::Spent => "done: its schedule has no run left",
         }
     }
 }
@@ -106,6 +109,12 @@ pub struct LoopStatus {
     /// The built-in handler it runs; `None` for a task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handler: Option<String>,
+    /// Its schedule, as a person reads it ("daily at 07:30 Europe/Paris").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    /// The conversation it speaks in, as `gateway:chat`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
     pub start: Start,
     pub state: State,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -137,8 +146,10 @@ impl LoopStatus {
             name: spec.name.clone(),
             handler: match &spec.body {
                 Body::Handler { name } => Some(name.clone()),
-                Body::Task { .. } => None,
+                Body::Task { .. } | Body::Message { .. } => None,
             },
+            schedule: spec.schedule.as_ref().map(ToString::to_string),
+            output: spec.output.as_ref().map(ToString::to_string),
             start: spec.start,
             state: State::Pending,
             stop_reason: None,
@@ -176,6 +187,12 @@ impl LoopStatus {
         }
         if let Some(handler) = &self.handler {
             let _ = write!(line, ", handler {handler}");
+        }
+        if let Some(schedule) = &self.schedule {
+            let _ = write!(line, ", {schedule}");
+        }
+        if let Some(output) = &self.output {
+            let _ = write!(line, ", to {output}");
         }
         match (self.state, self.stop_reason, self.next_wake_ms) {
             (State::Stopped, Some(reason), _) => {

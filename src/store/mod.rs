@@ -8,7 +8,8 @@
 //! per finished turn, per conversation), `memory` (facts kept per person),
 //! `approvals` (token → approval), `prompts` (a delivered prompt's platform
 //! message id → token), `audit` (decisions and tool runs, in order),
-//! `cursors` (gateway offsets) and `meta` (schema version).
+//! `loops` (stored loop definitions and next runs, by name), `cursors`
+//! (gateway offsets) and `meta` (schema version).
 //!
 //! Durability: sled flushes in the background every `flush_every_ms`; journal
 //! writes and turn commits are made durable explicitly with [`Store::durable`],
@@ -23,6 +24,7 @@ mod group;
 mod history;
 mod journal;
 mod keys;
+mod loops;
 mod memory;
 mod outbox;
 mod turn;
@@ -72,6 +74,7 @@ struct Inner {
     approvals: sled::Tree,
     prompts: sled::Tree,
     audit: sled::Tree,
+    loops: sled::Tree,
     cursors: sled::Tree,
     meta: sled::Tree,
     group: GroupCommit,
@@ -118,6 +121,7 @@ impl Store {
             approvals: tree("approvals")?,
             prompts: tree("prompts")?,
             audit: tree("audit")?,
+            loops: tree("loops")?,
             cursors: tree("cursors")?,
             meta: tree("meta")?,
             group: GroupCommit::default(),

@@ -151,6 +151,16 @@ impl Zone {
         Ok(Self { name, tz })
     }
 
+    /// The machine's zone (from `TZ` or `/etc/localtime`); UTC when it has
+    /// no IANA name, since a zone is stored by name.
+    pub fn system() -> Self {
+        let tz = TimeZone::system();
+        match tz.iana_name().map(str::to_owned) {
+            Some(name) => Self { name, tz },
+            None => Self::utc(),
+        }
+    }
+
     /// Coordinated Universal Time.
     pub fn utc() -> Self {
         Self {

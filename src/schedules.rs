@@ -1,0 +1,367 @@
+//! The daemon's book of loops that outlive a restart: those a person made in
+//! a chat (the `schedule` tool) and the config's `[[loops.entries]]`. Each
+//! is kept in the store's `loops` tree with its next run, so that at start
+//! every loop resumes, and a run missed while the daemon was down runs once
+//! ([`Schedule::resume`]). A loop that ends by itself (a spent one-shot
+//! reminder, its maximum attempts or duration) is forgotten; one stopped by
+//! the shutdown is not.
+//!
+//! Known gap: the next run is stored just after an iteration commits, not
+//! in the same transaction, so a crash between the two runs that slot again.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use passepartout_gateway::{ConversationKey, UserId};
+use serde::{Deserialize, Serialize};
+
+use crate::clock::Clock;
+use crate::loops::registry::{LoopError, Registry, SpawnError};
+use crate::loops::schedule::{Resume, Zone};
+use crate::loops::spec::{InvalidSpec, LoopName, LoopSpec};
+use crate::loops::status::{LoopStatus, State, StopReason};
+use crate::store::{Store, StoreError};
+
+/// Where a stored loop was defined.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Source {
+    /// `[[loops.entries]]`: the config stays the definition; only the next
+    /// run is taken from the store.
+    Config,
+    /// Made in a conversation, by this person.
+    Chat { by: UserId },
+}
+
+/// One loop as the store keeps it.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct Stored {
+    spec: LoopSpec,
+    source: Source,
+    /// When the next slot is (scheduled loops only).
+    #[serde(default)]
+    next_run_ms: Option<u64>,
+    created_ms: u64,
+}
+
+/// A loop from the config.
+#[derive(Clone, Debug)]
+pub struct Configured {
+    pub spec: LoopSpec,
+    /// Triggered by every heartbeat (its `start` waits for triggers).
+    pub on_heartbeat: bool,
+}
+
+/// Why a change to the book was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum BookError {
+    #[error("the loops are not running yet")]
+    NotReady,
+    #[error("there is already a loop called \"{name}\"; choose another name, or stop that one first")]
+    Taken { name: LoopName },
+    #[error("loop \"{name}\" belongs to another conversation")]
+    NotHere { name: String },
+    #[error(transparent)]
+    Invalid(#[from] InvalidSpec),
+    #[error(transparent)]
+    Spawn(#[from] SpawnError),
+    #[error(transparent)]
+    Loop(#[from] LoopError),
+    #[error("cannot keep the loop: {0}")]
+    Store(#[from] StoreError),
+    #[error("cannot encode the loop: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// What [`Schedules::resume`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Resumed {
+    /// Loops started.
+    pub started: usize,
+    /// Of those, loops that missed a run while the daemon was down and run now.
+    pub missed: usize,
+    /// Stored loops that could not start (logged).
+    pub failed: usize,
+}
+
+/// The book, shared by the daemon's loops, the `schedule` tools and the
+/// socket's loop controls.
+pub struct Schedules {
+    store: Store,
+    clock: Clock,
+    zone: Zone,
+    registry: OnceLock<Arc<Registry>>,
+    /// Loops that every heartbeat triggers.
+    on_heartbeat: Mutex<BTreeSet<LoopName>>,
+}
+
+impl Schedules {
+    /// A book kept in `store`, reading time from `clock`; schedules that
+    /// name no zone use `zone`.
+    pub fn new(store: Store, clock: Clock, zone: Zone) -> Self {
+        Self {
+            store,
+            clock,
+            zone,
+            registry: OnceLock::new(),
+            on_heartbeat: Mutex::default(),
+        }
+    }
+
+    /// Hands the book the registry its loops run in; only the first call counts.
+    pub fn install(&self, registry: Arc<Registry>) {
+        if self.registry.set(registry).is_err() {
+            tracing::warn!("the loop registry was installed twice; the second is ignored");
+        }
+    }
+
+    pub fn registry(&self) -> Option<&Arc<Registry>> {
+        self.registry.get()
+    }
+
+    /// The zone of schedules that name none.
+    pub fn zone(&self) -> &Zone {
+        &self.zone
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    fn ready(&self) -> Result<&Arc<Registry>, BookError> {
+        self.registry.get().ok_or(BookError::NotReady)
+    }
+
+    /// Starts `spec`, made in a chat by `by`, and keeps it so that it
+    /// resumes after a restart. Refused if the name is taken.
+    pub async fn add(&self, spec: LoopSpec, by: &UserId) -> Result<(), BookError> {
+        let registry = self.ready()?;
+        spec.validate()?;
+        let taken = registry
+            .status(spec.name.as_str())
+            .is_some_and(|s| s.state != State::Stopped)
+            || self.store.loop_record(spec.name.as_str())?.is_some();
+        if taken {
+            return Err(BookError::Taken { name: spec.name });
+        }
+        let now_ms = self.clock.now_ms();
+        let stored = Stored {
+            next_run_ms: spec.schedule.as_ref().and_then(|s| s.next_after(now_ms)),
+            spec,
+            source: Source::Chat { by: by.clone() },
+            created_ms: now_ms,
+        };
+        self.keep(&stored).await?;
+        let name = stored.spec.name.clone();
+        if let Err(error) = registry.spawn(stored.spec) {
+            self.forget(name.as_str()).await;
+            return Err(error.into());
+        }
+        self.watch_for_the_end(registry, &name);
+        Ok(())
+    }
+
+    /// Stops loop `name` for good: it is forgotten, so it does not come
+    /// back at the next start.
+    pub async fn remove(&self, name: &str) -> Result<(), BookError> {
+        let registry = self.ready()?;
+        let stopped = match registry.stop(name) {
+            Ok(()) => true,
+            Err(LoopError::NotRunning { .. }) => false,
+            Err(LoopError::Unknown { .. }) if self.store.loop_record(name)?.is_some() => false,
+            Err(error) => return Err(error.into()),
+        };
+        let forgotten = self.store.remove_loop_record(name).await?;
+        tracing::info!(name, stopped, forgotten, "loop removed");
+        Ok(())
+    }
+
+    /// Like [`Schedules::remove`], for a conversation that may only remove
+    /// its own loops.
+    pub async fn remove_in(&self, conversation: &ConversationKey, name: &str) -> Result<(), BookError> {
+        let registry = self.ready()?;
+        let output = conversation.to_string();
+        let ours = match registry.status(name) {
+            Some(status) => status.output.as_deref() == Some(output.as_str()),
+            None => self
+                .stored(name)?
+                .is_some_and(|s| s.spec.output.as_ref() == Some(conversation)),
+        };
+        if !ours {
+            return match registry.status(name) {
+                Some(_) => Err(BookError::NotHere { name: name.to_owned() }),
+                None => Err(LoopError::Unknown { name: name.to_owned() }.into()),
+            };
+        }
+        self.remove(name).await
+    }
+
+    /// The loops speaking in `conversation` that have not stopped.
+    pub fn listed_in(&self, conversation: &ConversationKey) -> Vec<LoopStatus> {
+        let output = conversation.to_string();
+        let Some(registry) = self.registry.get() else {
+            return Vec::new();
+        };
+        registry
+            .list()
+            .into_iter()
+            .filter(|status| status.state != State::Stopped && status.output.as_deref() == Some(output.as_str()))
+            .collect()
+    }
+
+    /// Loop `name` finished an iteration; its next slot is `next_run_ms`.
+    /// Errors are logged: at worst the slot runs again after a restart.
+    pub async fn ran(&self, name: &LoopName, next_run_ms: Option<u64>) {
+        let mut stored = match self.stored(name.as_str()) {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::error!(%name, %error, "cannot read the stored loop");
+                return;
+            }
+        };
+        stored.next_run_ms = next_run_ms;
+        if let Err(error) = self.keep(&stored).await {
+            tracing::error!(%name, %error, "cannot store the loop's next run");
+        }
+    }
+
+    /// The loops every heartbeat triggers.
+    pub fn heartbeat_triggered(&self) -> Vec<LoopName> {
+        self.on_heartbeat
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Starts the configured loops and every stored one, each resuming
+    /// from its stored next run. Stored config loops no longer configured
+    /// are forgotten; a configured loop wins over a stored one of its name.
+    pub async fn resume(&self, configured: Vec<Configured>) -> Result<Resumed, BookError> {
+        let registry = self.ready()?.clone();
+        let now_ms = self.clock.now_ms();
+        let mut stored = Vec::new();
+        for (name, bytes) in self.store.loop_records()? {
+            match serde_json::from_slice::<Stored>(&bytes) {
+                Ok(record) => stored.push(record),
+                Err(error) => tracing::error!(name, %error, "a stored loop cannot be read; it is left as it is"),
+            }
+        }
+        let names: BTreeSet<_> = configured.iter().map(|c| c.spec.name.clone()).collect();
+        let mut resumed = Resumed::default();
+        let mut starting = Vec::new();
+        for Configured { spec, on_heartbeat } in configured {
+            if on_heartbeat {
+                self.on_heartbeat
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .insert(spec.name.clone());
+            }
+            let previous = stored.iter().find(|s| s.spec.name == spec.name);
+            let record = Stored {
+                next_run_ms: previous.and_then(|s| s.next_run_ms),
+                created_ms: previous.map_or(now_ms, |s| s.created_ms),
+                spec,
+                source: Source::Config,
+            };
+            starting.push(record);
+        }
+        for record in stored {
+            if names.contains(&record.spec.name) {
+                if record.source != Source::Config {
+                    tracing::warn!(name = %record.spec.name, "a loop made in a chat is replaced by the configured loop of its name");
+                }
+                continue;
+            }
+            if record.source == Source::Config {
+                tracing::info!(name = %record.spec.name, "loop no longer configured; forgotten");
+                self.forget(record.spec.name.as_str()).await;
+                continue;
+            }
+            starting.push(record);
+        }
+        for mut record in starting {
+            let name = record.spec.name.clone();
+            if let Some(schedule) = &record.spec.schedule {
+                let first = match record.next_run_ms.map(|next| schedule.resume(next, now_ms)) {
+                    Some(Resume::RunNow { .. }) => {
+                        resumed.missed += 1;
+                        tracing::info!(%name, "a run was missed while the daemon was down; it runs now, once");
+                        Some(now_ms)
+                    }
+                    Some(Resume::Wait { until_ms }) => Some(until_ms),
+                    None => schedule.next_after(now_ms),
+                };
+                let Some(first) = first else {
+                    // A one-shot whose time passed and that already ran.
+                    self.forget(name.as_str()).await;
+                    continue;
+                };
+                record.spec.first_run_ms = Some(first);
+                record.next_run_ms = Some(first);
+            }
+            if let Err(error) = self.keep(&record).await {
+                tracing::error!(%name, %error, "cannot store the loop");
+            }
+            match registry.spawn(record.spec) {
+                Ok(()) => {
+                    resumed.started += 1;
+                    self.watch_for_the_end(&registry, &name);
+                }
+                Err(error) => {
+                    // Kept: it may start at the next start, with room for it.
+                    resumed.failed += 1;
+                    tracing::error!(%name, %error, "a stored loop cannot start");
+                }
+            }
+        }
+        Ok(resumed)
+    }
+
+    fn stored(&self, name: &str) -> Result<Option<Stored>, BookError> {
+        match self.store.loop_record(name)? {
+            Some(bytes) => Ok(Some(serde_json::from_slice(&bytes)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn keep(&self, stored: &Stored) -> Result<(), BookError> {
+        let bytes = serde_json::to_vec(stored)?;
+        self.store.put_loop_record(stored.spec.name.as_str(), bytes).await?;
+        Ok(())
+    }
+
+    async fn forget(&self, name: &str) {
+        if let Err(error) = self.store.remove_loop_record(name).await {
+            tracing::error!(name, %error, "cannot forget the stored loop");
+        }
+    }
+
+    /// Forgets loop `name` once it ends by itself; one stopped by the
+    /// shutdown (or on request, which forgets it already) is left alone.
+    fn watch_for_the_end(&self, registry: &Registry, name: &LoopName) {
+        let Some(mut status) = registry.watch(name.as_str()) else {
+            return;
+        };
+        let store = self.store.clone();
+        let name = name.clone();
+        tokio::spawn(async move {
+            let ended = status
+                .wait_for(|s| s.state == State::Stopped)
+                .await
+                .ok()
+                .and_then(|s| s.stop_reason);
+            if matches!(
+                ended,
+                Some(StopReason::Spent | StopReason::MaxAttempts | StopReason::MaxDuration)
+            ) {
+                match store.remove_loop_record(name.as_str()).await {
+                    Ok(_) => tracing::info!(%name, "loop ended; forgotten"),
+                    Err(error) => tracing::error!(%name, %error, "cannot forget the ended loop"),
+                }
+            }
+        });
+    }
+}
