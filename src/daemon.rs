@@ -103,6 +103,7 @@ impl Daemon {
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
         let mut tools = crate::tools::builtin(&config)?;
+        tools.extend(crate::tools::schedule::tools(&schedules));
         tools.extend(extensions.tools);
         let tools = ToolBox::with_limits(
             tools,

@@ -1,22 +1,28 @@
 //! The daemon's side of the loop runtime: [`DaemonLoops`] implements
-//! [`Iterate`] by running built-in handlers (the [`heartbeat`](crate::heartbeat)),
-//! and [`start`] builds the [`Registry`] the core owns and spawns the
-//! heartbeat loop. Task loops (a prompt run through the pipeline) are not
-//! wired yet: their iterations fail, saying so, rather than pretend.
+//! [`Iterate`] — a built-in handler (the [`heartbeat`](crate::heartbeat),
+//! which also triggers the loops that wait for it) runs right here; a
+//! reminder or a task runs in its output conversation's worker, through the
+//! pipeline and the outbox — and [`start`] builds the [`Registry`] the core
+//! owns, spawns the heartbeat and resumes the stored and configured loops.
 
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use passepartout_gateway::ConversationKey;
+use tokio::sync::oneshot;
 
 use crate::config::Config;
+use crate::conversations::{Job, LoopDone, LoopFailed, LoopJob, LoopWork};
 use crate::core::Core;
 use crate::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
 use crate::loops::registry::{Registry, SpawnError};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
+use crate::pipeline::LoopPrompt;
 use crate::schedules::{BookError, Configured, Schedules};
+use crate::tools::next_sleep::LoopTurn;
 
 /// A built-in handler, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,10 +42,18 @@ impl Handler {
 /// Why the daemon could not run an iteration.
 #[derive(Debug, thiserror::Error)]
 pub enum DaemonIterateError {
-    #[error("task loops are not wired to the pipeline yet; loop \"{name}\" cannot run its prompt")]
-    TaskNotWired { name: LoopName },
     #[error("there is no built-in handler \"{handler}\"")]
     UnknownHandler { handler: String },
+    #[error("loop \"{name}\" has no output conversation")]
+    NoOutput { name: LoopName },
+    #[error("conversation {conversation} is busy; the loop tries again later")]
+    Busy { conversation: ConversationKey },
+    #[error("the conversation's worker stopped before the iteration ended")]
+    WorkerGone,
+    #[error(transparent)]
+    Turn(#[from] LoopFailed),
+    #[error(transparent)]
+    Heartbeat(#[from] crate::heartbeat::HeartbeatError),
     #[error("the daemon is gone")]
     DaemonGone,
 }
@@ -49,11 +63,16 @@ pub struct DaemonLoops {
     /// Weak: the core owns the registry, which owns this.
     core: Weak<Core>,
     heartbeat: Heartbeat,
+    schedules: Arc<Schedules>,
 }
 
 impl DaemonLoops {
-    pub fn new(core: Weak<Core>, heartbeat: Heartbeat) -> Self {
-        Self { core, heartbeat }
+    pub fn new(core: Weak<Core>, heartbeat: Heartbeat, schedules: Arc<Schedules>) -> Self {
+        Self {
+            core,
+            heartbeat,
+            schedules,
+        }
     }
 
     /// How many heartbeats have run.
@@ -61,40 +80,89 @@ impl DaemonLoops {
         self.heartbeat.beats()
     }
 
-    async fn run(&self, handler: Handler) -> Result<Report, IterateError> {
-        match handler {
-            Handler::Heartbeat => {
-                let core = self
-                    .core
-                    .upgrade()
-                    .ok_or_else(|| IterateError::failed(DaemonIterateError::DaemonGone))?;
-                let beat = self
-                    .heartbeat
-                    .beat(|key| core.router.nudge(&core, &key))
-                    .await
-                    .map_err(IterateError::failed)?;
-                tracing::debug!(expired = beat.expired, backup = beat.backup.is_some(), "heartbeat");
-                Ok(Report::default())
+    async fn run(&self, iteration: &Iteration) -> Result<Report, DaemonIterateError> {
+        let core = self.core.upgrade().ok_or(DaemonIterateError::DaemonGone)?;
+        let spec = &iteration.spec;
+        let work = match &spec.body {
+            Body::Handler { name } => {
+                return match Handler::parse(name) {
+                    Some(Handler::Heartbeat) => self.beat(&core).await,
+                    None => Err(DaemonIterateError::UnknownHandler { handler: name.clone() }),
+                };
+            }
+            Body::Message { text } => LoopWork::Say {
+                name: spec.name.clone(),
+                text: text.clone(),
+            },
+            Body::Task { prompt } => LoopWork::Task(LoopPrompt {
+                name: spec.name.clone(),
+                iteration: core.pipeline.approvals().clock().now_ms(),
+                conversation: output(spec)?.clone(),
+                prompt: prompt.clone(),
+                supervisor: iteration.supervisor().cloned(),
+                turn: LoopTurn::new(spec.name.clone(), spec.sleep, spec.schedule.is_some()),
+            }),
+        };
+        let done = in_conversation(&core, output(spec)?, work).await?;
+        Ok(Report {
+            tokens_in: done.cost.tokens_in,
+            tokens_out: done.cost.tokens_out,
+            model: done.cost.model,
+            next_sleep: done.next_sleep,
+        })
+    }
+
+    /// A heartbeat: the housekeeping, and the loops that wait for it
+    /// (triggered even when the housekeeping failed).
+    async fn beat(&self, core: &Arc<Core>) -> Result<Report, DaemonIterateError> {
+        let beat = self.heartbeat.beat(|key| core.router.nudge(core, &key)).await;
+        if let Some(registry) = core.loops() {
+            for name in self.schedules.heartbeat_triggered() {
+                if let Err(error) = registry.trigger(name.as_str()) {
+                    tracing::debug!(%name, %error, "heartbeat trigger not taken");
+                }
             }
         }
+        let beat = beat?;
+        tracing::debug!(expired = beat.expired, backup = beat.backup.is_some(), "heartbeat");
+        Ok(Report::default())
     }
+}
+
+fn output(spec: &LoopSpec) -> Result<&ConversationKey, DaemonIterateError> {
+    spec.output.as_ref().ok_or_else(|| DaemonIterateError::NoOutput {
+        name: spec.name.clone(),
+    })
+}
+
+/// Hands `work` to the worker of `conversation` and waits for it.
+async fn in_conversation(
+    core: &Arc<Core>,
+    conversation: &ConversationKey,
+    work: LoopWork,
+) -> Result<LoopDone, DaemonIterateError> {
+    let permit = core
+        .router
+        .try_reserve(core, conversation)
+        .map_err(|_| DaemonIterateError::Busy {
+            conversation: conversation.clone(),
+        })?;
+    let (done, report) = oneshot::channel();
+    permit.send(Job::Loop(Box::new(LoopJob { work, done })));
+    Ok(report.await.map_err(|_| DaemonIterateError::WorkerGone)??)
 }
 
 #[async_trait]
 impl Iterate for DaemonLoops {
     async fn iterate(&self, iteration: Iteration) -> Result<Report, IterateError> {
-        let handler = match &iteration.spec.body {
-            Body::Task { .. } | Body::Message { .. } => {
-                let name = iteration.spec.name.clone();
-                return Err(IterateError::failed(DaemonIterateError::TaskNotWired { name }));
-            }
-            Body::Handler { name } => Handler::parse(name)
-                .ok_or_else(|| IterateError::failed(DaemonIterateError::UnknownHandler { handler: name.clone() }))?,
+        let report = tokio::select! {
+            _ = iteration.cancel.cancelled() => return Err(IterateError::Cancelled),
+            report = self.run(&iteration) => report.map_err(IterateError::failed)?,
         };
-        tokio::select! {
-            _ = iteration.cancel.cancelled() => Err(IterateError::Cancelled),
-            report = self.run(handler) => report,
+        if iteration.spec.schedule.is_some() {
+            self.schedules.ran(&iteration.spec.name, iteration.next_run_ms).await;
         }
+        Ok(report)
     }
 }
 
@@ -137,7 +205,7 @@ pub async fn start(core: &Arc<Core>, config: &Config, schedules: Arc<Schedules>)
     });
     let approvals = core.pipeline.approvals().clone();
     let heartbeat = Heartbeat::new(approvals, core.store.clone(), backups);
-    let iterate = Arc::new(DaemonLoops::new(Arc::downgrade(core), heartbeat));
+    let iterate = Arc::new(DaemonLoops::new(Arc::downgrade(core), heartbeat, schedules.clone()));
     let clock = *core.pipeline.approvals().clock();
     let registry = Arc::new(Registry::new(iterate.clone(), config.loops.max, clock, &core.draining));
     core.install_loops(registry.clone(), iterate, schedules.clone());
@@ -160,63 +228,5 @@ fn configured(_config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
 }
 
 #[cfg(test)]
-mod tests {
-    use tokio_util::sync::CancellationToken;
-
-    use super::*;
-    use crate::approvals::{Approvals, Policy};
-    use crate::clock::Clock;
-    use crate::store::tests_support::open_temp;
-
-    fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
-        let config = Config::default();
-        let policy = Policy::from_config(&config);
-        let approvals = Arc::new(Approvals::new(store.clone(), policy, Clock::start(), &config));
-        DaemonLoops::new(Weak::new(), Heartbeat::new(approvals, store.clone(), None))
-    }
-
-    fn iteration(spec: LoopSpec) -> Iteration {
-        Iteration {
-            spec: Arc::new(spec),
-            attempt: 1,
-            supervised: false,
-            triggered: false,
-            next_run_ms: None,
-            cancel: CancellationToken::new(),
-        }
-    }
-
-    async fn error_of(spec: LoopSpec) -> String {
-        let (_dir, store) = open_temp();
-        match daemon_loops(&store).iterate(iteration(spec)).await {
-            Err(IterateError::Failed(error)) => error.to_string(),
-            other => panic!("expected a failure, got {other:?}"),
-        }
-    }
-
-    #[tokio::test]
-    async fn task_loops_fail_saying_they_are_not_wired() {
-        let spec = LoopSpec::task(LoopName::new("inbox").unwrap(), "check the mail");
-        let error = error_of(spec).await;
-        assert!(error.contains("not wired to the pipeline"), "{error}");
-        assert!(error.contains("\"inbox\""), "{error}");
-    }
-
-    #[tokio::test]
-    async fn unknown_handlers_and_a_gone_daemon_fail() {
-        let spec = LoopSpec::handler(LoopName::new("x").unwrap(), "frobnicate");
-        assert!(error_of(spec).await.contains("no built-in handler \"frobnicate\""));
-        let spec = heartbeat_spec(Duration::from_secs(1)).unwrap();
-        assert!(error_of(spec).await.contains("the daemon is gone"));
-    }
-
-    #[test]
-    fn the_heartbeat_spec_is_valid_and_unjittered() {
-        let spec = heartbeat_spec(Duration::from_secs(60)).unwrap();
-        assert_eq!(spec.validate(), Ok(()));
-        assert_eq!(spec.jitter, 0.0);
-        assert_eq!(spec.sleep.min, spec.sleep.max);
-        assert_eq!(spec.body, Body::Handler { name: HEARTBEAT.into() });
-        assert_eq!(Handler::parse(HEARTBEAT), Some(Handler::Heartbeat));
-    }
-}
+#[path = "daemon_loops_tests.rs"]
+mod tests;

@@ -8,6 +8,7 @@
 
 mod delivery;
 mod history;
+mod loop_job;
 mod settle;
 mod worker;
 
@@ -19,13 +20,17 @@ use tokio::sync::mpsc;
 
 use crate::core::Core;
 
+pub use loop_job::{LoopDone, LoopFailed, LoopJob, LoopWork};
+
 /// Work for a conversation's worker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Job {
     /// Run the turn for this journal entry.
     Turn(u64),
     /// Try to deliver what waits in the outbox.
     Deliver,
+    /// Run a loop's iteration in this conversation.
+    Loop(Box<LoopJob>),
 }
 
 /// The conversation's queue is full.

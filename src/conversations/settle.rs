@@ -55,7 +55,7 @@ async fn settle_one(core: &Arc<Core>, key: &ConversationKey, recent: &mut Recent
         Err(error) => Err(format!("I could not read this conversation's history: {error}")),
     };
     let (commit, record, followups) = match outcome {
-        Ok(output) => commit_of(core, None, &approval.message_id, output),
+        Ok(output) => commit_of(core, None, Some(&approval.message_id), output),
         Err(failure) => {
             let id = error_id();
             tracing::error!(conversation = %key, token, error_id = %id, %failure, "settling an approval failed");

@@ -61,6 +61,11 @@ async fn handle(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHist
     let ran = match job {
         Job::Turn(seq) => turns_up_to(core, key, recent, seq).await,
         Job::Deliver => 0,
+        Job::Loop(job) => {
+            // It delivers what it committed.
+            super::loop_job::run(core, key, recent, *job).await;
+            1
+        }
     };
     if ran == 0 {
         delivery::deliver(core, key).await;
@@ -126,7 +131,7 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
     let (commit, remembered, followups) = match outcome {
         Ok(output) => {
             Stats::bump(&core.stats.turns);
-            let (commit, record, followups) = commit_of(core, Some(entry.seq), &entry.inbound.message_id, output);
+            let (commit, record, followups) = commit_of(core, Some(entry.seq), Some(&entry.inbound.message_id), output);
             let remembered = (commit.forget_history, record);
             (commit, Some(remembered), followups)
         }
@@ -234,12 +239,13 @@ pub(super) async fn guarded(
 /// The commit for a finished turn (of journal entry `seq`, if it answers a
 /// message), and the history record it keeps (none if the record could not
 /// be serialized, so the worker's copy matches the store). Replies answer
-/// `answering`; the prompts of approvals the turn asks for follow them.
+/// `answering`, if anything; the prompts of approvals the turn asks for
+/// follow them.
 /// Conversations owed an approval's outcome are marked and woken.
 pub(super) fn commit_of(
     core: &Arc<Core>,
     seq: Option<u64>,
-    answering: &MessageId,
+    answering: Option<&MessageId>,
     output: TurnOutput,
 ) -> (TurnCommit, Option<TurnRecord>, Followups) {
     let (history_record, record) = match output.record.map(|record| (serde_json::to_vec(&record), record)) {
@@ -252,7 +258,7 @@ pub(super) fn commit_of(
     };
     let approvals = core.pipeline.approvals();
     let reply = |body| PendingOutbound {
-        in_reply_to: Some(answering.clone()),
+        in_reply_to: answering.cloned(),
         body,
     };
     let mut replies: Vec<_> = output

@@ -75,6 +75,7 @@ fn secs(s: u64) -> Duration {
 
 fn spec(name: &str, min: u64, default: u64, max: u64, jitter: f64) -> LoopSpec {
     let mut spec = LoopSpec::task(LoopName::new(name).unwrap(), "look around");
+    spec.output = Some(crate::store::tests_support::conversation("loops"));
     spec.sleep = SleepBounds {
         min: secs(min),
         max: secs(max),
@@ -468,4 +469,95 @@ async fn a_loop_may_start_after_a_first_sleep() {
     let status = until(&registry, "patient", |s| s.state == State::Sleeping).await;
     assert_eq!(status.next_wake_ms, Some(1_000_000 + 60_000));
     assert_eq!(next_call(&mut calls).await.at - start, secs(60));
+}
+
+fn every(seconds: u64) -> crate::loops::schedule::Schedule {
+    let zone = crate::loops::schedule::Zone::utc();
+    crate::loops::schedule::Schedule::parse(&format!("every {seconds} seconds"), &zone, 0).unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_scheduled_loop_runs_at_its_slots_without_jitter() {
+    let (registry, mut calls) = registry(4);
+    // The clock reads 1 000 000 ms: the first 5-minute slot is at 1 200 000.
+    let mut scheduled = spec("slots", 10, 60, 600, 0.5);
+    scheduled.schedule = Some(every(300));
+    let started = Instant::now();
+    registry.spawn(scheduled).unwrap();
+    let mut times = Vec::new();
+    for slot in [1_200_000, 1_500_000, 1_800_000] {
+        let call = next_call(&mut calls).await;
+        assert_eq!(
+            call.iteration.next_run_ms,
+            Some(slot + 300_000),
+            "the slot after this one"
+        );
+        times.push(call.at);
+        let mut report = ok().unwrap();
+        report.next_sleep = Some(secs(10));
+        call.answer(Ok(report));
+    }
+    assert_eq!(times[0] - started, secs(200));
+    assert_eq!(
+        gaps(&times),
+        [secs(300), secs(300)],
+        "the model's sleep does not move a schedule"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_one_shot_runs_once_retrying_a_failure_then_is_spent() {
+    let (registry, mut calls) = registry(4);
+    let mut once = spec("once", 10, 60, 600, 0.0);
+    let zone = crate::loops::schedule::Zone::utc();
+    once.schedule = Some(crate::loops::schedule::Schedule::parse("in 20 minutes", &zone, 1_000_000).unwrap());
+    let started = Instant::now();
+    registry.spawn(once).unwrap();
+    let call = next_call(&mut calls).await;
+    assert_eq!(call.at - started, secs(1200), "not a moment early");
+    assert_eq!(call.iteration.next_run_ms, None, "no slot after it");
+    call.answer(failure());
+    let retry = next_call(&mut calls).await;
+    assert_eq!(
+        retry.at - started,
+        secs(1210),
+        "a failure is retried after the shortest backoff"
+    );
+    retry.answer(ok());
+    let stopped = until(&registry, "once", |s| s.state == State::Stopped).await;
+    assert_eq!(stopped.stop_reason, Some(StopReason::Spent));
+    assert_eq!(stopped.iterations, 1);
+    no_call_for_an_hour(&mut calls).await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stored_first_run_is_kept_and_a_past_one_runs_at_once() {
+    let (registry, mut calls) = registry(4);
+    let mut late = spec("late", 10, 60, 600, 0.0);
+    late.schedule = Some(every(3600));
+    late.first_run_ms = Some(900_000);
+    let mut later = spec("later", 10, 60, 600, 0.0);
+    later.schedule = Some(every(3600));
+    later.first_run_ms = Some(1_060_000);
+    let started = Instant::now();
+    registry.spawn(late).unwrap();
+    registry.spawn(later).unwrap();
+    let first = next_call(&mut calls).await;
+    assert_eq!(
+        (first.iteration.spec.name.as_str(), first.at - started),
+        ("late", Duration::ZERO)
+    );
+    first.answer(ok());
+    let second = next_call(&mut calls).await;
+    assert_eq!(
+        (second.iteration.spec.name.as_str(), second.at - started),
+        ("later", secs(60))
+    );
+    second.answer(ok());
+    let third = next_call(&mut calls).await;
+    assert_eq!(
+        third.at - started,
+        secs(3600 - 1000),
+        "then the next slot: 3 600 000 ms"
+    );
 }

@@ -292,6 +292,10 @@ mod tests {
     #[test]
     fn validation_reports_every_problem() {
         let mut spec = LoopSpec::task(LoopName::new("x").unwrap(), "check the mail");
+        spec.output = Some(passepartout_gateway::ConversationKey::new(
+            passepartout_gateway::GatewayId::new("socket").unwrap(),
+            passepartout_gateway::ChatId::new("me").unwrap(),
+        ));
         assert_eq!(spec.validate(), Ok(()));
         spec.sleep.min = Duration::ZERO;
         spec.sleep.default = Duration::from_secs(3600);
@@ -310,5 +314,39 @@ mod tests {
                 .starts_with("loop \"x\": the shortest sleep is zero"),
             "{invalid}"
         );
+    }
+
+    #[test]
+    fn a_loop_that_speaks_needs_a_conversation_and_a_schedule_excludes_a_trigger() {
+        let mut spec = LoopSpec::message(LoopName::new("pills").unwrap(), "take them");
+        spec.schedule = Some(crate::loops::schedule::Schedule::Once {
+            at_ms: 1,
+            tz: crate::loops::schedule::Zone::utc(),
+        });
+        spec.start = Start::OnTrigger(Retrigger::Ignore);
+        let invalid = spec.validate().unwrap_err();
+        assert_eq!(
+            invalid.problems,
+            [SpecProblem::NoOutput, SpecProblem::ScheduledAndTriggered]
+        );
+        let handler = LoopSpec::handler(LoopName::new("beat").unwrap(), "heartbeat");
+        assert_eq!(handler.validate(), Ok(()), "a handler says nothing");
+    }
+
+    #[test]
+    fn a_definition_survives_json() {
+        let mut spec = LoopSpec::task(LoopName::new("mail").unwrap(), "check");
+        spec.schedule = Some(crate::loops::schedule::Schedule::Once {
+            at_ms: 5,
+            tz: crate::loops::schedule::Zone::utc(),
+        });
+        spec.first_run_ms = Some(9);
+        let back: LoopSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
+        assert_eq!(
+            back.first_run_ms, None,
+            "when to run first is not part of the definition"
+        );
+        spec.first_run_ms = None;
+        assert_eq!(back, spec);
     }
 }

@@ -10,6 +10,18 @@ use serde::{Deserialize, Serialize};
 
 use super::spec::{Body, LoopName, LoopSpec, Start};
 
+/// The longest [`LoopStatus::what`], in characters.
+pub const WHAT_CHARS: usize = 120;
+
+/// `text` on one line, cut to `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(max) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line,
+    }
+}
+
 /// How many past iterations a status keeps.
 pub const RECENT_ITERATIONS: usize = 10;
 
@@ -109,6 +121,10 @@ pub struct LoopStatus {
     /// The built-in handler it runs; `None` for a task.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub handler: Option<String>,
+    /// What it does: the reminder's text or the task's prompt, cut to
+    /// [`WHAT_CHARS`] characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub what: Option<String>,
     /// Its schedule, as a person reads it ("daily at 07:30 Europe/Paris").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<String>,
@@ -147,6 +163,10 @@ impl LoopStatus {
             handler: match &spec.body {
                 Body::Handler { name } => Some(name.clone()),
                 Body::Task { .. } | Body::Message { .. } => None,
+            },
+            what: match &spec.body {
+                Body::Task { prompt: text } | Body::Message { text } => Some(cut(text, WHAT_CHARS)),
+                Body::Handler { .. } => None,
             },
             schedule: spec.schedule.as_ref().map(ToString::to_string),
             output: spec.output.as_ref().map(ToString::to_string),
@@ -210,6 +230,9 @@ impl LoopStatus {
     /// The summary line, then the errors and the recent attempts, indented.
     pub fn render_details(&self, now_ms: u64) -> String {
         let mut out = self.summary(now_ms) + "\n";
+        if let Some(what) = &self.what {
+            let _ = writeln!(out, "  {what}");
+        }
         if let Some(error) = &self.last_error {
             let _ = writeln!(out, "  last error ({} in a row now): {error}", self.consecutive_errors);
         }
@@ -261,7 +284,7 @@ pub(crate) fn millis(duration: Duration) -> u64 {
 }
 
 /// `ms` as a short human duration: `850ms`, `42s`, `4m10s`, `3h5m`, `2d4h`.
-fn human(ms: u64) -> String {
+pub fn human(ms: u64) -> String {
     let s = ms / 1000;
     match s {
         0 => format!("{ms}ms"),

@@ -224,8 +224,24 @@ impl Cascade {
 
     /// Asks the entries in order until one answers.
     pub async fn complete(&self, context: &Context, tools: &Arc<[ToolSpec]>) -> Result<ChatResponse, Exhausted> {
+        self.complete_preferring(context, tools, None).await
+    }
+
+    /// Like [`Cascade::complete`], but asks the entry named `preferred`
+    /// first (a loop's supervisor model), then the others in order. An
+    /// unknown name changes nothing.
+    pub async fn complete_preferring(
+        &self,
+        context: &Context,
+        tools: &Arc<[ToolSpec]>,
+        preferred: Option<&str>,
+    ) -> Result<ChatResponse, Exhausted> {
+        let first = preferred.and_then(|name| self.entries.iter().position(|e| e.model.name() == name));
+        let order = first
+            .into_iter()
+            .chain((0..self.entries.len()).filter(|index| Some(*index) != first));
         let mut failures = Vec::new();
-        for entry in &self.entries {
+        for entry in order.map(|index| &self.entries[index]) {
             let name = entry.model.name();
             let now = Instant::now();
             let skipped = entry.track(|t| {

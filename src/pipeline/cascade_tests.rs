@@ -202,3 +202,36 @@ async fn when_all_fail_one_sentence_names_each() {
     );
     assert_eq!(text.matches(". ").count(), 1, "one sentence and the fix: {text}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_preferred_entry_is_asked_first_and_the_rest_stay_in_order_behind_it() {
+    let (small, big) = (
+        Scripted::new("small", vec![]),
+        Scripted::new("big", vec![rate_limited(5)]),
+    );
+    let cascade = cascade_of(&[&small, &big]);
+    let ask = |preferred| {
+        let cascade = &cascade;
+        async move {
+            let response = cascade
+                .complete_preferring(&context(), &Vec::new().into(), preferred)
+                .await;
+            response.map(|r| r.content.unwrap()).unwrap_or_else(|e| e.to_string())
+        }
+    };
+    assert_eq!(
+        ask(Some("big")).await,
+        "ok from small",
+        "a rate-limited preference falls back"
+    );
+    assert_eq!(ask(Some("big")).await, "ok from small", "and rests meanwhile");
+    tokio::time::advance(Duration::from_secs(6)).await;
+    assert_eq!(ask(Some("big")).await, "ok from big");
+    assert_eq!(
+        ask(Some("nobody")).await,
+        "ok from small",
+        "an unknown name changes nothing"
+    );
+    assert_eq!(ask(None).await, "ok from small");
+    assert_eq!((small.calls(), big.calls()), (4, 2));
+}

@@ -11,6 +11,7 @@
 pub mod act;
 pub mod cascade;
 pub mod commands;
+mod loop_turn;
 pub mod perceive;
 pub mod reason;
 mod settle;
@@ -28,8 +29,10 @@ use crate::memory::{MemoryLimits, MemorySession};
 use crate::signal::{Origin, Signal, SignalBody};
 use crate::skills::Skills;
 use crate::store::{Fact, MemoryWrite};
+use crate::tools::next_sleep::{LoopTurn, SET_NEXT_SLEEP};
 use crate::tools::{ToolBox, ToolContext};
 use cascade::Cascade;
+pub use loop_turn::LoopPrompt;
 use perceive::Perception;
 
 /// One finished turn as kept in the conversation's history.
@@ -59,6 +62,30 @@ pub struct TurnOutput {
     pub decided: Vec<(ApprovalToken, MessageId, String)>,
     /// Tool calls that ran.
     pub audit: Vec<AuditEvent>,
+    /// What the models' answers cost.
+    pub cost: Cost,
+    /// Why no model answered, when none did.
+    pub unanswered: Option<String>,
+}
+
+/// The tokens a turn used, and the model that answered last.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cost {
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub model: Option<String>,
+}
+
+/// How a turn reasons, beyond its signal.
+#[derive(Clone, Default)]
+struct TurnOptions {
+    /// Keep the turn in the history even if no model answers at all
+    /// (something already happened that must not be forgotten).
+    keep: bool,
+    /// The cascade entry asked first (a loop's supervisor model).
+    preferred_model: Option<String>,
+    /// The loop whose iteration this is: offers `set_next_sleep`.
+    loop_turn: Option<Arc<LoopTurn>>,
 }
 
 impl TurnOutput {
@@ -187,7 +214,8 @@ impl Pipeline {
             }
             SignalBody::ToolResults(_) | SignalBody::Correction(_) => String::new(),
         };
-        self.converse(signal, text, history, memory, false).await
+        self.converse(signal, text, history, memory, TurnOptions::default())
+            .await
     }
 
     /// Tells `approval`'s conversation its outcome: runs an approved action
@@ -211,7 +239,11 @@ impl Pipeline {
                     depth: 0,
                     body: SignalBody::Message(crate::signal::Message { text: note.clone() }),
                 };
-                self.converse(signal, note, history, memory, true).await
+                let options = TurnOptions {
+                    keep: true,
+                    ..TurnOptions::default()
+                };
+                self.converse(signal, note, history, memory, options).await
             }
             settle::Note::HistoryOnly(note) => TurnOutput {
                 record: Some(TurnRecord {
@@ -241,33 +273,31 @@ impl Pipeline {
     }
 
     /// Reasons and acts on `signal` (whose text is `text`) until the model
-    /// answers, asks for approval, or a limit stops it. `keep` keeps the turn
-    /// in the history even if no model answers at all (something already
-    /// happened that must not be forgotten).
+    /// answers, asks for approval, or a limit stops it.
     async fn converse(
         &self,
         signal: Signal,
         text: String,
         history: &[TurnRecord],
         memory: MemorySession,
-        keep: bool,
+        options: TurnOptions,
     ) -> TurnOutput {
         let origin = signal.origin.clone();
         let facts = self.facts(&memory, &text);
         let fragments = self.skills.prompts(&origin);
         let all = self.tools.specs();
-        let specs = if all.iter().all(|spec| self.skills.offers(&spec.name, &origin)) {
+        let in_loop = options.loop_turn.is_some();
+        let offered = |name: &str| (in_loop || name != SET_NEXT_SLEEP) && self.skills.offers(name, &origin);
+        let specs = if all.iter().all(|spec| offered(&spec.name)) {
             all.clone()
         } else {
-            all.iter()
-                .filter(|spec| self.skills.offers(&spec.name, &origin))
-                .cloned()
-                .collect()
+            all.iter().filter(|spec| offered(&spec.name)).cloned().collect()
         };
         let tool_context = ToolContext {
             conversation: origin.conversation.clone(),
             sender: origin.sender.clone(),
             memory,
+            loop_turn: options.loop_turn,
         };
         let actuators = act::Actuators {
             tools: &self.tools,
@@ -287,14 +317,18 @@ impl Pipeline {
         let mut repairs = 0;
         let mut signal = signal;
         loop {
-            let response = match self.cascade.complete(&context, &specs).await {
+            let preferred = options.preferred_model.as_deref();
+            let response = match self.cascade.complete_preferring(&context, &specs, preferred).await {
                 Ok(response) => response,
                 Err(exhausted) => {
                     output.replies.push((ReplyKind::Failure, exhausted.to_string()));
-                    if context.turn.len() == 1 && !keep {
+                    output.unanswered = Some(exhausted.to_string());
+                    if context.turn.len() == 1 && !options.keep {
                         // Nothing happened yet: not remembered; the person can simply ask again.
                         return TurnOutput {
                             replies: output.replies,
+                            unanswered: output.unanswered,
+                            cost: output.cost,
                             ..TurnOutput::default()
                         };
                     }
@@ -303,6 +337,9 @@ impl Pipeline {
                     break;
                 }
             };
+            output.cost.tokens_in += response.usage.input_tokens;
+            output.cost.tokens_out += response.usage.output_tokens;
+            output.cost.model = Some(response.model.clone());
             let acted = act::act(&signal, reason::interpret(response), &actuators).await;
             context.turn.extend(acted.transcript);
             output.replies.extend(acted.replies);

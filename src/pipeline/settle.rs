@@ -103,6 +103,7 @@ async fn run(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession, b
         conversation: approval.conversation.clone(),
         sender: approval.requester.clone(),
         memory: memory.clone(),
+        loop_turn: None,
     };
     let call = &approval.call;
     let result = pipeline

@@ -10,6 +10,8 @@ pub mod files;
 pub mod http_get;
 mod memory;
 pub mod net_policy;
+pub mod next_sleep;
+pub mod schedule;
 pub mod shell;
 mod telemetry;
 mod time;
@@ -60,6 +62,8 @@ pub struct ToolContext {
     pub sender: UserId,
     /// The turn's staged memory writes; committed with the turn.
     pub memory: crate::memory::MemorySession,
+    /// The loop whose iteration this turn is, if it is one.
+    pub loop_turn: Option<Arc<next_sleep::LoopTurn>>,
 }
 
 /// One tool.
@@ -224,6 +228,7 @@ pub(crate) mod testing {
             memory: crate::memory::MemorySession::new(store, &conversation.gateway, &sender),
             conversation,
             sender,
+            loop_turn: None,
         }
     }
 }

@@ -1,0 +1,55 @@
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::approvals::{Approvals, Policy};
+use crate::clock::Clock;
+use crate::loops::schedule::Zone;
+use crate::store::tests_support::open_temp;
+
+fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
+    let config = Config::default();
+    let policy = Policy::from_config(&config);
+    let approvals = Arc::new(Approvals::new(store.clone(), policy, Clock::start(), &config));
+    let schedules = Arc::new(Schedules::new(store.clone(), Clock::start(), Zone::utc()));
+    DaemonLoops::new(Weak::new(), Heartbeat::new(approvals, store.clone(), None), schedules)
+}
+
+fn iteration(spec: LoopSpec) -> Iteration {
+    Iteration {
+        spec: Arc::new(spec),
+        attempt: 1,
+        supervised: false,
+        triggered: false,
+        next_run_ms: None,
+        cancel: CancellationToken::new(),
+    }
+}
+
+async fn error_of(spec: LoopSpec) -> String {
+    let (_dir, store) = open_temp();
+    match daemon_loops(&store).iterate(iteration(spec)).await {
+        Err(IterateError::Failed(error)) => error.to_string(),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn every_kind_of_loop_fails_cleanly_once_the_daemon_is_gone() {
+    let task = LoopSpec::task(LoopName::new("inbox").unwrap(), "check the mail");
+    assert!(error_of(task).await.contains("the daemon is gone"));
+    let handler = LoopSpec::handler(LoopName::new("x").unwrap(), "frobnicate");
+    assert!(error_of(handler).await.contains("the daemon is gone"));
+    let heartbeat = heartbeat_spec(Duration::from_secs(1)).unwrap();
+    assert!(error_of(heartbeat).await.contains("the daemon is gone"));
+}
+
+#[test]
+fn the_heartbeat_spec_is_valid_and_unjittered() {
+    let spec = heartbeat_spec(Duration::from_secs(60)).unwrap();
+    assert_eq!(spec.validate(), Ok(()));
+    assert_eq!(spec.jitter, 0.0);
+    assert_eq!(spec.sleep.min, spec.sleep.max);
+    assert_eq!(spec.body, Body::Handler { name: HEARTBEAT.into() });
+    assert_eq!(Handler::parse(HEARTBEAT), Some(Handler::Heartbeat));
+    assert_eq!(Handler::parse("frobnicate"), None);
+}
