@@ -223,8 +223,15 @@ pub async fn start(core: &Arc<Core>, config: &Config, schedules: Arc<Schedules>)
 }
 
 /// The config's `[[loops.entries]]`, as loops.
-fn configured(_config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
-    Ok(Vec::new())
+fn configured(config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
+    let zone = config.loops.zone()?;
+    let now_ms = crate::intake::now_ms();
+    config
+        .loops
+        .entries
+        .iter()
+        .map(|entry| entry.configured(&zone, now_ms).map_err(LoopsStartError::Entry))
+        .collect()
 }
 
 #[cfg(test)]

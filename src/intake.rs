@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversations::Job;
 use crate::core::{Core, Stats};
+use crate::schedules::BookError;
 use crate::store::Accepted;
 
 /// Most events taken into one batch (one flush).
@@ -126,6 +127,25 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 let _ = reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
             }
             IntakeEvent::Control {
+                request: ControlRequest::StopLoop { name },
+                reply,
+            } => {
+                // Forgetting a stored loop writes the store: never in the
+                // intake's way.
+                let core = core.clone();
+                core.tracker.clone().spawn(async move {
+                    let stopped = core.stop_loop(&name).await;
+                    let _ = reply.send(loop_control(stopped, || format!("loop \"{name}\" stopped")));
+                });
+            }
+            IntakeEvent::Control {
+                request: ControlRequest::TriggerLoop { name },
+                reply,
+            } => {
+                let triggered = core.trigger_loop(&name);
+                let _ = reply.send(loop_control(triggered, || format!("loop \"{name}\" triggered")));
+            }
+            IntakeEvent::Control {
                 request: ControlRequest::Recheck,
                 reply,
             } => {
@@ -143,6 +163,15 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
     }
     for decision in decisions {
         let _ = decision.ack.send(decision.answer);
+    }
+}
+
+/// The answer to a loop control request: `{"ok", "message"}`, the message
+/// saying what happened or why not.
+fn loop_control(outcome: Result<(), BookError>, done: impl FnOnce() -> String) -> serde_json::Value {
+    match outcome {
+        Ok(()) => serde_json::json!({ "ok": true, "message": done() }),
+        Err(error) => serde_json::json!({ "ok": false, "message": error.to_string() }),
     }
 }
 

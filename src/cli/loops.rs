@@ -1,9 +1,12 @@
 //! `passepartout loops`: the background loops — one line each, with the
-//! last error of those failing — or, with `--json`, their full statuses.
+//! last error of those failing — or, with `--json`, their full statuses;
+//! and `loops stop NAME` / `loops run NAME`.
 
 use std::process::ExitCode;
 
-use super::client::{connect, listing};
+use passepartout_socket::{ClientError, LoopControl};
+
+use super::client::{EXIT_UNREACHABLE, connect, listing};
 use crate::config::Config;
 use crate::loops::status::{LoopStatus, render};
 
@@ -30,6 +33,40 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
         Err(error) => {
             eprintln!("passepartout: the daemon's loop list is unreadable: {error}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+/// Stops loop `name` for good. Exit 0 when it stopped, 1 when the daemon
+/// refused (no such loop, not running), 3 when it is unreachable.
+pub async fn stop(config: &Config, name: &str) -> ExitCode {
+    match connect(config, None).await {
+        Ok(mut client) => answered(client.stop_loop(name).await),
+        Err(code) => code,
+    }
+}
+
+/// Runs loop `name` now. Exit codes as for [`stop`].
+pub async fn run(config: &Config, name: &str) -> ExitCode {
+    match connect(config, None).await {
+        Ok(mut client) => answered(client.trigger_loop(name).await),
+        Err(code) => code,
+    }
+}
+
+fn answered(answer: Result<LoopControl, ClientError>) -> ExitCode {
+    match answer {
+        Ok(LoopControl { ok: true, message }) => {
+            println!("{message}");
+            ExitCode::SUCCESS
+        }
+        Ok(LoopControl { ok: false, message }) => {
+            eprintln!("passepartout: {message}");
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("passepartout: {error}");
+            ExitCode::from(EXIT_UNREACHABLE)
         }
     }
 }

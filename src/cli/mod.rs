@@ -66,11 +66,14 @@ pub enum Command {
         #[command(subcommand)]
         decide: Option<DecideCommand>,
     },
-    /// Show the background loops (the heartbeat, …): state, iterations, errors.
+    /// Show the background loops (the heartbeat, …): state, iterations,
+    /// errors; or stop one, or run one now.
     Loops {
         /// Print every loop's status as JSON.
         #[arg(long)]
         json: bool,
+        #[command(subcommand)]
+        control: Option<LoopCommand>,
     },
     /// Check the configuration and report every problem.
     CheckConfig {
@@ -93,6 +96,17 @@ pub enum DecideCommand {
     Approve { token: String },
     /// Deny the action with this token: it does not run.
     Deny { token: String },
+}
+
+/// `passepartout loops stop|run NAME`.
+#[derive(Debug, Subcommand)]
+pub enum LoopCommand {
+    /// Stop the loop called NAME for good (a configured loop comes back at
+    /// the next start).
+    Stop { name: String },
+    /// Run the loop called NAME now: a sleeping loop wakes early, one
+    /// waiting for a trigger runs.
+    Run { name: String },
 }
 
 /// The configuration file in effect: `--config`, else the default file if it exists.
@@ -131,7 +145,11 @@ pub async fn execute(cli: Cli) -> ExitCode {
                     Some(DecideCommand::Approve { token }) => approvals::decide(&config, &token, true).await,
                     Some(DecideCommand::Deny { token }) => approvals::decide(&config, &token, false).await,
                 },
-                Command::Loops { json } => loops::list(&config, json).await,
+                Command::Loops { json, control } => match control {
+                    None => loops::list(&config, json).await,
+                    Some(LoopCommand::Stop { name }) => loops::stop(&config, &name).await,
+                    Some(LoopCommand::Run { name }) => loops::run(&config, &name).await,
+                },
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run | Command::CheckConfig { .. } => unreachable!("handled above"),

@@ -1,8 +1,11 @@
 //! `[loops]`: the background loops — how many may run at once, how often the
-//! built-in heartbeat beats, and how long loops get to stop at shutdown.
+//! built-in heartbeat beats, how long loops get to stop at shutdown, the
+//! zone of schedules, and the loops defined in the config
+//! ([`LoopEntry`], `[[loops.entries]]`).
 
 use serde::{Deserialize, Serialize};
 
+use super::LoopEntry;
 use crate::loops::schedule::{ScheduleError, Zone};
 
 pub const DEFAULT_MAX_LOOPS: usize = 16;
@@ -25,6 +28,9 @@ pub struct LoopsConfig {
     /// The IANA time zone of schedules that name none ("daily at 07:30");
     /// empty means the machine's own zone.
     pub time_zone: String,
+    /// Loops defined here, `[[loops.entries]]` (TOML has no room for both
+    /// `[loops]` and `[[loops]]`); none by default.
+    pub entries: Vec<LoopEntry>,
 }
 
 impl LoopsConfig {
@@ -45,6 +51,7 @@ impl Default for LoopsConfig {
             heartbeat_s: DEFAULT_HEARTBEAT_S,
             shutdown_grace_s: DEFAULT_LOOPS_SHUTDOWN_GRACE_S,
             time_zone: String::new(),
+            entries: Vec::new(),
         }
     }
 }

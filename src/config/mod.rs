@@ -4,6 +4,7 @@
 
 mod approvals;
 mod load;
+mod loop_entry;
 mod loops;
 mod memory;
 mod secret;
@@ -19,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
 pub use load::{ConfigError, default_config_file, load};
+pub use loop_entry::*;
 pub use loops::*;
 pub use memory::*;
 pub use secret::{Secret, SecretError};

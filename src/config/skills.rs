@@ -59,12 +59,18 @@ pub struct AllowlistConfig {
 impl AllowlistConfig {
     /// `conversation` as a key, if it is a valid `gateway:chat`.
     pub fn conversation_key(&self) -> Option<ConversationKey> {
-        let (gateway, chat) = self.conversation.split_once(':')?;
-        Some(ConversationKey::new(
-            GatewayId::new(gateway).ok()?,
-            ChatId::new(chat).ok()?,
-        ))
+        conversation_key(&self.conversation)
     }
+}
+
+/// `text` as a conversation key, if it is a valid `gateway:chat` (the way
+/// the config names a conversation).
+pub(super) fn conversation_key(text: &str) -> Option<ConversationKey> {
+    let (gateway, chat) = text.split_once(':')?;
+    Some(ConversationKey::new(
+        GatewayId::new(gateway).ok()?,
+        ChatId::new(chat).ok()?,
+    ))
 }
 
 /// What a matching rule decides.

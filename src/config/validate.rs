@@ -4,6 +4,8 @@
 use std::collections::HashSet;
 
 use super::Config;
+use crate::heartbeat::HEARTBEAT;
+use crate::loops::schedule::Zone;
 
 /// Every problem with `config`, as sentences naming the key. Empty when valid.
 pub fn validate(config: &Config) -> Vec<String> {
@@ -186,6 +188,35 @@ pub fn validate(config: &Config) -> Vec<String> {
         !(loops.heartbeat_s == 0 && config.store.backup_every_s > 0),
         "store.backup_every_s needs the heartbeat: set loops.heartbeat_s above 0, or store.backup_every_s = 0".into(),
     );
+    let zone = loops.zone().unwrap_or_else(|error| {
+        check(false, format!("loops.time_zone: {error}"));
+        Zone::utc()
+    });
+    let now_ms = crate::intake::now_ms();
+    let mut loop_names = HashSet::new();
+    for (index, entry) in loops.entries.iter().enumerate() {
+        let at = format!("loops.entries[{index}]");
+        check(
+            entry.name != HEARTBEAT,
+            format!("{at}.name \"{HEARTBEAT}\" is the built-in heartbeat's; choose another"),
+        );
+        check(
+            loop_names.insert(entry.name.as_str()),
+            format!("{at}.name {:?} is used twice", entry.name),
+        );
+        for problem in entry.problems(&zone, now_ms) {
+            check(false, format!("{at}.{problem}"));
+        }
+        if let Some(supervisor) = &entry.supervisor {
+            check(
+                config.llm.providers.iter().any(|p| p.name == supervisor.model),
+                format!(
+                    "{at}.supervisor.model {:?} names no [[llm.providers]] entry (by its name)",
+                    supervisor.model
+                ),
+            );
+        }
+    }
 
     let telegram = &config.telegram;
     if telegram.enabled {
@@ -260,7 +291,8 @@ pub fn validate(config: &Config) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ProviderConfig;
+    use crate::config::{LoopEntry, LoopTrigger, ProviderConfig};
+    use crate::loops::spec::{Retrigger, Supervisor};
 
     #[test]
     fn defaults_are_valid() {
@@ -315,6 +347,128 @@ mod tests {
         );
         config.store.backup_every_s = 0;
         assert!(validate(&config).is_empty());
+    }
+
+    fn entry(name: &str) -> LoopEntry {
+        LoopEntry {
+            name: name.into(),
+            task: None,
+            message: Some("stand up and stretch".into()),
+            schedule: Some("every hour".into()),
+            output: "socket:default".into(),
+            on: None,
+            retrigger: None,
+            sleep_min_s: None,
+            sleep_max_s: None,
+            sleep_s: None,
+            jitter: None,
+            max_iterations: None,
+            max_duration_s: None,
+            supervisor: None,
+        }
+    }
+
+    #[test]
+    fn good_loop_entries_pass() {
+        let mut config = Config::default();
+        config.loops.time_zone = "Europe/Paris".into();
+        config.loops.entries = vec![
+            entry("stretch"),
+            LoopEntry {
+                schedule: Some("daily at 07:30 America/New_York".into()),
+                ..entry("morning")
+            },
+            LoopEntry {
+                task: Some("look for anything urgent".into()),
+                message: None,
+                schedule: None,
+                on: Some(LoopTrigger::Heartbeat),
+                retrigger: Some(Retrigger::Queue),
+                supervisor: Some(Supervisor {
+                    probability: 0.1,
+                    model: crate::config::DEFAULT_PROVIDER_NAME.into(),
+                    review: "was any of it urgent?".into(),
+                }),
+                ..entry("watch")
+            },
+        ];
+        assert_eq!(validate(&config), Vec::<String>::new());
+    }
+
+    #[test]
+    fn bad_loop_entries_are_named_by_index_and_key() {
+        let mut config = Config::default();
+        config.loops.time_zone = "Mars/Olympus".into();
+        config.loops.entries = vec![
+            entry("heartbeat"),
+            LoopEntry {
+                task: Some("both".into()),
+                schedule: Some("in 20 minutes".into()),
+                output: "nowhere".into(),
+                ..entry("twice")
+            },
+            LoopEntry {
+                name: "twice".into(),
+                on: Some(LoopTrigger::Heartbeat),
+                supervisor: Some(Supervisor {
+                    probability: 0.5,
+                    model: "nobody".into(),
+                    review: String::new(),
+                }),
+                ..entry("twice")
+            },
+        ];
+        let problems = validate(&config);
+        for expected in [
+            "loops.time_zone: \"Mars/Olympus\"",
+            "loops.entries[0].name \"heartbeat\"",
+            "loops.entries[1].task: ",
+            "loops.entries[1].output: \"nowhere\"",
+            "loops.entries[1].schedule: \"in 20 minutes\" is a one-shot",
+            "loops.entries[2].name \"twice\" is used twice",
+            "loops.entries[2].on: ",
+            "loops.entries[2].supervisor.model \"nobody\"",
+        ] {
+            assert!(
+                problems.iter().any(|p| p.starts_with(expected)),
+                "{expected} missing from {problems:?}"
+            );
+        }
+        assert_eq!(problems.len(), 8, "{problems:?}");
+    }
+
+    #[test]
+    fn loop_entries_are_read_from_toml() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        let text = r#"
+            [loops]
+            time_zone = "UTC"
+            [[loops.entries]]
+            name = "standup"
+            message = "stand-up in five minutes"
+            schedule = "cron 55 8 * * 1-5"
+            output = "telegram:123456"
+            [[loops.entries]]
+            name = "watch"
+            task = "anything urgent in the inbox?"
+            output = "socket:default"
+            on = "heartbeat"
+            retrigger = "restart"
+            max_iterations = 100
+            supervisor = { probability = 0.1, model = "local", review = "was it urgent?" }
+        "#;
+        std::fs::write(&path, text).unwrap();
+        let config = crate::config::load(Some(&path), Some(Default::default())).unwrap();
+        let entries = &config.loops.entries;
+        assert_eq!(entries.len(), 2);
+        assert_eq!(entries[0].schedule.as_deref(), Some("cron 55 8 * * 1-5"));
+        assert_eq!(entries[1].on, Some(LoopTrigger::Heartbeat));
+        assert_eq!(entries[1].retrigger, Some(Retrigger::Restart));
+        assert_eq!(entries[1].supervisor.as_ref().unwrap().model, "local");
+        std::fs::write(&path, "[[loops.entries]]\nname = \"x\"\nmesage = \"typo\"\n").unwrap();
+        let error = crate::config::load(Some(&path), Some(Default::default())).unwrap_err();
+        assert!(error.to_string().contains("mesage"), "{error}");
     }
 
     #[test]

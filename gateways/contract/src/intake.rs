@@ -55,6 +55,10 @@ pub enum ControlRequest {
     Decide { token: String, approve: bool, by: UserId },
     /// The background loops' statuses, as a JSON list.
     Loops,
+    /// Stop the loop called `name` for good; answered `{"ok", "message"}`.
+    StopLoop { name: String },
+    /// Run the loop called `name` now; answered `{"ok", "message"}`.
+    TriggerLoop { name: String },
 }
 
 /// The core's answer to a [`ControlRequest`]: a JSON document.

@@ -17,7 +17,7 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::lines::{LineReader, ReadLine};
-use crate::protocol::{ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame, encode_line};
+use crate::protocol::{ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line};
 
 /// The longest frame a client reads, in bytes: replies can be long.
 const CLIENT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -192,6 +192,27 @@ impl Client {
         .await
     }
 
+    /// Stops the loop called `name` for good (a stored loop is forgotten);
+    /// the answer says whether it was, or why not.
+    pub async fn stop_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {
+        self.loop_control(ClientFrame::StopLoop { name: name.to_owned() }).await
+    }
+
+    /// Runs the loop called `name` now; the answer says whether it will,
+    /// or why not.
+    pub async fn trigger_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {
+        self.loop_control(ClientFrame::TriggerLoop { name: name.to_owned() })
+            .await
+    }
+
+    async fn loop_control(&mut self, frame: ClientFrame) -> Result<LoopControl, ClientError> {
+        self.document_after(frame, |frame| match frame {
+            ServerFrame::LoopControl(answer) => Some(answer.clone()),
+            _ => None,
+        })
+        .await
+    }
+
     async fn approvals_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
         self.document_after(frame, |frame| match frame {
             ServerFrame::Approvals { approvals } => Some(approvals.take()),
@@ -208,14 +229,14 @@ impl Client {
         .await
     }
 
-    /// Sends `frame` and returns the document `answer` picks out of the
+    /// Sends `frame` and returns the answer `answer` picks out of the
     /// daemon's frames (a connection-level error refuses it); every other
     /// frame is kept for [`Client::next_event`].
-    async fn document_after(
+    async fn document_after<T>(
         &mut self,
         frame: ClientFrame,
-        answer: impl Fn(&mut ServerFrame) -> Option<serde_json::Value>,
-    ) -> Result<serde_json::Value, ClientError> {
+        answer: impl Fn(&mut ServerFrame) -> Option<T>,
+    ) -> Result<T, ClientError> {
         write_frame(&mut self.writer, &frame).await?;
         loop {
             let mut frame = read_frame(&mut self.reader).await?;

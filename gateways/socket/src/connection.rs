@@ -21,7 +21,9 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::lines::{LineReader, ReadLine};
-use crate::protocol::{ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame, encode_line, parse_client_frame};
+use crate::protocol::{
+    ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line, parse_client_frame,
+};
 use crate::registry::ConnId;
 use crate::server::Shared;
 use crate::writer::{OUTBOX_CAPACITY, Outgoing, write_loop};
@@ -176,6 +178,8 @@ impl Connection {
                 self.control(ControlRequest::Decide { token, approve, by }).await
             }
             Ok(ClientFrame::Loops {}) => self.control(ControlRequest::Loops).await,
+            Ok(ClientFrame::StopLoop { name }) => self.control(ControlRequest::StopLoop { name }).await,
+            Ok(ClientFrame::TriggerLoop { name }) => self.control(ControlRequest::TriggerLoop { name }).await,
             Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
         }
     }
@@ -249,6 +253,9 @@ impl Connection {
                 |approvals| ServerFrame::Approvals { approvals }
             }
             ControlRequest::Loops => |loops| ServerFrame::Loops { loops },
+            ControlRequest::StopLoop { .. } | ControlRequest::TriggerLoop { .. } => {
+                |answer| ServerFrame::LoopControl(LoopControl::from_document(&answer))
+            }
             ControlRequest::Status | ControlRequest::Recheck => |status| ServerFrame::Status { status },
         };
         let frame = match self.intake.control(request).await {

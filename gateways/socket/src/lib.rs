@@ -38,5 +38,5 @@ pub use client::{Client, ClientError, SendOutcome};
 pub use config::{DEFAULT_MAX_CLIENTS, SocketConfig};
 pub use error::SocketError;
 pub use lines::{DEFAULT_MAX_LINE_BYTES, LineReader, ReadLine};
-pub use protocol::{ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame};
+pub use protocol::{ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame};
 pub use server::{GATEWAY_ID, SocketGateway};

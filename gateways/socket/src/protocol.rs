@@ -2,7 +2,8 @@
 //! tagged by its `"type"` field.
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
-//! `message`, `status`, `approvals`, `decide`, `loops` and `ping` frames. The daemon answers each message with
+//! `message`, `status`, `approvals`, `decide`, `loops`, `stop_loop`,
+//! `trigger_loop` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `approval` and
 //! `typing` frames whenever the core has something for the client's chat. Ids
 //! are the contract's validated newtypes, so a frame that parses carries only
@@ -52,12 +53,17 @@ pub enum ClientFrame {
     Decide { token: String, approve: bool },
     /// Asks for the background loops' statuses; answered with a `loops` frame.
     Loops {},
+    /// Stops the loop called `name` for good; answered with a
+    /// `loop_control` frame.
+    StopLoop { name: String },
+    /// Runs the loop called `name` now; answered with a `loop_control` frame.
+    TriggerLoop { name: String },
     /// Asks for a `pong`.
     Ping {},
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 8] = [
+const CLIENT_FRAME_TYPES: [&str; 10] = [
     "hello",
     "message",
     "status",
@@ -65,6 +71,8 @@ const CLIENT_FRAME_TYPES: [&str; 8] = [
     "approvals",
     "decide",
     "loops",
+    "stop_loop",
+    "trigger_loop",
     "ping",
 ];
 
@@ -108,6 +116,8 @@ pub enum ServerFrame {
     Approvals { approvals: serde_json::Value },
     /// The answer to `loops`: a JSON list, one status per loop.
     Loops { loops: serde_json::Value },
+    /// The answer to `stop_loop` or `trigger_loop`.
+    LoopControl(LoopControl),
     /// The answer to `ping`.
     Pong {},
     /// Something went wrong with a frame; `id` names the message concerned, if any.
@@ -117,6 +127,29 @@ pub enum ServerFrame {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
+}
+
+/// What came of a `stop_loop` or `trigger_loop` frame.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopControl {
+    /// Whether the loop was stopped (or triggered).
+    pub ok: bool,
+    /// What happened, or why not, for people.
+    pub message: String,
+}
+
+impl LoopControl {
+    /// The core's JSON answer (`{"ok": bool, "message": string}`) as a frame;
+    /// anything else is reported as a refusal rather than taken for success.
+    pub fn from_document(document: &serde_json::Value) -> Self {
+        match serde_json::from_value(document.clone()) {
+            Ok(answer) => answer,
+            Err(error) => Self {
+                ok: false,
+                message: format!("the daemon's answer is unreadable ({error}): {document}"),
+            },
+        }
+    }
 }
 
 /// What went wrong, for a client to decide on (the `message` is for people).
@@ -287,6 +320,15 @@ mod tests {
             parse_client_frame(br#"{"type":"loops"}"#).unwrap(),
             ClientFrame::Loops {}
         );
+        assert_eq!(
+            parse_client_frame(br#"{"type":"stop_loop","name":"x"}"#).unwrap(),
+            ClientFrame::StopLoop { name: "x".into() }
+        );
+        assert_eq!(
+            parse_client_frame(br#"{"type":"trigger_loop","name":"x"}"#).unwrap(),
+            ClientFrame::TriggerLoop { name: "x".into() }
+        );
+        assert_eq!(code_of(br#"{"type":"stop_loop"}"#), ErrorCode::BadFrame);
     }
 
     #[test]
@@ -306,6 +348,8 @@ mod tests {
                 approve: true,
             },
             ClientFrame::Loops {},
+            ClientFrame::StopLoop { name: "x".into() },
+            ClientFrame::TriggerLoop { name: "x".into() },
             ClientFrame::Ping {},
         ];
         for frame in frames {
@@ -372,6 +416,28 @@ mod tests {
             serde_json::to_value(ServerFrame::Loops { loops: json!([]) }).unwrap(),
             json!({"type":"loops","loops":[]})
         );
+        let stopped = ServerFrame::LoopControl(LoopControl {
+            ok: true,
+            message: "loop \"x\" stopped".into(),
+        });
+        let wire = json!({"type":"loop_control","ok":true,"message":"loop \"x\" stopped"});
+        assert_eq!(serde_json::to_value(&stopped).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<ServerFrame>(wire).unwrap(), stopped);
+    }
+
+    #[test]
+    fn loop_control_answers_come_from_the_cores_document() {
+        let refused = LoopControl::from_document(&json!({"ok": false, "message": "there is no loop \"x\""}));
+        assert_eq!(
+            refused,
+            LoopControl {
+                ok: false,
+                message: "there is no loop \"x\"".into()
+            }
+        );
+        let odd = LoopControl::from_document(&json!({"error": "boom"}));
+        assert!(!odd.ok);
+        assert!(odd.message.contains("boom"), "{}", odd.message);
     }
 
     #[test]

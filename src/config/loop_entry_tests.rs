@@ -1,0 +1,199 @@
+use super::*;
+use crate::loops::schedule::Interval;
+
+/// 2026-11-22 12:00 UTC.
+const NOW_MS: u64 = 1_795_348_800_000;
+
+fn entry() -> LoopEntry {
+    LoopEntry {
+        name: "inbox".into(),
+        task: Some("check the mail".into()),
+        message: None,
+        schedule: None,
+        output: "socket:default".into(),
+        on: None,
+        retrigger: None,
+        sleep_min_s: None,
+        sleep_max_s: None,
+        sleep_s: None,
+        jitter: None,
+        max_iterations: None,
+        max_duration_s: None,
+        supervisor: None,
+    }
+}
+
+fn keys(entry: &LoopEntry) -> Vec<&'static str> {
+    entry.problems(&Zone::utc(), NOW_MS).iter().map(|p| p.key).collect()
+}
+
+#[test]
+fn a_task_without_schedule_sleeps_first_with_the_default_bounds() {
+    let configured = entry().configured(&Zone::utc(), NOW_MS).unwrap();
+    let spec = configured.spec;
+    assert_eq!(spec.name.as_str(), "inbox");
+    assert_eq!(
+        spec.body,
+        Body::Task {
+            prompt: "check the mail".into()
+        }
+    );
+    assert_eq!(spec.output.unwrap().to_string(), "socket:default");
+    assert_eq!(spec.sleep, SleepBounds::default());
+    assert_eq!(spec.jitter, DEFAULT_JITTER);
+    assert_eq!(spec.start, Start::AfterSleep);
+    assert_eq!(spec.schedule, None);
+    assert!(!configured.on_heartbeat);
+}
+
+#[test]
+fn every_key_reaches_the_spec() {
+    let entry = LoopEntry {
+        task: None,
+        message: Some("stand up".into()),
+        output: "telegram:123456".into(),
+        sleep_min_s: Some(10),
+        sleep_max_s: Some(600),
+        sleep_s: Some(120),
+        jitter: Some(0.1),
+        max_iterations: Some(5),
+        max_duration_s: Some(3600),
+        supervisor: Some(Supervisor {
+            probability: 0.25,
+            model: "big".into(),
+            review: "is it useful?".into(),
+        }),
+        ..entry()
+    };
+    let spec = entry.configured(&Zone::utc(), NOW_MS).unwrap().spec;
+    assert_eq!(
+        spec.body,
+        Body::Message {
+            text: "stand up".into()
+        }
+    );
+    assert_eq!(
+        spec.sleep,
+        SleepBounds {
+            min: Duration::from_secs(10),
+            max: Duration::from_secs(600),
+            default: Duration::from_secs(120),
+        }
+    );
+    assert_eq!(spec.jitter, 0.1);
+    assert_eq!(spec.max_attempts, Some(5));
+    assert_eq!(spec.max_duration, Some(Duration::from_secs(3600)));
+    assert_eq!(spec.supervisor.unwrap().model, "big");
+}
+
+#[test]
+fn a_schedule_is_parsed_in_the_configured_zone() {
+    let paris = Zone::new("Europe/Paris").unwrap();
+    let daily = LoopEntry {
+        schedule: Some("daily at 07:30".into()),
+        ..entry()
+    };
+    let spec = daily.configured(&paris, NOW_MS).unwrap().spec;
+    assert_eq!(spec.schedule.unwrap().to_string(), "daily at 07:30 Europe/Paris");
+    let every = LoopEntry {
+        schedule: Some("every 15 minutes".into()),
+        ..entry()
+    };
+    let spec = every.configured(&paris, NOW_MS).unwrap().spec;
+    assert_eq!(
+        spec.schedule,
+        Some(Schedule::Every {
+            interval_s: Interval::from_secs(15 * 60).unwrap()
+        })
+    );
+    assert_eq!(spec.start, Start::AfterSleep);
+}
+
+#[test]
+fn on_heartbeat_waits_for_triggers_ignoring_them_by_default() {
+    let on = LoopEntry {
+        on: Some(LoopTrigger::Heartbeat),
+        ..entry()
+    };
+    let configured = on.configured(&Zone::utc(), NOW_MS).unwrap();
+    assert!(configured.on_heartbeat);
+    assert_eq!(configured.spec.start, Start::OnTrigger(Retrigger::Ignore));
+    let queued = LoopEntry {
+        retrigger: Some(Retrigger::Queue),
+        ..on
+    };
+    let spec = queued.configured(&Zone::utc(), NOW_MS).unwrap().spec;
+    assert_eq!(spec.start, Start::OnTrigger(Retrigger::Queue));
+}
+
+#[test]
+fn one_shot_schedules_are_refused_saying_why() {
+    for text in ["in 20 minutes", "at 09:00"] {
+        let once = LoopEntry {
+            schedule: Some(text.into()),
+            ..entry()
+        };
+        let problems = once.problems(&Zone::utc(), NOW_MS);
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(problems[0].key, "schedule");
+        assert!(problems[0].message.contains("every start"), "{}", problems[0]);
+    }
+}
+
+#[test]
+fn the_body_must_be_a_task_or_a_message() {
+    let both = LoopEntry {
+        message: Some("hi".into()),
+        ..entry()
+    };
+    assert_eq!(keys(&both), ["task"]);
+    let neither = LoopEntry { task: None, ..entry() };
+    assert_eq!(keys(&neither), ["task"]);
+}
+
+#[test]
+fn every_problem_names_its_key() {
+    let bad = LoopEntry {
+        name: "two words".into(),
+        task: None,
+        output: "nowhere".into(),
+        schedule: Some("whenever".into()),
+        on: Some(LoopTrigger::Heartbeat),
+        ..entry()
+    };
+    assert_eq!(keys(&bad), ["name", "task", "output", "schedule", "on"]);
+    let stray = LoopEntry {
+        retrigger: Some(Retrigger::Restart),
+        ..entry()
+    };
+    assert_eq!(keys(&stray), ["retrigger"]);
+}
+
+#[test]
+fn the_specs_own_checks_are_named_by_entry_key() {
+    let bad = LoopEntry {
+        sleep_min_s: Some(0),
+        jitter: Some(1.5),
+        max_iterations: Some(0),
+        max_duration_s: Some(0),
+        supervisor: Some(Supervisor {
+            probability: 2.0,
+            model: "big".into(),
+            review: String::new(),
+        }),
+        ..entry()
+    };
+    assert_eq!(
+        keys(&bad),
+        [
+            "sleep_min_s",
+            "jitter",
+            "supervisor.probability",
+            "max_iterations",
+            "max_duration_s"
+        ]
+    );
+    let error = bad.configured(&Zone::utc(), NOW_MS).unwrap_err();
+    assert!(error.starts_with("loop \"inbox\": sleep_min_s: "), "{error}");
+    assert!(error.contains("; jitter: "), "{error}");
+}

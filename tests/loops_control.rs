@@ -1,0 +1,202 @@
+//! Stopping and triggering loops from outside, end to end: a real daemon's
+//! loops answer the socket's `stop_loop` and `trigger_loop` frames and the
+//! CLI's `passepartout loops stop|run NAME`; and `[[loops.entries]]` from the
+//! config are running loops.
+
+mod support;
+
+use std::time::Duration;
+
+use passepartout::config::{LoopEntry, LoopTrigger};
+use passepartout::loops::spec::{Retrigger, Start};
+use passepartout::loops::status::{LoopStatus, State, StopReason, render};
+use passepartout_socket::{Client, LoopControl};
+use support::fake_llm::FakeLlm;
+use support::harness::{TestDaemon, WAIT};
+use support::process::{Running, run_cli, write_config};
+
+/// How often a test looks again while it waits for a loop to move on.
+const POLL: Duration = Duration::from_millis(50);
+/// Long enough that the heartbeat only beats again when triggered.
+const SLOW_HEARTBEAT_S: u64 = 3600;
+
+async fn loops(client: &mut Client) -> Vec<LoopStatus> {
+    let listing = tokio::time::timeout(WAIT, client.loops())
+        .await
+        .expect("loops in time")
+        .expect("loops");
+    serde_json::from_value(listing).expect("a list of loop statuses")
+}
+
+/// Polls the loop list until loop `name` satisfies `done`, within [`WAIT`].
+async fn loop_until(client: &mut Client, name: &str, done: impl Fn(&LoopStatus) -> bool) -> LoopStatus {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let listing = loops(client).await;
+        if let Some(status) = listing.iter().find(|s| s.name.as_str() == name)
+            && done(status)
+        {
+            return status.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "loop {name} did not get there within {WAIT:?}: {listing:?}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+async fn slow_heartbeat(llm: &FakeLlm) -> TestDaemon {
+    TestDaemon::start_with(llm, |config| config.loops.heartbeat_s = SLOW_HEARTBEAT_S, Vec::new()).await
+}
+
+async fn in_time(answer: impl Future<Output = Result<LoopControl, passepartout_socket::ClientError>>) -> LoopControl {
+    tokio::time::timeout(WAIT, answer)
+        .await
+        .expect("answered in time")
+        .expect("answered")
+}
+
+#[tokio::test]
+async fn the_heartbeat_is_stopped_through_the_socket() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = slow_heartbeat(&llm).await;
+    let mut client = daemon.client("ops").await;
+    loop_until(&mut client, "heartbeat", |s| s.iterations >= 1).await;
+
+    let answer = in_time(client.stop_loop("heartbeat")).await;
+    assert!(answer.ok, "{answer:?}");
+    assert_eq!(answer.message, "loop \"heartbeat\" stopped");
+    let stopped = loop_until(&mut client, "heartbeat", |s| s.state == State::Stopped).await;
+    assert_eq!(stopped.stop_reason, Some(StopReason::Requested), "{stopped:?}");
+    let text = render(&[stopped], passepartout::intake::now_ms());
+    assert!(text.contains("stopped on request"), "{text}");
+
+    let answer = in_time(client.trigger_loop("heartbeat")).await;
+    assert!(!answer.ok, "a stopped loop cannot run: {answer:?}");
+    assert!(answer.message.contains("not running"), "{answer:?}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn unknown_loops_are_refused_by_name() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = slow_heartbeat(&llm).await;
+    let mut client = daemon.client("ops").await;
+    for answer in [
+        in_time(client.stop_loop("nope")).await,
+        in_time(client.trigger_loop("nope")).await,
+    ] {
+        assert!(!answer.ok, "{answer:?}");
+        assert!(answer.message.contains("there is no loop \"nope\""), "{answer:?}");
+    }
+    // The connection is still usable, and the heartbeat untouched.
+    let heartbeat = loop_until(&mut client, "heartbeat", |_| true).await;
+    assert_ne!(heartbeat.state, State::Stopped, "{heartbeat:?}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_triggered_heartbeat_beats_at_once() {
+    let llm = FakeLlm::start().await;
+    let mut daemon = slow_heartbeat(&llm).await;
+    let mut client = daemon.client("ops").await;
+    let first = loop_until(&mut client, "heartbeat", |s| {
+        s.iterations >= 1 && s.state == State::Sleeping
+    })
+    .await;
+    assert_eq!(first.iterations, 1, "the next beat is an hour away: {first:?}");
+
+    let answer = in_time(client.trigger_loop("heartbeat")).await;
+    assert!(answer.ok, "{answer:?}");
+    assert_eq!(answer.message, "loop \"heartbeat\" triggered");
+    let second = loop_until(&mut client, "heartbeat", |s| s.iterations >= 2).await;
+    assert_eq!(second.consecutive_errors, 0, "{second:?}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn configured_entries_run_as_loops() {
+    let llm = FakeLlm::start().await;
+    let entry = LoopEntry {
+        name: "stretch".into(),
+        task: None,
+        message: Some("stand up and stretch".into()),
+        schedule: None,
+        output: "socket:ops".into(),
+        on: Some(LoopTrigger::Heartbeat),
+        retrigger: Some(Retrigger::Queue),
+        sleep_min_s: None,
+        sleep_max_s: None,
+        sleep_s: None,
+        jitter: None,
+        max_iterations: None,
+        max_duration_s: None,
+        supervisor: None,
+    };
+    let mut daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.loops.heartbeat_s = SLOW_HEARTBEAT_S;
+            config.loops.entries = vec![entry];
+        },
+        Vec::new(),
+    )
+    .await;
+    let mut client = daemon.client("ops").await;
+    let stretch = loop_until(&mut client, "stretch", |s| s.state == State::Waiting).await;
+    assert_eq!(stretch.output.as_deref(), Some("socket:ops"));
+    assert_eq!(stretch.start, Start::OnTrigger(Retrigger::Queue));
+    let answer = in_time(client.stop_loop("stretch")).await;
+    assert!(answer.ok, "{answer:?}");
+    loop_until(&mut client, "stretch", |s| s.stop_reason == Some(StopReason::Requested)).await;
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_cli_stops_and_runs_loops() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let running = Running::start(&config).await;
+
+    let output = run_cli(&config, &["loops", "run", "heartbeat"]).await;
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "loop \"heartbeat\" triggered"
+    );
+
+    let output = run_cli(&config, &["loops", "stop", "nope"]).await;
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("there is no loop \"nope\""), "{stderr}");
+    assert!(output.stdout.is_empty(), "{output:?}");
+
+    let output = run_cli(&config, &["loops", "stop", "heartbeat"]).await;
+    assert!(output.status.success(), "{output:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        "loop \"heartbeat\" stopped"
+    );
+
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let output = run_cli(&config, &["loops"]).await;
+        assert!(output.status.success(), "{output:?}");
+        let text = String::from_utf8(output.stdout).unwrap();
+        if text.contains("stopped on request") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not stopped within {WAIT:?}: {text}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+    let output = run_cli(&config, &["loops", "run", "heartbeat"]).await;
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+
+    let status = running.terminate().await;
+    assert!(status.success(), "{status:?}");
+}
