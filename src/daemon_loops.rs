@@ -237,3 +237,7 @@ fn configured(config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
 #[cfg(test)]
 #[path = "daemon_loops_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "daemon_loops_pipeline_tests.rs"]
+mod pipeline_tests;

@@ -1,0 +1,422 @@
+//! Loops through the whole core under paused time: a real store in a temp
+//! dir, the real pipeline, tools, skills and approvals, conversation workers
+//! and outbox, with a scripted model and a gateway that records what it is
+//! asked to deliver.
+//!
+//! While sled flushes on its own threads the runtime is idle, and paused
+//! time jumps to the next timer: the tests wait without timers of their own
+//! ([`within_patience`]) and write nothing to the store while a loop they
+//! watch is due.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use passepartout_gateway::{
+    ChatId, Delivered, GatewayError, GatewayId, Intake, Listen, MessageId, Outbound, OutboundBody, UserId,
+};
+use serde_json::json;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::approvals::{Approvals, Policy};
+use crate::clock::Clock;
+use crate::core::GatewayHandle;
+use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, ToolCall, Usage};
+use crate::loops::schedule::{Schedule, Zone};
+use crate::loops::status::{LoopStatus, State, StopReason};
+use crate::memory::MemorySession;
+use crate::pipeline::Pipeline;
+use crate::pipeline::cascade::Cascade;
+use crate::skills::Skills;
+use crate::tools::{ToolBox, ToolContext};
+
+/// 2026-11-22 12:00:00 UTC.
+const NOON: u64 = 1_795_867_200_000;
+/// How long, in real time, a test waits for what it expects.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// Awaits `future` with no tokio timer of its own — paused time jumps to
+/// the next timer whenever the runtime is idle, as it is while sled flushes
+/// on its own threads, so a timeout would fire in the middle of a commit —
+/// but aborts the test binary, loudly, if it takes [`PATIENCE`] of real time.
+async fn within_patience<T>(what: &str, future: impl Future<Output = T>) -> T {
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    let what = what.to_owned();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(PATIENCE) {
+            eprintln!("{what}: nothing after {PATIENCE:?} of real time; aborting");
+            std::process::abort();
+        }
+    });
+    let output = future.await;
+    drop(done);
+    output
+}
+
+/// Records every message it is asked to deliver, with the clock's time.
+struct Recorder {
+    clock: Clock,
+    sent: Mutex<Vec<(u64, Outbound)>>,
+    changed: Notify,
+}
+
+#[async_trait]
+impl passepartout_gateway::Deliver for Recorder {
+    async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
+        let mut sent = self.sent.lock().unwrap();
+        let id = MessageId::new(format!("p{}", sent.len())).unwrap();
+        sent.push((self.clock.now_ms(), message.clone()));
+        self.changed.notify_waiters();
+        Ok(Delivered { message_ids: vec![id] })
+    }
+}
+
+#[async_trait]
+impl Listen for Recorder {
+    fn id(&self) -> GatewayId {
+        GatewayId::new("socket").unwrap()
+    }
+    async fn listen(&self, _intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
+        shutdown.cancelled().await;
+        Ok(())
+    }
+}
+
+impl Recorder {
+    fn sent(&self) -> Vec<(u64, Outbound)> {
+        self.sent.lock().unwrap().clone()
+    }
+
+    /// Waits until `n` messages were delivered.
+    async fn until(&self, n: usize) -> Vec<(u64, Outbound)> {
+        within_patience("delivery", async {
+            loop {
+                let changed = self.changed.notified();
+                let sent = self.sent();
+                if sent.len() >= n {
+                    return sent;
+                }
+                changed.await;
+            }
+        })
+        .await
+    }
+}
+
+/// A model answering from a script, then "fine" forever.
+struct Scripted {
+    name: &'static str,
+    script: Mutex<VecDeque<ChatResponse>>,
+    seen: Mutex<Vec<ChatRequest>>,
+}
+
+impl Scripted {
+    fn new(name: &'static str, script: Vec<ChatResponse>) -> Arc<Self> {
+        Arc::new(Self {
+            name,
+            script: Mutex::new(script.into()),
+            seen: Mutex::default(),
+        })
+    }
+
+    fn seen(&self) -> Vec<ChatRequest> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn answer(model: &str, content: Option<&str>, tool_calls: Vec<ToolCall>) -> ChatResponse {
+    ChatResponse {
+        content: content.map(str::to_owned),
+        tool_calls,
+        usage: Usage {
+            input_tokens: 30,
+            output_tokens: 5,
+        },
+        model: model.into(),
+    }
+}
+
+fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
+    ToolCall {
+        id: format!("call-{name}"),
+        name: name.into(),
+        arguments: arguments.to_string(),
+    }
+}
+
+#[async_trait]
+impl ChatModel for Scripted {
+    fn name(&self) -> &str {
+        self.name
+    }
+    fn endpoint(&self) -> &str {
+        "http://model.test/v1"
+    }
+    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
+        self.seen.lock().unwrap().push(request.clone());
+        let next = self.script.lock().unwrap().pop_front();
+        Ok(next.unwrap_or_else(|| answer(&format!("{}-model", self.name), Some("fine"), Vec::new())))
+    }
+    async fn probe(&self) -> Result<(), LlmError> {
+        Ok(())
+    }
+}
+
+/// A core with loops running, and its parts.
+struct Harness {
+    _dir: tempfile::TempDir,
+    core: Arc<Core>,
+    schedules: Arc<Schedules>,
+    recorder: Arc<Recorder>,
+    workspace: std::path::PathBuf,
+}
+
+impl Harness {
+    async fn start(models: &[&Arc<Scripted>]) -> Harness {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.data_dir = dir.path().to_path_buf();
+        config.loops.heartbeat_s = 0;
+        let store = crate::store::Store::open(&config.store_dir(), &config.store).unwrap();
+        let clock = Clock::at(NOON);
+        let schedules = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
+        let mut tools = crate::tools::builtin(&config).unwrap();
+        tools.extend(crate::tools::schedule::tools(&schedules));
+        let models = models.iter().map(|m| (*m).clone() as Arc<dyn ChatModel>).collect();
+        let cascade = Arc::new(Cascade::new(models, Duration::from_secs(30)));
+        let approvals = Arc::new(Approvals::new(
+            store.clone(),
+            Policy::from_config(&config),
+            clock,
+            &config,
+        ));
+        let skills = Skills::from_config(&config.skills, &config.tools).unwrap();
+        let pipeline = Pipeline::new(&config, cascade, ToolBox::new(tools), skills, approvals);
+        let recorder = Arc::new(Recorder {
+            clock,
+            sent: Mutex::default(),
+            changed: Notify::new(),
+        });
+        let handle = GatewayHandle {
+            deliver: recorder.clone(),
+            listen: recorder.clone(),
+        };
+        let gateways = HashMap::from([(recorder.id(), handle)]);
+        let access = crate::access::Access::from_config(&config);
+        let core = Core::new(store, pipeline, config.pipeline.clone(), gateways, access);
+        start(&core, &config, schedules.clone()).await.unwrap();
+        Harness {
+            workspace: config.workspace(),
+            _dir: dir,
+            core,
+            schedules,
+            recorder,
+        }
+    }
+
+    fn me(&self) -> ToolContext {
+        let conversation = chat("me");
+        let sender = UserId::new("1000").unwrap();
+        ToolContext {
+            memory: MemorySession::new(self.core.store.clone(), &conversation.gateway, &sender),
+            conversation,
+            sender,
+            loop_turn: None,
+        }
+    }
+
+    async fn tool(&self, name: &str, arguments: serde_json::Value) -> Result<String, crate::tools::ToolError> {
+        let tools = crate::tools::schedule::tools(&self.schedules);
+        let tool = tools.iter().find(|t| t.spec().name == name).expect("no such tool");
+        tool.call(&self.me(), arguments).await
+    }
+
+    async fn until(&self, name: &str, done: impl FnMut(&LoopStatus) -> bool) -> LoopStatus {
+        let mut status = self.core.loops().unwrap().watch(name).expect("no such loop");
+        let seen = within_patience(name, status.wait_for(done)).await;
+        seen.expect("status gone").clone()
+    }
+}
+
+fn chat(name: &str) -> ConversationKey {
+    ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new(name).unwrap())
+}
+
+fn text_of(outbound: &Outbound) -> &str {
+    match &outbound.body {
+        OutboundBody::Text { text, .. } => text,
+        other => panic!("not a text: {other:?}"),
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_reminder_from_the_schedule_tool_reaches_the_socket_conversation_on_time() {
+    let model = Scripted::new("small", Vec::new());
+    let harness = Harness::start(&[&model]).await;
+    let made = harness
+        .tool(
+            "schedule",
+            json!({ "name": "stretch", "when": "in 20 minutes", "message": "Time to stretch" }),
+        )
+        .await
+        .unwrap();
+    assert!(made.contains("first run is in 20m0s"), "{made}");
+    let listed = harness.tool("schedules", json!({})).await.unwrap();
+    assert!(listed.contains("stretch: Time to stretch"), "{listed}");
+
+    tokio::time::advance(Duration::from_secs(20 * 60 - 1)).await;
+    assert!(harness.recorder.sent().is_empty(), "nothing before its time");
+    let sent = harness.recorder.until(1).await;
+    let (at, reminder) = &sent[0];
+    assert_eq!(text_of(reminder), "Time to stretch");
+    assert_eq!(reminder.conversation, chat("me"));
+    assert!(*at >= NOON + 20 * 60 * 1000, "delivered at {at}");
+    let done = harness.until("stretch", |s| s.state == State::Stopped).await;
+    assert_eq!(done.stop_reason, Some(StopReason::Spent));
+    assert_eq!(
+        done.recent[0].started_ms,
+        NOON + 20 * 60 * 1000,
+        "it ran at its time exactly"
+    );
+    assert!(model.seen().is_empty(), "a reminder needs no model");
+    let history: Vec<crate::pipeline::TurnRecord> = harness.core.store.recent_turns(&chat("me"), 10).unwrap();
+    let said = history
+        .iter()
+        .flat_map(|r| &r.messages)
+        .any(|m| m.content == "Time to stretch");
+    assert!(said, "kept in the history: {history:?}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn stop_reminding_me_cancels_only_this_conversations_reminder() {
+    let harness = Harness::start(&[&Scripted::new("small", Vec::new())]).await;
+    // Made first: a store flush lets paused time jump to the next timer, so
+    // "water" must not be waiting while another loop is written.
+    let mut elsewhere = LoopSpec::message(LoopName::new("theirs").unwrap(), "hi");
+    elsewhere.output = Some(chat("someone-else"));
+    elsewhere.schedule = Some(Schedule::parse("every hour", &Zone::utc(), NOON).unwrap());
+    harness
+        .schedules
+        .add(elsewhere, &UserId::new("2").unwrap())
+        .await
+        .unwrap();
+    let arguments = json!({ "name": "water", "when": "every 2 hours", "message": "Drink" });
+    harness.tool("schedule", arguments.clone()).await.unwrap();
+    let again = harness.tool("schedule", arguments).await.unwrap_err();
+    assert!(again.to_string().contains("already a loop called \"water\""), "{again}");
+    let refused = harness
+        .tool("cancel_schedule", json!({ "name": "theirs" }))
+        .await
+        .unwrap_err();
+    assert!(refused.to_string().contains("another conversation"), "{refused}");
+    assert!(!harness.tool("schedules", json!({})).await.unwrap().contains("theirs"));
+
+    let cancelled = harness
+        .tool("cancel_schedule", json!({ "name": "water" }))
+        .await
+        .unwrap();
+    assert!(cancelled.contains("will not run again"), "{cancelled}");
+    let stopped = harness.until("water", |s| s.state == State::Stopped).await;
+    assert_eq!(stopped.stop_reason, Some(StopReason::Requested));
+    assert!(harness.core.store.loop_record("water").unwrap().is_none(), "forgotten");
+    assert!(harness.core.store.loop_record("theirs").unwrap().is_some());
+    tokio::time::advance(Duration::from_secs(3 * 3600)).await;
+    assert!(
+        harness
+            .recorder
+            .sent()
+            .iter()
+            .all(|(_, o)| o.conversation != chat("me"))
+    );
+    let bad = harness
+        .tool("schedule", json!({ "name": "x", "when": "sometime", "message": "m" }))
+        .await
+        .unwrap_err();
+    assert!(
+        bad.to_string().contains("Forms:"),
+        "the model is told the grammar: {bad}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_loop_task_that_calls_shell_asks_for_approval_instead_of_running_it() {
+    let model = Scripted::new("small", Vec::new());
+    let harness = Harness::start(&[&model]).await;
+    let marker = harness.workspace.join("ran");
+    let command = format!("touch {}", marker.display());
+    model.script.lock().unwrap().push_back(answer(
+        "small-model",
+        None,
+        vec![call("shell", json!({ "command": command }))],
+    ));
+    let mut spec = LoopSpec::task(LoopName::new("tidy").unwrap(), "Tidy the workspace.");
+    spec.output = Some(chat("me"));
+    spec.schedule = Some(Schedule::parse("in 5 minutes", &Zone::utc(), NOON).unwrap());
+    harness
+        .schedules
+        .add(spec, &UserId::new("1000").unwrap())
+        .await
+        .unwrap();
+
+    let sent = harness.recorder.until(1).await;
+    let prompt = sent.iter().find_map(|(_, o)| match &o.body {
+        OutboundBody::ApprovalPrompt { action, .. } => Some(action.clone()),
+        _ => None,
+    });
+    assert!(prompt.is_some_and(|a| a.contains("touch")), "{sent:?}");
+    assert!(!marker.exists(), "the shell did not run");
+    let pending = harness.core.pipeline.approvals().pending_count().unwrap();
+    assert_eq!(pending, 1);
+    let status = harness.until("tidy", |s| s.iterations == 1).await;
+    assert_eq!((status.tokens_in, status.tokens_out), (30, 5));
+    assert_eq!(status.recent[0].model.as_deref(), Some("small-model"));
+    let request = &model.seen()[0];
+    let asked = request.messages.last().unwrap().content.clone();
+    assert!(
+        asked.contains("Background loop \"tidy\"") && asked.contains("Tidy the workspace."),
+        "{asked}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_supervisor_iteration_uses_its_model_and_review_and_may_choose_the_sleep() {
+    let small = Scripted::new("small", Vec::new());
+    let big = Scripted::new(
+        "big",
+        vec![answer(
+            "big-model",
+            None,
+            vec![call("set_next_sleep", json!({ "seconds": 99_999 }))],
+        )],
+    );
+    let harness = Harness::start(&[&small, &big]).await;
+    let mut spec = LoopSpec::task(LoopName::new("watch").unwrap(), "Look at the logs.");
+    spec.output = Some(chat("me"));
+    spec.supervisor = Some(crate::loops::spec::Supervisor {
+        probability: 1.0,
+        model: "big".into(),
+        review: "Check the last answers for mistakes.".into(),
+    });
+    harness
+        .schedules
+        .add(spec, &UserId::new("1000").unwrap())
+        .await
+        .unwrap();
+    let status = harness.until("watch", |s| s.iterations == 1).await;
+    let record = &status.recent[0];
+    assert!(record.supervisor, "{status:?}");
+    assert_eq!(record.model.as_deref(), Some("big-model"));
+    assert_eq!(
+        status.sleep_ms,
+        5 * 60 * 1000,
+        "the choice, clamped to the longest sleep"
+    );
+    assert!(small.seen().is_empty(), "the usual model was not asked");
+    let asked = big.seen()[0].messages.last().unwrap().content.clone();
+    assert!(asked.contains("[Supervisor review]\nCheck the last answers"), "{asked}");
+    let offered: Vec<_> = big.seen()[0].tools.iter().map(|t| t.name.clone()).collect();
+    assert!(offered.contains(&"set_next_sleep".to_string()), "{offered:?}");
+    let reply = harness.recorder.until(1).await;
+    assert_eq!(text_of(&reply[0].1), "fine");
+}
