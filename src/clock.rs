@@ -42,6 +42,33 @@ impl Clock {
     }
 }
 
+/// Helpers for tests under paused time.
+#[cfg(test)]
+pub mod testing {
+    use std::time::Duration;
+
+    /// How long, in real time, a test waits for what it expects.
+    const PATIENCE: Duration = Duration::from_secs(60);
+
+    /// Awaits `future` with no tokio timer of its own — paused time jumps to
+    /// the next timer whenever the runtime is idle, as it is while sled flushes
+    /// on its own threads, so a timeout would fire in the middle of a commit —
+    /// but aborts the test binary, loudly, if it takes [`PATIENCE`] of real time.
+    pub async fn within_patience<T>(what: &str, future: impl Future<Output = T>) -> T {
+        let (done, finished) = std::sync::mpsc::channel::<()>();
+        let what = what.to_owned();
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(PATIENCE) {
+                eprintln!("{what}: nothing after {PATIENCE:?} of real time; aborting");
+                std::process::abort();
+            }
+        });
+        let output = future.await;
+        drop(done);
+        output
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

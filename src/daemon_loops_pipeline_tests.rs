@@ -5,7 +5,7 @@
 //!
 //! While sled flushes on its own threads the runtime is idle, and paused
 //! time jumps to the next timer: the tests wait without timers of their own
-//! ([`within_patience`]) and write nothing to the store while a loop they
+//! (`within_patience`) and write nothing to the store while a loop they
 //! watch is due.
 
 use std::collections::{HashMap, VecDeque};
@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::approvals::{Approvals, Policy};
 use crate::clock::Clock;
+use crate::clock::testing::within_patience;
 use crate::core::GatewayHandle;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, ToolCall, Usage};
 use crate::loops::schedule::{Schedule, Zone};
@@ -33,27 +34,6 @@ use crate::tools::{ToolBox, ToolContext};
 
 /// 2026-11-22 12:00:00 UTC.
 const NOON: u64 = 1_795_867_200_000;
-/// How long, in real time, a test waits for what it expects.
-const PATIENCE: Duration = Duration::from_secs(60);
-
-/// Awaits `future` with no tokio timer of its own — paused time jumps to
-/// the next timer whenever the runtime is idle, as it is while sled flushes
-/// on its own threads, so a timeout would fire in the middle of a commit —
-/// but aborts the test binary, loudly, if it takes [`PATIENCE`] of real time.
-async fn within_patience<T>(what: &str, future: impl Future<Output = T>) -> T {
-    let (done, finished) = std::sync::mpsc::channel::<()>();
-    let what = what.to_owned();
-    std::thread::spawn(move || {
-        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(PATIENCE) {
-            eprintln!("{what}: nothing after {PATIENCE:?} of real time; aborting");
-            std::process::abort();
-        }
-    });
-    let output = future.await;
-    drop(done);
-    output
-}
-
 /// Records every message it is asked to deliver, with the clock's time.
 struct Recorder {
     clock: Clock,

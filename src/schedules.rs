@@ -134,7 +134,7 @@ impl Schedules {
 
     /// Starts `spec`, made in a chat by `by`, and keeps it so that it
     /// resumes after a restart. Refused if the name is taken.
-    pub async fn add(&self, spec: LoopSpec, by: &UserId) -> Result<(), BookError> {
+    pub async fn add(self: &Arc<Self>, spec: LoopSpec, by: &UserId) -> Result<(), BookError> {
         let registry = self.ready()?;
         spec.validate()?;
         let taken = registry
@@ -239,7 +239,7 @@ impl Schedules {
     /// Starts the configured loops and every stored one, each resuming
     /// from its stored next run. Stored config loops no longer configured
     /// are forgotten; a configured loop wins over a stored one of its name.
-    pub async fn resume(&self, configured: Vec<Configured>) -> Result<Resumed, BookError> {
+    pub async fn resume(self: &Arc<Self>, configured: Vec<Configured>) -> Result<Resumed, BookError> {
         let registry = self.ready()?.clone();
         let now_ms = self.clock.now_ms();
         let mut stored = Vec::new();
@@ -341,11 +341,12 @@ impl Schedules {
 
     /// Forgets loop `name` once it ends by itself; one stopped by the
     /// shutdown (or on request, which forgets it already) is left alone.
-    fn watch_for_the_end(&self, registry: &Registry, name: &LoopName) {
+    fn watch_for_the_end(self: &Arc<Self>, registry: &Registry, name: &LoopName) {
         let Some(mut status) = registry.watch(name.as_str()) else {
             return;
         };
-        let store = self.store.clone();
+        // Weak: the book, and with it the store, may go before the loop ends.
+        let book = Arc::downgrade(self);
         let name = name.clone();
         tokio::spawn(async move {
             let ended = status
@@ -353,11 +354,12 @@ impl Schedules {
                 .await
                 .ok()
                 .and_then(|s| s.stop_reason);
-            if matches!(
+            let by_itself = matches!(
                 ended,
                 Some(StopReason::Spent | StopReason::MaxAttempts | StopReason::MaxDuration)
-            ) {
-                match store.remove_loop_record(name.as_str()).await {
+            );
+            if let (true, Some(book)) = (by_itself, book.upgrade()) {
+                match book.store.remove_loop_record(name.as_str()).await {
                     Ok(_) => tracing::info!(%name, "loop ended; forgotten"),
                     Err(error) => tracing::error!(%name, %error, "cannot forget the ended loop"),
                 }
@@ -365,3 +367,7 @@ impl Schedules {
         });
     }
 }
+
+#[cfg(test)]
+#[path = "schedules_tests.rs"]
+mod tests;

@@ -1,0 +1,254 @@
+//! The book across restarts, under paused time: real sled files reopened,
+//! a registry whose iterations are counted (and stored as the daemon's
+//! are, through [`Schedules::ran`]), and clocks set to the hour.
+
+use std::sync::Weak;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use passepartout_gateway::{ChatId, GatewayId};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::clock::testing::within_patience;
+use crate::config::StoreConfig;
+use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
+use crate::loops::schedule::Schedule;
+use crate::store::tests_support::open_temp;
+
+/// 2026-11-22 12:00:00 UTC.
+const NOON: u64 = 1_795_867_200_000;
+const HOUR: u64 = 3_600_000;
+/// Opens the store at `path` again once the last daemon let go of it:
+/// other tasks get to run meanwhile (one may still hold the book), and
+/// sled's threads release the files a moment after the last handle goes.
+async fn reopen(path: &std::path::Path) -> Store {
+    within_patience("reopening the store", async {
+        loop {
+            match Store::open(path, &StoreConfig::default()) {
+                Ok(store) => return store,
+                Err(_) => tokio::task::yield_now().await,
+            }
+        }
+    })
+    .await
+}
+
+/// Tells the test when each iteration ran, then stores the next run.
+struct Counting {
+    ran: mpsc::UnboundedSender<(String, u64)>,
+    clock: Clock,
+    book: Weak<Schedules>,
+}
+
+#[async_trait]
+impl Iterate for Counting {
+    async fn iterate(&self, iteration: Iteration) -> Result<Report, IterateError> {
+        let _ = self.ran.send((iteration.spec.name.to_string(), self.clock.now_ms()));
+        if let Some(book) = self.book.upgrade() {
+            book.ran(&iteration.spec.name, iteration.next_run_ms).await;
+        }
+        Ok(Report::default())
+    }
+}
+
+struct Daemon {
+    book: Arc<Schedules>,
+    registry: Arc<Registry>,
+    ran: mpsc::UnboundedReceiver<(String, u64)>,
+}
+
+/// A "daemon" on `store` whose clock reads `now_ms`.
+fn daemon(store: &Store, now_ms: u64) -> Daemon {
+    let clock = Clock::at(now_ms);
+    let book = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
+    let (ran, receiver) = mpsc::unbounded_channel();
+    let counting = Counting {
+        ran,
+        clock,
+        book: Arc::downgrade(&book),
+    };
+    let registry = Arc::new(Registry::new(Arc::new(counting), 8, clock, &CancellationToken::new()));
+    book.install(registry.clone());
+    Daemon {
+        book,
+        registry,
+        ran: receiver,
+    }
+}
+
+impl Daemon {
+    async fn next_run(&mut self) -> (String, u64) {
+        within_patience("a run", self.ran.recv())
+            .await
+            .expect("the registry is gone")
+    }
+
+    /// Stops every loop, as the daemon's shutdown does, and lets go of the store.
+    async fn stop(self) {
+        self.registry.shutdown(Duration::from_secs(1)).await;
+    }
+}
+
+fn chat() -> ConversationKey {
+    ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("me").unwrap())
+}
+
+fn reminder(name: &str, when: &str, now_ms: u64) -> LoopSpec {
+    let mut spec = LoopSpec::message(LoopName::new(name).unwrap(), "drink water");
+    spec.output = Some(chat());
+    spec.schedule = Some(Schedule::parse(when, &Zone::utc(), now_ms).unwrap());
+    spec
+}
+
+fn me() -> UserId {
+    UserId::new("1000").unwrap()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restart_resumes_the_loop_and_runs_the_missed_slots_once() {
+    let (_dir, store) = open_temp();
+    let path = store.path().to_path_buf();
+    let mut first = daemon(&store, NOON);
+    first.book.resume(Vec::new()).await.unwrap();
+    first
+        .book
+        .add(reminder("water", "every hour", NOON), &me())
+        .await
+        .unwrap();
+    assert_eq!(first.next_run().await, ("water".into(), NOON + HOUR));
+    first.stop().await;
+    drop(store);
+
+    // Down from 13:00 to 16:30: the 14:00, 15:00 and 16:00 runs were missed.
+    let store = reopen(&path).await;
+    let mut second = daemon(&store, NOON + 4 * HOUR + HOUR / 2);
+    let resumed = second.book.resume(Vec::new()).await.unwrap();
+    assert_eq!(
+        resumed,
+        Resumed {
+            started: 1,
+            missed: 1,
+            failed: 0
+        }
+    );
+    assert_eq!(
+        second.next_run().await,
+        ("water".into(), NOON + 4 * HOUR + HOUR / 2),
+        "once, at start"
+    );
+    assert_eq!(
+        second.next_run().await,
+        ("water".into(), NOON + 5 * HOUR),
+        "then on the hour again"
+    );
+    second.stop().await;
+    drop(store);
+
+    // Down for ten minutes before a slot: nothing was missed.
+    let store = reopen(&path).await;
+    let mut third = daemon(&store, NOON + 5 * HOUR + HOUR / 2);
+    let resumed = third.book.resume(Vec::new()).await.unwrap();
+    assert_eq!((resumed.started, resumed.missed), (1, 0));
+    assert_eq!(third.next_run().await, ("water".into(), NOON + 6 * HOUR));
+    third.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_one_shot_missed_while_down_runs_once_at_start_and_is_forgotten() {
+    let (_dir, store) = open_temp();
+    let path = store.path().to_path_buf();
+    let first = daemon(&store, NOON);
+    first.book.resume(Vec::new()).await.unwrap();
+    first
+        .book
+        .add(reminder("call-mum", "in 20 minutes", NOON), &me())
+        .await
+        .unwrap();
+    first.stop().await;
+    drop(store);
+
+    let store = reopen(&path).await;
+    let mut second = daemon(&store, NOON + HOUR);
+    assert_eq!(second.book.resume(Vec::new()).await.unwrap().missed, 1);
+    assert_eq!(second.next_run().await, ("call-mum".into(), NOON + HOUR));
+    let mut status = second.registry.watch("call-mum").unwrap();
+    status.wait_for(|s| s.state == State::Stopped).await.unwrap();
+    // The watcher forgets it once it has stopped; wait for that, in steps.
+    within_patience("forgetting the spent reminder", async {
+        while store.loop_record("call-mum").unwrap().is_some() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    second.stop().await;
+    drop(store);
+
+    let store = reopen(&path).await;
+    let third = daemon(&store, NOON + 2 * HOUR);
+    assert_eq!(
+        third.book.resume(Vec::new()).await.unwrap().started,
+        0,
+        "it does not come back"
+    );
+    third.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn configured_loops_keep_their_next_run_and_are_forgotten_once_unconfigured() {
+    let (_dir, store) = open_temp();
+    let path = store.path().to_path_buf();
+    let configured = |name: &str| Configured {
+        spec: reminder(name, "every hour", NOON),
+        on_heartbeat: false,
+    };
+    let mut first = daemon(&store, NOON);
+    first
+        .book
+        .add(reminder("daily", "every hour", NOON), &me())
+        .await
+        .unwrap();
+    first.registry.stop("daily").unwrap();
+    let resumed = first
+        .book
+        .resume(vec![configured("daily"), configured("backup-check")])
+        .await;
+    assert_eq!(resumed.unwrap().started, 2, "the configured loop wins over the chat's");
+    let source: Stored = serde_json::from_slice(&store.loop_record("daily").unwrap().unwrap()).unwrap();
+    assert_eq!(source.source, Source::Config);
+    assert_eq!(first.next_run().await.1, NOON + HOUR);
+    first.stop().await;
+    drop(store);
+
+    let store = reopen(&path).await;
+    let second = daemon(&store, NOON + 3 * HOUR);
+    let resumed = second.book.resume(vec![configured("daily")]).await.unwrap();
+    assert_eq!((resumed.started, resumed.missed), (1, 1));
+    assert!(
+        store.loop_record("backup-check").unwrap().is_none(),
+        "no longer configured"
+    );
+    second.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_unreadable_record_is_left_alone_and_the_rest_resume() {
+    let (_dir, store) = open_temp();
+    store.put_loop_record("broken", b"{not json".to_vec()).await.unwrap();
+    let first = daemon(&store, NOON);
+    first.book.resume(Vec::new()).await.unwrap();
+    first
+        .book
+        .add(reminder("water", "every hour", NOON), &me())
+        .await
+        .unwrap();
+    first.stop().await;
+    let second = daemon(&store, NOON);
+    assert_eq!(second.book.resume(Vec::new()).await.unwrap().started, 1);
+    assert!(
+        store.loop_record("broken").unwrap().is_some(),
+        "kept for a person to look at"
+    );
+    second.stop().await;
+}
