@@ -107,7 +107,7 @@ impl Core {
 
     /// Installs the loop registry; only the first call does anything.
     pub fn install_loops(&self, registry: Arc<Registry>, iterate: Arc<DaemonLoops>, schedules: Arc<Schedules>) {
-        schedules.install(registry.clone());
+        schedules.install(&registry);
         if self
             .loops
             .set(Loops {

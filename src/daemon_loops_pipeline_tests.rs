@@ -155,8 +155,10 @@ struct Harness {
 impl Harness {
     async fn start(models: &[&Arc<Scripted>]) -> Harness {
         let dir = tempfile::tempdir().unwrap();
-        let mut config = Config::default();
-        config.data_dir = dir.path().to_path_buf();
+        let mut config = Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        };
         config.loops.heartbeat_s = 0;
         let store = crate::store::Store::open(&config.store_dir(), &config.store).unwrap();
         let clock = Clock::at(NOON);

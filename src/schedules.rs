@@ -10,7 +10,7 @@
 //! in the same transaction, so a crash between the two runs that slot again.
 
 use std::collections::BTreeSet;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use passepartout_gateway::{ConversationKey, UserId};
 use serde::{Deserialize, Serialize};
@@ -90,7 +90,8 @@ pub struct Schedules {
     store: Store,
     clock: Clock,
     zone: Zone,
-    registry: OnceLock<Arc<Registry>>,
+    /// Weak: the registry's iterations hold the book, and the core holds both.
+    registry: OnceLock<Weak<Registry>>,
     /// Loops that every heartbeat triggers.
     on_heartbeat: Mutex<BTreeSet<LoopName>>,
 }
@@ -109,14 +110,14 @@ impl Schedules {
     }
 
     /// Hands the book the registry its loops run in; only the first call counts.
-    pub fn install(&self, registry: Arc<Registry>) {
-        if self.registry.set(registry).is_err() {
+    pub fn install(&self, registry: &Arc<Registry>) {
+        if self.registry.set(Arc::downgrade(registry)).is_err() {
             tracing::warn!("the loop registry was installed twice; the second is ignored");
         }
     }
 
-    pub fn registry(&self) -> Option<&Arc<Registry>> {
-        self.registry.get()
+    pub fn registry(&self) -> Option<Arc<Registry>> {
+        self.registry.get().and_then(Weak::upgrade)
     }
 
     /// The zone of schedules that name none.
@@ -128,8 +129,8 @@ impl Schedules {
         self.clock.now_ms()
     }
 
-    fn ready(&self) -> Result<&Arc<Registry>, BookError> {
-        self.registry.get().ok_or(BookError::NotReady)
+    fn ready(&self) -> Result<Arc<Registry>, BookError> {
+        self.registry().ok_or(BookError::NotReady)
     }
 
     /// Starts `spec`, made in a chat by `by`, and keeps it so that it
@@ -157,7 +158,7 @@ impl Schedules {
             self.forget(name.as_str()).await;
             return Err(error.into());
         }
-        self.watch_for_the_end(registry, &name);
+        self.watch_for_the_end(&registry, &name);
         Ok(())
     }
 
@@ -199,7 +200,7 @@ impl Schedules {
     /// The loops speaking in `conversation` that have not stopped.
     pub fn listed_in(&self, conversation: &ConversationKey) -> Vec<LoopStatus> {
         let output = conversation.to_string();
-        let Some(registry) = self.registry.get() else {
+        let Some(registry) = self.registry() else {
             return Vec::new();
         };
         registry
@@ -240,7 +241,7 @@ impl Schedules {
     /// from its stored next run. Stored config loops no longer configured
     /// are forgotten; a configured loop wins over a stored one of its name.
     pub async fn resume(self: &Arc<Self>, configured: Vec<Configured>) -> Result<Resumed, BookError> {
-        let registry = self.ready()?.clone();
+        let registry = self.ready()?;
         let now_ms = self.clock.now_ms();
         let mut stored = Vec::new();
         for (name, bytes) in self.store.loop_records()? {

@@ -70,7 +70,7 @@ fn daemon(store: &Store, now_ms: u64) -> Daemon {
         book: Arc::downgrade(&book),
     };
     let registry = Arc::new(Registry::new(Arc::new(counting), 8, clock, &CancellationToken::new()));
-    book.install(registry.clone());
+    book.install(&registry);
     Daemon {
         book,
         registry,

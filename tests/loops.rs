@@ -8,8 +8,9 @@ use std::time::Duration;
 
 use passepartout::loops::status::{LoopStatus, State};
 use passepartout_gateway::ReplyKind;
-use passepartout_socket::Client;
-use support::fake_llm::FakeLlm;
+use passepartout_socket::{Client, ServerFrame};
+use serde_json::json;
+use support::fake_llm::{FakeLlm, Script};
 use support::harness::{TestDaemon, WAIT, ask};
 use support::process::{Running, run_cli, write_config};
 
@@ -154,4 +155,53 @@ async fn the_cli_lists_the_loops_of_a_running_daemon() {
             .any(|line| line.contains("loops stopped") && line.contains("aborted=0")),
         "{logs:?}"
     );
+}
+
+/// The next reply in the conversation that answers no message: what a
+/// loop says.
+async fn next_unprompted(client: &mut Client) -> (ReplyKind, String) {
+    let wait = async {
+        loop {
+            if let ServerFrame::Reply {
+                in_reply_to: None,
+                text,
+                kind,
+                ..
+            } = client.next_event().await.expect("connection stays up")
+            {
+                return (kind, text);
+            }
+        }
+    };
+    tokio::time::timeout(WAIT, wait)
+        .await
+        .expect("a loop's message in time")
+}
+
+#[tokio::test]
+async fn a_reminder_asked_for_in_chat_survives_a_restart_and_arrives() {
+    let llm = FakeLlm::start().await;
+    llm.push(Script::ToolCall {
+        name: "schedule".into(),
+        arguments: json!({ "name": "tea", "when": "in 3 seconds", "message": "Tea is ready" }).to_string(),
+    });
+    llm.push(Script::Reply("I will remind you.".into()));
+    let mut daemon = TestDaemon::start_with(&llm, |config| config.loops.heartbeat_s = 0, Vec::new()).await;
+    let mut client = daemon.client("kitchen").await;
+    let asked = std::time::Instant::now();
+    let (kind, text) = ask(&mut client, "remind me in 3 seconds that the tea is ready").await;
+    assert_eq!((kind, text.as_str()), (ReplyKind::Answer, "I will remind you."));
+    let listed = loops(&mut client).await;
+    let tea = listed.iter().find(|s| s.name.as_str() == "tea").expect("tea is listed");
+    assert_eq!(tea.output.as_deref(), Some("socket:kitchen"));
+    assert_eq!(tea.state, State::Sleeping);
+
+    drop(client);
+    daemon.restart(Vec::new()).await;
+    let mut client = daemon.client("kitchen").await;
+    let (kind, text) = next_unprompted(&mut client).await;
+    assert_eq!((kind, text.as_str()), (ReplyKind::Notice, "Tea is ready"));
+    assert!(asked.elapsed() >= Duration::from_secs(2), "not before its time");
+    assert_eq!(llm.requests().len(), 2, "a reminder needs no model");
+    daemon.stop().await;
 }
