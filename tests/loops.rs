@@ -6,6 +6,7 @@ mod support;
 
 use std::time::Duration;
 
+use passepartout::config::{LoopEntry, LoopTrigger};
 use passepartout::loops::status::{LoopStatus, State};
 use passepartout_gateway::ReplyKind;
 use passepartout_socket::{Client, ServerFrame};
@@ -203,5 +204,48 @@ async fn a_reminder_asked_for_in_chat_survives_a_restart_and_arrives() {
     assert_eq!((kind, text.as_str()), (ReplyKind::Notice, "Tea is ready"));
     assert!(asked.elapsed() >= Duration::from_secs(2), "not before its time");
     assert_eq!(llm.requests().len(), 2, "a reminder needs no model");
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_loop_on_the_heartbeat_speaks_at_every_beat() {
+    let llm = FakeLlm::start().await;
+    let entry = LoopEntry {
+        name: "stretch".into(),
+        task: None,
+        message: Some("Stand up and stretch".into()),
+        schedule: None,
+        output: "socket:ops".into(),
+        on: Some(LoopTrigger::Heartbeat),
+        retrigger: None,
+        sleep_min_s: None,
+        sleep_max_s: None,
+        sleep_s: None,
+        jitter: None,
+        max_iterations: None,
+        max_duration_s: None,
+        supervisor: None,
+    };
+    let mut daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.loops.heartbeat_s = 1;
+            config.loops.entries = vec![entry];
+        },
+        Vec::new(),
+    )
+    .await;
+    let mut client = daemon.client("ops").await;
+    for _ in 0..2 {
+        let (kind, text) = next_unprompted(&mut client).await;
+        assert_eq!((kind, text.as_str()), (ReplyKind::Notice, "Stand up and stretch"));
+    }
+    let stretch = loops(&mut client)
+        .await
+        .into_iter()
+        .find(|s| s.name.as_str() == "stretch")
+        .unwrap();
+    assert!(stretch.iterations >= 2, "{stretch:?}");
+    assert!(llm.requests().is_empty(), "a reminder needs no model");
     daemon.stop().await;
 }
