@@ -158,7 +158,7 @@ impl Schedules {
             self.forget(name.as_str()).await;
             return Err(error.into());
         }
-        self.watch_for_the_end(&registry, &name);
+        self.watch_for_the_end(&registry, &name, now_ms);
         Ok(())
     }
 
@@ -306,10 +306,11 @@ impl Schedules {
             if let Err(error) = self.keep(&record).await {
                 tracing::error!(%name, %error, "cannot store the loop");
             }
+            let created_ms = record.created_ms;
             match registry.spawn(record.spec) {
                 Ok(()) => {
                     resumed.started += 1;
-                    self.watch_for_the_end(&registry, &name);
+                    self.watch_for_the_end(&registry, &name, created_ms);
                 }
                 Err(error) => {
                     // Kept: it may start at the next start, with room for it.
@@ -340,9 +341,10 @@ impl Schedules {
         }
     }
 
-    /// Forgets loop `name` once it ends by itself; one stopped by the
-    /// shutdown (or on request, which forgets it already) is left alone.
-    fn watch_for_the_end(self: &Arc<Self>, registry: &Registry, name: &LoopName) {
+    /// Forgets loop `name` (the one made at `created_ms`) once it ends by
+    /// itself; one stopped by the shutdown (or on request, which forgets it
+    /// already) is left alone, and so is a new loop of the same name.
+    fn watch_for_the_end(self: &Arc<Self>, registry: &Registry, name: &LoopName, created_ms: u64) {
         let Some(mut status) = registry.watch(name.as_str()) else {
             return;
         };
@@ -360,12 +362,31 @@ impl Schedules {
                 Some(StopReason::Spent | StopReason::MaxAttempts | StopReason::MaxDuration)
             );
             if let (true, Some(book)) = (by_itself, book.upgrade()) {
-                match book.store.remove_loop_record(name.as_str()).await {
-                    Ok(_) => tracing::info!(%name, "loop ended; forgotten"),
+                match book.forget_ended(&name, created_ms).await {
+                    Ok(true) => tracing::info!(%name, "loop ended; forgotten"),
+                    Ok(false) => {}
                     Err(error) => tracing::error!(%name, %error, "cannot forget the ended loop"),
                 }
             }
         });
+    }
+
+    /// Forgets loop `name` if the stored one is still the one made at
+    /// `created_ms`: never a loop of the same name made since.
+    async fn forget_ended(&self, name: &LoopName, created_ms: u64) -> Result<bool, BookError> {
+        loop {
+            let Some(bytes) = self.store.loop_record(name.as_str())? else {
+                return Ok(false);
+            };
+            let stored: Stored = serde_json::from_slice(&bytes)?;
+            if stored.created_ms != created_ms {
+                return Ok(false);
+            }
+            if self.store.remove_loop_record_if(name.as_str(), bytes).await? {
+                return Ok(true);
+            }
+            // Changed meanwhile (its next run was stored): look again.
+        }
     }
 }
 

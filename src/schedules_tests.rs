@@ -252,3 +252,46 @@ async fn an_unreadable_record_is_left_alone_and_the_rest_resume() {
     );
     second.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_ended_loop_is_forgotten_but_not_a_new_one_of_its_name() {
+    let (_dir, store) = open_temp();
+    let mut daemon = daemon(&store, NOON);
+    daemon.book.resume(Vec::new()).await.unwrap();
+    daemon
+        .book
+        .add(reminder("tea", "in 1 minute", NOON), &me())
+        .await
+        .unwrap();
+    let old = store.loop_record("tea").unwrap().unwrap();
+    assert!(
+        !daemon
+            .book
+            .forget_ended(&LoopName::new("tea").unwrap(), NOON + 1)
+            .await
+            .unwrap()
+    );
+    assert_eq!(
+        store.loop_record("tea").unwrap().unwrap(),
+        old,
+        "another loop's end leaves it"
+    );
+    assert_eq!(daemon.next_run().await.1, NOON + 60_000);
+    let mut status = daemon.registry.watch("tea").unwrap();
+    status.wait_for(|s| s.state == State::Stopped).await.unwrap();
+    within_patience("forgetting the spent reminder", async {
+        while store.loop_record("tea").unwrap().is_some() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    assert!(
+        !daemon
+            .book
+            .forget_ended(&LoopName::new("tea").unwrap(), NOON)
+            .await
+            .unwrap(),
+        "gone already"
+    );
+    daemon.stop().await;
+}

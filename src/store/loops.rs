@@ -34,6 +34,22 @@ impl Store {
         self.durable().await
     }
 
+    /// Forgets loop `name` if its record is still `expected`, durably;
+    /// whether it was.
+    pub async fn remove_loop_record_if(&self, name: &str, expected: Vec<u8>) -> Result<bool, StoreError> {
+        let name = name.to_owned();
+        let swapped = self
+            .gated(move |store| {
+                store
+                    .inner
+                    .loops
+                    .compare_and_swap(name.as_bytes(), Some(expected), None::<Vec<u8>>)
+            })
+            .await??;
+        self.durable().await?;
+        Ok(swapped.is_ok())
+    }
+
     /// Forgets loop `name`, durably; whether it was stored.
     pub async fn remove_loop_record(&self, name: &str) -> Result<bool, StoreError> {
         let name = name.to_owned();
