@@ -13,7 +13,7 @@ use passepartout_gateway::ConversationKey;
 use tokio::sync::oneshot;
 
 use crate::config::Config;
-use crate::conversations::{Job, LoopDone, LoopFailed, LoopJob, LoopWork};
+use crate::conversations::{Job, LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
 use crate::core::Core;
 use crate::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
@@ -103,7 +103,19 @@ impl DaemonLoops {
                 turn: LoopTurn::new(spec.name.clone(), spec.sleep, spec.schedule.is_some()),
             }),
         };
-        let done = in_conversation(&core, output(spec)?, work).await?;
+        let next_run = spec.schedule.is_some().then(|| NextRun {
+            book: self.schedules.clone(),
+            name: spec.name.clone(),
+            at_ms: iteration.next_run_ms,
+        });
+        let (done, report) = oneshot::channel();
+        let job = LoopJob {
+            work,
+            cancel: iteration.cancel.clone(),
+            next_run,
+            done,
+        };
+        let done = in_conversation(&core, output(spec)?, job, report).await?;
         Ok(Report {
             tokens_in: done.cost.tokens_in,
             tokens_out: done.cost.tokens_out,
@@ -135,11 +147,12 @@ fn output(spec: &LoopSpec) -> Result<&ConversationKey, DaemonIterateError> {
     })
 }
 
-/// Hands `work` to the worker of `conversation` and waits for it.
+/// Hands `job` to the worker of `conversation` and waits for its `report`.
 async fn in_conversation(
     core: &Arc<Core>,
     conversation: &ConversationKey,
-    work: LoopWork,
+    job: LoopJob,
+    report: oneshot::Receiver<Result<LoopDone, LoopFailed>>,
 ) -> Result<LoopDone, DaemonIterateError> {
     let permit = core
         .router
@@ -147,8 +160,7 @@ async fn in_conversation(
         .map_err(|_| DaemonIterateError::Busy {
             conversation: conversation.clone(),
         })?;
-    let (done, report) = oneshot::channel();
-    permit.send(Job::Loop(Box::new(LoopJob { work, done })));
+    permit.send(Job::Loop(Box::new(job)));
     Ok(report.await.map_err(|_| DaemonIterateError::WorkerGone)??)
 }
 
@@ -159,7 +171,8 @@ impl Iterate for DaemonLoops {
             _ = iteration.cancel.cancelled() => return Err(IterateError::Cancelled),
             report = self.run(&iteration) => report.map_err(IterateError::failed)?,
         };
-        if iteration.spec.schedule.is_some() {
+        // A reminder's or a task's next run was stored by the worker, with its commit.
+        if iteration.spec.schedule.is_some() && matches!(iteration.spec.body, Body::Handler { .. }) {
             self.schedules.ran(&iteration.spec.name, iteration.next_run_ms).await;
         }
         Ok(report)

@@ -27,8 +27,8 @@ use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, ToolCall, Usage
 use crate::loops::schedule::{Schedule, Zone};
 use crate::loops::status::{LoopStatus, State, StopReason};
 use crate::memory::MemorySession;
-use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
+use crate::pipeline::{LoopPrompt, Pipeline};
 use crate::skills::Skills;
 use crate::tools::{ToolBox, ToolContext};
 
@@ -401,4 +401,27 @@ async fn a_supervisor_iteration_uses_its_model_and_review_and_may_choose_the_sle
     assert!(offered.contains(&"set_next_sleep".to_string()), "{offered:?}");
     let reply = harness.recorder.until(1).await;
     assert_eq!(text_of(&reply[0].1), "fine");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_loop_may_not_change_the_schedules_even_after_an_approval() {
+    let harness = Harness::start(&[&Scripted::new("small", Vec::new())]).await;
+    let tools = crate::tools::schedule::tools(&harness.schedules);
+    let mut from_a_loop = harness.me();
+    from_a_loop.sender = LoopPrompt::sender(&LoopName::new("tidy").unwrap());
+    for (name, arguments) in [
+        (
+            "schedule",
+            json!({ "name": "more", "when": "every hour", "message": "m" }),
+        ),
+        ("cancel_schedule", json!({ "name": "more" })),
+    ] {
+        let tool = tools.iter().find(|t| t.spec().name == name).unwrap();
+        let refused = tool.call(&from_a_loop, arguments).await.unwrap_err();
+        assert!(
+            refused.to_string().contains("a background loop cannot"),
+            "{name}: {refused}"
+        );
+    }
+    assert!(harness.core.store.loop_records().unwrap().is_empty());
 }

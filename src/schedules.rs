@@ -61,6 +61,8 @@ pub enum BookError {
     Taken { name: LoopName },
     #[error("loop \"{name}\" belongs to another conversation")]
     NotHere { name: String },
+    #[error("loop \"{name}\" is defined in the config file; only its owner can remove it there")]
+    Configured { name: String },
     #[error(transparent)]
     Invalid(#[from] InvalidSpec),
     #[error(transparent)]
@@ -138,11 +140,10 @@ impl Schedules {
     pub async fn add(self: &Arc<Self>, spec: LoopSpec, by: &UserId) -> Result<(), BookError> {
         let registry = self.ready()?;
         spec.validate()?;
-        let taken = registry
+        if registry
             .status(spec.name.as_str())
             .is_some_and(|s| s.state != State::Stopped)
-            || self.store.loop_record(spec.name.as_str())?.is_some();
-        if taken {
+        {
             return Err(BookError::Taken { name: spec.name });
         }
         let now_ms = self.clock.now_ms();
@@ -152,10 +153,21 @@ impl Schedules {
             source: Source::Chat { by: by.clone() },
             created_ms: now_ms,
         };
-        self.keep(&stored).await?;
+        // Claims the name in the store, atomically: of two loops made at
+        // once under one name, one is refused.
         let name = stored.spec.name.clone();
+        let bytes = serde_json::to_vec(&stored)?;
+        if !self
+            .store
+            .swap_loop_record(name.as_str(), None, Some(bytes.clone()))
+            .await?
+        {
+            return Err(BookError::Taken { name });
+        }
         if let Err(error) = registry.spawn(stored.spec) {
-            self.forget(name.as_str()).await;
+            if let Err(error) = self.store.swap_loop_record(name.as_str(), Some(bytes), None).await {
+                tracing::error!(%name, %error, "cannot forget the loop that did not start");
+            }
             return Err(error.into());
         }
         self.watch_for_the_end(&registry, &name, now_ms);
@@ -181,6 +193,9 @@ impl Schedules {
     /// its own loops.
     pub async fn remove_in(&self, conversation: &ConversationKey, name: &str) -> Result<(), BookError> {
         let registry = self.ready()?;
+        if self.stored(name)?.is_some_and(|s| s.source == Source::Config) {
+            return Err(BookError::Configured { name: name.to_owned() });
+        }
         let output = conversation.to_string();
         let ours = match registry.status(name) {
             Some(status) => status.output.as_deref() == Some(output.as_str()),
@@ -213,17 +228,28 @@ impl Schedules {
     /// Loop `name` finished an iteration; its next slot is `next_run_ms`.
     /// Errors are logged: at worst the slot runs again after a restart.
     pub async fn ran(&self, name: &LoopName, next_run_ms: Option<u64>) {
-        let mut stored = match self.stored(name.as_str()) {
-            Ok(Some(stored)) => stored,
-            Ok(None) => return,
-            Err(error) => {
-                tracing::error!(%name, %error, "cannot read the stored loop");
-                return;
-            }
-        };
-        stored.next_run_ms = next_run_ms;
-        if let Err(error) = self.keep(&stored).await {
+        if let Err(error) = self.store_next_run(name, next_run_ms).await {
             tracing::error!(%name, %error, "cannot store the loop's next run");
+        }
+    }
+
+    /// Stores the next run into the record as it is, unless it was
+    /// removed meanwhile (a loop stopped as it ran stays forgotten).
+    async fn store_next_run(&self, name: &LoopName, next_run_ms: Option<u64>) -> Result<(), BookError> {
+        loop {
+            let Some(bytes) = self.store.loop_record(name.as_str())? else {
+                return Ok(());
+            };
+            let mut stored: Stored = serde_json::from_slice(&bytes)?;
+            stored.next_run_ms = next_run_ms;
+            let new = serde_json::to_vec(&stored)?;
+            if self
+                .store
+                .swap_loop_record(name.as_str(), Some(bytes), Some(new))
+                .await?
+            {
+                return Ok(());
+            }
         }
     }
 
@@ -261,8 +287,10 @@ impl Schedules {
                     .insert(spec.name.clone());
             }
             let previous = stored.iter().find(|s| s.spec.name == spec.name);
+            // A schedule changed in the config starts afresh.
+            let same_schedule = previous.is_some_and(|s| s.spec.schedule == spec.schedule);
             let record = Stored {
-                next_run_ms: previous.and_then(|s| s.next_run_ms),
+                next_run_ms: previous.filter(|_| same_schedule).and_then(|s| s.next_run_ms),
                 created_ms: previous.map_or(now_ms, |s| s.created_ms),
                 spec,
                 source: Source::Config,
@@ -382,7 +410,7 @@ impl Schedules {
             if stored.created_ms != created_ms {
                 return Ok(false);
             }
-            if self.store.remove_loop_record_if(name.as_str(), bytes).await? {
+            if self.store.swap_loop_record(name.as_str(), Some(bytes), None).await? {
                 return Ok(true);
             }
             // Changed meanwhile (its next run was stored): look again.

@@ -203,13 +203,16 @@ async fn configured_loops_keep_their_next_run_and_are_forgotten_once_unconfigure
         spec: reminder(name, "every hour", NOON),
         on_heartbeat: false,
     };
+    // A loop made in a chat, kept from an earlier run, of a name the config now uses.
+    let chat_made = Stored {
+        spec: reminder("daily", "every hour", NOON),
+        source: Source::Chat { by: me() },
+        next_run_ms: Some(NOON + HOUR),
+        created_ms: NOON,
+    };
+    let bytes = serde_json::to_vec(&chat_made).unwrap();
+    store.put_loop_record("daily", bytes).await.unwrap();
     let mut first = daemon(&store, NOON);
-    first
-        .book
-        .add(reminder("daily", "every hour", NOON), &me())
-        .await
-        .unwrap();
-    first.registry.stop("daily").unwrap();
     let resumed = first
         .book
         .resume(vec![configured("daily"), configured("backup-check")])
@@ -294,4 +297,30 @@ async fn an_ended_loop_is_forgotten_but_not_a_new_one_of_its_name() {
         "gone already"
     );
     daemon.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_configured_schedule_that_changed_starts_afresh_and_stays_out_of_chats_reach() {
+    let (_dir, store) = open_temp();
+    let configured = |when: &str| Configured {
+        spec: reminder("report", when, NOON),
+        on_heartbeat: false,
+    };
+    let first = daemon(&store, NOON);
+    first.book.resume(vec![configured("every hour")]).await.unwrap();
+    let refused = first.book.remove_in(&chat(), "report").await.unwrap_err();
+    assert!(matches!(refused, BookError::Configured { .. }), "{refused}");
+    assert!(refused.to_string().contains("config file"), "{refused}");
+    first.stop().await;
+
+    // Three hours later, with a daily schedule instead: nothing was missed.
+    let mut second = daemon(&store, NOON + 3 * HOUR);
+    let resumed = second.book.resume(vec![configured("daily at 18:00")]).await.unwrap();
+    assert_eq!((resumed.started, resumed.missed), (1, 0));
+    assert_eq!(
+        second.next_run().await.1,
+        NOON + 6 * HOUR,
+        "at 18:00, by the new schedule"
+    );
+    second.stop().await;
 }

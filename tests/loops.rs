@@ -184,13 +184,13 @@ async fn a_reminder_asked_for_in_chat_survives_a_restart_and_arrives() {
     let llm = FakeLlm::start().await;
     llm.push(Script::ToolCall {
         name: "schedule".into(),
-        arguments: json!({ "name": "tea", "when": "in 3 seconds", "message": "Tea is ready" }).to_string(),
+        arguments: json!({ "name": "tea", "when": "in 8 seconds", "message": "Tea is ready" }).to_string(),
     });
     llm.push(Script::Reply("I will remind you.".into()));
     let mut daemon = TestDaemon::start_with(&llm, |config| config.loops.heartbeat_s = 0, Vec::new()).await;
     let mut client = daemon.client("kitchen").await;
     let asked = std::time::Instant::now();
-    let (kind, text) = ask(&mut client, "remind me in 3 seconds that the tea is ready").await;
+    let (kind, text) = ask(&mut client, "remind me in 8 seconds that the tea is ready").await;
     assert_eq!((kind, text.as_str()), (ReplyKind::Answer, "I will remind you."));
     let listed = loops(&mut client).await;
     let tea = listed.iter().find(|s| s.name.as_str() == "tea").expect("tea is listed");
@@ -200,10 +200,27 @@ async fn a_reminder_asked_for_in_chat_survives_a_restart_and_arrives() {
     drop(client);
     daemon.restart(Vec::new()).await;
     let mut client = daemon.client("kitchen").await;
+    let resumed = loops(&mut client).await;
+    let tea = resumed.iter().find(|s| s.name.as_str() == "tea");
+    assert!(
+        tea.is_some_and(|s| s.state == State::Sleeping),
+        "the restarted daemon waits for the reminder's time (was the first one too slow?): {resumed:?}"
+    );
     let (kind, text) = next_unprompted(&mut client).await;
     assert_eq!((kind, text.as_str()), (ReplyKind::Notice, "Tea is ready"));
-    assert!(asked.elapsed() >= Duration::from_secs(2), "not before its time");
+    assert!(asked.elapsed() >= Duration::from_secs(7), "not before its time");
     assert_eq!(llm.requests().len(), 2, "a reminder needs no model");
+    let done = loops(&mut client)
+        .await
+        .into_iter()
+        .find(|s| s.name.as_str() == "tea")
+        .unwrap();
+    assert_eq!(done.iterations, 1, "{done:?}");
+    let status = tokio::time::timeout(WAIT, client.status()).await.unwrap().unwrap();
+    assert_eq!(
+        status["store"]["outbox"], 0,
+        "delivered once, nothing left to send: {status}"
+    );
     daemon.stop().await;
 }
 

@@ -4,12 +4,19 @@
 //! the outbox. The loop hears back how it went; a failure (no model
 //! answered, a panic, a timeout) is the loop's to retry, and nothing is
 //! posted to the conversation about it.
+//!
+//! A job the loop no longer waits for (it was stopped or restarted while
+//! the job was queued) is skipped. Once started, a job runs to the end —
+//! the daemon's shutdown included — and stores the loop's next run right
+//! after its commit, so a run that was delivered is not made up again at
+//! the next start.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout_gateway::{ConversationKey, ReplyKind};
 use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
 
 use super::delivery;
 use super::history::RecentHistory;
@@ -19,6 +26,7 @@ use crate::llm::ChatMessage;
 use crate::loops::spec::LoopName;
 use crate::memory::MemorySession;
 use crate::pipeline::{Cost, LoopPrompt, TurnOutput, TurnRecord};
+use crate::schedules::Schedules;
 
 /// What a loop asks of a conversation's worker.
 #[derive(Debug)]
@@ -42,16 +50,46 @@ pub struct LoopDone {
 #[error("{0}")]
 pub struct LoopFailed(pub String);
 
+/// Where a scheduled loop's next run is stored once an iteration committed.
+pub struct NextRun {
+    pub book: Arc<Schedules>,
+    pub name: LoopName,
+    /// The slot after this iteration; none when the schedule is spent.
+    pub at_ms: Option<u64>,
+}
+
+impl std::fmt::Debug for NextRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NextRun")
+            .field("name", &self.name)
+            .field("at_ms", &self.at_ms)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A loop's iteration and where to report on it.
 #[derive(Debug)]
 pub struct LoopJob {
     pub work: LoopWork,
+    /// Fires when the loop no longer wants this iteration.
+    pub cancel: CancellationToken,
+    /// For a scheduled loop: where its next run goes.
+    pub next_run: Option<NextRun>,
     pub done: oneshot::Sender<Result<LoopDone, LoopFailed>>,
 }
 
 pub(super) async fn run(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, job: LoopJob) {
-    let LoopJob { work, done } = job;
-    let result = iterate(core, key, recent, work).await;
+    let LoopJob {
+        work,
+        cancel,
+        next_run,
+        done,
+    } = job;
+    if cancel.is_cancelled() || done.is_closed() {
+        tracing::debug!(conversation = %key, "a loop's iteration was called off before it started");
+        return;
+    }
+    let result = iterate(core, key, recent, work, next_run).await;
     if let Err(LoopFailed(error)) = &result {
         tracing::warn!(conversation = %key, %error, "a loop's iteration failed");
     }
@@ -64,6 +102,7 @@ async fn iterate(
     key: &ConversationKey,
     recent: &mut RecentHistory,
     work: LoopWork,
+    next_run: Option<NextRun>,
 ) -> Result<LoopDone, LoopFailed> {
     let (output, next_sleep) = match work {
         LoopWork::Say { name, text } => (said(&name, text), None),
@@ -96,6 +135,9 @@ async fn iterate(
             recent.invalidate();
             return Err(LoopFailed(format!("the store refused the iteration: {error}")));
         }
+    }
+    if let Some(NextRun { book, name, at_ms }) = next_run {
+        book.ran(&name, at_ms).await;
     }
     delivery::deliver(core, key).await;
     Ok(LoopDone { cost, next_sleep })

@@ -20,7 +20,7 @@ use tokio::sync::mpsc;
 
 use crate::core::Core;
 
-pub use loop_job::{LoopDone, LoopFailed, LoopJob, LoopWork};
+pub use loop_job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
 
 /// Work for a conversation's worker.
 #[derive(Debug)]

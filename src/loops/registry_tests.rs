@@ -561,3 +561,21 @@ async fn a_stored_first_run_is_kept_and_a_past_one_runs_at_once() {
         "then the next slot: 3 600 000 ms"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_one_shot_run_early_on_request_does_not_run_again_at_its_time() {
+    let (registry, mut calls) = registry(4);
+    let mut once = spec("early", 10, 60, 600, 0.0);
+    let zone = crate::loops::schedule::Zone::utc();
+    once.schedule = Some(crate::loops::schedule::Schedule::parse("in 20 minutes", &zone, 1_000_000).unwrap());
+    registry.spawn(once).unwrap();
+    until(&registry, "early", |s| s.state == State::Sleeping).await;
+    registry.trigger("early").unwrap();
+    let call = next_call(&mut calls).await;
+    assert!(call.iteration.triggered);
+    assert_eq!(call.iteration.next_run_ms, None, "its one run is this one");
+    call.answer(ok());
+    let stopped = until(&registry, "early", |s| s.state == State::Stopped).await;
+    assert_eq!(stopped.stop_reason, Some(StopReason::Spent));
+    no_call_for_an_hour(&mut calls).await;
+}

@@ -164,7 +164,12 @@ impl Run {
         let supervised = (self.spec.supervisor.as_ref()).is_some_and(|s| self.random.unit() < s.probability);
         let began = Instant::now();
         let started_ms = self.clock.now_ms();
-        let next_run_ms = (self.spec.schedule.as_ref()).and_then(|schedule| schedule.next_after(started_ms));
+        let next_run_ms = match &self.spec.schedule {
+            // A one-shot run early on request has had its one run.
+            Some(schedule) if triggered && schedule.is_once() => None,
+            Some(schedule) => schedule.next_after(started_ms),
+            None => None,
+        };
         let mut attempt = 0;
         self.update(|s| {
             s.state = State::Processing;

@@ -107,6 +107,11 @@ impl Schedule {
         parse::parse(text, default_tz, now_ms)
     }
 
+    /// Whether it has one slot only (a reminder).
+    pub fn is_once(&self) -> bool {
+        matches!(self, Self::Once { .. })
+    }
+
     /// The first slot strictly after `after_ms`; `None` when there is none (a
     /// one-shot already past, or an instant beyond what jiff can represent).
     pub fn next_after(&self, after_ms: u64) -> Option<u64> {

@@ -34,6 +34,12 @@ impl LoopPrompt {
         UserId::new(format!("loop:{name}")).expect("a loop name makes a valid user id")
     }
 
+    /// Whether `sender` is a loop: its iterations, and the turns that
+    /// finish its approved actions. No gateway makes such an id.
+    pub fn is_loop(sender: &UserId) -> bool {
+        sender.as_str().starts_with("loop:")
+    }
+
     /// What the model reads.
     fn text(&self) -> String {
         let mut text = format!(

@@ -34,17 +34,17 @@ impl Store {
         self.durable().await
     }
 
-    /// Forgets loop `name` if its record is still `expected`, durably;
-    /// whether it was.
-    pub async fn remove_loop_record_if(&self, name: &str, expected: Vec<u8>) -> Result<bool, StoreError> {
+    /// Replaces loop `name`'s record with `new` (none: forgets it) if it
+    /// is still `expected` (none: there is none), durably; whether it was.
+    pub async fn swap_loop_record(
+        &self,
+        name: &str,
+        expected: Option<Vec<u8>>,
+        new: Option<Vec<u8>>,
+    ) -> Result<bool, StoreError> {
         let name = name.to_owned();
         let swapped = self
-            .gated(move |store| {
-                store
-                    .inner
-                    .loops
-                    .compare_and_swap(name.as_bytes(), Some(expected), None::<Vec<u8>>)
-            })
+            .gated(move |store| store.inner.loops.compare_and_swap(name.as_bytes(), expected, new))
             .await??;
         self.durable().await?;
         Ok(swapped.is_ok())
@@ -76,9 +76,23 @@ mod tests {
         let names: Vec<_> = store.loop_records().unwrap().into_iter().map(|(n, _)| n).collect();
         assert_eq!(names, ["mail", "pills"]);
         assert_eq!(store.loop_record("pills").unwrap().unwrap(), b"{\"a\":1}");
+        assert!(
+            !store.swap_loop_record("mail", None, Some(b"x".to_vec())).await.unwrap(),
+            "taken"
+        );
+        let changed = store.swap_loop_record("mail", Some(b"{}".to_vec()), Some(b"y".to_vec()));
+        assert!(changed.await.unwrap());
+        assert!(
+            !store
+                .swap_loop_record("mail", Some(b"{}".to_vec()), None)
+                .await
+                .unwrap(),
+            "changed since"
+        );
         assert!(store.remove_loop_record("pills").await.unwrap());
         assert!(!store.remove_loop_record("pills").await.unwrap());
         assert_eq!(store.loop_records().unwrap().len(), 1);
+        assert_eq!(store.loop_record("mail").unwrap().unwrap(), b"y");
         drop(dir);
     }
 }

@@ -18,6 +18,7 @@ use crate::llm::ToolSpec;
 use crate::loops::schedule::Schedule;
 use crate::loops::spec::{LoopName, LoopSpec};
 use crate::loops::status::human;
+use crate::pipeline::LoopPrompt;
 use crate::schedules::{BookError, Schedules};
 
 /// The three tools, sharing `schedules`.
@@ -32,6 +33,17 @@ pub fn tools(schedules: &Arc<Schedules>) -> Vec<Arc<dyn Tool>> {
 const GRAMMAR: &str = "`in 20 minutes`, `at 09:00`, `at 2026-11-23 09:00`, `every 15 minutes`, \
                        `every hour`, `daily at 07:30`, `cron 0 7 * * 1-5`; the daily, cron and at forms \
                        may end with an IANA zone such as Europe/Paris";
+
+/// A loop — in its iteration, or in the turn that finishes an action of
+/// its that was approved — may not change what is scheduled.
+fn refuse_loops(context: &ToolContext) -> Result<(), ToolError> {
+    if context.loop_turn.is_some() || LoopPrompt::is_loop(&context.sender) {
+        return Err(ToolError::Refused(
+            "a background loop cannot change the schedules; a person can".into(),
+        ));
+    }
+    Ok(())
+}
 
 fn refused(error: BookError) -> ToolError {
     match error {
@@ -81,11 +93,7 @@ impl Tool for ScheduleTool {
 
     async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
         let arguments: ScheduleArguments = parse_arguments(arguments)?;
-        if context.loop_turn.is_some() {
-            return Err(ToolError::Refused(
-                "a background loop cannot schedule more loops".into(),
-            ));
-        }
+        refuse_loops(context)?;
         let name = LoopName::new(arguments.name).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
         let schedules = &self.0;
         let now_ms = schedules.now_ms();
@@ -187,6 +195,7 @@ impl Tool for CancelSchedule {
 
     async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
         let CancelArguments { name } = parse_arguments(arguments)?;
+        refuse_loops(context)?;
         self.0.remove_in(&context.conversation, &name).await.map_err(refused)?;
         Ok(format!("Cancelled \"{name}\"; it will not run again."))
     }
