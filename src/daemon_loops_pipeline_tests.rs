@@ -233,12 +233,12 @@ fn text_of(outbound: &Outbound) -> &str {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_reminder_from_the_schedule_tool_reaches_the_socket_conversation_on_time() {
+async fn a_reminder_from_the_remind_tool_reaches_the_socket_conversation_on_time() {
     let model = Scripted::new("small", Vec::new());
     let harness = Harness::start(&[&model]).await;
     let made = harness
         .tool(
-            "schedule",
+            "remind",
             json!({ "name": "stretch", "when": "in 20 minutes", "message": "Time to stretch" }),
         )
         .await
@@ -284,8 +284,8 @@ async fn stop_reminding_me_cancels_only_this_conversations_reminder() {
         .await
         .unwrap();
     let arguments = json!({ "name": "water", "when": "every 2 hours", "message": "Drink" });
-    harness.tool("schedule", arguments.clone()).await.unwrap();
-    let again = harness.tool("schedule", arguments).await.unwrap_err();
+    harness.tool("remind", arguments.clone()).await.unwrap();
+    let again = harness.tool("remind", arguments).await.unwrap_err();
     assert!(again.to_string().contains("already a loop called \"water\""), "{again}");
     let refused = harness
         .tool("cancel_schedule", json!({ "name": "theirs" }))
@@ -312,7 +312,7 @@ async fn stop_reminding_me_cancels_only_this_conversations_reminder() {
             .all(|(_, o)| o.conversation != chat("me"))
     );
     let bad = harness
-        .tool("schedule", json!({ "name": "x", "when": "sometime", "message": "m" }))
+        .tool("remind", json!({ "name": "x", "when": "sometime", "message": "m" }))
         .await
         .unwrap_err();
     assert!(
@@ -411,9 +411,10 @@ async fn a_loop_may_not_change_the_schedules_even_after_an_approval() {
     from_a_loop.sender = LoopPrompt::sender(&LoopName::new("tidy").unwrap());
     for (name, arguments) in [
         (
-            "schedule",
+            "remind",
             json!({ "name": "more", "when": "every hour", "message": "m" }),
         ),
+        ("schedule", json!({ "name": "more", "when": "every hour", "task": "t" })),
         ("cancel_schedule", json!({ "name": "more" })),
     ] {
         let tool = tools.iter().find(|t| t.spec().name == name).unwrap();

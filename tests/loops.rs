@@ -183,7 +183,7 @@ async fn next_unprompted(client: &mut Client) -> (ReplyKind, String) {
 async fn a_reminder_asked_for_in_chat_survives_a_restart_and_arrives() {
     let llm = FakeLlm::start().await;
     llm.push(Script::ToolCall {
-        name: "schedule".into(),
+        name: "remind".into(),
         arguments: json!({ "name": "tea", "when": "in 8 seconds", "message": "Tea is ready" }).to_string(),
     });
     llm.push(Script::Reply("I will remind you.".into()));

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 pub const DEFAULT_TOOL_TIMEOUT_S: u64 = 30;
 pub const DEFAULT_OUTPUT_CAP_BYTES: usize = 16 * 1024;
-pub const DEFAULT_REQUIRE_APPROVAL: &[&str] = &["shell", "write_file"];
+pub const DEFAULT_REQUIRE_APPROVAL: &[&str] = &["shell", "write_file", "schedule"];
 
 /// `[tools]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,5 +1,6 @@
 //! Approval policy: the tools listed in `tools.require_approval` (by default
-//! `shell` and `write_file`) run only after a person approves the exact call.
+//! `shell`, `write_file` and `schedule`, which sets up a task the assistant
+//! then runs by itself) run only after a person approves the exact call.
 
 use std::collections::BTreeSet;
 

@@ -313,5 +313,18 @@ pub(crate) mod tests {
             arguments: serde_json::json!({"path": "a"}),
         };
         assert!(matches!(skills.decide(read, &origin("c")), Decision::Run(_)));
+        let task = ProposedCall {
+            tool: "schedule".into(),
+            arguments: serde_json::json!({"name": "t", "when": "every hour", "task": "look around"}),
+        };
+        assert!(
+            matches!(skills.decide(task, &origin("c")), Decision::NeedsApproval { .. }),
+            "a task the assistant runs by itself is approved once, when set up"
+        );
+        let reminder = ProposedCall {
+            tool: "remind".into(),
+            arguments: serde_json::json!({"name": "r", "when": "in 5 minutes", "message": "tea"}),
+        };
+        assert!(matches!(skills.decide(reminder, &origin("c")), Decision::Run(_)));
     }
 }

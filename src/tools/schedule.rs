@@ -1,8 +1,9 @@
-//! Scheduling from a conversation: `schedule` makes a reminder (text sent
-//! as it is) or a task (a prompt run by the assistant, with its tools and
-//! approvals) that runs in the conversation on a [`Schedule`]; `schedules`
-//! lists the conversation's loops; `cancel_schedule` stops one for good
-//! ("stop reminding me about X"). The loops are kept in the store, so they
+//! Scheduling from a conversation: `remind` makes a reminder (text sent as
+//! it is) and `schedule` a task (a prompt run by the assistant, with its
+//! tools and approvals; by default itself approved by a person first), each
+//! running in the conversation on a [`Schedule`]; `schedules` lists the
+//! conversation's loops; `cancel_schedule` stops one for good ("stop
+//! reminding me about X"). The loops are kept in the store, so they
 //! survive restarts ([`Schedules`]). A loop's own iteration may not
 //! schedule more loops.
 
@@ -21,9 +22,10 @@ use crate::loops::status::human;
 use crate::pipeline::LoopPrompt;
 use crate::schedules::{BookError, Schedules};
 
-/// The three tools, sharing `schedules`.
+/// The four tools, sharing `schedules`.
 pub fn tools(schedules: &Arc<Schedules>) -> Vec<Arc<dyn Tool>> {
     vec![
+        Arc::new(RemindTool(schedules.clone())),
         Arc::new(ScheduleTool(schedules.clone())),
         Arc::new(ListSchedules(schedules.clone())),
         Arc::new(CancelSchedule(schedules.clone())),
@@ -52,18 +54,96 @@ fn refused(error: BookError) -> ToolError {
     }
 }
 
+/// What a reminder or a task says, besides when.
+enum Says {
+    Message(String),
+    Task(String),
+}
+
+/// Makes the loop, in the conversation of `context`, and says so.
+async fn make(
+    schedules: &Arc<Schedules>,
+    context: &ToolContext,
+    name: String,
+    when: &str,
+    says: Says,
+) -> Result<String, ToolError> {
+    refuse_loops(context)?;
+    let name = LoopName::new(name).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
+    let now_ms = schedules.now_ms();
+    let schedule = Schedule::parse(when, schedules.zone(), now_ms)
+        .map_err(|error| ToolError::InvalidArguments(format!("when: {error}. Forms: {GRAMMAR}")))?;
+    let mut spec = match says {
+        Says::Message(text) if !text.trim().is_empty() => LoopSpec::message(name, text),
+        Says::Task(task) if !task.trim().is_empty() => LoopSpec::task(name, task),
+        _ => return Err(ToolError::InvalidArguments("the text must not be empty".into())),
+    };
+    let next = schedule.next_after(now_ms);
+    let described = format!("\"{}\", {schedule}", spec.name);
+    spec.schedule = Some(schedule);
+    spec.output = Some(context.conversation.clone());
+    schedules.add(spec, &context.sender).await.map_err(refused)?;
+    let mut answer = format!("Scheduled {described}");
+    if let Some(next) = next {
+        let _ = write!(answer, "; the first run is in {}", human(next.saturating_sub(now_ms)));
+    }
+    Ok(answer + ".")
+}
+
+fn parameters(what: &str, description: &str) -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "name": { "type": "string", "description": "short, unique, no spaces, e.g. stretch-break" },
+            "when": { "type": "string" },
+            what: { "type": "string", "description": description },
+        },
+        "required": ["name", "when", what],
+        "additionalProperties": false,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemindArguments {
+    name: String,
+    when: String,
+    message: String,
+}
+
+/// `remind`.
+pub struct RemindTool(Arc<Schedules>);
+
+#[async_trait]
+impl Tool for RemindTool {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "remind".into(),
+            description: format!(
+                "Remind this conversation: `message` is sent as it is, when due. `when` is one of: \
+                 {GRAMMAR}. `name` is a short unique name without spaces, used to list or cancel it."
+            ),
+            parameters: parameters("message", "the reminder's text"),
+        }
+    }
+
+    async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
+        let RemindArguments { name, when, message } = parse_arguments(arguments)?;
+        make(&self.0, context, name, &when, Says::Message(message)).await
+    }
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScheduleArguments {
     name: String,
     when: String,
-    #[serde(default)]
-    message: Option<String>,
-    #[serde(default)]
-    task: Option<String>,
+    task: String,
 }
 
-/// `schedule`.
+/// `schedule`: a task the assistant will carry out by itself, again and
+/// again, so by default it needs a person's approval once, when it is set
+/// up (`tools.require_approval`).
 pub struct ScheduleTool(Arc<Schedules>);
 
 #[async_trait]
@@ -72,56 +152,17 @@ impl Tool for ScheduleTool {
         ToolSpec {
             name: "schedule".into(),
             description: format!(
-                "Schedule a reminder or a recurring task in this conversation. Give `message` for a \
-                 reminder (sent as it is, at the time) or `task` for instructions you will carry out \
-                 then, with your tools. `when` is one of: {GRAMMAR}. `name` is a short unique name \
-                 without spaces, used to list or cancel it."
+                "Schedule a task in this conversation: instructions you will carry out, with your \
+                 tools, when due. For a plain reminder use `remind`. `when` is one of: {GRAMMAR}. \
+                 `name` is a short unique name without spaces, used to list or cancel it."
             ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "name": { "type": "string", "description": "short, unique, no spaces, e.g. stretch-break" },
-                    "when": { "type": "string" },
-                    "message": { "type": "string", "description": "the reminder's text" },
-                    "task": { "type": "string", "description": "what to do each time" },
-                },
-                "required": ["name", "when"],
-                "additionalProperties": false,
-            }),
+            parameters: parameters("task", "what to do each time"),
         }
     }
 
     async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
-        let arguments: ScheduleArguments = parse_arguments(arguments)?;
-        refuse_loops(context)?;
-        let name = LoopName::new(arguments.name).map_err(|e| ToolError::InvalidArguments(e.to_string()))?;
-        let schedules = &self.0;
-        let now_ms = schedules.now_ms();
-        let schedule = Schedule::parse(&arguments.when, schedules.zone(), now_ms)
-            .map_err(|error| ToolError::InvalidArguments(format!("when: {error}. Forms: {GRAMMAR}")))?;
-        let mut spec = match (arguments.message, arguments.task) {
-            (Some(text), None) if !text.trim().is_empty() => LoopSpec::message(name, text),
-            (None, Some(task)) if !task.trim().is_empty() => LoopSpec::task(name, task),
-            _ => {
-                return Err(ToolError::InvalidArguments(
-                    "give exactly one of `message` (a reminder) or `task` (something to do), not empty".into(),
-                ));
-            }
-        };
-        let next = schedule.next_after(now_ms);
-        spec.schedule = Some(schedule);
-        spec.output = Some(context.conversation.clone());
-        let described = format!(
-            "\"{}\", {}",
-            spec.name,
-            spec.schedule.as_ref().map(ToString::to_string).unwrap_or_default()
-        );
-        schedules.add(spec, &context.sender).await.map_err(refused)?;
-        let mut answer = format!("Scheduled {described}");
-        if let Some(next) = next {
-            let _ = write!(answer, "; the first run is in {}", human(next.saturating_sub(now_ms)));
-        }
-        Ok(answer + ".")
+        let ScheduleArguments { name, when, task } = parse_arguments(arguments)?;
+        make(&self.0, context, name, &when, Says::Task(task)).await
     }
 }
 
