@@ -426,3 +426,19 @@ async fn a_loop_may_not_change_the_schedules_even_after_an_approval() {
     }
     assert!(harness.core.store.loop_records().unwrap().is_empty());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_recurring_reminder_keeps_its_next_run_with_its_delivery() {
+    let harness = Harness::start(&[&Scripted::new("small", Vec::new())]).await;
+    let arguments = json!({ "name": "water", "when": "every hour", "message": "Drink" });
+    harness.tool("remind", arguments).await.unwrap();
+    let next_run = || {
+        let record = harness.core.store.loop_record("water").unwrap().unwrap();
+        serde_json::from_slice::<serde_json::Value>(&record).unwrap()["next_run_ms"].as_u64()
+    };
+    assert_eq!(next_run(), Some(NOON + 3_600_000));
+    let status = harness.until("water", |s| s.iterations == 1).await;
+    assert_eq!(status.recent[0].started_ms, NOON + 3_600_000);
+    assert_eq!(next_run(), Some(NOON + 7_200_000), "stored with the reminder's commit");
+    harness.core.loops().unwrap().stop("water").unwrap();
+}

@@ -6,8 +6,9 @@
 //! reminder, its maximum attempts or duration) is forgotten; one stopped by
 //! the shutdown is not.
 //!
-//! Known gap: the next run is stored just after an iteration commits, not
-//! in the same transaction, so a crash between the two runs that slot again.
+//! A reminder's or a task's next run is stored in its iteration's own
+//! commit ([`Schedules::next_run_write`]); a built-in handler's just after
+//! it ran ([`Schedules::ran`]).
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -20,7 +21,7 @@ use crate::loops::registry::{LoopError, Registry, SpawnError};
 use crate::loops::schedule::{Resume, Zone};
 use crate::loops::spec::{InvalidSpec, LoopName, LoopSpec};
 use crate::loops::status::{LoopStatus, State, StopReason};
-use crate::store::{Store, StoreError};
+use crate::store::{LoopRecordWrite, Store, StoreError};
 
 /// Where a stored loop was defined.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -231,6 +232,25 @@ impl Schedules {
         if let Err(error) = self.store_next_run(name, next_run_ms).await {
             tracing::error!(%name, %error, "cannot store the loop's next run");
         }
+    }
+
+    /// The write that stores loop `name`'s next run in an iteration's
+    /// commit; none if the loop is not stored (any more).
+    pub fn next_run_write(
+        &self,
+        name: &LoopName,
+        next_run_ms: Option<u64>,
+    ) -> Result<Option<LoopRecordWrite>, BookError> {
+        let Some(expected) = self.store.loop_record(name.as_str())? else {
+            return Ok(None);
+        };
+        let mut stored: Stored = serde_json::from_slice(&expected)?;
+        stored.next_run_ms = next_run_ms;
+        Ok(Some(LoopRecordWrite {
+            name: name.to_string(),
+            new: serde_json::to_vec(&stored)?,
+            expected,
+        }))
     }
 
     /// Stores the next run into the record as it is, unless it was

@@ -7,9 +7,8 @@
 //!
 //! A job the loop no longer waits for (it was stopped or restarted while
 //! the job was queued) is skipped. Once started, a job runs to the end —
-//! the daemon's shutdown included — and stores the loop's next run right
-//! after its commit, so a run that was delivered is not made up again at
-//! the next start.
+//! the daemon's shutdown included — and stores the loop's next run in its
+//! own commit, so a run that was kept is never made up again at a start.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -126,7 +125,12 @@ async fn iterate(
         }
     };
     let cost = output.cost.clone();
-    let (commit, record, followups) = commit_of(core, None, None, output);
+    let (mut commit, record, followups) = commit_of(core, None, None, output);
+    if let Some(NextRun { book, name, at_ms }) = &next_run {
+        commit.loop_record = book
+            .next_run_write(name, *at_ms)
+            .map_err(|error| LoopFailed(format!("cannot read the loop's record: {error}")))?;
+    }
     let committed = core.store.commit_turn_durably(key, commit).await;
     followups.run(core, committed.is_ok());
     match committed {
@@ -135,9 +139,6 @@ async fn iterate(
             recent.invalidate();
             return Err(LoopFailed(format!("the store refused the iteration: {error}")));
         }
-    }
-    if let Some(NextRun { book, name, at_ms }) = next_run {
-        book.ran(&name, at_ms).await;
     }
     delivery::deliver(core, key).await;
     Ok(LoopDone { cost, next_sleep })

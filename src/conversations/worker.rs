@@ -305,6 +305,7 @@ pub(super) fn commit_of(
         memory: output.memory,
         approvals: writes,
         audit: output.audit,
+        loop_record: None,
     };
     (commit, record, followups)
 }

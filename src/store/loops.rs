@@ -1,10 +1,33 @@
 //! The `loops` tree: the definitions of the loops that must outlive a
-//! restart (those made with the `schedule` tool, and the next runs of the
-//! config's `[[loops.entries]]`), by loop name, as JSON. The store only keeps
-//! the bytes; `crate::schedules` gives them their meaning.
+//! restart (those made with the `remind` and `schedule` tools, and the next
+//! runs of the config's `[[loops.entries]]`), by loop name, as JSON. The
+//! store only keeps the bytes; `crate::schedules` gives them their meaning.
+//! A loop's iteration updates its record in the turn's own transaction
+//! ([`LoopRecordWrite`]), so the run and its next run are kept together.
+
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
 use super::Store;
 use super::error::StoreError;
+
+/// A loop's record replaced in a turn's commit — only if it is still
+/// `expected`: a loop removed (or changed) meanwhile is left as it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LoopRecordWrite {
+    pub name: String,
+    pub expected: Vec<u8>,
+    pub new: Vec<u8>,
+}
+
+impl LoopRecordWrite {
+    pub(super) fn apply_in(&self, loops: &TransactionalTree) -> Result<(), ConflictableTransactionError<StoreError>> {
+        let current = loops.get(self.name.as_bytes())?;
+        if current.is_some_and(|current| current == self.expected.as_slice()) {
+            loops.insert(self.name.as_bytes(), self.new.as_slice())?;
+        }
+        Ok(())
+    }
+}
 
 impl Store {
     /// Every stored loop: its name and its record.
@@ -94,5 +117,47 @@ mod tests {
         assert_eq!(store.loop_records().unwrap().len(), 1);
         assert_eq!(store.loop_record("mail").unwrap().unwrap(), b"y");
         drop(dir);
+    }
+
+    #[test]
+    fn an_iteration_stores_the_next_run_with_its_commit_unless_the_loop_changed() {
+        use crate::store::tests_support::conversation;
+        use crate::store::{LoopRecordWrite, TurnCommit};
+        let (_dir, store) = open_temp();
+        store.inner.loops.insert("tea", b"old".as_slice()).unwrap();
+        let iteration = |expected: &[u8], new: &[u8]| TurnCommit {
+            history_record: Some(b"1".to_vec()),
+            loop_record: Some(LoopRecordWrite {
+                name: "tea".into(),
+                expected: expected.to_vec(),
+                new: new.to_vec(),
+            }),
+            ..TurnCommit::default()
+        };
+        store
+            .commit_turn(&conversation("c"), iteration(b"old", b"next"))
+            .unwrap();
+        assert_eq!(store.loop_record("tea").unwrap().unwrap(), b"next");
+        store
+            .commit_turn(&conversation("c"), iteration(b"old", b"stale"))
+            .unwrap();
+        assert_eq!(
+            store.loop_record("tea").unwrap().unwrap(),
+            b"next",
+            "changed meanwhile: left alone"
+        );
+        store.inner.loops.remove("tea").unwrap();
+        store
+            .commit_turn(&conversation("c"), iteration(b"next", b"back"))
+            .unwrap();
+        assert!(
+            store.loop_record("tea").unwrap().is_none(),
+            "a removed loop stays removed"
+        );
+        assert_eq!(
+            store.history_len(&conversation("c")),
+            3,
+            "the turns themselves were kept"
+        );
     }
 }

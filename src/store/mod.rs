@@ -37,6 +37,7 @@ pub use approvals::{ApprovalWrite, Decided};
 pub use backup::{BackupInfo, list_backups, restore_backup};
 pub use error::StoreError;
 pub use journal::{Accepted, JournalEntry};
+pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use turn::{PendingOutbound, TurnCommit};

@@ -1,7 +1,8 @@
 //! A turn's writes, committed in one multi-tree transaction: the journal entry
 //! and its `pending` marker go, the replies enter the outbox, the turn enters
 //! the history, the memory facts it remembered or forgot are written, the
-//! approvals it asked for or settled change, and the tools it ran are audited.
+//! approvals it asked for or settled change, the tools it ran are audited,
+//! and a loop's iteration stores its loop's next run.
 //! A turn that fails before committing leaves the store as it was, so the
 //! message is still pending and nothing of the failed turn is visible.
 
@@ -11,6 +12,7 @@ use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
 use super::approvals::{self, ApprovalWrite};
 use super::error::StoreError;
+use super::loops::LoopRecordWrite;
 use super::memory::MemoryWrite;
 use super::outbox::OutboxEntry;
 use super::{Store, keys};
@@ -39,6 +41,8 @@ pub struct TurnCommit {
     pub approvals: Vec<ApprovalWrite>,
     /// Tool calls that ran during the turn.
     pub audit: Vec<AuditEvent>,
+    /// A loop's iteration: its loop's record with the next run.
+    pub loop_record: Option<LoopRecordWrite>,
 }
 
 /// A commit turned into keys and values, ready for a transaction.
@@ -52,6 +56,7 @@ pub(super) struct Prepared {
     memory: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     approvals: Vec<ApprovalWrite>,
     audit: Vec<AuditEvent>,
+    loop_record: Option<LoopRecordWrite>,
 }
 
 impl Store {
@@ -126,6 +131,7 @@ impl Store {
             memory,
             approvals,
             audit: turn.audit,
+            loop_record: turn.loop_record,
         })
     }
 
@@ -146,9 +152,12 @@ impl Store {
             &inner.history,
             &inner.memory,
         );
-        // Most turns ask for no approval and run no tool: every tree in a
-        // sled transaction costs, so those leave the approval trees out.
-        let approving = prepared.iter().any(|c| !c.approvals.is_empty() || !c.audit.is_empty());
+        // Most turns ask for no approval, run no tool and are no loop's:
+        // every tree in a sled transaction costs, so those leave the
+        // approval and loop trees out.
+        let approving = prepared
+            .iter()
+            .any(|c| !c.approvals.is_empty() || !c.audit.is_empty() || c.loop_record.is_some());
         let applied = if approving {
             let (pending, journal, outbox, history, memory) = core;
             (
@@ -159,15 +168,16 @@ impl Store {
                 memory,
                 &inner.approvals,
                 &inner.audit,
+                &inner.loops,
             )
-                .transaction(|(pending, journal, outbox, history, memory, approvals, audit)| {
+                .transaction(|(pending, journal, outbox, history, memory, approvals, audit, loops)| {
                     let trees = Views {
                         pending,
                         journal,
                         outbox,
                         history,
                         memory,
-                        approvals: Some((approvals, audit)),
+                        approvals: Some((approvals, audit, loops)),
                     };
                     apply_in(&trees, prepared)
                 })?
@@ -195,8 +205,8 @@ struct Views<'a> {
     outbox: &'a TransactionalTree,
     history: &'a TransactionalTree,
     memory: &'a TransactionalTree,
-    /// `approvals` and `audit`.
-    approvals: Option<(&'a TransactionalTree, &'a TransactionalTree)>,
+    /// `approvals`, `audit` and `loops`.
+    approvals: Option<(&'a TransactionalTree, &'a TransactionalTree, &'a TransactionalTree)>,
 }
 
 /// Applies each commit inside one transaction; a commit whose journal entry
@@ -226,12 +236,15 @@ fn apply_in(trees: &Views<'_>, prepared: &[Prepared]) -> Result<Vec<bool>, Confl
                 None => trees.memory.remove(key.as_slice())?,
             };
         }
-        if let Some((approvals, audit)) = trees.approvals {
+        if let Some((approvals, audit, loops)) = trees.approvals {
             for write in &commit.approvals {
                 approvals::apply_in(approvals, audit, write)?;
             }
             for event in &commit.audit {
                 approvals::audit_in(audit, event)?;
+            }
+            if let Some(write) = &commit.loop_record {
+                write.apply_in(loops)?;
             }
         }
         applied.push(true);
