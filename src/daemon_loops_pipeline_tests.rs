@@ -8,7 +8,7 @@
 //! (`within_patience`) and write nothing to the store while a loop they
 //! watch is due.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Mutex;
 
 use passepartout_gateway::{
@@ -23,7 +23,8 @@ use crate::approvals::{Approvals, Policy};
 use crate::clock::Clock;
 use crate::clock::testing::within_patience;
 use crate::core::GatewayHandle;
-use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, ToolCall, Usage};
+use crate::llm::ChatModel;
+use crate::llm::testing::{Scripted, answer, call};
 use crate::loops::schedule::{Schedule, Zone};
 use crate::loops::status::{LoopStatus, State, StopReason};
 use crate::memory::MemorySession;
@@ -81,65 +82,6 @@ impl Recorder {
             }
         })
         .await
-    }
-}
-
-/// A model answering from a script, then "fine" forever.
-struct Scripted {
-    name: &'static str,
-    script: Mutex<VecDeque<ChatResponse>>,
-    seen: Mutex<Vec<ChatRequest>>,
-}
-
-impl Scripted {
-    fn new(name: &'static str, script: Vec<ChatResponse>) -> Arc<Self> {
-        Arc::new(Self {
-            name,
-            script: Mutex::new(script.into()),
-            seen: Mutex::default(),
-        })
-    }
-
-    fn seen(&self) -> Vec<ChatRequest> {
-        self.seen.lock().unwrap().clone()
-    }
-}
-
-fn answer(model: &str, content: Option<&str>, tool_calls: Vec<ToolCall>) -> ChatResponse {
-    ChatResponse {
-        content: content.map(str::to_owned),
-        tool_calls,
-        usage: Usage {
-            input_tokens: 30,
-            output_tokens: 5,
-        },
-        model: model.into(),
-    }
-}
-
-fn call(name: &str, arguments: serde_json::Value) -> ToolCall {
-    ToolCall {
-        id: format!("call-{name}"),
-        name: name.into(),
-        arguments: arguments.to_string(),
-    }
-}
-
-#[async_trait]
-impl ChatModel for Scripted {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn endpoint(&self) -> &str {
-        "http://model.test/v1"
-    }
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.seen.lock().unwrap().push(request.clone());
-        let next = self.script.lock().unwrap().pop_front();
-        Ok(next.unwrap_or_else(|| answer(&format!("{}-model", self.name), Some("fine"), Vec::new())))
-    }
-    async fn probe(&self) -> Result<(), LlmError> {
-        Ok(())
     }
 }
 
@@ -327,11 +269,11 @@ async fn a_loop_task_that_calls_shell_asks_for_approval_instead_of_running_it() 
     let harness = Harness::start(&[&model]).await;
     let marker = harness.workspace.join("ran");
     let command = format!("touch {}", marker.display());
-    model.script.lock().unwrap().push_back(answer(
+    model.push(Ok(answer(
         "small-model",
         None,
         vec![call("shell", json!({ "command": command }))],
-    ));
+    )));
     let mut spec = LoopSpec::task(LoopName::new("tidy").unwrap(), "Tidy the workspace.");
     spec.output = Some(chat("me"));
     spec.schedule = Some(Schedule::parse("in 5 minutes", &Zone::utc(), NOON).unwrap());
@@ -366,11 +308,11 @@ async fn a_supervisor_iteration_uses_its_model_and_review_and_may_choose_the_sle
     let small = Scripted::new("small", Vec::new());
     let big = Scripted::new(
         "big",
-        vec![answer(
+        vec![Ok(answer(
             "big-model",
             None,
             vec![call("set_next_sleep", json!({ "seconds": 99_999 }))],
-        )],
+        ))],
     );
     let harness = Harness::start(&[&small, &big]).await;
     let mut spec = LoopSpec::task(LoopName::new("watch").unwrap(), "Look at the logs.");
@@ -400,7 +342,7 @@ async fn a_supervisor_iteration_uses_its_model_and_review_and_may_choose_the_sle
     let offered: Vec<_> = big.seen()[0].tools.iter().map(|t| t.name.clone()).collect();
     assert!(offered.contains(&"set_next_sleep".to_string()), "{offered:?}");
     let reply = harness.recorder.until(1).await;
-    assert_eq!(text_of(&reply[0].1), "fine");
+    assert_eq!(text_of(&reply[0].1), "ok from big");
 }
 
 #[tokio::test(start_paused = true)]

@@ -22,6 +22,8 @@ pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiSettings};
 
 #[cfg(test)]
+pub mod testing;
+#[cfg(test)]
 mod tests;
 
 /// Who wrote a message in a conversation.

@@ -2,60 +2,8 @@
 //! answer typed results (the HTTP classification into those results is tested
 //! against real loopback servers in `llm`).
 
-use std::collections::VecDeque;
-
-use async_trait::async_trait;
-
 use super::*;
-use crate::llm::Usage;
-
-/// A model that answers from a script, then "ok from NAME" forever.
-struct Scripted {
-    name: &'static str,
-    script: Mutex<VecDeque<Result<(), LlmError>>>,
-    /// Messages in each request received.
-    seen: Mutex<Vec<usize>>,
-}
-
-impl Scripted {
-    fn new(name: &'static str, script: Vec<Result<(), LlmError>>) -> Arc<Self> {
-        Arc::new(Self {
-            name,
-            script: Mutex::new(script.into()),
-            seen: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn calls(&self) -> usize {
-        self.seen.lock().unwrap().len()
-    }
-}
-
-#[async_trait]
-impl ChatModel for Scripted {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn endpoint(&self) -> &str {
-        "http://model.test/v1"
-    }
-    async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        self.seen.lock().unwrap().push(request.messages.len());
-        let next = self.script.lock().unwrap().pop_front().unwrap_or(Ok(()));
-        next.map(|()| ChatResponse {
-            content: Some(format!("ok from {}", self.name)),
-            tool_calls: Vec::new(),
-            usage: Usage {
-                input_tokens: 3,
-                output_tokens: 2,
-            },
-            model: "m".into(),
-        })
-    }
-    async fn probe(&self) -> Result<(), LlmError> {
-        Ok(())
-    }
-}
+use crate::llm::testing::Scripted;
 
 fn cascade_of(models: &[&Arc<Scripted>]) -> Cascade {
     let models = models.iter().map(|m| (*m).clone() as Arc<dyn ChatModel>).collect();
@@ -84,7 +32,7 @@ async fn answer(cascade: &Cascade) -> String {
     }
 }
 
-fn rate_limited(seconds: u64) -> Result<(), LlmError> {
+fn rate_limited(seconds: u64) -> Result<ChatResponse, LlmError> {
     Err(LlmError::RateLimited {
         retry_after: Some(Duration::from_secs(seconds)),
     })
@@ -167,7 +115,8 @@ async fn context_too_long_trims_earlier_turns_once_on_the_same_entry() {
     let cascade = cascade_of(&[&primary]);
     assert_eq!(answer(&cascade).await, "ok from primary");
     // system + 4 turns × 2 + now = 10; then the newest 2 turns: system + 4 + now = 6.
-    assert_eq!(*primary.seen.lock().unwrap(), [10, 6]);
+    let sizes: Vec<_> = primary.seen().iter().map(|r| r.messages.len()).collect();
+    assert_eq!(sizes, [10, 6]);
 
     let stubborn = Scripted::new(
         "stubborn",
