@@ -229,19 +229,10 @@ async fn a_loop_on_the_heartbeat_speaks_at_every_beat() {
     let llm = FakeLlm::start().await;
     let entry = LoopEntry {
         name: "stretch".into(),
-        task: None,
         message: Some("Stand up and stretch".into()),
-        schedule: None,
         output: "socket:ops".into(),
         on: Some(LoopTrigger::Heartbeat),
-        retrigger: None,
-        sleep_min_s: None,
-        sleep_max_s: None,
-        sleep_s: None,
-        jitter: None,
-        max_iterations: None,
-        max_duration_s: None,
-        supervisor: None,
+        ..LoopEntry::default()
     };
     let mut daemon = TestDaemon::start_with(
         &llm,

@@ -120,19 +120,11 @@ async fn configured_entries_run_as_loops() {
     let llm = FakeLlm::start().await;
     let entry = LoopEntry {
         name: "stretch".into(),
-        task: None,
         message: Some("stand up and stretch".into()),
-        schedule: None,
         output: "socket:ops".into(),
         on: Some(LoopTrigger::Heartbeat),
         retrigger: Some(Retrigger::Queue),
-        sleep_min_s: None,
-        sleep_max_s: None,
-        sleep_s: None,
-        jitter: None,
-        max_iterations: None,
-        max_duration_s: None,
-        supervisor: None,
+        ..LoopEntry::default()
     };
     let mut daemon = TestDaemon::start_with(
         &llm,

@@ -25,7 +25,7 @@ pub enum LoopTrigger {
 }
 
 /// One `[[loops.entries]]` entry.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LoopEntry {
     /// The loop's name, unique among loops; shown by `passepartout loops`.

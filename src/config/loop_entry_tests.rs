@@ -8,18 +8,8 @@ fn entry() -> LoopEntry {
     LoopEntry {
         name: "inbox".into(),
         task: Some("check the mail".into()),
-        message: None,
-        schedule: None,
         output: "socket:default".into(),
-        on: None,
-        retrigger: None,
-        sleep_min_s: None,
-        sleep_max_s: None,
-        sleep_s: None,
-        jitter: None,
-        max_iterations: None,
-        max_duration_s: None,
-        supervisor: None,
+        ..LoopEntry::default()
     }
 }
 

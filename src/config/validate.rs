@@ -352,19 +352,10 @@ mod tests {
     fn entry(name: &str) -> LoopEntry {
         LoopEntry {
             name: name.into(),
-            task: None,
             message: Some("stand up and stretch".into()),
             schedule: Some("every hour".into()),
             output: "socket:default".into(),
-            on: None,
-            retrigger: None,
-            sleep_min_s: None,
-            sleep_max_s: None,
-            sleep_s: None,
-            jitter: None,
-            max_iterations: None,
-            max_duration_s: None,
-            supervisor: None,
+            ..LoopEntry::default()
         }
     }
 
