@@ -167,15 +167,11 @@ async fn in_conversation(
 #[async_trait]
 impl Iterate for DaemonLoops {
     async fn iterate(&self, iteration: Iteration) -> Result<Report, IterateError> {
-        let report = tokio::select! {
-            _ = iteration.cancel.cancelled() => return Err(IterateError::Cancelled),
-            report = self.run(&iteration) => report.map_err(IterateError::failed)?,
-        };
-        // A reminder's or a task's next run was stored by the worker, with its commit.
-        if iteration.spec.schedule.is_some() && matches!(iteration.spec.body, Body::Handler { .. }) {
-            self.schedules.ran(&iteration.spec.name, iteration.next_run_ms).await;
+        // A scheduled loop's next run is stored by the worker, with its commit.
+        tokio::select! {
+            _ = iteration.cancel.cancelled() => Err(IterateError::Cancelled),
+            report = self.run(&iteration) => report.map_err(IterateError::failed),
         }
-        Ok(report)
     }
 }
 

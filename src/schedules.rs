@@ -6,9 +6,8 @@
 //! reminder, its maximum attempts or duration) is forgotten; one stopped by
 //! the shutdown is not.
 //!
-//! A reminder's or a task's next run is stored in its iteration's own
-//! commit ([`Schedules::next_run_write`]); a built-in handler's just after
-//! it ran ([`Schedules::ran`]).
+//! A loop's next run is stored in its iteration's own commit
+//! ([`Schedules::next_run_write`]). Built-in handlers have no schedule.
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -194,18 +193,17 @@ impl Schedules {
     /// its own loops.
     pub async fn remove_in(&self, conversation: &ConversationKey, name: &str) -> Result<(), BookError> {
         let registry = self.ready()?;
-        if self.stored(name)?.is_some_and(|s| s.source == Source::Config) {
+        let stored = self.stored(name)?;
+        if stored.as_ref().is_some_and(|s| s.source == Source::Config) {
             return Err(BookError::Configured { name: name.to_owned() });
         }
-        let output = conversation.to_string();
-        let ours = match registry.status(name) {
-            Some(status) => status.output.as_deref() == Some(output.as_str()),
-            None => self
-                .stored(name)?
-                .is_some_and(|s| s.spec.output.as_ref() == Some(conversation)),
+        let status = registry.status(name);
+        let ours = match &status {
+            Some(status) => status.output.as_deref() == Some(conversation.to_string().as_str()),
+            None => stored.is_some_and(|s| s.spec.output.as_ref() == Some(conversation)),
         };
         if !ours {
-            return match registry.status(name) {
+            return match status {
                 Some(_) => Err(BookError::NotHere { name: name.to_owned() }),
                 None => Err(LoopError::Unknown { name: name.to_owned() }.into()),
             };
@@ -226,14 +224,6 @@ impl Schedules {
             .collect()
     }
 
-    /// Loop `name` finished an iteration; its next slot is `next_run_ms`.
-    /// Errors are logged: at worst the slot runs again after a restart.
-    pub async fn ran(&self, name: &LoopName, next_run_ms: Option<u64>) {
-        if let Err(error) = self.store_next_run(name, next_run_ms).await {
-            tracing::error!(%name, %error, "cannot store the loop's next run");
-        }
-    }
-
     /// The write that stores loop `name`'s next run in an iteration's
     /// commit; none if the loop is not stored (any more).
     pub fn next_run_write(
@@ -251,26 +241,6 @@ impl Schedules {
             new: serde_json::to_vec(&stored)?,
             expected,
         }))
-    }
-
-    /// Stores the next run into the record as it is, unless it was
-    /// removed meanwhile (a loop stopped as it ran stays forgotten).
-    async fn store_next_run(&self, name: &LoopName, next_run_ms: Option<u64>) -> Result<(), BookError> {
-        loop {
-            let Some(bytes) = self.store.loop_record(name.as_str())? else {
-                return Ok(());
-            };
-            let mut stored: Stored = serde_json::from_slice(&bytes)?;
-            stored.next_run_ms = next_run_ms;
-            let new = serde_json::to_vec(&stored)?;
-            if self
-                .store
-                .swap_loop_record(name.as_str(), Some(bytes), Some(new))
-                .await?
-            {
-                return Ok(());
-            }
-        }
     }
 
     /// The loops every heartbeat triggers.

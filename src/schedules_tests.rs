@@ -15,6 +15,7 @@ use crate::clock::testing::within_patience;
 use crate::config::StoreConfig;
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
 use crate::loops::schedule::Schedule;
+use crate::store::TurnCommit;
 use crate::store::tests_support::open_temp;
 
 /// 2026-11-22 12:00:00 UTC.
@@ -35,7 +36,8 @@ async fn reopen(path: &std::path::Path) -> Store {
     .await
 }
 
-/// Tells the test when each iteration ran, then stores the next run.
+/// Tells the test when each iteration ran, then commits it with its next
+/// run, as a conversation's worker does.
 struct Counting {
     ran: mpsc::UnboundedSender<(String, u64)>,
     clock: Clock,
@@ -47,7 +49,15 @@ impl Iterate for Counting {
     async fn iterate(&self, iteration: Iteration) -> Result<Report, IterateError> {
         let _ = self.ran.send((iteration.spec.name.to_string(), self.clock.now_ms()));
         if let Some(book) = self.book.upgrade() {
-            book.ran(&iteration.spec.name, iteration.next_run_ms).await;
+            let next_run = book.next_run_write(&iteration.spec.name, iteration.next_run_ms);
+            let commit = TurnCommit {
+                loop_record: next_run.expect("the record reads"),
+                ..TurnCommit::default()
+            };
+            book.store
+                .commit_turn_durably(&chat(), commit)
+                .await
+                .expect("the commit");
         }
         Ok(Report::default())
     }
