@@ -101,6 +101,18 @@ impl Daemon {
     }
 }
 
+/// Waits for loop `name` to stop, then for its watcher to forget it, in steps.
+async fn forgotten_once_stopped(registry: &Registry, store: &Store, name: &str) {
+    let mut status = registry.watch(name).unwrap();
+    status.wait_for(|s| s.state == State::Stopped).await.unwrap();
+    within_patience("forgetting the spent reminder", async {
+        while store.loop_record(name).unwrap().is_some() {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+}
+
 fn chat() -> ConversationKey {
     ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("me").unwrap())
 }
@@ -183,15 +195,7 @@ async fn a_one_shot_missed_while_down_runs_once_at_start_and_is_forgotten() {
     let mut second = daemon(&store, NOON + HOUR);
     assert_eq!(second.book.resume(Vec::new()).await.unwrap().missed, 1);
     assert_eq!(second.next_run().await, ("call-mum".into(), NOON + HOUR));
-    let mut status = second.registry.watch("call-mum").unwrap();
-    status.wait_for(|s| s.state == State::Stopped).await.unwrap();
-    // The watcher forgets it once it has stopped; wait for that, in steps.
-    within_patience("forgetting the spent reminder", async {
-        while store.loop_record("call-mum").unwrap().is_some() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
+    forgotten_once_stopped(&second.registry, &store, "call-mum").await;
     second.stop().await;
     drop(store);
 
@@ -290,14 +294,7 @@ async fn an_ended_loop_is_forgotten_but_not_a_new_one_of_its_name() {
         "another loop's end leaves it"
     );
     assert_eq!(daemon.next_run().await.1, NOON + 60_000);
-    let mut status = daemon.registry.watch("tea").unwrap();
-    status.wait_for(|s| s.state == State::Stopped).await.unwrap();
-    within_patience("forgetting the spent reminder", async {
-        while store.loop_record("tea").unwrap().is_some() {
-            tokio::task::yield_now().await;
-        }
-    })
-    .await;
+    forgotten_once_stopped(&daemon.registry, &store, "tea").await;
     assert!(
         !daemon
             .book
