@@ -1,0 +1,25 @@
+//! The local administration protocol of passepartout: what the owner of the
+//! machine may ask the daemon (its status, the approvals, the background
+//! loops) and what the daemon answers, off the path chat messages take.
+//!
+//! An admin surface (today the local socket) holds an [`Admin`] handle and
+//! [`Admin::ask`]s an [`AdminRequest`]; the core serves the [`AdminQueue`] and
+//! answers each with an [`AdminReply`]. Unlike a chat message nothing here is
+//! journaled: a request is answered, or the daemon is gone ([`AdminClosed`]).
+//! The crate knows nothing of the core: documents the CLI renders whole (the
+//! status document, the approvals listing, the loop statuses) travel as JSON
+//! inside their typed variant.
+//!
+//! | concept | file |
+//! | --- | --- |
+//! | what may be asked | `request.rs` |
+//! | what is answered | `reply.rs` |
+//! | the handle and the core's queue | `channel.rs` |
+
+mod channel;
+mod reply;
+mod request;
+
+pub use channel::{Admin, AdminClosed, AdminQueue, Asked};
+pub use reply::{AdminReply, Decision, LoopControl, Unreadable};
+pub use request::AdminRequest;

@@ -1,0 +1,61 @@
+//! What the core answers an [`AdminRequest`](crate::AdminRequest).
+//!
+//! The envelope is typed, and so are the short answers (a decision, a loop
+//! stopped or triggered). The status document, the approvals listing and the
+//! loop statuses are documents the core assembles from its own types and the
+//! CLI renders whole, so they stay JSON values here.
+
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+/// The core's answer to an admin request.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AdminReply {
+    /// The daemon's status document (the answer to `Status` and `Recheck`).
+    Status(serde_json::Value),
+    /// The approvals listing: `{"approvals": […]}`, with `"audit": […]` when
+    /// every approval was asked for.
+    Approvals(Result<serde_json::Value, Unreadable>),
+    /// What came of deciding an approval.
+    Decision(Decision),
+    /// The background loops' statuses, a JSON list, one per loop.
+    Loops(Result<serde_json::Value, Unreadable>),
+    /// What came of stopping or triggering a loop.
+    LoopControl(LoopControl),
+}
+
+/// A listing the core could not produce (its store could not be read); the
+/// message is for people.
+#[derive(Clone, Debug, PartialEq, Eq, Error)]
+#[error("{message}")]
+pub struct Unreadable {
+    pub message: String,
+}
+
+impl Unreadable {
+    /// Wraps `error`'s message.
+    pub fn because(error: impl std::fmt::Display) -> Self {
+        Self {
+            message: error.to_string(),
+        }
+    }
+}
+
+/// What came of an approve or deny from the local user.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decision {
+    /// Whether this request decided the approval (false: it was decided
+    /// before, has no such token, or the decision could not be kept).
+    pub decided: bool,
+    /// What happened, or why not, for people.
+    pub message: String,
+}
+
+/// What came of stopping or triggering a loop.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoopControl {
+    /// Whether the loop was stopped (or triggered).
+    pub ok: bool,
+    /// What happened, or why not, for people.
+    pub message: String,
+}

@@ -1,0 +1,29 @@
+//! What an admin surface may ask the core: one variant per question, each
+//! answered by one [`AdminReply`](crate::AdminReply) variant.
+
+use passepartout_gateway::UserId;
+
+/// A question from the machine's owner to the daemon.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AdminRequest {
+    /// The daemon's status document; answered [`Status`](crate::AdminReply::Status).
+    Status,
+    /// Probe every model provider again (a provider that answers is healthy
+    /// again), then the status document; answered
+    /// [`Status`](crate::AdminReply::Status).
+    Recheck,
+    /// The pending approvals; with `all`, every approval and the audit trail.
+    /// Answered [`Approvals`](crate::AdminReply::Approvals).
+    Approvals { all: bool },
+    /// Approve or deny the approval with `token`, as the local user `by`.
+    /// Answered [`Decision`](crate::AdminReply::Decision).
+    Decide { token: String, approve: bool, by: UserId },
+    /// The background loops' statuses; answered [`Loops`](crate::AdminReply::Loops).
+    Loops,
+    /// Stop the loop called `name` for good; answered
+    /// [`LoopControl`](crate::AdminReply::LoopControl).
+    StopLoop { name: String },
+    /// Run the loop called `name` now; answered
+    /// [`LoopControl`](crate::AdminReply::LoopControl).
+    TriggerLoop { name: String },
+}
