@@ -13,6 +13,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use passepartout_admin::Admin;
 use passepartout_gateway::{Deliver, Intake, Listen};
 use passepartout_signal::SignalGateway;
 use passepartout_socket::{SocketConfig, SocketGateway};
@@ -20,6 +21,7 @@ use passepartout_telegram::TelegramGateway;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
+use crate::admin::AdminContext;
 use crate::approvals::{Approvals, Policy};
 use crate::background;
 use crate::clock::Clock;
@@ -36,6 +38,9 @@ use crate::tools::{Tool, ToolBox};
 
 /// Room in the gateways' shared intake queue.
 const INTAKE_CAPACITY: usize = 1024;
+
+/// Room in the admin queue (questions from local clients).
+const ADMIN_CAPACITY: usize = 64;
 
 /// What can be plugged into the daemon besides its configuration.
 #[derive(Default)]
@@ -117,15 +122,19 @@ impl Daemon {
             clock,
             &config,
         ));
-        let pipeline = Pipeline::new(&config, cascade, tools, skills, approvals.clone());
+        let pipeline = Pipeline::new(&config, cascade.clone(), tools, skills, approvals.clone());
+        let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
 
         let mut gateways = HashMap::new();
         let socket = if config.socket.enabled {
-            let socket = SocketGateway::bind(SocketConfig {
-                path: config.socket_path(),
-                max_line_bytes: config.socket.max_line_bytes,
-                max_clients: config.socket.max_clients,
-            })
+            let socket = SocketGateway::bind(
+                SocketConfig {
+                    path: config.socket_path(),
+                    max_line_bytes: config.socket.max_line_bytes,
+                    max_clients: config.socket.max_clients,
+                },
+                admin,
+            )
             .await?;
             let deliver: Arc<dyn Deliver> = socket.clone();
             let listen: Arc<dyn Listen> = socket.clone();
@@ -164,6 +173,9 @@ impl Daemon {
         let intake_task = core
             .tracker
             .spawn(crate::intake::run(core.clone(), queue, stop_intake.clone()));
+        let admin = admin_context(&core, approvals, cascade);
+        core.tracker
+            .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
         for (id, handle) in &core.gateways {
             let gateway = handle.listen.clone();
             let supervised = background::supervise(id.clone(), gateway, intake.clone(), stop_intake.clone());
@@ -262,6 +274,21 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::
         anyhow::bail!("the store failed to flush; stopped so that nothing unsaved is acknowledged");
     }
     Ok(())
+}
+
+/// What the admin path needs, taken from the core.
+fn admin_context(core: &Arc<Core>, approvals: Arc<Approvals>, cascade: Arc<Cascade>) -> AdminContext {
+    let status = core.clone();
+    let nudge = core.clone();
+    AdminContext {
+        status: Arc::new(move || status.status_document()),
+        approvals,
+        loops: core.clone(),
+        cascade,
+        store: core.store.clone(),
+        tracker: core.tracker.clone(),
+        nudge: Arc::new(move |key| nudge.router.nudge(&nudge, key)),
+    }
 }
 
 pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, StartError> {

@@ -10,13 +10,12 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use passepartout_gateway::{Ack, ControlRequest, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
+use passepartout_gateway::{Ack, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::conversations::Job;
 use crate::core::{Core, Stats};
-use crate::schedules::BookError;
 use crate::store::Accepted;
 
 /// Most events taken into one batch (one flush).
@@ -74,88 +73,6 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             },
             IntakeEvent::Reachable(key) if core.store.has_outbox(&key) => core.router.nudge(core, &key),
             IntakeEvent::Reachable(_) => {}
-            IntakeEvent::Control {
-                request: ControlRequest::Status,
-                reply,
-            } => {
-                let _ = reply.send(core.status_document());
-            }
-            IntakeEvent::Control {
-                request: ControlRequest::Approvals { all },
-                reply,
-            } => {
-                // Reads the whole approvals tree: never in the intake's way.
-                let core = core.clone();
-                core.tracker.clone().spawn_blocking(move || {
-                    let listing = core.pipeline.approvals().listing(all);
-                    let _ =
-                        reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
-                });
-            }
-            IntakeEvent::Control {
-                request: ControlRequest::Decide { token, approve, by },
-                reply,
-            } => {
-                // The decision is durable before it is confirmed; the flush
-                // waits on the disk, so never in the intake's way.
-                let core = core.clone();
-                core.tracker.clone().spawn(async move {
-                    let approvals = core.pipeline.approvals();
-                    let decided = match approvals.decide_local(&token, approve, by) {
-                        Ok(decided) => core.store.durable().await.map(|()| decided),
-                        Err(error) => Err(error),
-                    };
-                    let answer = match decided {
-                        Ok((answer, owed)) => {
-                            if let Some(owed) = owed {
-                                let key = owed.conversation.clone();
-                                approvals.mark_unsettled(owed);
-                                core.router.nudge(&core, &key);
-                            }
-                            answer
-                        }
-                        Err(error) => serde_json::json!({ "decided": false, "message": error.to_string() }),
-                    };
-                    let _ = reply.send(answer);
-                });
-            }
-            IntakeEvent::Control {
-                request: ControlRequest::Loops,
-                reply,
-            } => {
-                let listing = serde_json::to_value(core.loop_statuses());
-                let _ = reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
-            }
-            IntakeEvent::Control {
-                request: ControlRequest::StopLoop { name },
-                reply,
-            } => {
-                // Forgetting a stored loop writes the store: never in the
-                // intake's way.
-                let core = core.clone();
-                core.tracker.clone().spawn(async move {
-                    let stopped = core.stop_loop(&name).await;
-                    let _ = reply.send(loop_control(stopped, || format!("loop \"{name}\" stopped")));
-                });
-            }
-            IntakeEvent::Control {
-                request: ControlRequest::TriggerLoop { name },
-                reply,
-            } => {
-                let triggered = core.trigger_loop(&name);
-                let _ = reply.send(loop_control(triggered, || format!("loop \"{name}\" triggered")));
-            }
-            IntakeEvent::Control {
-                request: ControlRequest::Recheck,
-                reply,
-            } => {
-                // Probing waits on the network: never in the intake's way.
-                let core = core.clone();
-                core.tracker.clone().spawn(async move {
-                    core.pipeline.cascade().recheck().await;
-                    let _ = reply.send(core.status_document());
-                });
-            }
         }
     }
     if !admitted.is_empty() {
@@ -163,15 +80,6 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
     }
     for decision in decisions {
         let _ = decision.ack.send(decision.answer);
-    }
-}
-
-/// The answer to a loop control request: `{"ok", "message"}`, the message
-/// saying what happened or why not.
-fn loop_control(outcome: Result<(), BookError>, done: impl FnOnce() -> String) -> serde_json::Value {
-    match outcome {
-        Ok(()) => serde_json::json!({ "ok": true, "message": done() }),
-        Err(error) => serde_json::json!({ "ok": false, "message": error.to_string() }),
     }
 }
 

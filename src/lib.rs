@@ -7,6 +7,7 @@
 //! it together; [`cli`] is the command line.
 
 pub mod access;
+pub mod admin;
 pub mod approvals;
 pub mod audit;
 mod background;

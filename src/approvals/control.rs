@@ -92,9 +92,14 @@ impl Approvals {
     }
 
     /// Decides the approval `token` names as the local user `by`. Returns
-    /// the answer (`decided`, `message`) and the conversation owed the outcome.
-    pub fn decide_local(&self, token: &str, approve: bool, by: UserId) -> Result<(Value, Option<Owed>), StoreError> {
-        let answer = |decided: bool, message: String| json!({ "decided": decided, "message": message });
+    /// what came of it and the conversation owed the outcome.
+    pub fn decide_local(
+        &self,
+        token: &str,
+        approve: bool,
+        by: UserId,
+    ) -> Result<(passepartout_admin::Decision, Option<Owed>), StoreError> {
+        let answer = |decided: bool, message: String| passepartout_admin::Decision { decided, message };
         let Ok(token) = ApprovalToken::parse_typed(token) else {
             let shown: String = token.chars().take(16).collect();
             return Ok((answer(false, format!("`{shown}` is not an approval token")), None));

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::ids::{ConversationKey, UserId};
+use crate::ids::ConversationKey;
 use crate::message::Inbound;
 
 /// The core's answer to a submitted message.
@@ -40,30 +40,6 @@ pub enum Refusal {
     NotApprover,
 }
 
-/// A request from a local control client (the CLI) that is not a chat message.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "request", rename_all = "snake_case")]
-pub enum ControlRequest {
-    /// The daemon's status document.
-    Status,
-    /// Probe every model provider again (a provider that answers is healthy
-    /// again), then the status document.
-    Recheck,
-    /// The pending approvals; with `all`, every approval and the audit trail.
-    Approvals { all: bool },
-    /// Approve or deny the approval with `token`, as the local user `by`.
-    Decide { token: String, approve: bool, by: UserId },
-    /// The background loops' statuses, as a JSON list.
-    Loops,
-    /// Stop the loop called `name` for good; answered `{"ok", "message"}`.
-    StopLoop { name: String },
-    /// Run the loop called `name` now; answered `{"ok", "message"}`.
-    TriggerLoop { name: String },
-}
-
-/// The core's answer to a [`ControlRequest`]: a JSON document.
-pub type ControlReply = serde_json::Value;
-
 /// What travels from gateways to the core.
 #[derive(Debug)]
 pub enum IntakeEvent {
@@ -75,11 +51,6 @@ pub enum IntakeEvent {
     /// A conversation can receive messages again (a local client reconnected):
     /// whatever is waiting in the outbox for it can go now.
     Reachable(ConversationKey),
-    /// A control request from a local client.
-    Control {
-        request: ControlRequest,
-        reply: oneshot::Sender<ControlReply>,
-    },
 }
 
 /// The core is no longer taking messages (it is shutting down).
@@ -120,16 +91,6 @@ impl Intake {
             .send(IntakeEvent::Reachable(conversation))
             .await
             .map_err(|_| IntakeClosed)
-    }
-
-    /// Asks the core a control question.
-    pub async fn control(&self, request: ControlRequest) -> Result<ControlReply, IntakeClosed> {
-        let (reply, answer) = oneshot::channel();
-        self.tx
-            .send(IntakeEvent::Control { request, reply })
-            .await
-            .map_err(|_| IntakeClosed)?;
-        answer.await.map_err(|_| IntakeClosed)
     }
 }
 

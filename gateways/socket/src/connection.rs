@@ -1,5 +1,6 @@
 //! One client connection: admission, then a reader that turns lines into
-//! frames and frames into calls on the core's intake.
+//! frames and frames into calls on the core: messages go to its intake,
+//! admin questions to its admin queue ([`crate::admin`]).
 //!
 //! The reader handles one frame at a time and waits for the core's answer
 //! before reading the next line, which keeps a connection's messages in order.
@@ -10,9 +11,9 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
+use passepartout_admin::{AdminClosed, AdminRequest};
 use passepartout_gateway::{
-    Ack, ChatId, ControlRequest, ConversationKey, Inbound, InboundBody, Intake, IntakeClosed, MessageId, Refusal,
-    Sender,
+    Ack, ChatId, ConversationKey, Inbound, InboundBody, Intake, IntakeClosed, MessageId, Refusal, Sender,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::UnixStream;
@@ -21,9 +22,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::lines::{LineReader, ReadLine};
-use crate::protocol::{
-    ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line, parse_client_frame,
-};
+use crate::protocol::{ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame, encode_line, parse_client_frame};
 use crate::registry::ConnId;
 use crate::server::Shared;
 use crate::writer::{OUTBOX_CAPACITY, Outgoing, write_loop};
@@ -170,17 +169,17 @@ impl Connection {
             }
             Ok(ClientFrame::Hello { version, chat }) => self.hello(version, chat).await,
             Ok(ClientFrame::Message { id, text, reply_to }) => self.message(id, text, reply_to).await,
-            Ok(ClientFrame::Status {}) => self.control(ControlRequest::Status).await,
-            Ok(ClientFrame::Recheck {}) => self.control(ControlRequest::Recheck).await,
-            Ok(ClientFrame::Approvals { all }) => self.control(ControlRequest::Approvals { all }).await,
+            Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
+            Ok(ClientFrame::Status {}) => self.ask(AdminRequest::Status).await,
+            Ok(ClientFrame::Recheck {}) => self.ask(AdminRequest::Recheck).await,
+            Ok(ClientFrame::Approvals { all }) => self.ask(AdminRequest::Approvals { all }).await,
             Ok(ClientFrame::Decide { token, approve }) => {
                 let by = self.shared.user.clone();
-                self.control(ControlRequest::Decide { token, approve, by }).await
+                self.ask(AdminRequest::Decide { token, approve, by }).await
             }
-            Ok(ClientFrame::Loops {}) => self.control(ControlRequest::Loops).await,
-            Ok(ClientFrame::StopLoop { name }) => self.control(ControlRequest::StopLoop { name }).await,
-            Ok(ClientFrame::TriggerLoop { name }) => self.control(ControlRequest::TriggerLoop { name }).await,
-            Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
+            Ok(ClientFrame::Loops {}) => self.ask(AdminRequest::Loops).await,
+            Ok(ClientFrame::StopLoop { name }) => self.ask(AdminRequest::StopLoop { name }).await,
+            Ok(ClientFrame::TriggerLoop { name }) => self.ask(AdminRequest::TriggerLoop { name }).await,
         }
     }
 
@@ -247,20 +246,11 @@ impl Connection {
         self.send(ack_frame(ack, id)).await
     }
 
-    async fn control(&self, request: ControlRequest) -> Result<(), Gone> {
-        let answer: fn(serde_json::Value) -> ServerFrame = match request {
-            ControlRequest::Approvals { .. } | ControlRequest::Decide { .. } => {
-                |approvals| ServerFrame::Approvals { approvals }
-            }
-            ControlRequest::Loops => |loops| ServerFrame::Loops { loops },
-            ControlRequest::StopLoop { .. } | ControlRequest::TriggerLoop { .. } => {
-                |answer| ServerFrame::LoopControl(LoopControl::from_document(&answer))
-            }
-            ControlRequest::Status | ControlRequest::Recheck => |status| ServerFrame::Status { status },
-        };
-        let frame = match self.intake.control(request).await {
-            Ok(document) => answer(document),
-            Err(IntakeClosed) => error_frame(ErrorCode::ShuttingDown, "the daemon is shutting down", None),
+    /// Asks the core an admin question and sends its answer.
+    async fn ask(&self, request: AdminRequest) -> Result<(), Gone> {
+        let frame = match self.shared.admin.ask(request).await {
+            Ok(reply) => crate::admin::frame(reply),
+            Err(AdminClosed) => error_frame(ErrorCode::ShuttingDown, "the daemon is shutting down", None),
         };
         self.send(frame).await
     }

@@ -3,7 +3,8 @@
 //!
 //! The daemon binds a [`SocketGateway`] and runs it like every gateway: it
 //! [`Listen`](passepartout_gateway::Listen)s for clients and hands their
-//! messages to the core, and it [`Deliver`](passepartout_gateway::Deliver)s
+//! messages to the core (their admin questions through a
+//! [`passepartout_admin::Admin`] handle), and it [`Deliver`](passepartout_gateway::Deliver)s
 //! the core's replies to the clients connected for the reply's chat. The CLI
 //! (`passepartout chat`, `send`, `status`) talks to it through [`Client`].
 //!
@@ -18,10 +19,12 @@
 //! | the socket file: stale, live, mode, removal | `socket_file.rs` |
 //! | the gateway: listen, deliver, close | `server.rs` |
 //! | one connection's reader / writer | `connection.rs`, `writer.rs` |
+//! | admin answers as frames | `admin.rs` |
 //! | live connections by chat | `registry.rs` |
 //! | ids for messages sent without one | `message_ids.rs` |
 //! | the CLI's half | `client.rs` |
 
+mod admin;
 mod client;
 mod config;
 mod connection;

@@ -138,20 +138,6 @@ pub struct LoopControl {
     pub message: String,
 }
 
-impl LoopControl {
-    /// The core's JSON answer (`{"ok": bool, "message": string}`) as a frame;
-    /// anything else is reported as a refusal rather than taken for success.
-    pub fn from_document(document: &serde_json::Value) -> Self {
-        match serde_json::from_value(document.clone()) {
-            Ok(answer) => answer,
-            Err(error) => Self {
-                ok: false,
-                message: format!("the daemon's answer is unreadable ({error}): {document}"),
-            },
-        }
-    }
-}
-
 /// What went wrong, for a client to decide on (the `message` is for people).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -423,21 +409,6 @@ mod tests {
         let wire = json!({"type":"loop_control","ok":true,"message":"loop \"x\" stopped"});
         assert_eq!(serde_json::to_value(&stopped).unwrap(), wire);
         assert_eq!(serde_json::from_value::<ServerFrame>(wire).unwrap(), stopped);
-    }
-
-    #[test]
-    fn loop_control_answers_come_from_the_cores_document() {
-        let refused = LoopControl::from_document(&json!({"ok": false, "message": "there is no loop \"x\""}));
-        assert_eq!(
-            refused,
-            LoopControl {
-                ok: false,
-                message: "there is no loop \"x\"".into()
-            }
-        );
-        let odd = LoopControl::from_document(&json!({"error": "boom"}));
-        assert!(!odd.ok);
-        assert!(odd.message.contains("boom"), "{}", odd.message);
     }
 
     #[test]

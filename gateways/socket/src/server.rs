@@ -1,5 +1,6 @@
 //! The daemon's half: [`SocketGateway`] listens on the socket, hands messages
-//! to the core, and delivers the core's replies to the connected clients.
+//! to the core's intake and admin questions to its admin queue, and delivers
+//! the core's replies to the connected clients.
 //!
 //! Lifecycle: [`SocketGateway::bind`] creates the socket; [`Listen::listen`]
 //! accepts clients until its shutdown token fires, then stops accepting and
@@ -13,6 +14,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
+use passepartout_admin::Admin;
 use passepartout_gateway::{
     ChatId, ConversationKey, Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen,
     MessageId, Outbound, OutboundBody, UserId,
@@ -59,6 +61,8 @@ pub(crate) struct Shared {
     pub max_clients: usize,
     pub registry: Registry,
     pub message_ids: MessageIds,
+    /// Where the clients' admin questions (status, approvals, loops) go.
+    pub admin: Admin,
     /// Fires when accepting stops: messages are refused from then on.
     pub draining: CancellationToken,
     /// Fires on close: every connection ends.
@@ -66,10 +70,11 @@ pub(crate) struct Shared {
 }
 
 impl SocketGateway {
-    /// Creates the socket at `config.path` (see [`SocketConfig`]). Fails with
+    /// Creates the socket at `config.path` (see [`SocketConfig`]); clients'
+    /// admin questions are asked through `admin`. Fails with
     /// [`SocketError::InUse`] when another daemon answers there; a stale
     /// socket file nobody answers on is replaced.
-    pub async fn bind(config: SocketConfig) -> Result<Arc<SocketGateway>, SocketError> {
+    pub async fn bind(config: SocketConfig, admin: Admin) -> Result<Arc<SocketGateway>, SocketError> {
         let (listener, file) = socket_file::bind(&config.path).await?;
         let uid = rustix::process::geteuid().as_raw();
         let shared = Shared {
@@ -81,6 +86,7 @@ impl SocketGateway {
             max_clients: config.max_clients,
             registry: Registry::default(),
             message_ids: MessageIds::new(),
+            admin,
             draining: CancellationToken::new(),
             closed: CancellationToken::new(),
         };

@@ -5,7 +5,7 @@ mod common;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::{Daemon, chat, text_outbound, within};
+use common::{Daemon, chat, text_outbound, unserved_admin, within};
 use passepartout_gateway::{Deliver, HealthState, Listen};
 use passepartout_socket::{Client, ClientError, ErrorCode, SocketConfig, SocketError, SocketGateway};
 
@@ -22,7 +22,7 @@ async fn a_stale_socket_file_is_replaced() {
     let path = dir.path().join("sock");
     drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
     assert!(path.exists(), "the dead listener left its file");
-    let gateway = SocketGateway::bind(SocketConfig::new(&path))
+    let gateway = SocketGateway::bind(SocketConfig::new(&path), unserved_admin())
         .await
         .expect("stale file replaced");
     // The new file answers.
@@ -33,7 +33,7 @@ async fn a_stale_socket_file_is_replaced() {
 #[tokio::test]
 async fn a_live_socket_gives_in_use_and_keeps_serving() {
     let (daemon, _core) = Daemon::start().await;
-    let second = SocketGateway::bind(SocketConfig::new(&daemon.path)).await;
+    let second = SocketGateway::bind(SocketConfig::new(&daemon.path), unserved_admin()).await;
     match second {
         Err(error @ SocketError::InUse { .. }) => {
             assert!(error.to_string().contains("another daemon is listening on"), "{error}");
@@ -114,7 +114,9 @@ async fn after_shutdown_messages_are_refused_replies_still_go_out_and_close_remo
 async fn dropping_the_gateway_removes_its_socket_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("sock");
-    let gateway = SocketGateway::bind(SocketConfig::new(&path)).await.unwrap();
+    let gateway = SocketGateway::bind(SocketConfig::new(&path), unserved_admin())
+        .await
+        .unwrap();
     assert!(path.exists());
     drop(gateway);
     assert!(!path.exists());
@@ -124,7 +126,9 @@ async fn dropping_the_gateway_removes_its_socket_file() {
 async fn a_missing_directory_is_created() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run/user/passepartout.sock");
-    let gateway = SocketGateway::bind(SocketConfig::new(&path)).await.unwrap();
+    let gateway = SocketGateway::bind(SocketConfig::new(&path), unserved_admin())
+        .await
+        .unwrap();
     assert_eq!(gateway.path(), path);
     let mode = std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode();
     assert_eq!(mode & 0o777, 0o700, "mode {mode:o}");

@@ -1,5 +1,5 @@
 //! Shared test scaffolding: a daemon-side gateway in a temporary directory, a
-//! fake core on the other end of the intake, and a raw client that can send
+//! fake core on the other end of the intake and of the admin queue, and a raw client that can send
 //! bytes no well-behaved client would.
 #![allow(dead_code)] // Each test binary uses a different part of this module.
 
@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use passepartout_admin::{Admin, AdminQueue, AdminReply};
 use passepartout_gateway::{
     Ack, ChatId, ConversationKey, GatewayError, GatewayId, Inbound, Intake, IntakeEvent, IntakeQueue, Listen,
     MessageId, Outbound, OutboundBody, ReplyKind,
@@ -45,6 +46,14 @@ pub struct Daemon {
     pub gateway: Arc<SocketGateway>,
     pub shutdown: CancellationToken,
     pub listening: JoinHandle<Result<(), GatewayError>>,
+    /// The core's end of the gateway's admin queue, until a core serves it;
+    /// while it waits here, admin questions wait too.
+    pub admin: Option<AdminQueue>,
+}
+
+/// An admin handle nobody serves: every question is answered closed.
+pub fn unserved_admin() -> Admin {
+    Admin::channel(1).0
 }
 
 impl Daemon {
@@ -55,7 +64,8 @@ impl Daemon {
         let path = dir.path().join("passepartout.sock");
         let mut config = SocketConfig::new(&path);
         tweak(&mut config);
-        let gateway = SocketGateway::bind(config).await.expect("bind");
+        let (admin, admin_queue) = Admin::channel(64);
+        let gateway = SocketGateway::bind(config, admin).await.expect("bind");
         let (intake, queue) = Intake::channel(64);
         let shutdown = CancellationToken::new();
         let listening = tokio::spawn({
@@ -70,6 +80,7 @@ impl Daemon {
                 gateway,
                 shutdown,
                 listening,
+                admin: Some(admin_queue),
             },
             queue,
         )
@@ -81,8 +92,9 @@ impl Daemon {
     }
 
     pub async fn start_tweaked(tweak: impl FnOnce(&mut SocketConfig)) -> (Daemon, FakeCore) {
-        let (daemon, queue) = Self::start_with(tweak).await;
-        (daemon, FakeCore::spawn(queue))
+        let (mut daemon, queue) = Self::start_with(tweak).await;
+        let admin = daemon.admin.take().expect("the admin queue is not served yet");
+        (daemon, FakeCore::spawn(queue, admin))
     }
 }
 
@@ -95,14 +107,21 @@ pub enum Seen {
 }
 
 /// A core that accepts every message once (a repeated id is a duplicate),
-/// answers status with [`fake_status`], and reports what it saw.
+/// answers every admin question with [`fake_status`], and reports what it saw.
 pub struct FakeCore {
     seen: mpsc::Receiver<Seen>,
 }
 
 impl FakeCore {
-    pub fn spawn(mut queue: IntakeQueue) -> FakeCore {
+    pub fn spawn(mut queue: IntakeQueue, mut admin: AdminQueue) -> FakeCore {
         let (tx, seen) = mpsc::channel(1024);
+        let admin_seen = tx.clone();
+        tokio::spawn(async move {
+            while let Some(asked) = admin.recv().await {
+                let _ = asked.reply.send(AdminReply::Status(fake_status()));
+                let _ = admin_seen.try_send(Seen::Status);
+            }
+        });
         tokio::spawn(async move {
             let mut accepted = HashSet::new();
             while let Some(event) = queue.recv().await {
@@ -118,10 +137,6 @@ impl FakeCore {
                         Seen::Inbound(inbound)
                     }
                     IntakeEvent::Reachable(key) => Seen::Reachable(key),
-                    IntakeEvent::Control { reply, .. } => {
-                        let _ = reply.send(fake_status());
-                        Seen::Status
-                    }
                 };
                 let _ = tx.try_send(report);
             }

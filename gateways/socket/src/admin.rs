@@ -1,0 +1,86 @@
+//! The socket's answers to admin frames: the reader turns `status`,
+//! `recheck`, `approvals`, `decide`, `loops`, `stop_loop` and `trigger_loop`
+//! into [`AdminRequest`](passepartout_admin::AdminRequest)s, and the core's
+//! [`AdminReply`] becomes here the frame protocol version 1 answers with.
+//!
+//! The wire form is the one these frames always had: a listing the core could
+//! not read is `{"error": "…"}` in place of the document, and a decision
+//! travels in an `approvals` frame.
+
+use passepartout_admin::{AdminReply, Decision, Unreadable};
+use serde_json::json;
+
+use crate::protocol::{LoopControl, ServerFrame};
+
+/// The frame that carries the core's answer to the client.
+pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
+    match reply {
+        AdminReply::Status(status) => ServerFrame::Status { status },
+        AdminReply::Approvals(listing) => ServerFrame::Approvals {
+            approvals: readable(listing),
+        },
+        AdminReply::Decision(Decision { decided, message }) => ServerFrame::Approvals {
+            approvals: json!({ "decided": decided, "message": message }),
+        },
+        AdminReply::Loops(loops) => ServerFrame::Loops { loops: readable(loops) },
+        AdminReply::LoopControl(answer) => ServerFrame::LoopControl(answer.into()),
+    }
+}
+
+fn readable(listing: Result<serde_json::Value, Unreadable>) -> serde_json::Value {
+    listing.unwrap_or_else(|unreadable| json!({ "error": unreadable.message }))
+}
+
+impl From<passepartout_admin::LoopControl> for LoopControl {
+    fn from(answer: passepartout_admin::LoopControl) -> Self {
+        Self {
+            ok: answer.ok,
+            message: answer.message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wire(reply: AdminReply) -> serde_json::Value {
+        serde_json::to_value(frame(reply)).unwrap()
+    }
+
+    #[test]
+    fn replies_keep_the_wire_form_of_protocol_version_1() {
+        assert_eq!(
+            wire(AdminReply::Status(json!({"version": "1"}))),
+            json!({"type": "status", "status": {"version": "1"}})
+        );
+        assert_eq!(
+            wire(AdminReply::Approvals(Ok(json!({"approvals": []})))),
+            json!({"type": "approvals", "approvals": {"approvals": []}})
+        );
+        assert_eq!(
+            wire(AdminReply::Approvals(Err(Unreadable::because("disk gone")))),
+            json!({"type": "approvals", "approvals": {"error": "disk gone"}})
+        );
+        let decided = Decision {
+            decided: true,
+            message: "approved".into(),
+        };
+        assert_eq!(
+            wire(AdminReply::Decision(decided)),
+            json!({"type": "approvals", "approvals": {"decided": true, "message": "approved"}})
+        );
+        assert_eq!(
+            wire(AdminReply::Loops(Ok(json!([])))),
+            json!({"type": "loops", "loops": []})
+        );
+        let refused = passepartout_admin::LoopControl {
+            ok: false,
+            message: "there is no loop \"x\"".into(),
+        };
+        assert_eq!(
+            wire(AdminReply::LoopControl(refused)),
+            json!({"type": "loop_control", "ok": false, "message": "there is no loop \"x\""})
+        );
+    }
+}

@@ -1,0 +1,78 @@
+//! The background loops on the admin path: `passepartout loops` lists them,
+//! `loops stop NAME` stops one for good, `loops run NAME` runs one now.
+//!
+//! [`LoopDesk`] is what the admin path needs of the loops, so it does not
+//! depend on where the daemon keeps them.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use passepartout_admin::{AdminReply, LoopControl, Unreadable};
+
+use super::{AdminContext, Reply};
+use crate::core::Core;
+use crate::loops::status::LoopStatus;
+use crate::schedules::BookError;
+
+/// The loop operations the machine's owner may ask for.
+#[async_trait]
+pub trait LoopDesk: Send + Sync {
+    /// Every loop's status, by name; none before the loops run.
+    fn statuses(&self) -> Vec<LoopStatus>;
+    /// Stops loop `name` for good: a stored loop is forgotten too, so it
+    /// does not come back at the next start.
+    async fn stop(&self, name: &str) -> Result<(), BookError>;
+    /// Runs loop `name` now: a sleeping loop wakes early, a loop waiting for
+    /// a trigger runs.
+    fn trigger(&self, name: &str) -> Result<(), BookError>;
+}
+
+#[async_trait]
+impl LoopDesk for Core {
+    fn statuses(&self) -> Vec<LoopStatus> {
+        self.loop_statuses()
+    }
+
+    async fn stop(&self, name: &str) -> Result<(), BookError> {
+        self.stop_loop(name).await
+    }
+
+    fn trigger(&self, name: &str) -> Result<(), BookError> {
+        self.trigger_loop(name)
+    }
+}
+
+/// The loops' statuses, as the JSON list the CLI renders.
+pub(super) fn statuses(loops: &dyn LoopDesk) -> AdminReply {
+    AdminReply::Loops(serde_json::to_value(loops.statuses()).map_err(Unreadable::because))
+}
+
+/// Stops loop `name`. Forgetting a stored loop writes the store: spawned, so
+/// never in the way of other questions.
+pub(super) fn stop(admin: &Arc<AdminContext>, name: String, reply: Reply) {
+    let admin = admin.clone();
+    admin.tracker.clone().spawn(async move {
+        let stopped = admin.loops.stop(&name).await;
+        let _ = reply.send(control(stopped, || format!("loop \"{name}\" stopped")));
+    });
+}
+
+/// Runs loop `name` now.
+pub(super) fn trigger(loops: &dyn LoopDesk, name: &str) -> AdminReply {
+    control(loops.trigger(name), || format!("loop \"{name}\" triggered"))
+}
+
+/// The answer to a loop control request, its message saying what happened
+/// or why not.
+fn control(outcome: Result<(), BookError>, done: impl FnOnce() -> String) -> AdminReply {
+    AdminReply::LoopControl(match outcome {
+        Ok(()) => LoopControl {
+            ok: true,
+            message: done(),
+        },
+        Err(error) => LoopControl {
+            ok: false,
+            message: error.to_string(),
+        },
+    })
+}

@@ -1,0 +1,98 @@
+//! The admin path: the core's end of the local administration queue.
+//!
+//! The machine's owner asks through the local socket for the daemon's status,
+//! the approvals and the background loops ([`passepartout_admin`]); those
+//! questions never travel with chat messages through the intake. [`run`]
+//! takes them one at a time and answers what is in memory at once; whatever
+//! waits on the disk or the network is spawned on the daemon's task tracker,
+//! so a slow answer holds up no other question and shutdown waits for it.
+//!
+//! [`AdminContext`] holds exactly what the answers need, handed in by the
+//! daemon.
+
+mod approvals;
+mod loops;
+
+use std::sync::Arc;
+
+use passepartout_admin::{AdminQueue, AdminReply, AdminRequest, Asked};
+use passepartout_gateway::ConversationKey;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::approvals::Approvals;
+use crate::pipeline::cascade::Cascade;
+use crate::store::Store;
+
+pub use loops::LoopDesk;
+
+/// Where an answer goes.
+type Reply = oneshot::Sender<AdminReply>;
+
+/// What the admin path reads and acts on.
+pub struct AdminContext {
+    /// Assembles the status document (`passepartout status`).
+    pub status: Arc<dyn Fn() -> serde_json::Value + Send + Sync>,
+    /// The approvals: listed, and decided by the local user.
+    pub approvals: Arc<Approvals>,
+    /// The background loops: listed, stopped, triggered.
+    pub loops: Arc<dyn LoopDesk>,
+    /// The model providers, probed again on `recheck`.
+    pub cascade: Arc<Cascade>,
+    /// Made durable before a decision is confirmed.
+    pub store: Store,
+    /// Every answer that waits is spawned here, so shutdown waits for it.
+    pub tracker: TaskTracker,
+    /// Wakes the worker of a conversation that has something waiting (the
+    /// outcome of an approval decided here).
+    pub nudge: Arc<dyn Fn(&ConversationKey) + Send + Sync>,
+}
+
+/// Answers admin questions until `stop` is cancelled or every admin handle
+/// is dropped.
+pub async fn run(admin: AdminContext, mut queue: AdminQueue, stop: CancellationToken) {
+    let admin = Arc::new(admin);
+    loop {
+        let asked = tokio::select! {
+            biased;
+            _ = stop.cancelled() => break,
+            asked = queue.recv() => match asked {
+                Some(asked) => asked,
+                None => break,
+            },
+        };
+        answer(&admin, asked);
+    }
+    // Whatever is still queued is answered "closed" by dropping it.
+    queue.close();
+    tracing::debug!("admin path stopped");
+}
+
+fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
+    match request {
+        AdminRequest::Status => {
+            let _ = reply.send(AdminReply::Status((admin.status)()));
+        }
+        AdminRequest::Recheck => recheck(admin, reply),
+        AdminRequest::Approvals { all } => approvals::listing(admin, all, reply),
+        AdminRequest::Decide { token, approve, by } => approvals::decide(admin, token, approve, by, reply),
+        AdminRequest::Loops => {
+            let _ = reply.send(loops::statuses(&*admin.loops));
+        }
+        AdminRequest::StopLoop { name } => loops::stop(admin, name, reply),
+        AdminRequest::TriggerLoop { name } => {
+            let _ = reply.send(loops::trigger(&*admin.loops, &name));
+        }
+    }
+}
+
+/// Probes every model provider again, then answers the status document.
+/// Probing waits on the network: never in the way of other questions.
+fn recheck(admin: &Arc<AdminContext>, reply: Reply) {
+    let admin = admin.clone();
+    admin.tracker.clone().spawn(async move {
+        admin.cascade.recheck().await;
+        let _ = reply.send(AdminReply::Status((admin.status)()));
+    });
+}
