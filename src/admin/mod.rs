@@ -96,3 +96,6 @@ fn recheck(admin: &Arc<AdminContext>, reply: Reply) {
         let _ = reply.send(AdminReply::Status((admin.status)()));
     });
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,141 @@
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use passepartout_admin::{Admin, AdminClosed, Decision, LoopControl};
+use passepartout_gateway::UserId;
+use serde_json::json;
+
+use super::*;
+use crate::approvals::Policy;
+use crate::clock::Clock;
+use crate::config::Config;
+use crate::loops::status::LoopStatus;
+use crate::schedules::BookError;
+use crate::store::tests_support::open_temp;
+
+/// Loops that know one loop, `standup`, which may be stopped but not run.
+struct OneLoop {
+    stopped: Mutex<Vec<String>>,
+}
+
+#[async_trait]
+impl LoopDesk for OneLoop {
+    fn statuses(&self) -> Vec<LoopStatus> {
+        Vec::new()
+    }
+
+    async fn stop(&self, name: &str) -> Result<(), BookError> {
+        self.stopped.lock().unwrap().push(name.to_owned());
+        Ok(())
+    }
+
+    fn trigger(&self, name: &str) -> Result<(), BookError> {
+        Err(BookError::Configured { name: name.to_owned() })
+    }
+}
+
+struct Served {
+    admin: Admin,
+    stop: CancellationToken,
+    tracker: TaskTracker,
+    loops: Arc<OneLoop>,
+    _dir: tempfile::TempDir,
+}
+
+fn serve() -> Served {
+    let (dir, store) = open_temp();
+    let config = Config::default();
+    let approvals = Arc::new(Approvals::new(
+        store.clone(),
+        Policy::from_config(&config),
+        Clock::start(),
+        &config,
+    ));
+    let loops = Arc::new(OneLoop {
+        stopped: Mutex::default(),
+    });
+    let tracker = TaskTracker::new();
+    let context = AdminContext {
+        status: Arc::new(|| json!({ "version": "test" })),
+        approvals,
+        loops: loops.clone(),
+        cascade: Arc::new(Cascade::new(Vec::new(), Duration::from_secs(1))),
+        store,
+        tracker: tracker.clone(),
+        nudge: Arc::new(|_| {}),
+    };
+    let (admin, queue) = Admin::channel(4);
+    let stop = CancellationToken::new();
+    tracker.spawn(run(context, queue, stop.clone()));
+    Served {
+        admin,
+        stop,
+        tracker,
+        loops,
+        _dir: dir,
+    }
+}
+
+#[tokio::test]
+async fn each_question_gets_its_own_answer() {
+    let served = serve();
+    let ask = |request| served.admin.ask(request);
+    let status = json!({ "version": "test" });
+    assert_eq!(ask(AdminRequest::Status).await, Ok(AdminReply::Status(status.clone())));
+    assert_eq!(ask(AdminRequest::Recheck).await, Ok(AdminReply::Status(status)));
+    assert_eq!(
+        ask(AdminRequest::Approvals { all: false }).await,
+        Ok(AdminReply::Approvals(Ok(json!({ "approvals": [] }))))
+    );
+    assert_eq!(ask(AdminRequest::Loops).await, Ok(AdminReply::Loops(Ok(json!([])))));
+}
+
+#[tokio::test]
+async fn a_decision_on_an_unknown_token_is_refused() {
+    let served = serve();
+    let decide = AdminRequest::Decide {
+        token: "K7PX2QMD".into(),
+        approve: true,
+        by: UserId::new("1000").unwrap(),
+    };
+    let Ok(AdminReply::Decision(Decision { decided, message })) = served.admin.ask(decide).await else {
+        panic!("a decide is answered with a decision");
+    };
+    assert!(!decided);
+    assert!(message.contains("K7PX2QMD"), "{message}");
+}
+
+#[tokio::test]
+async fn loop_control_says_what_happened_or_why_not() {
+    let served = serve();
+    let stopped = served
+        .admin
+        .ask(AdminRequest::StopLoop { name: "standup".into() })
+        .await;
+    assert_eq!(
+        stopped,
+        Ok(AdminReply::LoopControl(LoopControl {
+            ok: true,
+            message: "loop \"standup\" stopped".into()
+        }))
+    );
+    assert_eq!(*served.loops.stopped.lock().unwrap(), ["standup"]);
+    let refused = served
+        .admin
+        .ask(AdminRequest::TriggerLoop { name: "standup".into() })
+        .await;
+    let Ok(AdminReply::LoopControl(LoopControl { ok: false, message })) = refused else {
+        panic!("expected a refusal, got {refused:?}");
+    };
+    assert!(message.contains("config file"), "{message}");
+}
+
+#[tokio::test]
+async fn once_stopped_every_question_is_answered_closed() {
+    let served = serve();
+    served.stop.cancel();
+    served.tracker.close();
+    served.tracker.wait().await;
+    assert_eq!(served.admin.ask(AdminRequest::Status).await, Err(AdminClosed));
+}
