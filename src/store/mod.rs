@@ -27,6 +27,7 @@ mod keys;
 mod loops;
 mod memory;
 mod outbox;
+pub mod records;
 mod turn;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +41,7 @@ pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
+pub use records::{Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Status};
 pub use turn::{PendingOutbound, TurnCommit};
 
 use tokio_util::sync::CancellationToken;
