@@ -33,7 +33,7 @@ pub use crate::store::ProposedCall;
 
 use crate::config::{SkillsConfig, ToolsConfig};
 use crate::signal::Origin;
-use crate::tools::Telemetry;
+use crate::telemetry::Telemetry;
 
 /// What a gate says about a call.
 #[derive(Clone, Debug, PartialEq)]
