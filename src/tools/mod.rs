@@ -224,7 +224,12 @@ pub(crate) mod testing {
         let conversation = crate::store::tests_support::conversation("tools");
         let sender = UserId::new("tester").unwrap();
         ToolContext {
-            memory: crate::memory::MemorySession::new(store, &conversation.gateway, &sender),
+            memory: crate::memory::MemorySession::new(
+                store,
+                crate::clock::Clock::start(),
+                &conversation.gateway,
+                &sender,
+            ),
             conversation,
             sender,
             loop_turn: None,
