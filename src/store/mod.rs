@@ -11,6 +11,10 @@
 //! `loops` (stored loop definitions and next runs, by name), `cursors`
 //! (gateway offsets) and `meta` (schema version).
 //!
+//! The store is the floor: it persists only forms defined in it or below it
+//! (the approval and audit records are in [`records`]), and imports nothing
+//! of the domain above.
+//!
 //! Durability: sled flushes in the background every `flush_every_ms`; journal
 //! writes and turn commits are made durable explicitly with [`Store::durable`],
 //! which groups concurrent callers into one flush (group commit). A flush that
