@@ -143,7 +143,12 @@ impl Harness {
         let conversation = chat("me");
         let sender = UserId::new("1000").unwrap();
         ToolContext {
-            memory: MemorySession::new(self.core.store.clone(), &conversation.gateway, &sender),
+            memory: MemorySession::new(
+                self.core.store.clone(),
+                *self.core.pipeline.approvals().clock(),
+                &conversation.gateway,
+                &sender,
+            ),
             conversation,
             sender,
             loop_turn: None,

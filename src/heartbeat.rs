@@ -126,7 +126,8 @@ impl Heartbeat {
 
     async fn backup(&self, plan: &BackupPlan) -> Result<BackupInfo, HeartbeatError> {
         let (store, dir, keep) = (self.store.clone(), plan.dir.clone(), plan.keep);
-        let info = tokio::task::spawn_blocking(move || store.backup(&dir, keep))
+        let clock = *self.approvals.clock();
+        let info = tokio::task::spawn_blocking(move || store.backup(&dir, keep, &clock))
             .await
             .map_err(HeartbeatError::BackupTask)?
             .map_err(HeartbeatError::Backup)?;

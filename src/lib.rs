@@ -33,6 +33,7 @@ pub mod skills;
 pub mod status;
 pub mod store;
 pub mod telegram;
+pub mod telemetry;
 pub mod tools;
 
 pub use daemon::{Daemon, Extensions, StartError, run};

@@ -9,11 +9,11 @@
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use passepartout_gateway::{GatewayId, UserId};
 use thiserror::Error;
 
+use crate::clock::Clock;
 use crate::store::{Fact, MemoryScope, MemoryWrite, Store, StoreError};
 
 /// Why a memory operation did not happen.
@@ -58,19 +58,22 @@ struct Staged {
 #[derive(Clone, Debug)]
 pub struct MemorySession {
     store: Store,
+    /// Dates the facts remembered.
+    clock: Clock,
     scope: MemoryScope,
     limits: MemoryLimits,
     staged: Arc<Mutex<Staged>>,
 }
 
 impl MemorySession {
-    pub fn new(store: Store, gateway: &GatewayId, user: &UserId) -> Self {
-        Self::with_limits(store, gateway, user, MemoryLimits::default())
+    pub fn new(store: Store, clock: Clock, gateway: &GatewayId, user: &UserId) -> Self {
+        Self::with_limits(store, clock, gateway, user, MemoryLimits::default())
     }
 
-    pub fn with_limits(store: Store, gateway: &GatewayId, user: &UserId, limits: MemoryLimits) -> Self {
+    pub fn with_limits(store: Store, clock: Clock, gateway: &GatewayId, user: &UserId, limits: MemoryLimits) -> Self {
         Self {
             store,
+            clock,
             scope: MemoryScope::new(gateway, user),
             limits,
             staged: Arc::new(Mutex::new(Staged::default())),
@@ -110,7 +113,7 @@ impl MemorySession {
         let fact = Fact {
             id: self.store.fact_id()?,
             text: text.to_owned(),
-            created_ms: now_ms(),
+            created_ms: self.clock.now_ms(),
         };
         self.staged().remembered.push(fact.clone());
         Ok(fact)
@@ -168,13 +171,6 @@ fn words(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +180,7 @@ mod tests {
     fn session(store: &Store, user: &str) -> MemorySession {
         MemorySession::new(
             store.clone(),
+            Clock::at(1_000),
             &GatewayId::new("socket").unwrap(),
             &UserId::new(user).unwrap(),
         )
@@ -193,11 +190,13 @@ mod tests {
         facts.iter().map(|f| f.text.as_str()).collect()
     }
 
-    #[test]
-    fn staged_facts_are_seen_at_once_and_stored_only_on_commit() {
+    // Paused time: the session's clock reads what it was given.
+    #[tokio::test(start_paused = true)]
+    async fn staged_facts_are_seen_at_once_and_stored_only_on_commit() {
         let (_dir, store) = open_temp();
         let turn = session(&store, "ann");
-        turn.remember("likes green tea").unwrap();
+        let fact = turn.remember("likes green tea").unwrap();
+        assert_eq!(fact.created_ms, 1_000, "dated by the session's clock");
         assert_eq!(texts(&turn.facts().unwrap()), ["likes green tea"]);
         assert!(session(&store, "ann").facts().unwrap().is_empty(), "not committed yet");
         let commit = TurnCommit {
@@ -231,6 +230,7 @@ mod tests {
         };
         let turn = MemorySession::with_limits(
             store,
+            Clock::at(1_000),
             &GatewayId::new("socket").unwrap(),
             &UserId::new("ann").unwrap(),
             limits,

@@ -111,6 +111,7 @@ async fn iterate(
                 .map_err(|error| LoopFailed(format!("cannot read the conversation's history: {error}")))?;
             let memory = MemorySession::with_limits(
                 core.store.clone(),
+                *core.pipeline.approvals().clock(),
                 &key.gateway,
                 &LoopPrompt::sender(&prompt.name),
                 core.pipeline.memory_limits(),

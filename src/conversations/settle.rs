@@ -45,6 +45,7 @@ async fn settle_one(core: &Arc<Core>, key: &ConversationKey, recent: &mut Recent
         Ok(history) => {
             let memory = MemorySession::with_limits(
                 core.store.clone(),
+                *core.pipeline.approvals().clock(),
                 &approval.conversation.gateway,
                 &approval.requester,
                 core.pipeline.memory_limits(),

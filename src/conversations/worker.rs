@@ -196,6 +196,7 @@ async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRec
     };
     let memory = MemorySession::with_limits(
         core.store.clone(),
+        *core.pipeline.approvals().clock(),
         &entry.inbound.conversation.gateway,
         &entry.inbound.sender.id,
         core.pipeline.memory_limits(),

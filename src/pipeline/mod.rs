@@ -24,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
 use crate::audit::AuditEvent;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
-use crate::llm::ChatMessage;
+use crate::llm::{ChatMessage, ChatResponse, ToolSpec};
 use crate::memory::{MemoryLimits, MemorySession};
 use crate::signal::{Origin, Signal, SignalBody};
 use crate::skills::Skills;
@@ -94,6 +94,32 @@ impl TurnOutput {
             replies: vec![(ReplyKind::Notice, text)],
             ..Self::default()
         }
+    }
+
+    /// Tells the person that no model answered, and why.
+    fn no_model_answered(&mut self, why: String) {
+        self.replies.push((ReplyKind::Failure, why.clone()));
+        self.unanswered = Some(why);
+    }
+
+    /// What the person was told and what it cost, with nothing of the turn
+    /// kept: for a turn in which nothing happened.
+    fn nothing_kept(self) -> Self {
+        Self {
+            replies: self.replies,
+            unanswered: self.unanswered,
+            cost: self.cost,
+            ..Self::default()
+        }
+    }
+}
+
+impl Cost {
+    /// Adds what `response` cost; its model is now the one that answered last.
+    fn count(&mut self, response: &ChatResponse) {
+        self.tokens_in += response.usage.input_tokens;
+        self.tokens_out += response.usage.output_tokens;
+        self.model = Some(response.model.clone());
     }
 }
 
@@ -283,16 +309,15 @@ impl Pipeline {
         options: TurnOptions,
     ) -> TurnOutput {
         let origin = signal.origin.clone();
-        let facts = self.facts(&memory, &text);
-        let fragments = self.skills.prompts(&origin);
-        let all = self.tools.specs();
-        let in_loop = options.loop_turn.is_some();
-        let offered = |name: &str| (in_loop || name != SET_NEXT_SLEEP) && self.skills.offers(name, &origin);
-        let specs = if all.iter().all(|spec| offered(&spec.name)) {
-            all.clone()
-        } else {
-            all.iter().filter(|spec| offered(&spec.name)).cloned().collect()
-        };
+        let specs = self.offered_tools(&origin, options.loop_turn.is_some());
+        // Built once; each round appends to its `turn`, which is the transcript.
+        let mut context = reason::build_context(
+            &self.settings.system_prompt,
+            &self.skills.prompts(&origin),
+            &self.facts(&memory, &text),
+            history,
+            vec![ChatMessage::user(text)],
+        );
         let tool_context = ToolContext {
             conversation: origin.conversation.clone(),
             sender: origin.sender.clone(),
@@ -305,14 +330,6 @@ impl Pipeline {
             context: &tool_context,
             clock: *self.approvals.clock(),
         };
-        // Built once; each round appends to its `turn`, which is the transcript.
-        let mut context = reason::build_context(
-            &self.settings.system_prompt,
-            &fragments,
-            &facts,
-            history,
-            vec![ChatMessage::user(text)],
-        );
         let mut output = TurnOutput::default();
         let mut repairs = 0;
         let mut signal = signal;
@@ -321,25 +338,17 @@ impl Pipeline {
             let response = match self.cascade.complete_preferring(&context, &specs, preferred).await {
                 Ok(response) => response,
                 Err(exhausted) => {
-                    output.replies.push((ReplyKind::Failure, exhausted.to_string()));
-                    output.unanswered = Some(exhausted.to_string());
+                    output.no_model_answered(exhausted.to_string());
                     if context.turn.len() == 1 && !options.keep {
                         // Nothing happened yet: not remembered; the person can simply ask again.
-                        return TurnOutput {
-                            replies: output.replies,
-                            unanswered: output.unanswered,
-                            cost: output.cost,
-                            ..TurnOutput::default()
-                        };
+                        return output.nothing_kept();
                     }
                     // Tools already ran: keep what they did, so asking again
                     // does not silently do it twice.
                     break;
                 }
             };
-            output.cost.tokens_in += response.usage.input_tokens;
-            output.cost.tokens_out += response.usage.output_tokens;
-            output.cost.model = Some(response.model.clone());
+            output.cost.count(&response);
             let acted = act::act(&signal, reason::interpret(response), &actuators).await;
             context.turn.extend(acted.transcript);
             output.replies.extend(acted.replies);
@@ -357,26 +366,8 @@ impl Pipeline {
             let Some(next) = acted.feedback else {
                 break;
             };
-            if repairs > self.max_repairs {
-                tracing::warn!(conversation = %origin.conversation, repairs, "model output stayed malformed");
-                output.replies.push((
-                    ReplyKind::Notice,
-                    format!(
-                        "The model kept answering in a form I cannot use ({repairs} times), so I stopped. \
-                         Try again, or a different model (llm.max_repairs)."
-                    ),
-                ));
-                break;
-            }
-            if next.depth > self.settings.max_depth {
-                tracing::warn!(conversation = %origin.conversation, depth = next.depth, "depth limit reached");
-                output.replies.push((
-                    ReplyKind::Notice,
-                    format!(
-                        "I stopped after {} steps without finishing (the limit is pipeline.max_depth).",
-                        self.settings.max_depth
-                    ),
-                ));
+            if let Some(notice) = self.limit_reached(&origin, repairs, next.depth) {
+                output.replies.push((ReplyKind::Notice, notice));
                 break;
             }
             signal = next;
@@ -384,6 +375,39 @@ impl Pipeline {
         output.record = Some(TurnRecord { messages: context.turn });
         output.memory = tool_context.memory.writes();
         output
+    }
+
+    /// The tools offered to the model for a turn started by `origin`: those
+    /// the skills let it see, and `set_next_sleep` only in a loop's iteration.
+    fn offered_tools(&self, origin: &Origin, in_loop: bool) -> Arc<[ToolSpec]> {
+        let all = self.tools.specs();
+        let offered = |name: &str| (in_loop || name != SET_NEXT_SLEEP) && self.skills.offers(name, origin);
+        if all.iter().all(|spec| offered(&spec.name)) {
+            all.clone()
+        } else {
+            all.iter().filter(|spec| offered(&spec.name)).cloned().collect()
+        }
+    }
+
+    /// What to tell the person when the turn must stop before acting on its
+    /// next signal: the model's output stayed malformed too often, or the
+    /// signal is deeper than `pipeline.max_depth`.
+    fn limit_reached(&self, origin: &Origin, repairs: u32, depth: u32) -> Option<String> {
+        if repairs > self.max_repairs {
+            tracing::warn!(conversation = %origin.conversation, repairs, "model output stayed malformed");
+            return Some(format!(
+                "The model kept answering in a form I cannot use ({repairs} times), so I stopped. \
+                 Try again, or a different model (llm.max_repairs)."
+            ));
+        }
+        if depth > self.settings.max_depth {
+            tracing::warn!(conversation = %origin.conversation, depth, "depth limit reached");
+            return Some(format!(
+                "I stopped after {} steps without finishing (the limit is pipeline.max_depth).",
+                self.settings.max_depth
+            ));
+        }
+        None
     }
 
     /// The sender's facts most related to `text`, for the context.

@@ -28,41 +28,12 @@ pub use approval::ApprovalPolicy;
 pub use rate_limit::RateLimit;
 pub use rules::{Rule, Rules};
 pub use shell_safety::ShellSafety;
+// The call the gates judge is the one an approval stores: its form is the store's.
+pub use crate::store::ProposedCall;
 
 use crate::config::{SkillsConfig, ToolsConfig};
 use crate::signal::Origin;
-use crate::tools::Telemetry;
-
-/// A tool call the model proposed, with its arguments parsed.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct ProposedCall {
-    pub tool: String,
-    pub arguments: Value,
-}
-
-impl ProposedCall {
-    /// A string argument, if the call has one by that name.
-    pub fn string_argument(&self, name: &str) -> Option<&str> {
-        self.arguments.get(name).and_then(Value::as_str)
-    }
-
-    /// The call as a person would read it: `shell: ls -la`, or the tool and
-    /// its JSON arguments — cut at [`SUMMARY_CHARS`], so a file's content
-    /// never floods a message or a log line.
-    pub fn summary(&self) -> String {
-        let full = match (self.tool.as_str(), self.string_argument("command")) {
-            ("shell", Some(command)) => format!("shell: {command}"),
-            _ => format!("{} {}", self.tool, self.arguments),
-        };
-        match full.char_indices().nth(SUMMARY_CHARS) {
-            Some((cut, _)) => format!("{}…", &full[..cut]),
-            None => full,
-        }
-    }
-}
-
-/// Longest [`ProposedCall::summary`], in characters.
-pub const SUMMARY_CHARS: usize = 300;
+use crate::telemetry::Telemetry;
 
 /// What a gate says about a call.
 #[derive(Clone, Debug, PartialEq)]

@@ -12,9 +12,8 @@ use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
 use super::error::StoreError;
+use super::records::{Approval, AuditEvent, Audited, Decision, RunState, Status};
 use super::{Store, keys};
-use crate::approvals::{Approval, Decision, RunState, Status};
-use crate::audit::{AuditEvent, Audited};
 
 /// A change to an approval made by a turn's commit.
 #[derive(Clone, Debug, PartialEq)]

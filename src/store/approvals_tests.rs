@@ -3,9 +3,8 @@
 use passepartout_gateway::{ApprovalToken, ChatId, GatewayId, UserId};
 
 use super::*;
-use crate::approvals::{How, Person};
-use crate::skills::ProposedCall;
 use crate::store::TurnCommit;
+use crate::store::records::{How, Person, ProposedCall};
 use crate::store::tests::{conversation, open_temp};
 
 fn approval(token: &str) -> Approval {

@@ -7,10 +7,10 @@
 use std::fs;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::Store;
 use super::error::StoreError;
+use crate::clock::Clock;
 
 const MAGIC: &[u8] = b"PPBACKUP1\n";
 const EXTENSION: &str = "ppbk";
@@ -42,15 +42,12 @@ impl<W: Write> Checked<W> {
 }
 
 impl Store {
-    /// Writes a verified backup into `dir` and deletes all but the newest `keep`.
-    /// Blocking: call it from a blocking task.
-    pub fn backup(&self, dir: &Path, keep: usize) -> Result<BackupInfo, StoreError> {
+    /// Writes a verified backup into `dir`, named by the time `clock` reads,
+    /// and deletes all but the newest `keep`. Blocking: call it from a
+    /// blocking task.
+    pub fn backup(&self, dir: &Path, keep: usize, clock: &Clock) -> Result<BackupInfo, StoreError> {
         fs::create_dir_all(dir)?;
-        let millis = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis();
-        let mut millis = millis;
+        let mut millis = clock.now_ms();
         let mut path = dir.join(format!("backup-{millis:016}.{EXTENSION}"));
         while path.exists() {
             millis += 1;
@@ -187,13 +184,19 @@ mod tests {
     use super::*;
     use crate::store::tests::{inbound, open_temp};
 
-    #[test]
-    fn a_backup_restores_to_an_equal_store() {
+    // Paused time: the clock reads what it was given, however long the writes take.
+    #[tokio::test(start_paused = true)]
+    async fn a_backup_restores_to_an_equal_store() {
         let (dir, store) = open_temp();
         for n in 0..10 {
             store.journal_accept(&inbound("c", &n.to_string(), "text"), 0).unwrap();
         }
-        let info = store.backup(&dir.path().join("backups"), 3).unwrap();
+        let info = store.backup(&dir.path().join("backups"), 3, &Clock::at(1_000)).unwrap();
+        assert_eq!(
+            info.path.file_name().unwrap(),
+            "backup-0000000000001000.ppbk",
+            "named by the clock's time"
+        );
         assert!(info.entries >= 30, "journal, dedupe and pending entries: {info:?}");
         let restored = dir.path().join("restored");
         restore_backup(&info.path, &restored).unwrap();
@@ -209,17 +212,27 @@ mod tests {
         let (dir, store) = open_temp();
         let backups = dir.path().join("backups");
         let mut paths = Vec::new();
-        for _ in 0..4 {
-            paths.push(store.backup(&backups, 2).unwrap().path);
+        for n in 0..4 {
+            paths.push(store.backup(&backups, 2, &Clock::at(1_000 + n)).unwrap().path);
         }
         assert_eq!(list_backups(&backups).unwrap(), paths[2..]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_backup_taken_at_the_same_time_moves_on_a_millisecond() {
+        let (dir, store) = open_temp();
+        let backups = dir.path().join("backups");
+        let clock = Clock::at(1_000);
+        store.backup(&backups, 3, &clock).unwrap();
+        let second = store.backup(&backups, 3, &clock).unwrap();
+        assert_eq!(second.path.file_name().unwrap(), "backup-0000000000001001.ppbk");
     }
 
     #[test]
     fn a_damaged_backup_is_refused() {
         let (dir, store) = open_temp();
         store.journal_accept(&inbound("c", "m", "text"), 0).unwrap();
-        let info = store.backup(&dir.path().join("backups"), 3).unwrap();
+        let info = store.backup(&dir.path().join("backups"), 3, &Clock::start()).unwrap();
         let mut bytes = fs::read(&info.path).unwrap();
         let middle = bytes.len() / 2;
         bytes[middle] ^= 0xff;

@@ -11,6 +11,10 @@
 //! `loops` (stored loop definitions and next runs, by name), `cursors`
 //! (gateway offsets) and `meta` (schema version).
 //!
+//! The store is the floor: it persists only forms defined in it or below it
+//! (the approval and audit records are in [`records`]), and imports nothing
+//! of the domain above.
+//!
 //! Durability: sled flushes in the background every `flush_every_ms`; journal
 //! writes and turn commits are made durable explicitly with [`Store::durable`],
 //! which groups concurrent callers into one flush (group commit). A flush that
@@ -27,6 +31,7 @@ mod keys;
 mod loops;
 mod memory;
 mod outbox;
+pub mod records;
 mod turn;
 
 use std::path::{Path, PathBuf};
@@ -40,6 +45,7 @@ pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
+pub use records::{Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Status};
 pub use turn::{PendingOutbound, TurnCommit};
 
 use tokio_util::sync::CancellationToken;

@@ -15,8 +15,8 @@ use super::error::StoreError;
 use super::loops::LoopRecordWrite;
 use super::memory::MemoryWrite;
 use super::outbox::OutboxEntry;
+use super::records::AuditEvent;
 use super::{Store, keys};
-use crate::audit::AuditEvent;
 
 /// A reply produced by a turn, before it has an id.
 #[derive(Clone, Debug, PartialEq)]

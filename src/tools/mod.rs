@@ -13,7 +13,6 @@ pub mod net_policy;
 pub mod next_sleep;
 pub mod schedule;
 pub mod shell;
-mod telemetry;
 mod time;
 pub mod workspace;
 
@@ -27,9 +26,9 @@ use serde::de::DeserializeOwned;
 use thiserror::Error;
 
 use crate::llm::ToolSpec;
+pub use crate::telemetry::{Telemetry, UsageStats};
 pub use builtin::{SetupError, builtin};
 pub use memory::{ForgetFact, Recall, Remember};
-pub use telemetry::{Telemetry, UsageStats};
 pub use time::CurrentTime;
 
 /// A tool call that did not produce output. The model is shown the message
@@ -225,7 +224,12 @@ pub(crate) mod testing {
         let conversation = crate::store::tests_support::conversation("tools");
         let sender = UserId::new("tester").unwrap();
         ToolContext {
-            memory: crate::memory::MemorySession::new(store, &conversation.gateway, &sender),
+            memory: crate::memory::MemorySession::new(
+                store,
+                crate::clock::Clock::start(),
+                &conversation.gateway,
+                &sender,
+            ),
             conversation,
             sender,
             loop_turn: None,

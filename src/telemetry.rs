@@ -1,5 +1,6 @@
-//! Executions, total time and failures, counted per name — for tools here and
-//! for skills' gates (the seeds' per-skill telemetry). `status` shows them.
+//! Executions, total time and failures, counted per name — for tools and for
+//! skills' gates (the seeds' per-skill telemetry). `status` shows them. A leaf
+//! of its own, so the skills count their gates without reaching into the tools.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;

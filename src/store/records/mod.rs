@@ -1,0 +1,19 @@
+//! The record forms the store keeps for the layers above it: an approval
+//! (with the tool call it holds) and an audit event. They live here, at the
+//! floor, so the store persists only what it defines; `approvals`, `audit`
+//! and `skills` re-export them and add what the records mean to a person.
+//!
+//! Their serde forms are the stored bytes: field names, tags and defaults
+//! must not change, or existing stores stop opening.
+
+mod approval;
+mod audit;
+mod call;
+
+pub use approval::{Approval, Approver, Decision, How, Person, RunState, Status};
+pub use audit::{AuditEvent, Audited};
+pub use call::ProposedCall;
+
+#[cfg(test)]
+#[path = "stored_forms_tests.rs"]
+mod stored_forms_tests;
