@@ -185,7 +185,7 @@ pub enum LoopsStartError {
     #[error(transparent)]
     Book(#[from] BookError),
     #[error("loops.time_zone: {0}")]
-    Zone(#[from] crate::loops::schedule::ScheduleError),
+    Zone(#[from] crate::clock::schedule::ScheduleError),
     #[error("[[loops.entries]]: {0}")]
     Entry(String),
 }

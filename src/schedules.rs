@@ -16,8 +16,8 @@ use passepartout_gateway::{ConversationKey, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
+use crate::clock::schedule::{Resume, Zone};
 use crate::loops::registry::{LoopError, Registry, SpawnError};
-use crate::loops::schedule::{Resume, Zone};
 use crate::loops::spec::{InvalidSpec, LoopName, LoopSpec};
 use crate::loops::status::{LoopStatus, State, StopReason};
 use crate::store::{LoopRecordWrite, Store, StoreError};

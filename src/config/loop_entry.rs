@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::skills::conversation_key;
-use crate::loops::schedule::{Schedule, Zone};
+use crate::clock::schedule::{Schedule, Zone};
 use crate::loops::sleep::{DEFAULT_JITTER, DEFAULT_MAX, DEFAULT_MIN, DEFAULT_SLEEP, SleepBounds};
 use crate::loops::spec::{Body, LoopName, LoopSpec, Retrigger, SpecProblem, Start, Supervisor};
 use crate::schedules::Configured;

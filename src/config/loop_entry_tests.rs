@@ -1,5 +1,5 @@
 use super::*;
-use crate::loops::schedule::Interval;
+use crate::clock::schedule::Interval;
 
 /// 2026-11-22 12:00 UTC.
 const NOW_MS: u64 = 1_795_348_800_000;

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::LoopEntry;
-use crate::loops::schedule::{ScheduleError, Zone};
+use crate::clock::schedule::{ScheduleError, Zone};
 
 pub const DEFAULT_MAX_LOOPS: usize = 16;
 pub const DEFAULT_HEARTBEAT_S: u64 = 60;

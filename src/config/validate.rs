@@ -4,8 +4,8 @@
 use std::collections::HashSet;
 
 use super::Config;
+use crate::clock::schedule::Zone;
 use crate::heartbeat::HEARTBEAT;
-use crate::loops::schedule::Zone;
 
 /// Every problem with `config`, as sentences naming the key. Empty when valid.
 pub fn validate(config: &Config) -> Vec<String> {

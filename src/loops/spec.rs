@@ -12,8 +12,8 @@ use std::time::Duration;
 use passepartout_gateway::ConversationKey;
 use serde::{Deserialize, Serialize};
 
-use super::schedule::Schedule;
 use super::sleep::{DEFAULT_JITTER, SleepBounds};
+use crate::clock::schedule::Schedule;
 
 /// The longest loop name, in bytes.
 pub const MAX_NAME_LEN: usize = 64;
@@ -319,9 +319,9 @@ mod tests {
     #[test]
     fn a_loop_that_speaks_needs_a_conversation_and_a_schedule_excludes_a_trigger() {
         let mut spec = LoopSpec::message(LoopName::new("pills").unwrap(), "take them");
-        spec.schedule = Some(crate::loops::schedule::Schedule::Once {
+        spec.schedule = Some(crate::clock::schedule::Schedule::Once {
             at_ms: 1,
-            tz: crate::loops::schedule::Zone::utc(),
+            tz: crate::clock::schedule::Zone::utc(),
         });
         spec.start = Start::OnTrigger(Retrigger::Ignore);
         let invalid = spec.validate().unwrap_err();
@@ -336,9 +336,9 @@ mod tests {
     #[test]
     fn a_definition_survives_json() {
         let mut spec = LoopSpec::task(LoopName::new("mail").unwrap(), "check");
-        spec.schedule = Some(crate::loops::schedule::Schedule::Once {
+        spec.schedule = Some(crate::clock::schedule::Schedule::Once {
             at_ms: 5,
-            tz: crate::loops::schedule::Zone::utc(),
+            tz: crate::clock::schedule::Zone::utc(),
         });
         spec.first_run_ms = Some(9);
         let back: LoopSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();
