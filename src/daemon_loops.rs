@@ -239,7 +239,7 @@ fn configured(config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
         .loops
         .entries
         .iter()
-        .map(|entry| entry.configured(&zone, now_ms).map_err(LoopsStartError::Entry))
+        .map(|entry| Configured::from_entry(entry, &zone, now_ms).map_err(LoopsStartError::Entry))
         .collect()
 }
 

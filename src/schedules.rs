@@ -44,13 +44,7 @@ struct Stored {
     created_ms: u64,
 }
 
-/// A loop from the config.
-#[derive(Clone, Debug)]
-pub struct Configured {
-    pub spec: LoopSpec,
-    /// Triggered by every heartbeat (its `start` waits for triggers).
-    pub on_heartbeat: bool,
-}
+pub use crate::loops::configured::Configured;
 
 /// Why a change to the book was refused.
 #[derive(Debug, thiserror::Error)]

@@ -13,6 +13,8 @@ pub const DEFAULT_HEARTBEAT_S: u64 = 60;
 pub const DEFAULT_LOOPS_SHUTDOWN_GRACE_S: u64 = 5;
 /// The longest heartbeat interval accepted: a day.
 pub const MAX_HEARTBEAT_S: u64 = 24 * 3600;
+/// The name of the built-in heartbeat's loop, which no entry may take.
+pub const HEARTBEAT_LOOP: &str = "heartbeat";
 
 /// `[loops]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -5,6 +5,7 @@
 mod approvals;
 mod load;
 mod loop_entry;
+mod loop_rules;
 mod loops;
 mod memory;
 mod secret;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use approvals::*;
 pub use load::{ConfigError, default_config_file, load};
 pub use loop_entry::*;
+pub use loop_rules::*;
 pub use loops::*;
 pub use memory::*;
 pub use secret::{Secret, SecretError};

@@ -3,12 +3,13 @@
 
 use std::collections::HashSet;
 
-use super::Config;
+use super::{Config, HEARTBEAT_LOOP};
 use crate::clock::schedule::Zone;
-use crate::heartbeat::HEARTBEAT;
 
-/// Every problem with `config`, as sentences naming the key. Empty when valid.
-pub fn validate(config: &Config) -> Vec<String> {
+/// Every problem with `config`, as sentences naming the key. Empty when
+/// valid. `now_ms` (milliseconds since the epoch) rules out loop schedules
+/// that would never run again.
+pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     let mut problems = Vec::new();
     let mut check = |ok: bool, problem: String| {
         if !ok {
@@ -192,13 +193,12 @@ pub fn validate(config: &Config) -> Vec<String> {
         check(false, format!("loops.time_zone: {error}"));
         Zone::utc()
     });
-    let now_ms = crate::intake::now_ms();
     let mut loop_names = HashSet::new();
     for (index, entry) in loops.entries.iter().enumerate() {
         let at = format!("loops.entries[{index}]");
         check(
-            entry.name != HEARTBEAT,
-            format!("{at}.name \"{HEARTBEAT}\" is the built-in heartbeat's; choose another"),
+            entry.name != HEARTBEAT_LOOP,
+            format!("{at}.name \"{HEARTBEAT_LOOP}\" is the built-in heartbeat's; choose another"),
         );
         check(
             loop_names.insert(entry.name.as_str()),
@@ -291,8 +291,15 @@ pub fn validate(config: &Config) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{LoopEntry, LoopTrigger, ProviderConfig};
-    use crate::loops::spec::{Retrigger, Supervisor};
+    use crate::config::{LoopEntry, LoopTrigger, ProviderConfig, Retrigger, Supervisor};
+
+    /// 2026-11-22 12:00 UTC.
+    const NOW_MS: u64 = 1_795_348_800_000;
+
+    /// [`super::validate`] at a fixed moment.
+    fn validate(config: &Config) -> Vec<String> {
+        super::validate(config, NOW_MS)
+    }
 
     #[test]
     fn defaults_are_valid() {
