@@ -185,7 +185,7 @@ pub enum LoopsStartError {
     #[error(transparent)]
     Book(#[from] BookError),
     #[error("loops.time_zone: {0}")]
-    Zone(#[from] crate::loops::schedule::ScheduleError),
+    Zone(#[from] crate::clock::schedule::ScheduleError),
     #[error("[[loops.entries]]: {0}")]
     Entry(String),
 }
@@ -239,7 +239,7 @@ fn configured(config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
         .loops
         .entries
         .iter()
-        .map(|entry| entry.configured(&zone, now_ms).map_err(LoopsStartError::Entry))
+        .map(|entry| Configured::from_entry(entry, &zone, now_ms).map_err(LoopsStartError::Entry))
         .collect()
 }
 

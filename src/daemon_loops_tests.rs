@@ -3,7 +3,7 @@ use tokio_util::sync::CancellationToken;
 use super::*;
 use crate::approvals::{Approvals, Policy};
 use crate::clock::Clock;
-use crate::loops::schedule::Zone;
+use crate::clock::schedule::Zone;
 use crate::store::tests_support::open_temp;
 
 fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {

@@ -16,8 +16,9 @@ use tokio::time::Instant;
 use crate::approvals::Approvals;
 use crate::store::{BackupInfo, Store, StoreError};
 
-/// The name of the heartbeat's loop and of its handler.
-pub const HEARTBEAT: &str = "heartbeat";
+/// The name of the heartbeat's loop and of its handler, which the config
+/// keeps from its loops.
+pub const HEARTBEAT: &str = crate::config::HEARTBEAT_LOOP;
 
 /// Where and how often the periodic backup is written.
 #[derive(Clone, Debug, PartialEq, Eq)]

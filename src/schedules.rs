@@ -16,8 +16,8 @@ use passepartout_gateway::{ConversationKey, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
+use crate::clock::schedule::{Resume, Zone};
 use crate::loops::registry::{LoopError, Registry, SpawnError};
-use crate::loops::schedule::{Resume, Zone};
 use crate::loops::spec::{InvalidSpec, LoopName, LoopSpec};
 use crate::loops::status::{LoopStatus, State, StopReason};
 use crate::store::{LoopRecordWrite, Store, StoreError};
@@ -44,13 +44,7 @@ struct Stored {
     created_ms: u64,
 }
 
-/// A loop from the config.
-#[derive(Clone, Debug)]
-pub struct Configured {
-    pub spec: LoopSpec,
-    /// Triggered by every heartbeat (its `start` waits for triggers).
-    pub on_heartbeat: bool,
-}
+pub use crate::loops::configured::Configured;
 
 /// Why a change to the book was refused.
 #[derive(Debug, thiserror::Error)]

@@ -11,10 +11,10 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
+use crate::clock::schedule::Schedule;
 use crate::clock::testing::within_patience;
 use crate::config::StoreConfig;
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
-use crate::loops::schedule::Schedule;
 use crate::store::TurnCommit;
 use crate::store::tests_support::open_temp;
 

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Problems;
+
 pub const DEFAULT_EXPIRE_AFTER_S: u64 = 900;
 pub const DEFAULT_WRONG_TOKENS_PER_HOUR: u32 = 10;
 pub const DEFAULT_KEEP_DECIDED_DAYS: u64 = 30;
@@ -51,5 +53,19 @@ impl ApprovalsConfig {
             }
         }
         if bad.is_empty() { Ok(parsed) } else { Err(bad) }
+    }
+}
+
+impl ApprovalsConfig {
+    /// Notes what is wrong with `[approvals]`.
+    pub fn check(&self, problems: &mut Problems) {
+        problems.check(self.expire_after_s > 0, "approvals.expire_after_s must be at least 1");
+        if let Err(bad) = self.global() {
+            for entry in bad {
+                problems.push(format!(
+                    "approvals.global_approvers: {entry:?} is not gateway:user (e.g. \"telegram:123456789\")"
+                ));
+            }
+        }
     }
 }

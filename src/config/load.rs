@@ -9,6 +9,7 @@ use config::{Environment, File, FileFormat};
 use thiserror::Error;
 
 use super::Config;
+use crate::clock::Clock;
 
 /// Why a configuration could not be used.
 #[derive(Debug, Error)]
@@ -50,7 +51,8 @@ pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result
         .separator("__")
         .source(env);
     let config: Config = builder.add_source(environment).build()?.try_deserialize()?;
-    let problems = super::validate(&config);
+    // Loop schedules are checked against the wall time now.
+    let problems = super::validate(&config, Clock::start().now_ms());
     if problems.is_empty() {
         Ok(config)
     } else {

@@ -1,20 +1,23 @@
 //! `[[loops.entries]]`: a background loop defined in the config — a task (a
 //! prompt run through the pipeline) or a message (a reminder sent as it is),
 //! speaking in one conversation, run on a schedule, on every heartbeat, or
-//! between sleeps. [`LoopEntry::configured`] turns an entry into the
-//! [`LoopSpec`] the daemon resumes at start; [`LoopEntry::problems`] lists
-//! what is wrong with one, each problem naming its key, for `check-config`.
+//! between sleeps. [`LoopEntry::problems`] lists what is wrong with one, each
+//! problem naming its key, for `check-config`; the loop runtime builds its
+//! loop from an entry without problems through the same readings
+//! ([`LoopEntry::body`], [`LoopEntry::output_key`], [`LoopEntry::schedule`],
+//! [`LoopEntry::limits`]).
 
 use std::fmt;
 use std::time::Duration;
 
+use passepartout_gateway::ConversationKey;
 use serde::{Deserialize, Serialize};
 
+use super::loop_rules::{
+    DEFAULT_LOOP_JITTER, DEFAULT_LOOP_SLEEP, DEFAULT_LOOP_SLEEP_MAX, DEFAULT_LOOP_SLEEP_MIN, LoopLimits, loop_name,
+};
 use super::skills::conversation_key;
-use crate::loops::schedule::{Schedule, Zone};
-use crate::loops::sleep::{DEFAULT_JITTER, DEFAULT_MAX, DEFAULT_MIN, DEFAULT_SLEEP, SleepBounds};
-use crate::loops::spec::{Body, LoopName, LoopSpec, Retrigger, SpecProblem, Start, Supervisor};
-use crate::schedules::Configured;
+use crate::clock::schedule::{Schedule, Zone};
 
 /// What triggers a loop that waits for triggers (`on = "heartbeat"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -22,6 +25,31 @@ use crate::schedules::Configured;
 pub enum LoopTrigger {
     /// Every heartbeat (`loops.heartbeat_s`).
     Heartbeat,
+}
+
+/// What a trigger does while the loop is in an iteration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Retrigger {
+    /// Nothing: it is dropped.
+    Ignore,
+    /// The iteration is cancelled and a new one starts when it has returned.
+    Restart,
+    /// Another iteration runs once this one is done; triggers during one
+    /// iteration add up to one more iteration, not one each.
+    Queue,
+}
+
+/// Occasional iterations by a stronger model that reviews the loop's work.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Supervisor {
+    /// The chance, in `[0, 1]`, that an iteration is a supervisor iteration.
+    pub probability: f64,
+    /// The model a supervisor iteration uses.
+    pub model: String,
+    /// Review instructions added to the task in a supervisor iteration.
+    pub review: String,
 }
 
 /// One `[[loops.entries]]` entry.
@@ -76,6 +104,15 @@ pub struct LoopEntry {
     pub supervisor: Option<Supervisor>,
 }
 
+/// What an entry's iterations do, read from `task` and `message`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntryBody<'a> {
+    /// A prompt the assistant runs.
+    Task(&'a str),
+    /// A reminder's text, sent as it is.
+    Message(&'a str),
+}
+
 /// One thing wrong with a [`LoopEntry`]: the key concerned, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryProblem {
@@ -85,7 +122,7 @@ pub struct EntryProblem {
 }
 
 impl EntryProblem {
-    fn new(key: &'static str, message: impl Into<String>) -> Self {
+    pub fn new(key: &'static str, message: impl Into<String>) -> Self {
         Self {
             key,
             message: message.into(),
@@ -100,88 +137,45 @@ impl fmt::Display for EntryProblem {
 }
 
 impl LoopEntry {
-    /// The entry as the loop the daemon runs; the error lists every problem.
-    /// `zone` is for schedules that name none; `now_ms` rules out schedules
-    /// that would never run again.
-    pub fn configured(&self, zone: &Zone, now_ms: u64) -> Result<Configured, String> {
-        self.build(zone, now_ms).map_err(|problems| {
-            let problems: Vec<_> = problems.iter().map(ToString::to_string).collect();
-            format!("loop {:?}: {}", self.name, problems.join("; "))
-        })
-    }
-
-    /// Every problem with the entry, or none.
+    /// Every problem with the entry, or none. `zone` is for schedules that
+    /// name none; `now_ms` rules out schedules that would never run again.
+    /// The limits are only checked once everything else is right.
     pub fn problems(&self, zone: &Zone, now_ms: u64) -> Vec<EntryProblem> {
-        self.build(zone, now_ms).err().unwrap_or_default()
-    }
-
-    fn build(&self, zone: &Zone, now_ms: u64) -> Result<Configured, Vec<EntryProblem>> {
         let mut problems = Vec::new();
-        let mut found = |problem: EntryProblem| problems.push(problem);
-        let name = LoopName::new(self.name.as_str())
-            .map_err(|error| found(EntryProblem::new("name", error.to_string())))
-            .ok();
-        let body = self.body().map_err(&mut found).ok();
-        let output = conversation_key(&self.output)
-            .ok_or_else(|| {
-                let message = format!(
-                    "{:?} must be gateway:chat, e.g. \"socket:default\" or \"telegram:123456\"",
-                    self.output
-                );
-                found(EntryProblem::new("output", message))
-            })
-            .ok();
-        let schedule = self.schedule(zone, now_ms).map_err(&mut found).ok();
+        if let Err(error) = loop_name(self.name.clone()) {
+            problems.push(EntryProblem::new("name", error.to_string()));
+        }
+        problems.extend(self.body().err());
+        problems.extend(self.output_key().err());
+        problems.extend(self.schedule(zone, now_ms).err());
         if self.on.is_some() && self.schedule.is_some() {
-            found(EntryProblem::new(
+            problems.push(EntryProblem::new(
                 "on",
                 "a loop runs on a schedule or on triggers, not both: drop `on` or `schedule`",
             ));
         }
         if self.retrigger.is_some() && self.on.is_none() {
-            found(EntryProblem::new(
+            problems.push(EntryProblem::new(
                 "retrigger",
                 "only a loop that waits for triggers (`on`) has a retrigger mode",
             ));
         }
-        let (Some(name), Some(body), Some(output), Some(schedule)) = (name, body, output, schedule) else {
-            return Err(problems);
-        };
-        if !problems.is_empty() {
-            return Err(problems);
+        if problems.is_empty() {
+            let limits = self.limits().problems();
+            problems.extend(
+                limits
+                    .iter()
+                    .map(|limit| EntryProblem::new(limit.entry_key(), limit.to_string())),
+            );
         }
-        let mut spec = LoopSpec::task(name, String::new());
-        spec.body = body;
-        spec.output = Some(output);
-        spec.sleep = SleepBounds {
-            min: self.sleep_min_s.map_or(DEFAULT_MIN, Duration::from_secs),
-            max: self.sleep_max_s.map_or(DEFAULT_MAX, Duration::from_secs),
-            default: self.sleep_s.map_or(DEFAULT_SLEEP, Duration::from_secs),
-        };
-        spec.jitter = self.jitter.unwrap_or(DEFAULT_JITTER);
-        spec.max_attempts = self.max_iterations;
-        spec.max_duration = self.max_duration_s.map(Duration::from_secs);
-        spec.supervisor = self.supervisor.clone();
-        // Sleeping and scheduled loops wait for their first run, so that a
-        // restart does not fire every configured loop at the same moment.
-        spec.start = match self.on {
-            Some(LoopTrigger::Heartbeat) => Start::OnTrigger(self.retrigger.unwrap_or(Retrigger::Ignore)),
-            None => Start::AfterSleep,
-        };
-        spec.schedule = schedule;
-        if let Err(invalid) = spec.validate() {
-            return Err(invalid.problems.iter().map(spec_problem).collect());
-        }
-        Ok(Configured {
-            spec,
-            on_heartbeat: self.on == Some(LoopTrigger::Heartbeat),
-        })
+        problems
     }
 
-    fn body(&self) -> Result<Body, EntryProblem> {
+    /// What each iteration does: exactly one of `task` and `message`.
+    pub fn body(&self) -> Result<EntryBody<'_>, EntryProblem> {
         match (&self.task, &self.message) {
-            (Some(prompt), None) => Ok(Body::Task { prompt: prompt.clone() }),
-            (None, Some(text)) => Ok(Body::Message { text: text.clone() }),
+            (Some(prompt), None) => Ok(EntryBody::Task(prompt)),
+            (None, Some(text)) => Ok(EntryBody::Message(text)),
             (Some(_), Some(_)) => Err(EntryProblem::new(
                 "task",
                 "set task (a prompt) or message (a reminder's text), not both",
@@ -193,7 +187,19 @@ impl LoopEntry {
         }
     }
 
-    fn schedule(&self, zone: &Zone, now_ms: u64) -> Result<Option<Schedule>, EntryProblem> {
+    /// `output` as the conversation that hears the loop.
+    pub fn output_key(&self) -> Result<ConversationKey, EntryProblem> {
+        conversation_key(&self.output).ok_or_else(|| {
+            let message = format!(
+                "{:?} must be gateway:chat, e.g. \"socket:default\" or \"telegram:123456\"",
+                self.output
+            );
+            EntryProblem::new("output", message)
+        })
+    }
+
+    /// `schedule`, parsed in `zone` if it names none; one-shots are refused.
+    pub fn schedule(&self, zone: &Zone, now_ms: u64) -> Result<Option<Schedule>, EntryProblem> {
         let Some(text) = &self.schedule else {
             return Ok(None);
         };
@@ -209,21 +215,19 @@ impl LoopEntry {
             Err(error) => Err(EntryProblem::new("schedule", format!("{text:?}: {error}"))),
         }
     }
-}
 
-/// A problem [`LoopSpec::validate`] found, under the entry key that causes it.
-fn spec_problem(problem: &SpecProblem) -> EntryProblem {
-    let key = match problem {
-        SpecProblem::ZeroMinSleep | SpecProblem::MinAboveMax { .. } => "sleep_min_s",
-        SpecProblem::DefaultOutside { .. } => "sleep_s",
-        SpecProblem::Jitter(_) => "jitter",
-        SpecProblem::Probability(_) => "supervisor.probability",
-        SpecProblem::ZeroAttempts => "max_iterations",
-        SpecProblem::ZeroDuration => "max_duration_s",
-        SpecProblem::NoOutput => "output",
-        SpecProblem::ScheduledAndTriggered => "on",
-    };
-    EntryProblem::new(key, problem.to_string())
+    /// The entry's sleeps and limits, the defaults filling what it leaves out.
+    pub fn limits(&self) -> LoopLimits {
+        LoopLimits {
+            sleep_min: self.sleep_min_s.map_or(DEFAULT_LOOP_SLEEP_MIN, Duration::from_secs),
+            sleep_max: self.sleep_max_s.map_or(DEFAULT_LOOP_SLEEP_MAX, Duration::from_secs),
+            sleep_default: self.sleep_s.map_or(DEFAULT_LOOP_SLEEP, Duration::from_secs),
+            jitter: self.jitter.unwrap_or(DEFAULT_LOOP_JITTER),
+            supervisor_probability: self.supervisor.as_ref().map(|supervisor| supervisor.probability),
+            max_attempts: self.max_iterations,
+            max_duration: self.max_duration_s.map(Duration::from_secs),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,16 +3,20 @@
 //! zone of schedules, and the loops defined in the config
 //! ([`LoopEntry`], `[[loops.entries]]`).
 
+use std::collections::HashSet;
+
 use serde::{Deserialize, Serialize};
 
-use super::LoopEntry;
-use crate::loops::schedule::{ScheduleError, Zone};
+use super::{LlmConfig, LoopEntry, Problems, StoreConfig};
+use crate::clock::schedule::{ScheduleError, Zone};
 
 pub const DEFAULT_MAX_LOOPS: usize = 16;
 pub const DEFAULT_HEARTBEAT_S: u64 = 60;
 pub const DEFAULT_LOOPS_SHUTDOWN_GRACE_S: u64 = 5;
 /// The longest heartbeat interval accepted: a day.
 pub const MAX_HEARTBEAT_S: u64 = 24 * 3600;
+/// The name of the built-in heartbeat's loop, which no entry may take.
+pub const HEARTBEAT_LOOP: &str = "heartbeat";
 
 /// `[loops]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -52,6 +56,53 @@ impl Default for LoopsConfig {
             shutdown_grace_s: DEFAULT_LOOPS_SHUTDOWN_GRACE_S,
             time_zone: String::new(),
             entries: Vec::new(),
+        }
+    }
+}
+
+impl LoopsConfig {
+    /// Notes what is wrong with `[loops]` and each of its entries. The
+    /// store's `backup_every_s` needs the heartbeat, and a supervisor names
+    /// one of the `llm` providers; `now_ms` rules out schedules that would
+    /// never run again.
+    pub fn check(&self, problems: &mut Problems, store: &StoreConfig, llm: &LlmConfig, now_ms: u64) {
+        problems.check(self.max > 0, "loops.max must be at least 1");
+        problems.check(
+            self.heartbeat_s <= MAX_HEARTBEAT_S,
+            format!("loops.heartbeat_s must be at most {MAX_HEARTBEAT_S} (a day), or 0 to turn the heartbeat off"),
+        );
+        problems.check(self.shutdown_grace_s > 0, "loops.shutdown_grace_s must be at least 1");
+        problems.check(
+            !(self.heartbeat_s == 0 && store.backup_every_s > 0),
+            "store.backup_every_s needs the heartbeat: set loops.heartbeat_s above 0, or store.backup_every_s = 0",
+        );
+        let zone = self.zone().unwrap_or_else(|error| {
+            problems.push(format!("loops.time_zone: {error}"));
+            Zone::utc()
+        });
+        let mut names = HashSet::new();
+        for (index, entry) in self.entries.iter().enumerate() {
+            let at = format!("loops.entries[{index}]");
+            problems.check(
+                entry.name != HEARTBEAT_LOOP,
+                format!("{at}.name \"{HEARTBEAT_LOOP}\" is the built-in heartbeat's; choose another"),
+            );
+            problems.check(
+                names.insert(entry.name.as_str()),
+                format!("{at}.name {:?} is used twice", entry.name),
+            );
+            for problem in entry.problems(&zone, now_ms) {
+                problems.push(format!("{at}.{problem}"));
+            }
+            if let Some(supervisor) = &entry.supervisor {
+                problems.check(
+                    llm.has_provider(&supervisor.model),
+                    format!(
+                        "{at}.supervisor.model {:?} names no [[llm.providers]] entry (by its name)",
+                        supervisor.model
+                    ),
+                );
+            }
         }
     }
 }

@@ -3,6 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::Problems;
+
 pub const DEFAULT_MAX_FACTS: usize = 500;
 pub const DEFAULT_MAX_FACT_CHARS: usize = 500;
 pub const DEFAULT_CONTEXT_FACTS: usize = 8;
@@ -28,5 +30,13 @@ impl Default for MemoryConfig {
             max_fact_chars: DEFAULT_MAX_FACT_CHARS,
             context_facts: DEFAULT_CONTEXT_FACTS,
         }
+    }
+}
+
+impl MemoryConfig {
+    /// Notes what is wrong with `[memory]`.
+    pub fn check(&self, problems: &mut Problems) {
+        problems.check(self.max_facts > 0, "memory.max_facts must be at least 1");
+        problems.check(self.max_fact_chars >= 16, "memory.max_fact_chars must be at least 16");
     }
 }

@@ -1,15 +1,21 @@
 //! Settings: one serde struct per component, built-in defaults equal to
 //! `config.example.toml`, loaded from a TOML file and then `PASSEPARTOUT_…`
-//! environment overrides, and validated with every problem reported at once.
+//! environment overrides, and validated with every problem reported at once:
+//! each section checks itself beside its type, and [`validate`] collects
+//! what they find.
 
 mod approvals;
+mod llm;
 mod load;
 mod loop_entry;
+mod loop_rules;
 mod loops;
 mod memory;
+mod pipeline;
 mod secret;
 mod signal;
 mod skills;
+mod store;
 mod telegram;
 mod tools;
 mod validate;
@@ -19,16 +25,20 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
+pub use llm::*;
 pub use load::{ConfigError, default_config_file, load};
 pub use loop_entry::*;
+pub use loop_rules::*;
 pub use loops::*;
 pub use memory::*;
+pub use pipeline::*;
 pub use secret::{Secret, SecretError};
 pub use signal::*;
 pub use skills::*;
+pub use store::*;
 pub use telegram::*;
 pub use tools::*;
-pub use validate::validate;
+pub use validate::{Problems, validate};
 
 /// Where the store, the socket and the backups live unless `data_dir` says otherwise.
 pub const DEFAULT_DATA_DIR: &str = "~/.local/share/passepartout";
@@ -114,174 +124,6 @@ fn expand_home(path: &Path) -> PathBuf {
     }
 }
 
-pub const DEFAULT_FLUSH_EVERY_MS: u64 = 500;
-pub const DEFAULT_BACKUP_EVERY_S: u64 = 3600;
-pub const DEFAULT_BACKUPS_KEPT: usize = 5;
-pub const DEFAULT_CACHE_MB: u64 = 8;
-pub const DEFAULT_DEDUPE_WINDOW_S: u64 = 7 * 24 * 3600;
-
-/// `[store]`: the embedded database.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct StoreConfig {
-    /// Background flush interval of the store, in milliseconds. Journal writes
-    /// and turn commits are flushed explicitly as well; this bounds what any
-    /// other write can lose.
-    pub flush_every_ms: u64,
-    /// Seconds between verified backups; 0 turns periodic backups off.
-    pub backup_every_s: u64,
-    /// How many backups to keep; older ones are deleted.
-    pub backups_kept: usize,
-    /// Memory the store may use to cache pages, in MiB.
-    pub cache_mb: u64,
-    /// How long a platform message id is remembered to drop duplicates, in seconds.
-    pub dedupe_window_s: u64,
-}
-
-impl Default for StoreConfig {
-    fn default() -> Self {
-        Self {
-            flush_every_ms: DEFAULT_FLUSH_EVERY_MS,
-            backup_every_s: DEFAULT_BACKUP_EVERY_S,
-            backups_kept: DEFAULT_BACKUPS_KEPT,
-            cache_mb: DEFAULT_CACHE_MB,
-            dedupe_window_s: DEFAULT_DEDUPE_WINDOW_S,
-        }
-    }
-}
-
-pub const DEFAULT_MAX_DEPTH: u32 = 10;
-pub const DEFAULT_HISTORY_TURNS: usize = 20;
-pub const DEFAULT_TURN_TIMEOUT_S: u64 = 300;
-pub const DEFAULT_QUEUE_CAPACITY: usize = 64;
-pub const DEFAULT_IDLE_WORKER_S: u64 = 300;
-pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024;
-pub const DEFAULT_SHUTDOWN_GRACE_S: u64 = 10;
-pub const DEFAULT_SYSTEM_PROMPT: &str =
-    "You are passepartout, a helpful personal assistant. Answer briefly and plainly.";
-
-/// `[pipeline]`: how a turn runs.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct PipelineConfig {
-    /// Most feedback steps (tool call → result → model) in one turn before it stops.
-    pub max_depth: u32,
-    /// Earlier turns of the conversation given to the model.
-    pub history_turns: usize,
-    /// A turn taking longer is abandoned with a message to the user.
-    pub turn_timeout_s: u64,
-    /// Messages waiting per conversation; more are refused as busy (not lost:
-    /// the gateway retries or tells the sender).
-    pub queue_capacity: usize,
-    /// An idle conversation worker is stopped after this many seconds.
-    pub idle_worker_s: u64,
-    /// Largest inbound text accepted, in bytes.
-    pub max_message_bytes: usize,
-    /// On shutdown, running turns get this long to finish.
-    pub shutdown_grace_s: u64,
-    /// The system prompt that opens every request to the model.
-    pub system_prompt: String,
-}
-
-impl Default for PipelineConfig {
-    fn default() -> Self {
-        Self {
-            max_depth: DEFAULT_MAX_DEPTH,
-            history_turns: DEFAULT_HISTORY_TURNS,
-            turn_timeout_s: DEFAULT_TURN_TIMEOUT_S,
-            queue_capacity: DEFAULT_QUEUE_CAPACITY,
-            idle_worker_s: DEFAULT_IDLE_WORKER_S,
-            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            shutdown_grace_s: DEFAULT_SHUTDOWN_GRACE_S,
-            system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
-        }
-    }
-}
-
-/// `[llm]`: the language models, tried in order.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct LlmConfig {
-    pub providers: Vec<ProviderConfig>,
-    /// How long a provider that answered 429 is skipped when it did not say
-    /// how long to wait, in seconds.
-    pub cooldown_s: u64,
-    /// Malformed model output (arguments that are not JSON, unknown tools, a
-    /// tool call written as text) is sent back to the model as an error at
-    /// most this many times per turn; then the turn stops and says so.
-    pub max_repairs: u32,
-}
-
-pub const DEFAULT_COOLDOWN_S: u64 = 30;
-pub const DEFAULT_MAX_REPAIRS: u32 = 3;
-
-impl Default for LlmConfig {
-    fn default() -> Self {
-        Self {
-            providers: vec![ProviderConfig::default()],
-            cooldown_s: DEFAULT_COOLDOWN_S,
-            max_repairs: DEFAULT_MAX_REPAIRS,
-        }
-    }
-}
-
-/// Which wire protocol a provider speaks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ProviderKind {
-    /// OpenAI-compatible chat completions: OpenAI, OpenRouter, Ollama, llama.cpp, vLLM, LM Studio.
-    Openai,
-    /// The Anthropic Messages API.
-    Anthropic,
-}
-
-pub const DEFAULT_PROVIDER_NAME: &str = "local";
-pub const DEFAULT_PROVIDER_URL: &str = "http://127.0.0.1:11434/v1";
-pub const DEFAULT_PROVIDER_MODEL: &str = "llama3.2";
-pub const DEFAULT_PROVIDER_TIMEOUT_S: u64 = 60;
-pub const DEFAULT_PROVIDER_CONNECT_TIMEOUT_S: u64 = 5;
-
-/// One `[[llm.providers]]` entry.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ProviderConfig {
-    /// A short name, shown in status, doctor and error messages.
-    pub name: String,
-    pub kind: ProviderKind,
-    /// The API's base URL, up to and including `/v1`.
-    pub base_url: String,
-    pub model: String,
-    /// Name of the environment variable holding the API key.
-    pub api_key_env: Option<String>,
-    /// A file holding the API key (e.g. a systemd credential).
-    pub api_key_file: Option<PathBuf>,
-    /// Whole-request timeout, in seconds.
-    pub timeout_s: u64,
-    /// Connection timeout, in seconds.
-    pub connect_timeout_s: u64,
-    /// Longest answer, in tokens (Anthropic requires it; OpenAI-compatible
-    /// servers ignore it here).
-    pub max_tokens: u32,
-}
-
-pub const DEFAULT_MAX_TOKENS: u32 = 4096;
-
-impl Default for ProviderConfig {
-    fn default() -> Self {
-        Self {
-            name: DEFAULT_PROVIDER_NAME.to_owned(),
-            kind: ProviderKind::Openai,
-            base_url: DEFAULT_PROVIDER_URL.to_owned(),
-            model: DEFAULT_PROVIDER_MODEL.to_owned(),
-            api_key_env: None,
-            api_key_file: None,
-            timeout_s: DEFAULT_PROVIDER_TIMEOUT_S,
-            connect_timeout_s: DEFAULT_PROVIDER_CONNECT_TIMEOUT_S,
-            max_tokens: DEFAULT_MAX_TOKENS,
-        }
-    }
-}
-
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
 pub const DEFAULT_MAX_CLIENTS: usize = 64;
 
@@ -306,5 +148,16 @@ impl Default for SocketSection {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_clients: DEFAULT_MAX_CLIENTS,
         }
+    }
+}
+
+impl SocketSection {
+    /// Notes what is wrong with `[socket]`.
+    pub fn check(&self, problems: &mut Problems) {
+        problems.check(
+            self.max_line_bytes >= 1024,
+            "socket.max_line_bytes must be at least 1024",
+        );
+        problems.check(self.max_clients > 0, "socket.max_clients must be at least 1");
     }
 }

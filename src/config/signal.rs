@@ -5,6 +5,8 @@
 use passepartout_gateway::GroupMode;
 use serde::{Deserialize, Serialize};
 
+use super::Problems;
+
 /// signal-cli's own default for `daemon --tcp`.
 pub const DEFAULT_SIGNAL_ENDPOINT: &str = "tcp:127.0.0.1:7583";
 /// The program started in spawn mode: `signal-cli` on the `PATH`.
@@ -75,5 +77,46 @@ impl SignalConfig {
     /// Who may approve: `approvers`, else `allowed_senders`.
     pub fn approver_ids(&self) -> &[String] {
         self.approvers.as_deref().unwrap_or(&self.allowed_senders)
+    }
+}
+
+impl SignalConfig {
+    /// Notes what is wrong with `[signal]`.
+    pub fn check(&self, problems: &mut Problems) {
+        if self.enabled {
+            let number = self.account.strip_prefix('+').unwrap_or_default();
+            problems.check(
+                !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()),
+                format!(
+                    "signal.account must be the bot's number, + and digits, not {:?}",
+                    self.account
+                ),
+            );
+            problems.check(
+                !self.allowed_senders.is_empty() || !self.allowed_groups.is_empty(),
+                "signal.allowed_senders (or allowed_groups) is empty: nobody could talk to the assistant",
+            );
+        }
+        if self.spawn {
+            // The endpoint is ignored: signal-cli is our child.
+            problems.check(
+                !self.spawn_program.trim().is_empty(),
+                "signal.spawn_program is empty: name the signal-cli program (a path, or a name on the PATH)",
+            );
+            problems.check(
+                self.spawn_config_dir
+                    .as_deref()
+                    .is_none_or(|dir| !dir.trim().is_empty()),
+                "signal.spawn_config_dir is empty: give a directory, or leave it out for signal-cli's own",
+            );
+        } else {
+            problems.check(
+                self.endpoint.parse::<passepartout_signal::Endpoint>().is_ok(),
+                format!(
+                    "signal.endpoint must be tcp:HOST:PORT or unix:PATH, not {:?}",
+                    self.endpoint
+                ),
+            );
+        }
     }
 }

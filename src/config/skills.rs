@@ -5,6 +5,8 @@
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
 use serde::{Deserialize, Serialize};
 
+use super::Problems;
+
 /// Shell command lines refused outright (regular expressions, searched
 /// anywhere in the line): deleting the root or a home directory, making file
 /// systems, fork bombs, writing to block devices, wiping disks, opening up
@@ -105,4 +107,38 @@ pub struct RuleConfig {
     /// Shown to the person and the model when the rule denies or asks.
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+impl SkillsConfig {
+    /// Notes what is wrong with `[skills]`: patterns that are not regular
+    /// expressions, conversations that are not `gateway:chat`, rules without a tool.
+    pub fn check(&self, problems: &mut Problems) {
+        for (index, pattern) in self.deny_shell.iter().enumerate() {
+            if let Err(error) = regex::Regex::new(pattern) {
+                problems.push(format!(
+                    "skills.deny_shell[{index}] is not a valid regular expression: {error}"
+                ));
+            }
+        }
+        for (index, list) in self.allowlists.iter().enumerate() {
+            problems.check(
+                list.conversation_key().is_some(),
+                format!(
+                    "skills.allowlists[{index}].conversation {:?} must be gateway:chat, e.g. \"telegram:123456\"",
+                    list.conversation
+                ),
+            );
+        }
+        for (index, rule) in self.rules.iter().enumerate() {
+            problems.check(
+                !rule.tool.trim().is_empty(),
+                format!("skills.rules[{index}].tool must name a tool or be \"*\""),
+            );
+            if let Some(Err(error)) = rule.pattern.as_deref().map(regex::Regex::new) {
+                problems.push(format!(
+                    "skills.rules[{index}].pattern is not a valid regular expression: {error}"
+                ));
+            }
+        }
+    }
 }

@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use passepartout_telegram::GroupMode;
 use serde::{Deserialize, Serialize};
 
+use super::Problems;
+
 pub const DEFAULT_TELEGRAM_API_URL: &str = "https://api.telegram.org";
 pub const DEFAULT_TELEGRAM_TOKEN_ENV: &str = "TELEGRAM_BOT_TOKEN";
 pub const DEFAULT_POLL_TIMEOUT_S: u32 = 25;
@@ -55,5 +57,32 @@ impl TelegramConfig {
     /// Who may approve: `approvers`, else `allowed_users`.
     pub fn approver_ids(&self) -> &[i64] {
         self.approvers.as_deref().unwrap_or(&self.allowed_users)
+    }
+}
+
+impl TelegramConfig {
+    /// Notes what is wrong with `[telegram]`.
+    pub fn check(&self, problems: &mut Problems) {
+        if self.enabled {
+            problems.check(
+                self.token_env.is_some() || self.token_file.is_some(),
+                "telegram.token_env or telegram.token_file must say where the bot token is",
+            );
+            problems.check(
+                !self.allowed_users.is_empty() || !self.allowed_chats.is_empty(),
+                "telegram.allowed_users (or allowed_chats) is empty: nobody could talk to the bot",
+            );
+        }
+        problems.check(
+            self.api_url.starts_with("http://") || self.api_url.starts_with("https://"),
+            format!(
+                "telegram.api_url must start with http:// or https://, not {:?}",
+                self.api_url
+            ),
+        );
+        problems.check(
+            (1..=50).contains(&self.poll_timeout_s),
+            "telegram.poll_timeout_s must be between 1 and 50",
+        );
     }
 }

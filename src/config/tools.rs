@@ -6,6 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::Problems;
+
 pub const DEFAULT_TOOL_TIMEOUT_S: u64 = 30;
 pub const DEFAULT_OUTPUT_CAP_BYTES: usize = 16 * 1024;
 pub const DEFAULT_REQUIRE_APPROVAL: &[&str] = &["shell", "write_file", "schedule"];
@@ -119,5 +121,32 @@ impl Default for HttpGetConfig {
             max_redirects: DEFAULT_HTTP_MAX_REDIRECTS,
             allow_private: false,
         }
+    }
+}
+
+impl ToolsConfig {
+    /// Notes what is wrong with `[tools]` and its tools' sections.
+    pub fn check(&self, problems: &mut Problems) {
+        problems.check(self.timeout_s > 0, "tools.timeout_s must be at least 1");
+        problems.check(
+            self.output_cap_bytes >= 256,
+            "tools.output_cap_bytes must be at least 256",
+        );
+        problems.check(self.shell.timeout_s > 0, "tools.shell.timeout_s must be at least 1");
+        problems.check(
+            self.shell.program.is_absolute(),
+            format!(
+                "tools.shell.program {} must be an absolute path",
+                self.shell.program.display()
+            ),
+        );
+        problems.check(
+            self.http_get.timeout_s > 0,
+            "tools.http_get.timeout_s must be at least 1",
+        );
+        problems.check(
+            self.http_get.max_bytes > 0,
+            "tools.http_get.max_bytes must be at least 1",
+        );
     }
 }

@@ -1,298 +1,60 @@
-//! Semantic checks that serde cannot express. Every problem is collected, so
-//! `check-config` shows them all at once.
-
-use std::collections::HashSet;
+//! Semantic checks that serde cannot express. Each section checks itself,
+//! beside its type (`check`); [`validate`] runs them section after section
+//! and collects every problem in [`Problems`], so `check-config` shows them
+//! all at once, always in the same order.
 
 use super::Config;
-use crate::heartbeat::HEARTBEAT;
-use crate::loops::schedule::Zone;
 
-/// Every problem with `config`, as sentences naming the key. Empty when valid.
-pub fn validate(config: &Config) -> Vec<String> {
-    let mut problems = Vec::new();
-    let mut check = |ok: bool, problem: String| {
+/// The problems found so far, as sentences naming the key.
+#[derive(Debug, Default)]
+pub struct Problems(Vec<String>);
+
+impl Problems {
+    /// Notes `problem` unless `ok`.
+    pub fn check(&mut self, ok: bool, problem: impl Into<String>) {
         if !ok {
-            problems.push(problem);
-        }
-    };
-
-    check(
-        !config.data_dir.as_os_str().is_empty(),
-        "data_dir must not be empty".into(),
-    );
-    check(
-        config.store.flush_every_ms > 0,
-        "store.flush_every_ms must be at least 1".into(),
-    );
-    check(
-        config.store.backups_kept > 0,
-        "store.backups_kept must be at least 1".into(),
-    );
-
-    let pipeline = &config.pipeline;
-    check(pipeline.max_depth > 0, "pipeline.max_depth must be at least 1".into());
-    check(
-        pipeline.turn_timeout_s > 0,
-        "pipeline.turn_timeout_s must be at least 1".into(),
-    );
-    check(
-        pipeline.queue_capacity > 0,
-        "pipeline.queue_capacity must be at least 1".into(),
-    );
-    check(
-        pipeline.idle_worker_s > 0,
-        "pipeline.idle_worker_s must be at least 1".into(),
-    );
-    check(
-        pipeline.max_message_bytes >= 64,
-        "pipeline.max_message_bytes must be at least 64".into(),
-    );
-
-    check(
-        !config.llm.providers.is_empty(),
-        "llm.providers must list at least one provider".into(),
-    );
-    let mut names = HashSet::new();
-    for (index, provider) in config.llm.providers.iter().enumerate() {
-        let at = format!("llm.providers[{index}]");
-        check(!provider.name.trim().is_empty(), format!("{at}.name must not be empty"));
-        check(
-            names.insert(provider.name.as_str()),
-            format!("{at}.name {:?} is used twice", provider.name),
-        );
-        check(
-            matches!(reqwest::Url::parse(&provider.base_url), Ok(url) if matches!(url.scheme(), "http" | "https")),
-            format!("{at}.base_url {:?} is not an http(s) URL", provider.base_url),
-        );
-        check(
-            !provider.model.trim().is_empty(),
-            format!("{at}.model must not be empty"),
-        );
-        check(provider.timeout_s > 0, format!("{at}.timeout_s must be at least 1"));
-        check(
-            provider.connect_timeout_s > 0,
-            format!("{at}.connect_timeout_s must be at least 1"),
-        );
-        check(
-            !(provider.api_key_env.is_some() && provider.api_key_file.is_some()),
-            format!("{at}: set api_key_env or api_key_file, not both"),
-        );
-        if let Some(path) = &provider.api_key_file {
-            check(
-                path.is_file(),
-                format!("{at}.api_key_file {} does not exist", path.display()),
-            );
+            self.push(problem);
         }
     }
 
-    for (index, provider) in config.llm.providers.iter().enumerate() {
-        check(
-            provider.max_tokens > 0,
-            format!("llm.providers[{index}].max_tokens must be at least 1"),
-        );
+    /// Notes `problem`.
+    pub fn push(&mut self, problem: impl Into<String>) {
+        self.0.push(problem.into());
     }
+}
 
-    let tools = &config.tools;
-    check(tools.timeout_s > 0, "tools.timeout_s must be at least 1".into());
-    check(
-        tools.output_cap_bytes >= 256,
-        "tools.output_cap_bytes must be at least 256".into(),
-    );
-    check(
-        tools.shell.timeout_s > 0,
-        "tools.shell.timeout_s must be at least 1".into(),
-    );
-    check(
-        tools.shell.program.is_absolute(),
-        format!(
-            "tools.shell.program {} must be an absolute path",
-            tools.shell.program.display()
-        ),
-    );
-    check(
-        tools.http_get.timeout_s > 0,
-        "tools.http_get.timeout_s must be at least 1".into(),
-    );
-    check(
-        tools.http_get.max_bytes > 0,
-        "tools.http_get.max_bytes must be at least 1".into(),
-    );
-
-    let skills = &config.skills;
-    for (index, pattern) in skills.deny_shell.iter().enumerate() {
-        if let Err(error) = regex::Regex::new(pattern) {
-            check(
-                false,
-                format!("skills.deny_shell[{index}] is not a valid regular expression: {error}"),
-            );
-        }
-    }
-    for (index, list) in skills.allowlists.iter().enumerate() {
-        check(
-            list.conversation_key().is_some(),
-            format!(
-                "skills.allowlists[{index}].conversation {:?} must be gateway:chat, e.g. \"telegram:123456\"",
-                list.conversation
-            ),
-        );
-    }
-    for (index, rule) in skills.rules.iter().enumerate() {
-        check(
-            !rule.tool.trim().is_empty(),
-            format!("skills.rules[{index}].tool must name a tool or be \"*\""),
-        );
-        if let Some(Err(error)) = rule.pattern.as_deref().map(regex::Regex::new) {
-            check(
-                false,
-                format!("skills.rules[{index}].pattern is not a valid regular expression: {error}"),
-            );
-        }
-    }
-    check(
-        config.memory.max_facts > 0,
-        "memory.max_facts must be at least 1".into(),
-    );
-    check(
-        config.memory.max_fact_chars >= 16,
-        "memory.max_fact_chars must be at least 16".into(),
-    );
-
-    let approvals = &config.approvals;
-    check(
-        approvals.expire_after_s > 0,
-        "approvals.expire_after_s must be at least 1".into(),
-    );
-    if let Err(bad) = approvals.global() {
-        for entry in bad {
-            check(
-                false,
-                format!("approvals.global_approvers: {entry:?} is not gateway:user (e.g. \"telegram:123456789\")"),
-            );
-        }
-    }
-
-    let loops = &config.loops;
-    check(loops.max > 0, "loops.max must be at least 1".into());
-    check(
-        loops.heartbeat_s <= super::MAX_HEARTBEAT_S,
-        format!(
-            "loops.heartbeat_s must be at most {} (a day), or 0 to turn the heartbeat off",
-            super::MAX_HEARTBEAT_S
-        ),
-    );
-    check(
-        loops.shutdown_grace_s > 0,
-        "loops.shutdown_grace_s must be at least 1".into(),
-    );
-    check(
-        !(loops.heartbeat_s == 0 && config.store.backup_every_s > 0),
-        "store.backup_every_s needs the heartbeat: set loops.heartbeat_s above 0, or store.backup_every_s = 0".into(),
-    );
-    let zone = loops.zone().unwrap_or_else(|error| {
-        check(false, format!("loops.time_zone: {error}"));
-        Zone::utc()
-    });
-    let now_ms = crate::intake::now_ms();
-    let mut loop_names = HashSet::new();
-    for (index, entry) in loops.entries.iter().enumerate() {
-        let at = format!("loops.entries[{index}]");
-        check(
-            entry.name != HEARTBEAT,
-            format!("{at}.name \"{HEARTBEAT}\" is the built-in heartbeat's; choose another"),
-        );
-        check(
-            loop_names.insert(entry.name.as_str()),
-            format!("{at}.name {:?} is used twice", entry.name),
-        );
-        for problem in entry.problems(&zone, now_ms) {
-            check(false, format!("{at}.{problem}"));
-        }
-        if let Some(supervisor) = &entry.supervisor {
-            check(
-                config.llm.providers.iter().any(|p| p.name == supervisor.model),
-                format!(
-                    "{at}.supervisor.model {:?} names no [[llm.providers]] entry (by its name)",
-                    supervisor.model
-                ),
-            );
-        }
-    }
-
-    let telegram = &config.telegram;
-    if telegram.enabled {
-        check(
-            telegram.token_env.is_some() || telegram.token_file.is_some(),
-            "telegram.token_env or telegram.token_file must say where the bot token is".into(),
-        );
-        check(
-            !telegram.allowed_users.is_empty() || !telegram.allowed_chats.is_empty(),
-            "telegram.allowed_users (or allowed_chats) is empty: nobody could talk to the bot".into(),
-        );
-    }
-    check(
-        telegram.api_url.starts_with("http://") || telegram.api_url.starts_with("https://"),
-        format!(
-            "telegram.api_url must start with http:// or https://, not {:?}",
-            telegram.api_url
-        ),
-    );
-    check(
-        (1..=50).contains(&telegram.poll_timeout_s),
-        "telegram.poll_timeout_s must be between 1 and 50".into(),
-    );
-
-    let signal = &config.signal;
-    if signal.enabled {
-        let number = signal.account.strip_prefix('+').unwrap_or_default();
-        check(
-            !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()),
-            format!(
-                "signal.account must be the bot's number, + and digits, not {:?}",
-                signal.account
-            ),
-        );
-        check(
-            !signal.allowed_senders.is_empty() || !signal.allowed_groups.is_empty(),
-            "signal.allowed_senders (or allowed_groups) is empty: nobody could talk to the assistant".into(),
-        );
-    }
-    if signal.spawn {
-        // The endpoint is ignored: signal-cli is our child.
-        check(
-            !signal.spawn_program.trim().is_empty(),
-            "signal.spawn_program is empty: name the signal-cli program (a path, or a name on the PATH)".into(),
-        );
-        check(
-            signal
-                .spawn_config_dir
-                .as_deref()
-                .is_none_or(|dir| !dir.trim().is_empty()),
-            "signal.spawn_config_dir is empty: give a directory, or leave it out for signal-cli's own".into(),
-        );
-    } else {
-        check(
-            signal.endpoint.parse::<passepartout_signal::Endpoint>().is_ok(),
-            format!(
-                "signal.endpoint must be tcp:HOST:PORT or unix:PATH, not {:?}",
-                signal.endpoint
-            ),
-        );
-    }
-
-    let socket = &config.socket;
-    check(
-        socket.max_line_bytes >= 1024,
-        "socket.max_line_bytes must be at least 1024".into(),
-    );
-    check(socket.max_clients > 0, "socket.max_clients must be at least 1".into());
-    problems
+/// Every problem with `config`, as sentences naming the key. Empty when
+/// valid. `now_ms` (milliseconds since the epoch) rules out loop schedules
+/// that would never run again.
+pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
+    let mut problems = Problems::default();
+    problems.check(!config.data_dir.as_os_str().is_empty(), "data_dir must not be empty");
+    config.store.check(&mut problems);
+    config.pipeline.check(&mut problems);
+    config.llm.check(&mut problems);
+    config.tools.check(&mut problems);
+    config.skills.check(&mut problems);
+    config.memory.check(&mut problems);
+    config.approvals.check(&mut problems);
+    config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
+    config.telegram.check(&mut problems);
+    config.signal.check(&mut problems);
+    config.socket.check(&mut problems);
+    problems.0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{LoopEntry, LoopTrigger, ProviderConfig};
-    use crate::loops::spec::{Retrigger, Supervisor};
+    use crate::config::{LoopEntry, LoopTrigger, ProviderConfig, Retrigger, Supervisor};
+
+    /// 2026-11-22 12:00 UTC.
+    const NOW_MS: u64 = 1_795_348_800_000;
+
+    /// [`super::validate`] at a fixed moment.
+    fn validate(config: &Config) -> Vec<String> {
+        super::validate(config, NOW_MS)
+    }
 
     #[test]
     fn defaults_are_valid() {
@@ -322,6 +84,24 @@ mod tests {
             );
         }
         assert_eq!(problems.len(), 5, "{problems:?}");
+    }
+
+    #[test]
+    fn problems_come_section_after_section() {
+        let mut config = Config::default();
+        config.socket.max_clients = 0;
+        config.memory.max_facts = 0;
+        config.store.backups_kept = 0;
+        config.data_dir = "".into();
+        assert_eq!(
+            validate(&config),
+            [
+                "data_dir must not be empty",
+                "store.backups_kept must be at least 1",
+                "memory.max_facts must be at least 1",
+                "socket.max_clients must be at least 1",
+            ]
+        );
     }
 
     #[test]

@@ -12,13 +12,14 @@
 //! their randomness from an injectable [`random`] source, and what a loop is
 //! doing is a serializable [`LoopStatus`](status::LoopStatus). When
 //! scheduled work falls due — every N minutes, daily at a time, a cron
-//! expression, or once — is a [`Schedule`](schedule::Schedule).
+//! expression, or once — is a [`Schedule`](crate::clock::schedule::Schedule).
+//! A loop defined in the config becomes a spec in [`configured`].
 
+pub mod configured;
 pub mod iterate;
 pub mod random;
 pub mod registry;
 mod run;
-pub mod schedule;
 pub mod sleep;
 pub mod spec;
 pub mod status;

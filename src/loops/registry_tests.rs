@@ -471,9 +471,9 @@ async fn a_loop_may_start_after_a_first_sleep() {
     assert_eq!(next_call(&mut calls).await.at - start, secs(60));
 }
 
-fn every(seconds: u64) -> crate::loops::schedule::Schedule {
-    let zone = crate::loops::schedule::Zone::utc();
-    crate::loops::schedule::Schedule::parse(&format!("every {seconds} seconds"), &zone, 0).unwrap()
+fn every(seconds: u64) -> crate::clock::schedule::Schedule {
+    let zone = crate::clock::schedule::Zone::utc();
+    crate::clock::schedule::Schedule::parse(&format!("every {seconds} seconds"), &zone, 0).unwrap()
 }
 
 #[tokio::test(start_paused = true)]
@@ -509,8 +509,8 @@ async fn a_scheduled_loop_runs_at_its_slots_without_jitter() {
 async fn a_one_shot_runs_once_retrying_a_failure_then_is_spent() {
     let (registry, mut calls) = registry(4);
     let mut once = spec("once", 10, 60, 600, 0.0);
-    let zone = crate::loops::schedule::Zone::utc();
-    once.schedule = Some(crate::loops::schedule::Schedule::parse("in 20 minutes", &zone, 1_000_000).unwrap());
+    let zone = crate::clock::schedule::Zone::utc();
+    once.schedule = Some(crate::clock::schedule::Schedule::parse("in 20 minutes", &zone, 1_000_000).unwrap());
     let started = Instant::now();
     registry.spawn(once).unwrap();
     let call = next_call(&mut calls).await;
@@ -566,8 +566,8 @@ async fn a_stored_first_run_is_kept_and_a_past_one_runs_at_once() {
 async fn a_one_shot_run_early_on_request_does_not_run_again_at_its_time() {
     let (registry, mut calls) = registry(4);
     let mut once = spec("early", 10, 60, 600, 0.0);
-    let zone = crate::loops::schedule::Zone::utc();
-    once.schedule = Some(crate::loops::schedule::Schedule::parse("in 20 minutes", &zone, 1_000_000).unwrap());
+    let zone = crate::clock::schedule::Zone::utc();
+    once.schedule = Some(crate::clock::schedule::Schedule::parse("in 20 minutes", &zone, 1_000_000).unwrap());
     registry.spawn(once).unwrap();
     until(&registry, "early", |s| s.state == State::Sleeping).await;
     registry.trigger("early").unwrap();

@@ -7,15 +7,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::random::Random;
-
-/// The shortest sleep, unless configured.
-pub const DEFAULT_MIN: Duration = Duration::from_secs(30);
-/// The longest sleep, unless configured.
-pub const DEFAULT_MAX: Duration = Duration::from_secs(5 * 60);
-/// The sleep before the model chooses one, unless configured.
-pub const DEFAULT_SLEEP: Duration = Duration::from_secs(60);
-/// The fraction by which a sleep varies either way, unless configured.
-pub const DEFAULT_JITTER: f64 = 0.2;
+use crate::config::{DEFAULT_LOOP_SLEEP, DEFAULT_LOOP_SLEEP_MAX, DEFAULT_LOOP_SLEEP_MIN};
 
 /// A loop's sleep bounds: every sleep lies within `[min, max]`; `default`
 /// is the sleep until the model chooses another.
@@ -29,9 +21,9 @@ pub struct SleepBounds {
 impl Default for SleepBounds {
     fn default() -> Self {
         Self {
-            min: DEFAULT_MIN,
-            max: DEFAULT_MAX,
-            default: DEFAULT_SLEEP,
+            min: DEFAULT_LOOP_SLEEP_MIN,
+            max: DEFAULT_LOOP_SLEEP_MAX,
+            default: DEFAULT_LOOP_SLEEP,
         }
     }
 }

@@ -2,8 +2,10 @@
 //! sleeps (or which [`Schedule`] it keeps), when it stops, how often a
 //! supervisor looks over its shoulder, where its output goes, and whether it
 //! waits for a trigger instead of a timer. Checked once, by
-//! [`LoopSpec::validate`], before the loop starts. Definitions are kept in
-//! the store as JSON, so they survive restarts.
+//! [`LoopSpec::validate`], before the loop starts, against the rules every
+//! definition keeps ([`crate::config::LoopLimits`], shared with
+//! `check-config`). Definitions are kept in the store as JSON, so they
+//! survive restarts.
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -12,11 +14,10 @@ use std::time::Duration;
 use passepartout_gateway::ConversationKey;
 use serde::{Deserialize, Serialize};
 
-use super::schedule::Schedule;
-use super::sleep::{DEFAULT_JITTER, SleepBounds};
-
-/// The longest loop name, in bytes.
-pub const MAX_NAME_LEN: usize = 64;
+use super::sleep::SleepBounds;
+use crate::clock::schedule::Schedule;
+pub use crate::config::{BadLoopName as BadName, MAX_LOOP_NAME_LEN as MAX_NAME_LEN, Retrigger, Supervisor};
+use crate::config::{DEFAULT_LOOP_JITTER, LimitProblem, LoopLimits, loop_name};
 
 /// A loop's name: unique in its registry, non-empty, at most
 /// [`MAX_NAME_LEN`] bytes, no whitespace or control characters (it heads a
@@ -25,22 +26,9 @@ pub const MAX_NAME_LEN: usize = 64;
 #[serde(try_from = "String", into = "String")]
 pub struct LoopName(String);
 
-/// Why a string is not a [`LoopName`].
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("bad loop name {name:?}: it must be 1 to {MAX_NAME_LEN} bytes without spaces or control characters")]
-pub struct BadName {
-    pub name: String,
-}
-
 impl LoopName {
     pub fn new(name: impl Into<String>) -> Result<Self, BadName> {
-        let name = name.into();
-        let fits = !name.is_empty() && name.len() <= MAX_NAME_LEN;
-        if fits && !name.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            Ok(Self(name))
-        } else {
-            Err(BadName { name })
-        }
+        loop_name(name.into()).map(Self)
     }
 
     pub fn as_str(&self) -> &str {
@@ -93,18 +81,6 @@ impl Body {
     }
 }
 
-/// Occasional iterations by a stronger model that reviews the loop's work.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Supervisor {
-    /// The chance, in `[0, 1]`, that an iteration is a supervisor iteration.
-    pub probability: f64,
-    /// The model a supervisor iteration uses.
-    pub model: String,
-    /// Review instructions added to the task in a supervisor iteration.
-    pub review: String,
-}
-
 /// When a loop runs its iterations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -118,19 +94,6 @@ pub enum Start {
     /// When [triggered](super::registry::Registry::trigger), instead of
     /// sleeping; the mode says what a trigger during an iteration does.
     OnTrigger(Retrigger),
-}
-
-/// What a trigger does while the loop is in an iteration.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Retrigger {
-    /// Nothing: it is dropped.
-    Ignore,
-    /// The iteration is cancelled and a new one starts when it has returned.
-    Restart,
-    /// Another iteration runs once this one is done; triggers during one
-    /// iteration add up to one more iteration, not one each.
-    Queue,
 }
 
 /// A loop's definition.
@@ -186,7 +149,7 @@ impl LoopSpec {
             schedule: None,
             first_run_ms: None,
             sleep: SleepBounds::default(),
-            jitter: DEFAULT_JITTER,
+            jitter: DEFAULT_LOOP_JITTER,
             max_attempts: None,
             max_duration: None,
             supervisor: None,
@@ -198,29 +161,16 @@ impl LoopSpec {
     /// Every problem with the definition, or none.
     pub fn validate(&self) -> Result<(), InvalidSpec> {
         let SleepBounds { min, max, default } = self.sleep;
-        let mut problems = Vec::new();
-        if min.is_zero() {
-            problems.push(SpecProblem::ZeroMinSleep);
-        }
-        if min > max {
-            problems.push(SpecProblem::MinAboveMax { min, max });
-        } else if !(min..=max).contains(&default) {
-            problems.push(SpecProblem::DefaultOutside { default, min, max });
-        }
-        if !(0.0..=1.0).contains(&self.jitter) {
-            problems.push(SpecProblem::Jitter(self.jitter));
-        }
-        if let Some(supervisor) = &self.supervisor
-            && !(0.0..=1.0).contains(&supervisor.probability)
-        {
-            problems.push(SpecProblem::Probability(supervisor.probability));
-        }
-        if self.max_attempts == Some(0) {
-            problems.push(SpecProblem::ZeroAttempts);
-        }
-        if self.max_duration.is_some_and(|d| d.is_zero()) {
-            problems.push(SpecProblem::ZeroDuration);
-        }
+        let limits = LoopLimits {
+            sleep_min: min,
+            sleep_max: max,
+            sleep_default: default,
+            jitter: self.jitter,
+            supervisor_probability: self.supervisor.as_ref().map(|supervisor| supervisor.probability),
+            max_attempts: self.max_attempts,
+            max_duration: self.max_duration,
+        };
+        let mut problems: Vec<_> = limits.problems().into_iter().map(SpecProblem::Limit).collect();
         if self.body.speaks() && self.output.is_none() {
             problems.push(SpecProblem::NoOutput);
         }
@@ -241,24 +191,9 @@ impl LoopSpec {
 /// One thing wrong with a [`LoopSpec`].
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SpecProblem {
-    #[error("the shortest sleep is zero (a failing loop would spin)")]
-    ZeroMinSleep,
-    #[error("the shortest sleep ({min:?}) is longer than the longest ({max:?})")]
-    MinAboveMax { min: Duration, max: Duration },
-    #[error("the default sleep ({default:?}) is outside [{min:?}, {max:?}]")]
-    DefaultOutside {
-        default: Duration,
-        min: Duration,
-        max: Duration,
-    },
-    #[error("the jitter ({0}) is outside [0, 1]")]
-    Jitter(f64),
-    #[error("the supervisor probability ({0}) is outside [0, 1]")]
-    Probability(f64),
-    #[error("at most zero attempts")]
-    ZeroAttempts,
-    #[error("a zero maximum duration")]
-    ZeroDuration,
+    /// A sleep, the jitter, the supervisor's chance or a limit is out of bounds.
+    #[error(transparent)]
+    Limit(#[from] LimitProblem),
     #[error("it has something to say but no output conversation (whoever would approve its actions)")]
     NoOutput,
     #[error("it has both a schedule and a trigger")]
@@ -319,9 +254,9 @@ mod tests {
     #[test]
     fn a_loop_that_speaks_needs_a_conversation_and_a_schedule_excludes_a_trigger() {
         let mut spec = LoopSpec::message(LoopName::new("pills").unwrap(), "take them");
-        spec.schedule = Some(crate::loops::schedule::Schedule::Once {
+        spec.schedule = Some(crate::clock::schedule::Schedule::Once {
             at_ms: 1,
-            tz: crate::loops::schedule::Zone::utc(),
+            tz: crate::clock::schedule::Zone::utc(),
         });
         spec.start = Start::OnTrigger(Retrigger::Ignore);
         let invalid = spec.validate().unwrap_err();
@@ -336,9 +271,9 @@ mod tests {
     #[test]
     fn a_definition_survives_json() {
         let mut spec = LoopSpec::task(LoopName::new("mail").unwrap(), "check");
-        spec.schedule = Some(crate::loops::schedule::Schedule::Once {
+        spec.schedule = Some(crate::clock::schedule::Schedule::Once {
             at_ms: 5,
-            tz: crate::loops::schedule::Zone::utc(),
+            tz: crate::clock::schedule::Zone::utc(),
         });
         spec.first_run_ms = Some(9);
         let back: LoopSpec = serde_json::from_str(&serde_json::to_string(&spec).unwrap()).unwrap();

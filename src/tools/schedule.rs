@@ -15,8 +15,8 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::{Tool, ToolContext, ToolError, parse_arguments};
+use crate::clock::schedule::Schedule;
 use crate::llm::ToolSpec;
-use crate::loops::schedule::Schedule;
 use crate::loops::spec::{LoopName, LoopSpec};
 use crate::loops::status::human;
 use crate::pipeline::LoopPrompt;

@@ -1,4 +1,4 @@
-//! When a loop runs next: the pure scheduling core behind `[[loops]]` entries
+//! When something runs next: the pure scheduling core behind `[[loops.entries]]`
 //! and the `schedule` tool. A [`Schedule`] says which instants are *slots*;
 //! [`Schedule::next_after`] finds the next one and [`Schedule::resume`] decides
 //! what to do after a restart. Nothing here reads the clock or the machine's

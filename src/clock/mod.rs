@@ -1,6 +1,11 @@
 //! Wall-clock milliseconds that advance with tokio's clock, so expiry and
 //! other time logic can be tested under paused time: the wall time is read
 //! once, at start, and advanced by tokio's monotonic clock from then on.
+//! Beside it, [`schedule`]: the pure grammar and arithmetic of when
+//! something recurs ("every 15 minutes", "daily at 07:30", cron), which
+//! takes `now` as an argument and never reads a clock itself.
+
+pub mod schedule;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -1,8 +1,8 @@
 //! The grammar of [`Schedule::parse`]: each form read into the schedule it
 //! means, and each mistake into the error that names it. "Now" is fixed.
 
-use crate::loops::schedule::tests::{cron, daily, every, ms, once, paris, zone};
-use crate::loops::schedule::{Schedule, ScheduleError};
+use crate::clock::schedule::tests::{cron, daily, every, ms, once, paris, zone};
+use crate::clock::schedule::{Schedule, ScheduleError};
 
 const NOW: &str = "2026-11-22T14:00:00+01:00";
 
