@@ -20,7 +20,7 @@ pub fn exponential(base: Duration, max: Duration, doublings: u32) -> Duration {
 }
 
 /// How a wait is varied around its exponential value.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Jitter {
     /// Drawn between half the wait and all of it.
     HalfToFull,
@@ -29,7 +29,7 @@ pub enum Jitter {
 }
 
 /// How long to wait after failures in a row.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BackoffPolicy {
     base: Duration,
     max: Duration,
@@ -83,6 +83,7 @@ impl Backoff {
         Self::with_policy(BackoffPolicy::new(base, max))
     }
 
+    /// A backoff following `policy`.
     pub fn with_policy(policy: BackoffPolicy) -> Self {
         Self { policy, failures: 0 }
     }

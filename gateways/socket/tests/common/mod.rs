@@ -9,7 +9,7 @@ use std::sync::Arc;
 use passepartout_gateway::{ChatId, ConversationKey, GatewayError, IntakeEvent, IntakeQueue, Outbound};
 use passepartout_gateway_testing::{Listening, build};
 #[allow(unused_imports)] // Not every test binary names them.
-pub use passepartout_gateway_testing::{ScriptedCore, Seen, within};
+pub use passepartout_gateway_testing::{ScriptedCore, Seen, build::chat, within};
 use passepartout_socket::{ErrorCode, LineReader, ReadLine, ServerFrame, SocketConfig, SocketGateway};
 use serde_json::json;
 use tempfile::TempDir;
@@ -81,10 +81,6 @@ pub fn fake_core(queue: IntakeQueue) -> ScriptedCore {
         }
         "status"
     })
-}
-
-pub fn chat(name: &str) -> ChatId {
-    build::chat(name)
 }
 
 pub fn socket_conversation(name: &str) -> ConversationKey {
