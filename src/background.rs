@@ -5,6 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use passepartout_gateway::retry::{Backoff, BackoffPolicy, Jitter, sleep_or_shutdown};
 use passepartout_gateway::{GatewayId, Intake, Listen};
 use tokio_util::sync::CancellationToken;
 
@@ -14,21 +15,23 @@ use crate::core::Core;
 /// How often maintenance (the dedupe sweep) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(3600);
 
+/// Longest wait before restarting a failed gateway.
+const MAX_RESTART_DELAY: Duration = Duration::from_secs(64);
+
 /// Runs a gateway's intake loop, restarting it with jittered exponential
-/// backoff when it fails, until `stop` is cancelled.
+/// backoff (a second, doubled per failure, and up to half a second more)
+/// when it fails, until `stop` is cancelled.
 pub async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, stop: CancellationToken) {
-    let mut failures: u32 = 0;
+    let policy = BackoffPolicy::new(Duration::from_secs(1), MAX_RESTART_DELAY);
+    let mut backoff = Backoff::with_policy(policy.with_jitter(Jitter::Add(Duration::from_millis(500))));
     loop {
         match gateway.listen(intake.clone(), stop.clone()).await {
             Ok(()) => return,
             Err(error) => {
-                failures = failures.saturating_add(1);
-                let delay = Duration::from_millis(500u64.saturating_mul(1 << failures.min(7)))
-                    + Duration::from_millis(rand::random::<u64>() % 500);
+                let delay = backoff.next_delay();
                 tracing::error!(gateway = %id, %error, retry_in_ms = delay.as_millis() as u64, "gateway failed; restarting");
-                tokio::select! {
-                    _ = stop.cancelled() => return,
-                    _ = tokio::time::sleep(delay) => {}
+                if sleep_or_shutdown(delay, &stop).await {
+                    return;
                 }
             }
         }

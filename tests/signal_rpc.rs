@@ -13,6 +13,7 @@ use passepartout_signal::{
 };
 use serde_json::{Value, json};
 use support::fake_signal::{self, ACCOUNT, FakeSignal, VERSION, codes};
+use tokio::task::JoinHandle;
 
 const WAIT: Duration = Duration::from_secs(5);
 const ADA: &str = "a1a1a1a1-1111-4111-8111-111111111111";
@@ -42,10 +43,29 @@ async fn next_envelope(notifications: &mut Notifications) -> Received {
     }
 }
 
+type PendingCall = JoinHandle<Result<Value, RpcError>>;
+
 /// Runs a call in its own task, so the test can act while it waits.
-fn spawn_call(client: &RpcClient, method: &'static str) -> tokio::task::JoinHandle<Result<Value, RpcError>> {
+fn spawn_call(client: &RpcClient, method: &'static str) -> PendingCall {
     let client = client.clone();
     tokio::spawn(async move { client.call(method, Value::Null).await })
+}
+
+/// Starts a `version` call and waits until the fake has it: the fake holds
+/// its response back until released.
+async fn held_version_call(fake: &FakeSignal, client: &RpcClient) -> PendingCall {
+    fake.hold_next("version");
+    let pending = spawn_call(client, "version");
+    fake.wait_for_calls("version", 1).await;
+    pending
+}
+
+/// What a call running in its own task came to.
+async fn outcome(pending: PendingCall) -> Result<Value, RpcError> {
+    tokio::time::timeout(WAIT, pending)
+        .await
+        .expect("in time")
+        .expect("the task runs")
 }
 
 #[tokio::test]
@@ -69,9 +89,7 @@ async fn calls_work_over_unix_sockets_and_tcp() {
 async fn responses_out_of_order_reach_their_callers() {
     let fake = FakeSignal::start().await;
     let (client, _notifications) = connect(&fake.unix_endpoint()).await;
-    fake.hold_next("version");
-    let first = spawn_call(&client, "version");
-    fake.wait_for_calls("version", 1).await;
+    let first = held_version_call(&fake, &client).await;
     // The second call is answered while the first one's response is held back.
     let second = client
         .call("listAccounts", Value::Null)
@@ -83,10 +101,7 @@ async fn responses_out_of_order_reach_their_callers() {
         "the first call got an answer that was not sent yet"
     );
     fake.release_held();
-    let first = tokio::time::timeout(WAIT, first)
-        .await
-        .expect("in time")
-        .expect("the task runs");
+    let first = outcome(first).await;
     assert_eq!(first.expect("version answers"), json!({ "version": VERSION }));
     let ids: Vec<Value> = ["version", "listAccounts"]
         .iter()
@@ -102,9 +117,7 @@ async fn notifications_come_between_responses() {
     let subscription = client.call("subscribeReceive", json!({})).await.expect("subscribe");
     assert_eq!(subscription, json!(0));
 
-    fake.hold_next("version");
-    let pending = spawn_call(&client, "version");
-    fake.wait_for_calls("version", 1).await;
+    let pending = held_version_call(&fake, &client).await;
     fake.push_envelope(fake_signal::text_envelope(ADA, 1_000, "first"));
     fake.push_envelope(fake_signal::text_envelope(ADA, 1_001, "second"));
     let first = next_envelope(&mut notifications).await;
@@ -113,10 +126,7 @@ async fn notifications_come_between_responses() {
     assert_eq!(first.envelope["dataMessage"]["message"], "first");
     assert_eq!(next_envelope(&mut notifications).await.envelope["timestamp"], 1_001);
     fake.release_held();
-    let version = tokio::time::timeout(WAIT, pending)
-        .await
-        .expect("in time")
-        .expect("the task runs");
+    let version = outcome(pending).await;
     assert_eq!(version.expect("version answers"), json!({ "version": VERSION }));
     // And the connection goes on: a notification after the late response.
     fake.push_envelope(fake_signal::text_envelope(ADA, 1_002, "third"));
@@ -202,9 +212,7 @@ async fn malformed_and_giant_lines_are_skipped_without_stalling() {
     let (client, mut notifications) = connect(&fake.tcp_endpoint()).await;
     client.call("subscribeReceive", json!({})).await.expect("subscribe");
 
-    fake.hold_next("version");
-    let pending = spawn_call(&client, "version");
-    fake.wait_for_calls("version", 1).await;
+    let pending = held_version_call(&fake, &client).await;
     fake.send_raw("this is not JSON");
     fake.send_raw("[1, 2, 3]");
     fake.send_raw(r#"{"jsonrpc":"2.0"}"#);
@@ -225,10 +233,7 @@ async fn malformed_and_giant_lines_are_skipped_without_stalling() {
         other => panic!("expected the envelope-less receive, got {other:?}"),
     }
     assert_eq!(next_envelope(&mut notifications).await.envelope["timestamp"], 3_000);
-    let version = tokio::time::timeout(WAIT, pending)
-        .await
-        .expect("in time")
-        .expect("the task runs");
+    let version = outcome(pending).await;
     assert_eq!(version.expect("version answers"), json!({ "version": VERSION }));
 }
 
@@ -250,10 +255,7 @@ async fn responses_to_unknown_ids_are_ignored() {
         .expect("listAccounts answers");
     assert!(!pending.is_finished(), "a stray response completed the pending call");
     fake.release_held();
-    let version = tokio::time::timeout(WAIT, pending)
-        .await
-        .expect("in time")
-        .expect("the task runs");
+    let version = outcome(pending).await;
     assert_eq!(version.expect("version answers"), json!({ "version": VERSION }));
 }
 
@@ -262,18 +264,12 @@ async fn a_dropped_connection_fails_pending_calls_and_reports_the_loss() {
     let fake = FakeSignal::start().await;
     let (client, mut notifications) = connect(&fake.unix_endpoint()).await;
     client.call("subscribeReceive", json!({})).await.expect("subscribe");
-    fake.hold_next("version");
-    let pending = spawn_call(&client, "version");
-    fake.wait_for_calls("version", 1).await;
+    let pending = held_version_call(&fake, &client).await;
     fake.push_envelope(fake_signal::text_envelope(ADA, 4_000, "just before"));
     assert_eq!(next_envelope(&mut notifications).await.envelope["timestamp"], 4_000);
 
     fake.drop_connections();
-    let error = tokio::time::timeout(WAIT, pending)
-        .await
-        .expect("in time")
-        .expect("the task runs")
-        .expect_err("the connection went away");
+    let error = outcome(pending).await.expect_err("the connection went away");
     assert!(matches!(error, RpcError::Closed { .. }), "{error:?}");
     assert!(error.is_connection_lost());
     match next(&mut notifications).await {
@@ -299,14 +295,9 @@ async fn a_dropped_connection_fails_pending_calls_and_reports_the_loss() {
 async fn closing_the_client_fails_pending_calls() {
     let fake = FakeSignal::start().await;
     let (client, mut notifications) = connect(&fake.tcp_endpoint()).await;
-    fake.hold_next("version");
-    let pending = spawn_call(&client, "version");
-    fake.wait_for_calls("version", 1).await;
+    let pending = held_version_call(&fake, &client).await;
     client.close();
-    let error = tokio::time::timeout(WAIT, pending)
-        .await
-        .expect("in time")
-        .expect("the task runs");
+    let error = outcome(pending).await;
     assert!(matches!(error, Err(RpcError::Closed { .. })), "{error:?}");
     assert!(matches!(next(&mut notifications).await, Notification::Lost(_)));
     fake.wait_for_connections(0).await;

@@ -2,8 +2,9 @@
 //! acknowledgements, refusals, delivery, buttons, failures and shutdown.
 //!
 //! Each test runs a real [`TelegramGateway`] over HTTP against
-//! [`FakeTelegram`], with a real [`Intake`] whose queue the test answers
-//! itself, playing the core. Every wait is on an event, under a timeout.
+//! [`FakeTelegram`], with a real intake whose queue the test answers
+//! itself ([`CoreSide`]), playing the core. Every wait is on an event, under
+//! a timeout.
 
 mod support;
 
@@ -12,15 +13,13 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use passepartout_gateway::{
-    Ack, ApprovalToken, ChatId, ConversationKey, Deliver, GatewayError, GatewayId, HealthState, Inbound, InboundBody,
-    Intake, IntakeEvent, IntakeQueue, Listen, MessageId, Outbound, OutboundBody, Refusal, ReplyKind,
+    Ack, ApprovalToken, Deliver, GatewayError, HealthState, InboundBody, Listen, Outbound, OutboundBody, Refusal,
+    ReplyKind,
 };
+use passepartout_gateway_testing::{CoreSide, Listening, build};
 use passepartout_telegram::{MemoryOffsetStore, OffsetStore, TelegramGateway, TelegramSettings, check, utf16_len};
 use serde_json::Value;
 use support::fake_telegram::{FakeFailure, FakeTelegram};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 const TOKEN: &str = "424242:SECRET-tok3n_for-tests";
 const WAIT: Duration = Duration::from_secs(5);
@@ -37,67 +36,12 @@ fn settings(fake: &FakeTelegram) -> TelegramSettings {
     }
 }
 
-/// The test's stand-in for the core: it reads the intake queue.
-struct Core {
-    queue: IntakeQueue,
-}
-
-impl Core {
-    /// The next submitted message and the channel to acknowledge it on.
-    async fn next(&mut self) -> (Inbound, oneshot::Sender<Ack>) {
-        let event = tokio::time::timeout(WAIT, self.queue.recv())
-            .await
-            .expect("a message reaches the core in time")
-            .expect("the intake is open");
-        match event {
-            IntakeEvent::Inbound { inbound, ack } => (inbound, ack),
-            other => panic!("expected an inbound message, got {other:?}"),
-        }
-    }
-
-    /// The next submitted message, answered with `ack`.
-    async fn answer(&mut self, ack: Ack) -> Inbound {
-        let (inbound, tx) = self.next().await;
-        tx.send(ack).expect("the gateway waits for the ack");
-        inbound
-    }
-}
-
 /// A running gateway.
-struct Running {
-    gateway: Arc<TelegramGateway>,
-    shutdown: CancellationToken,
-    task: JoinHandle<Result<(), GatewayError>>,
-}
+type Running = Listening<TelegramGateway>;
 
-impl Running {
-    /// Cancels the shutdown token and waits for `listen` to return.
-    async fn stop(self) -> Result<(), GatewayError> {
-        self.shutdown.cancel();
-        tokio::time::timeout(WAIT, self.task)
-            .await
-            .expect("listen returns promptly on shutdown")
-            .expect("listen does not panic")
-    }
-}
-
-fn run(settings: TelegramSettings, store: Arc<MemoryOffsetStore>) -> (Running, Core) {
-    let gateway = TelegramGateway::new(settings, store);
-    let (intake, queue) = Intake::channel(4);
-    let shutdown = CancellationToken::new();
-    let task = tokio::spawn({
-        let gateway = Arc::clone(&gateway);
-        let shutdown = shutdown.clone();
-        async move { gateway.listen(intake, shutdown).await }
-    });
-    (
-        Running {
-            gateway,
-            shutdown,
-            task,
-        },
-        Core { queue },
-    )
+fn run(settings: TelegramSettings, store: Arc<MemoryOffsetStore>) -> (Running, CoreSide) {
+    let (running, queue) = Listening::start(TelegramGateway::new(settings, store), 4);
+    (running, CoreSide::new(queue))
 }
 
 fn int(params: &Value, name: &str) -> Option<i64> {
@@ -141,15 +85,12 @@ fn message_id_of(update: &Value) -> i64 {
 }
 
 fn outbound(chat: i64, in_reply_to: Option<i64>, body: OutboundBody) -> Outbound {
-    Outbound {
-        id: "out-1".to_owned(),
-        conversation: ConversationKey::new(
-            GatewayId::new("telegram").unwrap(),
-            ChatId::new(chat.to_string()).unwrap(),
-        ),
-        in_reply_to: in_reply_to.map(|id| MessageId::new(id.to_string()).unwrap()),
+    let in_reply_to = in_reply_to.map(|id| id.to_string());
+    build::outbound(
+        build::conversation("telegram", &chat.to_string()),
+        in_reply_to.as_deref(),
         body,
-    }
+    )
 }
 
 /// Collects everything logged while alive, on this thread (the tests run on
@@ -280,7 +221,7 @@ async fn a_restart_neither_loses_nor_repeats_an_update() {
     wait_for_poll_with_offset(&fake, two + 1).await;
     assert_eq!(store.load(), Some(two + 1));
     second.stop().await.unwrap();
-    assert!(core.queue.try_recv().is_err(), "nothing was submitted twice");
+    assert!(core.is_idle(), "nothing was submitted twice");
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use passepartout_gateway::retry::{BackoffPolicy, Jitter};
 use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody};
 
 use crate::core::{Core, Stats};
@@ -74,11 +75,12 @@ pub async fn deliver(core: &Arc<Core>, key: &ConversationKey) {
     }
 }
 
-/// Exponential backoff with jitter, capped.
+/// The wait after `attempts` failed deliveries: a second doubled per
+/// attempt, up to a second more at random, capped.
 fn backoff(attempts: u32) -> Duration {
-    let base = Duration::from_secs(1).saturating_mul(1 << attempts.min(9));
-    let jitter = Duration::from_millis(rand::random::<u64>() % 1000);
-    (base + jitter).min(MAX_RETRY_DELAY)
+    BackoffPolicy::new(Duration::from_secs(1), MAX_RETRY_DELAY)
+        .with_jitter(Jitter::Add(Duration::from_secs(1)))
+        .random_delay(attempts)
 }
 
 /// Arms one retry timer for `key`; while one is armed, further failures add

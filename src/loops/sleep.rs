@@ -1,9 +1,12 @@
 //! How long a loop sleeps: its bounds, the jitter that keeps loops from
 //! waking in lockstep, and the exponential backoff after failed attempts.
-//! Every sleep this module hands out lies within the bounds.
+//! Every sleep this module hands out lies within the bounds. The doubling is
+//! the gateways' own; the jitter is the loop's, symmetric and drawn from its
+//! seedable [`Random`] so that tests see the same sleeps on every run.
 
 use std::time::Duration;
 
+use passepartout_gateway::retry::exponential;
 use serde::{Deserialize, Serialize};
 
 use super::random::Random;
@@ -46,10 +49,11 @@ impl SleepBounds {
     }
 
     /// The sleep after `consecutive_errors` failed attempts in a row: `min`,
-    /// doubled for every further failure, capped at `max`, then jittered.
+    /// doubled for every further failure, capped at `max` (the gateways'
+    /// [`exponential`] backoff), then jittered like every sleep of a loop,
+    /// from the loop's own (seedable) randomness and within its bounds.
     pub fn backoff(&self, consecutive_errors: u32, jitter: f64, random: &mut dyn Random) -> Duration {
-        let doublings = consecutive_errors.saturating_sub(1).min(31);
-        let base = self.min.checked_mul(1 << doublings).unwrap_or(self.max).min(self.max);
+        let base = exponential(self.min, self.max, consecutive_errors.saturating_sub(1));
         self.jittered(base, jitter, random)
     }
 }

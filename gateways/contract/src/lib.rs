@@ -7,11 +7,14 @@
 //! durable journal. The core sends [`Outbound`] messages back through the
 //! gateway's [`Deliver`] capability. This crate depends on no platform library
 //! and on nothing else in the workspace; every other crate depends on it.
+//! Beside the contract it holds what several gateways need alike: [`lines`],
+//! newline framing with a length cap, and [`retry`], backoff between attempts.
 
 mod error;
 mod gateway;
 mod ids;
 mod intake;
+pub mod lines;
 mod message;
 mod refusals;
 pub mod retry;
@@ -20,5 +23,5 @@ pub use error::{GatewayError, InvalidId};
 pub use gateway::{Deliver, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
-pub use message::{Delivered, Inbound, InboundBody, Outbound, OutboundBody, ReplyKind, Sender};
+pub use message::{Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, ReplyKind, Sender};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};

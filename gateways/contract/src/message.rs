@@ -134,3 +134,19 @@ pub struct Delivered {
     /// so a later reply or reaction to them can be matched.
     pub message_ids: Vec<MessageId>,
 }
+
+/// What a gateway's normalizer makes of one platform update.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Normalized {
+    /// A message for the core.
+    Inbound(Box<Inbound>),
+    /// Nothing for the core; the platform is still told the update was
+    /// handled (a Telegram offset advances past it).
+    Skip { reason: &'static str },
+}
+
+impl Normalized {
+    pub fn skip(reason: &'static str) -> Self {
+        Self::Skip { reason }
+    }
+}

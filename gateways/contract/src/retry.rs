@@ -1,9 +1,12 @@
-//! Waiting between attempts, for gateways that poll or reconnect: a jittered
-//! exponential [`Backoff`], and [`sleep_or_shutdown`].
+//! Waiting between attempts: the one jittered exponential backoff of the
+//! workspace ([`BackoffPolicy`], and [`Backoff`] that counts failures for a
+//! loop), and [`sleep_or_shutdown`].
 //!
-//! Each failure in a row doubles the wait from `base` up to `max`; the wait is
-//! then drawn between half of it and all of it, so several daemons (or a
-//! restarted one) do not hit a platform in step. A success resets it.
+//! Each failure in a row doubles the wait from `base` up to `max`
+//! ([`exponential`]); the wait is then varied by its [`Jitter`], so several
+//! daemons (or a restarted one) do not hit a platform in step. A success
+//! resets it. The random draw is a parameter of [`BackoffPolicy::delay`], so a
+//! caller with its own (seeded) randomness gets the same arithmetic.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -11,30 +14,85 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-/// The backoff state of one loop.
-#[derive(Debug)]
-pub struct Backoff {
-    base: Duration,
-    max: Duration,
-    failures: u32,
+/// `base` doubled `doublings` times, capped at `max`.
+pub fn exponential(base: Duration, max: Duration, doublings: u32) -> Duration {
+    base.checked_mul(1 << doublings.min(31)).unwrap_or(max).min(max)
 }
 
-impl Backoff {
+/// How a wait is varied around its exponential value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Jitter {
+    /// Drawn between half the wait and all of it.
+    HalfToFull,
+    /// Up to this much added, the sum still capped at the policy's `max`.
+    Add(Duration),
+}
+
+/// How long to wait after failures in a row.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BackoffPolicy {
+    base: Duration,
+    max: Duration,
+    jitter: Jitter,
+}
+
+impl BackoffPolicy {
+    /// Waits from `base` up to `max`, each drawn between half of it and all of it.
     pub fn new(base: Duration, max: Duration) -> Self {
         Self {
             base,
             max: max.max(base),
-            failures: 0,
+            jitter: Jitter::HalfToFull,
         }
+    }
+
+    /// The same policy, its waits varied by `jitter` instead.
+    pub fn with_jitter(self, jitter: Jitter) -> Self {
+        Self { jitter, ..self }
+    }
+
+    /// The wait after `base` was doubled `doublings` times, varied by `unit`,
+    /// a number in [0, 1) (from [`random_unit`], or a seeded source).
+    pub fn delay(&self, doublings: u32, unit: f64) -> Duration {
+        let ceiling = exponential(self.base, self.max, doublings);
+        match self.jitter {
+            Jitter::HalfToFull => {
+                let half = ceiling / 2;
+                half + half.mul_f64(unit)
+            }
+            Jitter::Add(spread) => (ceiling + spread.mul_f64(unit)).min(self.max),
+        }
+    }
+
+    /// [`delay`](Self::delay) with a random draw.
+    pub fn random_delay(&self, doublings: u32) -> Duration {
+        self.delay(doublings, random_unit())
+    }
+}
+
+/// The backoff state of one loop: its policy and its failures in a row.
+#[derive(Debug)]
+pub struct Backoff {
+    policy: BackoffPolicy,
+    failures: u32,
+}
+
+impl Backoff {
+    /// A backoff from `base` up to `max`, drawn between half and all of each wait.
+    pub fn new(base: Duration, max: Duration) -> Self {
+        Self::with_policy(BackoffPolicy::new(base, max))
+    }
+
+    /// A backoff following `policy`.
+    pub fn with_policy(policy: BackoffPolicy) -> Self {
+        Self { policy, failures: 0 }
     }
 
     /// The wait before the next attempt, after one more failure.
     pub fn next_delay(&mut self) -> Duration {
-        let exponent = self.failures.min(16);
+        let delay = self.policy.random_delay(self.failures);
         self.failures = self.failures.saturating_add(1);
-        let ceiling = self.base.saturating_mul(1 << exponent).min(self.max);
-        let half = ceiling / 2;
-        half + half.mul_f64(random_unit())
+        delay
     }
 
     /// Forget the failures: the next one starts from `base` again.
@@ -60,7 +118,7 @@ pub fn unix_ms() -> u64 {
 }
 
 /// A number in [0, 1) from the process's random hash keys: enough for jitter.
-fn random_unit() -> f64 {
+pub fn random_unit() -> f64 {
     let mut hasher = RandomState::new().build_hasher();
     hasher.write_u64(0x5eed);
     (hasher.finish() >> 11) as f64 / (1u64 << 53) as f64
@@ -82,5 +140,26 @@ mod tests {
         }
         backoff.reset();
         assert!(backoff.next_delay() <= base);
+    }
+
+    #[test]
+    fn exponential_doubles_and_stops_at_the_cap() {
+        let secs = Duration::from_secs;
+        let waits: Vec<_> = (0..6).map(|n| exponential(secs(10), secs(100), n).as_secs()).collect();
+        assert_eq!(waits, [10, 20, 40, 80, 100, 100]);
+        assert_eq!(exponential(secs(10), secs(100), u32::MAX), secs(100));
+        assert_eq!(exponential(Duration::MAX, secs(100), 3), secs(100));
+    }
+
+    #[test]
+    fn added_jitter_spreads_above_the_wait_and_stays_under_the_cap() {
+        let policy = BackoffPolicy::new(Duration::from_secs(1), Duration::from_secs(300))
+            .with_jitter(Jitter::Add(Duration::from_secs(1)));
+        assert_eq!(policy.delay(3, 0.0), Duration::from_secs(8));
+        assert_eq!(policy.delay(3, 0.5), Duration::from_millis(8_500));
+        assert_eq!(policy.delay(30, 0.99), Duration::from_secs(300));
+        let policy = BackoffPolicy::new(Duration::from_secs(1), Duration::from_secs(8));
+        assert_eq!(policy.delay(5, 0.0), Duration::from_secs(4));
+        assert_eq!(policy.delay(5, 0.5), Duration::from_secs(6));
     }
 }

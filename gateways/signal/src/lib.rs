@@ -19,14 +19,15 @@
 //!   and stdout (`signal-cli jsonRpc`), killed with its connection;
 //! - [`failure`]: what a failed call means for delivery; `message_id`: which
 //!   message and who wrote it, in one id;
-//! - [`split`](split::split): long replies into several messages;
-//! - `lines`: newline framing with a length cap.
+//! - [`split`](split::split): long replies into several messages.
+//!
+//! Lines from signal-cli are framed by the contract's
+//! [`lines`](passepartout_gateway::lines), with a length cap.
 
 pub mod endpoint;
 pub mod error;
 pub mod failure;
 pub mod gateway;
-mod lines;
 mod listen;
 mod message_id;
 pub mod normalize;

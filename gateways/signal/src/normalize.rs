@@ -36,7 +36,7 @@ use crate::message_id::{message_id, parse};
 /// How a group conversation's chat id starts: signal-cli's base64 group id follows.
 pub const GROUP_PREFIX: &str = "group:";
 
-pub use passepartout_gateway::GroupMode;
+pub use passepartout_gateway::{GroupMode, Normalized};
 
 /// The bot's own Signal account, to recognise mentions of it and quotes of
 /// its messages. Either may be unknown; an empty identity matches nobody.
@@ -54,15 +54,6 @@ impl BotIdentity {
         let same = |ours: &Option<String>, theirs: Option<&str>| matches!((ours.as_deref(), theirs), (Some(a), Some(b)) if !a.is_empty() && a.eq_ignore_ascii_case(b));
         same(&self.uuid, uuid) || same(&self.number, number)
     }
-}
-
-/// The result of [`normalize`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Normalized {
-    /// A message for the core.
-    Inbound(Box<Inbound>),
-    /// Nothing for the core.
-    Skip { reason: &'static str },
 }
 
 /// Converts one envelope (the `envelope` member of a `receive` notification).

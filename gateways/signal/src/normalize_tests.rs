@@ -1,6 +1,7 @@
 //! Tests of [`normalize`](super::normalize) on envelopes shaped like signal-cli's JSON.
 
-use passepartout_gateway::{Inbound, InboundBody};
+use passepartout_gateway::InboundBody;
+use passepartout_gateway_testing::normalize::{inbound, skip_reason, with_fields};
 use serde_json::{Value, json};
 
 use super::*;
@@ -22,7 +23,7 @@ fn bot() -> BotIdentity {
 /// An envelope from Ada (with no phone number, as for privacy-minded users)
 /// carrying `content` (`{"dataMessage": …}`, `{"receiptMessage": …}`, …).
 fn envelope(content: Value) -> Value {
-    let mut envelope = json!({
+    let envelope = json!({
         "source": ADA_UUID,
         "sourceNumber": null,
         "sourceUuid": ADA_UUID,
@@ -32,18 +33,12 @@ fn envelope(content: Value) -> Value {
         "serverReceivedTimestamp": TS + 5,
         "serverDeliveredTimestamp": TS + 6,
     });
-    if let (Some(envelope), Some(content)) = (envelope.as_object_mut(), content.as_object()) {
-        envelope.extend(content.clone());
-    }
-    envelope
+    with_fields(envelope, content)
 }
 
 fn data(message: Value) -> Value {
-    let mut data = json!({ "timestamp": TS, "message": null, "expiresInSeconds": 0, "viewOnce": false });
-    if let (Some(data), Some(message)) = (data.as_object_mut(), message.as_object()) {
-        data.extend(message.clone());
-    }
-    envelope(json!({ "dataMessage": data }))
+    let data = json!({ "timestamp": TS, "message": null, "expiresInSeconds": 0, "viewOnce": false });
+    envelope(json!({ "dataMessage": with_fields(data, message) }))
 }
 
 fn group_info() -> Value {
@@ -52,20 +47,6 @@ fn group_info() -> Value {
 
 fn run(envelope: &Value) -> Normalized {
     normalize(envelope, &bot(), GroupMode::MentionOrReply, NOW)
-}
-
-fn inbound(normalized: Normalized) -> Inbound {
-    match normalized {
-        Normalized::Inbound(inbound) => *inbound,
-        Normalized::Skip { reason } => panic!("skipped: {reason}"),
-    }
-}
-
-fn skip_reason(normalized: Normalized) -> &'static str {
-    match normalized {
-        Normalized::Skip { reason } => reason,
-        Normalized::Inbound(inbound) => panic!("not skipped: {inbound:?}"),
-    }
 }
 
 fn text(body: &str) -> InboundBody {

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
+use passepartout_gateway::lines::{LineReader, ReadLine};
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpStream, UnixStream};
@@ -37,7 +38,6 @@ use tracing::{debug, warn};
 
 use crate::endpoint::Endpoint;
 use crate::error::{ErrorCode, RemoteError, RpcError};
-use crate::lines::{Line, LineReader};
 use crate::spawn::ChildGuard;
 
 /// Longest line read from signal-cli; longer ones are skipped.
@@ -332,10 +332,11 @@ impl Task {
                         break (format!("writing to signal-cli failed: {error}"), true);
                     }
                 }
-                line = reader.next(), if state.backlog.len() < MAX_BACKLOG => match line {
-                    Ok(Some(Line::Complete(bytes))) => state.dispatch(&bytes),
-                    Ok(Some(Line::TooLong { len })) => warn!(len, "skipping an over-long line from signal-cli"),
-                    Ok(None) => break ("signal-cli closed the connection".to_owned(), true),
+                line = reader.next_line(), if state.backlog.len() < MAX_BACKLOG => match line {
+                    Ok(ReadLine::Line(bytes)) => state.dispatch(&bytes),
+                    Ok(ReadLine::TooLong { len }) => warn!(len, "skipping an over-long line from signal-cli"),
+                    // signal-cli ends every line: one cut off by the close is not a message.
+                    Ok(ReadLine::Unterminated(_) | ReadLine::Eof) => break ("signal-cli closed the connection".to_owned(), true),
                     Err(error) => break (format!("reading from signal-cli failed: {error}"), true),
                 },
             }

@@ -31,12 +31,12 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
+use passepartout_gateway::lines::{LineReader, ReadLine};
 use tokio::io::AsyncRead;
 use tokio::process::{Child, Command};
 use tracing::{debug, warn};
 
 use crate::error::RpcError;
-use crate::lines::{Line, LineReader};
 use crate::rpc::{Notifications, RpcClient, RpcOptions};
 
 /// The program started when none is configured: `signal-cli` on the `PATH`.
@@ -201,8 +201,8 @@ impl ChildGuard {
 async fn log_stderr<R: AsyncRead + Unpin>(stderr: R, pid: Option<u32>) {
     let mut lines = LineReader::new(stderr, MAX_STDERR_LINE);
     loop {
-        match lines.next().await {
-            Ok(Some(Line::Complete(bytes))) => {
+        match lines.next_line().await {
+            Ok(ReadLine::Line(bytes)) => {
                 let line = String::from_utf8_lossy(&bytes);
                 let line = line.trim_end();
                 if line.is_empty() {
@@ -214,8 +214,9 @@ async fn log_stderr<R: AsyncRead + Unpin>(stderr: R, pid: Option<u32>) {
                     warn!(pid, line, "signal-cli stderr");
                 }
             }
-            Ok(Some(Line::TooLong { len })) => warn!(pid, len, "signal-cli wrote an over-long line on stderr"),
-            Ok(None) => break,
+            Ok(ReadLine::TooLong { len }) => warn!(pid, len, "signal-cli wrote an over-long line on stderr"),
+            // A line cut off by the end of the stream is dropped, as signal-cli ends every line.
+            Ok(ReadLine::Unterminated(_) | ReadLine::Eof) => break,
             Err(error) => {
                 debug!(pid, %error, "reading signal-cli's stderr failed");
                 break;

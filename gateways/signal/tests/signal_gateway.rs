@@ -3,8 +3,9 @@
 //! refusals, and delivery with quotes, long-text splitting and typing.
 //!
 //! Each test runs a real [`SignalGateway`] over a Unix socket (or TCP) against
-//! the root crate's fake daemon, with a real [`Intake`] whose queue the test
-//! answers itself, playing the core. Every wait is on an event, under a timeout.
+//! the root crate's fake daemon, with a real intake whose queue the test
+//! answers itself ([`CoreSide`]), playing the core. Every wait is on an event,
+//! under a timeout.
 
 #[path = "../../../tests/support/fake_signal.rs"]
 mod fake_signal;
@@ -14,13 +15,11 @@ use std::time::Duration;
 
 use fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, codes};
 use passepartout_gateway::{
-    Ack, ChatId, ConversationKey, Deliver, GatewayError, GatewayId, HealthState, Inbound, InboundBody, Intake,
-    IntakeEvent, IntakeQueue, Listen, MessageId, Outbound, OutboundBody, Refusal, ReplyKind,
+    Ack, ChatId, ConversationKey, Deliver, GatewayError, GatewayId, HealthState, InboundBody, Listen, MessageId,
+    Outbound, Refusal,
 };
+use passepartout_gateway_testing::{CoreSide, Listening, build};
 use passepartout_signal::{SIGNAL_TEXT_LIMIT, SignalGateway, SignalSettings};
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
-use tokio_util::sync::CancellationToken;
 
 const WAIT: Duration = Duration::from_secs(5);
 const ADA: &str = "a1a1a1a1-1111-4111-8111-111111111111";
@@ -39,78 +38,33 @@ fn settings(endpoint: &str) -> SignalSettings {
     }
 }
 
-/// The test's stand-in for the core: it reads the intake queue.
-struct Core {
-    queue: IntakeQueue,
-}
-
-impl Core {
-    async fn next(&mut self) -> (Inbound, oneshot::Sender<Ack>) {
-        let event = tokio::time::timeout(WAIT, self.queue.recv())
-            .await
-            .expect("a message reaches the core in time")
-            .expect("the intake is open");
-        match event {
-            IntakeEvent::Inbound { inbound, ack } => (inbound, ack),
-            other => panic!("expected an inbound message, got {other:?}"),
-        }
-    }
-
-    async fn answer(&mut self, ack: Ack) -> Inbound {
-        let (inbound, tx) = self.next().await;
-        tx.send(ack).expect("the gateway waits for the ack");
-        inbound
-    }
-}
-
 struct Running {
     gateway: Arc<SignalGateway>,
-    core: Core,
-    shutdown: CancellationToken,
-    task: JoinHandle<Result<(), GatewayError>>,
+    core: CoreSide,
+    listening: Listening<SignalGateway>,
 }
 
 impl Running {
     async fn stop(self) {
-        self.shutdown.cancel();
-        let result = tokio::time::timeout(WAIT, self.task)
-            .await
-            .expect("listen returns in time")
-            .expect("the task runs");
-        assert_eq!(result, Ok(()));
+        assert_eq!(self.listening.stop().await, Ok(()));
     }
 }
 
 fn listen(settings: SignalSettings) -> Running {
-    let gateway = SignalGateway::new(settings);
-    let (intake, queue) = Intake::channel(4);
-    let shutdown = CancellationToken::new();
-    let task = {
-        let (gateway, shutdown) = (gateway.clone(), shutdown.clone());
-        tokio::spawn(async move { gateway.listen(intake, shutdown).await })
-    };
+    let (listening, queue) = Listening::start(SignalGateway::new(settings), 4);
     Running {
-        gateway,
-        core: Core { queue },
-        shutdown,
-        task,
+        gateway: Arc::clone(&listening.gateway),
+        core: CoreSide::new(queue),
+        listening,
     }
 }
 
 fn conversation(chat: &str) -> ConversationKey {
-    ConversationKey::new(GatewayId::new("signal").unwrap(), ChatId::new(chat).unwrap())
+    build::conversation("signal", chat)
 }
 
 fn text(conversation: ConversationKey, body: &str, in_reply_to: Option<&str>) -> Outbound {
-    Outbound {
-        id: "out-1".to_owned(),
-        conversation,
-        in_reply_to: in_reply_to.map(|id| MessageId::new(id).unwrap()),
-        body: OutboundBody::Text {
-            text: body.to_owned(),
-            kind: ReplyKind::Answer,
-        },
-    }
+    build::outbound(conversation, in_reply_to, build::answer(body))
 }
 
 #[tokio::test]
@@ -125,7 +79,7 @@ async fn messages_reach_the_core_in_order_one_at_a_time() {
     assert_eq!(first.conversation, conversation(ADA));
     assert_eq!(first.message_id.as_str(), format!("1000:{ADA}"));
     assert!(
-        running.core.queue.try_recv().is_err(),
+        running.core.is_idle(),
         "the second message was submitted before the first was acknowledged"
     );
     ack.send(Ack::Accepted).unwrap();

@@ -16,8 +16,8 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::lines::{LineReader, ReadLine};
 use crate::protocol::{ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line};
+use passepartout_gateway::lines::{LineReader, ReadLine};
 
 /// The longest frame a client reads, in bytes: replies can be long.
 const CLIENT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
@@ -286,12 +286,12 @@ async fn write_frame(writer: &mut OwnedWriteHalf, frame: &ClientFrame) -> Result
 async fn read_frame(reader: &mut LineReader<OwnedReadHalf>) -> Result<ServerFrame, ClientError> {
     loop {
         match reader.next_line().await? {
-            ReadLine::Line(line) if line.trim_ascii().is_empty() => {}
-            ReadLine::Line(line) => {
+            ReadLine::Line(line) | ReadLine::Unterminated(line) if line.trim_ascii().is_empty() => {}
+            ReadLine::Line(line) | ReadLine::Unterminated(line) => {
                 return serde_json::from_slice(&line)
                     .map_err(|e| ClientError::Protocol(format!("unreadable frame from the daemon: {e}")));
             }
-            ReadLine::TooLong => {
+            ReadLine::TooLong { .. } => {
                 return Err(ClientError::Protocol(format!(
                     "a frame longer than {CLIENT_MAX_LINE_BYTES} bytes"
                 )));

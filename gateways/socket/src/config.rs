@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use crate::lines::DEFAULT_MAX_LINE_BYTES;
+/// The longest line accepted by default, in bytes (without the newline).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
 
 /// How many clients may be connected at once by default.
 pub const DEFAULT_MAX_CLIENTS: usize = 64;

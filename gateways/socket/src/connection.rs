@@ -21,11 +21,11 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::lines::{LineReader, ReadLine};
 use crate::protocol::{ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame, encode_line, parse_client_frame};
 use crate::registry::ConnId;
 use crate::server::Shared;
 use crate::writer::{OUTBOX_CAPACITY, Outgoing, write_loop};
+use passepartout_gateway::lines::{LineReader, ReadLine};
 
 /// How long a refused client gets to read why before it is cut off.
 const REFUSAL_LINGER: Duration = Duration::from_secs(1);
@@ -127,7 +127,8 @@ impl Connection {
                 next = lines.next_line() => next,
             };
             let handled = match next {
-                Ok(ReadLine::Line(line)) => {
+                // A client may end its last line with the connection instead of a newline.
+                Ok(ReadLine::Line(line) | ReadLine::Unterminated(line)) => {
                     let done = self.done.clone();
                     tokio::select! {
                         biased;
@@ -135,7 +136,7 @@ impl Connection {
                         handled = self.handle_line(&line) => handled,
                     }
                 }
-                Ok(ReadLine::TooLong) => {
+                Ok(ReadLine::TooLong { .. }) => {
                     let message = format!(
                         "lines are limited to {} bytes; this one was skipped",
                         self.shared.max_line_bytes

@@ -14,7 +14,7 @@
 //! | concept | file |
 //! | --- | --- |
 //! | frames and error codes | `protocol.rs` |
-//! | line framing with a length limit | `lines.rs` |
+//! | line framing with a length limit | the contract's `lines` |
 //! | settings, setup errors | `config.rs`, `error.rs` |
 //! | the socket file: stale, live, mode, removal | `socket_file.rs` |
 //! | the gateway: listen, deliver, close | `server.rs` |
@@ -29,7 +29,6 @@ mod client;
 mod config;
 mod connection;
 mod error;
-mod lines;
 mod message_ids;
 pub mod protocol;
 mod registry;
@@ -38,8 +37,8 @@ mod socket_file;
 mod writer;
 
 pub use client::{Client, ClientError, SendOutcome};
-pub use config::{DEFAULT_MAX_CLIENTS, SocketConfig};
+pub use config::{DEFAULT_MAX_CLIENTS, DEFAULT_MAX_LINE_BYTES, SocketConfig};
 pub use error::SocketError;
-pub use lines::{DEFAULT_MAX_LINE_BYTES, LineReader, ReadLine};
+pub use passepartout_gateway::lines::{LineReader, ReadLine};
 pub use protocol::{ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame};
 pub use server::{GATEWAY_ID, SocketGateway};

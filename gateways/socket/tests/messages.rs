@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{Daemon, Raw, Seen, chat, default_chat, euid, fake_status, within};
+use common::{Daemon, Raw, ScriptedCore, Seen, chat, default_chat, euid, fake_status, within};
 use passepartout_gateway::{Ack, Deliver, InboundBody, IntakeEvent, MessageId, UserId};
 use passepartout_socket::{Client, ClientError, ErrorCode, SendOutcome, ServerFrame};
 use serde_json::json;
@@ -122,7 +122,7 @@ async fn status_returns_the_cores_document_and_ping_pongs() {
     let mut client = within(Client::connect(&daemon.path, None)).await.unwrap();
     assert_eq!(within(client.status()).await.unwrap(), fake_status());
     assert!(matches!(core.next().await, Seen::Reachable(_)));
-    assert!(matches!(core.next().await, Seen::Status));
+    assert!(matches!(core.next().await, Seen::Other("status")));
     within(client.ping()).await.unwrap();
 }
 
@@ -197,14 +197,8 @@ async fn a_client_over_the_limit_is_told_busy() {
 
 #[tokio::test]
 async fn a_refusal_of_the_core_is_an_error_frame_with_the_id() {
-    let (daemon, mut queue) = Daemon::start_with(|_| {}).await;
-    tokio::spawn(async move {
-        while let Some(event) = queue.recv().await {
-            if let IntakeEvent::Inbound { ack, .. } = event {
-                let _ = ack.send(Ack::Busy);
-            }
-        }
-    });
+    let (daemon, queue) = Daemon::start_with(|_| {}).await;
+    let _core = ScriptedCore::answering(queue, |_| Ack::Busy);
     let mut raw = Raw::connect(&daemon.path).await;
     raw.send_json(json!({"type": "message", "id": "m9", "text": "x"})).await;
     let frame = raw.expect_error(ErrorCode::Busy).await;

@@ -28,22 +28,7 @@ use crate::GATEWAY_ID;
 /// How a button press's message id starts: the callback query's id follows.
 pub const CALLBACK_PREFIX: &str = "callback:";
 
-pub use passepartout_gateway::GroupMode;
-
-/// The result of [`normalize`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Normalized {
-    /// A message for the core.
-    Inbound(Box<Inbound>),
-    /// Nothing for the core; the offset still advances past it.
-    Skip { reason: &'static str },
-}
-
-impl Normalized {
-    fn skip(reason: &'static str) -> Self {
-        Self::Skip { reason }
-    }
-}
+pub use passepartout_gateway::{GroupMode, Normalized};
 
 /// Converts one update. `bot_username` is the bot's own username, without `@`;
 /// `now_ms` becomes `received_at_ms`.

@@ -1,6 +1,7 @@
 //! Tests of [`normalize`](super::normalize) on updates built from real Bot API JSON.
 
-use passepartout_gateway::{Inbound, InboundBody};
+use passepartout_gateway::InboundBody;
+use passepartout_gateway_testing::normalize::{inbound, skip_reason, with_fields};
 use serde_json::{Value, json};
 use teloxide::types::Update;
 
@@ -45,25 +46,8 @@ fn group_chat() -> Value {
 }
 
 fn message(chat: Value, extra: Value) -> Value {
-    let mut message = json!({ "message_id": 7, "date": 1_700_000_000, "chat": chat, "from": person() });
-    if let (Some(message), Some(extra)) = (message.as_object_mut(), extra.as_object()) {
-        message.extend(extra.clone());
-    }
-    message
-}
-
-fn inbound(normalized: Normalized) -> Inbound {
-    match normalized {
-        Normalized::Inbound(inbound) => *inbound,
-        Normalized::Skip { reason } => panic!("skipped: {reason}"),
-    }
-}
-
-fn skip_reason(normalized: Normalized) -> &'static str {
-    match normalized {
-        Normalized::Skip { reason } => reason,
-        Normalized::Inbound(inbound) => panic!("not skipped: {inbound:?}"),
-    }
+    let message = json!({ "message_id": 7, "date": 1_700_000_000, "chat": chat, "from": person() });
+    with_fields(message, extra)
 }
 
 fn run(update: &Update) -> Normalized {

@@ -1,38 +1,24 @@
 //! Shared test scaffolding: a daemon-side gateway in a temporary directory, a
-//! fake core on the other end of the intake and of the admin queue, and a raw client that can send
-//! bytes no well-behaved client would.
+//! scripted core on the other end of the intake and of the admin queue, and a
+//! raw client that can send bytes no well-behaved client would.
 #![allow(dead_code)] // Each test binary uses a different part of this module.
 
-use std::collections::HashSet;
-use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use passepartout_admin::{Admin, AdminQueue, AdminReply};
-use passepartout_gateway::{
-    Ack, ChatId, ConversationKey, GatewayError, GatewayId, Inbound, Intake, IntakeEvent, IntakeQueue, Listen,
-    MessageId, Outbound, OutboundBody, ReplyKind,
-};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayError, IntakeQueue, Outbound};
+use passepartout_gateway_testing::{Listening, build};
+#[allow(unused_imports)] // Not every test binary names them.
+pub use passepartout_gateway_testing::{ScriptedCore, Seen, build::chat, within};
 use passepartout_socket::{ErrorCode, LineReader, ReadLine, ServerFrame, SocketConfig, SocketGateway};
 use serde_json::json;
 use tempfile::TempDir;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-
-/// How long any single expected event may take before the test fails.
-pub const PATIENCE: Duration = Duration::from_secs(10);
-
-/// Awaits `future`, failing the test if it takes longer than [`PATIENCE`].
-pub async fn within<F: Future>(future: F) -> F::Output {
-    tokio::time::timeout(PATIENCE, future)
-        .await
-        .expect("timed out waiting for an event")
-}
 
 /// The status document the fake core answers with.
 pub fn fake_status() -> serde_json::Value {
@@ -66,13 +52,12 @@ impl Daemon {
         tweak(&mut config);
         let (admin, admin_queue) = Admin::channel(64);
         let gateway = SocketGateway::bind(config, admin).await.expect("bind");
-        let (intake, queue) = Intake::channel(64);
-        let shutdown = CancellationToken::new();
-        let listening = tokio::spawn({
-            let gateway = Arc::clone(&gateway);
-            let shutdown = shutdown.clone();
-            async move { gateway.listen(intake, shutdown).await }
-        });
+        let (listening, queue) = Listening::start(gateway, 64);
+        let Listening {
+            gateway,
+            shutdown,
+            task: listening,
+        } = listening;
         (
             Daemon {
                 dir,
@@ -86,104 +71,41 @@ impl Daemon {
         )
     }
 
-    /// A gateway with default settings and a [`FakeCore`] behind it.
-    pub async fn start() -> (Daemon, FakeCore) {
+    /// A gateway with default settings and a [`ScriptedCore`] behind it.
+    pub async fn start() -> (Daemon, ScriptedCore) {
         Self::start_tweaked(|_| {}).await
     }
 
-    pub async fn start_tweaked(tweak: impl FnOnce(&mut SocketConfig)) -> (Daemon, FakeCore) {
+    pub async fn start_tweaked(tweak: impl FnOnce(&mut SocketConfig)) -> (Daemon, ScriptedCore) {
         let (mut daemon, queue) = Self::start_with(tweak).await;
         let admin = daemon.admin.take().expect("the admin queue is not served yet");
-        (daemon, FakeCore::spawn(queue, admin))
+        (daemon, fake_core(queue, admin))
     }
 }
 
-/// What the fake core saw.
-#[derive(Debug)]
-pub enum Seen {
-    Inbound(Inbound),
-    Reachable(ConversationKey),
-    Status,
-}
-
-/// A core that accepts every message once (a repeated id is a duplicate),
-/// answers every admin question with [`fake_status`], and reports what it saw.
-pub struct FakeCore {
-    seen: mpsc::Receiver<Seen>,
-}
-
-impl FakeCore {
-    pub fn spawn(mut queue: IntakeQueue, mut admin: AdminQueue) -> FakeCore {
-        let (tx, seen) = mpsc::channel(1024);
-        let admin_seen = tx.clone();
-        tokio::spawn(async move {
-            while let Some(asked) = admin.recv().await {
-                let _ = asked.reply.send(AdminReply::Status(fake_status()));
-                let _ = admin_seen.try_send(Seen::Status);
-            }
-        });
-        tokio::spawn(async move {
-            let mut accepted = HashSet::new();
-            while let Some(event) = queue.recv().await {
-                let report = match event {
-                    IntakeEvent::Inbound { inbound, ack } => {
-                        let key = (inbound.conversation.clone(), inbound.message_id.clone());
-                        let answer = if accepted.insert(key) {
-                            Ack::Accepted
-                        } else {
-                            Ack::Duplicate
-                        };
-                        let _ = ack.send(answer);
-                        Seen::Inbound(inbound)
-                    }
-                    IntakeEvent::Reachable(key) => Seen::Reachable(key),
-                };
-                let _ = tx.try_send(report);
-            }
-        });
-        FakeCore { seen }
-    }
-
-    pub async fn next(&mut self) -> Seen {
-        within(self.seen.recv()).await.expect("the fake core stopped")
-    }
-
-    /// The next inbound message, skipping other events.
-    pub async fn next_inbound(&mut self) -> Inbound {
-        loop {
-            if let Seen::Inbound(inbound) = self.next().await {
-                return inbound;
-            }
+/// A core that accepts every message once (a repeated id is a duplicate)
+/// and answers every admin request with [`fake_status`], recorded as
+/// `"status"`.
+pub fn fake_core(queue: IntakeQueue, mut admin: AdminQueue) -> ScriptedCore {
+    let core = ScriptedCore::spawn(queue);
+    let record = core.recorder();
+    tokio::spawn(async move {
+        while let Some(asked) = admin.recv().await {
+            let _ = asked.reply.send(AdminReply::Status(fake_status()));
+            record.record("status");
         }
-    }
-
-    /// The next reachable announcement, skipping other events.
-    pub async fn next_reachable(&mut self) -> ConversationKey {
-        loop {
-            if let Seen::Reachable(key) = self.next().await {
-                return key;
-            }
-        }
-    }
-}
-
-pub fn chat(name: &str) -> ChatId {
-    ChatId::new(name).unwrap()
+    });
+    core
 }
 
 pub fn socket_conversation(name: &str) -> ConversationKey {
-    ConversationKey::new(GatewayId::new("socket").unwrap(), chat(name))
+    build::conversation("socket", name)
 }
 
 pub fn text_outbound(id: &str, chat_name: &str, text: &str) -> Outbound {
     Outbound {
         id: id.into(),
-        conversation: socket_conversation(chat_name),
-        in_reply_to: Some(MessageId::new("m1").unwrap()),
-        body: OutboundBody::Text {
-            text: text.into(),
-            kind: ReplyKind::Answer,
-        },
+        ..build::outbound(socket_conversation(chat_name), Some("m1"), build::answer(text))
     }
 }
 

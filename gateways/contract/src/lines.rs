@@ -1,28 +1,35 @@
-//! Newline-delimited framing with a length limit that survives a bad line.
+//! Newline-delimited framing with a cap on the line length, for gateways whose
+//! peer speaks one JSON object per line (signal-cli, the local socket).
 //!
 //! A codec such as `LinesCodec` under `Framed` ends the stream after its first
-//! decode error, which would drop a client for one over-long line. This reader
-//! reports the line as [`ReadLine::TooLong`], skips the rest of it up to the
-//! next newline, and goes on with the next line. It does not check UTF-8: the
-//! caller answers that with an error frame of its own.
+//! decode error, which would drop a peer for one over-long line. This reader
+//! reports such a line as [`ReadLine::TooLong`] as soon as it passes the cap —
+//! before its end arrives, so neither memory nor the answer to the peer waits
+//! on a runaway line — skips the rest of it up to the next newline, and goes
+//! on with the next line. A last line without a newline is reported apart, as
+//! [`ReadLine::Unterminated`]: a peer that ends every line (signal-cli) drops
+//! it, one that may not (a socket client) reads it. Bytes are not checked as
+//! UTF-8: each caller decodes them its own way (strictly for the socket's
+//! frames, lossily for a child's log lines).
 //!
 //! [`LineReader::next_line`] is cancel-safe: everything read is kept in the
-//! reader, so it can sit in a `select!` next to a shutdown signal.
+//! reader between awaits, so it can sit in a `select!` next to a shutdown.
 
 use std::io;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
-
-/// The longest line accepted by default, in bytes (without the newline).
-pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
 
 /// One step of reading.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ReadLine {
     /// A complete line, without its `\n` or `\r\n`.
     Line(Vec<u8>),
-    /// A line longer than the limit; the rest of it is skipped.
-    TooLong,
+    /// The peer closed its side after these bytes, with no newline after them.
+    Unterminated(Vec<u8>),
+    /// A line longer than the cap, dropped; the rest of it is skipped. `len`
+    /// counts its bytes read before it was dropped: the whole line when its
+    /// end came with them, otherwise more than the cap.
+    TooLong { len: usize },
     /// The peer closed its side.
     Eof,
 }
@@ -49,8 +56,8 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         }
     }
 
-    /// The next line, a too-long report, or the end of the stream. A last
-    /// line without a newline is returned as a line.
+    /// The next line, a too-long report, an unterminated last line, or the
+    /// end of the stream.
     pub async fn next_line(&mut self) -> io::Result<ReadLine> {
         loop {
             let chunk = self.inner.fill_buf().await?;
@@ -67,7 +74,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     if discarding {
                         continue;
                     }
-                    return Ok(self.finish_line());
+                    return Ok(self.finish_line(ReadLine::Line));
                 }
                 None => {
                     let len = chunk.len();
@@ -77,9 +84,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                     self.inner.consume(len);
                     // One byte of slack for the `\r` of a `\r\n` still to come.
                     if !self.discarding && self.line.len() > self.max + 1 {
-                        self.line.clear();
+                        let len = self.line.len();
+                        self.line = Vec::new();
                         self.discarding = true;
-                        return Ok(ReadLine::TooLong);
+                        return Ok(ReadLine::TooLong { len });
                     }
                 }
             }
@@ -91,19 +99,21 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
         if self.line.is_empty() {
             ReadLine::Eof
         } else {
-            self.finish_line()
+            self.finish_line(ReadLine::Unterminated)
         }
     }
 
-    fn finish_line(&mut self) -> ReadLine {
+    /// The current line as `complete` (without a trailing `\r`), or as too
+    /// long.
+    fn finish_line(&mut self, complete: fn(Vec<u8>) -> ReadLine) -> ReadLine {
         let mut line = std::mem::take(&mut self.line);
         if line.last() == Some(&b'\r') {
             line.pop();
         }
         if line.len() > self.max {
-            ReadLine::TooLong
+            ReadLine::TooLong { len: line.len() }
         } else {
-            ReadLine::Line(line)
+            complete(line)
         }
     }
 }
@@ -154,6 +164,20 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn splits_on_newlines_and_reports_an_unfinished_tail_apart() {
+        let lines = read_all(b"a\r\nbc\n\nunfinished", 16).await;
+        assert_eq!(
+            lines,
+            vec![
+                line("a"),
+                line("bc"),
+                line(""),
+                ReadLine::Unterminated(b"unfinished".to_vec())
+            ]
+        );
+    }
+
+    #[tokio::test]
     async fn a_line_of_exactly_the_limit_is_accepted() {
         let input = format!("{}\n{}\r\n", "a".repeat(8), "b".repeat(8));
         assert_eq!(
@@ -167,16 +191,29 @@ mod tests {
         let input = format!("{}\n{}\r\n", "a".repeat(9), "b".repeat(9));
         assert_eq!(
             read_all(input.as_bytes(), 8).await,
-            vec![ReadLine::TooLong, ReadLine::TooLong]
+            vec![ReadLine::TooLong { len: 9 }, ReadLine::TooLong { len: 9 }]
         );
     }
 
     #[tokio::test]
     async fn the_line_after_a_too_long_one_is_read() {
         let input = format!("{}\nnext\n", "x".repeat(100_000));
+        let lines = read_all(input.as_bytes(), 16).await;
+        assert!(
+            matches!(lines[0], ReadLine::TooLong { len } if len > 16),
+            "{:?}",
+            lines[0]
+        );
+        assert_eq!(lines[1..], [line("next")]);
+    }
+
+    #[tokio::test]
+    async fn skips_an_over_long_line_and_goes_on() {
+        let mut input = vec![b'x'; 100];
+        input.extend_from_slice(b"\nok\n12345678\n");
         assert_eq!(
-            read_all(input.as_bytes(), 16).await,
-            vec![ReadLine::TooLong, line("next")]
+            read_all(&input, 8).await,
+            vec![ReadLine::TooLong { len: 100 }, line("ok"), line("12345678")]
         );
     }
 
@@ -185,7 +222,7 @@ mod tests {
         let (mut tx, rx) = tokio::io::duplex(1024);
         let mut reader = LineReader::new(rx, 16);
         tx.write_all(&[b'x'; 100]).await.unwrap();
-        assert_eq!(next(&mut reader).await, ReadLine::TooLong);
+        assert_eq!(next(&mut reader).await, ReadLine::TooLong { len: 100 });
         tx.write_all(b"still the long line\nok\n").await.unwrap();
         assert_eq!(next(&mut reader).await, line("ok"));
     }
@@ -197,12 +234,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_last_line_without_newline_is_returned() {
-        assert_eq!(read_all(b"a\nlast", 8).await, vec![line("a"), line("last")]);
+        assert_eq!(
+            read_all(b"a\nlast", 8).await,
+            vec![line("a"), ReadLine::Unterminated(b"last".to_vec())]
+        );
         assert_eq!(read_all(b"", 8).await, vec![]);
     }
 
     #[tokio::test]
     async fn a_too_long_line_cut_by_eof_ends_the_stream() {
-        assert_eq!(read_all(&[b'x'; 40], 8).await, vec![ReadLine::TooLong]);
+        assert_eq!(read_all(&[b'x'; 40], 8).await, vec![ReadLine::TooLong { len: 40 }]);
     }
 }
