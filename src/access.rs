@@ -1,20 +1,24 @@
-//! Who may talk to the assistant: the local socket's peers (the gateway
-//! admits only the daemon's own uid), and on each chat gateway the users and
-//! chats its section lists (Telegram user and chat ids; Signal sender UUIDs
-//! or numbers, and group ids). A sender matches by their id or any alias. Everyone else is refused before anything is
-//! journaled.
+//! Who may talk to the assistant: on each gateway, the users and chats its
+//! component lists (a sender matches by their id or any alias; anyone in a
+//! listed chat may talk), or everyone when the gateway vouches for its peers
+//! itself (the local socket admits only the daemon's own uid). Everyone else
+//! is refused before anything is journaled.
 
 use std::collections::{HashMap, HashSet};
 
 use passepartout_gateway::{GatewayId, Inbound};
 
 use crate::config::Config;
+use crate::gateways::{GatewayComponent, Roster};
 
 /// One gateway's allowlist.
-#[derive(Clone, Debug, Default)]
-struct Allowed {
-    users: HashSet<String>,
-    chats: HashSet<String>,
+#[derive(Clone, Debug)]
+enum Allowed {
+    Everyone,
+    Listed {
+        users: HashSet<String>,
+        chats: HashSet<String>,
+    },
 }
 
 /// Every gateway's allowlist. A gateway without one lets nobody in.
@@ -24,46 +28,39 @@ pub struct Access {
 }
 
 impl Access {
+    /// From every gateway component of `config`.
     pub fn from_config(config: &Config) -> Self {
-        let mut gateways = HashMap::new();
-        if let Ok(telegram) = GatewayId::new(passepartout_telegram::GATEWAY_ID) {
-            let ids = |list: &[i64]| list.iter().map(i64::to_string).collect();
-            gateways.insert(
-                telegram,
-                Allowed {
-                    users: ids(&config.telegram.allowed_users),
-                    chats: ids(&config.telegram.allowed_chats),
-                },
-            );
-        }
-        if let Ok(signal) = GatewayId::new(passepartout_signal::GATEWAY_ID) {
-            let prefixed = |groups: &[String]| {
-                groups
-                    .iter()
-                    .map(|group| format!("{}{group}", passepartout_signal::normalize::GROUP_PREFIX))
-                    .collect()
-            };
-            gateways.insert(
-                signal,
-                Allowed {
-                    users: config.signal.allowed_senders.iter().cloned().collect(),
-                    chats: prefixed(&config.signal.allowed_groups),
-                },
-            );
-        }
+        Self::from_components(&crate::gateways::components(config))
+    }
+
+    /// From each component's talkers.
+    pub fn from_components(components: &[Box<dyn GatewayComponent>]) -> Self {
+        let gateways = components
+            .iter()
+            .map(|component| {
+                let allowed = match component.talkers() {
+                    Roster::Everyone => Allowed::Everyone,
+                    Roster::Listed { users, chats } => Allowed::Listed {
+                        users: users.into_iter().collect(),
+                        chats: chats.into_iter().collect(),
+                    },
+                };
+                (component.id(), allowed)
+            })
+            .collect();
         Self { gateways }
     }
 
     /// Whether the sender of `inbound` may talk to the assistant there.
     pub fn allows(&self, inbound: &Inbound) -> bool {
-        let gateway = &inbound.conversation.gateway;
-        if gateway.as_str() == passepartout_socket::GATEWAY_ID {
-            return true;
+        match self.gateways.get(&inbound.conversation.gateway) {
+            None => false,
+            Some(Allowed::Everyone) => true,
+            Some(Allowed::Listed { users, chats }) => {
+                inbound.sender.ids().any(|id| users.contains(id.as_str()))
+                    || chats.contains(inbound.conversation.chat.as_str())
+            }
         }
-        self.gateways.get(gateway).is_some_and(|allowed| {
-            inbound.sender.ids().any(|id| allowed.users.contains(id.as_str()))
-                || allowed.chats.contains(inbound.conversation.chat.as_str())
-        })
     }
 }
 

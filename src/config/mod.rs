@@ -8,14 +8,15 @@ mod loop_entry;
 mod loops;
 mod memory;
 mod secret;
-mod signal;
 mod skills;
-mod telegram;
 mod tools;
 mod validate;
 
 use std::path::{Path, PathBuf};
 
+pub use passepartout_signal::SignalConfig;
+pub use passepartout_socket::SocketSection;
+pub use passepartout_telegram::TelegramConfig;
 use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
@@ -24,9 +25,7 @@ pub use loop_entry::*;
 pub use loops::*;
 pub use memory::*;
 pub use secret::{Secret, SecretError};
-pub use signal::*;
 pub use skills::*;
-pub use telegram::*;
 pub use tools::*;
 pub use validate::validate;
 
@@ -95,7 +94,12 @@ impl Config {
         }
     }
 
-    /// The local socket's path.
+    /// Every gateway section's problems, each section checking itself.
+    pub(crate) fn gateway_problems(&self) -> Vec<String> {
+        [self.telegram.problems(), self.signal.problems(), self.socket.problems()].concat()
+    }
+
+    /// The local socket's path: where the daemon binds it and the CLI finds it.
     pub fn socket_path(&self) -> PathBuf {
         match &self.socket.path {
             Some(path) => expand_home(path),
@@ -278,33 +282,6 @@ impl Default for ProviderConfig {
             timeout_s: DEFAULT_PROVIDER_TIMEOUT_S,
             connect_timeout_s: DEFAULT_PROVIDER_CONNECT_TIMEOUT_S,
             max_tokens: DEFAULT_MAX_TOKENS,
-        }
-    }
-}
-
-pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
-pub const DEFAULT_MAX_CLIENTS: usize = 64;
-
-/// `[socket]`: the local socket gateway used by the CLI.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SocketSection {
-    pub enabled: bool,
-    /// Socket path; default `<data_dir>/passepartout.sock`.
-    pub path: Option<PathBuf>,
-    /// Longest protocol line accepted, in bytes.
-    pub max_line_bytes: usize,
-    /// Most clients connected at once.
-    pub max_clients: usize,
-}
-
-impl Default for SocketSection {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            path: None,
-            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            max_clients: DEFAULT_MAX_CLIENTS,
         }
     }
 }

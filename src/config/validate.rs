@@ -218,73 +218,7 @@ pub fn validate(config: &Config) -> Vec<String> {
         }
     }
 
-    let telegram = &config.telegram;
-    if telegram.enabled {
-        check(
-            telegram.token_env.is_some() || telegram.token_file.is_some(),
-            "telegram.token_env or telegram.token_file must say where the bot token is".into(),
-        );
-        check(
-            !telegram.allowed_users.is_empty() || !telegram.allowed_chats.is_empty(),
-            "telegram.allowed_users (or allowed_chats) is empty: nobody could talk to the bot".into(),
-        );
-    }
-    check(
-        telegram.api_url.starts_with("http://") || telegram.api_url.starts_with("https://"),
-        format!(
-            "telegram.api_url must start with http:// or https://, not {:?}",
-            telegram.api_url
-        ),
-    );
-    check(
-        (1..=50).contains(&telegram.poll_timeout_s),
-        "telegram.poll_timeout_s must be between 1 and 50".into(),
-    );
-
-    let signal = &config.signal;
-    if signal.enabled {
-        let number = signal.account.strip_prefix('+').unwrap_or_default();
-        check(
-            !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()),
-            format!(
-                "signal.account must be the bot's number, + and digits, not {:?}",
-                signal.account
-            ),
-        );
-        check(
-            !signal.allowed_senders.is_empty() || !signal.allowed_groups.is_empty(),
-            "signal.allowed_senders (or allowed_groups) is empty: nobody could talk to the assistant".into(),
-        );
-    }
-    if signal.spawn {
-        // The endpoint is ignored: signal-cli is our child.
-        check(
-            !signal.spawn_program.trim().is_empty(),
-            "signal.spawn_program is empty: name the signal-cli program (a path, or a name on the PATH)".into(),
-        );
-        check(
-            signal
-                .spawn_config_dir
-                .as_deref()
-                .is_none_or(|dir| !dir.trim().is_empty()),
-            "signal.spawn_config_dir is empty: give a directory, or leave it out for signal-cli's own".into(),
-        );
-    } else {
-        check(
-            signal.endpoint.parse::<passepartout_signal::Endpoint>().is_ok(),
-            format!(
-                "signal.endpoint must be tcp:HOST:PORT or unix:PATH, not {:?}",
-                signal.endpoint
-            ),
-        );
-    }
-
-    let socket = &config.socket;
-    check(
-        socket.max_line_bytes >= 1024,
-        "socket.max_line_bytes must be at least 1024".into(),
-    );
-    check(socket.max_clients > 0, "socket.max_clients must be at least 1".into());
+    problems.extend(config.gateway_problems());
     problems
 }
 

@@ -4,6 +4,7 @@
 //! `--tcp HOST:PORT`) speaks JSON-RPC 2.0 over newline-delimited JSON. This
 //! crate holds the gateway, one piece per file:
 //!
+//! - [`config`]: [`SignalConfig`], the `[signal]` section and its checks;
 //! - [`endpoint`]: [`Endpoint`], where the daemon listens (`unix:PATH`, `tcp:HOST:PORT`);
 //! - [`rpc`]: [`RpcClient`], one task per connection matching responses by id,
 //!   `receive` notifications on a channel;
@@ -22,6 +23,7 @@
 //! - [`split`](split::split): long replies into several messages;
 //! - `lines`: newline framing with a length cap.
 
+pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod failure;
@@ -35,6 +37,7 @@ pub mod settings;
 pub mod spawn;
 pub mod split;
 
+pub use config::SignalConfig;
 pub use endpoint::{Endpoint, InvalidEndpoint};
 pub use error::{ErrorCode, RemoteError, RpcError};
 pub use gateway::SignalGateway;
