@@ -222,3 +222,40 @@ fn listed(accounts: &Value, account: &str) -> bool {
         .flatten()
         .any(|entry| entry["number"] == account || entry.as_str() == Some(account))
 }
+
+#[cfg(test)]
+mod tests {
+    use passepartout_gateway::UserId;
+
+    use super::*;
+    use crate::access::Access;
+    use crate::access::tests::from;
+
+    #[test]
+    fn signal_senders_by_uuid_and_whole_groups() {
+        let mut config = Config::default();
+        config.signal.allowed_senders = vec!["uuid-a".into()];
+        config.signal.allowed_groups = vec!["R3JvdXA=".into()];
+        let access = Access::from_config(&config);
+        assert!(access.allows(&from("signal", "uuid-a", "uuid-a")));
+        assert!(
+            access.allows(&from("signal", "group:R3JvdXA=", "uuid-b")),
+            "anyone in a listed group"
+        );
+        assert!(!access.allows(&from("signal", "uuid-b", "uuid-b")));
+        assert!(!access.allows(&from("signal", "group:other", "uuid-b")));
+    }
+
+    #[test]
+    fn signal_senders_by_number_match_their_alias() {
+        let mut config = Config::default();
+        config.signal.allowed_senders = vec!["+15550000002".into()];
+        let access = Access::from_config(&config);
+        let mut known = from("signal", "uuid-b", "uuid-b");
+        assert!(!access.allows(&known), "no number given, no match");
+        known.sender.aliases = vec![UserId::new("+15550000002").unwrap()];
+        assert!(access.allows(&known), "the number is the sender's alias");
+        known.sender.aliases = vec![UserId::new("+15550000003").unwrap()];
+        assert!(!access.allows(&known), "another number");
+    }
+}

@@ -157,6 +157,8 @@ impl OffsetStore for StoreOffsets {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::Access;
+    use crate::access::tests::from;
     use crate::store::tests_support::open_temp;
 
     #[tokio::test]
@@ -183,5 +185,43 @@ mod tests {
         assert_eq!(settings.token, "123:secret-token");
         assert_eq!(settings.api_url, "http://127.0.0.1:9");
         assert!(!format!("{settings:?}").contains("secret-token"));
+    }
+
+    #[test]
+    fn listed_users_and_chats_only() {
+        let mut config = Config::default();
+        config.telegram.allowed_users = vec![42];
+        config.telegram.allowed_chats = vec![-100];
+        let access = Access::from_config(&config);
+        assert!(access.allows(&from("socket", "uid-1000", "1000")));
+        assert!(access.allows(&from("telegram", "42", "42")), "a listed user");
+        assert!(
+            access.allows(&from("telegram", "-5", "42")),
+            "a listed user, in any chat"
+        );
+        assert!(access.allows(&from("telegram", "-100", "7")), "anyone in a listed chat");
+        assert!(!access.allows(&from("telegram", "7", "7")), "a stranger");
+        assert!(!access.allows(&from("matrix", "42", "42")), "no allowlist: nobody");
+    }
+
+    #[test]
+    fn nobody_by_default() {
+        let access = Access::from_config(&Config::default());
+        assert!(!access.allows(&from("telegram", "42", "42")));
+    }
+
+    #[test]
+    fn approvers_are_the_listed_users_by_default() {
+        let mut config = Config::default();
+        config.telegram.allowed_users = vec![42];
+        config.telegram.allowed_chats = vec![-100];
+        let telegram = Telegram::new(&config);
+        let only = |users: &[&str]| Roster::Listed {
+            users: users.iter().map(|u| u.to_string()).collect(),
+            chats: Vec::new(),
+        };
+        assert_eq!(telegram.deciders(), only(&["42"]), "not the chats");
+        config.telegram.approvers = Some(vec![7]);
+        assert_eq!(Telegram::new(&config).deciders(), only(&["7"]));
     }
 }
