@@ -1,7 +1,7 @@
 //! passepartout: a self-hosted assistant daemon.
 //!
-//! Messages arrive through gateways (the local socket here; Telegram and
-//! Signal beside it), are journaled by the [`intake`], run through the
+//! Messages arrive through [`gateways`] (each a component the daemon
+//! builds from one list), are journaled by the [`intake`], run through the
 //! Perceive → Reason → Act [`pipeline`] by one worker per conversation
 //! ([`conversations`]), and leave through the durable outbox. [`daemon`] wires
 //! it together; [`cli`] is the command line.
