@@ -1,7 +1,7 @@
 //! Who may talk to the assistant: on each gateway, the users and chats its
 //! component lists (a sender matches by their id or any alias; anyone in a
 //! listed chat may talk), or everyone when the gateway vouches for its peers
-//! itself (the local socket admits only the daemon's own uid). Everyone else
+//! itself (the local gateway admits only the daemon's own uid). Everyone else
 //! is refused before anything is journaled.
 
 use std::collections::{HashMap, HashSet};

@@ -1,9 +1,8 @@
 //! Who may decide an approval. Each gateway component names its deciders:
-//! listed users, in the conversation the prompt went to (Telegram's
-//! `telegram.approvers`, by default its `allowed_users`), or everyone it lets
-//! in — the local gateway, whose only user is the daemon's own and approves
-//! everything, from anywhere through the CLI. `approvals.global_approvers`
-//! may decide from any conversation. The set is copied into each approval
+//! listed users (a chat gateway's configured approvers), in the conversation
+//! the prompt went to, or everyone it lets in — the local gateway, whose only
+//! user is the daemon's own and approves everything, from anywhere through
+//! the CLI. `approvals.global_approvers` may decide from any conversation. The set is copied into each approval
 //! when it is created, so a later change of configuration never widens who
 //! may decide a pending one.
 
