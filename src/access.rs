@@ -70,13 +70,13 @@ impl Access {
 }
 
 #[cfg(test)]
-pub(crate) mod tests {
+mod tests {
     use passepartout_gateway::{ChatId, ConversationKey, InboundBody, MessageId, Sender, UserId};
 
     use super::*;
 
     /// A text from `user` in `chat` on `gateway`.
-    pub(crate) fn from(gateway: &str, chat: &str, user: &str) -> Inbound {
+    fn from(gateway: &str, chat: &str, user: &str) -> Inbound {
         Inbound {
             conversation: ConversationKey::new(GatewayId::new(gateway).unwrap(), ChatId::new(chat).unwrap()),
             sender: Sender::new(UserId::new(user).unwrap()),

@@ -1,8 +1,7 @@
 //! Gateways as plug-in components. Each gateway brings one
 //! [`GatewayComponent`]: built from its configuration section, it says who
 //! may talk through it and who may approve there (in gateway-neutral form, so
-//! [`Access`](crate::access::Access) and the approvals
-//! [`Policy`](crate::approvals::Policy) need not know it), builds its running
+//! `Access` and the approvals `Policy` need not know it), builds its running
 //! [`Listen`] and [`Deliver`] halves, and checks itself for `doctor`.
 //!
 //! [`components`] is the one list of them. Adding a gateway is a crate with

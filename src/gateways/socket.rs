@@ -131,20 +131,3 @@ fn recheck_limit(config: &Config) -> Duration {
         .sum();
     Duration::from_secs(each + 5)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::approvals::Policy;
-
-    #[test]
-    fn its_user_is_the_local_one_and_may_talk_and_approve() {
-        let socket = Socket::new(&Config::default());
-        assert_eq!(
-            (socket.talkers(), socket.deciders()),
-            (Roster::Everyone, Roster::Everyone)
-        );
-        let policy = Policy::from_config(&Config::default());
-        assert_eq!(policy.local_gateway(), Some(&socket.id()));
-    }
-}

@@ -157,8 +157,6 @@ impl OffsetStore for StoreOffsets {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::access::Access;
-    use crate::access::tests::from;
     use crate::store::tests_support::open_temp;
 
     #[tokio::test]
@@ -185,29 +183,6 @@ mod tests {
         assert_eq!(settings.token, "123:secret-token");
         assert_eq!(settings.api_url, "http://127.0.0.1:9");
         assert!(!format!("{settings:?}").contains("secret-token"));
-    }
-
-    #[test]
-    fn listed_users_and_chats_only() {
-        let mut config = Config::default();
-        config.telegram.allowed_users = vec![42];
-        config.telegram.allowed_chats = vec![-100];
-        let access = Access::from_config(&config);
-        assert!(access.allows(&from("socket", "uid-1000", "1000")));
-        assert!(access.allows(&from("telegram", "42", "42")), "a listed user");
-        assert!(
-            access.allows(&from("telegram", "-5", "42")),
-            "a listed user, in any chat"
-        );
-        assert!(access.allows(&from("telegram", "-100", "7")), "anyone in a listed chat");
-        assert!(!access.allows(&from("telegram", "7", "7")), "a stranger");
-        assert!(!access.allows(&from("matrix", "42", "42")), "no allowlist: nobody");
-    }
-
-    #[test]
-    fn nobody_by_default() {
-        let access = Access::from_config(&Config::default());
-        assert!(!access.allows(&from("telegram", "42", "42")));
     }
 
     #[test]
