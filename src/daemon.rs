@@ -9,15 +9,12 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, Intake, Listen};
-use passepartout_signal::SignalGateway;
-use passepartout_socket::{SocketConfig, SocketGateway};
-use passepartout_telegram::TelegramGateway;
+use passepartout_gateway::{GatewayId, Intake};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
@@ -56,16 +53,12 @@ pub enum StartError {
     DataDir(#[from] DataDirError),
     #[error(transparent)]
     Store(#[from] StoreError),
-    #[error("cannot start the socket gateway: {0}")]
-    Socket(#[from] passepartout_socket::SocketError),
+    #[error(transparent)]
+    Gateway(#[from] crate::gateways::BuildError),
     #[error("cannot set up model provider {name}: {reason}")]
     Provider { name: String, reason: String },
     #[error(transparent)]
     Tools(#[from] crate::tools::SetupError),
-    #[error("cannot start the Telegram gateway: {0}")]
-    Telegram(String),
-    #[error("cannot start the Signal gateway: {0}")]
-    Signal(String),
     #[error("a [skills] pattern is not a valid regular expression: {0}")]
     Skills(#[from] regex::Error),
     #[error("cannot start the background loops: {0}")]
@@ -79,7 +72,8 @@ pub struct Daemon {
     intake_task: tokio::task::JoinHandle<()>,
     /// Held until the daemon is gone; released last, after the final flush.
     _lock: DataDirLock,
-    socket: Option<Arc<SocketGateway>>,
+    /// Where a local client reaches the daemon, when a gateway offers that.
+    socket_path: Option<PathBuf>,
     grace: Duration,
     /// How long the loops get to stop at shutdown.
     loops_grace: Duration,
@@ -125,40 +119,7 @@ impl Daemon {
         let pipeline = Pipeline::new(&config, cascade.clone(), tools, skills, approvals.clone());
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
 
-        let mut gateways = HashMap::new();
-        let socket = if config.socket.enabled {
-            let socket = SocketGateway::bind(
-                SocketConfig {
-                    path: config.socket_path(),
-                    max_line_bytes: config.socket.max_line_bytes,
-                    max_clients: config.socket.max_clients,
-                },
-                admin,
-            )
-            .await?;
-            let deliver: Arc<dyn Deliver> = socket.clone();
-            let listen: Arc<dyn Listen> = socket.clone();
-            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
-            Some(socket)
-        } else {
-            None
-        };
-        if config.telegram.enabled {
-            let settings =
-                crate::telegram::settings(&config).map_err(|error| StartError::Telegram(error.to_string()))?;
-            let offsets = Arc::new(crate::telegram::StoreOffsets::new(store.clone()));
-            let telegram = TelegramGateway::new(settings, offsets);
-            let deliver: Arc<dyn Deliver> = telegram.clone();
-            let listen: Arc<dyn Listen> = telegram;
-            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
-        }
-        if config.signal.enabled {
-            let settings = crate::signal_cli::settings(&config).map_err(StartError::Signal)?;
-            let signal = SignalGateway::new(settings);
-            let deliver: Arc<dyn Deliver> = signal.clone();
-            let listen: Arc<dyn Listen> = signal;
-            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
-        }
+        let (gateways, socket_path) = start_gateways(&config, &store, admin).await?;
 
         let access = crate::access::Access::from_config(&config);
         let core = Core::new(store, pipeline, config.pipeline.clone(), gateways, access);
@@ -195,7 +156,7 @@ impl Daemon {
             .spawn(background::maintenance(core.clone(), dedupe_window, keep_decided));
         tracing::info!(
             data_dir = %data_dir.display(),
-            socket = ?socket.as_ref().map(|s| s.path().to_path_buf()),
+            socket = ?socket_path,
             pending = core.store.pending_count(),
             outbox = core.store.outbox_len(),
             "passepartout ready"
@@ -206,7 +167,7 @@ impl Daemon {
             stop_intake,
             intake_task,
             _lock: lock,
-            socket,
+            socket_path,
             grace,
             loops_grace: Duration::from_secs(config.loops.shutdown_grace_s),
         })
@@ -214,7 +175,7 @@ impl Daemon {
 
     /// The local socket's path, when the socket gateway runs.
     pub fn socket_path(&self) -> Option<&Path> {
-        self.socket.as_ref().map(|s| s.path())
+        self.socket_path.as_deref()
     }
 
     /// The status document, as `passepartout status --json` shows it.
@@ -289,6 +250,34 @@ fn admin_context(core: &Arc<Core>, approvals: Arc<Approvals>, cascade: Arc<Casca
         tracker: core.tracker.clone(),
         nudge: Arc::new(move |key| nudge.router.nudge(&nudge, key)),
     }
+}
+
+/// Starts every enabled gateway component, one list for all of them; also
+/// returns where a local client reaches the daemon.
+async fn start_gateways(
+    config: &Config,
+    store: &Store,
+    admin: Admin,
+) -> Result<(HashMap<GatewayId, GatewayHandle>, Option<PathBuf>), StartError> {
+    let mut gateways = HashMap::new();
+    let mut local_path = None;
+    let with = crate::gateways::BuildContext {
+        store: store.clone(),
+        admin,
+    };
+    for component in crate::gateways::components(config) {
+        if !component.enabled() {
+            continue;
+        }
+        let built = component.build(&with).await?;
+        local_path = local_path.or(built.local_path);
+        let handle = GatewayHandle {
+            deliver: built.deliver,
+            listen: built.listen,
+        };
+        gateways.insert(handle.listen.id(), handle);
+    }
+    Ok((gateways, local_path))
 }
 
 pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, StartError> {

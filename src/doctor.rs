@@ -1,126 +1,29 @@
-//! `passepartout doctor`: one line per part — config, store, socket, the
-//! Telegram bot when enabled, each model provider — saying ok, degraded or failed, and for the last two what
-//! to do about it. The daemon runs the provider checks at start and logs them;
+//! `passepartout doctor`: one line per part — config, each gateway (its
+//! component's own check), store, each model provider — saying ok, degraded
+//! or failed, and what to do about it. The daemon runs the provider checks at start and logs them;
 //! it starts anyway ("fail open").
 
-use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
-use passepartout_socket::{Client, ClientError};
-
+pub use crate::checkup::{Check, Level};
 use crate::config::Config;
 use crate::data_dir::{DataDirError, DataDirLock};
 use crate::llm::{ChatModel, LlmError};
 use crate::pipeline::cascade::EntryState;
 use crate::store::Store;
 
-/// How a part is doing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    Ok,
-    Degraded,
-    Failed,
-}
-
-/// One doctor line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Check {
-    pub part: String,
-    pub level: Level,
-    pub detail: String,
-    pub fix: Option<String>,
-}
-
-impl Check {
-    fn new(part: impl Into<String>, level: Level, detail: impl Into<String>, fix: Option<String>) -> Self {
-        Self {
-            part: part.into(),
-            level,
-            detail: detail.into(),
-            fix,
-        }
-    }
-}
-
-impl fmt::Display for Check {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let level = match self.level {
-            Level::Ok => "ok",
-            Level::Degraded => "degraded",
-            Level::Failed => "failed",
-        };
-        write!(f, "{level:<9}{:<16}{}", self.part, self.detail)?;
-        if let Some(fix) = &self.fix {
-            write!(f, " — {fix}")?;
-        }
-        Ok(())
-    }
-}
-
-/// Every check for `config`, in order.
+/// Every check for `config`, in order: each gateway's, the store, each model
+/// provider (as the running daemon sees them, when a gateway check reached it).
 pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check> {
     let mut checks = Vec::new();
-    let socket_path = config.socket_path();
-    let daemon = if config.socket.enabled {
-        match tokio::time::timeout(Duration::from_secs(5), Client::connect(&socket_path, None)).await {
-            Ok(Ok(mut client)) => {
-                checks.push(Check::new(
-                    "socket",
-                    Level::Ok,
-                    format!("daemon answering at {}", socket_path.display()),
-                    None,
-                ));
-                // The daemon probes with its own keys, and a provider that
-                // answers is healthy again there.
-                let limit = recheck_limit(config);
-                tokio::time::timeout(limit, client.recheck())
-                    .await
-                    .ok()
-                    .and_then(Result::ok)
-            }
-            Ok(Err(ClientError::NotRunning { .. })) => {
-                checks.push(Check::new(
-                    "socket",
-                    Level::Degraded,
-                    format!("no daemon listening at {}", socket_path.display()),
-                    Some("start it with `passepartout run`".into()),
-                ));
-                None
-            }
-            Ok(Err(error)) => {
-                checks.push(Check::new(
-                    "socket",
-                    Level::Failed,
-                    error.to_string(),
-                    Some("check the daemon's log".into()),
-                ));
-                None
-            }
-            Err(_) => {
-                checks.push(Check::new(
-                    "socket",
-                    Level::Failed,
-                    format!("{} did not answer within 5 s", socket_path.display()),
-                    Some("the daemon may be stuck; check its log".into()),
-                ));
-                None
-            }
+    let mut daemon = None;
+    for component in crate::gateways::components(config) {
+        if let Some(checked) = component.check().await {
+            checks.push(checked.check);
+            daemon = daemon.or(checked.daemon);
         }
-    } else {
-        checks.push(Check::new("socket", Level::Ok, "disabled in the configuration", None));
-        None
-    };
+    }
     checks.push(store_check(config, daemon.as_ref()));
-    if config.telegram.enabled {
-        checks.push(telegram_check(config).await);
-    }
-    if config.signal.enabled {
-        checks.push(match crate::signal_cli::check(config).await {
-            Ok(detail) => Check::new("signal", Level::Ok, detail, None),
-            Err(problem) => Check::new("signal", Level::Failed, problem, None),
-        });
-    }
     match &daemon {
         Some(status) => checks.extend(daemon_provider_checks(status)),
         None => {
@@ -130,53 +33,6 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
         }
     }
     checks
-}
-
-/// getMe with the configured token: the bot's name, or the exact failure.
-async fn telegram_check(config: &Config) -> Check {
-    let settings = match crate::telegram::settings(config) {
-        Ok(settings) => settings,
-        Err(error) => {
-            return Check::new(
-                "telegram",
-                Level::Failed,
-                error.to_string(),
-                Some("set the bot token (telegram.token_env or telegram.token_file)".into()),
-            );
-        }
-    };
-    let limit = Duration::from_secs(15);
-    match tokio::time::timeout(limit, passepartout_telegram::check(&settings)).await {
-        Ok(Ok(bot)) => Check::new(
-            "telegram",
-            Level::Ok,
-            format!("{bot} answers at {}", settings.api_url),
-            None,
-        ),
-        Ok(Err(error)) => Check::new(
-            "telegram",
-            Level::Failed,
-            error,
-            Some("check the token with @BotFather, and telegram.api_url".into()),
-        ),
-        Err(_) => Check::new(
-            "telegram",
-            Level::Failed,
-            format!("{} did not answer within {} s", settings.api_url, limit.as_secs()),
-            Some("check the network, or telegram.api_url".into()),
-        ),
-    }
-}
-
-/// Long enough for the daemon to probe every provider in turn.
-fn recheck_limit(config: &Config) -> Duration {
-    let each: u64 = config
-        .llm
-        .providers
-        .iter()
-        .map(|p| p.timeout_s + p.connect_timeout_s)
-        .sum();
-    Duration::from_secs(each + 5)
 }
 
 /// The providers as the running daemon sees them after probing them again.

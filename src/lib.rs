@@ -1,7 +1,7 @@
 //! passepartout: a self-hosted assistant daemon.
 //!
-//! Messages arrive through gateways (the local socket here; Telegram and
-//! Signal beside it), are journaled by the [`intake`], run through the
+//! Messages arrive through [`gateways`] (each a component the daemon
+//! builds from one list), are journaled by the [`intake`], run through the
 //! Perceive → Reason → Act [`pipeline`] by one worker per conversation
 //! ([`conversations`]), and leave through the durable outbox. [`daemon`] wires
 //! it together; [`cli`] is the command line.
@@ -11,6 +11,7 @@ pub mod admin;
 pub mod approvals;
 pub mod audit;
 mod background;
+pub mod checkup;
 pub mod cli;
 pub mod clock;
 pub mod config;
@@ -20,6 +21,7 @@ pub mod daemon;
 pub mod daemon_loops;
 pub mod data_dir;
 pub mod doctor;
+pub mod gateways;
 pub mod heartbeat;
 pub mod intake;
 pub mod llm;
@@ -28,11 +30,9 @@ pub mod memory;
 pub mod pipeline;
 pub mod schedules;
 pub mod signal;
-pub mod signal_cli;
 pub mod skills;
 pub mod status;
 pub mod store;
-pub mod telegram;
 pub mod telemetry;
 pub mod tools;
 

@@ -1,8 +1,9 @@
 //! The local user's side: `passepartout approvals` lists approvals (and the
 //! audit trail), `passepartout approvals approve|deny TOKEN` decides one. The
-//! local socket user is an approver of every approval, from anywhere.
+//! local user (of the gateway whose every user approves, in the policy) is
+//! an approver of every approval, from anywhere.
 
-use passepartout_gateway::{ApprovalToken, ConversationKey, GatewayId, UserId};
+use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
 use serde_json::{Value, json};
 
 use super::desk::owed_by;
@@ -110,7 +111,9 @@ impl Approvals {
                 None,
             ));
         };
-        let gateway = GatewayId::new(passepartout_socket::GATEWAY_ID).expect("the socket's gateway id is valid");
+        let Some(gateway) = self.policy.local_gateway().cloned() else {
+            return Ok((answer(false, "no gateway has a local user to decide".into()), None));
+        };
         let decision = Decision {
             outcome: if approve { Status::Approved } else { Status::Denied },
             by: Some(Person::known_as(gateway, by)),

@@ -1,9 +1,10 @@
-//! Who may decide an approval. The local socket's user always may (the
-//! gateway admits only the daemon's own uid); Telegram's are
-//! `telegram.approvers` (by default its `allowed_users`), in the chat the
-//! prompt went to; `approvals.global_approvers` may decide from any conversation.
-//! The set is copied into each approval when it is created, so a later
-//! change of configuration never widens who may decide a pending one.
+//! Who may decide an approval. Each gateway component names its deciders:
+//! listed users (a chat gateway's configured approvers), in the conversation
+//! the prompt went to, or everyone it lets in — the local gateway, whose only
+//! user is the daemon's own and approves everything, from anywhere through
+//! the CLI. `approvals.global_approvers` may decide from any conversation. The set is copied into each approval
+//! when it is created, so a later change of configuration never widens who
+//! may decide a pending one.
 
 use std::collections::HashMap;
 
@@ -11,6 +12,7 @@ use passepartout_gateway::{ConversationKey, GatewayId, UserId};
 
 use super::record::{Approval, Approver, Person};
 use crate::config::Config;
+use crate::gateways::{GatewayComponent, Roster};
 
 /// Why an answer was not taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,55 +25,56 @@ pub enum Refused {
 pub struct Policy {
     per_gateway: HashMap<GatewayId, Vec<Approver>>,
     global: Vec<Approver>,
+    /// The gateway whose every user approves: the local one, whose user
+    /// decides through the CLI.
+    local: Option<GatewayId>,
 }
 
 impl Policy {
     pub fn new(per_gateway: HashMap<GatewayId, Vec<Approver>>, global: Vec<Approver>) -> Self {
-        Self { per_gateway, global }
+        let local = per_gateway
+            .iter()
+            .find(|(_, approvers)| approvers.iter().any(|a| a.user.is_none()))
+            .map(|(gateway, _)| gateway.clone());
+        Self {
+            per_gateway,
+            global,
+            local,
+        }
     }
 
-    /// The socket's user and `approvals.global_approvers` (entries that are
-    /// not `gateway:user` were reported by validation and are skipped).
+    /// Every gateway component's deciders and `approvals.global_approvers`
+    /// (entries that are not `gateway:user` were reported by validation and
+    /// are skipped).
     pub fn from_config(config: &Config) -> Self {
-        let mut per_gateway = HashMap::new();
-        if let Ok(socket) = GatewayId::new(passepartout_socket::GATEWAY_ID) {
-            per_gateway.insert(
-                socket.clone(),
-                vec![Approver {
-                    gateway: socket,
-                    user: None,
-                    anywhere: false,
-                }],
-            );
-        }
-        if let Ok(telegram) = GatewayId::new(passepartout_telegram::GATEWAY_ID) {
-            let approvers = config
-                .telegram
-                .approver_ids()
-                .iter()
-                .filter_map(|id| UserId::new(id.to_string()).ok())
-                .map(|user| Approver {
-                    gateway: telegram.clone(),
-                    user: Some(user),
-                    anywhere: false,
-                })
-                .collect();
-            per_gateway.insert(telegram, approvers);
-        }
-        if let Ok(signal) = GatewayId::new(passepartout_signal::GATEWAY_ID) {
-            let approvers = config
-                .signal
-                .approver_ids()
-                .iter()
-                .filter_map(|id| UserId::new(id.clone()).ok())
-                .map(|user| Approver {
-                    gateway: signal.clone(),
-                    user: Some(user),
-                    anywhere: false,
-                })
-                .collect();
-            per_gateway.insert(signal, approvers);
-        }
+        Self::from_components(&crate::gateways::components(config), config)
+    }
+
+    /// Each of `components`' deciders, and the global approvers of `config`.
+    pub fn from_components(components: &[Box<dyn GatewayComponent>], config: &Config) -> Self {
+        let per_gateway = components
+            .iter()
+            .map(|component| {
+                let gateway = component.id();
+                let approvers = match component.deciders() {
+                    Roster::Everyone => vec![Approver {
+                        gateway: gateway.clone(),
+                        user: None,
+                        anywhere: false,
+                    }],
+                    Roster::Listed { users, .. } => users
+                        .into_iter()
+                        .filter_map(|id| UserId::new(id).ok())
+                        .map(|user| Approver {
+                            gateway: gateway.clone(),
+                            user: Some(user),
+                            anywhere: false,
+                        })
+                        .collect(),
+                };
+                (gateway, approvers)
+            })
+            .collect();
         let global = config
             .approvals
             .global()
@@ -85,7 +88,13 @@ impl Policy {
                 })
             })
             .collect();
-        Self { per_gateway, global }
+        Self::new(per_gateway, global)
+    }
+
+    /// The gateway of the local user, who decides through the CLI; none
+    /// when no gateway lets everyone approve.
+    pub fn local_gateway(&self) -> Option<&GatewayId> {
+        self.local.as_ref()
     }
 
     /// Who may decide an approval asked for in `conversation`.

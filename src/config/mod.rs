@@ -13,15 +13,16 @@ mod loops;
 mod memory;
 mod pipeline;
 mod secret;
-mod signal;
 mod skills;
 mod store;
-mod telegram;
 mod tools;
 mod validate;
 
 use std::path::{Path, PathBuf};
 
+pub use passepartout_signal::SignalConfig;
+pub use passepartout_socket::SocketSection;
+pub use passepartout_telegram::TelegramConfig;
 use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
@@ -33,10 +34,8 @@ pub use loops::*;
 pub use memory::*;
 pub use pipeline::*;
 pub use secret::{Secret, SecretError};
-pub use signal::*;
 pub use skills::*;
 pub use store::*;
-pub use telegram::*;
 pub use tools::*;
 pub use validate::{Problems, validate};
 
@@ -105,7 +104,12 @@ impl Config {
         }
     }
 
-    /// The local socket's path.
+    /// Every gateway section's problems, each section checking itself.
+    pub(crate) fn gateway_problems(&self) -> Vec<String> {
+        [self.telegram.problems(), self.signal.problems(), self.socket.problems()].concat()
+    }
+
+    /// The local socket's path: where the daemon binds it and the CLI finds it.
     pub fn socket_path(&self) -> PathBuf {
         match &self.socket.path {
             Some(path) => expand_home(path),
@@ -121,43 +125,5 @@ fn expand_home(path: &Path) -> PathBuf {
             None => path.to_path_buf(),
         },
         Err(_) => path.to_path_buf(),
-    }
-}
-
-pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
-pub const DEFAULT_MAX_CLIENTS: usize = 64;
-
-/// `[socket]`: the local socket gateway used by the CLI.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SocketSection {
-    pub enabled: bool,
-    /// Socket path; default `<data_dir>/passepartout.sock`.
-    pub path: Option<PathBuf>,
-    /// Longest protocol line accepted, in bytes.
-    pub max_line_bytes: usize,
-    /// Most clients connected at once.
-    pub max_clients: usize,
-}
-
-impl Default for SocketSection {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            path: None,
-            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
-            max_clients: DEFAULT_MAX_CLIENTS,
-        }
-    }
-}
-
-impl SocketSection {
-    /// Notes what is wrong with `[socket]`.
-    pub fn check(&self, problems: &mut Problems) {
-        problems.check(
-            self.max_line_bytes >= 1024,
-            "socket.max_line_bytes must be at least 1024",
-        );
-        problems.check(self.max_clients > 0, "socket.max_clients must be at least 1");
     }
 }

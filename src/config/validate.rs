@@ -37,9 +37,9 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     config.memory.check(&mut problems);
     config.approvals.check(&mut problems);
     config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
-    config.telegram.check(&mut problems);
-    config.signal.check(&mut problems);
-    config.socket.check(&mut problems);
+    for problem in config.gateway_problems() {
+        problems.push(problem);
+    }
     problems.0
 }
 

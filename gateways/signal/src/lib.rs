@@ -4,6 +4,7 @@
 //! `--tcp HOST:PORT`) speaks JSON-RPC 2.0 over newline-delimited JSON. This
 //! crate holds the gateway, one piece per file:
 //!
+//! - [`config`]: [`SignalConfig`], the `[signal]` section and its checks;
 //! - [`endpoint`]: [`Endpoint`], where the daemon listens (`unix:PATH`, `tcp:HOST:PORT`);
 //! - [`rpc`]: [`RpcClient`], one task per connection matching responses by id,
 //!   `receive` notifications on a channel;
@@ -24,6 +25,7 @@
 //! Lines from signal-cli are framed by the contract's
 //! [`lines`](passepartout_gateway::lines), with a length cap.
 
+pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod failure;
@@ -36,6 +38,7 @@ pub mod settings;
 pub mod spawn;
 pub mod split;
 
+pub use config::SignalConfig;
 pub use endpoint::{Endpoint, InvalidEndpoint};
 pub use error::{ErrorCode, RemoteError, RpcError};
 pub use gateway::SignalGateway;

@@ -1,9 +1,13 @@
-//! How the socket gateway is set up: where the socket lives and its limits.
+//! How the socket gateway is set up: `[socket]` as the configuration file
+//! describes it (and the checks on it serde cannot express), and the
+//! [`SocketConfig`] the gateway is bound with: where the socket lives and its limits.
 
 use std::path::PathBuf;
 
 /// The longest line accepted by default, in bytes (without the newline).
 pub const DEFAULT_MAX_LINE_BYTES: usize = 64 * 1024;
+
+use serde::{Deserialize, Serialize};
 
 /// How many clients may be connected at once by default.
 pub const DEFAULT_MAX_CLIENTS: usize = 64;
@@ -28,5 +32,65 @@ impl SocketConfig {
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_clients: DEFAULT_MAX_CLIENTS,
         }
+    }
+}
+
+/// `[socket]`: the local socket gateway used by the CLI.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SocketSection {
+    pub enabled: bool,
+    /// Socket path; default `<data_dir>/passepartout.sock`.
+    pub path: Option<PathBuf>,
+    /// Longest protocol line accepted, in bytes.
+    pub max_line_bytes: usize,
+    /// Most clients connected at once.
+    pub max_clients: usize,
+}
+
+impl Default for SocketSection {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            path: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            max_clients: DEFAULT_MAX_CLIENTS,
+        }
+    }
+}
+
+impl SocketSection {
+    /// Every problem with the section, as sentences naming the key. Empty when valid.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        if self.max_line_bytes < 1024 {
+            problems.push("socket.max_line_bytes must be at least 1024".into());
+        }
+        if self.max_clients == 0 {
+            problems.push("socket.max_clients must be at least 1".into());
+        }
+        problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_valid_and_the_limits_have_floors() {
+        assert!(SocketSection::default().problems().is_empty());
+        let section = SocketSection {
+            max_line_bytes: 10,
+            max_clients: 0,
+            ..SocketSection::default()
+        };
+        assert_eq!(
+            section.problems(),
+            [
+                "socket.max_line_bytes must be at least 1024",
+                "socket.max_clients must be at least 1"
+            ]
+        );
     }
 }

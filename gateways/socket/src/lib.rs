@@ -15,7 +15,7 @@
 //! | --- | --- |
 //! | frames and error codes | `protocol.rs` |
 //! | line framing with a length limit | the contract's `lines` |
-//! | settings, setup errors | `config.rs`, `error.rs` |
+//! | `[socket]`, settings, setup errors | `config.rs`, `error.rs` |
 //! | the socket file: stale, live, mode, removal | `socket_file.rs` |
 //! | the gateway: listen, deliver, close | `server.rs` |
 //! | one connection's reader / writer | `connection.rs`, `writer.rs` |
@@ -37,7 +37,7 @@ mod socket_file;
 mod writer;
 
 pub use client::{Client, ClientError, SendOutcome};
-pub use config::{DEFAULT_MAX_CLIENTS, DEFAULT_MAX_LINE_BYTES, SocketConfig};
+pub use config::{DEFAULT_MAX_CLIENTS, DEFAULT_MAX_LINE_BYTES, SocketConfig, SocketSection};
 pub use error::SocketError;
 pub use passepartout_gateway::lines::{LineReader, ReadLine};
 pub use protocol::{ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame};

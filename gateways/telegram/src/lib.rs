@@ -8,6 +8,7 @@
 //! limit, and approval prompts with Approve / Deny buttons.
 //!
 //! The pieces, one per file:
+//! - [`config`]: [`TelegramConfig`], the `[telegram]` section and its checks;
 //! - [`settings`]: [`TelegramSettings`], with the token redacted from `Debug`;
 //! - [`offset`]: [`OffsetStore`], where the polling offset survives restarts;
 //! - [`gateway`]: [`TelegramGateway`], [`Deliver`](passepartout_gateway::Deliver)
@@ -19,6 +20,7 @@
 //! - [`split`](split::split): long replies into messages Telegram accepts;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
+pub mod config;
 pub mod failure;
 pub mod format;
 pub mod gateway;
@@ -28,6 +30,7 @@ mod poll;
 pub mod settings;
 pub mod split;
 
+pub use config::TelegramConfig;
 pub use format::escape_html;
 pub use gateway::{APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
 pub use normalize::{GroupMode, Normalized, normalize};

@@ -1,16 +1,16 @@
 //! `[signal]`: the Signal account the assistant answers on, through a
 //! signal-cli daemon — where it listens (or how to start signal-cli as a
-//! child instead), who may talk, who may approve.
+//! child instead), who may talk, who may approve — and the checks on it serde
+//! cannot express. The daemon turns the section into [`SignalSettings`](crate::SignalSettings).
 
-use passepartout_gateway::GroupMode;
 use serde::{Deserialize, Serialize};
 
-use super::Problems;
+use crate::{Endpoint, GroupMode};
 
 /// signal-cli's own default for `daemon --tcp`.
 pub const DEFAULT_SIGNAL_ENDPOINT: &str = "tcp:127.0.0.1:7583";
 /// The program started in spawn mode: `signal-cli` on the `PATH`.
-pub const DEFAULT_SIGNAL_SPAWN_PROGRAM: &str = passepartout_signal::spawn::DEFAULT_PROGRAM;
+pub const DEFAULT_SIGNAL_SPAWN_PROGRAM: &str = crate::spawn::DEFAULT_PROGRAM;
 
 /// `[signal]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -68,7 +68,7 @@ impl Default for SignalConfig {
             allowed_groups: Vec::new(),
             approvers: None,
             group_mode: GroupMode::MentionOrReply,
-            refusal: passepartout_signal::settings::DEFAULT_REFUSAL.into(),
+            refusal: crate::settings::DEFAULT_REFUSAL.into(),
         }
     }
 }
@@ -78,45 +78,80 @@ impl SignalConfig {
     pub fn approver_ids(&self) -> &[String] {
         self.approvers.as_deref().unwrap_or(&self.allowed_senders)
     }
-}
 
-impl SignalConfig {
-    /// Notes what is wrong with `[signal]`.
-    pub fn check(&self, problems: &mut Problems) {
+    /// Every problem with the section, as sentences naming the key. Empty when valid.
+    pub fn problems(&self) -> Vec<String> {
+        let mut problems = Vec::new();
         if self.enabled {
             let number = self.account.strip_prefix('+').unwrap_or_default();
-            problems.check(
-                !number.is_empty() && number.chars().all(|c| c.is_ascii_digit()),
-                format!(
+            if number.is_empty() || !number.chars().all(|c| c.is_ascii_digit()) {
+                problems.push(format!(
                     "signal.account must be the bot's number, + and digits, not {:?}",
                     self.account
-                ),
-            );
-            problems.check(
-                !self.allowed_senders.is_empty() || !self.allowed_groups.is_empty(),
-                "signal.allowed_senders (or allowed_groups) is empty: nobody could talk to the assistant",
-            );
+                ));
+            }
+            if self.allowed_senders.is_empty() && self.allowed_groups.is_empty() {
+                problems.push(
+                    "signal.allowed_senders (or allowed_groups) is empty: nobody could talk to the assistant".into(),
+                );
+            }
         }
         if self.spawn {
             // The endpoint is ignored: signal-cli is our child.
-            problems.check(
-                !self.spawn_program.trim().is_empty(),
-                "signal.spawn_program is empty: name the signal-cli program (a path, or a name on the PATH)",
-            );
-            problems.check(
-                self.spawn_config_dir
-                    .as_deref()
-                    .is_none_or(|dir| !dir.trim().is_empty()),
-                "signal.spawn_config_dir is empty: give a directory, or leave it out for signal-cli's own",
-            );
-        } else {
-            problems.check(
-                self.endpoint.parse::<passepartout_signal::Endpoint>().is_ok(),
-                format!(
-                    "signal.endpoint must be tcp:HOST:PORT or unix:PATH, not {:?}",
-                    self.endpoint
-                ),
+            if self.spawn_program.trim().is_empty() {
+                problems.push(
+                    "signal.spawn_program is empty: name the signal-cli program (a path, or a name on the PATH)".into(),
+                );
+            }
+            if self
+                .spawn_config_dir
+                .as_deref()
+                .is_some_and(|dir| dir.trim().is_empty())
+            {
+                problems.push(
+                    "signal.spawn_config_dir is empty: give a directory, or leave it out for signal-cli's own".into(),
+                );
+            }
+        } else if self.endpoint.parse::<Endpoint>().is_err() {
+            problems.push(format!(
+                "signal.endpoint must be tcp:HOST:PORT or unix:PATH, not {:?}",
+                self.endpoint
+            ));
+        }
+        problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_defaults_are_valid_and_an_enabled_account_needs_a_number_and_someone_to_talk_to() {
+        assert!(SignalConfig::default().problems().is_empty());
+        let section = SignalConfig {
+            enabled: true,
+            account: "bot".into(),
+            endpoint: "http://localhost".into(),
+            ..SignalConfig::default()
+        };
+        let problems = section.problems();
+        for expected in ["signal.account", "nobody could talk", "signal.endpoint"] {
+            assert!(
+                problems.iter().any(|p| p.contains(expected)),
+                "{expected} missing from {problems:?}"
             );
         }
+    }
+
+    #[test]
+    fn approvers_default_to_the_allowed_senders() {
+        let mut section = SignalConfig {
+            allowed_senders: vec!["uuid-a".into()],
+            ..SignalConfig::default()
+        };
+        assert_eq!(section.approver_ids(), ["uuid-a".to_owned()]);
+        section.approvers = Some(vec!["+15550000002".into()]);
+        assert_eq!(section.approver_ids(), ["+15550000002".to_owned()]);
     }
 }

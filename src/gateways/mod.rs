@@ -1,0 +1,108 @@
+//! Gateways as plug-in components. Each gateway brings one
+//! [`GatewayComponent`]: built from its configuration section, it says who
+//! may talk through it and who may approve there (in gateway-neutral form, so
+//! `Access` and the approvals `Policy` need not know it), builds its running
+//! [`Listen`] and [`Deliver`] halves, and checks itself for `doctor`.
+//!
+//! [`components`] is the one list of them. Adding a gateway is a crate with
+//! its section type (and its checks), a module here implementing the trait,
+//! a field in [`Config`], and one line in that list.
+
+pub mod signal;
+pub mod socket;
+pub mod telegram;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use passepartout_admin::Admin;
+use passepartout_gateway::{Deliver, GatewayId, Listen};
+use thiserror::Error;
+
+use crate::checkup::Check;
+use crate::config::Config;
+use crate::store::Store;
+
+/// Every gateway the daemon knows, in the order `doctor` checks them; the
+/// disabled ones too, since their lists still say who is who.
+pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
+    vec![
+        Box::new(socket::Socket::new(config)),
+        Box::new(telegram::Telegram::new(config)),
+        Box::new(signal::Signal::new(config)),
+    ]
+}
+
+/// One gateway as the daemon sees it before it runs.
+#[async_trait]
+pub trait GatewayComponent: Send + Sync {
+    /// The gateway id its conversations carry.
+    fn id(&self) -> GatewayId;
+
+    /// Whether the configuration turns it on. One that is off is not built.
+    fn enabled(&self) -> bool;
+
+    /// Who may talk to the assistant through it.
+    fn talkers(&self) -> Roster;
+
+    /// Who may decide an approval asked in one of its conversations (users
+    /// only: an approver is a person, not a chat).
+    fn deciders(&self) -> Roster;
+
+    /// Starts the gateway with what the daemon offers it.
+    async fn build(&self, with: &BuildContext) -> Result<Built, BuildError>;
+
+    /// Its `doctor` line, or none when there is nothing to check.
+    async fn check(&self) -> Option<Checked>;
+}
+
+/// What the daemon offers a gateway it starts.
+pub struct BuildContext {
+    /// For what a gateway keeps across restarts (Telegram's polling offset).
+    pub store: Store,
+    /// The local administration path (status, approvals, loops), for a
+    /// gateway that serves the machine's owner.
+    pub admin: Admin,
+}
+
+/// Who may do something through one gateway, by the ids its conversations carry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Roster {
+    /// Whoever the gateway lets in: it vouches for its peers itself (the
+    /// local socket admits only the daemon's own user, who approves everything).
+    Everyone,
+    /// These users (matched by id or alias), and anyone in these chats.
+    Listed { users: Vec<String>, chats: Vec<String> },
+}
+
+/// A started gateway: its two halves, and where a local client reaches it.
+pub struct Built {
+    pub listen: Arc<dyn Listen>,
+    pub deliver: Arc<dyn Deliver>,
+    /// The file a client on this machine connects to, for a gateway that has one.
+    pub local_path: Option<PathBuf>,
+}
+
+/// Why a gateway could not start.
+#[derive(Debug, Error)]
+#[error("cannot start the {gateway} gateway: {reason}")]
+pub struct BuildError {
+    /// The gateway's name as a person reads it (`Telegram`).
+    pub gateway: &'static str,
+    pub reason: String,
+}
+
+/// What a gateway's `doctor` check found.
+pub struct Checked {
+    pub check: Check,
+    /// The running daemon's status, when the check reached the daemon
+    /// through the gateway (and asked it to probe its providers again).
+    pub daemon: Option<serde_json::Value>,
+}
+
+impl From<Check> for Checked {
+    fn from(check: Check) -> Self {
+        Self { check, daemon: None }
+    }
+}

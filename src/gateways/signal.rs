@@ -1,0 +1,223 @@
+//! The Signal gateway as a component: its settings from `[signal]`, the
+//! senders and groups that may talk and approve, and `doctor`'s check of
+//! signal-cli — the daemon at `signal.endpoint`, or in spawn mode a child
+//! started for the check and killed after it — and the account.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use passepartout_gateway::GatewayId;
+use passepartout_signal::normalize::GROUP_PREFIX;
+use passepartout_signal::{
+    Endpoint, GATEWAY_ID, RpcClient, RpcError, RpcOptions, SignalConfig, SignalGateway, SignalSettings, Spawn,
+    Transport,
+};
+use serde_json::{Value, json};
+
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use crate::checkup::{Check, Level};
+use crate::config::Config;
+
+/// How long the doctor waits on a daemon's answer.
+const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the doctor waits on a child it started: Java takes a while.
+const SPAWN_CHECK_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// `[signal]`.
+pub struct Signal {
+    section: SignalConfig,
+}
+
+impl Signal {
+    pub fn new(config: &Config) -> Self {
+        Self {
+            section: config.signal.clone(),
+        }
+    }
+
+    /// The gateway's settings from `[signal]`.
+    pub fn settings(&self) -> Result<SignalSettings, String> {
+        let signal = &self.section;
+        let transport = if signal.spawn {
+            Transport::Spawn(Spawn {
+                program: PathBuf::from(&signal.spawn_program),
+                config_dir: signal.spawn_config_dir.as_ref().map(PathBuf::from),
+            })
+        } else {
+            let endpoint: Endpoint = signal
+                .endpoint
+                .parse()
+                .map_err(|error| format!("signal.endpoint: {error}"))?;
+            Transport::Connect(endpoint)
+        };
+        let mut settings = SignalSettings::with_transport(transport, signal.account.clone());
+        settings.account_uuid = signal.account_uuid.clone();
+        settings.multi_account = signal.multi_account;
+        settings.group_mode = signal.group_mode;
+        settings.refusal = signal.refusal.clone();
+        Ok(settings)
+    }
+}
+
+#[async_trait]
+impl GatewayComponent for Signal {
+    fn id(&self) -> GatewayId {
+        GatewayId::new(GATEWAY_ID).expect("Signal's gateway id is valid")
+    }
+
+    fn enabled(&self) -> bool {
+        self.section.enabled
+    }
+
+    /// Senders by UUID or number; groups as their conversations name them.
+    fn talkers(&self) -> Roster {
+        Roster::Listed {
+            users: self.section.allowed_senders.clone(),
+            chats: (self.section.allowed_groups.iter())
+                .map(|group| format!("{GROUP_PREFIX}{group}"))
+                .collect(),
+        }
+    }
+
+    fn deciders(&self) -> Roster {
+        Roster::Listed {
+            users: self.section.approver_ids().to_vec(),
+            chats: Vec::new(),
+        }
+    }
+
+    async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {
+        let settings = self.settings().map_err(|reason| BuildError {
+            gateway: "Signal",
+            reason,
+        })?;
+        let signal = SignalGateway::new(settings);
+        Ok(Built {
+            listen: signal.clone(),
+            deliver: signal,
+            local_path: None,
+        })
+    }
+
+    async fn check(&self) -> Option<Checked> {
+        if !self.section.enabled {
+            return None;
+        }
+        let check = match self.probe().await {
+            Ok(detail) => Check::new("signal", Level::Ok, detail, None),
+            Err(problem) => Check::new("signal", Level::Failed, problem, None),
+        };
+        Some(check.into())
+    }
+}
+
+/// Reaches the signal-cli that `[signal]` names and asks its version and
+/// whether it has the account: "signal-cli 0.13.x at … has +1555…", or
+/// exactly what is wrong and the command that fixes it.
+pub async fn check(config: &Config) -> Result<String, String> {
+    Signal::new(config).probe().await
+}
+
+impl Signal {
+    /// Reaches signal-cli and asks its version and whether it has the account.
+    async fn probe(&self) -> Result<String, String> {
+        let settings = self.settings()?;
+        let spawned = matches!(settings.transport, Transport::Spawn(_));
+        let options = RpcOptions {
+            call_timeout: if spawned { SPAWN_CHECK_TIMEOUT } else { CHECK_TIMEOUT },
+            ..RpcOptions::default()
+        };
+        let target = match &settings.transport {
+            Transport::Connect(endpoint) => format!("at {endpoint}"),
+            Transport::Spawn(_) => format!("started as `{}`", settings.describe_transport()),
+        };
+        let (client, _notifications) = settings
+            .open(options)
+            .await
+            .map_err(|error| unreachable_message(&settings, &error))?;
+        // Closing kills a child started for the check.
+        let answers = ask(&client, &settings).await;
+        client.close();
+        let (version, has_account) = answers.map_err(|(method, error)| {
+            if spawned {
+                spawned_silent_message(&settings, method, &error)
+            } else {
+                format!("signal-cli does not answer `{method}`: {error}")
+            }
+        })?;
+        let account = &settings.account;
+        if has_account {
+            Ok(format!("signal-cli {version} {target} has {account}"))
+        } else {
+            Err(format!(
+                "signal-cli {version} has no account {account}: register it with `signal-cli -a {account} register`, then `verify`"
+            ))
+        }
+    }
+}
+
+/// signal-cli's version, and whether it has the account; or the method that
+/// failed and how.
+async fn ask(client: &RpcClient, settings: &SignalSettings) -> Result<(String, bool), (&'static str, RpcError)> {
+    let version = client
+        .call("version", json!({}))
+        .await
+        .map_err(|error| ("version", error))?;
+    let version = version["version"].as_str().unwrap_or("?").to_owned();
+    // A single-account signal-cli serves exactly the account it was started with.
+    if !settings.multi_account {
+        return Ok((version, true));
+    }
+    let accounts = client
+        .call("listAccounts", json!({}))
+        .await
+        .map_err(|error| ("listAccounts", error))?;
+    Ok((version, listed(&accounts, &settings.account)))
+}
+
+/// Why signal-cli could not be reached, and what to do about it.
+fn unreachable_message(settings: &SignalSettings, error: &RpcError) -> String {
+    match &settings.transport {
+        Transport::Connect(endpoint) => format!(
+            "no signal-cli daemon at {endpoint} ({error}); start one: signal-cli daemon --tcp 127.0.0.1:7583 --receive-mode=manual"
+        ),
+        Transport::Spawn(spawn) => match error {
+            RpcError::Connect {
+                kind: std::io::ErrorKind::NotFound,
+                ..
+            } => format!(
+                "cannot start signal-cli: there is no program {}; install signal-cli or set signal.spawn_program to its path",
+                spawn.program.display()
+            ),
+            RpcError::Connect { reason, .. } => format!(
+                "cannot start `{}` ({reason}); check signal.spawn_program",
+                settings.describe_transport()
+            ),
+            other => format!("cannot start `{}` ({other})", settings.describe_transport()),
+        },
+    }
+}
+
+/// What a started child that does not answer means.
+fn spawned_silent_message(settings: &SignalSettings, method: &str, error: &RpcError) -> String {
+    let command = settings.describe_transport();
+    let account = &settings.account;
+    if error.is_connection_lost() && !settings.multi_account {
+        // Its usual cause; signal-cli's own words are in the log (stderr, at warn).
+        format!(
+            "`{command}` ended before answering `{method}` ({error}); is {account} registered? `signal-cli -a {account} register`, then `verify`; signal-cli's stderr is in the log"
+        )
+    } else {
+        format!("`{command}` does not answer `{method}` ({error}); signal-cli's stderr is in the log")
+    }
+}
+
+/// Whether `listAccounts`' answer names `account`.
+fn listed(accounts: &Value, account: &str) -> bool {
+    accounts
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|entry| entry["number"] == account || entry.as_str() == Some(account))
+}

@@ -1,0 +1,202 @@
+//! The Telegram gateway as a component: its settings from `[telegram]` (the
+//! token read from the environment or a file), its polling offset kept in
+//! the store's `cursors` tree, durably, the user and chat ids that may talk
+//! and approve, and `doctor`'s getMe.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use passepartout_gateway::GatewayId;
+use passepartout_telegram::config::DEFAULT_TELEGRAM_TOKEN_ENV;
+use passepartout_telegram::{GATEWAY_ID, OffsetStore, TelegramConfig, TelegramGateway, TelegramSettings};
+
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use crate::checkup::{Check, Level};
+use crate::config::{Config, Secret, SecretError};
+use crate::store::Store;
+
+/// How long `doctor` waits on getMe.
+const CHECK_LIMIT: Duration = Duration::from_secs(15);
+
+/// `[telegram]`.
+pub struct Telegram {
+    section: TelegramConfig,
+}
+
+impl Telegram {
+    pub fn new(config: &Config) -> Self {
+        Self {
+            section: config.telegram.clone(),
+        }
+    }
+
+    /// The gateway's settings, with the token read from where `[telegram]` says.
+    pub fn settings(&self) -> Result<TelegramSettings, SecretError> {
+        let section = &self.section;
+        let token = Secret::named(section.token_env.as_deref(), section.token_file.as_deref())
+            .unwrap_or_else(|| Secret::from_env(DEFAULT_TELEGRAM_TOKEN_ENV, |n| std::env::var(n).ok()))?;
+        let mut settings = TelegramSettings::new(token.expose());
+        settings.api_url = section.api_url.trim_end_matches('/').to_owned();
+        settings.group_mode = section.group_mode;
+        settings.poll_timeout_s = section.poll_timeout_s;
+        Ok(settings)
+    }
+}
+
+fn ids(list: &[i64]) -> Vec<String> {
+    list.iter().map(i64::to_string).collect()
+}
+
+#[async_trait]
+impl GatewayComponent for Telegram {
+    fn id(&self) -> GatewayId {
+        GatewayId::new(GATEWAY_ID).expect("Telegram's gateway id is valid")
+    }
+
+    fn enabled(&self) -> bool {
+        self.section.enabled
+    }
+
+    fn talkers(&self) -> Roster {
+        Roster::Listed {
+            users: ids(&self.section.allowed_users),
+            chats: ids(&self.section.allowed_chats),
+        }
+    }
+
+    fn deciders(&self) -> Roster {
+        Roster::Listed {
+            users: ids(self.section.approver_ids()),
+            chats: Vec::new(),
+        }
+    }
+
+    async fn build(&self, with: &BuildContext) -> Result<Built, BuildError> {
+        let settings = self.settings().map_err(|error| BuildError {
+            gateway: "Telegram",
+            reason: error.to_string(),
+        })?;
+        let telegram = TelegramGateway::new(settings, Arc::new(StoreOffsets::new(with.store.clone())));
+        Ok(Built {
+            listen: telegram.clone(),
+            deliver: telegram,
+            local_path: None,
+        })
+    }
+
+    /// getMe with the configured token: the bot's name, or the exact failure.
+    async fn check(&self) -> Option<Checked> {
+        if !self.section.enabled {
+            return None;
+        }
+        let settings = match self.settings() {
+            Ok(settings) => settings,
+            Err(error) => {
+                return Some(
+                    Check::new(
+                        "telegram",
+                        Level::Failed,
+                        error.to_string(),
+                        Some("set the bot token (telegram.token_env or telegram.token_file)".into()),
+                    )
+                    .into(),
+                );
+            }
+        };
+        let check = match tokio::time::timeout(CHECK_LIMIT, passepartout_telegram::check(&settings)).await {
+            Ok(Ok(bot)) => Check::new(
+                "telegram",
+                Level::Ok,
+                format!("{bot} answers at {}", settings.api_url),
+                None,
+            ),
+            Ok(Err(error)) => Check::new(
+                "telegram",
+                Level::Failed,
+                error,
+                Some("check the token with @BotFather, and telegram.api_url".into()),
+            ),
+            Err(_) => Check::new(
+                "telegram",
+                Level::Failed,
+                format!("{} did not answer within {} s", settings.api_url, CHECK_LIMIT.as_secs()),
+                Some("check the network, or telegram.api_url".into()),
+            ),
+        };
+        Some(check.into())
+    }
+}
+
+/// The polling offset in the store's `cursors` tree.
+pub struct StoreOffsets {
+    store: Store,
+}
+
+impl StoreOffsets {
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+}
+
+#[async_trait]
+impl OffsetStore for StoreOffsets {
+    fn load(&self) -> Option<i64> {
+        let bytes = self.store.cursor(GATEWAY_ID).ok()??;
+        Some(i64::from_be_bytes(bytes.as_slice().try_into().ok()?))
+    }
+
+    async fn save(&self, offset: i64) -> Result<(), String> {
+        self.store
+            .set_cursor(GATEWAY_ID, &offset.to_be_bytes())
+            .await
+            .map_err(|error| error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests_support::open_temp;
+
+    #[tokio::test]
+    async fn the_offset_survives_in_the_store() {
+        let (dir, store) = open_temp();
+        let offsets = StoreOffsets::new(store.clone());
+        assert_eq!(offsets.load(), None);
+        offsets.save(700_000_042).await.unwrap();
+        drop((offsets, store));
+        let store = crate::store::tests_support::reopen(&dir.path().join("store"));
+        assert_eq!(StoreOffsets::new(store).load(), Some(700_000_042));
+    }
+
+    #[test]
+    fn the_token_comes_from_the_environment_or_a_file_and_is_never_shown() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "123:secret-token\n").unwrap();
+        let mut config = Config::default();
+        config.telegram.token_env = None;
+        config.telegram.token_file = Some(file);
+        config.telegram.api_url = "http://127.0.0.1:9/".into();
+        let settings = Telegram::new(&config).settings().unwrap();
+        assert_eq!(settings.token, "123:secret-token");
+        assert_eq!(settings.api_url, "http://127.0.0.1:9");
+        assert!(!format!("{settings:?}").contains("secret-token"));
+    }
+
+    #[test]
+    fn approvers_are_the_listed_users_by_default() {
+        let mut config = Config::default();
+        config.telegram.allowed_users = vec![42];
+        config.telegram.allowed_chats = vec![-100];
+        let telegram = Telegram::new(&config);
+        let only = |users: &[&str]| Roster::Listed {
+            users: users.iter().map(|u| u.to_string()).collect(),
+            chats: Vec::new(),
+        };
+        assert_eq!(telegram.deciders(), only(&["42"]), "not the chats");
+        config.telegram.approvers = Some(vec![7]);
+        assert_eq!(Telegram::new(&config).deciders(), only(&["7"]));
+    }
+}
