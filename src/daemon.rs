@@ -11,9 +11,9 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use passepartout_gateway::{Deliver, Intake, Listen};
+use passepartout_gateway::{Deliver, GatewayId, Intake, Listen};
 use passepartout_signal::SignalGateway;
 use passepartout_socket::{SocketConfig, SocketGateway};
 use passepartout_telegram::TelegramGateway;
@@ -24,13 +24,16 @@ use crate::approvals::{Approvals, Policy};
 use crate::background;
 use crate::clock::Clock;
 use crate::config::{Config, ProviderKind, Secret};
-use crate::core::{Core, GatewayHandle};
+use crate::conversations::{Conversations, Views};
+use crate::daemon_loops::Loops;
 use crate::data_dir::{DataDirError, DataDirLock};
+use crate::intake::IntakeContext;
 use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
 use crate::schedules::Schedules;
 use crate::skills::Skills;
+use crate::status::StatusSources;
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolBox};
 
@@ -67,9 +70,38 @@ pub enum StartError {
     Loops(#[from] crate::daemon_loops::LoopsStartError),
 }
 
+/// A gateway as the daemon holds it: how to deliver, and how it listens.
+#[derive(Clone)]
+struct GatewayHandle {
+    deliver: Arc<dyn Deliver>,
+    listen: Arc<dyn Listen>,
+}
+
+/// The running gateways, and the socket's own handle for its path.
+struct Gateways {
+    handles: HashMap<GatewayId, GatewayHandle>,
+    socket: Option<Arc<SocketGateway>>,
+}
+
+impl Gateways {
+    fn deliver(&self) -> HashMap<GatewayId, Arc<dyn Deliver>> {
+        self.handles
+            .iter()
+            .map(|(id, handle)| (id.clone(), handle.deliver.clone()))
+            .collect()
+    }
+
+    fn listen(&self) -> Vec<Arc<dyn Listen>> {
+        self.handles.values().map(|handle| handle.listen.clone()).collect()
+    }
+}
+
 /// A running daemon.
 pub struct Daemon {
-    core: Arc<Core>,
+    conversations: Arc<Conversations>,
+    loops: Arc<Loops>,
+    status: Arc<StatusSources>,
+    gateways: Vec<Arc<dyn Listen>>,
     stop_intake: CancellationToken,
     intake_task: tokio::task::JoinHandle<()>,
     /// Held until the daemon is gone; released last, after the final flush.
@@ -90,112 +122,58 @@ impl Daemon {
     pub async fn start_with(config: Config, extensions: Extensions) -> Result<Daemon, StartError> {
         let data_dir = config.data_dir();
         let lock = DataDirLock::acquire(&data_dir)?;
-        let opening = std::time::Instant::now();
-        let store = Store::open(&config.store_dir(), &config.store)?;
-        tracing::info!(elapsed_ms = opening.elapsed().as_millis() as u64, "store opened");
-        let providers = providers(&config)?;
-        let cascade = Arc::new(Cascade::new(
-            providers.clone(),
-            Duration::from_secs(config.llm.cooldown_s),
-        ));
-        // One clock for the approvals, the loops and their schedules.
+        let store = open_store(&config)?;
+        // One clock for the journal, the approvals, the loops and their schedules.
         let clock = Clock::start();
+        let providers = providers(&config)?;
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
-        let mut tools = crate::tools::builtin(&config)?;
-        tools.extend(crate::tools::schedule::tools(&schedules));
-        tools.extend(extensions.tools);
-        let tools = ToolBox::with_limits(
-            tools,
-            Duration::from_secs(config.tools.timeout_s),
-            config.tools.output_cap_bytes,
-        );
-        let skills = Skills::from_config(&config.skills, &config.tools)?;
-        let approvals = Arc::new(Approvals::new(
-            store.clone(),
-            Policy::from_config(&config),
+        let (pipeline, approvals) = pipeline(&config, &store, clock, &providers, &schedules, extensions)?;
+        let gateways = gateways(&config, &store).await?;
+        let conversations = Conversations::new(store, pipeline, approvals, gateways.deliver(), config.pipeline.clone());
+        let loops = Loops::new(&conversations, clock, &config, schedules);
+        let status = Arc::new(StatusSources {
+            conversations: conversations.clone(),
+            gateways: gateways.listen(),
+            loops: loops.clone(),
             clock,
-            &config,
-        ));
-        let pipeline = Pipeline::new(&config, cascade, tools, skills, approvals.clone());
-
-        let mut gateways = HashMap::new();
-        let socket = if config.socket.enabled {
-            let socket = SocketGateway::bind(SocketConfig {
-                path: config.socket_path(),
-                max_line_bytes: config.socket.max_line_bytes,
-                max_clients: config.socket.max_clients,
-            })
-            .await?;
-            let deliver: Arc<dyn Deliver> = socket.clone();
-            let listen: Arc<dyn Listen> = socket.clone();
-            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
-            Some(socket)
-        } else {
-            None
-        };
-        if config.telegram.enabled {
-            let settings =
-                crate::telegram::settings(&config).map_err(|error| StartError::Telegram(error.to_string()))?;
-            let offsets = Arc::new(crate::telegram::StoreOffsets::new(store.clone()));
-            let telegram = TelegramGateway::new(settings, offsets);
-            let deliver: Arc<dyn Deliver> = telegram.clone();
-            let listen: Arc<dyn Listen> = telegram;
-            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
-        }
-        if config.signal.enabled {
-            let settings = crate::signal_cli::settings(&config).map_err(StartError::Signal)?;
-            let signal = SignalGateway::new(settings);
-            let deliver: Arc<dyn Deliver> = signal.clone();
-            let listen: Arc<dyn Listen> = signal;
-            gateways.insert(listen.id(), GatewayHandle { deliver, listen });
-        }
-
-        let access = crate::access::Access::from_config(&config);
-        let core = Core::new(store, pipeline, config.pipeline.clone(), gateways, access);
+            started: Instant::now(),
+        });
+        conversations.show_views_with(&(status.clone() as Arc<dyn Views>));
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
-        background::recover(&core);
-        core.tracker.spawn(background::approval_expiry(core.clone()));
-        // The heartbeat sweeps approvals too, and writes the periodic backups.
-        crate::daemon_loops::start(&core, &config, schedules).await?;
-        let stop_intake = CancellationToken::new();
-        let (intake, queue) = Intake::channel(INTAKE_CAPACITY);
-        let intake_task = core
+        background::recover(&conversations);
+        conversations
             .tracker
-            .spawn(crate::intake::run(core.clone(), queue, stop_intake.clone()));
-        for (id, handle) in &core.gateways {
-            let gateway = handle.listen.clone();
-            let supervised = background::supervise(id.clone(), gateway, intake.clone(), stop_intake.clone());
-            core.tracker.spawn(supervised);
-        }
-        drop(intake);
-        let draining = core.draining.clone();
-        core.tracker.spawn(async move {
-            tokio::select! {
-                _ = draining.cancelled() => {}
-                _ = crate::doctor::log_startup_checks(providers) => {}
-            }
+            .spawn(background::approval_expiry(conversations.clone()));
+        // The heartbeat sweeps approvals too, and writes the periodic backups.
+        loops.start(&config).await?;
+        let intake = Arc::new(IntakeContext {
+            conversations: conversations.clone(),
+            access: crate::access::Access::from_config(&config),
+            status: status.clone(),
+            loops: loops.clone(),
+            clock,
         });
-        let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
-        let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
-        core.tracker
-            .spawn(background::maintenance(core.clone(), dedupe_window, keep_decided));
+        let (stop_intake, intake_task) = start_intake(intake, &gateways);
+        spawn_housekeeping(&conversations, &config, clock, providers);
         tracing::info!(
             data_dir = %data_dir.display(),
-            socket = ?socket.as_ref().map(|s| s.path().to_path_buf()),
-            pending = core.store.pending_count(),
-            outbox = core.store.outbox_len(),
+            socket = ?gateways.socket.as_ref().map(|s| s.path().to_path_buf()),
+            pending = conversations.store.pending_count(),
+            outbox = conversations.store.outbox_len(),
             "passepartout ready"
         );
-        let grace = Duration::from_secs(config.pipeline.shutdown_grace_s);
         Ok(Daemon {
-            core,
+            conversations,
+            loops,
+            status,
+            gateways: gateways.listen(),
             stop_intake,
             intake_task,
             _lock: lock,
-            socket,
-            grace,
+            socket: gateways.socket,
+            grace: Duration::from_secs(config.pipeline.shutdown_grace_s),
             loops_grace: Duration::from_secs(config.loops.shutdown_grace_s),
         })
     }
@@ -207,7 +185,7 @@ impl Daemon {
 
     /// The status document, as `passepartout status --json` shows it.
     pub fn status(&self) -> serde_json::Value {
-        self.core.status_document()
+        self.status.document()
     }
 
     /// Stops intake, stops the loops within their grace period, lets running
@@ -222,13 +200,12 @@ impl Daemon {
         }
         // Before the workers drain: a loop's last iteration may still hand
         // them work (a heartbeat nudging a conversation).
-        if let Some(loops) = self.core.loops() {
-            let drained = loops.shutdown(self.loops_grace).await;
-            tracing::info!(stopped = drained.stopped, aborted = drained.aborted, "loops stopped");
-        }
-        self.core.draining.cancel();
-        self.core.tracker.close();
-        if tokio::time::timeout(self.grace, self.core.tracker.wait())
+        let drained = self.loops.shutdown(self.loops_grace).await;
+        tracing::info!(stopped = drained.stopped, aborted = drained.aborted, "loops stopped");
+        let conversations = &self.conversations;
+        conversations.draining.cancel();
+        conversations.tracker.close();
+        if tokio::time::timeout(self.grace, conversations.tracker.wait())
             .await
             .is_err()
         {
@@ -237,20 +214,140 @@ impl Daemon {
                 "turns still running after the grace period; they will run again at next start"
             );
         }
-        for handle in self.core.gateways.values() {
-            handle.listen.close().await;
+        for listen in &self.gateways {
+            listen.close().await;
         }
-        self.core.store.durable().await?;
+        conversations.store.durable().await?;
         tracing::info!("store flushed; bye");
         Ok(())
     }
+}
+
+fn open_store(config: &Config) -> Result<Store, StoreError> {
+    let opening = std::time::Instant::now();
+    let store = Store::open(&config.store_dir(), &config.store)?;
+    tracing::info!(elapsed_ms = opening.elapsed().as_millis() as u64, "store opened");
+    Ok(store)
+}
+
+/// The pipeline — the model cascade over `providers`, the tools (the
+/// built-in ones, the loops' `schedules` tools, the `extensions`), the
+/// skills — and the approvals it holds actions for, on `clock`.
+fn pipeline(
+    config: &Config,
+    store: &Store,
+    clock: Clock,
+    providers: &[Arc<dyn ChatModel>],
+    schedules: &Arc<Schedules>,
+    extensions: Extensions,
+) -> Result<(Pipeline, Arc<Approvals>), StartError> {
+    let cascade = Arc::new(Cascade::new(
+        providers.to_vec(),
+        Duration::from_secs(config.llm.cooldown_s),
+    ));
+    let mut tools = crate::tools::builtin(config)?;
+    tools.extend(crate::tools::schedule::tools(schedules));
+    tools.extend(extensions.tools);
+    let tools = ToolBox::with_limits(
+        tools,
+        Duration::from_secs(config.tools.timeout_s),
+        config.tools.output_cap_bytes,
+    );
+    let skills = Skills::from_config(&config.skills, &config.tools)?;
+    let approvals = Arc::new(Approvals::new(
+        store.clone(),
+        Policy::from_config(config),
+        clock,
+        config,
+    ));
+    let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone());
+    Ok((pipeline, approvals))
+}
+
+/// The gateways the configuration enables.
+async fn gateways(config: &Config, store: &Store) -> Result<Gateways, StartError> {
+    let mut gateways = HashMap::new();
+    let socket = if config.socket.enabled {
+        let socket = SocketGateway::bind(SocketConfig {
+            path: config.socket_path(),
+            max_line_bytes: config.socket.max_line_bytes,
+            max_clients: config.socket.max_clients,
+        })
+        .await?;
+        let deliver: Arc<dyn Deliver> = socket.clone();
+        let listen: Arc<dyn Listen> = socket.clone();
+        gateways.insert(listen.id(), GatewayHandle { deliver, listen });
+        Some(socket)
+    } else {
+        None
+    };
+    if config.telegram.enabled {
+        let settings = crate::telegram::settings(config).map_err(|error| StartError::Telegram(error.to_string()))?;
+        let offsets = Arc::new(crate::telegram::StoreOffsets::new(store.clone()));
+        let telegram = TelegramGateway::new(settings, offsets);
+        let deliver: Arc<dyn Deliver> = telegram.clone();
+        let listen: Arc<dyn Listen> = telegram;
+        gateways.insert(listen.id(), GatewayHandle { deliver, listen });
+    }
+    if config.signal.enabled {
+        let settings = crate::signal_cli::settings(config).map_err(StartError::Signal)?;
+        let signal = SignalGateway::new(settings);
+        let deliver: Arc<dyn Deliver> = signal.clone();
+        let listen: Arc<dyn Listen> = signal;
+        gateways.insert(listen.id(), GatewayHandle { deliver, listen });
+    }
+    Ok(Gateways {
+        handles: gateways,
+        socket,
+    })
+}
+
+/// Starts the intake and a supervisor per gateway feeding it; returns the
+/// token that stops them and the intake's task.
+fn start_intake(intake: Arc<IntakeContext>, gateways: &Gateways) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let tracker = intake.conversations.tracker.clone();
+    let stop_intake = CancellationToken::new();
+    let (sender, queue) = Intake::channel(INTAKE_CAPACITY);
+    let intake_task = tracker.spawn(crate::intake::run(intake, queue, stop_intake.clone()));
+    for (id, handle) in &gateways.handles {
+        let gateway = handle.listen.clone();
+        let supervised = background::supervise(id.clone(), gateway, sender.clone(), stop_intake.clone());
+        tracker.spawn(supervised);
+    }
+    (stop_intake, intake_task)
+}
+
+/// The startup checks of the model `providers`, and the hourly store
+/// maintenance; both stop when the conversations drain.
+fn spawn_housekeeping(
+    conversations: &Conversations,
+    config: &Config,
+    clock: Clock,
+    providers: Vec<Arc<dyn ChatModel>>,
+) {
+    let draining = conversations.draining.clone();
+    conversations.tracker.spawn(async move {
+        tokio::select! {
+            _ = draining.cancelled() => {}
+            _ = crate::doctor::log_startup_checks(providers) => {}
+        }
+    });
+    let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
+    let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
+    conversations.tracker.spawn(background::maintenance(
+        conversations.store.clone(),
+        clock,
+        conversations.draining.clone(),
+        dedupe_window,
+        keep_decided,
+    ));
 }
 
 /// Starts a daemon from `config`, runs it until `shutdown` completes, then
 /// shuts it down in order.
 pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::start(config).await?;
-    let failed = daemon.core.store.failed();
+    let failed = daemon.conversations.store.failed();
     let store_failed = tokio::select! {
         _ = shutdown => false,
         _ = failed.cancelled() => true,

@@ -5,22 +5,39 @@
 //! in its conversation's queue? seen before? —,
 //! journals the new ones in one transaction and hands them to their workers,
 //! makes the whole batch durable with one flush, and only then acknowledges
-//! each to its gateway.
+//! each to its gateway. The admin requests (status, approvals, loops) come
+//! through the same queue and are answered from the same [`IntakeContext`].
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use passepartout_gateway::{Ack, ControlRequest, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::conversations::Job;
-use crate::core::{Core, Stats};
+use crate::access::Access;
+use crate::clock::Clock;
+use crate::conversations::{Conversations, Job, Stats};
+use crate::daemon_loops::Loops;
 use crate::schedules::BookError;
+use crate::status::StatusSources;
 use crate::store::Accepted;
 
 /// Most events taken into one batch (one flush).
 const MAX_BATCH: usize = 512;
+
+/// What the intake works with.
+pub struct IntakeContext {
+    /// Where admitted messages go, and the store they are journaled in.
+    pub conversations: Arc<Conversations>,
+    /// Who may talk to the assistant, per gateway.
+    pub access: Access,
+    /// Answers `status` and `recheck`.
+    pub status: Arc<StatusSources>,
+    /// Answers `loops`, `loops stop` and `loops run`.
+    pub loops: Arc<Loops>,
+    /// Stamps journal entries.
+    pub clock: Clock,
+}
 
 struct Decision {
     ack: oneshot::Sender<Ack>,
@@ -28,7 +45,7 @@ struct Decision {
 }
 
 /// Runs until `stop` is cancelled or every gateway dropped its intake.
-pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToken) {
+pub async fn run(intake: Arc<IntakeContext>, mut queue: IntakeQueue, stop: CancellationToken) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         let first = tokio::select! {
@@ -46,7 +63,7 @@ pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToke
                 Err(_) => break,
             }
         }
-        process(&core, &mut batch).await;
+        process(&intake, &mut batch).await;
     }
     // Whatever is still queued is answered "closed" by dropping it: nothing of
     // it was journaled, so the gateways will offer it again after a restart.
@@ -54,8 +71,9 @@ pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToke
     tracing::debug!("intake stopped");
 }
 
-async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
-    let poisoned = core.store.is_poisoned();
+async fn process(intake: &Arc<IntakeContext>, batch: &mut Vec<IntakeEvent>) {
+    let cx = &intake.conversations;
+    let poisoned = cx.store.is_poisoned();
     let mut decisions = Vec::with_capacity(batch.len());
     let mut admitted = Vec::with_capacity(batch.len());
     let mut slots = Vec::with_capacity(batch.len());
@@ -64,7 +82,7 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             // A store that cannot flush acknowledges nothing: the gateway keeps
             // the message and offers it again after a restart.
             IntakeEvent::Inbound { ack, .. } if poisoned => decisions.push(Decision { ack, answer: Ack::Busy }),
-            IntakeEvent::Inbound { inbound, ack } => match admit(core, &inbound) {
+            IntakeEvent::Inbound { inbound, ack } => match admit(intake, &inbound) {
                 Ok(permit) => {
                     decisions.push(Decision { ack, answer: Ack::Busy });
                     admitted.push(inbound);
@@ -72,22 +90,22 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 }
                 Err(answer) => decisions.push(Decision { ack, answer }),
             },
-            IntakeEvent::Reachable(key) if core.store.has_outbox(&key) => core.router.nudge(core, &key),
+            IntakeEvent::Reachable(key) if cx.store.has_outbox(&key) => cx.nudge(&key),
             IntakeEvent::Reachable(_) => {}
             IntakeEvent::Control {
                 request: ControlRequest::Status,
                 reply,
             } => {
-                let _ = reply.send(core.status_document());
+                let _ = reply.send(intake.status.document());
             }
             IntakeEvent::Control {
                 request: ControlRequest::Approvals { all },
                 reply,
             } => {
                 // Reads the whole approvals tree: never in the intake's way.
-                let core = core.clone();
-                core.tracker.clone().spawn_blocking(move || {
-                    let listing = core.pipeline.approvals().listing(all);
+                let approvals = cx.approvals.clone();
+                cx.tracker.spawn_blocking(move || {
+                    let listing = approvals.listing(all);
                     let _ =
                         reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
                 });
@@ -98,11 +116,11 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             } => {
                 // The decision is durable before it is confirmed; the flush
                 // waits on the disk, so never in the intake's way.
-                let core = core.clone();
-                core.tracker.clone().spawn(async move {
-                    let approvals = core.pipeline.approvals();
+                let cx = cx.clone();
+                cx.tracker.clone().spawn(async move {
+                    let approvals = &cx.approvals;
                     let decided = match approvals.decide_local(&token, approve, by) {
-                        Ok(decided) => core.store.durable().await.map(|()| decided),
+                        Ok(decided) => cx.store.durable().await.map(|()| decided),
                         Err(error) => Err(error),
                     };
                     let answer = match decided {
@@ -110,7 +128,7 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                             if let Some(owed) = owed {
                                 let key = owed.conversation.clone();
                                 approvals.mark_unsettled(owed);
-                                core.router.nudge(&core, &key);
+                                cx.nudge(&key);
                             }
                             answer
                         }
@@ -123,7 +141,7 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 request: ControlRequest::Loops,
                 reply,
             } => {
-                let listing = serde_json::to_value(core.loop_statuses());
+                let listing = serde_json::to_value(intake.loops.statuses());
                 let _ = reply.send(listing.unwrap_or_else(|error| serde_json::json!({ "error": error.to_string() })));
             }
             IntakeEvent::Control {
@@ -132,9 +150,9 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             } => {
                 // Forgetting a stored loop writes the store: never in the
                 // intake's way.
-                let core = core.clone();
-                core.tracker.clone().spawn(async move {
-                    let stopped = core.stop_loop(&name).await;
+                let loops = intake.loops.clone();
+                cx.tracker.spawn(async move {
+                    let stopped = loops.stop(&name).await;
                     let _ = reply.send(loop_control(stopped, || format!("loop \"{name}\" stopped")));
                 });
             }
@@ -142,7 +160,7 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 request: ControlRequest::TriggerLoop { name },
                 reply,
             } => {
-                let triggered = core.trigger_loop(&name);
+                let triggered = intake.loops.trigger(&name);
                 let _ = reply.send(loop_control(triggered, || format!("loop \"{name}\" triggered")));
             }
             IntakeEvent::Control {
@@ -150,16 +168,16 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 reply,
             } => {
                 // Probing waits on the network: never in the intake's way.
-                let core = core.clone();
-                core.tracker.clone().spawn(async move {
-                    core.pipeline.cascade().recheck().await;
-                    let _ = reply.send(core.status_document());
+                let status = intake.status.clone();
+                cx.tracker.spawn(async move {
+                    status.conversations.pipeline.cascade().recheck().await;
+                    let _ = reply.send(status.document());
                 });
             }
         }
     }
     if !admitted.is_empty() {
-        journal(core, admitted, slots, &mut decisions).await;
+        journal(intake, admitted, slots, &mut decisions).await;
     }
     for decision in decisions {
         let _ = decision.ack.send(decision.answer);
@@ -181,13 +199,18 @@ fn loop_control(outcome: Result<(), BookError>, done: impl FnOnce() -> String) -
 /// offer harmless.
 /// `slots[i]` is the decision index and reserved queue place of `inbounds[i]`.
 async fn journal(
-    core: &Arc<Core>,
+    intake: &IntakeContext,
     inbounds: Vec<Inbound>,
     slots: Vec<(usize, mpsc::OwnedPermit<Job>)>,
     decisions: &mut [Decision],
 ) {
+    let cx = &intake.conversations;
     let count = inbounds.len();
-    let outcomes = match core.store.journal_accept_batch_async(inbounds, now_ms()).await {
+    let outcomes = match cx
+        .store
+        .journal_accept_batch_async(inbounds, intake.clock.now_ms())
+        .await
+    {
         Ok(outcomes) => outcomes,
         Err(error) => {
             tracing::error!(%error, messages = count, "journal write failed; answering busy");
@@ -208,15 +231,15 @@ async fn journal(
         }
     }
     if answers.iter().any(|(_, answer)| *answer == Ack::Accepted)
-        && let Err(error) = core.store.durable().await
+        && let Err(error) = cx.store.durable().await
     {
         tracing::error!(%error, "journal flush failed; answering busy");
         return;
     }
     for (index, answer) in answers {
         match answer {
-            Ack::Accepted => Stats::bump(&core.stats.accepted),
-            _ => Stats::bump(&core.stats.duplicates),
+            Ack::Accepted => Stats::bump(&cx.stats.accepted),
+            _ => Stats::bump(&cx.stats.duplicates),
         }
         decisions[index].answer = answer;
     }
@@ -224,40 +247,34 @@ async fn journal(
 
 /// The checks before journaling: allowed, not too large, room in the
 /// conversation's queue (reserved now, so an accepted message always fits).
-fn admit(core: &Arc<Core>, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
-    if !core.allowed(inbound) {
-        Stats::bump(&core.stats.refused);
+fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
+    let cx = &intake.conversations;
+    if !intake.access.allows(inbound) {
+        Stats::bump(&cx.stats.refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");
         return Err(Ack::Refused {
             reason: Refusal::NotAllowed,
         });
     }
-    if !core.pipeline.approvals().may_press(inbound) {
+    if !cx.approvals.may_press(inbound) {
         // Answered at once (the gateway shows it on the button), and nothing
         // of it is journaled: the approval keeps waiting.
-        Stats::bump(&core.stats.refused);
+        Stats::bump(&cx.stats.refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "approval button pressed by someone who may not decide");
         return Err(Ack::Refused {
             reason: Refusal::NotApprover,
         });
     }
     if let InboundBody::Text { text } = &inbound.body
-        && text.len() > core.settings.max_message_bytes
+        && text.len() > cx.settings.max_message_bytes
     {
-        Stats::bump(&core.stats.refused);
+        Stats::bump(&cx.stats.refused);
         return Err(Ack::Refused {
             reason: Refusal::TooLarge,
         });
     }
-    core.router.try_reserve(core, &inbound.conversation).map_err(|_| {
-        Stats::bump(&core.stats.busy);
+    cx.try_reserve(&inbound.conversation).map_err(|_| {
+        Stats::bump(&cx.stats.busy);
         Ack::Busy
     })
-}
-
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
 }

@@ -14,7 +14,6 @@ pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod conversations;
-pub mod core;
 pub mod daemon;
 pub mod daemon_loops;
 pub mod data_dir;

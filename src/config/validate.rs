@@ -192,7 +192,7 @@ pub fn validate(config: &Config) -> Vec<String> {
         check(false, format!("loops.time_zone: {error}"));
         Zone::utc()
     });
-    let now_ms = crate::intake::now_ms();
+    let now_ms = crate::clock::Clock::start().now_ms();
     let mut loop_names = HashSet::new();
     for (index, entry) in loops.entries.iter().enumerate() {
         let at = format!("loops.entries[{index}]");

@@ -17,10 +17,10 @@ use passepartout_gateway::{ConversationKey, ReplyKind};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use super::Conversations;
 use super::delivery;
 use super::history::RecentHistory;
 use super::worker::{commit_of, guarded};
-use crate::core::Core;
 use crate::llm::ChatMessage;
 use crate::loops::spec::LoopName;
 use crate::memory::MemorySession;
@@ -77,7 +77,7 @@ pub struct LoopJob {
     pub done: oneshot::Sender<Result<LoopDone, LoopFailed>>,
 }
 
-pub(super) async fn run(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, job: LoopJob) {
+pub(super) async fn run(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, job: LoopJob) {
     let LoopJob {
         work,
         cancel,
@@ -88,7 +88,7 @@ pub(super) async fn run(core: &Arc<Core>, key: &ConversationKey, recent: &mut Re
         tracing::debug!(conversation = %key, "a loop's iteration was called off before it started");
         return;
     }
-    let result = iterate(core, key, recent, work, next_run).await;
+    let result = iterate(cx, key, recent, work, next_run).await;
     if let Err(LoopFailed(error)) = &result {
         tracing::warn!(conversation = %key, %error, "a loop's iteration failed");
     }
@@ -97,7 +97,7 @@ pub(super) async fn run(core: &Arc<Core>, key: &ConversationKey, recent: &mut Re
 }
 
 async fn iterate(
-    core: &Arc<Core>,
+    cx: &Arc<Conversations>,
     key: &ConversationKey,
     recent: &mut RecentHistory,
     work: LoopWork,
@@ -107,15 +107,15 @@ async fn iterate(
         LoopWork::Say { name, text } => (said(&name, text), None),
         LoopWork::Task(prompt) => {
             let history = recent
-                .load(&core.store, key)
+                .load(&cx.store, key)
                 .map_err(|error| LoopFailed(format!("cannot read the conversation's history: {error}")))?;
             let memory = MemorySession::with_limits(
-                core.store.clone(),
+                cx.store.clone(),
                 &key.gateway,
                 &LoopPrompt::sender(&prompt.name),
-                core.pipeline.memory_limits(),
+                cx.pipeline.memory_limits(),
             );
-            let output = guarded(core, key, core.pipeline.run_loop(&prompt, history, memory))
+            let output = guarded(cx, key, cx.pipeline.run_loop(&prompt, history, memory))
                 .await
                 .map_err(LoopFailed)?;
             if let (Some(unanswered), None) = (&output.unanswered, &output.record) {
@@ -125,14 +125,14 @@ async fn iterate(
         }
     };
     let cost = output.cost.clone();
-    let (mut commit, record, followups) = commit_of(core, None, None, output);
+    let (mut commit, record, followups) = commit_of(cx, None, None, output);
     if let Some(NextRun { book, name, at_ms }) = &next_run {
         commit.loop_record = book
             .next_run_write(name, *at_ms)
             .map_err(|error| LoopFailed(format!("cannot read the loop's record: {error}")))?;
     }
-    let committed = core.store.commit_turn_durably(key, commit).await;
-    followups.run(core, committed.is_ok());
+    let committed = cx.store.commit_turn_durably(key, commit).await;
+    followups.run(cx, committed.is_ok());
     match committed {
         Ok(_) => recent.committed(false, record),
         Err(error) => {
@@ -140,7 +140,7 @@ async fn iterate(
             return Err(LoopFailed(format!("the store refused the iteration: {error}")));
         }
     }
-    delivery::deliver(core, key).await;
+    delivery::deliver(cx, key).await;
     Ok(LoopDone { cost, next_sleep })
 }
 

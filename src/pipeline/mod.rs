@@ -142,10 +142,6 @@ impl Pipeline {
         &self.skills
     }
 
-    pub fn approvals(&self) -> &Arc<Approvals> {
-        &self.approvals
-    }
-
     /// What one person may keep in memory.
     pub fn memory_limits(&self) -> MemoryLimits {
         MemoryLimits {
