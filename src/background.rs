@@ -1,6 +1,6 @@
 //! The daemon's background tasks: gateway supervision, recovery at start,
 //! the approvals' expiry timer and store maintenance. (Periodic backups are
-//! the heartbeat's: see [`crate::heartbeat`].)
+//! the heartbeat's: see [`crate::loops::heartbeat`].)
 
 use std::sync::Arc;
 use std::time::Duration;

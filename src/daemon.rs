@@ -25,13 +25,13 @@ use crate::background;
 use crate::clock::Clock;
 use crate::config::{Config, ProviderKind, Secret};
 use crate::conversations::{Conversations, Views};
-use crate::daemon_loops::Loops;
 use crate::data_dir::{DataDirError, DataDirLock};
 use crate::intake::IntakeContext;
 use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
+use crate::loops::daemon::Loops;
+use crate::loops::schedules::Schedules;
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
-use crate::schedules::Schedules;
 use crate::skills::Skills;
 use crate::status::StatusSources;
 use crate::store::{Store, StoreError};
@@ -67,7 +67,7 @@ pub enum StartError {
     #[error("a [skills] pattern is not a valid regular expression: {0}")]
     Skills(#[from] regex::Error),
     #[error("cannot start the background loops: {0}")]
-    Loops(#[from] crate::daemon_loops::LoopsStartError),
+    Loops(#[from] crate::loops::daemon::LoopsStartError),
 }
 
 /// A gateway as the daemon holds it: how to deliver, and how it listens.
@@ -246,7 +246,7 @@ fn pipeline(
         Duration::from_secs(config.llm.cooldown_s),
     ));
     let mut tools = crate::tools::builtin(config)?;
-    tools.extend(crate::tools::schedule::tools(schedules));
+    tools.extend(crate::loops::tools::tools(schedules));
     tools.extend(extensions.tools);
     let tools = ToolBox::with_limits(
         tools,

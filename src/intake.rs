@@ -17,8 +17,8 @@ use tokio_util::sync::CancellationToken;
 use crate::access::Access;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Job, Stats};
-use crate::daemon_loops::Loops;
-use crate::schedules::BookError;
+use crate::loops::daemon::Loops;
+use crate::loops::schedules::BookError;
 use crate::status::StatusSources;
 use crate::store::Accepted;
 

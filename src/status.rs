@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Stats, Views};
-use crate::daemon_loops::Loops;
+use crate::loops::daemon::Loops;
 use crate::loops::status::State;
 use crate::pipeline::cascade::{EntryState, ProviderHealth};
 use crate::pipeline::commands::View;

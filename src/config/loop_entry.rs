@@ -12,9 +12,9 @@ use serde::{Deserialize, Serialize};
 
 use super::skills::conversation_key;
 use crate::loops::schedule::{Schedule, Zone};
+use crate::loops::schedules::Configured;
 use crate::loops::sleep::{DEFAULT_JITTER, DEFAULT_MAX, DEFAULT_MIN, DEFAULT_SLEEP, SleepBounds};
 use crate::loops::spec::{Body, LoopName, LoopSpec, Retrigger, SpecProblem, Start, Supervisor};
-use crate::schedules::Configured;
 
 /// What triggers a loop that waits for triggers (`on = "heartbeat"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

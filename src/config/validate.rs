@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use super::Config;
-use crate::heartbeat::HEARTBEAT;
+use crate::loops::heartbeat::HEARTBEAT;
 use crate::loops::schedule::Zone;
 
 /// Every problem with `config`, as sentences naming the key. Empty when valid.

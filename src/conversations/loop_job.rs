@@ -22,10 +22,10 @@ use super::delivery;
 use super::history::RecentHistory;
 use super::worker::{commit_of, guarded};
 use crate::llm::ChatMessage;
+use crate::loops::schedules::Schedules;
 use crate::loops::spec::LoopName;
 use crate::memory::MemorySession;
 use crate::pipeline::{Cost, LoopPrompt, TurnOutput, TurnRecord};
-use crate::schedules::Schedules;
 
 /// What a loop asks of a conversation's worker.
 #[derive(Debug)]

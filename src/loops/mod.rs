@@ -13,12 +13,24 @@
 //! doing is a serializable [`LoopStatus`](status::LoopStatus). When
 //! scheduled work falls due — every N minutes, daily at a time, a cron
 //! expression, or once — is a [`Schedule`](schedule::Schedule).
+//!
+//! The daemon's side lives here too: [`daemon`] runs the iterations (a
+//! reminder or a task in its output conversation, the [`heartbeat`] right
+//! there) and holds the running [`Loops`]; [`schedules`] is the book of
+//! loops that outlive a restart; [`tools`] are the model's `remind`,
+//! `schedule`, `schedules` and `cancel_schedule`.
 
+pub mod daemon;
+pub mod heartbeat;
 pub mod iterate;
 pub mod random;
 pub mod registry;
 mod run;
 pub mod schedule;
+pub mod schedules;
 pub mod sleep;
 pub mod spec;
 pub mod status;
+pub mod tools;
+
+pub use daemon::Loops;

@@ -11,7 +11,6 @@ pub mod http_get;
 mod memory;
 pub mod net_policy;
 pub mod next_sleep;
-pub mod schedule;
 pub mod shell;
 mod telemetry;
 mod time;

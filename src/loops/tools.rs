@@ -14,13 +14,13 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Tool, ToolContext, ToolError, parse_arguments};
 use crate::llm::ToolSpec;
 use crate::loops::schedule::Schedule;
+use crate::loops::schedules::{BookError, Schedules};
 use crate::loops::spec::{LoopName, LoopSpec};
 use crate::loops::status::human;
 use crate::pipeline::LoopPrompt;
-use crate::schedules::{BookError, Schedules};
+use crate::tools::{Tool, ToolContext, ToolError, parse_arguments};
 
 /// The four tools, sharing `schedules`.
 pub fn tools(schedules: &Arc<Schedules>) -> Vec<Arc<dyn Tool>> {

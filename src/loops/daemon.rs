@@ -1,5 +1,5 @@
 //! The daemon's side of the loop runtime: [`DaemonLoops`] implements
-//! [`Iterate`] — a built-in handler (the [`heartbeat`](crate::heartbeat),
+//! [`Iterate`] — a built-in handler (the [`heartbeat`](crate::loops::heartbeat),
 //! which also triggers the loops that wait for it) runs right here; a
 //! reminder or a task runs in its output conversation's worker, through the
 //! pipeline and the outbox — and [`start`] builds the [`Registry`], spawns
@@ -16,14 +16,14 @@ use tokio::sync::oneshot;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Job, LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
-use crate::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
+use crate::loops::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
 use crate::loops::registry::{Drained, Registry, SpawnError};
+use crate::loops::schedules::{BookError, Configured, Schedules};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
 use crate::loops::status::LoopStatus;
 use crate::pipeline::LoopPrompt;
-use crate::schedules::{BookError, Configured, Schedules};
 use crate::tools::next_sleep::LoopTurn;
 
 /// A built-in handler, by name.
@@ -55,7 +55,7 @@ pub enum DaemonIterateError {
     #[error(transparent)]
     Turn(#[from] LoopFailed),
     #[error(transparent)]
-    Heartbeat(#[from] crate::heartbeat::HeartbeatError),
+    Heartbeat(#[from] crate::loops::heartbeat::HeartbeatError),
     #[error("the daemon is gone")]
     DaemonGone,
 }
@@ -328,9 +328,9 @@ fn configured(config: &Config, clock: Clock) -> Result<Vec<Configured>, LoopsSta
 }
 
 #[cfg(test)]
-#[path = "daemon_loops_tests.rs"]
+#[path = "daemon_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "daemon_loops_pipeline_tests.rs"]
+#[path = "daemon_pipeline_tests.rs"]
 mod pipeline_tests;

@@ -106,7 +106,7 @@ impl Harness {
         let clock = Clock::at(NOON);
         let schedules = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
         let mut tools = crate::tools::builtin(&config).unwrap();
-        tools.extend(crate::tools::schedule::tools(&schedules));
+        tools.extend(crate::loops::tools::tools(&schedules));
         let models = models.iter().map(|m| (*m).clone() as Arc<dyn ChatModel>).collect();
         let cascade = Arc::new(Cascade::new(models, Duration::from_secs(30)));
         let approvals = Arc::new(Approvals::new(
@@ -151,7 +151,7 @@ impl Harness {
     }
 
     async fn tool(&self, name: &str, arguments: serde_json::Value) -> Result<String, crate::tools::ToolError> {
-        let tools = crate::tools::schedule::tools(&self.schedules);
+        let tools = crate::loops::tools::tools(&self.schedules);
         let tool = tools.iter().find(|t| t.spec().name == name).expect("no such tool");
         tool.call(&self.me(), arguments).await
     }
@@ -351,7 +351,7 @@ async fn a_supervisor_iteration_uses_its_model_and_review_and_may_choose_the_sle
 #[tokio::test(start_paused = true)]
 async fn a_loop_may_not_change_the_schedules_even_after_an_approval() {
     let harness = Harness::start(&[&Scripted::new("small", Vec::new())]).await;
-    let tools = crate::tools::schedule::tools(&harness.schedules);
+    let tools = crate::loops::tools::tools(&harness.schedules);
     let mut from_a_loop = harness.me();
     from_a_loop.sender = LoopPrompt::sender(&LoopName::new("tidy").unwrap());
     for (name, arguments) in [
