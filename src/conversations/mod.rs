@@ -9,8 +9,8 @@
 
 mod context;
 mod delivery;
+mod errand;
 mod history;
-mod loop_job;
 mod settle;
 mod worker;
 
@@ -21,7 +21,8 @@ use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
 pub use context::{Conversations, Stats, Views};
-pub use loop_job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
+pub use errand::{Errand, InWorker};
+pub use worker::guarded;
 
 /// Work for a conversation's worker.
 #[derive(Debug)]
@@ -30,8 +31,8 @@ pub enum Job {
     Turn(u64),
     /// Try to deliver what waits in the outbox.
     Deliver,
-    /// Run a loop's iteration in this conversation.
-    Loop(Box<LoopJob>),
+    /// Run work from above the conversations (a loop's iteration) here.
+    Errand(Box<dyn Errand>),
 }
 
 /// The conversation's queue is full.

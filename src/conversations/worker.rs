@@ -17,7 +17,7 @@ use tokio::sync::mpsc;
 
 use super::history::RecentHistory;
 use super::{Conversations, Stats};
-use super::{Job, delivery};
+use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
 use crate::memory::MemorySession;
 use crate::pipeline::commands::View;
@@ -61,9 +61,9 @@ async fn handle(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Rec
     let ran = match job {
         Job::Turn(seq) => turns_up_to(cx, key, recent, seq).await,
         Job::Deliver => 0,
-        Job::Loop(job) => {
+        Job::Errand(errand) => {
             // It delivers what it committed.
-            super::loop_job::run(cx, key, recent, *job).await;
+            errand.run(&mut InWorker { cx, key, recent }).await;
             1
         }
     };
@@ -204,8 +204,9 @@ async fn run_pipeline(
     guarded(cx, key, cx.pipeline.run(&entry.inbound, history, memory, view)).await
 }
 
-/// Runs `turn` under the turn timeout, catching panics.
-pub(super) async fn guarded(
+/// Runs `turn` under the turn timeout, catching panics. `Err` carries the
+/// sentence for the user, with the logged error id.
+pub async fn guarded(
     cx: &Arc<Conversations>,
     key: &ConversationKey,
     turn: impl Future<Output = TurnOutput>,

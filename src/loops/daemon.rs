@@ -15,7 +15,8 @@ use tokio::sync::oneshot;
 
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::conversations::{Conversations, Job, LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
+use crate::conversations::{Conversations, Job};
+use crate::loops::job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
 use crate::loops::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
 use crate::loops::registry::{Drained, Registry, SpawnError};
@@ -171,7 +172,7 @@ async fn in_conversation(
         .map_err(|_| DaemonIterateError::Busy {
             conversation: conversation.clone(),
         })?;
-    permit.send(Job::Loop(Box::new(job)));
+    permit.send(Job::Errand(Box::new(job)));
     Ok(report.await.map_err(|_| DaemonIterateError::WorkerGone)??)
 }
 

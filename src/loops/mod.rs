@@ -23,6 +23,7 @@
 pub mod daemon;
 pub mod heartbeat;
 pub mod iterate;
+pub mod job;
 pub mod random;
 pub mod registry;
 mod run;
