@@ -99,11 +99,7 @@ impl Errand for LoopJob {
     }
 }
 
-async fn iterate(
-    worker: &mut InWorker<'_>,
-    work: LoopWork,
-    next_run: Option<NextRun>,
-) -> Result<LoopDone, LoopFailed> {
+async fn iterate(worker: &mut InWorker<'_>, work: LoopWork, next_run: Option<NextRun>) -> Result<LoopDone, LoopFailed> {
     let (cx, key) = (worker.context(), worker.conversation());
     let (output, next_sleep) = match work {
         LoopWork::Say { name, text } => (said(&name, text), None),
