@@ -19,13 +19,13 @@ use crate::conversations::{Conversations, Job};
 use crate::loops::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
 use crate::loops::job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
+use crate::loops::next_sleep::LoopTurn;
+use crate::loops::prompt::LoopPrompt;
 use crate::loops::registry::{Drained, Registry, SpawnError};
 use crate::loops::schedules::{BookError, Configured, Schedules};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
 use crate::loops::status::LoopStatus;
-use crate::pipeline::LoopPrompt;
-use crate::tools::next_sleep::LoopTurn;
 
 /// A built-in handler, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -24,11 +24,12 @@ use crate::clock::Clock;
 use crate::clock::testing::within_patience;
 use crate::llm::ChatModel;
 use crate::llm::testing::{Scripted, answer, call};
+use crate::loops::prompt::LoopPrompt;
 use crate::loops::schedule::{Schedule, Zone};
 use crate::loops::status::{LoopStatus, State, StopReason};
 use crate::memory::MemorySession;
+use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
-use crate::pipeline::{LoopPrompt, Pipeline};
 use crate::skills::Skills;
 use crate::tools::{ToolBox, ToolContext};
 

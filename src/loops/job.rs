@@ -21,10 +21,11 @@ use tokio_util::sync::CancellationToken;
 
 use crate::conversations::{Errand, InWorker, guarded};
 use crate::llm::ChatMessage;
+use crate::loops::prompt::LoopPrompt;
 use crate::loops::schedules::Schedules;
 use crate::loops::spec::LoopName;
 use crate::memory::MemorySession;
-use crate::pipeline::{Cost, LoopPrompt, TurnOutput, TurnRecord};
+use crate::pipeline::{Cost, TurnOutput, TurnRecord};
 
 /// What a loop asks of a conversation's worker.
 #[derive(Debug)]
@@ -113,7 +114,7 @@ async fn iterate(worker: &mut InWorker<'_>, work: LoopWork, next_run: Option<Nex
                 &LoopPrompt::sender(&prompt.name),
                 cx.pipeline.memory_limits(),
             );
-            let output = guarded(cx, key, cx.pipeline.run_loop(&prompt, history, memory))
+            let output = guarded(cx, key, cx.pipeline.run_background(prompt.turn(), history, memory))
                 .await
                 .map_err(LoopFailed)?;
             if let (Some(unanswered), None) = (&output.unanswered, &output.record) {

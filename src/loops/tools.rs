@@ -15,16 +15,19 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::llm::ToolSpec;
+use crate::loops::next_sleep::SetNextSleep;
+use crate::loops::prompt::LoopPrompt;
 use crate::loops::schedule::Schedule;
 use crate::loops::schedules::{BookError, Schedules};
 use crate::loops::spec::{LoopName, LoopSpec};
 use crate::loops::status::human;
-use crate::pipeline::LoopPrompt;
 use crate::tools::{Tool, ToolContext, ToolError, parse_arguments};
 
-/// The four tools, sharing `schedules`.
+/// The loops' tools: a loop's `set_next_sleep`, and the four that share
+/// `schedules`.
 pub fn tools(schedules: &Arc<Schedules>) -> Vec<Arc<dyn Tool>> {
     vec![
+        Arc::new(SetNextSleep),
         Arc::new(RemindTool(schedules.clone())),
         Arc::new(ScheduleTool(schedules.clone())),
         Arc::new(ListSchedules(schedules.clone())),
