@@ -1,5 +1,5 @@
 //! The built-in tools, configured: memory, time, the workspace's files, the
-//! shell and `http_get`. (The loops bring their own: see `crate::loops::tools`.)
+//! shell and `http_get`. (The loops bring their own tools.)
 
 use std::sync::Arc;
 
