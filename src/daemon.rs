@@ -132,20 +132,10 @@ impl Daemon {
         let gateways = gateways(&config, &store).await?;
         let conversations = Conversations::new(store, pipeline, approvals, gateways.deliver(), config.pipeline.clone());
         let loops = Loops::new(&conversations, clock, &config, schedules);
-        let status = Arc::new(StatusSources {
-            conversations: conversations.clone(),
-            gateways: gateways.listen(),
-            loops: loops.clone(),
-            clock,
-            started: Instant::now(),
-        });
-        conversations.show_views_with(&(status.clone() as Arc<dyn Views>));
+        let status = status(&conversations, &gateways, &loops, clock);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
-        background::recover(&conversations);
-        conversations
-            .tracker
-            .spawn(background::approval_expiry(conversations.clone()));
+        resume_conversations(&conversations);
         // The heartbeat sweeps approvals too, and writes the periodic backups.
         loops.start(&config).await?;
         let intake = Arc::new(IntakeContext {
@@ -221,6 +211,34 @@ impl Daemon {
         tracing::info!("store flushed; bye");
         Ok(())
     }
+}
+
+/// The status document's sources, which also answer the chat's `/status`
+/// and `/loops`.
+fn status(
+    conversations: &Arc<Conversations>,
+    gateways: &Gateways,
+    loops: &Arc<Loops>,
+    clock: Clock,
+) -> Arc<StatusSources> {
+    let status = Arc::new(StatusSources {
+        conversations: conversations.clone(),
+        gateways: gateways.listen(),
+        loops: loops.clone(),
+        clock,
+        started: Instant::now(),
+    });
+    conversations.show_views_with(&(status.clone() as Arc<dyn Views>));
+    status
+}
+
+/// Queues what was waiting when the daemon stopped, and arms the approvals'
+/// expiry timer.
+fn resume_conversations(conversations: &Arc<Conversations>) {
+    background::recover(conversations);
+    conversations
+        .tracker
+        .spawn(background::approval_expiry(conversations.clone()));
 }
 
 fn open_store(config: &Config) -> Result<Store, StoreError> {
