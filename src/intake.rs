@@ -1,4 +1,4 @@
-//! The intake loop: the core's end of the gateways' queue.
+//! The intake loop: the daemon's end of the gateways' queue.
 //!
 //! It takes whatever has queued up (a batch), decides about each message —
 //! allowed? an approval button its presser may not press? too large? room

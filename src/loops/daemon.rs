@@ -2,9 +2,10 @@
 //! [`Iterate`] — a built-in handler (the [`heartbeat`](crate::loops::heartbeat),
 //! which also triggers the loops that wait for it) runs right here; a
 //! reminder or a task runs in its output conversation's worker, through the
-//! pipeline and the outbox — and [`start`] builds the [`Registry`], spawns
-//! the heartbeat and resumes the stored and configured loops, and returns
-//! them as [`Loops`].
+//! pipeline and the outbox, as a [`LoopJob`] errand. [`Loops`] builds the
+//! [`Registry`] over them; its `start` spawns the heartbeat and resumes the
+//! stored and configured loops. The iterations get what they use: the
+//! conversations, the clock, the heartbeat and the book of stored loops.
 
 use std::sync::Arc;
 use std::time::Duration;
