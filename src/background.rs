@@ -1,6 +1,6 @@
 //! The daemon's background tasks: gateway supervision, recovery at start,
 //! the approvals' expiry timer and store maintenance. (Periodic backups are
-//! the heartbeat's: see [`crate::heartbeat`].)
+//! the heartbeat's: see [`crate::loops::heartbeat`].)
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,8 +9,9 @@ use passepartout_gateway::retry::{Backoff, BackoffPolicy, Jitter, sleep_or_shutd
 use passepartout_gateway::{GatewayId, Intake, Listen};
 use tokio_util::sync::CancellationToken;
 
-use crate::conversations::Job;
-use crate::core::Core;
+use crate::clock::Clock;
+use crate::conversations::{Conversations, Job};
+use crate::store::Store;
 
 /// How often maintenance (the dedupe sweep) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(3600);
@@ -41,15 +42,16 @@ pub async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, 
 /// Queues one job per conversation with journaled-but-unanswered messages
 /// (the worker runs them all, oldest first) and a delivery for every
 /// conversation with undelivered replies. Never waits: every queue is new.
-pub fn recover(core: &Arc<Core>) {
-    let pending = match core.store.pending_conversations() {
+pub fn recover(conversations: &Arc<Conversations>) {
+    let cx = conversations;
+    let pending = match cx.store.pending_conversations() {
         Ok(pending) => pending,
         Err(error) => {
             tracing::error!(%error, "cannot list pending messages");
             Vec::new()
         }
     };
-    let outbox = core.store.outbox_conversations().unwrap_or_else(|error| {
+    let outbox = cx.store.outbox_conversations().unwrap_or_else(|error| {
         tracing::error!(%error, "cannot list the outbox");
         Vec::new()
     });
@@ -61,7 +63,7 @@ pub fn recover(core: &Arc<Core>) {
         );
     }
     for (key, newest) in pending {
-        match core.router.try_reserve(core, &key) {
+        match cx.try_reserve(&key) {
             Ok(permit) => {
                 permit.send(Job::Turn(newest));
             }
@@ -69,14 +71,14 @@ pub fn recover(core: &Arc<Core>) {
         }
     }
     for key in outbox {
-        core.router.nudge(core, &key);
+        cx.nudge(&key);
     }
     // Approvals decided before the restart whose outcome was not yet told
     // (an approved action not yet run runs now, once).
-    match core.pipeline.approvals().recover() {
+    match cx.approvals.recover() {
         Ok(owed) => {
             for key in owed {
-                core.router.nudge(core, &key);
+                cx.nudge(&key);
             }
         }
         Err(error) => tracing::error!(%error, "cannot read approvals to settle"),
@@ -85,35 +87,41 @@ pub fn recover(core: &Arc<Core>) {
 
 /// Times out approvals nobody answered (also those that expired while the
 /// daemon was down), and wakes their conversations to tell them.
-pub async fn approval_expiry(core: Arc<Core>) {
-    let approvals = core.pipeline.approvals().clone();
-    let stop = core.draining.clone();
-    let woken = core.clone();
-    crate::approvals::expiry::run(approvals, move |key| woken.router.nudge(&woken, &key), stop).await;
+pub async fn approval_expiry(conversations: Arc<Conversations>) {
+    let approvals = conversations.approvals.clone();
+    let stop = conversations.draining.clone();
+    crate::approvals::expiry::run(approvals, move |key| conversations.nudge(&key), stop).await;
 }
 
 /// Forgets platform message ids older than `dedupe_window`, hourly, so the
 /// dedupe index stays as large as the window and no larger; likewise
-/// approvals decided and told longer than `keep_decided` ago.
-pub async fn maintenance(core: Arc<Core>, dedupe_window: Duration, keep_decided: Duration) {
+/// approvals decided and told longer than `keep_decided` ago, by `clock`.
+/// Stops when `stop` is cancelled.
+pub async fn maintenance(
+    store: Store,
+    clock: Clock,
+    stop: CancellationToken,
+    dedupe_window: Duration,
+    keep_decided: Duration,
+) {
     // Not at start: a start should be quick, and nothing is old yet.
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + MAINTENANCE_EVERY, MAINTENANCE_EVERY);
     loop {
         tokio::select! {
-            _ = core.draining.cancelled() => return,
+            _ = stop.cancelled() => return,
             _ = ticker.tick() => {}
         }
-        let cutoff = crate::intake::now_ms().saturating_sub(dedupe_window.as_millis() as u64);
-        let store = core.store.clone();
-        match tokio::task::spawn_blocking(move || store.prune_dedupe(cutoff)).await {
+        let cutoff = clock.now_ms().saturating_sub(dedupe_window.as_millis() as u64);
+        let pruning = store.clone();
+        match tokio::task::spawn_blocking(move || pruning.prune_dedupe(cutoff)).await {
             Ok(Ok(0)) => {}
             Ok(Ok(pruned)) => tracing::info!(pruned, "old message ids forgotten"),
             Ok(Err(error)) => tracing::error!(%error, "dedupe sweep failed"),
             Err(error) => tracing::error!(%error, "dedupe sweep task failed"),
         }
-        let cutoff = crate::intake::now_ms().saturating_sub(keep_decided.as_millis() as u64);
-        let store = core.store.clone();
-        match tokio::task::spawn_blocking(move || store.prune_approvals(cutoff)).await {
+        let cutoff = clock.now_ms().saturating_sub(keep_decided.as_millis() as u64);
+        let pruning = store.clone();
+        match tokio::task::spawn_blocking(move || pruning.prune_approvals(cutoff)).await {
             Ok(Ok(0)) => {}
             Ok(Ok(pruned)) => tracing::info!(pruned, "old decided approvals forgotten"),
             Ok(Err(error)) => tracing::error!(%error, "approvals sweep failed"),

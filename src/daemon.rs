@@ -11,10 +11,10 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use passepartout_admin::Admin;
-use passepartout_gateway::{GatewayId, Intake};
+use passepartout_gateway::{Deliver, GatewayId, Intake, Listen};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
@@ -23,13 +23,17 @@ use crate::approvals::{Approvals, Policy};
 use crate::background;
 use crate::clock::Clock;
 use crate::config::{Config, ProviderKind, Secret};
-use crate::core::{Core, GatewayHandle};
+use crate::conversations::{Conversations, Views};
 use crate::data_dir::{DataDirError, DataDirLock};
+use crate::gateways::BuildContext;
+use crate::intake::IntakeContext;
 use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
+use crate::loops::daemon::Loops;
+use crate::loops::schedules::Schedules;
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
-use crate::schedules::Schedules;
 use crate::skills::Skills;
+use crate::status::StatusSources;
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolBox};
 
@@ -62,17 +66,45 @@ pub enum StartError {
     #[error("a [skills] pattern is not a valid regular expression: {0}")]
     Skills(#[from] regex::Error),
     #[error("cannot start the background loops: {0}")]
-    Loops(#[from] crate::daemon_loops::LoopsStartError),
+    Loops(#[from] crate::loops::daemon::LoopsStartError),
+}
+
+/// A gateway as the daemon holds it: how to deliver, and how it listens.
+#[derive(Clone)]
+struct GatewayHandle {
+    deliver: Arc<dyn Deliver>,
+    listen: Arc<dyn Listen>,
+}
+
+/// The running gateways, and where a local client reaches the daemon.
+struct Gateways {
+    handles: HashMap<GatewayId, GatewayHandle>,
+    local_path: Option<PathBuf>,
+}
+
+impl Gateways {
+    fn deliver(&self) -> HashMap<GatewayId, Arc<dyn Deliver>> {
+        self.handles
+            .iter()
+            .map(|(id, handle)| (id.clone(), handle.deliver.clone()))
+            .collect()
+    }
+
+    fn listen(&self) -> Vec<Arc<dyn Listen>> {
+        self.handles.values().map(|handle| handle.listen.clone()).collect()
+    }
 }
 
 /// A running daemon.
 pub struct Daemon {
-    core: Arc<Core>,
+    conversations: Arc<Conversations>,
+    loops: Arc<Loops>,
+    status: Arc<StatusSources>,
+    gateways: Vec<Arc<dyn Listen>>,
     stop_intake: CancellationToken,
     intake_task: tokio::task::JoinHandle<()>,
     /// Held until the daemon is gone; released last, after the final flush.
     _lock: DataDirLock,
-    /// Where a local client reaches the daemon, when a gateway offers that.
     socket_path: Option<PathBuf>,
     grace: Duration,
     /// How long the loops get to stop at shutdown.
@@ -89,86 +121,55 @@ impl Daemon {
     pub async fn start_with(config: Config, extensions: Extensions) -> Result<Daemon, StartError> {
         let data_dir = config.data_dir();
         let lock = DataDirLock::acquire(&data_dir)?;
-        let opening = std::time::Instant::now();
-        let store = Store::open(&config.store_dir(), &config.store)?;
-        tracing::info!(elapsed_ms = opening.elapsed().as_millis() as u64, "store opened");
+        let store = open_store(&config)?;
+        // One clock for the journal, the approvals, the loops and their schedules.
+        let clock = Clock::start();
         let providers = providers(&config)?;
+        let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
+        let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
         let cascade = Arc::new(Cascade::new(
             providers.clone(),
             Duration::from_secs(config.llm.cooldown_s),
         ));
-        // One clock for the approvals, the loops and their schedules.
-        let clock = Clock::start();
-        let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
-        let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
-        let mut tools = crate::tools::builtin(&config)?;
-        tools.extend(crate::tools::schedule::tools(&schedules));
-        tools.extend(extensions.tools);
-        let tools = ToolBox::with_limits(
-            tools,
-            Duration::from_secs(config.tools.timeout_s),
-            config.tools.output_cap_bytes,
-        );
-        let skills = Skills::from_config(&config.skills, &config.tools)?;
-        let approvals = Arc::new(Approvals::new(
-            store.clone(),
-            Policy::from_config(&config),
-            clock,
-            &config,
-        ));
-        let pipeline = Pipeline::new(&config, cascade.clone(), tools, skills, approvals.clone());
+        let (pipeline, approvals) = pipeline(&config, &store, clock, cascade.clone(), &schedules, extensions)?;
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
-
-        let (gateways, socket_path) = start_gateways(&config, &store, admin).await?;
-
-        let access = crate::access::Access::from_config(&config);
-        let core = Core::new(store, pipeline, config.pipeline.clone(), gateways, access);
+        let gateways = gateways(&config, &store, admin).await?;
+        let conversations = Conversations::new(store, pipeline, approvals, gateways.deliver(), config.pipeline.clone());
+        let loops = Loops::new(&conversations, clock, &config, schedules);
+        let status = status(&conversations, &gateways, &loops, clock);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
-        background::recover(&core);
-        core.tracker.spawn(background::approval_expiry(core.clone()));
+        resume_conversations(&conversations);
         // The heartbeat sweeps approvals too, and writes the periodic backups.
-        crate::daemon_loops::start(&core, &config, schedules).await?;
-        let stop_intake = CancellationToken::new();
-        let (intake, queue) = Intake::channel(INTAKE_CAPACITY);
-        let intake_task = core
-            .tracker
-            .spawn(crate::intake::run(core.clone(), queue, stop_intake.clone()));
-        let admin = admin_context(&core, approvals, cascade);
-        core.tracker
-            .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
-        for (id, handle) in &core.gateways {
-            let gateway = handle.listen.clone();
-            let supervised = background::supervise(id.clone(), gateway, intake.clone(), stop_intake.clone());
-            core.tracker.spawn(supervised);
-        }
-        drop(intake);
-        let draining = core.draining.clone();
-        core.tracker.spawn(async move {
-            tokio::select! {
-                _ = draining.cancelled() => {}
-                _ = crate::doctor::log_startup_checks(providers) => {}
-            }
+        loops.start(&config).await?;
+        let intake = Arc::new(IntakeContext {
+            conversations: conversations.clone(),
+            access: crate::access::Access::from_config(&config),
+            clock,
         });
-        let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
-        let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
-        core.tracker
-            .spawn(background::maintenance(core.clone(), dedupe_window, keep_decided));
+        let (stop_intake, intake_task) = start_intake(intake, &gateways);
+        let admin = admin_context(&conversations, &status, &loops, cascade);
+        conversations
+            .tracker
+            .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
+        spawn_housekeeping(&conversations, &config, clock, providers);
         tracing::info!(
             data_dir = %data_dir.display(),
-            socket = ?socket_path,
-            pending = core.store.pending_count(),
-            outbox = core.store.outbox_len(),
+            socket = ?gateways.local_path,
+            pending = conversations.store.pending_count(),
+            outbox = conversations.store.outbox_len(),
             "passepartout ready"
         );
-        let grace = Duration::from_secs(config.pipeline.shutdown_grace_s);
         Ok(Daemon {
-            core,
+            conversations,
+            loops,
+            status,
+            gateways: gateways.listen(),
             stop_intake,
             intake_task,
             _lock: lock,
-            socket_path,
-            grace,
+            socket_path: gateways.local_path,
+            grace: Duration::from_secs(config.pipeline.shutdown_grace_s),
             loops_grace: Duration::from_secs(config.loops.shutdown_grace_s),
         })
     }
@@ -180,7 +181,7 @@ impl Daemon {
 
     /// The status document, as `passepartout status --json` shows it.
     pub fn status(&self) -> serde_json::Value {
-        self.core.status_document()
+        self.status.document()
     }
 
     /// Stops intake, stops the loops within their grace period, lets running
@@ -195,13 +196,12 @@ impl Daemon {
         }
         // Before the workers drain: a loop's last iteration may still hand
         // them work (a heartbeat nudging a conversation).
-        if let Some(loops) = self.core.loops() {
-            let drained = loops.shutdown(self.loops_grace).await;
-            tracing::info!(stopped = drained.stopped, aborted = drained.aborted, "loops stopped");
-        }
-        self.core.draining.cancel();
-        self.core.tracker.close();
-        if tokio::time::timeout(self.grace, self.core.tracker.wait())
+        let drained = self.loops.shutdown(self.loops_grace).await;
+        tracing::info!(stopped = drained.stopped, aborted = drained.aborted, "loops stopped");
+        let conversations = &self.conversations;
+        conversations.draining.cancel();
+        conversations.tracker.close();
+        if tokio::time::timeout(self.grace, conversations.tracker.wait())
             .await
             .is_err()
         {
@@ -210,20 +210,170 @@ impl Daemon {
                 "turns still running after the grace period; they will run again at next start"
             );
         }
-        for handle in self.core.gateways.values() {
-            handle.listen.close().await;
+        for listen in &self.gateways {
+            listen.close().await;
         }
-        self.core.store.durable().await?;
+        conversations.store.durable().await?;
         tracing::info!("store flushed; bye");
         Ok(())
     }
+}
+
+/// The status document's sources, which also answer the chat's `/status`
+/// and `/loops`.
+fn status(
+    conversations: &Arc<Conversations>,
+    gateways: &Gateways,
+    loops: &Arc<Loops>,
+    clock: Clock,
+) -> Arc<StatusSources> {
+    let status = Arc::new(StatusSources {
+        conversations: conversations.clone(),
+        gateways: gateways.listen(),
+        loops: loops.clone(),
+        clock,
+        started: Instant::now(),
+    });
+    conversations.show_views_with(&(status.clone() as Arc<dyn Views>));
+    status
+}
+
+/// Queues what was waiting when the daemon stopped, and arms the approvals'
+/// expiry timer.
+fn resume_conversations(conversations: &Arc<Conversations>) {
+    background::recover(conversations);
+    conversations
+        .tracker
+        .spawn(background::approval_expiry(conversations.clone()));
+}
+
+fn open_store(config: &Config) -> Result<Store, StoreError> {
+    let opening = std::time::Instant::now();
+    let store = Store::open(&config.store_dir(), &config.store)?;
+    tracing::info!(elapsed_ms = opening.elapsed().as_millis() as u64, "store opened");
+    Ok(store)
+}
+
+/// The pipeline — the model `cascade`, the tools (the built-in ones, the
+/// loops' `schedules` tools, the `extensions`), the skills — and the
+/// approvals it holds actions for, on `clock`.
+fn pipeline(
+    config: &Config,
+    store: &Store,
+    clock: Clock,
+    cascade: Arc<Cascade>,
+    schedules: &Arc<Schedules>,
+    extensions: Extensions,
+) -> Result<(Pipeline, Arc<Approvals>), StartError> {
+    let mut tools = crate::tools::builtin(config)?;
+    tools.extend(crate::loops::tools::tools(schedules));
+    tools.extend(extensions.tools);
+    let tools = ToolBox::with_limits(
+        tools,
+        Duration::from_secs(config.tools.timeout_s),
+        config.tools.output_cap_bytes,
+    );
+    let skills = Skills::from_config(&config.skills, &config.tools)?;
+    let approvals = Arc::new(Approvals::new(
+        store.clone(),
+        Policy::from_config(config),
+        clock,
+        config,
+    ));
+    let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone());
+    Ok((pipeline, approvals))
+}
+
+/// Starts every enabled gateway component, from the one list of them.
+async fn gateways(config: &Config, store: &Store, admin: Admin) -> Result<Gateways, StartError> {
+    let with = BuildContext {
+        store: store.clone(),
+        admin,
+    };
+    let mut handles = HashMap::new();
+    let mut local_path = None;
+    for component in crate::gateways::components(config) {
+        if !component.enabled() {
+            continue;
+        }
+        let built = component.build(&with).await?;
+        local_path = local_path.or(built.local_path);
+        let handle = GatewayHandle {
+            deliver: built.deliver,
+            listen: built.listen,
+        };
+        handles.insert(handle.listen.id(), handle);
+    }
+    Ok(Gateways { handles, local_path })
+}
+
+/// What the admin path needs: the status, the approvals, the loops, the
+/// cascade it probes again, and a way to wake a conversation.
+fn admin_context(
+    conversations: &Arc<Conversations>,
+    status: &Arc<StatusSources>,
+    loops: &Arc<Loops>,
+    cascade: Arc<Cascade>,
+) -> AdminContext {
+    let document = status.clone();
+    let nudge = conversations.clone();
+    AdminContext {
+        status: Arc::new(move || document.document()),
+        approvals: conversations.approvals.clone(),
+        loops: loops.clone(),
+        cascade,
+        store: conversations.store.clone(),
+        tracker: conversations.tracker.clone(),
+        nudge: Arc::new(move |key| nudge.nudge(key)),
+    }
+}
+
+/// Starts the intake and a supervisor per gateway feeding it; returns the
+/// token that stops them and the intake's task.
+fn start_intake(intake: Arc<IntakeContext>, gateways: &Gateways) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let tracker = intake.conversations.tracker.clone();
+    let stop_intake = CancellationToken::new();
+    let (sender, queue) = Intake::channel(INTAKE_CAPACITY);
+    let intake_task = tracker.spawn(crate::intake::run(intake, queue, stop_intake.clone()));
+    for (id, handle) in &gateways.handles {
+        let gateway = handle.listen.clone();
+        let supervised = background::supervise(id.clone(), gateway, sender.clone(), stop_intake.clone());
+        tracker.spawn(supervised);
+    }
+    (stop_intake, intake_task)
+}
+
+/// The startup checks of the model `providers`, and the hourly store
+/// maintenance; both stop when the conversations drain.
+fn spawn_housekeeping(
+    conversations: &Conversations,
+    config: &Config,
+    clock: Clock,
+    providers: Vec<Arc<dyn ChatModel>>,
+) {
+    let draining = conversations.draining.clone();
+    conversations.tracker.spawn(async move {
+        tokio::select! {
+            _ = draining.cancelled() => {}
+            _ = crate::doctor::log_startup_checks(providers) => {}
+        }
+    });
+    let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
+    let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
+    conversations.tracker.spawn(background::maintenance(
+        conversations.store.clone(),
+        clock,
+        conversations.draining.clone(),
+        dedupe_window,
+        keep_decided,
+    ));
 }
 
 /// Starts a daemon from `config`, runs it until `shutdown` completes, then
 /// shuts it down in order.
 pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::start(config).await?;
-    let failed = daemon.core.store.failed();
+    let failed = daemon.conversations.store.failed();
     let store_failed = tokio::select! {
         _ = shutdown => false,
         _ = failed.cancelled() => true,
@@ -235,49 +385,6 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::
         anyhow::bail!("the store failed to flush; stopped so that nothing unsaved is acknowledged");
     }
     Ok(())
-}
-
-/// What the admin path needs, taken from the core.
-fn admin_context(core: &Arc<Core>, approvals: Arc<Approvals>, cascade: Arc<Cascade>) -> AdminContext {
-    let status = core.clone();
-    let nudge = core.clone();
-    AdminContext {
-        status: Arc::new(move || status.status_document()),
-        approvals,
-        loops: core.clone(),
-        cascade,
-        store: core.store.clone(),
-        tracker: core.tracker.clone(),
-        nudge: Arc::new(move |key| nudge.router.nudge(&nudge, key)),
-    }
-}
-
-/// Starts every enabled gateway component, one list for all of them; also
-/// returns where a local client reaches the daemon.
-async fn start_gateways(
-    config: &Config,
-    store: &Store,
-    admin: Admin,
-) -> Result<(HashMap<GatewayId, GatewayHandle>, Option<PathBuf>), StartError> {
-    let mut gateways = HashMap::new();
-    let mut local_path = None;
-    let with = crate::gateways::BuildContext {
-        store: store.clone(),
-        admin,
-    };
-    for component in crate::gateways::components(config) {
-        if !component.enabled() {
-            continue;
-        }
-        let built = component.build(&with).await?;
-        local_path = local_path.or(built.local_path);
-        let handle = GatewayHandle {
-            deliver: built.deliver,
-            listen: built.listen,
-        };
-        gateways.insert(handle.listen.id(), handle);
-    }
-    Ok((gateways, local_path))
 }
 
 pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, StartError> {

@@ -1,4 +1,4 @@
-//! The intake loop: the core's end of the gateways' queue.
+//! The intake loop: the daemon's end of the gateways' queue.
 //!
 //! It takes whatever has queued up (a batch), decides about each message —
 //! allowed? an approval button its presser may not press? too large? room
@@ -8,18 +8,28 @@
 //! each to its gateway.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use passepartout_gateway::{Ack, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use crate::conversations::Job;
-use crate::core::{Core, Stats};
+use crate::access::Access;
+use crate::clock::Clock;
+use crate::conversations::{Conversations, Job, Stats};
 use crate::store::Accepted;
 
 /// Most events taken into one batch (one flush).
 const MAX_BATCH: usize = 512;
+
+/// What the intake works with.
+pub struct IntakeContext {
+    /// Where admitted messages go, and the store they are journaled in.
+    pub conversations: Arc<Conversations>,
+    /// Who may talk to the assistant, per gateway.
+    pub access: Access,
+    /// Stamps journal entries.
+    pub clock: Clock,
+}
 
 struct Decision {
     ack: oneshot::Sender<Ack>,
@@ -27,7 +37,7 @@ struct Decision {
 }
 
 /// Runs until `stop` is cancelled or every gateway dropped its intake.
-pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToken) {
+pub async fn run(intake: Arc<IntakeContext>, mut queue: IntakeQueue, stop: CancellationToken) {
     let mut batch = Vec::with_capacity(MAX_BATCH);
     loop {
         let first = tokio::select! {
@@ -45,7 +55,7 @@ pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToke
                 Err(_) => break,
             }
         }
-        process(&core, &mut batch).await;
+        process(&intake, &mut batch).await;
     }
     // Whatever is still queued is answered "closed" by dropping it: nothing of
     // it was journaled, so the gateways will offer it again after a restart.
@@ -53,8 +63,9 @@ pub async fn run(core: Arc<Core>, mut queue: IntakeQueue, stop: CancellationToke
     tracing::debug!("intake stopped");
 }
 
-async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
-    let poisoned = core.store.is_poisoned();
+async fn process(intake: &Arc<IntakeContext>, batch: &mut Vec<IntakeEvent>) {
+    let cx = &intake.conversations;
+    let poisoned = cx.store.is_poisoned();
     let mut decisions = Vec::with_capacity(batch.len());
     let mut admitted = Vec::with_capacity(batch.len());
     let mut slots = Vec::with_capacity(batch.len());
@@ -63,7 +74,7 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
             // A store that cannot flush acknowledges nothing: the gateway keeps
             // the message and offers it again after a restart.
             IntakeEvent::Inbound { ack, .. } if poisoned => decisions.push(Decision { ack, answer: Ack::Busy }),
-            IntakeEvent::Inbound { inbound, ack } => match admit(core, &inbound) {
+            IntakeEvent::Inbound { inbound, ack } => match admit(intake, &inbound) {
                 Ok(permit) => {
                     decisions.push(Decision { ack, answer: Ack::Busy });
                     admitted.push(inbound);
@@ -71,12 +82,12 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
                 }
                 Err(answer) => decisions.push(Decision { ack, answer }),
             },
-            IntakeEvent::Reachable(key) if core.store.has_outbox(&key) => core.router.nudge(core, &key),
+            IntakeEvent::Reachable(key) if cx.store.has_outbox(&key) => cx.nudge(&key),
             IntakeEvent::Reachable(_) => {}
         }
     }
     if !admitted.is_empty() {
-        journal(core, admitted, slots, &mut decisions).await;
+        journal(intake, admitted, slots, &mut decisions).await;
     }
     for decision in decisions {
         let _ = decision.ack.send(decision.answer);
@@ -89,13 +100,18 @@ async fn process(core: &Arc<Core>, batch: &mut Vec<IntakeEvent>) {
 /// offer harmless.
 /// `slots[i]` is the decision index and reserved queue place of `inbounds[i]`.
 async fn journal(
-    core: &Arc<Core>,
+    intake: &IntakeContext,
     inbounds: Vec<Inbound>,
     slots: Vec<(usize, mpsc::OwnedPermit<Job>)>,
     decisions: &mut [Decision],
 ) {
+    let cx = &intake.conversations;
     let count = inbounds.len();
-    let outcomes = match core.store.journal_accept_batch_async(inbounds, now_ms()).await {
+    let outcomes = match cx
+        .store
+        .journal_accept_batch_async(inbounds, intake.clock.now_ms())
+        .await
+    {
         Ok(outcomes) => outcomes,
         Err(error) => {
             tracing::error!(%error, messages = count, "journal write failed; answering busy");
@@ -116,15 +132,15 @@ async fn journal(
         }
     }
     if answers.iter().any(|(_, answer)| *answer == Ack::Accepted)
-        && let Err(error) = core.store.durable().await
+        && let Err(error) = cx.store.durable().await
     {
         tracing::error!(%error, "journal flush failed; answering busy");
         return;
     }
     for (index, answer) in answers {
         match answer {
-            Ack::Accepted => Stats::bump(&core.stats.accepted),
-            _ => Stats::bump(&core.stats.duplicates),
+            Ack::Accepted => Stats::bump(&cx.stats.accepted),
+            _ => Stats::bump(&cx.stats.duplicates),
         }
         decisions[index].answer = answer;
     }
@@ -132,40 +148,34 @@ async fn journal(
 
 /// The checks before journaling: allowed, not too large, room in the
 /// conversation's queue (reserved now, so an accepted message always fits).
-fn admit(core: &Arc<Core>, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
-    if !core.allowed(inbound) {
-        Stats::bump(&core.stats.refused);
+fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
+    let cx = &intake.conversations;
+    if !intake.access.allows(inbound) {
+        Stats::bump(&cx.stats.refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");
         return Err(Ack::Refused {
             reason: Refusal::NotAllowed,
         });
     }
-    if !core.pipeline.approvals().may_press(inbound) {
+    if !cx.approvals.may_press(inbound) {
         // Answered at once (the gateway shows it on the button), and nothing
         // of it is journaled: the approval keeps waiting.
-        Stats::bump(&core.stats.refused);
+        Stats::bump(&cx.stats.refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "approval button pressed by someone who may not decide");
         return Err(Ack::Refused {
             reason: Refusal::NotApprover,
         });
     }
     if let InboundBody::Text { text } = &inbound.body
-        && text.len() > core.settings.max_message_bytes
+        && text.len() > cx.settings.max_message_bytes
     {
-        Stats::bump(&core.stats.refused);
+        Stats::bump(&cx.stats.refused);
         return Err(Ack::Refused {
             reason: Refusal::TooLarge,
         });
     }
-    core.router.try_reserve(core, &inbound.conversation).map_err(|_| {
-        Stats::bump(&core.stats.busy);
+    cx.try_reserve(&inbound.conversation).map_err(|_| {
+        Stats::bump(&cx.stats.busy);
         Ack::Busy
     })
-}
-
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or_default()
 }

@@ -1,16 +1,128 @@
-//! The status document as text: what `passepartout status` prints and what
-//! the `/status` chat command answers — one rendering of the same facts.
+//! The status document and its text: what `passepartout status` prints and
+//! what the `/status` chat command answers — one rendering of the same facts.
+//! [`StatusSources`] gathers the document from the parts the daemon built;
+//! it also answers the chat's `/loops`, as `passepartout loops` does.
 
-use serde_json::Value;
+use std::sync::Arc;
+use std::time::Instant;
 
+use passepartout_gateway::{Health, Listen};
+use serde_json::{Value, json};
+
+use crate::clock::Clock;
+use crate::conversations::{Conversations, Stats, Views};
+use crate::loops::daemon::Loops;
+use crate::loops::status::State;
 use crate::pipeline::cascade::{EntryState, ProviderHealth};
+use crate::pipeline::commands::View;
+
+/// Where the status document's facts come from.
+pub struct StatusSources {
+    pub conversations: Arc<Conversations>,
+    /// The running gateways' listening halves, for their health.
+    pub gateways: Vec<Arc<dyn Listen>>,
+    pub loops: Arc<Loops>,
+    pub clock: Clock,
+    pub started: Instant,
+}
+
+impl StatusSources {
+    /// The status document served to `passepartout status`.
+    pub fn document(&self) -> Value {
+        let cx = &self.conversations;
+        let stats = &cx.stats;
+        let stat = Stats::read;
+        let workers = cx.queue_depths();
+        let gateways: Vec<_> = self
+            .gateway_health()
+            .into_iter()
+            .map(|(name, health)| json!({ "name": name, "state": health.state, "detail": health.detail }))
+            .collect();
+        json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "uptime_s": self.started.elapsed().as_secs(),
+            "gateways": gateways,
+            "providers": cx.pipeline.cascade().health(),
+            "tools": cx.pipeline.tools().telemetry().snapshot(),
+            "skills": cx.pipeline.skills().telemetry().snapshot(),
+            "conversations": {
+                "active": workers.len(),
+                "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
+                "queues": workers.iter().map(|(key, depth)| json!({ "conversation": key.to_string(), "queued": depth })).collect::<Vec<_>>(),
+            },
+            "approvals": { "pending": cx.approvals.pending_count().ok() },
+            "loops": self.loops_summary(),
+            "store": {
+                "path": cx.store.path(),
+                "failed": cx.store.is_poisoned(),
+                "size_bytes": cx.store.size_on_disk().ok(),
+                "pending": cx.store.pending_count(),
+                "outbox": cx.store.outbox_len(),
+            },
+            "intake": {
+                "accepted": stat(&stats.accepted),
+                "duplicates": stat(&stats.duplicates),
+                "busy": stat(&stats.busy),
+                "refused": stat(&stats.refused),
+            },
+            "turns": { "finished": stat(&stats.turns), "failed": stat(&stats.turn_failures) },
+            "delivered": stat(&stats.delivered),
+        })
+    }
+
+    /// The `/status` chat command's answer: the same text as `passepartout status`.
+    pub fn text(&self) -> String {
+        render(&self.document())
+    }
+
+    /// The `/loops` chat command's answer: the same text as `passepartout loops`.
+    pub fn loops_text(&self) -> String {
+        crate::loops::status::render(&self.loops.statuses(), self.clock.now_ms())
+    }
+
+    /// The loops' part of the status document: how many run, how many
+    /// heartbeats ran, and the loops in error.
+    fn loops_summary(&self) -> Value {
+        let statuses = self.loops.statuses();
+        let failing: Vec<_> = statuses
+            .iter()
+            .filter(|s| s.state == State::Error || s.consecutive_errors > 0)
+            .map(|s| json!({ "name": s.name, "error": s.last_error, "consecutive_errors": s.consecutive_errors }))
+            .collect();
+        json!({
+            "running": self.loops.running_count(),
+            "total": statuses.len(),
+            "heartbeats": self.loops.heartbeats(),
+            "failing": failing,
+        })
+    }
+
+    fn gateway_health(&self) -> Vec<(String, Health)> {
+        let mut gateways: Vec<_> = self
+            .gateways
+            .iter()
+            .map(|listen| (listen.id().to_string(), listen.health()))
+            .collect();
+        gateways.sort_by(|a, b| a.0.cmp(&b.0));
+        gateways
+    }
+}
+
+impl Views for StatusSources {
+    fn show(&self, view: View) -> String {
+        match view {
+            View::Status => self.text(),
+            View::Loops => self.loops_text(),
+        }
+    }
+}
 
 /// The providers of a status document; none if it has no readable list.
 pub fn providers(status: &Value) -> Vec<ProviderHealth> {
     serde_json::from_value(status["providers"].clone()).unwrap_or_default()
 }
 
-/// Renders the document served by [`crate::core::Core::status_document`].
+/// Renders the document served by [`StatusSources::document`].
 pub fn render(status: &Value) -> String {
     let mut out = format!(
         "passepartout {} — up {} s\n",

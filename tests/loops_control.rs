@@ -69,7 +69,7 @@ async fn the_heartbeat_is_stopped_through_the_socket() {
     assert_eq!(answer.message, "loop \"heartbeat\" stopped");
     let stopped = loop_until(&mut client, "heartbeat", |s| s.state == State::Stopped).await;
     assert_eq!(stopped.stop_reason, Some(StopReason::Requested), "{stopped:?}");
-    let text = render(&[stopped], passepartout::intake::now_ms());
+    let text = render(&[stopped], passepartout::clock::Clock::start().now_ms());
     assert!(text.contains("stopped on request"), "{text}");
 
     let answer = in_time(client.trigger_loop("heartbeat")).await;

@@ -10,9 +10,9 @@ use async_trait::async_trait;
 use passepartout_admin::{AdminReply, LoopControl, Unreadable};
 
 use super::{AdminContext, Reply};
-use crate::core::Core;
+use crate::loops::daemon::Loops;
+use crate::loops::schedules::BookError;
 use crate::loops::status::LoopStatus;
-use crate::schedules::BookError;
 
 /// The loop operations the machine's owner may ask for.
 #[async_trait]
@@ -28,17 +28,17 @@ pub trait LoopDesk: Send + Sync {
 }
 
 #[async_trait]
-impl LoopDesk for Core {
+impl LoopDesk for Loops {
     fn statuses(&self) -> Vec<LoopStatus> {
-        self.loop_statuses()
+        Loops::statuses(self)
     }
 
     async fn stop(&self, name: &str) -> Result<(), BookError> {
-        self.stop_loop(name).await
+        Loops::stop(self, name).await
     }
 
     fn trigger(&self, name: &str) -> Result<(), BookError> {
-        self.trigger_loop(name)
+        Loops::trigger(self, name)
     }
 }
 

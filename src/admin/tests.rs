@@ -10,8 +10,8 @@ use super::*;
 use crate::approvals::Policy;
 use crate::clock::Clock;
 use crate::config::Config;
+use crate::loops::schedules::BookError;
 use crate::loops::status::LoopStatus;
-use crate::schedules::BookError;
 use crate::store::tests_support::open_temp;
 
 /// Loops that know one loop, `standup`, which may be stopped but not run.

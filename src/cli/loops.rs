@@ -27,7 +27,7 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
     }
     match serde_json::from_value::<Vec<LoopStatus>>(listing) {
         Ok(loops) => {
-            print!("{}", render(&loops, crate::intake::now_ms()));
+            print!("{}", render(&loops, crate::clock::Clock::start().now_ms()));
             ExitCode::SUCCESS
         }
         Err(error) => {

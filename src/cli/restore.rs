@@ -39,7 +39,10 @@ pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
     let store = config.store_dir();
     let mut kept = None;
     if store.exists() {
-        let aside = store.with_file_name(format!("store.before-restore-{}", crate::intake::now_ms()));
+        let aside = store.with_file_name(format!(
+            "store.before-restore-{}",
+            crate::clock::Clock::start().now_ms()
+        ));
         if let Err(error) = std::fs::rename(&store, &aside) {
             eprintln!("passepartout: cannot move {} aside: {error}", store.display());
             return ExitCode::FAILURE;

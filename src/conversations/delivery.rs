@@ -12,18 +12,18 @@ use std::time::Duration;
 use passepartout_gateway::retry::{BackoffPolicy, Jitter};
 use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody};
 
-use crate::core::{Core, Stats};
+use super::{Conversations, Stats};
 
 /// Longest wait between two delivery attempts.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
 
-pub async fn deliver(core: &Arc<Core>, key: &ConversationKey) {
-    if core.store.is_poisoned() {
+pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
+    if cx.store.is_poisoned() {
         // What is in the outbox may not be on disk: showing it could promise
         // an answer that a restart takes back.
         return;
     }
-    let entries = match core.store.outbox_for(key) {
+    let entries = match cx.store.outbox_for(key) {
         Ok(entries) if entries.is_empty() => return,
         Ok(entries) => entries,
         Err(error) => {
@@ -31,22 +31,22 @@ pub async fn deliver(core: &Arc<Core>, key: &ConversationKey) {
             return;
         }
     };
-    let Some(gateway) = core.gateways.get(&key.gateway) else {
+    let Some(gateway) = cx.deliver.get(&key.gateway) else {
         tracing::warn!(conversation = %key, waiting = entries.len(), "gateway not running; replies wait in the outbox");
         return;
     };
     for entry in entries {
-        let result = gateway.deliver.deliver(&entry.outbound).await;
+        let result = gateway.deliver(&entry.outbound).await;
         let retry_in = match result {
             Ok(delivered) => {
-                Stats::bump(&core.stats.delivered);
+                Stats::bump(&cx.stats.delivered);
                 if let OutboundBody::ApprovalPrompt { token, .. } = &entry.outbound.body
-                    && let Err(error) = core.store.index_prompt(key, token, &delivered.message_ids)
+                    && let Err(error) = cx.store.index_prompt(key, token, &delivered.message_ids)
                 {
                     // The token answers still work; only replies to the prompt do not.
                     tracing::error!(conversation = %key, %error, "cannot remember where a prompt went");
                 }
-                if let Err(error) = core.store.outbox_delivered(&entry) {
+                if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear delivered reply");
                 }
                 continue;
@@ -57,7 +57,7 @@ pub async fn deliver(core: &Arc<Core>, key: &ConversationKey) {
             }
             Err(GatewayError::Rejected { reason }) => {
                 tracing::error!(conversation = %key, id = %entry.outbound.id, %reason, "reply rejected for good; dropped");
-                if let Err(error) = core.store.outbox_delivered(&entry) {
+                if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear rejected reply");
                 }
                 continue;
@@ -65,12 +65,12 @@ pub async fn deliver(core: &Arc<Core>, key: &ConversationKey) {
             Err(GatewayError::Closed) => return,
             Err(GatewayError::RateLimited { retry_after }) => retry_after,
             Err(error) => {
-                let attempts = core.store.outbox_failed(&entry).unwrap_or(u32::MAX);
+                let attempts = cx.store.outbox_failed(&entry).unwrap_or(u32::MAX);
                 tracing::warn!(conversation = %key, attempts, %error, "delivery failed; will retry");
                 backoff(attempts)
             }
         };
-        schedule(core, key, retry_in);
+        schedule(cx, key, retry_in);
         return;
     }
 }
@@ -85,18 +85,18 @@ fn backoff(attempts: u32) -> Duration {
 
 /// Arms one retry timer for `key`; while one is armed, further failures add
 /// none, so a long outage cannot pile up timers.
-fn schedule(core: &Arc<Core>, key: &ConversationKey, delay: Duration) {
-    if !core.arm_retry(key) {
+fn schedule(cx: &Arc<Conversations>, key: &ConversationKey, delay: Duration) {
+    if !cx.arm_retry(key) {
         return;
     }
-    let core_ref = core.clone();
+    let cx_ref = cx.clone();
     let key = key.clone();
-    core.tracker.spawn(async move {
+    cx.tracker.spawn(async move {
         tokio::select! {
-            _ = core_ref.draining.cancelled() => {}
+            _ = cx_ref.draining.cancelled() => {}
             _ = tokio::time::sleep(delay) => {
-                core_ref.disarm_retry(&key);
-                core_ref.router.nudge(&core_ref, &key);
+                cx_ref.disarm_retry(&key);
+                cx_ref.nudge(&key);
             }
         }
     });

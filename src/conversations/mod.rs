@@ -5,10 +5,12 @@
 //! intake reserves a slot *before* journaling, so a full queue is answered
 //! "busy" instead of growing without bound. An idle worker retires itself,
 //! atomically with respect to new reservations (see [`Router::retire`]).
+//! The workers share one [`Conversations`] context: what they work with.
 
+mod context;
 mod delivery;
+mod errand;
 mod history;
-mod loop_job;
 mod settle;
 mod worker;
 
@@ -18,9 +20,9 @@ use std::sync::{Arc, Mutex};
 use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
-use crate::core::Core;
-
-pub use loop_job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
+pub use context::{Conversations, Stats, Views};
+pub use errand::{Errand, InWorker};
+pub use worker::guarded;
 
 /// Work for a conversation's worker.
 #[derive(Debug)]
@@ -29,8 +31,8 @@ pub enum Job {
     Turn(u64),
     /// Try to deliver what waits in the outbox.
     Deliver,
-    /// Run a loop's iteration in this conversation.
-    Loop(Box<LoopJob>),
+    /// Run work from above the conversations (a loop's iteration) here.
+    Errand(Box<dyn Errand>),
 }
 
 /// The conversation's queue is full.
@@ -49,13 +51,13 @@ struct Registry {
 }
 
 /// The registry of conversation workers.
-pub struct Router {
+struct Router {
     capacity: usize,
     registry: Mutex<Registry>,
 }
 
 impl Router {
-    pub fn new(capacity: usize) -> Self {
+    fn new(capacity: usize) -> Self {
         Self {
             capacity,
             registry: Mutex::new(Registry::default()),
@@ -72,7 +74,7 @@ impl Router {
     /// lock, like [`Router::retire`]'s check-and-close, so a worker can never
     /// retire with a reservation outstanding — which would let a second worker
     /// run the same conversation.
-    pub fn try_reserve(&self, core: &Arc<Core>, key: &ConversationKey) -> Result<mpsc::OwnedPermit<Job>, Busy> {
+    fn try_reserve(&self, cx: &Arc<Conversations>, key: &ConversationKey) -> Result<mpsc::OwnedPermit<Job>, Busy> {
         let mut registry = self.registry();
         if let Some(slot) = registry.workers.get(key) {
             match slot.sender.clone().try_reserve_owned() {
@@ -87,15 +89,15 @@ impl Router {
         let permit = sender.clone().try_reserve_owned().map_err(|_| Busy)?;
         registry.workers.insert(key.clone(), Slot { generation, sender });
         drop(registry);
-        core.tracker
-            .spawn(worker::run(core.clone(), key.clone(), generation, receiver));
+        cx.tracker
+            .spawn(worker::run(cx.clone(), key.clone(), generation, receiver));
         Ok(permit)
     }
 
     /// Queues a delivery attempt for `key` unless its queue is full (a full
     /// queue means turns are coming, and each delivers after committing).
-    pub fn nudge(&self, core: &Arc<Core>, key: &ConversationKey) {
-        if let Ok(permit) = self.try_reserve(core, key) {
+    fn nudge(&self, cx: &Arc<Conversations>, key: &ConversationKey) {
+        if let Ok(permit) = self.try_reserve(cx, key) {
             permit.send(Job::Deliver);
         }
     }
@@ -122,7 +124,7 @@ impl Router {
     }
 
     /// Queue depth per live conversation worker.
-    pub fn queue_depths(&self) -> Vec<(ConversationKey, usize)> {
+    fn queue_depths(&self) -> Vec<(ConversationKey, usize)> {
         let registry = self.registry();
         let mut depths: Vec<_> = registry
             .workers
@@ -134,14 +136,15 @@ impl Router {
     }
 }
 
+/// A bare context for tests: no gateways, no model, no tools.
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use std::collections::HashMap;
-    use std::time::Duration;
+    use std::sync::Arc;
 
-    use passepartout_gateway::{ChatId, GatewayId};
-
-    use super::*;
+    use super::Conversations;
+    use crate::approvals::{Approvals, Policy};
+    use crate::clock::Clock;
     use crate::config::{Config, PipelineConfig, StoreConfig};
     use crate::pipeline::Pipeline;
     use crate::pipeline::cascade::Cascade;
@@ -149,21 +152,22 @@ mod tests {
     use crate::store::Store;
     use crate::tools::ToolBox;
 
-    fn core(dir: &std::path::Path, capacity: usize) -> Arc<Core> {
-        let settings = PipelineConfig {
-            queue_capacity: capacity,
-            idle_worker_s: 10,
-            ..PipelineConfig::default()
-        };
+    /// Conversations on a store in `dir`, with `settings`.
+    pub(crate) fn bare(dir: &std::path::Path, settings: PipelineConfig) -> Arc<Conversations> {
         let store = Store::open(&dir.join("store"), &StoreConfig::default()).unwrap();
+        on_store(store, settings)
+    }
+
+    /// Conversations on `store`, with `settings`.
+    pub(crate) fn on_store(store: Store, settings: PipelineConfig) -> Arc<Conversations> {
         let config = Config {
             pipeline: settings.clone(),
             ..Config::default()
         };
-        let approvals = Arc::new(crate::approvals::Approvals::new(
+        let approvals = Arc::new(Approvals::new(
             store.clone(),
-            crate::approvals::Policy::default(),
-            crate::clock::Clock::start(),
+            Policy::default(),
+            Clock::start(),
             &config,
         ));
         let pipeline = Pipeline::new(
@@ -171,9 +175,28 @@ mod tests {
             Arc::new(Cascade::new(Vec::new(), std::time::Duration::from_secs(1))),
             ToolBox::default(),
             Skills::new(Vec::new()),
-            approvals,
+            approvals.clone(),
         );
-        Core::new(store, pipeline, settings, HashMap::new(), Default::default())
+        Conversations::new(store, pipeline, approvals, HashMap::new(), settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use passepartout_gateway::{ChatId, GatewayId};
+
+    use super::*;
+    use crate::config::PipelineConfig;
+
+    fn conversations(dir: &std::path::Path, capacity: usize) -> Arc<Conversations> {
+        let settings = PipelineConfig {
+            queue_capacity: capacity,
+            idle_worker_s: 10,
+            ..PipelineConfig::default()
+        };
+        testing::bare(dir, settings)
     }
 
     fn key(chat: &str) -> ConversationKey {
@@ -183,43 +206,41 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_idle_worker_is_reaped_and_restarted_on_demand() {
         let dir = tempfile::tempdir().unwrap();
-        let core = core(dir.path(), 4);
-        core.router.nudge(&core, &key("a"));
-        core.router.nudge(&core, &key("b"));
-        assert_eq!(core.router.queue_depths().len(), 2);
+        let cx = conversations(dir.path(), 4);
+        cx.nudge(&key("a"));
+        cx.nudge(&key("b"));
+        assert_eq!(cx.queue_depths().len(), 2);
         // Virtual time: the workers' idle timers (10 s) fire before this one.
         tokio::time::sleep(Duration::from_secs(11)).await;
-        assert!(core.router.queue_depths().is_empty(), "idle workers were reaped");
-        core.router.nudge(&core, &key("a"));
-        assert_eq!(core.router.queue_depths().len(), 1, "a new worker starts on demand");
+        assert!(cx.queue_depths().is_empty(), "idle workers were reaped");
+        cx.nudge(&key("a"));
+        assert_eq!(cx.queue_depths().len(), 1, "a new worker starts on demand");
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_worker_with_a_reserved_slot_is_not_reaped() {
         let dir = tempfile::tempdir().unwrap();
-        let core = core(dir.path(), 4);
-        let permit = core.router.try_reserve(&core, &key("a")).unwrap();
+        let cx = conversations(dir.path(), 4);
+        let permit = cx.try_reserve(&key("a")).unwrap();
         tokio::time::sleep(Duration::from_secs(30)).await;
         assert_eq!(
-            core.router.queue_depths().len(),
+            cx.queue_depths().len(),
             1,
             "an outstanding reservation keeps the worker"
         );
         permit.send(Job::Deliver);
         tokio::time::sleep(Duration::from_secs(30)).await;
-        assert!(core.router.queue_depths().is_empty());
+        assert!(cx.queue_depths().is_empty());
     }
 
     #[tokio::test]
     async fn a_full_queue_is_busy_not_unbounded() {
         let dir = tempfile::tempdir().unwrap();
-        let core = core(dir.path(), 2);
-        let held: Vec<_> = (0..2)
-            .map(|_| core.router.try_reserve(&core, &key("a")).unwrap())
-            .collect();
-        assert_eq!(core.router.try_reserve(&core, &key("a")).unwrap_err(), Busy);
+        let cx = conversations(dir.path(), 2);
+        let held: Vec<_> = (0..2).map(|_| cx.try_reserve(&key("a")).unwrap()).collect();
+        assert_eq!(cx.try_reserve(&key("a")).unwrap_err(), Busy);
         assert!(
-            core.router.try_reserve(&core, &key("b")).is_ok(),
+            cx.try_reserve(&key("b")).is_ok(),
             "other conversations are not affected"
         );
         drop(held);

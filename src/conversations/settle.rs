@@ -7,18 +7,18 @@ use std::sync::Arc;
 
 use passepartout_gateway::{ConversationKey, OutboundBody, ReplyKind};
 
+use super::Conversations;
 use super::delivery;
 use super::history::RecentHistory;
 use super::worker::{commit_of, error_id, guarded, with_typing};
 use crate::approvals::Approval;
-use crate::core::Core;
 use crate::memory::MemorySession;
 use crate::store::{ApprovalWrite, PendingOutbound, TurnCommit};
 
 /// Tells the conversation the outcome of each approval decided since it
 /// was last told, if any was.
-pub async fn settle_approvals(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory) {
-    let approvals = core.pipeline.approvals();
+pub async fn settle_approvals(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory) {
+    let approvals = &cx.approvals;
     loop {
         let owed = match approvals.take_unsettled(key) {
             Ok(owed) if owed.is_empty() => return,
@@ -30,33 +30,33 @@ pub async fn settle_approvals(core: &Arc<Core>, key: &ConversationKey, recent: &
             }
         };
         for approval in owed {
-            if core.store.is_poisoned() || core.draining.is_cancelled() {
+            if cx.store.is_poisoned() || cx.draining.is_cancelled() {
                 return;
             }
-            settle_one(core, key, recent, &approval).await;
-            delivery::deliver(core, key).await;
+            settle_one(cx, key, recent, &approval).await;
+            delivery::deliver(cx, key).await;
         }
     }
 }
 
-async fn settle_one(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, approval: &Approval) {
+async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, approval: &Approval) {
     let token = approval.token.as_str();
-    let outcome = match recent.load(&core.store, key) {
+    let outcome = match recent.load(&cx.store, key) {
         Ok(history) => {
             let memory = MemorySession::with_limits(
-                core.store.clone(),
-                *core.pipeline.approvals().clock(),
+                cx.store.clone(),
+                *cx.approvals.clock(),
                 &approval.conversation.gateway,
                 &approval.requester,
-                core.pipeline.memory_limits(),
+                cx.pipeline.memory_limits(),
             );
-            let settle = core.pipeline.settle(approval, history, memory);
-            with_typing(core, key, guarded(core, key, settle)).await
+            let settle = cx.pipeline.settle(approval, history, memory);
+            with_typing(cx, key, guarded(cx, key, settle)).await
         }
         Err(error) => Err(format!("I could not read this conversation's history: {error}")),
     };
     let (commit, record, followups) = match outcome {
-        Ok(output) => commit_of(core, None, Some(&approval.message_id), output),
+        Ok(output) => commit_of(cx, None, Some(&approval.message_id), output),
         Err(failure) => {
             let id = error_id();
             tracing::error!(conversation = %key, token, error_id = %id, %failure, "settling an approval failed");
@@ -64,7 +64,7 @@ async fn settle_one(core: &Arc<Core>, key: &ConversationKey, recent: &mut Recent
             (told_failure(approval, text), None, Default::default())
         }
     };
-    let committed = core.store.commit_turn_durably(key, commit).await;
+    let committed = cx.store.commit_turn_durably(key, commit).await;
     match &committed {
         Ok(_) => recent.committed(false, record),
         Err(error) => {
@@ -74,7 +74,7 @@ async fn settle_one(core: &Arc<Core>, key: &ConversationKey, recent: &mut Recent
             tracing::error!(conversation = %key, token, %error, "cannot commit an approval's outcome");
         }
     }
-    followups.run(core, committed.is_ok());
+    followups.run(cx, committed.is_ok());
 }
 
 /// Settles `approval` with only `text` for the person.

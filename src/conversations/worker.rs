@@ -16,9 +16,9 @@ use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind};
 use tokio::sync::mpsc;
 
 use super::history::RecentHistory;
-use super::{Job, delivery};
+use super::{Conversations, Stats};
+use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
-use crate::core::{Core, Stats};
 use crate::memory::MemorySession;
 use crate::pipeline::commands::View;
 use crate::pipeline::{TurnOutput, TurnRecord};
@@ -29,13 +29,13 @@ const TYPING_AFTER: Duration = Duration::from_millis(300);
 /// How often the typing indicator is renewed while a turn runs.
 const TYPING_EVERY: Duration = Duration::from_secs(4);
 
-pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut jobs: mpsc::Receiver<Job>) {
-    let idle = Duration::from_secs(core.settings.idle_worker_s);
-    let mut recent = RecentHistory::new(core.settings.history_turns);
+pub async fn run(cx: Arc<Conversations>, key: ConversationKey, generation: u64, mut jobs: mpsc::Receiver<Job>) {
+    let idle = Duration::from_secs(cx.settings.idle_worker_s);
+    let mut recent = RecentHistory::new(cx.settings.history_turns);
     loop {
         let job = tokio::select! {
             biased;
-            _ = core.draining.cancelled() => return,
+            _ = cx.draining.cancelled() => return,
             job = jobs.recv() => match job {
                 Some(job) => job,
                 None => return,
@@ -43,42 +43,42 @@ pub async fn run(core: Arc<Core>, key: ConversationKey, generation: u64, mut job
             _ = tokio::time::sleep(idle) => {
                 // An outcome owed whose wake-up found the queue full is
                 // settled here rather than left to the next message.
-                super::settle::settle_approvals(&core, &key, &mut recent).await;
-                if core.router.retire(&key, generation, &mut jobs) {
+                super::settle::settle_approvals(&cx, &key, &mut recent).await;
+                if cx.router().retire(&key, generation, &mut jobs) {
                     tracing::debug!(conversation = %key, "idle worker stopped");
                     return;
                 }
                 continue;
             }
         };
-        handle(&core, &key, &mut recent, job).await;
+        handle(&cx, &key, &mut recent, job).await;
     }
 }
 
-async fn handle(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, job: Job) {
+async fn handle(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, job: Job) {
     // Each turn delivers right after committing; deliver here only when no
     // turn ran, so the outbox is not scanned twice per message.
     let ran = match job {
-        Job::Turn(seq) => turns_up_to(core, key, recent, seq).await,
+        Job::Turn(seq) => turns_up_to(cx, key, recent, seq).await,
         Job::Deliver => 0,
-        Job::Loop(job) => {
+        Job::Errand(errand) => {
             // It delivers what it committed.
-            super::loop_job::run(core, key, recent, *job).await;
+            errand.run(&mut InWorker { cx, key, recent }).await;
             1
         }
     };
     if ran == 0 {
-        delivery::deliver(core, key).await;
+        delivery::deliver(cx, key).await;
     }
-    super::settle::settle_approvals(core, key, recent).await;
+    super::settle::settle_approvals(cx, key, recent).await;
 }
 
 /// Runs, oldest first, every pending message of the conversation up to
 /// `seq`. Whatever queued the job — the intake, or recovery at start with one
 /// job for a whole backlog — messages are answered in the order accepted, and
 /// a message already answered is not run again. Returns how many turns ran.
-async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) -> usize {
-    let pending = match core.store.pending_for(key) {
+async fn turns_up_to(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) -> usize {
+    let pending = match cx.store.pending_for(key) {
         Ok(pending) => pending,
         Err(error) => {
             tracing::error!(conversation = %key, %error, "cannot list pending messages");
@@ -87,20 +87,20 @@ async fn turns_up_to(core: &Arc<Core>, key: &ConversationKey, recent: &mut Recen
     };
     let mut ran = 0;
     for next in pending.into_iter().take_while(|&next| next <= seq) {
-        if core.store.is_poisoned() || core.draining.is_cancelled() {
+        if cx.store.is_poisoned() || cx.draining.is_cancelled() {
             break;
         }
         ran += 1;
-        turn(core, key, recent, next).await;
+        turn(cx, key, recent, next).await;
         // Each answer goes out as soon as it is committed, not after the
         // whole backlog (recovery after a restart queues one job for all).
-        delivery::deliver(core, key).await;
+        delivery::deliver(cx, key).await;
     }
     ran
 }
 
-async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
-    let entry = match core.store.journal_entry(seq) {
+async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
+    let entry = match cx.store.journal_entry(seq) {
         Ok(Some(entry)) => entry,
         Ok(None) => {
             // Pending without a journal entry cannot be answered: clear it
@@ -110,7 +110,7 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
                 journal_seq: Some(seq),
                 ..TurnCommit::default()
             };
-            if let Err(error) = core.store.commit_turn_durably(key, clear).await {
+            if let Err(error) = cx.store.commit_turn_durably(key, clear).await {
                 tracing::error!(conversation = %key, seq, %error, "cannot clear the pending marker");
             }
             return;
@@ -120,8 +120,8 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
             return;
         }
     };
-    let outcome = match recent.load(&core.store, key) {
-        Ok(history) => with_typing(core, key, run_pipeline(core, &entry, history)).await,
+    let outcome = match recent.load(&cx.store, key) {
+        Ok(history) => with_typing(cx, key, run_pipeline(cx, &entry, history)).await,
         Err(error) => {
             let id = error_id();
             tracing::error!(conversation = %key, error_id = %id, %error, "cannot read history");
@@ -130,33 +130,33 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
     };
     let (commit, remembered, followups) = match outcome {
         Ok(output) => {
-            Stats::bump(&core.stats.turns);
-            let (commit, record, followups) = commit_of(core, Some(entry.seq), Some(&entry.inbound.message_id), output);
+            Stats::bump(&cx.stats.turns);
+            let (commit, record, followups) = commit_of(cx, Some(entry.seq), Some(&entry.inbound.message_id), output);
             let remembered = (commit.forget_history, record);
             (commit, Some(remembered), followups)
         }
         Err(failure) => {
-            Stats::bump(&core.stats.turn_failures);
+            Stats::bump(&cx.stats.turn_failures);
             (apology(&entry, &failure), None, Followups::default())
         }
     };
     // Durable before delivery: a reply a person has seen is never redone.
-    let committed = core.store.commit_turn_durably(key, commit).await;
-    followups.run(core, committed.is_ok());
+    let committed = cx.store.commit_turn_durably(key, commit).await;
+    followups.run(cx, committed.is_ok());
     match (&committed, remembered) {
         (Ok(_), Some((forget, record))) => recent.committed(forget, record),
         (Ok(_), None) => {}
         (Err(_), _) => recent.invalidate(),
     }
     if let Err(error) = committed {
-        if core.store.is_poisoned() {
+        if cx.store.is_poisoned() {
             tracing::error!(conversation = %key, seq, %error, "turn not committed: the store cannot flush");
             return;
         }
         let id = error_id();
         tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
         let fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
-        if let Err(error) = core.store.commit_turn_durably(key, fallback).await {
+        if let Err(error) = cx.store.commit_turn_durably(key, fallback).await {
             tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
         }
     }
@@ -165,8 +165,8 @@ async fn turn(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistor
 /// Shows "typing" in the conversation while `turn` runs, once it has taken
 /// longer than [`TYPING_AFTER`], renewed every [`TYPING_EVERY`] (platform
 /// indicators fade after about five seconds). A quick answer needs none.
-pub(super) async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn: impl Future<Output = T>) -> T {
-    let Some(gateway) = core.gateways.get(&key.gateway) else {
+pub(super) async fn with_typing<T>(cx: &Arc<Conversations>, key: &ConversationKey, turn: impl Future<Output = T>) -> T {
+    let Some(gateway) = cx.deliver.get(&key.gateway) else {
         return turn.await;
     };
     tokio::pin!(turn);
@@ -176,7 +176,7 @@ pub(super) async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn
             output = &mut turn => return output,
             _ = ticker.tick() => {
                 // Best effort, and never allowed to hold up the turn for long.
-                match tokio::time::timeout(TYPING_EVERY / 2, gateway.deliver.typing(key)).await {
+                match tokio::time::timeout(TYPING_EVERY / 2, gateway.typing(key)).await {
                     Ok(Ok(())) => {}
                     Ok(Err(error)) => tracing::debug!(conversation = %key, %error, "typing indicator failed"),
                     Err(_) => tracing::debug!(conversation = %key, "typing indicator timed out"),
@@ -188,29 +188,31 @@ pub(super) async fn with_typing<T>(core: &Arc<Core>, key: &ConversationKey, turn
 
 /// Runs the pipeline under the turn timeout, catching panics. `Err` carries
 /// the sentence for the user, with the logged error id.
-async fn run_pipeline(core: &Arc<Core>, entry: &JournalEntry, history: &[TurnRecord]) -> Result<TurnOutput, String> {
+async fn run_pipeline(
+    cx: &Arc<Conversations>,
+    entry: &JournalEntry,
+    history: &[TurnRecord],
+) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
-    let view = |view: View| match view {
-        View::Status => core.status_text(),
-        View::Loops => core.loops_text(),
-    };
+    let view = |view: View| cx.show(view);
     let memory = MemorySession::with_limits(
-        core.store.clone(),
-        *core.pipeline.approvals().clock(),
+        cx.store.clone(),
+        *cx.approvals.clock(),
         &entry.inbound.conversation.gateway,
         &entry.inbound.sender.id,
-        core.pipeline.memory_limits(),
+        cx.pipeline.memory_limits(),
     );
-    guarded(core, key, core.pipeline.run(&entry.inbound, history, memory, view)).await
+    guarded(cx, key, cx.pipeline.run(&entry.inbound, history, memory, view)).await
 }
 
-/// Runs `turn` under the turn timeout, catching panics.
-pub(super) async fn guarded(
-    core: &Arc<Core>,
+/// Runs `turn` under the turn timeout, catching panics. `Err` carries the
+/// sentence for the user, with the logged error id.
+pub async fn guarded(
+    cx: &Arc<Conversations>,
     key: &ConversationKey,
     turn: impl Future<Output = TurnOutput>,
 ) -> Result<TurnOutput, String> {
-    let limit = Duration::from_secs(core.settings.turn_timeout_s);
+    let limit = Duration::from_secs(cx.settings.turn_timeout_s);
     let turn = AssertUnwindSafe(turn).catch_unwind();
     match tokio::time::timeout(limit, turn).await {
         Ok(Ok(output)) => Ok(output),
@@ -244,7 +246,7 @@ pub(super) async fn guarded(
 /// follow them.
 /// Conversations owed an approval's outcome are marked and woken.
 pub(super) fn commit_of(
-    core: &Arc<Core>,
+    cx: &Arc<Conversations>,
     seq: Option<u64>,
     answering: Option<&MessageId>,
     output: TurnOutput,
@@ -257,7 +259,7 @@ pub(super) fn commit_of(
         }
         None => (None, None),
     };
-    let approvals = core.pipeline.approvals();
+    let approvals = &cx.approvals;
     let reply = |body| PendingOutbound {
         in_reply_to: answering.cloned(),
         body,
@@ -323,15 +325,15 @@ pub(super) struct Followups {
 }
 
 impl Followups {
-    pub(super) fn run(self, core: &Arc<Core>, committed: bool) {
-        let approvals = core.pipeline.approvals();
+    pub(super) fn run(self, cx: &Arc<Conversations>, committed: bool) {
+        let approvals = &cx.approvals;
         if committed && !self.created.is_empty() {
             approvals.created(&self.created);
         }
         for owed in self.settle {
             let conversation = owed.conversation.clone();
             approvals.mark_unsettled(owed);
-            core.router.nudge(core, &conversation);
+            cx.nudge(&conversation);
         }
     }
 }

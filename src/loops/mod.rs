@@ -14,12 +14,29 @@
 //! scheduled work falls due — every N minutes, daily at a time, a cron
 //! expression, or once — is a [`Schedule`](crate::clock::schedule::Schedule).
 //! A loop defined in the config becomes a spec in [`configured`].
+//!
+//! The daemon's side lives here too: [`daemon`] runs the iterations (a
+//! reminder or a task in its output conversation, the [`heartbeat`] right
+//! there) and holds the running [`Loops`]; [`schedules`] is the book of
+//! loops that outlive a restart; a reminder's or a task's iteration is a
+//! [`job`] for its conversation's worker, a task's prompt a background turn
+//! of the pipeline ([`prompt`]); [`tools`] are the model's `remind`,
+//! `schedule`, `schedules`, `cancel_schedule` and `set_next_sleep`.
 
 pub mod configured;
+pub mod daemon;
+pub mod heartbeat;
 pub mod iterate;
+pub mod job;
+pub mod next_sleep;
+pub mod prompt;
 pub mod random;
 pub mod registry;
 mod run;
+pub mod schedules;
 pub mod sleep;
 pub mod spec;
 pub mod status;
+pub mod tools;
+
+pub use daemon::Loops;

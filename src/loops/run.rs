@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::iterate::{Iterate, Iteration, Report};
+use super::iterate::{Iterate, IterateError, Iteration, Report};
 use super::random::Random;
 use super::spec::{LoopSpec, Retrigger, Start};
 use super::status::{IterationRecord, LoopStatus, Outcome, State, StopReason, millis};
@@ -52,6 +52,26 @@ struct Ended {
     again: bool,
     /// For a scheduled loop, the slot to wait for; none when it is spent.
     next_slot: Option<u64>,
+}
+
+/// An attempt as it began.
+struct Begun {
+    attempt: u64,
+    supervised: bool,
+    started_ms: u64,
+    /// For a scheduled loop, the slot after this attempt.
+    next_run_ms: Option<u64>,
+}
+
+/// How an iteration's call ended, and what happened meanwhile.
+struct Ran {
+    result: Result<Report, IterateError>,
+    /// The loop's deadline passed: it was told to stop.
+    timed_out: bool,
+    /// A trigger restarted it.
+    restarted: bool,
+    /// A trigger asked for one more run after it.
+    queued: bool,
 }
 
 impl Run {
@@ -161,8 +181,28 @@ impl Run {
 
     /// Runs one attempt and accounts for it; a model's chosen sleep updates `base`.
     async fn attempt(&mut self, triggered: bool, deadline: Option<Instant>, base: &mut Duration) -> Ended {
-        let supervised = (self.spec.supervisor.as_ref()).is_some_and(|s| self.random.unit() < s.probability);
+        let (begun, iteration) = self.begin(triggered);
         let began = Instant::now();
+        let ran = self.iterate_until(iteration, deadline).await;
+        let duration_ms = millis(began.elapsed());
+        let (outcome, report) = self.outcome(ran.result, ran.timed_out, ran.restarted);
+        if let Some(chosen) = report.next_sleep {
+            *base = self.spec.sleep.clamp(chosen);
+        }
+        let errors = self.account(&begun, &outcome, &report, duration_ms, millis(*base));
+        if let Outcome::Failed { error } = &outcome {
+            tracing::warn!(name = %self.spec.name, attempt = begun.attempt, consecutive_errors = errors, %error, "loop attempt failed");
+        }
+        Ended {
+            failed: matches!(outcome, Outcome::Failed { .. }).then_some(errors),
+            again: ran.restarted || ran.queued,
+            next_slot: self.next_slot(begun.next_run_ms),
+        }
+    }
+
+    /// Marks the loop processing and numbers the attempt; the iteration to run.
+    fn begin(&mut self, triggered: bool) -> (Begun, Iteration) {
+        let supervised = (self.spec.supervisor.as_ref()).is_some_and(|s| self.random.unit() < s.probability);
         let started_ms = self.clock.now_ms();
         let next_run_ms = match &self.spec.schedule {
             // A one-shot run early on request has had its one run.
@@ -177,15 +217,27 @@ impl Run {
             s.attempts += 1;
             attempt = s.attempts;
         });
-        let cancel = self.stop.child_token();
         let iteration = Iteration {
             spec: self.spec.clone(),
             attempt,
             supervised,
             triggered,
             next_run_ms,
-            cancel: cancel.clone(),
+            cancel: self.stop.child_token(),
         };
+        let begun = Begun {
+            attempt,
+            supervised,
+            started_ms,
+            next_run_ms,
+        };
+        (begun, iteration)
+    }
+
+    /// Runs `iteration` to its end, cancelling it at the `deadline` or when
+    /// a trigger restarts it, and noting the triggers that came meanwhile.
+    async fn iterate_until(&mut self, iteration: Iteration, deadline: Option<Instant>) -> Ran {
+        let cancel = iteration.cancel.clone();
         let iterate = self.iterate.clone();
         let mut call = iterate.iterate(iteration);
         let retrigger = match self.spec.start {
@@ -221,8 +273,18 @@ impl Run {
                 Retrigger::Queue | Retrigger::Restart => queued = true,
             }
         }
-        let duration_ms = millis(began.elapsed());
-        let (outcome, report) = match result {
+        Ran {
+            result,
+            timed_out,
+            restarted,
+            queued,
+        }
+    }
+
+    /// How an iteration's `result` counts: an error after a timeout, a stop
+    /// or a restart is not a failure.
+    fn outcome(&self, result: Result<Report, IterateError>, timed_out: bool, restarted: bool) -> (Outcome, Report) {
+        match result {
             Ok(report) => (Outcome::Done, report),
             Err(_) if timed_out || self.stop.is_cancelled() => (Outcome::Cancelled, Report::default()),
             Err(_) if restarted => (Outcome::Restarted, Report::default()),
@@ -230,17 +292,17 @@ impl Run {
                 let error = describe(&error);
                 (Outcome::Failed { error }, Report::default())
             }
-        };
-        if let Some(chosen) = report.next_sleep {
-            *base = self.spec.sleep.clamp(chosen);
         }
-        let sleep_ms = millis(*base);
+    }
+
+    /// Records the attempt in the loop's status; the consecutive errors.
+    fn account(&self, begun: &Begun, outcome: &Outcome, report: &Report, duration_ms: u64, sleep_ms: u64) -> u32 {
         let mut errors = 0;
         self.update(|s| {
-            match &outcome {
+            match outcome {
                 Outcome::Done => {
                     s.iterations += 1;
-                    s.supervisor_iterations += u64::from(supervised);
+                    s.supervisor_iterations += u64::from(begun.supervised);
                     s.tokens_in = s.tokens_in.saturating_add(report.tokens_in);
                     s.tokens_out = s.tokens_out.saturating_add(report.tokens_out);
                     s.consecutive_errors = 0;
@@ -254,29 +316,25 @@ impl Run {
             }
             errors = s.consecutive_errors;
             s.record(IterationRecord {
-                attempt,
-                started_ms,
+                attempt: begun.attempt,
+                started_ms: begun.started_ms,
                 duration_ms,
                 model: report.model.clone(),
-                supervisor: supervised,
+                supervisor: begun.supervised,
                 outcome: outcome.clone(),
             });
         });
-        let failed = matches!(outcome, Outcome::Failed { .. });
-        if let Outcome::Failed { error } = &outcome {
-            tracing::warn!(name = %self.spec.name, attempt, consecutive_errors = errors, %error, "loop attempt failed");
-        }
-        // A run longer than the interval waits for the first slot after
-        // it ends, rather than catching up on the ones it overlapped.
+        errors
+    }
+
+    /// The slot a scheduled loop waits for next. A run longer than the
+    /// interval waits for the first slot after it ends, rather than catching
+    /// up on the ones it overlapped.
+    fn next_slot(&self, next_run_ms: Option<u64>) -> Option<u64> {
         let now_ms = self.clock.now_ms();
-        let next_slot = match next_run_ms {
+        match next_run_ms {
             Some(slot) if slot <= now_ms => self.spec.schedule.as_ref().and_then(|s| s.next_after(now_ms)),
             slot => slot,
-        };
-        Ended {
-            failed: failed.then_some(errors),
-            again: restarted || queued,
-            next_slot,
         }
     }
 

@@ -11,7 +11,6 @@
 pub mod act;
 pub mod cascade;
 pub mod commands;
-mod loop_turn;
 pub mod perceive;
 pub mod reason;
 mod settle;
@@ -26,13 +25,11 @@ use crate::audit::AuditEvent;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
 use crate::llm::{ChatMessage, ChatResponse, ToolSpec};
 use crate::memory::{MemoryLimits, MemorySession};
-use crate::signal::{Origin, Signal, SignalBody};
+use crate::signal::{Message, Origin, Signal, SignalBody};
 use crate::skills::Skills;
 use crate::store::{Fact, MemoryWrite};
-use crate::tools::next_sleep::{LoopTurn, SET_NEXT_SLEEP};
-use crate::tools::{ToolBox, ToolContext};
+use crate::tools::{InLoop, SET_NEXT_SLEEP, ToolBox, ToolContext};
 use cascade::Cascade;
-pub use loop_turn::LoopPrompt;
 use perceive::Perception;
 
 /// One finished turn as kept in the conversation's history.
@@ -85,7 +82,21 @@ struct TurnOptions {
     /// The cascade entry asked first (a loop's supervisor model).
     preferred_model: Option<String>,
     /// The loop whose iteration this is: offers `set_next_sleep`.
-    loop_turn: Option<Arc<LoopTurn>>,
+    loop_turn: Option<Arc<dyn InLoop>>,
+}
+
+/// A turn nobody wrote: a background loop's iteration, entering the pipeline
+/// like a message in its conversation, so the same skills gate its tool
+/// calls and a risky call waits for an approval there.
+pub struct BackgroundTurn {
+    /// Where it is said, by whom (the loop), under which id.
+    pub origin: Origin,
+    /// What the model reads.
+    pub text: String,
+    /// The cascade entry asked first (a supervisor's model).
+    pub preferred_model: Option<String>,
+    /// The loop it is an iteration of: offers `set_next_sleep`.
+    pub in_loop: Arc<dyn InLoop>,
 }
 
 impl TurnOutput {
@@ -168,10 +179,6 @@ impl Pipeline {
         &self.skills
     }
 
-    pub fn approvals(&self) -> &Arc<Approvals> {
-        &self.approvals
-    }
-
     /// What one person may keep in memory.
     pub fn memory_limits(&self) -> MemoryLimits {
         MemoryLimits {
@@ -242,6 +249,33 @@ impl Pipeline {
         };
         self.converse(signal, text, history, memory, TurnOptions::default())
             .await
+    }
+
+    /// Runs a background `turn` given its conversation's recent `history`
+    /// and the loop's own `memory`.
+    pub async fn run_background(
+        &self,
+        turn: BackgroundTurn,
+        history: &[TurnRecord],
+        memory: MemorySession,
+    ) -> TurnOutput {
+        let BackgroundTurn {
+            origin,
+            text,
+            preferred_model,
+            in_loop,
+        } = turn;
+        let signal = Signal {
+            origin,
+            depth: 0,
+            body: SignalBody::Message(Message { text: text.clone() }),
+        };
+        let options = TurnOptions {
+            keep: false,
+            preferred_model,
+            loop_turn: Some(in_loop),
+        };
+        self.converse(signal, text, history, memory, options).await
     }
 
     /// Tells `approval`'s conversation its outcome: runs an approved action

@@ -1,11 +1,10 @@
-//! The built-in tools, configured: memory, time, a loop's next sleep, the
-//! workspace's files, the shell and `http_get`.
+//! The built-in tools, configured: memory, time, the workspace's files, the
+//! shell and `http_get`. (The loops bring their own tools.)
 
 use std::sync::Arc;
 
 use super::files;
 use super::http_get::{BuildError, HttpGet};
-use super::next_sleep::SetNextSleep;
 use super::shell::ShellTool;
 use super::workspace::{Workspace, WorkspaceError};
 use super::{CurrentTime, ForgetFact, Recall, Remember, Tool};
@@ -28,7 +27,6 @@ pub fn builtin(config: &Config) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
         Arc::new(Recall),
         Arc::new(ForgetFact),
         Arc::new(CurrentTime),
-        Arc::new(SetNextSleep),
         Arc::new(HttpGet::new(&config.tools.http_get)?),
         Arc::new(ShellTool::new(
             config.tools.shell.clone(),

@@ -10,8 +10,6 @@ pub mod files;
 pub mod http_get;
 mod memory;
 pub mod net_policy;
-pub mod next_sleep;
-pub mod schedule;
 pub mod shell;
 mod time;
 pub mod workspace;
@@ -62,7 +60,19 @@ pub struct ToolContext {
     /// The turn's staged memory writes; committed with the turn.
     pub memory: crate::memory::MemorySession,
     /// The loop whose iteration this turn is, if it is one.
-    pub loop_turn: Option<Arc<next_sleep::LoopTurn>>,
+    pub loop_turn: Option<Arc<dyn InLoop>>,
+}
+
+/// The tool a background loop's iteration uses to choose its next sleep;
+/// offered only there.
+pub const SET_NEXT_SLEEP: &str = "set_next_sleep";
+
+/// The background loop whose iteration a turn is, as the tools of that turn
+/// see it. The loops implement it; the tools stay unaware of them.
+pub trait InLoop: Send + Sync + std::fmt::Debug {
+    /// Chooses how long the loop sleeps before its next iteration; the
+    /// answer for the model, or why it may not choose.
+    fn choose_next_sleep(&self, asked: std::time::Duration) -> Result<String, ToolError>;
 }
 
 /// One tool.

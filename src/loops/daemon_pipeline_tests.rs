@@ -23,13 +23,13 @@ use crate::approvals::{Approvals, Policy};
 use crate::clock::Clock;
 use crate::clock::schedule::{Schedule, Zone};
 use crate::clock::testing::within_patience;
-use crate::core::GatewayHandle;
 use crate::llm::ChatModel;
 use crate::llm::testing::{Scripted, answer, call};
+use crate::loops::prompt::LoopPrompt;
 use crate::loops::status::{LoopStatus, State, StopReason};
 use crate::memory::MemorySession;
+use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
-use crate::pipeline::{LoopPrompt, Pipeline};
 use crate::skills::Skills;
 use crate::tools::{ToolBox, ToolContext};
 
@@ -85,10 +85,11 @@ impl Recorder {
     }
 }
 
-/// A core with loops running, and its parts.
+/// Conversations with loops running, and their parts.
 struct Harness {
     _dir: tempfile::TempDir,
-    core: Arc<Core>,
+    conversations: Arc<Conversations>,
+    loops: Arc<Loops>,
     schedules: Arc<Schedules>,
     recorder: Arc<Recorder>,
     workspace: std::path::PathBuf,
@@ -106,7 +107,7 @@ impl Harness {
         let clock = Clock::at(NOON);
         let schedules = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
         let mut tools = crate::tools::builtin(&config).unwrap();
-        tools.extend(crate::tools::schedule::tools(&schedules));
+        tools.extend(crate::loops::tools::tools(&schedules));
         let models = models.iter().map(|m| (*m).clone() as Arc<dyn ChatModel>).collect();
         let cascade = Arc::new(Cascade::new(models, Duration::from_secs(30)));
         let approvals = Arc::new(Approvals::new(
@@ -116,24 +117,24 @@ impl Harness {
             &config,
         ));
         let skills = Skills::from_config(&config.skills, &config.tools).unwrap();
-        let pipeline = Pipeline::new(&config, cascade, ToolBox::new(tools), skills, approvals);
+        let pipeline = Pipeline::new(&config, cascade, ToolBox::new(tools), skills, approvals.clone());
         let recorder = Arc::new(Recorder {
             clock,
             sent: Mutex::default(),
             changed: Notify::new(),
         });
-        let handle = GatewayHandle {
-            deliver: recorder.clone(),
-            listen: recorder.clone(),
-        };
-        let gateways = HashMap::from([(recorder.id(), handle)]);
-        let access = crate::access::Access::from_config(&config);
-        let core = Core::new(store, pipeline, config.pipeline.clone(), gateways, access);
-        start(&core, &config, schedules.clone()).await.unwrap();
+        let deliver = HashMap::from([(
+            recorder.id(),
+            recorder.clone() as Arc<dyn passepartout_gateway::Deliver>,
+        )]);
+        let conversations = Conversations::new(store, pipeline, approvals, deliver, config.pipeline.clone());
+        let loops = Loops::new(&conversations, clock, &config, schedules.clone());
+        loops.start(&config).await.unwrap();
         Harness {
             workspace: config.workspace(),
             _dir: dir,
-            core,
+            conversations,
+            loops,
             schedules,
             recorder,
         }
@@ -144,8 +145,8 @@ impl Harness {
         let sender = UserId::new("1000").unwrap();
         ToolContext {
             memory: MemorySession::new(
-                self.core.store.clone(),
-                *self.core.pipeline.approvals().clock(),
+                self.conversations.store.clone(),
+                *self.conversations.approvals.clock(),
                 &conversation.gateway,
                 &sender,
             ),
@@ -156,13 +157,13 @@ impl Harness {
     }
 
     async fn tool(&self, name: &str, arguments: serde_json::Value) -> Result<String, crate::tools::ToolError> {
-        let tools = crate::tools::schedule::tools(&self.schedules);
+        let tools = crate::loops::tools::tools(&self.schedules);
         let tool = tools.iter().find(|t| t.spec().name == name).expect("no such tool");
         tool.call(&self.me(), arguments).await
     }
 
     async fn until(&self, name: &str, done: impl FnMut(&LoopStatus) -> bool) -> LoopStatus {
-        let mut status = self.core.loops().unwrap().watch(name).expect("no such loop");
+        let mut status = self.loops.registry().watch(name).expect("no such loop");
         let seen = within_patience(name, status.wait_for(done)).await;
         seen.expect("status gone").clone()
     }
@@ -209,7 +210,7 @@ async fn a_reminder_from_the_remind_tool_reaches_the_socket_conversation_on_time
         "it ran at its time exactly"
     );
     assert!(model.seen().is_empty(), "a reminder needs no model");
-    let history: Vec<crate::pipeline::TurnRecord> = harness.core.store.recent_turns(&chat("me"), 10).unwrap();
+    let history: Vec<crate::pipeline::TurnRecord> = harness.conversations.store.recent_turns(&chat("me"), 10).unwrap();
     let said = history
         .iter()
         .flat_map(|r| &r.messages)
@@ -248,8 +249,11 @@ async fn stop_reminding_me_cancels_only_this_conversations_reminder() {
     assert!(cancelled.contains("will not run again"), "{cancelled}");
     let stopped = harness.until("water", |s| s.state == State::Stopped).await;
     assert_eq!(stopped.stop_reason, Some(StopReason::Requested));
-    assert!(harness.core.store.loop_record("water").unwrap().is_none(), "forgotten");
-    assert!(harness.core.store.loop_record("theirs").unwrap().is_some());
+    assert!(
+        harness.conversations.store.loop_record("water").unwrap().is_none(),
+        "forgotten"
+    );
+    assert!(harness.conversations.store.loop_record("theirs").unwrap().is_some());
     tokio::time::advance(Duration::from_secs(3 * 3600)).await;
     assert!(
         harness
@@ -295,7 +299,7 @@ async fn a_loop_task_that_calls_shell_asks_for_approval_instead_of_running_it() 
     });
     assert!(prompt.is_some_and(|a| a.contains("touch")), "{sent:?}");
     assert!(!marker.exists(), "the shell did not run");
-    let pending = harness.core.pipeline.approvals().pending_count().unwrap();
+    let pending = harness.conversations.approvals.pending_count().unwrap();
     assert_eq!(pending, 1);
     let status = harness.until("tidy", |s| s.iterations == 1).await;
     assert_eq!((status.tokens_in, status.tokens_out), (30, 5));
@@ -353,7 +357,7 @@ async fn a_supervisor_iteration_uses_its_model_and_review_and_may_choose_the_sle
 #[tokio::test(start_paused = true)]
 async fn a_loop_may_not_change_the_schedules_even_after_an_approval() {
     let harness = Harness::start(&[&Scripted::new("small", Vec::new())]).await;
-    let tools = crate::tools::schedule::tools(&harness.schedules);
+    let tools = crate::loops::tools::tools(&harness.schedules);
     let mut from_a_loop = harness.me();
     from_a_loop.sender = LoopPrompt::sender(&LoopName::new("tidy").unwrap());
     for (name, arguments) in [
@@ -371,7 +375,7 @@ async fn a_loop_may_not_change_the_schedules_even_after_an_approval() {
             "{name}: {refused}"
         );
     }
-    assert!(harness.core.store.loop_records().unwrap().is_empty());
+    assert!(harness.conversations.store.loop_records().unwrap().is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -380,12 +384,12 @@ async fn a_recurring_reminder_keeps_its_next_run_with_its_delivery() {
     let arguments = json!({ "name": "water", "when": "every hour", "message": "Drink" });
     harness.tool("remind", arguments).await.unwrap();
     let next_run = || {
-        let record = harness.core.store.loop_record("water").unwrap().unwrap();
+        let record = harness.conversations.store.loop_record("water").unwrap().unwrap();
         serde_json::from_slice::<serde_json::Value>(&record).unwrap()["next_run_ms"].as_u64()
     };
     assert_eq!(next_run(), Some(NOON + 3_600_000));
     let status = harness.until("water", |s| s.iterations == 1).await;
     assert_eq!(status.recent[0].started_ms, NOON + 3_600_000);
     assert_eq!(next_run(), Some(NOON + 7_200_000), "stored with the reminder's commit");
-    harness.core.loops().unwrap().stop("water").unwrap();
+    harness.loops.registry().stop("water").unwrap();
 }

@@ -2,7 +2,8 @@
 //! loop sleeps before the next one ("nothing changed; look again in an
 //! hour"). The choice is clamped to the loop's sleep bounds and reported to
 //! the loop runtime when the iteration ends. The tool is offered only in a
-//! loop's iterations ([`LoopTurn`]); anywhere else it is refused.
+//! loop's iterations ([`LoopTurn`], which is the tools' [`InLoop`]);
+//! anywhere else it is refused.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -11,12 +12,10 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Tool, ToolContext, ToolError, parse_arguments};
 use crate::llm::ToolSpec;
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::LoopName;
-
-pub const SET_NEXT_SLEEP: &str = "set_next_sleep";
+use crate::tools::{InLoop, SET_NEXT_SLEEP, Tool, ToolContext, ToolError, parse_arguments};
 
 /// The loop whose iteration a turn is, and what its tools chose.
 #[derive(Debug)]
@@ -41,6 +40,32 @@ impl LoopTurn {
     /// The sleep the model chose, within the bounds, if it chose one.
     pub fn chosen(&self) -> Option<Duration> {
         *self.chosen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl InLoop for LoopTurn {
+    fn choose_next_sleep(&self, asked: Duration) -> Result<String, ToolError> {
+        if self.scheduled {
+            return Err(ToolError::Refused(format!(
+                "loop \"{}\" runs on a schedule, which decides when it runs next",
+                self.name
+            )));
+        }
+        let sleep = self.bounds.clamp(asked);
+        *self.chosen.lock().unwrap_or_else(|p| p.into_inner()) = Some(sleep);
+        let mut answer = format!(
+            "Loop \"{}\" sleeps about {} s before its next iteration",
+            self.name,
+            sleep.as_secs()
+        );
+        if sleep != asked {
+            answer += &format!(
+                " (the bounds are {} s to {} s)",
+                self.bounds.min.as_secs(),
+                self.bounds.max.as_secs()
+            );
+        }
+        Ok(answer + ".")
     }
 }
 
@@ -77,28 +102,7 @@ impl Tool for SetNextSleep {
                 "only a background loop's iteration can choose its next sleep".into(),
             ));
         };
-        if turn.scheduled {
-            return Err(ToolError::Refused(format!(
-                "loop \"{}\" runs on a schedule, which decides when it runs next",
-                turn.name
-            )));
-        }
-        let asked = Duration::from_secs(seconds);
-        let sleep = turn.bounds.clamp(asked);
-        *turn.chosen.lock().unwrap_or_else(|p| p.into_inner()) = Some(sleep);
-        let mut answer = format!(
-            "Loop \"{}\" sleeps about {} s before its next iteration",
-            turn.name,
-            sleep.as_secs()
-        );
-        if sleep != asked {
-            answer += &format!(
-                " (the bounds are {} s to {} s)",
-                turn.bounds.min.as_secs(),
-                turn.bounds.max.as_secs()
-            );
-        }
-        Ok(answer + ".")
+        turn.choose_next_sleep(Duration::from_secs(seconds))
     }
 }
 

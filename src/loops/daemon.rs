@@ -1,28 +1,32 @@
 //! The daemon's side of the loop runtime: [`DaemonLoops`] implements
-//! [`Iterate`] — a built-in handler (the [`heartbeat`](crate::heartbeat),
+//! [`Iterate`] — a built-in handler (the [`heartbeat`](crate::loops::heartbeat),
 //! which also triggers the loops that wait for it) runs right here; a
 //! reminder or a task runs in its output conversation's worker, through the
-//! pipeline and the outbox — and [`start`] builds the [`Registry`] the core
-//! owns, spawns the heartbeat and resumes the stored and configured loops.
+//! pipeline and the outbox, as a [`LoopJob`] errand. [`Loops`] builds the
+//! [`Registry`] over them; its `start` spawns the heartbeat and resumes the
+//! stored and configured loops. The iterations get what they use: the
+//! conversations, the clock, the heartbeat and the book of stored loops.
 
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use passepartout_gateway::ConversationKey;
 use tokio::sync::oneshot;
 
+use crate::clock::Clock;
 use crate::config::Config;
-use crate::conversations::{Job, LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
-use crate::core::Core;
-use crate::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
+use crate::conversations::{Conversations, Job};
+use crate::loops::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
-use crate::loops::registry::{Registry, SpawnError};
+use crate::loops::job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
+use crate::loops::next_sleep::LoopTurn;
+use crate::loops::prompt::LoopPrompt;
+use crate::loops::registry::{Drained, Registry, SpawnError};
+use crate::loops::schedules::{BookError, Configured, Schedules};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
-use crate::pipeline::LoopPrompt;
-use crate::schedules::{BookError, Configured, Schedules};
-use crate::tools::next_sleep::LoopTurn;
+use crate::loops::status::LoopStatus;
 
 /// A built-in handler, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,23 +57,31 @@ pub enum DaemonIterateError {
     #[error(transparent)]
     Turn(#[from] LoopFailed),
     #[error(transparent)]
-    Heartbeat(#[from] crate::heartbeat::HeartbeatError),
+    Heartbeat(#[from] crate::loops::heartbeat::HeartbeatError),
     #[error("the daemon is gone")]
     DaemonGone,
 }
 
-/// Runs the daemon's loop iterations.
+/// Runs the daemon's loop iterations, with what they use: the conversations
+/// that run reminders and tasks, the clock that numbers iterations, the
+/// heartbeat, and the book that keeps scheduled loops' next runs.
 pub struct DaemonLoops {
-    /// Weak: the core owns the registry, which owns this.
-    core: Weak<Core>,
+    conversations: Arc<Conversations>,
+    clock: Clock,
     heartbeat: Heartbeat,
     schedules: Arc<Schedules>,
 }
 
 impl DaemonLoops {
-    pub fn new(core: Weak<Core>, heartbeat: Heartbeat, schedules: Arc<Schedules>) -> Self {
+    pub fn new(
+        conversations: Arc<Conversations>,
+        clock: Clock,
+        heartbeat: Heartbeat,
+        schedules: Arc<Schedules>,
+    ) -> Self {
         Self {
-            core,
+            conversations,
+            clock,
             heartbeat,
             schedules,
         }
@@ -81,12 +93,14 @@ impl DaemonLoops {
     }
 
     async fn run(&self, iteration: &Iteration) -> Result<Report, DaemonIterateError> {
-        let core = self.core.upgrade().ok_or(DaemonIterateError::DaemonGone)?;
+        if self.conversations.draining.is_cancelled() {
+            return Err(DaemonIterateError::DaemonGone);
+        }
         let spec = &iteration.spec;
         let work = match &spec.body {
             Body::Handler { name } => {
                 return match Handler::parse(name) {
-                    Some(Handler::Heartbeat) => self.beat(&core).await,
+                    Some(Handler::Heartbeat) => self.beat().await,
                     None => Err(DaemonIterateError::UnknownHandler { handler: name.clone() }),
                 };
             }
@@ -96,7 +110,7 @@ impl DaemonLoops {
             },
             Body::Task { prompt } => LoopWork::Task(LoopPrompt {
                 name: spec.name.clone(),
-                iteration: core.pipeline.approvals().clock().now_ms(),
+                iteration: self.clock.now_ms(),
                 conversation: output(spec)?.clone(),
                 prompt: prompt.clone(),
                 supervisor: iteration.supervisor().cloned(),
@@ -115,7 +129,7 @@ impl DaemonLoops {
             next_run,
             done,
         };
-        let done = in_conversation(&core, output(spec)?, job, report).await?;
+        let done = in_conversation(&self.conversations, output(spec)?, job, report).await?;
         Ok(Report {
             tokens_in: done.cost.tokens_in,
             tokens_out: done.cost.tokens_out,
@@ -126,9 +140,9 @@ impl DaemonLoops {
 
     /// A heartbeat: the housekeeping, and the loops that wait for it
     /// (triggered even when the housekeeping failed).
-    async fn beat(&self, core: &Arc<Core>) -> Result<Report, DaemonIterateError> {
-        let beat = self.heartbeat.beat(|key| core.router.nudge(core, &key)).await;
-        if let Some(registry) = core.loops() {
+    async fn beat(&self) -> Result<Report, DaemonIterateError> {
+        let beat = self.heartbeat.beat(|key| self.conversations.nudge(&key)).await;
+        if let Some(registry) = self.schedules.registry() {
             for name in self.schedules.heartbeat_triggered() {
                 if let Err(error) = registry.trigger(name.as_str()) {
                     tracing::debug!(%name, %error, "heartbeat trigger not taken");
@@ -149,18 +163,17 @@ fn output(spec: &LoopSpec) -> Result<&ConversationKey, DaemonIterateError> {
 
 /// Hands `job` to the worker of `conversation` and waits for its `report`.
 async fn in_conversation(
-    core: &Arc<Core>,
+    conversations: &Arc<Conversations>,
     conversation: &ConversationKey,
     job: LoopJob,
     report: oneshot::Receiver<Result<LoopDone, LoopFailed>>,
 ) -> Result<LoopDone, DaemonIterateError> {
-    let permit = core
-        .router
-        .try_reserve(core, conversation)
+    let permit = conversations
+        .try_reserve(conversation)
         .map_err(|_| DaemonIterateError::Busy {
             conversation: conversation.clone(),
         })?;
-    permit.send(Job::Loop(Box::new(job)));
+    permit.send(Job::Errand(Box::new(job)));
     Ok(report.await.map_err(|_| DaemonIterateError::WorkerGone)??)
 }
 
@@ -203,38 +216,111 @@ pub fn heartbeat_spec(every: Duration) -> Result<LoopSpec, BadName> {
     Ok(spec)
 }
 
-/// Builds the core's loop registry, starts the heartbeat (unless
-/// `loops.heartbeat_s` is 0), and resumes the configured and stored loops
-/// kept by `schedules`.
-pub async fn start(core: &Arc<Core>, config: &Config, schedules: Arc<Schedules>) -> Result<(), LoopsStartError> {
-    let backups = (config.store.backup_every_s > 0).then(|| BackupPlan {
-        dir: config.backup_dir(),
-        keep: config.store.backups_kept,
-        every: Duration::from_secs(config.store.backup_every_s),
-    });
-    let approvals = core.pipeline.approvals().clone();
-    let heartbeat = Heartbeat::new(approvals, core.store.clone(), backups);
-    let iterate = Arc::new(DaemonLoops::new(Arc::downgrade(core), heartbeat, schedules.clone()));
-    let clock = *core.pipeline.approvals().clock();
-    let registry = Arc::new(Registry::new(iterate.clone(), config.loops.max, clock, &core.draining));
-    core.install_loops(registry.clone(), iterate, schedules.clone());
-    if config.loops.heartbeat_s > 0 {
-        registry.spawn(heartbeat_spec(Duration::from_secs(config.loops.heartbeat_s))?)?;
+/// The daemon's loops: the registry, the iterations it runs, and the book
+/// of loops that outlive a restart.
+pub struct Loops {
+    registry: Arc<Registry>,
+    iterate: Arc<DaemonLoops>,
+    schedules: Arc<Schedules>,
+    clock: Clock,
+}
+
+impl Loops {
+    /// Builds the loop registry and its iterations, none running yet; the
+    /// loops stop when `conversations` drain.
+    pub fn new(
+        conversations: &Arc<Conversations>,
+        clock: Clock,
+        config: &Config,
+        schedules: Arc<Schedules>,
+    ) -> Arc<Self> {
+        let backups = (config.store.backup_every_s > 0).then(|| BackupPlan {
+            dir: config.backup_dir(),
+            keep: config.store.backups_kept,
+            every: Duration::from_secs(config.store.backup_every_s),
+        });
+        let heartbeat = Heartbeat::new(conversations.approvals.clone(), conversations.store.clone(), backups);
+        let iterate = Arc::new(DaemonLoops::new(
+            conversations.clone(),
+            clock,
+            heartbeat,
+            schedules.clone(),
+        ));
+        let registry = Arc::new(Registry::new(
+            iterate.clone(),
+            config.loops.max,
+            clock,
+            &conversations.draining,
+        ));
+        schedules.install(&registry);
+        Arc::new(Self {
+            registry,
+            iterate,
+            schedules,
+            clock,
+        })
     }
-    let resumed = schedules.resume(configured(config)?).await?;
-    tracing::info!(
-        started = resumed.started,
-        missed = resumed.missed,
-        failed = resumed.failed,
-        "loops resumed"
-    );
-    Ok(())
+
+    /// Starts the heartbeat (unless `loops.heartbeat_s` is 0) and resumes
+    /// the configured and stored loops.
+    pub async fn start(&self, config: &Config) -> Result<(), LoopsStartError> {
+        if config.loops.heartbeat_s > 0 {
+            self.registry
+                .spawn(heartbeat_spec(Duration::from_secs(config.loops.heartbeat_s))?)?;
+        }
+        let resumed = self.schedules.resume(configured(config, self.clock)?).await?;
+        tracing::info!(
+            started = resumed.started,
+            missed = resumed.missed,
+            failed = resumed.failed,
+            "loops resumed"
+        );
+        Ok(())
+    }
+
+    /// The registry the loops run in.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// Stops loop `name` for good (`passepartout loops stop NAME`): a
+    /// stored loop is forgotten too, so it does not come back at the next
+    /// start.
+    pub async fn stop(&self, name: &str) -> Result<(), BookError> {
+        self.schedules.remove(name).await
+    }
+
+    /// Runs loop `name` now (`passepartout loops run NAME`): a sleeping
+    /// loop wakes early, a loop waiting for a trigger runs.
+    pub fn trigger(&self, name: &str) -> Result<(), BookError> {
+        Ok(self.registry.trigger(name)?)
+    }
+
+    /// Every loop's status, by name.
+    pub fn statuses(&self) -> Vec<LoopStatus> {
+        self.registry.list()
+    }
+
+    /// How many loops run.
+    pub fn running_count(&self) -> usize {
+        self.registry.running_count()
+    }
+
+    /// How many heartbeats have run.
+    pub fn heartbeats(&self) -> u64 {
+        self.iterate.heartbeats()
+    }
+
+    /// Stops every loop, aborting those still running after `grace`.
+    pub async fn shutdown(&self, grace: Duration) -> Drained {
+        self.registry.shutdown(grace).await
+    }
 }
 
 /// The config's `[[loops.entries]]`, as loops.
-fn configured(config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
+fn configured(config: &Config, clock: Clock) -> Result<Vec<Configured>, LoopsStartError> {
     let zone = config.loops.zone()?;
-    let now_ms = crate::intake::now_ms();
+    let now_ms = clock.now_ms();
     config
         .loops
         .entries
@@ -244,9 +330,9 @@ fn configured(config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
 }
 
 #[cfg(test)]
-#[path = "daemon_loops_tests.rs"]
+#[path = "daemon_tests.rs"]
 mod tests;
 
 #[cfg(test)]
-#[path = "daemon_loops_pipeline_tests.rs"]
+#[path = "daemon_pipeline_tests.rs"]
 mod pipeline_tests;

@@ -8,11 +8,10 @@ use std::sync::Arc;
 
 use passepartout_gateway::{ConversationKey, MessageId, UserId};
 
-use super::{Pipeline, TurnOptions, TurnOutput, TurnRecord};
+use crate::loops::next_sleep::LoopTurn;
 use crate::loops::spec::{LoopName, Supervisor};
-use crate::memory::MemorySession;
-use crate::signal::{Message, Origin, Signal, SignalBody};
-use crate::tools::next_sleep::LoopTurn;
+use crate::pipeline::BackgroundTurn;
+use crate::signal::Origin;
 
 /// One iteration of a task loop, as the pipeline needs it.
 #[derive(Clone, Debug)]
@@ -40,6 +39,22 @@ impl LoopPrompt {
         sender.as_str().starts_with("loop:")
     }
 
+    /// The iteration as the pipeline runs it.
+    pub fn turn(&self) -> BackgroundTurn {
+        let id = format!("loop-{}-{}", self.name, self.iteration);
+        let message_id = MessageId::new(id).expect("a loop name makes a valid message id");
+        BackgroundTurn {
+            origin: Origin {
+                conversation: self.conversation.clone(),
+                sender: LoopPrompt::sender(&self.name),
+                message_id,
+            },
+            text: self.text(),
+            preferred_model: self.supervisor.as_ref().map(|s| s.model.clone()),
+            in_loop: self.turn.clone(),
+        }
+    }
+
     /// What the model reads.
     fn text(&self) -> String {
         let mut text = format!(
@@ -59,30 +74,5 @@ impl LoopPrompt {
             text += &supervisor.review;
         }
         text
-    }
-}
-
-impl Pipeline {
-    /// Runs one iteration of a task loop in its output conversation, given
-    /// that conversation's recent `history` and the loop's own `memory`.
-    pub async fn run_loop(&self, prompt: &LoopPrompt, history: &[TurnRecord], memory: MemorySession) -> TurnOutput {
-        let id = format!("loop-{}-{}", prompt.name, prompt.iteration);
-        let message_id = MessageId::new(id).expect("a loop name makes a valid message id");
-        let text = prompt.text();
-        let signal = Signal {
-            origin: Origin {
-                conversation: prompt.conversation.clone(),
-                sender: LoopPrompt::sender(&prompt.name),
-                message_id,
-            },
-            depth: 0,
-            body: SignalBody::Message(Message { text: text.clone() }),
-        };
-        let options = TurnOptions {
-            keep: false,
-            preferred_model: prompt.supervisor.as_ref().map(|s| s.model.clone()),
-            loop_turn: Some(prompt.turn.clone()),
-        };
-        self.converse(signal, text, history, memory, options).await
     }
 }

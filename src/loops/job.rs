@@ -1,5 +1,6 @@
-//! A loop's iteration, run by its output conversation's worker so that it
-//! keeps the conversation's order and history like any turn: a reminder's
+//! A loop's iteration, run by its output conversation's worker as an
+//! [`Errand`] so that it keeps the conversation's order and history like
+//! any turn: a reminder's
 //! text, or a task's turn through the pipeline. What it says goes through
 //! the outbox. The loop hears back how it went; a failure (no model
 //! answered, a panic, a timeout) is the loop's to retry, and nothing is
@@ -13,19 +14,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use passepartout_gateway::{ConversationKey, ReplyKind};
+use async_trait::async_trait;
+use passepartout_gateway::ReplyKind;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use super::delivery;
-use super::history::RecentHistory;
-use super::worker::{commit_of, guarded};
-use crate::core::Core;
+use crate::conversations::{Errand, InWorker, guarded};
 use crate::llm::ChatMessage;
+use crate::loops::prompt::LoopPrompt;
+use crate::loops::schedules::Schedules;
 use crate::loops::spec::LoopName;
 use crate::memory::MemorySession;
-use crate::pipeline::{Cost, LoopPrompt, TurnOutput, TurnRecord};
-use crate::schedules::Schedules;
+use crate::pipeline::{Cost, TurnOutput, TurnRecord};
 
 /// What a loop asks of a conversation's worker.
 #[derive(Debug)]
@@ -77,46 +77,45 @@ pub struct LoopJob {
     pub done: oneshot::Sender<Result<LoopDone, LoopFailed>>,
 }
 
-pub(super) async fn run(core: &Arc<Core>, key: &ConversationKey, recent: &mut RecentHistory, job: LoopJob) {
-    let LoopJob {
-        work,
-        cancel,
-        next_run,
-        done,
-    } = job;
-    if cancel.is_cancelled() || done.is_closed() {
-        tracing::debug!(conversation = %key, "a loop's iteration was called off before it started");
-        return;
+#[async_trait]
+impl Errand for LoopJob {
+    async fn run(self: Box<Self>, worker: &mut InWorker<'_>) {
+        let LoopJob {
+            work,
+            cancel,
+            next_run,
+            done,
+        } = *self;
+        let key = worker.conversation();
+        if cancel.is_cancelled() || done.is_closed() {
+            tracing::debug!(conversation = %key, "a loop's iteration was called off before it started");
+            return;
+        }
+        let result = iterate(worker, work, next_run).await;
+        if let Err(LoopFailed(error)) = &result {
+            tracing::warn!(conversation = %key, %error, "a loop's iteration failed");
+        }
+        // The loop may have been stopped meanwhile; nobody to tell then.
+        let _ = done.send(result);
     }
-    let result = iterate(core, key, recent, work, next_run).await;
-    if let Err(LoopFailed(error)) = &result {
-        tracing::warn!(conversation = %key, %error, "a loop's iteration failed");
-    }
-    // The loop may have been stopped meanwhile; nobody to tell then.
-    let _ = done.send(result);
 }
 
-async fn iterate(
-    core: &Arc<Core>,
-    key: &ConversationKey,
-    recent: &mut RecentHistory,
-    work: LoopWork,
-    next_run: Option<NextRun>,
-) -> Result<LoopDone, LoopFailed> {
+async fn iterate(worker: &mut InWorker<'_>, work: LoopWork, next_run: Option<NextRun>) -> Result<LoopDone, LoopFailed> {
+    let (cx, key) = (worker.context(), worker.conversation());
     let (output, next_sleep) = match work {
         LoopWork::Say { name, text } => (said(&name, text), None),
         LoopWork::Task(prompt) => {
-            let history = recent
-                .load(&core.store, key)
+            let history = worker
+                .history()
                 .map_err(|error| LoopFailed(format!("cannot read the conversation's history: {error}")))?;
             let memory = MemorySession::with_limits(
-                core.store.clone(),
-                *core.pipeline.approvals().clock(),
+                cx.store.clone(),
+                *cx.approvals.clock(),
                 &key.gateway,
                 &LoopPrompt::sender(&prompt.name),
-                core.pipeline.memory_limits(),
+                cx.pipeline.memory_limits(),
             );
-            let output = guarded(core, key, core.pipeline.run_loop(&prompt, history, memory))
+            let output = guarded(cx, key, cx.pipeline.run_background(prompt.turn(), history, memory))
                 .await
                 .map_err(LoopFailed)?;
             if let (Some(unanswered), None) = (&output.unanswered, &output.record) {
@@ -126,22 +125,16 @@ async fn iterate(
         }
     };
     let cost = output.cost.clone();
-    let (mut commit, record, followups) = commit_of(core, None, None, output);
-    if let Some(NextRun { book, name, at_ms }) = &next_run {
-        commit.loop_record = book
+    let loop_record = match &next_run {
+        Some(NextRun { book, name, at_ms }) => book
             .next_run_write(name, *at_ms)
-            .map_err(|error| LoopFailed(format!("cannot read the loop's record: {error}")))?;
-    }
-    let committed = core.store.commit_turn_durably(key, commit).await;
-    followups.run(core, committed.is_ok());
-    match committed {
-        Ok(_) => recent.committed(false, record),
-        Err(error) => {
-            recent.invalidate();
-            return Err(LoopFailed(format!("the store refused the iteration: {error}")));
-        }
-    }
-    delivery::deliver(core, key).await;
+            .map_err(|error| LoopFailed(format!("cannot read the loop's record: {error}")))?,
+        None => None,
+    };
+    worker
+        .commit(output, loop_record)
+        .await
+        .map_err(|error| LoopFailed(format!("the store refused the iteration: {error}")))?;
     Ok(LoopDone { cost, next_sleep })
 }
 

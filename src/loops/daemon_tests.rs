@@ -6,12 +6,16 @@ use crate::clock::Clock;
 use crate::clock::schedule::Zone;
 use crate::store::tests_support::open_temp;
 
+/// The loops of a daemon that is shutting down: its conversations drain.
 fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
     let config = Config::default();
     let policy = Policy::from_config(&config);
     let approvals = Arc::new(Approvals::new(store.clone(), policy, Clock::start(), &config));
     let schedules = Arc::new(Schedules::new(store.clone(), Clock::start(), Zone::utc()));
-    DaemonLoops::new(Weak::new(), Heartbeat::new(approvals, store.clone(), None), schedules)
+    let conversations = crate::conversations::testing::on_store(store.clone(), config.pipeline.clone());
+    conversations.draining.cancel();
+    let heartbeat = Heartbeat::new(approvals, store.clone(), None);
+    DaemonLoops::new(conversations, Clock::start(), heartbeat, schedules)
 }
 
 fn iteration(spec: LoopSpec) -> Iteration {

@@ -14,17 +14,20 @@ use async_trait::async_trait;
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Tool, ToolContext, ToolError, parse_arguments};
 use crate::clock::schedule::Schedule;
 use crate::llm::ToolSpec;
+use crate::loops::next_sleep::SetNextSleep;
+use crate::loops::prompt::LoopPrompt;
+use crate::loops::schedules::{BookError, Schedules};
 use crate::loops::spec::{LoopName, LoopSpec};
 use crate::loops::status::human;
-use crate::pipeline::LoopPrompt;
-use crate::schedules::{BookError, Schedules};
+use crate::tools::{Tool, ToolContext, ToolError, parse_arguments};
 
-/// The four tools, sharing `schedules`.
+/// The loops' tools: a loop's `set_next_sleep`, and the four that share
+/// `schedules`.
 pub fn tools(schedules: &Arc<Schedules>) -> Vec<Arc<dyn Tool>> {
     vec![
+        Arc::new(SetNextSleep),
         Arc::new(RemindTool(schedules.clone())),
         Arc::new(ScheduleTool(schedules.clone())),
         Arc::new(ListSchedules(schedules.clone())),

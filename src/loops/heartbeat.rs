@@ -3,7 +3,7 @@
 //! safety net beside the approvals' own expiry timer, which a lost wake-up
 //! could delay), writes the periodic store backup once `backup_every_s` has
 //! passed since the last one, and counts itself. The loop runtime
-//! ([`crate::loops`]) decides when it beats; [`crate::daemon_loops`] calls it.
+//! ([`crate::loops`]) decides when it beats; [`crate::loops::daemon`] calls it.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};

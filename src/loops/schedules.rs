@@ -86,7 +86,7 @@ pub struct Schedules {
     store: Store,
     clock: Clock,
     zone: Zone,
-    /// Weak: the registry's iterations hold the book, and the core holds both.
+    /// Weak: the registry's iterations hold the book, and the loops hold both.
     registry: OnceLock<Weak<Registry>>,
     /// Loops that every heartbeat triggers.
     on_heartbeat: Mutex<BTreeSet<LoopName>>,

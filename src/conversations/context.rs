@@ -1,0 +1,143 @@
+//! What the conversation workers work with, and nothing more: the store,
+//! the pipeline and the approvals beside it, the gateways' delivery halves,
+//! the pipeline settings, the counters, the task tracker, the drain token
+//! and the delivery retries armed. The daemon builds one [`Conversations`]
+//! and hands it to the intake and the loops, which queue work through it.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use passepartout_gateway::{ConversationKey, Deliver, GatewayId};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use super::{Busy, Job, Router};
+use crate::approvals::Approvals;
+use crate::config::PipelineConfig;
+use crate::pipeline::Pipeline;
+use crate::pipeline::commands::View;
+use crate::store::Store;
+
+/// Counters shown by `status`.
+#[derive(Default)]
+pub struct Stats {
+    pub accepted: AtomicU64,
+    pub duplicates: AtomicU64,
+    pub busy: AtomicU64,
+    pub refused: AtomicU64,
+    pub turns: AtomicU64,
+    pub turn_failures: AtomicU64,
+    pub delivered: AtomicU64,
+}
+
+impl Stats {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A counter's value now.
+    pub fn read(counter: &AtomicU64) -> u64 {
+        counter.load(Ordering::Relaxed)
+    }
+}
+
+/// Renders the reports about the daemon that chat commands show (`/status`,
+/// `/loops`). Supplied by the daemon, which has every part at hand.
+pub trait Views: Send + Sync {
+    fn show(&self, view: View) -> String;
+}
+
+/// The conversation workers' context.
+pub struct Conversations {
+    pub store: Store,
+    pub pipeline: Pipeline,
+    pub approvals: Arc<Approvals>,
+    /// How to reach each running gateway's chats.
+    pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
+    pub settings: PipelineConfig,
+    pub stats: Stats,
+    /// Cancelled at shutdown: workers finish their current job and stop.
+    pub draining: CancellationToken,
+    /// Every task the daemon spawns, so shutdown can wait for them.
+    pub tracker: TaskTracker,
+    router: Router,
+    /// Conversations with a delivery retry timer armed.
+    retries: Mutex<HashSet<ConversationKey>>,
+    /// Weak: the views show these conversations too.
+    views: OnceLock<Weak<dyn Views>>,
+}
+
+impl Conversations {
+    pub fn new(
+        store: Store,
+        pipeline: Pipeline,
+        approvals: Arc<Approvals>,
+        deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
+        settings: PipelineConfig,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            router: Router::new(settings.queue_capacity),
+            store,
+            pipeline,
+            approvals,
+            deliver,
+            settings,
+            stats: Stats::default(),
+            draining: CancellationToken::new(),
+            tracker: TaskTracker::new(),
+            retries: Mutex::default(),
+            views: OnceLock::new(),
+        })
+    }
+
+    /// Reserves a place in `key`'s queue, starting its worker if it has none
+    /// (see [`Router::try_reserve`]).
+    pub fn try_reserve(self: &Arc<Self>, key: &ConversationKey) -> Result<mpsc::OwnedPermit<Job>, Busy> {
+        self.router.try_reserve(self, key)
+    }
+
+    /// Queues a delivery attempt for `key` unless its queue is full.
+    pub fn nudge(self: &Arc<Self>, key: &ConversationKey) {
+        self.router.nudge(self, key);
+    }
+
+    /// Queue depth per live conversation worker.
+    pub fn queue_depths(&self) -> Vec<(ConversationKey, usize)> {
+        self.router.queue_depths()
+    }
+
+    pub(super) fn router(&self) -> &Router {
+        &self.router
+    }
+
+    /// Answers the chat's `/status` and `/loops` with `views`; only the first
+    /// call does anything.
+    pub fn show_views_with(&self, views: &Arc<dyn Views>) {
+        if self.views.set(Arc::downgrade(views)).is_err() {
+            tracing::warn!("views installed twice; the second is dropped");
+        }
+    }
+
+    /// A report about the daemon, for a chat command.
+    pub(super) fn show(&self, view: View) -> String {
+        match self.views.get().and_then(Weak::upgrade) {
+            Some(views) => views.show(view),
+            None => "The daemon is still starting; ask again in a moment.".to_owned(),
+        }
+    }
+
+    /// Marks a delivery retry armed for `key`; false if one already was.
+    pub(super) fn arm_retry(&self, key: &ConversationKey) -> bool {
+        self.retries
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone())
+    }
+
+    /// The retry timer for `key` fired.
+    pub(super) fn disarm_retry(&self, key: &ConversationKey) {
+        self.retries.lock().unwrap_or_else(|p| p.into_inner()).remove(key);
+    }
+}
