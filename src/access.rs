@@ -8,8 +8,15 @@ use std::collections::{HashMap, HashSet};
 
 use passepartout_gateway::{GatewayId, Inbound};
 
-use crate::config::Config;
-use crate::gateways::{GatewayComponent, Roster};
+/// Who may do something through one gateway, by the ids its conversations carry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Roster {
+    /// Whoever the gateway lets in: it vouches for its peers itself (the
+    /// local socket admits only the daemon's own user, who approves everything).
+    Everyone,
+    /// These users (matched by id or alias), and anyone in these chats.
+    Listed { users: Vec<String>, chats: Vec<String> },
+}
 
 /// One gateway's allowlist.
 #[derive(Clone, Debug)]
@@ -28,16 +35,6 @@ pub struct Access {
 }
 
 impl Access {
-    /// From every gateway component of `config`.
-    pub fn from_config(config: &Config) -> Self {
-        Self::from_components(&crate::gateways::components(config))
-    }
-
-    /// From each component's talkers.
-    pub fn from_components(components: &[Box<dyn GatewayComponent>]) -> Self {
-        Self::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
-    }
-
     /// From who may talk on each gateway.
     pub fn from_rosters(rosters: impl IntoIterator<Item = (GatewayId, Roster)>) -> Self {
         let gateways = rosters

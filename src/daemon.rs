@@ -19,7 +19,7 @@ use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin::AdminContext;
-use crate::approvals::{Approvals, Policy};
+use crate::approvals::Approvals;
 use crate::background;
 use crate::clock::Clock;
 use crate::config::{Config, ProviderKind, Secret};
@@ -144,7 +144,7 @@ impl Daemon {
         loops.start(&config).await?;
         let intake = Arc::new(IntakeContext {
             conversations: conversations.clone(),
-            access: crate::access::Access::from_config(&config),
+            access: crate::gateways::access(&config),
             clock,
         });
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
@@ -276,7 +276,7 @@ fn pipeline(
     let skills = Skills::from_config(&config.skills, &config.tools)?;
     let approvals = Arc::new(Approvals::new(
         store.clone(),
-        Policy::from_config(config),
+        crate::gateways::policy(config),
         clock,
         config,
     ));

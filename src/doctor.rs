@@ -12,8 +12,11 @@ use crate::llm::{ChatModel, LlmError};
 use crate::pipeline::cascade::EntryState;
 use crate::store::Store;
 
-/// Every check for `config`, in order: each gateway's, the store, each model
-/// provider (as the running daemon sees them, when a gateway check reached it).
+/// Every check for `config`, in order: the first gateway's (the local
+/// socket, the way in to a running daemon), the store, the other gateways',
+/// each model provider (as the running daemon sees them, when a gateway check
+/// reached it). The store is checked after every gateway, since what it says
+/// depends on whether a daemon holds it, but it is listed second.
 pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check> {
     let mut checks = Vec::new();
     let mut daemon = None;
@@ -23,7 +26,7 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
             daemon = daemon.or(checked.daemon);
         }
     }
-    checks.push(store_check(config, daemon.as_ref()));
+    checks.insert(checks.len().min(1), store_check(config, daemon.as_ref()));
     match &daemon {
         Some(status) => checks.extend(daemon_provider_checks(status)),
         None => {

@@ -123,6 +123,13 @@ async fn doctor_reports_each_part_on_its_own_line() {
         text.lines().any(|l| l.starts_with("ok") && l.contains("model fake")),
         "{text}"
     );
+    let line_of = |part: &str| text.lines().position(|l| l.contains(part)).unwrap();
+    assert!(
+        line_of("config") < line_of("socket")
+            && line_of("socket") < line_of("store")
+            && line_of("store") < line_of("model fake"),
+        "config, the socket, the store, then the models: {text}"
+    );
 
     llm.shutdown();
     let daemon = Running::start(&config).await;

@@ -3,8 +3,6 @@
 //! and chat ids, Signal's senders (by UUID or number) and groups, the local
 //! socket's own user.
 
-use passepartout::access::Access;
-use passepartout::approvals::Policy;
 use passepartout::config::Config;
 use passepartout::gateways::socket::Socket;
 use passepartout::gateways::{GatewayComponent, Roster};
@@ -27,7 +25,7 @@ fn listed_users_and_chats_only() {
     let mut config = Config::default();
     config.telegram.allowed_users = vec![42];
     config.telegram.allowed_chats = vec![-100];
-    let access = Access::from_config(&config);
+    let access = passepartout::gateways::access(&config);
     assert!(access.allows(&from("socket", "uid-1000", "1000")));
     assert!(access.allows(&from("telegram", "42", "42")), "a listed user");
     assert!(
@@ -41,7 +39,7 @@ fn listed_users_and_chats_only() {
 
 #[test]
 fn nobody_by_default() {
-    let access = Access::from_config(&Config::default());
+    let access = passepartout::gateways::access(&Config::default());
     assert!(!access.allows(&from("telegram", "42", "42")));
 }
 
@@ -50,7 +48,7 @@ fn signal_senders_by_uuid_and_whole_groups() {
     let mut config = Config::default();
     config.signal.allowed_senders = vec!["uuid-a".into()];
     config.signal.allowed_groups = vec!["R3JvdXA=".into()];
-    let access = Access::from_config(&config);
+    let access = passepartout::gateways::access(&config);
     assert!(access.allows(&from("signal", "uuid-a", "uuid-a")));
     assert!(
         access.allows(&from("signal", "group:R3JvdXA=", "uuid-b")),
@@ -64,7 +62,7 @@ fn signal_senders_by_uuid_and_whole_groups() {
 fn signal_senders_by_number_match_their_alias() {
     let mut config = Config::default();
     config.signal.allowed_senders = vec!["+15550000002".into()];
-    let access = Access::from_config(&config);
+    let access = passepartout::gateways::access(&config);
     let mut known = from("signal", "uuid-b", "uuid-b");
     assert!(!access.allows(&known), "no number given, no match");
     known.sender.aliases = vec![UserId::new("+15550000002").unwrap()];
@@ -80,6 +78,6 @@ fn the_socket_user_is_the_local_one_and_may_talk_and_approve() {
         (socket.talkers(), socket.deciders()),
         (Roster::Everyone, Roster::Everyone)
     );
-    let policy = Policy::from_config(&Config::default());
+    let policy = passepartout::gateways::policy(&Config::default());
     assert_eq!(policy.local_gateway(), Some(&socket.id()));
 }

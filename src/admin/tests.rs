@@ -7,7 +7,6 @@ use passepartout_gateway::UserId;
 use serde_json::json;
 
 use super::*;
-use crate::approvals::Policy;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::loops::schedules::BookError;
@@ -48,7 +47,7 @@ fn serve() -> Served {
     let config = Config::default();
     let approvals = Arc::new(Approvals::new(
         store.clone(),
-        Policy::from_config(&config),
+        crate::gateways::policy(&config),
         Clock::start(),
         &config,
     ));

@@ -11,8 +11,8 @@ use std::collections::HashMap;
 use passepartout_gateway::{ConversationKey, GatewayId, UserId};
 
 use super::record::{Approval, Approver, Person};
-use crate::config::Config;
-use crate::gateways::{GatewayComponent, Roster};
+use crate::access::Roster;
+use crate::config::ApprovalsConfig;
 
 /// Why an answer was not taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,20 +43,14 @@ impl Policy {
         }
     }
 
-    /// Every gateway component's deciders and `approvals.global_approvers`
-    /// (entries that are not `gateway:user` were reported by validation and
-    /// are skipped).
-    pub fn from_config(config: &Config) -> Self {
-        Self::from_components(&crate::gateways::components(config), config)
-    }
-
-    /// Each of `components`' deciders, and the global approvers of `config`.
-    pub fn from_components(components: &[Box<dyn GatewayComponent>], config: &Config) -> Self {
-        let per_gateway = components
-            .iter()
-            .map(|component| {
-                let gateway = component.id();
-                let approvers = match component.deciders() {
+    /// Each gateway's deciders, and `approvals.global_approvers` (entries
+    /// that are not `gateway:user` were reported by validation and are
+    /// skipped).
+    pub fn from_rosters(deciders: impl IntoIterator<Item = (GatewayId, Roster)>, config: &ApprovalsConfig) -> Self {
+        let per_gateway = deciders
+            .into_iter()
+            .map(|(gateway, deciders)| {
+                let approvers = match deciders {
                     Roster::Everyone => vec![Approver {
                         gateway: gateway.clone(),
                         user: None,
@@ -76,7 +70,6 @@ impl Policy {
             })
             .collect();
         let global = config
-            .approvals
             .global()
             .unwrap_or_default()
             .into_iter()

@@ -20,6 +20,9 @@ use passepartout_admin::Admin;
 use passepartout_gateway::{Deliver, GatewayId, Listen};
 use thiserror::Error;
 
+use crate::access::Access;
+pub use crate::access::Roster;
+use crate::approvals::Policy;
 use crate::checkup::Check;
 use crate::config::Config;
 use crate::store::Store;
@@ -32,6 +35,21 @@ pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
         Box::new(telegram::Telegram::new(config)),
         Box::new(signal::Signal::new(config)),
     ]
+}
+
+/// Who may talk through each gateway of `config`.
+pub fn access(config: &Config) -> Access {
+    Access::from_rosters(components(config).iter().map(|c| (c.id(), c.talkers())))
+}
+
+/// Who may decide approvals: each gateway's deciders, and
+/// `approvals.global_approvers`.
+pub fn policy(config: &Config) -> Policy {
+    let deciders = components(config)
+        .iter()
+        .map(|c| (c.id(), c.deciders()))
+        .collect::<Vec<_>>();
+    Policy::from_rosters(deciders, &config.approvals)
 }
 
 /// One gateway as the daemon sees it before it runs.
@@ -64,16 +82,6 @@ pub struct BuildContext {
     /// The local administration path (status, approvals, loops), for a
     /// gateway that serves the machine's owner.
     pub admin: Admin,
-}
-
-/// Who may do something through one gateway, by the ids its conversations carry.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Roster {
-    /// Whoever the gateway lets in: it vouches for its peers itself (the
-    /// local socket admits only the daemon's own user, who approves everything).
-    Everyone,
-    /// These users (matched by id or alias), and anyone in these chats.
-    Listed { users: Vec<String>, chats: Vec<String> },
 }
 
 /// A started gateway: its two halves, and where a local client reaches it.

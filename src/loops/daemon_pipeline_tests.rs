@@ -19,7 +19,7 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::approvals::{Approvals, Policy};
+use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::clock::schedule::{Schedule, Zone};
 use crate::clock::testing::within_patience;
@@ -112,7 +112,7 @@ impl Harness {
         let cascade = Arc::new(Cascade::new(models, Duration::from_secs(30)));
         let approvals = Arc::new(Approvals::new(
             store.clone(),
-            Policy::from_config(&config),
+            crate::gateways::policy(&config),
             clock,
             &config,
         ));

@@ -1,7 +1,7 @@
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::approvals::{Approvals, Policy};
+use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::clock::schedule::Zone;
 use crate::store::tests_support::open_temp;
@@ -9,7 +9,7 @@ use crate::store::tests_support::open_temp;
 /// The loops of a daemon that is shutting down: its conversations drain.
 fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
     let config = Config::default();
-    let policy = Policy::from_config(&config);
+    let policy = crate::gateways::policy(&config);
     let approvals = Arc::new(Approvals::new(store.clone(), policy, Clock::start(), &config));
     let schedules = Arc::new(Schedules::new(store.clone(), Clock::start(), Zone::utc()));
     let conversations = crate::conversations::testing::on_store(store.clone(), config.pipeline.clone());

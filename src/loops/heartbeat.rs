@@ -140,7 +140,6 @@ impl Heartbeat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::approvals::Policy;
     use crate::clock::Clock;
     use crate::config::Config;
     use crate::store::tests_support::open_temp;
@@ -149,7 +148,7 @@ mod tests {
         let config = Config::default();
         let approvals = Arc::new(Approvals::new(
             store.clone(),
-            Policy::from_config(&config),
+            crate::gateways::policy(&config),
             Clock::start(),
             &config,
         ));
