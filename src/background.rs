@@ -16,7 +16,7 @@ use crate::store::Store;
 /// How often maintenance (the dedupe sweep) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(3600);
 
-/// Longest wait before restarting a failed gateway.
+/// Longest wait before restarting a failed gateway, before its jitter.
 const MAX_RESTART_DELAY: Duration = Duration::from_secs(64);
 
 /// Runs a gateway's intake loop, restarting it with jittered exponential
@@ -24,7 +24,7 @@ const MAX_RESTART_DELAY: Duration = Duration::from_secs(64);
 /// when it fails, until `stop` is cancelled.
 pub async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, stop: CancellationToken) {
     let policy = BackoffPolicy::new(Duration::from_secs(1), MAX_RESTART_DELAY);
-    let mut backoff = Backoff::with_policy(policy.with_jitter(Jitter::Add(Duration::from_millis(500))));
+    let mut backoff = Backoff::with_policy(policy.with_jitter(Jitter::AddBeyond(Duration::from_millis(500))));
     loop {
         match gateway.listen(intake.clone(), stop.clone()).await {
             Ok(()) => return,

@@ -26,6 +26,9 @@ pub enum Jitter {
     HalfToFull,
     /// Up to this much added, the sum still capped at the policy's `max`.
     Add(Duration),
+    /// Up to this much added, on top of `max` too: the waits at the cap
+    /// stay spread out.
+    AddBeyond(Duration),
 }
 
 /// How long to wait after failures in a row.
@@ -61,6 +64,7 @@ impl BackoffPolicy {
                 half + half.mul_f64(unit)
             }
             Jitter::Add(spread) => (ceiling + spread.mul_f64(unit)).min(self.max),
+            Jitter::AddBeyond(spread) => ceiling + spread.mul_f64(unit),
         }
     }
 
@@ -161,5 +165,14 @@ mod tests {
         let policy = BackoffPolicy::new(Duration::from_secs(1), Duration::from_secs(8));
         assert_eq!(policy.delay(5, 0.0), Duration::from_secs(4));
         assert_eq!(policy.delay(5, 0.5), Duration::from_secs(6));
+    }
+
+    #[test]
+    fn jitter_beyond_the_cap_keeps_the_waits_at_the_cap_apart() {
+        let policy = BackoffPolicy::new(Duration::from_secs(1), Duration::from_secs(64))
+            .with_jitter(Jitter::AddBeyond(Duration::from_millis(500)));
+        assert_eq!(policy.delay(0, 0.0), Duration::from_secs(1));
+        assert_eq!(policy.delay(10, 0.0), Duration::from_secs(64));
+        assert_eq!(policy.delay(10, 0.5), Duration::from_millis(64_250));
     }
 }
