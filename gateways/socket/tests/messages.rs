@@ -121,8 +121,11 @@ async fn status_returns_the_cores_document_and_ping_pongs() {
     let (daemon, mut core) = Daemon::start().await;
     let mut client = within(Client::connect(&daemon.path, None)).await.unwrap();
     assert_eq!(within(client.status()).await.unwrap(), fake_status());
-    assert!(matches!(core.next().await, Seen::Reachable(_)));
-    assert!(matches!(core.next().await, Seen::Other("status")));
+    // The hello reaches the intake and the question the admin queue: two
+    // tasks, so either may be recorded first.
+    let seen = [core.next().await, core.next().await];
+    assert!(seen.iter().any(|s| matches!(s, Seen::Reachable(_))), "{seen:?}");
+    assert!(seen.iter().any(|s| matches!(s, Seen::Other("status"))), "{seen:?}");
     within(client.ping()).await.unwrap();
 }
 
