@@ -94,11 +94,22 @@ pub struct Built {
 
 /// Why a gateway could not start.
 #[derive(Debug, Error)]
-#[error("cannot start the {gateway} gateway: {reason}")]
+#[error("cannot start the {gateway} gateway: {cause}")]
 pub struct BuildError {
     /// The gateway's name as a person reads it (`Telegram`).
     pub gateway: &'static str,
-    pub reason: String,
+    /// What went wrong, kept with its type for a caller that inspects it.
+    #[source]
+    pub cause: Box<dyn std::error::Error + Send + Sync>,
+}
+
+impl BuildError {
+    pub fn new(gateway: &'static str, cause: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        Self {
+            gateway,
+            cause: cause.into(),
+        }
+    }
 }
 
 /// What a gateway's `doctor` check found.

@@ -62,10 +62,7 @@ impl GatewayComponent for Socket {
         };
         let socket = SocketGateway::bind(config, with.admin.clone())
             .await
-            .map_err(|error| BuildError {
-                gateway: "socket",
-                reason: error.to_string(),
-            })?;
+            .map_err(|error| BuildError::new("socket", error))?;
         Ok(Built {
             local_path: Some(socket.path().to_path_buf()),
             listen: socket.clone(),

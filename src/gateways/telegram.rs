@@ -73,10 +73,7 @@ impl GatewayComponent for Telegram {
     }
 
     async fn build(&self, with: &BuildContext) -> Result<Built, BuildError> {
-        let settings = self.settings().map_err(|error| BuildError {
-            gateway: "Telegram",
-            reason: error.to_string(),
-        })?;
+        let settings = self.settings().map_err(|error| BuildError::new("Telegram", error))?;
         let telegram = TelegramGateway::new(settings, Arc::new(StoreOffsets::new(with.store.clone())));
         Ok(Built {
             listen: telegram.clone(),
