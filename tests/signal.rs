@@ -196,12 +196,21 @@ async fn doctor_finds_the_daemon_and_the_account() {
     config.signal.account = ACCOUNT.into();
     config.signal.endpoint = signal.unix_endpoint();
     config.signal.multi_account = true;
-    let found = passepartout::gateways::signal::check(&config).await.expect("found");
+    let found = passepartout::gateways::signal::Signal::new(&config)
+        .probe()
+        .await
+        .expect("found");
     assert!(found.contains(&format!("has {ACCOUNT}")), "{found}");
     config.signal.account = "+15559999999".into();
-    let missing = passepartout::gateways::signal::check(&config).await.unwrap_err();
+    let missing = passepartout::gateways::signal::Signal::new(&config)
+        .probe()
+        .await
+        .unwrap_err();
     assert!(missing.contains("signal-cli -a +15559999999 register"), "{missing}");
     drop(signal);
-    let gone = passepartout::gateways::signal::check(&config).await.unwrap_err();
+    let gone = passepartout::gateways::signal::Signal::new(&config)
+        .probe()
+        .await
+        .unwrap_err();
     assert!(gone.contains("no signal-cli daemon at"), "{gone}");
 }

@@ -160,7 +160,8 @@ async fn the_real_signal_cli_answers_reports_the_account_and_is_found_again_afte
     let unknown = client.call("noSuchMethod", json!({})).await.unwrap_err();
     assert_eq!(unknown.code().map(|code| code.code()), Some(-32601), "{unknown}");
 
-    let problem = passepartout::gateways::signal::check(&config(&socket))
+    let problem = passepartout::gateways::signal::Signal::new(&config(&socket))
+        .probe()
         .await
         .unwrap_err();
     assert!(
@@ -172,14 +173,16 @@ async fn the_real_signal_cli_answers_reports_the_account_and_is_found_again_afte
     daemon.kill();
     lost(&mut notifications).await;
     lost(&mut tcp_notifications).await;
-    let down = passepartout::gateways::signal::check(&config(&socket))
+    let down = passepartout::gateways::signal::Signal::new(&config(&socket))
+        .probe()
         .await
         .unwrap_err();
     assert!(down.contains("no signal-cli daemon at"), "{down}");
 
     // Started again: found again.
     let _daemon = Daemon::start(&tools, &data, &socket, &tcp);
-    let again = passepartout::gateways::signal::check(&config(&socket))
+    let again = passepartout::gateways::signal::Signal::new(&config(&socket))
+        .probe()
         .await
         .unwrap_err();
     assert!(again.contains("0.13.") && again.contains("register"), "{again}");
@@ -255,13 +258,19 @@ async fn a_spawned_signal_cli_answers_and_a_killed_one_is_reported_and_replaced(
     config.signal.spawn = true;
     config.signal.spawn_program = program.display().to_string();
     config.signal.spawn_config_dir = Some(dir.path().join("data").display().to_string());
-    let problem = passepartout::gateways::signal::check(&config).await.unwrap_err();
+    let problem = passepartout::gateways::signal::Signal::new(&config)
+        .probe()
+        .await
+        .unwrap_err();
     assert!(
         problem.contains(&format!("has no account {ACCOUNT}")) && problem.contains("register"),
         "{problem}"
     );
     config.signal.spawn_program = dir.path().join("no-such-signal-cli").display().to_string();
-    let missing = passepartout::gateways::signal::check(&config).await.unwrap_err();
+    let missing = passepartout::gateways::signal::Signal::new(&config)
+        .probe()
+        .await
+        .unwrap_err();
     assert!(
         missing.contains("no-such-signal-cli") && missing.contains("install signal-cli or set signal.spawn_program"),
         "{missing}"

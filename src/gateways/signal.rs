@@ -58,70 +58,11 @@ impl Signal {
         settings.refusal = signal.refusal.clone();
         Ok(settings)
     }
-}
 
-#[async_trait]
-impl GatewayComponent for Signal {
-    fn id(&self) -> GatewayId {
-        GatewayId::new(GATEWAY_ID).expect("Signal's gateway id is valid")
-    }
-
-    fn enabled(&self) -> bool {
-        self.section.enabled
-    }
-
-    /// Senders by UUID or number; groups as their conversations name them.
-    fn talkers(&self) -> Roster {
-        Roster::Listed {
-            users: self.section.allowed_senders.clone(),
-            chats: (self.section.allowed_groups.iter())
-                .map(|group| format!("{GROUP_PREFIX}{group}"))
-                .collect(),
-        }
-    }
-
-    fn deciders(&self) -> Roster {
-        Roster::Listed {
-            users: self.section.approver_ids().to_vec(),
-            chats: Vec::new(),
-        }
-    }
-
-    async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {
-        let settings = self.settings().map_err(|reason| BuildError {
-            gateway: "Signal",
-            reason,
-        })?;
-        let signal = SignalGateway::new(settings);
-        Ok(Built {
-            listen: signal.clone(),
-            deliver: signal,
-            local_path: None,
-        })
-    }
-
-    async fn check(&self) -> Option<Checked> {
-        if !self.section.enabled {
-            return None;
-        }
-        let check = match self.probe().await {
-            Ok(detail) => Check::new("signal", Level::Ok, detail, None),
-            Err(problem) => Check::new("signal", Level::Failed, problem, None),
-        };
-        Some(check.into())
-    }
-}
-
-/// Reaches the signal-cli that `[signal]` names and asks its version and
-/// whether it has the account: "signal-cli 0.13.x at … has +1555…", or
-/// exactly what is wrong and the command that fixes it.
-pub async fn check(config: &Config) -> Result<String, String> {
-    Signal::new(config).probe().await
-}
-
-impl Signal {
-    /// Reaches signal-cli and asks its version and whether it has the account.
-    async fn probe(&self) -> Result<String, String> {
+    /// Reaches the signal-cli that `[signal]` names and asks its version and
+    /// whether it has the account: "signal-cli 0.13.x at … has +1555…", or
+    /// exactly what is wrong and the command that fixes it.
+    pub async fn probe(&self) -> Result<String, String> {
         let settings = self.settings()?;
         let spawned = matches!(settings.transport, Transport::Spawn(_));
         let options = RpcOptions {
@@ -154,6 +95,55 @@ impl Signal {
                 "signal-cli {version} has no account {account}: register it with `signal-cli -a {account} register`, then `verify`"
             ))
         }
+    }
+}
+
+#[async_trait]
+impl GatewayComponent for Signal {
+    fn id(&self) -> GatewayId {
+        GatewayId::new(GATEWAY_ID).expect("Signal's gateway id is valid")
+    }
+
+    fn enabled(&self) -> bool {
+        self.section.enabled
+    }
+
+    /// Senders by UUID or number; groups as their conversations name them.
+    fn talkers(&self) -> Roster {
+        Roster::Listed {
+            users: self.section.allowed_senders.clone(),
+            chats: (self.section.allowed_groups.iter())
+                .map(|group| format!("{GROUP_PREFIX}{group}"))
+                .collect(),
+        }
+    }
+
+    fn deciders(&self) -> Roster {
+        Roster::Listed {
+            users: self.section.approver_ids().to_vec(),
+            chats: Vec::new(),
+        }
+    }
+
+    async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {
+        let settings = self.settings().map_err(|reason| BuildError::new("Signal", reason))?;
+        let signal = SignalGateway::new(settings);
+        Ok(Built {
+            listen: signal.clone(),
+            deliver: signal,
+            local_path: None,
+        })
+    }
+
+    async fn check(&self) -> Option<Checked> {
+        if !self.section.enabled {
+            return None;
+        }
+        let check = match self.probe().await {
+            Ok(detail) => Check::new("signal", Level::Ok, detail, None),
+            Err(problem) => Check::new("signal", Level::Failed, problem, None),
+        };
+        Some(check.into())
     }
 }
 
