@@ -1,7 +1,7 @@
 //! The daemon: builds every part from the configuration, starts the tasks,
-//! and shuts them down in order — stop intake, let running turns finish within
-//! the grace period, stop the background loops, close the gateways, flush the
-//! store.
+//! and shuts them down in order — stop intake, stop the background loops
+//! within their grace period, let running turns finish within theirs, close
+//! the gateways, flush the store.
 //!
 //! [`Daemon::start`] returns once the daemon is ready (the socket answers);
 //! [`run`] is start, wait for the shutdown future, shut down. The binary and

@@ -1,7 +1,7 @@
 //! Settings: one serde struct per component, built-in defaults equal to
 //! `config.example.toml`, loaded from a TOML file and then `PASSEPARTOUT_…`
 //! environment overrides, and validated with every problem reported at once:
-//! each section checks itself beside its type, and [`validate`] collects
+//! each section checks itself beside its type, and [`validate()`] collects
 //! what they find.
 
 mod approvals;
@@ -104,7 +104,8 @@ impl Config {
         }
     }
 
-    /// Every gateway section's problems, each section checking itself.
+    /// Every gateway section's problems, each section checking itself. A new
+    /// gateway's section is added here as well as to `gateways::components`.
     pub(crate) fn gateway_problems(&self) -> Vec<String> {
         [self.telegram.problems(), self.signal.problems(), self.socket.problems()].concat()
     }

@@ -92,8 +92,8 @@ impl Conversations {
         })
     }
 
-    /// Reserves a place in `key`'s queue, starting its worker if it has none
-    /// (see [`Router::try_reserve`]).
+    /// Reserves a place in `key`'s queue, starting its worker if it has none;
+    /// a worker never retires with a reservation outstanding.
     pub fn try_reserve(self: &Arc<Self>, key: &ConversationKey) -> Result<mpsc::OwnedPermit<Job>, Busy> {
         self.router.try_reserve(self, key)
     }

@@ -2,7 +2,7 @@
 //! a chat (the `schedule` tool) and the config's `[[loops.entries]]`. Each
 //! is kept in the store's `loops` tree with its next run, so that at start
 //! every loop resumes, and a run missed while the daemon was down runs once
-//! ([`Schedule::resume`]). A loop that ends by itself (a spent one-shot
+//! ([`Schedule::resume`](crate::clock::schedule::Schedule::resume)). A loop that ends by itself (a spent one-shot
 //! reminder, its maximum attempts or duration) is forgotten; one stopped by
 //! the shutdown is not.
 //!

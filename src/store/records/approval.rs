@@ -105,7 +105,7 @@ pub enum RunState {
 }
 
 /// Who may decide: people of one gateway (all of its users when `user` is
-/// none — the local socket, whose peers the gateway checked), in the
+/// none — a gateway that vouches for its peers itself), in the
 /// prompt's conversation or, when `anywhere`, in any.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Approver {
