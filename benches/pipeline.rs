@@ -211,35 +211,10 @@ fn idle_rss_of_binary(dir: &std::path::Path, llm_url: &str) -> Option<u64> {
 }
 
 fn main() {
-    let messages = env_number("PP_BENCH_MESSAGES", 20_000);
-    let conversations = env_number("PP_BENCH_CONVERSATIONS", 32).max(1);
-    let per_conversation = (messages / conversations).max(1);
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     let dir = tempfile::tempdir().expect("temp dir");
     runtime.block_on(async {
-        let llm = fake_llm::FakeLlm::start().await;
-        // Keeping every request body would dominate the memory figures.
-        llm.set_recording(false);
-        // "tool N" asks for the time, then answers; everything else is echoed.
-        llm.set_responder(|request| {
-            let last = fake_llm::last_message(request);
-            let text = fake_llm::last_user_text(request);
-            if last["role"] == "tool" {
-                fake_llm::Script::Reply("it is now".into())
-            } else if text.starts_with("tool") {
-                fake_llm::Script::ToolCall {
-                    name: "current_time".into(),
-                    arguments: "{}".into(),
-                }
-            } else if text.starts_with("approve-me") {
-                fake_llm::Script::ToolCall {
-                    name: "mark".into(),
-                    arguments: "{}".into(),
-                }
-            } else {
-                fake_llm::Script::Echo
-            }
-        });
+        let llm = loopback_model().await;
         let mut config = config(dir.path(), &llm.base_url());
         config.tools.require_approval.push("mark".into());
         let (marks, started_marks) = tokio::sync::mpsc::unbounded_channel();
@@ -251,82 +226,198 @@ fn main() {
             .expect("daemon starts");
         let socket = config.socket_path();
 
-        let progress = Arc::new(Progress {
-            answered: AtomicUsize::new(0),
-            checkpoint: CHECKPOINT.min(per_conversation * conversations),
-            rss_at_checkpoint_kib: AtomicU64::new(0),
-        });
-        let started = Instant::now();
-        let tasks: Vec<_> = (0..conversations)
-            .map(|index| {
-                let chat = format!("bench-{index}");
-                tokio::spawn(conversation(
-                    socket.clone(),
-                    chat,
-                    "message",
-                    per_conversation,
-                    progress.clone(),
-                ))
-            })
-            .collect();
-        let mut latencies = Vec::with_capacity(per_conversation * conversations);
-        for task in tasks {
-            latencies.extend(task.await.expect("conversation task"));
-        }
-        let elapsed = started.elapsed();
-        latencies.sort();
-        let (end_kib, peak_kib) = rss_kib("self");
-        let checkpoint_kib = progress.rss_at_checkpoint_kib.load(Ordering::Relaxed);
-
-        let rounds = env_number("PP_BENCH_TOOL_ROUNDS", 2_000).max(1);
-        let quiet = Arc::new(Progress {
-            answered: AtomicUsize::new(0),
-            checkpoint: usize::MAX,
-            rss_at_checkpoint_kib: AtomicU64::new(0),
-        });
-        let mut plain = conversation(socket.clone(), "plain".into(), "message", rounds, quiet.clone()).await;
-        let mut tool = conversation(socket.clone(), "tool".into(), "tool", rounds, quiet).await;
-        plain.sort();
-        tool.sort();
-        let approval_rounds = env_number("PP_BENCH_APPROVALS", 300).max(1);
-        let mut approved = approvals(socket.clone(), approval_rounds, started_marks).await;
-        approved.sort();
+        let main_run = main_run(&socket).await;
+        let sequential = one_at_a_time(&socket).await;
+        let approved = approval_run(&socket, started_marks).await;
         daemon.shutdown().await.expect("shutdown");
+        let startup = startup(&config, dir.path(), &llm.base_url()).await;
 
-        let ready_started = Instant::now();
-        let daemon = Daemon::start(config.clone()).await.expect("daemon restarts");
-        let ready_ms = ready_started.elapsed().as_secs_f64() * 1000.0;
-        daemon.shutdown().await.expect("shutdown");
-
-        let idle_kib = idle_rss_of_binary(dir.path(), &llm.base_url());
-        let report = serde_json::json!({
-            "bench": "pipeline",
-            "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
-            "conversations": conversations,
-            "messages": latencies.len(),
-            "durability": "journal and turn commits flushed (group commit)",
-            "messages_per_s": (latencies.len() as f64 / elapsed.as_secs_f64()).round(),
-            "p50_ms": percentile(&latencies, 0.50),
-            "p99_ms": percentile(&latencies, 0.99),
-            "max_ms": percentile(&latencies, 1.0),
-            "peak_rss_mb_bench_process": peak_kib as f64 / 1024.0,
-            "rss_mb_at_checkpoint": checkpoint_kib as f64 / 1024.0,
-            "checkpoint_messages": progress.checkpoint,
-            "rss_mb_at_end": end_kib as f64 / 1024.0,
-            "rss_growth_checkpoint_to_end": (end_kib as f64 / checkpoint_kib.max(1) as f64) - 1.0,
-            "idle_rss_mb_binary": idle_kib.map(|k| k as f64 / 1024.0),
-            "start_to_ready_ms_with_store": ready_ms,
-            "sequential_turns": rounds,
-            "plain_turn_p50_ms": percentile(&plain, 0.50),
-            "plain_turn_p99_ms": percentile(&plain, 0.99),
-            "tool_round_p50_ms": percentile(&tool, 0.50),
-            "tool_round_p99_ms": percentile(&tool, 0.99),
-            "tool_round_overhead_p50_ms": percentile(&tool, 0.50) - percentile(&plain, 0.50),
-            "tool_round_to_plain_ratio_p50": percentile(&tool, 0.50) / percentile(&plain, 0.50),
-            "approvals": approval_rounds,
-            "approval_answer_to_action_p50_ms": percentile(&approved, 0.50),
-            "approval_answer_to_action_p99_ms": percentile(&approved, 0.99),
-        });
-        println!("{report}");
+        println!("{}", report(&main_run, &sequential, &approved, &startup));
     });
+}
+
+/// The loopback model: "tool N" asks for the time, then answers;
+/// "approve-me N" asks for `mark`; everything else is echoed.
+async fn loopback_model() -> fake_llm::FakeLlm {
+    let llm = fake_llm::FakeLlm::start().await;
+    // Keeping every request body would dominate the memory figures.
+    llm.set_recording(false);
+    llm.set_responder(|request| {
+        let last = fake_llm::last_message(request);
+        let text = fake_llm::last_user_text(request);
+        if last["role"] == "tool" {
+            fake_llm::Script::Reply("it is now".into())
+        } else if text.starts_with("tool") {
+            fake_llm::Script::ToolCall {
+                name: "current_time".into(),
+                arguments: "{}".into(),
+            }
+        } else if text.starts_with("approve-me") {
+            fake_llm::Script::ToolCall {
+                name: "mark".into(),
+                arguments: "{}".into(),
+            }
+        } else {
+            fake_llm::Script::Echo
+        }
+    });
+    llm
+}
+
+/// What the concurrent run measured.
+struct MainRun {
+    conversations: usize,
+    /// Each message's latency, sorted.
+    latencies: Vec<Duration>,
+    elapsed: Duration,
+    checkpoint: usize,
+    checkpoint_kib: u64,
+    end_kib: u64,
+    peak_kib: u64,
+}
+
+/// `PP_BENCH_MESSAGES` spread over `PP_BENCH_CONVERSATIONS` concurrent
+/// conversations, with this process's memory at the checkpoint and the end.
+async fn main_run(socket: &std::path::Path) -> MainRun {
+    let messages = env_number("PP_BENCH_MESSAGES", 20_000);
+    let conversations = env_number("PP_BENCH_CONVERSATIONS", 32).max(1);
+    let per_conversation = (messages / conversations).max(1);
+    let progress = Arc::new(Progress {
+        answered: AtomicUsize::new(0),
+        checkpoint: CHECKPOINT.min(per_conversation * conversations),
+        rss_at_checkpoint_kib: AtomicU64::new(0),
+    });
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..conversations)
+        .map(|index| {
+            let chat = format!("bench-{index}");
+            tokio::spawn(conversation(
+                socket.to_path_buf(),
+                chat,
+                "message",
+                per_conversation,
+                progress.clone(),
+            ))
+        })
+        .collect();
+    let mut latencies = Vec::with_capacity(per_conversation * conversations);
+    for task in tasks {
+        latencies.extend(task.await.expect("conversation task"));
+    }
+    let elapsed = started.elapsed();
+    latencies.sort();
+    let (end_kib, peak_kib) = rss_kib("self");
+    MainRun {
+        conversations,
+        latencies,
+        elapsed,
+        checkpoint: progress.checkpoint,
+        checkpoint_kib: progress.rss_at_checkpoint_kib.load(Ordering::Relaxed),
+        end_kib,
+        peak_kib,
+    }
+}
+
+/// Latencies of one conversation at a time, plain turns beside tool rounds.
+struct Sequential {
+    rounds: usize,
+    /// Sorted.
+    plain: Vec<Duration>,
+    /// Sorted.
+    tool: Vec<Duration>,
+}
+
+/// `PP_BENCH_TOOL_ROUNDS` plain turns, then as many tool rounds, each in a
+/// conversation of its own.
+async fn one_at_a_time(socket: &std::path::Path) -> Sequential {
+    let rounds = env_number("PP_BENCH_TOOL_ROUNDS", 2_000).max(1);
+    let quiet = Arc::new(Progress {
+        answered: AtomicUsize::new(0),
+        checkpoint: usize::MAX,
+        rss_at_checkpoint_kib: AtomicU64::new(0),
+    });
+    let mut plain = conversation(socket.to_path_buf(), "plain".into(), "message", rounds, quiet.clone()).await;
+    let mut tool = conversation(socket.to_path_buf(), "tool".into(), "tool", rounds, quiet).await;
+    plain.sort();
+    tool.sort();
+    Sequential { rounds, plain, tool }
+}
+
+/// Times from answering an approval to the action starting.
+struct Approved {
+    rounds: usize,
+    /// Sorted.
+    latencies: Vec<Duration>,
+}
+
+/// `PP_BENCH_APPROVALS` actions held for approval, each approved.
+async fn approval_run(
+    socket: &std::path::Path,
+    started_marks: tokio::sync::mpsc::UnboundedReceiver<Instant>,
+) -> Approved {
+    let rounds = env_number("PP_BENCH_APPROVALS", 300).max(1);
+    let mut latencies = approvals(socket.to_path_buf(), rounds, started_marks).await;
+    latencies.sort();
+    Approved { rounds, latencies }
+}
+
+/// Starting on a filled store, and the real binary's memory at rest.
+struct Startup {
+    ready_ms: f64,
+    idle_kib: Option<u64>,
+}
+
+/// Restarts the daemon on the store the runs filled, timing start to
+/// ready, then reads the idle memory of the real binary.
+async fn startup(config: &Config, dir: &std::path::Path, llm_url: &str) -> Startup {
+    let ready_started = Instant::now();
+    let daemon = Daemon::start(config.clone()).await.expect("daemon restarts");
+    let ready_ms = ready_started.elapsed().as_secs_f64() * 1000.0;
+    daemon.shutdown().await.expect("shutdown");
+    Startup {
+        ready_ms,
+        idle_kib: idle_rss_of_binary(dir, llm_url),
+    }
+}
+
+/// The one JSON line the bench prints.
+fn report(main_run: &MainRun, sequential: &Sequential, approved: &Approved, startup: &Startup) -> serde_json::Value {
+    let MainRun {
+        conversations,
+        latencies,
+        elapsed,
+        checkpoint,
+        checkpoint_kib,
+        end_kib,
+        peak_kib,
+    } = main_run;
+    let Sequential { rounds, plain, tool } = sequential;
+    serde_json::json!({
+        "bench": "pipeline",
+        "cores": std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+        "conversations": conversations,
+        "messages": latencies.len(),
+        "durability": "journal and turn commits flushed (group commit)",
+        "messages_per_s": (latencies.len() as f64 / elapsed.as_secs_f64()).round(),
+        "p50_ms": percentile(latencies, 0.50),
+        "p99_ms": percentile(latencies, 0.99),
+        "max_ms": percentile(latencies, 1.0),
+        "peak_rss_mb_bench_process": *peak_kib as f64 / 1024.0,
+        "rss_mb_at_checkpoint": *checkpoint_kib as f64 / 1024.0,
+        "checkpoint_messages": checkpoint,
+        "rss_mb_at_end": *end_kib as f64 / 1024.0,
+        "rss_growth_checkpoint_to_end": (*end_kib as f64 / (*checkpoint_kib).max(1) as f64) - 1.0,
+        "idle_rss_mb_binary": startup.idle_kib.map(|k| k as f64 / 1024.0),
+        "start_to_ready_ms_with_store": startup.ready_ms,
+        "sequential_turns": rounds,
+        "plain_turn_p50_ms": percentile(plain, 0.50),
+        "plain_turn_p99_ms": percentile(plain, 0.99),
+        "tool_round_p50_ms": percentile(tool, 0.50),
+        "tool_round_p99_ms": percentile(tool, 0.99),
+        "tool_round_overhead_p50_ms": percentile(tool, 0.50) - percentile(plain, 0.50),
+        "tool_round_to_plain_ratio_p50": percentile(tool, 0.50) / percentile(plain, 0.50),
+        "approvals": approved.rounds,
+        "approval_answer_to_action_p50_ms": percentile(&approved.latencies, 0.50),
+        "approval_answer_to_action_p99_ms": percentile(&approved.latencies, 0.99),
+    })
 }

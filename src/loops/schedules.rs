@@ -253,6 +253,20 @@ impl Schedules {
     pub async fn resume(self: &Arc<Self>, configured: Vec<Configured>) -> Result<Resumed, BookError> {
         let registry = self.ready()?;
         let now_ms = self.clock.now_ms();
+        let stored = self.stored_records()?;
+        let names: BTreeSet<_> = configured.iter().map(|c| c.spec.name.clone()).collect();
+        let mut starting = self.configured_records(configured, &stored, now_ms);
+        starting.extend(self.stored_to_start(stored, &names).await);
+        let mut resumed = Resumed::default();
+        for record in starting {
+            self.start_resumed(&registry, record, now_ms, &mut resumed).await;
+        }
+        Ok(resumed)
+    }
+
+    /// Every stored loop that can be read; one that cannot is logged and
+    /// left in the store as it is.
+    fn stored_records(&self) -> Result<Vec<Stored>, BookError> {
         let mut stored = Vec::new();
         for (name, bytes) in self.store.loop_records()? {
             match serde_json::from_slice::<Stored>(&bytes) {
@@ -260,9 +274,14 @@ impl Schedules {
                 Err(error) => tracing::error!(name, %error, "a stored loop cannot be read; it is left as it is"),
             }
         }
-        let names: BTreeSet<_> = configured.iter().map(|c| c.spec.name.clone()).collect();
-        let mut resumed = Resumed::default();
-        let mut starting = Vec::new();
+        Ok(stored)
+    }
+
+    /// The configured loops as the book keeps them, each taking its next
+    /// run from the stored loop of its name; heartbeat-triggered ones are
+    /// noted.
+    fn configured_records(&self, configured: Vec<Configured>, stored: &[Stored], now_ms: u64) -> Vec<Stored> {
+        let mut records = Vec::new();
         for Configured { spec, on_heartbeat } in configured {
             if on_heartbeat {
                 self.on_heartbeat
@@ -273,16 +292,23 @@ impl Schedules {
             let previous = stored.iter().find(|s| s.spec.name == spec.name);
             // A schedule changed in the config starts afresh.
             let same_schedule = previous.is_some_and(|s| s.spec.schedule == spec.schedule);
-            let record = Stored {
+            records.push(Stored {
                 next_run_ms: previous.filter(|_| same_schedule).and_then(|s| s.next_run_ms),
                 created_ms: previous.map_or(now_ms, |s| s.created_ms),
                 spec,
                 source: Source::Config,
-            };
-            starting.push(record);
+            });
         }
+        records
+    }
+
+    /// The stored loops that still start: not those a configured loop
+    /// (named in `configured`) replaces, and not config loops no longer
+    /// configured, which are forgotten.
+    async fn stored_to_start(&self, stored: Vec<Stored>, configured: &BTreeSet<LoopName>) -> Vec<Stored> {
+        let mut records = Vec::new();
         for record in stored {
-            if names.contains(&record.spec.name) {
+            if configured.contains(&record.spec.name) {
                 if record.source != Source::Config {
                     tracing::warn!(name = %record.spec.name, "a loop made in a chat is replaced by the configured loop of its name");
                 }
@@ -293,45 +319,55 @@ impl Schedules {
                 self.forget(record.spec.name.as_str()).await;
                 continue;
             }
-            starting.push(record);
+            records.push(record);
         }
-        for mut record in starting {
-            let name = record.spec.name.clone();
-            if let Some(schedule) = &record.spec.schedule {
-                let first = match record.next_run_ms.map(|next| schedule.resume(next, now_ms)) {
-                    Some(Resume::RunNow { .. }) => {
-                        resumed.missed += 1;
-                        tracing::info!(%name, "a run was missed while the daemon was down; it runs now, once");
-                        Some(now_ms)
-                    }
-                    Some(Resume::Wait { until_ms }) => Some(until_ms),
-                    None => schedule.next_after(now_ms),
-                };
-                let Some(first) = first else {
-                    // A one-shot whose time passed and that already ran.
-                    self.forget(name.as_str()).await;
-                    continue;
-                };
-                record.spec.first_run_ms = Some(first);
-                record.next_run_ms = Some(first);
-            }
-            if let Err(error) = self.keep(&record).await {
-                tracing::error!(%name, %error, "cannot store the loop");
-            }
-            let created_ms = record.created_ms;
-            match registry.spawn(record.spec) {
-                Ok(()) => {
-                    resumed.started += 1;
-                    self.watch_for_the_end(&registry, &name, created_ms);
+        records
+    }
+
+    /// Starts one loop at its first run: its stored next run, or now, once,
+    /// if that passed while the daemon was down. A one-shot that already
+    /// ran is forgotten instead.
+    async fn start_resumed(
+        self: &Arc<Self>,
+        registry: &Registry,
+        mut record: Stored,
+        now_ms: u64,
+        resumed: &mut Resumed,
+    ) {
+        let name = record.spec.name.clone();
+        if let Some(schedule) = &record.spec.schedule {
+            let first = match record.next_run_ms.map(|next| schedule.resume(next, now_ms)) {
+                Some(Resume::RunNow { .. }) => {
+                    resumed.missed += 1;
+                    tracing::info!(%name, "a run was missed while the daemon was down; it runs now, once");
+                    Some(now_ms)
                 }
-                Err(error) => {
-                    // Kept: it may start at the next start, with room for it.
-                    resumed.failed += 1;
-                    tracing::error!(%name, %error, "a stored loop cannot start");
-                }
+                Some(Resume::Wait { until_ms }) => Some(until_ms),
+                None => schedule.next_after(now_ms),
+            };
+            let Some(first) = first else {
+                // A one-shot whose time passed and that already ran.
+                self.forget(name.as_str()).await;
+                return;
+            };
+            record.spec.first_run_ms = Some(first);
+            record.next_run_ms = Some(first);
+        }
+        if let Err(error) = self.keep(&record).await {
+            tracing::error!(%name, %error, "cannot store the loop");
+        }
+        let created_ms = record.created_ms;
+        match registry.spawn(record.spec) {
+            Ok(()) => {
+                resumed.started += 1;
+                self.watch_for_the_end(registry, &name, created_ms);
+            }
+            Err(error) => {
+                // Kept: it may start at the next start, with room for it.
+                resumed.failed += 1;
+                tracing::error!(%name, %error, "a stored loop cannot start");
             }
         }
-        Ok(resumed)
     }
 
     fn stored(&self, name: &str) -> Result<Option<Stored>, BookError> {

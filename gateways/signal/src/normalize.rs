@@ -149,6 +149,18 @@ struct Mention {
     length: usize,
 }
 
+/// Where a data message comes from: what every inbound made of it shares.
+struct Origin<'e> {
+    envelope: &'e Envelope,
+    /// The sender's UUID.
+    uuid: &'e str,
+    timestamp: u64,
+    chat: String,
+    /// Whether every message counts, not only those addressed to the bot: a
+    /// direct chat, or a group under [`GroupMode::All`].
+    takes_everything: bool,
+}
+
 struct Context<'a> {
     bot: &'a BotIdentity,
     group_mode: GroupMode,
@@ -177,7 +189,25 @@ impl Context<'_> {
         })
     }
 
+    /// A data message: a reaction, or a message with text (or something the
+    /// core cannot read), each from its origin; the rest is skipped.
     fn data(&self, envelope: &Envelope, data: &DataMessage) -> Step<Normalized> {
+        let origin = self.origin(envelope, data)?;
+        if let Some(reaction) = &data.reaction {
+            return self.reaction(&origin, reaction);
+        }
+        if data.remote_delete.is_some() {
+            return Err("remote deletion");
+        }
+        if data.message.is_none() && data.group_info.as_ref().and_then(|info| info.kind.as_deref()) == Some("UPDATE") {
+            return Err("group update");
+        }
+        self.message(&origin, data)
+    }
+
+    /// Who sent a data message, when, and in which chat; the bot's own
+    /// messages are skipped here.
+    fn origin<'e>(&self, envelope: &'e Envelope, data: &DataMessage) -> Step<Origin<'e>> {
         let uuid = envelope
             .source_uuid
             .as_deref()
@@ -194,50 +224,45 @@ impl Context<'_> {
             Some(group_id) => format!("{GROUP_PREFIX}{group_id}"),
             None => uuid.to_owned(),
         };
-        let takes_everything = group.is_none() || self.group_mode == GroupMode::All;
-        let inbound = |reply_to, body| -> Step<Normalized> {
-            Ok(Normalized::Inbound(Box::new(Inbound {
-                conversation: conversation(chat.clone())?,
-                sender: Sender {
-                    id: UserId::new(uuid).map_err(|_| "invalid sender UUID")?,
-                    aliases: number_alias(envelope.source_number.as_deref()),
-                    display_name: envelope.source_name.clone().filter(|name| !name.is_empty()),
-                },
-                message_id: message_id(timestamp, Some(uuid)).ok_or("invalid message id")?,
-                reply_to,
-                body,
-                received_at_ms: self.now_ms,
-            })))
-        };
+        Ok(Origin {
+            envelope,
+            uuid,
+            timestamp,
+            chat,
+            takes_everything: group.is_none() || self.group_mode == GroupMode::All,
+        })
+    }
 
-        if let Some(reaction) = &data.reaction {
-            let target = self.target(
-                reaction.target_sent_timestamp,
-                reaction.target_author_uuid.as_deref(),
-                reaction.target_author_number.as_deref(),
-                reaction.target_author.as_deref(),
-            )?;
-            let on_bot = parse(&target).is_some_and(|target| target.author.is_none());
-            if !takes_everything && !on_bot {
-                return Err("group reaction not on a message of the bot");
-            }
-            return inbound(
-                None,
-                InboundBody::Reaction {
-                    emoji: reaction.emoji.clone(),
-                    target,
-                    removed: reaction.is_remove,
-                },
-            );
+    /// A reaction; in a group that takes only what is addressed to the bot,
+    /// only one on the bot's messages.
+    fn reaction(&self, origin: &Origin<'_>, reaction: &Reaction) -> Step<Normalized> {
+        let target = self.target(
+            reaction.target_sent_timestamp,
+            reaction.target_author_uuid.as_deref(),
+            reaction.target_author_number.as_deref(),
+            reaction.target_author.as_deref(),
+        )?;
+        let on_bot = parse(&target).is_some_and(|target| target.author.is_none());
+        if !origin.takes_everything && !on_bot {
+            return Err("group reaction not on a message of the bot");
         }
-        if data.remote_delete.is_some() {
-            return Err("remote deletion");
-        }
-        if data.message.is_none() && data.group_info.as_ref().and_then(|info| info.kind.as_deref()) == Some("UPDATE") {
-            return Err("group update");
-        }
+        self.inbound(
+            origin,
+            None,
+            InboundBody::Reaction {
+                emoji: reaction.emoji.clone(),
+                target,
+                removed: reaction.is_remove,
+            },
+        )
+    }
+
+    /// A message: its text with mentions rendered, or what it carries that
+    /// the core cannot read; in a group that takes only what is addressed to
+    /// the bot, only one that is.
+    fn message(&self, origin: &Origin<'_>, data: &DataMessage) -> Step<Normalized> {
         let mentions = data.mentions.as_deref().unwrap_or_default();
-        if !takes_everything && !self.addresses_bot(data, mentions) {
+        if !origin.takes_everything && !self.addresses_bot(data, mentions) {
             return Err("group message not addressed to the bot");
         }
         let reply_to = data
@@ -261,7 +286,24 @@ impl Context<'_> {
             }
             InboundBody::Text { text }
         };
-        inbound(reply_to, body)
+        self.inbound(origin, reply_to, body)
+    }
+
+    /// The contract's message from `origin` with `body`.
+    fn inbound(&self, origin: &Origin<'_>, reply_to: Option<MessageId>, body: InboundBody) -> Step<Normalized> {
+        let envelope = origin.envelope;
+        Ok(Normalized::Inbound(Box::new(Inbound {
+            conversation: conversation(origin.chat.clone())?,
+            sender: Sender {
+                id: UserId::new(origin.uuid).map_err(|_| "invalid sender UUID")?,
+                aliases: number_alias(envelope.source_number.as_deref()),
+                display_name: envelope.source_name.clone().filter(|name| !name.is_empty()),
+            },
+            message_id: message_id(origin.timestamp, Some(origin.uuid)).ok_or("invalid message id")?,
+            reply_to,
+            body,
+            received_at_ms: self.now_ms,
+        })))
     }
 
     /// The id of the message a quote or reaction points at: by the bot (no

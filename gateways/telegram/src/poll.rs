@@ -13,6 +13,8 @@
 //! long as they must; a refused token ends the loop with
 //! [`GatewayError::Unauthorized`]; anything else backs off exponentially.
 
+use std::convert::Infallible;
+
 use passepartout_gateway::retry::{Backoff, sleep_or_shutdown, unix_ms};
 use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal};
 use teloxide::payloads::{AnswerCallbackQuerySetters, GetUpdatesSetters, SendMessageSetters};
@@ -86,27 +88,72 @@ impl TelegramGateway {
             conflict_warned: false,
             recheck_webhook: false,
         };
-        let username = loop {
-            let started = tokio::select! {
-                biased;
-                () = shutdown.cancelled() => return Ok(()),
-                started = self.start(&bot) => started,
-            };
-            match started {
-                Ok(username) => break username,
-                Err(failure) => match self.wait_after(failure, &mut trouble, &shutdown).await {
-                    Ok(()) => {}
-                    Err(Stop::Shutdown) => return Ok(()),
-                    Err(Stop::Fatal(error)) => return Err(error),
-                },
-            }
-        };
+        let Err(stop) = self.run(&bot, &intake, &mut trouble, &shutdown).await;
+        match stop {
+            Stop::Shutdown => Ok(()),
+            Stop::Fatal(error) => Err(error),
+        }
+    }
+
+    /// Starts, then hands batch after batch to the core until the loop stops.
+    async fn run(
+        &self,
+        bot: &Bot,
+        intake: &Intake,
+        trouble: &mut Trouble,
+        shutdown: &CancellationToken,
+    ) -> Result<Infallible, Stop> {
+        let username = self.start_until_done(bot, trouble, shutdown).await?;
         let mut offset = self.offsets.load();
         tracing::info!(bot = %username, offset = ?offset, "Telegram gateway polling");
         loop {
+            let updates = self.next_batch(bot, offset, trouble, shutdown).await?;
+            let before = offset;
+            let end = self
+                .handle_batch(bot, &username, updates, intake, shutdown, &mut offset)
+                .await;
+            if offset != before
+                && let Some(offset) = offset
+            {
+                self.save_offset(offset).await;
+            }
+            self.after_batch(end, offset, shutdown).await?;
+        }
+    }
+
+    /// [`start`](Self::start), tried again after each failure until it succeeds.
+    async fn start_until_done(
+        &self,
+        bot: &Bot,
+        trouble: &mut Trouble,
+        shutdown: &CancellationToken,
+    ) -> Result<String, Stop> {
+        loop {
+            let started = tokio::select! {
+                biased;
+                () = shutdown.cancelled() => return Err(Stop::Shutdown),
+                started = self.start(bot) => started,
+            };
+            match started {
+                Ok(username) => return Ok(username),
+                Err(failure) => self.wait_after(failure, trouble, shutdown).await?,
+            }
+        }
+    }
+
+    /// The next batch of updates from `offset` on, polled again after each
+    /// failure until one comes (it may be empty).
+    async fn next_batch(
+        &self,
+        bot: &Bot,
+        offset: Option<i64>,
+        trouble: &mut Trouble,
+        shutdown: &CancellationToken,
+    ) -> Result<Vec<Update>, Stop> {
+        loop {
             if trouble.recheck_webhook {
                 trouble.recheck_webhook = false;
-                if let Err(failure) = self.remove_webhook(&bot).await {
+                if let Err(failure) = self.remove_webhook(bot).await {
                     tracing::debug!(error = ?failure, "could not check for a webhook");
                 }
             }
@@ -119,52 +166,52 @@ impl TelegramGateway {
             }
             let polled = tokio::select! {
                 biased;
-                () = shutdown.cancelled() => return Ok(()),
+                () = shutdown.cancelled() => return Err(Stop::Shutdown),
                 polled = request.send() => polled,
             };
-            let updates = match polled {
-                Ok(updates) => updates,
-                Err(error) => match self.wait_after(self.classify(&error), &mut trouble, &shutdown).await {
-                    Ok(()) => continue,
-                    Err(Stop::Shutdown) => return Ok(()),
-                    Err(Stop::Fatal(error)) => return Err(error),
-                },
-            };
-            if trouble.conflict_warned {
-                tracing::info!("Telegram updates flow again");
-            }
-            trouble.backoff.reset();
-            trouble.conflict_warned = false;
-            self.set_health(Health::up());
-
-            let before = offset;
-            let end = self
-                .handle_batch(&bot, &username, updates, &intake, &shutdown, &mut offset)
-                .await;
-            if offset != before
-                && let Some(offset) = offset
-                && let Err(error) = self.offsets.save(offset).await
-            {
-                // Not fatal: at worst the updates come again and the core sees duplicates.
-                tracing::warn!(offset, %error, "could not save the Telegram offset");
-            }
-            match end {
-                BatchEnd::Done => {}
-                BatchEnd::Busy => {
-                    tracing::debug!(offset = ?offset, "the core is busy; polling again shortly");
-                    if sleep_or_shutdown(self.settings.busy_backoff, &shutdown).await {
-                        return Ok(());
+            match polled {
+                Ok(updates) => {
+                    if trouble.conflict_warned {
+                        tracing::info!("Telegram updates flow again");
                     }
+                    trouble.backoff.reset();
+                    trouble.conflict_warned = false;
+                    self.set_health(Health::up());
+                    return Ok(updates);
                 }
-                BatchEnd::Shutdown => return Ok(()),
-                BatchEnd::IntakeClosed => {
-                    return if shutdown.is_cancelled() {
-                        Ok(())
-                    } else {
-                        Err(GatewayError::Closed)
-                    };
+                Err(error) => self.wait_after(self.classify(&error), trouble, shutdown).await?,
+            }
+        }
+    }
+
+    /// Saves the offset past the last batch, which confirms the batch to
+    /// Telegram at the next poll.
+    async fn save_offset(&self, offset: i64) {
+        if let Err(error) = self.offsets.save(offset).await {
+            // Not fatal: at worst the updates come again and the core sees duplicates.
+            tracing::warn!(offset, %error, "could not save the Telegram offset");
+        }
+    }
+
+    /// What follows a batch that ended as `end`: the next poll (after a
+    /// pause if the core is busy), or the end of the loop.
+    async fn after_batch(&self, end: BatchEnd, offset: Option<i64>, shutdown: &CancellationToken) -> Result<(), Stop> {
+        match end {
+            BatchEnd::Done => Ok(()),
+            BatchEnd::Busy => {
+                tracing::debug!(offset = ?offset, "the core is busy; polling again shortly");
+                if sleep_or_shutdown(self.settings.busy_backoff, shutdown).await {
+                    Err(Stop::Shutdown)
+                } else {
+                    Ok(())
                 }
             }
+            BatchEnd::Shutdown => Err(Stop::Shutdown),
+            BatchEnd::IntakeClosed => Err(if shutdown.is_cancelled() {
+                Stop::Shutdown
+            } else {
+                Stop::Fatal(GatewayError::Closed)
+            }),
         }
     }
 
