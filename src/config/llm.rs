@@ -142,11 +142,10 @@ impl ProviderConfig {
             !(self.api_key_env.is_some() && self.api_key_file.is_some()),
             format!("{at}: set api_key_env or api_key_file, not both"),
         );
-        if let Some(path) = &self.api_key_file {
-            problems.check(
-                path.is_file(),
-                format!("{at}.api_key_file {} does not exist", path.display()),
-            );
+        if let Some(path) = &self.api_key_file
+            && let Err(problem) = super::file_access::find_file(path)
+        {
+            problems.push(format!("{at}.api_key_file {} {problem}", path.display()));
         }
     }
 }

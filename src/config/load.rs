@@ -9,13 +9,16 @@ use config::{Environment, File, FileFormat};
 use thiserror::Error;
 
 use super::Config;
+use super::file_access::{self, FileProblem};
 use crate::clock::Clock;
 
 /// Why a configuration could not be used.
 #[derive(Debug, Error)]
 pub enum ConfigError {
-    #[error("config file {} does not exist", path.display())]
-    Missing { path: PathBuf },
+    /// The file named cannot be read: missing, not a file, or not readable
+    /// by this user (a folder above it it may not enter included).
+    #[error("config file {} {problem}", path.display())]
+    File { path: PathBuf, problem: FileProblem },
     #[error("cannot read configuration: {0}")]
     Parse(#[from] config::ConfigError),
     #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
@@ -24,26 +27,33 @@ pub enum ConfigError {
 
 /// The file read when no `--config` is given, if it exists:
 /// `$XDG_CONFIG_HOME/passepartout/config.toml` or `~/.config/passepartout/config.toml`.
+/// One that may be there but cannot be looked at (a folder this user may not
+/// enter) is returned too, so that [`load`] says why it cannot be read rather
+/// than the defaults being used in silence.
 pub fn default_config_file() -> Option<PathBuf> {
     let base = std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
     let path = base.join("passepartout").join("config.toml");
-    path.is_file().then_some(path)
+    match file_access::find_file(&path) {
+        Err(FileProblem::Missing) => None,
+        _ => Some(path),
+    }
 }
 
 /// Loads and validates the configuration.
 ///
-/// `file`: an explicit file, which must exist. `env`: the environment to read
+/// `file`: an explicit file, which must exist and be readable. `env`: the environment to read
 /// overrides from; `None` reads the process environment (tests pass a map).
 pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
     let mut builder = config::Config::builder();
     if let Some(path) = file {
-        if !path.is_file() {
-            return Err(ConfigError::Missing {
-                path: path.to_path_buf(),
-            });
-        }
+        // Opened here first, so that a missing file and one this user may
+        // not read are told apart (the parser would only say it failed).
+        file_access::open_file(path).map_err(|problem| ConfigError::File {
+            path: path.to_path_buf(),
+            problem,
+        })?;
         builder = builder.add_source(File::from(path).format(FileFormat::Toml));
     }
     let environment = Environment::with_prefix("PASSEPARTOUT")
@@ -110,6 +120,26 @@ mod tests {
     #[test]
     fn a_missing_explicit_file_is_an_error() {
         let error = load(Some(Path::new("/nonexistent/passepartout.toml")), env(&[])).unwrap_err();
-        assert!(matches!(error, ConfigError::Missing { .. }));
+        assert!(
+            matches!(
+                error,
+                ConfigError::File {
+                    problem: FileProblem::Missing,
+                    ..
+                }
+            ),
+            "{error}"
+        );
+        assert_eq!(
+            error.to_string(),
+            "config file /nonexistent/passepartout.toml does not exist"
+        );
+    }
+
+    #[test]
+    fn a_folder_given_as_the_file_is_not_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = load(Some(dir.path()), env(&[])).unwrap_err();
+        assert!(error.to_string().ends_with("is not a file"), "{error}");
     }
 }

