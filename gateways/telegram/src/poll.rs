@@ -13,8 +13,8 @@
 //! long as they must; a refused token ends the loop with
 //! [`GatewayError::Unauthorized`]; anything else backs off exponentially.
 
-use passepartout_gateway::retry::{Backoff, sleep_or_shutdown, unix_ms};
-use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal};
+use passepartout_gateway::retry::{Backoff, sleep_or_shutdown};
+use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal, unix_ms};
 use teloxide::payloads::{AnswerCallbackQuerySetters, GetUpdatesSetters, SendMessageSetters};
 use teloxide::prelude::Requester;
 use teloxide::requests::Request;
