@@ -158,7 +158,11 @@ pub(crate) mod testing {
         on_store(store, settings)
     }
 
-    /// Conversations on `store`, with `settings`.
+    /// 2026-11-22 12:00:00 UTC.
+    const NOON: u64 = 1_795_867_200_000;
+
+    /// Conversations on `store`, with `settings`, on a clock that follows
+    /// tokio's (these tests run under paused time).
     pub(crate) fn on_store(store: Store, settings: PipelineConfig) -> Arc<Conversations> {
         let config = Config {
             pipeline: settings.clone(),
@@ -167,7 +171,7 @@ pub(crate) mod testing {
         let approvals = Arc::new(Approvals::new(
             store.clone(),
             Policy::default(),
-            Clock::start(),
+            Clock::at(NOON),
             &config,
         ));
         let pipeline = Pipeline::new(

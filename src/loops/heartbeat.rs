@@ -144,12 +144,16 @@ mod tests {
     use crate::config::Config;
     use crate::store::tests_support::open_temp;
 
+    /// 2026-11-22 12:00:00 UTC.
+    const NOON: u64 = 1_795_867_200_000;
+
+    /// A heartbeat whose time follows tokio's, as these tests advance it.
     fn heartbeat(store: &Store, backups: Option<BackupPlan>) -> Heartbeat {
         let config = Config::default();
         let approvals = Arc::new(Approvals::new(
             store.clone(),
             crate::gateways::policy(&config),
-            Clock::start(),
+            Clock::at(NOON),
             &config,
         ));
         Heartbeat::new(approvals, store.clone(), backups)
