@@ -134,7 +134,14 @@ impl Daemon {
         let (pipeline, approvals) = pipeline(&config, &store, clock, cascade.clone(), &schedules, extensions)?;
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         let gateways = gateways(&config, &store, admin).await?;
-        let conversations = Conversations::new(store, pipeline, approvals, gateways.deliver(), config.pipeline.clone());
+        let conversations = Conversations::new(
+            store,
+            pipeline,
+            approvals,
+            gateways.deliver(),
+            config.pipeline.clone(),
+            clock,
+        );
         let loops = Loops::new(&conversations, clock, &config, schedules);
         let status = status(&conversations, &gateways, &loops, clock);
         // Before any gateway can hand in something new, so that what was
@@ -280,7 +287,7 @@ fn pipeline(
         clock,
         config,
     ));
-    let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone());
+    let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone(), clock);
     Ok((pipeline, approvals))
 }
 

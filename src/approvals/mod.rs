@@ -83,10 +83,6 @@ impl Approvals {
         }
     }
 
-    pub fn clock(&self) -> &Clock {
-        &self.clock
-    }
-
     pub fn store(&self) -> &Store {
         &self.store
     }

@@ -1,7 +1,7 @@
 //! What the conversation workers work with, and nothing more: the store,
 //! the pipeline and the approvals beside it, the gateways' delivery halves,
-//! the pipeline settings, the counters, the task tracker, the drain token
-//! and the delivery retries armed. The daemon builds one [`Conversations`]
+//! the pipeline settings, the clock, the counters, the task tracker, the
+//! drain token and the delivery retries armed. The daemon builds one [`Conversations`]
 //! and hands it to the intake and the loops, which queue work through it.
 
 use std::collections::{HashMap, HashSet};
@@ -15,6 +15,7 @@ use tokio_util::task::TaskTracker;
 
 use super::{Busy, Job, Router};
 use crate::approvals::Approvals;
+use crate::clock::Clock;
 use crate::config::PipelineConfig;
 use crate::pipeline::Pipeline;
 use crate::pipeline::commands::View;
@@ -57,6 +58,8 @@ pub struct Conversations {
     /// How to reach each running gateway's chats.
     pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
     pub settings: PipelineConfig,
+    /// Dates what the turns remember.
+    pub clock: Clock,
     pub stats: Stats,
     /// Cancelled at shutdown: workers finish their current job and stop.
     pub draining: CancellationToken,
@@ -76,6 +79,7 @@ impl Conversations {
         approvals: Arc<Approvals>,
         deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
         settings: PipelineConfig,
+        clock: Clock,
     ) -> Arc<Self> {
         Arc::new(Self {
             router: Router::new(settings.queue_capacity),
@@ -84,6 +88,7 @@ impl Conversations {
             approvals,
             deliver,
             settings,
+            clock,
             stats: Stats::default(),
             draining: CancellationToken::new(),
             tracker: TaskTracker::new(),

@@ -168,20 +168,17 @@ pub(crate) mod testing {
             pipeline: settings.clone(),
             ..Config::default()
         };
-        let approvals = Arc::new(Approvals::new(
-            store.clone(),
-            Policy::default(),
-            Clock::at(NOON),
-            &config,
-        ));
+        let clock = Clock::at(NOON);
+        let approvals = Arc::new(Approvals::new(store.clone(), Policy::default(), clock, &config));
         let pipeline = Pipeline::new(
             &config,
             Arc::new(Cascade::new(Vec::new(), std::time::Duration::from_secs(1))),
             ToolBox::default(),
             Skills::new(Vec::new()),
             approvals.clone(),
+            clock,
         );
-        Conversations::new(store, pipeline, approvals, HashMap::new(), settings)
+        Conversations::new(store, pipeline, approvals, HashMap::new(), settings, clock)
     }
 }
 

@@ -45,7 +45,7 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
         Ok(history) => {
             let memory = MemorySession::with_limits(
                 cx.store.clone(),
-                *cx.approvals.clock(),
+                cx.clock,
                 &approval.conversation.gateway,
                 &approval.requester,
                 cx.pipeline.memory_limits(),

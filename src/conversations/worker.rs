@@ -197,7 +197,7 @@ async fn run_pipeline(
     let view = |view: View| cx.show(view);
     let memory = MemorySession::with_limits(
         cx.store.clone(),
-        *cx.approvals.clock(),
+        cx.clock,
         &entry.inbound.conversation.gateway,
         &entry.inbound.sender.id,
         cx.pipeline.memory_limits(),

@@ -110,7 +110,7 @@ async fn iterate(worker: &mut InWorker<'_>, work: LoopWork, next_run: Option<Nex
                 .map_err(|error| LoopFailed(format!("cannot read the conversation's history: {error}")))?;
             let memory = MemorySession::with_limits(
                 cx.store.clone(),
-                *cx.approvals.clock(),
+                cx.clock,
                 &key.gateway,
                 &LoopPrompt::sender(&prompt.name),
                 cx.pipeline.memory_limits(),
