@@ -285,7 +285,7 @@ fn pipeline(
         store.clone(),
         crate::gateways::policy(config),
         clock,
-        config,
+        &config.approvals,
     ));
     let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone(), clock);
     Ok((pipeline, approvals))

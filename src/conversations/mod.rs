@@ -169,7 +169,12 @@ pub(crate) mod testing {
             ..Config::default()
         };
         let clock = Clock::at(NOON);
-        let approvals = Arc::new(Approvals::new(store.clone(), Policy::default(), clock, &config));
+        let approvals = Arc::new(Approvals::new(
+            store.clone(),
+            Policy::default(),
+            clock,
+            &config.approvals,
+        ));
         let pipeline = Pipeline::new(
             &config,
             Arc::new(Cascade::new(Vec::new(), std::time::Duration::from_secs(1))),

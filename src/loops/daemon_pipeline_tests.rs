@@ -114,7 +114,7 @@ impl Harness {
             store.clone(),
             crate::gateways::policy(&config),
             clock,
-            &config,
+            &config.approvals,
         ));
         let skills = Skills::from_config(&config.skills, &config.tools).unwrap();
         let pipeline = Pipeline::new(&config, cascade, ToolBox::new(tools), skills, approvals.clone(), clock);

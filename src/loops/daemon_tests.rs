@@ -11,7 +11,7 @@ fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
     let config = Config::default();
     let policy = crate::gateways::policy(&config);
     let clock = Clock::start();
-    let approvals = Arc::new(Approvals::new(store.clone(), policy, clock, &config));
+    let approvals = Arc::new(Approvals::new(store.clone(), policy, clock, &config.approvals));
     let schedules = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
     let conversations = crate::conversations::testing::on_store(store.clone(), config.pipeline.clone());
     conversations.draining.cancel();

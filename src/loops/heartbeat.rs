@@ -157,7 +157,7 @@ mod tests {
             store.clone(),
             crate::gateways::policy(&config),
             clock,
-            &config,
+            &config.approvals,
         ));
         Heartbeat::new(approvals, store.clone(), clock, backups)
     }
