@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use passepartout_gateway::{ConversationKey, Deliver, GatewayId};
+use passepartout_gateway::{ConversationKey, Deliver, GatewayId, UserId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -17,6 +17,7 @@ use super::{Busy, Job, Router};
 use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::PipelineConfig;
+use crate::memory::MemorySession;
 use crate::pipeline::Pipeline;
 use crate::pipeline::commands::View;
 use crate::store::Store;
@@ -111,6 +112,17 @@ impl Conversations {
     /// Queue depth per live conversation worker.
     pub fn queue_depths(&self) -> Vec<(ConversationKey, usize)> {
         self.router.queue_depths()
+    }
+
+    /// What `user` keeps in memory on `gateway`, for one turn.
+    pub(super) fn memory_of(&self, gateway: &GatewayId, user: &UserId) -> MemorySession {
+        MemorySession::with_limits(
+            self.store.clone(),
+            self.clock,
+            gateway,
+            user,
+            self.pipeline.memory_limits(),
+        )
     }
 
     pub(super) fn router(&self) -> &Router {

@@ -21,8 +21,7 @@ use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
 pub use context::{Conversations, Stats, Views};
-pub use errand::{Errand, InWorker};
-pub use worker::guarded;
+pub use errand::{Errand, InWorker, TurnFailed};
 
 /// Work for a conversation's worker.
 #[derive(Debug)]
