@@ -33,7 +33,7 @@ use crate::loops::schedules::Schedules;
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
 use crate::skills::Skills;
-use crate::status::StatusSources;
+use crate::status::{PipelineGauges, StatusSources};
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolBox};
 
@@ -131,19 +131,19 @@ impl Daemon {
             providers.clone(),
             Duration::from_secs(config.llm.cooldown_s),
         ));
-        let (pipeline, approvals) = pipeline(&config, &store, clock, cascade.clone(), &schedules, extensions)?;
+        let (pipeline, approvals, gauges) = pipeline(&config, &store, clock, cascade.clone(), &schedules, extensions)?;
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         let gateways = gateways(&config, &store, admin).await?;
         let conversations = Conversations::new(
-            store,
+            store.clone(),
             pipeline,
-            approvals,
+            approvals.clone(),
             gateways.deliver(),
             config.pipeline.clone(),
             clock,
         );
         let loops = Loops::new(&conversations, clock, &config, schedules);
-        let status = status(&conversations, &gateways, &loops, clock);
+        let status = status(&conversations, &gateways, &loops, clock, gauges, &approvals, &store);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
         resume_conversations(&conversations);
@@ -233,9 +233,15 @@ fn status(
     gateways: &Gateways,
     loops: &Arc<Loops>,
     clock: Clock,
+    pipeline: PipelineGauges,
+    approvals: &Arc<Approvals>,
+    store: &Store,
 ) -> Arc<StatusSources> {
     let status = Arc::new(StatusSources {
         conversations: conversations.clone(),
+        pipeline,
+        approvals: approvals.clone(),
+        store: store.clone(),
         gateways: gateways.listen(),
         loops: loops.clone(),
         clock,
@@ -263,7 +269,8 @@ fn open_store(config: &Config) -> Result<Store, StoreError> {
 
 /// The pipeline — the model `cascade`, the tools (the built-in ones, the
 /// loops' `schedules` tools, the `extensions`), the skills — and the
-/// approvals it holds actions for, on `clock`.
+/// approvals it holds actions for, on `clock`; with what the status reads
+/// of its parts.
 fn pipeline(
     config: &Config,
     store: &Store,
@@ -271,7 +278,7 @@ fn pipeline(
     cascade: Arc<Cascade>,
     schedules: &Arc<Schedules>,
     extensions: Extensions,
-) -> Result<(Pipeline, Arc<Approvals>), StartError> {
+) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
     let mut tools = crate::tools::builtin(config)?;
     tools.extend(crate::loops::tools::tools(schedules));
     tools.extend(extensions.tools);
@@ -287,8 +294,13 @@ fn pipeline(
         clock,
         &config.approvals,
     ));
+    let gauges = PipelineGauges {
+        cascade: cascade.clone(),
+        tools: tools.telemetry().clone(),
+        skills: skills.telemetry().clone(),
+    };
     let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone(), clock);
-    Ok((pipeline, approvals))
+    Ok((pipeline, approvals, gauges))
 }
 
 /// Starts every enabled gateway component, from the one list of them.

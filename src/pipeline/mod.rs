@@ -172,18 +172,6 @@ impl Pipeline {
         }
     }
 
-    pub fn cascade(&self) -> &Cascade {
-        &self.cascade
-    }
-
-    pub fn tools(&self) -> &ToolBox {
-        &self.tools
-    }
-
-    pub fn skills(&self) -> &Skills {
-        &self.skills
-    }
-
     /// What one person may keep in memory.
     pub fn memory_limits(&self) -> MemoryLimits {
         MemoryLimits {
