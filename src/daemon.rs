@@ -97,6 +97,8 @@ impl Gateways {
 
 /// A running daemon.
 pub struct Daemon {
+    /// Flushed last at shutdown; its failure stops the daemon.
+    store: Store,
     conversations: Arc<Conversations>,
     loops: Arc<Loops>,
     status: Arc<StatusSources>,
@@ -155,19 +157,20 @@ impl Daemon {
             clock,
         });
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        let admin = admin_context(&conversations, &status, &loops, cascade);
+        let admin = admin_context(&conversations, &status, &loops, cascade, approvals, &store);
         conversations
             .tracker
             .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
-        spawn_housekeeping(&conversations, &config, clock, providers);
+        spawn_housekeeping(&conversations, store.clone(), &config, clock, providers);
         tracing::info!(
             data_dir = %data_dir.display(),
             socket = ?gateways.local_path,
-            pending = conversations.store.pending_count(),
-            outbox = conversations.store.outbox_len(),
+            pending = store.pending_count(),
+            outbox = store.outbox_len(),
             "passepartout ready"
         );
         Ok(Daemon {
+            store,
             conversations,
             loops,
             status,
@@ -220,7 +223,7 @@ impl Daemon {
         for listen in &self.gateways {
             listen.close().await;
         }
-        conversations.store.durable().await?;
+        self.store.durable().await?;
         tracing::info!("store flushed; bye");
         Ok(())
     }
@@ -326,22 +329,25 @@ async fn gateways(config: &Config, store: &Store, admin: Admin) -> Result<Gatewa
     Ok(Gateways { handles, local_path })
 }
 
-/// What the admin path needs: the status, the approvals, the loops, the
-/// cascade it probes again, and a way to wake a conversation.
+/// What the admin path needs: the status, the `approvals`, the loops, the
+/// cascade it probes again, the `store`, the conversations' task tracker and
+/// a way to wake a conversation.
 fn admin_context(
     conversations: &Arc<Conversations>,
     status: &Arc<StatusSources>,
     loops: &Arc<Loops>,
     cascade: Arc<Cascade>,
+    approvals: Arc<Approvals>,
+    store: &Store,
 ) -> AdminContext {
     let document = status.clone();
     let nudge = conversations.clone();
     AdminContext {
         status: Arc::new(move || document.document()),
-        approvals: conversations.approvals.clone(),
+        approvals,
         loops: loops.clone(),
         cascade,
-        store: conversations.store.clone(),
+        store: store.clone(),
         tracker: conversations.tracker.clone(),
         nudge: Arc::new(move |key| nudge.nudge(key)),
     }
@@ -362,10 +368,12 @@ fn start_intake(intake: Arc<IntakeContext>, gateways: &Gateways) -> (Cancellatio
     (stop_intake, intake_task)
 }
 
-/// The startup checks of the model `providers`, and the hourly store
-/// maintenance; both stop when the conversations drain.
+/// The startup checks of the model `providers`, and the hourly maintenance
+/// of `store`; both run on the conversations' tracker and stop when they
+/// drain.
 fn spawn_housekeeping(
     conversations: &Conversations,
+    store: Store,
     config: &Config,
     clock: Clock,
     providers: Vec<Arc<dyn ChatModel>>,
@@ -380,7 +388,7 @@ fn spawn_housekeeping(
     let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
     let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
     conversations.tracker.spawn(background::maintenance(
-        conversations.store.clone(),
+        store,
         clock,
         conversations.draining.clone(),
         dedupe_window,
@@ -392,7 +400,7 @@ fn spawn_housekeeping(
 /// shuts it down in order.
 pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::start(config).await?;
-    let failed = daemon.conversations.store.failed();
+    let failed = daemon.store.failed();
     let store_failed = tokio::select! {
         _ = shutdown => false,
         _ = failed.cancelled() => true,
