@@ -33,7 +33,7 @@ use crate::loops::schedules::Schedules;
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
 use crate::skills::Skills;
-use crate::status::StatusSources;
+use crate::status::{PipelineGauges, StatusSources};
 use crate::store::{Store, StoreError};
 use crate::tools::{Tool, ToolBox};
 
@@ -97,6 +97,8 @@ impl Gateways {
 
 /// A running daemon.
 pub struct Daemon {
+    /// Flushed last at shutdown; its failure stops the daemon.
+    store: Store,
     conversations: Arc<Conversations>,
     loops: Arc<Loops>,
     status: Arc<StatusSources>,
@@ -131,12 +133,19 @@ impl Daemon {
             providers.clone(),
             Duration::from_secs(config.llm.cooldown_s),
         ));
-        let (pipeline, approvals) = pipeline(&config, &store, clock, cascade.clone(), &schedules, extensions)?;
+        let (pipeline, approvals, gauges) = pipeline(&config, &store, clock, cascade.clone(), &schedules, extensions)?;
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         let gateways = gateways(&config, &store, admin).await?;
-        let conversations = Conversations::new(store, pipeline, approvals, gateways.deliver(), config.pipeline.clone());
+        let conversations = Conversations::new(
+            store.clone(),
+            pipeline,
+            approvals.clone(),
+            gateways.deliver(),
+            config.pipeline.clone(),
+            clock,
+        );
         let loops = Loops::new(&conversations, clock, &config, schedules);
-        let status = status(&conversations, &gateways, &loops, clock);
+        let status = status(&conversations, &gateways, &loops, clock, gauges, &approvals, &store);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
         resume_conversations(&conversations);
@@ -148,19 +157,20 @@ impl Daemon {
             clock,
         });
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        let admin = admin_context(&conversations, &status, &loops, cascade);
+        let admin = admin_context(&conversations, &status, &loops, cascade, approvals, &store);
         conversations
             .tracker
             .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
-        spawn_housekeeping(&conversations, &config, clock, providers);
+        spawn_housekeeping(&conversations, store.clone(), &config, clock, providers);
         tracing::info!(
             data_dir = %data_dir.display(),
             socket = ?gateways.local_path,
-            pending = conversations.store.pending_count(),
-            outbox = conversations.store.outbox_len(),
+            pending = store.pending_count(),
+            outbox = store.outbox_len(),
             "passepartout ready"
         );
         Ok(Daemon {
+            store,
             conversations,
             loops,
             status,
@@ -213,7 +223,7 @@ impl Daemon {
         for listen in &self.gateways {
             listen.close().await;
         }
-        conversations.store.durable().await?;
+        self.store.durable().await?;
         tracing::info!("store flushed; bye");
         Ok(())
     }
@@ -226,9 +236,15 @@ fn status(
     gateways: &Gateways,
     loops: &Arc<Loops>,
     clock: Clock,
+    pipeline: PipelineGauges,
+    approvals: &Arc<Approvals>,
+    store: &Store,
 ) -> Arc<StatusSources> {
     let status = Arc::new(StatusSources {
         conversations: conversations.clone(),
+        pipeline,
+        approvals: approvals.clone(),
+        store: store.clone(),
         gateways: gateways.listen(),
         loops: loops.clone(),
         clock,
@@ -256,7 +272,8 @@ fn open_store(config: &Config) -> Result<Store, StoreError> {
 
 /// The pipeline — the model `cascade`, the tools (the built-in ones, the
 /// loops' `schedules` tools, the `extensions`), the skills — and the
-/// approvals it holds actions for, on `clock`.
+/// approvals it holds actions for, on `clock`; with what the status reads
+/// of its parts.
 fn pipeline(
     config: &Config,
     store: &Store,
@@ -264,7 +281,7 @@ fn pipeline(
     cascade: Arc<Cascade>,
     schedules: &Arc<Schedules>,
     extensions: Extensions,
-) -> Result<(Pipeline, Arc<Approvals>), StartError> {
+) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
     let mut tools = crate::tools::builtin(config)?;
     tools.extend(crate::loops::tools::tools(schedules));
     tools.extend(extensions.tools);
@@ -278,10 +295,15 @@ fn pipeline(
         store.clone(),
         crate::gateways::policy(config),
         clock,
-        config,
+        &config.approvals,
     ));
-    let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone());
-    Ok((pipeline, approvals))
+    let gauges = PipelineGauges {
+        cascade: cascade.clone(),
+        tools: tools.telemetry().clone(),
+        skills: skills.telemetry().clone(),
+    };
+    let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone(), clock);
+    Ok((pipeline, approvals, gauges))
 }
 
 /// Starts every enabled gateway component, from the one list of them.
@@ -307,22 +329,25 @@ async fn gateways(config: &Config, store: &Store, admin: Admin) -> Result<Gatewa
     Ok(Gateways { handles, local_path })
 }
 
-/// What the admin path needs: the status, the approvals, the loops, the
-/// cascade it probes again, and a way to wake a conversation.
+/// What the admin path needs: the status, the `approvals`, the loops, the
+/// cascade it probes again, the `store`, the conversations' task tracker and
+/// a way to wake a conversation.
 fn admin_context(
     conversations: &Arc<Conversations>,
     status: &Arc<StatusSources>,
     loops: &Arc<Loops>,
     cascade: Arc<Cascade>,
+    approvals: Arc<Approvals>,
+    store: &Store,
 ) -> AdminContext {
     let document = status.clone();
     let nudge = conversations.clone();
     AdminContext {
         status: Arc::new(move || document.document()),
-        approvals: conversations.approvals.clone(),
+        approvals,
         loops: loops.clone(),
         cascade,
-        store: conversations.store.clone(),
+        store: store.clone(),
         tracker: conversations.tracker.clone(),
         nudge: Arc::new(move |key| nudge.nudge(key)),
     }
@@ -343,10 +368,12 @@ fn start_intake(intake: Arc<IntakeContext>, gateways: &Gateways) -> (Cancellatio
     (stop_intake, intake_task)
 }
 
-/// The startup checks of the model `providers`, and the hourly store
-/// maintenance; both stop when the conversations drain.
+/// The startup checks of the model `providers`, and the hourly maintenance
+/// of `store`; both run on the conversations' tracker and stop when they
+/// drain.
 fn spawn_housekeeping(
     conversations: &Conversations,
+    store: Store,
     config: &Config,
     clock: Clock,
     providers: Vec<Arc<dyn ChatModel>>,
@@ -361,7 +388,7 @@ fn spawn_housekeeping(
     let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
     let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
     conversations.tracker.spawn(background::maintenance(
-        conversations.store.clone(),
+        store,
         clock,
         conversations.draining.clone(),
         dedupe_window,
@@ -373,7 +400,7 @@ fn spawn_housekeeping(
 /// shuts it down in order.
 pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::start(config).await?;
-    let failed = daemon.conversations.store.failed();
+    let failed = daemon.store.failed();
     let store_failed = tokio::select! {
         _ = shutdown => false,
         _ = failed.cancelled() => true,

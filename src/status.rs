@@ -1,7 +1,8 @@
 //! The status document and its text: what `passepartout status` prints and
 //! what the `/status` chat command answers — one rendering of the same facts.
-//! [`StatusSources`] gathers the document from the parts the daemon built;
-//! it also answers the chat's `/loops`, as `passepartout loops` does.
+//! [`StatusSources`] gathers the document from the parts the daemon built,
+//! each handed to it directly; it also answers the chat's `/loops`, as
+//! `passepartout loops` does.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -9,16 +10,34 @@ use std::time::Instant;
 use passepartout_gateway::{Health, Listen};
 use serde_json::{Value, json};
 
+use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Stats, Views};
 use crate::loops::daemon::Loops;
 use crate::loops::status::State;
-use crate::pipeline::cascade::{EntryState, ProviderHealth};
+use crate::pipeline::cascade::{Cascade, EntryState, ProviderHealth};
 use crate::pipeline::commands::View;
+use crate::store::Store;
+use crate::telemetry::Telemetry;
+
+/// What the status reads of the pipeline's parts.
+#[derive(Clone)]
+pub struct PipelineGauges {
+    /// The model providers' health and usage.
+    pub cascade: Arc<Cascade>,
+    /// The tools' counters.
+    pub tools: Arc<Telemetry>,
+    /// The skills' counters.
+    pub skills: Arc<Telemetry>,
+}
 
 /// Where the status document's facts come from.
 pub struct StatusSources {
+    /// The workers' queues and counters.
     pub conversations: Arc<Conversations>,
+    pub pipeline: PipelineGauges,
+    pub approvals: Arc<Approvals>,
+    pub store: Store,
     /// The running gateways' listening halves, for their health.
     pub gateways: Vec<Arc<dyn Listen>>,
     pub loops: Arc<Loops>,
@@ -29,10 +48,10 @@ pub struct StatusSources {
 impl StatusSources {
     /// The status document served to `passepartout status`.
     pub fn document(&self) -> Value {
-        let cx = &self.conversations;
-        let stats = &cx.stats;
+        let (pipeline, store) = (&self.pipeline, &self.store);
+        let stats = &self.conversations.stats;
         let stat = Stats::read;
-        let workers = cx.queue_depths();
+        let workers = self.conversations.queue_depths();
         let gateways: Vec<_> = self
             .gateway_health()
             .into_iter()
@@ -42,22 +61,22 @@ impl StatusSources {
             "version": env!("CARGO_PKG_VERSION"),
             "uptime_s": self.started.elapsed().as_secs(),
             "gateways": gateways,
-            "providers": cx.pipeline.cascade().health(),
-            "tools": cx.pipeline.tools().telemetry().snapshot(),
-            "skills": cx.pipeline.skills().telemetry().snapshot(),
+            "providers": pipeline.cascade.health(),
+            "tools": pipeline.tools.snapshot(),
+            "skills": pipeline.skills.snapshot(),
             "conversations": {
                 "active": workers.len(),
                 "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
                 "queues": workers.iter().map(|(key, depth)| json!({ "conversation": key.to_string(), "queued": depth })).collect::<Vec<_>>(),
             },
-            "approvals": { "pending": cx.approvals.pending_count().ok() },
+            "approvals": { "pending": self.approvals.pending_count().ok() },
             "loops": self.loops_summary(),
             "store": {
-                "path": cx.store.path(),
-                "failed": cx.store.is_poisoned(),
-                "size_bytes": cx.store.size_on_disk().ok(),
-                "pending": cx.store.pending_count(),
-                "outbox": cx.store.outbox_len(),
+                "path": store.path(),
+                "failed": store.is_poisoned(),
+                "size_bytes": store.size_on_disk().ok(),
+                "pending": store.pending_count(),
+                "outbox": store.outbox_len(),
             },
             "intake": {
                 "accepted": stat(&stats.accepted),

@@ -49,7 +49,7 @@ fn serve() -> Served {
         store.clone(),
         crate::gateways::policy(&config),
         Clock::start(),
-        &config,
+        &config.approvals,
     ));
     let loops = Arc::new(OneLoop {
         stopped: Mutex::default(),

@@ -8,7 +8,7 @@ use passepartout_gateway::{ChatId, GatewayId, MessageId, Sender, UserId};
 use super::*;
 use crate::approvals::{Approver, Policy, Requested};
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::ApprovalsConfig;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
 use crate::store::tests_support::open_temp;
@@ -35,10 +35,12 @@ fn desk(store: &Store) -> Approvals {
         GatewayId::new("telegram").unwrap(),
         vec![approver("telegram", "42", false)],
     )]);
-    let policy = Policy::new(per_gateway, vec![approver("telegram", "7", true)]);
-    let mut config = Config::default();
-    config.approvals.wrong_tokens_per_hour = 3;
-    Approvals::new(store.clone(), policy, Clock::at(T0), &config)
+    let policy = Policy::new(per_gateway, vec![approver("telegram", "7", true)], None);
+    let settings = ApprovalsConfig {
+        wrong_tokens_per_hour: 3,
+        ..ApprovalsConfig::default()
+    };
+    Approvals::new(store.clone(), policy, Clock::at(T0), &settings)
 }
 
 /// Commits a pending approval for `shell: ls`, asked by user 5 in `chat`.
@@ -303,9 +305,9 @@ fn an_answer_is_judged_by_when_it_arrived() {
     )]);
     let later = Approvals::new(
         store.clone(),
-        Policy::new(per_gateway, Vec::new()),
+        Policy::new(per_gateway, Vec::new(), None),
         Clock::at(T0 + 3_600_000),
-        &Config::default(),
+        &ApprovalsConfig::default(),
     );
     let mut answer = text_from(&chat, "42", "a1", &format!("approve {}", approval.token.as_str()), None);
     answer.received_at_ms = T0 + 60_000;
@@ -364,9 +366,9 @@ async fn an_answer_after_the_deadline_finds_it_timed_out() {
     )]);
     let desk = Approvals::new(
         store.clone(),
-        Policy::new(per_gateway, Vec::new()),
+        Policy::new(per_gateway, Vec::new(), None),
         Clock::at(T0),
-        &Config::default(),
+        &ApprovalsConfig::default(),
     );
     let chat = conversation("telegram", "100");
     let approval = pending(&desk, &chat);
@@ -430,9 +432,9 @@ fn an_approval_that_expired_while_the_daemon_was_down_times_out_at_once() {
     let per_gateway = HashMap::new();
     let later = Approvals::new(
         store.clone(),
-        Policy::new(per_gateway, Vec::new()),
+        Policy::new(per_gateway, Vec::new(), None),
         Clock::at(T0 + 3_600_000),
-        &Config::default(),
+        &ApprovalsConfig::default(),
     );
     assert!(later.recover().unwrap().is_empty(), "nothing decided yet");
     let (owed, next) = later.expire_due().unwrap();

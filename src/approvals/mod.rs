@@ -30,7 +30,7 @@ pub use policy::{Policy, Refused, may_decide};
 pub use record::{Approval, Approver, Decision, How, Person, RunState, Status};
 
 use crate::clock::Clock;
-use crate::config::Config;
+use crate::config::ApprovalsConfig;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
 use crate::store::{Store, StoreError};
@@ -71,20 +71,18 @@ pub struct Approvals {
 }
 
 impl Approvals {
-    pub fn new(store: Store, policy: Policy, clock: Clock, config: &Config) -> Self {
+    /// A desk keeping its records in `store`, deciding who may answer by
+    /// `policy`, on `clock`, with the `[approvals]` settings.
+    pub fn new(store: Store, policy: Policy, clock: Clock, settings: &ApprovalsConfig) -> Self {
         Self {
             store,
             policy,
             clock,
-            expire_after: Duration::from_secs(config.approvals.expire_after_s),
-            wrong: WrongTokens::per_hour(config.approvals.wrong_tokens_per_hour),
+            expire_after: Duration::from_secs(settings.expire_after_s),
+            wrong: WrongTokens::per_hour(settings.wrong_tokens_per_hour),
             ledger: Ledger::default(),
             created: Notify::new(),
         }
-    }
-
-    pub fn clock(&self) -> &Clock {
-        &self.clock
     }
 
     pub fn store(&self) -> &Store {

@@ -2,9 +2,9 @@
 //! listed users (a chat gateway's configured approvers), in the conversation
 //! the prompt went to, or everyone it lets in — the local gateway, whose only
 //! user is the daemon's own and approves everything, from anywhere through
-//! the CLI. `approvals.global_approvers` may decide from any conversation. The set is copied into each approval
-//! when it is created, so a later change of configuration never widens who
-//! may decide a pending one.
+//! the CLI. `approvals.global_approvers` may decide from any conversation.
+//! The set is copied into each approval when it is created, so a later
+//! change of configuration never widens who may decide a pending one.
 
 use std::collections::HashMap;
 
@@ -31,11 +31,13 @@ pub struct Policy {
 }
 
 impl Policy {
-    pub fn new(per_gateway: HashMap<GatewayId, Vec<Approver>>, global: Vec<Approver>) -> Self {
-        let local = per_gateway
-            .iter()
-            .find(|(_, approvers)| approvers.iter().any(|a| a.user.is_none()))
-            .map(|(gateway, _)| gateway.clone());
+    /// Who may decide on each gateway, who may decide from anywhere, and
+    /// the `local` gateway, as whose user the CLI decides.
+    pub fn new(
+        per_gateway: HashMap<GatewayId, Vec<Approver>>,
+        global: Vec<Approver>,
+        local: Option<GatewayId>,
+    ) -> Self {
         Self {
             per_gateway,
             global,
@@ -43,13 +45,26 @@ impl Policy {
         }
     }
 
-    /// Each gateway's deciders, and `approvals.global_approvers` (entries
-    /// that are not `gateway:user` were reported by validation and are
-    /// skipped).
+    /// Each gateway's deciders, in the gateways' order, and
+    /// `approvals.global_approvers` (entries that are not `gateway:user`
+    /// were reported by validation and are skipped). The local gateway is
+    /// the first that lets everyone approve; a later one that does too is
+    /// not local (its users still approve in its own conversations).
     pub fn from_rosters(deciders: impl IntoIterator<Item = (GatewayId, Roster)>, config: &ApprovalsConfig) -> Self {
+        let mut local: Option<GatewayId> = None;
         let per_gateway = deciders
             .into_iter()
             .map(|(gateway, deciders)| {
+                if deciders == Roster::Everyone {
+                    match &local {
+                        None => local = Some(gateway.clone()),
+                        Some(first) => tracing::warn!(
+                            %gateway,
+                            local = %first,
+                            "a second gateway lets everyone approve; the CLI decides as the first one's user"
+                        ),
+                    }
+                }
                 let approvers = match deciders {
                     Roster::Everyone => vec![Approver {
                         gateway: gateway.clone(),
@@ -81,7 +96,7 @@ impl Policy {
                 })
             })
             .collect();
-        Self::new(per_gateway, global)
+        Self::new(per_gateway, global, local)
     }
 
     /// The gateway of the local user, who decides through the CLI; none
@@ -112,5 +127,56 @@ pub fn may_decide(approval: &Approval, person: &Person, conversation: &Conversat
         Ok(())
     } else {
         Err(Refused::WrongConversation)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(gateway: &str) -> GatewayId {
+        GatewayId::new(gateway).unwrap()
+    }
+
+    fn listed(user: &str) -> Roster {
+        Roster::Listed {
+            users: vec![user.to_owned()],
+            chats: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_local_gateway_is_the_one_that_lets_everyone_approve() {
+        let rosters = [(id("chat"), listed("42")), (id("local"), Roster::Everyone)];
+        let policy = Policy::from_rosters(rosters, &ApprovalsConfig::default());
+        assert_eq!(policy.local_gateway(), Some(&id("local")));
+        let rosters = [(id("chat"), listed("42"))];
+        let policy = Policy::from_rosters(rosters, &ApprovalsConfig::default());
+        assert_eq!(policy.local_gateway(), None, "nobody approves everything");
+    }
+
+    #[test]
+    fn of_two_gateways_that_let_everyone_approve_the_first_is_local() {
+        for (first, second) in [("a", "b"), ("b", "a")] {
+            let rosters = [
+                (id(first), Roster::Everyone),
+                (id("chat"), listed("42")),
+                (id(second), Roster::Everyone),
+            ];
+            let policy = Policy::from_rosters(rosters, &ApprovalsConfig::default());
+            assert_eq!(policy.local_gateway(), Some(&id(first)), "{first} listed first");
+            let elsewhere = ConversationKey::new(id(second), passepartout_gateway::ChatId::new("1").unwrap());
+            assert!(
+                policy.approvers_for(&elsewhere).iter().any(|a| a.user.is_none()),
+                "the other one's users still approve there"
+            );
+        }
+    }
+
+    #[test]
+    fn the_local_gateway_is_the_one_given() {
+        let per_gateway = HashMap::from([(id("a"), vec![]), (id("b"), vec![])]);
+        let policy = Policy::new(per_gateway, Vec::new(), Some(id("b")));
+        assert_eq!(policy.local_gateway(), Some(&id("b")));
     }
 }

@@ -1,21 +1,23 @@
 //! What the conversation workers work with, and nothing more: the store,
 //! the pipeline and the approvals beside it, the gateways' delivery halves,
-//! the pipeline settings, the counters, the task tracker, the drain token
-//! and the delivery retries armed. The daemon builds one [`Conversations`]
+//! the pipeline settings, the clock, the counters, the task tracker, the
+//! drain token and the delivery retries armed. The daemon builds one [`Conversations`]
 //! and hands it to the intake and the loops, which queue work through it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use passepartout_gateway::{ConversationKey, Deliver, GatewayId};
+use passepartout_gateway::{ConversationKey, Deliver, GatewayId, UserId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::{Busy, Job, Router};
 use crate::approvals::Approvals;
+use crate::clock::Clock;
 use crate::config::PipelineConfig;
+use crate::memory::MemorySession;
 use crate::pipeline::Pipeline;
 use crate::pipeline::commands::View;
 use crate::store::Store;
@@ -57,6 +59,8 @@ pub struct Conversations {
     /// How to reach each running gateway's chats.
     pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
     pub settings: PipelineConfig,
+    /// Dates what the turns remember.
+    pub clock: Clock,
     pub stats: Stats,
     /// Cancelled at shutdown: workers finish their current job and stop.
     pub draining: CancellationToken,
@@ -76,6 +80,7 @@ impl Conversations {
         approvals: Arc<Approvals>,
         deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
         settings: PipelineConfig,
+        clock: Clock,
     ) -> Arc<Self> {
         Arc::new(Self {
             router: Router::new(settings.queue_capacity),
@@ -84,6 +89,7 @@ impl Conversations {
             approvals,
             deliver,
             settings,
+            clock,
             stats: Stats::default(),
             draining: CancellationToken::new(),
             tracker: TaskTracker::new(),
@@ -106,6 +112,17 @@ impl Conversations {
     /// Queue depth per live conversation worker.
     pub fn queue_depths(&self) -> Vec<(ConversationKey, usize)> {
         self.router.queue_depths()
+    }
+
+    /// What `user` keeps in memory on `gateway`, for one turn.
+    pub(super) fn memory_of(&self, gateway: &GatewayId, user: &UserId) -> MemorySession {
+        MemorySession::with_limits(
+            self.store.clone(),
+            self.clock,
+            gateway,
+            user,
+            self.pipeline.memory_limits(),
+        )
     }
 
     pub(super) fn router(&self) -> &Router {

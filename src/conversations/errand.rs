@@ -1,8 +1,9 @@
 //! Work from above the conversations that runs in a conversation's worker,
 //! so that it keeps the conversation's order and history like any turn: a
 //! loop's iteration, for one. The component that queues an [`Errand`]
-//! decides what it does; the worker hands it an [`InWorker`] with the
-//! conversation's history, and commits and delivers what it produced.
+//! decides what it does; the worker hands it an [`InWorker`], through which
+//! it runs a turn with the conversation's history, and which commits and
+//! delivers what it produced. The errand never holds the worker's context.
 
 use std::sync::Arc;
 
@@ -12,14 +13,25 @@ use passepartout_gateway::ConversationKey;
 use super::Conversations;
 use super::delivery;
 use super::history::RecentHistory;
-use super::worker::commit_of;
-use crate::pipeline::{TurnOutput, TurnRecord};
+use super::worker::{commit_of, guarded};
+use crate::pipeline::{BackgroundTurn, TurnOutput};
 use crate::store::{LoopRecordWrite, StoreError};
 
 /// Work run by a conversation's worker, in the conversation's order.
 #[async_trait]
 pub trait Errand: Send + std::fmt::Debug {
     async fn run(self: Box<Self>, worker: &mut InWorker<'_>);
+}
+
+/// Why an errand's turn produced nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnFailed {
+    #[error("cannot read the conversation's history: {0}")]
+    History(#[source] StoreError),
+    /// It panicked or timed out: the sentence that says so, with the
+    /// logged error id.
+    #[error("{0}")]
+    Stopped(String),
 }
 
 /// What an errand may do in its conversation's worker.
@@ -35,14 +47,16 @@ impl<'a> InWorker<'a> {
         self.key
     }
 
-    /// What the worker works with.
-    pub fn context(&self) -> &'a Arc<Conversations> {
-        self.cx
-    }
-
-    /// The conversation's recent turns, oldest first.
-    pub fn history(&mut self) -> Result<&[TurnRecord], StoreError> {
-        self.recent.load(&self.cx.store, self.key)
+    /// Runs `turn` through the pipeline with the conversation's recent
+    /// history and the memory of the turn's sender, under the turn timeout,
+    /// catching panics. Nothing is committed: that is [`InWorker::commit`].
+    pub async fn run_background(&mut self, turn: BackgroundTurn) -> Result<TurnOutput, TurnFailed> {
+        let (cx, key) = (self.cx, self.key);
+        let history = self.recent.load(&cx.store, key).map_err(TurnFailed::History)?;
+        let memory = cx.memory_of(&key.gateway, &turn.origin.sender);
+        guarded(cx, key, cx.pipeline.run_background(turn, history, memory))
+            .await
+            .map_err(TurnFailed::Stopped)
     }
 
     /// Commits `output` as a turn that answers no message, with

@@ -21,8 +21,7 @@ use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
 pub use context::{Conversations, Stats, Views};
-pub use errand::{Errand, InWorker};
-pub use worker::guarded;
+pub use errand::{Errand, InWorker, TurnFailed};
 
 /// Work for a conversation's worker.
 #[derive(Debug)]
@@ -158,17 +157,22 @@ pub(crate) mod testing {
         on_store(store, settings)
     }
 
-    /// Conversations on `store`, with `settings`.
+    /// 2026-11-22 12:00:00 UTC.
+    const NOON: u64 = 1_795_867_200_000;
+
+    /// Conversations on `store`, with `settings`, on a clock that follows
+    /// tokio's (these tests run under paused time).
     pub(crate) fn on_store(store: Store, settings: PipelineConfig) -> Arc<Conversations> {
         let config = Config {
             pipeline: settings.clone(),
             ..Config::default()
         };
+        let clock = Clock::at(NOON);
         let approvals = Arc::new(Approvals::new(
             store.clone(),
             Policy::default(),
-            Clock::start(),
-            &config,
+            clock,
+            &config.approvals,
         ));
         let pipeline = Pipeline::new(
             &config,
@@ -176,8 +180,9 @@ pub(crate) mod testing {
             ToolBox::default(),
             Skills::new(Vec::new()),
             approvals.clone(),
+            clock,
         );
-        Conversations::new(store, pipeline, approvals, HashMap::new(), settings)
+        Conversations::new(store, pipeline, approvals, HashMap::new(), settings, clock)
     }
 }
 

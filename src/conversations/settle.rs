@@ -12,7 +12,6 @@ use super::delivery;
 use super::history::RecentHistory;
 use super::worker::{commit_of, error_id, guarded, with_typing};
 use crate::approvals::Approval;
-use crate::memory::MemorySession;
 use crate::store::{ApprovalWrite, PendingOutbound, TurnCommit};
 
 /// Tells the conversation the outcome of each approval decided since it
@@ -43,13 +42,7 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
     let token = approval.token.as_str();
     let outcome = match recent.load(&cx.store, key) {
         Ok(history) => {
-            let memory = MemorySession::with_limits(
-                cx.store.clone(),
-                *cx.approvals.clock(),
-                &approval.conversation.gateway,
-                &approval.requester,
-                cx.pipeline.memory_limits(),
-            );
+            let memory = cx.memory_of(&approval.conversation.gateway, &approval.requester);
             let settle = cx.pipeline.settle(approval, history, memory);
             with_typing(cx, key, guarded(cx, key, settle)).await
         }

@@ -19,7 +19,6 @@ use super::history::RecentHistory;
 use super::{Conversations, Stats};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
-use crate::memory::MemorySession;
 use crate::pipeline::commands::View;
 use crate::pipeline::{TurnOutput, TurnRecord};
 use crate::store::{ApprovalWrite, JournalEntry, PendingOutbound, TurnCommit};
@@ -195,19 +194,13 @@ async fn run_pipeline(
 ) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
     let view = |view: View| cx.show(view);
-    let memory = MemorySession::with_limits(
-        cx.store.clone(),
-        *cx.approvals.clock(),
-        &entry.inbound.conversation.gateway,
-        &entry.inbound.sender.id,
-        cx.pipeline.memory_limits(),
-    );
+    let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id);
     guarded(cx, key, cx.pipeline.run(&entry.inbound, history, memory, view)).await
 }
 
 /// Runs `turn` under the turn timeout, catching panics. `Err` carries the
 /// sentence for the user, with the logged error id.
-pub async fn guarded(
+pub(super) async fn guarded(
     cx: &Arc<Conversations>,
     key: &ConversationKey,
     turn: impl Future<Output = TurnOutput>,

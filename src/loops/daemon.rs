@@ -239,7 +239,12 @@ impl Loops {
             keep: config.store.backups_kept,
             every: Duration::from_secs(config.store.backup_every_s),
         });
-        let heartbeat = Heartbeat::new(conversations.approvals.clone(), conversations.store.clone(), backups);
+        let heartbeat = Heartbeat::new(
+            conversations.approvals.clone(),
+            conversations.store.clone(),
+            clock,
+            backups,
+        );
         let iterate = Arc::new(DaemonLoops::new(
             conversations.clone(),
             clock,

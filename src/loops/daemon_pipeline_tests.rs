@@ -114,10 +114,10 @@ impl Harness {
             store.clone(),
             crate::gateways::policy(&config),
             clock,
-            &config,
+            &config.approvals,
         ));
         let skills = Skills::from_config(&config.skills, &config.tools).unwrap();
-        let pipeline = Pipeline::new(&config, cascade, ToolBox::new(tools), skills, approvals.clone());
+        let pipeline = Pipeline::new(&config, cascade, ToolBox::new(tools), skills, approvals.clone(), clock);
         let recorder = Arc::new(Recorder {
             clock,
             sent: Mutex::default(),
@@ -127,7 +127,7 @@ impl Harness {
             recorder.id(),
             recorder.clone() as Arc<dyn passepartout_gateway::Deliver>,
         )]);
-        let conversations = Conversations::new(store, pipeline, approvals, deliver, config.pipeline.clone());
+        let conversations = Conversations::new(store, pipeline, approvals, deliver, config.pipeline.clone(), clock);
         let loops = Loops::new(&conversations, clock, &config, schedules.clone());
         loops.start(&config).await.unwrap();
         Harness {
@@ -146,7 +146,7 @@ impl Harness {
         ToolContext {
             memory: MemorySession::new(
                 self.conversations.store.clone(),
-                *self.conversations.approvals.clock(),
+                self.conversations.clock,
                 &conversation.gateway,
                 &sender,
             ),

@@ -10,12 +10,13 @@ use crate::store::tests_support::open_temp;
 fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
     let config = Config::default();
     let policy = crate::gateways::policy(&config);
-    let approvals = Arc::new(Approvals::new(store.clone(), policy, Clock::start(), &config));
-    let schedules = Arc::new(Schedules::new(store.clone(), Clock::start(), Zone::utc()));
+    let clock = Clock::start();
+    let approvals = Arc::new(Approvals::new(store.clone(), policy, clock, &config.approvals));
+    let schedules = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
     let conversations = crate::conversations::testing::on_store(store.clone(), config.pipeline.clone());
     conversations.draining.cancel();
-    let heartbeat = Heartbeat::new(approvals, store.clone(), None);
-    DaemonLoops::new(conversations, Clock::start(), heartbeat, schedules)
+    let heartbeat = Heartbeat::new(approvals, store.clone(), clock, None);
+    DaemonLoops::new(conversations, clock, heartbeat, schedules)
 }
 
 fn iteration(spec: LoopSpec) -> Iteration {

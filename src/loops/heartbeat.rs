@@ -14,6 +14,7 @@ use passepartout_gateway::ConversationKey;
 use tokio::time::Instant;
 
 use crate::approvals::Approvals;
+use crate::clock::Clock;
 use crate::store::{BackupInfo, Store, StoreError};
 
 /// The name of the heartbeat's loop and of its handler, which the config
@@ -55,6 +56,8 @@ pub struct Beat {
 pub struct Heartbeat {
     approvals: Arc<Approvals>,
     store: Store,
+    /// Names the backups.
+    clock: Clock,
     backups: Option<Backups>,
     beats: AtomicU64,
 }
@@ -82,11 +85,12 @@ impl Backups {
 
 impl Heartbeat {
     /// A heartbeat sweeping `approvals` and backing `store` up as `backups`
-    /// says (never, if `None`).
-    pub fn new(approvals: Arc<Approvals>, store: Store, backups: Option<BackupPlan>) -> Self {
+    /// says (never, if `None`), naming the backups by `clock`.
+    pub fn new(approvals: Arc<Approvals>, store: Store, clock: Clock, backups: Option<BackupPlan>) -> Self {
         Self {
             approvals,
             store,
+            clock,
             backups: backups.map(|plan| Backups {
                 plan,
                 last: Mutex::new(Instant::now()),
@@ -126,8 +130,7 @@ impl Heartbeat {
     }
 
     async fn backup(&self, plan: &BackupPlan) -> Result<BackupInfo, HeartbeatError> {
-        let (store, dir, keep) = (self.store.clone(), plan.dir.clone(), plan.keep);
-        let clock = *self.approvals.clock();
+        let (store, dir, keep, clock) = (self.store.clone(), plan.dir.clone(), plan.keep, self.clock);
         let info = tokio::task::spawn_blocking(move || store.backup(&dir, keep, &clock))
             .await
             .map_err(HeartbeatError::BackupTask)?
@@ -140,19 +143,23 @@ impl Heartbeat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::clock::Clock;
     use crate::config::Config;
     use crate::store::tests_support::open_temp;
 
+    /// 2026-11-22 12:00:00 UTC.
+    const NOON: u64 = 1_795_867_200_000;
+
+    /// A heartbeat whose time follows tokio's, as these tests advance it.
     fn heartbeat(store: &Store, backups: Option<BackupPlan>) -> Heartbeat {
         let config = Config::default();
+        let clock = Clock::at(NOON);
         let approvals = Arc::new(Approvals::new(
             store.clone(),
             crate::gateways::policy(&config),
-            Clock::start(),
-            &config,
+            clock,
+            &config.approvals,
         ));
-        Heartbeat::new(approvals, store.clone(), backups)
+        Heartbeat::new(approvals, store.clone(), clock, backups)
     }
 
     fn backups_in(dir: &std::path::Path) -> usize {

@@ -19,12 +19,11 @@ use passepartout_gateway::ReplyKind;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::conversations::{Errand, InWorker, guarded};
+use crate::conversations::{Errand, InWorker};
 use crate::llm::ChatMessage;
 use crate::loops::prompt::LoopPrompt;
 use crate::loops::schedules::Schedules;
 use crate::loops::spec::LoopName;
-use crate::memory::MemorySession;
 use crate::pipeline::{Cost, TurnOutput, TurnRecord};
 
 /// What a loop asks of a conversation's worker.
@@ -101,23 +100,14 @@ impl Errand for LoopJob {
 }
 
 async fn iterate(worker: &mut InWorker<'_>, work: LoopWork, next_run: Option<NextRun>) -> Result<LoopDone, LoopFailed> {
-    let (cx, key) = (worker.context(), worker.conversation());
     let (output, next_sleep) = match work {
         LoopWork::Say { name, text } => (said(&name, text), None),
         LoopWork::Task(prompt) => {
-            let history = worker
-                .history()
-                .map_err(|error| LoopFailed(format!("cannot read the conversation's history: {error}")))?;
-            let memory = MemorySession::with_limits(
-                cx.store.clone(),
-                *cx.approvals.clock(),
-                &key.gateway,
-                &LoopPrompt::sender(&prompt.name),
-                cx.pipeline.memory_limits(),
-            );
-            let output = guarded(cx, key, cx.pipeline.run_background(prompt.turn(), history, memory))
+            // From the loop (`loop:NAME`): the loop's own memory.
+            let output = worker
+                .run_background(prompt.turn())
                 .await
-                .map_err(LoopFailed)?;
+                .map_err(|failed| LoopFailed(failed.to_string()))?;
             if let (Some(unanswered), None) = (&output.unanswered, &output.record) {
                 return Err(LoopFailed(unanswered.clone()));
             }

@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
 use crate::audit::AuditEvent;
+use crate::clock::Clock;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
 use crate::llm::{ChatMessage, ChatResponse, ToolSpec};
 use crate::memory::{MemoryLimits, MemorySession};
@@ -141,13 +142,15 @@ pub struct Pipeline {
     tools: ToolBox,
     skills: Skills,
     approvals: Arc<Approvals>,
+    /// Dates the tool calls that run.
+    clock: Clock,
     memory: MemoryConfig,
     max_repairs: u32,
 }
 
 impl Pipeline {
     /// A pipeline asking `cascade`, running `tools` behind `skills`, holding
-    /// actions for `approvals`, with the pipeline, memory and
+    /// actions for `approvals`, on `clock`, with the pipeline, memory and
     /// `llm.max_repairs` settings of `config`.
     pub fn new(
         config: &Config,
@@ -155,6 +158,7 @@ impl Pipeline {
         tools: ToolBox,
         skills: Skills,
         approvals: Arc<Approvals>,
+        clock: Clock,
     ) -> Self {
         Self {
             settings: config.pipeline.clone(),
@@ -162,21 +166,10 @@ impl Pipeline {
             tools,
             skills,
             approvals,
+            clock,
             memory: config.memory.clone(),
             max_repairs: config.llm.max_repairs,
         }
-    }
-
-    pub fn cascade(&self) -> &Cascade {
-        &self.cascade
-    }
-
-    pub fn tools(&self) -> &ToolBox {
-        &self.tools
-    }
-
-    pub fn skills(&self) -> &Skills {
-        &self.skills
     }
 
     /// What one person may keep in memory.
@@ -362,7 +355,7 @@ impl Pipeline {
             tools: &self.tools,
             skills: &self.skills,
             context: &tool_context,
-            clock: *self.approvals.clock(),
+            clock: self.clock,
         };
         let mut output = TurnOutput::default();
         let mut repairs = 0;

@@ -88,7 +88,7 @@ pub(super) async fn outcome(pipeline: &Pipeline, approval: &Approval, memory: &M
 /// started before (the daemon stopped while it ran).
 async fn start(pipeline: &Pipeline, approval: &Approval) -> Result<bool, crate::store::StoreError> {
     let store = pipeline.approvals.store();
-    if !store.start_run(&approval.token, pipeline.approvals.clock().now_ms())? {
+    if !store.start_run(&approval.token, pipeline.clock.now_ms())? {
         return Ok(false);
     }
     store.durable().await?;
@@ -110,7 +110,7 @@ async fn run(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession, b
         .tools
         .call_parsed(&context, &call.tool, call.arguments.clone())
         .await;
-    let clock = *pipeline.approvals.clock();
+    let clock = pipeline.clock;
     let origin = Origin {
         conversation: approval.conversation.clone(),
         sender: approval.requester.clone(),

@@ -106,7 +106,7 @@ pub mod priority {
 /// Every skill, highest priority first.
 pub struct Skills {
     skills: Vec<Arc<dyn Skill>>,
-    telemetry: Telemetry,
+    telemetry: Arc<Telemetry>,
 }
 
 impl Skills {
@@ -114,7 +114,7 @@ impl Skills {
         skills.sort_by_key(|skill| std::cmp::Reverse(skill.priority()));
         Self {
             skills,
-            telemetry: Telemetry::default(),
+            telemetry: Arc::new(Telemetry::default()),
         }
     }
 
@@ -194,8 +194,9 @@ impl Skills {
         }
     }
 
-    /// Per-skill executions, time and rejections.
-    pub fn telemetry(&self) -> &Telemetry {
+    /// Per-skill executions, time and rejections; shared, so the status
+    /// can read them while the pipeline counts.
+    pub fn telemetry(&self) -> &Arc<Telemetry> {
         &self.telemetry
     }
 }

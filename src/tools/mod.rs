@@ -151,8 +151,9 @@ impl ToolBox {
         self.tools.contains_key(name)
     }
 
-    /// Per-tool executions, time and failures.
-    pub fn telemetry(&self) -> &Telemetry {
+    /// Per-tool executions, time and failures; shared, so the status can
+    /// read them while the pipeline counts.
+    pub fn telemetry(&self) -> &Arc<Telemetry> {
         &self.telemetry
     }
 

@@ -23,5 +23,5 @@ pub use error::{GatewayError, InvalidId};
 pub use gateway::{Deliver, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
-pub use message::{Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, ReplyKind, Sender};
+pub use message::{Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, ReplyKind, Sender, unix_ms};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};

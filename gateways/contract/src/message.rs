@@ -1,4 +1,5 @@
-//! Normalized messages: what a gateway hands in, and what the core sends out.
+//! Normalized messages: what a gateway hands in, stamped with the time it
+//! was received ([`unix_ms`]), and what the core sends out.
 
 use serde::{Deserialize, Serialize};
 
@@ -50,8 +51,17 @@ pub struct Inbound {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<MessageId>,
     pub body: InboundBody,
-    /// When the gateway received it, in milliseconds since the Unix epoch.
+    /// When the gateway received it, in milliseconds since the Unix epoch
+    /// (a gateway stamps it with [`unix_ms`]).
     pub received_at_ms: u64,
+}
+
+/// Milliseconds since the Unix epoch, read from the system clock now: an
+/// inbound message's `received_at_ms`.
+pub fn unix_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as u64)
 }
 
 /// What an inbound message carries.

@@ -114,13 +114,6 @@ pub async fn sleep_or_shutdown(delay: Duration, shutdown: &CancellationToken) ->
     }
 }
 
-/// Milliseconds since the Unix epoch: an inbound message's `received_at_ms`.
-pub fn unix_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis() as u64)
-}
-
 /// A number in [0, 1) from the process's random hash keys: enough for jitter.
 pub fn random_unit() -> f64 {
     let mut hasher = RandomState::new().build_hasher();

@@ -19,8 +19,8 @@
 
 use std::time::Duration;
 
-use passepartout_gateway::retry::{Backoff, sleep_or_shutdown, unix_ms};
-use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal};
+use passepartout_gateway::retry::{Backoff, sleep_or_shutdown};
+use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal, unix_ms};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 

@@ -15,8 +15,8 @@
 
 use std::convert::Infallible;
 
-use passepartout_gateway::retry::{Backoff, sleep_or_shutdown, unix_ms};
-use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal};
+use passepartout_gateway::retry::{Backoff, sleep_or_shutdown};
+use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal, unix_ms};
 use teloxide::payloads::{AnswerCallbackQuerySetters, GetUpdatesSetters, SendMessageSetters};
 use teloxide::prelude::Requester;
 use teloxide::requests::Request;
