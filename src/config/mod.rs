@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
 pub use llm::*;
-pub use load::{ConfigError, default_config_file, load};
+pub use load::{ConfigError, default_config_file, load, load_checked};
 pub use loop_entry::*;
 pub use loop_rules::*;
 pub use loops::*;
