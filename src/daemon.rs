@@ -67,6 +67,10 @@ pub enum StartError {
     Skills(#[from] regex::Error),
     #[error("cannot start the background loops: {0}")]
     Loops(#[from] crate::loops::daemon::LoopsStartError),
+    /// Settings name tools or arguments the daemon does not have (as
+    /// `check-config` reports them): the gates they set would never apply.
+    #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
+    UnknownNames { problems: Vec<String> },
 }
 
 /// A gateway as the daemon holds it: how to deliver, and how it listens.
@@ -121,6 +125,15 @@ impl Daemon {
 
     /// Starts a daemon from `config` with `extensions` plugged in.
     pub async fn start_with(config: Config, extensions: Extensions) -> Result<Daemon, StartError> {
+        // Before anything is touched: a misspelt tool name switches a gate off.
+        let more = crate::loops::tools::specs()
+            .into_iter()
+            .chain(extensions.tools.iter().map(|tool| tool.spec()));
+        let catalog = crate::tools::ToolCatalog::registered(&config, more);
+        let names = crate::skills::check_names(&config.skills, &config.tools, &catalog);
+        names
+            .refused()
+            .map_err(|problems| StartError::UnknownNames { problems })?;
         let data_dir = config.data_dir();
         let lock = DataDirLock::acquire(&data_dir)?;
         let store = open_store(&config)?;

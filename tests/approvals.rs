@@ -456,3 +456,35 @@ async fn approvals_all_shows_history_and_audit() {
         "{events:#?}"
     );
 }
+
+#[tokio::test]
+async fn the_daemon_refuses_to_start_when_require_approval_names_no_tool() {
+    let llm = support::fake_llm::FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = support::harness::config(dir.path(), &llm.base_url());
+    config.tools.require_approval = vec!["shel".into(), "record".into()];
+    let extensions = || passepartout::Extensions {
+        tools: vec![std::sync::Arc::new(support::tools::Record::default())],
+    };
+    let Err(error) = passepartout::Daemon::start_with(config.clone(), extensions()).await else {
+        panic!("a daemon started with a tool name that matches nothing");
+    };
+    let problem = "tools.require_approval[0]: there is no tool \"shel\"; did you mean \"shell\"?";
+    assert!(
+        matches!(&error, passepartout::StartError::UnknownNames { problems } if problems == &[problem]),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!("1 problem(s) in the configuration:\n  - {problem}")
+    );
+    assert!(!config.store_dir().exists(), "refused before the store was opened");
+    assert!(!config.workspace().exists(), "refused before the workspace was made");
+
+    // The extension's tool counts as registered.
+    config.tools.require_approval = vec!["shell".into(), "record".into()];
+    let daemon = passepartout::Daemon::start_with(config, extensions())
+        .await
+        .expect("the daemon starts");
+    daemon.shutdown().await.expect("clean shutdown");
+}

@@ -2,6 +2,7 @@
 
 mod support;
 
+use support::chat::Chat;
 use support::fake_llm::{FakeLlm, Script};
 use support::process::{Running, run_cli, socket_path, write_config};
 
@@ -48,6 +49,99 @@ async fn check_config_names_an_unknown_key() {
     let output = run_cli(&path, &["check-config"]).await;
     assert_eq!(output.status.code(), Some(2));
     assert!(stderr(&output).contains("enabeld"), "{}", stderr(&output));
+}
+
+/// Writes a config for a daemon in `dir` whose model is at `llm_url`, with
+/// `more` appended, and returns its path.
+fn config_with(dir: &std::path::Path, llm_url: &str, more: &str) -> std::path::PathBuf {
+    let path = write_config(dir, llm_url);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, format!("{text}{more}")).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn check_config_names_a_misspelt_tool_or_argument_and_the_closest_one() {
+    let cases = [
+        (
+            "[tools]\nrequire_approval = [\"shel\", \"write_file\", \"schedule\"]\n",
+            "tools.require_approval[0]: there is no tool \"shel\"; did you mean \"shell\"?",
+        ),
+        (
+            "[[skills.rules]]\ntool = \"shel\"\nargument = \"command\"\npattern = \"id\"\nverdict = \"deny\"\n",
+            "skills.rules[0].tool: there is no tool \"shel\"; did you mean \"shell\"?",
+        ),
+        (
+            "[[skills.rules]]\ntool = \"shell\"\nargument = \"cmd\"\npattern = \"id\"\nverdict = \"deny\"\n",
+            "skills.rules[0].argument: tool \"shell\" has no argument \"cmd\"; did you mean \"command\"?",
+        ),
+        (
+            "[[skills.allowlists]]\nconversation = \"socket:kids\"\ntools = [\"current_time\", \"shel\"]\n",
+            "skills.allowlists[0].tools[1]: there is no tool \"shel\"; did you mean \"shell\"?",
+        ),
+    ];
+    for (more, problem) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_with(dir.path(), "http://127.0.0.1:9/v1", more);
+        let output = run_cli(&config, &["check-config"]).await;
+        assert_eq!(output.status.code(), Some(2), "{more}: {}", stderr(&output));
+        assert!(
+            stderr(&output).contains(&format!("1 problem(s) in the configuration:\n  - {problem}\n")),
+            "{more}: {}",
+            stderr(&output)
+        );
+        assert!(!dir.path().join("data").exists(), "checking created nothing");
+    }
+    // With the rest of the file's problems, all at once.
+    let dir = tempfile::tempdir().unwrap();
+    let config = config_with(dir.path(), "http://127.0.0.1:9/v1", cases[0].0);
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("shutdown_grace_s = 5", "max_depth = 0");
+    std::fs::write(&config, text).unwrap();
+    let output = run_cli(&config, &["check-config"]).await;
+    let text = stderr(&output);
+    assert!(
+        text.contains("2 problem(s)") && text.contains("max_depth") && text.contains("\"shel\""),
+        "{text}"
+    );
+}
+
+#[tokio::test]
+async fn a_misspelt_tool_in_require_approval_stops_the_daemon_and_the_corrected_one_gates_the_shell() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(support::approvals::model);
+    let dir = tempfile::tempdir().unwrap();
+    let typo = "[tools]\nrequire_approval = [\"shel\", \"write_file\", \"schedule\"]\n";
+    let config = config_with(dir.path(), &llm.base_url(), typo);
+    let output = run_cli(&config, &["run"]).await;
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "refused like a bad config: {}",
+        stderr(&output)
+    );
+    assert!(
+        stderr(&output).contains("tools.require_approval[0]: there is no tool \"shel\"; did you mean \"shell\"?"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!dir.path().join("data").exists(), "refused before anything was created");
+
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("\"shel\"", "\"shell\"");
+    std::fs::write(&config, text).unwrap();
+    let output = run_cli(&config, &["check-config"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let daemon = Running::start(&config).await;
+    let mut chat = Chat::connect(&socket_path(dir.path()), "typo").await;
+    let original = chat.send("please run it").await;
+    let prompt = chat.prompt(&original).await;
+    assert_eq!(prompt.action, "shell: echo ran >> ran.txt");
+    let ran = dir.path().join("data").join("workspace").join("ran.txt");
+    assert!(!ran.exists(), "the shell waits for approval");
+    daemon.terminate().await;
 }
 
 #[tokio::test]

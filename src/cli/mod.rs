@@ -15,6 +15,9 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config};
+use crate::daemon::StartError;
+use crate::skills::check_names;
+use crate::tools::ToolCatalog;
 
 /// passepartout: a self-hosted assistant daemon.
 #[derive(Debug, Parser)]
@@ -117,10 +120,28 @@ pub fn config_file(explicit: Option<&Path>) -> Option<PathBuf> {
 /// Loads the configuration, printing the problems if it is invalid.
 pub fn load_config(explicit: Option<&Path>) -> Result<Config, ExitCode> {
     let file = config_file(explicit);
-    config::load(file.as_deref(), None).map_err(|error| {
+    load_checking_names(file.as_deref(), "passepartout").map_err(|error| {
         eprintln!("passepartout: {error}");
         ExitCode::from(2)
     })
+}
+
+/// Loads and validates the configuration from `file`, with the tool and
+/// argument names its gates give checked against the tools `run` registers
+/// (the daemon checks them again at start, with any extensions); warnings
+/// go to stderr, after `shown`.
+fn load_checking_names(file: Option<&Path>, shown: &str) -> Result<Config, config::ConfigError> {
+    let mut warnings = Vec::new();
+    let loaded = config::load_checked(file, None, |config| {
+        let catalog = ToolCatalog::registered(config, crate::loops::tools::specs());
+        let found = check_names(&config.skills, &config.tools, &catalog);
+        warnings = found.warnings;
+        found.errors
+    });
+    for warning in warnings {
+        eprintln!("{shown}: warning: {warning}");
+    }
+    loaded
 }
 
 /// Runs the command line.
@@ -164,7 +185,11 @@ async fn run_daemon(config: Config) -> ExitCode {
         Err(error) => {
             tracing::error!("{error:#}");
             eprintln!("passepartout: {error:#}");
-            ExitCode::FAILURE
+            // Refused for its configuration: the exit code of a bad config.
+            match error.downcast_ref::<StartError>() {
+                Some(StartError::UnknownNames { .. }) => ExitCode::from(2),
+                _ => ExitCode::FAILURE,
+            }
         }
     }
 }
@@ -192,7 +217,7 @@ fn check_config(file: Option<&Path>) -> ExitCode {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "built-in defaults".into());
-    match config::load(file.as_deref(), None) {
+    match load_checking_names(file.as_deref(), &shown) {
         Ok(_) => {
             println!("ok: {shown}");
             ExitCode::SUCCESS

@@ -46,6 +46,17 @@ pub fn default_config_file() -> Option<PathBuf> {
 /// `file`: an explicit file, which must exist and be readable. `env`: the environment to read
 /// overrides from; `None` reads the process environment (tests pass a map).
 pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
+    load_checked(file, env, |_| Vec::new())
+}
+
+/// Like [`load`], adding the problems `more` finds — checks that need what
+/// the configuration cannot see, such as the tools the daemon registers —
+/// to the rest, so that every problem is reported at once.
+pub fn load_checked(
+    file: Option<&Path>,
+    env: Option<HashMap<String, String>>,
+    more: impl FnOnce(&Config) -> Vec<String>,
+) -> Result<Config, ConfigError> {
     let mut builder = config::Config::builder();
     if let Some(path) = file {
         // Opened here first, so that a missing file and one this user may
@@ -62,7 +73,8 @@ pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result
         .source(env);
     let config: Config = builder.add_source(environment).build()?.try_deserialize()?;
     // Loop schedules are checked against the wall time now.
-    let problems = super::validate(&config, Clock::start().now_ms());
+    let mut problems = super::validate(&config, Clock::start().now_ms());
+    problems.extend(more(&config));
     if problems.is_empty() {
         Ok(config)
     } else {

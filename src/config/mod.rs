@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 pub use approvals::*;
 pub use file_access::FileProblem;
 pub use llm::*;
-pub use load::{ConfigError, default_config_file, load};
+pub use load::{ConfigError, default_config_file, load, load_checked};
 pub use loop_entry::*;
 pub use loop_rules::*;
 pub use loops::*;

@@ -35,6 +35,18 @@ pub fn tools(schedules: &Arc<Schedules>) -> Vec<Arc<dyn Tool>> {
     ]
 }
 
+/// The specs of the tools [`tools`] sets up, without a store: what the
+/// configuration's tool names are checked against.
+pub fn specs() -> Vec<ToolSpec> {
+    vec![
+        SetNextSleep.spec(),
+        remind_spec(),
+        schedule_spec(),
+        list_spec(),
+        cancel_spec(),
+    ]
+}
+
 const GRAMMAR: &str = "`in 20 minutes`, `at 09:00`, `at 2026-11-23 09:00`, `every 15 minutes`, \
                        `every hour`, `daily at 07:30`, `cron 0 7 * * 1-5`; the daily, cron and at forms \
                        may end with an IANA zone such as Europe/Paris";
@@ -117,17 +129,22 @@ struct RemindArguments {
 /// `remind`.
 pub struct RemindTool(Arc<Schedules>);
 
+/// The spec of `remind`.
+fn remind_spec() -> ToolSpec {
+    ToolSpec {
+        name: "remind".into(),
+        description: format!(
+            "Remind this conversation: `message` is sent as it is, when due. `when` is one of: \
+             {GRAMMAR}. `name` is a short unique name without spaces, used to list or cancel it."
+        ),
+        parameters: parameters("message", "the reminder's text"),
+    }
+}
+
 #[async_trait]
 impl Tool for RemindTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "remind".into(),
-            description: format!(
-                "Remind this conversation: `message` is sent as it is, when due. `when` is one of: \
-                 {GRAMMAR}. `name` is a short unique name without spaces, used to list or cancel it."
-            ),
-            parameters: parameters("message", "the reminder's text"),
-        }
+        remind_spec()
     }
 
     async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
@@ -149,18 +166,23 @@ struct ScheduleArguments {
 /// up (`tools.require_approval`).
 pub struct ScheduleTool(Arc<Schedules>);
 
+/// The spec of `schedule`.
+fn schedule_spec() -> ToolSpec {
+    ToolSpec {
+        name: "schedule".into(),
+        description: format!(
+            "Schedule a task in this conversation: instructions you will carry out, with your \
+             tools, when due. For a plain reminder use `remind`. `when` is one of: {GRAMMAR}. \
+             `name` is a short unique name without spaces, used to list or cancel it."
+        ),
+        parameters: parameters("task", "what to do each time"),
+    }
+}
+
 #[async_trait]
 impl Tool for ScheduleTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "schedule".into(),
-            description: format!(
-                "Schedule a task in this conversation: instructions you will carry out, with your \
-                 tools, when due. For a plain reminder use `remind`. `when` is one of: {GRAMMAR}. \
-                 `name` is a short unique name without spaces, used to list or cancel it."
-            ),
-            parameters: parameters("task", "what to do each time"),
-        }
+        schedule_spec()
     }
 
     async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
@@ -172,14 +194,19 @@ impl Tool for ScheduleTool {
 /// `schedules`.
 pub struct ListSchedules(Arc<Schedules>);
 
+/// The spec of `schedules`.
+fn list_spec() -> ToolSpec {
+    ToolSpec {
+        name: "schedules".into(),
+        description: "List the reminders and scheduled tasks of this conversation: name, what, when.".into(),
+        parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
+    }
+}
+
 #[async_trait]
 impl Tool for ListSchedules {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "schedules".into(),
-            description: "List the reminders and scheduled tasks of this conversation: name, what, when.".into(),
-            parameters: json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        }
+        list_spec()
     }
 
     async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
@@ -220,21 +247,26 @@ struct CancelArguments {
 /// `cancel_schedule`.
 pub struct CancelSchedule(Arc<Schedules>);
 
+/// The spec of `cancel_schedule`.
+fn cancel_spec() -> ToolSpec {
+    ToolSpec {
+        name: "cancel_schedule".into(),
+        description: "Stop a reminder or scheduled task of this conversation for good, by name \
+                      (see `schedules` for the names)."
+            .into(),
+        parameters: json!({
+            "type": "object",
+            "properties": { "name": { "type": "string" } },
+            "required": ["name"],
+            "additionalProperties": false,
+        }),
+    }
+}
+
 #[async_trait]
 impl Tool for CancelSchedule {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "cancel_schedule".into(),
-            description: "Stop a reminder or scheduled task of this conversation for good, by name \
-                          (see `schedules` for the names)."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": { "name": { "type": "string" } },
-                "required": ["name"],
-                "additionalProperties": false,
-            }),
-        }
+        cancel_spec()
     }
 
     async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
@@ -242,5 +274,20 @@ impl Tool for CancelSchedule {
         refuse_loops(context)?;
         self.0.remove_in(&context.conversation, &name).await.map_err(refused)?;
         Ok(format!("Cancelled \"{name}\"; it will not run again."))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::Clock;
+    use crate::clock::schedule::Zone;
+
+    #[test]
+    fn the_specs_are_those_of_the_tools_set_up() {
+        let (_dir, store) = crate::store::tests_support::open_temp();
+        let schedules = Arc::new(Schedules::new(store, Clock::start(), Zone::utc()));
+        let built: Vec<ToolSpec> = tools(&schedules).iter().map(|tool| tool.spec()).collect();
+        assert_eq!(specs(), built);
     }
 }

@@ -10,13 +10,17 @@
 //! first rejection ends the check), or requires approval — which does not end
 //! the check, so a higher-priority *allow* cannot be overtaken but a
 //! lower-priority *reject* still refuses outright. Each gate's executions,
-//! time and rejections are counted for `status`.
+//! time and rejections are counted for `status`. The tool and argument
+//! names the gates' settings give are checked against the registered tools
+//! ([`check_names`]), so that a typo never switches a gate off in silence.
 
 mod allowlist;
 mod approval;
+mod names;
 mod rate_limit;
 mod rules;
 mod shell_safety;
+mod suggest;
 
 use std::sync::Arc;
 
@@ -25,6 +29,7 @@ use tokio::time::Instant;
 
 pub use allowlist::ToolAllowlist;
 pub use approval::ApprovalPolicy;
+pub use names::{NameCheck, check_names};
 pub use rate_limit::RateLimit;
 pub use rules::{Rule, Rules};
 pub use shell_safety::ShellSafety;

@@ -1,5 +1,7 @@
 //! The built-in tools, configured: memory, time, the workspace's files, the
-//! shell and `http_get`. (The loops bring their own tools.)
+//! shell and `http_get`. (The loops bring their own tools.) Their specs are
+//! also known without setting them up, so that the configuration's tool
+//! names can be checked before anything is created.
 
 use std::sync::Arc;
 
@@ -9,6 +11,7 @@ use super::shell::ShellTool;
 use super::workspace::{Workspace, WorkspaceError};
 use super::{CurrentTime, ForgetFact, Recall, Remember, Tool};
 use crate::config::Config;
+use crate::llm::ToolSpec;
 
 /// Why the built-in tools could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -36,4 +39,38 @@ pub fn builtin(config: &Config) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
     ];
     tools.extend(files::tools(&workspace, &config.tools.files));
     Ok(tools)
+}
+
+/// The spec of every tool [`builtin`] sets up for `config`, without setting
+/// any of them up: no workspace is created, no HTTP client built.
+pub fn builtin_specs(config: &Config) -> Vec<ToolSpec> {
+    let mut specs = vec![
+        Remember.spec(),
+        Recall.spec(),
+        ForgetFact.spec(),
+        CurrentTime.spec(),
+        HttpGet::spec_for(&config.tools.http_get),
+        ShellTool::spec_for(&config.tools.shell),
+    ];
+    specs.extend(files::specs(&config.tools.files));
+    specs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_specs_are_those_of_the_tools_set_up_and_create_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config::default();
+        config.tools.workspace = Some(dir.path().join("workspace"));
+        config.tools.shell.timeout_s = 7;
+        config.tools.files.max_read_bytes = 1234;
+        config.tools.http_get.max_bytes = 5678;
+        let specs = builtin_specs(&config);
+        assert!(!dir.path().join("workspace").exists(), "no workspace made");
+        let built: Vec<ToolSpec> = builtin(&config).unwrap().iter().map(|tool| tool.spec()).collect();
+        assert_eq!(specs, built);
+    }
 }

@@ -33,6 +33,15 @@ pub fn tools(workspace: &Arc<Workspace>, config: &FilesConfig) -> Vec<Arc<dyn To
     ]
 }
 
+/// The specs of the tools [`tools`] sets up for `config`, without a workspace.
+pub fn specs(config: &FilesConfig) -> Vec<ToolSpec> {
+    vec![
+        read_spec(config.max_read_bytes),
+        list_spec(),
+        write_spec(config.max_write_bytes),
+    ]
+}
+
 /// `read_file {path}`: a UTF-8 text file's content.
 pub struct ReadFileTool {
     workspace: Arc<Workspace>,
@@ -55,26 +64,30 @@ struct ReadArguments {
     path: String,
 }
 
+/// The spec of `read_file` refusing files over `max_bytes`.
+fn read_spec(max_bytes: u64) -> ToolSpec {
+    ToolSpec {
+        name: "read_file".into(),
+        description: format!(
+            "Read a UTF-8 text file in the workspace and return its content. \
+             Paths are relative to the workspace root; absolute paths and `..` are refused. \
+             Binary files and files over {max_bytes} bytes are refused."
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path relative to the workspace root, e.g. `notes/todo.md`."}
+            },
+            "required": ["path"],
+            "additionalProperties": false
+        }),
+    }
+}
+
 #[async_trait]
 impl Tool for ReadFileTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "read_file".into(),
-            description: format!(
-                "Read a UTF-8 text file in the workspace and return its content. \
-                 Paths are relative to the workspace root; absolute paths and `..` are refused. \
-                 Binary files and files over {} bytes are refused.",
-                self.max_bytes
-            ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root, e.g. `notes/todo.md`."}
-                },
-                "required": ["path"],
-                "additionalProperties": false
-            }),
-        }
+        read_spec(self.max_bytes)
     }
 
     async fn call(&self, _: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
@@ -142,24 +155,29 @@ struct ListArguments {
     path: Option<String>,
 }
 
+/// The spec of `list_dir`.
+fn list_spec() -> ToolSpec {
+    ToolSpec {
+        name: "list_dir".into(),
+        description: format!(
+            "List a directory in the workspace, one entry per line, sorted by name. \
+             Directories end with `/`; symbolic links are shown as `name -> target`. \
+             At most {MAX_LIST_ENTRIES} entries are shown."
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "Directory path relative to the workspace root; omit it for the root."}
+            },
+            "additionalProperties": false
+        }),
+    }
+}
+
 #[async_trait]
 impl Tool for ListDirTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "list_dir".into(),
-            description: format!(
-                "List a directory in the workspace, one entry per line, sorted by name. \
-                 Directories end with `/`; symbolic links are shown as `name -> target`. \
-                 At most {MAX_LIST_ENTRIES} entries are shown."
-            ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "Directory path relative to the workspace root; omit it for the root."}
-                },
-                "additionalProperties": false
-            }),
-        }
+        list_spec()
     }
 
     async fn call(&self, _: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
@@ -236,28 +254,32 @@ struct WriteArguments {
     append: bool,
 }
 
+/// The spec of `write_file` writing at most `max_bytes` per call.
+fn write_spec(max_bytes: usize) -> ToolSpec {
+    ToolSpec {
+        name: "write_file".into(),
+        description: format!(
+            "Write text to a file in the workspace, creating it and any missing parent directories. \
+             Replaces the file's content unless `append` is true. \
+             At most {max_bytes} bytes per call. Returns the number of bytes written."
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "File path relative to the workspace root, e.g. `notes/todo.md`."},
+                "content": {"type": "string", "description": "The text to write."},
+                "append": {"type": "boolean", "description": "Add to the end of the file instead of replacing it. Default false."}
+            },
+            "required": ["path", "content"],
+            "additionalProperties": false
+        }),
+    }
+}
+
 #[async_trait]
 impl Tool for WriteFileTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "write_file".into(),
-            description: format!(
-                "Write text to a file in the workspace, creating it and any missing parent directories. \
-                 Replaces the file's content unless `append` is true. \
-                 At most {} bytes per call. Returns the number of bytes written.",
-                self.max_bytes
-            ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "path": {"type": "string", "description": "File path relative to the workspace root, e.g. `notes/todo.md`."},
-                    "content": {"type": "string", "description": "The text to write."},
-                    "append": {"type": "boolean", "description": "Add to the end of the file instead of replacing it. Default false."}
-                },
-                "required": ["path", "content"],
-                "additionalProperties": false
-            }),
-        }
+        write_spec(self.max_bytes)
     }
 
     async fn call(&self, _: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {

@@ -110,6 +110,11 @@ impl HttpGet {
         })
     }
 
+    /// The spec of the tool set up from `config`, without setting it up.
+    pub fn spec_for(config: &HttpGetConfig) -> ToolSpec {
+        spec(config.max_bytes)
+    }
+
     /// Turns a failed request into the error the model sees: a refusal found
     /// among the causes, a timeout, or a failure naming the root cause.
     fn request_error(&self, requested: &Url, error: &reqwest::Error) -> ToolError {
@@ -137,26 +142,30 @@ impl HttpGet {
     }
 }
 
+/// The spec of `http_get` refusing bodies over `max_bytes`.
+fn spec(max_bytes: usize) -> ToolSpec {
+    ToolSpec {
+        name: "http_get".to_owned(),
+        description: format!(
+            "Fetch a public http or https URL with GET and return its text (HTML, JSON, XML, plain text). \
+             The first line gives the status, content type and size. Bodies over {max_bytes} bytes and non-text \
+             content are refused; private and local addresses are refused unless allowed."
+        ),
+        parameters: serde_json::json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "description": "Absolute http:// or https:// URL to fetch."}
+            },
+            "required": ["url"],
+            "additionalProperties": false
+        }),
+    }
+}
+
 #[async_trait]
 impl Tool for HttpGet {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "http_get".to_owned(),
-            description: format!(
-                "Fetch a public http or https URL with GET and return its text (HTML, JSON, XML, plain text). \
-                 The first line gives the status, content type and size. Bodies over {} bytes and non-text \
-                 content are refused; private and local addresses are refused unless allowed.",
-                self.max_bytes
-            ),
-            parameters: serde_json::json!({
-                "type": "object",
-                "properties": {
-                    "url": {"type": "string", "description": "Absolute http:// or https:// URL to fetch."}
-                },
-                "required": ["url"],
-                "additionalProperties": false
-            }),
-        }
+        spec(self.max_bytes)
     }
 
     fn timeout(&self) -> Option<Duration> {

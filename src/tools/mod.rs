@@ -3,9 +3,11 @@
 //! act. The [`ToolBox`] is the registry: it parses the model's argument text
 //! (model output is data — invalid JSON is an error for the model, never
 //! something to guess at), enforces the timeout and the cap, and counts each
-//! tool's executions, time and failures for `status`.
+//! tool's executions, time and failures for `status`. The [`ToolCatalog`]
+//! knows the registered tools' names and arguments without setting them up.
 
 mod builtin;
+mod catalog;
 pub mod files;
 pub mod http_get;
 mod memory;
@@ -25,7 +27,8 @@ use thiserror::Error;
 
 use crate::llm::ToolSpec;
 pub use crate::telemetry::{Telemetry, UsageStats};
-pub use builtin::{SetupError, builtin};
+pub use builtin::{SetupError, builtin, builtin_specs};
+pub use catalog::ToolCatalog;
 pub use memory::{ForgetFact, Recall, Remember};
 pub use time::CurrentTime;
 

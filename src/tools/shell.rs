@@ -25,7 +25,7 @@
 //! lose that output, does not strike first.
 
 use std::os::unix::process::ExitStatusExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{ExitStatus, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,6 +74,11 @@ impl ShellTool {
             output_cap,
             workspace,
         }
+    }
+
+    /// The spec of a shell set up from `config`, without setting one up.
+    pub fn spec_for(config: &ShellConfig) -> ToolSpec {
+        spec(&config.program, Duration::from_secs(config.timeout_s))
     }
 
     fn command(&self, line: &str) -> Command {
@@ -174,29 +179,34 @@ struct ShellArguments {
     command: String,
 }
 
+/// The spec of a shell running `program` for at most `limit`.
+fn spec(program: &Path, limit: Duration) -> ToolSpec {
+    ToolSpec {
+        name: "shell".into(),
+        description: format!(
+            "Run a command line with {} -c in the workspace directory and return its exit code, \
+             stdout and stderr. A non-zero exit code is reported, not an error. Standard input is \
+             empty, so the command must not wait for input. Only a few environment variables are \
+             set; HOME is the workspace. A command running longer than {} s is killed together \
+             with everything it started, and so is anything left in the background when it exits.",
+            program.display(),
+            limit.as_secs()
+        ),
+        parameters: json!({
+            "type": "object",
+            "properties": {
+                "command": {"type": "string", "description": "The command line, e.g. `ls -la && wc -l notes.txt`."}
+            },
+            "required": ["command"],
+            "additionalProperties": false
+        }),
+    }
+}
+
 #[async_trait]
 impl Tool for ShellTool {
     fn spec(&self) -> ToolSpec {
-        ToolSpec {
-            name: "shell".into(),
-            description: format!(
-                "Run a command line with {} -c in the workspace directory and return its exit code, \
-                 stdout and stderr. A non-zero exit code is reported, not an error. Standard input is \
-                 empty, so the command must not wait for input. Only a few environment variables are \
-                 set; HOME is the workspace. A command running longer than {} s is killed together \
-                 with everything it started, and so is anything left in the background when it exits.",
-                self.program.display(),
-                self.limit.as_secs()
-            ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The command line, e.g. `ls -la && wc -l notes.txt`."}
-                },
-                "required": ["command"],
-                "additionalProperties": false
-            }),
-        }
+        spec(&self.program, self.limit)
     }
 
     fn timeout(&self) -> Option<Duration> {

@@ -113,6 +113,8 @@ pub async fn run_cli(config: &Path, args: &[&str]) -> std::process::Output {
         .arg(config)
         .args(args)
         .stdin(Stdio::null())
+        // A command that does not finish in time is not left running.
+        .kill_on_drop(true)
         .output();
     tokio::time::timeout(WAIT, output)
         .await
