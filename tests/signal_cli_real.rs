@@ -66,10 +66,11 @@ impl Daemon {
             .stderr(Stdio::null())
             .spawn()
             .expect("start signal-cli");
-        // Java takes a moment: wait until the socket takes connections (the
-        // file appears a moment before it does), within a limit.
+        // Java takes a moment: wait until the socket and the TCP address both
+        // take connections (the file appears a moment before it does, and
+        // the two listeners open one after the other), within a limit.
         let deadline = Instant::now() + WAIT;
-        while std::os::unix::net::UnixStream::connect(socket).is_err() {
+        while std::os::unix::net::UnixStream::connect(socket).is_err() || std::net::TcpStream::connect(tcp).is_err() {
             assert!(
                 Instant::now() < deadline,
                 "signal-cli did not take connections within {WAIT:?}"
