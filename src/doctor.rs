@@ -73,9 +73,52 @@ fn daemon_provider_checks(status: &serde_json::Value) -> Vec<Check> {
         .collect()
 }
 
+/// Below this many bytes free beside the store, sled cannot start its next
+/// log segment: the store is as good as failed.
+const SCARCE_BYTES: u64 = 1024 * 1024;
+
+/// What to do when the store failed for want of space (or an I/O error).
+const FREE_SPACE_FIX: &str =
+    "free space on the store's disk and restart the daemon: every message it acknowledged is answered then";
+
+/// The store's check: the daemon's view of it when a daemon answered, else
+/// the store opened here; failed either way when its disk is full.
 fn store_check(config: &Config, daemon_status: Option<&serde_json::Value>) -> Check {
+    let check = store_state(config, daemon_status);
+    if check.level == Level::Failed {
+        return check;
+    }
+    match free_bytes(&config.data_dir()) {
+        Some(free) if free < SCARCE_BYTES => Check::new(
+            "store",
+            Level::Failed,
+            format!("{}; only {free} bytes free on its disk", check.detail),
+            Some(FREE_SPACE_FIX.into()),
+        ),
+        _ => check,
+    }
+}
+
+/// Bytes an unprivileged writer may still use on the file system holding
+/// `dir` (or its nearest existing parent); none when that cannot be told.
+fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+    let existing = dir.ancestors().find(|path| path.exists())?;
+    let stats = rustix::fs::statvfs(existing).ok()?;
+    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+}
+
+fn store_state(config: &Config, daemon_status: Option<&serde_json::Value>) -> Check {
     if let Some(status) = daemon_status {
         let store = &status["store"];
+        if store["failed"].as_bool() == Some(true) {
+            let error = store["error"].as_str().unwrap_or("a flush failed");
+            return Check::new(
+                "store",
+                Level::Failed,
+                format!("failed in the daemon, which acknowledges nothing more: {error}"),
+                Some(FREE_SPACE_FIX.into()),
+            );
+        }
         return Check::new(
             "store",
             Level::Ok,

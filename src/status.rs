@@ -55,6 +55,7 @@ impl StatusSources {
             "store": {
                 "path": cx.store.path(),
                 "failed": cx.store.is_poisoned(),
+                "error": cx.store.failure(),
                 "size_bytes": cx.store.size_on_disk().ok(),
                 "pending": cx.store.pending_count(),
                 "outbox": cx.store.outbox_len(),
@@ -191,6 +192,11 @@ pub fn render(status: &Value) -> String {
         "store    {} bytes, {} pending, {} undelivered\n",
         store["size_bytes"], store["pending"], store["outbox"]
     );
+    if let Some(error) = store["error"].as_str() {
+        out += &format!(
+            "store    FAILED: {error}; nothing more is acknowledged until space returns and the daemon restarts\n"
+        );
+    }
     out
 }
 
