@@ -206,3 +206,31 @@ async fn provider_check(provider: &dyn ChatModel) -> Check {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_store_the_daemon_marked_failed_fails_doctor_with_its_error() {
+        let status = json!({ "store": { "failed": true, "error": "store I/O failed: No space left on device" } });
+        let check = store_state(&Config::default(), Some(&status));
+        assert_eq!(check.level, Level::Failed);
+        assert!(check.detail.contains("No space left on device"), "{check}");
+        assert!(check.fix.is_some_and(|fix| fix.contains("free space")));
+    }
+
+    #[test]
+    fn a_healthy_store_in_the_daemon_is_ok() {
+        let status = json!({ "store": { "failed": false, "size_bytes": 1, "pending": 0, "outbox": 0 } });
+        assert_eq!(store_state(&Config::default(), Some(&status)).level, Level::Ok);
+    }
+
+    #[test]
+    fn free_space_is_read_from_the_nearest_existing_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(free_bytes(&dir.path().join("not").join("yet")).is_some());
+    }
+}

@@ -351,6 +351,35 @@ pub(crate) mod tests {
         assert_eq!(store.pending_count(), 1);
     }
 
+    fn no_space() -> StoreError {
+        StoreError::Io(sled::Error::Io(std::io::Error::from_raw_os_error(28)))
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_poisons_the_store_and_keeps_why() {
+        let (_dir, store) = open_temp();
+        let failed = store.failed();
+        let refused: Result<(), _> = store.wrote(Err(no_space()));
+        assert!(refused.is_err());
+        assert!(store.is_poisoned());
+        assert!(failed.is_cancelled(), "whoever watches the store is told");
+        let why = store.failure().unwrap();
+        assert!(why.contains("No space left on device"), "{why}");
+        assert!(matches!(store.durable().await, Err(StoreError::Poisoned)));
+        // A later error does not replace the first.
+        store.poison(&StoreError::Task("later".into()));
+        assert_eq!(store.failure().unwrap(), why);
+    }
+
+    #[test]
+    fn a_wrong_record_does_not_poison_the_store() {
+        let (_dir, store) = open_temp();
+        let refused: Result<(), _> = store.wrote(Err(StoreError::AlreadyProcessed { seq: 1 }));
+        assert!(refused.is_err());
+        assert!(!store.is_poisoned());
+        assert_eq!(store.failure(), None);
+    }
+
     #[tokio::test]
     async fn concurrent_durable_calls_all_return() {
         let (_dir, store) = open_temp();
