@@ -173,11 +173,15 @@ async fn a_full_disk_loses_nothing_and_answers_once() {
             let error = store["error"].as_str().unwrap_or_default();
             assert!(error.contains("No space left on device"), "{status}");
         }
-        Err(error) => assert!(error.to_string().contains("shutting down"), "status: {error}"),
+        Err(error) => {
+            eprintln!("status: {error}");
+            assert!(error.to_string().contains("shutting down"), "status: {error}");
+        }
     }
     let doctor = run_cli(&config, &["doctor"]).await;
     let text = String::from_utf8_lossy(&doctor.stdout);
     let line = text.lines().find(|line| line.contains("store")).unwrap_or_default();
+    eprintln!("doctor: {line}");
     assert!(line.starts_with("failed"), "doctor on a full disk: {text}");
     assert!(
         line.contains("No space left on device") || line.contains("bytes free"),
