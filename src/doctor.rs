@@ -73,9 +73,52 @@ fn daemon_provider_checks(status: &serde_json::Value) -> Vec<Check> {
         .collect()
 }
 
+/// Below this many bytes free beside the store, sled cannot start its next
+/// log segment: the store is as good as failed.
+const SCARCE_BYTES: u64 = 1024 * 1024;
+
+/// What to do when the store failed for want of space (or an I/O error).
+const FREE_SPACE_FIX: &str =
+    "free space on the store's disk and restart the daemon: every message it acknowledged is answered then";
+
+/// The store's check: the daemon's view of it when a daemon answered, else
+/// the store opened here; failed either way when its disk is full.
 fn store_check(config: &Config, daemon_status: Option<&serde_json::Value>) -> Check {
+    let check = store_state(config, daemon_status);
+    if check.level == Level::Failed {
+        return check;
+    }
+    match free_bytes(&config.data_dir()) {
+        Some(free) if free < SCARCE_BYTES => Check::new(
+            "store",
+            Level::Failed,
+            format!("{}; only {free} bytes free on its disk", check.detail),
+            Some(FREE_SPACE_FIX.into()),
+        ),
+        _ => check,
+    }
+}
+
+/// Bytes an unprivileged writer may still use on the file system holding
+/// `dir` (or its nearest existing parent); none when that cannot be told.
+fn free_bytes(dir: &std::path::Path) -> Option<u64> {
+    let existing = dir.ancestors().find(|path| path.exists())?;
+    let stats = rustix::fs::statvfs(existing).ok()?;
+    Some(stats.f_bavail.saturating_mul(stats.f_frsize))
+}
+
+fn store_state(config: &Config, daemon_status: Option<&serde_json::Value>) -> Check {
     if let Some(status) = daemon_status {
         let store = &status["store"];
+        if store["failed"].as_bool() == Some(true) {
+            let error = store["error"].as_str().unwrap_or("a flush failed");
+            return Check::new(
+                "store",
+                Level::Failed,
+                format!("failed in the daemon, which acknowledges nothing more: {error}"),
+                Some(FREE_SPACE_FIX.into()),
+            );
+        }
         return Check::new(
             "store",
             Level::Ok,
@@ -161,5 +204,33 @@ async fn provider_check(provider: &dyn ChatModel) -> Check {
                 Some(fix.into()),
             )
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_store_the_daemon_marked_failed_fails_doctor_with_its_error() {
+        let status = json!({ "store": { "failed": true, "error": "store I/O failed: No space left on device" } });
+        let check = store_state(&Config::default(), Some(&status));
+        assert_eq!(check.level, Level::Failed);
+        assert!(check.detail.contains("No space left on device"), "{check}");
+        assert!(check.fix.is_some_and(|fix| fix.contains("free space")));
+    }
+
+    #[test]
+    fn a_healthy_store_in_the_daemon_is_ok() {
+        let status = json!({ "store": { "failed": false, "size_bytes": 1, "pending": 0, "outbox": 0 } });
+        assert_eq!(store_state(&Config::default(), Some(&status)).level, Level::Ok);
+    }
+
+    #[test]
+    fn free_space_is_read_from_the_nearest_existing_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(free_bytes(&dir.path().join("not").join("yet")).is_some());
     }
 }

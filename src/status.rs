@@ -74,6 +74,7 @@ impl StatusSources {
             "store": {
                 "path": store.path(),
                 "failed": store.is_poisoned(),
+                "error": store.failure(),
                 "size_bytes": store.size_on_disk().ok(),
                 "pending": store.pending_count(),
                 "outbox": store.outbox_len(),
@@ -210,6 +211,11 @@ pub fn render(status: &Value) -> String {
         "store    {} bytes, {} pending, {} undelivered\n",
         store["size_bytes"], store["pending"], store["outbox"]
     );
+    if let Some(error) = store["error"].as_str() {
+        out += &format!(
+            "store    FAILED: {error}; nothing more is acknowledged until space returns and the daemon restarts\n"
+        );
+    }
     out
 }
 

@@ -156,7 +156,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let _writing = self.writing();
         let key = token.as_str().as_bytes();
-        (&self.inner.prompts, &self.inner.approvals).transaction(|(prompts, approvals)| {
+        let written = (&self.inner.prompts, &self.inner.approvals).transaction(|(prompts, approvals)| {
             for message in messages {
                 prompts.insert(prompt_key(conversation, message), key)?;
             }
@@ -167,7 +167,8 @@ impl Store {
                 approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
             }
             Ok(())
-        })?;
+        });
+        self.wrote(written.map_err(StoreError::from))?;
         Ok(())
     }
 
@@ -225,7 +226,8 @@ impl Store {
                 },
             )?;
             Ok(Decided::Won(approval))
-        })?;
+        });
+        let decided = self.wrote(decided.map_err(StoreError::from))?;
         Ok(decided)
     }
 
@@ -245,7 +247,8 @@ impl Store {
             approval.run = RunState::Started { at_ms };
             approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
             Ok(true)
-        })?;
+        });
+        let started = self.wrote(started.map_err(StoreError::from))?;
         Ok(started)
     }
 
@@ -261,7 +264,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         let _writing = self.writing();
         let key = token.as_str().as_bytes();
-        (&self.inner.approvals, &self.inner.audit).transaction(|(approvals, audit)| {
+        let written = (&self.inner.approvals, &self.inner.audit).transaction(|(approvals, audit)| {
             let Some(bytes) = approvals.get(key)? else {
                 return Err(abort(StoreError::Corrupt {
                     tree: "approvals",
@@ -273,7 +276,8 @@ impl Store {
             approval.output = Some(output.to_owned());
             approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
             audit_in(audit, event)
-        })?;
+        });
+        self.wrote(written.map_err(StoreError::from))?;
         Ok(())
     }
 
@@ -287,7 +291,7 @@ impl Store {
             let approval: Approval = decode("approvals", &value)?;
             let old = approval.decision.as_ref().is_some_and(|d| d.at_ms < cutoff_ms);
             if approval.settled && old {
-                self.inner.approvals.remove(&key)?;
+                self.wrote(self.inner.approvals.remove(&key).map_err(StoreError::from))?;
                 gone.insert(key.to_vec());
             }
         }
@@ -295,7 +299,7 @@ impl Store {
             for item in self.inner.prompts.iter() {
                 let (key, token) = item?;
                 if gone.contains(token.as_ref()) {
-                    self.inner.prompts.remove(key)?;
+                    self.wrote(self.inner.prompts.remove(key).map_err(StoreError::from))?;
                 }
             }
         }

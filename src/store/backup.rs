@@ -54,8 +54,27 @@ impl Store {
             path = dir.join(format!("backup-{millis:016}.{EXTENSION}"));
         }
         let partial = path.with_extension("partial");
+        // A backup that fails (a full disk, most likely) leaves no partial
+        // file taking the space, and does not poison the store: the store's
+        // own writes are elsewhere. The caller reports the error.
+        let entries = match self.write_verified(&partial) {
+            Ok(entries) => entries,
+            Err(error) => {
+                let _ = fs::remove_file(&partial);
+                return Err(error);
+            }
+        };
+        fs::rename(&partial, &path)?;
+        prune(dir, keep)?;
+        let bytes = fs::metadata(&path)?.len();
+        Ok(BackupInfo { path, bytes, entries })
+    }
+
+    /// Writes a snapshot of every tree to `partial`, syncs it and reads it
+    /// back; the number of entries in it.
+    fn write_verified(&self, partial: &Path) -> Result<u64, StoreError> {
         let mut file = Checked {
-            out: BufWriter::new(fs::File::create(&partial)?),
+            out: BufWriter::new(fs::File::create(partial)?),
             crc: crc32fast::Hasher::new(),
         };
         file.put(MAGIC)?;
@@ -81,14 +100,11 @@ impl Store {
         let inner = file.out.into_inner().map_err(|e| e.into_error())?;
         inner.sync_all()?;
         drop(inner);
-        let read_back = read_backup(&partial)?;
+        let read_back = read_backup(partial)?;
         if read_back.iter().map(|(_, e)| e.len() as u64).sum::<u64>() != entries {
             return Err(StoreError::Backup("read-back entry count differs".into()));
         }
-        fs::rename(&partial, &path)?;
-        prune(dir, keep)?;
-        let bytes = fs::metadata(&path)?.len();
-        Ok(BackupInfo { path, bytes, entries })
+        Ok(entries)
     }
 }
 
@@ -239,5 +255,19 @@ mod tests {
         fs::write(&info.path, bytes).unwrap();
         let error = restore_backup(&info.path, &dir.path().join("restored")).unwrap_err();
         assert!(error.to_string().contains("checksum"), "{error}");
+    }
+
+    #[test]
+    fn a_failed_backup_is_reported_and_leaves_the_store_usable() {
+        let (dir, store) = open_temp();
+        // A backup directory that cannot be made stands for a full disk:
+        // the backup fails, the store does not.
+        let blocked = dir.path().join("blocked");
+        fs::write(&blocked, b"").unwrap();
+        let error = store.backup(&blocked.join("backups"), 3, &Clock::start()).unwrap_err();
+        assert!(matches!(error, StoreError::Fs(_)), "{error:?}");
+        assert!(!store.is_poisoned());
+        assert_eq!(store.failure(), None);
+        store.journal_accept(&inbound("c", "m", "text"), 0).unwrap();
     }
 }

@@ -29,6 +29,18 @@ pub enum StoreError {
     Fs(#[from] std::io::Error),
 }
 
+impl StoreError {
+    /// Whether the storage itself failed (a full disk, an I/O error), as
+    /// opposed to a record or a request being wrong.
+    pub fn is_storage(&self) -> bool {
+        match self {
+            StoreError::Io(_) | StoreError::Fs(_) => true,
+            StoreError::Group(inner) => inner.is_storage(),
+            _ => false,
+        }
+    }
+}
+
 impl From<sled::transaction::TransactionError<StoreError>> for StoreError {
     fn from(error: sled::transaction::TransactionError<StoreError>) -> Self {
         match error {

@@ -33,7 +33,7 @@ impl Store {
         conversation: &ConversationKey,
         turn: TurnCommit,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
-        let prepared = self.prepare(conversation, turn)?;
+        let prepared = self.wrote(self.prepare(conversation, turn))?;
         let (answer, mut result) = oneshot::channel();
         let queue = &self.inner.commits;
         lock(&queue.queued).push((prepared, answer));

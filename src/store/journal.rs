@@ -42,7 +42,7 @@ impl Store {
     /// Outcomes are in input order. Not durable until [`Store::durable`] returns.
     pub fn journal_accept_batch(&self, batch: &[Inbound], now_ms: u64) -> Result<Vec<Accepted>, StoreError> {
         let _writing = self.writing();
-        self.journal_batch_ungated(batch, now_ms)
+        self.wrote(self.journal_batch_ungated(batch, now_ms))
     }
 
     /// [`Store::journal_accept_batch`] for async callers; never blocks the
@@ -52,7 +52,7 @@ impl Store {
         batch: Vec<Inbound>,
         now_ms: u64,
     ) -> Result<Vec<Accepted>, StoreError> {
-        self.gated(move |store| store.journal_batch_ungated(&batch, now_ms))
+        self.gated(move |store| store.wrote(store.journal_batch_ungated(&batch, now_ms)))
             .await?
     }
 
@@ -186,7 +186,7 @@ impl Store {
             // until the next schema version rather than guess.
             let accepted = value.get(8..16).and_then(keys::decode_u64);
             if accepted.is_some_and(|at| at < cutoff_ms) {
-                self.inner.dedupe.remove(key)?;
+                self.wrote(self.inner.dedupe.remove(key).map_err(StoreError::from))?;
                 pruned += 1;
             }
         }

@@ -53,8 +53,10 @@ impl Store {
     /// Stores loop `name`'s record, durably.
     pub async fn put_loop_record(&self, name: &str, record: Vec<u8>) -> Result<(), StoreError> {
         let name = name.to_owned();
-        self.gated(move |store| store.inner.loops.insert(name.as_bytes(), record))
-            .await??;
+        let written = self
+            .gated(move |store| store.inner.loops.insert(name.as_bytes(), record))
+            .await?;
+        self.wrote(written.map_err(StoreError::from))?;
         self.durable().await
     }
 
@@ -69,7 +71,8 @@ impl Store {
         let name = name.to_owned();
         let swapped = self
             .gated(move |store| store.inner.loops.compare_and_swap(name.as_bytes(), expected, new))
-            .await??;
+            .await?;
+        let swapped = self.wrote(swapped.map_err(StoreError::from))?;
         self.durable().await?;
         Ok(swapped.is_ok())
     }
@@ -79,7 +82,8 @@ impl Store {
         let name = name.to_owned();
         let removed = self
             .gated(move |store| store.inner.loops.remove(name.as_bytes()))
-            .await??;
+            .await?;
+        let removed = self.wrote(removed.map_err(StoreError::from))?;
         self.durable().await?;
         Ok(removed.is_some())
     }

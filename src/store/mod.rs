@@ -17,9 +17,11 @@
 //!
 //! Durability: sled flushes in the background every `flush_every_ms`; journal
 //! writes and turn commits are made durable explicitly with [`Store::durable`],
-//! which groups concurrent callers into one flush (group commit). A flush that
-//! fails poisons the store: from then on nothing is reported durable, so
-//! nothing more is acknowledged or delivered until the daemon is restarted.
+//! which groups concurrent callers into one flush (group commit). A flush or
+//! a write that fails for want of storage (a full disk: sled refuses every
+//! write once it could not write its log) poisons the store: from then on
+//! nothing is reported durable, so nothing more is acknowledged or delivered
+//! until the daemon is restarted. The first such error is kept, to say why.
 
 mod approvals;
 mod backup;
@@ -36,7 +38,7 @@ mod turn;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
+use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 pub use approvals::{ApprovalWrite, Decided};
 pub use backup::{BackupInfo, list_backups, restore_backup};
@@ -91,6 +93,8 @@ struct Inner {
     write_gate: RwLock<()>,
     /// Set when a flush failed; see the module doc.
     poisoned: AtomicBool,
+    /// The error that poisoned it, for status and doctor.
+    failure: OnceLock<String>,
     /// Cancelled at the same moment, for whoever must react (the daemon exits).
     failed: CancellationToken,
 }
@@ -135,6 +139,7 @@ impl Store {
             commits: group::CommitQueue::default(),
             write_gate: RwLock::new(()),
             poisoned: AtomicBool::new(false),
+            failure: OnceLock::new(),
             failed: CancellationToken::new(),
             db,
         };
@@ -201,12 +206,31 @@ impl Store {
         self.inner.failed.clone()
     }
 
+    /// Why the store is poisoned, if it is: the error that did it.
+    pub fn failure(&self) -> Option<String> {
+        self.inner.failure.get().cloned()
+    }
+
     /// From now on nothing is reported durable (see the module doc).
     fn poison(&self, cause: &StoreError) {
+        // Kept before the flag is raised, so whoever sees the flag finds the cause.
+        let _ = self.inner.failure.set(cause.to_string());
         if !self.inner.poisoned.swap(true, Ordering::SeqCst) {
             tracing::error!(error = %cause, "the store cannot be trusted to be on disk: nothing more is acknowledged or delivered");
             self.inner.failed.cancel();
         }
+    }
+
+    /// Passes a write's outcome on, poisoning the store if the storage
+    /// failed: what was asked may or may not be on disk, and sled takes no
+    /// more writes after its log could not be written.
+    fn wrote<T>(&self, result: Result<T, StoreError>) -> Result<T, StoreError> {
+        if let Err(error) = &result
+            && error.is_storage()
+        {
+            self.poison(error);
+        }
+        result
     }
 
     /// Runs `work` holding the write gate shared: right here normally, but on
@@ -259,7 +283,7 @@ impl Store {
 
     /// Saves a gateway's cursor durably.
     pub async fn set_cursor(&self, gateway: &str, value: &[u8]) -> Result<(), StoreError> {
-        self.inner.cursors.insert(gateway, value)?;
+        self.wrote(self.inner.cursors.insert(gateway, value).map_err(StoreError::from))?;
         self.durable().await
     }
 
@@ -325,6 +349,35 @@ pub(crate) mod tests {
         }
         let store = reopen(&path);
         assert_eq!(store.pending_count(), 1);
+    }
+
+    fn no_space() -> StoreError {
+        StoreError::Io(sled::Error::Io(std::io::Error::from_raw_os_error(28)))
+    }
+
+    #[tokio::test]
+    async fn a_failed_write_poisons_the_store_and_keeps_why() {
+        let (_dir, store) = open_temp();
+        let failed = store.failed();
+        let refused: Result<(), _> = store.wrote(Err(no_space()));
+        assert!(refused.is_err());
+        assert!(store.is_poisoned());
+        assert!(failed.is_cancelled(), "whoever watches the store is told");
+        let why = store.failure().unwrap();
+        assert!(why.contains("No space left on device"), "{why}");
+        assert!(matches!(store.durable().await, Err(StoreError::Poisoned)));
+        // A later error does not replace the first.
+        store.poison(&StoreError::Task("later".into()));
+        assert_eq!(store.failure().unwrap(), why);
+    }
+
+    #[test]
+    fn a_wrong_record_does_not_poison_the_store() {
+        let (_dir, store) = open_temp();
+        let refused: Result<(), _> = store.wrote(Err(StoreError::AlreadyProcessed { seq: 1 }));
+        assert!(refused.is_err());
+        assert!(!store.is_poisoned());
+        assert_eq!(store.failure(), None);
     }
 
     #[tokio::test]

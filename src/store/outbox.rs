@@ -89,7 +89,7 @@ impl Store {
 
     /// A gateway confirmed `entry`: forget it.
     pub fn outbox_delivered(&self, entry: &OutboxEntry) -> Result<(), StoreError> {
-        self.inner.outbox.remove(entry.key())?;
+        self.wrote(self.inner.outbox.remove(entry.key()).map_err(StoreError::from))?;
         Ok(())
     }
 
@@ -103,7 +103,7 @@ impl Store {
         })?;
         // Only the conversation's worker touches its outbox entries, so a plain
         // write cannot race with the delivery that would remove it.
-        self.inner.outbox.insert(entry.key(), value)?;
+        self.wrote(self.inner.outbox.insert(entry.key(), value).map_err(StoreError::from))?;
         Ok(updated.attempts)
     }
 }

@@ -73,7 +73,7 @@ impl Store {
         conversation: &ConversationKey,
         turn: TurnCommit,
     ) -> Result<Vec<OutboxEntry>, StoreError> {
-        let prepared = self.prepare(conversation, turn)?;
+        let prepared = self.wrote(self.prepare(conversation, turn))?;
         let applied = self.apply(std::slice::from_ref(&prepared))?;
         finish(prepared, applied[0])
     }
@@ -144,6 +144,10 @@ impl Store {
 
     /// [`Store::apply`] without taking the write gate: the caller holds it.
     pub(super) fn apply_ungated(&self, prepared: &[Prepared]) -> Result<Vec<bool>, StoreError> {
+        self.wrote(self.apply_in_transaction(prepared))
+    }
+
+    fn apply_in_transaction(&self, prepared: &[Prepared]) -> Result<Vec<bool>, StoreError> {
         let inner = &self.inner;
         let core = (
             &inner.pending,
