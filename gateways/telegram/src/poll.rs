@@ -50,7 +50,7 @@ const ALLOWED_UPDATES: [AllowedUpdate; 3] = [
 
 /// How many unreadable `getUpdates` answers in a row before the loop asks
 /// for one update at a time, to find the one at fault.
-pub(crate) const ISOLATE_AFTER: u32 = 3;
+const ISOLATE_AFTER: u32 = 3;
 
 /// The bot's commands, as Telegram shows them in its menu.
 const COMMANDS: [(&str, &str); 5] = [

@@ -44,7 +44,8 @@ pub enum FakeFailure {
     RetryAfter(u64),
     /// 401 "Unauthorized" (a revoked token).
     Unauthorized,
-    /// 500 "Internal Server Error". teloxide sleeps 10 s before reading any 5xx body.
+    /// 500 "Internal Server Error". teloxide sleeps 10 s before reading any
+    /// 5xx body (the gateway reads its own getUpdates answers at once).
     ServerError,
     /// 400 with this description, e.g. "Bad Request: chat not found".
     BadRequest(String),
