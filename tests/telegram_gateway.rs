@@ -19,7 +19,7 @@ use passepartout_gateway::{
 use passepartout_gateway_testing::{CoreSide, Listening, build};
 use passepartout_telegram::{MemoryOffsetStore, OffsetStore, TelegramGateway, TelegramSettings, check, utf16_len};
 use serde_json::Value;
-use support::fake_telegram::{FakeFailure, FakeTelegram};
+use support::fake_telegram::{FakeFailure, FakeTelegram, NOT_JSON_MARKER};
 
 const TOKEN: &str = "424242:SECRET-tok3n_for-tests";
 const WAIT: Duration = Duration::from_secs(5);
@@ -193,6 +193,111 @@ async fn updates_the_gateway_does_not_handle_are_skipped_without_stalling_the_of
     wait_for_poll_with_offset(&fake, last + 1).await;
     assert_eq!(fake.pending_updates(), 0);
     running.stop().await.unwrap();
+}
+
+/// Whether a getUpdates call asked for one update only.
+fn asks_for_one(call: &Value) -> bool {
+    int(call, "limit") == Some(1)
+}
+
+#[tokio::test]
+async fn an_update_nested_too_deep_is_skipped_and_counted_not_the_batch() {
+    let logs = LogCapture::start();
+    let fake = FakeTelegram::start(TOKEN).await;
+    let store = Arc::new(MemoryOffsetStore::default());
+    fake.push_update(fake.text_message(5, 5, "before"));
+    let poison = fake.push_update(fake.nested_message(5, 5, 200));
+    let last = fake.push_update(fake.text_message(5, 5, "after"));
+    let (running, mut core) = run(settings(&fake), Arc::clone(&store));
+
+    let before = core.answer(Ack::Accepted).await;
+    assert_eq!(before.body, InboundBody::Text { text: "before".into() });
+    let after = core.answer(Ack::Accepted).await;
+    assert_eq!(after.body, InboundBody::Text { text: "after".into() });
+    wait_for_poll_with_offset(&fake, last + 1).await;
+    assert_eq!(store.load(), Some(last + 1));
+    assert_eq!(fake.pending_updates(), 0);
+    assert!(
+        !fake.calls("getUpdates").iter().any(asks_for_one),
+        "the update was found without asking one at a time"
+    );
+    let detail = running.gateway.health().detail.unwrap_or_default();
+    assert!(detail.contains("skipped 1 unreadable update"), "{detail}");
+    running.stop().await.unwrap();
+    assert!(core.is_idle(), "the nested update never reached the core");
+
+    let text = logs.text();
+    let skipped: Vec<&str> = text.lines().filter(|line| line.contains("cannot be read")).collect();
+    assert_eq!(skipped.len(), 1, "{text}");
+    assert!(skipped[0].contains(&format!("update_id={poison}")), "{}", skipped[0]);
+    assert!(!text.contains("[[[["), "the update's content was logged:\n{text}");
+}
+
+#[tokio::test]
+async fn an_answer_that_is_not_json_is_a_passing_failure() {
+    let logs = LogCapture::start();
+    let fake = FakeTelegram::start(TOKEN).await;
+    let store = Arc::new(MemoryOffsetStore::default());
+    fake.fail_next("getUpdates", FakeFailure::NotJson);
+    let id = fake.push_update(fake.text_message(6, 6, "through the proxy"));
+    let (running, mut core) = run(settings(&fake), Arc::clone(&store));
+
+    let inbound = core.answer(Ack::Accepted).await;
+    assert_eq!(
+        inbound.body,
+        InboundBody::Text {
+            text: "through the proxy".into()
+        }
+    );
+    wait_for_poll_with_offset(&fake, id + 1).await;
+    wait_for_health(&running.gateway, HealthState::Up).await;
+    assert_eq!(running.gateway.health().detail, None, "nothing was skipped");
+    running.stop().await.unwrap();
+
+    let text = logs.text();
+    assert!(text.contains("unreadable getUpdates answer"), "{text}");
+    assert!(!text.contains(NOT_JSON_MARKER), "the page was logged:\n{text}");
+}
+
+#[tokio::test]
+async fn an_answer_unreadable_as_a_whole_is_isolated_one_update_at_a_time() {
+    let fake = FakeTelegram::start(TOKEN).await;
+    let first = fake.push_update(fake.text_message(7, 7, "first"));
+    let broken = fake.push_raw_update(r#"{"update_id":{ID},"message":{"message_id":99,"text":"cut off"#);
+    let last = fake.push_update(fake.text_message(7, 7, "last"));
+    // A gateway that ran before: it knows where the updates start.
+    let store = Arc::new(MemoryOffsetStore::new(Some(first)));
+    let (running, mut core) = run(settings(&fake), Arc::clone(&store));
+
+    assert_eq!(
+        core.answer(Ack::Accepted).await.body,
+        InboundBody::Text { text: "first".into() }
+    );
+    assert_eq!(
+        core.answer(Ack::Accepted).await.body,
+        InboundBody::Text { text: "last".into() }
+    );
+    wait_for_poll_with_offset(&fake, last + 1).await;
+    assert_eq!(store.load(), Some(last + 1));
+
+    let calls = fake.calls("getUpdates");
+    let single = |offset: i64| {
+        calls
+            .iter()
+            .any(|call| asks_for_one(call) && int(call, "offset") == Some(offset))
+    };
+    assert!(single(first), "the good update before was asked alone: {calls:?}");
+    assert!(single(broken), "the broken update was asked alone: {calls:?}");
+    assert!(
+        calls
+            .iter()
+            .any(|call| !asks_for_one(call) && int(call, "offset") == Some(broken + 1)),
+        "after skipping it, whole batches again: {calls:?}"
+    );
+    let detail = running.gateway.health().detail.unwrap_or_default();
+    assert!(detail.contains("skipped 1 unreadable update"), "{detail}");
+    running.stop().await.unwrap();
+    assert!(core.is_idle(), "the broken update never reached the core");
 }
 
 #[tokio::test]

@@ -410,3 +410,7 @@ fn number_alias(number: Option<&str>) -> Vec<UserId> {
 #[cfg(test)]
 #[path = "normalize_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "normalize_props.rs"]
+mod props;

@@ -432,4 +432,113 @@ mod tests {
         assert_eq!(line.iter().filter(|&&b| b == b'\n').count(), 1);
         assert_eq!(line.last(), Some(&b'\n'));
     }
+
+    /// Property tests: no line a client sends makes the parser panic; each is
+    /// a frame (which encodes back to itself) or refused with a reason. The
+    /// lines are drawn as frames with the protocol's real field names, as any
+    /// JSON (nested however deep) and as any bytes.
+    mod props {
+        use passepartout_gateway_testing::json::{any_json, config, deep, object};
+        use proptest::prelude::*;
+        use serde_json::Value;
+
+        use super::super::*;
+
+        const KEYS: &[&str] = &[
+            "type", "version", "chat", "id", "text", "reply_to", "all", "token", "approve", "name",
+        ];
+        const WORDS: &[&str] = &[
+            "hello",
+            "message",
+            "status",
+            "decide",
+            "stop_loop",
+            "ping",
+            "work",
+            "m1",
+            "K7PX2Q",
+            "",
+        ];
+
+        fn other() -> BoxedStrategy<Value> {
+            prop_oneof![4 => any_json(KEYS, WORDS), 1 => deep(any_json(KEYS, WORDS), "type")].boxed()
+        }
+
+        fn word(words: &'static [&'static str]) -> BoxedStrategy<Value> {
+            prop::sample::select(words).prop_map(Value::from).boxed()
+        }
+
+        fn text() -> BoxedStrategy<Value> {
+            prop_oneof!["\\PC{0,16}".prop_map(Value::from), word(WORDS)].boxed()
+        }
+
+        /// A frame of a known or unknown type with plausible fields.
+        fn frame() -> BoxedStrategy<Value> {
+            let mut types = CLIENT_FRAME_TYPES.to_vec();
+            types.push("shout");
+            let kind = prop::sample::select(types).prop_map(Value::from).boxed();
+            object(
+                vec![
+                    ("type", kind),
+                    ("version", (0u64..3).prop_map(Value::from).boxed()),
+                    ("chat", text()),
+                    ("id", text()),
+                    ("text", text()),
+                    ("reply_to", text()),
+                    ("all", any::<bool>().prop_map(Value::from).boxed()),
+                    ("token", text()),
+                    ("approve", any::<bool>().prop_map(Value::from).boxed()),
+                    ("name", text()),
+                ],
+                other(),
+            )
+        }
+
+        /// Parses `line` and checks the outcome; whether it was a frame.
+        fn check(line: &[u8]) -> bool {
+            match parse_client_frame(line) {
+                Ok(frame) => {
+                    let encoded = encode_line(&frame).expect("a frame encodes");
+                    assert_eq!(parse_client_frame(&encoded[..encoded.len() - 1]), Ok(frame));
+                    true
+                }
+                Err(error) => {
+                    assert!(!error.message.is_empty(), "a refusal says why");
+                    false
+                }
+            }
+        }
+
+        proptest! {
+            #![proptest_config(config())]
+
+            #[test]
+            fn every_frame_shaped_line_is_a_frame_or_refused_with_a_reason(frame in frame()) {
+                check(frame.to_string().as_bytes());
+            }
+
+            #[test]
+            fn any_json_line_is_a_frame_or_refused_with_a_reason(value in other()) {
+                check(value.to_string().as_bytes());
+            }
+
+            #[test]
+            fn any_bytes_are_a_frame_or_refused_with_a_reason(line in prop::collection::vec(any::<u8>(), 0..64)) {
+                check(&line);
+            }
+        }
+
+        #[test]
+        fn the_drawn_frames_are_sometimes_frames_and_sometimes_refused() {
+            use proptest::strategy::ValueTree;
+            let mut runner = proptest::test_runner::TestRunner::deterministic();
+            let strategy = frame();
+            let parsed: Vec<bool> = (0..256)
+                .map(|_| strategy.new_tree(&mut runner).expect("a frame is drawn").current())
+                .map(|frame| check(frame.to_string().as_bytes()))
+                .collect();
+            assert!(parsed.contains(&true), "none parsed");
+            assert!(parsed.contains(&false), "none refused");
+        }
+    }
 }

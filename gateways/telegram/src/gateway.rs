@@ -7,6 +7,7 @@
 //! parse), split at Telegram's limit; approval prompts carry Approve / Deny
 //! buttons whose `callback_data` is `approve:TOKEN` / `deny:TOKEN`.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -46,6 +47,9 @@ pub struct TelegramGateway {
     bot: Result<Bot, String>,
     id: GatewayId,
     health: Mutex<Health>,
+    /// How many updates were skipped because they could not be read; shown
+    /// in the health detail while the gateway is up.
+    unreadable: AtomicU64,
     /// When each person who is not allowed was last told so.
     pub(crate) refused: Refusals,
 }
@@ -75,6 +79,7 @@ impl TelegramGateway {
             bot,
             id: GatewayId::new(GATEWAY_ID).expect("\"telegram\" is a valid gateway id"),
             health: Mutex::new(health),
+            unreadable: AtomicU64::new(0),
             refused: Refusals::default(),
         })
     }
@@ -87,6 +92,26 @@ impl TelegramGateway {
 
     pub(crate) fn set_health(&self, health: Health) {
         *self.health.lock().unwrap_or_else(PoisonError::into_inner) = health;
+    }
+
+    /// The health of a gateway that polls fine: up, with the count of
+    /// unreadable updates skipped so far, if any.
+    pub(crate) fn up(&self) -> Health {
+        match self.unreadable.load(Ordering::Relaxed) {
+            0 => Health::up(),
+            1 => Health::with(HealthState::Up, "skipped 1 unreadable update"),
+            n => Health::with(HealthState::Up, format!("skipped {n} unreadable updates")),
+        }
+    }
+
+    /// Counts an update skipped because it could not be read, at once in
+    /// the health if the gateway is up.
+    pub(crate) fn count_unreadable(&self) {
+        self.unreadable.fetch_add(1, Ordering::Relaxed);
+        let mut health = self.health.lock().unwrap_or_else(PoisonError::into_inner);
+        if health.state == HealthState::Up {
+            *health = self.up();
+        }
     }
 
     pub(crate) fn classify(&self, error: &teloxide::RequestError) -> Failure {

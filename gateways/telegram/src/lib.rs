@@ -14,6 +14,8 @@
 //! - [`gateway`]: [`TelegramGateway`], [`Deliver`](passepartout_gateway::Deliver)
 //!   and [`check`] for `doctor`;
 //! - `poll`: the long-polling loop behind [`Listen`](passepartout_gateway::Listen);
+//! - `updates`: `getUpdates`, each update parsed on its own so that one that
+//!   cannot be read is skipped instead of failing its whole batch;
 //! - [`failure`]: what a failed Bot API call means; `backoff`: waits between failures;
 //! - [`normalize`](normalize::normalize): a Bot API update into an
 //!   [`Inbound`](passepartout_gateway::Inbound), or a reason to skip it;
@@ -29,6 +31,7 @@ pub mod offset;
 mod poll;
 pub mod settings;
 pub mod split;
+mod updates;
 
 pub use config::TelegramConfig;
 pub use format::escape_html;

@@ -243,3 +243,7 @@ fn media_name(media: &MediaKind) -> &'static str {
 #[cfg(test)]
 #[path = "normalize_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "normalize_props.rs"]
+mod props;

@@ -12,21 +12,31 @@
 //! Failures: a 409 Conflict (another poller or a webhook) and a 429 wait as
 //! long as they must; a refused token ends the loop with
 //! [`GatewayError::Unauthorized`]; anything else backs off exponentially.
+//!
+//! Unreadable updates: each update is parsed on its own (see
+//! [`crate::updates`]); one that does not parse is logged by its `update_id`
+//! and why, counted in the health, and skipped like any other. An answer that
+//! does not parse as a whole names no update to skip, so after
+//! [`ISOLATE_AFTER`] of them in a row the loop asks for one update at a time
+//! (`limit=1`): the good updates before the bad one come through one by one,
+//! and when a single-update answer is still unreadable, that update is
+//! skipped by moving the offset one past the last known one. Never the same
+//! answer forever.
 
 use std::convert::Infallible;
 
 use passepartout_gateway::retry::{Backoff, sleep_or_shutdown};
 use passepartout_gateway::{Ack, GatewayError, Health, HealthState, Inbound, Intake, Refusal, unix_ms};
-use teloxide::payloads::{AnswerCallbackQuerySetters, GetUpdatesSetters, SendMessageSetters};
+use teloxide::payloads::{AnswerCallbackQuerySetters, SendMessageSetters};
 use teloxide::prelude::Requester;
-use teloxide::requests::Request;
-use teloxide::types::{AllowedUpdate, BotCommand, CallbackQueryId, ReplyParameters, Update, UpdateKind};
+use teloxide::types::{AllowedUpdate, BotCommand, CallbackQueryId, ReplyParameters, UpdateKind};
 use teloxide::{Bot, types as tg};
 use tokio_util::sync::CancellationToken;
 
 use crate::failure::{Failure, TOKEN_REFUSED};
 use crate::gateway::{TelegramGateway, telegram_message_id};
 use crate::normalize::{Normalized, normalize};
+use crate::updates::{Answer, GetUpdates, Item, get_updates};
 
 /// The alert a person sees who pressed a button of an approval they may not decide.
 const NOT_APPROVER: &str = "You are not allowed to approve this. It still waits for an approver.";
@@ -37,6 +47,10 @@ const ALLOWED_UPDATES: [AllowedUpdate; 3] = [
     AllowedUpdate::CallbackQuery,
     AllowedUpdate::MessageReaction,
 ];
+
+/// How many unreadable `getUpdates` answers in a row before the loop asks
+/// for one update at a time, to find the one at fault.
+const ISOLATE_AFTER: u32 = 3;
 
 /// The bot's commands, as Telegram shows them in its menu.
 const COMMANDS: [(&str, &str); 5] = [
@@ -72,6 +86,9 @@ struct Trouble {
     conflict_warned: bool,
     /// Look for a webhook again before the next poll (after a conflict).
     recheck_webhook: bool,
+    /// Unreadable answers in a row; from [`ISOLATE_AFTER`] on, polls ask for
+    /// one update only.
+    unreadable: u32,
 }
 
 impl TelegramGateway {
@@ -87,6 +104,7 @@ impl TelegramGateway {
             backoff: Backoff::new(self.settings.backoff_base, self.settings.backoff_max),
             conflict_warned: false,
             recheck_webhook: false,
+            unreadable: 0,
         };
         let Err(stop) = self.run(&bot, &intake, &mut trouble, &shutdown).await;
         match stop {
@@ -149,7 +167,7 @@ impl TelegramGateway {
         offset: Option<i64>,
         trouble: &mut Trouble,
         shutdown: &CancellationToken,
-    ) -> Result<Vec<Update>, Stop> {
+    ) -> Result<Vec<Item>, Stop> {
         loop {
             if trouble.recheck_webhook {
                 trouble.recheck_webhook = false;
@@ -157,30 +175,57 @@ impl TelegramGateway {
                     tracing::debug!(error = ?failure, "could not check for a webhook");
                 }
             }
-            let mut request = bot
-                .get_updates()
-                .timeout(self.settings.poll_timeout_s)
-                .allowed_updates(ALLOWED_UPDATES);
-            if let Some(offset) = offset {
-                request = request.offset(i32::try_from(offset).unwrap_or(i32::MAX));
-            }
+            let single = trouble.unreadable >= ISOLATE_AFTER;
+            let params = GetUpdates {
+                offset,
+                limit: single.then_some(1),
+                timeout: self.settings.poll_timeout_s,
+                allowed_updates: &ALLOWED_UPDATES,
+            };
             let polled = tokio::select! {
                 biased;
                 () = shutdown.cancelled() => return Err(Stop::Shutdown),
-                polled = request.send() => polled,
+                polled = get_updates(bot, &params) => polled,
             };
-            match polled {
-                Ok(updates) => {
+            let failure = match polled {
+                Ok(Answer::Updates(items)) => {
                     if trouble.conflict_warned {
                         tracing::info!("Telegram updates flow again");
                     }
                     trouble.backoff.reset();
                     trouble.conflict_warned = false;
-                    self.set_health(Health::up());
-                    return Ok(updates);
+                    // After one update alone, a whole batch again; one more
+                    // unreadable answer goes straight back to one at a time.
+                    trouble.unreadable = if single { ISOLATE_AFTER - 1 } else { 0 };
+                    self.set_health(self.up());
+                    return Ok(items);
                 }
-                Err(error) => self.wait_after(self.classify(&error), trouble, shutdown).await?,
-            }
+                Ok(Answer::Unreadable(reason)) => match (single, offset) {
+                    (true, Some(offset)) => {
+                        trouble.unreadable = 0;
+                        // One update, unreadable: it is the one at `offset`.
+                        return Ok(vec![Item::Unreadable {
+                            update_id: Some(offset),
+                            reason: format!("alone, its answer is still unreadable: {reason}"),
+                        }]);
+                    }
+                    (true, None) => {
+                        tracing::error!(
+                            %reason,
+                            "an unreadable Telegram update comes first, and no offset is known to skip it by"
+                        );
+                        Failure::Transient { reason }
+                    }
+                    (false, _) => {
+                        trouble.unreadable += 1;
+                        Failure::Transient {
+                            reason: format!("unreadable getUpdates answer: {reason}"),
+                        }
+                    }
+                },
+                Ok(Answer::Refused(error)) | Err(error) => self.classify(&error),
+            };
+            self.wait_after(failure, trouble, shutdown).await?;
         }
     }
 
@@ -300,12 +345,25 @@ impl TelegramGateway {
         &self,
         bot: &Bot,
         username: &str,
-        updates: Vec<Update>,
+        items: Vec<Item>,
         intake: &Intake,
         shutdown: &CancellationToken,
         offset: &mut Option<i64>,
     ) -> BatchEnd {
-        for update in updates {
+        for item in items {
+            let update = match item {
+                Item::Update(update) => update,
+                Item::Unreadable { update_id, reason } => {
+                    tracing::warn!(update_id, %reason, "skipped a Telegram update that cannot be read");
+                    self.count_unreadable();
+                    *offset = match update_id {
+                        Some(id) => Some(id + 1),
+                        // Without a readable id it is presumably the one the offset names.
+                        None => offset.map(|next| next + 1),
+                    };
+                    continue;
+                }
+            };
             let update_id = update.id.0;
             match normalize(&update, username, self.settings.group_mode, unix_ms()) {
                 Normalized::Skip { reason } => {

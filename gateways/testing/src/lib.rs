@@ -6,13 +6,15 @@
 //! ([`CoreSide`], when the test decides when and how to acknowledge) or from a
 //! script in a task of its own ([`ScriptedCore`], which records what it saw).
 //! [`build`] makes the contract's ids and messages in one line, and
-//! [`normalize`] helps the tests of a platform's normalizer.
+//! [`normalize`] helps the tests of a platform's normalizer, and [`json`]
+//! draws the JSON for its property tests.
 //!
 //! Every wait here is on an event, under [`PATIENCE`]: a test that gets no
 //! answer fails instead of hanging.
 
 pub mod build;
 mod core_side;
+pub mod json;
 mod listening;
 pub mod normalize;
 mod scripted;

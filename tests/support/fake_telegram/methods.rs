@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
@@ -54,12 +55,13 @@ pub(super) async fn handle(
         tokio::time::sleep(delay).await;
     }
     let answer = match failure {
+        Some(FakeFailure::NotJson) => return not_json_response(),
         Some(failure) => Err(failure.into()),
         None if method == "getupdates" => get_updates(&shared, &params, generation).await,
         None => answer(&mut shared.lock(), &method, &params),
     };
     match answer {
-        Ok(result) => axum::Json(json!({"ok": true, "result": result})).into_response(),
+        Ok(result) => ok_response(&result),
         Err(error) => error_response(error),
     }
 }
@@ -346,6 +348,34 @@ pub(super) fn merge(into: &mut Value, from: Value) {
     if let (Some(into), Value::Object(from)) = (into.as_object_mut(), from) {
         into.extend(from);
     }
+}
+
+/// The key of the one field of an update queued as raw text: its text.
+pub(super) const RAW_TEXT: &str = "fake_raw_text";
+
+/// `{"ok":true,"result":…}`, with every update queued as raw text spliced in verbatim.
+pub(super) fn ok_response(result: &Value) -> Response {
+    let result = match result {
+        Value::Array(items) => {
+            let items: Vec<String> = items
+                .iter()
+                .map(|item| match item.get(RAW_TEXT).and_then(Value::as_str) {
+                    Some(raw) => raw.to_owned(),
+                    None => item.to_string(),
+                })
+                .collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    };
+    let body = format!(r#"{{"ok":true,"result":{result}}}"#);
+    ([(CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// A proxy's error page: 502 and HTML, no JSON at all.
+pub(super) fn not_json_response() -> Response {
+    let page = format!("<html><body><h1>502 Bad Gateway</h1><p>{NOT_JSON_MARKER}</p></body></html>");
+    (StatusCode::BAD_GATEWAY, [(CONTENT_TYPE, "text/html")], page).into_response()
 }
 
 pub(super) fn error_response(error: ApiError) -> Response {

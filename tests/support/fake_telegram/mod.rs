@@ -44,11 +44,18 @@ pub enum FakeFailure {
     RetryAfter(u64),
     /// 401 "Unauthorized" (a revoked token).
     Unauthorized,
-    /// 500 "Internal Server Error". teloxide sleeps 10 s before reading any 5xx body.
+    /// 500 "Internal Server Error". teloxide sleeps 10 s before reading any
+    /// 5xx body (the gateway reads its own getUpdates answers at once).
     ServerError,
     /// 400 with this description, e.g. "Bad Request: chat not found".
     BadRequest(String),
+    /// 502 with an HTML page, as a proxy in front of Telegram may answer:
+    /// no JSON at all. Its text holds [`NOT_JSON_MARKER`].
+    NotJson,
 }
+
+/// A word in the [`FakeFailure::NotJson`] page, to look for in logs.
+pub const NOT_JSON_MARKER: &str = "proxy-page-content";
 
 /// One successful `sendMessage`, as the bot asked for it.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,6 +145,8 @@ impl From<FakeFailure> for ApiError {
             FakeFailure::Unauthorized => ApiError::new(401, "Unauthorized"),
             FakeFailure::ServerError => ApiError::new(500, "Internal Server Error"),
             FakeFailure::BadRequest(description) => ApiError::new(400, description),
+            // Answered as a page, not an envelope (see `methods::handle`).
+            FakeFailure::NotJson => ApiError::new(502, "Bad Gateway"),
         }
     }
 }
@@ -221,6 +230,27 @@ impl FakeTelegram {
         };
         self.shared.queued.notify_waiters();
         id
+    }
+
+    /// Queue an update given as raw text, answered verbatim inside the
+    /// getUpdates result, e.g. JSON that is cut off, which no client can parse.
+    /// Every `{ID}` in `text` becomes its `update_id`, which is returned.
+    pub fn push_raw_update(&self, text: &str) -> i64 {
+        let id = self.lock().next_update_id;
+        let raw = text.replace("{ID}", &id.to_string());
+        let pushed = self.push_update(json!({ RAW_TEXT: raw }));
+        assert_eq!(pushed, id, "fake Telegram: updates were queued concurrently");
+        id
+    }
+
+    /// A text message from `user_id` whose `entities` hold arrays nested
+    /// `depth` deep: valid JSON, but past a parser's recursion limit when deep.
+    pub fn nested_message(&self, chat_id: i64, user_id: i64, depth: usize) -> Value {
+        let mut nested = json!(0);
+        for _ in 0..depth {
+            nested = json!([nested]);
+        }
+        json!({"message": self.incoming(chat_id, user_id, json!({"text": "deep", "entities": nested}))})
     }
 
     /// A text message from `user_id`; a private chat if `chat_id > 0`, else a
