@@ -12,6 +12,8 @@ mod delivery;
 mod delivery_lock;
 mod errand;
 mod history;
+#[cfg(test)]
+mod reachable_tests;
 mod settle;
 mod worker;
 
