@@ -82,7 +82,8 @@ async fn process(intake: &Arc<IntakeContext>, batch: &mut Vec<IntakeEvent>) {
                 }
                 Err(answer) => decisions.push(Decision { ack, answer }),
             },
-            IntakeEvent::Reachable(key) if cx.store.has_outbox(&key) => cx.nudge(&key),
+            // Delivered at once, not queued behind the conversation's running turn.
+            IntakeEvent::Reachable(key) if cx.store.has_outbox(&key) => cx.deliver_waiting(&key),
             IntakeEvent::Reachable(_) => {}
         }
     }

@@ -1,8 +1,9 @@
 //! What the conversation workers work with, and nothing more: the store,
 //! the pipeline and the approvals beside it, the gateways' delivery halves,
 //! the pipeline settings, the clock, the counters, the task tracker, the
-//! drain token and the delivery retries armed. The daemon builds one [`Conversations`]
-//! and hands it to the intake and the loops, which queue work through it.
+//! drain token, the delivery locks and the delivery retries armed. The daemon
+//! builds one [`Conversations`] and hands it to the intake and the loops,
+//! which queue work and start deliveries through it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -13,7 +14,8 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use super::{Busy, Job, Router};
+use super::delivery_lock::DeliveryLocks;
+use super::{Busy, Job, Router, delivery};
 use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::PipelineConfig;
@@ -67,6 +69,8 @@ pub struct Conversations {
     /// Every task the daemon spawns, so shutdown can wait for them.
     pub tracker: TaskTracker,
     router: Router,
+    /// Taken by whoever delivers a conversation's outbox.
+    delivering: DeliveryLocks<ConversationKey>,
     /// Conversations with a delivery retry timer armed.
     retries: Mutex<HashSet<ConversationKey>>,
     /// Weak: the views show these conversations too.
@@ -93,6 +97,7 @@ impl Conversations {
             stats: Stats::default(),
             draining: CancellationToken::new(),
             tracker: TaskTracker::new(),
+            delivering: DeliveryLocks::default(),
             retries: Mutex::default(),
             views: OnceLock::new(),
         })
@@ -104,9 +109,22 @@ impl Conversations {
         self.router.try_reserve(self, key)
     }
 
-    /// Queues a delivery attempt for `key` unless its queue is full.
+    /// Wakes `key`: what waits in its outbox is delivered at once (see
+    /// [`Conversations::deliver_waiting`]), and its worker, unless its queue is full,
+    /// settles the approvals whose outcome the conversation is owed.
     pub fn nudge(self: &Arc<Self>, key: &ConversationKey) {
-        self.router.nudge(self, key);
+        self.deliver_waiting(key);
+        self.router.wake(self, key);
+    }
+
+    /// Delivers what waits in `key`'s outbox, in a task of its own started
+    /// now: a committed reply never waits for a turn the worker is running.
+    /// The task takes the conversation's delivery lock like the worker does
+    /// after each commit, and shutdown waits for it.
+    pub fn deliver_waiting(self: &Arc<Self>, key: &ConversationKey) {
+        let cx = self.clone();
+        let key = key.clone();
+        self.tracker.spawn(async move { delivery::deliver(&cx, &key).await });
     }
 
     /// Queue depth per live conversation worker.
@@ -127,6 +145,10 @@ impl Conversations {
 
     pub(super) fn router(&self) -> &Router {
         &self.router
+    }
+
+    pub(super) fn delivery_locks(&self) -> &DeliveryLocks<ConversationKey> {
+        &self.delivering
     }
 
     /// Answers the chat's `/status` and `/loops` with `views`; only the first

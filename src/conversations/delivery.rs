@@ -1,10 +1,17 @@
 //! Delivery of a conversation's outbox through its gateway, in order.
 //!
-//! Only the conversation's worker delivers, so an entry is never sent by two
-//! tasks at once. What a gateway cannot take now stays in the outbox: a chat
-//! with no client waits for the gateway to report it reachable; rate limits
-//! and transient failures are retried after a delay; a permanent rejection is
-//! logged and dropped.
+//! Two kinds of caller deliver: the conversation's worker, right after each
+//! commit, and a task started at once when the gateway reports the chat
+//! reachable, a retry falls due or the conversation is woken
+//! ([`Conversations::deliver_waiting`]) — never a job queued behind the worker's
+//! running turn, so a committed reply does not wait for another turn. Each
+//! holds the conversation's delivery lock for the whole pass, so an entry is
+//! never sent by two tasks at once and replies leave in the order committed.
+//!
+//! What a gateway cannot take now stays in the outbox: a chat with no client
+//! waits for the gateway to report it reachable; rate limits and transient
+//! failures are retried after a delay; a permanent rejection is logged and
+//! dropped.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +24,10 @@ use super::{Conversations, Stats};
 /// Longest wait between two delivery attempts.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
 
+/// Delivers what waits in `key`'s outbox, oldest first, holding its
+/// delivery lock.
 pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
+    let _alone = cx.delivery_locks().lock(key).await;
     if cx.store.is_poisoned() {
         // What is in the outbox may not be on disk: showing it could promise
         // an answer that a restart takes back.
@@ -36,6 +46,9 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         return;
     };
     for entry in entries {
+        if cx.store.is_poisoned() {
+            return;
+        }
         let result = gateway.deliver(&entry.outbound).await;
         let retry_in = match result {
             Ok(delivered) => {
@@ -96,7 +109,7 @@ fn schedule(cx: &Arc<Conversations>, key: &ConversationKey, delay: Duration) {
             _ = cx_ref.draining.cancelled() => {}
             _ = tokio::time::sleep(delay) => {
                 cx_ref.disarm_retry(&key);
-                cx_ref.nudge(&key);
+                cx_ref.deliver_waiting(&key);
             }
         }
     });

@@ -9,8 +9,11 @@
 
 mod context;
 mod delivery;
+mod delivery_lock;
 mod errand;
 mod history;
+#[cfg(test)]
+mod reachable_tests;
 mod settle;
 mod worker;
 
@@ -28,8 +31,9 @@ pub use errand::{Errand, InWorker, TurnFailed};
 pub enum Job {
     /// Run the turn for this journal entry.
     Turn(u64),
-    /// Try to deliver what waits in the outbox.
-    Deliver,
+    /// Nothing of its own: after it, as after every job, the worker settles
+    /// the approvals whose outcome the conversation is owed.
+    Wake,
     /// Run work from above the conversations (a loop's iteration) here.
     Errand(Box<dyn Errand>),
 }
@@ -93,11 +97,11 @@ impl Router {
         Ok(permit)
     }
 
-    /// Queues a delivery attempt for `key` unless its queue is full (a full
-    /// queue means turns are coming, and each delivers after committing).
-    fn nudge(&self, cx: &Arc<Conversations>, key: &ConversationKey) {
+    /// Queues a wake-up for `key`'s worker unless its queue is full (a full
+    /// queue means jobs are coming, and the worker settles after each).
+    fn wake(&self, cx: &Arc<Conversations>, key: &ConversationKey) {
         if let Ok(permit) = self.try_reserve(cx, key) {
-            permit.send(Job::Deliver);
+            permit.send(Job::Wake);
         }
     }
 
@@ -233,7 +237,7 @@ mod tests {
             1,
             "an outstanding reservation keeps the worker"
         );
-        permit.send(Job::Deliver);
+        permit.send(Job::Wake);
         tokio::time::sleep(Duration::from_secs(30)).await;
         assert!(cx.queue_depths().is_empty());
     }

@@ -55,19 +55,12 @@ pub async fn run(cx: Arc<Conversations>, key: ConversationKey, generation: u64, 
 }
 
 async fn handle(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, job: Job) {
-    // Each turn delivers right after committing; deliver here only when no
-    // turn ran, so the outbox is not scanned twice per message.
-    let ran = match job {
+    // Whatever commits delivers right after, so no job delivers here; and
+    // whoever wakes the worker has started a delivery already, outside it.
+    match job {
         Job::Turn(seq) => turns_up_to(cx, key, recent, seq).await,
-        Job::Deliver => 0,
-        Job::Errand(errand) => {
-            // It delivers what it committed.
-            errand.run(&mut InWorker { cx, key, recent }).await;
-            1
-        }
-    };
-    if ran == 0 {
-        delivery::deliver(cx, key).await;
+        Job::Wake => {}
+        Job::Errand(errand) => errand.run(&mut InWorker { cx, key, recent }).await,
     }
     super::settle::settle_approvals(cx, key, recent).await;
 }
@@ -75,27 +68,24 @@ async fn handle(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Rec
 /// Runs, oldest first, every pending message of the conversation up to
 /// `seq`. Whatever queued the job — the intake, or recovery at start with one
 /// job for a whole backlog — messages are answered in the order accepted, and
-/// a message already answered is not run again. Returns how many turns ran.
-async fn turns_up_to(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) -> usize {
+/// a message already answered is not run again.
+async fn turns_up_to(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
     let pending = match cx.store.pending_for(key) {
         Ok(pending) => pending,
         Err(error) => {
             tracing::error!(conversation = %key, %error, "cannot list pending messages");
-            return 0;
+            return;
         }
     };
-    let mut ran = 0;
     for next in pending.into_iter().take_while(|&next| next <= seq) {
         if cx.store.is_poisoned() || cx.draining.is_cancelled() {
             break;
         }
-        ran += 1;
         turn(cx, key, recent, next).await;
         // Each answer goes out as soon as it is committed, not after the
         // whole backlog (recovery after a restart queues one job for all).
         delivery::deliver(cx, key).await;
     }
-    ran
 }
 
 async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
