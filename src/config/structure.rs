@@ -303,3 +303,40 @@ impl Removed {
         self.0.keys().cloned().collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_toml(text: &str) -> Reading {
+        let merged = config::Config::builder()
+            .add_source(config::File::from_str(text, config::FileFormat::Toml))
+            .build()
+            .unwrap();
+        read(config::Source::collect(&merged).unwrap())
+    }
+
+    #[test]
+    fn an_entry_taken_out_does_not_shift_the_index_of_later_problems() {
+        let reading = read_toml(
+            "[[loops.entries]]\nname = \"a\"\n[[loops.entries]]\nname = \"b\"\noutput = \"socket:x\"\nmesage = \"x\"\n",
+        );
+        assert_eq!(
+            reading.problems,
+            [
+                "loops.entries[0].output is required",
+                "loops.entries[1].mesage is not a setting; did you mean loops.entries[1].message?",
+            ]
+        );
+        assert!(reading.hides("loops.entries[0].name \"a\" is used twice"));
+        assert!(reading.config.is_some());
+    }
+
+    #[test]
+    fn a_valid_tree_reads_with_no_problem() {
+        let reading = read_toml("[pipeline]\nmax_depth = 3\n");
+        assert!(reading.problems.is_empty());
+        assert_eq!(reading.config.as_ref().unwrap().pipeline.max_depth, 3);
+        assert!(!reading.hides("pipeline.max_depth must be at least 1"));
+    }
+}

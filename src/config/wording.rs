@@ -85,7 +85,7 @@ fn found_kind(found: &str) -> String {
     if let Some(rest) = found.strip_prefix("string ") {
         format!("a string {rest}")
     } else if found.starts_with("boolean") {
-        format!("{} (true or false)", value.unwrap_or_default())
+        format!("the value {}", value.unwrap_or_default())
     } else if found.contains("integer") || found.starts_with("floating point") {
         format!("the number {}", value.unwrap_or_default())
     } else if found.contains("sequence") {
