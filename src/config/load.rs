@@ -1,15 +1,18 @@
 //! Loading: built-in defaults, then a TOML file, then `PASSEPARTOUT_…`
 //! environment variables (`PASSEPARTOUT_DATA_DIR`,
-//! `PASSEPARTOUT_PIPELINE__MAX_DEPTH`, …), then validation.
+//! `PASSEPARTOUT_PIPELINE__MAX_DEPTH`, …), then the structural check (every
+//! key known, every value of its type) and validation, every problem of
+//! both reported together.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use config::{Environment, File, FileFormat};
+use config::{Environment, File, FileFormat, Source};
 use thiserror::Error;
 
 use super::Config;
 use super::file_access::{self, FileProblem};
+use super::structure;
 use crate::clock::Clock;
 
 /// Why a configuration could not be used.
@@ -19,8 +22,9 @@ pub enum ConfigError {
     /// by this user (a folder above it it may not enter included).
     #[error("config file {} {problem}", path.display())]
     File { path: PathBuf, problem: FileProblem },
+    /// The file is not TOML; nothing after the place named can be read.
     #[error("cannot read configuration: {0}")]
-    Parse(#[from] config::ConfigError),
+    Parse(String),
     #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
     Invalid { problems: Vec<String> },
 }
@@ -71,14 +75,48 @@ pub fn load_checked(
         .prefix_separator("_")
         .separator("__")
         .source(env);
-    let config: Config = builder.add_source(environment).build()?.try_deserialize()?;
-    // Loop schedules are checked against the wall time now.
-    let mut problems = super::validate(&config, Clock::start().now_ms());
-    problems.extend(more(&config));
-    if problems.is_empty() {
-        Ok(config)
-    } else {
-        Err(ConfigError::Invalid { problems })
+    let tree = builder
+        .add_source(environment)
+        .build()
+        .and_then(|merged| merged.collect())
+        .map_err(unreadable)?;
+    let reading = structure::read(tree);
+    let mut problems = reading.problems.clone();
+    if let Some(config) = &reading.config {
+        // Loop schedules are checked against the wall time now.
+        let semantic = super::validate(config, Clock::start().now_ms());
+        problems.extend(semantic.into_iter().filter(|problem| !reading.hides(problem)));
+        problems.extend(more(config));
+    }
+    match reading.config {
+        Some(config) if problems.is_empty() => Ok(config),
+        _ => Err(ConfigError::Invalid { problems }),
+    }
+}
+
+/// Says where a file stops being TOML: `line 3, column 12: …`, from the
+/// parser's report, which puts the place first and the reason after the
+/// quoted line.
+fn unreadable(error: config::ConfigError) -> ConfigError {
+    let config::ConfigError::FileParse { cause, .. } = error else {
+        return ConfigError::Parse(error.to_string());
+    };
+    let report = cause.to_string();
+    let place = report
+        .lines()
+        .next()
+        .and_then(|first| first.split_once(" at "))
+        .map(|(_, place)| place.trim().to_string());
+    let reason: Vec<&str> = report
+        .lines()
+        .skip(1)
+        .filter(|line| !line.trim_start().starts_with('|') && !line.contains(" | "))
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect();
+    match place {
+        Some(place) => ConfigError::Parse(format!("{place}: {}", reason.join("; "))),
+        None => ConfigError::Parse(report),
     }
 }
 
@@ -125,8 +163,14 @@ mod tests {
         let path = dir.path().join("c.toml");
         std::fs::write(&path, "[pipeline]\nmax_dept = 3\n").unwrap();
         let error = load(Some(&path), env(&[])).unwrap_err();
-        assert!(matches!(error, ConfigError::Parse(_)), "{error}");
+        assert!(matches!(error, ConfigError::Invalid { .. }), "{error}");
         assert!(error.to_string().contains("max_dept"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("pipeline.max_dept is not a setting; did you mean pipeline.max_depth?"),
+            "{error}"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 mod approvals;
 mod file_access;
+mod key_path;
 mod llm;
 mod load;
 mod loop_entry;
@@ -16,8 +17,10 @@ mod pipeline;
 mod secret;
 mod skills;
 mod store;
+mod structure;
 mod tools;
 mod validate;
+mod wording;
 
 use std::path::{Path, PathBuf};
 

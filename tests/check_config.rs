@@ -1,0 +1,129 @@
+//! `passepartout check-config`, run as a real process: every problem in one
+//! run, each named by its dotted key in the user's terms, and a variable
+//! from the environment named when it is the one at fault.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Runs `check-config` on `file` with `env` added to a clean `PASSEPARTOUT_…` environment.
+fn check_config(file: &Path, env: &[(&str, &str)]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_passepartout"));
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("PASSEPARTOUT_")) {
+        command.env_remove(name);
+    }
+    command
+        .arg("--config")
+        .arg(file)
+        .arg("check-config")
+        .envs(env.iter().copied())
+        .output()
+        .expect("the binary runs")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn write(dir: &Path, text: &str) -> std::path::PathBuf {
+    let path = dir.join("config.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn six_problems_of_every_kind_are_reported_in_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        r#"
+[store]
+backup_every_s = "hourly"
+[pipeline]
+max_dept = 3
+[socket]
+max_clients = 0
+enabeld = true
+[[llm.providers]]
+name = "local"
+kind = "openaii"
+[[loops.entries]]
+name = "stretch"
+message = "stand up"
+schedule = "every hour"
+output = "socket:default"
+mesage = "typo"
+"#,
+    );
+    let output = check_config(&path, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    for expected in [
+        "6 problem(s)",
+        r#"store.backup_every_s: expected a whole number, found a string "hourly""#,
+        "pipeline.max_dept is not a setting; did you mean pipeline.max_depth?",
+        "socket.enabeld is not a setting; did you mean socket.enabled?",
+        r#"llm.providers[0].kind: "openaii" is not one of "openai", "anthropic""#,
+        "socket.max_clients must be at least 1",
+        "loops.entries[0].mesage is not a setting; did you mean loops.entries[0].message?",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing from:\n{text}");
+    }
+    for internal in [
+        "variant constructor",
+        "enum ",
+        "struct ",
+        "invalid type:",
+        "]kind",
+        "64-bit",
+    ] {
+        assert!(!text.contains(internal), "{internal:?} leaked into:\n{text}");
+    }
+}
+
+#[test]
+fn a_mistyped_variable_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "[pipeline]\nmax_depth = 3\n");
+    let output = check_config(
+        &path,
+        &[
+            ("PASSEPARTOUT_PIPELINE__MAX_DEPHT", "5"),
+            ("PASSEPARTOUT_STORE__BACKUP_EVERY_S", "hourly"),
+        ],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    for expected in [
+        "PASSEPARTOUT_PIPELINE__MAX_DEPHT: pipeline.max_depht is not a setting; did you mean pipeline.max_depth?",
+        r#"PASSEPARTOUT_STORE__BACKUP_EVERY_S: store.backup_every_s: expected a whole number, found a string "hourly""#,
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing from:\n{text}");
+    }
+}
+
+#[test]
+fn a_toml_syntax_error_gives_its_line_and_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "[pipeline]\nmax_depth = = 3\n");
+    let output = check_config(&path, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("line 2, column 13"), "{text}");
+}
+
+#[test]
+fn the_daemon_refuses_to_start_with_the_same_full_list() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "[pipeline]\nmax_dept = 3\n[socket]\nmax_clients = 0\n");
+    let output = Command::new(env!("CARGO_BIN_EXE_passepartout"))
+        .arg("--config")
+        .arg(&path)
+        .arg("run")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert!(text.contains("2 problem(s)"), "{text}");
+    assert!(text.contains("pipeline.max_dept is not a setting"), "{text}");
+    assert!(text.contains("socket.max_clients must be at least 1"), "{text}");
+}
