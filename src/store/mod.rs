@@ -23,6 +23,7 @@
 
 mod approvals;
 mod backup;
+mod backup_times;
 mod error;
 mod group;
 mod history;
@@ -40,6 +41,7 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 pub use approvals::{ApprovalWrite, Decided};
 pub use backup::{BackupInfo, list_backups, restore_backup};
+pub use backup_times::BackupTimes;
 pub use error::StoreError;
 pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
