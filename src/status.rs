@@ -179,6 +179,7 @@ pub fn render(status: &Value) -> String {
         let state = match provider.state {
             EntryState::CoolingDown => format!("cooling down, {} s left", provider.cooldown_s.unwrap_or(0)),
             EntryState::Unhealthy => "unhealthy: credentials refused (fix the key, then run doctor)".into(),
+            EntryState::Unreachable => "unreachable at the last call".into(),
             EntryState::Ok => "ok".into(),
         };
         let last_error = provider
@@ -295,6 +296,19 @@ mod tests {
         ] {
             assert!(text.contains(part), "{part} missing from {text}");
         }
+    }
+
+    #[test]
+    fn an_unreachable_provider_is_not_ok() {
+        let status = serde_json::json!({
+            "providers": [{"name": "local", "endpoint": "http://x/v1", "state": "unreachable", "calls": 1, "failures": 1, "last_error": "the provider is unreachable: connection refused"}],
+        });
+        let text = render(&status);
+        assert!(
+            text.contains("local        http://x/v1 — unreachable at the last call"),
+            "{text}"
+        );
+        assert!(!text.contains("— ok"), "{text}");
     }
 
     #[test]

@@ -364,3 +364,24 @@ async fn doctor_makes_the_daemon_recheck_a_provider_whose_key_was_refused() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     daemon.terminate().await;
 }
+
+#[tokio::test]
+async fn status_shows_a_provider_that_refused_the_connection_as_unreachable() {
+    // Nothing listens there: every connection is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &base_url);
+    let daemon = Running::start(&config).await;
+    let output = run_cli(&config, &["send", "hello"]).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+
+    let output = run_cli(&config, &["status", "--json"]).await;
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).expect("status --json");
+    assert_eq!(status["providers"][0]["state"], "unreachable", "{status}");
+    assert!(status["providers"][0]["last_error"].as_str().is_some(), "{status}");
+    let text = stdout(&run_cli(&config, &["status"]).await);
+    assert!(text.contains("unreachable at the last call"), "{text}");
+    daemon.terminate().await;
+}

@@ -113,6 +113,9 @@ pub enum EntryState {
     Ok,
     CoolingDown,
     Unhealthy,
+    /// Its last call could not reach it or timed out: it is still tried,
+    /// but it is not known to work.
+    Unreachable,
 }
 
 /// What `status` and `doctor` show of one entry (and read back from the
@@ -143,6 +146,8 @@ struct Tracking {
     last_error: Option<String>,
     cooling_until: Option<Instant>,
     unhealthy: bool,
+    /// The last call failed in transport: refused, unresolved, timed out.
+    unreachable: bool,
 }
 
 struct Entry {
@@ -203,6 +208,8 @@ impl Cascade {
                         EntryState::Unhealthy
                     } else if cooldown.is_some() {
                         EntryState::CoolingDown
+                    } else if t.unreachable {
+                        EntryState::Unreachable
                     } else {
                         EntryState::Ok
                     };
@@ -279,10 +286,12 @@ impl Cascade {
                         t.tokens_in += response.usage.input_tokens;
                         t.tokens_out += response.usage.output_tokens;
                         t.last_error = None;
+                        t.unreachable = false;
                     }
                     Err(error) => {
                         t.failures += 1;
                         t.last_error = Some(error.to_string());
+                        t.unreachable = is_transport(error);
                     }
                 }
             });
@@ -326,9 +335,11 @@ impl Cascade {
                     t.unhealthy = false;
                     t.cooling_until = None;
                     t.last_error = None;
+                    t.unreachable = false;
                 }),
                 Err(error) => entry.track(|t| {
                     t.unhealthy |= matches!(error, LlmError::Unauthorized { .. });
+                    t.unreachable = is_transport(error);
                     t.last_error = Some(error.to_string());
                 }),
             }
@@ -336,6 +347,12 @@ impl Cascade {
         }
         results
     }
+}
+
+/// Whether `error` says the provider was not reached or did not answer at
+/// all, as opposed to answering with a refusal.
+fn is_transport(error: &LlmError) -> bool {
+    matches!(error, LlmError::Timeout | LlmError::Unreachable { .. })
 }
 
 #[cfg(test)]

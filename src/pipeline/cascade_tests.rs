@@ -100,11 +100,13 @@ async fn timeouts_server_errors_and_garbage_fall_through_at_once() {
         let secondary = Scripted::new("secondary", vec![]);
         let cascade = cascade_of(&[&primary, &secondary]);
         assert_eq!(answer(&cascade).await, "ok from secondary", "{error:?}");
-        assert_eq!(
-            cascade.health()[0].state,
-            EntryState::Ok,
-            "{error:?} is no reason to rest"
-        );
+        // Not resting; but a provider that was not reached is not shown as ok.
+        let expected = match error {
+            LlmError::Timeout | LlmError::Unreachable { .. } => EntryState::Unreachable,
+            _ => EntryState::Ok,
+        };
+        assert_eq!(cascade.health()[0].state, expected, "{error:?} is no reason to rest");
+        assert_eq!(cascade.health()[0].cooldown_s, None, "{error:?} is no reason to rest");
         assert_eq!(answer(&cascade).await, "ok from primary", "{error:?}");
     }
 }
@@ -183,4 +185,29 @@ async fn a_preferred_entry_is_asked_first_and_the_rest_stay_in_order_behind_it()
     );
     assert_eq!(ask(None).await, "ok from small");
     assert_eq!((small.calls(), big.calls()), (4, 2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_provider_that_cannot_be_reached_is_not_ok_until_it_answers() {
+    let local = Scripted::new(
+        "local",
+        vec![
+            Err(LlmError::Unreachable {
+                reason: "connection refused".into(),
+            }),
+            Err(LlmError::Timeout),
+        ],
+    );
+    let cascade = cascade_of(&[&local]);
+    answer(&cascade).await;
+    let health = &cascade.health()[0];
+    assert_eq!(health.state, EntryState::Unreachable);
+    assert!(
+        health.last_error.as_deref().unwrap().contains("connection refused"),
+        "{health:?}"
+    );
+    answer(&cascade).await;
+    assert_eq!(cascade.health()[0].state, EntryState::Unreachable, "a timeout too");
+    assert_eq!(answer(&cascade).await, "ok from local");
+    assert_eq!(cascade.health()[0].state, EntryState::Ok);
 }
