@@ -101,7 +101,33 @@ impl fmt::Display for Exhausted {
                 Skip::Unhealthy => f.write_str("credentials refused; fix the key, then run `passepartout doctor`")?,
             }
         }
-        f.write_str("). Start that server, or configure a provider under [[llm.providers]] (see config.example.toml).")
+        match self.rate_limited_for() {
+            Some(rest) => write!(
+                f,
+                "). Rate limited: the provider is tried again in {} s; send it again then.",
+                rest.as_secs().max(1)
+            ),
+            None => f.write_str(
+                "). Start that server, or configure a provider under [[llm.providers]] (see config.example.toml).",
+            ),
+        }
+    }
+}
+
+impl Exhausted {
+    /// When every entry is resting after a rate limit, how long until the
+    /// first is tried again: starting a server would not help then.
+    fn rate_limited_for(&self) -> Option<Duration> {
+        self.failures
+            .iter()
+            .map(|failure| match failure.skip {
+                Skip::CoolingDown(rest) => Some(rest),
+                _ => None,
+            })
+            .try_fold(None, |soonest: Option<Duration>, rest| {
+                rest.map(|rest| Some(soonest.map_or(rest, |s| s.min(rest))))
+            })
+            .flatten()
     }
 }
 
@@ -267,6 +293,13 @@ impl Cascade {
             }
             match self.ask(entry, context, tools).await {
                 Ok(response) => return Ok(response),
+                // A rate limit is told as the rest it imposed, so the
+                // answer can say when the entry is tried again.
+                Err(LlmError::RateLimited { .. }) => {
+                    let now = Instant::now();
+                    let rest = entry.track(|t| t.cooling_until.map(|until| until.saturating_duration_since(now)));
+                    failures.push(entry.failure(name, Skip::CoolingDown(rest.unwrap_or_default())));
+                }
                 Err(error) => failures.push(entry.failure(name, Skip::Failed(error))),
             }
         }

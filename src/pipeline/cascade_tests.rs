@@ -211,3 +211,20 @@ async fn a_provider_that_cannot_be_reached_is_not_ok_until_it_answers() {
     assert_eq!(answer(&cascade).await, "ok from local");
     assert_eq!(cascade.health()[0].state, EntryState::Ok);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_rate_limit_says_when_it_is_tried_again_not_to_start_the_server() {
+    let primary = Scripted::new("primary", vec![rate_limited(45)]);
+    let cascade = cascade_of(&[&primary]);
+    let text = answer(&cascade).await;
+    assert!(!text.contains("Start that server"), "{text}");
+    assert!(text.contains("rate limited"), "{text}");
+    assert!(text.contains("tried again in 45 s"), "{text}");
+    tokio::time::advance(Duration::from_secs(15)).await;
+    let again = answer(&cascade).await;
+    assert!(again.contains("tried again in 30 s"), "{again}");
+
+    let down = Scripted::new("down", vec![Err(LlmError::Timeout)]);
+    let text = answer(&cascade_of(&[&down])).await;
+    assert!(text.contains("Start that server"), "{text}");
+}
