@@ -385,3 +385,21 @@ async fn status_shows_a_provider_that_refused_the_connection_as_unreachable() {
     assert!(text.contains("unreachable at the last call"), "{text}");
     daemon.terminate().await;
 }
+
+#[tokio::test]
+async fn send_refuses_an_empty_message_at_once() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let daemon = Running::start(&config).await;
+    for empty in ["", "  \n\t"] {
+        let output = tokio::time::timeout(std::time::Duration::from_secs(30), run_cli(&config, &["send", empty]))
+            .await
+            .expect("refused at once, not after waiting for a reply");
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        assert!(stderr(&output).contains("the message is empty"), "{}", stderr(&output));
+        assert!(output.stdout.is_empty(), "{output:?}");
+    }
+    assert!(llm.requests().is_empty(), "nothing reached the model");
+    daemon.terminate().await;
+}

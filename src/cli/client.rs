@@ -31,8 +31,14 @@ pub(super) async fn connect(config: &Config, chat: Option<ChatId>) -> Result<Cli
 
 /// `passepartout send`: sends `text`, prints the reply (and, on stderr, any
 /// approval prompt it waits for meanwhile). Exit 0 on an answer,
-/// 1 when the turn failed (e.g. no model answered), 3 when the daemon is unreachable.
+/// 1 when the turn failed (e.g. no model answered), 2 when the message is
+/// empty, 3 when the daemon is unreachable.
 pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: String) -> ExitCode {
+    // An empty message gets no reply: refuse it rather than wait for one.
+    if text.trim().is_empty() {
+        eprintln!("passepartout: nothing to send: the message is empty");
+        return ExitCode::from(2);
+    }
     let chat = match chat_id(chat) {
         Ok(chat) => chat,
         Err(code) => return code,
