@@ -403,3 +403,58 @@ async fn send_refuses_an_empty_message_at_once() {
     assert!(llm.requests().is_empty(), "nothing reached the model");
     daemon.terminate().await;
 }
+
+#[tokio::test]
+async fn send_waits_for_an_approval_as_long_as_it_stays_open() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+    let llm = FakeLlm::start().await;
+    llm.set_responder(support::approvals::model);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text += "[tools]\nrequire_approval = [\"shell\"]\n";
+    std::fs::write(&config, text).unwrap();
+    let daemon = Running::start(&config).await;
+
+    // A one-second timeout: without waiting for the approval, send gives up.
+    let mut send = tokio::process::Command::new(support::process::binary())
+        .arg("--config")
+        .arg(&config)
+        .args(["send", "--timeout-s", "1", "please run it"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(send.stderr.take().unwrap()).lines();
+    let mut token = None;
+    let waiting = tokio::time::timeout(support::harness::WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.split("approvals approve ").nth(1) {
+                token = rest.split_whitespace().next().map(str::to_owned);
+            }
+            if line.contains("waiting up to 900 s") {
+                return line;
+            }
+        }
+        panic!("send ended without saying it waits for the approval");
+    })
+    .await
+    .expect("send says it waits for the approval");
+    assert!(waiting.contains("approval"), "{waiting}");
+    let token = token.expect("the prompt names its token");
+
+    let decided = run_cli(&config, &["approvals", "approve", &token]).await;
+    assert!(decided.status.success(), "{decided:?}");
+    let status = tokio::time::timeout(support::harness::WAIT, send.wait())
+        .await
+        .expect("send ends once the approved turn answers")
+        .unwrap();
+    let mut out = String::new();
+    send.stdout.take().unwrap().read_to_string(&mut out).await.unwrap();
+    assert!(status.success(), "{status:?}: {out}");
+    assert!(out.contains("final:"), "{out}");
+    daemon.terminate().await;
+}
