@@ -458,3 +458,60 @@ async fn send_waits_for_an_approval_as_long_as_it_stays_open() {
     assert!(out.contains("final:"), "{out}");
     daemon.terminate().await;
 }
+
+#[tokio::test]
+async fn ctrl_c_in_chat_stops_its_in_process_daemon_cleanly() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let mut chat = tokio::process::Command::new(support::process::binary())
+        .arg("--config")
+        .arg(&config)
+        .arg("chat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut errors = BufReader::new(chat.stderr.take().unwrap()).lines();
+    let mut replies = BufReader::new(chat.stdout.take().unwrap()).lines();
+    let wait = support::harness::WAIT;
+    tokio::time::timeout(wait, async {
+        while let Some(line) = errors.next_line().await.unwrap() {
+            if line.starts_with("chatting in") {
+                return;
+            }
+        }
+        panic!("chat ended before it was ready");
+    })
+    .await
+    .expect("chat ready");
+    let mut input = chat.stdin.take().unwrap();
+    input.write_all(b"hello\n").await.unwrap();
+    let reply = tokio::time::timeout(wait, replies.next_line())
+        .await
+        .expect("a reply in time")
+        .unwrap();
+    assert!(reply.is_some(), "answered before the interrupt");
+
+    let pid = chat.id().expect("running") as i32;
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .expect("send SIGINT");
+    let status = tokio::time::timeout(wait, chat.wait())
+        .await
+        .expect("chat ends after Ctrl-C")
+        .unwrap();
+    let mut rest = Vec::new();
+    while let Ok(Some(line)) = tokio::time::timeout(wait, errors.next_line()).await.unwrap_or(Ok(None)) {
+        rest.push(line);
+    }
+    assert_eq!(status.code(), Some(130), "stopped, not killed: {status:?} {rest:?}");
+    assert!(rest.iter().any(|l| l.contains("stopping the daemon")), "{rest:?}");
+    drop(input);
+}
