@@ -61,10 +61,16 @@ fn daemon_provider_checks(status: &serde_json::Value) -> Vec<Check> {
                     ),
                     Some("wait, or add another provider to the cascade".into()),
                 ),
-                (EntryState::Ok, Some(error)) => Check::new(
+                (EntryState::Unreachable | EntryState::Ok, Some(error)) => Check::new(
                     part,
                     Level::Failed,
                     format!("{endpoint}: {error}"),
+                    Some("start the model server, or fix base_url and model under [[llm.providers]]".into()),
+                ),
+                (EntryState::Unreachable, None) => Check::new(
+                    part,
+                    Level::Failed,
+                    format!("{endpoint}: unreachable"),
                     Some("start the model server, or fix base_url and model under [[llm.providers]]".into()),
                 ),
                 (EntryState::Ok, None) => Check::new(part, Level::Ok, format!("{endpoint} answers the daemon"), None),

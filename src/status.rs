@@ -14,7 +14,8 @@ use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Stats, Views};
 use crate::loops::daemon::Loops;
-use crate::loops::status::State;
+use crate::loops::heartbeat::HEARTBEAT;
+use crate::loops::status::{State, human};
 use crate::pipeline::cascade::{Cascade, EntryState, ProviderHealth};
 use crate::pipeline::commands::View;
 use crate::store::Store;
@@ -71,6 +72,7 @@ impl StatusSources {
             },
             "approvals": { "pending": self.approvals.pending_count().ok() },
             "loops": self.loops_summary(),
+            "backups": self.backups(),
             "store": {
                 "path": store.path(),
                 "failed": store.is_poisoned(),
@@ -117,6 +119,24 @@ impl StatusSources {
         })
     }
 
+    /// When the periodic backup last ran and is next due, and whether the
+    /// heartbeat that writes it was stopped: then no backup is written
+    /// until the daemon restarts.
+    fn backups(&self) -> Value {
+        let times = self.store.backup_times().unwrap_or_default();
+        let stopped = self
+            .loops
+            .statuses()
+            .iter()
+            .any(|s| s.name.as_str() == HEARTBEAT && s.state == State::Stopped);
+        json!({
+            "last_ms": times.last_ms,
+            "next_ms": times.next_ms,
+            "stopped": stopped,
+            "now_ms": self.clock.now_ms(),
+        })
+    }
+
     fn gateway_health(&self) -> Vec<(String, Health)> {
         let mut gateways: Vec<_> = self
             .gateways
@@ -160,6 +180,7 @@ pub fn render(status: &Value) -> String {
         let state = match provider.state {
             EntryState::CoolingDown => format!("cooling down, {} s left", provider.cooldown_s.unwrap_or(0)),
             EntryState::Unhealthy => "unhealthy: credentials refused (fix the key, then run doctor)".into(),
+            EntryState::Unreachable => "unreachable at the last call".into(),
             EntryState::Ok => "ok".into(),
         };
         let last_error = provider
@@ -206,6 +227,7 @@ pub fn render(status: &Value) -> String {
             );
         }
     }
+    out += &backups_line(&status["backups"]);
     let store = &status["store"];
     out += &format!(
         "store    {} bytes, {} pending, {} undelivered\n",
@@ -217,6 +239,29 @@ pub fn render(status: &Value) -> String {
         );
     }
     out
+}
+
+/// The backups' line: how long ago the last ran and when the next is due;
+/// loud when the heartbeat that writes them is stopped. Empty for a
+/// document without backups.
+fn backups_line(backups: &Value) -> String {
+    if backups.is_null() {
+        return String::new();
+    }
+    let now = backups["now_ms"].as_u64().unwrap_or(0);
+    let last = match backups["last_ms"].as_u64() {
+        Some(last) => format!("last {} ago", human(now.saturating_sub(last))),
+        None => "none written yet".into(),
+    };
+    if backups["stopped"].as_bool() == Some(true) {
+        return format!(
+            "backups  STOPPED: the heartbeat loop is stopped, no backup is written until the daemon restarts; {last}\n"
+        );
+    }
+    match backups["next_ms"].as_u64() {
+        Some(next) => format!("backups  {last}, next in {}\n", human(next.saturating_sub(now))),
+        None => format!("backups  {last}\n"),
+    }
 }
 
 #[cfg(test)]
@@ -237,6 +282,7 @@ mod tests {
             "conversations": {"active": 1, "queued": 0},
             "approvals": {"pending": 2},
             "loops": {"running": 1, "heartbeats": 4, "failing": [{"name": "inbox", "error": "timed out"}]},
+            "backups": {"last_ms": 1_000, "next_ms": 3_601_000, "stopped": false, "now_ms": 61_000},
             "store": {"size_bytes": 10, "pending": 0, "outbox": 0},
         });
         let text = render(&status);
@@ -252,8 +298,30 @@ mod tests {
             "loops          1 running, 4 heartbeats",
             "loop     inbox        failing: timed out",
             "10 bytes",
+            "backups  last 1m0s ago, next in 59m0s",
         ] {
             assert!(text.contains(part), "{part} missing from {text}");
         }
+    }
+
+    #[test]
+    fn an_unreachable_provider_is_not_ok() {
+        let status = serde_json::json!({
+            "providers": [{"name": "local", "endpoint": "http://x/v1", "state": "unreachable", "calls": 1, "failures": 1, "last_error": "the provider is unreachable: connection refused"}],
+        });
+        let text = render(&status);
+        assert!(
+            text.contains("local        http://x/v1 — unreachable at the last call"),
+            "{text}"
+        );
+        assert!(!text.contains("— ok"), "{text}");
+    }
+
+    #[test]
+    fn a_stopped_heartbeat_is_flagged() {
+        let backups = serde_json::json!({"last_ms": null, "next_ms": 5, "stopped": true, "now_ms": 1});
+        let line = backups_line(&backups);
+        assert!(line.contains("STOPPED"), "{line}");
+        assert!(line.contains("none written yet"), "{line}");
     }
 }

@@ -364,3 +364,154 @@ async fn doctor_makes_the_daemon_recheck_a_provider_whose_key_was_refused() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     daemon.terminate().await;
 }
+
+#[tokio::test]
+async fn status_shows_a_provider_that_refused_the_connection_as_unreachable() {
+    // Nothing listens there: every connection is refused.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let base_url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &base_url);
+    let daemon = Running::start(&config).await;
+    let output = run_cli(&config, &["send", "hello"]).await;
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+
+    let output = run_cli(&config, &["status", "--json"]).await;
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).expect("status --json");
+    assert_eq!(status["providers"][0]["state"], "unreachable", "{status}");
+    assert!(status["providers"][0]["last_error"].as_str().is_some(), "{status}");
+    let text = stdout(&run_cli(&config, &["status"]).await);
+    assert!(text.contains("unreachable at the last call"), "{text}");
+    daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn send_refuses_an_empty_message_at_once() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let daemon = Running::start(&config).await;
+    for empty in ["", "  \n\t"] {
+        let output = tokio::time::timeout(std::time::Duration::from_secs(30), run_cli(&config, &["send", empty]))
+            .await
+            .expect("refused at once, not after waiting for a reply");
+        assert_eq!(output.status.code(), Some(2), "{output:?}");
+        assert!(stderr(&output).contains("the message is empty"), "{}", stderr(&output));
+        assert!(output.stdout.is_empty(), "{output:?}");
+    }
+    assert!(llm.requests().is_empty(), "nothing reached the model");
+    daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn send_waits_for_an_approval_as_long_as_it_stays_open() {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+    let llm = FakeLlm::start().await;
+    llm.set_responder(support::approvals::model);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text += "[tools]\nrequire_approval = [\"shell\"]\n";
+    std::fs::write(&config, text).unwrap();
+    let daemon = Running::start(&config).await;
+
+    // A one-second timeout: without waiting for the approval, send gives up.
+    let mut send = tokio::process::Command::new(support::process::binary())
+        .arg("--config")
+        .arg(&config)
+        .args(["send", "--timeout-s", "1", "please run it"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(send.stderr.take().unwrap()).lines();
+    let mut token = None;
+    let waiting = tokio::time::timeout(support::harness::WAIT, async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(rest) = line.split("approvals approve ").nth(1) {
+                token = rest.split_whitespace().next().map(str::to_owned);
+            }
+            if line.contains("waiting up to 900 s") {
+                return line;
+            }
+        }
+        panic!("send ended without saying it waits for the approval");
+    })
+    .await
+    .expect("send says it waits for the approval");
+    assert!(waiting.contains("approval"), "{waiting}");
+    let token = token.expect("the prompt names its token");
+
+    let decided = run_cli(&config, &["approvals", "approve", &token]).await;
+    assert!(decided.status.success(), "{decided:?}");
+    let status = tokio::time::timeout(support::harness::WAIT, send.wait())
+        .await
+        .expect("send ends once the approved turn answers")
+        .unwrap();
+    let mut out = String::new();
+    send.stdout.take().unwrap().read_to_string(&mut out).await.unwrap();
+    assert!(status.success(), "{status:?}: {out}");
+    assert!(out.contains("final:"), "{out}");
+    daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn ctrl_c_in_chat_stops_its_in_process_daemon_cleanly() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let mut chat = tokio::process::Command::new(support::process::binary())
+        .arg("--config")
+        .arg(&config)
+        .arg("chat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut errors = BufReader::new(chat.stderr.take().unwrap()).lines();
+    let mut replies = BufReader::new(chat.stdout.take().unwrap()).lines();
+    let wait = support::harness::WAIT;
+    tokio::time::timeout(wait, async {
+        while let Some(line) = errors.next_line().await.unwrap() {
+            if line.starts_with("chatting in") {
+                return;
+            }
+        }
+        panic!("chat ended before it was ready");
+    })
+    .await
+    .expect("chat ready");
+    let mut input = chat.stdin.take().unwrap();
+    input.write_all(b"hello\n").await.unwrap();
+    let reply = tokio::time::timeout(wait, replies.next_line())
+        .await
+        .expect("a reply in time")
+        .unwrap();
+    assert!(reply.is_some(), "answered before the interrupt");
+
+    let pid = chat.id().expect("running") as i32;
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(pid).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .expect("send SIGINT");
+    let status = tokio::time::timeout(wait, chat.wait())
+        .await
+        .expect("chat ends after Ctrl-C")
+        .unwrap();
+    let mut rest = Vec::new();
+    while let Ok(Some(line)) = tokio::time::timeout(wait, errors.next_line()).await.unwrap_or(Ok(None)) {
+        rest.push(line);
+    }
+    assert_eq!(status.code(), Some(130), "stopped, not killed: {status:?} {rest:?}");
+    assert!(rest.iter().any(|l| l.contains("stopping the daemon")), "{rest:?}");
+    drop(input);
+}

@@ -20,6 +20,9 @@ const POLL: Duration = Duration::from_millis(50);
 /// Long enough that the heartbeat only beats again when triggered.
 const SLOW_HEARTBEAT_S: u64 = 3600;
 
+/// The answer to stopping the heartbeat, which warns that backups stop too.
+const HEARTBEAT_STOPPED: &str = "loop \"heartbeat\" stopped; warning: periodic backups and the approvals' expiry sweep stop with it until the daemon restarts";
+
 async fn loops(client: &mut Client) -> Vec<LoopStatus> {
     let listing = tokio::time::timeout(WAIT, client.loops())
         .await
@@ -66,7 +69,7 @@ async fn the_heartbeat_is_stopped_through_the_socket() {
 
     let answer = in_time(client.stop_loop("heartbeat")).await;
     assert!(answer.ok, "{answer:?}");
-    assert_eq!(answer.message, "loop \"heartbeat\" stopped");
+    assert_eq!(answer.message, HEARTBEAT_STOPPED);
     let stopped = loop_until(&mut client, "heartbeat", |s| s.state == State::Stopped).await;
     assert_eq!(stopped.stop_reason, Some(StopReason::Requested), "{stopped:?}");
     let text = render(&[stopped], passepartout::clock::Clock::start().now_ms());
@@ -165,12 +168,13 @@ async fn the_cli_stops_and_runs_loops() {
     assert!(stderr.contains("there is no loop \"nope\""), "{stderr}");
     assert!(output.stdout.is_empty(), "{output:?}");
 
+    let output = run_cli(&config, &["status"]).await;
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("backups  none written yet\n"), "{text}");
+
     let output = run_cli(&config, &["loops", "stop", "heartbeat"]).await;
     assert!(output.status.success(), "{output:?}");
-    assert_eq!(
-        String::from_utf8_lossy(&output.stdout).trim(),
-        "loop \"heartbeat\" stopped"
-    );
+    assert_eq!(String::from_utf8_lossy(&output.stdout).trim(), HEARTBEAT_STOPPED);
 
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
@@ -188,6 +192,12 @@ async fn the_cli_stops_and_runs_loops() {
     }
     let output = run_cli(&config, &["loops", "run", "heartbeat"]).await;
     assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let output = run_cli(&config, &["status"]).await;
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(text.contains("backups  STOPPED"), "{text}");
+    let output = run_cli(&config, &["status", "--json"]).await;
+    let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("a status document");
+    assert_eq!(document["backups"]["stopped"], true, "{document}");
 
     let status = running.terminate().await;
     assert!(status.success(), "{status:?}");

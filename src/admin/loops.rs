@@ -11,6 +11,7 @@ use passepartout_admin::{AdminReply, LoopControl, Unreadable};
 
 use super::{AdminContext, Reply};
 use crate::loops::daemon::Loops;
+use crate::loops::heartbeat::HEARTBEAT;
 use crate::loops::schedules::BookError;
 use crate::loops::status::LoopStatus;
 
@@ -53,8 +54,18 @@ pub(super) fn stop(admin: &Arc<AdminContext>, name: String, reply: Reply) {
     let admin = admin.clone();
     admin.tracker.clone().spawn(async move {
         let stopped = admin.loops.stop(&name).await;
-        let _ = reply.send(control(stopped, || format!("loop \"{name}\" stopped")));
+        let _ = reply.send(control(stopped, || stopped_message(&name)));
     });
+}
+
+/// What stopping loop `name` did. The heartbeat also writes the periodic
+/// backups and sweeps expired approvals: the owner is told they stop too.
+fn stopped_message(name: &str) -> String {
+    let mut message = format!("loop \"{name}\" stopped");
+    if name == HEARTBEAT {
+        message += "; warning: periodic backups and the approvals' expiry sweep stop with it until the daemon restarts";
+    }
+    message
 }
 
 /// Runs loop `name` now.

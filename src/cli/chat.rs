@@ -44,13 +44,29 @@ pub async fn run(config: Config, chat: Option<String>) -> ExitCode {
         "chatting in {:?}; /help for commands, Ctrl-D to leave",
         client.chat().as_str()
     );
-    let code = converse(&mut client).await;
+    // With the daemon in this process, Ctrl-C stops it as `run` does, so
+    // the store is flushed; otherwise it ends the chat as before.
+    let code = tokio::select! {
+        code = converse(&mut client) => Some(code),
+        () = super::shutdown_signal(), if daemon.is_some() => {
+            eprintln!("(interrupted; stopping the daemon)");
+            None
+        }
+    };
     if let Some(daemon) = daemon
         && let Err(error) = daemon.shutdown().await
     {
         eprintln!("passepartout: shutdown: {error}");
     }
-    code
+    match code {
+        Some(code) => code,
+        None => {
+            eprintln!("(daemon stopped)");
+            // The daemon is down and its store flushed; stdin's read still
+            // blocks a runtime thread, which would keep the process alive.
+            std::process::exit(130)
+        }
+    }
 }
 
 async fn converse(client: &mut Client) -> ExitCode {

@@ -3,6 +3,8 @@
 use std::process::ExitCode;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{Client, ClientError, SendOutcome, ServerFrame};
 
@@ -31,8 +33,14 @@ pub(super) async fn connect(config: &Config, chat: Option<ChatId>) -> Result<Cli
 
 /// `passepartout send`: sends `text`, prints the reply (and, on stderr, any
 /// approval prompt it waits for meanwhile). Exit 0 on an answer,
-/// 1 when the turn failed (e.g. no model answered), 3 when the daemon is unreachable.
+/// 1 when the turn failed (e.g. no model answered), 2 when the message is
+/// empty, 3 when the daemon is unreachable.
 pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: String) -> ExitCode {
+    // An empty message gets no reply: refuse it rather than wait for one.
+    if text.trim().is_empty() {
+        eprintln!("passepartout: nothing to send: the message is empty");
+        return ExitCode::from(2);
+    }
     let chat = match chat_id(chat) {
         Ok(chat) => chat,
         Err(code) => return code,
@@ -41,20 +49,26 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
         Ok(client) => client,
         Err(code) => return code,
     };
+    let mut waited_s = timeout_s;
+    let mut deadline = Instant::now() + Duration::from_secs(timeout_s);
     let wait = async {
         let (id, outcome) = client.send(None, &text, None).await?;
         if outcome == SendOutcome::Duplicate {
-            return Ok::<_, ClientError>(None);
+            return Ok::<_, ClientError>(Some(None));
         }
         loop {
-            match client.next_event().await? {
+            let Ok(event) = tokio::time::timeout_at(deadline, client.next_event()).await else {
+                return Ok(None);
+            };
+            match event? {
                 ServerFrame::Reply {
                     in_reply_to: Some(answered),
                     text,
                     kind,
                     ..
-                } if answered == id => return Ok(Some((kind, text))),
-                // The answer waits for a person: say how to give it, and keep waiting.
+                } if answered == id => return Ok(Some(Some((kind, text)))),
+                // The answer waits for a person: say how to give it, and keep
+                // waiting as long as the approval can, then for the turn.
                 ServerFrame::Approval {
                     in_reply_to: Some(answered),
                     token,
@@ -66,31 +80,41 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
                         "(from another terminal: passepartout approvals approve {} — or deny)",
                         token.as_str()
                     );
+                    let approval_s = config.approvals.expire_after_s;
+                    let until = Instant::now() + Duration::from_secs(approval_s.saturating_add(timeout_s));
+                    if until > deadline {
+                        deadline = until;
+                        waited_s = approval_s.saturating_add(timeout_s);
+                        eprintln!(
+                            "(waiting up to {approval_s} s for the decision, as long as the approval stays open)"
+                        );
+                    }
                 }
                 _ => {}
             }
         }
     };
-    match tokio::time::timeout(Duration::from_secs(timeout_s), wait).await {
-        Ok(Ok(Some((ReplyKind::Failure, text)))) => {
+    let outcome = wait.await;
+    match outcome {
+        Ok(Some(Some((ReplyKind::Failure, text)))) => {
             eprintln!("{text}");
             ExitCode::FAILURE
         }
-        Ok(Ok(Some((_, text)))) => {
+        Ok(Some(Some((_, text)))) => {
             println!("{text}");
             ExitCode::SUCCESS
         }
-        Ok(Ok(None)) => {
+        Ok(Some(None)) => {
             eprintln!("passepartout: the daemon had this message already");
             ExitCode::FAILURE
         }
-        Ok(Err(error)) => {
+        Err(error) => {
             eprintln!("passepartout: {error}");
             ExitCode::from(EXIT_UNREACHABLE)
         }
-        Err(_) => {
+        Ok(None) => {
             eprintln!(
-                "passepartout: no reply within {timeout_s} s; it will still be answered (see `passepartout chat`)"
+                "passepartout: no reply within {waited_s} s; it will still be answered (see `passepartout chat`)"
             );
             ExitCode::FAILURE
         }

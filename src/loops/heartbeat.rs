@@ -1,17 +1,17 @@
 //! The heartbeat: the built-in loop handler that keeps the daemon's
 //! housekeeping going. Each beat times out approvals past their deadline (a
 //! safety net beside the approvals' own expiry timer, which a lost wake-up
-//! could delay), writes the periodic store backup once `backup_every_s` has
-//! passed since the last one, and counts itself. The loop runtime
+//! could delay), writes the periodic store backup once it is due, and counts
+//! itself. When the next backup is due is kept in the store
+//! ([`crate::store::BackupTimes`]), so a restart does not push it back. The loop runtime
 //! ([`crate::loops`]) decides when it beats; [`crate::loops::daemon`] calls it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use passepartout_gateway::ConversationKey;
-use tokio::time::Instant;
 
 use crate::approvals::Approvals;
 use crate::clock::Clock;
@@ -51,36 +51,39 @@ pub struct Beat {
     pub backup: Option<BackupInfo>,
 }
 
-/// The heartbeat handler's state: what it works on, when it last backed
-/// up, how often it has beaten.
+/// The heartbeat handler's state: what it works on, how often it has
+/// beaten. When the next backup is due is in the store.
 pub struct Heartbeat {
     approvals: Arc<Approvals>,
     store: Store,
-    /// Names the backups.
+    /// Names the backups and says when they are due.
     clock: Clock,
-    backups: Option<Backups>,
+    backups: Option<BackupPlan>,
+    /// When the heartbeat was made, by `clock`.
+    started_ms: u64,
     beats: AtomicU64,
 }
 
-/// The backup plan and when the last backup was attempted.
-struct Backups {
-    plan: BackupPlan,
-    /// Starts at the heartbeat's creation: as before, the first backup is
-    /// written `every` after the daemon starts, not at once.
-    last: Mutex<Instant>,
-}
-
-impl Backups {
-    /// Whether a backup is due at `now`; if so, marks it attempted, so that
-    /// a failing backup is retried after `every`, not at every beat.
-    fn take_due(&self, now: Instant) -> bool {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
-        if now.saturating_duration_since(*last) < self.plan.every {
-            return false;
+/// Whether a backup is due at `now_ms`; if so, plans the next one a period
+/// later, so that a failing backup is retried after `every`, not at every
+/// beat. With no plan stored yet (the first run ever), the first backup is
+/// due `every` after `started_ms`, the heartbeat's start: as before, not at
+/// once. After that, a restart keeps the stored plan.
+fn take_due(store: &Store, every: Duration, started_ms: u64, now_ms: u64) -> Result<bool, StoreError> {
+    let every = u64::try_from(every.as_millis()).unwrap_or(u64::MAX);
+    let due = match store.backup_times()?.next_ms {
+        Some(due) => due,
+        None => {
+            let first = started_ms.saturating_add(every);
+            store.plan_backup(first)?;
+            first
         }
-        *last = now;
-        true
+    };
+    if now_ms < due {
+        return Ok(false);
     }
+    store.plan_backup(now_ms.saturating_add(every))?;
+    Ok(true)
 }
 
 impl Heartbeat {
@@ -91,10 +94,8 @@ impl Heartbeat {
             approvals,
             store,
             clock,
-            backups: backups.map(|plan| Backups {
-                plan,
-                last: Mutex::new(Instant::now()),
-            }),
+            backups,
+            started_ms: clock.now_ms(),
             beats: AtomicU64::new(0),
         }
     }
@@ -121,8 +122,12 @@ impl Heartbeat {
             Err(error) => Err(HeartbeatError::Expiry(error)),
         };
         let backup = match &self.backups {
-            Some(backups) if backups.take_due(Instant::now()) => self.backup(&backups.plan).await.map(Some),
-            _ => Ok(None),
+            Some(plan) => match take_due(&self.store, plan.every, self.started_ms, self.clock.now_ms()) {
+                Ok(true) => self.backup(plan).await.map(Some),
+                Ok(false) => Ok(None),
+                Err(error) => Err(HeartbeatError::Backup(error)),
+            },
+            None => Ok(None),
         };
         sweep?;
         beat.backup = backup?;
@@ -131,10 +136,12 @@ impl Heartbeat {
 
     async fn backup(&self, plan: &BackupPlan) -> Result<BackupInfo, HeartbeatError> {
         let (store, dir, keep, clock) = (self.store.clone(), plan.dir.clone(), plan.keep, self.clock);
+        let written = clock.now_ms();
         let info = tokio::task::spawn_blocking(move || store.backup(&dir, keep, &clock))
             .await
             .map_err(HeartbeatError::BackupTask)?
             .map_err(HeartbeatError::Backup)?;
+        self.store.backup_written(written).map_err(HeartbeatError::Backup)?;
         tracing::info!(path = %info.path.display(), bytes = info.bytes, entries = info.entries, "backup written");
         Ok(info)
     }
@@ -151,8 +158,12 @@ mod tests {
 
     /// A heartbeat whose time follows tokio's, as these tests advance it.
     fn heartbeat(store: &Store, backups: Option<BackupPlan>) -> Heartbeat {
+        heartbeat_on(store, Clock::at(NOON), backups)
+    }
+
+    /// A heartbeat reading `clock`: one clock for a daemon's successive runs.
+    fn heartbeat_on(store: &Store, clock: Clock, backups: Option<BackupPlan>) -> Heartbeat {
         let config = Config::default();
-        let clock = Clock::at(NOON);
         let approvals = Arc::new(Approvals::new(
             store.clone(),
             crate::gateways::policy(&config),
@@ -218,6 +229,59 @@ mod tests {
         assert!(heartbeat.beat(|_| {}).await.is_ok(), "not retried at the next beat");
         tokio::time::advance(every).await;
         assert!(matches!(heartbeat.beat(|_| {}).await, Err(HeartbeatError::Backup(_))));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn restarts_more_often_than_the_period_do_not_push_the_backup_back() {
+        let (dir, store) = open_temp();
+        let backup_dir = dir.path().join("backups");
+        let every = Duration::from_secs(3600);
+        let plan = BackupPlan {
+            dir: backup_dir.clone(),
+            keep: 5,
+            every,
+        };
+        let clock = Clock::at(NOON);
+        for _run in 0..3 {
+            let heartbeat = heartbeat_on(&store, clock, Some(plan.clone()));
+            assert_eq!(heartbeat.beat(|_| {}).await.unwrap().backup, None);
+            tokio::time::advance(every / 3).await;
+        }
+        // Three runs of a third of the period each: the backup is due at the
+        // next start's first beat.
+        let heartbeat = heartbeat_on(&store, clock, Some(plan.clone()));
+        assert!(
+            heartbeat.beat(|_| {}).await.unwrap().backup.is_some(),
+            "due at the first beat"
+        );
+        assert_eq!(backups_in(&backup_dir), 1);
+        let times = store.backup_times().unwrap();
+        assert_eq!(times.last_ms, Some(NOON + 3 * (every / 3).as_millis() as u64));
+        assert_eq!(times.next_ms, Some(times.last_ms.unwrap() + every.as_millis() as u64));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_backup_that_fell_due_while_the_daemon_was_down_runs_at_the_first_beat() {
+        let (dir, store) = open_temp();
+        let backup_dir = dir.path().join("backups");
+        let every = Duration::from_secs(600);
+        let plan = BackupPlan {
+            dir: backup_dir.clone(),
+            keep: 5,
+            every,
+        };
+        let clock = Clock::at(NOON);
+        let first = heartbeat_on(&store, clock, Some(plan.clone()));
+        assert_eq!(first.beat(|_| {}).await.unwrap().backup, None);
+        drop(first);
+        tokio::time::advance(every * 5).await;
+        let restarted = heartbeat_on(&store, clock, Some(plan));
+        assert!(restarted.beat(|_| {}).await.unwrap().backup.is_some());
+        assert_eq!(
+            restarted.beat(|_| {}).await.unwrap().backup,
+            None,
+            "once, not five times"
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -101,7 +101,33 @@ impl fmt::Display for Exhausted {
                 Skip::Unhealthy => f.write_str("credentials refused; fix the key, then run `passepartout doctor`")?,
             }
         }
-        f.write_str("). Start that server, or configure a provider under [[llm.providers]] (see config.example.toml).")
+        match self.rate_limited_for() {
+            Some(rest) => write!(
+                f,
+                "). Rate limited: the provider is tried again in {} s; send it again then.",
+                rest.as_secs().max(1)
+            ),
+            None => f.write_str(
+                "). Start that server, or configure a provider under [[llm.providers]] (see config.example.toml).",
+            ),
+        }
+    }
+}
+
+impl Exhausted {
+    /// When every entry is resting after a rate limit, how long until the
+    /// first is tried again: starting a server would not help then.
+    fn rate_limited_for(&self) -> Option<Duration> {
+        self.failures
+            .iter()
+            .map(|failure| match failure.skip {
+                Skip::CoolingDown(rest) => Some(rest),
+                _ => None,
+            })
+            .try_fold(None, |soonest: Option<Duration>, rest| {
+                rest.map(|rest| Some(soonest.map_or(rest, |s| s.min(rest))))
+            })
+            .flatten()
     }
 }
 
@@ -113,6 +139,9 @@ pub enum EntryState {
     Ok,
     CoolingDown,
     Unhealthy,
+    /// Its last call could not reach it or timed out: it is still tried,
+    /// but it is not known to work.
+    Unreachable,
 }
 
 /// What `status` and `doctor` show of one entry (and read back from the
@@ -143,6 +172,8 @@ struct Tracking {
     last_error: Option<String>,
     cooling_until: Option<Instant>,
     unhealthy: bool,
+    /// The last call failed in transport: refused, unresolved, timed out.
+    unreachable: bool,
 }
 
 struct Entry {
@@ -203,6 +234,8 @@ impl Cascade {
                         EntryState::Unhealthy
                     } else if cooldown.is_some() {
                         EntryState::CoolingDown
+                    } else if t.unreachable {
+                        EntryState::Unreachable
                     } else {
                         EntryState::Ok
                     };
@@ -260,6 +293,13 @@ impl Cascade {
             }
             match self.ask(entry, context, tools).await {
                 Ok(response) => return Ok(response),
+                // A rate limit is told as the rest it imposed, so the
+                // answer can say when the entry is tried again.
+                Err(LlmError::RateLimited { .. }) => {
+                    let now = Instant::now();
+                    let rest = entry.track(|t| t.cooling_until.map(|until| until.saturating_duration_since(now)));
+                    failures.push(entry.failure(name, Skip::CoolingDown(rest.unwrap_or_default())));
+                }
                 Err(error) => failures.push(entry.failure(name, Skip::Failed(error))),
             }
         }
@@ -279,10 +319,12 @@ impl Cascade {
                         t.tokens_in += response.usage.input_tokens;
                         t.tokens_out += response.usage.output_tokens;
                         t.last_error = None;
+                        t.unreachable = false;
                     }
                     Err(error) => {
                         t.failures += 1;
                         t.last_error = Some(error.to_string());
+                        t.unreachable = is_transport(error);
                     }
                 }
             });
@@ -326,9 +368,11 @@ impl Cascade {
                     t.unhealthy = false;
                     t.cooling_until = None;
                     t.last_error = None;
+                    t.unreachable = false;
                 }),
                 Err(error) => entry.track(|t| {
                     t.unhealthy |= matches!(error, LlmError::Unauthorized { .. });
+                    t.unreachable = is_transport(error);
                     t.last_error = Some(error.to_string());
                 }),
             }
@@ -336,6 +380,12 @@ impl Cascade {
         }
         results
     }
+}
+
+/// Whether `error` says the provider was not reached or did not answer at
+/// all, as opposed to answering with a refusal.
+fn is_transport(error: &LlmError) -> bool {
+    matches!(error, LlmError::Timeout | LlmError::Unreachable { .. })
 }
 
 #[cfg(test)]

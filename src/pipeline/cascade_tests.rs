@@ -100,11 +100,13 @@ async fn timeouts_server_errors_and_garbage_fall_through_at_once() {
         let secondary = Scripted::new("secondary", vec![]);
         let cascade = cascade_of(&[&primary, &secondary]);
         assert_eq!(answer(&cascade).await, "ok from secondary", "{error:?}");
-        assert_eq!(
-            cascade.health()[0].state,
-            EntryState::Ok,
-            "{error:?} is no reason to rest"
-        );
+        // Not resting; but a provider that was not reached is not shown as ok.
+        let expected = match error {
+            LlmError::Timeout | LlmError::Unreachable { .. } => EntryState::Unreachable,
+            _ => EntryState::Ok,
+        };
+        assert_eq!(cascade.health()[0].state, expected, "{error:?} is no reason to rest");
+        assert_eq!(cascade.health()[0].cooldown_s, None, "{error:?} is no reason to rest");
         assert_eq!(answer(&cascade).await, "ok from primary", "{error:?}");
     }
 }
@@ -183,4 +185,46 @@ async fn a_preferred_entry_is_asked_first_and_the_rest_stay_in_order_behind_it()
     );
     assert_eq!(ask(None).await, "ok from small");
     assert_eq!((small.calls(), big.calls()), (4, 2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_provider_that_cannot_be_reached_is_not_ok_until_it_answers() {
+    let local = Scripted::new(
+        "local",
+        vec![
+            Err(LlmError::Unreachable {
+                reason: "connection refused".into(),
+            }),
+            Err(LlmError::Timeout),
+        ],
+    );
+    let cascade = cascade_of(&[&local]);
+    answer(&cascade).await;
+    let health = &cascade.health()[0];
+    assert_eq!(health.state, EntryState::Unreachable);
+    assert!(
+        health.last_error.as_deref().unwrap().contains("connection refused"),
+        "{health:?}"
+    );
+    answer(&cascade).await;
+    assert_eq!(cascade.health()[0].state, EntryState::Unreachable, "a timeout too");
+    assert_eq!(answer(&cascade).await, "ok from local");
+    assert_eq!(cascade.health()[0].state, EntryState::Ok);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_rate_limit_says_when_it_is_tried_again_not_to_start_the_server() {
+    let primary = Scripted::new("primary", vec![rate_limited(45)]);
+    let cascade = cascade_of(&[&primary]);
+    let text = answer(&cascade).await;
+    assert!(!text.contains("Start that server"), "{text}");
+    assert!(text.contains("rate limited"), "{text}");
+    assert!(text.contains("tried again in 45 s"), "{text}");
+    tokio::time::advance(Duration::from_secs(15)).await;
+    let again = answer(&cascade).await;
+    assert!(again.contains("tried again in 30 s"), "{again}");
+
+    let down = Scripted::new("down", vec![Err(LlmError::Timeout)]);
+    let text = answer(&cascade_of(&[&down])).await;
+    assert!(text.contains("Start that server"), "{text}");
 }

@@ -25,6 +25,7 @@
 
 mod approvals;
 mod backup;
+mod backup_times;
 mod error;
 mod group;
 mod history;
@@ -42,6 +43,7 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLoc
 
 pub use approvals::{ApprovalWrite, Decided};
 pub use backup::{BackupInfo, list_backups, restore_backup};
+pub use backup_times::BackupTimes;
 pub use error::StoreError;
 pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
