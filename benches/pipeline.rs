@@ -215,7 +215,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     runtime.block_on(async {
         let llm = loopback_model().await;
-        let mut config = config(dir.path(), &llm.base_url());
+        // The restart runs without the bench's own tool, so without its rule.
+        let plain = config(dir.path(), &llm.base_url());
+        let mut config = plain.clone();
         config.tools.require_approval.push("mark".into());
         let (marks, started_marks) = tokio::sync::mpsc::unbounded_channel();
         let extensions = Extensions {
@@ -230,7 +232,7 @@ fn main() {
         let sequential = one_at_a_time(&socket).await;
         let approved = approval_run(&socket, started_marks).await;
         daemon.shutdown().await.expect("shutdown");
-        let startup = startup(&config, dir.path(), &llm.base_url()).await;
+        let startup = startup(&plain, dir.path(), &llm.base_url()).await;
 
         println!("{}", report(&main_run, &sequential, &approved, &startup));
     });
