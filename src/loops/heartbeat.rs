@@ -149,6 +149,8 @@ impl Heartbeat {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use crate::config::Config;
     use crate::store::tests_support::open_temp;
@@ -177,16 +179,21 @@ mod tests {
         std::fs::read_dir(dir).map(|entries| entries.count()).unwrap_or(0)
     }
 
+    /// Backups every `every` into `dir`, five kept.
+    fn keep_five(dir: &Path, every: Duration) -> BackupPlan {
+        BackupPlan {
+            dir: dir.to_path_buf(),
+            keep: 5,
+            every,
+        }
+    }
+
     #[tokio::test(start_paused = true)]
     async fn a_backup_is_written_once_every_period_has_passed() {
         let (dir, store) = open_temp();
         let backup_dir = dir.path().join("backups");
         let every = Duration::from_secs(600);
-        let plan = BackupPlan {
-            dir: backup_dir.clone(),
-            keep: 5,
-            every,
-        };
+        let plan = keep_five(&backup_dir, every);
         let heartbeat = heartbeat(&store, Some(plan));
         let beat = heartbeat.beat(|_| {}).await.unwrap();
         assert_eq!(beat.backup, None, "not at start");
@@ -217,11 +224,7 @@ mod tests {
         let blocked = dir.path().join("blocked");
         std::fs::write(&blocked, b"not a directory").unwrap();
         let every = Duration::from_secs(60);
-        let plan = BackupPlan {
-            dir: blocked.clone(),
-            keep: 5,
-            every,
-        };
+        let plan = keep_five(&blocked, every);
         let heartbeat = heartbeat(&store, Some(plan));
         tokio::time::advance(every).await;
         let error = heartbeat.beat(|_| {}).await.unwrap_err();
@@ -236,11 +239,7 @@ mod tests {
         let (dir, store) = open_temp();
         let backup_dir = dir.path().join("backups");
         let every = Duration::from_secs(3600);
-        let plan = BackupPlan {
-            dir: backup_dir.clone(),
-            keep: 5,
-            every,
-        };
+        let plan = keep_five(&backup_dir, every);
         let clock = Clock::at(NOON);
         for _run in 0..3 {
             let heartbeat = heartbeat_on(&store, clock, Some(plan.clone()));
@@ -265,11 +264,7 @@ mod tests {
         let (dir, store) = open_temp();
         let backup_dir = dir.path().join("backups");
         let every = Duration::from_secs(600);
-        let plan = BackupPlan {
-            dir: backup_dir.clone(),
-            keep: 5,
-            every,
-        };
+        let plan = keep_five(&backup_dir, every);
         let clock = Clock::at(NOON);
         let first = heartbeat_on(&store, clock, Some(plan.clone()));
         assert_eq!(first.beat(|_| {}).await.unwrap().backup, None);
