@@ -2,8 +2,10 @@
 //! is reachable again, even while a later turn of the same conversation is
 //! still running: through the real intake, workers, store and outbox, with a
 //! model that holds one message until the test lets it go and a gateway
-//! whose client comes and goes. Under paused time, the running turn would
-//! time out if anything waited for it.
+//! whose client comes and goes. It runs in real time: under paused time the
+//! runtime is idle while sled flushes on its own threads, so the clock would
+//! jump to the running turn's timeout and end it early. If the delivery
+//! waited for that turn, the test would give up after its patience.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -193,7 +195,7 @@ fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Arc<
     (conversations, intake)
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn a_committed_reply_goes_out_when_the_chat_is_reachable_while_a_later_turn_runs() {
     let dir = tempfile::tempdir().unwrap();
     let model = HeldModel::new();
