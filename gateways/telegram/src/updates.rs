@@ -121,14 +121,20 @@ pub(crate) fn read_answer(text: &str) -> Answer {
     }
 }
 
-/// Parses one update of an answer.
+/// Parses one update of an answer. teloxide's own parsing can panic on a
+/// shape it does not expect (a reaction naming neither a user nor a chat
+/// unwraps `None`), so a panic there is one more unreadable update, skipped
+/// like the others rather than taking the gateway down with it.
 fn read_update(raw: &RawValue) -> Item {
-    match serde_json::from_str::<Update>(raw.get()) {
-        Ok(update) => Item::Update(Box::new(update)),
-        Err(error) => Item::Unreadable {
-            update_id: serde_json::from_str::<UpdateId>(raw.get()).ok().map(|id| id.update_id),
-            reason: reason(&error),
-        },
+    let parsed = std::panic::catch_unwind(|| serde_json::from_str::<Update>(raw.get()));
+    let reason = match parsed {
+        Ok(Ok(update)) => return Item::Update(Box::new(update)),
+        Ok(Err(error)) => reason(&error),
+        Err(_) => "the update's parser gave up on its shape (it panicked)".to_owned(),
+    };
+    Item::Unreadable {
+        update_id: serde_json::from_str::<UpdateId>(raw.get()).ok().map(|id| id.update_id),
+        reason,
     }
 }
 
@@ -159,6 +165,29 @@ mod tests {
         format!(
             r#"{{"update_id":{id},"message":{{"message_id":{id},"date":1700000000,"chat":{{"id":5,"type":"private","first_name":"A"}},"from":{{"id":5,"is_bot":false,"first_name":"A"}},"text":"{text}"}}}}"#
         )
+    }
+
+    #[test]
+    fn an_update_whose_parser_panics_is_unreadable_alone() {
+        // A reaction with neither `user` nor `actor_chat`: teloxide unwraps
+        // `None` while parsing it.
+        let reaction = r#"{"update_id":2,"message_reaction":{"chat":{"id":5,"type":"private","first_name":"A"},"message_id":1,"date":1700000000,"old_reaction":[],"new_reaction":[]}}"#;
+        let text = format!(
+            r#"{{"ok":true,"result":[{},{reaction},{}]}}"#,
+            message(1, "a"),
+            message(3, "b")
+        );
+        let Answer::Updates(items) = read_answer(&text) else {
+            panic!("the answer is readable");
+        };
+        assert_eq!(items.len(), 3);
+        assert!(matches!(&items[0], Item::Update(update) if update.id.0 == 1));
+        assert!(
+            matches!(&items[1], Item::Unreadable { update_id: Some(2), reason } if reason.contains("panicked")),
+            "{:?}",
+            items[1]
+        );
+        assert!(matches!(&items[2], Item::Update(update) if update.id.0 == 3));
     }
 
     #[test]
