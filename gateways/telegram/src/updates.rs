@@ -167,27 +167,35 @@ mod tests {
         )
     }
 
+    /// Reads an answer of three updates, `poison` between two messages (ids 1
+    /// and 3), checks that both messages were read, and gives what became of
+    /// the one between: its id, and why it could not be read.
+    fn between_two_messages(poison: &str) -> (Option<i64>, String) {
+        let text = format!(
+            r#"{{"ok":true,"result":[{},{poison},{}]}}"#,
+            message(1, "a"),
+            message(3, "b")
+        );
+        let Answer::Updates(mut items) = read_answer(&text) else {
+            panic!("the answer is readable");
+        };
+        assert_eq!(items.len(), 3);
+        assert!(matches!(&items[0], Item::Update(update) if update.id.0 == 1));
+        assert!(matches!(&items[2], Item::Update(update) if update.id.0 == 3));
+        match items.swap_remove(1) {
+            Item::Unreadable { update_id, reason } => (update_id, reason),
+            other => panic!("the update in between was read: {other:?}"),
+        }
+    }
+
     #[test]
     fn an_update_whose_parser_panics_is_unreadable_alone() {
         // A reaction with neither `user` nor `actor_chat`: teloxide unwraps
         // `None` while parsing it.
         let reaction = r#"{"update_id":2,"message_reaction":{"chat":{"id":5,"type":"private","first_name":"A"},"message_id":1,"date":1700000000,"old_reaction":[],"new_reaction":[]}}"#;
-        let text = format!(
-            r#"{{"ok":true,"result":[{},{reaction},{}]}}"#,
-            message(1, "a"),
-            message(3, "b")
-        );
-        let Answer::Updates(items) = read_answer(&text) else {
-            panic!("the answer is readable");
-        };
-        assert_eq!(items.len(), 3);
-        assert!(matches!(&items[0], Item::Update(update) if update.id.0 == 1));
-        assert!(
-            matches!(&items[1], Item::Unreadable { update_id: Some(2), reason } if reason.contains("panicked")),
-            "{:?}",
-            items[1]
-        );
-        assert!(matches!(&items[2], Item::Update(update) if update.id.0 == 3));
+        let (update_id, reason) = between_two_messages(reaction);
+        assert_eq!(update_id, Some(2));
+        assert!(reason.contains("panicked"), "{reason}");
     }
 
     #[test]
@@ -196,22 +204,9 @@ mod tests {
             r#"{{"update_id":2,"message":{{"secret":"do not log","x":{}}}}}"#,
             nested(200)
         );
-        let text = format!(
-            r#"{{"ok":true,"result":[{},{deep},{}]}}"#,
-            message(1, "a"),
-            message(3, "b")
-        );
-        let Answer::Updates(items) = read_answer(&text) else {
-            panic!("the answer is readable");
-        };
-        assert_eq!(items.len(), 3);
-        assert!(matches!(&items[0], Item::Update(update) if update.id.0 == 1));
-        let Item::Unreadable { update_id, reason } = &items[1] else {
-            panic!("the nested update does not parse");
-        };
-        assert_eq!(*update_id, Some(2));
+        let (update_id, reason) = between_two_messages(&deep);
+        assert_eq!(update_id, Some(2));
         assert!(!reason.contains("do not log"), "{reason}");
-        assert!(matches!(&items[2], Item::Update(update) if update.id.0 == 3));
     }
 
     #[test]
