@@ -233,3 +233,29 @@ impl LoopEntry {
 #[cfg(test)]
 #[path = "loop_entry_tests.rs"]
 mod tests;
+
+/// One valid entry, and the moment its checks run at, for the tests of
+/// entries here and of the loops they become.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::LoopEntry;
+    use crate::clock::schedule::Zone;
+
+    /// 2026-11-22 12:00 UTC.
+    pub const NOW_MS: u64 = 1_795_348_800_000;
+
+    /// A task loop with every required key set.
+    pub fn entry() -> LoopEntry {
+        LoopEntry {
+            name: "inbox".into(),
+            task: Some("check the mail".into()),
+            output: "socket:default".into(),
+            ..LoopEntry::default()
+        }
+    }
+
+    /// The keys `entry`'s problems name, in UTC at [`NOW_MS`].
+    pub fn keys(entry: &LoopEntry) -> Vec<&'static str> {
+        entry.problems(&Zone::utc(), NOW_MS).iter().map(|p| p.key).collect()
+    }
+}

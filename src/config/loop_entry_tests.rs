@@ -1,20 +1,6 @@
 use super::*;
 
-/// 2026-11-22 12:00 UTC.
-const NOW_MS: u64 = 1_795_348_800_000;
-
-fn entry() -> LoopEntry {
-    LoopEntry {
-        name: "inbox".into(),
-        task: Some("check the mail".into()),
-        output: "socket:default".into(),
-        ..LoopEntry::default()
-    }
-}
-
-fn keys(entry: &LoopEntry) -> Vec<&'static str> {
-    entry.problems(&Zone::utc(), NOW_MS).iter().map(|p| p.key).collect()
-}
+use super::testing::{NOW_MS, entry, keys};
 
 #[test]
 fn one_shot_schedules_are_refused_saying_why() {

@@ -33,6 +33,8 @@ pub use approvals::*;
 pub use file_access::FileProblem;
 pub use llm::*;
 pub use load::{ConfigError, default_config_file, load, load_checked};
+#[cfg(test)]
+pub(crate) use loop_entry::testing as loop_entry_testing;
 pub use loop_entry::*;
 pub use loop_rules::*;
 pub use loops::*;

@@ -5,21 +5,7 @@ use crate::clock::schedule::{Interval, Schedule};
 use crate::config::{DEFAULT_LOOP_JITTER, Supervisor};
 use crate::loops::spec::Body;
 
-/// 2026-11-22 12:00 UTC.
-const NOW_MS: u64 = 1_795_348_800_000;
-
-fn entry() -> LoopEntry {
-    LoopEntry {
-        name: "inbox".into(),
-        task: Some("check the mail".into()),
-        output: "socket:default".into(),
-        ..LoopEntry::default()
-    }
-}
-
-fn keys(entry: &LoopEntry) -> Vec<&'static str> {
-    entry.problems(&Zone::utc(), NOW_MS).iter().map(|p| p.key).collect()
-}
+use crate::config::loop_entry_testing::{NOW_MS, entry, keys};
 
 fn from_entry(entry: &LoopEntry, zone: &Zone) -> Result<Configured, String> {
     Configured::from_entry(entry, zone, NOW_MS)
