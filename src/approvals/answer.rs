@@ -67,7 +67,7 @@ pub fn parse(inbound: &Inbound) -> Option<Parsed> {
                 how: How::Reaction,
             })
         }
-        InboundBody::Unsupported { .. } => None,
+        InboundBody::Unsupported { .. } | InboundBody::Media { .. } => None,
     }
 }
 

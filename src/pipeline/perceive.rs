@@ -60,6 +60,9 @@ pub fn ordinary(inbound: &Inbound) -> Perception {
             SignalBody::Message(Message { text: text.to_owned() })
         }
         InboundBody::Unsupported { what } => SignalBody::Unreadable(Unreadable { what: what.clone() }),
+        InboundBody::Media { attachments, .. } => SignalBody::Unreadable(Unreadable {
+            what: attachments.first().map_or("attachment", |a| a.kind.noun()).into(),
+        }),
         InboundBody::Button { .. } => SignalBody::Unreadable(Unreadable {
             what: "button press".into(),
         }),

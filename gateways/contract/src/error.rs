@@ -42,6 +42,9 @@ pub enum GatewayError {
     /// The gateway's credentials are not accepted: nothing will work until fixed.
     #[error("not authorized: {reason}")]
     Unauthorized { reason: String },
+    /// A file is larger than the caller allowed (`size`, when known).
+    #[error("the file is larger than {limit} bytes")]
+    TooLarge { size: Option<u64>, limit: u64 },
     /// The gateway is shutting down.
     #[error("gateway is shutting down")]
     Closed,
@@ -50,6 +53,6 @@ pub enum GatewayError {
 impl GatewayError {
     /// Whether a later attempt can succeed.
     pub fn is_permanent(&self) -> bool {
-        matches!(self, Self::Rejected { .. })
+        matches!(self, Self::Rejected { .. } | Self::TooLarge { .. })
     }
 }

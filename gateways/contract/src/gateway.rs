@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::GatewayError;
 use crate::ids::{ConversationKey, GatewayId};
 use crate::intake::Intake;
+use crate::media::{Fetched, FileRef};
 use crate::message::{Delivered, Outbound};
 
 /// Receiving: the gateway's intake loop.
@@ -43,6 +44,15 @@ pub trait Deliver: Send + Sync {
         let _ = conversation;
         Ok(())
     }
+}
+
+/// Fetching: the bytes of media that came with an inbound message.
+#[async_trait]
+pub trait Fetch: Send + Sync {
+    /// Fetches `file` (an [`Attachment`](crate::Attachment)'s reference made by
+    /// this gateway), refusing with [`GatewayError::TooLarge`] rather than
+    /// reading more than `max_bytes`.
+    async fn fetch(&self, file: &FileRef, max_bytes: u64) -> Result<Fetched, GatewayError>;
 }
 
 /// Coarse health of a gateway.

@@ -15,13 +15,15 @@ mod gateway;
 mod ids;
 mod intake;
 pub mod lines;
+mod media;
 mod message;
 mod refusals;
 pub mod retry;
 
 pub use error::{GatewayError, InvalidId};
-pub use gateway::{Deliver, GroupMode, Health, HealthState, Listen};
+pub use gateway::{Deliver, Fetch, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
+pub use media::{Attachment, Fetched, FileRef, MediaKind};
 pub use message::{Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, ReplyKind, Sender, unix_ms};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};

@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::ids::{ApprovalToken, ConversationKey, MessageId, UserId};
+use crate::media::Attachment;
 
 /// Who sent an inbound message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -79,8 +80,16 @@ pub enum InboundBody {
         target: MessageId,
         removed: bool,
     },
-    /// Something the gateway received but the core cannot read (a photo, a
-    /// voice note); `what` names it so the core can say so.
+    /// Media (a voice note, a photo, a file), with the caption the person
+    /// wrote under it. The core fetches the bytes through the gateway's
+    /// [`Fetch`](crate::Fetch) when it reads the message.
+    Media {
+        attachments: Vec<Attachment>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caption: Option<String>,
+    },
+    /// Something the gateway received but the core cannot read (a poll, a
+    /// game); `what` names it so the core can say so.
     Unsupported { what: String },
 }
 
