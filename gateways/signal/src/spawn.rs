@@ -18,6 +18,14 @@
 //! runs in a process group of its own, so that a Ctrl-C meant for the daemon
 //! does not kill it while replies are still being delivered during the drain.
 //!
+//! Java libraries unpack native code into the temporary folder and delete it
+//! only when the JVM exits normally: libsignal leaves 120 MB behind each time
+//! a child is killed. So each child gets a scratch folder of its own as
+//! `java.io.tmpdir` (through `JAVA_OPTS`, which signal-cli's start script
+//! reads), removed once the child has been reaped, and a child is first asked
+//! to end by closing its stdin, and killed only if it does not within
+//! [`EXIT_GRACE`].
+//!
 //! Its stderr is logged line by line, lossily decoded: signal-cli's log lines
 //! of level INFO and below at debug, everything else (warnings, errors, "User
 //! … is not registered.") at warn.
@@ -41,8 +49,8 @@ use crate::rpc::{Notifications, RpcClient, RpcOptions};
 
 /// The program started when none is configured: `signal-cli` on the `PATH`.
 pub const DEFAULT_PROGRAM: &str = "signal-cli";
-/// How long a child whose stdout closed may take to exit by itself before it
-/// is killed (so that its own exit status is reported).
+/// How long a child may take to exit by itself, once its stdin or stdout
+/// closed, before it is killed.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// Longest stderr line logged whole; longer ones are reported by length.
 const MAX_STDERR_LINE: usize = 16 * 1024;
@@ -117,7 +125,11 @@ impl RpcClient {
             kind,
             reason,
         };
+        let scratch = scratch_dir();
         let mut command = Command::new(&spawn.program);
+        if let Some(scratch) = &scratch {
+            command.env("JAVA_OPTS", java_opts(std::env::var_os("JAVA_OPTS"), scratch.path()));
+        }
         command
             .args(spawn.args(account))
             .stdin(Stdio::piped())
@@ -149,9 +161,37 @@ impl RpcClient {
         };
         tokio::spawn(log_stderr(stderr, pid));
         debug!(command = %label, pid, "started signal-cli");
-        let guard = ChildGuard { child, pid };
+        let guard = ChildGuard {
+            child,
+            pid,
+            _scratch: scratch,
+        };
         Ok(RpcClient::start(stdout, stdin, label, Some(guard), options))
     }
+}
+
+/// A scratch folder for one child's temporary files; none (and a warning)
+/// when it cannot be made, as the child still works without.
+fn scratch_dir() -> Option<tempfile::TempDir> {
+    match tempfile::Builder::new().prefix("passepartout-signal-cli-").tempdir() {
+        Ok(dir) => Some(dir),
+        Err(error) => {
+            warn!(%error, "cannot make a scratch folder for signal-cli; it will use the system's");
+            None
+        }
+    }
+}
+
+/// `JAVA_OPTS` for a child: whatever the environment sets, then our
+/// temporary folder, which wins as the last setting of it.
+fn java_opts(inherited: Option<OsString>, scratch: &std::path::Path) -> OsString {
+    let mut opts = inherited.unwrap_or_default();
+    if !opts.is_empty() {
+        opts.push(" ");
+    }
+    opts.push("-Djava.io.tmpdir=");
+    opts.push(scratch);
+    opts
 }
 
 /// The child behind a connection, owned by its task.
@@ -159,6 +199,8 @@ impl RpcClient {
 pub(crate) struct ChildGuard {
     child: Child,
     pid: Option<u32>,
+    /// Removed when the guard goes, after the child was reaped.
+    _scratch: Option<tempfile::TempDir>,
 }
 
 impl ChildGuard {
@@ -168,13 +210,13 @@ impl ChildGuard {
     }
 
     /// Ends the child and says how it ended, after `reason` (why the
-    /// connection ended). `by_child`: the child closed its stdout, so it is
-    /// likely exiting by itself: it gets [`EXIT_GRACE`] to do so.
-    pub(crate) async fn finish(mut self, reason: String, by_child: bool) -> String {
+    /// connection ended). Its stdin is closed by then, and `signal-cli
+    /// jsonRpc` exits when it is: it gets [`EXIT_GRACE`] to do so, so that
+    /// the JVM cleans up after itself, and is killed after that.
+    pub(crate) async fn finish(mut self, reason: String) -> String {
         let exited = match self.child.try_wait() {
             Ok(Some(status)) => Some(Ok(status)),
-            _ if by_child => tokio::time::timeout(EXIT_GRACE, self.child.wait()).await.ok(),
-            _ => None,
+            _ => tokio::time::timeout(EXIT_GRACE, self.child.wait()).await.ok(),
         };
         let waited = match exited {
             Some(waited) => waited,
@@ -314,7 +356,8 @@ while read -r line; do
   printf 'WARN \377 line %s\n' "$i" >&2
   printf '{"jsonrpc":"2.0","id":%s,"result":"%s"}\n' "$i" "$*"
   [ "$EXIT_AFTER_ONE" = yes ] && exit 3
-done"#;
+done
+exit 0"#;
 
     #[tokio::test]
     async fn the_child_answers_over_its_pipes_and_ends_with_the_connection() {
@@ -339,8 +382,12 @@ done"#;
         assert!(client.endpoint().ends_with(&args), "{}", client.endpoint());
         client.close();
         let reason = lost(&mut notifications).await;
-        assert!(reason.contains("closed") && reason.contains("SIGKILL"), "{reason}");
-        // Killed and reaped before the loss was reported.
+        // Its stdin closed, so it ended by itself.
+        assert!(
+            reason.contains("closed") && reason.contains("exit status: 0"),
+            "{reason}"
+        );
+        // Reaped before the loss was reported.
         assert!(!std::path::Path::new(&format!("/proc/{pid}")).exists());
 
         let (client, mut notifications) =
@@ -357,6 +404,50 @@ done"#;
                 .await
                 .unwrap_err()
                 .is_connection_lost()
+        );
+    }
+
+    /// A stand-in that leaves a file in its temporary folder, as libsignal
+    /// does, answers the first request with that folder, and then ignores
+    /// the end of its stdin, as a hung JVM would.
+    const LITTERING: &str = r#"dir=${JAVA_OPTS##*-Djava.io.tmpdir=}
+echo native > "$dir/libsignal_jni.so"
+read -r line
+printf '{"jsonrpc":"2.0","id":1,"result":"%s"}\n' "$dir"
+exec sleep 600"#;
+
+    #[tokio::test]
+    async fn a_child_that_does_not_end_is_killed_and_its_temporary_files_go_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let program = script(dir.path(), "littering-cli", LITTERING);
+        let (client, mut notifications) = RpcClient::spawn(&Spawn::new(program), None, RpcOptions::default()).unwrap();
+        let scratch = client.call("version", Value::Null).await.unwrap();
+        let scratch = PathBuf::from(scratch.as_str().expect("the folder"));
+        assert!(
+            scratch.join("libsignal_jni.so").is_file(),
+            "the child wrote into its own folder: {}",
+            scratch.display()
+        );
+        assert!(
+            scratch
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("passepartout-signal-cli-")
+        );
+        client.close();
+        let reason = lost(&mut notifications).await;
+        assert!(reason.contains("SIGKILL"), "killed after the grace: {reason}");
+        assert!(!scratch.exists(), "{} was removed", scratch.display());
+    }
+
+    #[test]
+    fn java_options_of_the_environment_are_kept_before_the_temporary_folder() {
+        let folder = std::path::Path::new("/tmp/scratch");
+        assert_eq!(java_opts(None, folder), "-Djava.io.tmpdir=/tmp/scratch");
+        assert_eq!(
+            java_opts(Some("-Xmx64m".into()), folder),
+            "-Xmx64m -Djava.io.tmpdir=/tmp/scratch"
         );
     }
 
