@@ -29,12 +29,14 @@ impl Secret {
         }
     }
 
-    /// The secret a section names: from environment variable `env` when it
-    /// says one, else from `file`; none when it names neither.
+    /// The secret a section names: from `file` when it names one, else from
+    /// environment variable `env`; none when it names neither. A file is
+    /// only ever set on purpose, while `env` may be a section's default
+    /// (`TELEGRAM_BOT_TOKEN`), which a TOML file cannot unset.
     pub fn named(env: Option<&str>, file: Option<&Path>) -> Option<Result<Self, SecretError>> {
-        match (env, file) {
-            (Some(name), _) => Some(Self::from_env(name, |n| std::env::var(n).ok())),
-            (None, Some(path)) => Some(Self::from_file(path)),
+        match (file, env) {
+            (Some(path), _) => Some(Self::from_file(path)),
+            (None, Some(name)) => Some(Self::from_env(name, |n| std::env::var(n).ok())),
             (None, None) => None,
         }
     }

@@ -183,6 +183,28 @@ mod tests {
     }
 
     #[test]
+    fn a_token_file_in_the_config_file_is_used_beside_the_default_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "123:from-the-file\n").unwrap();
+        // As the README shows it: only `token_file`, so `token_env` keeps
+        // its default, which no TOML can unset, and the variable is not set.
+        let toml = dir.path().join("config.toml");
+        std::fs::write(
+            &toml,
+            format!(
+                "[telegram]\nenabled = true\ntoken_file = {:?}\nallowed_users = [42]\n",
+                file.display().to_string()
+            ),
+        )
+        .unwrap();
+        let config = crate::config::load(Some(&toml), Some(Default::default())).unwrap();
+        assert!(config.telegram.token_env.is_some());
+        let settings = Telegram::new(&config).settings().unwrap();
+        assert_eq!(settings.token, "123:from-the-file");
+    }
+
+    #[test]
     fn approvers_are_the_listed_users_by_default() {
         let mut config = Config::default();
         config.telegram.allowed_users = vec![42];

@@ -20,7 +20,7 @@ pub struct TelegramConfig {
     pub enabled: bool,
     /// Environment variable holding the bot token (from @BotFather).
     pub token_env: Option<String>,
-    /// Or a file holding it; used when `token_env` is not set.
+    /// Or a file holding it; when set, it is used instead of `token_env`.
     pub token_file: Option<PathBuf>,
     /// The Bot API server (a local `telegram-bot-api` server, or a test fake).
     pub api_url: String,
