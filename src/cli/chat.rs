@@ -46,9 +46,18 @@ pub async fn run(config: Config, chat: Option<String>) -> ExitCode {
     );
     // With the daemon in this process, Ctrl-C stops it as `run` does, so
     // the store is flushed; otherwise it ends the chat as before.
+    // Only then: a handler installed otherwise would swallow the Ctrl-C
+    // that ends a plain client.
+    let signal = daemon.as_ref().map(|_| super::shutdown_signal());
+    let interrupted = async move {
+        match signal {
+            Some(signal) => signal.await,
+            None => std::future::pending().await,
+        }
+    };
     let code = tokio::select! {
         code = converse(&mut client) => Some(code),
-        () = super::shutdown_signal(), if daemon.is_some() => {
+        () = interrupted => {
             eprintln!("(interrupted; stopping the daemon)");
             None
         }

@@ -194,19 +194,32 @@ async fn run_daemon(config: Config) -> ExitCode {
     }
 }
 
-/// Resolves on SIGINT or SIGTERM.
-pub async fn shutdown_signal() {
+/// Resolves on SIGINT or SIGTERM. The handlers are installed when this is
+/// called, not when the future is first polled: a daemon logs that it is
+/// ready before it waits on the future, and a SIGTERM in between (a
+/// supervisor stopping it right away) must stop it cleanly rather than
+/// kill it with the signal's default action.
+pub fn shutdown_signal() -> impl Future<Output = ()> {
     use tokio::signal::unix::{SignalKind, signal};
-    match signal(SignalKind::terminate()) {
-        Ok(mut term) => {
-            tokio::select! {
-                _ = tokio::signal::ctrl_c() => {}
-                _ = term.recv() => {}
+    let term = signal(SignalKind::terminate());
+    let interrupt = signal(SignalKind::interrupt());
+    async move {
+        match (term, interrupt) {
+            (Ok(mut term), Ok(mut interrupt)) => {
+                tokio::select! {
+                    _ = interrupt.recv() => {}
+                    _ = term.recv() => {}
+                }
             }
-        }
-        Err(error) => {
-            tracing::warn!(%error, "cannot listen for SIGTERM; only SIGINT stops the daemon");
-            let _ = tokio::signal::ctrl_c().await;
+            (term, interrupt) => {
+                let error = term
+                    .err()
+                    .or(interrupt.err())
+                    .map(|e| e.to_string())
+                    .unwrap_or_default();
+                tracing::warn!(%error, "cannot listen for SIGTERM and SIGINT; only Ctrl-C stops the daemon");
+                let _ = tokio::signal::ctrl_c().await;
+            }
         }
     }
 }
@@ -226,5 +239,20 @@ fn check_config(file: Option<&Path>) -> ExitCode {
             eprintln!("{shown}: {error}");
             ExitCode::from(2)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn a_sigterm_before_the_daemon_waits_for_it_is_a_clean_stop_not_a_kill() {
+        let stopped = super::shutdown_signal();
+        // The signal comes before the future is first polled, as it may
+        // right after the daemon logged that it is ready. Without a handler
+        // by then, its default action would end this test process.
+        rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TERM).unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(20), stopped)
+            .await
+            .expect("the signal was caught");
     }
 }
