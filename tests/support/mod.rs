@@ -10,4 +10,5 @@ pub mod fake_signal;
 pub mod fake_telegram;
 pub mod harness;
 pub mod process;
+pub mod socket_load;
 pub mod tools;

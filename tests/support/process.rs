@@ -79,10 +79,12 @@ impl Running {
                 }
             }
         });
-        tokio::time::timeout(WAIT, ready)
-            .await
-            .expect("daemon ready in time")
-            .expect("daemon ready");
+        let ready = tokio::time::timeout(WAIT, ready).await;
+        if !matches!(ready, Ok(Ok(()))) {
+            let exited = child.try_wait().ok().flatten();
+            let logged = logs.lock().unwrap().join("\n");
+            panic!("the daemon was not ready within {WAIT:?} (exited: {exited:?}); it logged:\n{logged}");
+        }
         Running { child, logs }
     }
 
