@@ -299,7 +299,21 @@ impl FakeSignal {
     }
 
     /// Waits until `check` gives something, or fails the test.
-    async fn wait_for<T>(&self, what: &str, mut check: impl FnMut(&State) -> Option<T>) -> T {
+    async fn wait_for<T>(&self, what: &str, check: impl FnMut(&State) -> Option<T>) -> T {
+        self.within(WAIT, check)
+            .await
+            .unwrap_or_else(|| panic!("the fake signal-cli waited in vain for {what}"))
+    }
+
+    /// The first successful `send` satisfying `wanted`, waiting up to
+    /// `timeout` for it; `None` if none came.
+    pub async fn sent_matching(&self, timeout: Duration, wanted: impl Fn(&Sent) -> bool) -> Option<Sent> {
+        self.within(timeout, |state| state.sent.iter().find(|sent| wanted(sent)).cloned())
+            .await
+    }
+
+    /// What `check` finds, looking again on every change, or `None` after `timeout`.
+    async fn within<T>(&self, timeout: Duration, mut check: impl FnMut(&State) -> Option<T>) -> Option<T> {
         let wait = async {
             loop {
                 let notified = self.shared.changed.notified();
@@ -311,9 +325,7 @@ impl FakeSignal {
                 notified.await;
             }
         };
-        tokio::time::timeout(WAIT, wait)
-            .await
-            .unwrap_or_else(|_| panic!("the fake signal-cli waited in vain for {what}"))
+        tokio::time::timeout(timeout, wait).await.ok()
     }
 
     /// Waits until `method` was called `count` times; returns those calls.

@@ -372,6 +372,15 @@ impl FakeTelegram {
         .await
     }
 
+    /// The first successful sendMessage satisfying `wanted`, waiting up to
+    /// `timeout` for it; `None` if none came.
+    pub async fn sent_matching(&self, timeout: Duration, wanted: impl Fn(&Sent) -> bool) -> Option<Sent> {
+        wait_on(&self.shared.called, timeout, || {
+            self.lock().sent.iter().find(|sent| wanted(sent)).cloned()
+        })
+        .await
+    }
+
     /// Wait until `method` (any case) was called at least `n` times and return
     /// the params of all its calls.
     ///
