@@ -60,19 +60,8 @@ async fn sigkill_under_load_loses_nothing_and_answers_once() {
     assert!(status.success(), "clean exit after SIGTERM: {status:?}");
     assert!(!socket.exists(), "socket removed at shutdown");
 
-    let ledger = load.ledger.lock().unwrap();
-    assert_eq!(
-        ledger.accepted.len(),
-        CHATS * PER_CHAT,
-        "every message was eventually accepted"
-    );
-    for id in load.message_ids() {
-        let replies = ledger
-            .replies
-            .get(&id)
-            .unwrap_or_else(|| panic!("{id} was never answered"));
-        assert_eq!(replies.len(), 1, "{id} answered more than once: {replies:?}");
-        assert_eq!(replies.values().next().unwrap(), &format!("echo: {id}"));
+    for (id, text) in load.assert_answered_once() {
+        assert_eq!(text, format!("echo: {id}"));
     }
     // Each message reached the model at most once per lifetime it was pending in.
     assert!(llm.requests().len() >= CHATS * PER_CHAT);

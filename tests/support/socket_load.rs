@@ -99,6 +99,29 @@ impl SocketLoad {
         self.message_ids().iter().all(|id| ledger.replies.contains_key(id))
     }
 
+    /// Fails the test unless every message was accepted and answered by
+    /// exactly one reply id; returns every reply text per message.
+    pub fn assert_answered_once(&self) -> HashMap<String, String> {
+        let ledger = self.ledger.lock().unwrap();
+        assert_eq!(
+            ledger.accepted.len(),
+            self.chats * self.per_chat,
+            "every socket message was eventually accepted"
+        );
+        self.message_ids()
+            .into_iter()
+            .map(|id| {
+                let replies = ledger
+                    .replies
+                    .get(&id)
+                    .unwrap_or_else(|| panic!("socket: {id} was never answered"));
+                assert_eq!(replies.len(), 1, "socket: {id} answered more than once: {replies:?}");
+                let text = replies.values().next().unwrap().clone();
+                (id, text)
+            })
+            .collect()
+    }
+
     async fn client_run(self: Arc<Self>, socket: PathBuf, chat: usize) {
         let Ok(mut client) = Client::connect(
             &socket,
