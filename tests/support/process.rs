@@ -39,6 +39,8 @@ pub struct Running {
     pub child: Child,
     /// Every line the daemon logged so far.
     pub logs: Arc<Mutex<Vec<String>>>,
+    /// The task reading its stderr into `logs`; done once the pipe closed.
+    reader: tokio::task::JoinHandle<()>,
 }
 
 impl Running {
@@ -63,7 +65,7 @@ impl Running {
         let (ready_tx, ready) = oneshot::channel();
         let logs = Arc::new(Mutex::new(Vec::new()));
         let kept = logs.clone();
-        tokio::spawn(async move {
+        let reader = tokio::spawn(async move {
             let mut ready_tx = Some(ready_tx);
             let mut lines = BufReader::new(stderr).lines();
             // Keep draining so the child never blocks on a full pipe.
@@ -85,7 +87,7 @@ impl Running {
             let logged = logs.lock().unwrap().join("\n");
             panic!("the daemon was not ready within {WAIT:?} (exited: {exited:?}); it logged:\n{logged}");
         }
-        Running { child, logs }
+        Running { child, logs, reader }
     }
 
     /// SIGKILL, and wait for the process to be gone.
@@ -93,7 +95,8 @@ impl Running {
         self.child.kill().await.expect("kill");
     }
 
-    /// SIGTERM, and the exit status.
+    /// SIGTERM, and the exit status, once every line the daemon wrote
+    /// before it exited is in `logs`.
     pub async fn terminate(mut self) -> std::process::ExitStatus {
         let pid = self.child.id().expect("still running") as i32;
         rustix::process::kill_process(
@@ -101,10 +104,16 @@ impl Running {
             rustix::process::Signal::TERM,
         )
         .expect("send SIGTERM");
-        tokio::time::timeout(Duration::from_secs(30), self.child.wait())
+        let status = tokio::time::timeout(Duration::from_secs(30), self.child.wait())
             .await
             .expect("exits after SIGTERM")
-            .expect("wait")
+            .expect("wait");
+        // The pipe is closed now; what is left in it is the last lines.
+        tokio::time::timeout(WAIT, self.reader)
+            .await
+            .expect("the daemon's log is read to its end")
+            .expect("the log reader did not panic");
+        status
     }
 }
 
