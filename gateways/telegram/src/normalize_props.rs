@@ -16,6 +16,7 @@ use crate::updates::{Answer, Item, read_answer};
 
 const BOT: &str = "PassBot";
 const NOW: u64 = 1_700_000_000_000;
+const PHOTO_MAX: u64 = 100_000;
 
 const KEYS: &[&str] = &[
     "update_id",
@@ -218,7 +219,7 @@ fn outcome(update: &Value, mode: GroupMode) -> Outcome {
     };
     assert_eq!(items.len(), 1);
     match items.remove(0) {
-        Item::Update(update) => match normalize(&update, BOT, mode, NOW) {
+        Item::Update(update) => match normalize(&update, BOT, mode, PHOTO_MAX, NOW) {
             Normalized::Inbound(inbound) => {
                 assert_eq!(inbound.conversation.gateway.as_str(), crate::GATEWAY_ID);
                 assert_eq!(inbound.received_at_ms, NOW);

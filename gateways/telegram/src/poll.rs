@@ -365,7 +365,14 @@ impl TelegramGateway {
                 }
             };
             let update_id = update.id.0;
-            match normalize(&update, username, self.settings.group_mode, unix_ms()) {
+            let settings = &self.settings;
+            match normalize(
+                &update,
+                username,
+                settings.group_mode,
+                settings.photo_max_bytes,
+                unix_ms(),
+            ) {
                 Normalized::Skip { reason } => {
                     tracing::debug!(update_id, reason, "skipped a Telegram update");
                 }
