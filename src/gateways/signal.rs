@@ -131,6 +131,7 @@ impl GatewayComponent for Signal {
         Ok(Built {
             listen: signal.clone(),
             deliver: signal,
+            fetch: None,
             local_path: None,
         })
     }
