@@ -12,7 +12,8 @@
 //! - [`normalize`](normalize()): a received envelope into an
 //!   [`Inbound`](passepartout_gateway::Inbound), or a reason to skip it;
 //!   [`media`]: what attachments, stickers and contacts become, and the
-//!   [`SignalFile`] an attachment is fetched by;
+//!   [`SignalFile`] an attachment is fetched by; `fetch`: the contract's
+//!   [`Fetch`](passepartout_gateway::Fetch), by `getAttachment`;
 //! - [`gateway`]: [`SignalGateway`], the contract's `Listen` and `Deliver`;
 //!   `listen`: its receiving loop (subscribe after every connect, one message
 //!   at a time into the intake, reconnect with jittered backoff);
@@ -31,6 +32,7 @@ pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod failure;
+mod fetch;
 pub mod gateway;
 mod listen;
 pub mod media;
