@@ -19,10 +19,12 @@
 //! - anything else (edits, channel posts, service messages, inline queries, …)
 //!   → [`Normalized::Skip`] with a reason for the log.
 
+use std::ops::Range;
+
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
 
 use teloxide::types::{
-    CallbackQuery, MaybeAnonymousUser, MediaKind, Message, MessageEntityKind, MessageEntityRef, MessageKind,
+    CallbackQuery, MaybeAnonymousUser, MediaKind, Message, MessageEntity, MessageEntityKind, MessageKind,
     MessageReactionUpdated, ReactionType, Update, UpdateKind, User,
 };
 
@@ -94,7 +96,7 @@ impl Context<'_> {
         }
         let body = match &common.media_kind {
             MediaKind::Text(_) => {
-                let text = self.without_mentions(message.text(), message.parse_entities());
+                let text = self.without_mentions(message.text(), message.entities());
                 if text.trim().is_empty() {
                     return Err("empty text");
                 }
@@ -102,7 +104,7 @@ impl Context<'_> {
             }
             MediaKind::Migration(_) => return Err("chat migration"),
             other => {
-                let caption = self.without_mentions(message.caption(), message.parse_caption_entities());
+                let caption = self.without_mentions(message.caption(), message.caption_entities());
                 let caption = (!caption.is_empty()).then_some(caption);
                 media::body(other, caption, self.photo_max_bytes)
             }
@@ -162,12 +164,12 @@ impl Context<'_> {
     /// Whether a group message is meant for the bot: it mentions
     /// `@bot_username` (in its text or caption) or replies to the bot.
     fn addresses_bot(&self, message: &Message) -> bool {
-        let mentions = message
-            .parse_entities()
-            .into_iter()
-            .chain(message.parse_caption_entities())
-            .flatten()
-            .any(|entity| matches!(entity.kind(), MessageEntityKind::Mention) && self.is_bot_mention(entity.text()));
+        let mentions = [
+            (message.text(), message.entities()),
+            (message.caption(), message.caption_entities()),
+        ]
+        .into_iter()
+        .any(|(text, entities)| !self.bot_mentions(text, entities).is_empty());
         let replies_to_bot = message
             .reply_to_message()
             .and_then(|replied| replied.from.as_ref())
@@ -175,33 +177,72 @@ impl Context<'_> {
         mentions || replies_to_bot
     }
 
-    fn is_bot_mention(&self, mention: &str) -> bool {
-        self.is_bot_name(mention.strip_prefix('@'))
-    }
-
     fn is_bot_name(&self, name: Option<&str>) -> bool {
         name.is_some_and(|name| !self.bot_username.is_empty() && name.eq_ignore_ascii_case(self.bot_username))
     }
 
+    /// Where `text` mentions the bot, by `entities`: byte ranges in order,
+    /// none overlapping. An entity whose offsets do not fall on characters of
+    /// `text` is ignored; teloxide's own entity parsing would panic on it.
+    fn bot_mentions(&self, text: Option<&str>, entities: Option<&[MessageEntity]>) -> Vec<Range<usize>> {
+        let (Some(text), Some(entities)) = (text, entities) else {
+            return Vec::new();
+        };
+        let mut ranges: Vec<Range<usize>> = entities
+            .iter()
+            .filter(|entity| matches!(entity.kind, MessageEntityKind::Mention))
+            .filter_map(|entity| utf16_range(text, entity.offset, entity.length))
+            .filter(|range| self.is_bot_name(text[range.clone()].strip_prefix('@')))
+            .collect();
+        ranges.sort_by_key(|range| range.start);
+        let mut end = 0;
+        ranges.retain(|range| {
+            let apart = range.start >= end;
+            if apart {
+                end = range.end;
+            }
+            apart
+        });
+        ranges
+    }
+
     /// A message's text or caption with every mention of the bot (among
-    /// `entities`, parsed from it) removed and the surrounding whitespace trimmed.
-    fn without_mentions(&self, text: Option<&str>, entities: Option<Vec<MessageEntityRef<'_>>>) -> String {
+    /// `entities`) removed and the surrounding whitespace trimmed.
+    fn without_mentions(&self, text: Option<&str>, entities: Option<&[MessageEntity]>) -> String {
         let Some(text) = text else {
             return String::new();
         };
         let mut out = String::with_capacity(text.len());
         let mut from = 0;
-        for entity in entities.unwrap_or_default() {
-            if matches!(entity.kind(), MessageEntityKind::Mention) && self.is_bot_mention(entity.text()) {
-                let range = entity.range();
-                out.push_str(&text[from..range.start]);
-                from = range.end;
-            }
+        for range in self.bot_mentions(Some(text), entities) {
+            out.push_str(&text[from..range.start]);
+            from = range.end;
         }
         out.push_str(&text[from..]);
         // Removing a leading mention leaves "  rest": collapse that edge.
         out.trim().to_owned()
     }
+}
+
+/// The bytes of `text` that `length` UTF-16 units from `offset` cover (how
+/// Telegram counts), if both ends fall between characters of `text`.
+fn utf16_range(text: &str, offset: usize, length: usize) -> Option<Range<usize>> {
+    let end = offset.checked_add(length)?;
+    let mut start_byte = None;
+    let mut units = 0;
+    for (byte, ch) in text.char_indices().chain(std::iter::once((text.len(), '\0'))) {
+        if units == offset {
+            start_byte = Some(byte);
+        }
+        if units == end {
+            return start_byte.map(|start| start..byte);
+        }
+        if units > end {
+            return None;
+        }
+        units += ch.len_utf16();
+    }
+    None
 }
 
 fn conversation(chat_id: i64) -> Step<ConversationKey> {

@@ -115,6 +115,47 @@ fn group_message_mentioning_the_bot_is_taken_without_the_mention() {
 }
 
 #[test]
+fn entities_off_the_text_are_ignored_not_a_panic() {
+    // Past the end, into the middle of the emoji's surrogate pair, too long:
+    // teloxide's own entity parsing panics on each.
+    for (offset, length) in [(20, 8), (1, 8), (2, 99)] {
+        let entities = json!([{ "type": "mention", "offset": offset, "length": length }]);
+        let text = update(
+            "message",
+            message(group_chat(), json!({ "text": "😀@PassBot hi", "entities": entities })),
+        );
+        assert_eq!(skip_reason(run(&text)), "group message not addressed to the bot");
+        let caption = update(
+            "message",
+            message(
+                group_chat(),
+                json!({ "photo": [{ "file_id": "p", "file_unique_id": "p", "width": 1, "height": 1 }],
+                    "caption": "😀@PassBot hi", "caption_entities": entities }),
+            ),
+        );
+        assert_eq!(skip_reason(run(&caption)), "group message not addressed to the bot");
+    }
+    let right = json!([{ "type": "mention", "offset": 2, "length": 8 }]);
+    let text = update(
+        "message",
+        message(group_chat(), json!({ "text": "😀@PassBot hi", "entities": right })),
+    );
+    assert_eq!(inbound(run(&text)).body, InboundBody::Text { text: "😀 hi".into() });
+}
+
+#[test]
+fn utf16_ranges_fall_between_characters_or_are_none() {
+    assert_eq!(utf16_range("a😀b", 0, 1), Some(0..1));
+    assert_eq!(utf16_range("a😀b", 1, 2), Some(1..5));
+    assert_eq!(utf16_range("a😀b", 3, 1), Some(5..6));
+    assert_eq!(utf16_range("a😀b", 4, 0), Some(6..6));
+    assert_eq!(utf16_range("a😀b", 2, 1), None, "inside the pair");
+    assert_eq!(utf16_range("a😀b", 1, 1), None, "ends inside the pair");
+    assert_eq!(utf16_range("a😀b", 3, 2), None, "past the end");
+    assert_eq!(utf16_range("a", usize::MAX, 2), None);
+}
+
+#[test]
 fn mentioning_another_bot_does_not_address_ours() {
     let update = update(
         "message",
