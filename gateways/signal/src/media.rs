@@ -10,7 +10,10 @@
 //! document. signal-cli downloads attachments as they arrive and hands them
 //! out by `getAttachment`, which wants the attachment's `id` and the sender
 //! (`recipient`) or the group (`groupId`): a [`SignalFile`] holds all three
-//! and the declared size, as the [`FileRef`]'s text.
+//! and the declared size, as the [`FileRef`]'s text. A message longer than
+//! Signal's 2,000 bytes comes as its start and an attachment of type
+//! [`LONG_TEXT_MIME`] holding all of it: a document named [`LONG_TEXT_NAME`],
+//! so that the whole text can be read.
 //!
 //! A sticker becomes "[sticker]" (signal-cli names only its pack; an `emoji`
 //! is shown when given), a shared contact "[contact Name, +number]". Each
@@ -20,6 +23,11 @@
 use passepartout_gateway::{Attachment, FileRef, InboundBody, MediaKind};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+
+/// The content type of a long message's whole text.
+pub const LONG_TEXT_MIME: &str = "text/x-signal-plain";
+/// The name given to a long message's whole text.
+pub const LONG_TEXT_NAME: &str = "message.txt";
 
 /// How a message's files are fetched: the attachment, and the chat it came in.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,7 +181,11 @@ fn attachment(item: &AttachmentJson, source: &Source<'_>) -> Option<Attachment> 
         size: item.size,
     };
     let mime = item.content_type.clone().filter(|mime| !mime.is_empty());
-    let name = item.filename.clone().filter(|name| !name.is_empty());
+    let name = item
+        .filename
+        .clone()
+        .filter(|name| !name.is_empty())
+        .or_else(|| (mime.as_deref() == Some(LONG_TEXT_MIME)).then(|| LONG_TEXT_NAME.to_owned()));
     Some(Attachment {
         kind: kind(mime.as_deref(), name.is_some(), item.voice_note == Some(true)),
         file: file.to_ref(),

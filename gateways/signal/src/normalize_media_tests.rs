@@ -135,3 +135,14 @@ fn shared_contacts_become_their_names_and_numbers() {
     let nameless = data(json!({ "contacts": [{ "phone": [{ "value": "+1 555 0100" }] }] }));
     assert_eq!(inbound(run(&nameless)).body, text("[contact +1 555 0100]"));
 }
+
+#[test]
+fn a_long_messages_whole_text_is_a_named_document() {
+    let envelope = data(json!({ "message": "the start of it", "attachments": [
+        attachment_json("long1", "text/x-signal-plain", None, 5_000),
+    ] }));
+    let (got, caption) = attachments(inbound(run(&envelope)).body);
+    assert_eq!(caption.as_deref(), Some("the start of it"));
+    assert_eq!(got[0].kind, MediaKind::Document);
+    assert_eq!(got[0].name.as_deref(), Some("message.txt"));
+}
