@@ -210,6 +210,19 @@ async fn a_file_unknown_or_expired_is_rejected_for_good() {
     );
     let too_big = gateway.fetch(&file("expired"), CAP).await.unwrap_err();
     assert_eq!(too_big, GatewayError::TooLarge { size: None, limit: CAP });
+    fake.fail_next(
+        "getFile",
+        FakeFailure::BadRequest("Bad Request: file is too big".into()),
+    );
+    let over_telegrams = gateway.fetch(&file("expired"), 100 * 1024 * 1024).await.unwrap_err();
+    assert_eq!(
+        over_telegrams,
+        GatewayError::TooLarge {
+            size: None,
+            limit: 20 * 1024 * 1024
+        },
+        "the limit said is Telegram's, the lower one"
+    );
 }
 
 #[tokio::test]

@@ -28,8 +28,10 @@ use crate::media::declared_size;
 
 /// How long to wait after a 429 on a download that does not say.
 const DEFAULT_DOWNLOAD_RETRY: Duration = Duration::from_secs(5);
-/// What the Bot API says when a file is over its own download limit (20 MB).
+/// What the Bot API says when a file is over its own download limit.
 const FILE_TOO_BIG: &str = "file is too big";
+/// The Bot API's own download limit for bots (a local Bot API server has none).
+const BOT_API_DOWNLOAD_LIMIT: u64 = 20 * 1024 * 1024;
 /// The MIME type that says nothing about the content.
 const OCTET_STREAM: &str = "application/octet-stream";
 
@@ -54,14 +56,15 @@ impl Fetch for TelegramGateway {
 
 impl TelegramGateway {
     /// The contract's error for a failed `getFile`; Telegram's own refusal of
-    /// a file over its download limit is a file too large.
+    /// a file over its download limit is a file too large, for the lower of
+    /// the two limits.
     fn get_file_error(&self, error: &RequestError, max_bytes: u64) -> GatewayError {
         if let RequestError::Api(ApiError::Unknown(description)) = error
             && description.contains(FILE_TOO_BIG)
         {
             return GatewayError::TooLarge {
                 size: None,
-                limit: max_bytes,
+                limit: max_bytes.min(BOT_API_DOWNLOAD_LIMIT),
             };
         }
         let failure = self.classify(error);
