@@ -120,7 +120,7 @@ impl SignalSettings {
     /// The longest line read from signal-cli: the usual cap, or the answer to
     /// `getAttachment` for the largest attachment fetched, if longer.
     pub fn max_line_bytes(&self) -> usize {
-        let base64 = usize::try_from(self.max_attachment_bytes.div_ceil(3) * 4).unwrap_or(usize::MAX);
+        let base64 = usize::try_from(self.max_attachment_bytes.div_ceil(3).saturating_mul(4)).unwrap_or(usize::MAX);
         MAX_LINE_BYTES.max(base64.saturating_add(ATTACHMENT_LINE_SLACK))
     }
 
@@ -176,5 +176,16 @@ mod tests {
         );
         let connect = SignalSettings::new("unix:/run/s".parse().unwrap(), "+1");
         assert_eq!(connect.describe_transport(), "unix:/run/s");
+    }
+
+    #[test]
+    fn lines_are_long_enough_for_the_largest_attachment_in_base64() {
+        let mut settings = SignalSettings::new("unix:/run/s".parse().unwrap(), "+1");
+        let base64 = |bytes: u64| usize::try_from(bytes.div_ceil(3) * 4).unwrap();
+        assert!(settings.max_line_bytes() > base64(DEFAULT_MAX_ATTACHMENT_BYTES));
+        settings.max_attachment_bytes = 10;
+        assert_eq!(settings.max_line_bytes(), MAX_LINE_BYTES, "never below the usual cap");
+        settings.max_attachment_bytes = u64::MAX;
+        assert_eq!(settings.max_line_bytes(), usize::MAX, "saturates");
     }
 }
