@@ -2,7 +2,8 @@
 //! [`GatewayComponent`]: built from its configuration section, it says who
 //! may talk through it and who may approve there (in gateway-neutral form, so
 //! `Access` and the approvals `Policy` need not know it), builds its running
-//! [`Listen`] and [`Deliver`] halves, and checks itself for `doctor`.
+//! [`Listen`] and [`Deliver`] halves (and its [`Fetch`], when its messages
+//! bring media), and checks itself for `doctor`.
 //!
 //! [`components`] is the one list of them. Adding a gateway is a crate with
 //! its section type (and its checks), a module here implementing the trait,
@@ -17,7 +18,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, GatewayId, Listen};
+use passepartout_gateway::{Deliver, Fetch, GatewayId, Listen};
 use thiserror::Error;
 
 use crate::access::Access;
@@ -84,12 +85,24 @@ pub struct BuildContext {
     pub admin: Admin,
 }
 
-/// A started gateway: its two halves, and where a local client reaches it.
+/// A started gateway: its two halves, how to fetch the media of its
+/// messages, and where a local client reaches it.
 pub struct Built {
     pub listen: Arc<dyn Listen>,
     pub deliver: Arc<dyn Deliver>,
+    /// Fetches the files its messages' attachments name; none for a gateway
+    /// whose messages bring no media.
+    pub fetch: Option<Arc<dyn Fetch>>,
     /// The file a client on this machine connects to, for a gateway that has one.
     pub local_path: Option<PathBuf>,
+}
+
+impl Built {
+    /// Its fetcher under its gateway id, for the map by which the core finds
+    /// the gateway that fetches a message's media.
+    pub fn fetcher(&self) -> Option<(GatewayId, Arc<dyn Fetch>)> {
+        self.fetch.clone().map(|fetch| (self.listen.id(), fetch))
+    }
 }
 
 /// Why a gateway could not start.

@@ -1,5 +1,6 @@
 //! The Signal gateway as a component: its settings from `[signal]`, the
-//! senders and groups that may talk and approve, and `doctor`'s check of
+//! senders and groups that may talk and approve, the attachments of its
+//! messages fetched from signal-cli, and `doctor`'s check of
 //! signal-cli — the daemon at `signal.endpoint`, or in spawn mode a child
 //! started for the check and killed after it — and the account.
 
@@ -130,7 +131,8 @@ impl GatewayComponent for Signal {
         let signal = SignalGateway::new(settings);
         Ok(Built {
             listen: signal.clone(),
-            deliver: signal,
+            deliver: signal.clone(),
+            fetch: Some(signal),
             local_path: None,
         })
     }
@@ -210,4 +212,24 @@ fn listed(accounts: &Value, account: &str) -> bool {
         .into_iter()
         .flatten()
         .any(|entry| entry["number"] == account || entry.as_str() == Some(account))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests_support::open_temp;
+
+    #[tokio::test]
+    async fn the_built_gateway_fetches_the_attachments_of_its_messages() {
+        let (_dir, store) = open_temp();
+        let mut config = Config::default();
+        config.signal.account = "+15550000001".into();
+        let (admin, _requests) = passepartout_admin::Admin::channel(1);
+        let built = Signal::new(&config)
+            .build(&BuildContext { store, admin })
+            .await
+            .unwrap();
+        let (gateway, _fetch) = built.fetcher().expect("Signal fetches its messages' attachments");
+        assert_eq!(gateway.as_str(), GATEWAY_ID);
+    }
 }

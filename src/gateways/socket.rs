@@ -67,6 +67,8 @@ impl GatewayComponent for Socket {
             local_path: Some(socket.path().to_path_buf()),
             listen: socket.clone(),
             deliver: socket,
+            // A local client sends text; a file it means is already on this machine.
+            fetch: None,
         })
     }
 

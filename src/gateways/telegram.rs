@@ -1,7 +1,8 @@
 //! The Telegram gateway as a component: its settings from `[telegram]` (the
 //! token read from the environment or a file), its polling offset kept in
 //! the store's `cursors` tree, durably, the user and chat ids that may talk
-//! and approve, and `doctor`'s getMe.
+//! and approve, and `doctor`'s getMe. It fetches the files of its messages
+//! (voice notes, photos, documents) too.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,7 +78,8 @@ impl GatewayComponent for Telegram {
         let telegram = TelegramGateway::new(settings, Arc::new(StoreOffsets::new(with.store.clone())));
         Ok(Built {
             listen: telegram.clone(),
-            deliver: telegram,
+            deliver: telegram.clone(),
+            fetch: Some(telegram),
             local_path: None,
         })
     }
@@ -180,6 +182,24 @@ mod tests {
         assert_eq!(settings.token, "123:secret-token");
         assert_eq!(settings.api_url, "http://127.0.0.1:9");
         assert!(!format!("{settings:?}").contains("secret-token"));
+    }
+
+    #[tokio::test]
+    async fn the_built_gateway_fetches_the_media_of_its_messages() {
+        let (_store_dir, store) = open_temp();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "123:secret-token\n").unwrap();
+        let mut config = Config::default();
+        config.telegram.token_env = None;
+        config.telegram.token_file = Some(file);
+        let (admin, _requests) = passepartout_admin::Admin::channel(1);
+        let built = Telegram::new(&config)
+            .build(&BuildContext { store, admin })
+            .await
+            .unwrap();
+        let (gateway, _fetch) = built.fetcher().expect("Telegram fetches its messages' files");
+        assert_eq!(gateway.as_str(), GATEWAY_ID);
     }
 
     #[test]

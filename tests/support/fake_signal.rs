@@ -4,8 +4,10 @@
 //! `signal-cli daemon --receive-mode=manual` speaks it.
 //!
 //! It answers `version`, `listAccounts`, `subscribeReceive` /
-//! `unsubscribeReceive`, `send`, `sendTyping` and `sendReaction`, and
-//! `-32601` to anything else. In manual receive mode nothing is pushed on a
+//! `unsubscribeReceive`, `send`, `sendTyping`, `sendReaction` and
+//! `getAttachment` (the bytes of an attachment registered with
+//! [`FakeSignal::add_attachment`], in base64, or signal-cli's error for an
+//! unknown one), and `-32601` to anything else. In manual receive mode nothing is pushed on a
 //! connection before it called `subscribeReceive`: envelopes queued while no
 //! subscriber is connected wait, and go out after the next subscription.
 //!
@@ -14,7 +16,7 @@
 //! answer out of order, or never), write raw lines (garbage, giant lines,
 //! responses to unknown ids), and drop every connection mid-stream. Every wait
 //! is on an event, under a timeout. Self-contained (tokio, tokio-util,
-//! serde_json, tempfile).
+//! serde_json, tempfile, base64).
 #![allow(dead_code)] // every including target uses a different part of it
 
 use std::collections::{HashMap, VecDeque};
@@ -23,6 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
+use base64::Engine;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, UnixListener};
@@ -111,6 +114,8 @@ struct State {
     delivered: usize,
     /// Connections accepted so far, including closed ones.
     accepted: u64,
+    /// The bytes `getAttachment` answers, by attachment id.
+    attachments: HashMap<String, Vec<u8>>,
 }
 
 struct Connection {
@@ -222,6 +227,12 @@ impl FakeSignal {
         }
         drop(state);
         self.shared.changed.notify_waiters();
+    }
+
+    /// Makes `getAttachment` answer `bytes` for attachment `id` (what signal-cli
+    /// downloaded when the message came); whatever size an envelope declares.
+    pub fn add_attachment(&self, id: &str, bytes: impl Into<Vec<u8>>) {
+        self.state().attachments.insert(id.to_owned(), bytes.into());
     }
 
     /// Makes the next call of `method` fail with this JSON-RPC error.
@@ -556,6 +567,17 @@ fn answer(state: &mut State, connection: u64, method: &str, params: &Value) -> R
             Ok(json!({ "timestamp": timestamp, "results": results }))
         }
         "sendTyping" => Ok(json!({})),
+        "getAttachment" => {
+            let id = text("id").ok_or((codes::USER_ERROR, "Missing attachment id parameter".to_owned()))?;
+            if params.get("recipient").is_none() && params.get("groupId").is_none() {
+                return Err((codes::INVALID_PARAMS, "Neither recipient nor group id given".to_owned()));
+            }
+            let bytes = state
+                .attachments
+                .get(&id)
+                .ok_or_else(|| (codes::USER_ERROR, format!("Could not find attachment with ID: {id}")))?;
+            Ok(json!({ "data": base64::engine::general_purpose::STANDARD.encode(bytes) }))
+        }
         _ => Err((codes::METHOD_NOT_FOUND, "Method not implemented".to_owned())),
     }
 }
@@ -685,5 +707,41 @@ pub fn typing_envelope(from_uuid: &str, timestamp: u64) -> Value {
         from_uuid,
         timestamp,
         json!({ "typingMessage": { "action": "STARTED", "timestamp": timestamp } }),
+    )
+}
+
+/// An attachment as signal-cli lists it in a data message: `filename` is
+/// `None` for a voice note recorded in the app.
+pub fn attachment(id: &str, content_type: &str, filename: Option<&str>, size: u64) -> Value {
+    json!({ "contentType": content_type, "filename": filename, "id": id, "size": size,
+        "width": null, "height": null, "caption": null, "uploadTimestamp": 1_700_000_000_000u64 })
+}
+
+/// A one-to-one message from `from_uuid` with `attachments` (see
+/// [`attachment`]) and an optional text.
+pub fn attachment_envelope(from_uuid: &str, timestamp: u64, text: Option<&str>, attachments: Vec<Value>) -> Value {
+    envelope(
+        from_uuid,
+        timestamp,
+        data_message(timestamp, json!({ "message": text, "attachments": attachments })),
+    )
+}
+
+/// A sticker from `from_uuid` (signal-cli names only its pack and number).
+pub fn sticker_envelope(from_uuid: &str, timestamp: u64) -> Value {
+    let fields = json!({ "sticker": { "packId": "9a3c5e7f0b1d2e4f6a8c0e2f4a6c8e0f", "stickerId": 4 } });
+    envelope(from_uuid, timestamp, data_message(timestamp, fields))
+}
+
+/// A shared contact from `from_uuid`.
+pub fn contact_envelope(from_uuid: &str, timestamp: u64, given: &str, phone: &str) -> Value {
+    let contact = json!({ "name": { "nickname": null, "given": given, "family": null, "prefix": null,
+        "suffix": null, "middle": null }, "avatar": null,
+        "phone": [{ "value": phone, "type": "MOBILE", "label": null }],
+        "email": null, "address": null, "organization": null });
+    envelope(
+        from_uuid,
+        timestamp,
+        data_message(timestamp, json!({ "contacts": [contact] })),
     )
 }

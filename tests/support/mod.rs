@@ -9,6 +9,7 @@ pub mod fake_llm;
 pub mod fake_signal;
 pub mod fake_telegram;
 pub mod harness;
+pub mod logs;
 pub mod process;
 pub mod socket_load;
 pub mod tools;

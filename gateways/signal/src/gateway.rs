@@ -72,6 +72,7 @@ impl SignalGateway {
     pub(crate) async fn connect(&self) -> Result<(RpcClient, Notifications), crate::RpcError> {
         let options = RpcOptions {
             call_timeout: self.settings.call_timeout,
+            max_line_bytes: self.settings.max_line_bytes(),
             ..RpcOptions::default()
         };
         let (client, notifications) = self.settings.open(options).await?;
@@ -84,7 +85,7 @@ impl SignalGateway {
     /// The shared connection, made anew if there is none — except a spawned
     /// signal-cli, which only the listener starts: a second child would wait
     /// on the first one's lock of the account, so the reply waits instead.
-    async fn client(&self) -> Result<RpcClient, GatewayError> {
+    pub(crate) async fn client(&self) -> Result<RpcClient, GatewayError> {
         let current = lock(&self.client).clone().filter(|client| !client.is_closed());
         match (current, &self.settings.transport) {
             (Some(client), _) => Ok(client),

@@ -11,6 +11,9 @@
 //! - [`error`]: [`RpcError`] and the JSON-RPC [`ErrorCode`]s of signal-cli;
 //! - [`normalize`](normalize()): a received envelope into an
 //!   [`Inbound`](passepartout_gateway::Inbound), or a reason to skip it;
+//!   [`media`]: what attachments, stickers and contacts become, and the
+//!   [`SignalFile`] an attachment is fetched by; `fetch`: the contract's
+//!   [`Fetch`](passepartout_gateway::Fetch), by `getAttachment`;
 //! - [`gateway`]: [`SignalGateway`], the contract's `Listen` and `Deliver`;
 //!   `listen`: its receiving loop (subscribe after every connect, one message
 //!   at a time into the intake, reconnect with jittered backoff);
@@ -29,8 +32,10 @@ pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod failure;
+mod fetch;
 pub mod gateway;
 mod listen;
+pub mod media;
 mod message_id;
 pub mod normalize;
 pub mod rpc;
@@ -42,6 +47,7 @@ pub use config::SignalConfig;
 pub use endpoint::{Endpoint, InvalidEndpoint};
 pub use error::{ErrorCode, RemoteError, RpcError};
 pub use gateway::SignalGateway;
+pub use media::SignalFile;
 pub use normalize::{BotIdentity, GroupMode, Normalized, normalize};
 pub use rpc::{Notification, Notifications, Received, RpcClient, RpcOptions};
 pub use settings::{SignalSettings, Transport};

@@ -5,8 +5,9 @@
 //!
 //! - a `dataMessage` with text → [`InboundBody::Text`]; mentions in the text
 //!   (signal-cli leaves a placeholder at each) become `@name`, and mentions of
-//!   the bot are removed; with an attachment, sticker, contact or payment →
-//!   [`InboundBody::Unsupported`] naming it;
+//!   the bot are removed; with attachments → [`InboundBody::Media`], the text
+//!   as caption; a sticker or shared contact → a line of text (see
+//!   [`crate::media`]); a payment → [`InboundBody::Unsupported`] naming it;
 //! - a `dataMessage` in a group: conversation chat `group:<groupId>`; under
 //!   [`GroupMode::MentionOrReply`] only when it mentions the bot (by UUID or
 //!   number) or quotes one of the bot's messages; a reaction only when it is on
@@ -31,6 +32,7 @@ use serde::de::IgnoredAny;
 use serde_json::Value;
 
 use crate::GATEWAY_ID;
+use crate::media::{self, Carried, Source};
 use crate::message_id::{message_id, parse};
 
 /// How a group conversation's chat id starts: signal-cli's base64 group id follows.
@@ -101,9 +103,11 @@ struct DataMessage {
     quote: Option<Quote>,
     reaction: Option<Reaction>,
     mentions: Option<Vec<Mention>>,
-    attachments: Option<Vec<IgnoredAny>>,
-    sticker: Option<IgnoredAny>,
-    contacts: Option<Vec<IgnoredAny>>,
+    /// Read item by item (see [`crate::media`]): one odd attachment must not
+    /// make the whole envelope unreadable.
+    attachments: Option<Vec<Value>>,
+    sticker: Option<Value>,
+    contacts: Option<Vec<Value>>,
     payment: Option<IgnoredAny>,
     remote_delete: Option<IgnoredAny>,
 }
@@ -156,6 +160,8 @@ struct Origin<'e> {
     uuid: &'e str,
     timestamp: u64,
     chat: String,
+    /// The group's id, for a group message.
+    group: Option<&'e str>,
     /// Whether every message counts, not only those addressed to the bot: a
     /// direct chat, or a group under [`GroupMode::All`].
     takes_everything: bool,
@@ -207,7 +213,7 @@ impl Context<'_> {
 
     /// Who sent a data message, when, and in which chat; the bot's own
     /// messages are skipped here.
-    fn origin<'e>(&self, envelope: &'e Envelope, data: &DataMessage) -> Step<Origin<'e>> {
+    fn origin<'e>(&self, envelope: &'e Envelope, data: &'e DataMessage) -> Step<Origin<'e>> {
         let uuid = envelope
             .source_uuid
             .as_deref()
@@ -219,7 +225,7 @@ impl Context<'_> {
             .timestamp
             .or(data.timestamp)
             .ok_or("envelope without a timestamp")?;
-        let group = data.group_info.as_ref().and_then(|info| info.group_id.as_deref());
+        let group = (data.group_info.as_ref()).and_then(|info| info.group_id.as_deref());
         let chat = match group {
             Some(group_id) => format!("{GROUP_PREFIX}{group_id}"),
             None => uuid.to_owned(),
@@ -229,6 +235,7 @@ impl Context<'_> {
             uuid,
             timestamp,
             chat,
+            group,
             takes_everything: group.is_none() || self.group_mode == GroupMode::All,
         })
     }
@@ -257,8 +264,8 @@ impl Context<'_> {
         )
     }
 
-    /// A message: its text with mentions rendered, or what it carries that
-    /// the core cannot read; in a group that takes only what is addressed to
+    /// A message: its text with mentions rendered, the media it carries, or
+    /// what the core cannot read; in a group that takes only what is addressed to
     /// the bot, only one that is.
     fn message(&self, origin: &Origin<'_>, data: &DataMessage) -> Step<Normalized> {
         let mentions = data.mentions.as_deref().unwrap_or_default();
@@ -277,13 +284,25 @@ impl Context<'_> {
                 )
             })
             .transpose()?;
-        let body = if let Some(what) = unsupported(data) {
-            InboundBody::Unsupported { what: what.to_owned() }
-        } else {
-            let text = self.render_mentions(data.message.as_deref().unwrap_or_default(), mentions);
-            if text.is_empty() {
-                return Err("empty message");
+        let text = self.render_mentions(data.message.as_deref().unwrap_or_default(), mentions);
+        let carried = Carried {
+            attachments: data.attachments.as_deref(),
+            sticker: data.sticker.as_ref(),
+            contacts: data.contacts.as_deref(),
+        };
+        let source = match origin.group {
+            Some(group) => Source::Group(group),
+            None => Source::Person(origin.uuid),
+        };
+        let body = if let Some(body) = media::body(&carried, &text, &source) {
+            body
+        } else if data.payment.is_some() {
+            InboundBody::Unsupported {
+                what: "payment".to_owned(),
             }
+        } else if text.is_empty() {
+            return Err("empty message");
+        } else {
             InboundBody::Text { text }
         };
         self.inbound(origin, reply_to, body)
@@ -374,22 +393,6 @@ fn mention_name(mention: &Mention) -> &str {
         .into_iter()
         .find_map(|name| name.as_deref().filter(|name| !name.is_empty()))
         .unwrap_or("someone")
-}
-
-/// What a message carries that the core cannot read, if anything.
-fn unsupported(data: &DataMessage) -> Option<&'static str> {
-    let has = |list: &Option<Vec<IgnoredAny>>| list.as_ref().is_some_and(|list| !list.is_empty());
-    if has(&data.attachments) {
-        Some("attachment")
-    } else if data.sticker.is_some() {
-        Some("sticker")
-    } else if has(&data.contacts) {
-        Some("contact")
-    } else if data.payment.is_some() {
-        Some("payment")
-    } else {
-        None
-    }
 }
 
 fn conversation(chat: String) -> Step<ConversationKey> {

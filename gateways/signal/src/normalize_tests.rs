@@ -247,18 +247,11 @@ fn unknown_and_malformed_envelopes_are_skipped() {
 }
 
 #[test]
-fn attachments_are_unsupported_and_empty_messages_skipped() {
-    let photo = data(json!({ "message": "look", "attachments": [{ "contentType": "image/jpeg", "id": "x" }] }));
+fn payments_are_unsupported_and_empty_messages_skipped() {
+    let payment = data(json!({ "payment": { "note": "for lunch", "receipt": "AAAA" } }));
     assert_eq!(
-        inbound(run(&photo)).body,
-        InboundBody::Unsupported {
-            what: "attachment".into()
-        }
-    );
-    let sticker = data(json!({ "sticker": { "packId": "p", "stickerId": 1 } }));
-    assert_eq!(
-        inbound(run(&sticker)).body,
-        InboundBody::Unsupported { what: "sticker".into() }
+        inbound(run(&payment)).body,
+        InboundBody::Unsupported { what: "payment".into() }
     );
     assert_eq!(skip_reason(run(&data(json!({ "message": "  " })))), "empty message");
     assert_eq!(
@@ -273,3 +266,6 @@ fn the_bots_own_messages_are_skipped() {
     own["sourceUuid"] = json!(BOT_UUID);
     assert_eq!(skip_reason(run(&own)), "message from the bot's own account");
 }
+
+#[path = "normalize_media_tests.rs"]
+mod media;

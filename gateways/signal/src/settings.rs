@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::endpoint::Endpoint;
 use crate::error::RpcError;
 use crate::normalize::{BotIdentity, GroupMode};
-use crate::rpc::{Notifications, RpcClient, RpcOptions};
+use crate::rpc::{MAX_LINE_BYTES, Notifications, RpcClient, RpcOptions};
 use crate::spawn::Spawn;
 use crate::split::SIGNAL_TEXT_LIMIT;
 
@@ -29,6 +29,12 @@ pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(60);
 pub const DEFAULT_BUSY_BACKOFF: Duration = Duration::from_secs(1);
 /// How long to wait on a rate limit when signal-cli names no `retryAfterSeconds`.
 pub const DEFAULT_RATE_LIMIT_WAIT: Duration = Duration::from_secs(60);
+/// The largest attachment the gateway fetches, in bytes (as Telegram lets bots
+/// download). It sizes the longest line read from signal-cli, since
+/// `getAttachment` answers with the whole file in base64 on one line.
+pub const DEFAULT_MAX_ATTACHMENT_BYTES: u64 = 20 * 1024 * 1024;
+/// Room on an attachment's line for the JSON around its base64.
+const ATTACHMENT_LINE_SLACK: usize = 64 * 1024;
 
 /// How the gateway reaches signal-cli.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -81,6 +87,9 @@ pub struct SignalSettings {
     pub backoff_max: Duration,
     /// Wait after the core answered `Busy`.
     pub busy_backoff: Duration,
+    /// The largest attachment fetched, in bytes; larger ones are refused as
+    /// too large whatever the caller allows.
+    pub max_attachment_bytes: u64,
 }
 
 impl SignalSettings {
@@ -104,7 +113,15 @@ impl SignalSettings {
             backoff_base: DEFAULT_BACKOFF_BASE,
             backoff_max: DEFAULT_BACKOFF_MAX,
             busy_backoff: DEFAULT_BUSY_BACKOFF,
+            max_attachment_bytes: DEFAULT_MAX_ATTACHMENT_BYTES,
         }
+    }
+
+    /// The longest line read from signal-cli: the usual cap, or the answer to
+    /// `getAttachment` for the largest attachment fetched, if longer.
+    pub fn max_line_bytes(&self) -> usize {
+        let base64 = usize::try_from(self.max_attachment_bytes.div_ceil(3).saturating_mul(4)).unwrap_or(usize::MAX);
+        MAX_LINE_BYTES.max(base64.saturating_add(ATTACHMENT_LINE_SLACK))
     }
 
     /// A new connection to signal-cli: to the daemon's endpoint, or to a new
@@ -159,5 +176,16 @@ mod tests {
         );
         let connect = SignalSettings::new("unix:/run/s".parse().unwrap(), "+1");
         assert_eq!(connect.describe_transport(), "unix:/run/s");
+    }
+
+    #[test]
+    fn lines_are_long_enough_for_the_largest_attachment_in_base64() {
+        let mut settings = SignalSettings::new("unix:/run/s".parse().unwrap(), "+1");
+        let base64 = |bytes: u64| usize::try_from(bytes.div_ceil(3) * 4).unwrap();
+        assert!(settings.max_line_bytes() > base64(DEFAULT_MAX_ATTACHMENT_BYTES));
+        settings.max_attachment_bytes = 10;
+        assert_eq!(settings.max_line_bytes(), MAX_LINE_BYTES, "never below the usual cap");
+        settings.max_attachment_bytes = u64::MAX;
+        assert_eq!(settings.max_line_bytes(), usize::MAX, "saturates");
     }
 }

@@ -19,13 +19,19 @@
 //! - [`failure`]: what a failed Bot API call means; `backoff`: waits between failures;
 //! - [`normalize`](normalize::normalize): a Bot API update into an
 //!   [`Inbound`](passepartout_gateway::Inbound), or a reason to skip it;
+//!   `media`: what a message with a voice note, photo, file, sticker,
+//!   location or contact becomes;
+//! - `fetch`: the contract's [`Fetch`](passepartout_gateway::Fetch), a file's
+//!   bytes by `getFile` and a capped download;
 //! - [`split`](split::split): long replies into messages Telegram accepts;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
 pub mod config;
 pub mod failure;
+mod fetch;
 pub mod format;
 pub mod gateway;
+mod media;
 pub mod normalize;
 pub mod offset;
 mod poll;

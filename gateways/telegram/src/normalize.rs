@@ -3,11 +3,14 @@
 //! This is the one place that reads teloxide's update types; everything after
 //! it sees only the contract. The mapping:
 //!
-//! - a message in a private chat: text → [`InboundBody::Text`]; a photo, voice
-//!   message, sticker, document, … → [`InboundBody::Unsupported`] naming it;
+//! - a message in a private chat: text → [`InboundBody::Text`]; a voice note,
+//!   audio, photo, document or video → [`InboundBody::Media`] with its caption;
+//!   a sticker, location or contact → a line of text; anything else (a poll, a
+//!   game, …) → [`InboundBody::Unsupported`] naming it (see [`crate::media`]);
 //! - a message in a group or supergroup: the same, but under
 //!   [`GroupMode::MentionOrReply`] only when it mentions `@bot_username` or
-//!   replies to one of the bot's messages (the mention is removed from the text);
+//!   replies to one of the bot's messages (the mention is removed from the
+//!   text or caption);
 //! - a button press (callback query) → [`InboundBody::Button`], with the
 //!   query's id, prefixed `callback:`, as message id (unique, and stable when
 //!   Telegram redelivers the update; never mistaken for a message to quote)
@@ -16,14 +19,16 @@
 //! - anything else (edits, channel posts, service messages, inline queries, …)
 //!   → [`Normalized::Skip`] with a reason for the log.
 
+use std::ops::Range;
+
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
 
 use teloxide::types::{
-    CallbackQuery, MaybeAnonymousUser, MediaKind, Message, MessageEntityKind, MessageKind, MessageReactionUpdated,
-    ReactionType, Update, UpdateKind, User,
+    CallbackQuery, MaybeAnonymousUser, MediaKind, Message, MessageEntity, MessageEntityKind, MessageKind,
+    MessageReactionUpdated, ReactionType, Update, UpdateKind, User,
 };
 
-use crate::GATEWAY_ID;
+use crate::{GATEWAY_ID, media};
 
 /// How a button press's message id starts: the callback query's id follows.
 pub const CALLBACK_PREFIX: &str = "callback:";
@@ -31,11 +36,19 @@ pub const CALLBACK_PREFIX: &str = "callback:";
 pub use passepartout_gateway::{GroupMode, Normalized};
 
 /// Converts one update. `bot_username` is the bot's own username, without `@`;
+/// of a photo's sizes the largest declaring at most `photo_max_bytes` is taken;
 /// `now_ms` becomes `received_at_ms`.
-pub fn normalize(update: &Update, bot_username: &str, group_mode: GroupMode, now_ms: u64) -> Normalized {
+pub fn normalize(
+    update: &Update,
+    bot_username: &str,
+    group_mode: GroupMode,
+    photo_max_bytes: u64,
+    now_ms: u64,
+) -> Normalized {
     let ctx = Context {
         bot_username: bot_username.trim_start_matches('@'),
         group_mode,
+        photo_max_bytes,
         now_ms,
     };
     let normalized = match &update.kind {
@@ -57,6 +70,7 @@ type Step<T> = Result<T, &'static str>;
 struct Context<'a> {
     bot_username: &'a str,
     group_mode: GroupMode,
+    photo_max_bytes: u64,
     now_ms: u64,
 }
 
@@ -82,16 +96,18 @@ impl Context<'_> {
         }
         let body = match &common.media_kind {
             MediaKind::Text(_) => {
-                let text = self.text_without_mentions(message);
+                let text = self.without_mentions(message.text(), message.entities());
                 if text.trim().is_empty() {
                     return Err("empty text");
                 }
                 InboundBody::Text { text }
             }
             MediaKind::Migration(_) => return Err("chat migration"),
-            other => InboundBody::Unsupported {
-                what: media_name(other).to_owned(),
-            },
+            other => {
+                let caption = self.without_mentions(message.caption(), message.caption_entities());
+                let caption = (!caption.is_empty()).then_some(caption);
+                media::body(other, caption, self.photo_max_bytes)
+            }
         };
         Ok(Normalized::Inbound(Box::new(Inbound {
             conversation: conversation(message.chat.id.0)?,
@@ -148,12 +164,12 @@ impl Context<'_> {
     /// Whether a group message is meant for the bot: it mentions
     /// `@bot_username` (in its text or caption) or replies to the bot.
     fn addresses_bot(&self, message: &Message) -> bool {
-        let mentions = message
-            .parse_entities()
-            .into_iter()
-            .chain(message.parse_caption_entities())
-            .flatten()
-            .any(|entity| matches!(entity.kind(), MessageEntityKind::Mention) && self.is_bot_mention(entity.text()));
+        let mentions = [
+            (message.text(), message.entities()),
+            (message.caption(), message.caption_entities()),
+        ]
+        .into_iter()
+        .any(|(text, entities)| !self.bot_mentions(text, entities).is_empty());
         let replies_to_bot = message
             .reply_to_message()
             .and_then(|replied| replied.from.as_ref())
@@ -161,33 +177,72 @@ impl Context<'_> {
         mentions || replies_to_bot
     }
 
-    fn is_bot_mention(&self, mention: &str) -> bool {
-        self.is_bot_name(mention.strip_prefix('@'))
-    }
-
     fn is_bot_name(&self, name: Option<&str>) -> bool {
         name.is_some_and(|name| !self.bot_username.is_empty() && name.eq_ignore_ascii_case(self.bot_username))
     }
 
-    /// The message text with every mention of the bot removed and the
-    /// surrounding whitespace trimmed.
-    fn text_without_mentions(&self, message: &Message) -> String {
-        let Some(text) = message.text() else {
+    /// Where `text` mentions the bot, by `entities`: byte ranges in order,
+    /// none overlapping. An entity whose offsets do not fall on characters of
+    /// `text` is ignored; teloxide's own entity parsing would panic on it.
+    fn bot_mentions(&self, text: Option<&str>, entities: Option<&[MessageEntity]>) -> Vec<Range<usize>> {
+        let (Some(text), Some(entities)) = (text, entities) else {
+            return Vec::new();
+        };
+        let mut ranges: Vec<Range<usize>> = entities
+            .iter()
+            .filter(|entity| matches!(entity.kind, MessageEntityKind::Mention))
+            .filter_map(|entity| utf16_range(text, entity.offset, entity.length))
+            .filter(|range| self.is_bot_name(text[range.clone()].strip_prefix('@')))
+            .collect();
+        ranges.sort_by_key(|range| range.start);
+        let mut end = 0;
+        ranges.retain(|range| {
+            let apart = range.start >= end;
+            if apart {
+                end = range.end;
+            }
+            apart
+        });
+        ranges
+    }
+
+    /// A message's text or caption with every mention of the bot (among
+    /// `entities`) removed and the surrounding whitespace trimmed.
+    fn without_mentions(&self, text: Option<&str>, entities: Option<&[MessageEntity]>) -> String {
+        let Some(text) = text else {
             return String::new();
         };
         let mut out = String::with_capacity(text.len());
         let mut from = 0;
-        for entity in message.parse_entities().unwrap_or_default() {
-            if matches!(entity.kind(), MessageEntityKind::Mention) && self.is_bot_mention(entity.text()) {
-                let range = entity.range();
-                out.push_str(&text[from..range.start]);
-                from = range.end;
-            }
+        for range in self.bot_mentions(Some(text), entities) {
+            out.push_str(&text[from..range.start]);
+            from = range.end;
         }
         out.push_str(&text[from..]);
         // Removing a leading mention leaves "  rest": collapse that edge.
         out.trim().to_owned()
     }
+}
+
+/// The bytes of `text` that `length` UTF-16 units from `offset` cover (how
+/// Telegram counts), if both ends fall between characters of `text`.
+fn utf16_range(text: &str, offset: usize, length: usize) -> Option<Range<usize>> {
+    let end = offset.checked_add(length)?;
+    let mut start_byte = None;
+    let mut units = 0;
+    for (byte, ch) in text.char_indices().chain(std::iter::once((text.len(), '\0'))) {
+        if units == offset {
+            start_byte = Some(byte);
+        }
+        if units == end {
+            return start_byte.map(|start| start..byte);
+        }
+        if units > end {
+            return None;
+        }
+        units += ch.len_utf16();
+    }
+    None
 }
 
 fn conversation(chat_id: i64) -> Step<ConversationKey> {
@@ -214,30 +269,6 @@ fn emoji_not_in<'a>(these: &'a [ReactionType], those: &[ReactionType]) -> Option
         ReactionType::Emoji { emoji } => Some(emoji.as_str()),
         _ => None,
     })
-}
-
-/// A person-readable name for a kind of message the core cannot read.
-fn media_name(media: &MediaKind) -> &'static str {
-    match media {
-        MediaKind::Animation(_) => "animation",
-        MediaKind::Audio(_) => "audio file",
-        MediaKind::Contact(_) => "contact",
-        MediaKind::Document(_) => "document",
-        MediaKind::PaidMedia(_) => "paid media",
-        MediaKind::Game(_) => "game",
-        MediaKind::Venue(_) => "venue",
-        MediaKind::Location(_) => "location",
-        MediaKind::Photo(_) => "photo",
-        MediaKind::Poll(_) => "poll",
-        MediaKind::Checklist(_) => "checklist",
-        MediaKind::Sticker(_) => "sticker",
-        MediaKind::Story(_) => "story",
-        MediaKind::Text(_) => "text",
-        MediaKind::Video(_) => "video",
-        MediaKind::VideoNote(_) => "video message",
-        MediaKind::Voice(_) => "voice message",
-        MediaKind::Migration(_) => "chat migration",
-    }
 }
 
 #[cfg(test)]

@@ -365,7 +365,7 @@ impl TelegramGateway {
                 }
             };
             let update_id = update.id.0;
-            match normalize(&update, username, self.settings.group_mode, unix_ms()) {
+            match self.normalize(&update, username) {
                 Normalized::Skip { reason } => {
                     tracing::debug!(update_id, reason, "skipped a Telegram update");
                 }
@@ -383,6 +383,31 @@ impl TelegramGateway {
             *offset = Some(i64::from(update_id) + 1);
         }
         BatchEnd::Done
+    }
+
+    /// [`normalize`]s one update. teloxide's types can panic on a shape they
+    /// do not expect when read further (as its entity parsing did); such a
+    /// panic skips the update like an unreadable one instead of ending the
+    /// loop, which would meet the same update again after every restart.
+    fn normalize(&self, update: &tg::Update, username: &str) -> Normalized {
+        let settings = &self.settings;
+        let normalized = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            normalize(
+                update,
+                username,
+                settings.group_mode,
+                settings.photo_max_bytes,
+                unix_ms(),
+            )
+        }));
+        normalized.unwrap_or_else(|_| {
+            tracing::warn!(
+                update_id = update.id.0,
+                "skipped a Telegram update whose normalizer panicked"
+            );
+            self.count_unreadable();
+            Normalized::skip("the normalizer gave up on its shape (it panicked)")
+        })
     }
 
     /// Submits one message and acts on the core's answer. `None`: go on with

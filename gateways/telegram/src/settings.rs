@@ -26,6 +26,11 @@ pub const DEFAULT_BACKOFF_MAX: Duration = Duration::from_secs(60);
 pub const DEFAULT_CONFLICT_BACKOFF: Duration = Duration::from_secs(30);
 /// The wait after the core answered `Busy`, before polling again.
 pub const DEFAULT_BUSY_BACKOFF: Duration = Duration::from_secs(1);
+/// The largest photo size taken from a message, in bytes: every vision model
+/// reads an image this size (Anthropic's limit per image is 5 MB).
+pub const DEFAULT_PHOTO_MAX_BYTES: u64 = 5 * 1024 * 1024;
+/// How long one file download may take, from the request to its last byte.
+pub const DEFAULT_DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Settings of the Telegram gateway.
 #[derive(Clone)]
@@ -50,6 +55,11 @@ pub struct TelegramSettings {
     pub conflict_backoff: Duration,
     /// Wait after the core answered `Busy`.
     pub busy_backoff: Duration,
+    /// Of the sizes Telegram offers of a photo, the largest declaring at most
+    /// this many bytes is the one the core fetches.
+    pub photo_max_bytes: u64,
+    /// How long one file download may take in all.
+    pub download_timeout: Duration,
 }
 
 impl TelegramSettings {
@@ -66,6 +76,8 @@ impl TelegramSettings {
             backoff_max: DEFAULT_BACKOFF_MAX,
             conflict_backoff: DEFAULT_CONFLICT_BACKOFF,
             busy_backoff: DEFAULT_BUSY_BACKOFF,
+            photo_max_bytes: DEFAULT_PHOTO_MAX_BYTES,
+            download_timeout: DEFAULT_DOWNLOAD_TIMEOUT,
         }
     }
 
@@ -89,6 +101,8 @@ impl fmt::Debug for TelegramSettings {
             .field("backoff_max", &self.backoff_max)
             .field("conflict_backoff", &self.conflict_backoff)
             .field("busy_backoff", &self.busy_backoff)
+            .field("photo_max_bytes", &self.photo_max_bytes)
+            .field("download_timeout", &self.download_timeout)
             .finish()
     }
 }

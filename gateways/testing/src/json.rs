@@ -63,11 +63,24 @@ pub fn any_json(keys: &'static [&'static str], words: &'static [&'static str]) -
 /// An object with each of `fields` present most of the time, its value
 /// mostly drawn from its own strategy and now and then from `other`.
 pub fn object(fields: Vec<(&'static str, BoxedStrategy<Value>)>, other: BoxedStrategy<Value>) -> BoxedStrategy<Value> {
+    object_with_odds(fields, other, 10)
+}
+
+/// [`object`] with one field in `odds` missing and one value in `odds` drawn
+/// from `other`: for shapes nested so deep, or with so many fields, that at
+/// [`object`]'s rate hardly one would come out whole.
+pub fn object_with_odds(
+    fields: Vec<(&'static str, BoxedStrategy<Value>)>,
+    other: BoxedStrategy<Value>,
+    odds: u32,
+) -> BoxedStrategy<Value> {
+    let odds = odds.max(2);
+    let present = 1.0 - 1.0 / f64::from(odds);
     let fields: Vec<_> = fields
         .into_iter()
         .map(|(name, value)| {
-            let value = prop_oneof![9 => value, 1 => other.clone()];
-            prop::option::weighted(0.9, value).prop_map(move |value| value.map(|value| (name.to_owned(), value)))
+            let value = prop_oneof![odds - 1 => value, 1 => other.clone()];
+            prop::option::weighted(present, value).prop_map(move |value| value.map(|value| (name.to_owned(), value)))
         })
         .collect();
     fields

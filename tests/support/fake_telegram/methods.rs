@@ -4,7 +4,7 @@ use std::collections::VecDeque;
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use axum::body::Bytes;
+use axum::body::{Body, Bytes};
 use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
@@ -64,6 +64,45 @@ pub(super) async fn handle(
         Ok(result) => ok_response(&result),
         Err(error) => error_response(error),
     }
+}
+
+/// `GET /file/bot<TOKEN>/<file_path>`: a registered file's bytes, as its
+/// [`Download`] says.
+pub(super) async fn download(State(shared): State<Arc<Shared>>, Path((bot, path)): Path<(String, String)>) -> Response {
+    if bot.strip_prefix("bot") != Some(shared.token.as_str()) {
+        return error_response(ApiError::new(401, "Unauthorized"));
+    }
+    let file = {
+        let mut state = shared.lock();
+        state.downloads.push(path.clone());
+        path.strip_prefix(FILE_PATH_PREFIX)
+            .and_then(|id| state.files.get(id))
+            .cloned()
+    };
+    shared.called.notify_waiters();
+    let Some(file) = file else {
+        return error_response(ApiError::new(404, "Not Found"));
+    };
+    let content_type = file
+        .content_type
+        .clone()
+        .unwrap_or_else(|| "application/octet-stream".to_owned());
+    let body = match file.download {
+        Download::Status(code) => return error_response(ApiError::new(code, "Not Found")),
+        Download::Whole => Body::from(file.bytes),
+        Download::Streamed => {
+            let chunks: Vec<Result<Bytes, std::io::Error>> = file
+                .bytes
+                .chunks(1024)
+                .map(|chunk| Ok(Bytes::copy_from_slice(chunk)))
+                .collect();
+            Body::from_stream(futures::stream::iter(chunks))
+        }
+        Download::Endless => Body::from_stream(futures::stream::repeat_with(|| {
+            Ok::<_, std::io::Error>(Bytes::from_static(&[0x55; 16 * 1024]))
+        })),
+    };
+    ([(CONTENT_TYPE, content_type)], body).into_response()
 }
 
 pub(super) async fn get_updates(shared: &Shared, params: &Value, generation: u64) -> Result<Value, ApiError> {
@@ -152,6 +191,19 @@ pub(super) fn answer(state: &mut Recorded, method: &str, params: &Value) -> Resu
             edit(state, params, Some(text))
         }
         "editmessagereplymarkup" => edit(state, params, None),
+        "getfile" => {
+            let id = params["file_id"].as_str().unwrap_or_default();
+            let file = state
+                .files
+                .get(id)
+                .ok_or_else(|| ApiError::bad_request("invalid file_id"))?;
+            let mut found = json!({"file_id": id, "file_unique_id": format!("AgADu{id}"),
+                                   "file_path": format!("{FILE_PATH_PREFIX}{id}")});
+            if let Some(size) = file.declared_size {
+                found["file_size"] = json!(size);
+            }
+            Ok(found)
+        }
         "setmycommands" => {
             params["commands"]
                 .as_array()

@@ -7,6 +7,10 @@
 //! helpers, or any JSON), which `getUpdates` long-polls for with Telegram's
 //! offset semantics; inspect what the bot sent and called; inject failures with
 //! Telegram's error envelopes; and shut it down to simulate Telegram going away.
+//! Files registered with [`FakeTelegram::add_file`] are found by `getFile` and
+//! downloaded from `/file/bot<TOKEN>/<file_path>`, whole, streamed, endless
+//! (for a client that must stop reading on its own), or answered with an HTTP
+//! error; `getFile` may declare a size other than the bytes served.
 //! Self-contained (tokio, axum, serde_json), so any test target can include it
 //! with `#[path]`. Use it with real (unpaused) tokio time.
 #![allow(dead_code)] // every including target uses a different part of it
@@ -22,7 +26,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use axum::Router;
-use axum::routing::any;
+use axum::routing::{any, get};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::{Notify, watch};
@@ -53,6 +57,46 @@ pub enum FakeFailure {
     /// no JSON at all. Its text holds [`NOT_JSON_MARKER`].
     NotJson,
 }
+
+/// How the fake serves a file's download.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Download {
+    /// The bytes, with a `Content-Length`.
+    Whole,
+    /// The bytes in small chunks, with no `Content-Length` (chunked encoding).
+    Streamed,
+    /// Chunks without end and no `Content-Length`: only a client's own cap stops it.
+    Endless,
+    /// This HTTP status instead of the file (404: a `file_path` expired or gone).
+    Status(u16),
+}
+
+/// A file the fake serves.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FakeFile {
+    pub bytes: Vec<u8>,
+    /// The `file_size` getFile declares; `None` leaves it out.
+    pub declared_size: Option<u64>,
+    pub download: Download,
+    /// The download's `Content-Type`, if any.
+    pub content_type: Option<String>,
+}
+
+impl FakeFile {
+    /// `bytes`, declared truthfully, downloaded whole.
+    pub fn new(bytes: impl Into<Vec<u8>>) -> FakeFile {
+        let bytes = bytes.into();
+        FakeFile {
+            declared_size: Some(bytes.len() as u64),
+            bytes,
+            download: Download::Whole,
+            content_type: None,
+        }
+    }
+}
+
+/// Where the fake keeps a file: `file_path` is this followed by the file id.
+pub const FILE_PATH_PREFIX: &str = "documents/";
 
 /// A word in the [`FakeFailure::NotJson`] page, to look for in logs.
 pub const NOT_JSON_MARKER: &str = "proxy-page-content";
@@ -108,6 +152,10 @@ struct Recorded {
     sent: Vec<Sent>,
     failures: HashMap<String, VecDeque<FakeFailure>>,
     delays: HashMap<String, Duration>,
+    /// Files getFile knows, by file id.
+    files: HashMap<String, FakeFile>,
+    /// The `file_path` of every download asked for with the right token, in order.
+    downloads: Vec<String>,
 }
 
 /// A Bot API error: the HTTP status equals `error_code`, like Telegram's.
@@ -189,6 +237,8 @@ impl FakeTelegram {
                 sent: Vec::new(),
                 failures: HashMap::new(),
                 delays: HashMap::new(),
+                files: HashMap::new(),
+                downloads: Vec::new(),
             }),
             called: Notify::new(),
             queued: Notify::new(),
@@ -196,6 +246,7 @@ impl FakeTelegram {
         });
         let app = Router::new()
             .route("/{bot}/{method}", any(handle))
+            .route("/file/{bot}/{*path}", get(download))
             .fallback(|| async { error_response(ApiError::new(404, "Not Found")) })
             .with_state(Arc::clone(&shared));
         serve_until_shutdown(listener, app, &shared.shutdown);
@@ -297,6 +348,81 @@ impl FakeTelegram {
             extra["caption"] = json!(caption);
         }
         json!({"message": self.incoming(chat_id, user_id, extra)})
+    }
+
+    /// A voice note whose file is `file_id`, declaring `bytes`, with an optional caption.
+    pub fn voice_message(&self, chat_id: i64, user_id: i64, file_id: &str, bytes: u64, caption: Option<&str>) -> Value {
+        let voice = json!({"file_id": file_id, "file_unique_id": format!("AgADv{file_id}"), "duration": 3,
+                           "mime_type": "audio/ogg", "file_size": bytes});
+        self.media_message(chat_id, user_id, json!({"voice": voice}), caption)
+    }
+
+    /// An audio file `name` whose file is `file_id`, declaring `bytes`.
+    pub fn audio_message(&self, chat_id: i64, user_id: i64, file_id: &str, name: &str, bytes: u64) -> Value {
+        let audio = json!({"file_id": file_id, "file_unique_id": format!("AgADa{file_id}"), "duration": 95,
+                           "file_name": name, "mime_type": "audio/mpeg", "file_size": bytes});
+        self.media_message(chat_id, user_id, json!({"audio": audio}), None)
+    }
+
+    /// A document `name` (its type from its extension) whose file is
+    /// `file_id`, declaring `bytes`, with an optional caption.
+    pub fn document_message(
+        &self,
+        chat_id: i64,
+        user_id: i64,
+        file_id: &str,
+        name: &str,
+        bytes: u64,
+        caption: Option<&str>,
+    ) -> Value {
+        let mime = match name.rsplit_once('.').map(|(_, extension)| extension) {
+            Some("txt") => "text/plain",
+            Some("pdf") => "application/pdf",
+            Some("png") => "image/png",
+            _ => "application/octet-stream",
+        };
+        let document = json!({"file_id": file_id, "file_unique_id": format!("AgADd{file_id}"),
+                              "file_name": name, "mime_type": mime, "file_size": bytes});
+        self.media_message(chat_id, user_id, json!({"document": document}), caption)
+    }
+
+    /// A sticker showing `emoji`.
+    pub fn sticker_message(&self, chat_id: i64, user_id: i64, emoji: &str) -> Value {
+        let sticker = json!({"file_id": "CAACfake-sticker", "file_unique_id": "AgADsticker", "type": "regular",
+                             "width": 512, "height": 512, "is_animated": false, "is_video": false,
+                             "emoji": emoji, "set_name": "FakeStickers", "file_size": 23_000});
+        json!({"message": self.incoming(chat_id, user_id, json!({"sticker": sticker}))})
+    }
+
+    /// A shared location.
+    pub fn location_message(&self, chat_id: i64, user_id: i64, latitude: f64, longitude: f64) -> Value {
+        let location = json!({"latitude": latitude, "longitude": longitude});
+        json!({"message": self.incoming(chat_id, user_id, json!({"location": location}))})
+    }
+
+    /// A shared contact.
+    pub fn contact_message(&self, chat_id: i64, user_id: i64, first_name: &str, phone: &str) -> Value {
+        let contact = json!({"phone_number": phone, "first_name": first_name});
+        json!({"message": self.incoming(chat_id, user_id, json!({"contact": contact}))})
+    }
+
+    fn media_message(&self, chat_id: i64, user_id: i64, mut extra: Value, caption: Option<&str>) -> Value {
+        if let Some(caption) = caption {
+            extra["caption"] = json!(caption);
+        }
+        json!({"message": self.incoming(chat_id, user_id, extra)})
+    }
+
+    /// Makes `file_id` known to getFile, with `file_path`
+    /// [`FILE_PATH_PREFIX`]`<file_id>`, which is returned.
+    pub fn add_file(&self, file_id: &str, file: FakeFile) -> String {
+        self.lock().files.insert(file_id.to_owned(), file);
+        format!("{FILE_PATH_PREFIX}{file_id}")
+    }
+
+    /// The `file_path` of every download asked for with the right token, in order.
+    pub fn downloads(&self) -> Vec<String> {
+        self.lock().downloads.clone()
     }
 
     /// A press by `user_id` of an inline button with `data` under message
