@@ -452,6 +452,7 @@ pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, Star
                 api_key,
                 connect_timeout: Duration::from_secs(provider.connect_timeout_s),
                 timeout: Duration::from_secs(provider.timeout_s),
+                vision: provider.vision,
             };
             let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
                 ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),
