@@ -49,9 +49,15 @@ impl TestDaemon {
         let dir = tempfile::tempdir().unwrap();
         let mut config = config(dir.path(), &llm.base_url());
         adjust(&mut config);
-        let daemon = Daemon::start_with(config.clone(), Extensions { tools })
-            .await
-            .expect("daemon starts");
+        let daemon = Daemon::start_with(
+            config.clone(),
+            Extensions {
+                tools,
+                ..Extensions::default()
+            },
+        )
+        .await
+        .expect("daemon starts");
         TestDaemon {
             dir,
             config,
@@ -69,9 +75,15 @@ impl TestDaemon {
     /// Starts the daemon again on the same data directory.
     pub async fn restart(&mut self, tools: Vec<Arc<dyn Tool>>) {
         self.stop().await;
-        let daemon = Daemon::start_with(self.config.clone(), Extensions { tools })
-            .await
-            .expect("daemon restarts");
+        let daemon = Daemon::start_with(
+            self.config.clone(),
+            Extensions {
+                tools,
+                ..Extensions::default()
+            },
+        )
+        .await
+        .expect("daemon restarts");
         self.daemon = Some(daemon);
     }
 

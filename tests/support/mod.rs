@@ -8,6 +8,7 @@ pub mod fake_anthropic;
 pub mod fake_llm;
 pub mod fake_signal;
 pub mod fake_telegram;
+pub mod fake_transcriber;
 pub mod harness;
 pub mod process;
 pub mod tools;
