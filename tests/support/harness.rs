@@ -46,18 +46,21 @@ impl TestDaemon {
     }
 
     pub async fn start_with(llm: &FakeLlm, adjust: impl FnOnce(&mut Config), tools: Vec<Arc<dyn Tool>>) -> TestDaemon {
+        let extensions = Extensions {
+            tools,
+            ..Extensions::default()
+        };
+        Self::start_extended(llm, adjust, extensions).await
+    }
+
+    /// A daemon with `extensions` plugged in (gateways, fetchers, tools).
+    pub async fn start_extended(llm: &FakeLlm, adjust: impl FnOnce(&mut Config), extensions: Extensions) -> TestDaemon {
         let dir = tempfile::tempdir().unwrap();
         let mut config = config(dir.path(), &llm.base_url());
         adjust(&mut config);
-        let daemon = Daemon::start_with(
-            config.clone(),
-            Extensions {
-                tools,
-                ..Extensions::default()
-            },
-        )
-        .await
-        .expect("daemon starts");
+        let daemon = Daemon::start_with(config.clone(), extensions)
+            .await
+            .expect("daemon starts");
         TestDaemon {
             dir,
             config,

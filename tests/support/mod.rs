@@ -10,5 +10,6 @@ pub mod fake_signal;
 pub mod fake_telegram;
 pub mod fake_transcriber;
 pub mod harness;
+pub mod media_gateway;
 pub mod process;
 pub mod tools;
