@@ -85,8 +85,9 @@ impl Default for TranscriptionConfig {
 }
 
 impl TranscriptionConfig {
-    /// Notes what is wrong with `[transcription]`.
-    pub fn check(&self, problems: &mut Problems) {
+    /// Notes what is wrong with `[transcription]`; a transcription runs
+    /// within a turn, so one that is set up must end before `turn_timeout_s`.
+    pub fn check(&self, problems: &mut Problems, turn_timeout_s: u64) {
         if let Some(base_url) = &self.base_url {
             problems.check(
                 matches!(reqwest::Url::parse(base_url), Ok(url) if matches!(url.scheme(), "http" | "https")),
@@ -112,6 +113,14 @@ impl TranscriptionConfig {
         problems.check(self.max_seconds > 0, "transcription.max_seconds must be at least 1");
         problems.check(self.max_bytes > 0, "transcription.max_bytes must be at least 1");
         problems.check(self.timeout_s > 0, "transcription.timeout_s must be at least 1");
+        problems.check(
+            self.base_url.is_none() || self.timeout_s < turn_timeout_s,
+            format!(
+                "transcription.timeout_s ({} s) must be shorter than pipeline.turn_timeout_s ({turn_timeout_s} s), \
+                 or a slow transcription ends the whole turn",
+                self.timeout_s
+            ),
+        );
         problems.check(
             self.connect_timeout_s > 0,
             "transcription.connect_timeout_s must be at least 1",

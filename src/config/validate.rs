@@ -36,7 +36,9 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     config.skills.check(&mut problems);
     config.memory.check(&mut problems);
     config.media.check(&mut problems);
-    config.transcription.check(&mut problems);
+    config
+        .transcription
+        .check(&mut problems, config.pipeline.turn_timeout_s);
     config.approvals.check(&mut problems);
     config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
     for problem in config.gateway_problems() {
@@ -141,6 +143,7 @@ mod tests {
         config.transcription.language = Some("English".into());
         config.transcription.max_seconds = 0;
         config.transcription.max_bytes = 0;
+        config.transcription.timeout_s = 600;
         config.media.max_photo_bytes = 0;
         config.media.max_document_bytes = 0;
         let problems = validate(&config);
@@ -154,13 +157,14 @@ mod tests {
             "transcription.language \"English\"",
             "transcription.max_seconds must be at least 1",
             "transcription.max_bytes must be at least 1",
+            "transcription.timeout_s (600 s) must be shorter than pipeline.turn_timeout_s (300 s)",
         ] {
             assert!(
                 problems.iter().any(|p| p.starts_with(expected)),
                 "{expected} missing from {problems:?}"
             );
         }
-        assert_eq!(problems.len(), 9, "{problems:?}");
+        assert_eq!(problems.len(), 10, "{problems:?}");
         config.transcription = crate::config::TranscriptionConfig {
             base_url: Some("http://127.0.0.1:8080/v1".into()),
             language: Some("en".into()),
@@ -168,6 +172,14 @@ mod tests {
         };
         config.media = Default::default();
         assert!(validate(&config).is_empty(), "{:?}", validate(&config));
+        config.pipeline.turn_timeout_s = 60;
+        assert_eq!(
+            validate(&config).len(),
+            1,
+            "a transcriber set up must end within the turn"
+        );
+        config.transcription.base_url = None;
+        assert!(validate(&config).is_empty(), "none set up: its timeout does not matter");
     }
 
     #[test]
