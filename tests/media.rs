@@ -2,8 +2,9 @@
 //! photos and files by reference and fetches them when asked; a fake
 //! transcription server and fake models on loopback answer. Each test names
 //! the case it pins: the transcript reaches the model, a transcriber that is
-//! down or not set up, an image part for a vision model and the caption for
-//! another, a file in `inbox/`, media too large.
+//! down or not set up, a voice note whose turn a stop cut short, an image
+//! part for a vision model and the caption for another, a file in `inbox/`,
+//! media too large.
 
 mod support;
 
@@ -11,7 +12,7 @@ use passepartout::config::{Config, ProviderConfig, ProviderKind};
 use passepartout_gateway::{Attachment, MediaKind, ReplyKind};
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_user_text};
-use support::fake_transcriber::FakeTranscriber;
+use support::fake_transcriber::{FakeTranscriber, Script as Heard};
 use support::harness::{TestDaemon, WAIT};
 use support::media_gateway::{MediaGateway, attachment};
 
@@ -285,4 +286,54 @@ async fn media_too_large_or_too_long_gets_a_clear_answer_and_is_not_fetched() {
     assert!(transcriber.uploads().is_empty());
     assert!(llm.requests().is_empty());
     daemon.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_voice_note_cut_short_by_a_stop_is_fetched_again_and_answered_after_the_restart() {
+    let llm = FakeLlm::start().await;
+    let transcriber = FakeTranscriber::start().await;
+    transcriber.push(Heard::Hang);
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = support::harness::config(dir.path(), &llm.base_url());
+    config.transcription.base_url = Some(transcriber.base_url());
+    config.pipeline.shutdown_grace_s = 1;
+    let words = "what is on my calendar tomorrow";
+
+    // The first daemon runs on a runtime of its own: dropping that runtime
+    // ends the turn its stop left waiting on the transcriber, as an exit would.
+    let first = MediaGateway::default();
+    first.put_file("v1", words);
+    let stopped = {
+        let (config, gateway, transcriber) = (config.clone(), first.clone(), transcriber.clone());
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Runtime::new().unwrap();
+            let id = runtime.block_on(async {
+                let daemon = passepartout::Daemon::start_with(config, gateway.extensions())
+                    .await
+                    .expect("daemon starts");
+                let id = gateway.send_media("alice", vec![voice("v1", 3)], None).await;
+                transcriber.wait_for_uploads(1, WAIT).await; // its turn waits on the transcriber
+                daemon.shutdown().await.expect("clean shutdown");
+                id
+            });
+            drop(runtime);
+            id
+        })
+    };
+    let id = tokio::task::spawn_blocking(move || stopped.join().unwrap())
+        .await
+        .unwrap();
+    assert!(llm.requests().is_empty(), "the first daemon never reached the model");
+
+    let second = MediaGateway::default();
+    second.put_file("v1", words);
+    let daemon = passepartout::Daemon::start_with(config, second.extensions())
+        .await
+        .expect("daemon restarts");
+    let replies = second.replies(&id).await;
+    let said = format!("[The person sent a voice note; transcribed, it says:]\n{words}");
+    assert_eq!(replies, [(ReplyKind::Answer, format!("echo: {said}"))]);
+    assert_eq!(second.fetched(), ["v1"], "fetched again after the restart");
+    assert_eq!(transcriber.uploads().len(), 2);
+    daemon.shutdown().await.unwrap();
 }

@@ -346,3 +346,23 @@ async fn an_oversized_document_a_video_and_a_gateway_that_cannot_fetch_are_told(
         "I can't open files sent through other yet, so I can't read your file."
     );
 }
+
+#[tokio::test]
+async fn the_key_from_a_file_goes_to_the_server_as_a_bearer_token_only() {
+    let fake = FakeTranscriber::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let key_file = dir.path().join("key");
+    std::fs::write(&key_file, "sk-transcribe-secret\n").unwrap();
+    let setup = setup(Some(fake.base_url()), |config| {
+        config.transcription.api_key_file = Some(key_file.clone());
+        config.transcription.language = Some("fr".into());
+    });
+    assert!(!format!("{:?}", setup.media).contains("sk-transcribe-secret"));
+    setup
+        .media
+        .read(&gateway(), &[attachment(MediaKind::Voice, "voice")], None, false)
+        .await;
+    let upload = &fake.wait_for_uploads(1, WAIT).await[0];
+    assert_eq!(upload.authorization.as_deref(), Some("Bearer sk-transcribe-secret"));
+    assert_eq!(upload.language.as_deref(), Some("fr"));
+}
