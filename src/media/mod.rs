@@ -11,6 +11,10 @@
 //! model that cannot see images, a fetch or a transcription that failed.
 //! Nothing here is kept across turns but the files themselves.
 
+/// The fake transcription server, for the unit tests of media and doctor.
+#[cfg(test)]
+#[path = "../../tests/support/fake_transcriber.rs"]
+pub(crate) mod fake_transcriber;
 mod fetchers;
 pub mod inbox;
 mod read;
@@ -75,22 +79,11 @@ impl Media {
     }
 
     /// Media as `config` sets it up, fetched through `fetchers`, with the
-    /// transcriber of `[transcription]` when it names one. A key that
-    /// cannot be read is a degraded start, as for the model providers: the
-    /// server refuses, and the person is told.
+    /// transcriber of `[transcription]` when it names one ([`transcriber`]).
     pub fn new(config: &Config, fetchers: Fetchers) -> Result<Self, MediaError> {
-        let section = &config.transcription;
-        let key = match Secret::named(section.api_key_env.as_deref(), section.api_key_file.as_deref()) {
-            Some(Ok(key)) => Some(key),
-            Some(Err(error)) => {
-                tracing::warn!(%error, "no API key for transcription");
-                None
-            }
-            None => None,
-        };
         Ok(Self {
             fetchers,
-            transcriber: Transcriber::new(section, key)?,
+            transcriber: transcriber(config)?,
             ..Self::unplugged(config)
         })
     }
@@ -99,6 +92,21 @@ impl Media {
     pub fn store(&self) -> &MediaStore {
         &self.store
     }
+}
+
+/// The transcriber `[transcription]` sets up, if any, with its key. A key
+/// that cannot be read is a degraded start, as for the model providers.
+pub fn transcriber(config: &Config) -> Result<Option<Transcriber>, TranscribeError> {
+    let section = &config.transcription;
+    let key = match Secret::named(section.api_key_env.as_deref(), section.api_key_file.as_deref()) {
+        Some(Ok(key)) => Some(key),
+        Some(Err(error)) => {
+            tracing::warn!(%error, "no API key for transcription");
+            None
+        }
+        None => None,
+    };
+    Transcriber::new(section, key)
 }
 
 /// Deletes the photos in `store` older than `keep`, by `now`; logs what it

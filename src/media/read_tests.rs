@@ -1,9 +1,6 @@
 //! Reading media against in-test fetchers and the fake transcription
 //! server of `tests/support/fake_transcriber.rs`, over real loopback HTTP.
 
-#[path = "../../tests/support/fake_transcriber.rs"]
-mod fake_transcriber;
-
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,9 +8,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use passepartout_gateway::{Attachment, Fetch, Fetched, FileRef, GatewayError, GatewayId, MediaKind, ReplyKind};
 
-use self::fake_transcriber::{FakeTranscriber, Script};
 use super::*;
 use crate::config::Config;
+use crate::media::fake_transcriber::{FakeTranscriber, Script};
 use crate::media::{Fetchers, Media};
 
 const WAIT: Duration = Duration::from_secs(10);

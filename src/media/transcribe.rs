@@ -131,6 +131,33 @@ impl Transcriber {
         }))
     }
 
+    /// Whether the server answers, and takes the key: `GET {base_url}/models`.
+    /// Any answer but a refused key will do, since whisper.cpp's server
+    /// has no model list.
+    pub async fn probe(&self) -> Result<(), TranscribeError> {
+        let mut url = self.url.clone();
+        url.set_path(&format!(
+            "{}/models",
+            url.path().trim_end_matches("/audio/transcriptions")
+        ));
+        let mut request = self.http.get(url);
+        if let Some(auth) = &self.auth {
+            request = request.header(AUTHORIZATION, auth.clone());
+        }
+        let response = request.send().await.map_err(transport)?;
+        let status = response.status();
+        if matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
+            let body = read_capped(response).await.unwrap_or_default();
+            return Err(refused(status, &body));
+        }
+        Ok(())
+    }
+
+    /// The model asked.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
     /// The server's base URL, for messages to the person.
     pub fn base_url(&self) -> &str {
         &self.base_url

@@ -1,7 +1,7 @@
 //! A fake OpenAI-compatible speech-to-text server on `127.0.0.1:0`: `POST
 //! /v1/audio/transcriptions` with a real multipart body (`file`, `model`,
-//! `response_format`, `language`), answered as OpenAI and whisper servers
-//! do — `{"text"}` for `json`, with `language`, `duration` and `segments`
+//! `response_format`, `language`) and `GET /v1/models`, answered as OpenAI
+//! and whisper servers do — `{"text"}` for `json`, with `language`, `duration` and `segments`
 //! for `verbose_json`, an `{"error":{..}}` body with an error status. By
 //! default the transcript is the uploaded file's bytes read as UTF-8, so a
 //! test "records" a voice note by writing its words. Tests queue one-shot
@@ -19,7 +19,7 @@ use axum::Router;
 use axum::extract::{Multipart, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::post;
+use axum::routing::{get, post};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
@@ -64,6 +64,8 @@ struct Shared {
 struct Recorded {
     queue: VecDeque<Script>,
     uploads: Vec<Upload>,
+    /// The key every request must carry as `Bearer`, if any.
+    key: Option<String>,
 }
 
 impl FakeTranscriber {
@@ -77,6 +79,7 @@ impl FakeTranscriber {
         });
         let app = Router::new()
             .route("/v1/audio/transcriptions", post(transcribe))
+            .route("/v1/models", get(models))
             .with_state(shared.clone());
         tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
@@ -95,6 +98,11 @@ impl FakeTranscriber {
     /// `http://127.0.0.1:PORT/v1`.
     pub fn base_url(&self) -> String {
         format!("http://{}/v1", self.addr)
+    }
+
+    /// Requires `Authorization: Bearer <key>`: others get a 401.
+    pub fn require_key(&self, key: &str) {
+        self.lock().key = Some(key.to_owned());
     }
 
     /// Queues a one-shot script, answered before the default echo.
@@ -129,7 +137,27 @@ impl FakeTranscriber {
     }
 }
 
+/// Whether `headers` carry the key the fake requires, if it requires one.
+fn authorized(shared: &Shared, headers: &HeaderMap) -> bool {
+    let state = shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+    let Some(key) = &state.key else {
+        return true;
+    };
+    let given = headers.get("authorization").and_then(|value| value.to_str().ok());
+    given == Some(format!("Bearer {key}").as_str())
+}
+
+async fn models(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if !authorized(&shared, &headers) {
+        return error_body(401, "Incorrect API key provided");
+    }
+    axum::Json(json!({"object": "list", "data": [{"id": "whisper-1", "object": "model"}]})).into_response()
+}
+
 async fn transcribe(State(shared): State<Arc<Shared>>, headers: HeaderMap, mut form: Multipart) -> Response {
+    if !authorized(&shared, &headers) {
+        return error_body(401, "Incorrect API key provided");
+    }
     let mut upload = Upload {
         authorization: headers
             .get("authorization")
