@@ -641,3 +641,24 @@ async fn a_model_without_vision_and_an_earlier_photo_get_notes_instead() {
         "what is this?\n[a photo sent earlier (ab12.png); not shown again]"
     );
 }
+
+#[test]
+fn the_history_keeps_an_image_by_reference_never_its_bytes() {
+    let image = Image {
+        media: "ab12.png".into(),
+        mime: "image/png".into(),
+        bytes: Some(std::sync::Arc::from(&b"\x89PNG"[..])),
+    };
+    let mut message = ChatMessage::user_with_images("look", vec![image]);
+    let kept = serde_json::to_value(&message).unwrap();
+    assert_eq!(kept["images"], json!([{"media": "ab12.png", "mime": "image/png"}]));
+    let read: ChatMessage = serde_json::from_value(kept).unwrap();
+    assert_eq!(read.images[0].bytes, None);
+    message.drop_image_bytes();
+    assert_eq!(read, message);
+    let plain = serde_json::to_value(ChatMessage::user("hi")).unwrap();
+    assert!(
+        plain.get("images").is_none(),
+        "a text message is stored as before: {plain}"
+    );
+}

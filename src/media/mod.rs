@@ -137,3 +137,28 @@ impl MediaPruning {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn photos_older_than_keep_days_are_pruned_and_zero_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        };
+        let pruning = MediaPruning::of(&config);
+        assert_eq!(pruning.keep, Some(Duration::from_secs(30 * 24 * 3600)));
+        let store = MediaStore::new(pruning.dir.clone());
+        let name = store.save(b"photo", "image/jpeg").unwrap();
+        let in_31_days = SystemTime::now() + Duration::from_secs(31 * 24 * 3600);
+        prune(store.clone(), pruning.keep.unwrap(), SystemTime::now()).await;
+        assert!(store.read(&name).is_ok(), "a new photo stays");
+        prune(store.clone(), pruning.keep.unwrap(), in_31_days).await;
+        assert!(store.read(&name).is_err(), "a photo past keep_days goes");
+        config.media.keep_days = 0;
+        assert_eq!(MediaPruning::of(&config).keep, None);
+    }
+}

@@ -506,3 +506,46 @@ impl Pipeline {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(replies: &[(ReplyKind, &str)]) -> TurnOutput {
+        TurnOutput {
+            replies: replies.iter().map(|(kind, text)| (*kind, (*text).to_owned())).collect(),
+            ..TurnOutput::default()
+        }
+    }
+
+    #[test]
+    fn what_was_heard_heads_the_answer_and_what_could_not_be_read_comes_first() {
+        let mut answered = output(&[(ReplyKind::Notice, "n"), (ReplyKind::Answer, "Sure.")]);
+        let told = vec![(ReplyKind::Notice, "I can't watch videos yet.".to_owned())];
+        answered.tell_first(told, &["call mum".to_owned()]);
+        assert_eq!(
+            answered.replies,
+            [
+                (ReplyKind::Notice, "I can't watch videos yet.".to_owned()),
+                (ReplyKind::Notice, "n".to_owned()),
+                (ReplyKind::Answer, "I heard: “call mum”\n\nSure.".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn without_an_answer_what_was_heard_is_a_notice_of_its_own() {
+        let mut failed = output(&[(ReplyKind::Failure, "No language model answered.")]);
+        failed.tell_first(Vec::new(), &["call mum".to_owned()]);
+        assert_eq!(
+            failed.replies,
+            [
+                (ReplyKind::Notice, "I heard: “call mum”".to_owned()),
+                (ReplyKind::Failure, "No language model answered.".to_owned()),
+            ]
+        );
+        let mut untouched = output(&[(ReplyKind::Answer, "Hi.")]);
+        untouched.tell_first(Vec::new(), &[]);
+        assert_eq!(untouched.replies, [(ReplyKind::Answer, "Hi.".to_owned())]);
+    }
+}
