@@ -158,14 +158,15 @@ impl Daemon {
             .into_iter()
             .chain(std::mem::take(&mut extensions.gateways))
             .collect();
-        let media = Media::new(&config, std::mem::take(&mut extensions.fetchers))?;
+        let fetchers = std::mem::take(&mut extensions.fetchers);
         let deciders = components.iter().map(|c| (c.id(), c.deciders()));
         let policy = crate::approvals::Policy::from_rosters(deciders, &config.approvals);
         let (pipeline, approvals, gauges) =
             pipeline(&config, &store, clock, cascade.clone(), &schedules, policy, extensions)?;
-        let pipeline = pipeline.with_media(media);
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         let gateways = gateways(&components, &store, admin).await?;
+        // Once the gateways run: media is fetched through them.
+        let pipeline = pipeline.with_media(Media::new(&config, fetchers)?);
         let conversations = Conversations::new(
             store.clone(),
             pipeline,
