@@ -222,6 +222,7 @@ fn main() {
         let (marks, started_marks) = tokio::sync::mpsc::unbounded_channel();
         let extensions = Extensions {
             tools: vec![Arc::new(Mark(marks))],
+            ..Extensions::default()
         };
         let daemon = Daemon::start_with(config.clone(), extensions)
             .await

@@ -11,6 +11,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Job};
+use crate::media::{MediaPruning, MediaStore};
 use crate::store::Store;
 
 /// How often maintenance (the dedupe sweep) runs.
@@ -95,7 +96,8 @@ pub async fn approval_expiry(conversations: Arc<Conversations>) {
 
 /// Forgets platform message ids older than `dedupe_window`, hourly, so the
 /// dedupe index stays as large as the window and no larger; likewise
-/// approvals decided and told longer than `keep_decided` ago, by `clock`.
+/// approvals decided and told longer than `keep_decided` ago, by `clock`,
+/// and the photos in the media store older than `media.keep_days`.
 /// Stops when `stop` is cancelled.
 pub async fn maintenance(
     store: Store,
@@ -103,6 +105,7 @@ pub async fn maintenance(
     stop: CancellationToken,
     dedupe_window: Duration,
     keep_decided: Duration,
+    media: MediaPruning,
 ) {
     // Not at start: a start should be quick, and nothing is old yet.
     let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + MAINTENANCE_EVERY, MAINTENANCE_EVERY);
@@ -126,6 +129,10 @@ pub async fn maintenance(
             Ok(Ok(pruned)) => tracing::info!(pruned, "old decided approvals forgotten"),
             Ok(Err(error)) => tracing::error!(%error, "approvals sweep failed"),
             Err(error) => tracing::error!(%error, "approvals sweep task failed"),
+        }
+        if let Some(keep) = media.keep {
+            let now = std::time::UNIX_EPOCH + Duration::from_millis(clock.now_ms());
+            crate::media::prune(MediaStore::new(media.dir.clone()), keep, now).await;
         }
     }
 }

@@ -25,11 +25,12 @@ use crate::clock::Clock;
 use crate::config::{Config, ProviderKind, Secret};
 use crate::conversations::{Conversations, Views};
 use crate::data_dir::{DataDirError, DataDirLock};
-use crate::gateways::BuildContext;
+use crate::gateways::{BuildContext, GatewayComponent};
 use crate::intake::IntakeContext;
 use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
 use crate::loops::daemon::Loops;
 use crate::loops::schedules::Schedules;
+use crate::media::{Fetchers, Media, MediaPruning};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
 use crate::skills::Skills;
@@ -48,6 +49,10 @@ const ADMIN_CAPACITY: usize = 64;
 pub struct Extensions {
     /// Extra tools offered to the model.
     pub tools: Vec<Arc<dyn Tool>>,
+    /// Extra gateways, started beside the configured ones; who may talk and
+    /// approve through them is as they say, and they fetch their messages'
+    /// media if they build a fetcher.
+    pub gateways: Vec<Box<dyn GatewayComponent>>,
 }
 
 /// Why the daemon could not start.
@@ -67,6 +72,8 @@ pub enum StartError {
     Skills(#[from] regex::Error),
     #[error("cannot start the background loops: {0}")]
     Loops(#[from] crate::loops::daemon::LoopsStartError),
+    #[error(transparent)]
+    Media(#[from] crate::media::MediaError),
     /// Settings name tools or arguments the daemon does not have (as
     /// `check-config` reports them): the gates they set would never apply.
     #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
@@ -83,6 +90,8 @@ struct GatewayHandle {
 /// The running gateways, and where a local client reaches the daemon.
 struct Gateways {
     handles: HashMap<GatewayId, GatewayHandle>,
+    /// How the media of each gateway's messages is fetched.
+    fetchers: Fetchers,
     local_path: Option<PathBuf>,
 }
 
@@ -124,7 +133,7 @@ impl Daemon {
     }
 
     /// Starts a daemon from `config` with `extensions` plugged in.
-    pub async fn start_with(config: Config, extensions: Extensions) -> Result<Daemon, StartError> {
+    pub async fn start_with(config: Config, mut extensions: Extensions) -> Result<Daemon, StartError> {
         // Before anything is touched: a misspelt tool name switches a gate off.
         let more = crate::loops::tools::specs()
             .into_iter()
@@ -146,9 +155,18 @@ impl Daemon {
             providers.clone(),
             Duration::from_secs(config.llm.cooldown_s),
         ));
-        let (pipeline, approvals, gauges) = pipeline(&config, &store, clock, cascade.clone(), &schedules, extensions)?;
+        let components: Vec<Box<dyn GatewayComponent>> = crate::gateways::components(&config)
+            .into_iter()
+            .chain(std::mem::take(&mut extensions.gateways))
+            .collect();
+        let deciders = components.iter().map(|c| (c.id(), c.deciders()));
+        let policy = crate::approvals::Policy::from_rosters(deciders, &config.approvals);
+        let (pipeline, approvals, gauges) =
+            pipeline(&config, &store, clock, cascade.clone(), &schedules, policy, extensions)?;
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
-        let gateways = gateways(&config, &store, admin).await?;
+        let gateways = gateways(&components, &store, admin).await?;
+        // Once the gateways run: media is fetched through them.
+        let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone())?);
         let conversations = Conversations::new(
             store.clone(),
             pipeline,
@@ -166,7 +184,7 @@ impl Daemon {
         loops.start(&config).await?;
         let intake = Arc::new(IntakeContext {
             conversations: conversations.clone(),
-            access: crate::gateways::access(&config),
+            access: crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers()))),
             clock,
         });
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
@@ -285,14 +303,15 @@ fn open_store(config: &Config) -> Result<Store, StoreError> {
 
 /// The pipeline — the model `cascade`, the tools (the built-in ones, the
 /// loops' `schedules` tools, the `extensions`), the skills — and the
-/// approvals it holds actions for, on `clock`; with what the status reads
-/// of its parts.
+/// approvals it holds actions for, decided by `policy`, on `clock`; with
+/// what the status reads of its parts.
 fn pipeline(
     config: &Config,
     store: &Store,
     clock: Clock,
     cascade: Arc<Cascade>,
     schedules: &Arc<Schedules>,
+    policy: crate::approvals::Policy,
     extensions: Extensions,
 ) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
     let mut tools = crate::tools::builtin(config)?;
@@ -304,12 +323,7 @@ fn pipeline(
         config.tools.output_cap_bytes,
     );
     let skills = Skills::from_config(&config.skills, &config.tools)?;
-    let approvals = Arc::new(Approvals::new(
-        store.clone(),
-        crate::gateways::policy(config),
-        clock,
-        &config.approvals,
-    ));
+    let approvals = Arc::new(Approvals::new(store.clone(), policy, clock, &config.approvals));
     let gauges = PipelineGauges {
         cascade: cascade.clone(),
         tools: tools.telemetry().clone(),
@@ -320,18 +334,26 @@ fn pipeline(
 }
 
 /// Starts every enabled gateway component, from the one list of them.
-async fn gateways(config: &Config, store: &Store, admin: Admin) -> Result<Gateways, StartError> {
+async fn gateways(
+    components: &[Box<dyn GatewayComponent>],
+    store: &Store,
+    admin: Admin,
+) -> Result<Gateways, StartError> {
     let with = BuildContext {
         store: store.clone(),
         admin,
     };
     let mut handles = HashMap::new();
+    let mut fetchers = Fetchers::default();
     let mut local_path = None;
-    for component in crate::gateways::components(config) {
+    for component in components {
         if !component.enabled() {
             continue;
         }
         let built = component.build(&with).await?;
+        if let Some((id, fetch)) = built.fetcher() {
+            fetchers.insert(id, fetch);
+        }
         local_path = local_path.or(built.local_path);
         let handle = GatewayHandle {
             deliver: built.deliver,
@@ -339,7 +361,11 @@ async fn gateways(config: &Config, store: &Store, admin: Admin) -> Result<Gatewa
         };
         handles.insert(handle.listen.id(), handle);
     }
-    Ok(Gateways { handles, local_path })
+    Ok(Gateways {
+        handles,
+        fetchers,
+        local_path,
+    })
 }
 
 /// What the admin path needs: the status, the `approvals`, the loops, the
@@ -406,6 +432,7 @@ fn spawn_housekeeping(
         conversations.draining.clone(),
         dedupe_window,
         keep_decided,
+        MediaPruning::of(config),
     ));
 }
 
@@ -452,6 +479,7 @@ pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, Star
                 api_key,
                 connect_timeout: Duration::from_secs(provider.connect_timeout_s),
                 timeout: Duration::from_secs(provider.timeout_s),
+                vision: provider.vision,
             };
             let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
                 ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),

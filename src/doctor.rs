@@ -1,5 +1,6 @@
 //! `passepartout doctor`: one line per part — config, each gateway (its
-//! component's own check), store, each model provider — saying ok, degraded
+//! component's own check), store, each model provider, the transcription
+//! server when one is set up — saying ok, degraded
 //! or failed, and what to do about it. The daemon runs the provider checks at start and logs them;
 //! it starts anyway ("fail open").
 
@@ -35,7 +36,45 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
             }
         }
     }
+    checks.extend(transcription_check(config).await);
     checks
+}
+
+/// The transcription server's line, when `[transcription]` sets one up.
+async fn transcription_check(config: &Config) -> Option<Check> {
+    let fix = "start the transcription server, or fix [transcription] base_url";
+    let transcriber = match crate::media::transcriber(config) {
+        Ok(transcriber) => transcriber?,
+        Err(error) => {
+            return Some(Check::new(
+                "transcription",
+                Level::Failed,
+                error.to_string(),
+                Some(fix.into()),
+            ));
+        }
+    };
+    let endpoint = transcriber.base_url();
+    Some(match transcriber.probe().await {
+        Ok(()) => Check::new(
+            "transcription",
+            Level::Ok,
+            format!("{endpoint} answers ({})", transcriber.model()),
+            None,
+        ),
+        Err(error @ crate::media::TranscribeError::Refused { .. }) => Check::new(
+            "transcription",
+            Level::Failed,
+            format!("{endpoint}: {error}"),
+            Some("set the server's key with [transcription] api_key_env or api_key_file".into()),
+        ),
+        Err(error) => Check::new(
+            "transcription",
+            Level::Failed,
+            format!("{endpoint}: {error}"),
+            Some(fix.into()),
+        ),
+    })
 }
 
 /// The providers as the running daemon sees them after probing them again.
@@ -218,6 +257,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::media::fake_transcriber::FakeTranscriber;
 
     #[test]
     fn a_store_the_daemon_marked_failed_fails_doctor_with_its_error() {
@@ -232,6 +272,28 @@ mod tests {
     fn a_healthy_store_in_the_daemon_is_ok() {
         let status = json!({ "store": { "failed": false, "size_bytes": 1, "pending": 0, "outbox": 0 } });
         assert_eq!(store_state(&Config::default(), Some(&status)).level, Level::Ok);
+    }
+
+    #[tokio::test]
+    async fn the_transcription_server_is_checked_only_when_set_up() {
+        assert!(transcription_check(&Config::default()).await.is_none());
+        let fake = FakeTranscriber::start().await;
+        fake.require_key("sk-right");
+        let mut config = Config::default();
+        config.transcription.base_url = Some(fake.base_url());
+        let refused = transcription_check(&config).await.unwrap();
+        assert_eq!(refused.level, Level::Failed, "{refused}");
+        assert!(refused.fix.as_deref().is_some_and(|fix| fix.contains("api_key_env")));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("key"), "sk-right").unwrap();
+        config.transcription.api_key_file = Some(dir.path().join("key"));
+        let ok = transcription_check(&config).await.unwrap();
+        assert_eq!(ok.level, Level::Ok, "{ok}");
+        assert!(!ok.to_string().contains("sk-right"));
+        config.transcription.base_url = Some(FakeTranscriber::dead_url().await);
+        let down = transcription_check(&config).await.unwrap();
+        assert_eq!(down.level, Level::Failed);
+        assert!(down.detail.contains("could not be reached"), "{down}");
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The pipeline's event: a [`Signal`] is one thing for the assistant to
-//! perceive, reason about and act on — a person's message, the output of tools
-//! it called (fed back at depth + 1), a correction of the model's malformed
-//! output (also fed back), or something it cannot read.
+//! perceive, reason about and act on — a person's message, media they sent
+//! (read when the turn runs), the output of tools it called (fed back at
+//! depth + 1), a correction of the model's malformed output (also fed back),
+//! or something it cannot read.
 
-use passepartout_gateway::{ConversationKey, MessageId, UserId};
+use passepartout_gateway::{Attachment, ConversationKey, MessageId, UserId};
 
 /// Where a signal comes from: the conversation, the person and the message
 /// that started the turn. Replies go back to the origin.
@@ -27,6 +28,7 @@ pub struct Signal {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SignalBody {
     Message(Message),
+    Media(MediaMessage),
     ToolResults(ToolResults),
     Correction(Correction),
     Unreadable(Unreadable),
@@ -42,6 +44,14 @@ pub struct Correction {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
     pub text: String,
+}
+
+/// Media from a person (a voice note, a photo, a file), with the caption
+/// they wrote; fetched and read when the turn runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MediaMessage {
+    pub attachments: Vec<Attachment>,
+    pub caption: Option<String>,
 }
 
 /// The outputs of the tool calls the model asked for, in call order.

@@ -465,6 +465,7 @@ async fn the_daemon_refuses_to_start_when_require_approval_names_no_tool() {
     config.tools.require_approval = vec!["shel".into(), "record".into()];
     let extensions = || passepartout::Extensions {
         tools: vec![std::sync::Arc::new(support::tools::Record::default())],
+        ..passepartout::Extensions::default()
     };
     let Err(error) = passepartout::Daemon::start_with(config.clone(), extensions()).await else {
         panic!("a daemon started with a tool name that matches nothing");

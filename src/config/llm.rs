@@ -73,6 +73,9 @@ pub struct ProviderConfig {
     /// Longest answer, in tokens (Anthropic requires it; OpenAI-compatible
     /// servers ignore it here).
     pub max_tokens: u32,
+    /// Whether the model can see images: photos people send are shown to
+    /// it. A model without it reads the caption, and the person is told.
+    pub vision: bool,
 }
 
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -89,6 +92,7 @@ impl Default for ProviderConfig {
             timeout_s: DEFAULT_PROVIDER_TIMEOUT_S,
             connect_timeout_s: DEFAULT_PROVIDER_CONNECT_TIMEOUT_S,
             max_tokens: DEFAULT_MAX_TOKENS,
+            vision: false,
         }
     }
 }

@@ -12,6 +12,7 @@ mod load;
 mod loop_entry;
 mod loop_rules;
 mod loops;
+mod media;
 mod memory;
 mod pipeline;
 mod secret;
@@ -19,6 +20,7 @@ mod skills;
 mod store;
 mod structure;
 mod tools;
+mod transcription;
 mod validate;
 mod wording;
 
@@ -38,12 +40,14 @@ pub(crate) use loop_entry::testing as loop_entry_testing;
 pub use loop_entry::*;
 pub use loop_rules::*;
 pub use loops::*;
+pub use media::*;
 pub use memory::*;
 pub use pipeline::*;
 pub use secret::{Secret, SecretError};
 pub use skills::*;
 pub use store::*;
 pub use tools::*;
+pub use transcription::*;
 pub use validate::{Problems, validate};
 
 /// Where the store, the socket and the backups live unless `data_dir` says otherwise.
@@ -61,6 +65,8 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub skills: SkillsConfig,
     pub memory: MemoryConfig,
+    pub media: MediaConfig,
+    pub transcription: TranscriptionConfig,
     pub approvals: ApprovalsConfig,
     pub loops: LoopsConfig,
     pub socket: SocketSection,
@@ -78,6 +84,8 @@ impl Default for Config {
             tools: ToolsConfig::default(),
             skills: SkillsConfig::default(),
             memory: MemoryConfig::default(),
+            media: MediaConfig::default(),
+            transcription: TranscriptionConfig::default(),
             approvals: ApprovalsConfig::default(),
             loops: LoopsConfig::default(),
             socket: SocketSection::default(),
@@ -96,6 +104,11 @@ impl Config {
     /// The sled store's directory.
     pub fn store_dir(&self) -> PathBuf {
         self.data_dir().join("store")
+    }
+
+    /// Where photos people sent are kept, by content hash.
+    pub fn media_dir(&self) -> PathBuf {
+        self.data_dir().join("media")
     }
 
     /// Where verified backups are kept.

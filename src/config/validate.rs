@@ -35,6 +35,10 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     config.tools.check(&mut problems);
     config.skills.check(&mut problems);
     config.memory.check(&mut problems);
+    config.media.check(&mut problems);
+    config
+        .transcription
+        .check(&mut problems, config.pipeline.turn_timeout_s);
     config.approvals.check(&mut problems);
     config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
     for problem in config.gateway_problems() {
@@ -127,6 +131,75 @@ mod tests {
         );
         config.store.backup_every_s = 0;
         assert!(validate(&config).is_empty());
+    }
+
+    #[test]
+    fn transcription_and_media_settings_are_checked() {
+        let mut config = Config::default();
+        config.transcription.base_url = Some("whisper.local".into());
+        config.transcription.model = " ".into();
+        config.transcription.api_key_env = Some("KEY".into());
+        config.transcription.api_key_file = Some("/nowhere/key".into());
+        config.transcription.language = Some("English".into());
+        config.transcription.max_seconds = 0;
+        config.transcription.max_bytes = 0;
+        config.transcription.timeout_s = 600;
+        config.media.max_photo_bytes = 0;
+        config.media.max_document_bytes = 0;
+        let problems = validate(&config);
+        for expected in [
+            "media.max_photo_bytes must be at least 1",
+            "media.max_document_bytes must be at least 1",
+            "transcription.base_url \"whisper.local\" is not an http(s) URL",
+            "transcription.model must not be empty",
+            "transcription: set api_key_env or api_key_file, not both",
+            "transcription.api_key_file /nowhere/key",
+            "transcription.language \"English\"",
+            "transcription.max_seconds must be at least 1",
+            "transcription.max_bytes must be at least 1",
+            "transcription.timeout_s (600 s) must be shorter than pipeline.turn_timeout_s (300 s)",
+        ] {
+            assert!(
+                problems.iter().any(|p| p.starts_with(expected)),
+                "{expected} missing from {problems:?}"
+            );
+        }
+        assert_eq!(problems.len(), 10, "{problems:?}");
+        config.transcription = crate::config::TranscriptionConfig {
+            base_url: Some("http://127.0.0.1:8080/v1".into()),
+            language: Some("en".into()),
+            ..Default::default()
+        };
+        config.media = Default::default();
+        assert!(validate(&config).is_empty(), "{:?}", validate(&config));
+        config.pipeline.turn_timeout_s = 60;
+        assert_eq!(
+            validate(&config).len(),
+            1,
+            "a transcriber set up must end within the turn"
+        );
+        config.transcription.base_url = None;
+        assert!(validate(&config).is_empty(), "none set up: its timeout does not matter");
+    }
+
+    #[test]
+    fn media_sections_are_read_from_toml_and_typos_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        let text = "[transcription]\nbase_url = \"https://api.groq.com/openai/v1\"\nmodel = \"whisper-large-v3\"\n\
+                    response_format = \"json\"\n[media]\nkeep_days = 7\n[[llm.providers]]\nname = \"v\"\nvision = true\n";
+        std::fs::write(&path, text).unwrap();
+        let config = crate::config::load(Some(&path), Some(Default::default())).unwrap();
+        assert_eq!(config.transcription.model, "whisper-large-v3");
+        assert_eq!(
+            config.transcription.response_format,
+            crate::config::ResponseFormat::Json
+        );
+        assert_eq!(config.media.keep_days, 7);
+        assert!(config.llm.providers[0].vision);
+        std::fs::write(&path, "[transcription]\nmax_second = 5\n").unwrap();
+        let error = crate::config::load(Some(&path), Some(Default::default())).unwrap_err();
+        assert!(error.to_string().contains("transcription.max_seconds"), "{error}");
     }
 
     fn entry(name: &str) -> LoopEntry {

@@ -28,12 +28,20 @@ const SPAWN_CHECK_TIMEOUT: Duration = Duration::from_secs(60);
 /// `[signal]`.
 pub struct Signal {
     section: SignalConfig,
+    /// The largest attachment the core may fetch: lines from signal-cli
+    /// may be as long as its base64.
+    max_attachment_bytes: u64,
 }
 
 impl Signal {
     pub fn new(config: &Config) -> Self {
         Self {
             section: config.signal.clone(),
+            max_attachment_bytes: config
+                .media
+                .max_photo_bytes
+                .max(config.media.max_document_bytes)
+                .max(config.transcription.max_bytes),
         }
     }
 
@@ -57,6 +65,7 @@ impl Signal {
         settings.multi_account = signal.multi_account;
         settings.group_mode = signal.group_mode;
         settings.refusal = signal.refusal.clone();
+        settings.max_attachment_bytes = self.max_attachment_bytes;
         Ok(settings)
     }
 

@@ -23,12 +23,15 @@ const CHECK_LIMIT: Duration = Duration::from_secs(15);
 /// `[telegram]`.
 pub struct Telegram {
     section: TelegramConfig,
+    /// `[media] max_photo_bytes`: the largest photo size worth taking.
+    photo_max_bytes: u64,
 }
 
 impl Telegram {
     pub fn new(config: &Config) -> Self {
         Self {
             section: config.telegram.clone(),
+            photo_max_bytes: config.media.max_photo_bytes,
         }
     }
 
@@ -41,6 +44,7 @@ impl Telegram {
         settings.api_url = section.api_url.trim_end_matches('/').to_owned();
         settings.group_mode = section.group_mode;
         settings.poll_timeout_s = section.poll_timeout_s;
+        settings.photo_max_bytes = self.photo_max_bytes;
         Ok(settings)
     }
 }

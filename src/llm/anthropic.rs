@@ -9,9 +9,12 @@
 //! classification by kind and status, never by text) is shared with the other
 //! backends in `http.rs`.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::{RequestBuilder, Url};
 use serde::{Deserialize, Serialize};
@@ -117,7 +120,8 @@ impl AnthropicClient {
 impl ChatModel for AnthropicClient {
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
         let settings = &self.settings;
-        let body = WireRequest::new(&settings.endpoint.model, settings.max_tokens, request);
+        let vision = settings.endpoint.vision;
+        let body = WireRequest::new(&settings.endpoint.model, settings.max_tokens, request, vision);
         let post = self.http.post(self.messages_url.clone()).json(&body);
         let completion = async { parse_message(&self.fetch(post).await?, &settings.endpoint.model) };
         http::traced_completion(&settings.endpoint.name, &settings.endpoint.model, request, completion).await
@@ -134,6 +138,10 @@ impl ChatModel for AnthropicClient {
 
     fn endpoint(&self) -> &str {
         &self.settings.endpoint.base_url
+    }
+
+    fn vision(&self) -> bool {
+        self.settings.endpoint.vision
     }
 }
 
@@ -232,12 +240,12 @@ struct WireRequest<'a> {
 }
 
 impl<'a> WireRequest<'a> {
-    fn new(model: &'a str, max_tokens: u32, request: &'a ChatRequest) -> Self {
+    fn new(model: &'a str, max_tokens: u32, request: &'a ChatRequest, vision: bool) -> Self {
         Self {
             model,
             max_tokens,
             system: system_prompt(&request.messages),
-            messages: wire_messages(&request.messages),
+            messages: wire_messages(&request.messages, vision),
             tools: request.tools.iter().map(WireTool::from).collect(),
         }
     }
@@ -261,15 +269,34 @@ fn system_prompt(messages: &[ChatMessage]) -> Option<String> {
 /// (several tool results, a tool result then the user's next words) merge into
 /// one message, with `tool_result` blocks first as the API requires. Empty text
 /// is never sent as a block, and a message left with no block is dropped.
-fn wire_messages(messages: &[ChatMessage]) -> Vec<WireMessage<'_>> {
+/// A person's images go first, as `image` blocks for a model with `vision`
+/// (one from an earlier turn, whose bytes are not kept, as a note), else as
+/// notes.
+fn wire_messages(messages: &[ChatMessage], vision: bool) -> Vec<WireMessage<'_>> {
     let mut wire: Vec<WireMessage<'_>> = Vec::new();
     for message in messages {
         let text = Some(message.content.as_str())
             .filter(|text| !text.trim().is_empty())
-            .map(|text| WireContentOut::Text { text });
+            .map(|text| WireContentOut::Text {
+                text: Cow::Borrowed(text),
+            });
         let (role, blocks): (WireRole, Vec<WireContentOut<'_>>) = match message.role {
             Role::System => continue,
-            Role::User => (WireRole::User, text.into_iter().collect()),
+            Role::User => {
+                let images = message.images.iter().map(|image| match &image.bytes {
+                    Some(bytes) if vision => WireContentOut::Image {
+                        source: WireImageSource {
+                            kind: "base64",
+                            media_type: &image.mime,
+                            data: BASE64.encode(bytes),
+                        },
+                    },
+                    _ => WireContentOut::Text {
+                        text: Cow::Owned(image.note()),
+                    },
+                });
+                (WireRole::User, images.chain(text).collect())
+            }
             Role::Assistant => {
                 let calls = message.tool_calls.iter().map(|call| WireContentOut::ToolUse {
                     id: &call.id,
@@ -322,7 +349,10 @@ struct WireMessage<'a> {
 #[serde(tag = "type", rename_all = "snake_case")]
 enum WireContentOut<'a> {
     Text {
-        text: &'a str,
+        text: Cow<'a, str>,
+    },
+    Image {
+        source: WireImageSource<'a>,
     },
     ToolUse {
         id: &'a str,
@@ -334,6 +364,14 @@ enum WireContentOut<'a> {
         tool_use_id: Option<&'a str>,
         content: &'a str,
     },
+}
+
+#[derive(Serialize)]
+struct WireImageSource<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    media_type: &'a str,
+    data: String,
 }
 
 #[derive(Serialize)]

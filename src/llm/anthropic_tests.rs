@@ -27,6 +27,7 @@ fn settings(base_url: String) -> AnthropicSettings {
             api_key: Some(Secret::new(KEY)),
             connect_timeout: Duration::from_secs(2),
             timeout: Duration::from_secs(10),
+            vision: false,
         },
         max_tokens: 1024,
     }
@@ -361,7 +362,7 @@ fn consecutive_messages_of_one_role_merge_with_tool_results_first() {
         ChatMessage::assistant("really"),
     ];
 
-    let wire = serde_json::to_value(wire_messages(&messages)).unwrap();
+    let wire = serde_json::to_value(wire_messages(&messages, false)).unwrap();
 
     assert_eq!(
         wire,
@@ -436,4 +437,39 @@ fn name_and_endpoint_come_from_the_settings() {
     let model: &dyn ChatModel = &client;
     assert_eq!(model.name(), "claude");
     assert_eq!(model.endpoint(), "https://api.anthropic.com/v1");
+}
+
+#[tokio::test]
+async fn a_vision_model_gets_the_photo_as_a_base64_image_block_before_the_text() {
+    let fake = FakeAnthropic::start().await;
+    let mut vision = settings(fake.base_url());
+    vision.endpoint.vision = true;
+    let image = crate::llm::Image {
+        media: "ab12.png".into(),
+        mime: "image/png".into(),
+        bytes: Some(std::sync::Arc::from(&b"\x89PNG"[..])),
+    };
+    let request = ChatRequest {
+        messages: vec![ChatMessage::user_with_images("what is this?", vec![image.clone()])],
+        ..ChatRequest::default()
+    };
+
+    AnthropicClient::new(vision).unwrap().complete(&request).await.unwrap();
+    client(&fake).complete(&request).await.unwrap();
+
+    let requests = fake.message_requests();
+    assert_eq!(
+        requests[0]["messages"][0]["content"],
+        json!([
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw=="}},
+            {"type": "text", "text": "what is this?"},
+        ])
+    );
+    assert_eq!(
+        requests[1]["messages"][0]["content"],
+        json!([
+            {"type": "text", "text": "[a photo (ab12.png) that this model cannot see]"},
+            {"type": "text", "text": "what is this?"},
+        ])
+    );
 }

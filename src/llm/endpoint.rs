@@ -22,6 +22,8 @@ pub struct Endpoint {
     pub connect_timeout: Duration,
     /// Longest wait for a whole request, from sending it to the last byte of the answer.
     pub timeout: Duration,
+    /// Whether the model can see images: they are sent to it as image parts.
+    pub vision: bool,
 }
 
 impl fmt::Debug for Endpoint {
@@ -33,6 +35,7 @@ impl fmt::Debug for Endpoint {
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("connect_timeout", &self.connect_timeout)
             .field("timeout", &self.timeout)
+            .field("vision", &self.vision)
             .finish()
     }
 }

@@ -68,6 +68,46 @@ pub struct ChatMessage {
     /// For a [`Role::Tool`] message: the id of the call it answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
+    /// Images a person sent with a [`Role::User`] message, shown to a model
+    /// that can see them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<Image>,
+}
+
+/// An image in a person's message. The history keeps it by reference (the
+/// name of its file in the media store); its bytes are carried only in the
+/// turn it arrived in, so a later turn shows the model a note instead.
+#[derive(Clone, PartialEq, Serialize, Deserialize)]
+pub struct Image {
+    /// The file's name in the media store: its content hash and extension.
+    pub media: String,
+    /// Its MIME type, e.g. `image/jpeg`.
+    pub mime: String,
+    /// The bytes, in the turn the image arrived in; never persisted.
+    #[serde(skip)]
+    pub bytes: Option<std::sync::Arc<[u8]>>,
+}
+
+impl std::fmt::Debug for Image {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Image")
+            .field("media", &self.media)
+            .field("mime", &self.mime)
+            .field("bytes", &self.bytes.as_ref().map(|bytes| bytes.len()))
+            .finish()
+    }
+}
+
+impl Image {
+    /// What a model reads in place of the image: when it cannot see
+    /// images, or when the image is from an earlier turn.
+    pub fn note(&self) -> String {
+        if self.bytes.is_some() {
+            format!("[a photo ({}) that this model cannot see]", self.media)
+        } else {
+            format!("[a photo sent earlier ({}); not shown again]", self.media)
+        }
+    }
 }
 
 impl ChatMessage {
@@ -77,6 +117,7 @@ impl ChatMessage {
             content: content.into(),
             tool_calls: Vec::new(),
             tool_call_id: None,
+            images: Vec::new(),
         }
     }
 
@@ -100,6 +141,21 @@ impl ChatMessage {
         Self {
             tool_call_id: Some(call_id.into()),
             ..Self::new(Role::Tool, text)
+        }
+    }
+
+    /// A message from the person with `images` beside its text.
+    pub fn user_with_images(text: impl Into<String>, images: Vec<Image>) -> Self {
+        Self {
+            images,
+            ..Self::new(Role::User, text)
+        }
+    }
+
+    /// Keeps the message as the history does: images by reference only.
+    pub fn drop_image_bytes(&mut self) {
+        for image in &mut self.images {
+            image.bytes = None;
         }
     }
 
@@ -172,4 +228,10 @@ pub trait ChatModel: Send + Sync {
 
     /// A cheap reachability and authentication check, used by `doctor`.
     async fn probe(&self) -> Result<(), LlmError>;
+
+    /// Whether the model is shown images (`vision = true`); one that is not
+    /// reads a note in their place.
+    fn vision(&self) -> bool {
+        false
+    }
 }

@@ -8,7 +8,11 @@
 
 use std::fmt;
 
+use std::borrow::Cow;
+
 use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use reqwest::header::{AUTHORIZATION, HeaderValue};
 use reqwest::{RequestBuilder, Url};
 use serde::{Deserialize, Serialize};
@@ -90,7 +94,7 @@ impl ChatModel for OpenAiClient {
     }
 
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError> {
-        let body = WireRequest::new(&self.settings.model, request);
+        let body = WireRequest::new(&self.settings.model, request, self.settings.vision);
         let completion = async {
             let bytes = self.fetch(self.http.post(self.chat_url.clone()).json(&body)).await?;
             parse_completion(&bytes, &self.settings.model)
@@ -101,6 +105,10 @@ impl ChatModel for OpenAiClient {
     async fn probe(&self) -> Result<(), LlmError> {
         let bytes = self.fetch(self.http.get(self.models_url.clone())).await?;
         http::expect_model_list(&bytes)
+    }
+
+    fn vision(&self) -> bool {
+        self.settings.vision
     }
 }
 
@@ -164,10 +172,16 @@ struct WireRequest<'a> {
 }
 
 impl<'a> WireRequest<'a> {
-    fn new(model: &'a str, request: &'a ChatRequest) -> Self {
+    /// The request for `model`; images go as `image_url` parts when it has
+    /// `vision`, else as notes in the text.
+    fn new(model: &'a str, request: &'a ChatRequest, vision: bool) -> Self {
         Self {
             model,
-            messages: request.messages.iter().map(WireMessage::from).collect(),
+            messages: request
+                .messages
+                .iter()
+                .map(|message| WireMessage::new(message, vision))
+                .collect(),
             tools: request.tools.iter().map(WireTool::from).collect(),
         }
     }
@@ -177,15 +191,74 @@ impl<'a> WireRequest<'a> {
 struct WireMessage<'a> {
     role: &'static str,
     /// `null` only for an assistant message that just calls tools.
-    content: Option<&'a str>,
+    content: Option<WireContent<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tool_calls: Vec<WireToolCallOut<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     tool_call_id: Option<&'a str>,
 }
 
-impl<'a> From<&'a ChatMessage> for WireMessage<'a> {
-    fn from(message: &'a ChatMessage) -> Self {
+/// A message's content: its text, or parts when it carries images.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireContent<'a> {
+    Text(Cow<'a, str>),
+    Parts(Vec<WirePart<'a>>),
+}
+
+#[derive(Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum WirePart<'a> {
+    Text { text: Cow<'a, str> },
+    ImageUrl { image_url: WireImageUrl },
+}
+
+#[derive(Serialize)]
+struct WireImageUrl {
+    /// A `data:` URI holding the image.
+    url: String,
+}
+
+/// The content of `message`: its images as parts for a model with `vision`
+/// (an image from an earlier turn, whose bytes are not kept, as a note),
+/// else as notes after the text.
+fn content(message: &ChatMessage, vision: bool) -> WireContent<'_> {
+    if message.images.is_empty() {
+        return WireContent::Text(Cow::Borrowed(&message.content));
+    }
+    if vision && message.images.iter().any(|image| image.bytes.is_some()) {
+        let mut parts = Vec::with_capacity(message.images.len() + 1);
+        if !message.content.is_empty() {
+            parts.push(WirePart::Text {
+                text: Cow::Borrowed(&message.content),
+            });
+        }
+        for image in &message.images {
+            match &image.bytes {
+                Some(bytes) => parts.push(WirePart::ImageUrl {
+                    image_url: WireImageUrl {
+                        url: format!("data:{};base64,{}", image.mime, BASE64.encode(bytes)),
+                    },
+                }),
+                None => parts.push(WirePart::Text {
+                    text: Cow::Owned(image.note()),
+                }),
+            }
+        }
+        return WireContent::Parts(parts);
+    }
+    let mut text = message.content.clone();
+    for image in &message.images {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&image.note());
+    }
+    WireContent::Text(Cow::Owned(text))
+}
+
+impl<'a> WireMessage<'a> {
+    fn new(message: &'a ChatMessage, vision: bool) -> Self {
         let role = match message.role {
             Role::System => "system",
             Role::User => "user",
@@ -195,7 +268,7 @@ impl<'a> From<&'a ChatMessage> for WireMessage<'a> {
         let content = if message.content.is_empty() && !message.tool_calls.is_empty() {
             None
         } else {
-            Some(message.content.as_str())
+            Some(content(message, vision))
         };
         Self {
             role,

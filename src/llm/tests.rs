@@ -25,6 +25,7 @@ fn settings(base_url: String) -> OpenAiSettings {
         api_key: Some(Secret::new(KEY)),
         connect_timeout: Duration::from_secs(2),
         timeout: Duration::from_secs(10),
+        vision: false,
     }
 }
 
@@ -585,4 +586,79 @@ fn messages_persist_as_compact_json() {
         let text = serde_json::to_string(&message).unwrap();
         assert_eq!(serde_json::from_str::<ChatMessage>(&text).unwrap(), message);
     }
+}
+
+fn with_photo(bytes: Option<&[u8]>) -> ChatRequest {
+    let image = Image {
+        media: "ab12.png".into(),
+        mime: "image/png".into(),
+        bytes: bytes.map(std::sync::Arc::from),
+    };
+    ChatRequest {
+        messages: vec![ChatMessage::user_with_images("what is this?", vec![image])],
+        ..ChatRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn a_vision_model_gets_the_photo_as_an_image_url_part() {
+    let fake = FakeLlm::start().await;
+    let client = OpenAiClient::new(OpenAiSettings {
+        vision: true,
+        ..settings(fake.base_url())
+    })
+    .unwrap();
+
+    client.complete(&with_photo(Some(b"\x89PNG"))).await.unwrap();
+
+    assert_eq!(
+        fake.requests()[0]["messages"][0]["content"],
+        json!([
+            {"type": "text", "text": "what is this?"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_model_without_vision_and_an_earlier_photo_get_notes_instead() {
+    let fake = FakeLlm::start().await;
+    client(&fake).complete(&with_photo(Some(b"\x89PNG"))).await.unwrap();
+    let vision = OpenAiClient::new(OpenAiSettings {
+        vision: true,
+        ..settings(fake.base_url())
+    })
+    .unwrap();
+    vision.complete(&with_photo(None)).await.unwrap();
+
+    let requests = fake.requests();
+    assert_eq!(
+        requests[0]["messages"][0]["content"],
+        "what is this?\n[a photo (ab12.png) that this model cannot see]"
+    );
+    assert_eq!(
+        requests[1]["messages"][0]["content"],
+        "what is this?\n[a photo sent earlier (ab12.png); not shown again]"
+    );
+}
+
+#[test]
+fn the_history_keeps_an_image_by_reference_never_its_bytes() {
+    let image = Image {
+        media: "ab12.png".into(),
+        mime: "image/png".into(),
+        bytes: Some(std::sync::Arc::from(&b"\x89PNG"[..])),
+    };
+    let mut message = ChatMessage::user_with_images("look", vec![image]);
+    let kept = serde_json::to_value(&message).unwrap();
+    assert_eq!(kept["images"], json!([{"media": "ab12.png", "mime": "image/png"}]));
+    let read: ChatMessage = serde_json::from_value(kept).unwrap();
+    assert_eq!(read.images[0].bytes, None);
+    message.drop_image_bytes();
+    assert_eq!(read, message);
+    let plain = serde_json::to_value(ChatMessage::user("hi")).unwrap();
+    assert!(
+        plain.get("images").is_none(),
+        "a text message is stored as before: {plain}"
+    );
 }

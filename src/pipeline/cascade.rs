@@ -222,6 +222,11 @@ impl Cascade {
         self.entries.iter().map(|entry| entry.model.clone()).collect()
     }
 
+    /// Whether any entry's model can see images.
+    pub fn sees_images(&self) -> bool {
+        self.entries.iter().any(|entry| entry.model.vision())
+    }
+
     /// A snapshot of every entry.
     pub fn health(&self) -> Vec<ProviderHealth> {
         let now = Instant::now();

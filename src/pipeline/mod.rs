@@ -25,6 +25,7 @@ use crate::audit::AuditEvent;
 use crate::clock::Clock;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
 use crate::llm::{ChatMessage, ChatResponse, ToolSpec};
+use crate::media::Media;
 use crate::memory::{MemoryLimits, MemorySession};
 use crate::signal::{Message, Origin, Signal, SignalBody};
 use crate::skills::Skills;
@@ -108,6 +109,24 @@ impl TurnOutput {
         }
     }
 
+    /// Puts `told` (what could not be read of the person's media) before the
+    /// replies, and shows what was `heard` in a voice note: at the head of
+    /// the first answer, or on its own when there is none.
+    fn tell_first(&mut self, mut told: Vec<(ReplyKind, String)>, heard: &[String]) {
+        if !heard.is_empty() {
+            let shown = heard
+                .iter()
+                .map(|text| format!("“{text}”"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            match self.replies.iter_mut().find(|(kind, _)| *kind == ReplyKind::Answer) {
+                Some((_, answer)) => *answer = format!("I heard: {shown}\n\n{answer}"),
+                None => told.push((ReplyKind::Notice, format!("I heard: {shown}"))),
+            }
+        }
+        self.replies.splice(0..0, told);
+    }
+
     /// Tells the person that no model answered, and why.
     fn no_model_answered(&mut self, why: String) {
         self.replies.push((ReplyKind::Failure, why.clone()));
@@ -146,6 +165,8 @@ pub struct Pipeline {
     clock: Clock,
     memory: MemoryConfig,
     max_repairs: u32,
+    /// Reads the media people send.
+    media: Media,
 }
 
 impl Pipeline {
@@ -169,7 +190,14 @@ impl Pipeline {
             clock,
             memory: config.memory.clone(),
             max_repairs: config.llm.max_repairs,
+            media: Media::unplugged(config),
         }
+    }
+
+    /// The pipeline reading media with `media` (the gateways' fetchers and
+    /// the transcriber) rather than with none.
+    pub fn with_media(self, media: Media) -> Self {
+        Self { media, ..self }
     }
 
     /// What one person may keep in memory.
@@ -230,18 +258,39 @@ impl Pipeline {
             }
             Perception::Signal(signal) => signal,
         };
-        let text = match &signal.body {
-            SignalBody::Message(message) => message.text.clone(),
+        let (first, told, heard) = match &signal.body {
+            SignalBody::Message(message) => (ChatMessage::user(message.text.clone()), Vec::new(), Vec::new()),
+            SignalBody::Media(media) => {
+                let vision = self.cascade.sees_images();
+                let gateway = &inbound.conversation.gateway;
+                let caption = media.caption.as_deref();
+                let reading = self.media.read(gateway, &media.attachments, caption, vision).await;
+                match reading.message {
+                    Some(message) => (message, reading.told, reading.heard),
+                    // Nothing for the model: the person is told why.
+                    None => {
+                        return TurnOutput {
+                            replies: reading.told,
+                            ..TurnOutput::default()
+                        };
+                    }
+                }
+            }
             SignalBody::Unreadable(unreadable) => {
                 return TurnOutput::notice(format!(
                     "I can only read text for now, so I can't read this {}.",
                     unreadable.what
                 ));
             }
-            SignalBody::ToolResults(_) | SignalBody::Correction(_) => String::new(),
+            SignalBody::ToolResults(_) | SignalBody::Correction(_) => {
+                (ChatMessage::user(String::new()), Vec::new(), Vec::new())
+            }
         };
-        self.converse(signal, text, history, memory, TurnOptions::default())
-            .await
+        let mut output = self
+            .converse(signal, first, history, memory, TurnOptions::default())
+            .await;
+        output.tell_first(told, &heard);
+        output
     }
 
     /// Runs a background `turn` given its conversation's recent `history`
@@ -268,7 +317,8 @@ impl Pipeline {
             preferred_model,
             loop_turn: Some(in_loop),
         };
-        self.converse(signal, text, history, memory, options).await
+        self.converse(signal, ChatMessage::user(text), history, memory, options)
+            .await
     }
 
     /// Tells `approval`'s conversation its outcome: runs an approved action
@@ -296,7 +346,8 @@ impl Pipeline {
                     keep: true,
                     ..TurnOptions::default()
                 };
-                self.converse(signal, note, history, memory, options).await
+                self.converse(signal, ChatMessage::user(note), history, memory, options)
+                    .await
             }
             settle::Note::HistoryOnly(note) => TurnOutput {
                 record: Some(TurnRecord {
@@ -325,12 +376,12 @@ impl Pipeline {
         output
     }
 
-    /// Reasons and acts on `signal` (whose text is `text`) until the model
-    /// answers, asks for approval, or a limit stops it.
+    /// Reasons and acts on `signal` (which the model reads as `first`) until
+    /// the model answers, asks for approval, or a limit stops it.
     async fn converse(
         &self,
         signal: Signal,
-        text: String,
+        first: ChatMessage,
         history: &[TurnRecord],
         memory: MemorySession,
         options: TurnOptions,
@@ -341,9 +392,9 @@ impl Pipeline {
         let mut context = reason::build_context(
             &self.settings.system_prompt,
             &self.skills.prompts(&origin),
-            &self.facts(&memory, &text),
+            &self.facts(&memory, &first.content),
             history,
-            vec![ChatMessage::user(text)],
+            vec![first],
         );
         let tool_context = ToolContext {
             conversation: origin.conversation.clone(),
@@ -399,7 +450,10 @@ impl Pipeline {
             }
             signal = next;
         }
-        output.record = Some(TurnRecord { messages: context.turn });
+        // The history keeps images by reference; their bytes stay in the media store.
+        let mut messages = context.turn;
+        messages.iter_mut().for_each(ChatMessage::drop_image_bytes);
+        output.record = Some(TurnRecord { messages });
         output.memory = tool_context.memory.writes();
         output
     }
@@ -450,5 +504,48 @@ impl Pipeline {
                 Vec::new()
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn output(replies: &[(ReplyKind, &str)]) -> TurnOutput {
+        TurnOutput {
+            replies: replies.iter().map(|(kind, text)| (*kind, (*text).to_owned())).collect(),
+            ..TurnOutput::default()
+        }
+    }
+
+    #[test]
+    fn what_was_heard_heads_the_answer_and_what_could_not_be_read_comes_first() {
+        let mut answered = output(&[(ReplyKind::Notice, "n"), (ReplyKind::Answer, "Sure.")]);
+        let told = vec![(ReplyKind::Notice, "I can't watch videos yet.".to_owned())];
+        answered.tell_first(told, &["call mum".to_owned()]);
+        assert_eq!(
+            answered.replies,
+            [
+                (ReplyKind::Notice, "I can't watch videos yet.".to_owned()),
+                (ReplyKind::Notice, "n".to_owned()),
+                (ReplyKind::Answer, "I heard: “call mum”\n\nSure.".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn without_an_answer_what_was_heard_is_a_notice_of_its_own() {
+        let mut failed = output(&[(ReplyKind::Failure, "No language model answered.")]);
+        failed.tell_first(Vec::new(), &["call mum".to_owned()]);
+        assert_eq!(
+            failed.replies,
+            [
+                (ReplyKind::Notice, "I heard: “call mum”".to_owned()),
+                (ReplyKind::Failure, "No language model answered.".to_owned()),
+            ]
+        );
+        let mut untouched = output(&[(ReplyKind::Answer, "Hi.")]);
+        untouched.tell_first(Vec::new(), &[]);
+        assert_eq!(untouched.replies, [(ReplyKind::Answer, "Hi.".to_owned())]);
     }
 }

@@ -4,7 +4,7 @@
 use passepartout_gateway::{Inbound, InboundBody};
 
 use crate::approvals::{Parsed, answer};
-use crate::signal::{Message, Origin, Signal, SignalBody, Unreadable};
+use crate::signal::{MediaMessage, Message, Origin, Signal, SignalBody, Unreadable};
 
 /// A slash command, handled without the model.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -60,9 +60,16 @@ pub fn ordinary(inbound: &Inbound) -> Perception {
             SignalBody::Message(Message { text: text.to_owned() })
         }
         InboundBody::Unsupported { what } => SignalBody::Unreadable(Unreadable { what: what.clone() }),
-        InboundBody::Media { attachments, .. } => SignalBody::Unreadable(Unreadable {
-            what: attachments.first().map_or("attachment", |a| a.kind.noun()).into(),
-        }),
+        InboundBody::Media { attachments, caption } => {
+            let caption = caption.as_deref().map(str::trim).filter(|c| !c.is_empty());
+            if attachments.is_empty() && caption.is_none() {
+                return Perception::Ignore;
+            }
+            SignalBody::Media(MediaMessage {
+                attachments: attachments.clone(),
+                caption: caption.map(str::to_owned),
+            })
+        }
         InboundBody::Button { .. } => SignalBody::Unreadable(Unreadable {
             what: "button press".into(),
         }),
@@ -157,6 +164,37 @@ mod tests {
             ordinary(&inbound(InboundBody::Text { text: "yes".into() })),
             Perception::Signal(_)
         ));
+    }
+
+    #[test]
+    fn media_becomes_a_media_signal_with_its_caption() {
+        let voice = passepartout_gateway::Attachment {
+            kind: passepartout_gateway::MediaKind::Voice,
+            file: passepartout_gateway::FileRef("f1".into()),
+            mime: None,
+            size: None,
+            name: None,
+            duration_s: Some(3),
+        };
+        let media = InboundBody::Media {
+            attachments: vec![voice.clone()],
+            caption: Some("  listen  ".into()),
+        };
+        let Perception::Signal(signal) = perceive(&inbound(media)) else {
+            panic!()
+        };
+        assert_eq!(
+            signal.body,
+            SignalBody::Media(MediaMessage {
+                attachments: vec![voice],
+                caption: Some("listen".into()),
+            })
+        );
+        let nothing = InboundBody::Media {
+            attachments: vec![],
+            caption: Some(" ".into()),
+        };
+        assert_eq!(perceive(&inbound(nothing)), Perception::Ignore);
     }
 
     #[test]

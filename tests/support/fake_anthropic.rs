@@ -4,7 +4,8 @@
 //! enforces the request rules the real API enforces (the `anthropic-version`
 //! header, the key if one is required, strict user/assistant alternation,
 //! `tool_result` blocks answering the `tool_use` blocks just before them, no
-//! empty text, object-typed `input` and `input_schema`), answering a broken
+//! empty text, object-typed `input` and `input_schema`, base64 `image`
+//! blocks of a type it reads), answering a broken
 //! request with a 400 `invalid_request_error` as Anthropic does. Tests script
 //! answers as a FIFO of one-shot [`Script`]s (echoing the last user text when
 //! it is empty) and inspect what was received. Self-contained: it depends only
@@ -379,6 +380,10 @@ fn validate_content(
         match (block["type"].as_str().unwrap_or(""), role) {
             ("text", _) if block["text"].as_str().is_some_and(|text| !text.trim().is_empty()) => seen_other = true,
             ("text", _) => return Err(format!("messages.{index}: text content blocks must be non-empty")),
+            ("image", "user") => {
+                validate_image(index, &block["source"])?;
+                seen_other = true
+            }
             ("tool_use", "assistant")
                 if block["id"].is_string() && block["name"].is_string() && block["input"].is_object() =>
             {
@@ -401,6 +406,25 @@ fn validate_content(
         }
     }
     Ok(answered)
+}
+
+/// An `image` block's source as the API takes it inline: base64 data of
+/// one of the four image types it reads.
+fn validate_image(index: usize, source: &Value) -> Result<(), String> {
+    const TYPES: [&str; 4] = ["image/jpeg", "image/png", "image/gif", "image/webp"];
+    if source["type"] != "base64" {
+        return Err(format!("messages.{index}: image source type must be \"base64\""));
+    }
+    if !source["media_type"].as_str().is_some_and(|kind| TYPES.contains(&kind)) {
+        return Err(format!(
+            "messages.{index}: image media_type must be one of {TYPES:?}, got {}",
+            source["media_type"]
+        ));
+    }
+    if source["data"].as_str().is_none_or(str::is_empty) {
+        return Err(format!("messages.{index}: image data must be non-empty base64"));
+    }
+    Ok(())
 }
 
 fn validate_tools(tools: &Value) -> Result<(), String> {

@@ -46,10 +46,19 @@ impl TestDaemon {
     }
 
     pub async fn start_with(llm: &FakeLlm, adjust: impl FnOnce(&mut Config), tools: Vec<Arc<dyn Tool>>) -> TestDaemon {
+        let extensions = Extensions {
+            tools,
+            ..Extensions::default()
+        };
+        Self::start_extended(llm, adjust, extensions).await
+    }
+
+    /// A daemon with `extensions` plugged in (gateways, fetchers, tools).
+    pub async fn start_extended(llm: &FakeLlm, adjust: impl FnOnce(&mut Config), extensions: Extensions) -> TestDaemon {
         let dir = tempfile::tempdir().unwrap();
         let mut config = config(dir.path(), &llm.base_url());
         adjust(&mut config);
-        let daemon = Daemon::start_with(config.clone(), Extensions { tools })
+        let daemon = Daemon::start_with(config.clone(), extensions)
             .await
             .expect("daemon starts");
         TestDaemon {
@@ -69,9 +78,15 @@ impl TestDaemon {
     /// Starts the daemon again on the same data directory.
     pub async fn restart(&mut self, tools: Vec<Arc<dyn Tool>>) {
         self.stop().await;
-        let daemon = Daemon::start_with(self.config.clone(), Extensions { tools })
-            .await
-            .expect("daemon restarts");
+        let daemon = Daemon::start_with(
+            self.config.clone(),
+            Extensions {
+                tools,
+                ..Extensions::default()
+            },
+        )
+        .await
+        .expect("daemon restarts");
         self.daemon = Some(daemon);
     }
 
