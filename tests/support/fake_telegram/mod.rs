@@ -7,10 +7,13 @@
 //! helpers, or any JSON), which `getUpdates` long-polls for with Telegram's
 //! offset semantics; inspect what the bot sent and called; inject failures with
 //! Telegram's error envelopes; and shut it down to simulate Telegram going away.
+//! A message's `entities` are checked as Telegram checks them (see
+//! `entities`), and refused with "Bad Request: can't parse entities".
 //! Self-contained (tokio, axum, serde_json), so any test target can include it
 //! with `#[path]`. Use it with real (unpaused) tokio time.
 #![allow(dead_code)] // every including target uses a different part of it
 
+mod entities;
 mod methods;
 
 use super::fake_llm::{serve_until_shutdown, wait_on};
