@@ -28,6 +28,8 @@
 
 pub mod config;
 pub mod entities;
+#[cfg(test)]
+mod entities_props;
 pub mod failure;
 pub mod format;
 pub mod gateway;

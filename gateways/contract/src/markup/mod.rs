@@ -13,6 +13,8 @@
 //! `pulldown-cmark`), `writer` (layout of the plain text), [`split`] and
 //! [`utf16`].
 
+#[cfg(test)]
+mod props;
 mod render;
 #[cfg(test)]
 mod render_tests;

@@ -184,7 +184,10 @@ impl Renderer {
                     LinkType::Email => format!("mailto:{dest_url}"),
                     _ => dest_url.into_string(),
                 };
-                let span = self.flavor.link_spans && LINK_SCHEMES.iter().any(|scheme| has_scheme(&url, scheme));
+                // Link text may hold an autolink; links must not nest.
+                let span = self.flavor.link_spans
+                    && self.links.is_empty()
+                    && LINK_SCHEMES.iter().any(|scheme| has_scheme(&url, scheme));
                 self.open_link(url, span);
             }
             Tag::Image { dest_url, .. } => self.open_link(dest_url.into_string(), false),

@@ -116,6 +116,21 @@ fn a_link_no_surface_can_open_is_spelled_out_and_an_empty_one_shows_its_url() {
 }
 
 #[test]
+fn an_autolink_in_a_link_text_is_not_a_second_link() {
+    let (text, spans) = rich("[<https://a.example>](https://b.example)");
+    assert_eq!(text, "https://a.example");
+    assert_eq!(
+        spans,
+        [s(
+            Style::Link {
+                url: "https://b.example".into()
+            },
+            "https://a.example"
+        )]
+    );
+}
+
+#[test]
 fn headings_are_bold_lines_and_blocks_are_paragraphs() {
     let (text, spans) = rich("# Title\nIntro line\nsecond line\n\n## Part `two`\n\nBody");
     assert_eq!(text, "Title\n\nIntro line\nsecond line\n\nPart two\n\nBody");
