@@ -159,6 +159,12 @@ fn lists_get_bullets_numbers_and_indents() {
 }
 
 #[test]
+fn an_empty_item_leaves_what_follows_on_lines_of_its_own() {
+    let (text, _) = rich("- \n\nAfter the list.");
+    assert_eq!(text, "• \n\nAfter the list.");
+}
+
+#[test]
 fn a_loose_list_keeps_each_item_on_its_marker_line() {
     let (text, _) = rich("- one\n\n  more of one\n\n- two\n");
     assert_eq!(text, "• one\n  more of one\n• two");

@@ -115,8 +115,11 @@ impl Writer {
         self.prefixes.push(prefix);
     }
 
+    /// Ends the block that pushed the innermost prefix: what follows starts
+    /// a line of its own, even after an empty list item.
     pub(super) fn pop_prefix(&mut self) {
         self.prefixes.pop();
+        self.after_marker = false;
     }
 
     /// Removes line breaks at the end (a code block's last newline).
