@@ -228,3 +228,26 @@ fn nothing_is_refused() {
         assert_eq!(styled.text, styled.text.trim_end(), "{markdown:?}");
     }
 }
+
+#[test]
+fn deep_nesting_cannot_make_the_text_grow_past_its_markdown() {
+    // Lazy lines continue the innermost quote: each would repeat all 2000
+    // levels (8 MB of text); at most eight are shown.
+    let markdown = format!("{}x\n{}", "> ".repeat(2000), "y\n".repeat(2000));
+    let text = shown(&markdown, Flavor::SPELLED).0;
+    assert!(
+        text.len() < 20 * markdown.len(),
+        "{} bytes from {}",
+        text.len(),
+        markdown.len()
+    );
+    assert!(text.starts_with(&format!("{}x\n", "> ".repeat(8))));
+    let markdown = format!("{}x\n{}", "- ".repeat(2000), "y\n".repeat(2000));
+    let text = rich(&markdown).0;
+    assert!(
+        text.len() < 20 * markdown.len(),
+        "{} bytes from {}",
+        text.len(),
+        markdown.len()
+    );
+}

@@ -10,6 +10,12 @@
 
 use super::styled::{Span, Style, Styled};
 
+/// How many levels of nesting a line's prefixes show. Deeper quotes and
+/// lists are shown at this depth: a deep quote's lazy continuation lines
+/// would otherwise each repeat every level, and the text could grow far
+/// beyond the Markdown it came from.
+const MAX_SHOWN_DEPTH: usize = 8;
+
 /// The separation a block asks for before whatever comes next.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(super) enum Break {
@@ -73,7 +79,7 @@ impl Writer {
             self.newline();
         }
         if pending == Break::Paragraph {
-            let blank = self.prefixes.concat();
+            let blank = self.prefixes[..self.prefixes.len().min(MAX_SHOWN_DEPTH)].concat();
             self.out.text.push_str(blank.trim_end());
             self.newline();
         }
@@ -166,7 +172,7 @@ impl Writer {
     }
 
     fn write_prefixes(&mut self) {
-        for prefix in &self.prefixes {
+        for prefix in self.prefixes.iter().take(MAX_SHOWN_DEPTH) {
             self.out.text.push_str(prefix);
         }
         self.at_line_start = false;
