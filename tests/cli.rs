@@ -515,3 +515,22 @@ async fn ctrl_c_in_chat_stops_its_in_process_daemon_cleanly() {
     assert!(rest.iter().any(|l| l.contains("stopping the daemon")), "{rest:?}");
     drop(input);
 }
+
+#[tokio::test]
+async fn send_prints_markdown_as_plain_readable_text_when_piped() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let daemon = Running::start(&config).await;
+
+    // The fake model echoes the message: Markdown comes back.
+    let output = run_cli(&config, &["send", "**bold**, `code` and [docs](https://e.com)"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = stdout(&output);
+    assert_eq!(printed.trim_end(), "echo: bold, code and docs (https://e.com)");
+    assert!(
+        !printed.contains('\u{1b}'),
+        "no escape codes when stdout is not a terminal"
+    );
+    assert!(daemon.terminate().await.success());
+}

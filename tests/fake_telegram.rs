@@ -370,3 +370,69 @@ async fn shutdown_cuts_a_waiting_long_poll() {
         .unwrap();
     assert!(result.is_err(), "{result:?}");
 }
+
+#[tokio::test]
+async fn entities_are_checked_as_telegram_checks_them() {
+    let fake = FakeTelegram::start(TOKEN).await;
+    // "😀 bold code": the emoji is two UTF-16 units, so "bold" is at 3.
+    let text = "😀 bold code";
+    let good = json!([
+        {"type": "bold", "offset": 3, "length": 4},
+        {"type": "italic", "offset": 3, "length": 2},
+        {"type": "code", "offset": 8, "length": 4},
+        {"type": "blockquote", "offset": 0, "length": 12},
+        {"type": "text_link", "offset": 3, "length": 4, "url": "https://example.com/"},
+    ]);
+    ok(
+        &fake,
+        "sendMessage",
+        json!({"chat_id": 5, "text": text, "entities": good}),
+    )
+    .await;
+    assert_eq!(fake.sent().len(), 1);
+
+    let refused = [
+        ("past the end", json!([{"type": "bold", "offset": 8, "length": 5}])),
+        ("empty", json!([{"type": "bold", "offset": 3, "length": 0}])),
+        ("half an emoji", json!([{"type": "bold", "offset": 1, "length": 3}])),
+        ("unknown type", json!([{"type": "shiny", "offset": 0, "length": 2}])),
+        ("no URL", json!([{"type": "text_link", "offset": 3, "length": 4}])),
+        (
+            "relative URL",
+            json!([{"type": "text_link", "offset": 3, "length": 4, "url": "notes.md"}]),
+        ),
+        (
+            "partial overlap",
+            json!([{"type": "bold", "offset": 3, "length": 4}, {"type": "italic", "offset": 5, "length": 4}]),
+        ),
+        (
+            "bold inside code",
+            json!([{"type": "code", "offset": 3, "length": 9}, {"type": "bold", "offset": 8, "length": 4}]),
+        ),
+        (
+            "code inside a link",
+            json!([{"type": "text_link", "offset": 3, "length": 9, "url": "https://e.com"},
+                   {"type": "code", "offset": 8, "length": 4}]),
+        ),
+        (
+            "nested quotes",
+            json!([{"type": "blockquote", "offset": 0, "length": 12},
+                   {"type": "blockquote", "offset": 3, "length": 4}]),
+        ),
+    ];
+    for (case, entities) in refused {
+        let (status, body) = call(
+            &fake,
+            "sendMessage",
+            json!({"chat_id": 5, "text": text, "entities": entities}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{case}: {body}");
+        let description = body["description"].as_str().unwrap();
+        assert!(
+            description.starts_with("Bad Request: can't parse entities"),
+            "{case}: {description}"
+        );
+    }
+    assert_eq!(fake.sent().len(), 1, "nothing refused was recorded as sent");
+}

@@ -331,3 +331,50 @@ async fn connection_failures_are_typed() {
         .expect_err("nobody listens");
     assert!(matches!(error, RpcError::Connect { .. }), "{error:?}");
 }
+
+#[tokio::test]
+async fn send_checks_text_styles_as_signal_cli_parses_them() {
+    let fake = FakeSignal::start().await;
+    let (client, _notifications) = connect(&fake.unix_endpoint()).await;
+    // "😀 bold": the emoji is two UTF-16 units, so "bold" is 3:4.
+    let message = "😀 bold";
+    client
+        .call(
+            "send",
+            json!({ "recipient": [ADA], "message": message, "textStyle": ["3:4:BOLD", "0:7:ITALIC"] }),
+        )
+        .await
+        .expect("valid styles are sent");
+    client
+        .call(
+            "send",
+            json!({ "recipient": [ADA], "message": message, "textStyle": "3:4:MONOSPACE" }),
+        )
+        .await
+        .expect("one style may be a single string");
+    assert_eq!(fake.sent()[0].text_styles, ["3:4:BOLD", "0:7:ITALIC"]);
+    assert_eq!(fake.sent()[1].text_styles, ["3:4:MONOSPACE"]);
+
+    let refused = [
+        ("3:4", "Invalid textStyle syntax"),
+        ("a:4:BOLD", "Invalid textStyle syntax"),
+        ("3:4:UNDERLINE", "Invalid style: UNDERLINE"),
+        ("3:5:BOLD", "outside the message"),
+        ("3:0:BOLD", "outside the message"),
+    ];
+    for (style, expected) in refused {
+        let error = client
+            .call(
+                "send",
+                json!({ "recipient": [ADA], "message": message, "textStyle": [style] }),
+            )
+            .await
+            .expect_err(style);
+        let RpcError::Remote(remote) = &error else {
+            panic!("expected an error object, got {error:?}");
+        };
+        assert_eq!(remote.code, ErrorCode::UserError, "{style}");
+        assert!(remote.message.contains(expected), "{style}: {}", remote.message);
+    }
+    assert_eq!(fake.sent().len(), 2, "nothing refused was sent");
+}

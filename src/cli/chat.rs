@@ -1,6 +1,7 @@
 //! `passepartout chat`: an interactive conversation. When no daemon answers
 //! on the socket, one is started in this process for the session.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use passepartout_gateway::ReplyKind;
@@ -9,6 +10,8 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 
 use crate::config::Config;
 use crate::daemon::Daemon;
+
+use super::terminal;
 
 pub async fn run(config: Config, chat: Option<String>) -> ExitCode {
     let chat = match super::client::chat_id(chat) {
@@ -105,7 +108,7 @@ async fn converse(client: &mut Client) -> ExitCode {
                     prompt = None;
                     match kind {
                         ReplyKind::Failure => println!("! {text}"),
-                        _ => println!("{text}"),
+                        _ => println!("{}", terminal::show(&text, kind, std::io::stdout().is_terminal())),
                     }
                 }
                 Ok(ServerFrame::Approval { id, text, .. }) => {

@@ -1,5 +1,6 @@
 //! The one-shot client commands: `send`, `status`, `doctor`.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -10,6 +11,8 @@ use passepartout_socket::{Client, ClientError, SendOutcome, ServerFrame};
 
 use crate::config::Config;
 use crate::doctor::{self, Level};
+
+use super::terminal;
 
 /// Exit code when the daemon cannot be reached.
 pub(super) const EXIT_UNREACHABLE: u8 = 3;
@@ -100,8 +103,8 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
             eprintln!("{text}");
             ExitCode::FAILURE
         }
-        Ok(Some(Some((_, text)))) => {
-            println!("{text}");
+        Ok(Some(Some((kind, text)))) => {
+            println!("{}", terminal::show(&text, kind, std::io::stdout().is_terminal()));
             ExitCode::SUCCESS
         }
         Ok(Some(None)) => {

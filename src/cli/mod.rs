@@ -8,6 +8,7 @@ mod chat;
 mod client;
 mod loops;
 mod restore;
+mod terminal;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

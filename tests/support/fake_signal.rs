@@ -4,10 +4,10 @@
 //! `signal-cli daemon --receive-mode=manual` speaks it.
 //!
 //! It answers `version`, `listAccounts`, `subscribeReceive` /
-//! `unsubscribeReceive`, `send`, `sendTyping`, `sendReaction` and
-//! `getAttachment` (the bytes of an attachment registered with
-//! [`FakeSignal::add_attachment`], in base64, or signal-cli's error for an
-//! unknown one), and `-32601` to anything else. In manual receive mode nothing is pushed on a
+//! `unsubscribeReceive`, `send` (checking its `textStyle`), `sendTyping`,
+//! `sendReaction` and `getAttachment` (the bytes of an attachment registered
+//! with [`FakeSignal::add_attachment`], in base64, or signal-cli's error for
+//! an unknown one), and `-32601` to anything else. In manual receive mode nothing is pushed on a
 //! connection before it called `subscribeReceive`: envelopes queued while no
 //! subscriber is connected wait, and go out after the next subscription.
 //!
@@ -77,6 +77,8 @@ pub struct Sent {
     pub message: Option<String>,
     pub quote_timestamp: Option<u64>,
     pub quote_author: Option<String>,
+    /// `textStyle`, as a list even when sent as one string.
+    pub text_styles: Vec<String>,
     /// Every parameter, as received.
     pub params: Value,
 }
@@ -547,6 +549,7 @@ fn answer(state: &mut State, connection: u64, method: &str, params: &Value) -> R
             if recipients.is_empty() && group_id.is_none() {
                 return Err((codes::INVALID_PARAMS, "No recipients given".to_owned()));
             }
+            let text_styles = check_text_styles(params)?;
             let timestamp = state.next_timestamp;
             state.next_timestamp += 1;
             if method == "send" {
@@ -557,6 +560,7 @@ fn answer(state: &mut State, connection: u64, method: &str, params: &Value) -> R
                     message: text("message"),
                     quote_timestamp: params.get("quoteTimestamp").and_then(Value::as_u64),
                     quote_author: text("quoteAuthor"),
+                    text_styles,
                     params: params.clone(),
                 });
             }
@@ -580,6 +584,56 @@ fn answer(state: &mut State, connection: u64, method: &str, params: &Value) -> R
         }
         _ => Err((codes::METHOD_NOT_FOUND, "Method not implemented".to_owned())),
     }
+}
+
+/// The styles signal-cli knows (signal-cli(1), `--text-style`).
+const TEXT_STYLES: &[&str] = &["BOLD", "ITALIC", "SPOILER", "STRIKETHROUGH", "MONOSPACE"];
+
+/// `textStyle` of a `send` (one string or a list), checked: each
+/// `start:length:STYLE` as signal-cli parses it, answered with its words when
+/// it cannot; and, stricter than signal-cli, within the message counted in
+/// UTF-16 code units and not empty, which Signal's clients would otherwise
+/// clamp or drop in silence.
+fn check_text_styles(params: &Value) -> Result<Vec<String>, (i64, String)> {
+    let styles: Vec<String> = match params.get("textStyle") {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(one)) => vec![one.clone()],
+        Some(Value::Array(many)) => many
+            .iter()
+            .map(|style| style.as_str().map(str::to_owned))
+            .collect::<Option<_>>()
+            .ok_or((codes::INVALID_PARAMS, "textStyle must be strings".to_owned()))?,
+        Some(other) => return Err((codes::INVALID_PARAMS, format!("textStyle must be strings, not {other}"))),
+    };
+    let units = params
+        .get("message")
+        .and_then(Value::as_str)
+        .map_or(0, |message| message.encode_utf16().count());
+    for style in &styles {
+        let syntax = || {
+            (
+                codes::USER_ERROR,
+                format!("Invalid textStyle syntax ({style}) expected 'start:length:STYLE'"),
+            )
+        };
+        let mut fields = style.splitn(3, ':');
+        let (Some(start), Some(length), Some(name)) = (fields.next(), fields.next(), fields.next()) else {
+            return Err(syntax());
+        };
+        let (Ok(start), Ok(length)) = (start.parse::<usize>(), length.parse::<usize>()) else {
+            return Err(syntax());
+        };
+        if !TEXT_STYLES.contains(&name) {
+            return Err((codes::USER_ERROR, format!("Invalid style: {name}")));
+        }
+        if length == 0 || start + length > units {
+            return Err((
+                codes::USER_ERROR,
+                format!("Text style {style} lies outside the message of {units} UTF-16 units"),
+            ));
+        }
+    }
+    Ok(styles)
 }
 
 /// A recipient as signal-cli reports it: by UUID or by number.

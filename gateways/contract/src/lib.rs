@@ -8,13 +8,15 @@
 //! gateway's [`Deliver`] capability. This crate depends on no platform library
 //! and on nothing else in the workspace; every other crate depends on it.
 //! Beside the contract it holds what several gateways need alike: [`lines`],
-//! newline framing with a length cap, and [`retry`], backoff between attempts.
+//! newline framing with a length cap, [`retry`], backoff between attempts, and
+//! [`markup`], the model's Markdown rendered for any surface.
 
 mod error;
 mod gateway;
 mod ids;
 mod intake;
 pub mod lines;
+pub mod markup;
 mod media;
 mod message;
 mod refusals;

@@ -3,8 +3,9 @@
 //!
 //! One connection is shared: the listener (see `listen`) makes it, subscribes
 //! and stores it here; delivery uses it, or makes one of its own while the
-//! listener is reconnecting. Replies go out as plain text split to
-//! [`SignalSettings::text_limit`], the first part quoting the message answered.
+//! listener is reconnecting. Replies go out as text with text styles (see
+//! [`crate::reply`]) split to [`SignalSettings::text_limit`], the first part
+//! quoting the message answered.
 //! Approval prompts go out as their text (which says how to answer); Signal
 //! has no buttons, and a decided prompt is left as it is.
 
@@ -22,9 +23,9 @@ use crate::GATEWAY_ID;
 use crate::failure::{delivery_error, send_outcome};
 use crate::message_id::{message_id, parse};
 use crate::normalize::{BotIdentity, GROUP_PREFIX};
+use crate::reply::{Part, parts, plain_parts};
 use crate::rpc::{Notifications, RpcClient, RpcOptions};
 use crate::settings::{SignalSettings, Transport};
-use crate::split::split;
 
 /// The Signal gateway. Shared by the daemon's listener and its delivery side,
 /// hence always in an [`Arc`].
@@ -127,18 +128,15 @@ impl SignalGateway {
         Some((message.timestamp, author.to_owned()))
     }
 
-    /// Sends `text` to `target`, split as needed; the first part quotes `reply_to`.
+    /// Sends the `parts` of a reply to `conversation`, in order; the first
+    /// part quotes `reply_to`.
     pub(crate) async fn send_text(
         &self,
         conversation: &ConversationKey,
-        text: &str,
+        parts: Vec<Part>,
         reply_to: Option<&MessageId>,
     ) -> Result<Vec<MessageId>, GatewayError> {
         let target = self.target(conversation)?;
-        let parts: Vec<String> = split(text, self.settings.text_limit)
-            .into_iter()
-            .filter(|part| !part.trim().is_empty())
-            .collect();
         if parts.is_empty() {
             return Err(GatewayError::Rejected {
                 reason: "the message is empty".to_owned(),
@@ -149,7 +147,10 @@ impl SignalGateway {
         let mut ids = Vec::with_capacity(parts.len());
         for (index, part) in parts.into_iter().enumerate() {
             let mut params = target_params(&target);
-            params["message"] = json!(part);
+            params["message"] = json!(part.text);
+            if !part.styles.is_empty() {
+                params["textStyle"] = json!(part.styles);
+            }
             if let (0, Some((timestamp, author))) = (index, &quote) {
                 params["quoteTimestamp"] = json!(timestamp);
                 params["quoteAuthor"] = json!(author);
@@ -197,8 +198,14 @@ impl Listen for SignalGateway {
 impl Deliver for SignalGateway {
     async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
         let message_ids = match &message.body {
-            OutboundBody::Text { text, .. } | OutboundBody::ApprovalPrompt { text, .. } => {
-                self.send_text(&message.conversation, text, message.in_reply_to.as_ref())
+            OutboundBody::Text { text, kind } => {
+                let parts = parts(text, *kind, self.settings.text_limit);
+                self.send_text(&message.conversation, parts, message.in_reply_to.as_ref())
+                    .await?
+            }
+            OutboundBody::ApprovalPrompt { text, .. } => {
+                let parts = plain_parts(text, self.settings.text_limit);
+                self.send_text(&message.conversation, parts, message.in_reply_to.as_ref())
                     .await?
             }
             // No buttons to remove; the conversation is told the outcome anyway.

@@ -23,7 +23,10 @@
 //!   and stdout (`signal-cli jsonRpc`), killed with its connection;
 //! - [`failure`]: what a failed call means for delivery; `message_id`: which
 //!   message and who wrote it, in one id;
-//! - [`split`](split::split): long replies into several messages.
+//! - [`reply`]: a reply's messages, the model's Markdown rendered;
+//!   [`styles`](styles::text_styles): styled text as signal-cli's
+//!   `textStyle`; [`split`](split::split): long replies into several
+//!   messages, styles kept whole.
 //!
 //! Lines from signal-cli are framed by the contract's
 //! [`lines`](passepartout_gateway::lines), with a length cap.
@@ -38,10 +41,12 @@ mod listen;
 pub mod media;
 mod message_id;
 pub mod normalize;
+pub mod reply;
 pub mod rpc;
 pub mod settings;
 pub mod spawn;
 pub mod split;
+pub mod styles;
 
 pub use config::SignalConfig;
 pub use endpoint::{Endpoint, InvalidEndpoint};

@@ -27,6 +27,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::RpcError;
 use crate::gateway::SignalGateway;
 use crate::normalize::{Normalized, normalize};
+use crate::reply::plain_parts;
 use crate::rpc::{Notification, Notifications, Received, RpcClient};
 
 /// How long a message handed to the core may take to be acknowledged once
@@ -221,7 +222,13 @@ impl SignalGateway {
             Ack::Accepted | Ack::Duplicate | Ack::Busy => None,
         };
         if let Some((text, reply_to)) = notice
-            && let Err(error) = self.send_text(&inbound.conversation, text, reply_to).await
+            && let Err(error) = self
+                .send_text(
+                    &inbound.conversation,
+                    plain_parts(text, self.settings.text_limit),
+                    reply_to,
+                )
+                .await
         {
             tracing::warn!(conversation = %inbound.conversation, %error, "could not send a notice");
         }

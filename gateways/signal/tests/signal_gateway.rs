@@ -243,6 +243,39 @@ async fn long_replies_are_split_and_only_the_first_part_quotes() {
 }
 
 #[tokio::test]
+async fn an_answer_goes_out_with_text_styles_and_a_prompt_as_written() {
+    let fake = FakeSignal::start().await;
+    let gateway = SignalGateway::new(settings(&fake.unix_endpoint()));
+    let markdown = "中文 😀 **bold** and `code`, see [docs](https://example.com/d)\n\n```sh\nls -la\n```";
+    gateway
+        .deliver(&text(conversation(ADA), markdown, None))
+        .await
+        .expect("delivered");
+    let prompt = build::outbound(
+        conversation(ADA),
+        None,
+        passepartout_gateway::OutboundBody::ApprovalPrompt {
+            token: passepartout_gateway::ApprovalToken::new("K7PX2Q").unwrap(),
+            action: "shell: rm *_old".into(),
+            text: "Run `rm *_old`? Reply approve or deny.".into(),
+        },
+    );
+    gateway.deliver(&prompt).await.expect("delivered");
+    let sent = fake.sent();
+    assert_eq!(
+        sent[0].message.as_deref(),
+        Some("中文 😀 bold and code, see docs (https://example.com/d)\n\nls -la")
+    );
+    // 中文 and the space are three units, the emoji two, and its space one.
+    assert_eq!(sent[0].text_styles, ["6:4:BOLD", "15:4:MONOSPACE", "55:6:MONOSPACE"]);
+    assert_eq!(
+        sent[1].message.as_deref(),
+        Some("Run `rm *_old`? Reply approve or deny.")
+    );
+    assert!(sent[1].params.get("textStyle").is_none(), "a prompt is sent as written");
+}
+
+#[tokio::test]
 async fn delivery_errors_keep_their_meaning() {
     let fake = FakeSignal::start().await;
     let gateway = SignalGateway::new(settings(&fake.tcp_endpoint()));

@@ -1,8 +1,8 @@
 //! Escaping for Telegram's HTML parse mode.
 //!
-//! Replies go out as plain text; HTML is used only where the gateway itself
-//! adds markup (a bold label on an approval prompt), and then every piece of
-//! text that came from elsewhere goes through [`escape_html`] first.
+//! Replies go out as plain text with entities (see [`crate::reply`]); HTML
+//! is for markup the gateway itself adds, and then every piece of text that
+//! came from elsewhere goes through [`escape_html`] first.
 
 /// Escapes `text` for a message sent with `parse_mode = HTML`.
 ///

@@ -3,9 +3,10 @@
 //!
 //! teloxide's `Bot` is used only as an HTTP client — no dispatcher — so the
 //! gateway decides when an update counts as handled (see [`crate::poll`]).
-//! Replies go out as plain text (no `parse_mode`, so no entity can fail to
-//! parse), split at Telegram's limit; approval prompts carry Approve / Deny
-//! buttons whose `callback_data` is `approve:TOKEN` / `deny:TOKEN`.
+//! Replies go out as plain text with entities, never a `parse_mode` (so
+//! nothing can fail to parse), split at Telegram's limit (see [`crate::reply`]);
+//! approval prompts carry Approve / Deny buttons whose `callback_data` is
+//! `approve:TOKEN` / `deny:TOKEN`.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -25,8 +26,8 @@ use tokio_util::sync::CancellationToken;
 use crate::GATEWAY_ID;
 use crate::failure::{Failure, TOKEN_REFUSED, describe, redact};
 use crate::offset::OffsetStore;
+use crate::reply::{Part, parts, plain_parts};
 use crate::settings::TelegramSettings;
-use crate::split::{TELEGRAM_TEXT_LIMIT, split};
 
 /// How long a long poll may take beyond its own timeout before the HTTP
 /// client gives up on it.
@@ -118,21 +119,17 @@ impl TelegramGateway {
         Failure::classify(error, &self.settings.token)
     }
 
-    /// Sends `text` to `chat`, each part of it as plain text; the first part
-    /// quotes `reply_to` if given (and is sent anyway if that message is gone).
-    /// `keyboard` goes on the last part.
+    /// Sends the `parts` of a reply to `chat`, in order, each as plain text
+    /// with its entities; the first part quotes `reply_to` if given (and is
+    /// sent anyway if that message is gone). `keyboard` goes on the last part.
     pub(crate) async fn send_text(
         &self,
         chat: tg::ChatId,
-        text: &str,
+        parts: Vec<Part>,
         reply_to: Option<tg::MessageId>,
         keyboard: Option<InlineKeyboardMarkup>,
     ) -> Result<Vec<MessageId>, GatewayError> {
         let bot = self.bot()?;
-        let parts: Vec<String> = split(text, TELEGRAM_TEXT_LIMIT)
-            .into_iter()
-            .filter(|part| !part.trim().is_empty())
-            .collect();
         if parts.is_empty() {
             return Err(GatewayError::Rejected {
                 reason: "the message is empty".to_owned(),
@@ -141,7 +138,10 @@ impl TelegramGateway {
         let last = parts.len() - 1;
         let mut ids = Vec::with_capacity(parts.len());
         for (index, part) in parts.into_iter().enumerate() {
-            let mut request = bot.send_message(chat, part);
+            let mut request = bot.send_message(chat, part.text);
+            if !part.entities.is_empty() {
+                request = request.entities(part.entities);
+            }
             if let (0, Some(reply_to)) = (index, reply_to) {
                 request = request.reply_parameters(ReplyParameters::new(reply_to).allow_sending_without_reply());
             }
@@ -253,9 +253,9 @@ impl Deliver for TelegramGateway {
         let chat = self.chat_of(&message.conversation)?;
         let reply_to = message.in_reply_to.as_ref().and_then(telegram_message_id);
         let message_ids = match &message.body {
-            OutboundBody::Text { text, .. } => self.send_text(chat, text, reply_to, None).await?,
+            OutboundBody::Text { text, kind } => self.send_text(chat, parts(text, *kind), reply_to, None).await?,
             OutboundBody::ApprovalPrompt { token, text, .. } => {
-                self.send_text(chat, text, reply_to, Some(approval_keyboard(token)))
+                self.send_text(chat, plain_parts(text), reply_to, Some(approval_keyboard(token)))
                     .await?
             }
             OutboundBody::ApprovalDecided { prompt, text, .. } => {

@@ -4,8 +4,9 @@
 //! update, normalized into the gateway contract, to the core's intake; it
 //! advances the polling offset only after the core has journaled the message,
 //! so a crash never loses an update and a redelivered one is a duplicate. Out
-//! of the core it delivers replies as plain text split to Telegram's length
-//! limit, and approval prompts with Approve / Deny buttons.
+//! of the core it delivers replies as plain text with entities (the model's
+//! Markdown rendered, never a `parse_mode` Telegram could refuse), split to
+//! Telegram's length limit, and approval prompts with Approve / Deny buttons.
 //!
 //! The pieces, one per file:
 //! - [`config`]: [`TelegramConfig`], the `[telegram]` section and its checks;
@@ -23,10 +24,16 @@
 //!   location or contact becomes;
 //! - `fetch`: the contract's [`Fetch`](passepartout_gateway::Fetch), a file's
 //!   bytes by `getFile` and a capped download;
-//! - [`split`](split::split): long replies into messages Telegram accepts;
+//! - [`reply`]: a reply's messages, the model's Markdown rendered;
+//!   [`entities`](entities::entities): styled text as message entities;
+//!   [`split`](split::split): long replies into messages Telegram accepts,
+//!   entities kept whole;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
 pub mod config;
+pub mod entities;
+#[cfg(test)]
+mod entities_props;
 pub mod failure;
 mod fetch;
 pub mod format;
@@ -35,6 +42,7 @@ mod media;
 pub mod normalize;
 pub mod offset;
 mod poll;
+pub mod reply;
 pub mod settings;
 pub mod split;
 mod updates;
@@ -44,6 +52,7 @@ pub use format::escape_html;
 pub use gateway::{APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
 pub use normalize::{GroupMode, Normalized, normalize};
 pub use offset::{MemoryOffsetStore, OffsetStore};
+pub use reply::{Part, parts};
 pub use settings::TelegramSettings;
 pub use split::{TELEGRAM_TEXT_LIMIT, split, utf16_len};
 

@@ -6,8 +6,9 @@
 //! ([`CoreSide`], when the test decides when and how to acknowledge) or from a
 //! script in a task of its own ([`ScriptedCore`], which records what it saw).
 //! [`build`] makes the contract's ids and messages in one line, and
-//! [`normalize`] helps the tests of a platform's normalizer, and [`json`]
-//! draws the JSON for its property tests.
+//! [`normalize`] helps the tests of a platform's normalizer, [`json`]
+//! draws the JSON for its property tests, and [`markdown`] the Markdown a
+//! model may write.
 //!
 //! Every wait here is on an event, under [`PATIENCE`]: a test that gets no
 //! answer fails instead of hanging.
@@ -16,6 +17,7 @@ pub mod build;
 mod core_side;
 pub mod json;
 mod listening;
+pub mod markdown;
 pub mod normalize;
 mod scripted;
 

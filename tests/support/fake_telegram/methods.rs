@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
+use super::entities::check_entities;
 use super::*;
 
 impl Shared {
@@ -218,6 +219,7 @@ pub(super) fn send_message(state: &mut Recorded, params: &Value) -> Result<Value
     let chat_id = chat_id(params)?;
     let text = params["text"].as_str().unwrap_or_default();
     check_text(text)?;
+    check_entities(text, &params["entities"])?;
     let markup = markup(params)?;
     let reply = &params["reply_parameters"];
     let reply_to = reply["message_id"]
@@ -349,7 +351,7 @@ pub(super) fn parse_params(query: Option<&str>, body: &[u8]) -> Result<Value, Ap
         merge(&mut params, form(trimmed));
     }
     // Some clients send nested objects as JSON strings, as form bodies must.
-    for key in ["reply_parameters", "commands"] {
+    for key in ["reply_parameters", "commands", "entities"] {
         if let Some(Ok(parsed)) = params[key].as_str().map(serde_json::from_str::<Value>) {
             params[key] = parsed;
         }

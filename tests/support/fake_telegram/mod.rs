@@ -11,10 +11,13 @@
 //! downloaded from `/file/bot<TOKEN>/<file_path>`, whole, streamed, endless
 //! (for a client that must stop reading on its own), or answered with an HTTP
 //! error; `getFile` may declare a size other than the bytes served.
+//! A message's `entities` are checked as Telegram checks them (see
+//! `entities`), and refused with "Bad Request: can't parse entities".
 //! Self-contained (tokio, axum, serde_json), so any test target can include it
 //! with `#[path]`. Use it with real (unpaused) tokio time.
 #![allow(dead_code)] // every including target uses a different part of it
 
+mod entities;
 mod methods;
 
 use super::fake_llm::{serve_until_shutdown, wait_on};

@@ -1,0 +1,109 @@
+//! Replies as a terminal shows them.
+//!
+//! The socket carries the model's Markdown unchanged (each client renders
+//! it for itself); here an answer is rendered like Signal's — links spelled
+//! `text (url)`, quotes marked `> `, lists, tables and headings as readable
+//! text — and, when stdout is a terminal, bold, italic, strikethrough and
+//! code are highlighted with ANSI escape codes. Piped or redirected output
+//! gets the plain text, so scripts never see escape codes. Notices and
+//! failures are printed as the daemon wrote them.
+
+use anstyle::{AnsiColor, Effects, Style as Ansi};
+use passepartout_gateway::ReplyKind;
+use passepartout_gateway::markup::{Flavor, Style, Styled, render};
+
+/// `text` of `kind` as printed; `highlight` when stdout is a terminal.
+pub(super) fn show(text: &str, kind: ReplyKind, highlight: bool) -> String {
+    match kind {
+        ReplyKind::Answer => {
+            let styled = render(text, Flavor::SPELLED);
+            if highlight { highlighted(&styled) } else { styled.text }
+        }
+        ReplyKind::Notice | ReplyKind::Failure => text.to_owned(),
+    }
+}
+
+/// The text with escape codes at every span boundary: at each, everything
+/// is reset and the styles of the spans covering what follows are set, so
+/// nested and adjacent spans need no bookkeeping.
+fn highlighted(styled: &Styled) -> String {
+    let mut bounds: Vec<usize> = styled
+        .spans
+        .iter()
+        .flat_map(|span| [span.range.start, span.range.end])
+        .collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    let mut out = String::with_capacity(styled.text.len() + bounds.len() * 8);
+    let mut at = 0;
+    let mut current = Ansi::new();
+    for bound in bounds.into_iter().chain([styled.text.len()]) {
+        out.push_str(&styled.text[at..bound]);
+        at = bound;
+        let next = styled
+            .spans
+            .iter()
+            .filter(|span| span.range.start <= at && at < span.range.end)
+            .fold(Ansi::new(), |ansi, span| ansi_of(ansi, &span.style));
+        if next != current {
+            out.push_str(&current.render_reset().to_string());
+            out.push_str(&next.render().to_string());
+            current = next;
+        }
+    }
+    out
+}
+
+fn ansi_of(ansi: Ansi, style: &Style) -> Ansi {
+    match style {
+        Style::Bold => ansi.effects(ansi.get_effects() | Effects::BOLD),
+        Style::Italic => ansi.effects(ansi.get_effects() | Effects::ITALIC),
+        Style::Strikethrough => ansi.effects(ansi.get_effects() | Effects::STRIKETHROUGH),
+        Style::Code | Style::Pre { .. } => ansi.fg_color(Some(AnsiColor::Cyan.into())),
+        Style::Link { .. } => ansi.effects(ansi.get_effects() | Effects::UNDERLINE),
+        Style::Blockquote => ansi,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MARKDOWN: &str = "# Plan\n\n**Run** `ls` and see [docs](https://e.com).";
+
+    #[test]
+    fn piped_output_is_plain_readable_text() {
+        let shown = show(MARKDOWN, ReplyKind::Answer, false);
+        assert_eq!(shown, "Plan\n\nRun ls and see docs (https://e.com).");
+    }
+
+    #[test]
+    fn a_terminal_gets_bold_and_code_highlighted() {
+        let shown = show(MARKDOWN, ReplyKind::Answer, true);
+        let bold = Ansi::new().bold();
+        let code = Ansi::new().fg_color(Some(AnsiColor::Cyan.into()));
+        let reset = "\u{1b}[0m";
+        assert_eq!(
+            shown,
+            format!(
+                "{bold}Plan{reset}\n\n{bold}Run{reset} {code}ls{reset} and see docs (https://e.com).",
+                bold = bold.render(),
+                code = code.render(),
+            )
+        );
+    }
+
+    #[test]
+    fn nested_styles_combine_and_end_together() {
+        let shown = show("***both*** x", ReplyKind::Answer, true);
+        let both = Ansi::new().bold().italic();
+        assert_eq!(shown, format!("{}both\u{1b}[0m x", both.render()));
+    }
+
+    #[test]
+    fn notices_and_failures_are_printed_as_written() {
+        for kind in [ReplyKind::Notice, ReplyKind::Failure] {
+            assert_eq!(show("**not** markdown", kind, true), "**not** markdown");
+        }
+    }
+}
