@@ -17,7 +17,7 @@ mod settle;
 
 use std::sync::Arc;
 
-use passepartout_gateway::{ApprovalToken, Inbound, MessageId, ReplyKind};
+use passepartout_gateway::{ApprovalToken, Inbound, MessageId, OutboundFile, ReplyKind};
 use serde::{Deserialize, Serialize};
 
 use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
@@ -43,6 +43,8 @@ pub struct TurnRecord {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TurnOutput {
     pub replies: Vec<(ReplyKind, String)>,
+    /// Files sent by the turn (`send_file`); they go out before the replies.
+    pub files: Vec<OutboundFile>,
     /// The turn for the history, when it is to be remembered.
     pub record: Option<TurnRecord>,
     /// Delete the conversation's history (`/forget`).
@@ -119,6 +121,7 @@ impl TurnOutput {
     fn nothing_kept(self) -> Self {
         Self {
             replies: self.replies,
+            files: self.files,
             unanswered: self.unanswered,
             cost: self.cost,
             ..Self::default()
@@ -315,6 +318,9 @@ impl Pipeline {
         let mut replies = outcome.notices;
         replies.append(&mut output.replies);
         output.replies = replies;
+        let mut files = outcome.files;
+        files.append(&mut output.files);
+        output.files = files;
         // The prompt's buttons (on its last part) give way to the outcome.
         if let Some(prompt) = approval.prompts.last() {
             output
@@ -350,6 +356,7 @@ impl Pipeline {
             sender: origin.sender.clone(),
             memory,
             loop_turn: options.loop_turn,
+            outgoing: Default::default(),
         };
         let actuators = act::Actuators {
             tools: &self.tools,
@@ -401,6 +408,7 @@ impl Pipeline {
         }
         output.record = Some(TurnRecord { messages: context.turn });
         output.memory = tool_context.memory.writes();
+        output.files = tool_context.outgoing.take();
         output
     }
 

@@ -8,7 +8,8 @@
 //! gateway's [`Deliver`] capability. This crate depends on no platform library
 //! and on nothing else in the workspace; every other crate depends on it.
 //! Beside the contract it holds what several gateways need alike: [`lines`],
-//! newline framing with a length cap, and [`retry`], backoff between attempts.
+//! newline framing with a length cap, [`retry`], backoff between attempts, and
+//! [`parts`], sending a split message part by part exactly once.
 
 mod error;
 mod gateway;
@@ -17,6 +18,7 @@ mod intake;
 pub mod lines;
 mod media;
 mod message;
+pub mod parts;
 mod refusals;
 pub mod retry;
 
@@ -25,5 +27,8 @@ pub use gateway::{Deliver, Fetch, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
 pub use media::{Attachment, Fetched, FileRef, MediaKind};
-pub use message::{Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, ReplyKind, Sender, unix_ms};
+pub use message::{
+    Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, OutboundFile, ReplyKind, Sender, unix_ms,
+};
+pub use parts::{Progress, Resume, Untracked, send_parts};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};

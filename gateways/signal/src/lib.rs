@@ -20,7 +20,8 @@
 //!   and stdout (`signal-cli jsonRpc`), killed with its connection;
 //! - [`failure`]: what a failed call means for delivery; `message_id`: which
 //!   message and who wrote it, in one id;
-//! - [`split`](split::split): long replies into several messages.
+//! - [`split`](split::split): long replies into several messages;
+//! - [`files`]: a workspace file sent as an attachment (a data URI).
 //!
 //! Lines from signal-cli are framed by the contract's
 //! [`lines`](passepartout_gateway::lines), with a length cap.
@@ -29,6 +30,7 @@ pub mod config;
 pub mod endpoint;
 pub mod error;
 pub mod failure;
+pub mod files;
 pub mod gateway;
 mod listen;
 mod message_id;
@@ -41,6 +43,7 @@ pub mod split;
 pub use config::SignalConfig;
 pub use endpoint::{Endpoint, InvalidEndpoint};
 pub use error::{ErrorCode, RemoteError, RpcError};
+pub use files::MAX_ATTACHMENT_BYTES;
 pub use gateway::SignalGateway;
 pub use normalize::{BotIdentity, GroupMode, Normalized, normalize};
 pub use rpc::{Notification, Notifications, Received, RpcClient, RpcOptions};

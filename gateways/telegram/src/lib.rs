@@ -20,20 +20,25 @@
 //! - [`normalize`](normalize::normalize): a Bot API update into an
 //!   [`Inbound`](passepartout_gateway::Inbound), or a reason to skip it;
 //! - [`split`](split::split): long replies into messages Telegram accepts;
+//! - [`pacing`]: send slots inside Telegram's rate limits;
+//! - [`files`]: a workspace file sent as a photo or a document;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
 pub mod config;
 pub mod failure;
+pub mod files;
 pub mod format;
 pub mod gateway;
 pub mod normalize;
 pub mod offset;
+pub mod pacing;
 mod poll;
 pub mod settings;
 pub mod split;
 mod updates;
 
 pub use config::TelegramConfig;
+pub use files::MAX_UPLOAD_BYTES;
 pub use format::escape_html;
 pub use gateway::{APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
 pub use normalize::{GroupMode, Normalized, normalize};
