@@ -72,6 +72,7 @@ impl TelegramGateway {
     /// makes `listen` and `deliver` fail.
     pub fn new(settings: TelegramSettings, offsets: Arc<dyn OffsetStore>) -> Arc<Self> {
         let bot = build_bot(&settings);
+        let pacing = Pacing::new(settings.pacing);
         let health = match &bot {
             Ok(_) => Health::with(HealthState::Starting, "not polling yet"),
             Err(reason) => Health::with(HealthState::Down, reason.clone()),
@@ -84,7 +85,7 @@ impl TelegramGateway {
             health: Mutex::new(health),
             unreadable: AtomicU64::new(0),
             refused: Refusals::default(),
-            pacing: Pacing::default(),
+            pacing,
         })
     }
 

@@ -30,6 +30,17 @@ pub struct Limits {
     pub overall_per_second: u32,
 }
 
+impl Limits {
+    /// No pacing at all: for measuring the gateway itself, not Telegram.
+    pub fn unpaced() -> Self {
+        Self {
+            chat_gap: Duration::ZERO,
+            group_per_minute: usize::MAX,
+            overall_per_second: u32::MAX,
+        }
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Self {
@@ -201,6 +212,18 @@ mod tests {
         }
         done.sort();
         assert_eq!(done, [Duration::ZERO, Duration::from_secs(1), Duration::from_secs(2)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unpaced_sends_go_at_once() {
+        let pacing = Pacing::new(Limits::unpaced());
+        let start = Instant::now();
+        let last = (0..100).map(|_| pacing.reserve(-5, start)).last().unwrap();
+        assert!(
+            since(start, last) < Duration::from_micros(1),
+            "{:?}",
+            since(start, last)
+        );
     }
 
     #[tokio::test(start_paused = true)]

@@ -9,6 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::normalize::GroupMode;
+use crate::pacing::Limits;
 
 /// Telegram's own Bot API server.
 pub const DEFAULT_API_URL: &str = "https://api.telegram.org";
@@ -50,6 +51,9 @@ pub struct TelegramSettings {
     pub conflict_backoff: Duration,
     /// Wait after the core answered `Busy`.
     pub busy_backoff: Duration,
+    /// How fast the bot may send (Telegram's limits unless a test or a
+    /// benchmark lifts them).
+    pub pacing: Limits,
 }
 
 impl TelegramSettings {
@@ -66,6 +70,7 @@ impl TelegramSettings {
             backoff_max: DEFAULT_BACKOFF_MAX,
             conflict_backoff: DEFAULT_CONFLICT_BACKOFF,
             busy_backoff: DEFAULT_BUSY_BACKOFF,
+            pacing: Limits::default(),
         }
     }
 
@@ -89,6 +94,7 @@ impl fmt::Debug for TelegramSettings {
             .field("backoff_max", &self.backoff_max)
             .field("conflict_backoff", &self.conflict_backoff)
             .field("busy_backoff", &self.busy_backoff)
+            .field("pacing", &self.pacing)
             .finish()
     }
 }
