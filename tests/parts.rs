@@ -47,6 +47,11 @@ fn model(request: &Value) -> Script {
     Script::Echo
 }
 
+/// The start of each text: enough to tell parts apart in a failure.
+fn starts(texts: &[&str]) -> Vec<String> {
+    texts.iter().map(|text| text.chars().take(24).collect()).collect()
+}
+
 /// Text without its whitespace: what the parts must add up to, however
 /// they were cut.
 fn squeezed(text: &str) -> String {
@@ -132,7 +137,12 @@ async fn telegram_a_rate_limited_second_part_is_sent_once() {
     telegram.push_update(update);
     let sent = telegram_settled(&telegram).await;
     let texts: Vec<&str> = sent.iter().map(|s| s.text.as_str()).collect();
-    assert_eq!(texts.len(), 3, "two parts and the echo, each once: {texts:#?}");
+    assert_eq!(
+        texts.len(),
+        3,
+        "two parts and the echo, each once: {:?}",
+        starts(&texts)
+    );
     assert_eq!(texts[2], "echo: ping");
     assert_ne!(texts[0], texts[1]);
     assert_eq!(squeezed(&texts[..2].concat()), squeezed(&long_reply()));
@@ -170,7 +180,12 @@ async fn signal_a_failed_second_part_is_sent_once() {
     .await
     .expect("the echo of ping in time");
     let texts: Vec<&str> = sent.iter().filter_map(|s| s.message.as_deref()).collect();
-    assert_eq!(texts.len(), 4, "three parts and the echo, each once: {texts:#?}");
+    assert_eq!(
+        texts.len(),
+        4,
+        "three parts and the echo, each once: {:?}",
+        starts(&texts)
+    );
     assert_eq!(squeezed(&texts[..3].concat()), squeezed(&long_reply()));
     assert_eq!(sent[0].quote_timestamp, Some(1_700_000_000_001));
     assert_eq!(sent[1].quote_timestamp, None, "a resumed part does not quote again");
@@ -301,4 +316,58 @@ async fn socket_send_file_is_a_file_frame_naming_the_copy() {
         Path::new(&path).starts_with(daemon.config.data_dir().join("outgoing")),
         "{path}"
     );
+}
+
+/// The gateway checks the file again when it sends it: one that grew past
+/// Telegram's limit since `send_file` took it, or is gone, is refused for
+/// good (the outbox drops it) with the reason, and nothing is uploaded.
+#[tokio::test]
+async fn telegram_refuses_at_delivery_a_file_grown_too_large_or_gone() {
+    use passepartout_gateway::{
+        ChatId, ConversationKey, Deliver, GatewayError, GatewayId, Outbound, OutboundBody, OutboundFile,
+    };
+    use passepartout_telegram::{MAX_UPLOAD_BYTES, MemoryOffsetStore, TelegramGateway, TelegramSettings};
+
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let gateway = TelegramGateway::new(
+        TelegramSettings::new(TOKEN).with_api_url(telegram.base_url()),
+        std::sync::Arc::new(MemoryOffsetStore::default()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let grown = dir.path().join("grown.bin");
+    std::fs::File::create(&grown)
+        .unwrap()
+        .set_len(MAX_UPLOAD_BYTES + 1)
+        .unwrap();
+    let file = |path: &Path| Outbound {
+        id: "1-0".into(),
+        conversation: ConversationKey::new(
+            GatewayId::new("telegram").unwrap(),
+            ChatId::new(OWNER.to_string()).unwrap(),
+        ),
+        in_reply_to: None,
+        body: OutboundBody::File(OutboundFile {
+            path: path.display().to_string(),
+            name: "grown.bin".into(),
+            media_type: "application/octet-stream".into(),
+            size: 10,
+            caption: None,
+            temporary: true,
+        }),
+    };
+    let too_large = gateway.deliver(&file(&grown)).await.unwrap_err();
+    assert_eq!(
+        too_large,
+        GatewayError::TooLarge {
+            size: Some(MAX_UPLOAD_BYTES + 1),
+            limit: MAX_UPLOAD_BYTES
+        }
+    );
+    let gone = gateway.deliver(&file(&dir.path().join("gone.bin"))).await.unwrap_err();
+    assert!(
+        matches!(&gone, GatewayError::Rejected { reason } if reason.contains("cannot read grown.bin")),
+        "{gone:?}"
+    );
+    assert!(too_large.is_permanent() && gone.is_permanent());
+    assert!(telegram.calls("sendDocument").is_empty());
 }
