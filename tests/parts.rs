@@ -276,7 +276,7 @@ async fn signal_send_file_sends_the_file_as_an_attachment_once() {
 }
 
 #[tokio::test]
-async fn socket_send_file_is_a_file_frame_naming_the_copy() {
+async fn socket_send_file_is_a_file_frame_naming_the_workspace_file() {
     let llm = FakeLlm::start().await;
     llm.set_responder(model);
     let daemon = TestDaemon::start(&llm).await;
@@ -312,10 +312,14 @@ async fn socket_send_file_is_a_file_frame_naming_the_copy() {
         ("notes.md", "text/markdown", 7)
     );
     assert_eq!(caption.as_deref(), Some("here it is"));
-    assert!(
-        Path::new(&path).starts_with(daemon.config.data_dir().join("outgoing")),
-        "{path}"
+    assert_eq!(
+        Path::new(&path),
+        daemon.config.workspace().canonicalize().unwrap().join("notes.md")
     );
+    // It stays: the client reads it there.
+    let (_, answer) = support::harness::reply_to(&mut client, &id).await;
+    assert!(answer.starts_with("tool said:"), "{answer}");
+    assert_eq!(std::fs::read(&path).unwrap(), b"# notes");
 }
 
 /// The gateway checks the file again when it sends it: one that grew past

@@ -3,7 +3,8 @@
 //! never answers the call the kill interrupts, so the moment is exact: a
 //! reply's second part (its first part recorded before it was tried), or a
 //! file's upload. After the restart each part, and the file, reaches the
-//! person once.
+//! person once. And `passepartout send`, the real command, shows a file it
+//! gets.
 
 mod support;
 
@@ -13,7 +14,7 @@ use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_message, last_user_text};
 use support::fake_telegram::{FakeFailure, FakeTelegram, Sent};
 use support::harness::WAIT;
-use support::process::{Running, write_config};
+use support::process::{Running, run_cli, write_config};
 
 const TOKEN: &str = "123456:test-token-never-logged";
 const OWNER: i64 = 42;
@@ -146,4 +147,33 @@ async fn a_file_whose_upload_a_kill_cut_short_is_sent_once_after_the_restart() {
         0,
         "the copy went once it was sent"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn send_prints_the_file_the_answer_brings_then_the_answer() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let workspace = dir.path().join("data").join("workspace");
+    std::fs::create_dir_all(&workspace).unwrap();
+    std::fs::write(workspace.join("notes.md"), "# notes").unwrap();
+    let _daemon = Running::start(&config).await;
+    let output = run_cli(&config, &["send", "send me notes.md"]).await;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{stdout}");
+    let path = lines[0].strip_prefix("[file] ").expect("the file first");
+    assert!(path.ends_with("/workspace/notes.md"), "{path}");
+    assert_eq!(
+        std::fs::read_to_string(path).unwrap(),
+        "# notes",
+        "the file is there to read"
+    );
+    assert_eq!(lines[1], "the file is on its way");
 }

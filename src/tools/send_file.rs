@@ -9,7 +9,9 @@
 //! confined handle) into the daemon's `outgoing/` folder: the outbox keeps
 //! that copy's path until the gateway has sent it, so neither a later change
 //! in the workspace nor a restart changes what is sent, and the copy goes
-//! once it is delivered. The file is staged in the turn's [`Outgoing`] and
+//! once it is delivered. The local socket is the exception: its client runs
+//! on this machine and reads the file where it is, so it is given the
+//! workspace path itself, which stays. The file is staged in the turn's [`Outgoing`] and
 //! committed with the turn, so it is delivered through the outbox exactly
 //! once, with the turn's answer.
 //!
@@ -119,10 +121,12 @@ impl Tool for SendFileTool {
     }
 }
 
-/// What a platform takes, and how to say it.
+/// What a platform takes, how to say it, and whether its gateway reads
+/// the file from a copy (all but the local socket).
 struct Limit {
     bytes: u64,
     platform: &'static str,
+    copied: bool,
 }
 
 impl Limit {
@@ -132,12 +136,16 @@ impl Limit {
             passepartout_signal::GATEWAY_ID => (passepartout_signal::MAX_ATTACHMENT_BYTES, "Signal"),
             _ => (OTHER_MAX_BYTES, "this conversation"),
         };
-        Self { bytes, platform }
+        Self {
+            bytes,
+            platform,
+            copied: gateway.as_str() != passepartout_socket::GATEWAY_ID,
+        }
     }
 }
 
 /// Checks the model-given `path` and copies the file into a folder of its
-/// own under `outgoing`: the file to send.
+/// own under `outgoing` (unless the gateway reads it in place): the file to send.
 fn copy_out(workspace: &Workspace, path: &str, outgoing: &Path, limit: &Limit) -> Result<OutboundFile, ToolError> {
     let relative = workspace.resolve(path)?;
     let mut options = OpenOptions::new();
@@ -161,6 +169,20 @@ fn copy_out(workspace: &Workspace, path: &str, outgoing: &Path, limit: &Limit) -
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .ok_or_else(|| io_error(path, std::io::ErrorKind::IsADirectory.into()))?;
+    let media_type = mime_guess::from_path(&name)
+        .first_or_octet_stream()
+        .essence_str()
+        .to_owned();
+    if !limit.copied {
+        return Ok(OutboundFile {
+            path: workspace.root().join(&relative).to_string_lossy().into_owned(),
+            name,
+            media_type,
+            size,
+            caption: None,
+            temporary: false,
+        });
+    }
     let folder = outgoing.join(format!("{:016x}", rand::random::<u64>()));
     let failed = |error: std::io::Error| ToolError::Failed(format!("cannot keep `{path}` for sending: {error}"));
     std::fs::DirBuilder::new()
@@ -196,10 +218,7 @@ fn copy_out(workspace: &Workspace, path: &str, outgoing: &Path, limit: &Limit) -
     };
     Ok(OutboundFile {
         path: copy.to_string_lossy().into_owned(),
-        media_type: mime_guess::from_path(&name)
-            .first_or_octet_stream()
-            .essence_str()
-            .to_owned(),
+        media_type,
         name,
         size: copied,
         caption: None,

@@ -78,6 +78,19 @@ async fn stages_a_copy_of_the_file_with_its_type_and_caption() {
 }
 
 #[tokio::test]
+async fn the_socket_gets_the_workspace_path_itself() {
+    let f = fixture();
+    std::fs::write(f.workspace.root().join("notes.md"), b"# notes").unwrap();
+    let context = on("socket");
+    f.tool.call(&context, json!({"path": "./notes.md"})).await.unwrap();
+    let staged = context.outgoing.take();
+    assert_eq!(Path::new(&staged[0].path), f.workspace.root().join("notes.md"));
+    assert!(!staged[0].temporary, "the workspace's own file is never removed");
+    assert_eq!(staged[0].media_type, "text/markdown");
+    assert!(!f.outgoing.exists(), "nothing was copied");
+}
+
+#[tokio::test]
 async fn a_path_outside_the_workspace_is_refused_and_nothing_is_staged() {
     let f = fixture();
     let outside = f.workspace.root().parent().unwrap().join("secret.txt");
