@@ -375,3 +375,30 @@ async fn telegram_refuses_at_delivery_a_file_grown_too_large_or_gone() {
     assert!(too_large.is_permanent() && gone.is_permanent());
     assert!(telegram.calls("sendDocument").is_empty());
 }
+
+/// `send_file` is gated like any tool: named in `tools.require_approval`
+/// it waits for a person, and once approved the file goes out, once.
+#[tokio::test]
+async fn send_file_held_for_approval_goes_out_once_approved() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| config.tools.require_approval = vec!["send_file".into()],
+        Vec::new(),
+    )
+    .await;
+    workspace_file(&daemon, "notes.md", b"# notes");
+    let mut chat = support::chat::Chat::open(&daemon, "approved").await;
+    let original = chat.send("send me notes.md").await;
+    let prompt = chat.prompt(&original).await;
+    assert!(prompt.action.starts_with("send_file"), "{prompt:?}");
+    chat.answer(&format!("approve {}", prompt.token), None).await;
+    let is_file = |frame: &ServerFrame| matches!(frame, ServerFrame::File { .. });
+    let ServerFrame::File { name, .. } = chat.take("the approved file", is_file).await else {
+        unreachable!()
+    };
+    assert_eq!(name, "notes.md");
+    chat.sync("ping").await;
+    assert!(!chat.backlog_has(is_file), "the file went out once");
+}
