@@ -15,10 +15,15 @@
 //! committed with the turn, so it is delivered through the outbox exactly
 //! once, with the turn's answer.
 //!
+//! A copy no outbox entry waits on (its turn failed before it committed, or
+//! the daemon stopped between a delivery and the removal) is removed at the
+//! next start ([`prune_outgoing`]).
+//!
 //! It needs no approval by default: the person asked for the file, and it
 //! goes only to the conversation the turn is in. `tools.require_approval`
 //! can still hold it like any tool.
 
+use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
@@ -26,7 +31,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cap_std::fs::{OpenOptions, OpenOptionsExt};
-use passepartout_gateway::{GatewayId, OutboundFile};
+use passepartout_gateway::{GatewayId, OutboundBody, OutboundFile};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -34,6 +39,7 @@ use super::files::{blocking, nonblocking, open};
 use super::workspace::{Workspace, io_error};
 use super::{Tool, ToolContext, ToolError, parse_arguments};
 use crate::llm::ToolSpec;
+use crate::store::{Store, StoreError};
 
 /// The tool's name.
 pub const SEND_FILE: &str = "send_file";
@@ -234,6 +240,40 @@ pub fn remove_copy(copy: &Path) {
     if let Some(folder) = copy.parent() {
         let _ = std::fs::remove_dir(folder);
     }
+}
+
+/// Removes every folder of `outgoing` that no waiting outbox entry sends a
+/// copy from; returns how many went. Run at start, before anything is
+/// delivered or sent.
+pub fn prune_outgoing(outgoing: &Path, store: &Store) -> Result<usize, StoreError> {
+    let Ok(folders) = std::fs::read_dir(outgoing) else {
+        return Ok(0);
+    };
+    let mut waiting = HashSet::new();
+    for conversation in store.outbox_conversations()? {
+        for entry in store.outbox_for(&conversation)? {
+            if let OutboundBody::File(file) = &entry.outbound.body
+                && let Some(folder) = Path::new(&file.path).parent()
+            {
+                waiting.insert(folder.to_owned());
+            }
+        }
+    }
+    let mut pruned = 0;
+    for folder in folders.flatten() {
+        let path = folder.path();
+        if waiting.contains(&path) {
+            continue;
+        }
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => pruned += 1,
+            Err(error) => tracing::warn!(path = %path.display(), %error, "cannot remove a copy nothing waits on"),
+        }
+    }
+    if pruned > 0 {
+        tracing::info!(pruned, "removed files copied for sending that nothing waits on");
+    }
+    Ok(pruned)
 }
 
 /// `size` for people: bytes, KB or MB.

@@ -163,6 +163,41 @@ async fn empty_files_directories_and_bad_arguments_are_refused() {
     assert!(context.outgoing.take().is_empty());
 }
 
+#[tokio::test]
+async fn at_start_only_the_copies_the_outbox_waits_on_are_kept() {
+    use crate::store::{PendingOutbound, TurnCommit};
+    use passepartout_gateway::OutboundBody;
+
+    let f = fixture();
+    std::fs::write(f.workspace.root().join("a.txt"), b"a").unwrap();
+    std::fs::write(f.workspace.root().join("b.txt"), b"b").unwrap();
+    let context = on("telegram");
+    f.tool.call(&context, json!({"path": "a.txt"})).await.unwrap();
+    f.tool.call(&context, json!({"path": "b.txt"})).await.unwrap();
+    let mut staged = context.outgoing.take();
+    let orphan = staged.pop().unwrap();
+    let waiting = staged.pop().unwrap();
+    let (_dir, store) = crate::store::tests_support::open_temp();
+    let commit = TurnCommit {
+        replies: vec![PendingOutbound {
+            in_reply_to: None,
+            body: OutboundBody::File(waiting.clone()),
+        }],
+        ..TurnCommit::default()
+    };
+    store.commit_turn(&context.conversation, commit).unwrap();
+    assert_eq!(prune_outgoing(&f.outgoing, &store).unwrap(), 1);
+    assert!(Path::new(&waiting.path).exists(), "the outbox still sends it");
+    assert!(!Path::new(&orphan.path).exists());
+    assert!(!Path::new(&orphan.path).parent().unwrap().exists());
+    let nowhere = f.outgoing.join("missing");
+    assert_eq!(
+        prune_outgoing(&nowhere, &store).unwrap(),
+        0,
+        "no folder yet: nothing to do"
+    );
+}
+
 #[test]
 fn sizes_read_as_people_say_them() {
     assert_eq!(size_text(12), "12 bytes");
