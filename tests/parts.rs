@@ -226,6 +226,24 @@ async fn telegram_send_file_sends_an_image_as_a_photo() {
 }
 
 #[tokio::test]
+async fn telegram_sends_an_image_it_refuses_as_a_photo_as_a_document() {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let llm = FakeLlm::start().await;
+    let (daemon, _token) = telegram_daemon(&telegram, &llm).await;
+    workspace_file(&daemon, "panorama.jpg", b"\xff\xd8\xff fake");
+    telegram.fail_next(
+        "sendPhoto",
+        FakeFailure::BadRequest("Bad Request: PHOTO_INVALID_DIMENSIONS".into()),
+    );
+    telegram.push_update(telegram.text_message(OWNER, OWNER, "send me panorama.jpg"));
+    let uploads = telegram.wait_for_uploads(1, WAIT).await;
+    assert_eq!(uploads[0].method, "senddocument");
+    assert_eq!(uploads[0].file.bytes, b"\xff\xd8\xff fake");
+    telegram_settled(&telegram).await;
+    assert_eq!(telegram.uploads().len(), 1);
+}
+
+#[tokio::test]
 async fn telegram_send_file_refuses_a_path_outside_the_workspace_and_a_file_too_large() {
     let telegram = FakeTelegram::start(TOKEN).await;
     let llm = FakeLlm::start().await;

@@ -174,7 +174,7 @@ pub struct OutboundFile {
 impl OutboundFile {
     /// Whether it is an image a platform can show as a photo.
     pub fn is_image(&self) -> bool {
-        matches!(self.media_type.as_str(), "image/jpeg" | "image/png" | "image/webp")
+        matches!(self.media_type.as_str(), "image/jpeg" | "image/png")
     }
 }
 

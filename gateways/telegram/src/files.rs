@@ -4,7 +4,8 @@
 //! The file is read from its path when it is sent (teloxide streams it as
 //! `multipart/form-data`), after its size is checked against what Telegram
 //! takes from a bot: [`MAX_UPLOAD_BYTES`] for a document,
-//! [`MAX_PHOTO_BYTES`] for a photo (a bigger image goes as a document).
+//! [`MAX_PHOTO_BYTES`] for a photo (a bigger image goes as a document, and
+//! so does one Telegram refuses as a photo).
 
 use passepartout_gateway::{GatewayError, MessageId, OutboundFile};
 use teloxide::payloads::{SendDocumentSetters, SendPhotoSetters};
@@ -21,6 +22,13 @@ pub const MAX_PHOTO_BYTES: u64 = 10 * 1000 * 1000;
 /// Telegram's limit on a caption, in UTF-16 code units.
 pub const CAPTION_LIMIT: usize = 1024;
 
+/// How a file goes: shown inline, or as a file to open.
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    Photo,
+    Document,
+}
+
 impl TelegramGateway {
     /// Sends `file` to `chat`, quoting `reply_to` if given.
     pub(crate) async fn send_file(
@@ -29,7 +37,6 @@ impl TelegramGateway {
         file: &OutboundFile,
         reply_to: Option<tg::MessageId>,
     ) -> Result<MessageId, GatewayError> {
-        let bot = self.bot()?;
         let size = tokio::fs::metadata(&file.path)
             .await
             .map_err(|error| GatewayError::Rejected {
@@ -42,32 +49,57 @@ impl TelegramGateway {
                 limit: MAX_UPLOAD_BYTES,
             });
         }
+        if file.is_image() && size <= MAX_PHOTO_BYTES {
+            match self.upload(chat, file, reply_to, Kind::Photo).await {
+                // Telegram refuses some images as photos (their sides too
+                // long, or too unequal): those still go, as documents.
+                Err(GatewayError::Rejected { reason }) => {
+                    tracing::info!(chat = chat.0, %reason, "not taken as a photo; sending it as a document");
+                }
+                sent => return sent,
+            }
+        }
+        self.upload(chat, file, reply_to, Kind::Document).await
+    }
+
+    /// One upload of `file` as `kind`, in its slot.
+    async fn upload(
+        &self,
+        chat: tg::ChatId,
+        file: &OutboundFile,
+        reply_to: Option<tg::MessageId>,
+        kind: Kind,
+    ) -> Result<MessageId, GatewayError> {
+        let bot = self.bot()?;
         let input = InputFile::file(&file.path).file_name(file.name.clone());
         let caption = file.caption.as_deref().map(fit_caption);
         let quote = reply_to.map(|to| ReplyParameters::new(to).allow_sending_without_reply());
         self.pacing.wait_turn(chat.0).await;
-        let sent = if file.is_image() && size <= MAX_PHOTO_BYTES {
-            let mut request = bot.send_photo(chat, input);
-            if let Some(caption) = caption {
-                request = request.caption(caption);
+        let sent = match kind {
+            Kind::Photo => {
+                let mut request = bot.send_photo(chat, input);
+                if let Some(caption) = caption {
+                    request = request.caption(caption);
+                }
+                if let Some(quote) = quote {
+                    request = request.reply_parameters(quote);
+                }
+                request.await
             }
-            if let Some(quote) = quote {
-                request = request.reply_parameters(quote);
+            Kind::Document => {
+                let mut request = bot.send_document(chat, input);
+                if let Some(caption) = caption {
+                    request = request.caption(caption);
+                }
+                if let Some(quote) = quote {
+                    request = request.reply_parameters(quote);
+                }
+                request.await
             }
-            request.await
-        } else {
-            let mut request = bot.send_document(chat, input);
-            if let Some(caption) = caption {
-                request = request.caption(caption);
-            }
-            if let Some(quote) = quote {
-                request = request.reply_parameters(quote);
-            }
-            request.await
         };
         let sent = sent.map_err(|error| {
             let failure = self.classify(&error);
-            tracing::warn!(chat = chat.0, error = ?failure, "sending a file failed");
+            tracing::warn!(chat = chat.0, ?kind, error = ?failure, "sending a file failed");
             failure.into_gateway_error()
         })?;
         Ok(sent_id(&sent))
