@@ -4,9 +4,9 @@
 //! A gateway splits a long text into several platform messages. If part 2
 //! fails, sending the whole message again would show part 1 twice; so the
 //! core tells the gateway where to resume (a [`Resume`], given to
-//! [`Deliver::deliver_from`]) and the gateway tells the core each part as it goes out
-//! ([`Progress`]), which the core records durably before the next part is
-//! attempted. Splitting is deterministic, so part `n` of a retry is part `n`
+//! [`Deliver::deliver_from`]) and the gateway tells the core each part as it
+//! goes out ([`Progress`]), which the core records durably before the next
+//! part is attempted. Splitting is deterministic, so part `n` of a retry is part `n`
 //! of the first attempt.
 //!
 //! [`send_parts`] is the loop every splitting gateway runs: it skips the
@@ -69,11 +69,12 @@ impl std::fmt::Debug for Resume<'_> {
     }
 }
 
-/// Sends `parts` from `resume.first_part` on, in order, with `send` (given each
-/// part's index in the whole message, so the first part can quote and the
-/// last carry buttons), reporting every part but the last to `resume.progress`.
-/// Returns the ids of the parts sent by this call; stops at the first
-/// failure, the platform's or the progress's, which is returned. A `first_part` past the end sends nothing.
+/// Sends `parts` from `resume.first_part` on, in order, with `send` (given
+/// each part's index in the whole message, so the first part can quote and
+/// the last carry buttons), reporting every part but the last to
+/// `resume.progress`. Returns the ids of the parts sent by this call; stops
+/// at the first failure, the platform's or the progress's, which is
+/// returned. A `first_part` past the end sends nothing.
 pub async fn send_parts<T, F, Fut>(
     parts: Vec<T>,
     resume: Resume<'_>,
