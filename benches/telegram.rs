@@ -34,6 +34,8 @@ fn main() {
         let mut settings = TelegramSettings::new(TOKEN);
         settings.api_url = telegram.base_url();
         settings.poll_timeout_s = 1;
+        // The gateway's own speed, not Telegram's limits.
+        settings.pacing = passepartout_telegram::pacing::Limits::unpaced();
         let gateway = TelegramGateway::new(settings, Arc::new(MemoryOffsetStore::default()));
 
         let conversation = ConversationKey::new(

@@ -315,6 +315,9 @@ fn pipeline(
     extensions: Extensions,
 ) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
     let mut tools = crate::tools::builtin(config)?;
+    if let Err(error) = crate::tools::send_file::prune_outgoing(&config.data_dir().join("outgoing"), store) {
+        tracing::warn!(%error, "cannot check which files copied for sending still wait");
+    }
     tools.extend(crate::loops::tools::tools(schedules));
     tools.extend(extensions.tools);
     let tools = ToolBox::with_limits(

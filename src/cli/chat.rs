@@ -115,6 +115,9 @@ async fn converse(client: &mut Client) -> ExitCode {
                     println!("? {text}");
                     prompt = Some(id);
                 }
+                Ok(ServerFrame::File { path, caption, .. }) => {
+                    println!("{}", super::client::file_line(&path, caption.as_deref()));
+                }
                 Ok(_) => {}
                 Err(error) => {
                     eprintln!("passepartout: {error}");

@@ -70,6 +70,13 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
                     kind,
                     ..
                 } if answered == id => return Ok(Some(Some((kind, text)))),
+                // A file the answer sends comes before the answer's text.
+                ServerFrame::File {
+                    in_reply_to: Some(answered),
+                    path,
+                    caption,
+                    ..
+                } if answered == id => println!("{}", file_line(&path, caption.as_deref())),
                 // The answer waits for a person: say how to give it, and keep
                 // waiting as long as the approval can, then for the turn.
                 ServerFrame::Approval {
@@ -121,6 +128,15 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
             );
             ExitCode::FAILURE
         }
+    }
+}
+
+/// How `chat` and `send` show a file the assistant sent: where it is, and
+/// its caption.
+pub(super) fn file_line(path: &str, caption: Option<&str>) -> String {
+    match caption {
+        Some(caption) => format!("[file] {path} — {caption}"),
+        None => format!("[file] {path}"),
     }
 }
 

@@ -11,14 +11,17 @@
 //! What a gateway cannot take now stays in the outbox: a chat with no client
 //! waits for the gateway to report it reachable; rate limits and transient
 //! failures are retried after a delay; a permanent rejection is logged and
-//! dropped.
+//! dropped. A reply split into parts is retried from the first part not
+//! delivered: each part sent is recorded before the next is attempted
+//! (see `progress`).
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout_gateway::retry::{BackoffPolicy, Jitter};
-use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody};
+use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody, Resume};
 
+use super::progress::PartRecorder;
 use super::{Conversations, Stats};
 
 /// Longest wait between two delivery attempts.
@@ -49,12 +52,21 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         if cx.store.is_poisoned() {
             return;
         }
-        let result = gateway.deliver(&entry.outbound).await;
+        let recorder = PartRecorder::new(&cx.store, entry.clone());
+        let resume = Resume {
+            first_part: entry.parts_sent,
+            progress: &recorder,
+        };
+        let result = gateway.deliver_from(&entry.outbound, resume).await;
+        // With the parts this attempt sent, so a retry starts after them.
+        let entry = recorder.into_entry();
         let retry_in = match result {
             Ok(delivered) => {
                 Stats::bump(&cx.stats.delivered);
+                let mut message_ids = entry.part_ids.clone();
+                message_ids.extend(delivered.message_ids);
                 if let OutboundBody::ApprovalPrompt { token, .. } = &entry.outbound.body
-                    && let Err(error) = cx.store.index_prompt(key, token, &delivered.message_ids)
+                    && let Err(error) = cx.store.index_prompt(key, token, &message_ids)
                 {
                     // The token answers still work; only replies to the prompt do not.
                     tracing::error!(conversation = %key, %error, "cannot remember where a prompt went");
@@ -62,17 +74,19 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
                 if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear delivered reply");
                 }
+                forget_copy(&entry.outbound.body).await;
                 continue;
             }
             Err(GatewayError::NotConnected) => {
                 tracing::debug!(conversation = %key, "no client connected; reply waits");
                 return;
             }
-            Err(GatewayError::Rejected { reason }) => {
-                tracing::error!(conversation = %key, id = %entry.outbound.id, %reason, "reply rejected for good; dropped");
+            Err(error) if error.is_permanent() => {
+                tracing::error!(conversation = %key, id = %entry.outbound.id, %error, "reply rejected for good; dropped");
                 if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear rejected reply");
                 }
+                forget_copy(&entry.outbound.body).await;
                 continue;
             }
             Err(GatewayError::Closed) => return,
@@ -85,6 +99,25 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         };
         schedule(cx, key, retry_in);
         return;
+    }
+}
+
+/// Removes the copy a file was sent from, once it is done with: delivered
+/// or dropped (see `OutboundFile::temporary`).
+async fn forget_copy(body: &OutboundBody) {
+    let OutboundBody::File(file) = body else {
+        return;
+    };
+    if !file.temporary {
+        return;
+    }
+    let copy = std::path::Path::new(&file.path);
+    if let Err(error) = tokio::fs::remove_file(copy).await {
+        tracing::warn!(path = %copy.display(), %error, "cannot remove a file copied for sending");
+    }
+    // Each copy has a folder of its own; it is empty now.
+    if let Some(folder) = copy.parent() {
+        let _ = tokio::fs::remove_dir(folder).await;
     }
 }
 

@@ -12,6 +12,7 @@ mod delivery;
 mod delivery_lock;
 mod errand;
 mod history;
+mod progress;
 #[cfg(test)]
 mod reachable_tests;
 mod settle;

@@ -255,6 +255,7 @@ pub(super) fn commit_of(
             body: OutboundBody::ApprovalDecided { token, prompt, text },
         })
         .collect();
+    replies.extend(output.files.into_iter().map(|file| reply(OutboundBody::File(file))));
     replies.extend(
         output
             .replies

@@ -153,6 +153,7 @@ impl Harness {
             conversation,
             sender,
             loop_turn: None,
+            outgoing: Default::default(),
         }
     }
 

@@ -17,7 +17,7 @@ mod settle;
 
 use std::sync::Arc;
 
-use passepartout_gateway::{ApprovalToken, Inbound, MessageId, ReplyKind};
+use passepartout_gateway::{ApprovalToken, Inbound, MessageId, OutboundFile, ReplyKind};
 use serde::{Deserialize, Serialize};
 
 use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
@@ -44,6 +44,8 @@ pub struct TurnRecord {
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct TurnOutput {
     pub replies: Vec<(ReplyKind, String)>,
+    /// Files sent by the turn (`send_file`); they go out before the replies.
+    pub files: Vec<OutboundFile>,
     /// The turn for the history, when it is to be remembered.
     pub record: Option<TurnRecord>,
     /// Delete the conversation's history (`/forget`).
@@ -138,6 +140,7 @@ impl TurnOutput {
     fn nothing_kept(self) -> Self {
         Self {
             replies: self.replies,
+            files: self.files,
             unanswered: self.unanswered,
             cost: self.cost,
             ..Self::default()
@@ -366,6 +369,9 @@ impl Pipeline {
         let mut replies = outcome.notices;
         replies.append(&mut output.replies);
         output.replies = replies;
+        let mut files = outcome.files;
+        files.append(&mut output.files);
+        output.files = files;
         // The prompt's buttons (on its last part) give way to the outcome.
         if let Some(prompt) = approval.prompts.last() {
             output
@@ -401,6 +407,7 @@ impl Pipeline {
             sender: origin.sender.clone(),
             memory,
             loop_turn: options.loop_turn,
+            outgoing: Default::default(),
         };
         let actuators = act::Actuators {
             tools: &self.tools,
@@ -455,6 +462,7 @@ impl Pipeline {
         messages.iter_mut().for_each(ChatMessage::drop_image_bytes);
         output.record = Some(TurnRecord { messages });
         output.memory = tool_context.memory.writes();
+        output.files = tool_context.outgoing.take();
         output
     }
 

@@ -2,7 +2,7 @@
 //! action run (at most once), or the denial, timeout or cancellation, turned
 //! into a note for the model or the history.
 
-use passepartout_gateway::ReplyKind;
+use passepartout_gateway::{OutboundFile, ReplyKind};
 
 use super::Pipeline;
 use super::act::{correction_text, ran};
@@ -28,6 +28,9 @@ pub(super) struct Outcome {
     pub notices: Vec<(ReplyKind, String)>,
     /// How an approved run ended.
     pub run: Option<RunState>,
+    /// Files the approved run sends (`send_file`). A crash before the
+    /// outcome's turn commits loses them: the run is not repeated.
+    pub files: Vec<OutboundFile>,
 }
 
 impl Outcome {
@@ -36,6 +39,7 @@ impl Outcome {
             note,
             notices: Vec::new(),
             run: None,
+            files: Vec::new(),
         }
     }
 }
@@ -104,6 +108,7 @@ async fn run(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession, b
         sender: approval.requester.clone(),
         memory: memory.clone(),
         loop_turn: None,
+        outgoing: Default::default(),
     };
     let call = &approval.call;
     let result = pipeline
@@ -144,6 +149,7 @@ async fn run(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession, b
         note: Note::ForModel(ran_note(by, approval, &output, is_error)),
         notices: Vec::new(),
         run: Some(run),
+        files: context.outgoing.take(),
     }
 }
 
@@ -172,5 +178,6 @@ fn interrupted(approval: &Approval) -> Outcome {
         note: Note::ForModel(correction_text(&text)),
         notices: vec![(ReplyKind::Notice, text)],
         run: Some(RunState::Interrupted),
+        files: Vec::new(),
     }
 }

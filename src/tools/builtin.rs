@@ -1,5 +1,5 @@
 //! The built-in tools, configured: memory, time, the workspace's files, the
-//! shell and `http_get`. (The loops bring their own tools.) Their specs are
+//! shell, `http_get` and `send_file`. (The loops bring their own tools.) Their specs are
 //! also known without setting them up, so that the configuration's tool
 //! names can be checked before anything is created.
 
@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use super::files;
 use super::http_get::{BuildError, HttpGet};
+use super::send_file::SendFileTool;
 use super::shell::ShellTool;
 use super::workspace::{Workspace, WorkspaceError};
 use super::{CurrentTime, ForgetFact, Recall, Remember, Tool};
@@ -38,6 +39,10 @@ pub fn builtin(config: &Config) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
         )),
     ];
     tools.extend(files::tools(&workspace, &config.tools.files));
+    tools.push(Arc::new(SendFileTool::new(
+        workspace,
+        config.data_dir().join("outgoing"),
+    )));
     Ok(tools)
 }
 
@@ -53,6 +58,7 @@ pub fn builtin_specs(config: &Config) -> Vec<ToolSpec> {
         ShellTool::spec_for(&config.tools.shell),
     ];
     specs.extend(files::specs(&config.tools.files));
+    specs.push(SendFileTool::spec_for());
     specs
 }
 

@@ -322,7 +322,12 @@ fn write(workspace: &Workspace, arguments: WriteArguments) -> Result<String, Too
 
 /// Opens `relative` through the workspace handle and refuses anything but a
 /// regular file (a directory gets its own hint).
-fn open(workspace: &Workspace, given: &str, relative: &Path, options: &OpenOptions) -> Result<File, ToolError> {
+pub(super) fn open(
+    workspace: &Workspace,
+    given: &str,
+    relative: &Path,
+    options: &OpenOptions,
+) -> Result<File, ToolError> {
     let file = workspace
         .dir()
         .open_with(relative, options)
@@ -340,12 +345,12 @@ fn open(workspace: &Workspace, given: &str, relative: &Path, options: &OpenOptio
 }
 
 /// `O_NONBLOCK`: opening a FIFO must not wait for its other end.
-fn nonblocking() -> i32 {
+pub(super) fn nonblocking() -> i32 {
     rustix::fs::OFlags::NONBLOCK.bits() as i32
 }
 
 /// Runs blocking file-system work off the async threads.
-async fn blocking<F>(work: F) -> Result<String, ToolError>
+pub(super) async fn blocking<F>(work: F) -> Result<String, ToolError>
 where
     F: FnOnce() -> Result<String, ToolError> + Send + 'static,
 {

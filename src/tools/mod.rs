@@ -12,6 +12,8 @@ pub mod files;
 pub mod http_get;
 mod memory;
 pub mod net_policy;
+mod outgoing;
+pub mod send_file;
 pub mod shell;
 mod time;
 pub mod workspace;
@@ -30,6 +32,7 @@ pub use crate::telemetry::{Telemetry, UsageStats};
 pub use builtin::{SetupError, builtin, builtin_specs};
 pub use catalog::ToolCatalog;
 pub use memory::{ForgetFact, Recall, Remember};
+pub use outgoing::Outgoing;
 pub use time::CurrentTime;
 
 /// A tool call that did not produce output. The model is shown the message
@@ -64,6 +67,8 @@ pub struct ToolContext {
     pub memory: crate::memory::MemorySession,
     /// The loop whose iteration this turn is, if it is one.
     pub loop_turn: Option<Arc<dyn InLoop>>,
+    /// The files the turn sends (`send_file`); committed with the turn.
+    pub outgoing: Outgoing,
 }
 
 /// The tool a background loop's iteration uses to choose its next sleep;
@@ -247,6 +252,7 @@ pub(crate) mod testing {
             conversation,
             sender,
             loop_turn: None,
+            outgoing: Outgoing::default(),
         }
     }
 }

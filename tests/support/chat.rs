@@ -123,6 +123,11 @@ impl Chat {
         (kind, text)
     }
 
+    /// Whether a frame `wanted` accepts arrived and was not taken yet.
+    pub fn backlog_has(&self, wanted: impl Fn(&ServerFrame) -> bool) -> bool {
+        self.backlog.iter().any(wanted)
+    }
+
     /// Whether a reply to message `id` arrived and was not taken yet.
     pub fn replied(&self, id: &str) -> bool {
         self.backlog

@@ -103,6 +103,8 @@ struct State {
     calls: Vec<Call>,
     sent: Vec<Sent>,
     failures: HashMap<String, VecDeque<(i64, String)>>,
+    /// A failure for a method once it succeeded this many more times.
+    failing_after: HashMap<String, (usize, (i64, String))>,
     /// Methods whose next response(s) are held back, with how many.
     hold: HashMap<String, usize>,
     held: Vec<(u64, Vec<u8>)>,
@@ -128,6 +130,17 @@ struct Connection {
 }
 
 impl State {
+    /// The failure scheduled by `fail_after` for this call of `method`, if
+    /// it is due; a call that is not due counts as one more success.
+    fn failure_due(&mut self, method: &str) -> Option<(i64, String)> {
+        let (successes, _) = self.failing_after.get_mut(method)?;
+        if *successes > 0 {
+            *successes -= 1;
+            return None;
+        }
+        self.failing_after.remove(method).map(|(_, failure)| failure)
+    }
+
     /// The most recently subscribed connection, which gets new envelopes.
     fn subscriber(&self) -> Option<(u64, &Connection)> {
         self.connections
@@ -244,6 +257,15 @@ impl FakeSignal {
             .entry(method.to_owned())
             .or_default()
             .push_back((code, message.to_owned()));
+    }
+
+    /// Makes a call of `method` fail with this JSON-RPC error once
+    /// `successes` more calls of it were answered normally: e.g. the second
+    /// part of a reply with `fail_after("send", 1, …)`.
+    pub fn fail_after(&self, method: &str, successes: usize, code: i64, message: &str) {
+        self.state()
+            .failing_after
+            .insert(method.to_owned(), (successes, (code, message.to_owned())));
     }
 
     /// Holds back the response to the next call of `method` until [`release_held`](Self::release_held).
@@ -489,7 +511,11 @@ fn handle(shared: &Shared, connection: u64, line: &str, out: &mpsc::UnboundedSen
         method: method.clone(),
         params: params.clone(),
     });
-    let injected = state.failures.get_mut(&method).and_then(VecDeque::pop_front);
+    let injected = state
+        .failures
+        .get_mut(&method)
+        .and_then(VecDeque::pop_front)
+        .or_else(|| state.failure_due(&method));
     let outcome = match injected {
         Some((code, message)) => Err((code, message)),
         None => answer(&mut state, connection, &method, &params),
@@ -550,6 +576,9 @@ fn answer(state: &mut State, connection: u64, method: &str, params: &Value) -> R
                 return Err((codes::INVALID_PARAMS, "No recipients given".to_owned()));
             }
             let text_styles = check_text_styles(params)?;
+            if let Err(error) = attachments_of(params) {
+                return Err((codes::USER_ERROR, error));
+            }
             let timestamp = state.next_timestamp;
             state.next_timestamp += 1;
             if method == "send" {
@@ -634,6 +663,54 @@ fn check_text_styles(params: &Value) -> Result<Vec<String>, (i64, String)> {
         }
     }
     Ok(styles)
+}
+
+/// One attachment of a `send`, from its data URI.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Attachment {
+    pub media_type: String,
+    pub file_name: Option<String>,
+    pub bytes: Vec<u8>,
+}
+
+/// The attachments of a `send`'s params (`attachments`, a list, or
+/// `attachment`, one), each a data URI as signal-cli reads them
+/// (`data:<type>;filename=<name>;base64,<data>`); a file path is refused
+/// (the fake has no files), as is a URI it cannot read.
+pub fn attachments_of(params: &Value) -> Result<Vec<Attachment>, String> {
+    let uris: Vec<&Value> = match (params.get("attachments"), params.get("attachment")) {
+        (Some(Value::Array(many)), _) => many.iter().collect(),
+        (Some(one), _) | (None, Some(one)) => vec![one],
+        (None, None) => Vec::new(),
+    };
+    uris.into_iter()
+        .map(|uri| {
+            use base64::Engine;
+            let uri = uri.as_str().ok_or("an attachment is not a string")?;
+            let rest = uri
+                .strip_prefix("data:")
+                .ok_or("Attachment file not found (not a data URI)")?;
+            let (head, data) = rest.split_once(',').ok_or("a data URI without data")?;
+            let mut fields = head.split(';');
+            let media_type = fields.next().unwrap_or_default().to_owned();
+            let fields: Vec<&str> = fields.collect();
+            if fields.last() != Some(&"base64") {
+                return Err("a data URI that is not base64".to_owned());
+            }
+            let file_name = fields
+                .iter()
+                .find_map(|f| f.strip_prefix("filename="))
+                .map(str::to_owned);
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|error| format!("bad base64 in a data URI: {error}"))?;
+            Ok(Attachment {
+                media_type,
+                file_name,
+                bytes,
+            })
+        })
+        .collect()
 }
 
 /// A recipient as signal-cli reports it: by UUID or by number.

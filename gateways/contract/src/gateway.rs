@@ -9,6 +9,7 @@ use crate::ids::{ConversationKey, GatewayId};
 use crate::intake::Intake;
 use crate::media::{Fetched, FileRef};
 use crate::message::{Delivered, Outbound};
+use crate::parts::Resume;
 
 /// Receiving: the gateway's intake loop.
 #[async_trait]
@@ -37,6 +38,16 @@ pub trait Listen: Send + Sync {
 pub trait Deliver: Send + Sync {
     /// Delivers one message. Returns only once the platform confirmed it.
     async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError>;
+
+    /// Delivers `message` from its part `resume.first_part` on (the earlier
+    /// parts went out in an earlier attempt), telling `resume.progress` of
+    /// each part sent before the next is attempted (see [`crate::parts`]). The returned ids
+    /// are those of the parts sent by this call. A gateway that never splits
+    /// a message keeps this default, which sends it whole.
+    async fn deliver_from(&self, message: &Outbound, resume: Resume<'_>) -> Result<Delivered, GatewayError> {
+        let _ = resume;
+        self.deliver(message).await
+    }
 
     /// Shows that the assistant is working on an answer in `conversation`.
     /// Best effort: a gateway without such an indicator does nothing.

@@ -9,7 +9,8 @@
 //! and on nothing else in the workspace; every other crate depends on it.
 //! Beside the contract it holds what several gateways need alike: [`lines`],
 //! newline framing with a length cap, [`retry`], backoff between attempts, and
-//! [`markup`], the model's Markdown rendered for any surface.
+//! [`markup`], the model's Markdown rendered for any surface, and [`parts`],
+//! sending a split message part by part exactly once.
 
 mod error;
 mod gateway;
@@ -19,6 +20,7 @@ pub mod lines;
 pub mod markup;
 mod media;
 mod message;
+pub mod parts;
 mod refusals;
 pub mod retry;
 
@@ -27,5 +29,8 @@ pub use gateway::{Deliver, Fetch, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
 pub use media::{Attachment, Fetched, FileRef, MediaKind};
-pub use message::{Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, ReplyKind, Sender, unix_ms};
+pub use message::{
+    Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, OutboundFile, ReplyKind, Sender, unix_ms,
+};
+pub use parts::{Progress, Resume, Untracked, send_parts};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};

@@ -144,6 +144,38 @@ pub enum OutboundBody {
         prompt: MessageId,
         text: String,
     },
+    /// A file from the assistant's workspace, sent as a document (or a
+    /// photo, where the platform shows images inline). The gateway reads it
+    /// at delivery, so what waits in the outbox is its path, not its bytes.
+    File(OutboundFile),
+}
+
+/// A file to send: where it is, what to call it, and what it is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutboundFile {
+    /// The file's absolute path on this machine.
+    pub path: String,
+    /// The name the person sees (the file's own name).
+    pub name: String,
+    /// Its media type (`application/pdf`, `image/png`), from its name.
+    pub media_type: String,
+    /// Its size in bytes when it was handed over; a gateway checks it again
+    /// against its platform's limit when it reads the file.
+    pub size: u64,
+    /// A text shown with the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub caption: Option<String>,
+    /// The file at `path` is a copy made for this message alone: the core
+    /// removes it once the message is delivered or dropped.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub temporary: bool,
+}
+
+impl OutboundFile {
+    /// Whether it is an image a platform can show as a photo.
+    pub fn is_image(&self) -> bool {
+        matches!(self.media_type.as_str(), "image/jpeg" | "image/png")
+    }
 }
 
 /// What a gateway reports after a successful delivery.

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use async_trait::async_trait;
 use passepartout_gateway::{
     ConversationKey, Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen, MessageId,
-    Outbound, OutboundBody, Refusals,
+    Outbound, OutboundBody, Refusals, Resume, send_parts,
 };
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -122,7 +122,7 @@ impl SignalGateway {
     /// The quote of a reply to `message`: its timestamp and author (the
     /// bot's account when the id names none). Ids the gateway did not make
     /// are not quoted.
-    fn quote(&self, message: &MessageId) -> Option<(u64, String)> {
+    pub(crate) fn quote(&self, message: &MessageId) -> Option<(u64, String)> {
         let message = parse(message)?;
         let author = message.author.unwrap_or(&self.settings.account);
         Some((message.timestamp, author.to_owned()))
@@ -136,6 +136,18 @@ impl SignalGateway {
         parts: Vec<Part>,
         reply_to: Option<&MessageId>,
     ) -> Result<Vec<MessageId>, GatewayError> {
+        self.send_text_from(conversation, parts, reply_to, Resume::whole())
+            .await
+    }
+
+    /// [`send_text`](Self::send_text) from part `resume.first_part` on.
+    pub(crate) async fn send_text_from(
+        &self,
+        conversation: &ConversationKey,
+        parts: Vec<Part>,
+        reply_to: Option<&MessageId>,
+        resume: Resume<'_>,
+    ) -> Result<Vec<MessageId>, GatewayError> {
         let target = self.target(conversation)?;
         if parts.is_empty() {
             return Err(GatewayError::Rejected {
@@ -144,8 +156,7 @@ impl SignalGateway {
         }
         let quote = reply_to.and_then(|message| self.quote(message));
         let client = self.client().await?;
-        let mut ids = Vec::with_capacity(parts.len());
-        for (index, part) in parts.into_iter().enumerate() {
+        send_parts(parts, resume, |index, part| {
             let mut params = target_params(&target);
             params["message"] = json!(part.text);
             if !part.styles.is_empty() {
@@ -155,14 +166,16 @@ impl SignalGateway {
                 params["quoteTimestamp"] = json!(timestamp);
                 params["quoteAuthor"] = json!(author);
             }
-            let result = client.call("send", self.params(params)).await.map_err(|error| {
-                tracing::warn!(%conversation, part = index, %error, "Signal send failed");
-                delivery_error(&error)
-            })?;
-            let timestamp = send_outcome(&result)?;
-            ids.extend(message_id(timestamp, None));
-        }
-        Ok(ids)
+            let client = &client;
+            async move {
+                let result = client.call("send", self.params(params)).await.map_err(|error| {
+                    tracing::warn!(%conversation, part = index, %error, "Signal send failed");
+                    delivery_error(&error)
+                })?;
+                Ok(message_id(send_outcome(&result)?, None))
+            }
+        })
+        .await
     }
 }
 
@@ -197,15 +210,20 @@ impl Listen for SignalGateway {
 #[async_trait]
 impl Deliver for SignalGateway {
     async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
+        self.deliver_from(message, Resume::whole()).await
+    }
+
+    async fn deliver_from(&self, message: &Outbound, resume: Resume<'_>) -> Result<Delivered, GatewayError> {
+        let reply_to = message.in_reply_to.as_ref();
         let message_ids = match &message.body {
             OutboundBody::Text { text, kind } => {
                 let parts = parts(text, *kind, self.settings.text_limit);
-                self.send_text(&message.conversation, parts, message.in_reply_to.as_ref())
+                self.send_text_from(&message.conversation, parts, reply_to, resume)
                     .await?
             }
             OutboundBody::ApprovalPrompt { text, .. } => {
                 let parts = plain_parts(text, self.settings.text_limit);
-                self.send_text(&message.conversation, parts, message.in_reply_to.as_ref())
+                self.send_text_from(&message.conversation, parts, reply_to, resume)
                     .await?
             }
             // No buttons to remove; the conversation is told the outcome anyway.
@@ -213,6 +231,7 @@ impl Deliver for SignalGateway {
                 self.target(&message.conversation)?;
                 Vec::new()
             }
+            OutboundBody::File(file) => self.send_file(&message.conversation, file, reply_to).await?,
         };
         tracing::debug!(
             conversation = %message.conversation,

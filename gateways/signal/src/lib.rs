@@ -26,7 +26,8 @@
 //! - [`reply`]: a reply's messages, the model's Markdown rendered;
 //!   [`styles`](styles::text_styles): styled text as signal-cli's
 //!   `textStyle`; [`split`](split::split): long replies into several
-//!   messages, styles kept whole.
+//!   messages, styles kept whole;
+//! - [`files`]: a workspace file sent as an attachment (a data URI).
 //!
 //! Lines from signal-cli are framed by the contract's
 //! [`lines`](passepartout_gateway::lines), with a length cap.
@@ -36,6 +37,7 @@ pub mod endpoint;
 pub mod error;
 pub mod failure;
 mod fetch;
+pub mod files;
 pub mod gateway;
 mod listen;
 pub mod media;
@@ -51,6 +53,7 @@ pub mod styles;
 pub use config::SignalConfig;
 pub use endpoint::{Endpoint, InvalidEndpoint};
 pub use error::{ErrorCode, RemoteError, RpcError};
+pub use files::MAX_ATTACHMENT_BYTES;
 pub use gateway::SignalGateway;
 pub use media::SignalFile;
 pub use normalize::{BotIdentity, GroupMode, Normalized, normalize};

@@ -16,7 +16,9 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::protocol::{ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line};
+use crate::protocol::{
+    ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line, is_unknown_server_frame,
+};
 use passepartout_gateway::lines::{LineReader, ReadLine};
 
 /// The longest frame a client reads, in bytes: replies can be long.
@@ -287,6 +289,8 @@ async fn read_frame(reader: &mut LineReader<OwnedReadHalf>) -> Result<ServerFram
     loop {
         match reader.next_line().await? {
             ReadLine::Line(line) | ReadLine::Unterminated(line) if line.trim_ascii().is_empty() => {}
+            // A newer daemon's frame: nothing this client can show.
+            ReadLine::Line(line) | ReadLine::Unterminated(line) if is_unknown_server_frame(&line) => {}
             ReadLine::Line(line) | ReadLine::Unterminated(line) => {
                 return serde_json::from_slice(&line)
                     .map_err(|e| ClientError::Protocol(format!("unreadable frame from the daemon: {e}")));

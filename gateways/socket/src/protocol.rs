@@ -4,8 +4,10 @@
 //! A client opens with `hello`, names the chat it speaks in, and then sends
 //! `message`, `status`, `approvals`, `decide`, `loops`, `stop_loop`,
 //! `trigger_loop` and `ping` frames. The daemon answers each message with
-//! `accepted`, `duplicate` or `error`, and sends `reply`, `approval` and
-//! `typing` frames whenever the core has something for the client's chat. Ids
+//! `accepted`, `duplicate` or `error`, and sends `reply`, `approval`, `file`
+//! and `typing` frames whenever the core has something for the client's
+//! chat. A client skips a frame whose type it does not know, so a daemon can
+//! add one (as `file` was) without breaking clients of the same version. Ids
 //! are the contract's validated newtypes, so a frame that parses carries only
 //! valid ids; one that does not is answered with `bad_frame`.
 
@@ -108,6 +110,20 @@ pub enum ServerFrame {
         action: String,
         text: String,
     },
+    /// The assistant sends a file from its workspace: a local client reads
+    /// it where it is, at `path`.
+    File {
+        id: String,
+        chat: ChatId,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_reply_to: Option<String>,
+        path: String,
+        name: String,
+        media_type: String,
+        size: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        caption: Option<String>,
+    },
     /// The assistant is working on an answer in `chat`.
     Typing { chat: ChatId },
     /// The daemon's status document.
@@ -127,6 +143,35 @@ pub enum ServerFrame {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         id: Option<String>,
     },
+}
+
+/// The `"type"` names of [`ServerFrame`]: a frame of another type comes
+/// from a newer daemon, and a client skips it.
+pub const SERVER_FRAME_TYPES: [&str; 13] = [
+    "welcome",
+    "accepted",
+    "duplicate",
+    "reply",
+    "approval",
+    "file",
+    "typing",
+    "status",
+    "approvals",
+    "loops",
+    "loop_control",
+    "pong",
+    "error",
+];
+
+/// Whether `line` is a JSON object of a type this version does not know
+/// (so a client skips it rather than failing).
+pub fn is_unknown_server_frame(line: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Tagged {
+        #[serde(rename = "type")]
+        kind: String,
+    }
+    serde_json::from_slice::<Tagged>(line).is_ok_and(|tagged| !SERVER_FRAME_TYPES.contains(&tagged.kind.as_str()))
 }
 
 /// What came of a `stop_loop` or `trigger_loop` frame.
@@ -409,6 +454,37 @@ mod tests {
         let wire = json!({"type":"loop_control","ok":true,"message":"loop \"x\" stopped"});
         assert_eq!(serde_json::to_value(&stopped).unwrap(), wire);
         assert_eq!(serde_json::from_value::<ServerFrame>(wire).unwrap(), stopped);
+    }
+
+    #[test]
+    fn a_file_frame_has_its_wire_form_and_every_type_is_known() {
+        let file = ServerFrame::File {
+            id: "7-1".into(),
+            chat: ChatId::new("work").unwrap(),
+            in_reply_to: None,
+            path: "/w/report.pdf".into(),
+            name: "report.pdf".into(),
+            media_type: "application/pdf".into(),
+            size: 12,
+            caption: Some("the report".into()),
+        };
+        let wire = json!({"type":"file","id":"7-1","chat":"work","path":"/w/report.pdf","name":"report.pdf",
+                          "media_type":"application/pdf","size":12,"caption":"the report"});
+        assert_eq!(serde_json::to_value(&file).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<ServerFrame>(wire).unwrap(), file);
+        let frames = [
+            file,
+            ServerFrame::Pong {},
+            ServerFrame::Typing {
+                chat: ChatId::new("w").unwrap(),
+            },
+        ];
+        for frame in frames {
+            let line = serde_json::to_vec(&frame).unwrap();
+            assert!(!is_unknown_server_frame(&line), "{frame:?}");
+        }
+        assert!(is_unknown_server_frame(br#"{"type":"hologram","id":"1"}"#));
+        assert!(!is_unknown_server_frame(b"not json"), "garbage is an error, not a skip");
     }
 
     #[test]

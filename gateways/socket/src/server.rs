@@ -279,5 +279,15 @@ fn outbound_frame(message: &Outbound) -> Option<ServerFrame> {
             text: text.clone(),
         },
         OutboundBody::ApprovalDecided { .. } => return None,
+        OutboundBody::File(file) => ServerFrame::File {
+            id,
+            chat,
+            in_reply_to,
+            path: file.path.clone(),
+            name: file.name.clone(),
+            media_type: file.media_type.clone(),
+            size: file.size,
+            caption: file.caption.clone(),
+        },
     })
 }

@@ -15,7 +15,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use passepartout_gateway::{
     ConversationKey, Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen, MessageId,
-    Outbound, OutboundBody, Refusals,
+    Outbound, OutboundBody, Refusals, Resume, send_parts,
 };
 use teloxide::Bot;
 use teloxide::payloads::SendMessageSetters;
@@ -26,6 +26,7 @@ use tokio_util::sync::CancellationToken;
 use crate::GATEWAY_ID;
 use crate::failure::{Failure, TOKEN_REFUSED, describe, redact};
 use crate::offset::OffsetStore;
+use crate::pacing::Pacing;
 use crate::reply::{Part, parts, plain_parts};
 use crate::settings::TelegramSettings;
 
@@ -53,6 +54,8 @@ pub struct TelegramGateway {
     unreadable: AtomicU64,
     /// When each person who is not allowed was last told so.
     pub(crate) refused: Refusals,
+    /// The send slots that keep the bot inside Telegram's rate limits.
+    pub(crate) pacing: Pacing,
 }
 
 impl std::fmt::Debug for TelegramGateway {
@@ -70,6 +73,7 @@ impl TelegramGateway {
     /// makes `listen` and `deliver` fail.
     pub fn new(settings: TelegramSettings, offsets: Arc<dyn OffsetStore>) -> Arc<Self> {
         let bot = build_bot(&settings);
+        let pacing = Pacing::new(settings.pacing);
         let health = match &bot {
             Ok(_) => Health::with(HealthState::Starting, "not polling yet"),
             Err(reason) => Health::with(HealthState::Down, reason.clone()),
@@ -82,6 +86,7 @@ impl TelegramGateway {
             health: Mutex::new(health),
             unreadable: AtomicU64::new(0),
             refused: Refusals::default(),
+            pacing,
         })
     }
 
@@ -121,13 +126,15 @@ impl TelegramGateway {
 
     /// Sends the `parts` of a reply to `chat`, in order, each as plain text
     /// with its entities; the first part quotes `reply_to` if given (and is
-    /// sent anyway if that message is gone). `keyboard` goes on the last part.
+    /// sent anyway if that message is gone). `keyboard` goes on the last
+    /// part. Parts before `resume.first_part` went out before and are skipped.
     pub(crate) async fn send_text(
         &self,
         chat: tg::ChatId,
         parts: Vec<Part>,
         reply_to: Option<tg::MessageId>,
         keyboard: Option<InlineKeyboardMarkup>,
+        resume: Resume<'_>,
     ) -> Result<Vec<MessageId>, GatewayError> {
         let bot = self.bot()?;
         if parts.is_empty() {
@@ -136,8 +143,7 @@ impl TelegramGateway {
             });
         }
         let last = parts.len() - 1;
-        let mut ids = Vec::with_capacity(parts.len());
-        for (index, part) in parts.into_iter().enumerate() {
+        send_parts(parts, resume, |index, part| {
             let mut request = bot.send_message(chat, part.text);
             if !part.entities.is_empty() {
                 request = request.entities(part.entities);
@@ -148,14 +154,17 @@ impl TelegramGateway {
             if let (true, Some(keyboard)) = (index == last, &keyboard) {
                 request = request.reply_markup(keyboard.clone());
             }
-            let sent = request.await.map_err(|error| {
-                let failure = self.classify(&error);
-                tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed");
-                failure.into_gateway_error()
-            })?;
-            ids.push(MessageId::new(sent.id.0.to_string()).expect("a number is a valid message id"));
-        }
-        Ok(ids)
+            async move {
+                self.pacing.wait_turn(chat.0).await;
+                let sent = request.await.map_err(|error| {
+                    let failure = self.classify(&error);
+                    tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed");
+                    failure.into_gateway_error()
+                })?;
+                Ok(Some(sent_id(&sent)))
+            }
+        })
+        .await
     }
 
     /// Edits a decided approval's prompt to `text`, which removes its
@@ -194,6 +203,11 @@ impl TelegramGateway {
                 reason: format!("{conversation} does not name a Telegram chat id"),
             })
     }
+}
+
+/// The contract's id of a message the bot sent.
+pub(crate) fn sent_id(sent: &tg::Message) -> MessageId {
+    MessageId::new(sent.id.0.to_string()).expect("a number is a valid message id")
 }
 
 /// The message `id` names, if it is a Telegram message id.
@@ -250,18 +264,31 @@ impl Listen for TelegramGateway {
 #[async_trait]
 impl Deliver for TelegramGateway {
     async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
+        self.deliver_from(message, Resume::whole()).await
+    }
+
+    async fn deliver_from(&self, message: &Outbound, resume: Resume<'_>) -> Result<Delivered, GatewayError> {
         let chat = self.chat_of(&message.conversation)?;
         let reply_to = message.in_reply_to.as_ref().and_then(telegram_message_id);
         let message_ids = match &message.body {
-            OutboundBody::Text { text, kind } => self.send_text(chat, parts(text, *kind), reply_to, None).await?,
+            OutboundBody::Text { text, kind } => {
+                self.send_text(chat, parts(text, *kind), reply_to, None, resume).await?
+            }
             OutboundBody::ApprovalPrompt { token, text, .. } => {
-                self.send_text(chat, plain_parts(text), reply_to, Some(approval_keyboard(token)))
-                    .await?
+                self.send_text(
+                    chat,
+                    plain_parts(text),
+                    reply_to,
+                    Some(approval_keyboard(token)),
+                    resume,
+                )
+                .await?
             }
             OutboundBody::ApprovalDecided { prompt, text, .. } => {
                 self.show_decided(chat, prompt, text).await?;
                 Vec::new()
             }
+            OutboundBody::File(file) => vec![self.send_file(chat, file, reply_to).await?],
         };
         tracing::debug!(chat = chat.0, outbound_id = %message.id, parts = message_ids.len(), "delivered to Telegram");
         Ok(Delivered { message_ids })

@@ -28,6 +28,8 @@
 //!   [`entities`](entities::entities): styled text as message entities;
 //!   [`split`](split::split): long replies into messages Telegram accepts,
 //!   entities kept whole;
+//! - [`pacing`]: send slots inside Telegram's rate limits;
+//! - [`files`]: a workspace file sent as a photo or a document;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
 pub mod config;
@@ -36,11 +38,13 @@ pub mod entities;
 mod entities_props;
 pub mod failure;
 mod fetch;
+pub mod files;
 pub mod format;
 pub mod gateway;
 mod media;
 pub mod normalize;
 pub mod offset;
+pub mod pacing;
 mod poll;
 pub mod reply;
 pub mod settings;
@@ -48,6 +52,7 @@ pub mod split;
 mod updates;
 
 pub use config::TelegramConfig;
+pub use files::MAX_UPLOAD_BYTES;
 pub use format::escape_html;
 pub use gateway::{APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
 pub use normalize::{GroupMode, Normalized, normalize};

@@ -9,6 +9,7 @@ use std::fmt;
 use std::time::Duration;
 
 use crate::normalize::GroupMode;
+use crate::pacing::Limits;
 
 /// Telegram's own Bot API server.
 pub const DEFAULT_API_URL: &str = "https://api.telegram.org";
@@ -60,6 +61,9 @@ pub struct TelegramSettings {
     pub photo_max_bytes: u64,
     /// How long one file download may take in all.
     pub download_timeout: Duration,
+    /// How fast the bot may send (Telegram's limits unless a test or a
+    /// benchmark lifts them).
+    pub pacing: Limits,
 }
 
 impl TelegramSettings {
@@ -78,6 +82,7 @@ impl TelegramSettings {
             busy_backoff: DEFAULT_BUSY_BACKOFF,
             photo_max_bytes: DEFAULT_PHOTO_MAX_BYTES,
             download_timeout: DEFAULT_DOWNLOAD_TIMEOUT,
+            pacing: Limits::default(),
         }
     }
 
@@ -103,6 +108,7 @@ impl fmt::Debug for TelegramSettings {
             .field("busy_backoff", &self.busy_backoff)
             .field("photo_max_bytes", &self.photo_max_bytes)
             .field("download_timeout", &self.download_timeout)
+            .field("pacing", &self.pacing)
             .finish()
     }
 }

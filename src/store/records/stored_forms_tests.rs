@@ -1,4 +1,5 @@
 //! The records' stored bytes, pinned: a store written before must still open.
+//! The outbox entry (kept by `store::outbox`) is pinned here too.
 
 use passepartout_gateway::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, UserId};
 use serde_json::json;
@@ -149,4 +150,58 @@ fn audit_events_keep_their_stored_form() {
 fn an_interrupted_run_keeps_its_stored_form() {
     assert_stored(&RunState::Interrupted, r#"{"state":"interrupted"}"#);
     assert_stored(&RunState::Started { at_ms: 4 }, r#"{"state":"started","at_ms":4}"#);
+}
+
+fn outbox_entry(body: passepartout_gateway::OutboundBody) -> crate::store::OutboxEntry {
+    let outbound = passepartout_gateway::Outbound {
+        id: "12-0".into(),
+        conversation: conversation(),
+        in_reply_to: Some(MessageId::new("m1").unwrap()),
+        body,
+    };
+    crate::store::OutboxEntry::new(Vec::new(), outbound, Some(12))
+}
+
+fn text(text: &str) -> passepartout_gateway::OutboundBody {
+    passepartout_gateway::OutboundBody::Text {
+        text: text.into(),
+        kind: passepartout_gateway::ReplyKind::Answer,
+    }
+}
+
+#[test]
+fn an_outbox_entry_stored_before_parts_were_counted_still_opens() {
+    let entry = outbox_entry(text("hello"));
+    assert_stored(
+        &entry,
+        r#"{"outbound":{"id":"12-0","conversation":{"gateway":"socket","chat":"c"},"in_reply_to":"m1","body":{"type":"text","text":"hello","kind":"answer"}},"journal_seq":12,"attempts":0}"#,
+    );
+}
+
+#[test]
+fn an_outbox_entry_keeps_the_parts_it_sent() {
+    let mut entry = outbox_entry(text("long"));
+    entry.attempts = 1;
+    entry.parts_sent = 1;
+    entry.part_ids = vec![MessageId::new("501").unwrap()];
+    assert_stored(
+        &entry,
+        r#"{"outbound":{"id":"12-0","conversation":{"gateway":"socket","chat":"c"},"in_reply_to":"m1","body":{"type":"text","text":"long","kind":"answer"}},"journal_seq":12,"attempts":1,"parts_sent":1,"part_ids":["501"]}"#,
+    );
+}
+
+#[test]
+fn a_file_waiting_in_the_outbox_keeps_its_stored_form() {
+    let file = passepartout_gateway::OutboundFile {
+        path: "/data/outgoing/00ff/q3.pdf".into(),
+        name: "q3.pdf".into(),
+        media_type: "application/pdf".into(),
+        size: 13,
+        caption: Some("Q3".into()),
+        temporary: true,
+    };
+    assert_stored(
+        &outbox_entry(passepartout_gateway::OutboundBody::File(file)),
+        r#"{"outbound":{"id":"12-0","conversation":{"gateway":"socket","chat":"c"},"in_reply_to":"m1","body":{"type":"file","path":"/data/outgoing/00ff/q3.pdf","name":"q3.pdf","media_type":"application/pdf","size":13,"caption":"Q3","temporary":true}},"journal_seq":12,"attempts":0}"#,
+    );
 }

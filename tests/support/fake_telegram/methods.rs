@@ -6,6 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, RawQuery, State};
+use axum::http::HeaderMap;
 use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
@@ -25,6 +26,7 @@ pub(super) async fn handle(
     State(shared): State<Arc<Shared>>,
     Path((bot, method)): Path<(String, String)>,
     RawQuery(query): RawQuery,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Response {
     let Some(token) = bot.strip_prefix("bot") else {
@@ -34,14 +36,23 @@ pub(super) async fn handle(
         return error_response(ApiError::new(401, "Unauthorized"));
     }
     let method = method.to_ascii_lowercase();
-    let params = match parse_params(query.as_deref(), &body) {
-        Ok(params) => params,
+    let parsed = if is_multipart(&headers) {
+        parse_multipart(&headers, body).await
+    } else {
+        parse_params(query.as_deref(), &body).map(|params| (params, Vec::new()))
+    };
+    let (params, files) = match parsed {
+        Ok(parsed) => parsed,
         Err(error) => return error_response(error),
     };
     let (failure, delay, generation) = {
         let mut state = shared.lock();
         state.calls.push((method.clone(), params.clone()));
-        let failure = state.failures.get_mut(&method).and_then(VecDeque::pop_front);
+        let failure = state
+            .failures
+            .get_mut(&method)
+            .and_then(VecDeque::pop_front)
+            .or_else(|| state.failure_due(&method));
         if method == "getupdates" && failure.is_none() {
             state.poll_generation += 1;
         }
@@ -57,8 +68,12 @@ pub(super) async fn handle(
     }
     let answer = match failure {
         Some(FakeFailure::NotJson) => return not_json_response(),
+        Some(FakeFailure::Hang) => std::future::pending().await,
         Some(failure) => Err(failure.into()),
         None if method == "getupdates" => get_updates(&shared, &params, generation).await,
+        None if matches!(method.as_str(), "senddocument" | "sendphoto") => {
+            send_file(&mut shared.lock(), &method, &params, files)
+        }
         None => answer(&mut shared.lock(), &method, &params),
     };
     match answer {
@@ -104,6 +119,19 @@ pub(super) async fn download(State(shared): State<Arc<Shared>>, Path((bot, path)
         })),
     };
     ([(CONTENT_TYPE, content_type)], body).into_response()
+}
+
+impl Recorded {
+    /// The failure scheduled by `fail_after` for this call of `method`, if
+    /// it is due; a call that is not due counts as one more success.
+    fn failure_due(&mut self, method: &str) -> Option<FakeFailure> {
+        let (successes, _) = self.failing_after.get_mut(method)?;
+        if *successes > 0 {
+            *successes -= 1;
+            return None;
+        }
+        self.failing_after.remove(method).map(|(_, failure)| failure)
+    }
 }
 
 pub(super) async fn get_updates(shared: &Shared, params: &Value, generation: u64) -> Result<Value, ApiError> {

@@ -6,7 +6,9 @@
 //! Tests queue updates (built by the `*_message` / [`FakeTelegram::callback_query`]
 //! helpers, or any JSON), which `getUpdates` long-polls for with Telegram's
 //! offset semantics; inspect what the bot sent and called; inject failures with
-//! Telegram's error envelopes; and shut it down to simulate Telegram going away.
+//! Telegram's error envelopes (now, after some successes, or as an answer
+//! that never comes); take file uploads (`sendDocument`, `sendPhoto` as
+//! multipart, see `uploads`); and shut it down to simulate Telegram going away.
 //! Files registered with [`FakeTelegram::add_file`] are found by `getFile` and
 //! downloaded from `/file/bot<TOKEN>/<file_path>`, whole, streamed, endless
 //! (for a client that must stop reading on its own), or answered with an HTTP
@@ -19,9 +21,12 @@
 
 mod entities;
 mod methods;
+mod uploads;
 
 use super::fake_llm::{serve_until_shutdown, wait_on};
 use methods::*;
+pub use uploads::Uploaded;
+use uploads::*;
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::net::SocketAddr;
@@ -59,6 +64,9 @@ pub enum FakeFailure {
     /// 502 with an HTML page, as a proxy in front of Telegram may answer:
     /// no JSON at all. Its text holds [`NOT_JSON_MARKER`].
     NotJson,
+    /// No answer at all: the call waits until the client gives up or goes
+    /// (a process killed in the middle of a send).
+    Hang,
 }
 
 /// How the fake serves a file's download.
@@ -154,6 +162,10 @@ struct Recorded {
     calls: Vec<(String, Value)>,
     sent: Vec<Sent>,
     failures: HashMap<String, VecDeque<FakeFailure>>,
+    /// A failure for a method once it succeeded this many more times.
+    failing_after: HashMap<String, (usize, FakeFailure)>,
+    /// Every successful file upload, in order.
+    uploads: Vec<Uploaded>,
     delays: HashMap<String, Duration>,
     /// Files getFile knows, by file id.
     files: HashMap<String, FakeFile>,
@@ -198,6 +210,8 @@ impl From<FakeFailure> for ApiError {
             FakeFailure::BadRequest(description) => ApiError::new(400, description),
             // Answered as a page, not an envelope (see `methods::handle`).
             FakeFailure::NotJson => ApiError::new(502, "Bad Gateway"),
+            // Never answered (see `methods::handle`).
+            FakeFailure::Hang => ApiError::new(504, "Gateway Timeout"),
         }
     }
 }
@@ -239,6 +253,8 @@ impl FakeTelegram {
                 calls: Vec::new(),
                 sent: Vec::new(),
                 failures: HashMap::new(),
+                failing_after: HashMap::new(),
+                uploads: Vec::new(),
                 delays: HashMap::new(),
                 files: HashMap::new(),
                 downloads: Vec::new(),
@@ -534,6 +550,31 @@ impl FakeTelegram {
     pub fn fail_next(&self, method: &str, failure: FakeFailure) {
         let method = method.to_ascii_lowercase();
         self.lock().failures.entry(method).or_default().push_back(failure);
+    }
+
+    /// Answer a call of `method` (any case) with `failure` once `successes`
+    /// more calls of it were answered normally: e.g. the second part of a
+    /// reply with `fail_after("sendMessage", 1, …)`.
+    pub fn fail_after(&self, method: &str, successes: usize, failure: FakeFailure) {
+        let method = method.to_ascii_lowercase();
+        self.lock().failing_after.insert(method, (successes, failure));
+    }
+
+    /// Every successful file upload (sendDocument, sendPhoto), in order.
+    pub fn uploads(&self) -> Vec<Uploaded> {
+        self.lock().uploads.clone()
+    }
+
+    /// Wait until at least `n` files were uploaded and return all of them.
+    ///
+    /// # Panics
+    /// If fewer than `n` were uploaded within `timeout`.
+    pub async fn wait_for_uploads(&self, n: usize, timeout: Duration) -> Vec<Uploaded> {
+        let what = format!("{n} upload(s)");
+        self.wait_until(&what, timeout, |state| {
+            (state.uploads.len() >= n).then(|| state.uploads.clone())
+        })
+        .await
     }
 
     /// Delay every answer to `method` by `delay` (after recording the call).
