@@ -41,10 +41,11 @@ fn no_markdown_makes_a_send_fail() {
         .unwrap();
     let (telegram, signal, fake_telegram, fake_signal) = runtime.block_on(async {
         let fake_telegram = FakeTelegram::start(TOKEN).await;
-        let telegram = TelegramGateway::new(
-            TelegramSettings::new(TOKEN).with_api_url(fake_telegram.base_url()),
-            std::sync::Arc::new(MemoryOffsetStore::default()),
-        );
+        // What is sent, not how fast: Telegram's pacing would space the
+        // cases a second apart.
+        let mut settings = TelegramSettings::new(TOKEN).with_api_url(fake_telegram.base_url());
+        settings.pacing = passepartout_telegram::pacing::Limits::unpaced();
+        let telegram = TelegramGateway::new(settings, std::sync::Arc::new(MemoryOffsetStore::default()));
         let fake_signal = FakeSignal::start().await;
         let settings = SignalSettings {
             call_timeout: Duration::from_secs(5),
