@@ -82,8 +82,13 @@ impl Pacing {
 
     /// Waits until a message may go to `chat`, and takes that slot.
     pub async fn wait_turn(&self, chat: i64) {
-        let slot = self.reserve(chat, Instant::now());
-        tokio::time::sleep_until(slot).await;
+        let now = Instant::now();
+        let slot = self.reserve(chat, now);
+        // A slot that is now goes at once: a timer would round it up to the
+        // next millisecond tick, on every reply.
+        if slot > now {
+            tokio::time::sleep_until(slot).await;
+        }
     }
 
     /// Reserves the earliest slot at or after `now` that every rule allows.
@@ -102,8 +107,9 @@ impl Pacing {
             if let Some(last) = sent.back() {
                 at = at.max(*last + limits.chat_gap);
             }
-            if chat < 0 && sent.len() >= limits.group_per_minute {
-                at = at.max(sent[sent.len() - limits.group_per_minute] + MINUTE);
+            let per_minute = limits.group_per_minute.max(1);
+            if chat < 0 && sent.len() >= per_minute {
+                at = at.max(sent[sent.len() - per_minute] + MINUTE);
             }
         }
         slots.overall.retain(|slot| *slot + spacing > now);
