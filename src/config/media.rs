@@ -6,9 +6,9 @@ use serde::{Deserialize, Serialize};
 use super::Problems;
 
 pub const DEFAULT_KEEP_DAYS: u64 = 30;
-/// Anthropic reads images of up to 5 MB; Telegram's largest photo size is
-/// far below.
-pub const DEFAULT_MAX_PHOTO_BYTES: u64 = 5 * 1024 * 1024;
+/// Anthropic reads images of up to 5 MiB *in base64*, which is 4/3 of the
+/// bytes: 3.75 MiB of photo. Telegram's largest photo size is below that.
+pub const DEFAULT_MAX_PHOTO_BYTES: u64 = 5 * 1024 * 1024 / 4 * 3;
 pub const DEFAULT_MAX_DOCUMENT_BYTES: u64 = 20 * 1024 * 1024;
 
 /// `[media]`.
@@ -42,5 +42,16 @@ impl MediaConfig {
             self.max_document_bytes > 0,
             "media.max_document_bytes must be at least 1",
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_photo_fits_anthropics_limit_once_in_base64() {
+        let base64_len = DEFAULT_MAX_PHOTO_BYTES.div_ceil(3) * 4;
+        assert!(base64_len <= 5 * 1024 * 1024, "{base64_len}");
     }
 }

@@ -29,7 +29,7 @@ pub const DEFAULT_CONFLICT_BACKOFF: Duration = Duration::from_secs(30);
 pub const DEFAULT_BUSY_BACKOFF: Duration = Duration::from_secs(1);
 /// The largest photo size taken from a message, in bytes: every vision model
 /// reads an image this size (Anthropic's limit per image is 5 MB).
-pub const DEFAULT_PHOTO_MAX_BYTES: u64 = 5 * 1024 * 1024;
+pub const DEFAULT_PHOTO_MAX_BYTES: u64 = 5 * 1024 * 1024 / 4 * 3;
 /// How long one file download may take, from the request to its last byte.
 pub const DEFAULT_DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(120);
 
