@@ -72,8 +72,6 @@ pub enum StartError {
     Skills(#[from] regex::Error),
     #[error("cannot start the background loops: {0}")]
     Loops(#[from] crate::loops::daemon::LoopsStartError),
-    #[error(transparent)]
-    Media(#[from] crate::media::MediaError),
     /// Settings name tools or arguments the daemon does not have (as
     /// `check-config` reports them): the gates they set would never apply.
     #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
@@ -166,7 +164,7 @@ impl Daemon {
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         let gateways = gateways(&components, &store, admin).await?;
         // Once the gateways run: media is fetched through them.
-        let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone())?);
+        let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone()));
         let conversations = Conversations::new(
             store.clone(),
             pipeline,

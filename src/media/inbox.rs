@@ -17,8 +17,9 @@ use super::store::extension;
 /// The inbox's folder, relative to the workspace root.
 pub const INBOX: &str = "inbox";
 
-/// Longest file name kept, in characters (file systems take 255 bytes).
-const MAX_NAME_CHARS: usize = 120;
+/// Longest file name kept, in bytes: file systems take 255, and a copy's
+/// " (1000)" must still fit.
+const MAX_NAME_BYTES: usize = 200;
 
 /// Names tried with a number before giving up.
 const MAX_COPIES: u32 = 1000;
@@ -70,7 +71,7 @@ impl Inbox {
 
 /// A file name that is one plain component: the last part of `name` after
 /// any `/` or `\`, without control characters, leading dots or surrounding
-/// blanks, at most [`MAX_NAME_CHARS`] characters with its extension kept;
+/// blanks, at most [`MAX_NAME_BYTES`] bytes with its extension kept;
 /// `file.<ext from mime>` when nothing is left.
 pub fn safe_name(name: Option<&str>, mime: Option<&str>) -> String {
     let last = name.unwrap_or_default().rsplit(['/', '\\']).next().unwrap_or_default();
@@ -79,12 +80,16 @@ pub fn safe_name(name: Option<&str>, mime: Option<&str>) -> String {
     if cleaned.is_empty() {
         return format!("file.{}", extension(mime.unwrap_or_default()));
     }
-    if cleaned.chars().count() <= MAX_NAME_CHARS {
+    if cleaned.len() <= MAX_NAME_BYTES {
         return cleaned.to_owned();
     }
     let (stem, ext) = split_extension(cleaned);
-    let room = MAX_NAME_CHARS.saturating_sub(ext.chars().count());
-    format!("{}{ext}", stem.chars().take(room).collect::<String>())
+    let mut room = MAX_NAME_BYTES.saturating_sub(ext.len());
+    // On a character's boundary: a name cut inside one is no UTF-8.
+    while !stem.is_char_boundary(room) {
+        room -= 1;
+    }
+    format!("{}{ext}", &stem[..room])
 }
 
 /// `name` for the `copy`th file of that name: `a.pdf`, `a (2).pdf`, ….
@@ -116,9 +121,13 @@ mod tests {
         assert_eq!(safe_name(Some("a\u{0}b\nc.txt"), None), "abc.txt");
         assert_eq!(safe_name(Some(" .. "), Some("application/pdf")), "file.pdf");
         assert_eq!(safe_name(None, None), "file.bin");
+        let cjk = format!("{}.pdf", "报告".repeat(100));
+        let kept = safe_name(Some(&cjk), None);
+        assert!(kept.len() <= MAX_NAME_BYTES && kept.ends_with("报.pdf"), "{kept}");
+        assert!(numbered(&kept, MAX_COPIES).len() <= 255, "a copy's name fits too");
         let long = format!("{}.pdf", "x".repeat(300));
         let kept = safe_name(Some(&long), None);
-        assert_eq!(kept.chars().count(), MAX_NAME_CHARS);
+        assert_eq!(kept.len(), MAX_NAME_BYTES);
         assert!(kept.ends_with(".pdf"));
     }
 

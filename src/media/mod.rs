@@ -24,21 +24,12 @@ pub mod transcribe;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
-use thiserror::Error;
-
 use crate::config::{Config, Secret};
 pub use fetchers::Fetchers;
 pub use inbox::Inbox;
 pub use read::Reading;
 pub use store::MediaStore;
 pub use transcribe::{TranscribeError, Transcriber, Transcript};
-
-/// Media could not be set up at start.
-#[derive(Debug, Error)]
-pub enum MediaError {
-    #[error("cannot set up transcription: {0}")]
-    Transcription(#[from] TranscribeError),
-}
 
 /// How large or long media may be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,12 +71,19 @@ impl Media {
 
     /// Media as `config` sets it up, fetched through `fetchers`, with the
     /// transcriber of `[transcription]` when it names one ([`transcriber`]).
-    pub fn new(config: &Config, fetchers: Fetchers) -> Result<Self, MediaError> {
-        Ok(Self {
+    /// A transcriber that cannot be set up (a key no HTTP header can carry)
+    /// leaves voice notes unread, as `doctor` says, rather than the daemon
+    /// unstarted.
+    pub fn new(config: &Config, fetchers: Fetchers) -> Self {
+        let transcriber = transcriber(config).unwrap_or_else(|error| {
+            tracing::error!(%error, "transcription is off; run `passepartout doctor`");
+            None
+        });
+        Self {
             fetchers,
-            transcriber: transcriber(config)?,
+            transcriber,
             ..Self::unplugged(config)
-        })
+        }
     }
 
     /// Where photos are kept.
@@ -141,6 +139,22 @@ impl MediaPruning {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_transcription_key_no_header_can_carry_leaves_voice_unread_not_the_daemon_down() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = dir.path().join("key");
+        std::fs::write(&key, "sk-\u{1}broken").unwrap();
+        let mut config = Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        };
+        config.transcription.base_url = Some("http://127.0.0.1:9/v1".into());
+        config.transcription.api_key_file = Some(key);
+        assert!(transcriber(&config).is_err(), "the key is refused");
+        let media = Media::new(&config, Fetchers::default());
+        assert!(media.transcriber.is_none());
+    }
 
     #[tokio::test]
     async fn photos_older_than_keep_days_are_pruned_and_zero_keeps_them() {

@@ -86,7 +86,7 @@ fn setup(transcriber: Option<String>, adjust: impl FnOnce(&mut Config)) -> Setup
         .into_iter()
         .collect();
     Setup {
-        media: Media::new(&config, fetchers).unwrap(),
+        media: Media::new(&config, fetchers),
         workspace: config.workspace(),
         media_dir: config.media_dir(),
         _dir: dir,

@@ -41,11 +41,12 @@ impl MediaStore {
             return Ok(name);
         }
         fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.dir)?;
-        let partial = self.dir.join(format!(".{name}.{}.partial", std::process::id()));
+        // Unique per save: the same photo saved twice at once (sent to two
+        // chats) must not share a partial file.
+        let partial = self.dir.join(format!(".{name}.{:016x}.partial", rand::random::<u64>()));
         let mut file = fs::File::options()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(0o600)
             .open(&partial)?;
         file.write_all(bytes)?;
@@ -116,6 +117,22 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    #[test]
+    fn the_same_photo_saved_at_once_from_many_threads_is_kept_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = MediaStore::new(dir.path().join("media"));
+        let photo = vec![7u8; 256 * 1024];
+        let names: Vec<String> = std::thread::scope(|scope| {
+            let saves: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| store.save(&photo, "image/jpeg")))
+                .collect();
+            saves.into_iter().map(|save| save.join().unwrap().unwrap()).collect()
+        });
+        assert!(names.windows(2).all(|pair| pair[0] == pair[1]));
+        assert_eq!(fs::read_dir(store.dir()).unwrap().count(), 1, "no partial file left");
+        assert_eq!(store.read(&names[0]).unwrap(), photo);
+    }
 
     #[test]
     fn a_photo_is_kept_once_under_its_content_hash() {
