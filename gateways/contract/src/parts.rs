@@ -74,7 +74,10 @@ impl std::fmt::Debug for Resume<'_> {
 /// the last carry buttons), reporting every part but the last to
 /// `resume.progress`. Returns the ids of the parts sent by this call; stops
 /// at the first failure, the platform's or the progress's, which is
-/// returned. A `first_part` past the end sends nothing.
+/// returned. A `first_part` past the end cannot come from this split (the
+/// last part is never reported): the message splits differently than when
+/// its first parts went out (a newer renderer, another limit), and it is
+/// sent whole again rather than not at all.
 pub async fn send_parts<T, F, Fut>(
     parts: Vec<T>,
     resume: Resume<'_>,
@@ -85,8 +88,12 @@ where
     Fut: Future<Output = Result<Option<MessageId>, GatewayError>>,
 {
     let last = parts.len().saturating_sub(1);
+    let first = match resume.first_part as usize {
+        first if first > last => 0,
+        first => first,
+    };
     let mut ids = Vec::new();
-    for (index, part) in parts.into_iter().enumerate().skip(resume.first_part as usize) {
+    for (index, part) in parts.into_iter().enumerate().skip(first) {
         let id = send(index, part).await?;
         if index < last {
             resume.progress.part_sent(index as u32, id.as_ref()).await?;
@@ -171,17 +178,22 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_resume_past_the_end_sends_nothing() {
+    async fn a_resume_past_the_end_of_a_changed_split_sends_the_message_whole() {
+        let sent = std::sync::Mutex::new(Vec::new());
         let ids = send_parts(
-            vec!["a"],
+            vec!["a", "b"],
             Resume {
                 first_part: 5,
                 ..Resume::whole()
             },
-            |_, _| async { panic!("nothing is left to send") },
+            |index, part| {
+                sent.lock().unwrap().push((index, part));
+                async move { Ok(Some(MessageId::new(format!("m{index}")).unwrap())) }
+            },
         )
         .await
         .unwrap();
-        assert!(ids.is_empty());
+        assert_eq!(*sent.lock().unwrap(), [(0, "a"), (1, "b")]);
+        assert_eq!(ids.len(), 2);
     }
 }
