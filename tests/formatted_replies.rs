@@ -8,8 +8,9 @@ mod support;
 
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_user_text};
-use support::fake_signal::{self, ACCOUNT, ACCOUNT_UUID, FakeSignal};
+use support::fake_signal::{self, FakeSignal};
 use support::fake_telegram::FakeTelegram;
+use support::gateway_daemons::{with_signal, with_telegram};
 use support::harness::{TestDaemon, WAIT};
 
 const TOKEN: &str = "123456:formatted-replies-token";
@@ -58,42 +59,11 @@ fn utf16_at(text: &str, needle: &str) -> usize {
 }
 
 async fn telegram_daemon(llm: &FakeLlm, telegram: &FakeTelegram) -> (TestDaemon, tempfile::TempDir) {
-    let token_dir = tempfile::tempdir().unwrap();
-    let token_file = token_dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
-    let api_url = telegram.base_url();
-    let daemon = TestDaemon::start_with(
-        llm,
-        |config| {
-            let section = &mut config.telegram;
-            section.enabled = true;
-            section.token_env = None;
-            section.token_file = Some(token_file);
-            section.api_url = api_url;
-            section.allowed_users = vec![OWNER];
-            section.poll_timeout_s = 1;
-        },
-        vec![],
-    )
-    .await;
-    (daemon, token_dir)
+    with_telegram(llm, telegram, TOKEN, OWNER, |_| {}).await
 }
 
 async fn signal_daemon(llm: &FakeLlm, signal: &FakeSignal) -> TestDaemon {
-    let endpoint = signal.tcp_endpoint();
-    TestDaemon::start_with(
-        llm,
-        |config| {
-            let section = &mut config.signal;
-            section.enabled = true;
-            section.account = ACCOUNT.into();
-            section.account_uuid = Some(ACCOUNT_UUID.into());
-            section.endpoint = endpoint;
-            section.allowed_senders = vec![SIGNAL_OWNER.into()];
-        },
-        vec![],
-    )
-    .await
+    with_signal(llm, signal, SIGNAL_OWNER, |_| {}).await
 }
 
 #[tokio::test]

@@ -8,10 +8,11 @@
 mod support;
 
 use support::fake_llm::{FakeLlm, last_user_text};
-use support::fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, attachment, attachment_envelope};
+use support::fake_signal::{FakeSignal, attachment, attachment_envelope};
 use support::fake_telegram::{FakeFile, FakeTelegram};
 use support::fake_transcriber::FakeTranscriber;
-use support::harness::{TestDaemon, WAIT};
+use support::gateway_daemons::{with_signal, with_telegram};
+use support::harness::WAIT;
 
 const TOKEN: &str = "123456:media-wiring-token";
 const OWNER: i64 = 42;
@@ -37,23 +38,10 @@ async fn a_telegram_voice_note_is_downloaded_transcribed_and_answered() {
             ..FakeFile::new(words)
         },
     );
-    let token_dir = tempfile::tempdir().unwrap();
-    let token_file = token_dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
-    let (api_url, transcriber_url) = (telegram.base_url(), transcriber.base_url());
-    let _daemon = TestDaemon::start_with(
-        &llm,
-        |config| {
-            config.transcription.base_url = Some(transcriber_url);
-            let section = &mut config.telegram;
-            section.enabled = true;
-            section.token_file = Some(token_file);
-            section.api_url = api_url;
-            section.allowed_users = vec![OWNER];
-            section.poll_timeout_s = 1;
-        },
-        Vec::new(),
-    )
+    let transcriber_url = transcriber.base_url();
+    let _daemon = with_telegram(&llm, &telegram, TOKEN, OWNER, |config| {
+        config.transcription.base_url = Some(transcriber_url);
+    })
     .await;
 
     telegram.push_update(telegram.voice_message(OWNER, OWNER, "AwACvoice", words.len() as u64, None));
@@ -73,20 +61,9 @@ async fn a_signal_photo_is_fetched_and_shown_to_a_vision_model() {
     let signal = FakeSignal::start().await;
     let llm = FakeLlm::start().await;
     signal.add_attachment("photo-1", PNG);
-    let endpoint = signal.tcp_endpoint();
-    let _daemon = TestDaemon::start_with(
-        &llm,
-        |config| {
-            config.llm.providers[0].vision = true;
-            let section = &mut config.signal;
-            section.enabled = true;
-            section.account = ACCOUNT.into();
-            section.account_uuid = Some(ACCOUNT_UUID.into());
-            section.endpoint = endpoint;
-            section.allowed_senders = vec![SIGNAL_OWNER.into()];
-        },
-        Vec::new(),
-    )
+    let _daemon = with_signal(&llm, &signal, SIGNAL_OWNER, |config| {
+        config.llm.providers[0].vision = true;
+    })
     .await;
 
     signal.push_envelope(attachment_envelope(

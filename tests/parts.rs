@@ -11,8 +11,9 @@ use std::path::Path;
 use passepartout_socket::ServerFrame;
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_message, last_user_text};
-use support::fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, attachments_of, codes, text_envelope};
+use support::fake_signal::{FakeSignal, attachments_of, codes, text_envelope};
 use support::fake_telegram::{FakeFailure, FakeTelegram, Sent};
+use support::gateway_daemons::{with_signal, with_telegram};
 use support::harness::{TestDaemon, WAIT, send};
 
 const TOKEN: &str = "123456:test-token-never-logged";
@@ -60,43 +61,12 @@ fn squeezed(text: &str) -> String {
 
 async fn telegram_daemon(telegram: &FakeTelegram, llm: &FakeLlm) -> (TestDaemon, tempfile::TempDir) {
     llm.set_responder(model);
-    let token_dir = tempfile::tempdir().unwrap();
-    let token_file = token_dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
-    let api_url = telegram.base_url();
-    let daemon = TestDaemon::start_with(
-        llm,
-        |config| {
-            let section = &mut config.telegram;
-            section.enabled = true;
-            section.token_env = None;
-            section.token_file = Some(token_file);
-            section.api_url = api_url;
-            section.allowed_users = vec![OWNER];
-            section.poll_timeout_s = 1;
-        },
-        Vec::new(),
-    )
-    .await;
-    (daemon, token_dir)
+    with_telegram(llm, telegram, TOKEN, OWNER, |_| {}).await
 }
 
 async fn signal_daemon(signal: &FakeSignal, llm: &FakeLlm) -> TestDaemon {
     llm.set_responder(model);
-    let endpoint = signal.tcp_endpoint();
-    TestDaemon::start_with(
-        llm,
-        |config| {
-            let section = &mut config.signal;
-            section.enabled = true;
-            section.account = ACCOUNT.into();
-            section.account_uuid = Some(ACCOUNT_UUID.into());
-            section.endpoint = endpoint;
-            section.allowed_senders = vec![SIGNAL_OWNER.into()];
-        },
-        Vec::new(),
-    )
-    .await
+    with_signal(llm, signal, SIGNAL_OWNER, |_| {}).await
 }
 
 /// Sends "ping" on Telegram and waits for its echo: every reply committed

@@ -8,8 +8,7 @@
 
 mod support;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout_gateway::{
@@ -20,6 +19,7 @@ use passepartout_gateway_testing::{CoreSide, Listening, build};
 use passepartout_telegram::{MemoryOffsetStore, OffsetStore, TelegramGateway, TelegramSettings, check, utf16_len};
 use serde_json::Value;
 use support::fake_telegram::{FakeFailure, FakeTelegram, NOT_JSON_MARKER};
+use support::logs::LogCapture;
 
 const TOKEN: &str = "424242:SECRET-tok3n_for-tests";
 const WAIT: Duration = Duration::from_secs(5);
@@ -91,49 +91,6 @@ fn outbound(chat: i64, in_reply_to: Option<i64>, body: OutboundBody) -> Outbound
         in_reply_to.as_deref(),
         body,
     )
-}
-
-/// Collects everything logged while alive, on this thread (the tests run on
-/// tokio's current-thread runtime, so the gateway's tasks log here too).
-struct LogCapture {
-    buffer: Arc<Mutex<Vec<u8>>>,
-    _guard: tracing::subscriber::DefaultGuard,
-}
-
-struct CaptureWriter(Arc<Mutex<Vec<u8>>>);
-
-impl Write for CaptureWriter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl LogCapture {
-    fn start() -> Self {
-        let buffer = Arc::new(Mutex::new(Vec::new()));
-        let writer = Arc::clone(&buffer);
-        let subscriber = tracing_subscriber::fmt()
-            .with_max_level(tracing::Level::TRACE)
-            .with_ansi(false)
-            .with_writer(move || CaptureWriter(Arc::clone(&writer)))
-            .finish();
-        LogCapture {
-            buffer,
-            _guard: tracing::subscriber::set_default(subscriber),
-        }
-    }
-
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.buffer.lock().unwrap_or_else(PoisonError::into_inner)).into_owned()
-    }
 }
 
 #[tokio::test]

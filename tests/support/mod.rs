@@ -9,6 +9,7 @@ pub mod fake_llm;
 pub mod fake_signal;
 pub mod fake_telegram;
 pub mod fake_transcriber;
+pub mod gateway_daemons;
 pub mod harness;
 pub mod logs;
 pub mod media_gateway;
