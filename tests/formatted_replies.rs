@@ -9,7 +9,7 @@ mod support;
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_user_text};
 use support::fake_signal::{self, FakeSignal};
-use support::fake_telegram::FakeTelegram;
+use support::fake_telegram::{FakeFailure, FakeTelegram};
 use support::gateway_daemons::{with_signal, with_telegram};
 use support::harness::{TestDaemon, WAIT};
 
@@ -203,4 +203,28 @@ async fn a_long_code_block_stays_monospace_in_every_signal_part() {
         (0..300).map(code_line).collect::<Vec<_>>(),
         "every line, monospace, once"
     );
+}
+
+#[tokio::test]
+async fn a_reply_telegram_refuses_for_its_formatting_arrives_as_plain_text_once() {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let _daemon = telegram_daemon(&llm, &telegram).await;
+    // Telegram checks a link's host more strictly than any URL parser.
+    telegram.fail_next(
+        "sendMessage",
+        FakeFailure::BadRequest("Bad Request: can't parse entities: Wrong URL host".into()),
+    );
+    telegram.push_update(telegram.text_message(OWNER, OWNER, "show me"));
+
+    let sent = telegram.wait_for_sent(1, WAIT).await;
+    assert_eq!(sent.len(), 1, "{sent:#?}");
+    assert!(
+        sent[0].text.starts_with("Here is the plan for 中文 😀 users:"),
+        "{}",
+        sent[0].text
+    );
+    assert!(sent[0].params.get("entities").is_none(), "plain: {:#?}", sent[0].params);
+    assert_eq!(telegram.calls("sendMessage").len(), 2, "refused once, then plain");
 }

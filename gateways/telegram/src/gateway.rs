@@ -144,21 +144,42 @@ impl TelegramGateway {
         }
         let last = parts.len() - 1;
         send_parts(parts, resume, |index, part| {
-            let mut request = bot.send_message(chat, part.text);
-            if !part.entities.is_empty() {
-                request = request.entities(part.entities);
-            }
-            if let (0, Some(reply_to)) = (index, reply_to) {
-                request = request.reply_parameters(ReplyParameters::new(reply_to).allow_sending_without_reply());
-            }
-            if let (true, Some(keyboard)) = (index == last, &keyboard) {
-                request = request.reply_markup(keyboard.clone());
-            }
+            let request = |text: String, entities: Vec<tg::MessageEntity>| {
+                let mut request = bot.send_message(chat, text);
+                if !entities.is_empty() {
+                    request = request.entities(entities);
+                }
+                if let (0, Some(reply_to)) = (index, reply_to) {
+                    request = request.reply_parameters(ReplyParameters::new(reply_to).allow_sending_without_reply());
+                }
+                if let (true, Some(keyboard)) = (index == last, &keyboard) {
+                    request = request.reply_markup(keyboard.clone());
+                }
+                request
+            };
+            // Kept for the one retry below, when there is formatting to drop.
+            let plain = (!part.entities.is_empty()).then(|| request(part.text.clone(), Vec::new()));
+            let styled = request(part.text, part.entities);
             async move {
                 self.pacing.wait_turn(chat.0).await;
-                let sent = request.await.map_err(|error| {
+                let failure = match styled.await {
+                    Ok(sent) => return Ok(Some(sent_id(&sent))),
+                    Err(error) => self.classify(&error),
+                };
+                tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed");
+                // Telegram checks some formatting more strictly than it
+                // documents (a link's host, how much entity data): a part
+                // it refuses for that goes again as plain text, never lost.
+                let (Some(plain), Failure::Rejected { reason }) = (plain, &failure) else {
+                    return Err(failure.into_gateway_error());
+                };
+                if !refuses_formatting(reason) {
+                    return Err(failure.into_gateway_error());
+                }
+                self.pacing.wait_turn(chat.0).await;
+                let sent = plain.await.map_err(|error| {
                     let failure = self.classify(&error);
-                    tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed");
+                    tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed as plain text too");
                     failure.into_gateway_error()
                 })?;
                 Ok(Some(sent_id(&sent)))
@@ -206,6 +227,13 @@ impl TelegramGateway {
 }
 
 /// The contract's id of a message the bot sent.
+/// Whether Telegram refused a message for its formatting: its entities, or
+/// a link's URL in one.
+fn refuses_formatting(reason: &str) -> bool {
+    let reason = reason.to_ascii_lowercase();
+    ["entit", "url"].iter().any(|word| reason.contains(word))
+}
+
 pub(crate) fn sent_id(sent: &tg::Message) -> MessageId {
     MessageId::new(sent.id.0.to_string()).expect("a number is a valid message id")
 }
