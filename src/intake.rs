@@ -167,9 +167,12 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
             reason: Refusal::NotApprover,
         });
     }
-    if let InboundBody::Text { text } = &inbound.body
-        && text.len() > cx.settings.max_message_bytes
-    {
+    let words = match &inbound.body {
+        InboundBody::Text { text } => Some(text),
+        InboundBody::Media { caption, .. } => caption.as_ref(),
+        _ => None,
+    };
+    if words.is_some_and(|words| words.len() > cx.settings.max_message_bytes) {
         Stats::bump(&cx.stats.refused);
         return Err(Ack::Refused {
             reason: Refusal::TooLarge,

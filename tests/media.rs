@@ -9,7 +9,7 @@
 mod support;
 
 use passepartout::config::{Config, ProviderConfig, ProviderKind};
-use passepartout_gateway::{Attachment, MediaKind, ReplyKind};
+use passepartout_gateway::{Ack, Attachment, MediaKind, Refusal, ReplyKind};
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_user_text};
 use support::fake_transcriber::{FakeTranscriber, Script as Heard};
@@ -336,4 +336,24 @@ async fn a_voice_note_cut_short_by_a_stop_is_fetched_again_and_answered_after_th
     assert_eq!(second.fetched(), ["v1"], "fetched again after the restart");
     assert_eq!(transcriber.uploads().len(), 2);
     daemon.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_caption_longer_than_any_message_is_refused_at_the_door() {
+    let llm = FakeLlm::start().await;
+    let gateway = MediaGateway::default();
+    gateway.put_file("p1", PNG);
+    let mut daemon = daemon(&llm, &gateway, |c| c.pipeline.max_message_bytes = 100).await;
+    let caption = "x".repeat(101);
+    let ack = gateway
+        .offer_media("alice", vec![attachment(MediaKind::Photo, "p1")], Some(&caption))
+        .await;
+    assert_eq!(
+        ack,
+        Ack::Refused {
+            reason: Refusal::TooLarge
+        }
+    );
+    assert!(gateway.fetched().is_empty(), "nothing was fetched");
+    daemon.stop().await;
 }

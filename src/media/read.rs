@@ -248,7 +248,15 @@ impl Media {
                 format!("I can't open files sent through {gateway} yet, so I can't read your {noun}."),
             ));
         };
-        match fetcher.fetch(&attachment.file, max).await {
+        let mut fetched = fetcher.fetch(&attachment.file, max).await;
+        if let Err(error) = &fetched
+            && let Some(wait) = worth_another_try(error)
+        {
+            tracing::info!(%gateway, %error, kind = noun, "media fetch failed; trying once more");
+            tokio::time::sleep(wait).await;
+            fetched = fetcher.fetch(&attachment.file, max).await;
+        }
+        match fetched {
             Ok(fetched) if fetched.bytes.len() as u64 > max => Err(too_large(Some(fetched.bytes.len() as u64))),
             Ok(fetched) => Ok(fetched),
             Err(GatewayError::TooLarge { size, .. }) => Err(too_large(size)),
@@ -260,6 +268,17 @@ impl Media {
                 ))
             }
         }
+    }
+}
+
+/// How long to wait before fetching again after `error`, when a second try
+/// within the turn may succeed: a passing failure, or a short rate limit.
+fn worth_another_try(error: &GatewayError) -> Option<std::time::Duration> {
+    const LONGEST_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+    match error {
+        GatewayError::Transient { .. } | GatewayError::NotConnected => Some(std::time::Duration::from_secs(1)),
+        GatewayError::RateLimited { retry_after } if *retry_after <= LONGEST_WAIT => Some(*retry_after),
+        _ => None,
     }
 }
 

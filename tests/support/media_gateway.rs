@@ -95,7 +95,22 @@ impl MediaGateway {
         self.send(chat, InboundBody::Text { text: text.into() }).await
     }
 
+    /// Hands media in and returns the daemon's answer, whatever it is.
+    pub async fn offer_media(&self, chat: &str, attachments: Vec<Attachment>, caption: Option<&str>) -> Ack {
+        let body = InboundBody::Media {
+            attachments,
+            caption: caption.map(str::to_owned),
+        };
+        self.hand_in(chat, body).await.1
+    }
+
     async fn send(&self, chat: &str, body: InboundBody) -> MessageId {
+        let (message_id, ack) = self.hand_in(chat, body).await;
+        assert_eq!(ack, Ack::Accepted);
+        message_id
+    }
+
+    async fn hand_in(&self, chat: &str, body: InboundBody) -> (MessageId, Ack) {
         let number = {
             let mut next = lock(&self.inner.next_id);
             *next += 1;
@@ -116,8 +131,7 @@ impl MediaGateway {
             .await
             .expect("acknowledged in time")
             .expect("the gateway reports the ack");
-        assert_eq!(ack, Ack::Accepted);
-        message_id
+        (message_id, ack)
     }
 
     /// Every reply to `message` up to the first that is not a notice.
