@@ -1,8 +1,9 @@
 //! What recalling facts costs per turn: a person with 10,000 facts (English,
 //! German and Chinese sentences), and the 8 most related to a message picked
-//! with BM25, as every turn does (`memory::relevant` indexes the facts
-//! afresh each time); and, for comparison, a query against an index built
-//! once, which is what keeping an index between turns would buy.
+//! with BM25, as every turn does (`memory::relevant` reads every fact's
+//! words afresh each time, counting only the query's); and, for comparison,
+//! a query against a whole index built once, which is what keeping an index
+//! between turns would buy, and what building that index costs.
 //!
 //! `cargo bench --bench memory` prints one JSON line: for each, the median
 //! and the 99th percentile of one query, in microseconds.

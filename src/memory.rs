@@ -162,7 +162,7 @@ impl MemorySession {
 /// sharing no word come last, newest first, so a person with few facts has
 /// all of them in context.
 pub fn relevant(facts: Vec<Fact>, text: &str, limit: usize) -> Vec<Fact> {
-    let scores = Bm25::new(facts.iter().map(|fact| fact.text.as_str())).scores(text);
+    let scores = Bm25::for_query(facts.iter().map(|fact| fact.text.as_str()), text).scores(text);
     let mut scored: Vec<(f64, Fact)> = scores.into_iter().zip(facts).collect();
     scored.sort_by(|(a_score, a), (b_score, b)| b_score.total_cmp(a_score).then(b.id.cmp(&a.id)));
     scored.into_iter().take(limit).map(|(_, fact)| fact).collect()

@@ -106,7 +106,7 @@ impl Tool for SearchHistory {
         let picked: Vec<usize> = if args.query.trim().is_empty() {
             (0..turns.len()).rev().take(limit).collect()
         } else {
-            let scores = Bm25::new(texts.iter().map(String::as_str)).scores(&args.query);
+            let scores = Bm25::for_query(texts.iter().map(String::as_str), &args.query).scores(&args.query);
             let mut ranked: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s > 0.0).collect();
             ranked.sort_by(|(a, a_score), (b, b_score)| b_score.total_cmp(a_score).then(b.cmp(a)));
             ranked.into_iter().take(limit).map(|(turn, _)| turn).collect()
