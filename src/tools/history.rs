@@ -181,3 +181,7 @@ fn clip(text: &str, chars: usize) -> String {
         None => text.to_owned(),
     }
 }
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod tests;

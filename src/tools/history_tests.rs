@@ -3,11 +3,11 @@
 
 use serde_json::json;
 
-use super::testing;
-use super::{SearchHistory, Tool, ToolContext, ToolError};
+use super::SearchHistory;
 use crate::llm::ChatMessage;
 use crate::store::TurnCommit;
 use crate::store::tests_support::conversation;
+use crate::tools::{Tool, ToolContext, ToolError, testing};
 
 /// Noon UTC on 2025-03-`day`.
 fn march(day: u64) -> u64 {

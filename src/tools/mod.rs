@@ -10,8 +10,6 @@ mod builtin;
 mod catalog;
 pub mod files;
 mod history;
-#[cfg(test)]
-mod history_tests;
 pub mod http_get;
 mod memory;
 pub mod net_policy;
