@@ -1,5 +1,6 @@
 //! The daemon's background tasks: gateway supervision, recovery at start,
-//! the approvals' expiry timer and store maintenance. (Periodic backups are
+//! the approvals' expiry timer and store maintenance, which also deletes
+//! history and audit events past their retention. (Periodic backups are
 //! the heartbeat's: see [`crate::loops::heartbeat`].)
 
 use std::sync::Arc;
@@ -10,11 +11,12 @@ use passepartout_gateway::{GatewayId, Intake, Listen};
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
+use crate::config::Config;
 use crate::conversations::{Conversations, Job};
 use crate::media::{MediaPruning, MediaStore};
 use crate::store::Store;
 
-/// How often maintenance (the dedupe sweep) runs.
+/// How often maintenance (the dedupe sweep, retention) runs.
 const MAINTENANCE_EVERY: Duration = Duration::from_secs(3600);
 
 /// Longest wait before restarting a failed gateway, before its jitter.
@@ -94,10 +96,74 @@ pub async fn approval_expiry(conversations: Arc<Conversations>) {
     crate::approvals::expiry::run(approvals, move |key| conversations.nudge(&key), stop).await;
 }
 
+/// How long the store keeps conversation history and the audit trail;
+/// `None` keeps them for good.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Retention {
+    pub history: Option<Duration>,
+    pub audit: Option<Duration>,
+}
+
+impl Retention {
+    /// `memory.history_keep_days` and `audit.keep_days` (0: for good).
+    pub fn of(config: &Config) -> Self {
+        let days = |n: u64| (n > 0).then(|| Duration::from_secs(n.saturating_mul(24 * 3600)));
+        Self {
+            history: days(config.memory.history_keep_days),
+            audit: days(config.audit.keep_days),
+        }
+    }
+}
+
+/// A history record's time: when the worker kept the turn
+/// (`pipeline::TurnRecord::at_ms`); none for turns kept before it was.
+fn kept_at(record: &[u8]) -> Option<u64> {
+    #[derive(serde::Deserialize)]
+    struct Dated {
+        #[serde(default)]
+        at_ms: Option<u64>,
+    }
+    serde_json::from_slice::<Dated>(record).ok()?.at_ms
+}
+
+/// Deletes history turns and audit events older than `retention` says, by
+/// `clock`. Returns how many of each went.
+pub async fn prune_retained(store: &Store, clock: &Clock, retention: Retention) -> (usize, usize) {
+    let now = clock.now_ms();
+    let cutoff = |keep: Duration| now.saturating_sub(keep.as_millis() as u64);
+    let mut pruned = (0, 0);
+    if let Some(keep) = retention.history {
+        let (pruning, cutoff) = (store.clone(), cutoff(keep));
+        match tokio::task::spawn_blocking(move || pruning.prune_history(cutoff, kept_at)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(turns)) => {
+                tracing::info!(turns, "old history deleted");
+                pruned.0 = turns;
+            }
+            Ok(Err(error)) => tracing::error!(%error, "history sweep failed"),
+            Err(error) => tracing::error!(%error, "history sweep task failed"),
+        }
+    }
+    if let Some(keep) = retention.audit {
+        let (pruning, cutoff) = (store.clone(), cutoff(keep));
+        match tokio::task::spawn_blocking(move || pruning.prune_audit(cutoff)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(events)) => {
+                tracing::info!(events, "old audit events deleted");
+                pruned.1 = events;
+            }
+            Ok(Err(error)) => tracing::error!(%error, "audit sweep failed"),
+            Err(error) => tracing::error!(%error, "audit sweep task failed"),
+        }
+    }
+    pruned
+}
+
 /// Forgets platform message ids older than `dedupe_window`, hourly, so the
 /// dedupe index stays as large as the window and no larger; likewise
 /// approvals decided and told longer than `keep_decided` ago, by `clock`,
-/// and the photos in the media store older than `media.keep_days`.
+/// history and audit events past their `retention`, and the photos in the
+/// media store older than `media.keep_days`.
 /// Stops when `stop` is cancelled.
 pub async fn maintenance(
     store: Store,
@@ -105,6 +171,7 @@ pub async fn maintenance(
     stop: CancellationToken,
     dedupe_window: Duration,
     keep_decided: Duration,
+    retention: Retention,
     media: MediaPruning,
 ) {
     // Not at start: a start should be quick, and nothing is old yet.
@@ -130,9 +197,90 @@ pub async fn maintenance(
             Ok(Err(error)) => tracing::error!(%error, "approvals sweep failed"),
             Err(error) => tracing::error!(%error, "approvals sweep task failed"),
         }
+        prune_retained(&store, &clock, retention).await;
         if let Some(keep) = media.keep {
             let now = std::time::UNIX_EPOCH + Duration::from_millis(clock.now_ms());
             crate::media::prune(MediaStore::new(media.dir.clone()), keep, now).await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::ChatMessage;
+    use crate::pipeline::TurnRecord;
+    use crate::store::tests_support::{conversation, open_temp};
+    use crate::store::{AuditEvent, Audited, TurnCommit};
+    use passepartout_gateway::UserId;
+
+    const DAY_MS: u64 = 24 * 3600 * 1000;
+    /// 2026-11-22 12:00 UTC.
+    const NOW_MS: u64 = 1_795_348_800_000;
+
+    fn keep_turn(store: &Store, text: &str, at_ms: Option<u64>) {
+        let record = TurnRecord {
+            messages: vec![ChatMessage::user(text)],
+            at_ms,
+        };
+        let audit = at_ms.map(|at_ms| AuditEvent {
+            at_ms,
+            conversation: conversation("c"),
+            what: Audited::ToolRan {
+                tool: "current_time".into(),
+                action: text.into(),
+                requester: UserId::new("ann").unwrap(),
+                is_error: false,
+                approval: None,
+            },
+        });
+        let turn = TurnCommit {
+            history_record: Some(serde_json::to_vec(&record).unwrap()),
+            audit: audit.into_iter().collect(),
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation("c"), turn).unwrap();
+    }
+
+    fn history(store: &Store) -> Vec<String> {
+        let turns: Vec<TurnRecord> = store.recent_turns(&conversation("c"), usize::MAX).unwrap();
+        turns.into_iter().map(|t| t.messages[0].content.clone()).collect()
+    }
+
+    #[test]
+    fn retention_comes_from_the_config_and_zero_keeps_for_good() {
+        let mut config = Config::default();
+        assert_eq!(
+            Retention::of(&config),
+            Retention {
+                history: Some(Duration::from_secs(365 * 24 * 3600)),
+                audit: Some(Duration::from_secs(180 * 24 * 3600)),
+            }
+        );
+        config.memory.history_keep_days = 0;
+        config.audit.keep_days = 0;
+        assert_eq!(Retention::of(&config), Retention::default());
+    }
+
+    // Paused time: the clock reads NOW_MS and moves only when told.
+    #[tokio::test(start_paused = true)]
+    async fn history_and_audit_past_their_days_are_deleted_by_the_clock() {
+        let (_dir, store) = open_temp();
+        keep_turn(&store, "forty days ago", Some(NOW_MS - 40 * DAY_MS));
+        keep_turn(&store, "undated", None);
+        keep_turn(&store, "ten days ago", Some(NOW_MS - 10 * DAY_MS));
+        let retention = Retention {
+            history: Some(Duration::from_secs(30 * 24 * 3600)),
+            audit: Some(Duration::from_secs(5 * 24 * 3600)),
+        };
+        let clock = Clock::at(NOW_MS);
+        assert_eq!(prune_retained(&store, &clock, retention).await, (1, 2));
+        assert_eq!(history(&store), ["undated", "ten days ago"]);
+        assert!(store.audit_events(10).unwrap().is_empty());
+        // Twenty-one days on, the ten-day-old turn is past thirty days too.
+        tokio::time::advance(Duration::from_secs(21 * 24 * 3600)).await;
+        assert_eq!(prune_retained(&store, &clock, retention).await, (1, 0));
+        assert_eq!(history(&store), ["undated"], "an undated turn is never guessed old");
+        assert_eq!(prune_retained(&store, &clock, Retention::default()).await, (0, 0));
     }
 }

@@ -433,6 +433,7 @@ fn spawn_housekeeping(
         conversations.draining.clone(),
         dedupe_window,
         keep_decided,
+        background::Retention::of(config),
         MediaPruning::of(config),
     ));
 }

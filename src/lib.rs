@@ -26,6 +26,7 @@ pub mod loops;
 pub mod media;
 pub mod memory;
 pub mod pipeline;
+pub mod ranking;
 pub mod signal;
 pub mod skills;
 pub mod status;

@@ -14,6 +14,7 @@ use passepartout_gateway::{GatewayId, UserId};
 use thiserror::Error;
 
 use crate::clock::Clock;
+use crate::ranking::Bm25;
 use crate::store::{Fact, MemoryScope, MemoryWrite, Store, StoreError};
 
 /// Why a memory operation did not happen.
@@ -78,6 +79,12 @@ impl MemorySession {
             limits,
             staged: Arc::new(Mutex::new(Staged::default())),
         }
+    }
+
+    /// The store this session reads: history search reads the
+    /// conversation's turns from it.
+    pub fn store(&self) -> &Store {
+        &self.store
     }
 
     fn staged(&self) -> std::sync::MutexGuard<'_, Staged> {
@@ -150,25 +157,15 @@ impl MemorySession {
     }
 }
 
-/// Up to `limit` of `facts` most related to `text`: facts sharing more words
-/// with it first, newer before older on a tie. Facts sharing no word come
-/// last, newest first, so a person with few facts has all of them in context.
+/// Up to `limit` of `facts` most related to `text`, ranked by BM25 over
+/// their words ([`crate::ranking`]), newer before older on a tie. Facts
+/// sharing no word come last, newest first, so a person with few facts has
+/// all of them in context.
 pub fn relevant(facts: Vec<Fact>, text: &str, limit: usize) -> Vec<Fact> {
-    let wanted = words(text);
-    let mut scored: Vec<(usize, Fact)> = facts
-        .into_iter()
-        .map(|fact| (words(&fact.text).intersection(&wanted).count(), fact))
-        .collect();
-    scored.sort_by(|(a_score, a), (b_score, b)| b_score.cmp(a_score).then(b.id.cmp(&a.id)));
+    let scores = Bm25::for_query(facts.iter().map(|fact| fact.text.as_str()), text).scores(text);
+    let mut scored: Vec<(f64, Fact)> = scores.into_iter().zip(facts).collect();
+    scored.sort_by(|(a_score, a), (b_score, b)| b_score.total_cmp(a_score).then(b.id.cmp(&a.id)));
     scored.into_iter().take(limit).map(|(_, fact)| fact).collect()
-}
-
-/// Lower-cased words of three letters or more.
-fn words(text: &str) -> BTreeSet<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|word| word.chars().count() >= 3)
-        .map(str::to_lowercase)
-        .collect()
 }
 
 #[cfg(test)]
@@ -258,5 +255,66 @@ mod tests {
         ];
         let picked = relevant(facts, "what is my cat called?", 2);
         assert_eq!(texts(&picked), ["Ann's cat is called Miso", "Bike code 4711"]);
+    }
+
+    fn facts(texts: &[&str]) -> Vec<Fact> {
+        texts
+            .iter()
+            .enumerate()
+            .map(|(id, text)| Fact {
+                id: id as u64 + 1,
+                text: (*text).into(),
+                created_ms: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn english_plurals_find_the_singular() {
+        let picked = relevant(
+            facts(&[
+                "Dentist appointment on Friday at 10",
+                "Ann likes green tea",
+                "The car needs new tyres",
+            ]),
+            "what appointments do I have?",
+            1,
+        );
+        assert_eq!(texts(&picked), ["Dentist appointment on Friday at 10"]);
+    }
+
+    #[test]
+    fn german_plurals_find_the_singular() {
+        let picked = relevant(
+            facts(&[
+                "Der Termin beim Zahnarzt ist am Freitag",
+                "Anna trinkt gern grünen Tee",
+                "Das Auto braucht neue Reifen",
+            ]),
+            "Welche Termine habe ich?",
+            1,
+        );
+        assert_eq!(texts(&picked), ["Der Termin beim Zahnarzt ist am Freitag"]);
+    }
+
+    #[test]
+    fn chinese_facts_are_found_without_spaces() {
+        let picked = relevant(
+            facts(&["我喜欢喝绿茶", "我喜欢看电影", "我的猫叫小米", "明天下午三点开会"]),
+            "我喜欢什么茶",
+            4,
+        );
+        assert_eq!(texts(&picked)[0], "我喜欢喝绿茶");
+        assert_eq!(texts(&picked)[1], "我喜欢看电影", "shares 我喜欢 but not 茶");
+    }
+
+    #[test]
+    fn japanese_facts_are_found_without_spaces() {
+        let picked = relevant(
+            facts(&["私は緑茶が好きです", "猫の名前はミソです", "明日は会議があります"]),
+            "好きなお茶は何ですか",
+            1,
+        );
+        assert_eq!(texts(&picked), ["私は緑茶が好きです"]);
     }
 }

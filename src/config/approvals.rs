@@ -23,7 +23,8 @@ pub struct ApprovalsConfig {
     /// before further token answers from that sender are refused unread.
     pub wrong_tokens_per_hour: u32,
     /// Days a decided approval stays listed (`approvals --all`) after its
-    /// outcome was told; the audit trail keeps its decision for good.
+    /// outcome was told; the audit trail keeps its decision for
+    /// `audit.keep_days`.
     pub keep_decided_days: u64,
 }
 

@@ -1,5 +1,5 @@
-//! `[memory]`: how much the assistant keeps per person, and how much of it the
-//! model sees in each turn.
+//! `[memory]`: how much the assistant keeps per person, how much of it the
+//! model sees in each turn, and how long conversation history is kept.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,6 +8,13 @@ use super::Problems;
 pub const DEFAULT_MAX_FACTS: usize = 500;
 pub const DEFAULT_MAX_FACT_CHARS: usize = 500;
 pub const DEFAULT_CONTEXT_FACTS: usize = 8;
+/// A year: `search_history` can still find last spring's conversation,
+/// and a chatty conversation (a few thousand turns a year, a few KB each)
+/// stays in the tens of megabytes rather than growing for ever.
+pub const DEFAULT_HISTORY_KEEP_DAYS: u64 = 365;
+/// The most days a `keep_days` setting may say: a hundred years; more is a
+/// typo (and would overflow as milliseconds). 0 is the way to keep for good.
+pub const MAX_KEEP_DAYS: u64 = 36_500;
 
 /// `[memory]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -21,6 +28,9 @@ pub struct MemoryConfig {
     /// message first; 0 keeps memory out of the context (the model can still
     /// `recall`).
     pub context_facts: usize,
+    /// Conversation history turns older than this many days are deleted
+    /// (the facts stay); 0 keeps them for good.
+    pub history_keep_days: u64,
 }
 
 impl Default for MemoryConfig {
@@ -29,6 +39,7 @@ impl Default for MemoryConfig {
             max_facts: DEFAULT_MAX_FACTS,
             max_fact_chars: DEFAULT_MAX_FACT_CHARS,
             context_facts: DEFAULT_CONTEXT_FACTS,
+            history_keep_days: DEFAULT_HISTORY_KEEP_DAYS,
         }
     }
 }
@@ -38,5 +49,9 @@ impl MemoryConfig {
     pub fn check(&self, problems: &mut Problems) {
         problems.check(self.max_facts > 0, "memory.max_facts must be at least 1");
         problems.check(self.max_fact_chars >= 16, "memory.max_fact_chars must be at least 16");
+        problems.check(
+            self.history_keep_days <= MAX_KEEP_DAYS,
+            format!("memory.history_keep_days must be at most {MAX_KEEP_DAYS} (0 keeps history for good)"),
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! what they find.
 
 mod approvals;
+mod audit;
 mod file_access;
 mod key_path;
 mod llm;
@@ -32,6 +33,7 @@ pub use passepartout_telegram::TelegramConfig;
 use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
+pub use audit::*;
 pub use file_access::FileProblem;
 pub use llm::*;
 pub use load::{ConfigError, default_config_file, load, load_checked};
@@ -68,6 +70,7 @@ pub struct Config {
     pub media: MediaConfig,
     pub transcription: TranscriptionConfig,
     pub approvals: ApprovalsConfig,
+    pub audit: AuditConfig,
     pub loops: LoopsConfig,
     pub socket: SocketSection,
     pub telegram: TelegramConfig,
@@ -87,6 +90,7 @@ impl Default for Config {
             media: MediaConfig::default(),
             transcription: TranscriptionConfig::default(),
             approvals: ApprovalsConfig::default(),
+            audit: AuditConfig::default(),
             loops: LoopsConfig::default(),
             socket: SocketSection::default(),
             telegram: TelegramConfig::default(),

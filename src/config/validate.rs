@@ -40,6 +40,7 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
         .transcription
         .check(&mut problems, config.pipeline.turn_timeout_s);
     config.approvals.check(&mut problems);
+    config.audit.check(&mut problems);
     config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
     for problem in config.gateway_problems() {
         problems.push(problem);
@@ -131,6 +132,23 @@ mod tests {
         );
         config.store.backup_every_s = 0;
         assert!(validate(&config).is_empty());
+    }
+
+    #[test]
+    fn retention_settings_are_checked() {
+        let mut config = Config::default();
+        config.memory.history_keep_days = 0;
+        config.audit.keep_days = 0;
+        assert!(validate(&config).is_empty(), "0 keeps for good");
+        config.memory.history_keep_days = 36_501;
+        config.audit.keep_days = u64::MAX;
+        assert_eq!(
+            validate(&config),
+            [
+                "memory.history_keep_days must be at most 36500 (0 keeps history for good)",
+                "audit.keep_days must be at most 36500 (0 keeps the trail for good)",
+            ]
+        );
     }
 
     #[test]

@@ -68,6 +68,7 @@ mod tests {
     fn record(text: &str) -> TurnRecord {
         TurnRecord {
             messages: vec![ChatMessage::user(text)],
+            at_ms: None,
         }
     }
 

@@ -234,7 +234,12 @@ pub(super) fn commit_of(
     answering: Option<&MessageId>,
     output: TurnOutput,
 ) -> (TurnCommit, Option<TurnRecord>, Followups) {
-    let (history_record, record) = match output.record.map(|record| (serde_json::to_vec(&record), record)) {
+    // Dated here, as it is committed: the time history search and retention go by.
+    let dated = output.record.map(|record| TurnRecord {
+        at_ms: Some(record.at_ms.unwrap_or_else(|| cx.clock.now_ms())),
+        ..record
+    });
+    let (history_record, record) = match dated.map(|record| (serde_json::to_vec(&record), record)) {
         Some((Ok(bytes), record)) => (Some(bytes), Some(record)),
         Some((Err(error), _)) => {
             tracing::error!(?seq, %error, "turn cannot be kept in the history");

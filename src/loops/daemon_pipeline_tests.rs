@@ -217,6 +217,11 @@ async fn a_reminder_from_the_remind_tool_reaches_the_socket_conversation_on_time
         .flat_map(|r| &r.messages)
         .any(|m| m.content == "Time to stretch");
     assert!(said, "kept in the history: {history:?}");
+    let dated = history.last().and_then(|record| record.at_ms);
+    assert!(
+        dated.is_some_and(|at| at >= NOON + 20 * 60 * 1000),
+        "dated by the clock when kept: {dated:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]

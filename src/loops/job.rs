@@ -136,6 +136,7 @@ fn said(name: &LoopName, text: String) -> TurnOutput {
                 ChatMessage::user(format!("[Reminder \"{name}\" is due.]")),
                 ChatMessage::assistant(text.clone()),
             ],
+            at_ms: None,
         }),
         replies: vec![(ReplyKind::Notice, text)],
         ..TurnOutput::default()

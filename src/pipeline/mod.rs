@@ -38,6 +38,11 @@ use perceive::Perception;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TurnRecord {
     pub messages: Vec<ChatMessage>,
+    /// When the turn was committed, in milliseconds since the Unix epoch;
+    /// what history search and retention go by. Turns kept before it was
+    /// recorded have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_ms: Option<u64>,
 }
 
 /// What a turn produced, to be committed.
@@ -355,6 +360,7 @@ impl Pipeline {
             settle::Note::HistoryOnly(note) => TurnOutput {
                 record: Some(TurnRecord {
                     messages: vec![ChatMessage::user(note)],
+                    at_ms: None,
                 }),
                 ..TurnOutput::default()
             },
@@ -460,7 +466,7 @@ impl Pipeline {
         // The history keeps images by reference; their bytes stay in the media store.
         let mut messages = context.turn;
         messages.iter_mut().for_each(ChatMessage::drop_image_bytes);
-        output.record = Some(TurnRecord { messages });
+        output.record = Some(TurnRecord { messages, at_ms: None });
         output.memory = tool_context.memory.writes();
         output.files = tool_context.outgoing.take();
         output

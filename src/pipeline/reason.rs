@@ -146,6 +146,7 @@ mod tests {
     fn context_has_fragments_facts_history_and_this_turn() {
         let history = [TurnRecord {
             messages: vec![ChatMessage::user("a"), ChatMessage::assistant("b")],
+            at_ms: None,
         }];
         let facts = [Fact {
             id: 7,

@@ -320,6 +320,27 @@ impl Store {
         events.reverse();
         Ok(events)
     }
+
+    /// Deletes audit events older than `cutoff_ms`; returns how many went.
+    /// An event that does not read is kept, to be looked at rather than lost.
+    pub fn prune_audit(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
+        /// An event's time: all the sweep reads of it.
+        #[derive(serde::Deserialize)]
+        struct Dated {
+            at_ms: u64,
+        }
+        let _writing = self.writing();
+        let mut pruned = 0;
+        for item in self.inner.audit.iter() {
+            let (key, value) = item?;
+            let old = serde_json::from_slice::<Dated>(&value).is_ok_and(|event| event.at_ms < cutoff_ms);
+            if old {
+                self.wrote(self.inner.audit.remove(key).map_err(StoreError::from))?;
+                pruned += 1;
+            }
+        }
+        Ok(pruned)
+    }
 }
 
 #[cfg(test)]

@@ -185,3 +185,27 @@ fn old_told_approvals_are_pruned_with_their_prompts_and_the_rest_kept() {
         "the audit trail keeps everything"
     );
 }
+
+#[test]
+fn audit_events_older_than_the_cutoff_are_pruned_and_newer_kept() {
+    let (_dir, store) = open_temp();
+    let ran = |at_ms, tool: &str| AuditEvent {
+        at_ms,
+        conversation: conversation("c"),
+        what: Audited::ToolRan {
+            tool: tool.into(),
+            action: format!("{tool} {{}}"),
+            requester: UserId::new("ann").unwrap(),
+            is_error: false,
+            approval: None,
+        },
+    };
+    let turn = TurnCommit {
+        audit: vec![ran(100, "old"), ran(300, "new"), ran(150, "older")],
+        ..TurnCommit::default()
+    };
+    store.commit_turn(&conversation("c"), turn).unwrap();
+    assert_eq!(store.prune_audit(200).unwrap(), 2);
+    assert_eq!(store.audit_events(10).unwrap(), [ran(300, "new")]);
+    assert_eq!(store.prune_audit(200).unwrap(), 0, "nothing twice");
+}

@@ -42,6 +42,34 @@ impl Store {
             .count()
     }
 
+    /// Every history record of `conversation`, oldest first, still
+    /// serialized: history search reads them all.
+    pub fn all_turns(&self, conversation: &ConversationKey) -> Result<Vec<sled::IVec>, StoreError> {
+        let prefix = keys::conversation_prefix(conversation);
+        Ok(self
+            .inner
+            .history
+            .scan_prefix(prefix)
+            .values()
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// Deletes every history record that `dated` (which reads a record's
+    /// time, the record's shape being its writer's) says is older than
+    /// `cutoff_ms`; records it cannot date are kept. Returns how many went.
+    pub fn prune_history(&self, cutoff_ms: u64, dated: impl Fn(&[u8]) -> Option<u64>) -> Result<usize, StoreError> {
+        let _writing = self.writing();
+        let mut pruned = 0;
+        for item in self.inner.history.iter() {
+            let (key, value) = item?;
+            if dated(&value).is_some_and(|at| at < cutoff_ms) {
+                self.wrote(self.inner.history.remove(key).map_err(StoreError::from))?;
+                pruned += 1;
+            }
+        }
+        Ok(pruned)
+    }
+
     pub(super) fn history_keys(&self, conversation: &ConversationKey) -> Result<Vec<sled::IVec>, StoreError> {
         let prefix = keys::conversation_prefix(conversation);
         Ok(self
@@ -50,5 +78,46 @@ impl Store {
             .scan_prefix(prefix)
             .keys()
             .collect::<Result<_, _>>()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::TurnCommit;
+    use crate::store::tests::{conversation, open_temp};
+
+    fn keep(store: &Store, chat: &str, record: &str) {
+        let turn = TurnCommit {
+            history_record: Some(record.as_bytes().to_vec()),
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation(chat), turn).unwrap();
+    }
+
+    /// Records here are their time as text, or anything else for "undated".
+    fn dated(value: &[u8]) -> Option<u64> {
+        std::str::from_utf8(value).ok()?.parse().ok()
+    }
+
+    #[test]
+    fn pruning_deletes_only_dated_records_older_than_the_cutoff() {
+        let (_dir, store) = open_temp();
+        keep(&store, "a", "100");
+        keep(&store, "a", "undated");
+        keep(&store, "b", "150");
+        keep(&store, "a", "300");
+        assert_eq!(store.prune_history(200, dated).unwrap(), 2);
+        let left = |chat| -> Vec<Vec<u8>> {
+            store
+                .all_turns(&conversation(chat))
+                .unwrap()
+                .iter()
+                .map(|v| v.to_vec())
+                .collect()
+        };
+        assert_eq!(left("a"), [b"undated".to_vec(), b"300".to_vec()]);
+        assert!(left("b").is_empty());
+        assert_eq!(store.prune_history(200, dated).unwrap(), 0, "nothing twice");
     }
 }

@@ -1,4 +1,4 @@
-//! The built-in tools, configured: memory, time, the workspace's files, the
+//! The built-in tools, configured: memory, history search, time, the workspace's files, the
 //! shell, `http_get` and `send_file`. (The loops bring their own tools.) Their specs are
 //! also known without setting them up, so that the configuration's tool
 //! names can be checked before anything is created.
@@ -10,7 +10,7 @@ use super::http_get::{BuildError, HttpGet};
 use super::send_file::SendFileTool;
 use super::shell::ShellTool;
 use super::workspace::{Workspace, WorkspaceError};
-use super::{CurrentTime, ForgetFact, Recall, Remember, Tool};
+use super::{CurrentTime, ForgetFact, Recall, Remember, SearchHistory, Tool};
 use crate::config::Config;
 use crate::llm::ToolSpec;
 
@@ -30,6 +30,7 @@ pub fn builtin(config: &Config) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
         Arc::new(Remember),
         Arc::new(Recall),
         Arc::new(ForgetFact),
+        Arc::new(SearchHistory),
         Arc::new(CurrentTime),
         Arc::new(HttpGet::new(&config.tools.http_get)?),
         Arc::new(ShellTool::new(
@@ -53,6 +54,7 @@ pub fn builtin_specs(config: &Config) -> Vec<ToolSpec> {
         Remember.spec(),
         Recall.spec(),
         ForgetFact.spec(),
+        SearchHistory.spec(),
         CurrentTime.spec(),
         HttpGet::spec_for(&config.tools.http_get),
         ShellTool::spec_for(&config.tools.shell),

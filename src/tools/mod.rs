@@ -9,6 +9,7 @@
 mod builtin;
 mod catalog;
 pub mod files;
+mod history;
 pub mod http_get;
 mod memory;
 pub mod net_policy;
@@ -31,6 +32,7 @@ use crate::llm::ToolSpec;
 pub use crate::telemetry::{Telemetry, UsageStats};
 pub use builtin::{SetupError, builtin, builtin_specs};
 pub use catalog::ToolCatalog;
+pub use history::SearchHistory;
 pub use memory::{ForgetFact, Recall, Remember};
 pub use outgoing::Outgoing;
 pub use time::CurrentTime;

@@ -1,0 +1,187 @@
+//! `search_history`: the model looks up what was said earlier in this
+//! conversation, beyond the recent turns it is shown, by words (BM25 over
+//! [`crate::ranking`]'s terms) and dates. It reads the conversation's
+//! history from the store and only ever that of the calling conversation.
+
+use async_trait::async_trait;
+use jiff::Timestamp;
+use jiff::civil::Date;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{Tool, ToolContext, ToolError, parse_arguments};
+use crate::llm::{ChatMessage, Role, ToolSpec};
+use crate::ranking::Bm25;
+
+/// Turns returned when the model does not say.
+const DEFAULT_LIMIT: usize = 5;
+/// Most turns one search returns.
+const MAX_LIMIT: usize = 20;
+/// Longest text shown of one message, in characters.
+const MESSAGE_CHARS: usize = 600;
+/// Longest answer, in characters: a search must not flood the context.
+const ANSWER_CHARS: usize = 6_000;
+
+/// A history record as the conversation worker keeps it: the turn's
+/// messages and when it was committed. Read here for its words and date only.
+#[derive(Deserialize)]
+struct KeptTurn {
+    messages: Vec<ChatMessage>,
+    #[serde(default)]
+    at_ms: Option<u64>,
+}
+
+/// `search_history {query, since?, until?, limit?}`.
+pub struct SearchHistory;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SearchArgs {
+    #[serde(default)]
+    query: String,
+    #[serde(default)]
+    since: Option<String>,
+    #[serde(default)]
+    until: Option<String>,
+    #[serde(default)]
+    limit: Option<usize>,
+}
+
+#[async_trait]
+impl Tool for SearchHistory {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "search_history".into(),
+            description: "Search this conversation's earlier turns (older than those you see) by words and dates; the best matches come first, each with its date (UTC).".into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "Words to look for; empty lists the newest turns in the date range."},
+                    "since": {"type": "string", "description": "First day to search, YYYY-MM-DD (UTC)."},
+                    "until": {"type": "string", "description": "Last day to search, YYYY-MM-DD (UTC), included."},
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most turns to return (default 5)."}
+                },
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
+        let args: SearchArgs = parse_arguments(arguments)?;
+        let limit = args.limit.unwrap_or(DEFAULT_LIMIT);
+        if !(1..=MAX_LIMIT).contains(&limit) {
+            return Err(ToolError::InvalidArguments(format!("limit must be 1 to {MAX_LIMIT}")));
+        }
+        let since = args.since.as_deref().map(|day| day_start(day, "since")).transpose()?;
+        let until = args.until.as_deref().map(|day| day_start(day, "until")).transpose()?;
+        // `until` names a day to include: the range ends where the next day starts.
+        let until = until.map(|start| start + 24 * 3_600_000);
+        if let (Some(since), Some(until)) = (since, until)
+            && since >= until
+        {
+            return Err(ToolError::InvalidArguments("since must not be after until".into()));
+        }
+        let store = context.memory.store().clone();
+        let conversation = context.conversation.clone();
+        let records = tokio::task::spawn_blocking(move || store.all_turns(&conversation))
+            .await
+            .map_err(|error| ToolError::Failed(format!("history search failed: {error}")))?
+            .map_err(|error| ToolError::Failed(format!("history is unavailable: {error}")))?;
+        let dated = since.is_some() || until.is_some();
+        let turns: Vec<KeptTurn> = records
+            .iter()
+            // A record that does not read is skipped rather than failing the search.
+            .filter_map(|record| serde_json::from_slice(record).ok())
+            .filter(|turn: &KeptTurn| {
+                !dated
+                    || turn
+                        .at_ms
+                        .is_some_and(|at| since.is_none_or(|s| at >= s) && until.is_none_or(|u| at < u))
+            })
+            .collect();
+        if turns.is_empty() {
+            return Ok("no earlier turns match".into());
+        }
+        let texts: Vec<String> = turns.iter().map(said).collect();
+        let picked: Vec<usize> = if args.query.trim().is_empty() {
+            (0..turns.len()).rev().take(limit).collect()
+        } else {
+            let scores = Bm25::for_query(texts.iter().map(String::as_str), &args.query).scores(&args.query);
+            let mut ranked: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s > 0.0).collect();
+            ranked.sort_by(|(a, a_score), (b, b_score)| b_score.total_cmp(a_score).then(b.cmp(a)));
+            ranked.into_iter().take(limit).map(|(turn, _)| turn).collect()
+        };
+        if picked.is_empty() {
+            return Ok("no earlier turns match".into());
+        }
+        Ok(answer(&turns, &picked))
+    }
+}
+
+/// The start of `day` (YYYY-MM-DD, UTC) in milliseconds since the epoch.
+fn day_start(day: &str, name: &str) -> Result<u64, ToolError> {
+    let date: Date = day
+        .trim()
+        .parse()
+        .map_err(|_| ToolError::InvalidArguments(format!("{name} must be a date like 2025-03-14, not {day:?}")))?;
+    let at = date
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .map_err(|error| ToolError::InvalidArguments(format!("{name}: {error}")))?
+        .timestamp()
+        .as_millisecond();
+    Ok(u64::try_from(at).unwrap_or(0))
+}
+
+/// What the person and the assistant said in a turn (tool traffic left out).
+fn said(turn: &KeptTurn) -> String {
+    turn.messages
+        .iter()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant) && !m.content.is_empty())
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The picked turns, best first, each under its date, within [`ANSWER_CHARS`].
+fn answer(turns: &[KeptTurn], picked: &[usize]) -> String {
+    let mut out = String::new();
+    for (shown, &index) in picked.iter().enumerate() {
+        let turn = &turns[index];
+        let date = turn
+            .at_ms
+            .and_then(|at| Timestamp::from_millisecond(at as i64).ok())
+            .map(|at| at.strftime("%Y-%m-%d %H:%M UTC").to_string())
+            .unwrap_or_else(|| "undated".into());
+        let mut block = format!("[{date}]\n");
+        for message in turn
+            .messages
+            .iter()
+            .filter(|m| matches!(m.role, Role::User | Role::Assistant) && !m.content.is_empty())
+        {
+            let who = if message.role == Role::User {
+                "person"
+            } else {
+                "assistant"
+            };
+            block.push_str(&format!("{who}: {}\n", clip(&message.content, MESSAGE_CHARS)));
+        }
+        if out.chars().count() + block.chars().count() > ANSWER_CHARS {
+            out.push_str(&format!("({} more matching turns not shown)\n", picked.len() - shown));
+            break;
+        }
+        out.push_str(&block);
+        out.push('\n');
+    }
+    out.trim_end().to_owned()
+}
+
+fn clip(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+#[path = "history_tests.rs"]
+mod tests;

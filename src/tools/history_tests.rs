@@ -1,0 +1,135 @@
+//! `search_history` against a real store: words in any form, dates, the
+//! size cap, bad arguments, and only the calling conversation's turns.
+
+use serde_json::json;
+
+use super::SearchHistory;
+use crate::llm::ChatMessage;
+use crate::store::TurnCommit;
+use crate::store::tests_support::conversation;
+use crate::tools::{Tool, ToolContext, ToolError, testing};
+
+/// Noon UTC on 2025-03-`day`.
+fn march(day: u64) -> u64 {
+    1_740_787_200_000 + (day - 1) * 86_400_000 + 12 * 3_600_000
+}
+
+fn keep(context: &ToolContext, chat: &str, said: &str, answered: &str, at_ms: Option<u64>) {
+    let mut record = json!({
+        "messages": [ChatMessage::user(said), ChatMessage::assistant(answered)],
+    });
+    if let Some(at) = at_ms {
+        record["at_ms"] = json!(at);
+    }
+    let turn = TurnCommit {
+        history_record: Some(serde_json::to_vec(&record).unwrap()),
+        ..TurnCommit::default()
+    };
+    context.memory.store().commit_turn(&conversation(chat), turn).unwrap();
+}
+
+async fn search(context: &ToolContext, args: serde_json::Value) -> Result<String, ToolError> {
+    SearchHistory.call(context, args).await
+}
+
+#[tokio::test]
+async fn finds_turns_by_words_in_any_form_with_their_dates() {
+    let context = testing::context();
+    keep(
+        &context,
+        "tools",
+        "Book the dentist appointment",
+        "Done, Friday 10:00",
+        Some(march(3)),
+    );
+    keep(&context, "tools", "How is the weather?", "Sunny", Some(march(4)));
+    keep(&context, "tools", "我喜欢喝绿茶", "好的", Some(march(5)));
+    let found = search(&context, json!({"query": "appointments"})).await.unwrap();
+    assert!(
+        found.starts_with("[2025-03-03 12:00 UTC]\nperson: Book the dentist appointment"),
+        "{found}"
+    );
+    assert!(!found.contains("weather"), "{found}");
+    let found = search(&context, json!({"query": "我喜欢什么茶"})).await.unwrap();
+    assert!(found.contains("绿茶"), "{found}");
+    assert_eq!(
+        search(&context, json!({"query": "bicycle"})).await.unwrap(),
+        "no earlier turns match"
+    );
+}
+
+#[tokio::test]
+async fn another_conversations_turns_are_never_found() {
+    let context = testing::context();
+    keep(
+        &context,
+        "someone-else",
+        "my secret appointment",
+        "noted",
+        Some(march(3)),
+    );
+    keep(&context, "tools", "lunch plans", "noted", Some(march(3)));
+    let found = search(&context, json!({"query": "secret appointment"})).await.unwrap();
+    assert_eq!(found, "no earlier turns match");
+    let newest = search(&context, json!({})).await.unwrap();
+    assert!(newest.contains("lunch") && !newest.contains("secret"), "{newest}");
+}
+
+#[tokio::test]
+async fn dates_bound_the_search_and_undated_turns_only_match_without_them() {
+    let context = testing::context();
+    keep(&context, "tools", "tea on the third", "ok", Some(march(3)));
+    keep(&context, "tools", "tea on the fourth", "ok", Some(march(4)));
+    keep(&context, "tools", "tea on the fifth", "ok", Some(march(5)));
+    keep(&context, "tools", "tea long ago", "ok", None);
+    let found = search(
+        &context,
+        json!({"query": "tea", "since": "2025-03-04", "until": "2025-03-04"}),
+    )
+    .await
+    .unwrap();
+    assert!(
+        found.contains("fourth") && !found.contains("third") && !found.contains("fifth"),
+        "{found}"
+    );
+    assert!(!found.contains("long ago"), "{found}");
+    let found = search(&context, json!({"query": "tea", "limit": 20})).await.unwrap();
+    assert!(found.contains("undated"), "{found}");
+    let newest = search(&context, json!({"since": "2025-03-04", "limit": 1}))
+        .await
+        .unwrap();
+    assert!(newest.contains("fifth") && !newest.contains("fourth"), "{newest}");
+}
+
+#[tokio::test]
+async fn the_answer_is_capped_in_size() {
+    let context = testing::context();
+    let long = "tea ".repeat(1_000);
+    for day in 1..=20 {
+        keep(&context, "tools", &long, &long, Some(march(day)));
+    }
+    let found = search(&context, json!({"query": "tea", "limit": 20})).await.unwrap();
+    assert!(found.chars().count() <= 6_100, "{} chars", found.chars().count());
+    assert!(found.contains("more matching turns not shown"), "{found}");
+}
+
+#[tokio::test]
+async fn bad_arguments_are_refused_with_a_reason() {
+    let context = testing::context();
+    for (args, says) in [
+        (json!({"since": "last week"}), "since must be a date"),
+        (json!({"until": "2025-02-30"}), "until must be a date"),
+        (
+            json!({"since": "2025-03-05", "until": "2025-03-01"}),
+            "since must not be after until",
+        ),
+        (json!({"limit": 0}), "limit must be"),
+        (json!({"limit": 500}), "limit must be"),
+        (json!({"words": "x"}), "unknown field"),
+    ] {
+        match search(&context, args.clone()).await {
+            Err(ToolError::InvalidArguments(message)) => assert!(message.contains(says), "{args}: {message}"),
+            other => panic!("{args}: {other:?}"),
+        }
+    }
+}
