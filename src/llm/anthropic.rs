@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use super::anthropic_stream::EventAssembly;
 use super::error::provider_message;
 use super::http;
-use super::stream::{self, STREAM_IDLE_TIMEOUT, TextSink};
+use super::stream::{self, StreamLimits, TextSink};
 use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, Endpoint, LlmError, Role, ToolCall, ToolSpec, Usage};
 
 /// The API version this backend speaks, sent as `anthropic-version`.
@@ -67,8 +67,8 @@ pub struct AnthropicClient {
     models_url: Url,
     /// `x-api-key` (marked sensitive) and `anthropic-version`, sent on every request.
     headers: HeaderMap,
-    /// Longest silence between two chunks of a streamed answer.
-    idle_timeout: Duration,
+    /// Idle timeout and size cap of a streamed answer.
+    limits: StreamLimits,
 }
 
 impl fmt::Debug for AnthropicClient {
@@ -107,14 +107,21 @@ impl AnthropicClient {
             messages_url,
             models_url,
             headers,
-            idle_timeout: STREAM_IDLE_TIMEOUT,
+            limits: StreamLimits::default(),
         })
     }
 
     /// The same client, giving up on a streamed answer after `idle` without
-    /// a chunk (by default [`STREAM_IDLE_TIMEOUT`]).
+    /// a chunk (by default [`super::STREAM_IDLE_TIMEOUT`]).
     pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
-        self.idle_timeout = idle;
+        self.limits.idle = idle;
+        self
+    }
+
+    /// The same client, refusing a stream longer than `bytes`.
+    #[cfg(test)]
+    pub(super) fn with_stream_cap(mut self, bytes: usize) -> Self {
+        self.limits.max_bytes = bytes;
         self
     }
 
@@ -143,7 +150,7 @@ impl AnthropicClient {
             }
             return Ok(answer);
         }
-        stream::read_events(response, EventAssembly::new(model), sink, self.idle_timeout).await
+        stream::read_events(response, EventAssembly::new(model), sink, self.limits).await
     }
 }
 
@@ -480,4 +487,4 @@ struct WireUsage {
 
 #[cfg(test)]
 #[path = "anthropic_tests.rs"]
-mod tests;
+pub(super) mod tests;

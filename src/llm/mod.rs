@@ -28,6 +28,10 @@ pub use openai::{OpenAiClient, OpenAiSettings};
 pub use stream::{STREAM_IDLE_TIMEOUT, TextSink};
 
 #[cfg(test)]
+mod anthropic_stream_client_tests;
+#[cfg(test)]
+mod stream_tests;
+#[cfg(test)]
 pub mod testing;
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use super::error::provider_message;
 use super::http;
 use super::openai_stream::ChunkAssembly;
-use super::stream::{self, STREAM_IDLE_TIMEOUT, TextSink};
+use super::stream::{self, StreamLimits, TextSink};
 use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, Endpoint, LlmError, Role, ToolCall, ToolSpec, Usage};
 
 /// How to reach one OpenAI-compatible provider.
@@ -38,8 +38,8 @@ pub struct OpenAiClient {
     models_url: Url,
     /// Pre-built `Authorization` header, marked sensitive.
     auth: Option<HeaderValue>,
-    /// Longest silence between two chunks of a streamed answer.
-    idle_timeout: Duration,
+    /// Idle timeout and size cap of a streamed answer.
+    limits: StreamLimits,
 }
 
 impl fmt::Debug for OpenAiClient {
@@ -69,14 +69,21 @@ impl OpenAiClient {
             chat_url,
             models_url,
             auth,
-            idle_timeout: STREAM_IDLE_TIMEOUT,
+            limits: StreamLimits::default(),
         })
     }
 
     /// The same client, giving up on a streamed answer after `idle` without
-    /// a chunk (by default [`STREAM_IDLE_TIMEOUT`]).
+    /// a chunk (by default [`super::STREAM_IDLE_TIMEOUT`]).
     pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
-        self.idle_timeout = idle;
+        self.limits.idle = idle;
+        self
+    }
+
+    /// The same client, refusing a stream longer than `bytes`.
+    #[cfg(test)]
+    pub(super) fn with_stream_cap(mut self, bytes: usize) -> Self {
+        self.limits.max_bytes = bytes;
         self
     }
 
@@ -112,7 +119,7 @@ impl OpenAiClient {
             }
             return Ok(answer);
         }
-        stream::read_events(response, ChunkAssembly::new(model), sink, self.idle_timeout).await
+        stream::read_events(response, ChunkAssembly::new(model), sink, self.limits).await
     }
 }
 

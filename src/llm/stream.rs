@@ -27,6 +27,24 @@ pub const STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// whole answer, since every delta carries its JSON envelope.
 const MAX_STREAM_BYTES: usize = 32 * 1024 * 1024;
 
+/// The limits on reading one stream.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct StreamLimits {
+    /// Longest silence between two chunks.
+    pub idle: Duration,
+    /// Most bytes read in all.
+    pub max_bytes: usize,
+}
+
+impl Default for StreamLimits {
+    fn default() -> Self {
+        Self {
+            idle: STREAM_IDLE_TIMEOUT,
+            max_bytes: MAX_STREAM_BYTES,
+        }
+    }
+}
+
 /// Where a streamed reply's text goes as it arrives.
 ///
 /// Called from the task running the completion, in order, with every piece
@@ -69,17 +87,17 @@ pub(super) fn cut_short() -> LlmError {
 }
 
 /// Reads the events of a successful `response` into `assembly`, until its
-/// final event, the end of the body, a failure, or `idle_timeout` of silence.
+/// final event, the end of the body, a failure, or too long a silence.
 pub(super) async fn read_events<A: Assembly>(
     mut response: Response,
     mut assembly: A,
     sink: &dyn TextSink,
-    idle_timeout: Duration,
+    limits: StreamLimits,
 ) -> Result<ChatResponse, LlmError> {
     let mut parser = SseParser::default();
     let mut total = 0usize;
     loop {
-        let chunk = tokio::time::timeout(idle_timeout, response.chunk())
+        let chunk = tokio::time::timeout(limits.idle, response.chunk())
             .await
             .map_err(|_| LlmError::Timeout)?
             .map_err(http::transport_error)?;
@@ -87,9 +105,9 @@ pub(super) async fn read_events<A: Assembly>(
             return assembly.finish(false);
         };
         total += chunk.len();
-        if total > MAX_STREAM_BYTES {
+        if total > limits.max_bytes {
             return Err(LlmError::Malformed {
-                reason: format!("the stream is larger than {MAX_STREAM_BYTES} bytes"),
+                reason: format!("the stream is larger than {} bytes", limits.max_bytes),
             });
         }
         for event in parser.push(&chunk) {
