@@ -1,5 +1,6 @@
 //! The Anthropic Messages API backend. It POSTs `{base_url}/messages` with
-//! native tool use, and probes `{base_url}/models` for `doctor`, authenticating
+//! native tool use, whole or streamed (`anthropic_stream.rs` assembles the
+//! stream), and probes `{base_url}/models` for `doctor`, authenticating
 //! with `x-api-key` and pinning `anthropic-version`. The wire format lives in
 //! private serde structs converted at this boundary: system messages become the
 //! top-level `system` string, tool calls become `tool_use` blocks and tool
@@ -11,6 +12,7 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -20,8 +22,10 @@ use reqwest::{RequestBuilder, Url};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use super::anthropic_stream::EventAssembly;
 use super::error::provider_message;
 use super::http;
+use super::stream::{self, StreamLimits, TextSink};
 use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, Endpoint, LlmError, Role, ToolCall, ToolSpec, Usage};
 
 /// The API version this backend speaks, sent as `anthropic-version`.
@@ -63,6 +67,8 @@ pub struct AnthropicClient {
     models_url: Url,
     /// `x-api-key` (marked sensitive) and `anthropic-version`, sent on every request.
     headers: HeaderMap,
+    /// Idle timeout and size cap of a streamed answer.
+    limits: StreamLimits,
 }
 
 impl fmt::Debug for AnthropicClient {
@@ -101,7 +107,22 @@ impl AnthropicClient {
             messages_url,
             models_url,
             headers,
+            limits: StreamLimits::default(),
         })
+    }
+
+    /// The same client, giving up on a streamed answer after `idle` without
+    /// a chunk (by default [`super::STREAM_IDLE_TIMEOUT`]).
+    pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
+        self.limits.idle = idle;
+        self
+    }
+
+    /// The same client, refusing a stream longer than `bytes`.
+    #[cfg(test)]
+    pub(super) fn with_stream_cap(mut self, bytes: usize) -> Self {
+        self.limits.max_bytes = bytes;
+        self
     }
 
     /// The settings this client was built from.
@@ -114,6 +135,23 @@ impl AnthropicClient {
     async fn fetch(&self, request: RequestBuilder) -> Result<Vec<u8>, LlmError> {
         http::send(request.headers(self.headers.clone())).await
     }
+
+    /// One streamed completion: the request with `stream: true` and its
+    /// events assembled into the answer.
+    async fn streamed(&self, body: &WireRequest<'_>, sink: &dyn TextSink) -> Result<ChatResponse, LlmError> {
+        let post = self.http.post(self.messages_url.clone()).json(body);
+        let response = http::open(post.headers(self.headers.clone())).await?;
+        let model = &self.settings.endpoint.model;
+        if !stream::is_event_stream(&response) {
+            // A gateway that answered whole after all.
+            let answer = parse_message(&http::read_success_body(response).await?, model)?;
+            if let Some(text) = answer.content.as_deref() {
+                sink.text(text);
+            }
+            return Ok(answer);
+        }
+        stream::read_events(response, EventAssembly::new(model), sink, self.limits).await
+    }
 }
 
 #[async_trait]
@@ -124,6 +162,15 @@ impl ChatModel for AnthropicClient {
         let body = WireRequest::new(&settings.endpoint.model, settings.max_tokens, request, vision);
         let post = self.http.post(self.messages_url.clone()).json(&body);
         let completion = async { parse_message(&self.fetch(post).await?, &settings.endpoint.model) };
+        http::traced_completion(&settings.endpoint.name, &settings.endpoint.model, request, completion).await
+    }
+
+    async fn stream(&self, request: &ChatRequest, sink: &dyn TextSink) -> Result<ChatResponse, LlmError> {
+        let settings = &self.settings;
+        let vision = settings.endpoint.vision;
+        let mut body = WireRequest::new(&settings.endpoint.model, settings.max_tokens, request, vision);
+        body.stream = true;
+        let completion = self.streamed(&body, sink);
         http::traced_completion(&settings.endpoint.name, &settings.endpoint.model, request, completion).await
     }
 
@@ -237,6 +284,8 @@ struct WireRequest<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
 }
 
 impl<'a> WireRequest<'a> {
@@ -247,6 +296,7 @@ impl<'a> WireRequest<'a> {
             system: system_prompt(&request.messages),
             messages: wire_messages(&request.messages, vision),
             tools: request.tools.iter().map(WireTool::from).collect(),
+            stream: false,
         }
     }
 }
@@ -437,4 +487,4 @@ struct WireUsage {
 
 #[cfg(test)]
 #[path = "anthropic_tests.rs"]
-mod tests;
+pub(super) mod tests;

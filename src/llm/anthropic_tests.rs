@@ -4,7 +4,7 @@
 //! comes back, and how every kind of failure is classified.
 
 #[path = "../../tests/support/fake_anthropic.rs"]
-mod fake_anthropic;
+pub(in crate::llm) mod fake_anthropic;
 
 use crate::config::Secret;
 use std::time::Duration;

@@ -88,11 +88,17 @@ fn is_loopback(url: &Url) -> bool {
 /// Send `request` (already carrying its credentials) and return the body of a
 /// successful answer, or the typed error of any other outcome.
 pub(super) async fn send(request: RequestBuilder) -> Result<Vec<u8>, LlmError> {
+    read_success_body(open(request).await?).await
+}
+
+/// Send `request` and return a successful answer with its body still to be
+/// read (a stream), or the typed error of any other outcome.
+pub(super) async fn open(request: RequestBuilder) -> Result<Response, LlmError> {
     let response = request.send().await.map_err(transport_error)?;
     if !response.status().is_success() {
         return Err(error_from_response(response).await);
     }
-    read_success_body(response).await
+    Ok(response)
 }
 
 /// Parse a model-list answer: any JSON object will do, since a web page there
@@ -109,7 +115,7 @@ pub(super) fn expect_model_list(body: &[u8]) -> Result<(), LlmError> {
 /// connect timeout) and a connection lost mid-exchange both mean the provider
 /// cannot be talked to right now; only a deadline on an established exchange
 /// is a [`LlmError::Timeout`].
-fn transport_error(error: reqwest::Error) -> LlmError {
+pub(super) fn transport_error(error: reqwest::Error) -> LlmError {
     if error.is_connect() {
         LlmError::Unreachable {
             reason: root_cause(&error),
@@ -150,7 +156,7 @@ async fn read_limited(mut response: Response, limit: usize) -> Result<(Vec<u8>, 
     Ok((body, false))
 }
 
-async fn read_success_body(response: Response) -> Result<Vec<u8>, LlmError> {
+pub(super) async fn read_success_body(response: Response) -> Result<Vec<u8>, LlmError> {
     if response
         .content_length()
         .is_some_and(|length| length > MAX_RESPONSE_BYTES as u64)

@@ -3,24 +3,34 @@
 //! a [`ChatRequest`] into a [`ChatResponse`] or a typed [`LlmError`]; the cascade
 //! decides what to do next from the error variant alone, never from its text.
 //! Wire formats stay private to each backend (`openai.rs` for any
-//! OpenAI-compatible server, `anthropic.rs` for Anthropic's Messages API), and
-//! the HTTP plumbing they share lives in `http.rs`; the types here are what the
+//! OpenAI-compatible server, `anthropic.rs` for Anthropic's Messages API, and
+//! their streamed forms in `*_stream.rs`), the HTTP plumbing they share lives
+//! in `http.rs`, and streaming's framing and limits in `sse.rs` and `stream.rs`; the types here are what the
 //! core and the store see, and messages are persisted as conversation history.
 
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 mod anthropic;
+mod anthropic_stream;
 mod endpoint;
 mod error;
 mod http;
 mod openai;
+mod openai_stream;
+mod sse;
+mod stream;
 
 pub use anthropic::{AnthropicClient, AnthropicSettings};
 pub use endpoint::Endpoint;
 pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiSettings};
+pub use stream::{STREAM_IDLE_TIMEOUT, TextSink};
 
+#[cfg(test)]
+mod anthropic_stream_client_tests;
+#[cfg(test)]
+mod stream_tests;
 #[cfg(test)]
 pub mod testing;
 #[cfg(test)]
@@ -225,6 +235,21 @@ pub trait ChatModel: Send + Sync {
 
     /// Ask the model for the next message of the conversation.
     async fn complete(&self, request: &ChatRequest) -> Result<ChatResponse, LlmError>;
+
+    /// Like [`ChatModel::complete`], but streamed: the reply's text goes to
+    /// `sink` piece by piece as the model writes it, and the same whole
+    /// answer (with its usage) is returned at the end. A stream that breaks
+    /// off is an error like any other; what `sink` saw of it is then void.
+    ///
+    /// A backend that cannot stream answers whole and hands the sink the
+    /// whole text at once.
+    async fn stream(&self, request: &ChatRequest, sink: &dyn TextSink) -> Result<ChatResponse, LlmError> {
+        let response = self.complete(request).await?;
+        if let Some(text) = response.content.as_deref().filter(|text| !text.is_empty()) {
+            sink.text(text);
+        }
+        Ok(response)
+    }
 
     /// A cheap reachability and authentication check, used by `doctor`.
     async fn probe(&self) -> Result<(), LlmError>;

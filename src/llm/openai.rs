@@ -1,14 +1,15 @@
 //! The OpenAI-compatible chat-completions backend. One client covers OpenAI,
 //! OpenRouter, Ollama's `/v1`, llama.cpp server, vLLM and LM Studio: it POSTs
-//! `{base_url}/chat/completions` with native tool calling, and probes
+//! `{base_url}/chat/completions` with native tool calling, whole or streamed
+//! (`openai_stream.rs` assembles the stream), and probes
 //! `{base_url}/models` for `doctor`. The JSON wire format lives in private serde
 //! structs converted at this boundary; the HTTP plumbing (client, timeouts,
 //! capped reads, error classification by kind and status, never by text) is
 //! shared with the other backends in `http.rs`.
 
-use std::fmt;
-
 use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
 
 use async_trait::async_trait;
 use base64::Engine;
@@ -19,6 +20,8 @@ use serde::{Deserialize, Serialize};
 
 use super::error::provider_message;
 use super::http;
+use super::openai_stream::ChunkAssembly;
+use super::stream::{self, StreamLimits, TextSink};
 use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, Endpoint, LlmError, Role, ToolCall, ToolSpec, Usage};
 
 /// How to reach one OpenAI-compatible provider.
@@ -35,6 +38,8 @@ pub struct OpenAiClient {
     models_url: Url,
     /// Pre-built `Authorization` header, marked sensitive.
     auth: Option<HeaderValue>,
+    /// Idle timeout and size cap of a streamed answer.
+    limits: StreamLimits,
 }
 
 impl fmt::Debug for OpenAiClient {
@@ -64,7 +69,22 @@ impl OpenAiClient {
             chat_url,
             models_url,
             auth,
+            limits: StreamLimits::default(),
         })
+    }
+
+    /// The same client, giving up on a streamed answer after `idle` without
+    /// a chunk (by default [`super::STREAM_IDLE_TIMEOUT`]).
+    pub fn with_idle_timeout(mut self, idle: Duration) -> Self {
+        self.limits.idle = idle;
+        self
+    }
+
+    /// The same client, refusing a stream longer than `bytes`.
+    #[cfg(test)]
+    pub(super) fn with_stream_cap(mut self, bytes: usize) -> Self {
+        self.limits.max_bytes = bytes;
+        self
     }
 
     /// The settings this client was built from.
@@ -80,6 +100,26 @@ impl OpenAiClient {
             None => request,
         };
         http::send(request).await
+    }
+
+    /// One streamed completion: the request with `stream: true`, its events
+    /// assembled into the answer, or a whole JSON answer from a server that
+    /// does not stream.
+    async fn streamed(&self, body: &WireRequest<'_>, sink: &dyn TextSink) -> Result<ChatResponse, LlmError> {
+        let mut request = self.http.post(self.chat_url.clone()).json(body);
+        if let Some(value) = &self.auth {
+            request = request.header(AUTHORIZATION, value.clone());
+        }
+        let response = http::open(request).await?;
+        let model = &self.settings.model;
+        if !stream::is_event_stream(&response) {
+            let answer = parse_completion(&http::read_success_body(response).await?, model)?;
+            if let Some(text) = answer.content.as_deref().filter(|text| !text.is_empty()) {
+                sink.text(text);
+            }
+            return Ok(answer);
+        }
+        stream::read_events(response, ChunkAssembly::new(model), sink, self.limits).await
     }
 }
 
@@ -99,6 +139,14 @@ impl ChatModel for OpenAiClient {
             let bytes = self.fetch(self.http.post(self.chat_url.clone()).json(&body)).await?;
             parse_completion(&bytes, &self.settings.model)
         };
+        http::traced_completion(&self.settings.name, &self.settings.model, request, completion).await
+    }
+
+    async fn stream(&self, request: &ChatRequest, sink: &dyn TextSink) -> Result<ChatResponse, LlmError> {
+        let mut body = WireRequest::new(&self.settings.model, request, self.settings.vision);
+        body.stream = true;
+        body.stream_options = Some(WireStreamOptions { include_usage: true });
+        let completion = self.streamed(&body, sink);
         http::traced_completion(&self.settings.name, &self.settings.model, request, completion).await
     }
 
@@ -169,6 +217,16 @@ struct WireRequest<'a> {
     messages: Vec<WireMessage<'a>>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     tools: Vec<WireTool<'a>>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<WireStreamOptions>,
+}
+
+/// Asks for the usage in a last chunk of the stream.
+#[derive(Serialize)]
+struct WireStreamOptions {
+    include_usage: bool,
 }
 
 impl<'a> WireRequest<'a> {
@@ -183,6 +241,8 @@ impl<'a> WireRequest<'a> {
                 .map(|message| WireMessage::new(message, vision))
                 .collect(),
             tools: request.tools.iter().map(WireTool::from).collect(),
+            stream: false,
+            stream_options: None,
         }
     }
 }

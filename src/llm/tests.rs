@@ -3,7 +3,7 @@
 //! what comes back, and how every kind of failure is classified.
 
 #[path = "../../tests/support/fake_llm.rs"]
-mod fake_llm;
+pub(super) mod fake_llm;
 
 use crate::config::Secret;
 use std::time::Duration;

@@ -8,9 +8,13 @@
 //! blocks of a type it reads), answering a broken
 //! request with a 400 `invalid_request_error` as Anthropic does. Tests script
 //! answers as a FIFO of one-shot [`Script`]s (echoing the last user text when
-//! it is empty) and inspect what was received. Self-contained: it depends only
-//! on tokio, axum and serde_json, so any test target can include it with
-//! `#[path]`. Use it with real (unpaused) tokio time.
+//! it is empty) and inspect what was received. A request with
+//! `"stream": true` is answered with server-sent events (see
+//! `fake_anthropic_stream.rs`): text a word at a time, tool input in two
+//! slices, or a scripted [`Streamed`] answer that may be slow, cut off, or
+//! end in an `error` event. Self-contained: it depends only on tokio, axum,
+//! futures and serde_json, so any test target can include it with `#[path]`.
+//! Use it with real (unpaused) tokio time.
 #![allow(dead_code)] // every including target uses a different part of it
 
 use std::collections::{BTreeMap, HashSet, VecDeque};
@@ -27,6 +31,11 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::Notify;
+
+#[path = "fake_anthropic_stream.rs"]
+mod stream;
+#[allow(unused_imports)] // not every including target streams
+pub use stream::{StreamBlock, StreamEnd, Streamed};
 
 /// How the fake answers one `POST /v1/messages`.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +61,9 @@ pub enum Script {
     Raw(String),
     /// Never answer, until the client gives up.
     Hang,
+    /// This streamed answer to a request with `"stream": true`; to one
+    /// without, the whole message.
+    Stream(Streamed),
 }
 
 /// A `{"type":"text"}` content block.
@@ -238,6 +250,28 @@ async fn models(State(shared): State<Arc<Shared>>, uri: Uri, headers: HeaderMap)
 }
 
 async fn respond(script: Script, request: &Value) -> Response {
+    if request["stream"] == true {
+        let streamed = match &script {
+            Script::Text(text) => {
+                let pieces: Vec<&str> = text.split_inclusive(' ').collect();
+                let usage = (count_words(&all_request_text(request)), count_words(text));
+                Some(Streamed {
+                    usage,
+                    ..Streamed::text(&pieces)
+                })
+            }
+            Script::Message {
+                content,
+                stop_reason,
+                usage,
+            } => Some(Streamed::from_content(content, stop_reason, *usage)),
+            Script::Stream(streamed) => Some(streamed.clone()),
+            _ => None,
+        };
+        if let Some(streamed) = streamed {
+            return stream::respond(streamed, request);
+        }
+    }
     match script {
         Script::Text(text) => {
             let usage = (count_words(&all_request_text(request)), count_words(&text));
@@ -262,6 +296,7 @@ async fn respond(script: Script, request: &Value) -> Response {
         }
         Script::Raw(body) => (StatusCode::OK, [("content-type", "application/json")], body).into_response(),
         Script::Hang => std::future::pending().await,
+        Script::Stream(streamed) => message(request, streamed.content(), &streamed.stop_reason, streamed.usage),
     }
 }
 

@@ -3,8 +3,12 @@
 //! production client runs unmodified against it. Tests script its answers (a
 //! FIFO of one-shot [`Script`]s, then a responder closure, by default
 //! [`Script::Echo`]), inspect what it received, and shut it down to simulate a
-//! provider going away. Self-contained: it depends only on tokio, axum and
-//! serde_json, so any test or bench target can include this file with `#[path]`.
+//! provider going away. A request with `"stream": true` is answered with
+//! server-sent events (see `fake_llm_stream.rs`): replies a word at a time,
+//! tool-call arguments in two slices, or a scripted [`Streamed`] answer that
+//! may be slow, cut off, or end in an error. Self-contained: it depends only
+//! on tokio, axum, futures and serde_json, so any test or bench target can
+//! include this file with `#[path]`.
 //!
 //! Use it with real (unpaused) tokio time: the client talks to it over TCP.
 #![allow(dead_code)] // every including target uses a different part of it
@@ -31,6 +35,11 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Notify, watch};
 
+#[path = "fake_llm_stream.rs"]
+mod stream;
+#[allow(unused_imports)] // not every including target streams
+pub use stream::{StreamEnd, Streamed, halves};
+
 /// How the fake answers one chat-completion request.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Script {
@@ -55,6 +64,9 @@ pub enum Script {
     Hang,
     /// Reply `"echo: <last user message text>"`.
     Echo,
+    /// This streamed answer to a request with `"stream": true`; to one
+    /// without, its whole text or tool call.
+    Stream(Streamed),
 }
 
 impl Script {
@@ -343,6 +355,21 @@ fn is_authorized(state: &Recorded, headers: &HeaderMap) -> bool {
 }
 
 async fn respond(script: Script, request: &Value, sequence: usize) -> Response {
+    if request["stream"] == true {
+        let streamed = match &script {
+            Script::Reply(text) => Some(Streamed::words(text)),
+            Script::Echo => Some(Streamed::words(&format!("echo: {}", last_user_text(request)))),
+            Script::ToolCall { name, arguments } => Some(Streamed {
+                tool_call: Some((name.clone(), halves(arguments))),
+                ..Streamed::text(&[])
+            }),
+            Script::Stream(streamed) => Some(streamed.clone()),
+            _ => None,
+        };
+        if let Some(streamed) = streamed {
+            return stream::respond(streamed, request, sequence, prompt_tokens(request));
+        }
+    }
     match script {
         Script::Reply(text) => {
             let message = json!({"role": "assistant", "content": text});
@@ -389,6 +416,12 @@ async fn respond(script: Script, request: &Value, sequence: usize) -> Response {
             Box::pin(respond(*next, request, sequence)).await
         }
         Script::Hang => std::future::pending().await,
+        Script::Stream(streamed) => match streamed.joined() {
+            (_, Some((name, arguments))) => {
+                Box::pin(respond(Script::ToolCall { name, arguments }, request, sequence)).await
+            }
+            (text, None) => Box::pin(respond(Script::Reply(text), request, sequence)).await,
+        },
     }
 }
 
@@ -396,13 +429,7 @@ fn completion(request: &Value, sequence: usize, message: Value, finish_reason: &
     let created = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |since| since.as_secs());
-    let prompt_tokens: usize = request["messages"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|message| message["content"].as_str())
-        .map(count_words)
-        .sum();
+    let prompt_tokens = prompt_tokens(request);
     let completion_tokens = count_words(output);
     axum::Json(json!({
         "id": format!("chatcmpl-fake-{sequence}"),
@@ -417,6 +444,17 @@ fn completion(request: &Value, sequence: usize, message: Value, finish_reason: &
         },
     }))
     .into_response()
+}
+
+/// The prompt's size by [`count_words`], over its plain-text messages.
+fn prompt_tokens(request: &Value) -> usize {
+    request["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|message| message["content"].as_str())
+        .map(count_words)
+        .sum()
 }
 
 /// A stand-in for a tokenizer: deterministic, and non-zero for non-empty text.
