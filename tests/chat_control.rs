@@ -206,3 +206,23 @@ async fn help_lists_every_command() {
     assert!(llm.requests().is_empty());
     daemon.stop().await;
 }
+
+#[test]
+fn the_telegram_menu_offers_every_command_that_takes_no_argument() {
+    let menu: Vec<&str> = passepartout_telegram::menu::COMMANDS
+        .iter()
+        .map(|(name, _)| *name)
+        .collect();
+    let with_a_token = ["approve", "deny", "cancel"];
+    for (name, _) in passepartout::pipeline::commands::COMMANDS {
+        assert_eq!(
+            menu.contains(name),
+            !with_a_token.contains(name),
+            "/{name} in the menu: {menu:?}"
+        );
+    }
+    let help = passepartout::pipeline::commands::help();
+    for name in menu.iter().filter(|name| **name != "start") {
+        assert!(help.contains(&format!("\n/{name} — ")), "/{name} missing from /help");
+    }
+}
