@@ -156,7 +156,7 @@ impl Views for StatusSources {
             View::Status => self.text(),
             View::Loops => self.loops_text(),
             // Rendered by the conversation's worker, which knows which one asks.
-            View::Usage => String::new(),
+            View::Usage | View::Stopped => String::new(),
         }
     }
 }

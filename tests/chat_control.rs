@@ -226,3 +226,70 @@ fn the_telegram_menu_offers_every_command_that_takes_no_argument() {
         assert!(help.contains(&format!("\n/{name} — ")), "/{name} missing from /help");
     }
 }
+
+/// Whether a process runs `sleep SECONDS` (the shell may exec it or fork it).
+fn sleeping(seconds: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmdline| cmdline == format!("sleep\0{seconds}\0").as_bytes())
+    })
+}
+
+/// Polls the process table until `done` holds, within the harness's limit.
+async fn until(mut done: impl FnMut() -> bool, what: &str) {
+    let deadline = tokio::time::Instant::now() + support::harness::WAIT;
+    while !done() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{what} within {:?}",
+            support::harness::WAIT
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn stop_ends_a_running_shell_command_and_keeps_nothing_of_its_turn() {
+    let llm = FakeLlm::start().await;
+    llm.push(Script::ToolCall {
+        name: "shell".into(),
+        arguments: json!({"command": "sleep 987"}).to_string(),
+    });
+    let allow_sleep = |c: &mut passepartout::config::Config| {
+        c.skills.rules.push(passepartout::config::RuleConfig {
+            tool: "shell".into(),
+            pattern: Some("sleep 987".into()),
+            argument: Some("command".into()),
+            verdict: passepartout::config::RuleVerdict::Allow,
+            reason: None,
+        });
+    };
+    let mut daemon = TestDaemon::start_with(&llm, allow_sleep, Vec::new()).await;
+    let mut client = daemon.client("alice").await;
+
+    let (_, idle) = ask(&mut client, "/stop").await;
+    assert_eq!(idle, "Nothing was running here to stop.");
+
+    send(&mut client, "wait a long time").await;
+    until(|| sleeping("987"), "the command starts").await;
+    let (kind, stopped) = ask(&mut client, "/stop").await;
+    assert_eq!(kind, ReplyKind::Notice);
+    assert!(
+        stopped.starts_with("Stopped. Nothing of that turn was kept"),
+        "{stopped}"
+    );
+    until(|| !sleeping("987"), "the command's process group is killed").await;
+
+    // The conversation goes on as if the stopped turn had not run.
+    assert_eq!(ask(&mut client, "hello").await.1, "echo: hello");
+    let last = llm.requests().last().unwrap().clone();
+    assert_eq!(
+        texts_of(&last, "user"),
+        ["hello"],
+        "the stopped turn is not in the context"
+    );
+    daemon.stop().await;
+}

@@ -17,6 +17,7 @@ mod progress;
 #[cfg(test)]
 mod reachable_tests;
 mod settle;
+pub mod stop;
 mod worker;
 
 use std::collections::HashMap;

@@ -114,8 +114,19 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         Default::default()
     });
     let pinned = pinned.pinned_model.as_deref();
+    let running = cx.running.start(key);
     let outcome = match recent.load(&cx.store, key) {
-        Ok(history) => with_typing(cx, key, run_pipeline(cx, &entry, history, pinned)).await,
+        Ok(history) => match running
+            .run(with_typing(cx, key, run_pipeline(cx, &entry, history, pinned)))
+            .await
+        {
+            Some(outcome) => outcome,
+            None => {
+                // Stopped: nothing of it is kept; the `/stop` says so.
+                tracing::info!(conversation = %key, seq, "turn stopped");
+                Ok(TurnOutput::default())
+            }
+        },
         Err(error) => {
             let id = error_id();
             tracing::error!(conversation = %key, error_id = %id, %error, "cannot read history");
@@ -166,6 +177,17 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     }
 }
 
+/// The answer to `/stop`, by whether it stopped a turn.
+fn stopped_text(stopped: bool) -> String {
+    if stopped {
+        "Stopped. Nothing of that turn was kept: its model call was abandoned and any command it ran was killed; \
+         ask again when you want it."
+            .to_owned()
+    } else {
+        "Nothing was running here to stop.".to_owned()
+    }
+}
+
 /// Shows "typing" in the conversation while `turn` runs, once it has taken
 /// longer than [`TYPING_AFTER`], renewed every [`TYPING_EVERY`] (platform
 /// indicators fade after about five seconds). A quick answer needs none.
@@ -201,6 +223,7 @@ async fn run_pipeline(
     let key = &entry.inbound.conversation;
     let view = |view: View| match view {
         View::Usage => super::chat_control::usage_text(cx, key),
+        View::Stopped => stopped_text(cx.running.take_stopped(key)),
         other => cx.show(other),
     };
     let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id);

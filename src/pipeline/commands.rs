@@ -24,6 +24,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "new",
         "start afresh: earlier messages stay in the history but leave the context",
     ),
+    (
+        "stop",
+        "stop what the assistant is doing here (its model call and commands)",
+    ),
     ("forget", "forget this conversation's history"),
     ("approvals", "what waits for approval here"),
     ("loops", "the background loops (the heartbeat, …)"),
@@ -61,6 +65,8 @@ pub enum View {
     Loops,
     /// This conversation's tokens and cost, and the totals.
     Usage,
+    /// Whether `/stop` stopped a turn here.
+    Stopped,
 }
 
 /// Executes `command`; `view` renders a report about the daemon when asked.
@@ -70,6 +76,7 @@ pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandO
         Command::Status => (view(View::Status), false),
         Command::Loops => (view(View::Loops), false),
         Command::Usage => (view(View::Usage), false),
+        Command::Stop => (view(View::Stopped), false),
         Command::New => (
             "Starting afresh: I won't use our earlier messages (they stay in the history; /forget deletes them)."
                 .to_owned(),

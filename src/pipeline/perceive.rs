@@ -23,6 +23,9 @@ pub enum Command {
     Usage,
     /// A fresh context; the history stays.
     New,
+    /// End the conversation's running turn (acted on at intake; the
+    /// command's own turn says whether one was stopped).
+    Stop,
     Unknown(String),
 }
 
@@ -99,6 +102,7 @@ fn parse_command(text: &str) -> Option<Command> {
         "model" => Command::Model(words.next().map(str::to_owned)),
         "usage" => Command::Usage,
         "new" => Command::New,
+        "stop" => Command::Stop,
         _ => Command::Unknown(name),
     })
 }
@@ -147,6 +151,7 @@ mod tests {
         );
         assert_eq!(text("/usage"), Perception::Command(Command::Usage));
         assert_eq!(text("/new"), Perception::Command(Command::New));
+        assert_eq!(text("/stop"), Perception::Command(Command::Stop));
         assert_eq!(
             text("/frobnicate"),
             Perception::Command(Command::Unknown("frobnicate".into()))
