@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use crate::access::Access;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Job, Stats};
+use crate::pipeline::perceive::{Command, Perception, perceive};
 use crate::store::Accepted;
 
 /// Most events taken into one batch (one flush).
@@ -108,6 +109,14 @@ async fn journal(
 ) {
     let cx = &intake.conversations;
     let count = inbounds.len();
+    // A `/stop` cannot wait in the queue behind the turn it stops.
+    let stops: Vec<Option<_>> = inbounds
+        .iter()
+        .map(|inbound| {
+            let stop = Perception::Command(Command::Stop);
+            (perceive(inbound) == stop).then(|| inbound.conversation.clone())
+        })
+        .collect();
     let outcomes = match cx
         .store
         .journal_accept_batch_async(inbounds, intake.clock.now_ms())
@@ -123,9 +132,12 @@ async fn journal(
     // delivered after their own commit is flushed, which covers the journal
     // too, and a failed flush stops all delivery. Only the ack must wait.
     let mut answers = Vec::with_capacity(outcomes.len());
-    for ((index, permit), outcome) in slots.into_iter().zip(outcomes) {
+    for (((index, permit), outcome), stop) in slots.into_iter().zip(outcomes).zip(stops) {
         match outcome {
             Accepted::New(seq) => {
+                if let Some(conversation) = stop {
+                    cx.running.stop(&conversation);
+                }
                 permit.send(Job::Turn(seq));
                 answers.push((index, Ack::Accepted));
             }

@@ -18,6 +18,7 @@ use crate::loops::heartbeat::HEARTBEAT;
 use crate::loops::status::{State, human};
 use crate::pipeline::cascade::{Cascade, EntryState, ProviderHealth};
 use crate::pipeline::commands::View;
+use crate::pipeline::usage_report::UsagePeriods;
 use crate::store::Store;
 use crate::telemetry::Telemetry;
 
@@ -89,6 +90,7 @@ impl StatusSources {
             },
             "turns": { "finished": stat(&stats.turns), "failed": stat(&stats.turn_failures) },
             "delivered": stat(&stats.delivered),
+            "usage": crate::conversations::chat_control::periods(&self.conversations, None).ok(),
         })
     }
 
@@ -153,6 +155,8 @@ impl Views for StatusSources {
         match view {
             View::Status => self.text(),
             View::Loops => self.loops_text(),
+            // Rendered by the conversation's worker, which knows which one asks.
+            View::Usage | View::Stopped => String::new(),
         }
     }
 }
@@ -227,6 +231,7 @@ pub fn render(status: &Value) -> String {
             );
         }
     }
+    out += &usage_line(&status["usage"]);
     out += &backups_line(&status["backups"]);
     let store = &status["store"];
     out += &format!(
@@ -239,6 +244,31 @@ pub fn render(status: &Value) -> String {
         );
     }
     out
+}
+
+/// The tokens used by all conversations today and this month, with the
+/// estimated cost when some provider has a price. Empty for a document
+/// without usage.
+fn usage_line(usage: &Value) -> String {
+    if usage.is_null() {
+        return String::new();
+    }
+    let Ok(periods) = serde_json::from_value::<UsagePeriods>(usage.clone()) else {
+        return String::new();
+    };
+    let sum = |s: &crate::pipeline::usage_report::UsageSum| {
+        let cost = if s.cost_usd > 0.0 {
+            format!(", about ${:.4}", s.cost_usd)
+        } else {
+            String::new()
+        };
+        format!("{} tokens in, {} out{cost}", s.tokens_in, s.tokens_out)
+    };
+    format!(
+        "usage    today {}; this month {}\n",
+        sum(&periods.today),
+        sum(&periods.month)
+    )
 }
 
 /// The backups' line: how long ago the last ran and when the next is due;
@@ -284,6 +314,7 @@ mod tests {
             "loops": {"running": 1, "heartbeats": 4, "failing": [{"name": "inbox", "error": "timed out"}]},
             "backups": {"last_ms": 1_000, "next_ms": 3_601_000, "stopped": false, "now_ms": 61_000},
             "store": {"size_bytes": 10, "pending": 0, "outbox": 0},
+            "usage": {"today": {"tokens_in": 9, "tokens_out": 4, "cost_usd": 0.0}, "month": {"tokens_in": 90, "tokens_out": 40, "cost_usd": 0.25}},
         });
         let text = render(&status);
         for part in [
@@ -298,6 +329,7 @@ mod tests {
             "loops          1 running, 4 heartbeats",
             "loop     inbox        failing: timed out",
             "10 bytes",
+            "usage    today 9 tokens in, 4 out; this month 90 tokens in, 40 out, about $0.2500",
             "backups  last 1m0s ago, next in 59m0s",
         ] {
             assert!(text.contains(part), "{part} missing from {text}");

@@ -691,7 +691,21 @@ async fn a_webhook_is_deleted_at_start() {
         .iter()
         .map(|c| c["command"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["start", "help", "status", "approvals", "forget"]);
+    assert_eq!(
+        names,
+        [
+            "start",
+            "help",
+            "status",
+            "model",
+            "usage",
+            "new",
+            "stop",
+            "approvals",
+            "loops",
+            "forget"
+        ]
+    );
     running.stop().await.unwrap();
 }
 

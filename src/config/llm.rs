@@ -76,6 +76,11 @@ pub struct ProviderConfig {
     /// Whether the model can see images: photos people send are shown to
     /// it. A model without it reads the caption, and the person is told.
     pub vision: bool,
+    /// What a million tokens sent to it cost, in USD, for `/usage`
+    /// (0: free or local, shown as tokens only).
+    pub price_in_per_mtok: f64,
+    /// What a million tokens it answers with cost, in USD.
+    pub price_out_per_mtok: f64,
 }
 
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -93,6 +98,8 @@ impl Default for ProviderConfig {
             connect_timeout_s: DEFAULT_PROVIDER_CONNECT_TIMEOUT_S,
             max_tokens: DEFAULT_MAX_TOKENS,
             vision: false,
+            price_in_per_mtok: 0.0,
+            price_out_per_mtok: 0.0,
         }
     }
 }
@@ -146,6 +153,15 @@ impl ProviderConfig {
             !(self.api_key_env.is_some() && self.api_key_file.is_some()),
             format!("{at}: set api_key_env or api_key_file, not both"),
         );
+        for (key, price) in [
+            ("price_in_per_mtok", self.price_in_per_mtok),
+            ("price_out_per_mtok", self.price_out_per_mtok),
+        ] {
+            problems.check(
+                price.is_finite() && price >= 0.0,
+                format!("{at}.{key} must be a price in USD of 0 or more"),
+            );
+        }
         if let Some(path) = &self.api_key_file
             && let Err(problem) = super::file_access::find_file(path)
         {

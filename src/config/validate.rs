@@ -80,15 +80,27 @@ mod tests {
                 model: String::new(),
                 ..ProviderConfig::default()
             },
+            ProviderConfig {
+                name: "priced".into(),
+                price_out_per_mtok: -1.0,
+                ..ProviderConfig::default()
+            },
         ];
         let problems = validate(&config);
-        for expected in ["max_depth", "max_line_bytes", "base_url", "used twice", "model"] {
+        for expected in [
+            "max_depth",
+            "max_line_bytes",
+            "base_url",
+            "used twice",
+            "model",
+            "price_out_per_mtok",
+        ] {
             assert!(
                 problems.iter().any(|p| p.contains(expected)),
                 "{expected} missing from {problems:?}"
             );
         }
-        assert_eq!(problems.len(), 5, "{problems:?}");
+        assert_eq!(problems.len(), 6, "{problems:?}");
     }
 
     #[test]

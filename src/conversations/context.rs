@@ -75,6 +75,8 @@ pub struct Conversations {
     retries: Mutex<HashSet<ConversationKey>>,
     /// Weak: the views show these conversations too.
     views: OnceLock<Weak<dyn Views>>,
+    /// The turns running now, which `/stop` can stop.
+    pub running: Arc<super::stop::RunningTurns>,
 }
 
 impl Conversations {
@@ -100,6 +102,7 @@ impl Conversations {
             delivering: DeliveryLocks::default(),
             retries: Mutex::default(),
             views: OnceLock::new(),
+            running: Arc::default(),
         })
     }
 

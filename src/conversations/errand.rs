@@ -65,7 +65,7 @@ impl<'a> InWorker<'a> {
         let (mut commit, record, followups) = commit_of(self.cx, None, None, output);
         commit.loop_record = loop_record;
         let committed = self.cx.store.commit_turn_durably(self.key, commit).await;
-        followups.run(self.cx, committed.is_ok());
+        followups.run(self.cx, self.key, committed.is_ok());
         match committed {
             Ok(_) => self.recent.committed(false, record),
             Err(error) => {

@@ -26,7 +26,9 @@ impl RecentHistory {
     /// The recent turns, oldest first, loaded from `store` the first time.
     pub fn load(&mut self, store: &Store, key: &ConversationKey) -> Result<&[TurnRecord], StoreError> {
         if self.turns.is_none() {
-            self.turns = Some(store.recent_turns(key, self.limit)?.into());
+            // Only the turns after the conversation's fresh start (`/new`).
+            let mark = store.chat_settings(key)?.fresh_after;
+            self.turns = Some(store.recent_turns_after(key, self.limit, mark)?.into());
         }
         Ok(self
             .turns

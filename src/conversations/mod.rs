@@ -7,6 +7,7 @@
 //! atomically with respect to new reservations (see [`Router::retire`]).
 //! The workers share one [`Conversations`] context: what they work with.
 
+pub mod chat_control;
 mod context;
 mod delivery;
 mod delivery_lock;
@@ -16,6 +17,7 @@ mod progress;
 #[cfg(test)]
 mod reachable_tests;
 mod settle;
+pub mod stop;
 mod worker;
 
 use std::collections::HashMap;

@@ -67,7 +67,7 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
             tracing::error!(conversation = %key, token, %error, "cannot commit an approval's outcome");
         }
     }
-    followups.run(cx, committed.is_ok());
+    followups.run(cx, key, committed.is_ok());
 }
 
 /// Settles `approval` with only `text` for the person.

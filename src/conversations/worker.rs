@@ -19,9 +19,9 @@ use super::history::RecentHistory;
 use super::{Conversations, Stats};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
-use crate::pipeline::commands::View;
+use crate::pipeline::commands::{ChatChange, View};
 use crate::pipeline::{TurnOutput, TurnRecord};
-use crate::store::{ApprovalWrite, JournalEntry, PendingOutbound, TurnCommit};
+use crate::store::{ApprovalWrite, ByProvider, JournalEntry, PendingOutbound, TurnCommit};
 
 /// How long a turn runs before the conversation shows "typing".
 const TYPING_AFTER: Duration = Duration::from_millis(300);
@@ -109,16 +109,40 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             return;
         }
     };
+    let pinned = cx.store.chat_settings(key).unwrap_or_else(|error| {
+        tracing::error!(conversation = %key, %error, "cannot read the conversation's settings; using the defaults");
+        Default::default()
+    });
+    let pinned = pinned.pinned_model.as_deref();
+    let running = cx.running.start(key);
     let outcome = match recent.load(&cx.store, key) {
-        Ok(history) => with_typing(cx, key, run_pipeline(cx, &entry, history)).await,
+        Ok(history) => match running
+            .run(with_typing(cx, key, run_pipeline(cx, &entry, history, pinned)))
+            .await
+        {
+            Some(outcome) => outcome,
+            None => {
+                // Stopped: nothing of it is kept; the `/stop` says so.
+                tracing::info!(conversation = %key, seq, "turn stopped");
+                Ok(TurnOutput::default())
+            }
+        },
         Err(error) => {
             let id = error_id();
             tracing::error!(conversation = %key, error_id = %id, %error, "cannot read history");
             Err(format!("I could not read this conversation's history (error id {id})."))
         }
     };
+    let mut fresh_start = false;
     let (commit, remembered, followups) = match outcome {
-        Ok(output) => {
+        Ok(mut output) => {
+            if let Some(change) = output.chat.take() {
+                fresh_start = change == ChatChange::FreshStart;
+                if let Err(error) = super::chat_control::apply(cx, key, &change) {
+                    tracing::error!(conversation = %key, %error, "cannot store the conversation's settings");
+                    output.replies = vec![(ReplyKind::Failure, format!("I could not store that: {error}"))];
+                }
+            }
             Stats::bump(&cx.stats.turns);
             let (commit, record, followups) = commit_of(cx, Some(entry.seq), Some(&entry.inbound.message_id), output);
             let remembered = (commit.forget_history, record);
@@ -131,8 +155,10 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     };
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = cx.store.commit_turn_durably(key, commit).await;
-    followups.run(cx, committed.is_ok());
+    followups.run(cx, key, committed.is_ok());
     match (&committed, remembered) {
+        // The copy was loaded without the new mark.
+        (Ok(_), Some(_)) if fresh_start => recent.invalidate(),
         (Ok(_), Some((forget, record))) => recent.committed(forget, record),
         (Ok(_), None) => {}
         (Err(_), _) => recent.invalidate(),
@@ -148,6 +174,17 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         if let Err(error) = cx.store.commit_turn_durably(key, fallback).await {
             tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
         }
+    }
+}
+
+/// The answer to `/stop`, by whether it stopped a turn.
+fn stopped_text(stopped: bool) -> String {
+    if stopped {
+        "Stopped. Nothing of that turn was kept: its model call was abandoned and any command it ran was killed; \
+         ask again when you want it."
+            .to_owned()
+    } else {
+        "Nothing was running here to stop.".to_owned()
     }
 }
 
@@ -181,11 +218,16 @@ async fn run_pipeline(
     cx: &Arc<Conversations>,
     entry: &JournalEntry,
     history: &[TurnRecord],
+    pinned: Option<&str>,
 ) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
-    let view = |view: View| cx.show(view);
+    let view = |view: View| match view {
+        View::Usage => super::chat_control::usage_text(cx, key),
+        View::Stopped => stopped_text(cx.running.take_stopped(key)),
+        other => cx.show(other),
+    };
     let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id);
-    guarded(cx, key, cx.pipeline.run(&entry.inbound, history, memory, view)).await
+    guarded(cx, key, cx.pipeline.run(&entry.inbound, history, pinned, memory, view)).await
 }
 
 /// Runs `turn` under the turn timeout, catching panics. `Err` carries the
@@ -277,6 +319,7 @@ pub(super) fn commit_of(
     let followups = Followups {
         created: output.requested.clone(),
         settle: output.settle,
+        usage: output.cost.by_provider,
     };
     let mut writes: Vec<ApprovalWrite> = output
         .requested
@@ -311,10 +354,13 @@ pub(super) struct Followups {
     /// Outcomes owed (decided by this turn's answer, which stands whether
     /// or not the turn itself committed).
     settle: Vec<Owed>,
+    /// The tokens the turn used: they were used whether or not it committed.
+    usage: ByProvider,
 }
 
 impl Followups {
-    pub(super) fn run(self, cx: &Arc<Conversations>, committed: bool) {
+    pub(super) fn run(self, cx: &Arc<Conversations>, key: &ConversationKey, committed: bool) {
+        super::chat_control::record_usage(cx, key, &self.usage);
         let approvals = &cx.approvals;
         if committed && !self.created.is_empty() {
             approvals.created(&self.created);

@@ -94,12 +94,7 @@ impl fmt::Display for Exhausted {
             if index > 0 {
                 f.write_str("; ")?;
             }
-            write!(f, "{} at {}: ", failure.name, failure.endpoint)?;
-            match &failure.skip {
-                Skip::Failed(error) => write!(f, "{error}")?,
-                Skip::CoolingDown(left) => write!(f, "rate limited, resting {} s more", left.as_secs().max(1))?,
-                Skip::Unhealthy => f.write_str("credentials refused; fix the key, then run `passepartout doctor`")?,
-            }
+            write!(f, "{} at {}: {}", failure.name, failure.endpoint, failure.skip)?;
         }
         match self.rate_limited_for() {
             Some(rest) => write!(
@@ -128,6 +123,26 @@ impl Exhausted {
                 rest.map(|rest| Some(soonest.map_or(rest, |s| s.min(rest))))
             })
             .flatten()
+    }
+}
+
+/// An answer, with the entry that gave it.
+#[derive(Debug)]
+pub struct Answered {
+    pub response: ChatResponse,
+    /// The name of the entry that answered.
+    pub provider: String,
+    /// The entries asked or skipped before it, and why they did not answer.
+    pub passed_over: Vec<ProviderFailure>,
+}
+
+impl fmt::Display for Skip {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Skip::Failed(error) => write!(f, "{error}"),
+            Skip::CoolingDown(left) => write!(f, "rate limited, resting {} s more", left.as_secs().max(1)),
+            Skip::Unhealthy => f.write_str("credentials refused; fix the key, then run `passepartout doctor`"),
+        }
     }
 }
 
@@ -274,6 +289,24 @@ impl Cascade {
         tools: &Arc<[ToolSpec]>,
         preferred: Option<&str>,
     ) -> Result<ChatResponse, Exhausted> {
+        self.answer(context, tools, preferred)
+            .await
+            .map(|answered| answered.response)
+    }
+
+    /// The entries' names, in order.
+    pub fn names(&self) -> Vec<String> {
+        self.entries.iter().map(|entry| entry.model.name().to_owned()).collect()
+    }
+
+    /// Like [`Cascade::complete_preferring`], saying which entry answered
+    /// and which did not before it.
+    pub async fn answer(
+        &self,
+        context: &Context,
+        tools: &Arc<[ToolSpec]>,
+        preferred: Option<&str>,
+    ) -> Result<Answered, Exhausted> {
         let first = preferred.and_then(|name| self.entries.iter().position(|e| e.model.name() == name));
         let order = first
             .into_iter()
@@ -297,7 +330,13 @@ impl Cascade {
                 continue;
             }
             match self.ask(entry, context, tools).await {
-                Ok(response) => return Ok(response),
+                Ok(response) => {
+                    return Ok(Answered {
+                        response,
+                        provider: name.to_owned(),
+                        passed_over: failures,
+                    });
+                }
                 // A rate limit is told as the rest it imposed, so the
                 // answer can say when the entry is tried again.
                 Err(LlmError::RateLimited { .. }) => {

@@ -228,3 +228,27 @@ async fn a_rate_limit_says_when_it_is_tried_again_not_to_start_the_server() {
     let text = answer(&cascade_of(&[&down])).await;
     assert!(text.contains("Start that server"), "{text}");
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_answer_names_its_entry_and_those_passed_over() {
+    let (small, big) = (
+        Scripted::new("small", vec![]),
+        Scripted::new("big", vec![Err(LlmError::Timeout)]),
+    );
+    let cascade = cascade_of(&[&small, &big]);
+    let answered = cascade
+        .answer(&context(), &Vec::new().into(), Some("big"))
+        .await
+        .unwrap();
+    assert_eq!(answered.provider, "small");
+    assert_eq!(answered.passed_over.len(), 1);
+    assert_eq!(answered.passed_over[0].name, "big");
+    assert!(matches!(answered.passed_over[0].skip, Skip::Failed(LlmError::Timeout)));
+    let answered = cascade
+        .answer(&context(), &Vec::new().into(), Some("big"))
+        .await
+        .unwrap();
+    assert_eq!(answered.provider, "big");
+    assert!(answered.passed_over.is_empty());
+    assert_eq!(cascade.names(), ["small", "big"]);
+}

@@ -10,15 +10,50 @@ pub struct CommandOutcome {
     pub forget: bool,
 }
 
-pub const HELP: &str = "Commands:\n\
-/help — this list\n\
-/status — what the assistant is doing and how it is\n\
-/forget — forget this conversation's history\n\
-/approvals — what waits for approval here\n\
-/loops — the background loops (the heartbeat, …)\n\
-/approve TOKEN, /deny TOKEN — decide one (or reply approve / deny to its prompt)\n\
-/cancel [TOKEN] — withdraw what you asked for\n\
-Anything else you write goes to the assistant.";
+/// Every command a person can send, with one line on what it does: `/help`
+/// lists them and the chat gateways offer them as a menu.
+pub const COMMANDS: &[(&str, &str)] = &[
+    ("help", "this list"),
+    ("status", "what the assistant is doing and how it is"),
+    (
+        "model",
+        "list the models; /model NAME asks NAME first here, /model auto the usual order",
+    ),
+    ("usage", "tokens and estimated cost, here and in total"),
+    (
+        "new",
+        "start afresh: earlier messages stay in the history but leave the context",
+    ),
+    (
+        "stop",
+        "stop what the assistant is doing here (its model call and commands)",
+    ),
+    ("forget", "forget this conversation's history"),
+    ("approvals", "what waits for approval here"),
+    ("loops", "the background loops (the heartbeat, …)"),
+    ("approve", "approve TOKEN (or reply approve to its prompt)"),
+    ("deny", "deny TOKEN (or reply deny to its prompt)"),
+    ("cancel", "cancel [TOKEN]: withdraw what you asked for"),
+];
+
+/// The `/help` text.
+pub fn help() -> String {
+    let mut text = "Commands:".to_owned();
+    for (name, what) in COMMANDS {
+        text.push_str(&format!("\n/{name} — {what}"));
+    }
+    text.push_str("\nAnything else you write goes to the assistant.");
+    text
+}
+
+/// A change to what the conversation set for itself, for the caller to store.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChatChange {
+    /// Ask this provider first here (`None`: the usual order).
+    Pin(Option<String>),
+    /// Leave the turns so far out of the context (`/new`).
+    FreshStart,
+}
 
 /// A report about the daemon that a command shows, rendered by the caller
 /// (which has the daemon at hand).
@@ -28,17 +63,28 @@ pub enum View {
     Status,
     /// The background loops, as `passepartout loops` shows them.
     Loops,
+    /// This conversation's tokens and cost, and the totals.
+    Usage,
+    /// Whether `/stop` stopped a turn here.
+    Stopped,
 }
 
 /// Executes `command`; `view` renders a report about the daemon when asked.
 pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandOutcome {
     let (text, forget) = match command {
-        Command::Help => (HELP.to_owned(), false),
+        Command::Help => (help(), false),
         Command::Status => (view(View::Status), false),
         Command::Loops => (view(View::Loops), false),
+        Command::Usage => (view(View::Usage), false),
+        Command::Stop => (view(View::Stopped), false),
+        Command::New => (
+            "Starting afresh: I won't use our earlier messages (they stay in the history; /forget deletes them)."
+                .to_owned(),
+            false,
+        ),
         Command::Forget => ("I have forgotten this conversation's history.".to_owned(), true),
-        // Answered by the pipeline, which has the approvals at hand.
-        Command::Approvals => (String::new(), false),
+        // Answered by the pipeline, which has the approvals and models at hand.
+        Command::Approvals | Command::Model(_) => (String::new(), false),
         Command::Unknown(name) => (format!("I don't know the command /{name}. Try /help."), false),
     };
     CommandOutcome { text, forget }
@@ -46,6 +92,17 @@ pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandO
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn help_lists_every_command_once() {
+        let help = help();
+        for (name, _) in COMMANDS {
+            assert_eq!(help.matches(&format!("\n/{name} ")).count(), 1, "{name}");
+        }
+        for new in ["/model", "/usage", "/new", "/forget"] {
+            assert!(help.contains(new), "{new}");
+        }
+    }
+
     use super::*;
 
     #[test]
@@ -59,6 +116,7 @@ mod tests {
         let view = |view: View| format!("{view:?}");
         assert_eq!(execute(&Command::Status, view).text, "Status");
         assert_eq!(execute(&Command::Loops, view).text, "Loops");
+        assert_eq!(execute(&Command::Usage, view).text, "Usage");
         assert!(
             execute(&Command::Unknown("x".into()), |_| unreachable!())
                 .text

@@ -11,9 +11,11 @@
 pub mod act;
 pub mod cascade;
 pub mod commands;
+pub mod model_command;
 pub mod perceive;
 pub mod reason;
 mod settle;
+pub mod usage_report;
 
 use std::sync::Arc;
 
@@ -29,9 +31,11 @@ use crate::media::Media;
 use crate::memory::{MemoryLimits, MemorySession};
 use crate::signal::{Message, Origin, Signal, SignalBody};
 use crate::skills::Skills;
-use crate::store::{Fact, MemoryWrite};
+use crate::store::{ByProvider, Fact, MemoryWrite, Tokens};
 use crate::tools::{InLoop, SET_NEXT_SLEEP, ToolBox, ToolContext};
 use cascade::Cascade;
+use commands::ChatChange;
+use model_command::ProviderInfo;
 use perceive::Perception;
 
 /// One finished turn as kept in the conversation's history.
@@ -72,6 +76,8 @@ pub struct TurnOutput {
     pub cost: Cost,
     /// Why no model answered, when none did.
     pub unanswered: Option<String>,
+    /// What the conversation set for itself (`/model NAME`, `/new`).
+    pub chat: Option<ChatChange>,
 }
 
 /// The tokens a turn used, and the model that answered last.
@@ -80,6 +86,8 @@ pub struct Cost {
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub model: Option<String>,
+    /// The tokens by the provider that used them, for `/usage`.
+    pub by_provider: ByProvider,
 }
 
 /// How a turn reasons, beyond its signal.
@@ -90,6 +98,9 @@ struct TurnOptions {
     keep: bool,
     /// The cascade entry asked first (a loop's supervisor model).
     preferred_model: Option<String>,
+    /// The provider this conversation pinned (`/model NAME`): asked first
+    /// when no supervisor model is, and the reply says when it failed.
+    pinned: Option<String>,
     /// The loop whose iteration this is: offers `set_next_sleep`.
     loop_turn: Option<Arc<dyn InLoop>>,
 }
@@ -154,11 +165,17 @@ impl TurnOutput {
 }
 
 impl Cost {
-    /// Adds what `response` cost; its model is now the one that answered last.
-    fn count(&mut self, response: &ChatResponse) {
+    /// Adds what `response` from `provider` cost; its model is now the one
+    /// that answered last.
+    fn count(&mut self, response: &ChatResponse, provider: &str) {
         self.tokens_in += response.usage.input_tokens;
         self.tokens_out += response.usage.output_tokens;
         self.model = Some(response.model.clone());
+        let used = Tokens {
+            tokens_in: response.usage.input_tokens,
+            tokens_out: response.usage.output_tokens,
+        };
+        crate::store::add_usage(&mut self.by_provider, &ByProvider::from([(provider.to_owned(), used)]));
     }
 }
 
@@ -175,6 +192,8 @@ pub struct Pipeline {
     max_repairs: u32,
     /// Reads the media people send.
     media: Media,
+    /// The configured providers, as `/model` and `/usage` show them.
+    providers: Vec<ProviderInfo>,
 }
 
 impl Pipeline {
@@ -199,7 +218,23 @@ impl Pipeline {
             memory: config.memory.clone(),
             max_repairs: config.llm.max_repairs,
             media: Media::unplugged(config),
+            providers: config
+                .llm
+                .providers
+                .iter()
+                .map(|p| ProviderInfo {
+                    name: p.name.clone(),
+                    model: p.model.clone(),
+                    price_in_per_mtok: p.price_in_per_mtok,
+                    price_out_per_mtok: p.price_out_per_mtok,
+                })
+                .collect(),
         }
+    }
+
+    /// The configured providers, with their models and prices.
+    pub fn providers(&self) -> &[ProviderInfo] {
+        &self.providers
     }
 
     /// The pipeline reading media with `media` (the gateways' fetchers and
@@ -216,13 +251,14 @@ impl Pipeline {
         }
     }
 
-    /// Runs one turn for `inbound`, given the conversation's recent `history`
-    /// and the sender's `memory`; `view` renders a report about the daemon
-    /// for `/status` and `/loops`.
+    /// Runs one turn for `inbound`, given the conversation's recent `history`,
+    /// the provider it `pinned` and the sender's `memory`; `view` renders a
+    /// report about the daemon for `/status`, `/loops` and `/usage`.
     pub async fn run(
         &self,
         inbound: &Inbound,
         history: &[TurnRecord],
+        pinned: Option<&str>,
         memory: MemorySession,
         view: impl FnOnce(commands::View) -> String,
     ) -> TurnOutput {
@@ -257,10 +293,20 @@ impl Pipeline {
                     },
                 };
             }
+            Perception::Command(perceive::Command::Model(arg)) => {
+                let health = self.cascade.health();
+                let (text, chat) = model_command::answer(arg.as_deref(), &self.providers, &health, pinned);
+                return TurnOutput {
+                    chat,
+                    ..TurnOutput::notice(text)
+                };
+            }
             Perception::Command(command) => {
                 let outcome = commands::execute(&command, view);
+                let chat = (command == perceive::Command::New).then_some(ChatChange::FreshStart);
                 return TurnOutput {
                     forget: outcome.forget,
+                    chat,
                     ..TurnOutput::notice(outcome.text)
                 };
             }
@@ -294,9 +340,11 @@ impl Pipeline {
                 (ChatMessage::user(String::new()), Vec::new(), Vec::new())
             }
         };
-        let mut output = self
-            .converse(signal, first, history, memory, TurnOptions::default())
-            .await;
+        let options = TurnOptions {
+            pinned: pinned.map(str::to_owned),
+            ..TurnOptions::default()
+        };
+        let mut output = self.converse(signal, first, history, memory, options).await;
         output.tell_first(told, &heard);
         output
     }
@@ -323,6 +371,7 @@ impl Pipeline {
         let options = TurnOptions {
             keep: false,
             preferred_model,
+            pinned: None,
             loop_turn: Some(in_loop),
         };
         self.converse(signal, ChatMessage::user(text), history, memory, options)
@@ -424,10 +473,11 @@ impl Pipeline {
         let mut output = TurnOutput::default();
         let mut repairs = 0;
         let mut signal = signal;
+        let mut pin_failure_told = false;
         loop {
-            let preferred = options.preferred_model.as_deref();
-            let response = match self.cascade.complete_preferring(&context, &specs, preferred).await {
-                Ok(response) => response,
+            let preferred = options.preferred_model.as_deref().or(options.pinned.as_deref());
+            let answered = match self.cascade.answer(&context, &specs, preferred).await {
+                Ok(answered) => answered,
                 Err(exhausted) => {
                     output.no_model_answered(exhausted.to_string());
                     if context.turn.len() == 1 && !options.keep {
@@ -439,8 +489,14 @@ impl Pipeline {
                     break;
                 }
             };
-            output.cost.count(&response);
-            let acted = act::act(&signal, reason::interpret(response), &actuators).await;
+            output.cost.count(&answered.response, &answered.provider);
+            if let Some(pinned) = options.pinned.as_deref().filter(|_| !pin_failure_told)
+                && answered.provider != pinned
+            {
+                pin_failure_told = true;
+                output.replies.push((ReplyKind::Notice, pin_failed(pinned, &answered)));
+            }
+            let acted = act::act(&signal, reason::interpret(answered.response), &actuators).await;
             context.turn.extend(acted.transcript);
             output.replies.extend(acted.replies);
             output.audit.extend(acted.audit);
@@ -519,6 +575,21 @@ impl Pipeline {
             }
         }
     }
+}
+
+/// Tells that the provider `pinned` in this conversation did not give the
+/// answer, and why, and who did.
+fn pin_failed(pinned: &str, answered: &cascade::Answered) -> String {
+    let why = answered
+        .passed_over
+        .iter()
+        .find(|failure| failure.name == pinned)
+        .map(|failure| format!("{pinned} did not answer ({})", failure.skip))
+        .unwrap_or_else(|| format!("{pinned} is no longer configured"));
+    format!(
+        "{why}, so {} answered instead. /model shows the models; /model auto stops asking {pinned} first.",
+        answered.provider
+    )
 }
 
 #[cfg(test)]

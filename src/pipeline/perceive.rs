@@ -16,6 +16,16 @@ pub enum Command {
     Approvals,
     /// The background loops, as `passepartout loops` shows them.
     Loops,
+    /// `/model`: list the providers; `/model NAME` pins one for this
+    /// conversation, `/model auto` returns to the cascade.
+    Model(Option<String>),
+    /// Tokens and their estimated cost, here and in total.
+    Usage,
+    /// A fresh context; the history stays.
+    New,
+    /// End the conversation's running turn (acted on at intake; the
+    /// command's own turn says whether one was stopped).
+    Stop,
     Unknown(String),
 }
 
@@ -80,7 +90,8 @@ pub fn ordinary(inbound: &Inbound) -> Perception {
 
 /// `/name args…`, where a Telegram-style `/name@bot` counts as `/name`.
 fn parse_command(text: &str) -> Option<Command> {
-    let word = text.strip_prefix('/')?.split_whitespace().next()?;
+    let mut words = text.strip_prefix('/')?.split_whitespace();
+    let word = words.next()?;
     let name = word.split('@').next().unwrap_or(word).to_ascii_lowercase();
     Some(match name.as_str() {
         "help" | "start" => Command::Help,
@@ -88,6 +99,10 @@ fn parse_command(text: &str) -> Option<Command> {
         "forget" => Command::Forget,
         "approvals" => Command::Approvals,
         "loops" => Command::Loops,
+        "model" => Command::Model(words.next().map(str::to_owned)),
+        "usage" => Command::Usage,
+        "new" => Command::New,
+        "stop" => Command::Stop,
         _ => Command::Unknown(name),
     })
 }
@@ -129,6 +144,14 @@ mod tests {
         assert_eq!(text("/FORGET now"), Perception::Command(Command::Forget));
         assert_eq!(text("/approvals"), Perception::Command(Command::Approvals));
         assert_eq!(text("/loops"), Perception::Command(Command::Loops));
+        assert_eq!(text("/model"), Perception::Command(Command::Model(None)));
+        assert_eq!(
+            text("/model@my_bot  Big-One extra"),
+            Perception::Command(Command::Model(Some("Big-One".into())))
+        );
+        assert_eq!(text("/usage"), Perception::Command(Command::Usage));
+        assert_eq!(text("/new"), Perception::Command(Command::New));
+        assert_eq!(text("/stop"), Perception::Command(Command::Stop));
         assert_eq!(
             text("/frobnicate"),
             Perception::Command(Command::Unknown("frobnicate".into()))

@@ -14,16 +14,31 @@ impl Store {
         conversation: &ConversationKey,
         turns: usize,
     ) -> Result<Vec<T>, StoreError> {
+        self.recent_turns_after(conversation, turns, None)
+    }
+
+    /// Like [`Store::recent_turns`], but only the turns above `mark` (see
+    /// [`Store::history_mark`]), when there is one.
+    pub fn recent_turns_after<T: DeserializeOwned>(
+        &self,
+        conversation: &ConversationKey,
+        turns: usize,
+        mark: Option<u64>,
+    ) -> Result<Vec<T>, StoreError> {
         let prefix = keys::conversation_prefix(conversation);
+        let above = |key: &[u8]| {
+            let id = key.get(prefix.len()..).and_then(keys::decode_u64);
+            mark.is_none_or(|mark| id.is_some_and(|id| id > mark))
+        };
         let mut records = self
             .inner
             .history
-            .scan_prefix(prefix)
-            .values()
+            .scan_prefix(&prefix)
             .rev()
+            .take_while(|item| item.as_ref().map_or(true, |(key, _)| above(key)))
             .take(turns)
-            .map(|value| {
-                let value = value?;
+            .map(|item| {
+                let (_, value) = item?;
                 serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt {
                     tree: "history",
                     reason: e.to_string(),
@@ -119,5 +134,25 @@ mod tests {
         assert_eq!(left("a"), [b"undated".to_vec(), b"300".to_vec()]);
         assert!(left("b").is_empty());
         assert_eq!(store.prune_history(200, dated).unwrap(), 0, "nothing twice");
+    }
+
+    #[test]
+    fn only_turns_after_the_mark_are_recent_but_all_stay() {
+        let (_dir, store) = open_temp();
+        keep(&store, "c", "1");
+        keep(&store, "c", "2");
+        let mark = store.history_mark().unwrap();
+        keep(&store, "c", "3");
+        let key = conversation("c");
+        assert_eq!(store.recent_turns_after::<u32>(&key, 10, Some(mark)).unwrap(), [3]);
+        assert_eq!(store.recent_turns_after::<u32>(&key, 10, None).unwrap(), [1, 2, 3]);
+        assert_eq!(store.history_len(&key), 3);
+        let later = store.history_mark().unwrap();
+        assert!(
+            store
+                .recent_turns_after::<u32>(&key, 10, Some(later))
+                .unwrap()
+                .is_empty()
+        );
     }
 }

@@ -9,7 +9,9 @@
 //! `approvals` (token → approval), `prompts` (a delivered prompt's platform
 //! message id → token), `audit` (decisions and tool runs, in order),
 //! `loops` (stored loop definitions and next runs, by name), `cursors`
-//! (gateway offsets) and `meta` (schema version).
+//! (gateway offsets), `settings` (what a conversation set for itself:
+//! a pinned model, a fresh start), `usage` (tokens per provider per day, per
+//! conversation and in total) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval and audit records are in [`records`]), and imports nothing
@@ -26,6 +28,7 @@
 mod approvals;
 mod backup;
 mod backup_times;
+mod chat_settings;
 mod error;
 mod group;
 mod history;
@@ -36,6 +39,7 @@ mod memory;
 mod outbox;
 pub mod records;
 mod turn;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,6 +48,7 @@ use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLoc
 pub use approvals::{ApprovalWrite, Decided};
 pub use backup::{BackupInfo, list_backups, restore_backup};
 pub use backup_times::BackupTimes;
+pub use chat_settings::ChatSettings;
 pub use error::StoreError;
 pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
@@ -51,6 +56,7 @@ pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use records::{Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Status};
 pub use turn::{PendingOutbound, TurnCommit};
+pub use usage::{ByProvider, Tokens, add_usage};
 
 use tokio_util::sync::CancellationToken;
 
@@ -88,6 +94,8 @@ struct Inner {
     loops: sled::Tree,
     cursors: sled::Tree,
     meta: sled::Tree,
+    settings: sled::Tree,
+    usage: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
     /// Multi-tree writers hold it shared; a backup holds it exclusively, so a
@@ -137,6 +145,8 @@ impl Store {
             loops: tree("loops")?,
             cursors: tree("cursors")?,
             meta: tree("meta")?,
+            settings: tree("settings")?,
+            usage: tree("usage")?,
             group: GroupCommit::default(),
             commits: group::CommitQueue::default(),
             write_gate: RwLock::new(()),

@@ -42,6 +42,7 @@ pub mod files;
 pub mod format;
 pub mod gateway;
 mod media;
+pub mod menu;
 pub mod normalize;
 pub mod offset;
 pub mod pacing;

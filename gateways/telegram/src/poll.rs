@@ -52,15 +52,6 @@ const ALLOWED_UPDATES: [AllowedUpdate; 3] = [
 /// for one update at a time, to find the one at fault.
 const ISOLATE_AFTER: u32 = 3;
 
-/// The bot's commands, as Telegram shows them in its menu.
-const COMMANDS: [(&str, &str); 5] = [
-    ("start", "Start a conversation"),
-    ("help", "What I can do"),
-    ("status", "How the assistant is doing"),
-    ("approvals", "Actions waiting for your approval"),
-    ("forget", "Forget this conversation"),
-];
-
 /// How a batch of updates ended.
 enum BatchEnd {
     /// Every update was handled.
@@ -264,7 +255,7 @@ impl TelegramGateway {
     async fn start(&self, bot: &Bot) -> Result<String, Failure> {
         let me = bot.get_me().await.map_err(|error| self.classify(&error))?;
         self.remove_webhook(bot).await?;
-        let commands = COMMANDS.map(|(command, description)| BotCommand::new(command, description));
+        let commands = crate::menu::COMMANDS.map(|(command, description)| BotCommand::new(command, description));
         if let Err(error) = bot.set_my_commands(commands).await {
             // The menu is a convenience; polling works without it.
             tracing::warn!(error = ?self.classify(&error), "could not set the bot's commands");

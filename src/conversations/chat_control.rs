@@ -1,0 +1,59 @@
+//! What the in-chat controls need from the worker: storing a conversation's
+//! change to its own settings (`/model NAME`, `/new`), adding a turn's
+//! tokens to the usage records, and rendering `/usage`.
+
+use std::sync::Arc;
+
+use passepartout_gateway::ConversationKey;
+
+use super::Conversations;
+use crate::pipeline::commands::ChatChange;
+use crate::pipeline::usage_report::{self, UsagePeriods, UsageSum};
+use crate::store::{ByProvider, StoreError};
+
+/// Stores `change` for `key`, before the turn that answers it commits.
+pub(super) fn apply(cx: &Conversations, key: &ConversationKey, change: &ChatChange) -> Result<(), StoreError> {
+    match change {
+        ChatChange::Pin(name) => cx
+            .store
+            .update_chat_settings(key, |s| s.pinned_model = name.clone())
+            .map(drop),
+        ChatChange::FreshStart => {
+            let mark = cx.store.history_mark()?;
+            cx.store
+                .update_chat_settings(key, |s| s.fresh_after = Some(mark))
+                .map(drop)
+        }
+    }
+}
+
+/// Adds a committed turn's tokens to today's records. A failure is logged:
+/// the turn stands, only the estimate is low.
+pub(super) fn record_usage(cx: &Conversations, key: &ConversationKey, used: &ByProvider) {
+    let day = usage_report::day_of(cx.clock.now_ms());
+    if let Err(error) = cx.store.add_usage(key, day, used) {
+        tracing::error!(conversation = %key, %error, "cannot record token usage");
+    }
+}
+
+/// Today's and this month's usage of `conversation` (of all when `None`).
+pub fn periods(cx: &Conversations, conversation: Option<&ConversationKey>) -> Result<UsagePeriods, StoreError> {
+    let now = cx.clock.now_ms();
+    let (today, first) = (usage_report::day_of(now), usage_report::first_day_of_month(now));
+    let providers = cx.pipeline.providers();
+    Ok(UsagePeriods {
+        today: UsageSum::of(&cx.store.usage(conversation, today, today)?, providers),
+        month: UsageSum::of(&cx.store.usage(conversation, first, today)?, providers),
+    })
+}
+
+/// The `/usage` reply for `key`.
+pub(super) fn usage_text(cx: &Arc<Conversations>, key: &ConversationKey) -> String {
+    match (periods(cx, Some(key)), periods(cx, None)) {
+        (Ok(here), Ok(total)) => usage_report::render(&here, &total),
+        (Err(error), _) | (_, Err(error)) => {
+            tracing::error!(conversation = %key, %error, "cannot read token usage");
+            format!("I could not read the usage records: {error}")
+        }
+    }
+}

@@ -1,0 +1,119 @@
+//! `/stop`: the running turn of each conversation can be stopped from the
+//! intake, since a `/stop` queued behind the turn it means to stop would only
+//! run after it.
+//!
+//! The worker registers a token for each turn it runs; the intake cancels
+//! it when a `/stop` for the conversation is journaled. A stopped turn is
+//! dropped like one that timed out — its model call is abandoned and a
+//! shell command's process group killed (the shell tool kills it on drop) —
+//! and commits nothing but the end of its message, so the store stays as
+//! if it had not run. The `/stop` message itself, answered next in the
+//! conversation's order, says whether a turn was stopped.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use passepartout_gateway::ConversationKey;
+use tokio_util::sync::CancellationToken;
+
+/// The running turns' tokens, and the conversations whose turn was stopped
+/// and not yet told so.
+#[derive(Default)]
+pub struct RunningTurns {
+    /// Each running turn's number and token.
+    tokens: Mutex<HashMap<ConversationKey, (u64, CancellationToken)>>,
+    numbers: AtomicU64,
+    stopped: Mutex<HashSet<ConversationKey>>,
+}
+
+/// A running turn's registration; dropping it unregisters the turn.
+pub struct Running {
+    turns: Arc<RunningTurns>,
+    key: ConversationKey,
+    number: u64,
+    token: CancellationToken,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl RunningTurns {
+    /// Registers the turn `key`'s worker starts now.
+    pub fn start(self: &Arc<Self>, key: &ConversationKey) -> Running {
+        let token = CancellationToken::new();
+        let number = self.numbers.fetch_add(1, Ordering::Relaxed);
+        lock(&self.tokens).insert(key.clone(), (number, token.clone()));
+        Running {
+            turns: self.clone(),
+            key: key.clone(),
+            number,
+            token,
+        }
+    }
+
+    /// Stops `key`'s running turn, if it has one.
+    pub fn stop(&self, key: &ConversationKey) {
+        if let Some((_, token)) = lock(&self.tokens).get(key) {
+            token.cancel();
+        }
+    }
+
+    /// Whether a turn of `key` was stopped since the last call.
+    pub fn take_stopped(&self, key: &ConversationKey) -> bool {
+        lock(&self.stopped).remove(key)
+    }
+}
+
+impl Running {
+    /// Runs `turn` until it ends or is stopped (`None`).
+    pub async fn run<T>(&self, turn: impl Future<Output = T>) -> Option<T> {
+        tokio::select! {
+            output = turn => Some(output),
+            _ = self.token.cancelled() => {
+                lock(&self.turns.stopped).insert(self.key.clone());
+                None
+            }
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut tokens = lock(&self.turns.tokens);
+        // Only this turn's own token: a later turn may have registered since.
+        if tokens.get(&self.key).is_some_and(|(number, _)| *number == self.number) {
+            tokens.remove(&self.key);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use passepartout_gateway::{ChatId, GatewayId};
+
+    fn key() -> ConversationKey {
+        ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("c").unwrap())
+    }
+
+    #[tokio::test]
+    async fn a_stopped_turn_is_dropped_and_told_once() {
+        let turns = Arc::new(RunningTurns::default());
+        let running = turns.start(&key());
+        turns.stop(&key());
+        assert_eq!(running.run(std::future::pending::<()>()).await, None);
+        assert!(turns.take_stopped(&key()));
+        assert!(!turns.take_stopped(&key()), "told once");
+        drop(running);
+        turns.stop(&key());
+        let next = turns.start(&key());
+        assert_eq!(
+            next.run(async { 7 }).await,
+            Some(7),
+            "a stop with nothing running stops nothing later"
+        );
+        assert!(!turns.take_stopped(&key()));
+    }
+}

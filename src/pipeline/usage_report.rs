@@ -1,0 +1,137 @@
+//! `/usage` and the status's usage totals: tokens by provider, over UTC
+//! days, with the cost estimated from the configured prices.
+//!
+//! The store keeps one record per conversation per day (see
+//! `store::usage`); this module says which days "today" and "this month"
+//! are, and renders the sums.
+
+use serde::{Deserialize, Serialize};
+
+use super::model_command::ProviderInfo;
+use crate::store::ByProvider;
+
+const DAY_MS: u64 = 86_400_000;
+
+/// The UTC day (days since 1970-01-01) that `ms` falls on.
+pub fn day_of(ms: u64) -> u64 {
+    ms / DAY_MS
+}
+
+/// The first UTC day of the month that `ms` falls in.
+pub fn first_day_of_month(ms: u64) -> u64 {
+    let day = day_of(ms);
+    let date = jiff::Timestamp::from_millisecond(i64::try_from(ms).unwrap_or(i64::MAX))
+        .map(|t| t.to_zoned(jiff::tz::TimeZone::UTC).date());
+    match date {
+        Ok(date) => day.saturating_sub(u64::from(date.day().unsigned_abs()) - 1),
+        Err(_) => day,
+    }
+}
+
+/// Tokens and estimated cost over some days.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UsageSum {
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    /// USD, from the providers' prices; 0 when all are free.
+    pub cost_usd: f64,
+}
+
+impl UsageSum {
+    /// Sums `used`, priced by `providers` (a provider not configured any
+    /// more counts as free).
+    pub fn of(used: &ByProvider, providers: &[ProviderInfo]) -> Self {
+        let mut sum = Self::default();
+        for (name, tokens) in used {
+            sum.tokens_in += tokens.tokens_in;
+            sum.tokens_out += tokens.tokens_out;
+            if let Some(p) = providers.iter().find(|p| &p.name == name) {
+                sum.cost_usd += tokens.tokens_in as f64 * p.price_in_per_mtok / 1e6
+                    + tokens.tokens_out as f64 * p.price_out_per_mtok / 1e6;
+            }
+        }
+        sum
+    }
+
+    fn line(&self, label: &str) -> String {
+        let cost = if self.cost_usd > 0.0 {
+            format!(", about ${:.4}", self.cost_usd)
+        } else {
+            String::new()
+        };
+        format!("{label}: {} tokens in, {} out{cost}", self.tokens_in, self.tokens_out)
+    }
+}
+
+/// Today's and this month's sums.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct UsagePeriods {
+    pub today: UsageSum,
+    pub month: UsageSum,
+}
+
+/// Renders `/usage`: this conversation's sums, then everyone's.
+pub fn render(here: &UsagePeriods, total: &UsagePeriods) -> String {
+    [
+        "Usage (UTC days; costs estimated from llm.providers prices):".to_owned(),
+        here.today.line("This conversation today"),
+        here.month.line("This conversation this month"),
+        total.today.line("In total today"),
+        total.month.line("In total this month"),
+    ]
+    .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Tokens;
+
+    #[test]
+    fn days_and_months_are_utc() {
+        // 2026-03-01T00:00:00Z and a moment before it.
+        let march_first = 1_772_323_200_000;
+        assert_eq!(first_day_of_month(march_first), day_of(march_first));
+        assert_eq!(first_day_of_month(march_first + 5 * DAY_MS + 1), day_of(march_first));
+        assert_eq!(day_of(march_first - 1), day_of(march_first) - 1);
+        assert_eq!(
+            first_day_of_month(march_first - 1),
+            day_of(march_first) - 28,
+            "February 2026"
+        );
+    }
+
+    #[test]
+    fn cost_follows_the_prices_and_free_models_show_tokens_only() {
+        let providers = [ProviderInfo {
+            name: "paid".into(),
+            model: "m".into(),
+            price_in_per_mtok: 3.0,
+            price_out_per_mtok: 15.0,
+        }];
+        let used = ByProvider::from([
+            (
+                "paid".to_owned(),
+                Tokens {
+                    tokens_in: 1_000_000,
+                    tokens_out: 100_000,
+                },
+            ),
+            (
+                "local".to_owned(),
+                Tokens {
+                    tokens_in: 7,
+                    tokens_out: 3,
+                },
+            ),
+        ]);
+        let sum = UsageSum::of(&used, &providers);
+        assert_eq!((sum.tokens_in, sum.tokens_out), (1_000_007, 100_003));
+        assert!((sum.cost_usd - 4.5).abs() < 1e-9);
+        assert_eq!(sum.line("x"), "x: 1000007 tokens in, 100003 out, about $4.5000");
+        let free = UsageSum::of(&ByProvider::from([("local".to_owned(), Tokens::default())]), &providers);
+        assert_eq!(free.line("x"), "x: 0 tokens in, 0 out");
+    }
+}
