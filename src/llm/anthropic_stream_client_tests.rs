@@ -8,31 +8,9 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::anthropic::tests::fake_anthropic::{FakeAnthropic, Script, StreamEnd, Streamed, text_block, tool_use_block};
+use super::anthropic::tests::{client, hello};
 use super::stream::testing::Pieces;
 use super::*;
-
-fn client(fake: &FakeAnthropic) -> AnthropicClient {
-    AnthropicClient::new(AnthropicSettings {
-        endpoint: Endpoint {
-            name: "claude".to_owned(),
-            base_url: fake.base_url(),
-            model: "claude-test".to_owned(),
-            api_key: None,
-            connect_timeout: Duration::from_secs(2),
-            timeout: Duration::from_secs(10),
-            vision: false,
-        },
-        max_tokens: 1024,
-    })
-    .expect("valid settings")
-}
-
-fn hello() -> ChatRequest {
-    ChatRequest {
-        messages: vec![ChatMessage::user("hello there")],
-        tools: Vec::new().into(),
-    }
-}
 
 /// Streams one answer to `script`; returns it and the pieces the sink saw.
 async fn streamed(script: Script) -> (Result<ChatResponse, LlmError>, Vec<String>) {

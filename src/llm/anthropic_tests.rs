@@ -33,11 +33,11 @@ fn settings(base_url: String) -> AnthropicSettings {
     }
 }
 
-fn client(fake: &FakeAnthropic) -> AnthropicClient {
+pub(in crate::llm) fn client(fake: &FakeAnthropic) -> AnthropicClient {
     AnthropicClient::new(settings(fake.base_url())).expect("valid settings")
 }
 
-fn hello() -> ChatRequest {
+pub(in crate::llm) fn hello() -> ChatRequest {
     ChatRequest {
         messages: vec![ChatMessage::user("hello there")],
         tools: Vec::new().into(),

@@ -34,7 +34,7 @@ mod stream_tests;
 #[cfg(test)]
 pub mod testing;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 /// Who wrote a message in a conversation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -10,27 +10,8 @@ use tokio::sync::mpsc;
 
 use super::stream::testing::Pieces;
 use super::tests::fake_llm::{FakeLlm, Script, StreamEnd, Streamed};
+use super::tests::{client, hello};
 use super::*;
-
-fn client(fake: &FakeLlm) -> OpenAiClient {
-    OpenAiClient::new(Endpoint {
-        name: "local".to_owned(),
-        base_url: fake.base_url(),
-        model: "test-model".to_owned(),
-        api_key: None,
-        connect_timeout: Duration::from_secs(2),
-        timeout: Duration::from_secs(10),
-        vision: false,
-    })
-    .expect("valid settings")
-}
-
-fn hello() -> ChatRequest {
-    ChatRequest {
-        messages: vec![ChatMessage::user("hello there")],
-        tools: Vec::new().into(),
-    }
-}
 
 /// Streams one answer to `script`; returns it and the pieces the sink saw.
 async fn streamed(script: Script) -> (Result<ChatResponse, LlmError>, Vec<String>) {

@@ -29,11 +29,11 @@ fn settings(base_url: String) -> OpenAiSettings {
     }
 }
 
-fn client(fake: &FakeLlm) -> OpenAiClient {
+pub(in crate::llm) fn client(fake: &FakeLlm) -> OpenAiClient {
     OpenAiClient::new(settings(fake.base_url())).expect("valid settings")
 }
 
-fn hello() -> ChatRequest {
+pub(in crate::llm) fn hello() -> ChatRequest {
     ChatRequest {
         messages: vec![ChatMessage::user("hello there")],
         tools: Vec::new().into(),

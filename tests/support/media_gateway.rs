@@ -136,30 +136,31 @@ impl MediaGateway {
 
     /// Every reply to `message` up to the first that is not a notice.
     pub async fn replies(&self, message: &MessageId) -> Vec<(ReplyKind, String)> {
-        let wait = async {
-            loop {
-                let arrived = self.inner.arrived.notified();
-                let replies: Vec<(ReplyKind, String)> = lock(&self.inner.delivered)
-                    .iter()
-                    .filter(|out| out.in_reply_to.as_ref() == Some(message))
-                    .filter_map(|out| match &out.body {
-                        OutboundBody::Text { text, kind } => Some((*kind, text.clone())),
-                        _ => None,
-                    })
-                    .collect();
-                if let Some(last) = replies.iter().position(|(kind, _)| *kind != ReplyKind::Notice) {
-                    return replies[..=last].to_vec();
-                }
-                arrived.await;
-            }
-        };
-        tokio::time::timeout(Duration::from_secs(20), wait)
-            .await
-            .unwrap_or_else(|_| panic!("no final reply to {message} within 20 s"))
+        self.replies_when(message, "no final reply", |replies| {
+            let last = replies.iter().position(|(kind, _)| *kind != ReplyKind::Notice)?;
+            Some(replies[..=last].to_vec())
+        })
+        .await
     }
 
     /// Every reply to `message` delivered once `count` of them arrived.
     pub async fn replies_counted(&self, message: &MessageId, count: usize) -> Vec<(ReplyKind, String)> {
+        let what = format!("fewer than {count} replies");
+        self.replies_when(message, &what, |replies| {
+            (replies.len() >= count).then(|| replies.to_vec())
+        })
+        .await
+    }
+
+    /// What `done` makes of the text replies to `message` so far, waiting
+    /// for each delivery until it makes something; fails the test as `what`
+    /// after 20 s.
+    async fn replies_when(
+        &self,
+        message: &MessageId,
+        what: &str,
+        done: impl Fn(&[(ReplyKind, String)]) -> Option<Vec<(ReplyKind, String)>>,
+    ) -> Vec<(ReplyKind, String)> {
         let wait = async {
             loop {
                 let arrived = self.inner.arrived.notified();
@@ -171,15 +172,15 @@ impl MediaGateway {
                         _ => None,
                     })
                     .collect();
-                if replies.len() >= count {
-                    return replies;
+                if let Some(found) = done(&replies) {
+                    return found;
                 }
                 arrived.await;
             }
         };
         tokio::time::timeout(Duration::from_secs(20), wait)
             .await
-            .unwrap_or_else(|_| panic!("fewer than {count} replies to {message} within 20 s"))
+            .unwrap_or_else(|_| panic!("{what} to {message} within 20 s"))
     }
 }
 
