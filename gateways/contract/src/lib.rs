@@ -21,6 +21,7 @@ pub mod markup;
 mod media;
 mod message;
 pub mod parts;
+pub mod readable;
 mod refusals;
 pub mod retry;
 

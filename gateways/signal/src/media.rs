@@ -20,7 +20,7 @@
 //! item is read on its own: one in a shape signal-cli is not known to send is
 //! left out, and a message left with nothing readable is named unsupported.
 
-use passepartout_gateway::{Attachment, FileRef, InboundBody, MediaKind};
+use passepartout_gateway::{Attachment, FileRef, InboundBody, MediaKind, readable};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -141,10 +141,7 @@ pub(crate) fn body(carried: &Carried<'_>, text: &str, source: &Source<'_>) -> Op
     if let Some(sticker) = carried.sticker {
         let emoji = read::<StickerJson>(sticker).and_then(|sticker| sticker.emoji);
         return Some(InboundBody::Text {
-            text: match emoji.as_deref().map(str::trim).filter(|emoji| !emoji.is_empty()) {
-                Some(emoji) => format!("[sticker {emoji}]"),
-                None => "[sticker]".to_owned(),
-            },
+            text: readable::sticker(emoji.as_deref().map(str::trim)),
         });
     }
     if let Some(contacts) = carried.contacts.filter(|items| !items.is_empty()) {
@@ -232,16 +229,7 @@ fn contact_line(contact: &ContactJson) -> String {
     });
     let phone = (contact.phone.iter().flatten())
         .find_map(|phone| phone.value.as_deref().map(str::trim).filter(|value| !value.is_empty()));
-    let parts: Vec<&str> = [name.as_deref(), phone]
-        .into_iter()
-        .flatten()
-        .filter(|part| !part.is_empty())
-        .collect();
-    if parts.is_empty() {
-        "[contact]".to_owned()
-    } else {
-        format!("[contact {}]", parts.join(", "))
-    }
+    readable::contact([name.as_deref(), phone].into_iter().flatten())
 }
 
 #[cfg(test)]

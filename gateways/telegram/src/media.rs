@@ -12,7 +12,7 @@
 //! 13.40]", "[contact Ada Lovelace, +44 20 7946 0000]"). Everything else (polls,
 //! games, stories, …) stays [`InboundBody::Unsupported`], named.
 
-use passepartout_gateway::{Attachment, FileRef, InboundBody, MediaKind as Kind};
+use passepartout_gateway::{Attachment, FileRef, InboundBody, MediaKind as Kind, readable};
 use teloxide::types::{Contact, FileMeta, Location, MediaKind, PhotoSize, Seconds, Venue};
 
 /// Telegram photos are always re-encoded as JPEG.
@@ -68,12 +68,7 @@ pub(crate) fn body(media: &MediaKind, caption: Option<String>, photo_max_bytes: 
             ..attachment(Kind::Video, &note.video_note.file)
         },
         MediaKind::Sticker(sticker) => {
-            return text(
-                match sticker.sticker.emoji.as_deref().filter(|emoji| !emoji.is_empty()) {
-                    Some(emoji) => format!("[sticker {emoji}]"),
-                    None => "[sticker]".to_owned(),
-                },
-            );
+            return text(readable::sticker(sticker.sticker.emoji.as_deref()));
         }
         MediaKind::Location(location) => return text(format!("[location {}]", place(&location.location))),
         MediaKind::Venue(venue) => return text(venue_line(&venue.venue)),
@@ -169,15 +164,7 @@ fn contact_line(contact: &Contact) -> String {
         .filter(|part| !part.is_empty())
         .collect::<Vec<_>>()
         .join(" ");
-    let parts: Vec<&str> = [name.as_str(), contact.phone_number.trim()]
-        .into_iter()
-        .filter(|part| !part.is_empty())
-        .collect();
-    if parts.is_empty() {
-        "[contact]".to_owned()
-    } else {
-        format!("[contact {}]", parts.join(", "))
-    }
+    readable::contact([name.as_str(), contact.phone_number.trim()])
 }
 
 /// A person-readable name for a kind of message the core cannot read.
