@@ -93,12 +93,6 @@ impl SocketLoad {
             .collect()
     }
 
-    /// Whether every message of every chat was answered.
-    pub fn all_answered(&self) -> bool {
-        let ledger = self.ledger.lock().unwrap();
-        self.message_ids().iter().all(|id| ledger.replies.contains_key(id))
-    }
-
     /// Fails the test unless every message was accepted and answered by
     /// exactly one reply id; returns every reply text per message.
     pub fn assert_answered_once(&self) -> HashMap<String, String> {
