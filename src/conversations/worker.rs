@@ -15,10 +15,12 @@ use futures::FutureExt;
 use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind};
 use tokio::sync::mpsc;
 
+use super::drafting::{self, Drafter};
 use super::history::RecentHistory;
 use super::{Conversations, Stats};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
+use crate::llm::TextSink;
 use crate::pipeline::commands::{ChatChange, View};
 use crate::pipeline::{TurnOutput, TurnRecord};
 use crate::store::{ApprovalWrite, ByProvider, JournalEntry, PendingOutbound, TurnCommit};
@@ -114,10 +116,16 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         Default::default()
     });
     let pinned = pinned.pinned_model.as_deref();
+    let (drafter, sink) = drafter_for(cx, &entry);
+    let drafted = drafter.is_some();
     let running = cx.running.start(key);
     let outcome = match recent.load(&cx.store, key) {
         Ok(history) => match running
-            .run(with_typing(cx, key, run_pipeline(cx, &entry, history, pinned)))
+            .run(with_typing(
+                cx,
+                key,
+                Drafter::alongside(drafter, run_pipeline(cx, &entry, history, pinned, sink)),
+            ))
             .await
         {
             Some(outcome) => outcome,
@@ -134,7 +142,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         }
     };
     let mut fresh_start = false;
-    let (commit, remembered, followups) = match outcome {
+    let (mut commit, remembered, followups) = match outcome {
         Ok(mut output) => {
             if let Some(change) = output.chat.take() {
                 fresh_start = change == ChatChange::FreshStart;
@@ -153,6 +161,10 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             (apology(&entry, &failure), None, Followups::default())
         }
     };
+    // Read back rather than taken from the drafter: a stopped turn's
+    // drafter never finished, but what it showed is recorded.
+    let drafts = if drafted { drafts_of(cx, key, seq) } else { Vec::new() };
+    drafting::hand_over(&mut commit.replies, drafts.clone());
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = cx.store.commit_turn_durably(key, commit).await;
     followups.run(cx, key, committed.is_ok());
@@ -170,11 +182,42 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         }
         let id = error_id();
         tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
-        let fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
+        let mut fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
+        drafting::hand_over(&mut fallback.replies, drafts);
         if let Err(error) = cx.store.commit_turn_durably(key, fallback).await {
             tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
+            return;
         }
     }
+    if drafted && let Err(error) = cx.store.forget_draft(seq) {
+        // Swept at the next start.
+        tracing::debug!(conversation = %key, seq, %error, "cannot forget a handed-over draft");
+    }
+}
+
+/// A drafter for `entry`'s turn and the sink its pipeline writes to, when
+/// its gateway shows drafts.
+fn drafter_for(cx: &Arc<Conversations>, entry: &JournalEntry) -> (Option<Drafter>, Option<Arc<dyn TextSink>>) {
+    let inbound = &entry.inbound;
+    let Some(gateway) = cx.drafts.get(&inbound.conversation.gateway) else {
+        return (None, None);
+    };
+    let (drafter, sink) = Drafter::new(
+        gateway.clone(),
+        cx.store.clone(),
+        inbound.conversation.clone(),
+        entry.seq,
+        inbound.message_id.clone(),
+    );
+    (Some(drafter), Some(sink))
+}
+
+/// The messages the draft of journal entry `seq` occupies.
+fn drafts_of(cx: &Arc<Conversations>, key: &ConversationKey, seq: u64) -> Vec<MessageId> {
+    cx.store.draft_messages(seq).unwrap_or_else(|error| {
+        tracing::error!(conversation = %key, seq, %error, "cannot read where a draft is shown");
+        Vec::new()
+    })
 }
 
 /// The answer to `/stop`, by whether it stopped a turn.
@@ -219,6 +262,7 @@ async fn run_pipeline(
     entry: &JournalEntry,
     history: &[TurnRecord],
     pinned: Option<&str>,
+    sink: Option<Arc<dyn TextSink>>,
 ) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
     let view = |view: View| match view {
@@ -227,7 +271,7 @@ async fn run_pipeline(
         other => cx.show(other),
     };
     let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id);
-    guarded(cx, key, cx.pipeline.run(&entry.inbound, history, pinned, memory, view)).await
+    guarded(cx, key, cx.pipeline.run(&entry.inbound, history, pinned, memory, view, sink)).await
 }
 
 /// Runs `turn` under the turn timeout, catching panics. `Err` carries the
@@ -291,6 +335,7 @@ pub(super) fn commit_of(
     };
     let approvals = &cx.approvals;
     let reply = |body| PendingOutbound {
+        drafts: Vec::new(),
         in_reply_to: answering.cloned(),
         body,
     };
@@ -298,6 +343,7 @@ pub(super) fn commit_of(
         .decided
         .into_iter()
         .map(|(token, prompt, text)| PendingOutbound {
+            drafts: Vec::new(),
             in_reply_to: None,
             body: OutboundBody::ApprovalDecided { token, prompt, text },
         })
@@ -377,6 +423,7 @@ fn apology(entry: &JournalEntry, text: &str) -> TurnCommit {
     TurnCommit {
         journal_seq: Some(entry.seq),
         replies: vec![PendingOutbound {
+            drafts: Vec::new(),
             in_reply_to: Some(entry.inbound.message_id.clone()),
             body: OutboundBody::Text {
                 text: text.to_owned(),

@@ -26,7 +26,7 @@ use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
 use crate::audit::AuditEvent;
 use crate::clock::Clock;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
-use crate::llm::{ChatMessage, ChatResponse, ToolSpec};
+use crate::llm::{ChatMessage, ChatResponse, TextSink, ToolSpec};
 use crate::media::Media;
 use crate::memory::{MemoryLimits, MemorySession};
 use crate::signal::{Message, Origin, Signal, SignalBody};
@@ -103,6 +103,8 @@ struct TurnOptions {
     pinned: Option<String>,
     /// The loop whose iteration this is: offers `set_next_sleep`.
     loop_turn: Option<Arc<dyn InLoop>>,
+    /// Where the models' text goes as they write it, for a draft of the reply.
+    sink: Option<Arc<dyn TextSink>>,
 }
 
 /// A turn nobody wrote: a background loop's iteration, entering the pipeline
@@ -253,7 +255,8 @@ impl Pipeline {
 
     /// Runs one turn for `inbound`, given the conversation's recent `history`,
     /// the provider it `pinned` and the sender's `memory`; `view` renders a
-    /// report about the daemon for `/status`, `/loops` and `/usage`.
+    /// report about the daemon for `/status`, `/loops` and `/usage`. The
+    /// models' text streams to `sink`, when there is one, as it is written.
     pub async fn run(
         &self,
         inbound: &Inbound,
@@ -261,6 +264,7 @@ impl Pipeline {
         pinned: Option<&str>,
         memory: MemorySession,
         view: impl FnOnce(commands::View) -> String,
+        sink: Option<Arc<dyn TextSink>>,
     ) -> TurnOutput {
         let mut perception = perceive::perceive(inbound);
         if let Perception::Answer(parsed) = perception {
@@ -342,6 +346,7 @@ impl Pipeline {
         };
         let options = TurnOptions {
             pinned: pinned.map(str::to_owned),
+            sink,
             ..TurnOptions::default()
         };
         let mut output = self.converse(signal, first, history, memory, options).await;
@@ -373,6 +378,7 @@ impl Pipeline {
             preferred_model,
             pinned: None,
             loop_turn: Some(in_loop),
+            sink: None,
         };
         self.converse(signal, ChatMessage::user(text), history, memory, options)
             .await
@@ -474,9 +480,10 @@ impl Pipeline {
         let mut repairs = 0;
         let mut signal = signal;
         let mut pin_failure_told = false;
+        let sink = options.sink.as_deref();
         loop {
             let preferred = options.preferred_model.as_deref().or(options.pinned.as_deref());
-            let answered = match self.cascade.answer(&context, &specs, preferred).await {
+            let answered = match self.cascade.answer(&context, &specs, preferred, sink).await {
                 Ok(answered) => answered,
                 Err(exhausted) => {
                     output.no_model_answered(exhausted.to_string());
@@ -516,6 +523,10 @@ impl Pipeline {
             if let Some(notice) = self.limit_reached(&origin, repairs, next.depth) {
                 output.replies.push((ReplyKind::Notice, notice));
                 break;
+            }
+            // The next round writes a text of its own; this one's was no reply.
+            if let Some(sink) = sink {
+                sink.discard();
             }
             signal = next;
         }
