@@ -109,7 +109,7 @@ impl Drafter {
 
     /// Shows the text as it comes, until the sink is dropped (the turn
     /// ended). A showing under way is finished first, so a message the
-    /// platform created is always recorded.
+    /// platform created is always recorded; one due then is made too.
     async fn run(mut self) {
         let pace = self.gateway.pace();
         let mut shown = Shown {
@@ -123,18 +123,35 @@ impl Drafter {
         let mut given_up = false;
         loop {
             let due = shown.due(pace).filter(|_| !given_up);
+            // Due now: shown at once, with whatever came meanwhile (a timer
+            // would round the wait up to its next tick, and a discard could
+            // slip in before it).
+            if due.is_some_and(|due| due <= Instant::now()) {
+                let closed = loop {
+                    match self.pieces.try_recv() {
+                        Ok(piece) => shown.take(piece),
+                        Err(mpsc::error::TryRecvError::Empty) => break false,
+                        Err(mpsc::error::TryRecvError::Disconnected) => break true,
+                    }
+                };
+                // A discard among them leaves nothing to show yet.
+                if shown.due(pace).is_some() {
+                    given_up = !self.show(&mut shown).await;
+                }
+                if closed {
+                    return;
+                }
+                continue;
+            }
             let piece = tokio::select! {
                 biased;
                 piece = self.pieces.recv() => piece,
-                _ = sleep_until(due), if due.is_some() => {
-                    given_up = !self.show(&mut shown).await;
-                    continue;
-                }
+                _ = sleep_until(due), if due.is_some() => continue,
             };
             match piece {
+                Some(piece) => shown.take(piece),
+                // What is not due yet is left to the reply that takes over.
                 None => return,
-                Some(Piece::Text(text)) => shown.push(&text),
-                Some(Piece::Discard) => shown.discard(),
             }
         }
     }
@@ -174,16 +191,19 @@ impl Drafter {
 }
 
 impl Shown {
-    fn push(&mut self, text: &str) {
-        self.text.push_str(text);
-        self.first_text.get_or_insert_with(Instant::now);
-    }
-
-    /// The model starts a new text; the draft shows the old one until then.
-    fn discard(&mut self) {
-        self.text.clear();
-        self.showing = None;
-        self.first_text = None;
+    fn take(&mut self, piece: Piece) {
+        match piece {
+            Piece::Text(text) => {
+                self.text.push_str(&text);
+                self.first_text.get_or_insert_with(Instant::now);
+            }
+            // The model starts a new text; the draft shows the old one until then.
+            Piece::Discard => {
+                self.text.clear();
+                self.showing = None;
+                self.first_text = None;
+            }
+        }
     }
 
     /// When the draft is next to be shown: never while it shows all there
