@@ -32,7 +32,10 @@ fn slowly(text: &str, gap: Duration) -> Script {
 }
 
 /// Waits until `check` finds what it looks for in the chat's messages.
-async fn chat_settles(telegram: &FakeTelegram, check: impl Fn(&[(i64, String, Value)]) -> bool) -> Vec<(i64, String, Value)> {
+async fn chat_settles(
+    telegram: &FakeTelegram,
+    check: impl Fn(&[(i64, String, Value)]) -> bool,
+) -> Vec<(i64, String, Value)> {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let messages = telegram.bot_messages(OWNER);
@@ -77,7 +80,11 @@ async fn a_telegram_draft_is_edited_at_most_once_a_second_and_becomes_the_reply(
 
     let rendered = text.replace("**", "");
     let messages = chat_settles(&telegram, |messages| messages.iter().any(|(_, t, _)| *t == rendered)).await;
-    assert_eq!(messages.len(), 1, "one message, the draft become the reply: {messages:#?}");
+    assert_eq!(
+        messages.len(),
+        1,
+        "one message, the draft become the reply: {messages:#?}"
+    );
     let entities = &messages[0].2;
     assert_eq!(entities[0]["type"], "bold", "finalised with the formatted text");
     let sends = telegram.calls("sendMessage");
@@ -99,7 +106,9 @@ async fn a_long_telegram_draft_continues_in_new_messages_at_the_split_points() {
     let llm = FakeLlm::start().await;
     let telegram = FakeTelegram::start(TOKEN).await;
     // About 7,000 characters: two messages, written in about two seconds.
-    let text: String = (0..70).map(|n| format!("Paragraph {n:02}: {}\n\n", "lorem ipsum ".repeat(7))).collect();
+    let text: String = (0..70)
+        .map(|n| format!("Paragraph {n:02}: {}\n\n", "lorem ipsum ".repeat(7)))
+        .collect();
     let pieces: Vec<String> = text.split_inclusive("\n\n").map(str::to_owned).collect();
     llm.set_responder(move |_| {
         let pieces: Vec<&str> = pieces.iter().map(String::as_str).collect();
@@ -109,11 +118,18 @@ async fn a_long_telegram_draft_continues_in_new_messages_at_the_split_points() {
     telegram.push_update(telegram.text_message(OWNER, OWNER, "long"));
     let last = "Paragraph 69:";
     let messages = chat_settles(&telegram, |messages| {
-        messages.len() >= 2 && messages.iter().any(|(_, t, _)| t.contains(last) && t.trim_end().ends_with("ipsum"))
+        messages.len() >= 2
+            && messages
+                .iter()
+                .any(|(_, t, _)| t.contains(last) && t.trim_end().ends_with("ipsum"))
     })
     .await;
     assert_eq!(messages.len(), 2, "two parts, each a draft message: {messages:#?}");
-    let joined: String = messages.iter().map(|(_, t, _)| t.as_str()).collect::<Vec<_>>().join("\n\n");
+    let joined: String = messages
+        .iter()
+        .map(|(_, t, _)| t.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n");
     for n in [0, 35, 69] {
         assert_eq!(
             joined.matches(&format!("Paragraph {n:02}:")).count(),
@@ -142,7 +158,8 @@ async fn a_stopped_turn_leaves_no_draft_behind() {
         .expect("a draft");
     telegram.push_update(telegram.text_message(OWNER, OWNER, "/stop"));
     let messages = chat_settles(&telegram, |messages| {
-        messages.iter().all(|(id, _, _)| *id != draft.message_id) && messages.iter().any(|(_, t, _)| t.starts_with("Stopped."))
+        messages.iter().all(|(id, _, _)| *id != draft.message_id)
+            && messages.iter().any(|(_, t, _)| t.starts_with("Stopped."))
     })
     .await;
     assert_eq!(messages.len(), 1, "only the answer to /stop: {messages:#?}");
@@ -201,7 +218,9 @@ async fn streamed_reply(client: &mut Client, id: &str) -> (Vec<(String, bool)>, 
 #[tokio::test]
 async fn the_socket_gets_the_text_as_it_comes_and_a_reply_that_ends_it() {
     let llm = FakeLlm::start().await;
-    llm.set_responder(|_| Script::Stream(Streamed::text(&["Once ", "upon ", "a ", "time."]).spaced(Duration::from_millis(10))));
+    llm.set_responder(|_| {
+        Script::Stream(Streamed::text(&["Once ", "upon ", "a ", "time."]).spaced(Duration::from_millis(10)))
+    });
     let mut daemon = TestDaemon::start(&llm).await;
     let mut client = daemon.client("story").await;
     let id = send(&mut client, "tell me a story").await;

@@ -237,8 +237,20 @@ pub(super) fn hand_over(replies: &mut Vec<PendingOutbound>, messages: Vec<Messag
     }
     let answer = replies
         .iter()
-        .rposition(|reply| matches!(reply.body, OutboundBody::Text { kind: ReplyKind::Answer, .. }))
-        .or_else(|| replies.iter().position(|reply| matches!(reply.body, OutboundBody::Text { .. })));
+        .rposition(|reply| {
+            matches!(
+                reply.body,
+                OutboundBody::Text {
+                    kind: ReplyKind::Answer,
+                    ..
+                }
+            )
+        })
+        .or_else(|| {
+            replies
+                .iter()
+                .position(|reply| matches!(reply.body, OutboundBody::Text { .. }))
+        });
     match answer {
         Some(index) => replies[index].drafts = messages,
         None => replies.insert(

@@ -135,7 +135,11 @@ async fn store_with_a_draft() -> (tempfile::TempDir, Store) {
 }
 
 /// Runs a drafter for journal entry 1 beside `turn`, which gets the sink.
-async fn drafted<F: Future<Output = ()>>(gateway: Arc<dyn Draft>, store: &Store, turn: impl FnOnce(Arc<dyn TextSink>) -> F) {
+async fn drafted<F: Future<Output = ()>>(
+    gateway: Arc<dyn Draft>,
+    store: &Store,
+    turn: impl FnOnce(Arc<dyn TextSink>) -> F,
+) {
     let (drafter, sink) = Drafter::new(gateway, store.clone(), conversation("c"), 1, id("in-1"));
     Drafter::alongside(Some(drafter), turn(sink)).await;
 }
@@ -155,7 +159,10 @@ async fn a_draft_is_first_shown_after_a_second_of_text_then_at_most_once_a_secon
     // A word every 20 ms for 3.5 s: 175 pieces.
     let words: Vec<String> = (0..175).map(|n| format!("w{n} ")).collect();
     let words: Vec<&str> = words.iter().map(String::as_str).collect();
-    drafted(gateway.clone(), &store, |sink| write(sink, &words, Duration::from_millis(20))).await;
+    drafted(gateway.clone(), &store, |sink| {
+        write(sink, &words, Duration::from_millis(20))
+    })
+    .await;
     let showings = gateway.showings();
     let times: Vec<_> = showings.iter().map(|s| s.at).collect();
     assert_eq!(
@@ -164,7 +171,11 @@ async fn a_draft_is_first_shown_after_a_second_of_text_then_at_most_once_a_secon
         "the first after a second of text, then once a second; none once the turn ended"
     );
     assert_eq!(showings[0].grown_from, None, "the first showing starts the draft");
-    assert_eq!(showings[1].grown_from, Some(showings[0].text.len()), "then it only grows");
+    assert_eq!(
+        showings[1].grown_from,
+        Some(showings[0].text.len()),
+        "then it only grows"
+    );
     assert!(showings[2].text.starts_with(&showings[1].text));
     assert_eq!(showings[0].shown, [id("m1")]);
 }
@@ -173,7 +184,10 @@ async fn a_draft_is_first_shown_after_a_second_of_text_then_at_most_once_a_secon
 async fn a_quick_answer_shows_no_draft() {
     let (_dir, store) = open_temp();
     let gateway = Recorder::growing(TELEGRAM_LIKE);
-    drafted(gateway.clone(), &store, |sink| write(sink, &["Hi", " there."], Duration::from_millis(100))).await;
+    drafted(gateway.clone(), &store, |sink| {
+        write(sink, &["Hi", " there."], Duration::from_millis(100))
+    })
+    .await;
     assert!(gateway.showings().is_empty());
     assert!(store.draft_messages(1).unwrap().is_empty());
 }
@@ -182,7 +196,10 @@ async fn a_quick_answer_shows_no_draft() {
 async fn a_terminal_is_shown_every_piece_as_it_comes() {
     let (_dir, store) = store_with_a_draft().await;
     let gateway = Recorder::new(DraftPace::AT_ONCE);
-    drafted(gateway.clone(), &store, |sink| write(sink, &["a", "b", "c"], Duration::from_millis(5))).await;
+    drafted(gateway.clone(), &store, |sink| {
+        write(sink, &["a", "b", "c"], Duration::from_millis(5))
+    })
+    .await;
     let texts: Vec<_> = gateway.showings().into_iter().map(|s| s.text).collect();
     assert_eq!(texts, ["a", "ab", "abc"]);
 }
@@ -213,7 +230,11 @@ async fn where_a_draft_is_shown_is_recorded_and_taken_over_by_a_turn_run_again()
     assert_eq!(showings.len(), 1);
     assert_eq!(showings[0].shown, recorded, "the draft it left");
     assert_eq!(showings[0].grown_from, None, "shown anew, not appended");
-    assert_eq!(store.draft_messages(1).unwrap(), recorded, "a shorter text keeps the messages, to be removed");
+    assert_eq!(
+        store.draft_messages(1).unwrap(),
+        recorded,
+        "a shorter text keeps the messages, to be removed"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -244,15 +265,26 @@ async fn a_gateway_that_refuses_for_good_is_not_asked_again_and_a_passing_failur
     let refusing = Recorder::failing(GatewayError::Rejected {
         reason: "chat not found".into(),
     });
-    drafted(refusing.clone(), &store, |sink| write(sink, &words, Duration::from_millis(50))).await;
+    drafted(refusing.clone(), &store, |sink| {
+        write(sink, &words, Duration::from_millis(50))
+    })
+    .await;
     assert_eq!(refusing.showings().len(), 1, "given up after a refusal for good");
-    let flaky = Recorder::failing(GatewayError::Transient {
-        reason: "502".into(),
-    });
-    drafted(flaky.clone(), &store, |sink| write(sink, &words, Duration::from_millis(50))).await;
+    let flaky = Recorder::failing(GatewayError::Transient { reason: "502".into() });
+    drafted(flaky.clone(), &store, |sink| {
+        write(sink, &words, Duration::from_millis(50))
+    })
+    .await;
     let times: Vec<_> = flaky.showings().into_iter().map(|s| s.at).collect();
-    assert_eq!(times, [1, 2, 3, 4].map(Duration::from_secs), "tried again, a second apart");
-    assert!(store.draft_messages(1).unwrap().is_empty(), "nothing shown, nothing recorded");
+    assert_eq!(
+        times,
+        [1, 2, 3, 4].map(Duration::from_secs),
+        "tried again, a second apart"
+    );
+    assert!(
+        store.draft_messages(1).unwrap().is_empty(),
+        "nothing shown, nothing recorded"
+    );
 }
 
 fn text(kind: ReplyKind, text: &str) -> PendingOutbound {

@@ -190,7 +190,15 @@ pub(crate) mod testing {
             approvals.clone(),
             clock,
         );
-        Conversations::new(store, pipeline, approvals, HashMap::new(), HashMap::new(), settings, clock)
+        Conversations::new(
+            store,
+            pipeline,
+            approvals,
+            HashMap::new(),
+            HashMap::new(),
+            settings,
+            clock,
+        )
     }
 }
 

@@ -20,9 +20,10 @@ use super::history::RecentHistory;
 use super::{Conversations, Stats};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
+use crate::llm::ChatMessage;
 use crate::llm::TextSink;
 use crate::pipeline::commands::{ChatChange, View};
-use crate::pipeline::{TurnOutput, TurnRecord};
+use crate::pipeline::{Finished, FinishedRounds, TurnOutput, TurnRecord, TurnWatch};
 use crate::store::{ApprovalWrite, ByProvider, JournalEntry, PendingOutbound, TurnCommit};
 
 /// How long a turn runs before the conversation shows "typing".
@@ -118,21 +119,29 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     let pinned = pinned.pinned_model.as_deref();
     let (drafter, sink) = drafter_for(cx, &entry);
     let drafted = drafter.is_some();
+    let finished = Arc::new(FinishedRounds::default());
+    let watch = TurnWatch {
+        sink,
+        finished: Some(finished.clone()),
+    };
     let running = cx.running.start(key);
     let outcome = match recent.load(&cx.store, key) {
         Ok(history) => match running
             .run(with_typing(
                 cx,
                 key,
-                Drafter::alongside(drafter, run_pipeline(cx, &entry, history, pinned, sink)),
+                Drafter::alongside(drafter, run_pipeline(cx, &entry, history, pinned, watch)),
             ))
             .await
         {
             Some(outcome) => outcome,
             None => {
-                // Stopped: nothing of it is kept; the `/stop` says so.
-                tracing::info!(conversation = %key, seq, "turn stopped");
-                Ok(TurnOutput::default())
+                // Stopped: its finished rounds are kept; the `/stop` says so.
+                let kept = finished.take();
+                let calls = kept.as_ref().map_or(0, |kept| kept.calls);
+                tracing::info!(conversation = %key, seq, kept_calls = calls, "turn stopped");
+                cx.running.kept(key, calls);
+                Ok(stopped_output(kept))
             }
         },
         Err(error) => {
@@ -220,14 +229,38 @@ fn drafts_of(cx: &Arc<Conversations>, key: &ConversationKey, seq: u64) -> Vec<Me
     })
 }
 
-/// The answer to `/stop`, by whether it stopped a turn.
-fn stopped_text(stopped: bool) -> String {
-    if stopped {
-        "Stopped. Nothing of that turn was kept: its model call was abandoned and any command it ran was killed; \
-         ask again when you want it."
-            .to_owned()
-    } else {
-        "Nothing was running here to stop.".to_owned()
+/// What a stopped turn commits: the rounds of tool calls it finished, if
+/// any, closed by a line saying it was stopped there.
+fn stopped_output(kept: Option<Finished>) -> TurnOutput {
+    let Some(kept) = kept else {
+        return TurnOutput::default();
+    };
+    let mut messages = kept.messages;
+    messages.push(ChatMessage::assistant(
+        "(Stopped here by the person; the tool calls above ran, nothing after them.)",
+    ));
+    TurnOutput {
+        record: Some(TurnRecord { messages, at_ms: None }),
+        audit: kept.audit,
+        memory: kept.memory,
+        ..TurnOutput::default()
+    }
+}
+
+/// The answer to `/stop`, by whether it stopped a turn and how many of
+/// that turn's tool calls were kept.
+fn stopped_text(stopped: Option<usize>) -> String {
+    match stopped {
+        None => "Nothing was running here to stop.".to_owned(),
+        Some(0) => "Stopped. Nothing of that turn was kept: its model call was abandoned and any command it ran \
+                    was killed; ask again when you want it."
+            .to_owned(),
+        Some(calls) => format!(
+            "Stopped. The {calls} tool call{} it had finished {} kept, so I know what was done; the step under way \
+             was abandoned and any command still running was killed. Ask again to go on.",
+            if calls == 1 { "" } else { "s" },
+            if calls == 1 { "is" } else { "are" },
+        ),
     }
 }
 
@@ -262,7 +295,7 @@ async fn run_pipeline(
     entry: &JournalEntry,
     history: &[TurnRecord],
     pinned: Option<&str>,
-    sink: Option<Arc<dyn TextSink>>,
+    watch: TurnWatch,
 ) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
     let view = |view: View| match view {
@@ -271,7 +304,12 @@ async fn run_pipeline(
         other => cx.show(other),
     };
     let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id);
-    guarded(cx, key, cx.pipeline.run(&entry.inbound, history, pinned, memory, view, sink)).await
+    guarded(
+        cx,
+        key,
+        cx.pipeline.run(&entry.inbound, history, pinned, memory, view, watch),
+    )
+    .await
 }
 
 /// Runs `turn` under the turn timeout, catching panics. `Err` carries the

@@ -33,7 +33,12 @@ impl Store {
             tree: "drafts",
             reason: e.to_string(),
         })?;
-        self.wrote(self.inner.drafts.insert(keys::seq(seq), bytes).map_err(StoreError::from))?;
+        self.wrote(
+            self.inner
+                .drafts
+                .insert(keys::seq(seq), bytes)
+                .map_err(StoreError::from),
+        )?;
         self.durable().await
     }
 

@@ -100,6 +100,10 @@ mod tests {
             grown_from: Some(99),
             ..grown
         };
-        assert_eq!(nonsense.news(), ("Hello, world", true), "an offset past the end starts over");
+        assert_eq!(
+            nonsense.news(),
+            ("Hello, world", true),
+            "an offset past the end starts over"
+        );
     }
 }

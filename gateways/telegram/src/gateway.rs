@@ -159,7 +159,8 @@ impl TelegramGateway {
             }
         })
         .await?;
-        self.delete_drafts(chat, drafts.get(last + 1..).unwrap_or_default()).await;
+        self.delete_drafts(chat, drafts.get(last + 1..).unwrap_or_default())
+            .await;
         Ok(sent)
     }
 

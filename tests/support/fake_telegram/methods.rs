@@ -223,8 +223,8 @@ pub(super) fn answer(state: &mut Recorded, method: &str, params: &Value) -> Resu
         }
         "deletemessage" => {
             let chat_id = chat_id(params)?;
-            let message_id =
-                int(params, "message_id").ok_or_else(|| ApiError::bad_request("message identifier is not specified"))?;
+            let message_id = int(params, "message_id")
+                .ok_or_else(|| ApiError::bad_request("message identifier is not specified"))?;
             state
                 .messages
                 .remove(&(chat_id, message_id))
