@@ -4,7 +4,8 @@
 //!
 //! `cargo bench --bench pipeline` prints one JSON line. Settings from the
 //! environment: `PP_BENCH_MESSAGES` (default 20000), `PP_BENCH_CONVERSATIONS`
-//! (default 32). It samples its own resident memory when the 10,000th message
+//! (default 32), `PP_BENCH_STREAMING` (default 1: replies streamed as
+//! drafts; 0: whole completions). It samples its own resident memory when the 10,000th message
 //! is answered and at the end (run 100000 messages for the growth figure),
 //! starts the real binary once to read its idle resident memory, and measures
 //! start-to-ready on the store the run filled.
@@ -56,6 +57,9 @@ fn config(dir: &std::path::Path, llm_url: &str) -> Config {
         model: "instant".into(),
         ..ProviderConfig::default()
     }];
+    // Replies streamed to the socket as drafts, as by default; 0 measures
+    // the whole completions instead.
+    config.pipeline.stream = env_number("PP_BENCH_STREAMING", 1) != 0;
     config
 }
 

@@ -540,6 +540,9 @@ impl axum::serve::Listener for KillableListener {
                 // Dropping the listener refuses every later connection attempt.
                 None => self.inner = None,
                 Some(Ok((stream, peer))) => {
+                    // As real servers stream: each event goes out at once,
+                    // not held back by Nagle until the last one is acknowledged.
+                    let _ = stream.set_nodelay(true);
                     let stream = KillableStream::new(stream, self.shutdown.clone());
                     return (stream, peer);
                 }
