@@ -222,6 +222,7 @@ mod tests {
         let record = TurnRecord {
             messages: vec![ChatMessage::user(text)],
             at_ms,
+            by: None,
         };
         let audit = at_ms.map(|at_ms| AuditEvent {
             at_ms,

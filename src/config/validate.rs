@@ -164,6 +164,18 @@ mod tests {
     }
 
     #[test]
+    fn context_tokens_is_off_or_room_for_a_summary() {
+        let mut config = Config::default();
+        config.memory.context_tokens = 0;
+        assert!(validate(&config).is_empty(), "0 turns compaction off");
+        config.memory.context_tokens = 100;
+        assert_eq!(
+            validate(&config),
+            ["memory.context_tokens must be 0 (no compaction) or at least 256"]
+        );
+    }
+
+    #[test]
     fn transcription_and_media_settings_are_checked() {
         let mut config = Config::default();
         config.transcription.base_url = Some("whisper.local".into());

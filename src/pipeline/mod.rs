@@ -4,13 +4,16 @@
 //! (an approval answer is decided right there), then reason and act until act
 //! returns no feedback signal, a call waits for approval, the depth limit is
 //! reached, or no model answers. [`Pipeline::settle`] is the turn that tells a
-//! conversation an approval's outcome (and runs what was approved). Neither
-//! writes the turn: each returns what it produced, and the conversation worker
-//! commits that in one transaction.
+//! conversation an approval's outcome (and runs what was approved). Each turn
+//! is given the conversation's running summary and recent turns, and folds
+//! the oldest into the summary when they outgrow `memory.context_tokens`
+//! (`compaction.rs`). Neither writes the turn: each returns what it produced,
+//! and the conversation worker commits that in one transaction.
 
 pub mod act;
 pub mod cascade;
 pub mod commands;
+pub mod compaction;
 pub mod model_command;
 pub mod perceive;
 pub mod reason;
@@ -19,7 +22,7 @@ pub mod usage_report;
 
 use std::sync::Arc;
 
-use passepartout_gateway::{ApprovalToken, Inbound, MessageId, OutboundFile, ReplyKind};
+use passepartout_gateway::{ApprovalToken, Inbound, MessageId, OutboundFile, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
@@ -35,6 +38,7 @@ use crate::store::{ByProvider, Fact, MemoryWrite, Tokens};
 use crate::tools::{InLoop, SET_NEXT_SLEEP, ToolBox, ToolContext};
 use cascade::Cascade;
 use commands::ChatChange;
+use compaction::{Earlier, Folded};
 use model_command::ProviderInfo;
 use perceive::Perception;
 
@@ -47,6 +51,20 @@ pub struct TurnRecord {
     /// recorded have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_ms: Option<u64>,
+    /// Who started the turn: a person's turns are found by a history search
+    /// over all of that person's conversations. Turns kept before it was
+    /// recorded, and loops' iterations, have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<UserId>,
+}
+
+/// What a turn did to the conversation's running summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SummaryChange {
+    /// The oldest turns it was given were folded into a new summary.
+    Folded(Folded),
+    /// The summary is left behind (`/new`).
+    Clear,
 }
 
 /// What a turn produced, to be committed.
@@ -78,6 +96,8 @@ pub struct TurnOutput {
     pub unanswered: Option<String>,
     /// What the conversation set for itself (`/model NAME`, `/new`).
     pub chat: Option<ChatChange>,
+    /// The running summary's change, committed with the turn.
+    pub summary: Option<SummaryChange>,
 }
 
 /// The tokens a turn used, and the model that answered last.
@@ -251,13 +271,14 @@ impl Pipeline {
         }
     }
 
-    /// Runs one turn for `inbound`, given the conversation's recent `history`,
-    /// the provider it `pinned` and the sender's `memory`; `view` renders a
-    /// report about the daemon for `/status`, `/loops` and `/usage`.
+    /// Runs one turn for `inbound`, given the conversation's summary and
+    /// recent turns (`earlier`), the provider it `pinned` and the sender's
+    /// `memory`; `view` renders a report about the daemon for `/status`,
+    /// `/loops` and `/usage`.
     pub async fn run(
         &self,
         inbound: &Inbound,
-        history: &[TurnRecord],
+        earlier: Earlier<'_>,
         pinned: Option<&str>,
         memory: MemorySession,
         view: impl FnOnce(commands::View) -> String,
@@ -301,12 +322,16 @@ impl Pipeline {
                     ..TurnOutput::notice(text)
                 };
             }
+            Perception::Command(perceive::Command::Summary) => {
+                return TurnOutput::notice(compaction::shown(earlier.summary, self.compacting()));
+            }
             Perception::Command(command) => {
                 let outcome = commands::execute(&command, view);
-                let chat = (command == perceive::Command::New).then_some(ChatChange::FreshStart);
+                let fresh = command == perceive::Command::New;
                 return TurnOutput {
                     forget: outcome.forget,
-                    chat,
+                    chat: fresh.then_some(ChatChange::FreshStart),
+                    summary: fresh.then_some(SummaryChange::Clear),
                     ..TurnOutput::notice(outcome.text)
                 };
             }
@@ -344,17 +369,17 @@ impl Pipeline {
             pinned: pinned.map(str::to_owned),
             ..TurnOptions::default()
         };
-        let mut output = self.converse(signal, first, history, memory, options).await;
+        let mut output = self.converse(signal, first, earlier, memory, options).await;
         output.tell_first(told, &heard);
         output
     }
 
-    /// Runs a background `turn` given its conversation's recent `history`
-    /// and the loop's own `memory`.
+    /// Runs a background `turn` given its conversation's summary and recent
+    /// turns (`earlier`) and the loop's own `memory`.
     pub async fn run_background(
         &self,
         turn: BackgroundTurn,
-        history: &[TurnRecord],
+        earlier: Earlier<'_>,
         memory: MemorySession,
     ) -> TurnOutput {
         let BackgroundTurn {
@@ -374,7 +399,7 @@ impl Pipeline {
             pinned: None,
             loop_turn: Some(in_loop),
         };
-        self.converse(signal, ChatMessage::user(text), history, memory, options)
+        self.converse(signal, ChatMessage::user(text), earlier, memory, options)
             .await
     }
 
@@ -382,7 +407,7 @@ impl Pipeline {
     /// (once: a run interrupted by a crash is reported, never repeated) and
     /// lets the model finish with the result, or with the denial; a timeout
     /// or a cancellation is noted in the history, and a timeout told.
-    pub async fn settle(&self, approval: &Approval, history: &[TurnRecord], memory: MemorySession) -> TurnOutput {
+    pub async fn settle(&self, approval: &Approval, earlier: Earlier<'_>, memory: MemorySession) -> TurnOutput {
         let outcome = settle::outcome(self, approval, &memory).await;
         let token = approval.token.clone();
         let mut output = match outcome.note {
@@ -403,13 +428,14 @@ impl Pipeline {
                     keep: true,
                     ..TurnOptions::default()
                 };
-                self.converse(signal, ChatMessage::user(note), history, memory, options)
+                self.converse(signal, ChatMessage::user(note), earlier, memory, options)
                     .await
             }
             settle::Note::HistoryOnly(note) => TurnOutput {
                 record: Some(TurnRecord {
                     messages: vec![ChatMessage::user(note)],
                     at_ms: None,
+                    by: Some(approval.requester.clone()),
                 }),
                 ..TurnOutput::default()
             },
@@ -443,17 +469,21 @@ impl Pipeline {
         &self,
         signal: Signal,
         first: ChatMessage,
-        history: &[TurnRecord],
+        earlier: Earlier<'_>,
         memory: MemorySession,
         options: TurnOptions,
     ) -> TurnOutput {
         let origin = signal.origin.clone();
         let specs = self.offered_tools(&origin, options.loop_turn.is_some());
+        let mut output = TurnOutput::default();
+        let preferred = options.preferred_model.as_deref().or(options.pinned.as_deref());
+        let (summary, history) = self.compact(earlier, preferred, &mut output).await;
         // Built once; each round appends to its `turn`, which is the transcript.
         let mut context = reason::build_context(
             &self.settings.system_prompt,
             &self.skills.prompts(&origin),
             &self.facts(&memory, &first.content),
+            summary.as_deref(),
             history,
             vec![first],
         );
@@ -470,7 +500,6 @@ impl Pipeline {
             context: &tool_context,
             clock: self.clock,
         };
-        let mut output = TurnOutput::default();
         let mut repairs = 0;
         let mut signal = signal;
         let mut pin_failure_told = false;
@@ -522,10 +551,75 @@ impl Pipeline {
         // The history keeps images by reference; their bytes stay in the media store.
         let mut messages = context.turn;
         messages.iter_mut().for_each(ChatMessage::drop_image_bytes);
-        output.record = Some(TurnRecord { messages, at_ms: None });
+        output.record = Some(TurnRecord {
+            messages,
+            at_ms: None,
+            by: Some(origin.sender.clone()),
+        });
         output.memory = tool_context.memory.writes();
         output.files = tool_context.outgoing.take();
         output
+    }
+
+    /// Whether the earlier conversation is kept within `memory.context_tokens`.
+    pub fn compacting(&self) -> bool {
+        self.memory.context_tokens > 0
+    }
+
+    /// What the model is shown of the `earlier` conversation: its summary
+    /// and the recent turns that fit the budget, after folding the oldest
+    /// turns into the summary (asking `preferred` first) when they would not
+    /// fit. The fold and its tokens go into `output`; a fold that fails is
+    /// logged, and the turn goes on with what fits of the old summary and
+    /// the turns.
+    async fn compact<'a>(
+        &self,
+        earlier: Earlier<'a>,
+        preferred: Option<&str>,
+        output: &mut TurnOutput,
+    ) -> (Option<String>, &'a [TurnRecord]) {
+        if !self.compacting() {
+            return (None, earlier.turns);
+        }
+        let budget = self.memory.context_tokens;
+        let (mut summary, mut turns) = (earlier.summary.map(str::to_owned), earlier.turns);
+        let fold = compaction::to_fold(summary.as_deref(), turns, budget, self.settings.history_turns);
+        if fold > 0 {
+            let request = compaction::request(summary.as_deref(), &turns[..fold]);
+            match self.cascade.answer(&request, &compaction::no_tools(), preferred).await {
+                Ok(answered) => {
+                    output.cost.count(&answered.response, &answered.provider);
+                    match answered.response.content.filter(|text| !text.trim().is_empty()) {
+                        Some(text) if answered.response.tool_calls.is_empty() => {
+                            let text = text.trim().to_owned();
+                            tracing::debug!(
+                                turns = fold,
+                                tokens = compaction::tokens(&text),
+                                "earlier turns folded into the summary"
+                            );
+                            output.summary = Some(SummaryChange::Folded(Folded {
+                                text: text.clone(),
+                                turns: fold,
+                            }));
+                            summary = Some(text);
+                            turns = &turns[fold..];
+                        }
+                        _ => tracing::warn!(
+                            provider = answered.provider,
+                            "the model gave no summary; the turn goes on without folding"
+                        ),
+                    }
+                }
+                Err(exhausted) => {
+                    tracing::warn!(error = %exhausted, "cannot fold earlier turns into the summary; the turn goes on without")
+                }
+            }
+        }
+        let (shown, first) = compaction::fit(summary.as_deref(), turns, budget);
+        if shown.is_some_and(|shown| Some(shown.len()) != summary.as_deref().map(str::len)) {
+            tracing::warn!(budget, "the summary alone exceeds memory.context_tokens; it is cut");
+        }
+        (shown.map(str::to_owned), &turns[first..])
     }
 
     /// The tools offered to the model for a turn started by `origin`: those
