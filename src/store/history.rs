@@ -1,7 +1,7 @@
 //! Conversation history: one record per finished turn, per conversation.
 //! The record's shape belongs to the pipeline; the store only keeps it in order.
 
-use passepartout_gateway::ConversationKey;
+use passepartout_gateway::{ConversationKey, GatewayId};
 use serde::de::DeserializeOwned;
 
 use super::error::StoreError;
@@ -80,6 +80,22 @@ impl Store {
             .scan_prefix(prefix)
             .values()
             .collect::<Result<_, _>>()?)
+    }
+
+    /// Every history record of every conversation on `gateway`, with its
+    /// conversation, still serialized, in key order: a search over one
+    /// person's conversations reads them, and picks that person's turns.
+    pub fn turns_on(&self, gateway: &GatewayId) -> Result<Vec<(ConversationKey, sled::IVec)>, StoreError> {
+        let mut prefix = gateway.as_str().as_bytes().to_vec();
+        prefix.push(0);
+        let mut turns = Vec::new();
+        for item in self.inner.history.scan_prefix(prefix) {
+            let (key, value) = item?;
+            if let Some(conversation) = keys::conversation_of(&key) {
+                turns.push((conversation, value));
+            }
+        }
+        Ok(turns)
     }
 
     /// Deletes every history record that `dated` (which reads a record's
