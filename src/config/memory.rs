@@ -1,7 +1,7 @@
 //! `[memory]`: how much the assistant keeps per person, how much of it the
 //! model sees in each turn, how much of a conversation's history goes into
 //! the context before older turns are folded into a running summary, and
-//! how long conversation history is kept.
+//! how long conversation history and the token usage records are kept.
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +21,9 @@ pub const DEFAULT_CONTEXT_TOKENS: usize = 8_000;
 /// The smallest `context_tokens` other than 0: below it the summary alone
 /// would not fit.
 pub const MIN_CONTEXT_TOKENS: usize = 256;
+/// A little over a year: `/usage` shows this month, and the same month a
+/// year ago is still there to compare.
+pub const DEFAULT_USAGE_KEEP_DAYS: u64 = 400;
 /// The most days a `keep_days` setting may say: a hundred years; more is a
 /// typo (and would overflow as milliseconds). 0 is the way to keep for good.
 pub const MAX_KEEP_DAYS: u64 = 36_500;
@@ -46,6 +49,9 @@ pub struct MemoryConfig {
     /// into the summary by the model (they stay in the history). 0 turns
     /// compaction off: the last `pipeline.history_turns` turns, no summary.
     pub context_tokens: usize,
+    /// Daily token usage records (`/usage`) older than this many days are
+    /// deleted; 0 keeps them for good.
+    pub usage_keep_days: u64,
 }
 
 impl Default for MemoryConfig {
@@ -56,6 +62,7 @@ impl Default for MemoryConfig {
             context_facts: DEFAULT_CONTEXT_FACTS,
             history_keep_days: DEFAULT_HISTORY_KEEP_DAYS,
             context_tokens: DEFAULT_CONTEXT_TOKENS,
+            usage_keep_days: DEFAULT_USAGE_KEEP_DAYS,
         }
     }
 }
@@ -68,6 +75,10 @@ impl MemoryConfig {
         problems.check(
             self.history_keep_days <= MAX_KEEP_DAYS,
             format!("memory.history_keep_days must be at most {MAX_KEEP_DAYS} (0 keeps history for good)"),
+        );
+        problems.check(
+            self.usage_keep_days <= MAX_KEEP_DAYS,
+            format!("memory.usage_keep_days must be at most {MAX_KEEP_DAYS} (0 keeps usage records for good)"),
         );
         problems.check(
             self.context_tokens == 0 || self.context_tokens >= MIN_CONTEXT_TOKENS,

@@ -150,14 +150,17 @@ mod tests {
     fn retention_settings_are_checked() {
         let mut config = Config::default();
         config.memory.history_keep_days = 0;
+        config.memory.usage_keep_days = 0;
         config.audit.keep_days = 0;
         assert!(validate(&config).is_empty(), "0 keeps for good");
         config.memory.history_keep_days = 36_501;
+        config.memory.usage_keep_days = 36_501;
         config.audit.keep_days = u64::MAX;
         assert_eq!(
             validate(&config),
             [
                 "memory.history_keep_days must be at most 36500 (0 keeps history for good)",
+                "memory.usage_keep_days must be at most 36500 (0 keeps usage records for good)",
                 "audit.keep_days must be at most 36500 (0 keeps the trail for good)",
             ]
         );
