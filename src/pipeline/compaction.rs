@@ -116,8 +116,10 @@ pub fn fit<'a>(summary: Option<&'a str>, turns: &[TurnRecord], budget: usize) ->
     (summary, first)
 }
 
-/// The request that folds `turns` into `summary`.
-pub fn request(summary: Option<&str>, turns: &[TurnRecord]) -> Context {
+/// The request that folds `turns` into `summary`, asking for a summary of
+/// at most half of `budget` tokens (about three words in four tokens), so
+/// that recent turns fit beside it.
+pub fn request(summary: Option<&str>, turns: &[TurnRecord], budget: usize) -> Context {
     let mut text = format!(
         "The summary so far:\n{}\n\nThe turns that follow it:\n",
         summary.unwrap_or("(none yet)")
@@ -126,8 +128,9 @@ pub fn request(summary: Option<&str>, turns: &[TurnRecord]) -> Context {
         text.push_str(&transcript(turn));
         text.push('\n');
     }
+    let words = budget / 2 * 3 / 4;
     Context {
-        system: PROMPT.to_owned(),
+        system: format!("{PROMPT} Keep it under {words} words: when it would be longer, shorten what matters least."),
         earlier: Vec::new(),
         turn: vec![ChatMessage::user(text)],
     }
@@ -254,8 +257,9 @@ mod tests {
             },
             turn(3),
         ];
-        let context = request(Some("likes tea"), &turns);
+        let context = request(Some("likes tea"), &turns, 8000);
         assert!(context.system.contains("decisions"), "{}", context.system);
+        assert!(context.system.contains("under 3000 words"), "{}", context.system);
         let text = &context.turn[0].content;
         assert!(text.starts_with("The summary so far:\nlikes tea\n"), "{text}");
         assert!(

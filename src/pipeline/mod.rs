@@ -585,7 +585,7 @@ impl Pipeline {
         let (mut summary, mut turns) = (earlier.summary.map(str::to_owned), earlier.turns);
         let fold = compaction::to_fold(summary.as_deref(), turns, budget, self.settings.history_turns);
         if fold > 0 {
-            let request = compaction::request(summary.as_deref(), &turns[..fold]);
+            let request = compaction::request(summary.as_deref(), &turns[..fold], budget);
             match self.cascade.answer(&request, &compaction::no_tools(), preferred).await {
                 Ok(answered) => {
                     output.cost.count(&answered.response, &answered.provider);
