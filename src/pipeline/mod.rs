@@ -566,62 +566,6 @@ impl Pipeline {
         self.memory.context_tokens > 0
     }
 
-    /// What the model is shown of the `earlier` conversation: its summary
-    /// and the recent turns that fit the budget, after folding the oldest
-    /// turns into the summary (asking `preferred` first) when they would not
-    /// fit. The fold and its tokens go into `output`; a fold that fails is
-    /// logged, and the turn goes on with what fits of the old summary and
-    /// the turns.
-    async fn compact<'a>(
-        &self,
-        earlier: Earlier<'a>,
-        preferred: Option<&str>,
-        output: &mut TurnOutput,
-    ) -> (Option<String>, &'a [TurnRecord]) {
-        if !self.compacting() {
-            return (None, earlier.turns);
-        }
-        let budget = self.memory.context_tokens;
-        let (mut summary, mut turns) = (earlier.summary.map(str::to_owned), earlier.turns);
-        let fold = compaction::to_fold(summary.as_deref(), turns, budget, self.settings.history_turns);
-        if fold > 0 {
-            let request = compaction::request(summary.as_deref(), &turns[..fold], budget);
-            match self.cascade.answer(&request, &compaction::no_tools(), preferred).await {
-                Ok(answered) => {
-                    output.cost.count(&answered.response, &answered.provider);
-                    match answered.response.content.filter(|text| !text.trim().is_empty()) {
-                        Some(text) if answered.response.tool_calls.is_empty() => {
-                            let text = text.trim().to_owned();
-                            tracing::debug!(
-                                turns = fold,
-                                tokens = compaction::tokens(&text),
-                                "earlier turns folded into the summary"
-                            );
-                            output.summary = Some(SummaryChange::Folded(Folded {
-                                text: text.clone(),
-                                turns: fold,
-                            }));
-                            summary = Some(text);
-                            turns = &turns[fold..];
-                        }
-                        _ => tracing::warn!(
-                            provider = answered.provider,
-                            "the model gave no summary; the turn goes on without folding"
-                        ),
-                    }
-                }
-                Err(exhausted) => {
-                    tracing::warn!(error = %exhausted, "cannot fold earlier turns into the summary; the turn goes on without")
-                }
-            }
-        }
-        let (shown, first) = compaction::fit(summary.as_deref(), turns, budget);
-        if shown.is_some_and(|shown| Some(shown.len()) != summary.as_deref().map(str::len)) {
-            tracing::warn!(budget, "the summary alone exceeds memory.context_tokens; it is cut");
-        }
-        (shown.map(str::to_owned), &turns[first..])
-    }
-
     /// The tools offered to the model for a turn started by `origin`: those
     /// the skills let it see, and `set_next_sleep` only in a loop's iteration.
     fn offered_tools(&self, origin: &Origin, in_loop: bool) -> Arc<[ToolSpec]> {
