@@ -1,6 +1,6 @@
 //! The daemon's background tasks: gateway supervision, recovery at start,
 //! the approvals' expiry timer and store maintenance, which also deletes
-//! history and audit events past their retention. (Periodic backups are
+//! history, audit events and token usage records past their retention. (Periodic backups are
 //! the heartbeat's: see [`crate::loops::heartbeat`].)
 
 use std::sync::Arc;
@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Job};
 use crate::media::{MediaPruning, MediaStore};
+use crate::pipeline::usage_report::day_of;
 use crate::store::Store;
 
 /// How often maintenance (the dedupe sweep, retention) runs.
@@ -103,23 +104,37 @@ pub async fn approval_expiry(conversations: Arc<Conversations>) {
     crate::approvals::expiry::run(approvals, move |key| conversations.nudge(&key), stop).await;
 }
 
-/// How long the store keeps conversation history and the audit trail;
-/// `None` keeps them for good.
+/// How long the store keeps conversation history, the audit trail and the
+/// daily token usage records; `None` keeps them for good.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Retention {
     pub history: Option<Duration>,
     pub audit: Option<Duration>,
+    pub usage: Option<Duration>,
 }
 
 impl Retention {
-    /// `memory.history_keep_days` and `audit.keep_days` (0: for good).
+    /// `memory.history_keep_days`, `audit.keep_days` and
+    /// `memory.usage_keep_days` (0: for good).
     pub fn of(config: &Config) -> Self {
         let days = |n: u64| (n > 0).then(|| Duration::from_secs(n.saturating_mul(24 * 3600)));
         Self {
             history: days(config.memory.history_keep_days),
             audit: days(config.audit.keep_days),
+            usage: days(config.memory.usage_keep_days),
         }
     }
+}
+
+/// What one round of retention deleted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Pruned {
+    /// History turns.
+    pub turns: usize,
+    /// Audit events.
+    pub events: usize,
+    /// Daily usage records (a conversation's day, or the total's).
+    pub usage_days: usize,
 }
 
 /// A history record's time: when the worker kept the turn
@@ -133,19 +148,19 @@ fn kept_at(record: &[u8]) -> Option<u64> {
     serde_json::from_slice::<Dated>(record).ok()?.at_ms
 }
 
-/// Deletes history turns and audit events older than `retention` says, by
-/// `clock`. Returns how many of each went.
-pub async fn prune_retained(store: &Store, clock: &Clock, retention: Retention) -> (usize, usize) {
+/// Deletes history turns, audit events and usage records older than
+/// `retention` says, by `clock`. Returns how many of each went.
+pub async fn prune_retained(store: &Store, clock: &Clock, retention: Retention) -> Pruned {
     let now = clock.now_ms();
     let cutoff = |keep: Duration| now.saturating_sub(keep.as_millis() as u64);
-    let mut pruned = (0, 0);
+    let mut pruned = Pruned::default();
     if let Some(keep) = retention.history {
         let (pruning, cutoff) = (store.clone(), cutoff(keep));
         match tokio::task::spawn_blocking(move || pruning.prune_history(cutoff, kept_at)).await {
             Ok(Ok(0)) => {}
             Ok(Ok(turns)) => {
                 tracing::info!(turns, "old history deleted");
-                pruned.0 = turns;
+                pruned.turns = turns;
             }
             Ok(Err(error)) => tracing::error!(%error, "history sweep failed"),
             Err(error) => tracing::error!(%error, "history sweep task failed"),
@@ -157,10 +172,23 @@ pub async fn prune_retained(store: &Store, clock: &Clock, retention: Retention) 
             Ok(Ok(0)) => {}
             Ok(Ok(events)) => {
                 tracing::info!(events, "old audit events deleted");
-                pruned.1 = events;
+                pruned.events = events;
             }
             Ok(Err(error)) => tracing::error!(%error, "audit sweep failed"),
             Err(error) => tracing::error!(%error, "audit sweep task failed"),
+        }
+    }
+    if let Some(keep) = retention.usage {
+        // A day's record goes once the whole day is past the cutoff.
+        let (pruning, first_day) = (store.clone(), day_of(cutoff(keep)));
+        match tokio::task::spawn_blocking(move || pruning.prune_usage(first_day)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(days)) => {
+                tracing::info!(days, "old usage records deleted");
+                pruned.usage_days = days;
+            }
+            Ok(Err(error)) => tracing::error!(%error, "usage sweep failed"),
+            Err(error) => tracing::error!(%error, "usage sweep task failed"),
         }
     }
     pruned
@@ -169,7 +197,7 @@ pub async fn prune_retained(store: &Store, clock: &Clock, retention: Retention) 
 /// Forgets platform message ids older than `dedupe_window`, hourly, so the
 /// dedupe index stays as large as the window and no larger; likewise
 /// approvals decided and told longer than `keep_decided` ago, by `clock`,
-/// history and audit events past their `retention`, and the photos in the
+/// history, audit events and usage records past their `retention`, and the photos in the
 /// media store older than `media.keep_days`.
 /// Stops when `stop` is cancelled.
 pub async fn maintenance(
@@ -218,7 +246,7 @@ mod tests {
     use crate::llm::ChatMessage;
     use crate::pipeline::TurnRecord;
     use crate::store::tests_support::{conversation, open_temp};
-    use crate::store::{AuditEvent, Audited, TurnCommit};
+    use crate::store::{AuditEvent, Audited, ByProvider, Tokens, TurnCommit};
     use passepartout_gateway::UserId;
 
     const DAY_MS: u64 = 24 * 3600 * 1000;
@@ -229,6 +257,7 @@ mod tests {
         let record = TurnRecord {
             messages: vec![ChatMessage::user(text)],
             at_ms,
+            by: None,
         };
         let audit = at_ms.map(|at_ms| AuditEvent {
             at_ms,
@@ -262,9 +291,11 @@ mod tests {
             Retention {
                 history: Some(Duration::from_secs(365 * 24 * 3600)),
                 audit: Some(Duration::from_secs(180 * 24 * 3600)),
+                usage: Some(Duration::from_secs(400 * 24 * 3600)),
             }
         );
         config.memory.history_keep_days = 0;
+        config.memory.usage_keep_days = 0;
         config.audit.keep_days = 0;
         assert_eq!(Retention::of(&config), Retention::default());
     }
@@ -279,15 +310,66 @@ mod tests {
         let retention = Retention {
             history: Some(Duration::from_secs(30 * 24 * 3600)),
             audit: Some(Duration::from_secs(5 * 24 * 3600)),
+            usage: None,
         };
         let clock = Clock::at(NOW_MS);
-        assert_eq!(prune_retained(&store, &clock, retention).await, (1, 2));
+        assert_eq!(prune_retained(&store, &clock, retention).await, pruned(1, 2, 0));
         assert_eq!(history(&store), ["undated", "ten days ago"]);
         assert!(store.audit_events(10).unwrap().is_empty());
         // Twenty-one days on, the ten-day-old turn is past thirty days too.
         tokio::time::advance(Duration::from_secs(21 * 24 * 3600)).await;
-        assert_eq!(prune_retained(&store, &clock, retention).await, (1, 0));
+        assert_eq!(prune_retained(&store, &clock, retention).await, pruned(1, 0, 0));
         assert_eq!(history(&store), ["undated"], "an undated turn is never guessed old");
-        assert_eq!(prune_retained(&store, &clock, Retention::default()).await, (0, 0));
+        assert_eq!(
+            prune_retained(&store, &clock, Retention::default()).await,
+            Pruned::default()
+        );
+    }
+
+    fn pruned(turns: usize, events: usize, usage_days: usize) -> Pruned {
+        Pruned {
+            turns,
+            events,
+            usage_days,
+        }
+    }
+
+    // Paused time: the clock reads NOW_MS and moves only when told.
+    #[tokio::test(start_paused = true)]
+    async fn usage_records_past_their_days_are_deleted_by_the_clock_whole_days_at_a_time() {
+        let (_dir, store) = open_temp();
+        let today = day_of(NOW_MS);
+        let used = |tokens_in| {
+            ByProvider::from([(
+                "p".to_owned(),
+                Tokens {
+                    tokens_in,
+                    tokens_out: 0,
+                },
+            )])
+        };
+        for days_ago in [401, 400, 399, 0] {
+            store
+                .add_usage(&conversation("c"), today - days_ago, &used(days_ago + 1))
+                .unwrap();
+        }
+        let retention = Retention {
+            usage: Some(Duration::from_secs(400 * 24 * 3600)),
+            ..Retention::default()
+        };
+        let clock = Clock::at(NOW_MS);
+        // Noon now: the cutoff falls at noon 400 days ago, inside that day, which stays whole.
+        assert_eq!(prune_retained(&store, &clock, retention).await, pruned(0, 0, 2));
+        let kept = |from| store.usage(None, from, today).unwrap()["p"].tokens_in;
+        assert_eq!(kept(0), 401 + 400 + 1);
+        // Half a day on, the cutoff passes midnight: that day goes too.
+        tokio::time::advance(Duration::from_secs(12 * 3600)).await;
+        assert_eq!(prune_retained(&store, &clock, retention).await, pruned(0, 0, 2));
+        assert_eq!(kept(0), 400 + 1);
+        assert_eq!(
+            store.usage(Some(&conversation("c")), 0, today).unwrap()["p"].tokens_in,
+            400 + 1,
+            "the conversation's records went with the total's"
+        );
     }
 }

@@ -700,6 +700,7 @@ async fn a_webhook_is_deleted_at_start() {
             "model",
             "usage",
             "new",
+            "summary",
             "stop",
             "approvals",
             "loops",

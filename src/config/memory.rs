@@ -1,5 +1,7 @@
 //! `[memory]`: how much the assistant keeps per person, how much of it the
-//! model sees in each turn, and how long conversation history is kept.
+//! model sees in each turn, how much of a conversation's history goes into
+//! the context before older turns are folded into a running summary, and
+//! how long conversation history and the token usage records are kept.
 
 use serde::{Deserialize, Serialize};
 
@@ -12,6 +14,16 @@ pub const DEFAULT_CONTEXT_FACTS: usize = 8;
 /// and a chatty conversation (a few thousand turns a year, a few KB each)
 /// stays in the tens of megabytes rather than growing for ever.
 pub const DEFAULT_HISTORY_KEEP_DAYS: u64 = 365;
+/// Tokens of earlier conversation (running summary and recent turns) the
+/// model sees each turn: room for a dozen ordinary exchanges beside the
+/// system prompt and tools, well inside any current model's window.
+pub const DEFAULT_CONTEXT_TOKENS: usize = 8_000;
+/// The smallest `context_tokens` other than 0: below it the summary alone
+/// would not fit.
+pub const MIN_CONTEXT_TOKENS: usize = 256;
+/// A little over a year: `/usage` shows this month, and the same month a
+/// year ago is still there to compare.
+pub const DEFAULT_USAGE_KEEP_DAYS: u64 = 400;
 /// The most days a `keep_days` setting may say: a hundred years; more is a
 /// typo (and would overflow as milliseconds). 0 is the way to keep for good.
 pub const MAX_KEEP_DAYS: u64 = 36_500;
@@ -31,6 +43,15 @@ pub struct MemoryConfig {
     /// Conversation history turns older than this many days are deleted
     /// (the facts stay); 0 keeps them for good.
     pub history_keep_days: u64,
+    /// Tokens of earlier conversation given to the model each turn: the
+    /// running summary and the recent turns that fit, estimated cheaply as
+    /// characters / 4. When the turns would not fit, the oldest are folded
+    /// into the summary by the model (they stay in the history). 0 turns
+    /// compaction off: the last `pipeline.history_turns` turns, no summary.
+    pub context_tokens: usize,
+    /// Daily token usage records (`/usage`) older than this many days are
+    /// deleted; 0 keeps them for good.
+    pub usage_keep_days: u64,
 }
 
 impl Default for MemoryConfig {
@@ -40,6 +61,8 @@ impl Default for MemoryConfig {
             max_fact_chars: DEFAULT_MAX_FACT_CHARS,
             context_facts: DEFAULT_CONTEXT_FACTS,
             history_keep_days: DEFAULT_HISTORY_KEEP_DAYS,
+            context_tokens: DEFAULT_CONTEXT_TOKENS,
+            usage_keep_days: DEFAULT_USAGE_KEEP_DAYS,
         }
     }
 }
@@ -52,6 +75,14 @@ impl MemoryConfig {
         problems.check(
             self.history_keep_days <= MAX_KEEP_DAYS,
             format!("memory.history_keep_days must be at most {MAX_KEEP_DAYS} (0 keeps history for good)"),
+        );
+        problems.check(
+            self.usage_keep_days <= MAX_KEEP_DAYS,
+            format!("memory.usage_keep_days must be at most {MAX_KEEP_DAYS} (0 keeps usage records for good)"),
+        );
+        problems.check(
+            self.context_tokens == 0 || self.context_tokens >= MIN_CONTEXT_TOKENS,
+            format!("memory.context_tokens must be 0 (no compaction) or at least {MIN_CONTEXT_TOKENS}"),
         );
     }
 }

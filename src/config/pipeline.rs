@@ -21,7 +21,9 @@ pub const DEFAULT_SYSTEM_PROMPT: &str =
 pub struct PipelineConfig {
     /// Most feedback steps (tool call → result → model) in one turn before it stops.
     pub max_depth: u32,
-    /// Earlier turns of the conversation given to the model.
+    /// Earlier turns of the conversation given to the model, at most; with
+    /// `memory.context_tokens`, the oldest are folded into the running
+    /// summary once they fill it.
     pub history_turns: usize,
     /// A turn taking longer is abandoned with a message to the user.
     pub turn_timeout_s: u64,

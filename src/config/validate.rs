@@ -150,16 +150,31 @@ mod tests {
     fn retention_settings_are_checked() {
         let mut config = Config::default();
         config.memory.history_keep_days = 0;
+        config.memory.usage_keep_days = 0;
         config.audit.keep_days = 0;
         assert!(validate(&config).is_empty(), "0 keeps for good");
         config.memory.history_keep_days = 36_501;
+        config.memory.usage_keep_days = 36_501;
         config.audit.keep_days = u64::MAX;
         assert_eq!(
             validate(&config),
             [
                 "memory.history_keep_days must be at most 36500 (0 keeps history for good)",
+                "memory.usage_keep_days must be at most 36500 (0 keeps usage records for good)",
                 "audit.keep_days must be at most 36500 (0 keeps the trail for good)",
             ]
+        );
+    }
+
+    #[test]
+    fn context_tokens_is_off_or_room_for_a_summary() {
+        let mut config = Config::default();
+        config.memory.context_tokens = 0;
+        assert!(validate(&config).is_empty(), "0 turns compaction off");
+        config.memory.context_tokens = 100;
+        assert_eq!(
+            validate(&config),
+            ["memory.context_tokens must be 0 (no compaction) or at least 256"]
         );
     }
 

@@ -62,12 +62,12 @@ impl<'a> InWorker<'a> {
     /// Commits `output` as a turn that answers no message, with
     /// `loop_record` in the same transaction, then delivers it.
     pub async fn commit(&mut self, output: TurnOutput, loop_record: Option<LoopRecordWrite>) -> Result<(), StoreError> {
-        let (mut commit, record, followups) = commit_of(self.cx, None, None, output);
+        let (mut commit, record, followups) = commit_of(self.cx, self.recent, None, None, output);
         commit.loop_record = loop_record;
         let committed = self.cx.store.commit_turn_durably(self.key, commit).await;
         followups.run(self.cx, self.key, committed.is_ok());
         match committed {
-            Ok(_) => self.recent.committed(false, record),
+            Ok(_) => self.recent.committed(record),
             Err(error) => {
                 self.recent.invalidate();
                 return Err(error);

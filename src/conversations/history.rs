@@ -1,62 +1,136 @@
-//! A conversation worker's copy of the conversation's recent turns.
+//! A conversation worker's copy of the conversation's running summary and
+//! recent turns.
 //!
-//! The worker is the only writer of its conversation's history, so after
-//! loading the last N turns once it can keep them up to date itself instead
-//! of reading and parsing them from the store for every turn. Any commit that
+//! The worker is the only writer of its conversation's history and summary,
+//! so after loading them once it can keep them up to date itself instead of
+//! reading and parsing them from the store for every turn. Any commit that
 //! fails drops the copy; the next turn loads it again.
+//!
+//! The turns are those after the conversation's fresh start (`/new`) and
+//! after the last turn its summary covers, the last N of them, each with its
+//! history id: a fold into the summary is committed as the id of the last
+//! turn folded. Without compaction there is no summary.
 
 use std::collections::VecDeque;
 
 use passepartout_gateway::ConversationKey;
 
-use crate::pipeline::TurnRecord;
-use crate::store::{Store, StoreError};
+use crate::pipeline::compaction::Earlier;
+use crate::pipeline::{SummaryChange, TurnRecord};
+use crate::store::{Store, StoreError, Summary, SummaryWrite};
 
 pub struct RecentHistory {
     limit: usize,
-    turns: Option<VecDeque<TurnRecord>>,
+    /// Whether the conversation keeps a running summary.
+    compacting: bool,
+    loaded: Option<Loaded>,
+}
+
+struct Loaded {
+    summary: Option<Summary>,
+    /// The turns' history ids, beside them.
+    ids: VecDeque<u64>,
+    turns: VecDeque<TurnRecord>,
+}
+
+/// What a committed turn changed, for the copy.
+#[derive(Debug, Default)]
+pub struct Remembered {
+    /// The history was deleted first (`/forget`), and the summary with it.
+    pub forget: bool,
+    /// The summary's change.
+    pub summary: Option<SummaryWrite>,
+    /// The turn kept, under its history id.
+    pub record: Option<(u64, TurnRecord)>,
 }
 
 impl RecentHistory {
-    /// Keeps the last `limit` turns.
-    pub fn new(limit: usize) -> Self {
-        Self { limit, turns: None }
-    }
-
-    /// The recent turns, oldest first, loaded from `store` the first time.
-    pub fn load(&mut self, store: &Store, key: &ConversationKey) -> Result<&[TurnRecord], StoreError> {
-        if self.turns.is_none() {
-            // Only the turns after the conversation's fresh start (`/new`).
-            let mark = store.chat_settings(key)?.fresh_after;
-            self.turns = Some(store.recent_turns_after(key, self.limit, mark)?.into());
+    /// Keeps the last `limit` turns, and the summary when `compacting`.
+    pub fn new(limit: usize, compacting: bool) -> Self {
+        Self {
+            limit,
+            compacting,
+            loaded: None,
         }
-        Ok(self
-            .turns
-            .as_mut()
-            .map(|turns| &*turns.make_contiguous())
-            .unwrap_or_default())
     }
 
-    /// A turn committed: `forget` cleared the history first, then `record`
-    /// (if any) was appended.
-    pub fn committed(&mut self, forget: bool, record: Option<TurnRecord>) {
-        let Some(turns) = self.turns.as_mut() else {
+    /// The summary and the recent turns (oldest first), loaded from `store`
+    /// the first time.
+    pub fn load(&mut self, store: &Store, key: &ConversationKey) -> Result<Earlier<'_>, StoreError> {
+        if self.loaded.is_none() {
+            let fresh = store.chat_settings(key)?.fresh_after;
+            // A summary from before the fresh start is left behind with its turns.
+            let summary = match self.compacting {
+                true => store
+                    .summary(key)?
+                    .filter(|summary| fresh.is_none_or(|fresh| summary.through > fresh)),
+                false => None,
+            };
+            let mark = fresh.max(summary.as_ref().map(|summary| summary.through));
+            let (ids, turns) = store.recent_kept_after(key, self.limit, mark)?.into_iter().unzip();
+            self.loaded = Some(Loaded { summary, ids, turns });
+        }
+        let Some(loaded) = self.loaded.as_mut() else {
+            return Ok(Earlier::default());
+        };
+        Ok(Earlier {
+            summary: loaded.summary.as_ref().map(|summary| summary.text.as_str()),
+            turns: loaded.turns.make_contiguous(),
+        })
+    }
+
+    /// The summary write for `change`, made by a turn given the turns now
+    /// in the copy; `None` when a fold does not match them.
+    pub fn summary_write(&self, change: SummaryChange) -> Option<SummaryWrite> {
+        match change {
+            SummaryChange::Clear => Some(SummaryWrite::Clear),
+            SummaryChange::Folded(folded) => {
+                let through = folded.turns.checked_sub(1)?;
+                let through = *self.loaded.as_ref()?.ids.get(through)?;
+                Some(SummaryWrite::Set(Summary {
+                    text: folded.text,
+                    through,
+                }))
+            }
+        }
+    }
+
+    /// A turn committed: `forget` cleared the history (and the summary)
+    /// first, then the summary changed, then the record (if any) was
+    /// appended.
+    pub fn committed(&mut self, remembered: Remembered) {
+        let Some(loaded) = self.loaded.as_mut() else {
             return;
         };
-        if forget {
-            turns.clear();
+        if remembered.forget {
+            loaded.ids.clear();
+            loaded.turns.clear();
+            loaded.summary = None;
         }
-        if let Some(record) = record {
-            turns.push_back(record);
-            while turns.len() > self.limit {
-                turns.pop_front();
+        match remembered.summary {
+            Some(SummaryWrite::Set(summary)) => {
+                while loaded.ids.front().is_some_and(|id| *id <= summary.through) {
+                    loaded.ids.pop_front();
+                    loaded.turns.pop_front();
+                }
+                loaded.summary = Some(summary).filter(|_| self.compacting);
+            }
+            Some(SummaryWrite::Clear) => loaded.summary = None,
+            None => {}
+        }
+        if let Some((id, record)) = remembered.record {
+            loaded.ids.push_back(id);
+            loaded.turns.push_back(record);
+            while loaded.turns.len() > self.limit {
+                loaded.ids.pop_front();
+                loaded.turns.pop_front();
             }
         }
     }
 
     /// The store may differ from the copy: load it again next time.
     pub fn invalidate(&mut self) {
-        self.turns = None;
+        self.loaded = None;
     }
 }
 
@@ -64,6 +138,7 @@ impl RecentHistory {
 mod tests {
     use super::*;
     use crate::llm::ChatMessage;
+    use crate::pipeline::compaction::Folded;
     use crate::store::TurnCommit;
     use crate::store::tests_support::{conversation, open_temp};
 
@@ -71,40 +146,120 @@ mod tests {
         TurnRecord {
             messages: vec![ChatMessage::user(text)],
             at_ms: None,
+            by: None,
         }
     }
 
-    fn texts(turns: &[TurnRecord]) -> Vec<String> {
-        turns.iter().map(|t| t.messages[0].content.clone()).collect()
+    fn texts(earlier: Earlier<'_>) -> Vec<String> {
+        earlier.turns.iter().map(|t| t.messages[0].content.clone()).collect()
+    }
+
+    /// Commits a turn keeping `text`, as the worker does, and tells the copy.
+    fn keep(store: &Store, recent: &mut RecentHistory, text: &str, summary: Option<SummaryWrite>) -> u64 {
+        let id = store.history_id().unwrap();
+        let turn = TurnCommit {
+            history_record: Some(serde_json::to_vec(&record(text)).unwrap()),
+            history_id: Some(id),
+            summary: summary.clone(),
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation("c"), turn).unwrap();
+        recent.committed(Remembered {
+            forget: false,
+            summary,
+            record: Some((id, record(text))),
+        });
+        id
     }
 
     #[test]
     fn the_copy_matches_what_the_store_would_return() {
         let (_dir, store) = open_temp();
         let key = conversation("c");
+        let mut unloaded = RecentHistory::new(2, true);
         for text in ["a", "b", "c"] {
-            let bytes = serde_json::to_vec(&record(text)).unwrap();
-            store
-                .commit_turn(
-                    &key,
-                    TurnCommit {
-                        history_record: Some(bytes),
-                        ..TurnCommit::default()
-                    },
-                )
-                .unwrap();
+            keep(&store, &mut unloaded, text, None);
         }
-        let mut recent = RecentHistory::new(2);
+        let mut recent = RecentHistory::new(2, true);
         assert_eq!(texts(recent.load(&store, &key).unwrap()), ["b", "c"]);
-        recent.committed(false, Some(record("d")));
+        keep(&store, &mut recent, "d", None);
         assert_eq!(texts(recent.load(&store, &key).unwrap()), ["c", "d"]);
-        recent.committed(true, None);
-        assert!(recent.load(&store, &key).unwrap().is_empty());
+        recent.committed(Remembered {
+            forget: true,
+            ..Remembered::default()
+        });
+        assert!(recent.load(&store, &key).unwrap().turns.is_empty());
         recent.invalidate();
         assert_eq!(
             texts(recent.load(&store, &key).unwrap()),
-            ["b", "c"],
+            ["c", "d"],
             "reloaded from the store"
         );
+    }
+
+    #[test]
+    fn a_fold_leaves_the_folded_turns_behind_in_the_copy_and_in_the_store() {
+        let (_dir, store) = open_temp();
+        let key = conversation("c");
+        let mut recent = RecentHistory::new(10, true);
+        recent.load(&store, &key).unwrap();
+        for text in ["a", "b", "c"] {
+            keep(&store, &mut recent, text, None);
+        }
+        let folded = Folded {
+            text: "a and b were said".into(),
+            turns: 2,
+        };
+        let write = recent.summary_write(SummaryChange::Folded(folded)).unwrap();
+        keep(&store, &mut recent, "d", Some(write));
+        let earlier = recent.load(&store, &key).unwrap();
+        assert_eq!(earlier.summary, Some("a and b were said"));
+        assert_eq!(texts(earlier), ["c", "d"]);
+        let mut reloaded = RecentHistory::new(10, true);
+        let earlier = reloaded.load(&store, &key).unwrap();
+        assert_eq!(
+            (earlier.summary, texts(earlier)),
+            (Some("a and b were said"), vec!["c".into(), "d".into()])
+        );
+        assert_eq!(store.history_len(&key), 4, "the folded turns stay in the history");
+        let mut plain = RecentHistory::new(10, false);
+        let earlier = plain.load(&store, &key).unwrap();
+        assert_eq!(
+            (earlier.summary, earlier.turns.len()),
+            (None, 4),
+            "without compaction, no summary"
+        );
+        assert_eq!(
+            recent.summary_write(SummaryChange::Folded(Folded {
+                text: "x".into(),
+                turns: 3,
+            })),
+            None,
+            "a fold of more turns than the copy has is refused"
+        );
+    }
+
+    #[test]
+    fn a_summary_from_before_a_fresh_start_is_left_behind() {
+        let (_dir, store) = open_temp();
+        let key = conversation("c");
+        let mut recent = RecentHistory::new(10, true);
+        recent.load(&store, &key).unwrap();
+        let first = keep(&store, &mut recent, "a", None);
+        let summary = Summary {
+            text: "a was said".into(),
+            through: first,
+        };
+        keep(&store, &mut recent, "b", Some(SummaryWrite::Set(summary)));
+        let mark = store.history_mark().unwrap();
+        store
+            .update_chat_settings(&key, |s| s.fresh_after = Some(mark))
+            .unwrap();
+        keep(&store, &mut recent, "c", None);
+        let earlier = RecentHistory::new(10, true)
+            .load(&store, &key)
+            .map(|e| (e.summary.map(str::to_owned), texts(e)))
+            .unwrap();
+        assert_eq!(earlier, (None, vec!["c".to_owned()]));
     }
 }

@@ -49,17 +49,17 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
         Err(error) => Err(format!("I could not read this conversation's history: {error}")),
     };
     let (commit, record, followups) = match outcome {
-        Ok(output) => commit_of(cx, None, Some(&approval.message_id), output),
+        Ok(output) => commit_of(cx, recent, None, Some(&approval.message_id), output),
         Err(failure) => {
             let id = error_id();
             tracing::error!(conversation = %key, token, error_id = %id, %failure, "settling an approval failed");
             let text = format!("Something went wrong while finishing approval {token} (error id {id}): {failure}");
-            (told_failure(approval, text), None, Default::default())
+            (told_failure(approval, text), Default::default(), Default::default())
         }
     };
     let committed = cx.store.commit_turn_durably(key, commit).await;
     match &committed {
-        Ok(_) => recent.committed(false, record),
+        Ok(_) => recent.committed(record),
         Err(error) => {
             // Owed still: settled at the next start (an approved run that
             // finished is not run again; its output was kept).

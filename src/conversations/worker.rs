@@ -12,17 +12,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind};
+use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind, UserId};
 use tokio::sync::mpsc;
 
 use super::drafting::{self, Drafter};
-use super::history::RecentHistory;
+use super::history::{RecentHistory, Remembered};
 use super::{Conversations, Stats};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
-use crate::llm::ChatMessage;
-use crate::llm::TextSink;
+use crate::llm::{ChatMessage, TextSink};
 use crate::pipeline::commands::{ChatChange, View};
+use crate::pipeline::compaction::Earlier;
 use crate::pipeline::{Finished, FinishedRounds, TurnOutput, TurnRecord, TurnWatch};
 use crate::store::{ApprovalWrite, ByProvider, JournalEntry, PendingOutbound, TurnCommit};
 
@@ -33,7 +33,7 @@ const TYPING_EVERY: Duration = Duration::from_secs(4);
 
 pub async fn run(cx: Arc<Conversations>, key: ConversationKey, generation: u64, mut jobs: mpsc::Receiver<Job>) {
     let idle = Duration::from_secs(cx.settings.idle_worker_s);
-    let mut recent = RecentHistory::new(cx.settings.history_turns);
+    let mut recent = RecentHistory::new(cx.settings.history_turns, cx.pipeline.compacting());
     loop {
         let job = tokio::select! {
             biased;
@@ -141,7 +141,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
                 let calls = kept.as_ref().map_or(0, |kept| kept.calls);
                 tracing::info!(conversation = %key, seq, kept_calls = calls, "turn stopped");
                 cx.running.kept(key, calls);
-                Ok(stopped_output(kept))
+                Ok(stopped_output(kept, &entry.inbound.sender.id))
             }
         },
         Err(error) => {
@@ -161,8 +161,8 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
                 }
             }
             Stats::bump(&cx.stats.turns);
-            let (commit, record, followups) = commit_of(cx, Some(entry.seq), Some(&entry.inbound.message_id), output);
-            let remembered = (commit.forget_history, record);
+            let (commit, remembered, followups) =
+                commit_of(cx, recent, Some(entry.seq), Some(&entry.inbound.message_id), output);
             (commit, Some(remembered), followups)
         }
         Err(failure) => {
@@ -180,7 +180,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     match (&committed, remembered) {
         // The copy was loaded without the new mark.
         (Ok(_), Some(_)) if fresh_start => recent.invalidate(),
-        (Ok(_), Some((forget, record))) => recent.committed(forget, record),
+        (Ok(_), Some(remembered)) => recent.committed(remembered),
         (Ok(_), None) => {}
         (Err(_), _) => recent.invalidate(),
     }
@@ -231,7 +231,7 @@ fn drafts_of(cx: &Arc<Conversations>, key: &ConversationKey, seq: u64) -> Vec<Me
 
 /// What a stopped turn commits: the rounds of tool calls it finished, if
 /// any, closed by a line saying it was stopped there.
-fn stopped_output(kept: Option<Finished>) -> TurnOutput {
+fn stopped_output(kept: Option<Finished>, by: &UserId) -> TurnOutput {
     let Some(kept) = kept else {
         return TurnOutput::default();
     };
@@ -240,7 +240,11 @@ fn stopped_output(kept: Option<Finished>) -> TurnOutput {
         "(Stopped here by the person; the tool calls above ran, nothing after them.)",
     ));
     TurnOutput {
-        record: Some(TurnRecord { messages, at_ms: None }),
+        record: Some(TurnRecord {
+            messages,
+            at_ms: None,
+            by: Some(by.clone()),
+        }),
         audit: kept.audit,
         memory: kept.memory,
         ..TurnOutput::default()
@@ -293,7 +297,7 @@ pub(super) async fn with_typing<T>(cx: &Arc<Conversations>, key: &ConversationKe
 async fn run_pipeline(
     cx: &Arc<Conversations>,
     entry: &JournalEntry,
-    history: &[TurnRecord],
+    earlier: Earlier<'_>,
     pinned: Option<&str>,
     watch: TurnWatch,
 ) -> Result<TurnOutput, String> {
@@ -307,7 +311,7 @@ async fn run_pipeline(
     guarded(
         cx,
         key,
-        cx.pipeline.run(&entry.inbound, history, pinned, memory, view, watch),
+        cx.pipeline.run(&entry.inbound, earlier, pinned, memory, view, watch),
     )
     .await
 }
@@ -347,30 +351,44 @@ pub(super) async fn guarded(
 }
 
 /// The commit for a finished turn (of journal entry `seq`, if it answers a
-/// message), and the history record it keeps (none if the record could not
-/// be serialized, so the worker's copy matches the store). Replies answer
-/// `answering`, if anything; the prompts of approvals the turn asks for
-/// follow them.
+/// message) that was given the turns in `recent`, and what it changes in
+/// that copy: the history record it keeps, under its id (none if the record
+/// could not be serialized, so the copy matches the store), and the
+/// summary's change. Replies answer `answering`, if anything; the prompts
+/// of approvals the turn asks for follow them.
 /// Conversations owed an approval's outcome are marked and woken.
 pub(super) fn commit_of(
     cx: &Arc<Conversations>,
+    recent: &RecentHistory,
     seq: Option<u64>,
     answering: Option<&MessageId>,
     output: TurnOutput,
-) -> (TurnCommit, Option<TurnRecord>, Followups) {
+) -> (TurnCommit, Remembered, Followups) {
     // Dated here, as it is committed: the time history search and retention go by.
-    let dated = output.record.map(|record| TurnRecord {
-        at_ms: Some(record.at_ms.unwrap_or_else(|| cx.clock.now_ms())),
-        ..record
+    let dated = output.record.map(|mut record| {
+        record.at_ms = Some(record.at_ms.unwrap_or_else(|| cx.clock.now_ms()));
+        record
     });
-    let (history_record, record) = match dated.map(|record| (serde_json::to_vec(&record), record)) {
-        Some((Ok(bytes), record)) => (Some(bytes), Some(record)),
+    let kept = dated.map(|record| {
+        let id = cx.store.history_id().map_err(|error| error.to_string());
+        let bytes = serde_json::to_vec(&record).map_err(|error| error.to_string());
+        (id.and_then(|id| bytes.map(|bytes| (id, bytes))), record)
+    });
+    let (history_record, history_id, record) = match kept {
+        Some((Ok((id, bytes)), record)) => (Some(bytes), Some(id), Some((id, record))),
         Some((Err(error), _)) => {
             tracing::error!(?seq, %error, "turn cannot be kept in the history");
-            (None, None)
+            (None, None, None)
         }
-        None => (None, None),
+        None => (None, None, None),
     };
+    let summary = output.summary.and_then(|change| {
+        let write = recent.summary_write(change);
+        if write.is_none() {
+            tracing::error!(?seq, "a fold into the summary does not match the turns given; not kept");
+        }
+        write
+    });
     let approvals = &cx.approvals;
     let reply = |body| PendingOutbound {
         drafts: Vec::new(),
@@ -416,17 +434,24 @@ pub(super) fn commit_of(
             .into_iter()
             .map(|(token, run)| ApprovalWrite::Settle { token, run }),
     );
+    let remembered = Remembered {
+        forget: output.forget,
+        summary: summary.clone(),
+        record,
+    };
     let commit = TurnCommit {
         journal_seq: seq,
         forget_history: output.forget,
         history_record,
+        history_id,
         replies,
         memory: output.memory,
         approvals: writes,
         audit: output.audit,
         loop_record: None,
+        summary,
     };
-    (commit, record, followups)
+    (commit, remembered, followups)
 }
 
 /// What must happen once a turn's commit was attempted.

@@ -137,6 +137,7 @@ fn said(name: &LoopName, text: String) -> TurnOutput {
                 ChatMessage::assistant(text.clone()),
             ],
             at_ms: None,
+            by: None,
         }),
         replies: vec![(ReplyKind::Notice, text)],
         ..TurnOutput::default()

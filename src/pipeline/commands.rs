@@ -25,6 +25,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "start afresh: earlier messages stay in the history but leave the context",
     ),
     (
+        "summary",
+        "what I keep of the earlier conversation in short, once it outgrew what I am shown",
+    ),
+    (
         "stop",
         "stop what the assistant is doing here (its model call and commands)",
     ),
@@ -83,8 +87,8 @@ pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandO
             false,
         ),
         Command::Forget => ("I have forgotten this conversation's history.".to_owned(), true),
-        // Answered by the pipeline, which has the approvals and models at hand.
-        Command::Approvals | Command::Model(_) => (String::new(), false),
+        // Answered by the pipeline, which has the approvals, models and summary at hand.
+        Command::Approvals | Command::Model(_) | Command::Summary => (String::new(), false),
         Command::Unknown(name) => (format!("I don't know the command /{name}. Try /help."), false),
     };
     CommandOutcome { text, forget }
@@ -98,7 +102,7 @@ mod tests {
         for (name, _) in COMMANDS {
             assert_eq!(help.matches(&format!("\n/{name} ")).count(), 1, "{name}");
         }
-        for new in ["/model", "/usage", "/new", "/forget"] {
+        for new in ["/model", "/usage", "/new", "/forget", "/summary"] {
             assert!(help.contains(new), "{new}");
         }
     }

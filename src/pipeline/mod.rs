@@ -4,13 +4,16 @@
 //! (an approval answer is decided right there), then reason and act until act
 //! returns no feedback signal, a call waits for approval, the depth limit is
 //! reached, or no model answers. [`Pipeline::settle`] is the turn that tells a
-//! conversation an approval's outcome (and runs what was approved). Neither
-//! writes the turn: each returns what it produced, and the conversation worker
-//! commits that in one transaction.
+//! conversation an approval's outcome (and runs what was approved). Each turn
+//! is given the conversation's running summary and recent turns, and folds
+//! the oldest into the summary when they outgrow `memory.context_tokens`
+//! (`compaction.rs`). Neither writes the turn: each returns what it produced,
+//! and the conversation worker commits that in one transaction.
 
 pub mod act;
 pub mod cascade;
 pub mod commands;
+pub mod compaction;
 pub mod model_command;
 pub mod perceive;
 pub mod reason;
@@ -20,7 +23,7 @@ mod watch;
 
 use std::sync::Arc;
 
-use passepartout_gateway::{ApprovalToken, Inbound, MessageId, OutboundFile, ReplyKind};
+use passepartout_gateway::{ApprovalToken, Inbound, MessageId, OutboundFile, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
@@ -36,6 +39,7 @@ use crate::store::{ByProvider, Fact, MemoryWrite, Tokens};
 use crate::tools::{InLoop, SET_NEXT_SLEEP, ToolBox, ToolContext};
 use cascade::Cascade;
 use commands::ChatChange;
+use compaction::{Earlier, Folded};
 use model_command::ProviderInfo;
 use perceive::Perception;
 pub use watch::{Finished, FinishedRounds, TurnWatch};
@@ -49,6 +53,20 @@ pub struct TurnRecord {
     /// recorded have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub at_ms: Option<u64>,
+    /// Who started the turn: a person's turns are found by a history search
+    /// over all of that person's conversations. Turns kept before it was
+    /// recorded, and loops' iterations, have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<UserId>,
+}
+
+/// What a turn did to the conversation's running summary.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SummaryChange {
+    /// The oldest turns it was given were folded into a new summary.
+    Folded(Folded),
+    /// The summary is left behind (`/new`).
+    Clear,
 }
 
 /// What a turn produced, to be committed.
@@ -80,6 +98,8 @@ pub struct TurnOutput {
     pub unanswered: Option<String>,
     /// What the conversation set for itself (`/model NAME`, `/new`).
     pub chat: Option<ChatChange>,
+    /// The running summary's change, committed with the turn.
+    pub summary: Option<SummaryChange>,
 }
 
 /// The tokens a turn used, and the model that answered last.
@@ -255,14 +275,15 @@ impl Pipeline {
         }
     }
 
-    /// Runs one turn for `inbound`, given the conversation's recent `history`,
-    /// the provider it `pinned` and the sender's `memory`; `view` renders a
-    /// report about the daemon for `/status`, `/loops` and `/usage`. The
-    /// turn tells `watch` of its text and finished rounds as it goes.
+    /// Runs one turn for `inbound`, given the conversation's summary and
+    /// recent turns (`earlier`), the provider it `pinned` and the sender's
+    /// `memory`; `view` renders a report about the daemon for `/status`,
+    /// `/loops` and `/usage`. The turn tells `watch` of its text and
+    /// finished rounds as it goes.
     pub async fn run(
         &self,
         inbound: &Inbound,
-        history: &[TurnRecord],
+        earlier: Earlier<'_>,
         pinned: Option<&str>,
         memory: MemorySession,
         view: impl FnOnce(commands::View) -> String,
@@ -307,12 +328,16 @@ impl Pipeline {
                     ..TurnOutput::notice(text)
                 };
             }
+            Perception::Command(perceive::Command::Summary) => {
+                return TurnOutput::notice(compaction::shown(earlier.summary, self.compacting()));
+            }
             Perception::Command(command) => {
                 let outcome = commands::execute(&command, view);
-                let chat = (command == perceive::Command::New).then_some(ChatChange::FreshStart);
+                let fresh = command == perceive::Command::New;
                 return TurnOutput {
                     forget: outcome.forget,
-                    chat,
+                    chat: fresh.then_some(ChatChange::FreshStart),
+                    summary: fresh.then_some(SummaryChange::Clear),
                     ..TurnOutput::notice(outcome.text)
                 };
             }
@@ -351,17 +376,17 @@ impl Pipeline {
             watch,
             ..TurnOptions::default()
         };
-        let mut output = self.converse(signal, first, history, memory, options).await;
+        let mut output = self.converse(signal, first, earlier, memory, options).await;
         output.tell_first(told, &heard);
         output
     }
 
-    /// Runs a background `turn` given its conversation's recent `history`
-    /// and the loop's own `memory`.
+    /// Runs a background `turn` given its conversation's summary and recent
+    /// turns (`earlier`) and the loop's own `memory`.
     pub async fn run_background(
         &self,
         turn: BackgroundTurn,
-        history: &[TurnRecord],
+        earlier: Earlier<'_>,
         memory: MemorySession,
     ) -> TurnOutput {
         let BackgroundTurn {
@@ -382,7 +407,7 @@ impl Pipeline {
             loop_turn: Some(in_loop),
             watch: TurnWatch::default(),
         };
-        self.converse(signal, ChatMessage::user(text), history, memory, options)
+        self.converse(signal, ChatMessage::user(text), earlier, memory, options)
             .await
     }
 
@@ -390,7 +415,7 @@ impl Pipeline {
     /// (once: a run interrupted by a crash is reported, never repeated) and
     /// lets the model finish with the result, or with the denial; a timeout
     /// or a cancellation is noted in the history, and a timeout told.
-    pub async fn settle(&self, approval: &Approval, history: &[TurnRecord], memory: MemorySession) -> TurnOutput {
+    pub async fn settle(&self, approval: &Approval, earlier: Earlier<'_>, memory: MemorySession) -> TurnOutput {
         let outcome = settle::outcome(self, approval, &memory).await;
         let token = approval.token.clone();
         let mut output = match outcome.note {
@@ -411,13 +436,14 @@ impl Pipeline {
                     keep: true,
                     ..TurnOptions::default()
                 };
-                self.converse(signal, ChatMessage::user(note), history, memory, options)
+                self.converse(signal, ChatMessage::user(note), earlier, memory, options)
                     .await
             }
             settle::Note::HistoryOnly(note) => TurnOutput {
                 record: Some(TurnRecord {
                     messages: vec![ChatMessage::user(note)],
                     at_ms: None,
+                    by: Some(approval.requester.clone()),
                 }),
                 ..TurnOutput::default()
             },
@@ -451,17 +477,21 @@ impl Pipeline {
         &self,
         signal: Signal,
         first: ChatMessage,
-        history: &[TurnRecord],
+        earlier: Earlier<'_>,
         memory: MemorySession,
         options: TurnOptions,
     ) -> TurnOutput {
         let origin = signal.origin.clone();
         let specs = self.offered_tools(&origin, options.loop_turn.is_some());
+        let mut output = TurnOutput::default();
+        let preferred = options.preferred_model.as_deref().or(options.pinned.as_deref());
+        let (summary, history) = self.compact(earlier, preferred, &mut output).await;
         // Built once; each round appends to its `turn`, which is the transcript.
         let mut context = reason::build_context(
             &self.settings.system_prompt,
             &self.skills.prompts(&origin),
             &self.facts(&memory, &first.content),
+            summary.as_deref(),
             history,
             vec![first],
         );
@@ -478,7 +508,6 @@ impl Pipeline {
             context: &tool_context,
             clock: self.clock,
         };
-        let mut output = TurnOutput::default();
         let mut repairs = 0;
         let mut signal = signal;
         let mut pin_failure_told = false;
@@ -542,10 +571,19 @@ impl Pipeline {
         }
         // The history keeps images by reference; their bytes stay in the media store.
         let messages = context.turn.into_iter().map(without_image_bytes).collect();
-        output.record = Some(TurnRecord { messages, at_ms: None });
+        output.record = Some(TurnRecord {
+            messages,
+            at_ms: None,
+            by: Some(origin.sender.clone()),
+        });
         output.memory = tool_context.memory.writes();
         output.files = tool_context.outgoing.take();
         output
+    }
+
+    /// Whether the earlier conversation is kept within `memory.context_tokens`.
+    pub fn compacting(&self) -> bool {
+        self.memory.context_tokens > 0
     }
 
     /// The tools offered to the model for a turn started by `origin`: those

@@ -23,6 +23,8 @@ pub enum Command {
     Usage,
     /// A fresh context; the history stays.
     New,
+    /// The conversation's running summary.
+    Summary,
     /// End the conversation's running turn (acted on at intake; the
     /// command's own turn says whether one was stopped).
     Stop,
@@ -102,6 +104,7 @@ fn parse_command(text: &str) -> Option<Command> {
         "model" => Command::Model(words.next().map(str::to_owned)),
         "usage" => Command::Usage,
         "new" => Command::New,
+        "summary" => Command::Summary,
         "stop" => Command::Stop,
         _ => Command::Unknown(name),
     })
@@ -151,6 +154,7 @@ mod tests {
         );
         assert_eq!(text("/usage"), Perception::Command(Command::Usage));
         assert_eq!(text("/new"), Perception::Command(Command::New));
+        assert_eq!(text("/summary"), Perception::Command(Command::Summary));
         assert_eq!(text("/stop"), Perception::Command(Command::Stop));
         assert_eq!(
             text("/frobnicate"),

@@ -1,6 +1,6 @@
 //! Reason: assemble what the model sees (the system prompt with the triggered
-//! skills' fragments and the person's relevant facts, earlier turns, this turn
-//! so far), ask the [`Cascade`](super::cascade::Cascade), and read the answer
+//! skills' fragments, the person's relevant facts and the conversation's
+//! running summary, earlier turns, this turn so far), ask the [`Cascade`](super::cascade::Cascade), and read the answer
 //! as a [`Proposal`].
 //!
 //! Model output is data. A reply that is really a tool call written as text
@@ -11,6 +11,7 @@
 use serde_json::Value;
 
 use super::cascade::Context;
+use super::compaction::SUMMARY_NOTE;
 use crate::llm::{ChatMessage, ChatResponse, ToolCall};
 use crate::pipeline::TurnRecord;
 use crate::store::Fact;
@@ -79,11 +80,13 @@ fn strip_fence(text: &str) -> &str {
     }
 }
 
-/// The model's context for this turn.
+/// The model's context for this turn: the summary, if any, is a note at
+/// the end of the system prompt, standing for the turns before `history`.
 pub fn build_context(
     system_prompt: &str,
     fragments: &[String],
     facts: &[Fact],
+    summary: Option<&str>,
     history: &[TurnRecord],
     turn: Vec<ChatMessage>,
 ) -> Context {
@@ -97,6 +100,9 @@ pub fn build_context(
         for fact in facts {
             system.push_str(&format!("\n- {}: {}", fact.id, fact.text));
         }
+    }
+    if let Some(summary) = summary {
+        system.push_str(&format!("\n\n{SUMMARY_NOTE}\n{summary}"));
     }
     Context {
         system,
@@ -147,6 +153,7 @@ mod tests {
         let history = [TurnRecord {
             messages: vec![ChatMessage::user("a"), ChatMessage::assistant("b")],
             at_ms: None,
+            by: None,
         }];
         let facts = [Fact {
             id: 7,
@@ -157,12 +164,14 @@ mod tests {
             "sys",
             &["be careful".into()],
             &facts,
+            Some("Ann's locker code is 4711."),
             &history,
             vec![ChatMessage::user("c")],
         );
         assert_eq!(
             context.system,
-            "sys\n\nbe careful\n\nWhat you remember about this person (fact id: fact):\n- 7: likes tea"
+            "sys\n\nbe careful\n\nWhat you remember about this person (fact id: fact):\n- 7: likes tea\n\n\
+             Summary of the earlier conversation:\nAnn's locker code is 4711."
         );
         assert_eq!(context.earlier.len(), 1);
         assert_eq!(context.turn, [ChatMessage::user("c")]);

@@ -1,7 +1,7 @@
 //! Conversation history: one record per finished turn, per conversation.
 //! The record's shape belongs to the pipeline; the store only keeps it in order.
 
-use passepartout_gateway::ConversationKey;
+use passepartout_gateway::{ConversationKey, GatewayId};
 use serde::de::DeserializeOwned;
 
 use super::error::StoreError;
@@ -25,11 +25,21 @@ impl Store {
         turns: usize,
         mark: Option<u64>,
     ) -> Result<Vec<T>, StoreError> {
+        let kept = self.recent_kept_after(conversation, turns, mark)?;
+        Ok(kept.into_iter().map(|(_, record)| record).collect())
+    }
+
+    /// Like [`Store::recent_turns_after`], each record with its id (what a
+    /// summary's mark refers to).
+    pub fn recent_kept_after<T: DeserializeOwned>(
+        &self,
+        conversation: &ConversationKey,
+        turns: usize,
+        mark: Option<u64>,
+    ) -> Result<Vec<(u64, T)>, StoreError> {
         let prefix = keys::conversation_prefix(conversation);
-        let above = |key: &[u8]| {
-            let id = key.get(prefix.len()..).and_then(keys::decode_u64);
-            mark.is_none_or(|mark| id.is_some_and(|id| id > mark))
-        };
+        let id_of = |key: &[u8]| key.get(prefix.len()..).and_then(keys::decode_u64);
+        let above = |key: &[u8]| mark.is_none_or(|mark| id_of(key).is_some_and(|id| id > mark));
         let mut records = self
             .inner
             .history
@@ -38,13 +48,16 @@ impl Store {
             .take_while(|item| item.as_ref().map_or(true, |(key, _)| above(key)))
             .take(turns)
             .map(|item| {
-                let (_, value) = item?;
-                serde_json::from_slice(&value).map_err(|e| StoreError::Corrupt {
+                let (key, value) = item?;
+                let corrupt = |reason: String| StoreError::Corrupt {
                     tree: "history",
-                    reason: e.to_string(),
-                })
+                    reason,
+                };
+                let id = id_of(&key).ok_or_else(|| corrupt("a history key without an id".into()))?;
+                let record = serde_json::from_slice(&value).map_err(|e| corrupt(e.to_string()))?;
+                Ok((id, record))
             })
-            .collect::<Result<Vec<T>, StoreError>>()?;
+            .collect::<Result<Vec<_>, StoreError>>()?;
         records.reverse();
         Ok(records)
     }
@@ -67,6 +80,22 @@ impl Store {
             .scan_prefix(prefix)
             .values()
             .collect::<Result<_, _>>()?)
+    }
+
+    /// Every history record of every conversation on `gateway`, with its
+    /// conversation, still serialized, in key order: a search over one
+    /// person's conversations reads them, and picks that person's turns.
+    pub fn turns_on(&self, gateway: &GatewayId) -> Result<Vec<(ConversationKey, sled::IVec)>, StoreError> {
+        let mut prefix = gateway.as_str().as_bytes().to_vec();
+        prefix.push(0);
+        let mut turns = Vec::new();
+        for item in self.inner.history.scan_prefix(prefix) {
+            let (key, value) = item?;
+            if let Some(conversation) = keys::conversation_of(&key) {
+                turns.push((conversation, value));
+            }
+        }
+        Ok(turns)
     }
 
     /// Deletes every history record that `dated` (which reads a record's

@@ -11,8 +11,9 @@
 //! `loops` (stored loop definitions and next runs, by name), `cursors`
 //! (gateway offsets), `settings` (what a conversation set for itself:
 //! a pinned model, a fresh start), `usage` (tokens per provider per day, per
-//! conversation and in total), `drafts` (where the draft of a running
-//! turn's reply is shown) and `meta` (schema version).
+//! conversation and in total), `summaries` (a conversation's running summary
+//! of the turns folded out of its context), `drafts` (where the draft of a
+//! running turn's reply is shown) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval and audit records are in [`records`]), and imports nothing
@@ -40,6 +41,7 @@ mod loops;
 mod memory;
 mod outbox;
 pub mod records;
+mod summary;
 mod turn;
 mod usage;
 
@@ -57,6 +59,7 @@ pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use records::{Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Status};
+pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
 pub use usage::{ByProvider, Tokens, add_usage};
 
@@ -99,6 +102,7 @@ struct Inner {
     settings: sled::Tree,
     usage: sled::Tree,
     drafts: sled::Tree,
+    summaries: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
     /// Multi-tree writers hold it shared; a backup holds it exclusively, so a
@@ -151,6 +155,7 @@ impl Store {
             settings: tree("settings")?,
             usage: tree("usage")?,
             drafts: tree("drafts")?,
+            summaries: tree("summaries")?,
             group: GroupCommit::default(),
             commits: group::CommitQueue::default(),
             write_gate: RwLock::new(()),

@@ -2,7 +2,8 @@
 //! and its `pending` marker go, the replies enter the outbox, the turn enters
 //! the history, the memory facts it remembered or forgot are written, the
 //! approvals it asked for or settled change, the tools it ran are audited,
-//! and a loop's iteration stores its loop's next run.
+//! a loop's iteration stores its loop's next run, and the conversation's
+//! running summary changes with the turn that folded turns into it.
 //! A turn that fails before committing leaves the store as it was, so the
 //! message is still pending and nothing of the failed turn is visible.
 
@@ -16,6 +17,7 @@ use super::loops::LoopRecordWrite;
 use super::memory::MemoryWrite;
 use super::outbox::OutboxEntry;
 use super::records::AuditEvent;
+use super::summary::SummaryWrite;
 use super::{Store, keys};
 
 /// A reply produced by a turn, before it has an id.
@@ -36,6 +38,9 @@ pub struct TurnCommit {
     pub forget_history: bool,
     /// The turn's history record, already serialized, if it is to be kept.
     pub history_record: Option<Vec<u8>>,
+    /// The id the record is kept under ([`Store::history_id`]), when the
+    /// caller needs to know it; a fresh one when `None`.
+    pub history_id: Option<u64>,
     pub replies: Vec<PendingOutbound>,
     /// Facts remembered and forgotten during the turn.
     pub memory: Vec<MemoryWrite>,
@@ -45,6 +50,9 @@ pub struct TurnCommit {
     pub audit: Vec<AuditEvent>,
     /// A loop's iteration: its loop's record with the next run.
     pub loop_record: Option<LoopRecordWrite>,
+    /// The conversation's running summary, when the turn changed it.
+    /// `forget_history` deletes it too.
+    pub summary: Option<SummaryWrite>,
 }
 
 /// A commit turned into keys and values, ready for a transaction.
@@ -59,6 +67,15 @@ pub(super) struct Prepared {
     approvals: Vec<ApprovalWrite>,
     audit: Vec<AuditEvent>,
     loop_record: Option<LoopRecordWrite>,
+    /// The summary's key, and its new value (`None`: delete).
+    summary: Option<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl Prepared {
+    /// Whether the commit writes more than the trees every turn writes.
+    fn is_wide(&self) -> bool {
+        !self.approvals.is_empty() || !self.audit.is_empty() || self.loop_record.is_some() || self.summary.is_some()
+    }
 }
 
 impl Store {
@@ -109,8 +126,19 @@ impl Store {
             Vec::new()
         };
         let history = match turn.history_record {
-            Some(record) => Some((keys::sequenced(conversation, &[self.next_id()?]), record)),
+            Some(record) => {
+                let id = match turn.history_id {
+                    Some(id) => id,
+                    None => self.next_id()?,
+                };
+                Some((keys::sequenced(conversation, &[id]), record))
+            }
             None => None,
+        };
+        let summary = match (&turn.summary, turn.forget_history) {
+            (Some(write), _) => Some(write.encode(conversation)?),
+            (None, true) => Some(SummaryWrite::Clear.encode(conversation)?),
+            (None, false) => None,
         };
         let memory = turn
             .memory
@@ -135,6 +163,7 @@ impl Store {
             approvals,
             audit: turn.audit,
             loop_record: turn.loop_record,
+            summary,
         })
     }
 
@@ -159,13 +188,11 @@ impl Store {
             &inner.history,
             &inner.memory,
         );
-        // Most turns ask for no approval, run no tool and are no loop's:
-        // every tree in a sled transaction costs, so those leave the
-        // approval and loop trees out.
-        let approving = prepared
-            .iter()
-            .any(|c| !c.approvals.is_empty() || !c.audit.is_empty() || c.loop_record.is_some());
-        let applied = if approving {
+        // Most turns ask for no approval, run no tool, are no loop's and
+        // fold nothing into a summary: every tree in a sled transaction
+        // costs, so those leave the approval, loop and summary trees out.
+        let wide = prepared.iter().any(Prepared::is_wide);
+        let applied = if wide {
             let (pending, journal, outbox, history, memory) = core;
             (
                 pending,
@@ -176,18 +203,26 @@ impl Store {
                 &inner.approvals,
                 &inner.audit,
                 &inner.loops,
+                &inner.summaries,
             )
-                .transaction(|(pending, journal, outbox, history, memory, approvals, audit, loops)| {
-                    let trees = Views {
-                        pending,
-                        journal,
-                        outbox,
-                        history,
-                        memory,
-                        approvals: Some((approvals, audit, loops)),
-                    };
-                    apply_in(&trees, prepared)
-                })?
+                .transaction(
+                    |(pending, journal, outbox, history, memory, approvals, audit, loops, summaries)| {
+                        let trees = Views {
+                            pending,
+                            journal,
+                            outbox,
+                            history,
+                            memory,
+                            wide: Some(Wide {
+                                approvals,
+                                audit,
+                                loops,
+                                summaries,
+                            }),
+                        };
+                        apply_in(&trees, prepared)
+                    },
+                )?
         } else {
             core.transaction(|(pending, journal, outbox, history, memory)| {
                 let trees = Views {
@@ -196,7 +231,7 @@ impl Store {
                     outbox,
                     history,
                     memory,
-                    approvals: None,
+                    wide: None,
                 };
                 apply_in(&trees, prepared)
             })?
@@ -205,15 +240,22 @@ impl Store {
     }
 }
 
-/// The trees a turn's transaction writes; the approval trees only when needed.
+/// The trees a turn's transaction writes; the others only when needed.
 struct Views<'a> {
     pending: &'a TransactionalTree,
     journal: &'a TransactionalTree,
     outbox: &'a TransactionalTree,
     history: &'a TransactionalTree,
     memory: &'a TransactionalTree,
-    /// `approvals`, `audit` and `loops`.
-    approvals: Option<(&'a TransactionalTree, &'a TransactionalTree, &'a TransactionalTree)>,
+    wide: Option<Wide<'a>>,
+}
+
+/// The trees only some turns write.
+struct Wide<'a> {
+    approvals: &'a TransactionalTree,
+    audit: &'a TransactionalTree,
+    loops: &'a TransactionalTree,
+    summaries: &'a TransactionalTree,
 }
 
 /// Applies each commit inside one transaction; a commit whose journal entry
@@ -243,15 +285,24 @@ fn apply_in(trees: &Views<'_>, prepared: &[Prepared]) -> Result<Vec<bool>, Confl
                 None => trees.memory.remove(key.as_slice())?,
             };
         }
-        if let Some((approvals, audit, loops)) = trees.approvals {
+        if let Some(wide) = &trees.wide {
             for write in &commit.approvals {
-                approvals::apply_in(approvals, audit, write)?;
+                approvals::apply_in(wide.approvals, wide.audit, write)?;
             }
             for event in &commit.audit {
-                approvals::audit_in(audit, event)?;
+                approvals::audit_in(wide.audit, event)?;
             }
             if let Some(write) = &commit.loop_record {
-                write.apply_in(loops)?;
+                write.apply_in(wide.loops)?;
+            }
+            match &commit.summary {
+                Some((key, Some(value))) => {
+                    wide.summaries.insert(key.as_slice(), value.as_slice())?;
+                }
+                Some((key, None)) => {
+                    wide.summaries.remove(key.as_slice())?;
+                }
+                None => {}
             }
         }
         applied.push(true);

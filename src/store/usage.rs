@@ -4,7 +4,8 @@
 //!
 //! Keys: a conversation's day is its conversation prefix and the day number
 //! (days since 1970-01-01, big-endian); the total's day is a zero byte and
-//! the day number (no gateway id starts with a control character).
+//! the day number (no gateway id starts with a control character). Either
+//! way a key ends in its day, which is what pruning goes by.
 
 use std::collections::BTreeMap;
 
@@ -101,6 +102,22 @@ impl Store {
         }
         Ok(sum)
     }
+
+    /// Deletes the records of the days before `first_day` (totals and
+    /// conversations alike). Returns how many went.
+    pub fn prune_usage(&self, first_day: u64) -> Result<usize, StoreError> {
+        let _writing = self.writing();
+        let mut pruned = 0;
+        for item in self.inner.usage.iter() {
+            let (key, _) = item?;
+            let day = key.len().checked_sub(8).and_then(|at| keys::decode_u64(&key[at..]));
+            if day.is_some_and(|day| day < first_day) {
+                self.wrote(self.inner.usage.remove(key).map_err(StoreError::from))?;
+                pruned += 1;
+            }
+        }
+        Ok(pruned)
+    }
 }
 
 #[cfg(test)]
@@ -139,5 +156,19 @@ mod tests {
             5,
             "one record per conversation-day and per day"
         );
+    }
+
+    #[test]
+    fn pruning_deletes_the_days_before_the_first_kept_in_every_conversation() {
+        let (_dir, store) = open_temp();
+        for day in [9, 10, 11] {
+            store.add_usage(&conversation("a"), day, &used("p", day, 1)).unwrap();
+        }
+        store.add_usage(&conversation("b"), 9, &used("p", 1, 1)).unwrap();
+        assert_eq!(store.prune_usage(10).unwrap(), 3, "a's, b's and the total's day 9");
+        assert_eq!(store.usage(Some(&conversation("a")), 0, 20).unwrap(), used("p", 21, 2));
+        assert_eq!(store.usage(Some(&conversation("b")), 0, 20).unwrap(), ByProvider::new());
+        assert_eq!(store.usage(None, 0, 20).unwrap(), used("p", 21, 2));
+        assert_eq!(store.prune_usage(10).unwrap(), 0, "nothing twice");
     }
 }

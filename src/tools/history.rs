@@ -1,11 +1,15 @@
-//! `search_history`: the model looks up what was said earlier in this
-//! conversation, beyond the recent turns it is shown, by words (BM25 over
-//! [`crate::ranking`]'s terms) and dates. It reads the conversation's
-//! history from the store and only ever that of the calling conversation.
+//! `search_history`: the model looks up what was said earlier, beyond the
+//! recent turns it is shown, by words (BM25 over [`crate::ranking`]'s terms)
+//! and dates. By default it searches the calling conversation; with
+//! `scope: "all"` also the other conversations of the same person on the
+//! same gateway — there, only the turns that person started (each turn
+//! records its sender), so another person's words are never found, not
+//! even in a group both are in.
 
 use async_trait::async_trait;
 use jiff::Timestamp;
 use jiff::civil::Date;
+use passepartout_gateway::{ConversationKey, UserId};
 use serde::Deserialize;
 use serde_json::json;
 
@@ -23,15 +27,36 @@ const MESSAGE_CHARS: usize = 600;
 const ANSWER_CHARS: usize = 6_000;
 
 /// A history record as the conversation worker keeps it: the turn's
-/// messages and when it was committed. Read here for its words and date only.
+/// messages, when it was committed and who started it. Read here for its
+/// words, date and sender only.
 #[derive(Deserialize)]
 struct KeptTurn {
     messages: Vec<ChatMessage>,
     #[serde(default)]
     at_ms: Option<u64>,
+    #[serde(default)]
+    by: Option<UserId>,
 }
 
-/// `search_history {query, since?, until?, limit?}`.
+/// A turn found, and the conversation it is in when that is not the caller's.
+struct Found {
+    turn: KeptTurn,
+    elsewhere: Option<ConversationKey>,
+}
+
+/// Which conversations a search reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+enum Scope {
+    /// The calling conversation.
+    #[default]
+    Conversation,
+    /// The calling conversation, and the turns the caller started in their
+    /// other conversations on the same gateway.
+    All,
+}
+
+/// `search_history {query, since?, until?, limit?, scope?}`.
 pub struct SearchHistory;
 
 #[derive(Deserialize)]
@@ -45,6 +70,8 @@ struct SearchArgs {
     until: Option<String>,
     #[serde(default)]
     limit: Option<usize>,
+    #[serde(default)]
+    scope: Scope,
 }
 
 #[async_trait]
@@ -52,14 +79,15 @@ impl Tool for SearchHistory {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "search_history".into(),
-            description: "Search this conversation's earlier turns (older than those you see) by words and dates; the best matches come first, each with its date (UTC).".into(),
+            description: "Search this conversation's earlier turns (older than those you see) by words and dates, or with scope \"all\" also what this person said in their other conversations with you; the best matches come first, each with its date (UTC).".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
                     "query": {"type": "string", "description": "Words to look for; empty lists the newest turns in the date range."},
                     "since": {"type": "string", "description": "First day to search, YYYY-MM-DD (UTC)."},
                     "until": {"type": "string", "description": "Last day to search, YYYY-MM-DD (UTC), included."},
-                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most turns to return (default 5)."}
+                    "limit": {"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "description": "Most turns to return (default 5)."},
+                    "scope": {"type": "string", "enum": ["conversation", "all"], "description": "conversation (the default): this conversation only; all: also this person's other conversations."}
                 },
                 "additionalProperties": false
             }),
@@ -81,20 +109,14 @@ impl Tool for SearchHistory {
         {
             return Err(ToolError::InvalidArguments("since must not be after until".into()));
         }
-        let store = context.memory.store().clone();
-        let conversation = context.conversation.clone();
-        let records = tokio::task::spawn_blocking(move || store.all_turns(&conversation))
-            .await
-            .map_err(|error| ToolError::Failed(format!("history search failed: {error}")))?
-            .map_err(|error| ToolError::Failed(format!("history is unavailable: {error}")))?;
+        let turns = read(context, args.scope).await?;
         let dated = since.is_some() || until.is_some();
-        let turns: Vec<KeptTurn> = records
-            .iter()
-            // A record that does not read is skipped rather than failing the search.
-            .filter_map(|record| serde_json::from_slice(record).ok())
-            .filter(|turn: &KeptTurn| {
+        let turns: Vec<Found> = turns
+            .into_iter()
+            .filter(|found| {
                 !dated
-                    || turn
+                    || found
+                        .turn
                         .at_ms
                         .is_some_and(|at| since.is_none_or(|s| at >= s) && until.is_none_or(|u| at < u))
             })
@@ -102,7 +124,7 @@ impl Tool for SearchHistory {
         if turns.is_empty() {
             return Ok("no earlier turns match".into());
         }
-        let texts: Vec<String> = turns.iter().map(said).collect();
+        let texts: Vec<String> = turns.iter().map(|found| said(&found.turn)).collect();
         let picked: Vec<usize> = if args.query.trim().is_empty() {
             (0..turns.len()).rev().take(limit).collect()
         } else {
@@ -116,6 +138,39 @@ impl Tool for SearchHistory {
         }
         Ok(answer(&turns, &picked))
     }
+}
+
+/// The turns `scope` lets the caller of `context` search, oldest first
+/// within each conversation. A record that does not read is skipped rather
+/// than failing the search.
+async fn read(context: &ToolContext, scope: Scope) -> Result<Vec<Found>, ToolError> {
+    let store = context.memory.store().clone();
+    let here = context.conversation.clone();
+    let read = tokio::task::spawn_blocking(move || match scope {
+        Scope::Conversation => store
+            .all_turns(&here)
+            .map(|records| records.into_iter().map(|record| (here.clone(), record)).collect()),
+        Scope::All => store.turns_on(&here.gateway),
+    });
+    let records = read
+        .await
+        .map_err(|error| ToolError::Failed(format!("history search failed: {error}")))?
+        .map_err(|error| ToolError::Failed(format!("history is unavailable: {error}")))?;
+    let here = &context.conversation;
+    Ok(records
+        .into_iter()
+        .filter_map(|(conversation, record)| {
+            let turn: KeptTurn = serde_json::from_slice(&record).ok()?;
+            if conversation == *here {
+                return Some(Found { turn, elsewhere: None });
+            }
+            // Elsewhere, only what this person started.
+            (turn.by.as_ref() == Some(&context.sender)).then_some(Found {
+                turn,
+                elsewhere: Some(conversation),
+            })
+        })
+        .collect())
 }
 
 /// The start of `day` (YYYY-MM-DD, UTC) in milliseconds since the epoch.
@@ -142,17 +197,21 @@ fn said(turn: &KeptTurn) -> String {
         .join("\n")
 }
 
-/// The picked turns, best first, each under its date, within [`ANSWER_CHARS`].
-fn answer(turns: &[KeptTurn], picked: &[usize]) -> String {
+/// The picked turns, best first, each under its date (and its
+/// conversation, when not the caller's), within [`ANSWER_CHARS`].
+fn answer(turns: &[Found], picked: &[usize]) -> String {
     let mut out = String::new();
     for (shown, &index) in picked.iter().enumerate() {
-        let turn = &turns[index];
+        let Found { turn, elsewhere } = &turns[index];
         let date = turn
             .at_ms
             .and_then(|at| Timestamp::from_millisecond(at as i64).ok())
             .map(|at| at.strftime("%Y-%m-%d %H:%M UTC").to_string())
             .unwrap_or_else(|| "undated".into());
-        let mut block = format!("[{date}]\n");
+        let mut block = match elsewhere {
+            Some(conversation) => format!("[{date}, in conversation {}]\n", conversation.chat.as_str()),
+            None => format!("[{date}]\n"),
+        };
         for message in turn
             .messages
             .iter()

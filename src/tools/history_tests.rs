@@ -1,6 +1,9 @@
 //! `search_history` against a real store: words in any form, dates, the
-//! size cap, bad arguments, and only the calling conversation's turns.
+//! size cap, bad arguments, only the calling conversation's turns by
+//! default, and with `scope: "all"` the same person's other conversations,
+//! never another person's.
 
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
 use serde_json::json;
 
 use super::SearchHistory;
@@ -15,17 +18,32 @@ fn march(day: u64) -> u64 {
 }
 
 fn keep(context: &ToolContext, chat: &str, said: &str, answered: &str, at_ms: Option<u64>) {
+    keep_by(context, &conversation(chat), Some("tester"), said, answered, at_ms);
+}
+
+/// Keeps a turn started by `by` (the test context's sender is "tester").
+fn keep_by(
+    context: &ToolContext,
+    conversation: &ConversationKey,
+    by: Option<&str>,
+    said: &str,
+    answered: &str,
+    at_ms: Option<u64>,
+) {
     let mut record = json!({
         "messages": [ChatMessage::user(said), ChatMessage::assistant(answered)],
     });
     if let Some(at) = at_ms {
         record["at_ms"] = json!(at);
     }
+    if let Some(by) = by {
+        record["by"] = json!(by);
+    }
     let turn = TurnCommit {
         history_record: Some(serde_json::to_vec(&record).unwrap()),
         ..TurnCommit::default()
     };
-    context.memory.store().commit_turn(&conversation(chat), turn).unwrap();
+    context.memory.store().commit_turn(conversation, turn).unwrap();
 }
 
 async fn search(context: &ToolContext, args: serde_json::Value) -> Result<String, ToolError> {
@@ -73,6 +91,92 @@ async fn another_conversations_turns_are_never_found() {
     assert_eq!(found, "no earlier turns match");
     let newest = search(&context, json!({})).await.unwrap();
     assert!(newest.contains("lunch") && !newest.contains("secret"), "{newest}");
+}
+
+#[tokio::test]
+async fn scope_all_finds_the_persons_other_conversations_but_never_another_persons() {
+    let context = testing::context();
+    let telegram = ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new("tester").unwrap());
+    keep(&context, "work", "the boat trip is on Sunday", "noted", Some(march(3)));
+    keep_by(
+        &context,
+        &conversation("group"),
+        Some("tester"),
+        "boat tickets bought",
+        "good",
+        Some(march(4)),
+    );
+    keep_by(
+        &context,
+        &conversation("group"),
+        Some("bob"),
+        "bob's boat secret",
+        "noted",
+        Some(march(4)),
+    );
+    keep_by(
+        &context,
+        &conversation("bobs"),
+        Some("bob"),
+        "bob's private boat plan",
+        "noted",
+        Some(march(5)),
+    );
+    keep_by(
+        &context,
+        &conversation("old"),
+        None,
+        "an unattributed boat turn",
+        "noted",
+        Some(march(5)),
+    );
+    keep_by(
+        &context,
+        &telegram,
+        Some("tester"),
+        "boat on another gateway",
+        "noted",
+        Some(march(5)),
+    );
+    keep_by(
+        &context,
+        &conversation("tools"),
+        Some("bob"),
+        "bob's boat turn here",
+        "noted",
+        Some(march(6)),
+    );
+
+    let here = search(&context, json!({"query": "boat", "limit": 20})).await.unwrap();
+    assert_eq!(
+        here, "[2025-03-06 12:00 UTC]\nperson: bob's boat turn here\nassistant: noted",
+        "the default is this conversation, all of it"
+    );
+    let all = search(&context, json!({"query": "boat", "limit": 20, "scope": "all"}))
+        .await
+        .unwrap();
+    assert!(
+        all.contains("[2025-03-03 12:00 UTC, in conversation work]\nperson: the boat trip"),
+        "{all}"
+    );
+    assert!(
+        all.contains("[2025-03-04 12:00 UTC, in conversation group]\nperson: boat tickets"),
+        "{all}"
+    );
+    assert!(
+        all.contains("bob's boat turn here"),
+        "this conversation's turns stay found: {all}"
+    );
+    for never in [
+        "bob's boat secret",
+        "private boat plan",
+        "unattributed",
+        "another gateway",
+    ] {
+        assert!(!all.contains(never), "{never} found: {all}");
+    }
+    let refused = search(&context, json!({"scope": "everyone"})).await;
+    assert!(matches!(refused, Err(ToolError::InvalidArguments(m)) if m.contains("unknown variant")));
 }
 
 #[tokio::test]

@@ -5,13 +5,14 @@
 
 /// Command and description, in menu order (Telegram: lowercase names of at
 /// most 32 characters, descriptions of 3 to 256).
-pub const COMMANDS: [(&str, &str); 10] = [
+pub const COMMANDS: [(&str, &str); 11] = [
     ("start", "Start a conversation"),
     ("help", "What I can do"),
     ("status", "How the assistant is doing"),
     ("model", "List the models, or pin one here: /model NAME, /model auto"),
     ("usage", "Tokens and estimated cost, here and in total"),
     ("new", "Start afresh; earlier messages stay in the history"),
+    ("summary", "What I keep of the earlier conversation, in short"),
     ("stop", "Stop what the assistant is doing here"),
     ("approvals", "Actions waiting for your approval"),
     ("loops", "The background loops"),
