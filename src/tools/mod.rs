@@ -14,6 +14,7 @@ pub mod http_get;
 mod memory;
 pub mod net_policy;
 mod outgoing;
+pub mod readable;
 pub mod send_file;
 pub mod shell;
 mod time;
