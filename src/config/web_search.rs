@@ -225,4 +225,20 @@ mod tests {
         }
         assert_eq!(found.len(), 7, "{found:?}");
     }
+
+    #[test]
+    fn the_file_is_checked_with_the_accepted_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, "[tools.web_search]\nbackend = \"searx\"\nmax_cont = 3\n").unwrap();
+        let error = super::super::load(Some(&path), Some(Default::default()))
+            .unwrap_err()
+            .to_string();
+        for expected in [
+            "tools.web_search.backend: \"searx\" is not one of \"searxng\", \"brave\", \"tavily\"",
+            "tools.web_search.max_cont is not a setting; did you mean tools.web_search.max_count?",
+        ] {
+            assert!(error.contains(expected), "{expected} missing from {error}");
+        }
+    }
 }

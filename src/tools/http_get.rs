@@ -406,7 +406,7 @@ fn find_cause<'a, T: std::error::Error + 'static>(error: &'a (dyn std::error::Er
 }
 
 /// The innermost cause, which names the actual problem ("Connection refused").
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = error;
     while let Some(source) = cause.source() {
         cause = source;

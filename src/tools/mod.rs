@@ -18,6 +18,7 @@ pub mod readable;
 pub mod send_file;
 pub mod shell;
 mod time;
+pub mod web_search;
 pub mod workspace;
 
 use std::collections::BTreeMap;
