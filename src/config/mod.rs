@@ -23,6 +23,7 @@ mod structure;
 mod tools;
 mod transcription;
 mod validate;
+mod web_search;
 mod wording;
 
 use std::path::{Path, PathBuf};
@@ -51,6 +52,7 @@ pub use store::*;
 pub use tools::*;
 pub use transcription::*;
 pub use validate::{Problems, validate};
+pub use web_search::*;
 
 /// Where the store, the socket and the backups live unless `data_dir` says otherwise.
 pub const DEFAULT_DATA_DIR: &str = "~/.local/share/passepartout";

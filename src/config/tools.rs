@@ -1,12 +1,13 @@
 //! `[tools]`: what the model's tools may touch — the workspace directory, the
-//! shell's limits and environment, `http_get`'s reach — and which tools need a
-//! person's approval before they run.
+//! shell's limits and environment, `http_get`'s reach and how much of a page
+//! it hands over at once — and which tools need a person's approval before
+//! they run. `[tools.web_search]` is in `web_search.rs`.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::Problems;
+use super::{Problems, WebSearchConfig};
 
 pub const DEFAULT_TOOL_TIMEOUT_S: u64 = 30;
 pub const DEFAULT_OUTPUT_CAP_BYTES: usize = 16 * 1024;
@@ -28,6 +29,7 @@ pub struct ToolsConfig {
     pub shell: ShellConfig,
     pub files: FilesConfig,
     pub http_get: HttpGetConfig,
+    pub web_search: WebSearchConfig,
 }
 
 impl Default for ToolsConfig {
@@ -40,6 +42,7 @@ impl Default for ToolsConfig {
             shell: ShellConfig::default(),
             files: FilesConfig::default(),
             http_get: HttpGetConfig::default(),
+            web_search: WebSearchConfig::default(),
         }
     }
 }
@@ -94,8 +97,14 @@ impl Default for FilesConfig {
 }
 
 pub const DEFAULT_HTTP_TIMEOUT_S: u64 = 20;
-pub const DEFAULT_HTTP_MAX_BYTES: usize = 1024 * 1024;
+pub const DEFAULT_HTTP_MAX_BYTES: usize = 4 * 1024 * 1024;
 pub const DEFAULT_HTTP_MAX_REDIRECTS: usize = 5;
+/// Below [`DEFAULT_OUTPUT_CAP_BYTES`], with room for the lines around the text.
+pub const DEFAULT_HTTP_PAGE_BYTES: usize = 12 * 1024;
+pub const DEFAULT_HTTP_MAX_PDF_PAGES: usize = 50;
+/// Room the status line and the note on where the text was cut take beside
+/// a page of text, so that the tool box's output cap never cuts the note.
+pub const HTTP_PAGE_MARGIN_BYTES: usize = 512;
 
 /// `[tools.http_get]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,8 +112,15 @@ pub const DEFAULT_HTTP_MAX_REDIRECTS: usize = 5;
 pub struct HttpGetConfig {
     /// Whole request, in seconds.
     pub timeout_s: u64,
-    /// Largest body read, in bytes; a bigger one is refused.
+    /// Largest body downloaded, in bytes; a bigger one is refused.
     pub max_bytes: usize,
+    /// Most bytes of the text read from a page (the article as Markdown,
+    /// pretty-printed JSON, a PDF's text) returned by one call; the model
+    /// asks for the rest with `start`.
+    pub page_bytes: usize,
+    /// Most pages of a PDF whose text is read; the rest are left out, and
+    /// the model is told.
+    pub max_pdf_pages: usize,
     /// Redirects followed; each target is checked like the first.
     pub max_redirects: usize,
     /// Let the model reach loopback, private, link-local and other
@@ -118,6 +134,8 @@ impl Default for HttpGetConfig {
         Self {
             timeout_s: DEFAULT_HTTP_TIMEOUT_S,
             max_bytes: DEFAULT_HTTP_MAX_BYTES,
+            page_bytes: DEFAULT_HTTP_PAGE_BYTES,
+            max_pdf_pages: DEFAULT_HTTP_MAX_PDF_PAGES,
             max_redirects: DEFAULT_HTTP_MAX_REDIRECTS,
             allow_private: false,
         }
@@ -148,5 +166,23 @@ impl ToolsConfig {
             self.http_get.max_bytes > 0,
             "tools.http_get.max_bytes must be at least 1",
         );
+        problems.check(
+            self.http_get.page_bytes >= 256,
+            "tools.http_get.page_bytes must be at least 256",
+        );
+        let room = self.output_cap_bytes.saturating_sub(HTTP_PAGE_MARGIN_BYTES);
+        problems.check(
+            self.http_get.page_bytes <= room,
+            format!(
+                "tools.http_get.page_bytes ({}) must be at most tools.output_cap_bytes ({}) less {HTTP_PAGE_MARGIN_BYTES} \
+                 for the lines around it, or the note saying where to go on would be cut",
+                self.http_get.page_bytes, self.output_cap_bytes
+            ),
+        );
+        problems.check(
+            self.http_get.max_pdf_pages > 0,
+            "tools.http_get.max_pdf_pages must be at least 1",
+        );
+        self.web_search.check(problems);
     }
 }

@@ -21,6 +21,11 @@ impl Problems {
     pub fn push(&mut self, problem: impl Into<String>) {
         self.0.push(problem.into());
     }
+
+    /// The problems noted, in order.
+    pub fn into_vec(self) -> Vec<String> {
+        self.0
+    }
 }
 
 /// Every problem with `config`, as sentences naming the key. Empty when
@@ -45,7 +50,7 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     for problem in config.gateway_problems() {
         problems.push(problem);
     }
-    problems.0
+    problems.into_vec()
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use serde::de::{self, DeserializeOwned, Deserializer, Visitor};
 
 use passepartout_gateway::GroupMode;
 
-use super::{LoopTrigger, ProviderKind, Retrigger, RuleVerdict};
+use super::{LoopTrigger, ProviderKind, Retrigger, RuleVerdict, SearchBackend};
 
 /// An enum's name and the values it accepts, as written in the file.
 type Variants = (&'static str, &'static [&'static str]);
@@ -23,6 +23,7 @@ fn accepted_values(enum_name: &str) -> Option<&'static [&'static str]> {
         variants_of::<Retrigger>(),
         variants_of::<RuleVerdict>(),
         variants_of::<GroupMode>(),
+        variants_of::<SearchBackend>(),
     ]
     .into_iter()
     .flatten()

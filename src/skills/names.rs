@@ -205,7 +205,7 @@ mod tests {
             check(&config).errors,
             [
                 "skills.rules[0].argument: tool \"shell\" has no argument \"cmd\"; did you mean \"command\"?",
-                "skills.rules[1].argument: tool \"http_get\" has no argument \"path\" (its arguments: url)",
+                "skills.rules[1].argument: tool \"http_get\" has no argument \"path\" (its arguments: start, url)",
                 "skills.rules[2].argument: tool \"current_time\" has no argument \"zone\" (its arguments: none)",
                 "skills.rules[4].argument: no tool has an argument \"comand\"; did you mean \"command\"?",
             ]

@@ -1,5 +1,5 @@
 //! The built-in tools, configured: memory, history search, time, the workspace's files, the
-//! shell, `http_get` and `send_file`. (The loops bring their own tools.) Their specs are
+//! shell, `http_get`, `web_search` (when a backend is configured) and `send_file`. (The loops bring their own tools.) Their specs are
 //! also known without setting them up, so that the configuration's tool
 //! names can be checked before anything is created.
 
@@ -9,6 +9,7 @@ use super::files;
 use super::http_get::{BuildError, HttpGet};
 use super::send_file::SendFileTool;
 use super::shell::ShellTool;
+use super::web_search::{self, WebSearch};
 use super::workspace::{Workspace, WorkspaceError};
 use super::{CurrentTime, ForgetFact, Recall, Remember, SearchHistory, Tool};
 use crate::config::Config;
@@ -21,6 +22,8 @@ pub enum SetupError {
     Workspace(#[from] WorkspaceError),
     #[error(transparent)]
     HttpClient(#[from] BuildError),
+    #[error(transparent)]
+    WebSearch(#[from] web_search::BuildError),
 }
 
 /// Every built-in tool for `config`; creates the workspace if it is missing.
@@ -39,6 +42,9 @@ pub fn builtin(config: &Config) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
             workspace.clone(),
         )),
     ];
+    if let Some(search) = WebSearch::new(&config.tools.web_search)? {
+        tools.push(Arc::new(search));
+    }
     tools.extend(files::tools(&workspace, &config.tools.files));
     tools.push(Arc::new(SendFileTool::new(
         workspace,
@@ -59,6 +65,7 @@ pub fn builtin_specs(config: &Config) -> Vec<ToolSpec> {
         HttpGet::spec_for(&config.tools.http_get),
         ShellTool::spec_for(&config.tools.shell),
     ];
+    specs.extend(WebSearch::spec_for(&config.tools.web_search));
     specs.extend(files::specs(&config.tools.files));
     specs.push(SendFileTool::spec_for());
     specs
@@ -80,5 +87,17 @@ mod tests {
         assert!(!dir.path().join("workspace").exists(), "no workspace made");
         let built: Vec<ToolSpec> = builtin(&config).unwrap().iter().map(|tool| tool.spec()).collect();
         assert_eq!(specs, built);
+        assert!(
+            !specs.iter().any(|spec| spec.name == "web_search"),
+            "no backend, no search"
+        );
+
+        config.tools.web_search.backend = Some(crate::config::SearchBackend::Brave);
+        config.tools.web_search.api_key_env = Some("PASSEPARTOUT_TEST_UNSET_KEY".into());
+        config.tools.web_search.max_count = 7;
+        let specs = builtin_specs(&config);
+        let built: Vec<ToolSpec> = builtin(&config).unwrap().iter().map(|tool| tool.spec()).collect();
+        assert_eq!(specs, built);
+        assert!(specs.iter().any(|spec| spec.name == "web_search"), "{specs:?}");
     }
 }

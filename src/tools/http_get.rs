@@ -11,10 +11,13 @@
 //!
 //! A refusal travels through reqwest as a typed error ([`Refusal`],
 //! [`NoPublicAddress`]) and is found again by walking the error's sources.
-//! Only text is returned (by content type); a body over `max_bytes` is
-//! refused rather than cut, so the model never mistakes part of a document
-//! for all of it. A non-2xx status is an ordinary result: the status line and
-//! a short excerpt of the body.
+//! A body over `max_bytes` is refused rather than cut, so the model never
+//! mistakes part of a document for all of it. What is downloaded is made
+//! readable (see `readable`: a page's article as Markdown, JSON
+//! pretty-printed, a PDF's text) and shown `page_bytes` at a time: the
+//! result says where it was cut and which `start` gives the rest. A non-2xx
+//! status is an ordinary result: the status line and a short excerpt of the
+//! body.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -22,12 +25,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::dns::Resolve;
-use reqwest::header::{CONTENT_TYPE, HeaderValue};
+use reqwest::header::CONTENT_TYPE;
 use reqwest::{Response, Url, redirect};
 use serde::Deserialize;
 use thiserror::Error;
 
 use super::net_policy::{AddressPolicy, Blocked, CheckedResolver, NoPublicAddress, SystemResolver};
+use super::readable::{self, ContentType, Cut, PastEnd, Reading};
 use super::{Tool, ToolContext, ToolError, parse_arguments};
 use crate::config::HttpGetConfig;
 use crate::llm::ToolSpec;
@@ -44,14 +48,18 @@ const ERROR_EXCERPT_BYTES: usize = 1024;
 
 const USER_AGENT: &str = concat!("passepartout/", env!("CARGO_PKG_VERSION"));
 
-/// What `Accept` says; the same list [`ContentType::is_binary`] enforces.
-const ACCEPT: &str = "text/*, application/json, application/xml, application/javascript, */*+json, */*+xml;q=0.9";
+/// What `Accept` says; the same list [`ContentType::kind`] reads.
+const ACCEPT: &str = "text/html, text/*, application/json, application/pdf, application/xml, application/javascript, */*+json, */*+xml;q=0.9";
 
 /// The model's arguments.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Arguments {
     url: String,
+    /// Byte offset into the text read from the document, from a previous
+    /// call's note.
+    #[serde(default)]
+    start: usize,
 }
 
 /// The `http_get` tool.
@@ -60,6 +68,8 @@ pub struct HttpGet {
     policy: Arc<AddressPolicy>,
     timeout: Duration,
     max_bytes: usize,
+    page_bytes: usize,
+    max_pdf_pages: usize,
 }
 
 /// The HTTP client could not be built (the TLS backend failed to start).
@@ -107,12 +117,14 @@ impl HttpGet {
             policy,
             timeout,
             max_bytes: config.max_bytes,
+            page_bytes: config.page_bytes,
+            max_pdf_pages: config.max_pdf_pages,
         })
     }
 
     /// The spec of the tool set up from `config`, without setting it up.
     pub fn spec_for(config: &HttpGetConfig) -> ToolSpec {
-        spec(config.max_bytes)
+        spec(config.max_bytes, config.page_bytes)
     }
 
     /// Turns a failed request into the error the model sees: a refusal found
@@ -142,19 +154,28 @@ impl HttpGet {
     }
 }
 
-/// The spec of `http_get` refusing bodies over `max_bytes`.
-fn spec(max_bytes: usize) -> ToolSpec {
+/// The spec of `http_get` refusing bodies over `max_bytes` and showing
+/// `page_bytes` of text at a time.
+fn spec(max_bytes: usize, page_bytes: usize) -> ToolSpec {
     ToolSpec {
         name: "http_get".to_owned(),
         description: format!(
-            "Fetch a public http or https URL with GET and return its text (HTML, JSON, XML, plain text). \
-             The first line gives the status, content type and size. Bodies over {max_bytes} bytes and non-text \
-             content are refused; private and local addresses are refused unless allowed."
+            "Fetch a public http or https URL with GET and return it as readable text: a web page's main article as \
+             Markdown (headings, lists, links kept; scripts, styles and navigation dropped), JSON pretty-printed, a \
+             PDF's text, other text as it is. The first line gives the status, content type, size and what the text \
+             is. At most {page_bytes} bytes of text come back at once; a longer text ends with a note giving the \
+             `start` to fetch the rest with. Downloads over {max_bytes} bytes and other binary content are refused; \
+             private and local addresses are refused unless allowed."
         ),
         parameters: serde_json::json!({
             "type": "object",
             "properties": {
-                "url": {"type": "string", "description": "Absolute http:// or https:// URL to fetch."}
+                "url": {"type": "string", "description": "Absolute http:// or https:// URL to fetch."},
+                "start": {
+                    "type": "integer",
+                    "minimum": 0,
+                    "description": "Byte offset into the document's text to start at, as a previous call's note gives it; default 0."
+                }
             },
             "required": ["url"],
             "additionalProperties": false
@@ -165,7 +186,7 @@ fn spec(max_bytes: usize) -> ToolSpec {
 #[async_trait]
 impl Tool for HttpGet {
     fn spec(&self) -> ToolSpec {
-        spec(self.max_bytes)
+        spec(self.max_bytes, self.page_bytes)
     }
 
     fn timeout(&self) -> Option<Duration> {
@@ -173,7 +194,7 @@ impl Tool for HttpGet {
     }
 
     async fn call(&self, _context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
-        let Arguments { url: text } = parse_arguments(arguments)?;
+        let Arguments { url: text, start } = parse_arguments(arguments)?;
         let url = Url::parse(text.trim())
             .map_err(|error| ToolError::InvalidArguments(format!("{text:?} is not an absolute URL ({error})")))?;
         check_url(&url, &self.policy).map_err(|refusal| ToolError::Refused(refusal.to_string()))?;
@@ -195,7 +216,7 @@ impl Tool for HttpGet {
             line.push_str(&format!(" (redirected to {})", response.url()));
         }
         if status.is_success() {
-            self.success(&url, line, content, response).await
+            self.success(&url, line, content, response, start).await
         } else {
             self.not_success(&url, line, content, response).await
         }
@@ -203,20 +224,20 @@ impl Tool for HttpGet {
 }
 
 impl HttpGet {
-    /// A 2xx answer: the whole text body, or a refusal if it is not text or
-    /// is too big.
+    /// A 2xx answer: the body read (see `readable`), the page of its text
+    /// from `start`; or a refusal if it is not read or is too big.
     async fn success(
         &self,
         url: &Url,
         line: String,
         content: ContentType,
         response: Response,
+        start: usize,
     ) -> Result<String, ToolError> {
         if content.is_binary() {
-            let label = content.label();
-            return Err(ToolError::Refused(format!(
-                "the content type is {label}, not text; http_get returns text only"
-            )));
+            return Err(ToolError::Refused(
+                readable::ReadError::NotRead(content.label().to_owned()).to_string(),
+            ));
         }
         let too_big = || {
             ToolError::Refused(format!(
@@ -237,22 +258,52 @@ impl HttpGet {
             return Err(too_big());
         }
         let size = bytes.len();
-        let (text, lossy) = decode(bytes);
-        if lossy && content.essence.is_none() {
-            return Err(ToolError::Refused(
-                "the answer has no content type and its body is not UTF-8 text".to_owned(),
+        // Parsing a large page or a PDF takes milliseconds to seconds: off
+        // the async threads.
+        let (address, max_pdf_pages) = (url.to_string(), self.max_pdf_pages);
+        let reading = tokio::task::spawn_blocking(move || readable::read(&bytes, &content, &address, max_pdf_pages))
+            .await
+            .map_err(|_| ToolError::Failed("the document could not be read: its reader failed".to_owned()))?
+            .map_err(|error| match error {
+                readable::ReadError::Pdf(error) => ToolError::Failed(error.to_string()),
+                refused => ToolError::Refused(refused.to_string()),
+            })?;
+        self.shown(format!("{line}, {size} bytes"), &reading, start)
+    }
+
+    /// The status line, what the text is, and the page of it from `start`,
+    /// with a note on where it was cut.
+    fn shown(&self, line: String, reading: &Reading, start: usize) -> Result<String, ToolError> {
+        let Reading { text, what, cut } = reading;
+        let page = readable::page(text, start, self.page_bytes, *cut).map_err(|PastEnd { start, total }| {
+            ToolError::InvalidArguments(format!(
+                "start {start} is past the end of the text, which is {total} bytes"
+            ))
+        })?;
+        let mut out = String::with_capacity(page.text.len() + 256);
+        out.push_str(&format!("{line}; {what}"));
+        if !page.is_whole() {
+            out.push_str(&format!(
+                "; bytes {}–{} of {} of the text shown",
+                page.start, page.end, page.total
             ));
         }
-        let mut line = format!("{line}, {size} bytes");
-        if lossy {
-            let declared = content
-                .charset
-                .as_ref()
-                .map(|charset| format!(" (declared charset {charset})"))
-                .unwrap_or_default();
-            line.push_str(&format!("; not valid UTF-8{declared}, invalid bytes shown as U+FFFD"));
+        out.push('\n');
+        out.push_str(page.text);
+        if let Some(next) = page.next() {
+            let unit = if *cut == Cut::Lines { "line" } else { "text" };
+            let line_number = text[..page.end].matches('\n').count() + 1;
+            let lines = text.matches('\n').count() + 1;
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&format!(
+                "[cut at byte {next} of {total} ({unit} {line_number} of {lines}); \
+                 call http_get with the same url and \"start\": {next} for the rest]",
+                total = page.total
+            ));
         }
-        Ok(format!("{line}\n{text}"))
+        Ok(out)
     }
 
     /// A non-2xx answer is a result, not an error: the status and the start
@@ -276,7 +327,7 @@ impl HttpGet {
         } else {
             format!("{} bytes", bytes.len())
         };
-        let (text, _) = decode(bytes);
+        let text = readable::decode(&bytes, content.charset.as_deref(), false).text;
         Ok(format!("{line}, {size}\n{text}"))
     }
 }
@@ -355,57 +406,12 @@ fn find_cause<'a, T: std::error::Error + 'static>(error: &'a (dyn std::error::Er
 }
 
 /// The innermost cause, which names the actual problem ("Connection refused").
-fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(error: &(dyn std::error::Error + 'static)) -> String {
     let mut cause = error;
     while let Some(source) = cause.source() {
         cause = source;
     }
     cause.to_string()
-}
-
-/// The `Content-Type` of an answer: its essence (`text/html`, lowercase)
-/// and declared charset; both `None` when the header is missing.
-#[derive(Debug, Default)]
-struct ContentType {
-    essence: Option<String>,
-    charset: Option<String>,
-}
-
-impl ContentType {
-    fn of(header: Option<&HeaderValue>) -> Self {
-        let Some(value) = header.and_then(|value| value.to_str().ok()) else {
-            return Self::default();
-        };
-        let mut parts = value.split(';');
-        let essence = parts.next().unwrap_or_default().trim().to_ascii_lowercase();
-        let charset = parts.find_map(|parameter| {
-            let (key, value) = parameter.split_once('=')?;
-            let charset = value.trim().trim_matches('"').to_ascii_lowercase();
-            key.trim().eq_ignore_ascii_case("charset").then_some(charset)
-        });
-        Self {
-            essence: (!essence.is_empty()).then_some(essence),
-            charset,
-        }
-    }
-
-    fn label(&self) -> &str {
-        self.essence.as_deref().unwrap_or("no content type")
-    }
-
-    /// A declared type that is not text: `text/*`, JSON, XML, JavaScript and
-    /// the structured-syntax suffixes `+json` and `+xml` are text.
-    fn is_binary(&self) -> bool {
-        self.essence.as_deref().is_some_and(|essence| {
-            !(essence.starts_with("text/")
-                || matches!(
-                    essence,
-                    "application/json" | "application/xml" | "application/javascript"
-                )
-                || essence.ends_with("+json")
-                || essence.ends_with("+xml"))
-        })
-    }
 }
 
 /// Streams the body, stopping as soon as it passes `limit` bytes (so a huge
@@ -423,14 +429,10 @@ async fn read_body(mut response: Response, limit: usize) -> Result<(Vec<u8>, boo
     Ok((bytes, false))
 }
 
-/// The body as UTF-8, and whether invalid bytes had to be replaced.
-fn decode(bytes: Vec<u8>) -> (String, bool) {
-    match String::from_utf8(bytes) {
-        Ok(text) => (text, false),
-        Err(error) => (String::from_utf8_lossy(error.as_bytes()).into_owned(), true),
-    }
-}
-
 #[cfg(test)]
 #[path = "http_get_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "http_get_reading_tests.rs"]
+mod reading_tests;

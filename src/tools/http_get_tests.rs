@@ -114,6 +114,7 @@ fn config(allow_private: bool) -> HttpGetConfig {
         max_bytes: CAP,
         max_redirects: 3,
         allow_private,
+        ..HttpGetConfig::default()
     }
 }
 
@@ -139,7 +140,10 @@ async fn fetches_a_text_page_with_its_status_line() {
     let output = get(&tool(&config(true)), &server.url("127.0.0.1", "/page"))
         .await
         .unwrap();
-    assert_eq!(output, "HTTP 200, text/html, 12 bytes\n<p>hello</p>");
+    assert_eq!(
+        output,
+        "HTTP 200, text/html, 12 bytes; the page as Markdown (no main article found)\nhello"
+    );
     assert_eq!(server.hits(), ["/page"]);
 }
 
@@ -150,7 +154,7 @@ async fn follows_a_redirect_and_names_where_it_ended() {
         .await
         .unwrap();
     let expected = format!(
-        "HTTP 200, text/html (redirected to {}), 12 bytes\n<p>hello</p>",
+        "HTTP 200, text/html (redirected to {}), 12 bytes; the page as Markdown (no main article found)\nhello",
         server.url("127.0.0.1", "/page")
     );
     assert_eq!(output, expected);
@@ -258,7 +262,7 @@ async fn a_body_over_the_cap_is_refused_whether_announced_or_streamed() {
     let tool = tool(&config(true));
     let exact = get(&tool, &server.url("127.0.0.1", "/exact")).await.unwrap();
     assert!(
-        exact.starts_with(&format!("HTTP 200, text/plain, {CAP} bytes\n")),
+        exact.starts_with(&format!("HTTP 200, text/plain, {CAP} bytes; text\n")),
         "{exact}"
     );
     for path in ["/big", "/big-stream"] {
@@ -277,24 +281,26 @@ async fn only_text_content_types_are_returned() {
     let message = refusal(get(&tool, &server.url("127.0.0.1", "/image")).await);
     assert_eq!(
         message,
-        "the content type is image/png, not text; http_get returns text only"
+        "the content type is image/png, which is not read; http_get reads web pages, text, JSON and PDFs"
     );
     let feed = get(&tool, &server.url("127.0.0.1", "/feed")).await.unwrap();
-    assert_eq!(feed, "HTTP 200, application/atom+xml, 7 bytes\n<feed/>");
+    assert_eq!(feed, "HTTP 200, application/atom+xml, 7 bytes; text\n<feed/>");
     let data = get(&tool, &server.url("127.0.0.1", "/data")).await.unwrap();
-    assert_eq!(data, "HTTP 200, application/json, 7 bytes\n{\"a\":1}");
+    assert_eq!(
+        data,
+        "HTTP 200, application/json, 7 bytes; JSON, pretty-printed\n{\n  \"a\": 1\n}"
+    );
 }
 
 #[tokio::test]
-async fn a_body_that_is_not_utf8_is_decoded_with_a_note() {
+async fn a_body_in_a_declared_legacy_charset_is_decoded_with_a_note() {
     let server = FakeServer::start().await;
     let output = get(&tool(&config(true)), &server.url("127.0.0.1", "/latin1"))
         .await
         .unwrap();
     assert_eq!(
         output,
-        "HTTP 200, text/plain, 4 bytes; not valid UTF-8 (declared charset iso-8859-1), \
-         invalid bytes shown as U+FFFD\ncaf\u{FFFD}"
+        "HTTP 200, text/plain, 4 bytes; text; decoded from windows-1252\ncafé"
     );
 }
 

@@ -14,9 +14,11 @@ pub mod http_get;
 mod memory;
 pub mod net_policy;
 mod outgoing;
+pub mod readable;
 pub mod send_file;
 pub mod shell;
 mod time;
+pub mod web_search;
 pub mod workspace;
 
 use std::collections::BTreeMap;
