@@ -140,14 +140,20 @@ async fn telegram(count: usize) {
     let finished = reply.trim_end().to_owned();
     let (mut first, mut full) = (Vec::new(), Vec::new());
     for _ in 0..count {
-        let sends_before = telegram.calls("sendMessage").len();
+        let (sent_before, calls_before) = (telegram.sent().len(), telegram.calls("sendMessage").len());
         let started = Instant::now();
         telegram.push_update(telegram.text_message(PERSON, PERSON, "tell me a long story"));
+        // Visible once Telegram has it.
         telegram
-            .wait_for_calls("sendMessage", sends_before + 1, Duration::from_secs(30))
+            .wait_for_calls("sendMessage", calls_before + 1, Duration::from_secs(30))
             .await;
         first.push(started.elapsed());
-        let draft = telegram.sent().last().expect("the draft").message_id;
+        let draft = loop {
+            if let Some(sent) = telegram.sent().get(sent_before) {
+                break sent.message_id;
+            }
+            tokio::task::yield_now().await;
+        };
         loop {
             let shown = telegram.bot_messages(PERSON);
             if shown.iter().any(|(id, text, _)| *id == draft && *text == finished) {
