@@ -219,12 +219,10 @@ async fn answer_from_another_conversation_is_refused_and_stays_pending() {
         format!("deny {}", prompt.token),
     ] {
         let notice = other.answer(&answer, None).await;
+        // Not to be decided there: told what a token that does not exist is.
         assert_eq!(
             notice,
-            format!(
-                "Approval {} was asked for in another conversation; answer it there.",
-                prompt.token
-            )
+            format!("No approval has the token {}. Check the prompt's token.", prompt.token)
         );
     }
     other.sync("in the other chat").await;

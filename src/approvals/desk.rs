@@ -62,15 +62,15 @@ impl Approvals {
                         }
                         let found = self.store.approval(token)?;
                         if found.is_none() && how == How::Token && !self.any_pending_in(&inbound.conversation)? {
-                            // "approve payment" with nothing waiting here: ordinary text.
+                            // "approve payment" with nothing waiting here:
+                            // ordinary text, but counted like any guess, or
+                            // guessing from a quiet chat would be free.
+                            self.wrong.record(&person, now);
                             return Ok(Handled::NotAnAnswer);
                         }
                         if found.is_none() {
                             self.wrong.record(&person, now);
-                            return Ok(Handled::notice(format!(
-                                "No approval has the token {}. Check the prompt's token.",
-                                token.as_str()
-                            )));
+                            return Ok(no_such_token(token));
                         }
                         found
                     }
@@ -96,6 +96,16 @@ impl Approvals {
                     at_ms: arrived,
                     message: Some((inbound.conversation.clone(), inbound.message_id.clone())),
                 };
+                // A button is pressed on the prompt itself: nothing to learn.
+                let by_token = matches!(target, Target::Token(_)) && how != How::Button;
+                if by_token && may_decide(&approval, &person, &inbound.conversation).is_err() {
+                    // Told exactly what a token that does not exist is told,
+                    // and counted the same: nobody learns from a token answer
+                    // that an approval they may not decide exists.
+                    tracing::info!(%person, token = approval.token.as_str(), "token answer from someone who may not decide it");
+                    self.wrong.record(&person, now);
+                    return Ok(no_such_token(&approval.token));
+                }
                 self.decide_as(&approval, &person, &inbound.conversation, decision)
             }
         }
@@ -301,6 +311,15 @@ pub(super) fn already(first: &Approval) -> String {
         ),
         _ => format!("Approval {token} was already {}.", first.status.as_str()),
     }
+}
+
+/// The answer to a token answer that names no approval the person may
+/// decide, whether or not one exists.
+fn no_such_token(token: &ApprovalToken) -> Handled {
+    Handled::notice(format!(
+        "No approval has the token {}. Check the prompt's token.",
+        token.as_str()
+    ))
 }
 
 #[cfg(test)]

@@ -116,6 +116,11 @@ async fn an_approver_decides_in_the_prompts_conversation() {
     assert_eq!(decision.at_ms, T0);
 }
 
+/// What a token answer naming no approval is told.
+fn no_such(token: &str) -> String {
+    format!("No approval has the token {token}. Check the prompt's token.")
+}
+
 #[test]
 fn a_non_approver_is_refused_and_the_approval_stays_pending() {
     let (_dir, store) = open_temp();
@@ -126,8 +131,13 @@ fn a_non_approver_is_refused_and_the_approval_stays_pending() {
     for user in ["43", "5"] {
         let answer = format!("/approve {}", approval.token.as_str());
         let handled = say(&desk, &text_from(&chat, user, "a1", &answer, None));
-        assert!(notice(&handled).contains("not allowed to approve"), "{handled:?}");
+        assert_eq!(notice(&handled), no_such(approval.token.as_str()), "{handled:?}");
     }
+    // Replying to the prompt, which they can see, they are told why.
+    let prompt = MessageId::new("p1").unwrap();
+    store.index_prompt(&chat, &approval.token, &[prompt]).unwrap();
+    let handled = say(&desk, &text_from(&chat, "43", "a3", "yes", Some("p1")));
+    assert!(notice(&handled).contains("not allowed to approve"), "{handled:?}");
     assert_eq!(status(&desk, &approval), Status::Pending);
     // Someone of another gateway with the same id is not the approver.
     let elsewhere = conversation("signal", "100");
@@ -146,7 +156,7 @@ fn an_approver_named_by_an_alias_decides() {
     // User "uuid-42" is not listed, but the platform also knows them as "42".
     let mut inbound = text_from(&chat, "uuid-42", "a1", &answer, None);
     inbound.sender.aliases = vec![UserId::new("41").unwrap()];
-    assert!(notice(&say(&desk, &inbound)).contains("not allowed to approve"));
+    assert_eq!(notice(&say(&desk, &inbound)), no_such(approval.token.as_str()));
     inbound.sender.aliases.push(UserId::new("42").unwrap());
     inbound.message_id = MessageId::new("a2").unwrap();
     assert!(notice(&say(&desk, &inbound)).starts_with("Approved"));
@@ -171,7 +181,8 @@ fn an_answer_from_another_conversation_is_refused_unless_the_approver_is_global(
     let approval = pending(&desk, &chat);
     let answer = format!("approve {}", approval.token.as_str());
     let handled = say(&desk, &text_from(&other, "42", "a1", &answer, None));
-    assert!(notice(&handled).contains("another conversation"), "{handled:?}");
+    // Not theirs to decide there: told what a token that does not exist is.
+    assert_eq!(notice(&handled), no_such(approval.token.as_str()), "{handled:?}");
     assert_eq!(status(&desk, &approval), Status::Pending);
     let handled = say(&desk, &text_from(&other, "7", "a2", &answer, None));
     assert!(
@@ -492,4 +503,62 @@ fn a_button_press_is_refused_up_front_only_for_someone_who_may_not_decide() {
         desk.may_press(&text_from(&chat, "43", "m", "hello", None)),
         "not a press"
     );
+}
+
+#[test]
+fn another_chats_real_token_and_a_missing_token_get_the_same_reply_and_both_count() {
+    let (dir, store) = open_temp();
+    let desk = desk(&store);
+    let theirs = pending(&desk, &conversation("telegram", "100"));
+    let mine = conversation("telegram", "200");
+    // User 43 may approve nothing; their own chat has something waiting.
+    pending(&desk, &mine);
+    let real = say(
+        &desk,
+        &text_from(&mine, "43", "g1", &format!("approve {}", theirs.token.as_str()), None),
+    );
+    let missing = say(&desk, &text_from(&mine, "43", "g2", "approve ZZZZ9999", None));
+    assert_eq!(notice(&real), no_such(theirs.token.as_str()));
+    assert_eq!(notice(&missing), no_such("ZZZZ9999"));
+    assert_eq!(
+        notice(&real).replace(theirs.token.as_str(), "T"),
+        notice(&missing).replace("ZZZZ9999", "T"),
+        "nothing tells them apart"
+    );
+    // The third guess of the hour uses the allowance up (3 in these tests),
+    // and the real token is refused unread like any other.
+    say(&desk, &text_from(&mine, "43", "g3", "approve YYYY9999", None));
+    let limited = say(
+        &desk,
+        &text_from(&mine, "43", "g4", &format!("approve {}", theirs.token.as_str()), None),
+    );
+    assert!(notice(&limited).starts_with("Too many answers"), "{limited:?}");
+    assert_eq!(status(&desk, &theirs), Status::Pending);
+    // The count survives a restart.
+    let path = store.path().to_path_buf();
+    drop((desk, store));
+    let store = crate::store::tests_support::reopen(&path);
+    let restarted = self::desk(&store);
+    let again = say(&restarted, &text_from(&mine, "43", "g5", "approve XXXX9999", None));
+    assert!(notice(&again).starts_with("Too many answers"), "{again:?}");
+    drop(dir);
+}
+
+#[test]
+fn guesses_from_a_chat_with_nothing_pending_are_counted() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let quiet = conversation("telegram", "300");
+    for (n, word) in ["payment", "budget", "trusted"].iter().enumerate() {
+        let inbound = text_from(&quiet, "43", &format!("q{n}"), &format!("approve {word}"), None);
+        assert_eq!(
+            say(&desk, &inbound),
+            Handled::NotAnAnswer,
+            "ordinary text for the model"
+        );
+    }
+    let elsewhere = conversation("telegram", "100");
+    let real = pending(&desk, &elsewhere);
+    let guess = text_from(&quiet, "43", "q9", &format!("approve {}", real.token.as_str()), None);
+    assert!(notice(&say(&desk, &guess)).starts_with("Too many answers"));
 }

@@ -75,11 +75,11 @@ impl Approvals {
     /// `policy`, on `clock`, with the `[approvals]` settings.
     pub fn new(store: Store, policy: Policy, clock: Clock, settings: &ApprovalsConfig) -> Self {
         Self {
+            wrong: WrongTokens::new(store.clone(), settings.wrong_tokens_per_hour),
             store,
             policy,
             clock,
             expire_after: Duration::from_secs(settings.expire_after_s),
-            wrong: WrongTokens::per_hour(settings.wrong_tokens_per_hour),
             ledger: Ledger::default(),
             created: Notify::new(),
         }

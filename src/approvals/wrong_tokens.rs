@@ -1,44 +1,40 @@
 //! The wrong-token rate limit: a sender who names too many tokens that do not
-//! exist within an hour has further token answers refused unread, so tokens
-//! cannot be guessed by trying.
-
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+//! exist (or that they may not decide) within an hour has further token
+//! answers refused unread, so tokens cannot be guessed by trying. The count
+//! is kept in the store, so a restart does not reset it.
 
 use super::record::Person;
+use crate::store::Store;
 
 const HOUR_MS: u64 = 3_600_000;
 
 pub struct WrongTokens {
     per_hour: u32,
-    seen: Mutex<HashMap<String, VecDeque<u64>>>,
+    store: Store,
 }
 
 impl WrongTokens {
-    pub fn per_hour(per_hour: u32) -> Self {
-        Self {
-            per_hour,
-            seen: Mutex::default(),
-        }
+    pub fn new(store: Store, per_hour: u32) -> Self {
+        Self { per_hour, store }
     }
 
-    /// Whether `person` used up their wrong tokens for now.
+    /// Whether `person` used up their wrong tokens for now. A count that
+    /// cannot be read counts as used up: a guesser gains nothing from a
+    /// failing store.
     pub fn is_limited(&self, person: &Person, now_ms: u64) -> bool {
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(times) = seen.get_mut(&person.to_string()) else {
-            return false;
-        };
-        while times.front().is_some_and(|t| now_ms.saturating_sub(*t) >= HOUR_MS) {
-            times.pop_front();
+        match self.store.guesses(&person.to_string(), now_ms, HOUR_MS) {
+            Ok(guesses) => guesses >= self.per_hour as usize,
+            Err(error) => {
+                tracing::error!(%error, "cannot read the count of wrong tokens; refusing token answers");
+                true
+            }
         }
-        times.len() >= self.per_hour as usize
     }
 
-    /// `person` named a token that does not exist.
+    /// `person` named a token that does not exist, or that they may not decide.
     pub fn record(&self, person: &Person, now_ms: u64) {
-        let mut seen = self.seen.lock().unwrap_or_else(|p| p.into_inner());
-        // Forget senders whose window passed, so the map stays small.
-        seen.retain(|_, times| times.back().is_some_and(|t| now_ms.saturating_sub(*t) < HOUR_MS));
-        seen.entry(person.to_string()).or_default().push_back(now_ms);
+        if let Err(error) = self.store.record_guess(&person.to_string(), now_ms, HOUR_MS) {
+            tracing::error!(%error, "cannot count a wrong token");
+        }
     }
 }

@@ -13,7 +13,8 @@
 //! a pinned model, a fresh start), `usage` (tokens per provider per day, per
 //! conversation and in total), `summaries` (a conversation's running summary
 //! of the turns folded out of its context), `drafts` (where the draft of a
-//! running turn's reply is shown) and `meta` (schema version).
+//! running turn's reply is shown), `guesses` (when each person last named
+//! a wrong approval token) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval and audit records are in [`records`]), and imports nothing
@@ -34,6 +35,7 @@ mod chat_settings;
 mod drafts;
 mod error;
 mod group;
+mod guesses;
 mod history;
 mod journal;
 mod keys;
@@ -102,6 +104,7 @@ struct Inner {
     settings: sled::Tree,
     usage: sled::Tree,
     drafts: sled::Tree,
+    guesses: sled::Tree,
     summaries: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
@@ -155,6 +158,7 @@ impl Store {
             settings: tree("settings")?,
             usage: tree("usage")?,
             drafts: tree("drafts")?,
+            guesses: tree("guesses")?,
             summaries: tree("summaries")?,
             group: GroupCommit::default(),
             commits: group::CommitQueue::default(),
