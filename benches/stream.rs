@@ -4,16 +4,24 @@
 //! through the OpenAI-compatible client's `stream`, and the same reply
 //! asked for whole with `complete` from a model as slow, for comparison.
 //!
-//! `cargo bench --bench stream` prints one JSON line. `PP_BENCH_STREAM`
-//! (default 5) sets the replies of each kind; each takes about a second.
+//! Then what a person on Telegram sees, through the whole daemon against a
+//! fake Bot API: the time from their message to the bot's first message (the
+//! draft) and to the reply's final text in it, with a 100-word reply written
+//! at 50 words a second.
+//!
+//! `cargo bench --bench stream` prints two JSON lines. `PP_BENCH_STREAM`
+//! (default 5) sets the replies of each kind; each takes a few seconds.
 
 #[path = "../tests/support/fake_llm.rs"]
 mod fake_llm;
+#[path = "../tests/support/fake_telegram/mod.rs"]
+mod fake_telegram;
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use fake_llm::{FakeLlm, Script, Streamed};
+use fake_telegram::FakeTelegram;
 use passepartout::llm::{ChatMessage, ChatModel, ChatRequest, Endpoint, OpenAiClient, TextSink};
 
 /// Fifty words, one piece each.
@@ -91,5 +99,74 @@ fn main() {
             median_ms(full),
             median_ms(whole)
         );
+        telegram(count).await;
     });
+}
+
+/// The Telegram half: first visible text against the whole reply.
+async fn telegram(count: usize) {
+    const TOKEN: &str = "123456:bench-token";
+    const PERSON: i64 = 42;
+    const TELEGRAM_WORDS: usize = 100;
+    let fake = FakeLlm::start().await;
+    fake.set_recording(false);
+    let reply: String = (0..TELEGRAM_WORDS).map(|index| format!("word{index} ")).collect();
+    let answer = reply.clone();
+    fake.set_responder(move |_| Script::Stream(Streamed::words(&answer).spaced(GAP)));
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let dir = tempfile::tempdir().expect("temp dir");
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).expect("token file");
+    let mut config = passepartout::config::Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Default::default()
+    };
+    config.store.backup_every_s = 0;
+    config.llm.providers = vec![passepartout::config::ProviderConfig {
+        name: "slow".into(),
+        base_url: fake.base_url(),
+        model: "slow".into(),
+        timeout_s: 60,
+        ..Default::default()
+    }];
+    config.socket.enabled = false;
+    config.telegram.enabled = true;
+    config.telegram.token_env = None;
+    config.telegram.token_file = Some(token_file);
+    config.telegram.api_url = telegram.base_url();
+    config.telegram.allowed_users = vec![PERSON];
+    config.telegram.poll_timeout_s = 1;
+    let daemon = passepartout::Daemon::start(config).await.expect("daemon");
+    let finished = reply.trim_end().to_owned();
+    let (mut first, mut full) = (Vec::new(), Vec::new());
+    for _ in 0..count {
+        let sends_before = telegram.calls("sendMessage").len();
+        let started = Instant::now();
+        telegram.push_update(telegram.text_message(PERSON, PERSON, "tell me a long story"));
+        telegram
+            .wait_for_calls("sendMessage", sends_before + 1, Duration::from_secs(30))
+            .await;
+        first.push(started.elapsed());
+        let draft = telegram.sent().last().expect("the draft").message_id;
+        loop {
+            let shown = telegram.bot_messages(PERSON);
+            if shown.iter().any(|(id, text, _)| *id == draft && *text == finished) {
+                full.push(started.elapsed());
+                break;
+            }
+            let edits = telegram.calls("editMessageText").len();
+            let _ = tokio::time::timeout(
+                Duration::from_millis(100),
+                telegram.wait_for_calls("editMessageText", edits + 1, Duration::from_secs(30)),
+            )
+            .await;
+        }
+    }
+    daemon.shutdown().await.expect("shutdown");
+    println!(
+        "{{\"bench\":\"stream_telegram\",\"replies\":{count},\"words\":{TELEGRAM_WORDS},\"words_per_s\":50,\
+         \"first_visible_ms_p50\":{:.1},\"full_reply_ms_p50\":{:.1}}}",
+        median_ms(first),
+        median_ms(full)
+    );
 }

@@ -58,6 +58,13 @@ pub fn recover(conversations: &Arc<Conversations>) {
         tracing::error!(%error, "cannot list the outbox");
         Vec::new()
     });
+    // What a crash left of drafts whose turns had committed; a draft of a
+    // turn still pending stays, for the turn to take over when it runs again.
+    match cx.store.sweep_drafts() {
+        Ok(0) => {}
+        Ok(swept) => tracing::debug!(swept, "records of handed-over drafts removed"),
+        Err(error) => tracing::warn!(%error, "cannot sweep the records of drafts"),
+    }
     if !pending.is_empty() || !outbox.is_empty() {
         tracing::info!(
             pending = pending.len(),

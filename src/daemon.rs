@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, GatewayId, Intake, Listen};
+use passepartout_gateway::{Deliver, Draft, GatewayId, Intake, Listen};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
@@ -83,6 +83,7 @@ pub enum StartError {
 struct GatewayHandle {
     deliver: Arc<dyn Deliver>,
     listen: Arc<dyn Listen>,
+    draft: Option<Arc<dyn Draft>>,
 }
 
 /// The running gateways, and where a local client reaches the daemon.
@@ -98,6 +99,13 @@ impl Gateways {
         self.handles
             .iter()
             .map(|(id, handle)| (id.clone(), handle.deliver.clone()))
+            .collect()
+    }
+
+    fn drafts(&self) -> HashMap<GatewayId, Arc<dyn Draft>> {
+        self.handles
+            .iter()
+            .filter_map(|(id, handle)| Some((id.clone(), handle.draft.clone()?)))
             .collect()
     }
 
@@ -162,7 +170,7 @@ impl Daemon {
         let (pipeline, approvals, gauges) =
             pipeline(&config, &store, clock, cascade.clone(), &schedules, policy, extensions)?;
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
-        let gateways = gateways(&components, &store, admin).await?;
+        let gateways = gateways(&components, &store, admin, config.pipeline.stream).await?;
         // Once the gateways run: media is fetched through them.
         let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone()));
         let conversations = Conversations::new(
@@ -170,6 +178,7 @@ impl Daemon {
             pipeline,
             approvals.clone(),
             gateways.deliver(),
+            gateways.drafts(),
             config.pipeline.clone(),
             clock,
         );
@@ -334,15 +343,19 @@ fn pipeline(
     Ok((pipeline, approvals, gauges))
 }
 
-/// Starts every enabled gateway component, from the one list of them.
+/// Starts every enabled gateway component, from the one list of them;
+/// those that can show drafts do so unless `stream` or their own setting
+/// says not to.
 async fn gateways(
     components: &[Box<dyn GatewayComponent>],
     store: &Store,
     admin: Admin,
+    stream: bool,
 ) -> Result<Gateways, StartError> {
     let with = BuildContext {
         store: store.clone(),
         admin,
+        stream,
     };
     let mut handles = HashMap::new();
     let mut fetchers = Fetchers::default();
@@ -359,6 +372,7 @@ async fn gateways(
         let handle = GatewayHandle {
             deliver: built.deliver,
             listen: built.listen,
+            draft: built.draft,
         };
         handles.insert(handle.listen.id(), handle);
     }

@@ -293,3 +293,50 @@ async fn stop_ends_a_running_shell_command_and_keeps_nothing_of_its_turn() {
     );
     daemon.stop().await;
 }
+
+#[tokio::test]
+async fn stop_keeps_the_tool_calls_its_turn_had_finished() {
+    let llm = FakeLlm::start().await;
+    for command in ["echo first step done", "sleep 986"] {
+        llm.push(Script::ToolCall {
+            name: "shell".into(),
+            arguments: json!({ "command": command }).to_string(),
+        });
+    }
+    let allow = |c: &mut passepartout::config::Config| {
+        for pattern in ["echo first step done", "sleep 986"] {
+            c.skills.rules.push(passepartout::config::RuleConfig {
+                tool: "shell".into(),
+                pattern: Some(pattern.into()),
+                argument: Some("command".into()),
+                verdict: passepartout::config::RuleVerdict::Allow,
+                reason: None,
+            });
+        }
+    };
+    let mut daemon = TestDaemon::start_with(&llm, allow, Vec::new()).await;
+    let mut client = daemon.client("alice").await;
+
+    send(&mut client, "do two things").await;
+    until(|| sleeping("986"), "the second command starts").await;
+    let (_, stopped) = ask(&mut client, "/stop").await;
+    assert!(
+        stopped.starts_with("Stopped. The 1 tool call it had finished is kept"),
+        "{stopped}"
+    );
+    until(|| !sleeping("986"), "the second command is killed").await;
+
+    // The model is told what was done, and not the step that was stopped.
+    assert_eq!(ask(&mut client, "what happened?").await.1, "echo: what happened?");
+    let last = llm.requests().last().unwrap().clone();
+    let tools = texts_of(&last, "tool");
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    assert!(tools[0].contains("first step done"), "{tools:?}");
+    let said = texts_of(&last, "assistant").join("\n");
+    assert!(said.contains("Stopped here by the person"), "{said}");
+    assert!(
+        !last.to_string().contains("sleep 986"),
+        "the stopped call is not in the context"
+    );
+    daemon.stop().await;
+}

@@ -3,7 +3,7 @@
 mod support;
 
 use support::chat::Chat;
-use support::fake_llm::{FakeLlm, Script};
+use support::fake_llm::{FakeLlm, Script, Streamed};
 use support::process::{Running, run_cli, socket_path, write_config};
 
 fn stdout(output: &std::process::Output) -> String {
@@ -176,6 +176,31 @@ async fn send_prints_the_reply_and_status_reports_the_daemon() {
     let exit = daemon.terminate().await;
     assert!(exit.success(), "SIGTERM exits 0: {exit:?}");
     assert!(!socket_path(dir.path()).exists(), "socket removed");
+}
+
+#[tokio::test]
+async fn send_stream_prints_the_reply_as_it_is_written_and_once() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|_| {
+        Script::Stream(
+            Streamed::text(&["It ", "is ", "**four** ", "o'clock."]).spaced(std::time::Duration::from_millis(20)),
+        )
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let daemon = Running::start(&config).await;
+
+    let output = run_cli(&config, &["send", "--stream", "what time is it?"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        stdout(&output),
+        "It is **four** o'clock.\n",
+        "as written, and not again"
+    );
+    // Without it, the finished reply, rendered.
+    let output = run_cli(&config, &["send", "and now?"]).await;
+    assert_eq!(stdout(&output), "It is four o'clock.\n");
+    daemon.terminate().await;
 }
 
 #[tokio::test]

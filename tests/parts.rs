@@ -334,6 +334,7 @@ async fn telegram_refuses_at_delivery_a_file_grown_too_large_or_gone() {
         .set_len(MAX_UPLOAD_BYTES + 1)
         .unwrap();
     let file = |path: &Path| Outbound {
+        drafts: Vec::new(),
         id: "1-0".into(),
         conversation: ConversationKey::new(
             GatewayId::new("telegram").unwrap(),

@@ -3,15 +3,17 @@
 //! never answers the call the kill interrupts, so the moment is exact: a
 //! reply's second part (its first part recorded before it was tried), or a
 //! file's upload. After the restart each part, and the file, reaches the
-//! person once. And `passepartout send`, the real command, shows a file it
-//! gets.
+//! person once. A reply killed while it was shown as a draft is delivered
+//! once after the restart, in the draft's own message. And `passepartout
+//! send`, the real command, shows a file it gets.
 
 mod support;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::fake_llm::{FakeLlm, Script, last_message, last_user_text};
+use support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
 use support::fake_telegram::{FakeFailure, FakeTelegram, Sent};
 use support::harness::WAIT;
 use support::process::{Running, run_cli, write_config};
@@ -112,6 +114,54 @@ async fn a_kill_between_two_parts_resumes_at_the_second() {
     assert_ne!(texts[0], texts[1]);
     assert_eq!(squeezed(&texts[..2].concat()), squeezed(&long_reply()));
     assert_eq!(texts[2], "echo: ping");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_killed_mid_stream_is_delivered_once_in_its_draft() {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let llm = FakeLlm::start().await;
+    // Ten seconds of writing: the kill comes in the middle.
+    let words: Vec<String> = (0..500).map(|n| format!("slow{n}")).collect();
+    let slow = words.join(" ");
+    llm.set_responder(move |_| Script::Stream(Streamed::words(&slow).spaced(Duration::from_millis(20))));
+    let dir = tempfile::tempdir().unwrap();
+    let config = telegram_config(dir.path(), &llm, &telegram);
+    let daemon = start(&config).await;
+    telegram.push_update(telegram.text_message(OWNER, OWNER, "tell me slowly"));
+    let draft = telegram
+        .sent_matching(WAIT, |sent| sent.text.starts_with("slow0"))
+        .await
+        .expect("a draft");
+    // Edited once: where it is shown was recorded before.
+    telegram.wait_for_calls("editMessageText", 1, WAIT).await;
+    daemon.kill().await;
+
+    llm.set_responder(|request| match last_user_text(request).as_str() {
+        "ping" => Script::Echo,
+        _ => Script::Reply("The answer, after all.".into()),
+    });
+    let _daemon = start(&config).await;
+    let sent = settled(&telegram).await;
+    let texts: Vec<&str> = sent.iter().map(|s| s.text.as_str()).collect();
+    assert_eq!(
+        texts.len(),
+        2,
+        "the draft and the echo, nothing sent again: {:?}",
+        starts(&texts)
+    );
+    assert!(texts[0].starts_with("slow0"));
+    let messages = telegram.bot_messages(OWNER);
+    let shown: Vec<(i64, &str)> = messages.iter().map(|(id, text, _)| (*id, text.as_str())).collect();
+    assert_eq!(
+        shown[0],
+        (draft.message_id, "The answer, after all."),
+        "the draft became the reply"
+    );
+    assert_eq!(
+        shown.len(),
+        2,
+        "the reply once, nothing half-written beside it, then the echo: {shown:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -54,6 +54,7 @@ where
     let sending = Instant::now();
     for n in 0..replies {
         let outbound = Outbound {
+            drafts: Vec::new(),
             id: format!("r-{n}"),
             conversation: conversation.clone(),
             in_reply_to: None,

@@ -11,6 +11,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use crate::config::Config;
 use crate::daemon::Daemon;
 
+use super::streamed::Streamed;
 use super::terminal;
 
 pub async fn run(config: Config, chat: Option<String>) -> ExitCode {
@@ -85,6 +86,8 @@ async fn converse(client: &mut Client) -> ExitCode {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     // The newest approval prompt: a one-word answer typed next replies to it.
     let mut prompt: Option<String> = None;
+    let mut streamed = Streamed::default();
+    let mut out = std::io::stdout();
     loop {
         tokio::select! {
             line = lines.next_line() => match line {
@@ -103,19 +106,25 @@ async fn converse(client: &mut Client) -> ExitCode {
                 }
             },
             frame = client.next_event() => match frame {
-                Ok(ServerFrame::Reply { text, kind, .. }) => {
+                Ok(ServerFrame::Draft { text, restart, .. }) => streamed.draft(&mut out, &text, restart),
+                Ok(ServerFrame::Reply { text, kind, drafted, .. }) => {
                     // Anything said after a prompt makes a bare "no" mean something else.
                     prompt = None;
+                    if !streamed.finish(&mut out, Some((&text, drafted))) {
+                        continue;
+                    }
                     match kind {
                         ReplyKind::Failure => println!("! {text}"),
-                        _ => println!("{}", terminal::show(&text, kind, std::io::stdout().is_terminal())),
+                        _ => println!("{}", terminal::show(&text, kind, out.is_terminal())),
                     }
                 }
                 Ok(ServerFrame::Approval { id, text, .. }) => {
+                    streamed.finish(&mut out, None);
                     println!("? {text}");
                     prompt = Some(id);
                 }
                 Ok(ServerFrame::File { path, caption, .. }) => {
+                    streamed.finish(&mut out, None);
                     println!("{}", super::client::file_line(&path, caption.as_deref()));
                 }
                 Ok(_) => {}

@@ -12,6 +12,7 @@ use passepartout_socket::{Client, ClientError, SendOutcome, ServerFrame};
 use crate::config::Config;
 use crate::doctor::{self, Level};
 
+use super::streamed::Streamed;
 use super::terminal;
 
 /// Exit code when the daemon cannot be reached.
@@ -34,11 +35,12 @@ pub(super) async fn connect(config: &Config, chat: Option<ChatId>) -> Result<Cli
     })
 }
 
-/// `passepartout send`: sends `text`, prints the reply (and, on stderr, any
-/// approval prompt it waits for meanwhile). Exit 0 on an answer,
+/// `passepartout send`: sends `text`, prints the reply (as it is written,
+/// with `stream`; and, on stderr, any approval prompt it waits for
+/// meanwhile). Exit 0 on an answer,
 /// 1 when the turn failed (e.g. no model answered), 2 when the message is
 /// empty, 3 when the daemon is unreachable.
-pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: String) -> ExitCode {
+pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream: bool, text: String) -> ExitCode {
     // An empty message gets no reply: refuse it rather than wait for one.
     if text.trim().is_empty() {
         eprintln!("passepartout: nothing to send: the message is empty");
@@ -54,6 +56,8 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
     };
     let mut waited_s = timeout_s;
     let mut deadline = Instant::now() + Duration::from_secs(timeout_s);
+    let mut streamed = Streamed::default();
+    let mut out = std::io::stdout();
     let wait = async {
         let (id, outcome) = client.send(None, &text, None).await?;
         if outcome == SendOutcome::Duplicate {
@@ -64,12 +68,22 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
                 return Ok(None);
             };
             match event? {
+                ServerFrame::Draft {
+                    in_reply_to: Some(answered),
+                    text,
+                    restart,
+                    ..
+                } if stream && answered == id => streamed.draft(&mut out, &text, restart),
                 ServerFrame::Reply {
                     in_reply_to: Some(answered),
                     text,
                     kind,
+                    drafted,
                     ..
-                } if answered == id => return Ok(Some(Some((kind, text)))),
+                } if answered == id => {
+                    let shown = !streamed.finish(&mut out, Some((&text, drafted)));
+                    return Ok(Some(Some((kind, text, shown))));
+                }
                 // A file the answer sends comes before the answer's text.
                 ServerFrame::File {
                     in_reply_to: Some(answered),
@@ -106,11 +120,13 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, text: S
     };
     let outcome = wait.await;
     match outcome {
-        Ok(Some(Some((ReplyKind::Failure, text)))) => {
+        Ok(Some(Some((ReplyKind::Failure, text, _)))) => {
             eprintln!("{text}");
             ExitCode::FAILURE
         }
-        Ok(Some(Some((kind, text)))) => {
+        // Printed as it was written.
+        Ok(Some(Some((_, _, true)))) => ExitCode::SUCCESS,
+        Ok(Some(Some((kind, text, false)))) => {
             println!("{}", terminal::show(&text, kind, std::io::stdout().is_terminal()));
             ExitCode::SUCCESS
         }

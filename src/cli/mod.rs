@@ -8,6 +8,7 @@ mod chat;
 mod client;
 mod loops;
 mod restore;
+mod streamed;
 mod terminal;
 
 use std::path::{Path, PathBuf};
@@ -49,6 +50,9 @@ pub enum Command {
         /// Give up waiting for the reply after this many seconds.
         #[arg(long, default_value_t = 330)]
         timeout_s: u64,
+        /// Print the reply as it is written.
+        #[arg(long)]
+        stream: bool,
         /// The message.
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
@@ -160,7 +164,12 @@ pub async fn execute(cli: Cli) -> ExitCode {
             };
             match command {
                 Command::Chat { chat } => chat::run(config, chat).await,
-                Command::Send { chat, timeout_s, text } => client::send(&config, chat, timeout_s, text.join(" ")).await,
+                Command::Send {
+                    chat,
+                    timeout_s,
+                    stream,
+                    text,
+                } => client::send(&config, chat, timeout_s, stream, text.join(" ")).await,
                 Command::Status { json } => client::status(&config, json).await,
                 Command::Approvals { all, json, decide } => match decide {
                     None => approvals::list(&config, all, json).await,

@@ -36,6 +36,10 @@ pub struct PipelineConfig {
     pub shutdown_grace_s: u64,
     /// The system prompt that opens every request to the model.
     pub system_prompt: String,
+    /// Show a reply while the model writes it, where the gateway can (a
+    /// Telegram message edited as it grows, the socket's text as it comes);
+    /// each gateway's own `stream` setting overrides it.
+    pub stream: bool,
 }
 
 impl Default for PipelineConfig {
@@ -49,6 +53,7 @@ impl Default for PipelineConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             shutdown_grace_s: DEFAULT_SHUTDOWN_GRACE_S,
             system_prompt: DEFAULT_SYSTEM_PROMPT.to_owned(),
+            stream: true,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
-use passepartout_gateway::{ConversationKey, Deliver, GatewayId, UserId};
+use passepartout_gateway::{ConversationKey, Deliver, Draft, GatewayId, UserId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -60,6 +60,8 @@ pub struct Conversations {
     pub approvals: Arc<Approvals>,
     /// How to reach each running gateway's chats.
     pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
+    /// The gateways that show a reply as a draft while it is written.
+    pub drafts: HashMap<GatewayId, Arc<dyn Draft>>,
     pub settings: PipelineConfig,
     /// Dates what the turns remember.
     pub clock: Clock,
@@ -85,6 +87,7 @@ impl Conversations {
         pipeline: Pipeline,
         approvals: Arc<Approvals>,
         deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
+        drafts: HashMap<GatewayId, Arc<dyn Draft>>,
         settings: PipelineConfig,
         clock: Clock,
     ) -> Arc<Self> {
@@ -94,6 +97,7 @@ impl Conversations {
             pipeline,
             approvals,
             deliver,
+            drafts,
             settings,
             clock,
             stats: Stats::default(),

@@ -11,6 +11,7 @@ pub mod chat_control;
 mod context;
 mod delivery;
 mod delivery_lock;
+mod drafting;
 mod errand;
 mod history;
 mod progress;
@@ -189,7 +190,15 @@ pub(crate) mod testing {
             approvals.clone(),
             clock,
         );
-        Conversations::new(store, pipeline, approvals, HashMap::new(), settings, clock)
+        Conversations::new(
+            store,
+            pipeline,
+            approvals,
+            HashMap::new(),
+            HashMap::new(),
+            settings,
+            clock,
+        )
     }
 }
 

@@ -184,7 +184,15 @@ fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Arc<
         clock,
     );
     let deliver = HashMap::from([(chat().gateway, door as Arc<dyn Deliver>)]);
-    let conversations = Conversations::new(store, pipeline, approvals, deliver, config.pipeline.clone(), clock);
+    let conversations = Conversations::new(
+        store,
+        pipeline,
+        approvals,
+        deliver,
+        HashMap::new(),
+        config.pipeline.clone(),
+        clock,
+    );
     let context = Arc::new(IntakeContext {
         conversations: conversations.clone(),
         access: Access::from_rosters([(chat().gateway, Roster::Everyone)]),

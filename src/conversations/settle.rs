@@ -74,6 +74,7 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
 fn told_failure(approval: &Approval, text: String) -> TurnCommit {
     TurnCommit {
         replies: vec![PendingOutbound {
+            drafts: Vec::new(),
             in_reply_to: Some(approval.message_id.clone()),
             body: OutboundBody::Text {
                 text,

@@ -6,11 +6,12 @@
 //! it when a `/stop` for the conversation is journaled. A stopped turn is
 //! dropped like one that timed out — its model call is abandoned and a
 //! shell command's process group killed (the shell tool kills it on drop) —
-//! and commits nothing but the end of its message, so the store stays as
-//! if it had not run. The `/stop` message itself, answered next in the
-//! conversation's order, says whether a turn was stopped.
+//! and commits only the rounds of tool calls it had finished (each call
+//! with its result, so the model later knows what was done) and the end of
+//! its message. The `/stop` message itself, answered next in the
+//! conversation's order, says whether a turn was stopped and what was kept.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -24,7 +25,8 @@ pub struct RunningTurns {
     /// Each running turn's number and token.
     tokens: Mutex<HashMap<ConversationKey, (u64, CancellationToken)>>,
     numbers: AtomicU64,
-    stopped: Mutex<HashSet<ConversationKey>>,
+    /// Stopped turns not yet told, with the tool calls each kept.
+    stopped: Mutex<HashMap<ConversationKey, usize>>,
 }
 
 /// A running turn's registration; dropping it unregisters the turn.
@@ -60,8 +62,16 @@ impl RunningTurns {
         }
     }
 
-    /// Whether a turn of `key` was stopped since the last call.
-    pub fn take_stopped(&self, key: &ConversationKey) -> bool {
+    /// Notes that `key`'s stopped turn kept `calls` finished tool calls.
+    pub fn kept(&self, key: &ConversationKey, calls: usize) {
+        if let Some(kept) = lock(&self.stopped).get_mut(key) {
+            *kept = calls;
+        }
+    }
+
+    /// Whether a turn of `key` was stopped since the last call, with the
+    /// tool calls it kept.
+    pub fn take_stopped(&self, key: &ConversationKey) -> Option<usize> {
         lock(&self.stopped).remove(key)
     }
 }
@@ -72,7 +82,7 @@ impl Running {
         tokio::select! {
             output = turn => Some(output),
             _ = self.token.cancelled() => {
-                lock(&self.turns.stopped).insert(self.key.clone());
+                lock(&self.turns.stopped).insert(self.key.clone(), 0);
                 None
             }
         }
@@ -104,8 +114,9 @@ mod tests {
         let running = turns.start(&key());
         turns.stop(&key());
         assert_eq!(running.run(std::future::pending::<()>()).await, None);
-        assert!(turns.take_stopped(&key()));
-        assert!(!turns.take_stopped(&key()), "told once");
+        turns.kept(&key(), 2);
+        assert_eq!(turns.take_stopped(&key()), Some(2));
+        assert_eq!(turns.take_stopped(&key()), None, "told once");
         drop(running);
         turns.stop(&key());
         let next = turns.start(&key());
@@ -114,6 +125,7 @@ mod tests {
             Some(7),
             "a stop with nothing running stops nothing later"
         );
-        assert!(!turns.take_stopped(&key()));
+        turns.kept(&key(), 1);
+        assert_eq!(turns.take_stopped(&key()), None, "a turn not stopped is not told");
     }
 }

@@ -15,12 +15,15 @@ use futures::FutureExt;
 use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind};
 use tokio::sync::mpsc;
 
+use super::drafting::{self, Drafter};
 use super::history::RecentHistory;
 use super::{Conversations, Stats};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
+use crate::llm::ChatMessage;
+use crate::llm::TextSink;
 use crate::pipeline::commands::{ChatChange, View};
-use crate::pipeline::{TurnOutput, TurnRecord};
+use crate::pipeline::{Finished, FinishedRounds, TurnOutput, TurnRecord, TurnWatch};
 use crate::store::{ApprovalWrite, ByProvider, JournalEntry, PendingOutbound, TurnCommit};
 
 /// How long a turn runs before the conversation shows "typing".
@@ -114,17 +117,31 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         Default::default()
     });
     let pinned = pinned.pinned_model.as_deref();
+    let (drafter, sink) = drafter_for(cx, &entry);
+    let drafted = drafter.is_some();
+    let finished = Arc::new(FinishedRounds::default());
+    let watch = TurnWatch {
+        sink,
+        finished: Some(finished.clone()),
+    };
     let running = cx.running.start(key);
     let outcome = match recent.load(&cx.store, key) {
         Ok(history) => match running
-            .run(with_typing(cx, key, run_pipeline(cx, &entry, history, pinned)))
+            .run(with_typing(
+                cx,
+                key,
+                Drafter::alongside(drafter, run_pipeline(cx, &entry, history, pinned, watch)),
+            ))
             .await
         {
             Some(outcome) => outcome,
             None => {
-                // Stopped: nothing of it is kept; the `/stop` says so.
-                tracing::info!(conversation = %key, seq, "turn stopped");
-                Ok(TurnOutput::default())
+                // Stopped: its finished rounds are kept; the `/stop` says so.
+                let kept = finished.take();
+                let calls = kept.as_ref().map_or(0, |kept| kept.calls);
+                tracing::info!(conversation = %key, seq, kept_calls = calls, "turn stopped");
+                cx.running.kept(key, calls);
+                Ok(stopped_output(kept))
             }
         },
         Err(error) => {
@@ -134,7 +151,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         }
     };
     let mut fresh_start = false;
-    let (commit, remembered, followups) = match outcome {
+    let (mut commit, remembered, followups) = match outcome {
         Ok(mut output) => {
             if let Some(change) = output.chat.take() {
                 fresh_start = change == ChatChange::FreshStart;
@@ -153,6 +170,10 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             (apology(&entry, &failure), None, Followups::default())
         }
     };
+    // Read back rather than taken from the drafter: a stopped turn's
+    // drafter never finished, but what it showed is recorded.
+    let drafts = if drafted { drafts_of(cx, key, seq) } else { Vec::new() };
+    drafting::hand_over(&mut commit.replies, drafts.clone());
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = cx.store.commit_turn_durably(key, commit).await;
     followups.run(cx, key, committed.is_ok());
@@ -170,21 +191,76 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         }
         let id = error_id();
         tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
-        let fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
+        let mut fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
+        drafting::hand_over(&mut fallback.replies, drafts);
         if let Err(error) = cx.store.commit_turn_durably(key, fallback).await {
             tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
+            return;
         }
+    }
+    if drafted && let Err(error) = cx.store.forget_draft(seq) {
+        // Swept at the next start.
+        tracing::debug!(conversation = %key, seq, %error, "cannot forget a handed-over draft");
     }
 }
 
-/// The answer to `/stop`, by whether it stopped a turn.
-fn stopped_text(stopped: bool) -> String {
-    if stopped {
-        "Stopped. Nothing of that turn was kept: its model call was abandoned and any command it ran was killed; \
-         ask again when you want it."
-            .to_owned()
-    } else {
-        "Nothing was running here to stop.".to_owned()
+/// A drafter for `entry`'s turn and the sink its pipeline writes to, when
+/// its gateway shows drafts.
+fn drafter_for(cx: &Arc<Conversations>, entry: &JournalEntry) -> (Option<Drafter>, Option<Arc<dyn TextSink>>) {
+    let inbound = &entry.inbound;
+    let Some(gateway) = cx.drafts.get(&inbound.conversation.gateway) else {
+        return (None, None);
+    };
+    let (drafter, sink) = Drafter::new(
+        gateway.clone(),
+        cx.store.clone(),
+        inbound.conversation.clone(),
+        entry.seq,
+        inbound.message_id.clone(),
+    );
+    (Some(drafter), Some(sink))
+}
+
+/// The messages the draft of journal entry `seq` occupies.
+fn drafts_of(cx: &Arc<Conversations>, key: &ConversationKey, seq: u64) -> Vec<MessageId> {
+    cx.store.draft_messages(seq).unwrap_or_else(|error| {
+        tracing::error!(conversation = %key, seq, %error, "cannot read where a draft is shown");
+        Vec::new()
+    })
+}
+
+/// What a stopped turn commits: the rounds of tool calls it finished, if
+/// any, closed by a line saying it was stopped there.
+fn stopped_output(kept: Option<Finished>) -> TurnOutput {
+    let Some(kept) = kept else {
+        return TurnOutput::default();
+    };
+    let mut messages = kept.messages;
+    messages.push(ChatMessage::assistant(
+        "(Stopped here by the person; the tool calls above ran, nothing after them.)",
+    ));
+    TurnOutput {
+        record: Some(TurnRecord { messages, at_ms: None }),
+        audit: kept.audit,
+        memory: kept.memory,
+        ..TurnOutput::default()
+    }
+}
+
+/// The answer to `/stop`, by whether it stopped a turn and how many of
+/// that turn's tool calls were kept.
+fn stopped_text(stopped: Option<usize>) -> String {
+    match stopped {
+        None => "Nothing was running here to stop.".to_owned(),
+        Some(0) => "Stopped. Nothing of that turn was kept: its model call was abandoned and any command it ran \
+                    was killed; ask again when you want it."
+            .to_owned(),
+        Some(calls) => format!(
+            "Stopped. The {calls} tool call{} it had finished {} kept, so I know what was done; the step under way \
+             was abandoned and any command still running was killed. Ask again to go on.",
+            if calls == 1 { "" } else { "s" },
+            if calls == 1 { "is" } else { "are" },
+        ),
     }
 }
 
@@ -219,6 +295,7 @@ async fn run_pipeline(
     entry: &JournalEntry,
     history: &[TurnRecord],
     pinned: Option<&str>,
+    watch: TurnWatch,
 ) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
     let view = |view: View| match view {
@@ -227,7 +304,12 @@ async fn run_pipeline(
         other => cx.show(other),
     };
     let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id);
-    guarded(cx, key, cx.pipeline.run(&entry.inbound, history, pinned, memory, view)).await
+    guarded(
+        cx,
+        key,
+        cx.pipeline.run(&entry.inbound, history, pinned, memory, view, watch),
+    )
+    .await
 }
 
 /// Runs `turn` under the turn timeout, catching panics. `Err` carries the
@@ -291,6 +373,7 @@ pub(super) fn commit_of(
     };
     let approvals = &cx.approvals;
     let reply = |body| PendingOutbound {
+        drafts: Vec::new(),
         in_reply_to: answering.cloned(),
         body,
     };
@@ -298,6 +381,7 @@ pub(super) fn commit_of(
         .decided
         .into_iter()
         .map(|(token, prompt, text)| PendingOutbound {
+            drafts: Vec::new(),
             in_reply_to: None,
             body: OutboundBody::ApprovalDecided { token, prompt, text },
         })
@@ -377,6 +461,7 @@ fn apology(entry: &JournalEntry, text: &str) -> TurnCommit {
     TurnCommit {
         journal_seq: Some(entry.seq),
         replies: vec![PendingOutbound {
+            drafts: Vec::new(),
             in_reply_to: Some(entry.inbound.message_id.clone()),
             body: OutboundBody::Text {
                 text: text.to_owned(),

@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, Fetch, GatewayId, Listen};
+use passepartout_gateway::{Deliver, Draft, Fetch, GatewayId, Listen};
 use thiserror::Error;
 
 use crate::access::Access;
@@ -83,6 +83,9 @@ pub struct BuildContext {
     /// The local administration path (status, approvals, loops), for a
     /// gateway that serves the machine's owner.
     pub admin: Admin,
+    /// Whether replies are shown while they are written (`pipeline.stream`),
+    /// where the gateway's own setting does not say.
+    pub stream: bool,
 }
 
 /// A started gateway: its two halves, how to fetch the media of its
@@ -95,6 +98,9 @@ pub struct Built {
     pub fetch: Option<Arc<dyn Fetch>>,
     /// The file a client on this machine connects to, for a gateway that has one.
     pub local_path: Option<PathBuf>,
+    /// Shows a reply while it is written; none for a gateway that does not,
+    /// or is set not to.
+    pub draft: Option<Arc<dyn Draft>>,
 }
 
 impl Built {

@@ -141,6 +141,8 @@ impl GatewayComponent for Signal {
         Ok(Built {
             listen: signal.clone(),
             deliver: signal.clone(),
+            // Signal shows typing while a reply is written, not a draft.
+            draft: None,
             fetch: Some(signal),
             local_path: None,
         })
@@ -235,7 +237,11 @@ mod tests {
         config.signal.account = "+15550000001".into();
         let (admin, _requests) = passepartout_admin::Admin::channel(1);
         let built = Signal::new(&config)
-            .build(&BuildContext { store, admin })
+            .build(&BuildContext {
+                store,
+                admin,
+                stream: true,
+            })
             .await
             .unwrap();
         let (gateway, _fetch) = built.fetcher().expect("Signal fetches its messages' attachments");

@@ -5,10 +5,11 @@
 //! and has it probe its model providers again.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use passepartout_gateway::GatewayId;
+use passepartout_gateway::{Draft, GatewayId};
 use passepartout_socket::{Client, ClientError, GATEWAY_ID, SocketConfig, SocketGateway, SocketSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
@@ -66,6 +67,11 @@ impl GatewayComponent for Socket {
         Ok(Built {
             local_path: Some(socket.path().to_path_buf()),
             listen: socket.clone(),
+            draft: self
+                .section
+                .stream
+                .unwrap_or(with.stream)
+                .then(|| socket.clone() as Arc<dyn Draft>),
             deliver: socket,
             // A local client sends text; a file it means is already on this machine.
             fetch: None,

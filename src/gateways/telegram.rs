@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use passepartout_gateway::GatewayId;
+use passepartout_gateway::{Draft, GatewayId};
 use passepartout_telegram::config::DEFAULT_TELEGRAM_TOKEN_ENV;
 use passepartout_telegram::{GATEWAY_ID, OffsetStore, TelegramConfig, TelegramGateway, TelegramSettings};
 
@@ -83,6 +83,11 @@ impl GatewayComponent for Telegram {
         Ok(Built {
             listen: telegram.clone(),
             deliver: telegram.clone(),
+            draft: self
+                .section
+                .stream
+                .unwrap_or(with.stream)
+                .then(|| telegram.clone() as Arc<dyn Draft>),
             fetch: Some(telegram),
             local_path: None,
         })
@@ -199,7 +204,11 @@ mod tests {
         config.telegram.token_file = Some(file);
         let (admin, _requests) = passepartout_admin::Admin::channel(1);
         let built = Telegram::new(&config)
-            .build(&BuildContext { store, admin })
+            .build(&BuildContext {
+                store,
+                admin,
+                stream: true,
+            })
             .await
             .unwrap();
         let (gateway, _fetch) = built.fetcher().expect("Telegram fetches its messages' files");

@@ -53,6 +53,11 @@ impl Default for StreamLimits {
 pub trait TextSink: Send + Sync {
     /// The next piece of the reply's text; never empty.
     fn text(&self, delta: &str);
+
+    /// The text given so far came to nothing: the stream broke off and
+    /// another provider is asked, or the model starts a new round after
+    /// its tool calls. What comes next starts a new text.
+    fn discard(&self) {}
 }
 
 /// Every piece, as its own `String`, to whoever holds the receiver; a

@@ -127,7 +127,15 @@ impl Harness {
             recorder.id(),
             recorder.clone() as Arc<dyn passepartout_gateway::Deliver>,
         )]);
-        let conversations = Conversations::new(store, pipeline, approvals, deliver, config.pipeline.clone(), clock);
+        let conversations = Conversations::new(
+            store,
+            pipeline,
+            approvals,
+            deliver,
+            HashMap::new(),
+            config.pipeline.clone(),
+            clock,
+        );
         let loops = Loops::new(&conversations, clock, &config, schedules.clone());
         loops.start(&config).await.unwrap();
         Harness {

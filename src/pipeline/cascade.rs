@@ -21,7 +21,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
-use crate::llm::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, ToolSpec};
+use crate::llm::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, TextSink, ToolSpec};
 
 /// Longest cooldown a provider's `retry-after` can impose.
 const MAX_COOLDOWN: Duration = Duration::from_secs(3600);
@@ -289,7 +289,7 @@ impl Cascade {
         tools: &Arc<[ToolSpec]>,
         preferred: Option<&str>,
     ) -> Result<ChatResponse, Exhausted> {
-        self.answer(context, tools, preferred)
+        self.answer(context, tools, preferred, None)
             .await
             .map(|answered| answered.response)
     }
@@ -300,12 +300,15 @@ impl Cascade {
     }
 
     /// Like [`Cascade::complete_preferring`], saying which entry answered
-    /// and which did not before it.
+    /// and which did not before it. With a `sink`, each entry streams its
+    /// text there as it writes it; the text of an entry that fails is
+    /// discarded before the next is asked.
     pub async fn answer(
         &self,
         context: &Context,
         tools: &Arc<[ToolSpec]>,
         preferred: Option<&str>,
+        sink: Option<&dyn TextSink>,
     ) -> Result<Answered, Exhausted> {
         let first = preferred.and_then(|name| self.entries.iter().position(|e| e.model.name() == name));
         let order = first
@@ -329,7 +332,7 @@ impl Cascade {
                 failures.push(entry.failure(name, skip));
                 continue;
             }
-            match self.ask(entry, context, tools).await {
+            match self.ask(entry, context, tools, sink).await {
                 Ok(response) => {
                     return Ok(Answered {
                         response,
@@ -351,11 +354,27 @@ impl Cascade {
     }
 
     /// One entry, with at most one trimmed retry.
-    async fn ask(&self, entry: &Entry, context: &Context, tools: &Arc<[ToolSpec]>) -> Result<ChatResponse, LlmError> {
+    async fn ask(
+        &self,
+        entry: &Entry,
+        context: &Context,
+        tools: &Arc<[ToolSpec]>,
+        sink: Option<&dyn TextSink>,
+    ) -> Result<ChatResponse, LlmError> {
         let mut trimmed: Option<Context> = None;
         loop {
             let request = trimmed.as_ref().unwrap_or(context).request(tools);
-            let result = entry.model.complete(&request).await;
+            let result = match sink {
+                Some(sink) => {
+                    let result = entry.model.stream(&request, sink).await;
+                    if result.is_err() {
+                        // What it wrote is no answer; a retry or the next entry starts afresh.
+                        sink.discard();
+                    }
+                    result
+                }
+                None => entry.model.complete(&request).await,
+            };
             entry.track(|t| {
                 t.calls += 1;
                 match &result {

@@ -237,7 +237,7 @@ async fn an_answer_names_its_entry_and_those_passed_over() {
     );
     let cascade = cascade_of(&[&small, &big]);
     let answered = cascade
-        .answer(&context(), &Vec::new().into(), Some("big"))
+        .answer(&context(), &Vec::new().into(), Some("big"), None)
         .await
         .unwrap();
     assert_eq!(answered.provider, "small");
@@ -245,7 +245,7 @@ async fn an_answer_names_its_entry_and_those_passed_over() {
     assert_eq!(answered.passed_over[0].name, "big");
     assert!(matches!(answered.passed_over[0].skip, Skip::Failed(LlmError::Timeout)));
     let answered = cascade
-        .answer(&context(), &Vec::new().into(), Some("big"))
+        .answer(&context(), &Vec::new().into(), Some("big"), None)
         .await
         .unwrap();
     assert_eq!(answered.provider, "big");

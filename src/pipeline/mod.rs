@@ -16,6 +16,7 @@ pub mod perceive;
 pub mod reason;
 mod settle;
 pub mod usage_report;
+mod watch;
 
 use std::sync::Arc;
 
@@ -26,7 +27,7 @@ use crate::approvals::{Approval, Approvals, Handled, Owed, RunState};
 use crate::audit::AuditEvent;
 use crate::clock::Clock;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
-use crate::llm::{ChatMessage, ChatResponse, ToolSpec};
+use crate::llm::{ChatMessage, ChatResponse, Role, ToolSpec};
 use crate::media::Media;
 use crate::memory::{MemoryLimits, MemorySession};
 use crate::signal::{Message, Origin, Signal, SignalBody};
@@ -37,6 +38,7 @@ use cascade::Cascade;
 use commands::ChatChange;
 use model_command::ProviderInfo;
 use perceive::Perception;
+pub use watch::{Finished, FinishedRounds, TurnWatch};
 
 /// One finished turn as kept in the conversation's history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,6 +105,8 @@ struct TurnOptions {
     pinned: Option<String>,
     /// The loop whose iteration this is: offers `set_next_sleep`.
     loop_turn: Option<Arc<dyn InLoop>>,
+    /// Who watches the turn as it runs.
+    watch: TurnWatch,
 }
 
 /// A turn nobody wrote: a background loop's iteration, entering the pipeline
@@ -253,7 +257,8 @@ impl Pipeline {
 
     /// Runs one turn for `inbound`, given the conversation's recent `history`,
     /// the provider it `pinned` and the sender's `memory`; `view` renders a
-    /// report about the daemon for `/status`, `/loops` and `/usage`.
+    /// report about the daemon for `/status`, `/loops` and `/usage`. The
+    /// turn tells `watch` of its text and finished rounds as it goes.
     pub async fn run(
         &self,
         inbound: &Inbound,
@@ -261,6 +266,7 @@ impl Pipeline {
         pinned: Option<&str>,
         memory: MemorySession,
         view: impl FnOnce(commands::View) -> String,
+        watch: TurnWatch,
     ) -> TurnOutput {
         let mut perception = perceive::perceive(inbound);
         if let Perception::Answer(parsed) = perception {
@@ -342,6 +348,7 @@ impl Pipeline {
         };
         let options = TurnOptions {
             pinned: pinned.map(str::to_owned),
+            watch,
             ..TurnOptions::default()
         };
         let mut output = self.converse(signal, first, history, memory, options).await;
@@ -373,6 +380,7 @@ impl Pipeline {
             preferred_model,
             pinned: None,
             loop_turn: Some(in_loop),
+            watch: TurnWatch::default(),
         };
         self.converse(signal, ChatMessage::user(text), history, memory, options)
             .await
@@ -474,9 +482,10 @@ impl Pipeline {
         let mut repairs = 0;
         let mut signal = signal;
         let mut pin_failure_told = false;
+        let sink = options.watch.sink.as_deref();
         loop {
             let preferred = options.preferred_model.as_deref().or(options.pinned.as_deref());
-            let answered = match self.cascade.answer(&context, &specs, preferred).await {
+            let answered = match self.cascade.answer(&context, &specs, preferred, sink).await {
                 Ok(answered) => answered,
                 Err(exhausted) => {
                     output.no_model_answered(exhausted.to_string());
@@ -513,15 +522,26 @@ impl Pipeline {
             let Some(next) = acted.feedback else {
                 break;
             };
+            if let Some(finished) = &options.watch.finished {
+                finished.record(Finished {
+                    messages: context.turn.iter().cloned().map(without_image_bytes).collect(),
+                    audit: output.audit.clone(),
+                    memory: tool_context.memory.writes(),
+                    calls: context.turn.iter().filter(|m| m.role == Role::Tool).count(),
+                });
+            }
             if let Some(notice) = self.limit_reached(&origin, repairs, next.depth) {
                 output.replies.push((ReplyKind::Notice, notice));
                 break;
             }
+            // The next round writes a text of its own; this one's was no reply.
+            if let Some(sink) = sink {
+                sink.discard();
+            }
             signal = next;
         }
         // The history keeps images by reference; their bytes stay in the media store.
-        let mut messages = context.turn;
-        messages.iter_mut().for_each(ChatMessage::drop_image_bytes);
+        let messages = context.turn.into_iter().map(without_image_bytes).collect();
         output.record = Some(TurnRecord { messages, at_ms: None });
         output.memory = tool_context.memory.writes();
         output.files = tool_context.outgoing.take();
@@ -575,6 +595,12 @@ impl Pipeline {
             }
         }
     }
+}
+
+/// `message` as the history keeps it: its images by reference only.
+fn without_image_bytes(mut message: ChatMessage) -> ChatMessage {
+    message.drop_image_bytes();
+    message
 }
 
 /// Tells that the provider `pinned` in this conversation did not give the

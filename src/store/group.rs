@@ -116,6 +116,7 @@ mod tests {
         TurnCommit {
             journal_seq: Some(seq),
             replies: vec![PendingOutbound {
+                drafts: Vec::new(),
                 in_reply_to: None,
                 body: OutboundBody::Text {
                     text: format!("re {seq}"),

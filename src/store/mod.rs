@@ -11,7 +11,8 @@
 //! `loops` (stored loop definitions and next runs, by name), `cursors`
 //! (gateway offsets), `settings` (what a conversation set for itself:
 //! a pinned model, a fresh start), `usage` (tokens per provider per day, per
-//! conversation and in total) and `meta` (schema version).
+//! conversation and in total), `drafts` (where the draft of a running
+//! turn's reply is shown) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval and audit records are in [`records`]), and imports nothing
@@ -29,6 +30,7 @@ mod approvals;
 mod backup;
 mod backup_times;
 mod chat_settings;
+mod drafts;
 mod error;
 mod group;
 mod history;
@@ -96,6 +98,7 @@ struct Inner {
     meta: sled::Tree,
     settings: sled::Tree,
     usage: sled::Tree,
+    drafts: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
     /// Multi-tree writers hold it shared; a backup holds it exclusively, so a
@@ -147,6 +150,7 @@ impl Store {
             meta: tree("meta")?,
             settings: tree("settings")?,
             usage: tree("usage")?,
+            drafts: tree("drafts")?,
             group: GroupCommit::default(),
             commits: group::CommitQueue::default(),
             write_gate: RwLock::new(()),

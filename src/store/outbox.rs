@@ -174,6 +174,7 @@ mod tests {
 
     fn committed(store: &Store) -> OutboxEntry {
         let reply = PendingOutbound {
+            drafts: Vec::new(),
             in_reply_to: None,
             body: OutboundBody::Text {
                 text: "long".into(),

@@ -23,6 +23,8 @@ use super::{Store, keys};
 pub struct PendingOutbound {
     pub in_reply_to: Option<MessageId>,
     pub body: OutboundBody,
+    /// The messages of a draft the reply takes over (see `drafts.rs`).
+    pub drafts: Vec<MessageId>,
 }
 
 /// Everything one turn writes.
@@ -91,6 +93,7 @@ impl Store {
                 conversation: conversation.clone(),
                 in_reply_to: reply.in_reply_to,
                 body: reply.body,
+                drafts: reply.drafts,
             };
             let key = keys::sequenced(conversation, &[base, index as u64]);
             let entry = OutboxEntry::new(key, outbound, turn.journal_seq);
@@ -275,6 +278,7 @@ mod tests {
 
     fn reply(text: &str) -> PendingOutbound {
         PendingOutbound {
+            drafts: Vec::new(),
             in_reply_to: None,
             body: OutboundBody::Text {
                 text: text.into(),

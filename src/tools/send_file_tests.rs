@@ -180,6 +180,7 @@ async fn at_start_only_the_copies_the_outbox_waits_on_are_kept() {
     let (_dir, store) = crate::store::tests_support::open_temp();
     let commit = TurnCommit {
         replies: vec![PendingOutbound {
+            drafts: Vec::new(),
             in_reply_to: None,
             body: OutboundBody::File(waiting.clone()),
         }],

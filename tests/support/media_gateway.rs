@@ -277,6 +277,7 @@ impl GatewayComponent for Component {
             deliver: Arc::new(self.0.clone()),
             fetch: Some(Arc::new(self.0.clone())),
             local_path: None,
+            draft: None,
         })
     }
 

@@ -12,6 +12,7 @@
 //! [`markup`], the model's Markdown rendered for any surface, and [`parts`],
 //! sending a split message part by part exactly once.
 
+mod draft;
 mod error;
 mod gateway;
 mod ids;
@@ -25,6 +26,7 @@ pub mod readable;
 mod refusals;
 pub mod retry;
 
+pub use draft::{Draft, DraftPace, DraftText};
 pub use error::{GatewayError, InvalidId};
 pub use gateway::{Deliver, Fetch, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};

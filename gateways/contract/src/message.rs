@@ -117,6 +117,11 @@ pub struct Outbound {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_reply_to: Option<MessageId>,
     pub body: OutboundBody,
+    /// The platform messages a draft of this reply occupies (see
+    /// [`crate::draft`]): the gateway makes them the reply, or removes them,
+    /// rather than leave a half-written copy beside it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drafts: Vec<MessageId>,
 }
 
 /// What an outbound message carries.
@@ -148,6 +153,9 @@ pub enum OutboundBody {
     /// photo, where the platform shows images inline). The gateway reads it
     /// at delivery, so what waits in the outbox is its path, not its bytes.
     File(OutboundFile),
+    /// Nothing to say: the drafts this message carries (a turn that was
+    /// stopped, or ended with no text to become) are removed.
+    Withdraw,
 }
 
 /// A file to send: where it is, what to call it, and what it is.

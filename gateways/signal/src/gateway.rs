@@ -232,6 +232,8 @@ impl Deliver for SignalGateway {
                 Vec::new()
             }
             OutboundBody::File(file) => self.send_file(&message.conversation, file, reply_to).await?,
+            // Signal shows no drafts, so there is none to withdraw.
+            OutboundBody::Withdraw => Vec::new(),
         };
         tracing::debug!(
             conversation = %message.conversation,

@@ -46,6 +46,9 @@ pub struct SocketSection {
     pub max_line_bytes: usize,
     /// Most clients connected at once.
     pub max_clients: usize,
+    /// Send a reply's text to the client as it is written; when not set,
+    /// `pipeline.stream`.
+    pub stream: Option<bool>,
 }
 
 impl Default for SocketSection {
@@ -55,6 +58,7 @@ impl Default for SocketSection {
             path: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_clients: DEFAULT_MAX_CLIENTS,
+            stream: None,
         }
     }
 }

@@ -4,9 +4,9 @@
 //! A client opens with `hello`, names the chat it speaks in, and then sends
 //! `message`, `status`, `approvals`, `decide`, `loops`, `stop_loop`,
 //! `trigger_loop` and `ping` frames. The daemon answers each message with
-//! `accepted`, `duplicate` or `error`, and sends `reply`, `approval`, `file`
-//! and `typing` frames whenever the core has something for the client's
-//! chat. A client skips a frame whose type it does not know, so a daemon can
+//! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
+//! `approval`, `file` and `typing` frames whenever the core has something
+//! for the client's chat (a `draft` is a reply while it is written). A client skips a frame whose type it does not know, so a daemon can
 //! add one (as `file` was) without breaking clients of the same version. Ids
 //! are the contract's validated newtypes, so a frame that parses carries only
 //! valid ids; one that does not is answered with `bad_frame`.
@@ -99,6 +99,22 @@ pub enum ServerFrame {
         text: String,
         #[serde(default)]
         kind: ReplyKind,
+        /// This reply is what the draft the client was shown became: a
+        /// client that printed the draft's text need not print it again.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        drafted: bool,
+    },
+    /// The assistant's reply as it is being written: `text` continues what
+    /// the draft showed so far or, with `restart`, replaces it (the model
+    /// started over; an empty text withdraws the draft).
+    Draft {
+        chat: ChatId,
+        /// The id of the client's message the reply answers.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_reply_to: Option<String>,
+        text: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        restart: bool,
     },
     /// The assistant asks to approve an action; answer with `token`.
     Approval {
@@ -147,11 +163,12 @@ pub enum ServerFrame {
 
 /// The `"type"` names of [`ServerFrame`]: a frame of another type comes
 /// from a newer daemon, and a client skips it.
-pub const SERVER_FRAME_TYPES: [&str; 13] = [
+pub const SERVER_FRAME_TYPES: [&str; 14] = [
     "welcome",
     "accepted",
     "duplicate",
     "reply",
+    "draft",
     "approval",
     "file",
     "typing",
@@ -425,6 +442,7 @@ mod tests {
             in_reply_to: Some("m1".into()),
             text: "hello".into(),
             kind: ReplyKind::Answer,
+            drafted: false,
         };
         assert_eq!(
             serde_json::to_value(&reply).unwrap(),

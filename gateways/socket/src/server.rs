@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use async_trait::async_trait;
 use passepartout_admin::Admin;
 use passepartout_gateway::{
-    ChatId, ConversationKey, Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen,
-    MessageId, Outbound, OutboundBody, UserId,
+    ChatId, ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, GatewayError, GatewayId, Health,
+    HealthState, Intake, Listen, MessageId, Outbound, OutboundBody, UserId,
 };
 use tokio::net::UnixListener;
 use tokio::task::JoinSet;
@@ -257,6 +257,46 @@ impl Deliver for SocketGateway {
     }
 }
 
+/// A draft is its text sent to the chat's clients as it grows; the clients
+/// print it, so it occupies no message of its own.
+#[async_trait]
+impl Draft for SocketGateway {
+    fn pace(&self) -> DraftPace {
+        DraftPace::AT_ONCE
+    }
+
+    async fn show_draft(
+        &self,
+        conversation: &ConversationKey,
+        _shown: &[MessageId],
+        draft: DraftText<'_>,
+    ) -> Result<Vec<MessageId>, GatewayError> {
+        if self.shared.closed.is_cancelled() {
+            return Err(GatewayError::Closed);
+        }
+        let (text, restart) = draft.news();
+        let frame = ServerFrame::Draft {
+            chat: conversation.chat.clone(),
+            in_reply_to: draft.in_reply_to.map(|id| id.as_str().to_owned()),
+            text: text.to_owned(),
+            restart,
+        };
+        let outboxes = self.shared.registry.outboxes_for(&conversation.chat);
+        if outboxes.is_empty() {
+            return Err(GatewayError::NotConnected);
+        }
+        for outbox in outboxes {
+            // In order and whole, or the client's text would not add up;
+            // a connection whose writer is gone just misses it.
+            let _ = outbox.send(Outgoing::frame(frame.clone())).await;
+        }
+        Ok(vec![MessageId::new(DRAFT_ID).expect("a valid message id")])
+    }
+}
+
+/// What a draft over the socket is called: it is the chat's one draft.
+const DRAFT_ID: &str = "draft";
+
 /// The frame that carries `message` to a client, if it has one.
 fn outbound_frame(message: &Outbound) -> Option<ServerFrame> {
     let id = message.id.clone();
@@ -269,6 +309,13 @@ fn outbound_frame(message: &Outbound) -> Option<ServerFrame> {
             in_reply_to,
             text: text.clone(),
             kind: *kind,
+            drafted: !message.drafts.is_empty(),
+        },
+        OutboundBody::Withdraw => ServerFrame::Draft {
+            chat,
+            in_reply_to,
+            text: String::new(),
+            restart: true,
         },
         OutboundBody::ApprovalPrompt { token, action, text } => ServerFrame::Approval {
             id,

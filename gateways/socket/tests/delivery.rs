@@ -27,6 +27,7 @@ async fn a_reply_reaches_the_chats_client_with_its_id() {
         in_reply_to: Some("m1".into()),
         text: "the answer".into(),
         kind: ReplyKind::Answer,
+        drafted: false,
     };
     assert_eq!(within(client.next_event()).await.unwrap(), expected);
 }
@@ -58,6 +59,7 @@ async fn an_approval_prompt_becomes_an_approval_frame() {
     let mut client = within(Client::connect(&daemon.path, Some(chat("work")))).await.unwrap();
     let token = ApprovalToken::new("K7PX2Q").unwrap();
     let prompt = Outbound {
+        drafts: Vec::new(),
         id: "out-2".into(),
         conversation: socket_conversation("work"),
         in_reply_to: None,

@@ -36,6 +36,9 @@ pub struct TelegramConfig {
     pub group_mode: GroupMode,
     /// Seconds a long poll waits for updates.
     pub poll_timeout_s: u32,
+    /// Show a reply while it is written, as a message edited about once a
+    /// second; when not set, `pipeline.stream`.
+    pub stream: Option<bool>,
 }
 
 impl Default for TelegramConfig {
@@ -50,6 +53,7 @@ impl Default for TelegramConfig {
             approvers: None,
             group_mode: GroupMode::MentionOrReply,
             poll_timeout_s: DEFAULT_POLL_TIMEOUT_S,
+            stream: None,
         }
     }
 }

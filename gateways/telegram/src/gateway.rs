@@ -127,65 +127,92 @@ impl TelegramGateway {
     /// Sends the `parts` of a reply to `chat`, in order, each as plain text
     /// with its entities; the first part quotes `reply_to` if given (and is
     /// sent anyway if that message is gone). `keyboard` goes on the last
-    /// part. Parts before `resume.first_part` went out before and are skipped.
+    /// part. Parts before `resume.first_part` went out before and are
+    /// skipped. The first of them take over the messages of the reply's
+    /// `drafts`, which are edited to be those parts; drafts left over are
+    /// removed.
     pub(crate) async fn send_text(
         &self,
         chat: tg::ChatId,
         parts: Vec<Part>,
         reply_to: Option<tg::MessageId>,
         keyboard: Option<InlineKeyboardMarkup>,
+        drafts: &[MessageId],
         resume: Resume<'_>,
     ) -> Result<Vec<MessageId>, GatewayError> {
-        let bot = self.bot()?;
         if parts.is_empty() {
             return Err(GatewayError::Rejected {
                 reason: "the message is empty".to_owned(),
             });
         }
         let last = parts.len() - 1;
-        send_parts(parts, resume, |index, part| {
-            let request = |text: String, entities: Vec<tg::MessageEntity>| {
-                let mut request = bot.send_message(chat, text);
-                if !entities.is_empty() {
-                    request = request.entities(entities);
-                }
-                if let (0, Some(reply_to)) = (index, reply_to) {
-                    request = request.reply_parameters(ReplyParameters::new(reply_to).allow_sending_without_reply());
-                }
-                if let (true, Some(keyboard)) = (index == last, &keyboard) {
-                    request = request.reply_markup(keyboard.clone());
-                }
-                request
-            };
-            // Kept for the one retry below, when there is formatting to drop.
-            let plain = (!part.entities.is_empty()).then(|| request(part.text.clone(), Vec::new()));
-            let styled = request(part.text, part.entities);
+        let sent = send_parts(parts, resume, |index, part| {
+            let keyboard = keyboard.as_ref().filter(|_| index == last);
+            let draft = drafts.get(index);
             async move {
-                self.pacing.wait_turn(chat.0).await;
-                let failure = match styled.await {
-                    Ok(sent) => return Ok(Some(sent_id(&sent))),
-                    Err(error) => self.classify(&error),
-                };
-                tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed");
-                // Telegram checks some formatting more strictly than it
-                // documents (a link's host, how much entity data): a part
-                // it refuses for that goes again as plain text, never lost.
-                let (Some(plain), Failure::Rejected { reason }) = (plain, &failure) else {
-                    return Err(failure.into_gateway_error());
-                };
-                if !refuses_formatting(reason) {
-                    return Err(failure.into_gateway_error());
+                if let Some(draft) = draft
+                    && self.edit_part(chat, draft, &part, keyboard).await?
+                {
+                    return Ok(Some(draft.clone()));
                 }
-                self.pacing.wait_turn(chat.0).await;
-                let sent = plain.await.map_err(|error| {
-                    let failure = self.classify(&error);
-                    tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed as plain text too");
-                    failure.into_gateway_error()
-                })?;
-                Ok(Some(sent_id(&sent)))
+                self.send_part(chat, index, part, reply_to, keyboard).await
             }
         })
-        .await
+        .await?;
+        self.delete_drafts(chat, drafts.get(last + 1..).unwrap_or_default())
+            .await;
+        Ok(sent)
+    }
+
+    /// Sends part `index` of a reply: quoting `reply_to` when it is the
+    /// first, with `keyboard` under it when given.
+    pub(crate) async fn send_part(
+        &self,
+        chat: tg::ChatId,
+        index: usize,
+        part: Part,
+        reply_to: Option<tg::MessageId>,
+        keyboard: Option<&InlineKeyboardMarkup>,
+    ) -> Result<Option<MessageId>, GatewayError> {
+        let bot = self.bot()?;
+        let request = |text: String, entities: Vec<tg::MessageEntity>| {
+            let mut request = bot.send_message(chat, text);
+            if !entities.is_empty() {
+                request = request.entities(entities);
+            }
+            if let (0, Some(reply_to)) = (index, reply_to) {
+                request = request.reply_parameters(ReplyParameters::new(reply_to).allow_sending_without_reply());
+            }
+            if let Some(keyboard) = keyboard {
+                request = request.reply_markup(keyboard.clone());
+            }
+            request
+        };
+        // Kept for the one retry below, when there is formatting to drop.
+        let plain = (!part.entities.is_empty()).then(|| request(part.text.clone(), Vec::new()));
+        let styled = request(part.text, part.entities);
+        self.pacing.wait_turn(chat.0).await;
+        let failure = match styled.await {
+            Ok(sent) => return Ok(Some(sent_id(&sent))),
+            Err(error) => self.classify(&error),
+        };
+        tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed");
+        // Telegram checks some formatting more strictly than it
+        // documents (a link's host, how much entity data): a part
+        // it refuses for that goes again as plain text, never lost.
+        let (Some(plain), Failure::Rejected { reason }) = (plain, &failure) else {
+            return Err(failure.into_gateway_error());
+        };
+        if !refuses_formatting(reason) {
+            return Err(failure.into_gateway_error());
+        }
+        self.pacing.wait_turn(chat.0).await;
+        let sent = plain.await.map_err(|error| {
+            let failure = self.classify(&error);
+            tracing::warn!(chat = chat.0, part = index, error = ?failure, "sendMessage failed as plain text too");
+            failure.into_gateway_error()
+        })?;
+        Ok(Some(sent_id(&sent)))
     }
 
     /// Edits a decided approval's prompt to `text`, which removes its
@@ -209,7 +236,7 @@ impl TelegramGateway {
     }
 
     /// The Telegram chat of `conversation`.
-    fn chat_of(&self, conversation: &ConversationKey) -> Result<tg::ChatId, GatewayError> {
+    pub(crate) fn chat_of(&self, conversation: &ConversationKey) -> Result<tg::ChatId, GatewayError> {
         if conversation.gateway != self.id {
             return Err(GatewayError::Rejected {
                 reason: format!("{conversation} is not a Telegram conversation"),
@@ -229,7 +256,7 @@ impl TelegramGateway {
 /// The contract's id of a message the bot sent.
 /// Whether Telegram refused a message for its formatting: its entities, or
 /// a link's URL in one.
-fn refuses_formatting(reason: &str) -> bool {
+pub(crate) fn refuses_formatting(reason: &str) -> bool {
     let reason = reason.to_ascii_lowercase();
     ["entit", "url"].iter().any(|word| reason.contains(word))
 }
@@ -300,23 +327,28 @@ impl Deliver for TelegramGateway {
         let reply_to = message.in_reply_to.as_ref().and_then(telegram_message_id);
         let message_ids = match &message.body {
             OutboundBody::Text { text, kind } => {
-                self.send_text(chat, parts(text, *kind), reply_to, None, resume).await?
+                let drafts = &message.drafts;
+                self.send_text(chat, parts(text, *kind), reply_to, None, drafts, resume)
+                    .await?
             }
             OutboundBody::ApprovalPrompt { token, text, .. } => {
-                self.send_text(
-                    chat,
-                    plain_parts(text),
-                    reply_to,
-                    Some(approval_keyboard(token)),
-                    resume,
-                )
-                .await?
+                self.delete_drafts(chat, &message.drafts).await;
+                let keyboard = Some(approval_keyboard(token));
+                self.send_text(chat, plain_parts(text), reply_to, keyboard, &[], resume)
+                    .await?
             }
             OutboundBody::ApprovalDecided { prompt, text, .. } => {
                 self.show_decided(chat, prompt, text).await?;
                 Vec::new()
             }
-            OutboundBody::File(file) => vec![self.send_file(chat, file, reply_to).await?],
+            OutboundBody::File(file) => {
+                self.delete_drafts(chat, &message.drafts).await;
+                vec![self.send_file(chat, file, reply_to).await?]
+            }
+            OutboundBody::Withdraw => {
+                self.delete_drafts(chat, &message.drafts).await;
+                Vec::new()
+            }
         };
         tracing::debug!(chat = chat.0, outbound_id = %message.id, parts = message_ids.len(), "delivered to Telegram");
         Ok(Delivered { message_ids })

@@ -24,6 +24,8 @@
 //!   location or contact becomes;
 //! - `fetch`: the contract's [`Fetch`](passepartout_gateway::Fetch), a file's
 //!   bytes by `getFile` and a capped download;
+//! - `draft`: a reply shown while it is written, a message edited as it
+//!   grows, which the finished reply then takes over;
 //! - [`reply`]: a reply's messages, the model's Markdown rendered;
 //!   [`entities`](entities::entities): styled text as message entities;
 //!   [`split`](split::split): long replies into messages Telegram accepts,
@@ -33,6 +35,7 @@
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
 pub mod config;
+mod draft;
 pub mod entities;
 #[cfg(test)]
 mod entities_props;

@@ -30,6 +30,7 @@ pub fn answer(text: &str) -> OutboundBody {
 /// An outbound message `out-1` to `conversation`, quoting `in_reply_to`.
 pub fn outbound(conversation: ConversationKey, in_reply_to: Option<&str>, body: OutboundBody) -> Outbound {
     Outbound {
+        drafts: Vec::new(),
         id: "out-1".to_owned(),
         conversation,
         in_reply_to: in_reply_to.map(message_id),

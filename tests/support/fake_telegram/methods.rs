@@ -48,6 +48,7 @@ pub(super) async fn handle(
     let (failure, delay, generation) = {
         let mut state = shared.lock();
         state.calls.push((method.clone(), params.clone()));
+        state.called_at.push(std::time::Instant::now());
         let failure = state
             .failures
             .get_mut(&method)
@@ -217,7 +218,18 @@ pub(super) fn answer(state: &mut Recorded, method: &str, params: &Value) -> Resu
         "editmessagetext" => {
             let text = params["text"].as_str().unwrap_or_default();
             check_text(text)?;
+            check_entities(text, &params["entities"])?;
             edit(state, params, Some(text))
+        }
+        "deletemessage" => {
+            let chat_id = chat_id(params)?;
+            let message_id = int(params, "message_id")
+                .ok_or_else(|| ApiError::bad_request("message identifier is not specified"))?;
+            state
+                .messages
+                .remove(&(chat_id, message_id))
+                .ok_or_else(|| ApiError::bad_request("message to delete not found"))?;
+            Ok(json!(true))
         }
         "editmessagereplymarkup" => edit(state, params, None),
         "getfile" => {
@@ -274,6 +286,9 @@ pub(super) fn send_message(state: &mut Recorded, params: &Value) -> Result<Value
             None => return Err(ApiError::bad_request("message to be replied not found")),
         }
     }
+    if let Some(entities) = params.get("entities").filter(|entities| !entities.is_null()) {
+        message["entities"] = entities.clone();
+    }
     // Telegram echoes only inline keyboards back.
     if let Some(markup) = markup.as_ref().filter(|m| m.get("inline_keyboard").is_some()) {
         message["reply_markup"] = markup.clone();
@@ -304,13 +319,18 @@ pub(super) fn edit(state: &mut Recorded, params: &Value, text: Option<&str>) -> 
     if message["from"]["id"] != bot_id {
         return Err(ApiError::bad_request("message can't be edited"));
     }
-    let same_text = text.is_none_or(|text| message["text"] == text);
+    let entities = params.get("entities").filter(|entities| !entities.is_null());
+    let same_text = text.is_none_or(|text| message["text"] == text && message.get("entities") == entities);
     if same_text && message.get("reply_markup") == markup.as_ref() {
         return Err(ApiError::new(400, NOT_MODIFIED));
     }
     let object = message.as_object_mut().expect("messages are objects");
     if let Some(text) = text {
         object.insert("text".into(), json!(text));
+        match params.get("entities").filter(|entities| !entities.is_null()) {
+            Some(entities) => object.insert("entities".into(), entities.clone()),
+            None => object.remove("entities"),
+        };
     }
     match markup {
         Some(markup) => object.insert("reply_markup".into(), markup),

@@ -160,6 +160,8 @@ struct Recorded {
     open_callbacks: HashSet<String>,
     /// (lower-case method, params) of every call with the right token, in order.
     calls: Vec<(String, Value)>,
+    /// When each of `calls` came.
+    called_at: Vec<std::time::Instant>,
     sent: Vec<Sent>,
     failures: HashMap<String, VecDeque<FakeFailure>>,
     /// A failure for a method once it succeeded this many more times.
@@ -251,6 +253,7 @@ impl FakeTelegram {
                 chats: HashMap::new(),
                 open_callbacks: HashSet::new(),
                 calls: Vec::new(),
+                called_at: Vec::new(),
                 sent: Vec::new(),
                 failures: HashMap::new(),
                 failing_after: HashMap::new(),
@@ -493,6 +496,37 @@ impl FakeTelegram {
             .filter(|(m, _)| *m == method)
             .map(|(_, p)| p.clone())
             .collect()
+    }
+
+    /// Like [`FakeTelegram::calls`], with the moment each call came.
+    pub fn timed_calls(&self, method: &str) -> Vec<(std::time::Instant, Value)> {
+        let method = method.to_ascii_lowercase();
+        let state = self.lock();
+        state
+            .calls
+            .iter()
+            .zip(&state.called_at)
+            .filter(|((m, _), _)| *m == method)
+            .map(|((_, p), at)| (*at, p.clone()))
+            .collect()
+    }
+
+    /// The bot's messages in `chat_id` as they stand now — edited, and
+    /// without those deleted — as (message id, text, entities), oldest first.
+    pub fn bot_messages(&self, chat_id: i64) -> Vec<(i64, String, Value)> {
+        let state = self.lock();
+        let bot = &state.bot["id"];
+        let mut messages: Vec<_> = state
+            .messages
+            .iter()
+            .filter(|((chat, _), message)| *chat == chat_id && message["from"]["id"] == *bot)
+            .map(|((_, id), message)| {
+                let text = message["text"].as_str().unwrap_or_default().to_owned();
+                (*id, text, message.get("entities").cloned().unwrap_or(Value::Null))
+            })
+            .collect();
+        messages.sort_by_key(|(id, _, _)| *id);
+        messages
     }
 
     /// The highest `offset` getUpdates has confirmed (0 if none yet).

@@ -1,0 +1,87 @@
+//! A reply printed as it is written: `chat`, and `send --stream`, print each
+//! `draft` frame's text as it comes, and then print the finished reply only
+//! if it is not what the draft already showed (the model started over, or
+//! the reply is a notice rather than the text streamed).
+
+use std::io::Write;
+
+/// What has been printed of the reply being written.
+#[derive(Debug, Default)]
+pub(super) struct Streamed {
+    text: String,
+}
+
+impl Streamed {
+    /// Prints a draft frame's `text`: more of the reply, or, with
+    /// `restart`, a reply begun again (the earlier text stays on screen,
+    /// marked as abandoned; with no text, the draft was withdrawn).
+    pub(super) fn draft(&mut self, out: &mut impl Write, text: &str, restart: bool) {
+        if restart && !self.text.is_empty() {
+            let why = if text.is_empty() { "withdrawn" } else { "started over" };
+            let _ = writeln!(out, " [{why}]");
+            self.text.clear();
+        }
+        let _ = write!(out, "{text}");
+        let _ = out.flush();
+        self.text.push_str(text);
+    }
+
+    /// Ends what was streamed, before the finished reply or any other
+    /// message is printed; `true` when `reply` (if any, `drafted` when it
+    /// is what the draft became) still needs printing.
+    pub(super) fn finish(&mut self, out: &mut impl Write, reply: Option<(&str, bool)>) -> bool {
+        let printed = std::mem::take(&mut self.text);
+        if !printed.is_empty() {
+            let _ = writeln!(out);
+        }
+        match reply {
+            Some((reply, true)) => printed.is_empty() || printed != reply,
+            Some((_, false)) => true,
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn printed(out: &[u8]) -> &str {
+        std::str::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_streamed_reply_is_printed_once() {
+        let mut out = Vec::new();
+        let mut streamed = Streamed::default();
+        streamed.draft(&mut out, "Hello, ", false);
+        streamed.draft(&mut out, "world.", false);
+        assert!(!streamed.finish(&mut out, Some(("Hello, world.", true))));
+        assert_eq!(printed(&out), "Hello, world.\n");
+    }
+
+    #[test]
+    fn a_reply_that_differs_from_its_draft_is_printed_whole() {
+        let mut out = Vec::new();
+        let mut streamed = Streamed::default();
+        streamed.draft(&mut out, "Let me check", false);
+        streamed.draft(&mut out, "It is 4 pm.", true);
+        assert_eq!(printed(&out), "Let me check [started over]\nIt is 4 pm.");
+        assert!(streamed.finish(&mut out, Some(("It is 4 pm, Tuesday.", true))));
+        assert!(!streamed.finish(&mut out, None), "nothing streamed, nothing to end");
+        assert_eq!(printed(&out), "Let me check [started over]\nIt is 4 pm.\n");
+    }
+
+    #[test]
+    fn a_reply_without_a_draft_is_printed() {
+        let mut out = Vec::new();
+        let mut streamed = Streamed::default();
+        assert!(streamed.finish(&mut out, Some(("Stopped.", false))));
+        streamed.draft(&mut out, "half", false);
+        assert!(
+            streamed.finish(&mut out, Some(("half", false))),
+            "a reply that is not the draft's is printed even when it reads the same"
+        );
+        assert_eq!(printed(&out), "half\n");
+    }
+}
