@@ -4,7 +4,9 @@
 //! The settings that name a tool or an argument (`tools.require_approval`,
 //! `[[skills.rules]]`, `[[skills.allowlists]]`) are checked against it, at
 //! `check-config` and at start, so that a typo is an error instead of a gate
-//! that silently never applies.
+//! that silently never applies. The tools of the configured MCP servers are
+//! known only once the servers answer: the catalog knows the servers' names,
+//! and a name `SERVER__TOOL` (or `SERVER__*`) of a configured server passes.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,6 +32,8 @@ pub struct ToolCatalog {
     /// and schema have been checked like these. An unknown name must never
     /// loosen a gate.
     more_at_run_time: bool,
+    /// The configured tool servers, whose tools are named `SERVER__TOOL`.
+    servers: BTreeSet<String>,
 }
 
 impl ToolCatalog {
@@ -45,6 +49,7 @@ impl ToolCatalog {
         Self {
             tools,
             more_at_run_time: false,
+            servers: BTreeSet::new(),
         }
     }
 
@@ -52,7 +57,20 @@ impl ToolCatalog {
     /// `more` — the loops' tools and any extensions, which this layer does
     /// not know.
     pub fn registered(config: &Config, more: impl IntoIterator<Item = ToolSpec>) -> Self {
-        Self::new(builtin_specs(config).into_iter().chain(more))
+        Self {
+            servers: config.mcp.names().map(str::to_owned).collect(),
+            ..Self::new(builtin_specs(config).into_iter().chain(more))
+        }
+    }
+
+    /// The configured tool servers' names, in order.
+    pub fn servers(&self) -> impl Iterator<Item = &str> {
+        self.servers.iter().map(String::as_str)
+    }
+
+    /// Whether a tool server called `name` is configured.
+    pub fn has_server(&self, name: &str) -> bool {
+        self.servers.contains(name)
     }
 
     /// The same catalog, saying that more tools may register at run time
