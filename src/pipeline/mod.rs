@@ -15,6 +15,7 @@ pub mod model_command;
 pub mod perceive;
 pub mod reason;
 mod settle;
+pub mod tool_list;
 pub mod usage_report;
 mod watch;
 
@@ -38,6 +39,7 @@ use cascade::Cascade;
 use commands::ChatChange;
 use model_command::ProviderInfo;
 use perceive::Perception;
+use tool_list::ToolList;
 pub use watch::{Finished, FinishedRounds, TurnWatch};
 
 /// One finished turn as kept in the conversation's history.
@@ -236,6 +238,14 @@ impl Pipeline {
         }
     }
 
+    /// The tools and the gates, for `/tools` and `passepartout tools`.
+    pub fn tool_list(&self) -> ToolList {
+        ToolList {
+            tools: self.tools.clone(),
+            skills: self.skills.clone(),
+        }
+    }
+
     /// The configured providers, with their models and prices.
     pub fn providers(&self) -> &[ProviderInfo] {
         &self.providers
@@ -298,6 +308,14 @@ impl Pipeline {
                         ..TurnOutput::default()
                     },
                 };
+            }
+            Perception::Command(perceive::Command::Tools) => {
+                let origin = Origin {
+                    conversation: inbound.conversation.clone(),
+                    sender: inbound.sender.id.clone(),
+                    message_id: inbound.message_id.clone(),
+                };
+                return TurnOutput::notice(tool_list::render(&self.tool_list().lines(&origin)));
             }
             Perception::Command(perceive::Command::Model(arg)) => {
                 let health = self.cascade.health();

@@ -21,6 +21,8 @@ pub enum Command {
     Model(Option<String>),
     /// Tokens and their estimated cost, here and in total.
     Usage,
+    /// The tools offered here, each with its source and its gate.
+    Tools,
     /// A fresh context; the history stays.
     New,
     /// End the conversation's running turn (acted on at intake; the
@@ -101,6 +103,7 @@ fn parse_command(text: &str) -> Option<Command> {
         "loops" => Command::Loops,
         "model" => Command::Model(words.next().map(str::to_owned)),
         "usage" => Command::Usage,
+        "tools" => Command::Tools,
         "new" => Command::New,
         "stop" => Command::Stop,
         _ => Command::Unknown(name),
