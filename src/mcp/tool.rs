@@ -2,7 +2,8 @@
 //! over the connection the supervisor holds, concurrently with any other
 //! conversation's. The box around it bounds the call by the server's
 //! `timeout_s` and cuts the output at the cap; a call that runs out of time
-//! is dropped here, so the turn goes on. The server's answer becomes text:
+//! is dropped here, so the turn goes on, and the SDK then tells the server
+//! it was cancelled (`notifications/cancelled`). The server's answer becomes text:
 //! its text parts as they are, an image or audio part as a note saying what
 //! was left out, a resource by its text or its address; an answer the server
 //! marks as an error is a tool error the model is shown.

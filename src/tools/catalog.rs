@@ -19,8 +19,9 @@ use crate::llm::ToolSpec;
 pub struct ToolCatalog {
     tools: BTreeMap<String, BTreeSet<String>>,
     /// Whether more tools may be registered once the daemon runs, from a
-    /// source asked only then (a tool server, say). None does yet, so every
-    /// name is known at check time.
+    /// source asked only then whose names carry no known prefix. (The MCP
+    /// servers' tools do carry one: they are checked by it, see `servers`.)
+    /// No such source exists yet, so every other name is known at check time.
     ///
     /// This is the seam for such a source: with it, a tool name the catalog
     /// does not know is a warning rather than an error, since it may belong
