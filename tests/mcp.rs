@@ -257,3 +257,82 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     let logs = daemon.logs.lock().unwrap().join("\n");
     assert!(!logs.contains(secret), "no secret in the log");
 }
+
+/// A free TCP port on 127.0.0.1, chosen by the system.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[tokio::test]
+async fn a_server_at_a_url_is_reached_over_streamable_http() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let port = free_port();
+    let local = everything(McpTrust::Allow);
+    let mut child = tokio::process::Command::new("node")
+        .args([local.args[0].as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start server-everything over HTTP");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let listening = tokio::time::timeout(WAIT, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.contains("listening on port") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(listening, Ok(true), "the server listens");
+    // Keep reading what it writes, so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    let web = passepartout::config::McpServerConfig {
+        name: "web".into(),
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        trust: McpTrust::Allow,
+        ..Default::default()
+    };
+    let (_llm, daemon) = start(vec![web]).await;
+    let servers = connected(&daemon, &["web"]).await;
+    assert!(server(&servers, "web").tools >= 10, "{servers:?}");
+    let mut chat = Chat::open(&daemon, "heidi").await;
+    let id = chat.send(r#"call web__echo {"message":"over http"}"#).await;
+    assert_eq!(answer(&mut chat, &id).await, "done: Echo: over http");
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_shown_failed_and_the_daemon_runs_on() {
+    let missing = passepartout::config::McpServerConfig {
+        name: "missing".into(),
+        command: Some("/nonexistent/mcp-server".into()),
+        ..Default::default()
+    };
+    let off = passepartout::config::McpServerConfig {
+        enabled: false,
+        ..fixture(10)
+    };
+    let (_llm, daemon) = start(vec![missing, off]).await;
+    let servers = wait_for_servers(running(&daemon), |servers| {
+        server(servers, "missing").state == Phase::Failed
+    })
+    .await;
+    let error = server(&servers, "missing").last_error.clone().unwrap_or_default();
+    assert!(error.contains("cannot start \"/nonexistent/mcp-server\""), "{error}");
+    assert_eq!(server(&servers, "fixture").state, Phase::Disabled);
+    let status = passepartout::status::render(&running(&daemon).status());
+    assert!(
+        status.contains("mcp      missing      failed, 0 tools; last error: cannot start"),
+        "{status}"
+    );
+    let mut chat = Chat::open(&daemon, "ivan").await;
+    let id = chat.send("hello").await;
+    assert_eq!(answer(&mut chat, &id).await, "echo: hello");
+}

@@ -90,6 +90,10 @@ pub async fn connect(
                     .map_err(|e| ConnectError::Handshake(e.to_string()))
             }
             (None, Some(url)) => {
+                // The SDK's client is built with rustls' process-wide default
+                // provider and panics without one: ring, set once for the
+                // process (a second call finds it set and changes nothing).
+                let _ = rustls::crypto::ring::default_provider().install_default();
                 let config =
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers(server)?);
                 let transport = StreamableHttpClientTransport::from_config(config);

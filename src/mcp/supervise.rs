@@ -37,18 +37,26 @@ pub async fn supervise(server: Arc<Server>, config: McpServerConfig, home: PathB
         let listener = Listener {
             tools_changed: changed.clone(),
         };
-        let connecting = connect(&config, &home, listener, timeout.max(MIN_HANDSHAKE));
+        // In a task of its own, so that a panic in the SDK or a transport
+        // is one failed attempt, not the end of the supervision.
+        let (settings, home_dir) = (config.clone(), home.clone());
+        let mut connecting =
+            tokio::spawn(async move { connect(&settings, &home_dir, listener, timeout.max(MIN_HANDSHAKE)).await });
         let connected = tokio::select! {
-            _ = stop.cancelled() => return,
-            connected = connecting => connected,
+            _ = stop.cancelled() => {
+                connecting.abort();
+                return;
+            }
+            connected = &mut connecting => connected,
         };
         let started = tokio::time::Instant::now();
         let why = match connected {
-            Ok(connection) => match serve(&server, connection, &changed, timeout, &stop).await {
+            Ok(Ok(connection)) => match serve(&server, connection, &changed, timeout, &stop).await {
                 Some(why) => why,
                 None => return,
             },
-            Err(error) => error.to_string(),
+            Ok(Err(error)) => error.to_string(),
+            Err(failed) => format!("connecting failed: {failed}"),
         };
         if started.elapsed() >= RESTART_MAX {
             backoff.reset();
