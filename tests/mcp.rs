@@ -16,7 +16,7 @@ use passepartout_gateway::ReplyKind;
 use support::chat::Chat;
 use support::fake_llm::FakeLlm;
 use support::harness::{TestDaemon, WAIT};
-use support::mcp::{everything, fixture, model, server, time, wait_for_servers};
+use support::mcp::{everything, filesystem, fixture, model, server, time, wait_for_servers};
 
 /// A daemon with `servers` configured and the calling model.
 async fn start(servers: Vec<passepartout::config::McpServerConfig>) -> (FakeLlm, TestDaemon) {
@@ -335,4 +335,24 @@ async fn a_server_that_cannot_start_is_shown_failed_and_the_daemon_runs_on() {
     let mut chat = Chat::open(&daemon, "ivan").await;
     let id = chat.send("hello").await;
     assert_eq!(answer(&mut chat, &id).await, "echo: hello");
+}
+
+#[tokio::test]
+async fn the_filesystem_servers_tools_read_inside_its_root_only() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = root.path().canonicalize().unwrap();
+    std::fs::write(root_path.join("notes.txt"), "buy milk").unwrap();
+    let (_llm, daemon) = start(vec![filesystem(&root_path)]).await;
+    connected(&daemon, &["files"]).await;
+    let mut chat = Chat::open(&daemon, "judy").await;
+    let inside = serde_json::json!({ "path": root_path.join("notes.txt") });
+    let id = chat.send(&format!("call files__read_text_file {inside}")).await;
+    assert_eq!(answer(&mut chat, &id).await, "done: buy milk");
+    let id = chat.send(r#"call files__read_text_file {"path":"/etc/passwd"}"#).await;
+    let text = answer(&mut chat, &id).await;
+    assert!(!text.contains("root:"), "{text}");
+    assert!(
+        text.to_lowercase().contains("denied"),
+        "the server's refusal reaches the model: {text}"
+    );
 }

@@ -48,6 +48,19 @@ pub fn everything(trust: McpTrust) -> McpServerConfig {
     }
 }
 
+/// `server-filesystem` on stdio, as `files`, confined to `root`, trusted.
+pub fn filesystem(root: &Path) -> McpServerConfig {
+    let script =
+        tools_dir().join("mcp-npm-2026.8.31/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    McpServerConfig {
+        name: "files".into(),
+        command: Some("node".into()),
+        args: vec![script.display().to_string(), root.display().to_string()],
+        trust: McpTrust::Allow,
+        ..McpServerConfig::default()
+    }
+}
+
 /// `mcp-server-time` (Python) on stdio, as `time`.
 pub fn time(trust: McpTrust) -> McpServerConfig {
     McpServerConfig {
