@@ -17,6 +17,7 @@ use passepartout_admin::Admin;
 use passepartout_gateway::{Deliver, Draft, GatewayId, Intake, Listen};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::admin::AdminContext;
 use crate::approvals::Approvals;
@@ -30,9 +31,11 @@ use crate::intake::IntakeContext;
 use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
 use crate::loops::daemon::Loops;
 use crate::loops::schedules::Schedules;
+use crate::mcp::McpServers;
 use crate::media::{Fetchers, Media, MediaPruning};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
+use crate::pipeline::tool_list::ToolList;
 use crate::skills::Skills;
 use crate::status::{PipelineGauges, StatusSources};
 use crate::store::{Store, StoreError};
@@ -130,6 +133,10 @@ pub struct Daemon {
     grace: Duration,
     /// How long the loops get to stop at shutdown.
     loops_grace: Duration,
+    /// The tool servers, and what stops their supervisors.
+    mcp: Arc<McpServers>,
+    stop_mcp: CancellationToken,
+    mcp_tasks: TaskTracker,
 }
 
 impl Daemon {
@@ -169,10 +176,16 @@ impl Daemon {
         let policy = crate::approvals::Policy::from_rosters(deciders, &config.approvals);
         let (pipeline, approvals, gauges) =
             pipeline(&config, &store, clock, cascade.clone(), &schedules, policy, extensions)?;
+        // Started now, in the background: a server that is slow or fails
+        // never holds up or stops the daemon.
+        let mcp = gauges.mcp.clone();
+        let (stop_mcp, mcp_tasks) = (CancellationToken::new(), TaskTracker::new());
+        mcp.start(&config.mcp, mcp_home(&config), &mcp_tasks, &stop_mcp);
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         let gateways = gateways(&components, &store, admin, config.pipeline.stream).await?;
         // Once the gateways run: media is fetched through them.
         let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone()));
+        let tool_list = pipeline.tool_list();
         let conversations = Conversations::new(
             store.clone(),
             pipeline,
@@ -195,7 +208,7 @@ impl Daemon {
             clock,
         });
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        let admin = admin_context(&conversations, &status, &loops, cascade, approvals, &store);
+        let admin = admin_context(&conversations, &status, &loops, cascade, approvals, &store, tool_list);
         conversations
             .tracker
             .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
@@ -219,7 +232,15 @@ impl Daemon {
             socket_path: gateways.local_path,
             grace: Duration::from_secs(config.pipeline.shutdown_grace_s),
             loops_grace: Duration::from_secs(config.loops.shutdown_grace_s),
+            mcp,
+            stop_mcp,
+            mcp_tasks,
         })
+    }
+
+    /// The tool servers: their state, and a way to wait for it to change.
+    pub fn mcp(&self) -> &Arc<McpServers> {
+        &self.mcp
     }
 
     /// The local socket's path, when the socket gateway runs.
@@ -257,6 +278,12 @@ impl Daemon {
                 grace_s = self.grace.as_secs(),
                 "turns still running after the grace period; they will run again at next start"
             );
+        }
+        // After the turns: a running turn may still call a server's tool.
+        self.stop_mcp.cancel();
+        self.mcp_tasks.close();
+        if tokio::time::timeout(self.grace, self.mcp_tasks.wait()).await.is_err() {
+            tracing::warn!("tool servers' supervisors still running after the grace period");
         }
         for listen in &self.gateways {
             listen.close().await;
@@ -301,6 +328,12 @@ fn resume_conversations(conversations: &Arc<Conversations>) {
         .spawn(background::approval_expiry(conversations.clone()));
 }
 
+/// The `HOME` a tool server's child gets: the daemon's own, or else the
+/// data directory.
+fn mcp_home(config: &Config) -> PathBuf {
+    std::env::var_os("HOME").map_or_else(|| config.data_dir(), PathBuf::from)
+}
+
 fn open_store(config: &Config) -> Result<Store, StoreError> {
     let opening = std::time::Instant::now();
     let store = Store::open(&config.store_dir(), &config.store)?;
@@ -327,17 +360,20 @@ fn pipeline(
     }
     tools.extend(crate::loops::tools::tools(schedules));
     tools.extend(extensions.tools);
+    let mcp = Arc::new(McpServers::new(&config.mcp));
     let tools = ToolBox::with_limits(
         tools,
         Duration::from_secs(config.tools.timeout_s),
         config.tools.output_cap_bytes,
-    );
-    let skills = Skills::from_config(&config.skills, &config.tools)?;
+    )
+    .with_late(mcp.clone());
+    let skills = Skills::from_config(&config.skills, &config.tools, &config.mcp)?;
     let approvals = Arc::new(Approvals::new(store.clone(), policy, clock, &config.approvals));
     let gauges = PipelineGauges {
         cascade: cascade.clone(),
         tools: tools.telemetry().clone(),
         skills: skills.telemetry().clone(),
+        mcp,
     };
     let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone(), clock);
     Ok((pipeline, approvals, gauges))
@@ -393,6 +429,7 @@ fn admin_context(
     cascade: Arc<Cascade>,
     approvals: Arc<Approvals>,
     store: &Store,
+    tools: ToolList,
 ) -> AdminContext {
     let document = status.clone();
     let nudge = conversations.clone();
@@ -401,6 +438,7 @@ fn admin_context(
         approvals,
         loops: loops.clone(),
         cascade,
+        tools,
         store: store.clone(),
         tracker: conversations.tracker.clone(),
         nudge: Arc::new(move |key| nudge.nudge(key)),

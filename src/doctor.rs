@@ -1,6 +1,6 @@
 //! `passepartout doctor`: one line per part — config, each gateway (its
 //! component's own check), store, each model provider, the transcription
-//! server when one is set up — saying ok, degraded
+//! server when one is set up, each MCP tool server — saying ok, degraded
 //! or failed, and what to do about it. The daemon runs the provider checks at start and logs them;
 //! it starts anyway ("fail open").
 
@@ -10,6 +10,7 @@ pub use crate::checkup::{Check, Level};
 use crate::config::Config;
 use crate::data_dir::{DataDirError, DataDirLock};
 use crate::llm::{ChatModel, LlmError};
+use crate::mcp::Phase;
 use crate::pipeline::cascade::EntryState;
 use crate::store::Store;
 
@@ -37,7 +38,56 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
         }
     }
     checks.extend(transcription_check(config).await);
+    match &daemon {
+        Some(status) => checks.extend(daemon_mcp_checks(status)),
+        None => {
+            for server in config.mcp.enabled() {
+                checks.push(mcp_check(server).await);
+            }
+        }
+    }
     checks
+}
+
+/// What to do about a tool server that is down.
+const MCP_FIX: &str = "check the server's command or url under [[mcp.servers]], and its log lines";
+
+/// Each tool server as the running daemon sees it.
+fn daemon_mcp_checks(status: &serde_json::Value) -> Vec<Check> {
+    let servers: Vec<crate::mcp::ServerStatus> = serde_json::from_value(status["mcp"].clone()).unwrap_or_default();
+    servers
+        .into_iter()
+        .map(|server| {
+            let part = format!("mcp {}", server.name);
+            let error = server
+                .last_error
+                .map(|e| format!("; last error: {e}"))
+                .unwrap_or_default();
+            match server.state {
+                Phase::Connected => Check::new(
+                    part,
+                    Level::Ok,
+                    format!("connected, {} tools{error}", server.tools),
+                    None,
+                ),
+                Phase::Disabled => Check::new(part, Level::Ok, "disabled (enabled = false)", None),
+                Phase::Starting => Check::new(part, Level::Degraded, "still starting", None),
+                Phase::Failed => Check::new(part, Level::Failed, format!("failed{error}"), Some(MCP_FIX.into())),
+            }
+        })
+        .collect()
+}
+
+/// A tool server started (or reached) here, its tools listed, and stopped.
+async fn mcp_check(server: &crate::config::McpServerConfig) -> Check {
+    let part = format!("mcp {}", server.name);
+    let home = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default();
+    match crate::mcp::probe(server, &home).await {
+        Ok(tools) => Check::new(part, Level::Ok, format!("answers, {tools} tools"), None),
+        Err(error) => Check::new(part, Level::Failed, error, Some(MCP_FIX.into())),
+    }
 }
 
 /// The transcription server's line, when `[transcription]` sets one up.

@@ -23,6 +23,7 @@ pub mod gateways;
 pub mod intake;
 pub mod llm;
 pub mod loops;
+pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod pipeline;

@@ -16,6 +16,7 @@ use crate::conversations::{Conversations, Stats, Views};
 use crate::loops::daemon::Loops;
 use crate::loops::heartbeat::HEARTBEAT;
 use crate::loops::status::{State, human};
+use crate::mcp::McpServers;
 use crate::pipeline::cascade::{Cascade, EntryState, ProviderHealth};
 use crate::pipeline::commands::View;
 use crate::pipeline::usage_report::UsagePeriods;
@@ -31,6 +32,8 @@ pub struct PipelineGauges {
     pub tools: Arc<Telemetry>,
     /// The skills' counters.
     pub skills: Arc<Telemetry>,
+    /// The tool servers' states.
+    pub mcp: Arc<McpServers>,
 }
 
 /// Where the status document's facts come from.
@@ -66,6 +69,7 @@ impl StatusSources {
             "providers": pipeline.cascade.health(),
             "tools": pipeline.tools.snapshot(),
             "skills": pipeline.skills.snapshot(),
+            "mcp": pipeline.mcp.status(),
             "conversations": {
                 "active": workers.len(),
                 "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
@@ -201,6 +205,7 @@ pub fn render(status: &Value) -> String {
             provider.tokens_out,
         );
     }
+    out += &mcp_lines(&status["mcp"]);
     for (section, label, failed) in [("tools", "tool", "failed"), ("skills", "skill", "rejected")] {
         for (name, stats) in status[section].as_object().into_iter().flatten() {
             out += &format!(
@@ -241,6 +246,28 @@ pub fn render(status: &Value) -> String {
     if let Some(error) = store["error"].as_str() {
         out += &format!(
             "store    FAILED: {error}; nothing more is acknowledged until space returns and the daemon restarts\n"
+        );
+    }
+    out
+}
+
+/// One line per tool server: its state, its tool count, its last error.
+fn mcp_lines(servers: &Value) -> String {
+    let mut out = String::new();
+    for server in servers.as_array().into_iter().flatten() {
+        let restarts = match server["restarts"].as_u64() {
+            Some(0) | None => String::new(),
+            Some(n) => format!(", connected again {n} times"),
+        };
+        let error = server["last_error"]
+            .as_str()
+            .map(|e| format!("; last error: {e}"))
+            .unwrap_or_default();
+        out += &format!(
+            "mcp      {:<12} {}, {} tools{restarts}{error}\n",
+            server["name"].as_str().unwrap_or("?"),
+            server["state"].as_str().unwrap_or("?"),
+            server["tools"],
         );
     }
     out

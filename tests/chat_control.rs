@@ -197,7 +197,16 @@ async fn help_lists_every_command() {
     let mut daemon = TestDaemon::start(&llm).await;
     let mut client = daemon.client("alice").await;
     let help = ask(&mut client, "/help").await.1;
-    for command in ["/model", "/usage", "/new", "/forget", "/status", "/approvals", "/loops"] {
+    for command in [
+        "/model",
+        "/usage",
+        "/tools",
+        "/new",
+        "/forget",
+        "/status",
+        "/approvals",
+        "/loops",
+    ] {
         assert!(
             help.contains(&format!("\n{command} — ")),
             "{command} missing from {help}"

@@ -699,6 +699,7 @@ async fn a_webhook_is_deleted_at_start() {
             "status",
             "model",
             "usage",
+            "tools",
             "new",
             "summary",
             "stop",

@@ -16,13 +16,14 @@ mod loops;
 use std::sync::Arc;
 
 use passepartout_admin::{AdminQueue, AdminReply, AdminRequest, Asked};
-use passepartout_gateway::ConversationKey;
+use passepartout_gateway::{ConversationKey, MessageId};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::approvals::Approvals;
 use crate::pipeline::cascade::Cascade;
+use crate::pipeline::tool_list::ToolList;
 use crate::store::Store;
 
 pub use loops::LoopDesk;
@@ -38,6 +39,8 @@ pub struct AdminContext {
     pub approvals: Arc<Approvals>,
     /// The background loops: listed, stopped, triggered.
     pub loops: Arc<dyn LoopDesk>,
+    /// The tools and the gates (`passepartout tools`).
+    pub tools: ToolList,
     /// The model providers, probed again on `recheck`.
     pub cascade: Arc<Cascade>,
     /// Made durable before a decision is confirmed.
@@ -79,6 +82,15 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
         AdminRequest::Decide { token, approve, by } => approvals::decide(admin, token, approve, by, reply),
         AdminRequest::Loops => {
             let _ = reply.send(loops::statuses(&*admin.loops));
+        }
+        AdminRequest::Tools { conversation, by } => {
+            let origin = crate::signal::Origin {
+                conversation,
+                sender: by,
+                message_id: MessageId::new("tools").expect("a valid message id"),
+            };
+            let lines = admin.tools.lines(&origin);
+            let _ = reply.send(AdminReply::Tools(serde_json::to_value(lines).unwrap_or_default()));
         }
         AdminRequest::StopLoop { name } => loops::stop(admin, name, reply),
         AdminRequest::TriggerLoop { name } => {

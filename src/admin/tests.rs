@@ -60,6 +60,10 @@ fn serve() -> Served {
         approvals,
         loops: loops.clone(),
         cascade: Arc::new(Cascade::new(Vec::new(), Duration::from_secs(1))),
+        tools: crate::pipeline::tool_list::ToolList {
+            tools: crate::tools::ToolBox::default(),
+            skills: crate::skills::Skills::new(Vec::new()),
+        },
         store,
         tracker: tracker.clone(),
         nudge: Arc::new(|_| {}),

@@ -10,6 +10,7 @@ mod loops;
 mod restore;
 mod streamed;
 mod terminal;
+mod tools;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -82,6 +83,13 @@ pub enum Command {
         json: bool,
         #[command(subcommand)]
         control: Option<LoopCommand>,
+    },
+    /// List the tools the model may use, each with its source (built in or
+    /// an MCP server) and its gate (allowed, needs approval, denied).
+    Tools {
+        /// Print the listing as JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Check the configuration and report every problem.
     CheckConfig {
@@ -181,6 +189,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                     Some(LoopCommand::Stop { name }) => loops::stop(&config, &name).await,
                     Some(LoopCommand::Run { name }) => loops::run(&config, &name).await,
                 },
+                Command::Tools { json } => tools::list(&config, json).await,
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run | Command::CheckConfig { .. } => unreachable!("handled above"),

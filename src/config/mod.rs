@@ -13,6 +13,7 @@ mod load;
 mod loop_entry;
 mod loop_rules;
 mod loops;
+mod mcp;
 mod media;
 mod memory;
 mod pipeline;
@@ -43,6 +44,7 @@ pub(crate) use loop_entry::testing as loop_entry_testing;
 pub use loop_entry::*;
 pub use loop_rules::*;
 pub use loops::*;
+pub use mcp::*;
 pub use media::*;
 pub use memory::*;
 pub use pipeline::*;
@@ -74,6 +76,7 @@ pub struct Config {
     pub approvals: ApprovalsConfig,
     pub audit: AuditConfig,
     pub loops: LoopsConfig,
+    pub mcp: McpConfig,
     pub socket: SocketSection,
     pub telegram: TelegramConfig,
     pub signal: SignalConfig,
@@ -94,6 +97,7 @@ impl Default for Config {
             approvals: ApprovalsConfig::default(),
             audit: AuditConfig::default(),
             loops: LoopsConfig::default(),
+            mcp: McpConfig::default(),
             socket: SocketSection::default(),
             telegram: TelegramConfig::default(),
             signal: SignalConfig::default(),

@@ -47,6 +47,7 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     config.approvals.check(&mut problems);
     config.audit.check(&mut problems);
     config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
+    config.mcp.check(&mut problems);
     for problem in config.gateway_problems() {
         problems.push(problem);
     }

@@ -116,7 +116,7 @@ impl Harness {
             clock,
             &config.approvals,
         ));
-        let skills = Skills::from_config(&config.skills, &config.tools).unwrap();
+        let skills = Skills::from_config(&config.skills, &config.tools, &config.mcp).unwrap();
         let pipeline = Pipeline::new(&config, cascade, ToolBox::new(tools), skills, approvals.clone(), clock);
         let recorder = Arc::new(Recorder {
             clock,

@@ -51,7 +51,7 @@ fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
 
 async fn run(proposal: Proposal) -> Acted {
     let tools = ToolBox::new([Arc::new(Upper("upper")) as Arc<dyn Tool>, Arc::new(Upper("shell"))]);
-    let skills = Skills::from_config(&SkillsConfig::default(), &ToolsConfig::default()).unwrap();
+    let skills = Skills::from_config(&SkillsConfig::default(), &ToolsConfig::default(), &Default::default()).unwrap();
     let context = testing::context();
     let actuators = Actuators {
         tools: &tools,

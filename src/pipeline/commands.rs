@@ -20,6 +20,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "list the models; /model NAME asks NAME first here, /model auto the usual order",
     ),
     ("usage", "tokens and estimated cost, here and in total"),
+    ("tools", "the tools the assistant may use here, and which need approval"),
     (
         "new",
         "start afresh: earlier messages stay in the history but leave the context",
@@ -87,8 +88,8 @@ pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandO
             false,
         ),
         Command::Forget => ("I have forgotten this conversation's history.".to_owned(), true),
-        // Answered by the pipeline, which has the approvals, models and summary at hand.
-        Command::Approvals | Command::Model(_) | Command::Summary => (String::new(), false),
+        // Answered by the pipeline, which has the approvals, models, summary and tools at hand.
+        Command::Approvals | Command::Model(_) | Command::Summary | Command::Tools => (String::new(), false),
         Command::Unknown(name) => (format!("I don't know the command /{name}. Try /help."), false),
     };
     CommandOutcome { text, forget }

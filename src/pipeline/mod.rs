@@ -19,6 +19,7 @@ mod output;
 pub mod perceive;
 pub mod reason;
 mod settle;
+pub mod tool_list;
 pub mod usage_report;
 mod watch;
 
@@ -42,6 +43,7 @@ use compaction::Earlier;
 use model_command::ProviderInfo;
 pub use output::{Cost, SummaryChange, TurnOutput, TurnRecord};
 use perceive::Perception;
+use tool_list::ToolList;
 pub use watch::{Finished, FinishedRounds, TurnWatch};
 
 /// How a turn reasons, beyond its signal.
@@ -128,6 +130,14 @@ impl Pipeline {
         }
     }
 
+    /// The tools and the gates, for `/tools` and `passepartout tools`.
+    pub fn tool_list(&self) -> ToolList {
+        ToolList {
+            tools: self.tools.clone(),
+            skills: self.skills.clone(),
+        }
+    }
+
     /// The configured providers, with their models and prices.
     pub fn providers(&self) -> &[ProviderInfo] {
         &self.providers
@@ -191,6 +201,14 @@ impl Pipeline {
                         ..TurnOutput::default()
                     },
                 };
+            }
+            Perception::Command(perceive::Command::Tools) => {
+                let origin = Origin {
+                    conversation: inbound.conversation.clone(),
+                    sender: inbound.sender.id.clone(),
+                    message_id: inbound.message_id.clone(),
+                };
+                return TurnOutput::notice(tool_list::render(&self.tool_list().lines(&origin)));
             }
             Perception::Command(perceive::Command::Model(arg)) => {
                 let health = self.cascade.health();

@@ -21,6 +21,8 @@ pub enum Command {
     Model(Option<String>),
     /// Tokens and their estimated cost, here and in total.
     Usage,
+    /// The tools offered here, each with its source and its gate.
+    Tools,
     /// A fresh context; the history stays.
     New,
     /// The conversation's running summary.
@@ -103,6 +105,7 @@ fn parse_command(text: &str) -> Option<Command> {
         "loops" => Command::Loops,
         "model" => Command::Model(words.next().map(str::to_owned)),
         "usage" => Command::Usage,
+        "tools" => Command::Tools,
         "new" => Command::New,
         "summary" => Command::Summary,
         "stop" => Command::Stop,

@@ -1,6 +1,7 @@
 //! Tool allowlists: a conversation listed in `[[skills.allowlists]]` may use
 //! only the tools named there — they are the only ones offered to the model,
-//! and any other call is refused. Conversations not listed are unrestricted.
+//! and any other call is refused (`SERVER__*` names every tool of a tool
+//! server). Conversations not listed are unrestricted.
 //! (An entry that is not a valid `gateway:chat` restricts nothing;
 //! `check-config` reports it.)
 
@@ -56,7 +57,7 @@ impl Skill for ToolAllowlist {
 
     fn gate(&self, call: &ProposedCall, origin: &Origin, _: Instant) -> Verdict {
         match self.list(origin) {
-            Some(tools) if !tools.contains(&call.tool) => Verdict::Reject(format!(
+            Some(tools) if !tools.iter().any(|tool| super::rules::names(tool, &call.tool)) => Verdict::Reject(format!(
                 "{} is not allowed in this conversation (allowed: {})",
                 call.tool,
                 tools.iter().map(String::as_str).collect::<Vec<_>>().join(", ")

@@ -1,6 +1,7 @@
 //! Approval policy: the tools listed in `tools.require_approval` (by default
 //! `shell`, `write_file` and `schedule`, which sets up a task the assistant
 //! then runs by itself) run only after a person approves the exact call.
+//! `SERVER__*` there names every tool of a tool server.
 
 use std::collections::BTreeSet;
 
@@ -42,7 +43,7 @@ impl Skill for ApprovalPolicy {
     }
 
     fn gate(&self, call: &ProposedCall, _: &Origin, _: Instant) -> Verdict {
-        if self.tools.contains(&call.tool) {
+        if self.tools.iter().any(|tool| super::rules::names(tool, &call.tool)) {
             Verdict::RequireApproval(format!("{} always needs a person's approval", call.tool))
         } else {
             Verdict::Allow

@@ -16,6 +16,7 @@
 
 mod allowlist;
 mod approval;
+mod mcp_approval;
 mod names;
 mod rate_limit;
 mod rules;
@@ -29,6 +30,7 @@ use tokio::time::Instant;
 
 pub use allowlist::ToolAllowlist;
 pub use approval::ApprovalPolicy;
+pub use mcp_approval::McpApproval;
 pub use names::{NameCheck, check_names};
 pub use rate_limit::RateLimit;
 pub use rules::{Rule, Rules};
@@ -36,7 +38,7 @@ pub use shell_safety::ShellSafety;
 // The call the gates judge is the one an approval stores: its form is the store's.
 pub use crate::store::ProposedCall;
 
-use crate::config::{SkillsConfig, ToolsConfig};
+use crate::config::{McpConfig, SkillsConfig, ToolsConfig};
 use crate::signal::Origin;
 use crate::telemetry::Telemetry;
 
@@ -90,6 +92,12 @@ pub trait Skill: Send + Sync {
         false
     }
 
+    /// Whether the gate counts the calls it judges (a rate limit): such a
+    /// gate is left out when a tool's standing is only asked about.
+    fn counts_calls(&self) -> bool {
+        false
+    }
+
     /// Text added to the system prompt when the skill is triggered.
     fn prompt(&self) -> Option<String> {
         None
@@ -108,7 +116,18 @@ pub mod priority {
     pub const APPROVAL_POLICY: i32 = 10;
 }
 
+/// What the gates say of a tool in general, before any call: for `/tools`
+/// and `passepartout tools`. A rule on its arguments may still decide a
+/// given call otherwise.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Standing {
+    Allowed,
+    NeedsApproval(String),
+    Denied(String),
+}
+
 /// Every skill, highest priority first.
+#[derive(Clone)]
 pub struct Skills {
     skills: Vec<Arc<dyn Skill>>,
     telemetry: Arc<Telemetry>,
@@ -123,13 +142,17 @@ impl Skills {
         }
     }
 
-    /// The built-in skills, configured. Fails on a pattern that is not a
-    /// valid regular expression (`check-config` reports those first).
-    pub fn from_config(skills: &SkillsConfig, tools: &ToolsConfig) -> Result<Self, regex::Error> {
+    /// The built-in skills, configured; `mcp`'s servers' calls need approval
+    /// unless trusted. Fails on a pattern that is not a valid regular
+    /// expression (`check-config` reports those first).
+    pub fn from_config(skills: &SkillsConfig, tools: &ToolsConfig, mcp: &McpConfig) -> Result<Self, regex::Error> {
         let mut built: Vec<Arc<dyn Skill>> = vec![
             Arc::new(ShellSafety::new(&skills.deny_shell)?),
             Arc::new(ApprovalPolicy::new(tools.require_approval.iter().cloned())),
         ];
+        if !mcp.servers.is_empty() {
+            built.push(Arc::new(McpApproval::new(mcp)));
+        }
         if skills.tool_calls_per_minute > 0 {
             built.push(Arc::new(RateLimit::per_minute(skills.tool_calls_per_minute)));
         }
@@ -162,6 +185,30 @@ impl Skills {
             .iter()
             .filter(|skill| skill.limits_offer() && skill.triggered(origin))
             .all(|skill| !matches!(skill.gate(&probe, origin, Instant::now()), Verdict::Reject(_)))
+    }
+
+    /// The standing of `tool` in `origin`'s conversation: the gates asked
+    /// about a call with no arguments, without counting it anywhere.
+    pub fn standing(&self, tool: &str, origin: &Origin) -> Standing {
+        let probe = ProposedCall {
+            tool: tool.to_owned(),
+            arguments: Value::Object(Default::default()),
+        };
+        let mut standing = Standing::Allowed;
+        let now = Instant::now();
+        for skill in self.skills.iter().filter(|s| s.triggered(origin) && !s.counts_calls()) {
+            match skill.gate(&probe, origin, now) {
+                Verdict::Allow | Verdict::Rewrite(_) => {}
+                Verdict::Permit => break,
+                Verdict::Reject(reason) => return Standing::Denied(reason),
+                Verdict::RequireApproval(reason) => {
+                    if standing == Standing::Allowed {
+                        standing = Standing::NeedsApproval(reason);
+                    }
+                }
+            }
+        }
+        standing
     }
 
     /// Runs every triggered gate on `call`.
@@ -276,7 +323,8 @@ pub(crate) mod tests {
 
     #[test]
     fn defaults_ask_before_shell_and_refuse_destruction() {
-        let skills = Skills::from_config(&SkillsConfig::default(), &ToolsConfig::default()).unwrap();
+        let skills =
+            Skills::from_config(&SkillsConfig::default(), &ToolsConfig::default(), &McpConfig::default()).unwrap();
         assert!(matches!(
             skills.decide(shell("ls -la"), &origin("c")),
             Decision::NeedsApproval { skill, .. } if skill == "approval_policy"

@@ -5,9 +5,12 @@
 //! approval it was meant to ask for, the rule it was meant to enforce, would
 //! silently be gone. `check-config` reports such names and the daemon
 //! refuses to start with them, each naming the key and the closest valid name.
+//! A tool server's tools are known only once it runs, so `SERVER__TOOL` and
+//! `SERVER__*` pass when `SERVER` is a configured server, and a name whose
+//! prefix is no configured server is refused with the closest server's name.
 
 use super::suggest::closest;
-use crate::config::{SkillsConfig, ToolsConfig};
+use crate::config::{MCP_SEPARATOR, SkillsConfig, ToolsConfig};
 use crate::tools::ToolCatalog;
 
 /// What a rule's `tool` may be besides a tool's name: every tool.
@@ -46,6 +49,15 @@ impl NameCheck {
         );
     }
 
+    /// A tool name at `key` of the form `SERVER__…` whose server is not configured.
+    fn unknown_server(&mut self, catalog: &ToolCatalog, key: &str, name: &str, server: &str) {
+        let servers: Vec<&str> = catalog.servers().collect();
+        let hint = hint(server, &servers, "the MCP servers");
+        self.errors.push(format!(
+            "{key}: {name:?} names no configured MCP server {server:?}{hint}"
+        ));
+    }
+
     /// Notes `problem`: an error, or a warning when what it names may still
     /// come `later`, with a tool registered at run time.
     fn note(&mut self, problem: String, later: bool) {
@@ -64,12 +76,17 @@ impl NameCheck {
 /// `catalog` does not know.
 pub fn check_names(skills: &SkillsConfig, tools: &ToolsConfig, catalog: &ToolCatalog) -> NameCheck {
     let mut found = NameCheck::default();
+    // Whether `name` is a tool whose arguments the catalog knows.
     let tool = |found: &mut NameCheck, key: String, name: &str| {
-        let known = catalog.contains(name);
-        if !known {
-            found.unknown_tool(catalog, &key, name);
+        if catalog.contains(name) {
+            return true;
         }
-        known
+        match name.split_once(MCP_SEPARATOR) {
+            Some((server, _)) if catalog.has_server(server) => {}
+            Some((server, _)) => found.unknown_server(catalog, &key, name, server),
+            None => found.unknown_tool(catalog, &key, name),
+        }
+        false
     };
     for (index, name) in tools.require_approval.iter().enumerate() {
         tool(&mut found, format!("tools.require_approval[{index}]"), name);
@@ -161,6 +178,39 @@ mod tests {
     #[test]
     fn the_defaults_name_only_registered_tools() {
         assert_eq!(check(&Config::default()), NameCheck::default());
+    }
+
+    #[test]
+    fn a_tool_servers_tools_pass_by_the_servers_name_and_a_misspelt_server_is_named() {
+        let mut config = Config::default();
+        config.mcp.servers = vec![crate::config::McpServerConfig {
+            name: "everything".into(),
+            command: Some("x".into()),
+            ..Default::default()
+        }];
+        config.tools.require_approval = vec!["everything__add".into()];
+        config.skills.allowlists = vec![AllowlistConfig {
+            conversation: "socket:kids".into(),
+            tools: vec!["everything__*".into(), "everythin__echo".into()],
+        }];
+        config.skills.rules = vec![
+            rule("everything__echo", Some("anything")),
+            rule("everything__*", None),
+            rule("calendar__*", None),
+        ];
+        let found = check_names(
+            &config.skills,
+            &config.tools,
+            &ToolCatalog::registered(&config, crate::loops::tools::specs()),
+        );
+        assert_eq!(
+            found.errors,
+            [
+                "skills.allowlists[0].tools[1]: \"everythin__echo\" names no configured MCP server \"everythin\"; did you mean \"everything\"?",
+                "skills.rules[2].tool: \"calendar__*\" names no configured MCP server \"calendar\" (the MCP servers: everything)",
+            ]
+        );
+        assert!(found.warnings.is_empty());
     }
 
     #[test]

@@ -41,6 +41,10 @@ impl Skill for RateLimit {
         priority::RATE_LIMIT
     }
 
+    fn counts_calls(&self) -> bool {
+        true
+    }
+
     fn gate(&self, _: &ProposedCall, origin: &Origin, now: Instant) -> Verdict {
         let Ok(mut calls) = self.calls.lock() else {
             return Verdict::Reject("the rate limiter is unavailable".into());

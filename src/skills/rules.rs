@@ -1,6 +1,7 @@
 //! Declarative rules from `[[skills.rules]]`: when a tool is called and a
 //! pattern matches one of its string arguments (or the whole arguments object
-//! as JSON text), deny, require approval, or allow. The first matching rule
+//! as JSON text), deny, require approval, or allow. A rule names one tool,
+//! every tool (`*`), or every tool of a tool server (`SERVER__*`). The first matching rule
 //! decides; a call no rule matches passes on to the next gate.
 //!
 //! Deny and require-approval patterns are searched anywhere (and ignore
@@ -13,7 +14,7 @@ use regex::{Regex, RegexBuilder};
 use tokio::time::Instant;
 
 use super::{ProposedCall, Skill, Verdict, priority};
-use crate::config::{RuleConfig, RuleVerdict};
+use crate::config::{MCP_SEPARATOR, RuleConfig, RuleVerdict};
 use crate::signal::Origin;
 
 /// One compiled rule.
@@ -46,7 +47,7 @@ impl Rule {
     }
 
     fn matches(&self, call: &ProposedCall) -> bool {
-        if self.tool != "*" && self.tool != call.tool {
+        if !names(&self.tool, &call.tool) {
             return false;
         }
         if self.verdict == RuleVerdict::Allow && call.tool == "shell" && chains(call.string_argument("command")) {
@@ -59,6 +60,16 @@ impl Rule {
             Some(name) => call.string_argument(name).is_some_and(|value| pattern.is_match(value)),
             None => pattern.is_match(&call.arguments.to_string()),
         }
+    }
+}
+
+/// Whether a rule's `tool` names `tool`: exactly, as `*`, or as `SERVER__*`
+/// for every tool of that server.
+pub fn names(rule_tool: &str, tool: &str) -> bool {
+    match rule_tool.strip_suffix('*') {
+        Some("") => true,
+        Some(server) if server.ends_with(MCP_SEPARATOR) => tool.starts_with(server),
+        _ => rule_tool == tool,
     }
 }
 
@@ -132,7 +143,7 @@ mod tests {
             ],
             ..SkillsConfig::default()
         };
-        let skills = Skills::from_config(&skills, &ToolsConfig::default()).unwrap();
+        let skills = Skills::from_config(&skills, &ToolsConfig::default(), &Default::default()).unwrap();
         assert!(
             matches!(skills.decide(shell("git status"), &origin("c")), Decision::Run(_)),
             "allow skips the approval policy"

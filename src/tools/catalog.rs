@@ -4,7 +4,9 @@
 //! The settings that name a tool or an argument (`tools.require_approval`,
 //! `[[skills.rules]]`, `[[skills.allowlists]]`) are checked against it, at
 //! `check-config` and at start, so that a typo is an error instead of a gate
-//! that silently never applies.
+//! that silently never applies. The tools of the configured MCP servers are
+//! known only once the servers answer: the catalog knows the servers' names,
+//! and a name `SERVER__TOOL` (or `SERVER__*`) of a configured server passes.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -17,8 +19,9 @@ use crate::llm::ToolSpec;
 pub struct ToolCatalog {
     tools: BTreeMap<String, BTreeSet<String>>,
     /// Whether more tools may be registered once the daemon runs, from a
-    /// source asked only then (a tool server, say). None does yet, so every
-    /// name is known at check time.
+    /// source asked only then whose names carry no known prefix. (The MCP
+    /// servers' tools do carry one: they are checked by it, see `servers`.)
+    /// No such source exists yet, so every other name is known at check time.
     ///
     /// This is the seam for such a source: with it, a tool name the catalog
     /// does not know is a warning rather than an error, since it may belong
@@ -30,6 +33,8 @@ pub struct ToolCatalog {
     /// and schema have been checked like these. An unknown name must never
     /// loosen a gate.
     more_at_run_time: bool,
+    /// The configured tool servers, whose tools are named `SERVER__TOOL`.
+    servers: BTreeSet<String>,
 }
 
 impl ToolCatalog {
@@ -45,6 +50,7 @@ impl ToolCatalog {
         Self {
             tools,
             more_at_run_time: false,
+            servers: BTreeSet::new(),
         }
     }
 
@@ -52,7 +58,20 @@ impl ToolCatalog {
     /// `more` — the loops' tools and any extensions, which this layer does
     /// not know.
     pub fn registered(config: &Config, more: impl IntoIterator<Item = ToolSpec>) -> Self {
-        Self::new(builtin_specs(config).into_iter().chain(more))
+        Self {
+            servers: config.mcp.names().map(str::to_owned).collect(),
+            ..Self::new(builtin_specs(config).into_iter().chain(more))
+        }
+    }
+
+    /// The configured tool servers' names, in order.
+    pub fn servers(&self) -> impl Iterator<Item = &str> {
+        self.servers.iter().map(String::as_str)
+    }
+
+    /// Whether a tool server called `name` is configured.
+    pub fn has_server(&self, name: &str) -> bool {
+        self.servers.contains(name)
     }
 
     /// The same catalog, saying that more tools may register at run time

@@ -3,8 +3,10 @@
 //! act. The [`ToolBox`] is the registry: it parses the model's argument text
 //! (model output is data — invalid JSON is an error for the model, never
 //! something to guess at), enforces the timeout and the cap, and counts each
-//! tool's executions, time and failures for `status`. The [`ToolCatalog`]
-//! knows the registered tools' names and arguments without setting them up.
+//! tool's executions, time and failures for `status`. Besides its fixed
+//! tools it may hold [`LateTools`], a source whose tools come and go while
+//! the daemon runs (a tool server's). The [`ToolCatalog`] knows the
+//! registered tools' names and arguments without setting them up.
 
 mod builtin;
 mod catalog;
@@ -93,6 +95,11 @@ pub trait Tool: Send + Sync {
     /// Name, description and JSON schema of the arguments.
     fn spec(&self) -> ToolSpec;
 
+    /// The tool server that brings the tool; `None` for a built-in one.
+    fn server(&self) -> Option<&str> {
+        None
+    }
+
     /// Longest the tool may run; `None` means the box's default.
     fn timeout(&self) -> Option<Duration> {
         None
@@ -109,12 +116,25 @@ pub fn parse_arguments<T: DeserializeOwned>(arguments: serde_json::Value) -> Res
     serde_json::from_value(arguments).map_err(|error| ToolError::InvalidArguments(error.to_string()))
 }
 
+/// Tools that come and go while the daemon runs, offered beside a
+/// [`ToolBox`]'s fixed ones. Their names must not be those of fixed tools;
+/// a fixed tool wins.
+pub trait LateTools: Send + Sync {
+    /// The tool called `name`, if it is offered now.
+    fn tool(&self, name: &str) -> Option<Arc<dyn Tool>>;
+
+    /// Every tool offered now, in name order.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+}
+
 /// The tools available to the model, by name.
 #[derive(Clone)]
 pub struct ToolBox {
     tools: BTreeMap<String, Arc<dyn Tool>>,
-    /// Every tool's spec, in name order, built once.
+    /// Every fixed tool's spec, in name order, built once.
     specs: Arc<[ToolSpec]>,
+    /// The tools that come and go, if any source of them is plugged in.
+    late: Option<Arc<dyn LateTools>>,
     default_timeout: Duration,
     output_cap: usize,
     telemetry: Arc<Telemetry>,
@@ -147,20 +167,57 @@ impl ToolBox {
         Self {
             specs: tools.values().map(|tool| tool.spec()).collect(),
             tools,
+            late: None,
             default_timeout,
             output_cap,
             telemetry: Arc::new(Telemetry::default()),
         }
     }
 
-    /// The specs offered to the model, in name order.
-    pub fn specs(&self) -> &Arc<[ToolSpec]> {
-        &self.specs
+    /// The same box, also offering the tools `late` has at each moment.
+    pub fn with_late(self, late: Arc<dyn LateTools>) -> Self {
+        Self {
+            late: Some(late),
+            ..self
+        }
+    }
+
+    /// The specs offered to the model now, the fixed tools' first.
+    pub fn specs(&self) -> Arc<[ToolSpec]> {
+        let late = self.late_tools();
+        if late.is_empty() {
+            return self.specs.clone();
+        }
+        let more = late.iter().map(|tool| tool.spec());
+        self.specs.iter().cloned().chain(more).collect()
+    }
+
+    /// Every tool offered now, the fixed ones first, each in name order.
+    pub fn all(&self) -> Vec<Arc<dyn Tool>> {
+        self.tools.values().cloned().chain(self.late_tools()).collect()
     }
 
     /// Whether a tool called `name` is offered.
     pub fn contains(&self, name: &str) -> bool {
-        self.tools.contains_key(name)
+        self.get(name).is_some()
+    }
+
+    /// The tool called `name`, fixed or late.
+    fn get(&self, name: &str) -> Option<Arc<dyn Tool>> {
+        match self.tools.get(name) {
+            Some(tool) => Some(tool.clone()),
+            None => self.late.as_ref()?.tool(name),
+        }
+    }
+
+    /// The late tools offered now, without those a fixed tool's name hides.
+    fn late_tools(&self) -> Vec<Arc<dyn Tool>> {
+        let Some(late) = &self.late else {
+            return Vec::new();
+        };
+        let mut tools = late.tools();
+        tools.retain(|tool| !self.tools.contains_key(&tool.spec().name));
+        tools
     }
 
     /// Per-tool executions, time and failures; shared, so the status can
@@ -185,7 +242,7 @@ impl ToolBox {
         name: &str,
         arguments: serde_json::Value,
     ) -> Result<String, ToolError> {
-        let Some(tool) = self.tools.get(name) else {
+        let Some(tool) = self.get(name) else {
             return Err(ToolError::Unknown(name.to_owned()));
         };
         let limit = tool.timeout().unwrap_or(self.default_timeout);

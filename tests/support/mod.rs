@@ -12,6 +12,7 @@ pub mod fake_transcriber;
 pub mod gateway_daemons;
 pub mod harness;
 pub mod logs;
+pub mod mcp;
 pub mod media_gateway;
 pub mod process;
 pub mod socket_load;

@@ -39,6 +39,8 @@ pub struct Running {
     pub child: Child,
     /// Every line the daemon logged so far.
     pub logs: Arc<Mutex<Vec<String>>>,
+    /// Notified at each line logged.
+    logged: Arc<tokio::sync::Notify>,
     /// The task reading its stderr into `logs`; done once the pipe closed.
     reader: tokio::task::JoinHandle<()>,
 }
@@ -65,12 +67,15 @@ impl Running {
         let (ready_tx, ready) = oneshot::channel();
         let logs = Arc::new(Mutex::new(Vec::new()));
         let kept = logs.clone();
+        let logged = Arc::new(tokio::sync::Notify::new());
+        let notify = logged.clone();
         let reader = tokio::spawn(async move {
             let mut ready_tx = Some(ready_tx);
             let mut lines = BufReader::new(stderr).lines();
             // Keep draining so the child never blocks on a full pipe.
             while let Ok(Some(line)) = lines.next_line().await {
                 kept.lock().unwrap().push(line.clone());
+                notify.notify_waiters();
                 if line.contains("passepartout ready")
                     && let Some(tx) = ready_tx.take()
                 {
@@ -87,7 +92,27 @@ impl Running {
             let logged = logs.lock().unwrap().join("\n");
             panic!("the daemon was not ready within {WAIT:?} (exited: {exited:?}); it logged:\n{logged}");
         }
-        Running { child, logs, reader }
+        Running {
+            child,
+            logs,
+            logged,
+            reader,
+        }
+    }
+
+    /// Waits until the daemon has logged a line holding every one of `words`.
+    pub async fn wait_for_log(&self, words: &[&str]) -> String {
+        let found = super::fake_llm::wait_on(&self.logged, WAIT, || {
+            let logs = self.logs.lock().unwrap();
+            logs.iter()
+                .find(|line| words.iter().all(|word| line.contains(word)))
+                .cloned()
+        })
+        .await;
+        found.unwrap_or_else(|| {
+            let logged = self.logs.lock().unwrap().join("\n");
+            panic!("the daemon did not log {words:?} within {WAIT:?}; it logged:\n{logged}")
+        })
     }
 
     /// SIGKILL, and wait for the process to be gone.

@@ -22,6 +22,8 @@ pub enum AdminReply {
     Loops(Result<serde_json::Value, Unreadable>),
     /// What came of stopping or triggering a loop.
     LoopControl(LoopControl),
+    /// The tools listing: a JSON list, one per tool, with its source and gate.
+    Tools(serde_json::Value),
 }
 
 /// A listing the core could not produce (its store could not be read); the

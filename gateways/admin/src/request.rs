@@ -1,7 +1,7 @@
 //! What an admin surface may ask the core: one variant per question, each
 //! answered by one [`AdminReply`](crate::AdminReply) variant.
 
-use passepartout_gateway::UserId;
+use passepartout_gateway::{ConversationKey, UserId};
 
 /// A question from the machine's owner to the daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -18,6 +18,9 @@ pub enum AdminRequest {
     /// Approve or deny the approval with `token`, as the local user `by`.
     /// Answered [`Decision`](crate::AdminReply::Decision).
     Decide { token: String, approve: bool, by: UserId },
+    /// The tools offered in `conversation` (the asking user's), each with its
+    /// source and its gate; answered [`Tools`](crate::AdminReply::Tools).
+    Tools { conversation: ConversationKey, by: UserId },
     /// The background loops' statuses; answered [`Loops`](crate::AdminReply::Loops).
     Loops,
     /// Stop the loop called `name` for good; answered

@@ -24,6 +24,7 @@ pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
         },
         AdminReply::Loops(loops) => ServerFrame::Loops { loops: readable(loops) },
         AdminReply::LoopControl(answer) => ServerFrame::LoopControl(answer.into()),
+        AdminReply::Tools(tools) => ServerFrame::Tools { tools },
     }
 }
 

@@ -194,6 +194,15 @@ impl Client {
         .await
     }
 
+    /// The tools offered in this connection's chat, as a JSON list.
+    pub async fn tools(&mut self) -> Result<serde_json::Value, ClientError> {
+        self.document_after(ClientFrame::Tools {}, |frame| match frame {
+            ServerFrame::Tools { tools } => Some(tools.take()),
+            _ => None,
+        })
+        .await
+    }
+
     /// Stops the loop called `name` for good (a stored loop is forgotten);
     /// the answer says whether it was, or why not.
     pub async fn stop_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {

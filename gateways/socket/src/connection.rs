@@ -179,6 +179,12 @@ impl Connection {
                 self.ask(AdminRequest::Decide { token, approve, by }).await
             }
             Ok(ClientFrame::Loops {}) => self.ask(AdminRequest::Loops).await,
+            Ok(ClientFrame::Tools {}) => {
+                let chat = self.chat.clone().unwrap_or_else(|| self.shared.default_chat.clone());
+                let conversation = ConversationKey::new(self.shared.gateway.clone(), chat);
+                let by = self.shared.user.clone();
+                self.ask(AdminRequest::Tools { conversation, by }).await
+            }
             Ok(ClientFrame::StopLoop { name }) => self.ask(AdminRequest::StopLoop { name }).await,
             Ok(ClientFrame::TriggerLoop { name }) => self.ask(AdminRequest::TriggerLoop { name }).await,
         }

@@ -55,6 +55,9 @@ pub enum ClientFrame {
     Decide { token: String, approve: bool },
     /// Asks for the background loops' statuses; answered with a `loops` frame.
     Loops {},
+    /// Asks for the tools offered in this connection's chat, with their
+    /// sources and gates; answered with a `tools` frame.
+    Tools {},
     /// Stops the loop called `name` for good; answered with a
     /// `loop_control` frame.
     StopLoop { name: String },
@@ -65,7 +68,7 @@ pub enum ClientFrame {
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 10] = [
+const CLIENT_FRAME_TYPES: [&str; 11] = [
     "hello",
     "message",
     "status",
@@ -73,6 +76,7 @@ const CLIENT_FRAME_TYPES: [&str; 10] = [
     "approvals",
     "decide",
     "loops",
+    "tools",
     "stop_loop",
     "trigger_loop",
     "ping",
@@ -148,6 +152,8 @@ pub enum ServerFrame {
     Approvals { approvals: serde_json::Value },
     /// The answer to `loops`: a JSON list, one status per loop.
     Loops { loops: serde_json::Value },
+    /// The answer to `tools`: a JSON list, one per tool.
+    Tools { tools: serde_json::Value },
     /// The answer to `stop_loop` or `trigger_loop`.
     LoopControl(LoopControl),
     /// The answer to `ping`.
@@ -163,7 +169,7 @@ pub enum ServerFrame {
 
 /// The `"type"` names of [`ServerFrame`]: a frame of another type comes
 /// from a newer daemon, and a client skips it.
-pub const SERVER_FRAME_TYPES: [&str; 14] = [
+pub const SERVER_FRAME_TYPES: [&str; 15] = [
     "welcome",
     "accepted",
     "duplicate",
@@ -175,6 +181,7 @@ pub const SERVER_FRAME_TYPES: [&str; 14] = [
     "status",
     "approvals",
     "loops",
+    "tools",
     "loop_control",
     "pong",
     "error",

@@ -5,12 +5,13 @@
 
 /// Command and description, in menu order (Telegram: lowercase names of at
 /// most 32 characters, descriptions of 3 to 256).
-pub const COMMANDS: [(&str, &str); 11] = [
+pub const COMMANDS: [(&str, &str); 12] = [
     ("start", "Start a conversation"),
     ("help", "What I can do"),
     ("status", "How the assistant is doing"),
     ("model", "List the models, or pin one here: /model NAME, /model auto"),
     ("usage", "Tokens and estimated cost, here and in total"),
+    ("tools", "The tools I may use here, and which need your approval"),
     ("new", "Start afresh; earlier messages stay in the history"),
     ("summary", "What I keep of the earlier conversation, in short"),
     ("stop", "Stop what the assistant is doing here"),

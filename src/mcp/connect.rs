@@ -1,0 +1,218 @@
+//! Opening one server's connection: a child process speaking MCP on its
+//! standard input and output, or a streamable HTTP endpoint. The child starts
+//! in its own process group with an empty environment plus its configured
+//! `env`, a minimal `PATH` and `HOME` — never the daemon's secrets — and its
+//! standard error goes to the log line by line, each line cut at a bound. A
+//! URL's headers are read from the environment variables named for them;
+//! their values are never logged.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use process_wrap::tokio::{CommandWrap, ProcessGroup};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::service::{NotificationContext, RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientHandler, ServiceExt};
+use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
+use tokio::sync::Notify;
+
+use crate::config::McpServerConfig;
+
+/// The `PATH` a child gets unless its `env` sets one.
+pub const MINIMAL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// Longest line of a child's standard error that is logged whole.
+const MAX_STDERR_LINE_BYTES: usize = 1024;
+
+/// Why a server could not be reached.
+#[derive(Debug, thiserror::Error)]
+pub enum ConnectError {
+    #[error("cannot start {command:?}: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("header {header} needs the environment variable {variable}, which is not set")]
+    MissingHeader { header: String, variable: String },
+    #[error("header {header}'s value (from {variable}) is not a valid header value")]
+    BadHeader { header: String, variable: String },
+    #[error("the server did not complete the MCP handshake: {0}")]
+    Handshake(String),
+    #[error("the server did not complete the MCP handshake within {} s", .0.as_secs())]
+    HandshakeTimedOut(Duration),
+}
+
+/// A live connection.
+pub type Connection = RunningService<RoleClient, Listener>;
+
+/// What the daemon does with a server's notifications: it notes that the
+/// tool list changed, for the supervisor to list them again.
+#[derive(Clone)]
+pub struct Listener {
+    pub tools_changed: Arc<Notify>,
+}
+
+impl ClientHandler for Listener {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("passepartout", env!("CARGO_PKG_VERSION")),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _: NotificationContext<RoleClient>) {
+        self.tools_changed.notify_one();
+    }
+}
+
+/// Connects to `server`, within `handshake` for the MCP handshake; `home` is
+/// the child's `HOME`.
+pub async fn connect(
+    server: &McpServerConfig,
+    home: &Path,
+    listener: Listener,
+    handshake: Duration,
+) -> Result<Connection, ConnectError> {
+    let starting = async {
+        match (&server.command, &server.url) {
+            (Some(command), _) => {
+                let (transport, stderr) = spawn(server, command, home)?;
+                if let Some(stderr) = stderr {
+                    tokio::spawn(log_stderr(server.name.clone(), stderr));
+                }
+                listener
+                    .serve(transport)
+                    .await
+                    .map_err(|e| ConnectError::Handshake(e.to_string()))
+            }
+            (None, Some(url)) => {
+                // The SDK's client is built with rustls' process-wide default
+                // provider and panics without one: ring, set once for the
+                // process (a second call finds it set and changes nothing).
+                let _ = rustls::crypto::ring::default_provider().install_default();
+                let config =
+                    StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers(server)?);
+                let transport = StreamableHttpClientTransport::from_config(config);
+                listener
+                    .serve(transport)
+                    .await
+                    .map_err(|e| ConnectError::Handshake(e.to_string()))
+            }
+            (None, None) => Err(ConnectError::Handshake("neither a command nor a url is set".into())),
+        }
+    };
+    tokio::time::timeout(handshake, starting)
+        .await
+        .map_err(|_| ConnectError::HandshakeTimedOut(handshake))?
+}
+
+/// Starts the child with only its own environment.
+fn spawn(
+    server: &McpServerConfig,
+    command: &Path,
+    home: &Path,
+) -> Result<(TokioChildProcess, Option<tokio::process::ChildStderr>), ConnectError> {
+    let mut child = tokio::process::Command::new(command);
+    child.args(&server.args).env_clear();
+    child.env("PATH", MINIMAL_PATH).env("HOME", home);
+    child.envs(&server.env);
+    let mut wrapped = CommandWrap::from(child);
+    wrapped.wrap(ProcessGroup::leader());
+    TokioChildProcess::builder(wrapped)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|source| ConnectError::Spawn {
+            command: command.display().to_string(),
+            source,
+        })
+}
+
+/// The headers for a server at a URL, each value from its variable.
+fn headers(server: &McpServerConfig) -> Result<HashMap<http::HeaderName, http::HeaderValue>, ConnectError> {
+    let mut headers = HashMap::new();
+    for (header, variable) in &server.headers_env {
+        let bad = || ConnectError::BadHeader {
+            header: header.clone(),
+            variable: variable.clone(),
+        };
+        let value = std::env::var(variable).map_err(|_| ConnectError::MissingHeader {
+            header: header.clone(),
+            variable: variable.clone(),
+        })?;
+        let name = http::HeaderName::try_from(header.as_str()).map_err(|_| bad())?;
+        let mut value = http::HeaderValue::try_from(value).map_err(|_| bad())?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    Ok(headers)
+}
+
+/// Logs what the child writes to its standard error, a line at a time, each
+/// line cut at [`MAX_STDERR_LINE_BYTES`]; ends when the child closes it.
+async fn log_stderr(server: String, stderr: impl AsyncRead + Unpin) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match read_line_bounded(&mut reader, &mut line, MAX_STDERR_LINE_BYTES).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line);
+                let text = text.trim_end();
+                if !text.is_empty() {
+                    tracing::info!(server = %server, line = %text, "mcp server stderr");
+                }
+            }
+        }
+    }
+}
+
+/// Reads one line into `line`, keeping at most `limit` bytes of it and
+/// skipping the rest; the bytes read, 0 at the end.
+async fn read_line_bounded(
+    reader: &mut (impl AsyncBufReadExt + Unpin),
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let buffer = reader.fill_buf().await?;
+        if buffer.is_empty() {
+            return Ok(read);
+        }
+        let (used, done) = match buffer.iter().position(|&b| b == b'\n') {
+            Some(end) => (end + 1, true),
+            None => (buffer.len(), false),
+        };
+        let room = limit.saturating_sub(line.len());
+        line.extend_from_slice(&buffer[..used.min(room)]);
+        reader.consume(used);
+        read += used;
+        if done {
+            return Ok(read);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_long_line_is_cut_and_the_next_one_read_whole() {
+        let input = format!("{}\nnext\n", "x".repeat(5000));
+        let mut reader = BufReader::with_capacity(64, input.as_bytes());
+        let mut line = Vec::new();
+        assert_eq!(read_line_bounded(&mut reader, &mut line, 100).await.unwrap(), 5001);
+        assert_eq!(line.len(), 100);
+        line.clear();
+        read_line_bounded(&mut reader, &mut line, 100).await.unwrap();
+        assert_eq!(line, b"next\n");
+        line.clear();
+        assert_eq!(read_line_bounded(&mut reader, &mut line, 100).await.unwrap(), 0);
+    }
+}

@@ -1,0 +1,129 @@
+//! One server's supervisor: connect, list the tools, list them again when
+//! the server says they changed, and when the connection ends — the child
+//! exited, the network dropped — note why and connect again after a backoff
+//! that grows while the server keeps failing. A server that never comes up
+//! only ever shows as failed; the daemon goes on without its tools.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use passepartout_gateway::retry::Backoff;
+use rmcp::service::{Peer, RoleClient};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use super::connect::{Connection, Listener, connect};
+use super::schema;
+use super::state::Server;
+use super::tool::McpTool;
+use crate::config::McpServerConfig;
+use crate::tools::Tool;
+
+/// The first wait before connecting again.
+const RESTART_BASE: Duration = Duration::from_secs(1);
+/// The longest wait before connecting again; a connection that lasted this
+/// long counts as healthy, and the next failure waits the least again.
+const RESTART_MAX: Duration = Duration::from_secs(60);
+/// The least time the MCP handshake gets (a child may take a while to start).
+const MIN_HANDSHAKE: Duration = Duration::from_secs(10);
+
+/// Keeps `server` connected until `stop`; `home` is a child's `HOME`.
+pub async fn supervise(server: Arc<Server>, config: McpServerConfig, home: PathBuf, stop: CancellationToken) {
+    let mut backoff = Backoff::new(RESTART_BASE, RESTART_MAX);
+    let timeout = Duration::from_secs(config.timeout_s);
+    loop {
+        let changed = Arc::new(Notify::new());
+        let listener = Listener {
+            tools_changed: changed.clone(),
+        };
+        // In a task of its own, so that a panic in the SDK or a transport
+        // is one failed attempt, not the end of the supervision.
+        let (settings, home_dir) = (config.clone(), home.clone());
+        let mut connecting =
+            tokio::spawn(async move { connect(&settings, &home_dir, listener, timeout.max(MIN_HANDSHAKE)).await });
+        let connected = tokio::select! {
+            _ = stop.cancelled() => {
+                connecting.abort();
+                return;
+            }
+            connected = &mut connecting => connected,
+        };
+        let started = tokio::time::Instant::now();
+        let why = match connected {
+            Ok(Ok(connection)) => match serve(&server, connection, &changed, timeout, &stop).await {
+                Some(why) => why,
+                None => return,
+            },
+            Ok(Err(error)) => error.to_string(),
+            Err(failed) => format!("connecting failed: {failed}"),
+        };
+        if started.elapsed() >= RESTART_MAX {
+            backoff.reset();
+        }
+        let delay = backoff.next_delay();
+        tracing::warn!(server = %config.name, error = %why, retry_in_ms = delay.as_millis() as u64, "mcp server down");
+        server.failed(why);
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = tokio::time::sleep(delay) => {}
+        }
+    }
+}
+
+/// Runs one connection until it ends (why) or `stop` (`None`).
+async fn serve(
+    server: &Arc<Server>,
+    connection: Connection,
+    changed: &Notify,
+    timeout: Duration,
+    stop: &CancellationToken,
+) -> Option<String> {
+    let peer = connection.peer().clone();
+    if let Err(why) = list(server, &peer, timeout).await {
+        return Some(why);
+    }
+    let quit = connection.waiting();
+    tokio::pin!(quit);
+    loop {
+        tokio::select! {
+            // Dropping the connection closes it, and ends the child.
+            _ = stop.cancelled() => return None,
+            _ = changed.notified() => {
+                if let Err(why) = list(server, &peer, timeout).await {
+                    tracing::warn!(server = %server.name(), error = %why, "mcp tools not listed again");
+                    server.note_error(why);
+                }
+            }
+            quit = &mut quit => {
+                return Some(match quit {
+                    Ok(reason) => format!("the connection ended ({reason:?})"),
+                    Err(error) => format!("the connection failed: {error}"),
+                });
+            }
+        }
+    }
+}
+
+/// Lists the server's tools and offers them, bound to `peer`.
+async fn list(server: &Arc<Server>, peer: &Peer<RoleClient>, timeout: Duration) -> Result<(), String> {
+    let listed = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
+        Ok(Ok(tools)) => tools,
+        Ok(Err(error)) => return Err(format!("cannot list its tools: {error}")),
+        Err(_) => return Err(format!("did not list its tools within {} s", timeout.as_secs())),
+    };
+    let (offered, skipped) = schema::offer(server.name(), &listed);
+    for (tool, why) in skipped {
+        tracing::warn!(server = %server.name(), tool = %tool, reason = %why, "mcp tool not offered");
+    }
+    let tools = offered
+        .into_iter()
+        .map(|(name, offered)| {
+            let tool = McpTool::new(server.name(), offered, peer.clone(), timeout);
+            (name, Arc::new(tool) as Arc<dyn Tool>)
+        })
+        .collect();
+    server.connected(tools);
+    tracing::info!(server = %server.name(), tools = server.tool_count(), "mcp server connected");
+    Ok(())
+}

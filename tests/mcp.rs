@@ -1,0 +1,358 @@
+//! MCP tool servers end to end: a real daemon, the real socket client, a
+//! fake model, and real servers — the reference `server-everything` (Node)
+//! and `mcp-server-time` (Python), installed by `.ci/install-mcp-servers`
+//! when missing — plus a small fixture server for what they cannot be made
+//! to do on demand (crash mid-call, hang, change its tools, tell its
+//! environment). Each test waits on events (the servers' changes, the
+//! socket's frames, the daemon's log lines), never on the clock.
+
+mod support;
+
+use std::time::{Duration, Instant};
+
+use passepartout::config::McpTrust;
+use passepartout::mcp::Phase;
+use passepartout_gateway::ReplyKind;
+use support::chat::Chat;
+use support::fake_llm::FakeLlm;
+use support::harness::{TestDaemon, WAIT};
+use support::mcp::{everything, filesystem, fixture, model, server, time, wait_for_servers};
+
+/// A daemon with `servers` configured and the calling model.
+async fn start(servers: Vec<passepartout::config::McpServerConfig>) -> (FakeLlm, TestDaemon) {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let daemon = TestDaemon::start_with(&llm, |config| config.mcp.servers = servers, Vec::new()).await;
+    (llm, daemon)
+}
+
+fn running(daemon: &TestDaemon) -> &passepartout::Daemon {
+    daemon.daemon.as_ref().expect("running")
+}
+
+/// Waits until every server named is connected.
+async fn connected(daemon: &TestDaemon, names: &[&str]) -> Vec<passepartout::mcp::ServerStatus> {
+    wait_for_servers(running(daemon), |servers| {
+        names.iter().all(|name| server(servers, name).state == Phase::Connected)
+    })
+    .await
+}
+
+/// The answer (not a notice) to message `id`.
+async fn answer(chat: &mut Chat, id: &str) -> String {
+    loop {
+        let (kind, text) = chat.reply(id).await;
+        if kind == ReplyKind::Answer {
+            return text;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_reference_servers_tool_needs_approval_and_its_result_reaches_the_model() {
+    let (llm, daemon) = start(vec![everything(McpTrust::Ask)]).await;
+    let servers = connected(&daemon, &["everything"]).await;
+    assert!(server(&servers, "everything").tools >= 10, "{servers:?}");
+
+    let mut chat = Chat::open(&daemon, "alice").await;
+    let listing = chat.answer("/tools", None).await;
+    assert!(
+        listing.lines().any(|l| l.starts_with("everything__echo ")
+            && l.contains("mcp:everything")
+            && l.ends_with("needs approval")),
+        "{listing}"
+    );
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.starts_with("current_time ") && l.ends_with("allowed")),
+        "{listing}"
+    );
+
+    let original = chat
+        .send(r#"call everything__echo {"message":"hello from the daemon"}"#)
+        .await;
+    let prompt = chat.prompt(&original).await;
+    assert!(prompt.action.starts_with("everything__echo "), "{prompt:?}");
+    assert!(prompt.action.contains("hello from the daemon"), "{prompt:?}");
+    assert!(
+        prompt.text.contains("\"everything\""),
+        "the server is named: {prompt:?}"
+    );
+    // The schema offered is the server's own.
+    let offered = &llm.requests()[0]["tools"];
+    let echo = offered
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "everything__echo")
+        .expect("offered");
+    assert_eq!(
+        echo["function"]["parameters"]["properties"]["message"]["type"],
+        "string"
+    );
+
+    chat.answer("yes", Some(&prompt.id)).await;
+    let text = answer(&mut chat, &original).await;
+    assert!(text.starts_with("final: [passepartout] "), "{text}");
+    assert!(text.contains("Echo: hello from the daemon"), "{text}");
+}
+
+#[tokio::test]
+async fn a_trusted_python_servers_tool_runs_without_approval() {
+    let (_llm, daemon) = start(vec![time(McpTrust::Allow), everything(McpTrust::Ask)]).await;
+    connected(&daemon, &["time", "everything"]).await;
+    let mut chat = Chat::open(&daemon, "bob").await;
+    let listing = chat.answer("/tools", None).await;
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.starts_with("time__get_current_time ") && l.ends_with("allowed")),
+        "{listing}"
+    );
+    let id = chat
+        .send(r#"call time__get_current_time {"timezone":"Europe/Paris"}"#)
+        .await;
+    let text = answer(&mut chat, &id).await;
+    assert!(text.starts_with("done: "), "{text}");
+    assert!(text.contains("Europe/Paris") && text.contains("datetime"), "{text}");
+    // The untrusted server's tool still asks.
+    let original = chat.send(r#"call everything__get-sum {"a":1,"b":2}"#).await;
+    let prompt = chat.prompt(&original).await;
+    assert!(prompt.action.starts_with("everything__get-sum"), "{prompt:?}");
+}
+
+#[tokio::test]
+async fn a_changed_tool_list_is_offered_and_odd_answers_become_text() {
+    let (_llm, daemon) = start(vec![fixture(10)]).await;
+    let servers = connected(&daemon, &["fixture"]).await;
+    let before = server(&servers, "fixture").tools;
+    let mut chat = Chat::open(&daemon, "carol").await;
+    let listing = chat.answer("/tools", None).await;
+    assert!(listing.contains("fixture__bad_name "), "a dot is mapped: {listing}");
+
+    let id = chat.send("call fixture__grow {}").await;
+    assert_eq!(answer(&mut chat, &id).await, "done: grown");
+    wait_for_servers(running(&daemon), |servers| {
+        server(servers, "fixture").tools == before + 1
+    })
+    .await;
+    let id = chat.send("call fixture__extra {}").await;
+    assert_eq!(answer(&mut chat, &id).await, "done: extra ran");
+
+    let id = chat.send("call fixture__picture {}").await;
+    let text = answer(&mut chat, &id).await;
+    assert!(
+        text.starts_with("done: a dot:\n[an image (image/png"),
+        "an image is a note: {text}"
+    );
+    let id = chat.send("call fixture__fail {}").await;
+    let text = answer(&mut chat, &id).await;
+    assert!(text.contains("no such city"), "the error reaches the model: {text}");
+}
+
+#[tokio::test]
+async fn a_server_that_crashes_mid_call_is_restarted() {
+    let (_llm, daemon) = start(vec![fixture(10)]).await;
+    connected(&daemon, &["fixture"]).await;
+    let mut chat = Chat::open(&daemon, "dave").await;
+    let id = chat.send("call fixture__crash {}").await;
+    let text = answer(&mut chat, &id).await;
+    assert!(text.contains("did not answer"), "the model hears of it: {text}");
+    let servers = wait_for_servers(running(&daemon), |servers| {
+        let fixture = server(servers, "fixture");
+        fixture.restarts >= 1 && fixture.state == Phase::Connected
+    })
+    .await;
+    assert!(server(&servers, "fixture").last_error.is_some(), "{servers:?}");
+    let id = chat.send(r#"call fixture__echo {"message":"again"}"#).await;
+    assert_eq!(answer(&mut chat, &id).await, "done: echo: again");
+}
+
+#[tokio::test]
+async fn a_hung_call_is_cut_at_the_timeout_and_holds_up_no_other_conversation() {
+    let (_llm, daemon) = start(vec![fixture(3)]).await;
+    connected(&daemon, &["fixture"]).await;
+    let mut hung = Chat::open(&daemon, "erin").await;
+    let mut other = Chat::open(&daemon, "frank").await;
+    let started = Instant::now();
+    let id = hung.send("call fixture__hang {}").await;
+    // Another conversation is answered while the call hangs.
+    let echo = other.send("still there?").await;
+    assert_eq!(answer(&mut other, &echo).await, "echo: still there?");
+    let other_took = started.elapsed();
+    assert!(other_took < Duration::from_secs(3), "not held up: {other_took:?}");
+    let text = answer(&mut hung, &id).await;
+    assert!(text.contains("timed out after 3 s"), "{text}");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(3) && took < WAIT,
+        "cut at the timeout: {took:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
+    use support::process::{Running, run_cli, socket_path, write_config};
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let server = fixture(10);
+    let entry = format!(
+        "[[mcp.servers]]\nname = \"fixture\"\ncommand = \"python3\"\nargs = [{:?}]\ntrust = \"allow\"\nenv = {{ GREETING = \"hi\" }}\n",
+        server.args[0]
+    );
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str(&entry);
+    std::fs::write(&config, text).unwrap();
+
+    let secret = "sk-do-not-leak-4711";
+    let daemon = Running::start_with(&config, &[("RUST_LOG", "info"), ("PP_TEST_API_KEY", secret)]).await;
+    daemon.wait_for_log(&["mcp server connected", "fixture"]).await;
+    daemon.wait_for_log(&["fixture server started"]).await;
+
+    let mut chat = Chat::connect(&socket_path(dir.path()), "grace").await;
+    let id = chat.send("call fixture__env {}").await;
+    let env = answer(&mut chat, &id).await;
+    assert!(env.contains("GREETING=hi"), "{env}");
+    assert!(
+        env.contains(&format!("PATH={}", passepartout::mcp::MINIMAL_PATH)),
+        "{env}"
+    );
+    assert!(env.contains("HOME="), "{env}");
+    assert!(!env.contains(secret) && !env.contains("PP_TEST_API_KEY"), "{env}");
+    assert!(!env.contains("RUST_LOG"), "nothing of the daemon's: {env}");
+
+    let tools = run_cli(&config, &["tools"]).await;
+    let tools = String::from_utf8_lossy(&tools.stdout);
+    assert!(
+        tools
+            .lines()
+            .any(|l| l.starts_with("fixture__env ") && l.contains("mcp:fixture") && l.ends_with("allowed")),
+        "{tools}"
+    );
+    assert!(
+        tools
+            .lines()
+            .any(|l| l.starts_with("shell ") && l.ends_with("needs approval")),
+        "{tools}"
+    );
+    let status = run_cli(&config, &["status"]).await;
+    let status = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        status
+            .lines()
+            .any(|l| l.starts_with("mcp      fixture") && l.contains("connected, 8 tools")),
+        "{status}"
+    );
+    let doctor = run_cli(&config, &["doctor"]).await;
+    let doctor = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        doctor
+            .lines()
+            .any(|l| l.contains("mcp fixture") && l.contains("connected, 8 tools")),
+        "{doctor}"
+    );
+    let logs = daemon.logs.lock().unwrap().join("\n");
+    assert!(!logs.contains(secret), "no secret in the log");
+}
+
+/// A free TCP port on 127.0.0.1, chosen by the system.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+#[tokio::test]
+async fn a_server_at_a_url_is_reached_over_streamable_http() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let port = free_port();
+    let local = everything(McpTrust::Allow);
+    let mut child = tokio::process::Command::new("node")
+        .args([local.args[0].as_str(), "streamableHttp"])
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start server-everything over HTTP");
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let listening = tokio::time::timeout(WAIT, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if line.contains("listening on port") {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(listening, Ok(true), "the server listens");
+    // Keep reading what it writes, so it never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+
+    let web = passepartout::config::McpServerConfig {
+        name: "web".into(),
+        url: Some(format!("http://127.0.0.1:{port}/mcp")),
+        trust: McpTrust::Allow,
+        ..Default::default()
+    };
+    let (_llm, daemon) = start(vec![web]).await;
+    let servers = connected(&daemon, &["web"]).await;
+    assert!(server(&servers, "web").tools >= 10, "{servers:?}");
+    let mut chat = Chat::open(&daemon, "heidi").await;
+    let id = chat.send(r#"call web__echo {"message":"over http"}"#).await;
+    assert_eq!(answer(&mut chat, &id).await, "done: Echo: over http");
+}
+
+#[tokio::test]
+async fn a_server_that_cannot_start_is_shown_failed_and_the_daemon_runs_on() {
+    let missing = passepartout::config::McpServerConfig {
+        name: "missing".into(),
+        command: Some("/nonexistent/mcp-server".into()),
+        ..Default::default()
+    };
+    let off = passepartout::config::McpServerConfig {
+        enabled: false,
+        ..fixture(10)
+    };
+    let (_llm, daemon) = start(vec![missing, off]).await;
+    let servers = wait_for_servers(running(&daemon), |servers| {
+        server(servers, "missing").state == Phase::Failed
+    })
+    .await;
+    let error = server(&servers, "missing").last_error.clone().unwrap_or_default();
+    assert!(error.contains("cannot start \"/nonexistent/mcp-server\""), "{error}");
+    assert_eq!(server(&servers, "fixture").state, Phase::Disabled);
+    let status = passepartout::status::render(&running(&daemon).status());
+    assert!(
+        status.contains("mcp      missing      failed, 0 tools; last error: cannot start"),
+        "{status}"
+    );
+    let mut chat = Chat::open(&daemon, "ivan").await;
+    let id = chat.send("hello").await;
+    assert_eq!(answer(&mut chat, &id).await, "echo: hello");
+}
+
+#[tokio::test]
+async fn the_filesystem_servers_tools_read_inside_its_root_only() {
+    let root = tempfile::tempdir().unwrap();
+    let root_path = root.path().canonicalize().unwrap();
+    std::fs::write(root_path.join("notes.txt"), "buy milk").unwrap();
+    let (_llm, daemon) = start(vec![filesystem(&root_path)]).await;
+    connected(&daemon, &["files"]).await;
+    let mut chat = Chat::open(&daemon, "judy").await;
+    let inside = serde_json::json!({ "path": root_path.join("notes.txt") });
+    let id = chat.send(&format!("call files__read_text_file {inside}")).await;
+    assert_eq!(answer(&mut chat, &id).await, "done: buy milk");
+    let id = chat.send(r#"call files__read_text_file {"path":"/etc/passwd"}"#).await;
+    let text = answer(&mut chat, &id).await;
+    assert!(!text.contains("root:"), "{text}");
+    assert!(
+        text.to_lowercase().contains("denied"),
+        "the server's refusal reaches the model: {text}"
+    );
+}
