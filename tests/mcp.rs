@@ -171,7 +171,11 @@ async fn a_server_that_crashes_mid_call_is_restarted() {
 
 #[tokio::test]
 async fn a_hung_call_is_cut_at_the_timeout_and_holds_up_no_other_conversation() {
-    let (_llm, daemon) = start(vec![fixture(3)]).await;
+    // Told apart from the other tests' servers by an argument of its own.
+    let tag = format!("--tag=hung-{}", std::process::id());
+    let mut server = fixture(3);
+    server.args.push(tag.clone());
+    let (_llm, mut daemon) = start(vec![server]).await;
     connected(&daemon, &["fixture"]).await;
     let mut hung = Chat::open(&daemon, "erin").await;
     let mut other = Chat::open(&daemon, "frank").await;
@@ -189,6 +193,22 @@ async fn a_hung_call_is_cut_at_the_timeout_and_holds_up_no_other_conversation() 
         took >= Duration::from_secs(3) && took < WAIT,
         "cut at the timeout: {took:?}"
     );
+    // The server still sleeps in the call; stopping the daemon ends it.
+    assert!(running_with(&tag), "the hung server runs until the daemon stops");
+    daemon.stop().await;
+    assert!(!running_with(&tag), "a hung server does not outlive the daemon");
+}
+
+/// Whether a process has `arg` among its arguments; one that has exited but
+/// is not yet reaped shows an empty command line.
+fn running_with(arg: &str) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().any(|entry| {
+        std::fs::read(entry.path().join("cmdline"))
+            .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|part| part == arg.as_bytes()))
+    })
 }
 
 #[tokio::test]

@@ -46,8 +46,24 @@ pub enum ConnectError {
     HandshakeTimedOut(Duration),
 }
 
-/// A live connection.
-pub type Connection = RunningService<RoleClient, Listener>;
+/// A live connection, and the child's process group when the server is one.
+pub struct Connection {
+    pub service: RunningService<RoleClient, Listener>,
+    pub group: Option<ChildGroup>,
+}
+
+/// A child server's process group, killed when this is dropped: a server
+/// that hangs in a call, or ignores its input closing, never outlives its
+/// connection or the daemon. Killed here, synchronously, because the SDK's
+/// own clean-up is a task that a stopping runtime may never run.
+pub struct ChildGroup(rustix::process::Pid);
+
+impl Drop for ChildGroup {
+    fn drop(&mut self) {
+        // Gone already (it exited with its connection) is what was wanted.
+        let _ = rustix::process::kill_process_group(self.0, rustix::process::Signal::KILL);
+    }
+}
 
 /// What the daemon does with a server's notifications: it notes that the
 /// tool list changed, for the supervisor to list them again.
@@ -81,13 +97,19 @@ pub async fn connect(
         match (&server.command, &server.url) {
             (Some(command), _) => {
                 let (transport, stderr) = spawn(server, command, home)?;
+                // The child leads its own group: its id is the group's.
+                let group = transport
+                    .id()
+                    .and_then(|id| rustix::process::Pid::from_raw(id as i32))
+                    .map(ChildGroup);
                 if let Some(stderr) = stderr {
                     tokio::spawn(log_stderr(server.name.clone(), stderr));
                 }
-                listener
+                let service = listener
                     .serve(transport)
                     .await
-                    .map_err(|e| ConnectError::Handshake(e.to_string()))
+                    .map_err(|e| ConnectError::Handshake(e.to_string()))?;
+                Ok(Connection { service, group })
             }
             (None, Some(url)) => {
                 // The SDK's client is built with rustls' process-wide default
@@ -97,10 +119,11 @@ pub async fn connect(
                 let config =
                     StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(headers(server)?);
                 let transport = StreamableHttpClientTransport::from_config(config);
-                listener
+                let service = listener
                     .serve(transport)
                     .await
-                    .map_err(|e| ConnectError::Handshake(e.to_string()))
+                    .map_err(|e| ConnectError::Handshake(e.to_string()))?;
+                Ok(Connection { service, group: None })
             }
             (None, None) => Err(ConnectError::Handshake("neither a command nor a url is set".into())),
         }

@@ -84,8 +84,8 @@ pub async fn probe(server: &McpServerConfig, home: &std::path::Path) -> Result<u
     let connection = connect::connect(server, home, listener, timeout)
         .await
         .map_err(|error| error.to_string())?;
-    let listed = tokio::time::timeout(timeout, connection.peer().list_all_tools()).await;
-    let _ = connection.cancel().await;
+    let listed = tokio::time::timeout(timeout, connection.service.peer().list_all_tools()).await;
+    let _ = connection.service.cancel().await;
     match listed {
         Ok(Ok(tools)) => Ok(schema::offer(&server.name, &tools).0.len()),
         Ok(Err(error)) => Err(format!("cannot list its tools: {error}")),

@@ -79,15 +79,17 @@ async fn serve(
     timeout: Duration,
     stop: &CancellationToken,
 ) -> Option<String> {
-    let peer = connection.peer().clone();
+    // Held to the end: dropping it kills the child's process group.
+    let Connection { service, group: _group } = connection;
+    let peer = service.peer().clone();
     if let Err(why) = list(server, &peer, timeout).await {
         return Some(why);
     }
-    let quit = connection.waiting();
+    let quit = service.waiting();
     tokio::pin!(quit);
     loop {
         tokio::select! {
-            // Dropping the connection closes it, and ends the child.
+            // Dropping the connection closes it, and its group ends the child.
             _ = stop.cancelled() => return None,
             _ = changed.notified() => {
                 if let Err(why) = list(server, &peer, timeout).await {
