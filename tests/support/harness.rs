@@ -6,8 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout::config::{Config, ProviderConfig};
+use passepartout::store::StoreError;
 use passepartout::tools::Tool;
-use passepartout::{Daemon, Extensions};
+use passepartout::{Daemon, Extensions, StartError};
 use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{Client, SendOutcome, ServerFrame};
 
@@ -75,19 +76,28 @@ impl TestDaemon {
         }
     }
 
-    /// Starts the daemon again on the same data directory.
+    /// Starts the daemon again on the same data directory. sled lets go of
+    /// the store's files a moment after its last handle is dropped, so a
+    /// store that cannot be opened yet is tried again, within [`WAIT`].
     pub async fn restart(&mut self, tools: Vec<Arc<dyn Tool>>) {
         self.stop().await;
-        let daemon = Daemon::start_with(
-            self.config.clone(),
-            Extensions {
-                tools,
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let extensions = Extensions {
+                tools: tools.clone(),
                 ..Extensions::default()
-            },
-        )
-        .await
-        .expect("daemon restarts");
-        self.daemon = Some(daemon);
+            };
+            match Daemon::start_with(self.config.clone(), extensions).await {
+                Ok(daemon) => {
+                    self.daemon = Some(daemon);
+                    return;
+                }
+                Err(StartError::Store(StoreError::Open { .. })) if tokio::time::Instant::now() < deadline => {
+                    tokio::task::yield_now().await;
+                }
+                Err(error) => panic!("daemon restarts: {error:?}"),
+            }
+        }
     }
 
     pub async fn client(&self, chat: &str) -> Client {
