@@ -22,20 +22,6 @@ fn backup(llm: &FakeLlm) -> ProviderConfig {
     }
 }
 
-/// An answer reporting exactly this usage.
-fn reply_using(text: &str, prompt_tokens: u64, completion_tokens: u64) -> Script {
-    let body = json!({
-        "id": "x", "object": "chat.completion", "model": "fake-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "total_tokens": prompt_tokens + completion_tokens}
-    });
-    Script::Status {
-        code: 200,
-        retry_after: None,
-        body: Some(body.to_string()),
-    }
-}
-
 #[tokio::test]
 async fn model_pins_a_provider_across_a_restart_and_says_when_it_fails() {
     let first = FakeLlm::start().await;
@@ -99,7 +85,7 @@ async fn model_pins_a_provider_across_a_restart_and_says_when_it_fails() {
 #[tokio::test]
 async fn usage_sums_what_the_provider_reported_here_and_in_total() {
     let llm = FakeLlm::start().await;
-    llm.set_responder(|_| reply_using("ok", 1000, 200));
+    llm.set_responder(|_| Script::reply_using("ok", 1000, 200));
     let priced = |c: &mut passepartout::config::Config| {
         c.llm.providers[0].price_in_per_mtok = 2.0;
         c.llm.providers[0].price_out_per_mtok = 10.0;
@@ -137,7 +123,7 @@ async fn usage_sums_what_the_provider_reported_here_and_in_total() {
 #[tokio::test]
 async fn usage_of_a_free_model_is_tokens_only() {
     let llm = FakeLlm::start().await;
-    llm.set_responder(|_| reply_using("ok", 7, 3));
+    llm.set_responder(|_| Script::reply_using("ok", 7, 3));
     let mut daemon = TestDaemon::start(&llm).await;
     let mut client = daemon.client("alice").await;
     ask(&mut client, "one").await;

@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use passepartout::config::Config;
 use passepartout_gateway::ReplyKind;
-use serde_json::{Value, json};
+use serde_json::Value;
 use support::fake_llm::{FakeLlm, Script, last_user_text};
 use support::harness::{TestDaemon, ask};
 
@@ -28,20 +28,6 @@ const SUMMARY_TOKENS: (u64, u64) = (1000, 100);
 
 fn compacting(config: &mut Config) {
     config.memory.context_tokens = BUDGET;
-}
-
-/// An answer with `text`, reporting this usage.
-fn answer(text: &str, (tokens_in, tokens_out): (u64, u64)) -> Script {
-    let body = json!({
-        "id": "x", "object": "chat.completion", "model": "fake-model",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-        "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out, "total_tokens": tokens_in + tokens_out}
-    });
-    Script::Status {
-        code: 200,
-        retry_after: None,
-        body: Some(body.to_string()),
-    }
 }
 
 fn system_of(request: &Value) -> String {
@@ -76,8 +62,8 @@ fn summarise(request: &Value) -> String {
 fn model(llm: &FakeLlm, failing: Arc<AtomicBool>) {
     llm.set_responder(move |request| match is_summarising(request) {
         true if failing.load(Ordering::SeqCst) => Script::status(503),
-        true => answer(&summarise(request), SUMMARY_TOKENS),
-        false => answer("noted", TURN_TOKENS),
+        true => Script::reply_using(&summarise(request), SUMMARY_TOKENS.0, SUMMARY_TOKENS.1),
+        false => Script::reply_using("noted", TURN_TOKENS.0, TURN_TOKENS.1),
     });
 }
 

@@ -70,6 +70,22 @@ pub enum Script {
 }
 
 impl Script {
+    /// An answer with `text` reporting exactly this usage, as a whole
+    /// completion (even to a request that streams).
+    pub fn reply_using(text: &str, prompt_tokens: u64, completion_tokens: u64) -> Script {
+        let body = serde_json::json!({
+            "id": "x", "object": "chat.completion", "model": "fake-model",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                      "total_tokens": prompt_tokens + completion_tokens}
+        });
+        Script::Status {
+            code: 200,
+            retry_after: None,
+            body: Some(body.to_string()),
+        }
+    }
+
     /// This HTTP status with an OpenAI-style error body and no `retry-after`.
     pub fn status(code: u16) -> Script {
         Script::Status {
