@@ -26,7 +26,9 @@ use super::anthropic_stream::EventAssembly;
 use super::error::provider_message;
 use super::http;
 use super::stream::{self, StreamLimits, TextSink};
-use super::{ChatMessage, ChatModel, ChatRequest, ChatResponse, Endpoint, LlmError, Role, ToolCall, ToolSpec, Usage};
+use super::{
+    ChatMessage, ChatModel, ChatRequest, ChatResponse, Endpoint, Image, LlmError, Role, ToolCall, ToolSpec, Usage,
+};
 
 /// The API version this backend speaks, sent as `anthropic-version`.
 const API_VERSION: &str = "2023-06-01";
@@ -321,7 +323,7 @@ fn system_prompt(messages: &[ChatMessage]) -> Option<String> {
 /// is never sent as a block, and a message left with no block is dropped.
 /// A person's images go first, as `image` blocks for a model with `vision`
 /// (one from an earlier turn, whose bytes are not kept, as a note), else as
-/// notes.
+/// notes; a tool's images go inside its `tool_result`, after its text.
 fn wire_messages(messages: &[ChatMessage], vision: bool) -> Vec<WireMessage<'_>> {
     let mut wire: Vec<WireMessage<'_>> = Vec::new();
     for message in messages {
@@ -333,18 +335,7 @@ fn wire_messages(messages: &[ChatMessage], vision: bool) -> Vec<WireMessage<'_>>
         let (role, blocks): (WireRole, Vec<WireContentOut<'_>>) = match message.role {
             Role::System => continue,
             Role::User => {
-                let images = message.images.iter().map(|image| match &image.bytes {
-                    Some(bytes) if vision => WireContentOut::Image {
-                        source: WireImageSource {
-                            kind: "base64",
-                            media_type: &image.mime,
-                            data: BASE64.encode(bytes),
-                        },
-                    },
-                    _ => WireContentOut::Text {
-                        text: Cow::Owned(image.note()),
-                    },
-                });
+                let images = message.images.iter().map(|image| image_block(image, vision));
                 (WireRole::User, images.chain(text).collect())
             }
             Role::Assistant => {
@@ -361,7 +352,7 @@ fn wire_messages(messages: &[ChatMessage], vision: bool) -> Vec<WireMessage<'_>>
                     // A result without the id of its call is a bug upstream; the
                     // API rejects it, as the OpenAI backend's provider would.
                     tool_use_id: message.tool_call_id.as_deref(),
-                    content: &message.content,
+                    content: tool_result_content(message, vision),
                 }],
             ),
         };
@@ -380,6 +371,38 @@ fn wire_messages(messages: &[ChatMessage], vision: bool) -> Vec<WireMessage<'_>>
             .sort_by_key(|block| !matches!(block, WireContentOut::ToolResult { .. }));
     }
     wire
+}
+
+/// `image` as a block: the image itself for a model with `vision` while its
+/// bytes are kept (in the turn it arrived in), else a note.
+fn image_block(image: &Image, vision: bool) -> WireContentOut<'_> {
+    match &image.bytes {
+        Some(bytes) if vision => WireContentOut::Image {
+            source: WireImageSource {
+                kind: "base64",
+                media_type: &image.mime,
+                data: BASE64.encode(bytes),
+            },
+        },
+        _ => WireContentOut::Text {
+            text: Cow::Owned(image.note()),
+        },
+    }
+}
+
+/// A tool result's content: its text alone, or, when the tool returned
+/// images, the text and then each image as a block.
+fn tool_result_content(message: &ChatMessage, vision: bool) -> WireToolResult<'_> {
+    if message.images.is_empty() {
+        return WireToolResult::Text(&message.content);
+    }
+    let text = Some(message.content.as_str())
+        .filter(|text| !text.trim().is_empty())
+        .map(|text| WireContentOut::Text {
+            text: Cow::Borrowed(text),
+        });
+    let images = message.images.iter().map(|image| image_block(image, vision));
+    WireToolResult::Blocks(text.into_iter().chain(images).collect())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Serialize)]
@@ -412,8 +435,16 @@ enum WireContentOut<'a> {
     ToolResult {
         #[serde(skip_serializing_if = "Option::is_none")]
         tool_use_id: Option<&'a str>,
-        content: &'a str,
+        content: WireToolResult<'a>,
     },
+}
+
+/// A `tool_result`'s content: a string, or text and image blocks.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum WireToolResult<'a> {
+    Text(&'a str),
+    Blocks(Vec<WireContentOut<'a>>),
 }
 
 #[derive(Serialize)]

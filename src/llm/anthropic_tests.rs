@@ -448,6 +448,7 @@ async fn a_vision_model_gets_the_photo_as_a_base64_image_block_before_the_text()
         media: "ab12.png".into(),
         mime: "image/png".into(),
         bytes: Some(std::sync::Arc::from(&b"\x89PNG"[..])),
+        tool: None,
     };
     let request = ChatRequest {
         messages: vec![ChatMessage::user_with_images("what is this?", vec![image.clone()])],
@@ -470,6 +471,45 @@ async fn a_vision_model_gets_the_photo_as_a_base64_image_block_before_the_text()
         json!([
             {"type": "text", "text": "[a photo (ab12.png) that this model cannot see]"},
             {"type": "text", "text": "what is this?"},
+        ])
+    );
+}
+
+#[tokio::test]
+async fn a_tools_image_goes_inside_its_tool_result_as_an_image_block() {
+    let fake = FakeAnthropic::start().await;
+    let mut vision = settings(fake.base_url());
+    vision.endpoint.vision = true;
+    let image = crate::llm::Image::from_tool("shot", "image/png", b"\x89PNG".to_vec());
+    let request = ChatRequest {
+        messages: vec![
+            ChatMessage::user("take a screenshot"),
+            ChatMessage::assistant_tool_calls(vec![crate::llm::ToolCall {
+                id: "call_1".into(),
+                name: "shot".into(),
+                arguments: "{}".into(),
+            }]),
+            ChatMessage::tool_result_with_images("call_1", "here it is", vec![image]),
+        ],
+        ..ChatRequest::default()
+    };
+
+    AnthropicClient::new(vision).unwrap().complete(&request).await.unwrap();
+    client(&fake).complete(&request).await.unwrap();
+
+    let requests = fake.message_requests();
+    assert_eq!(
+        requests[0]["messages"][2]["content"],
+        json!([{"type": "tool_result", "tool_use_id": "call_1", "content": [
+            {"type": "text", "text": "here it is"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw=="}},
+        ]}])
+    );
+    assert_eq!(
+        requests[1]["messages"][2]["content"][0]["content"],
+        json!([
+            {"type": "text", "text": "here it is"},
+            {"type": "text", "text": "[an image (image/png) from shot that this model cannot see]"},
         ])
     );
 }

@@ -84,18 +84,23 @@ pub struct ChatMessage {
     pub images: Vec<Image>,
 }
 
-/// An image in a person's message. The history keeps it by reference (the
-/// name of its file in the media store); its bytes are carried only in the
-/// turn it arrived in, so a later turn shows the model a note instead.
+/// An image in a person's message or in a tool's answer. The history keeps
+/// it by reference (a person's, by the name of its file in the media store);
+/// its bytes are carried only in the turn it arrived in, so a later turn
+/// shows the model a note instead.
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 pub struct Image {
-    /// The file's name in the media store: its content hash and extension.
+    /// The file's name in the media store: its content hash and extension;
+    /// empty for an image a tool returned.
     pub media: String,
     /// Its MIME type, e.g. `image/jpeg`.
     pub mime: String,
     /// The bytes, in the turn the image arrived in; never persisted.
     #[serde(skip)]
     pub bytes: Option<std::sync::Arc<[u8]>>,
+    /// The tool whose answer held the image; `None` for a person's photo.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool: Option<String>,
 }
 
 impl std::fmt::Debug for Image {
@@ -104,6 +109,7 @@ impl std::fmt::Debug for Image {
             .field("media", &self.media)
             .field("mime", &self.mime)
             .field("bytes", &self.bytes.as_ref().map(|bytes| bytes.len()))
+            .field("tool", &self.tool)
             .finish()
     }
 }
@@ -112,10 +118,21 @@ impl Image {
     /// What a model reads in place of the image: when it cannot see
     /// images, or when the image is from an earlier turn.
     pub fn note(&self) -> String {
-        if self.bytes.is_some() {
-            format!("[a photo ({}) that this model cannot see]", self.media)
-        } else {
-            format!("[a photo sent earlier ({}); not shown again]", self.media)
+        match (&self.tool, self.bytes.is_some()) {
+            (None, true) => format!("[a photo ({}) that this model cannot see]", self.media),
+            (None, false) => format!("[a photo sent earlier ({}); not shown again]", self.media),
+            (Some(tool), true) => format!("[an image ({}) from {tool} that this model cannot see]", self.mime),
+            (Some(tool), false) => format!("[an image ({}) {tool} returned earlier; not shown again]", self.mime),
+        }
+    }
+
+    /// An image `tool` returned, shown to the model in the turn that called it.
+    pub fn from_tool(tool: &str, mime: &str, bytes: Vec<u8>) -> Self {
+        Self {
+            media: String::new(),
+            mime: mime.to_owned(),
+            bytes: Some(bytes.into()),
+            tool: Some(tool.to_owned()),
         }
     }
 }
@@ -151,6 +168,14 @@ impl ChatMessage {
         Self {
             tool_call_id: Some(call_id.into()),
             ..Self::new(Role::Tool, text)
+        }
+    }
+
+    /// The result of the tool call `call_id` with the images it returned.
+    pub fn tool_result_with_images(call_id: impl Into<String>, text: impl Into<String>, images: Vec<Image>) -> Self {
+        Self {
+            images,
+            ..Self::tool_result(call_id, text)
         }
     }
 

@@ -235,11 +235,7 @@ impl<'a> WireRequest<'a> {
     fn new(model: &'a str, request: &'a ChatRequest, vision: bool) -> Self {
         Self {
             model,
-            messages: request
-                .messages
-                .iter()
-                .map(|message| WireMessage::new(message, vision))
-                .collect(),
+            messages: wire_messages(&request.messages, vision),
             tools: request.tools.iter().map(WireTool::from).collect(),
             stream: false,
             stream_options: None,
@@ -279,6 +275,72 @@ struct WireImageUrl {
     url: String,
 }
 
+/// The conversation as messages. A `tool` message holds text only, so the
+/// images tool calls returned are shown to a model with `vision` in a user
+/// message after the run of tool results (each result saying so); without
+/// vision, or once their bytes are gone, they are notes in the result.
+fn wire_messages(messages: &[ChatMessage], vision: bool) -> Vec<WireMessage<'_>> {
+    let mut wire = Vec::with_capacity(messages.len());
+    let mut returned: Vec<WirePart<'_>> = Vec::new();
+    for message in messages {
+        if message.role != Role::Tool && !returned.is_empty() {
+            wire.push(images_returned(std::mem::take(&mut returned)));
+        }
+        let shown = vision && message.role == Role::Tool && message.images.iter().any(|image| image.bytes.is_some());
+        if !shown {
+            wire.push(WireMessage::new(message, vision));
+            continue;
+        }
+        let mut text = message.content.clone();
+        for image in &message.images {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            match (&image.bytes, &image.tool) {
+                (Some(bytes), tool) => {
+                    let tool = tool.as_deref().unwrap_or("the tool");
+                    text.push_str(&format!(
+                        "[an image ({}) from {tool}: shown after the results]",
+                        image.mime
+                    ));
+                    returned.push(WirePart::Text {
+                        text: Cow::Owned(format!("[the image ({}) {tool} returned]", image.mime)),
+                    });
+                    returned.push(image_part(&image.mime, bytes));
+                }
+                (None, _) => text.push_str(&image.note()),
+            }
+        }
+        wire.push(WireMessage {
+            content: Some(WireContent::Text(Cow::Owned(text))),
+            ..WireMessage::new(message, false)
+        });
+    }
+    if !returned.is_empty() {
+        wire.push(images_returned(returned));
+    }
+    wire
+}
+
+/// The user message that shows the images tool results returned.
+fn images_returned(parts: Vec<WirePart<'_>>) -> WireMessage<'_> {
+    WireMessage {
+        role: "user",
+        content: Some(WireContent::Parts(parts)),
+        tool_calls: Vec::new(),
+        tool_call_id: None,
+    }
+}
+
+/// An image as an `image_url` part holding a `data:` URI.
+fn image_part(mime: &str, bytes: &[u8]) -> WirePart<'static> {
+    WirePart::ImageUrl {
+        image_url: WireImageUrl {
+            url: format!("data:{mime};base64,{}", BASE64.encode(bytes)),
+        },
+    }
+}
+
 /// The content of `message`: its images as parts for a model with `vision`
 /// (an image from an earlier turn, whose bytes are not kept, as a note),
 /// else as notes after the text.
@@ -295,11 +357,7 @@ fn content(message: &ChatMessage, vision: bool) -> WireContent<'_> {
         }
         for image in &message.images {
             match &image.bytes {
-                Some(bytes) => parts.push(WirePart::ImageUrl {
-                    image_url: WireImageUrl {
-                        url: format!("data:{};base64,{}", image.mime, BASE64.encode(bytes)),
-                    },
-                }),
+                Some(bytes) => parts.push(image_part(&image.mime, bytes)),
                 None => parts.push(WirePart::Text {
                     text: Cow::Owned(image.note()),
                 }),

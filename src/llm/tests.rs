@@ -593,6 +593,7 @@ fn with_photo(bytes: Option<&[u8]>) -> ChatRequest {
         media: "ab12.png".into(),
         mime: "image/png".into(),
         bytes: bytes.map(std::sync::Arc::from),
+        tool: None,
     };
     ChatRequest {
         messages: vec![ChatMessage::user_with_images("what is this?", vec![image])],
@@ -648,6 +649,7 @@ fn the_history_keeps_an_image_by_reference_never_its_bytes() {
         media: "ab12.png".into(),
         mime: "image/png".into(),
         bytes: Some(std::sync::Arc::from(&b"\x89PNG"[..])),
+        tool: None,
     };
     let mut message = ChatMessage::user_with_images("look", vec![image]);
     let kept = serde_json::to_value(&message).unwrap();
@@ -660,5 +662,79 @@ fn the_history_keeps_an_image_by_reference_never_its_bytes() {
     assert!(
         plain.get("images").is_none(),
         "a text message is stored as before: {plain}"
+    );
+}
+
+/// A turn in which the tool `shot` returned an image: the call, its result
+/// with the image (its bytes kept while `current`), and the person's next words.
+fn with_tool_image(current: bool) -> ChatRequest {
+    let mut image = Image::from_tool("shot", "image/png", b"\x89PNG".to_vec());
+    if !current {
+        image.bytes = None;
+    }
+    ChatRequest {
+        messages: vec![
+            ChatMessage::user("take a screenshot"),
+            ChatMessage::assistant_tool_calls(vec![ToolCall {
+                id: "call_1".into(),
+                name: "shot".into(),
+                arguments: "{}".into(),
+            }]),
+            ChatMessage::tool_result_with_images("call_1", "here it is", vec![image]),
+            ChatMessage::user("and now?"),
+        ],
+        ..ChatRequest::default()
+    }
+}
+
+#[tokio::test]
+async fn a_tools_image_follows_the_tool_results_as_an_image_url_part_for_a_vision_model() {
+    let fake = FakeLlm::start().await;
+    let vision = OpenAiClient::new(OpenAiSettings {
+        vision: true,
+        ..settings(fake.base_url())
+    })
+    .unwrap();
+    vision.complete(&with_tool_image(true)).await.unwrap();
+
+    let messages = fake.requests()[0]["messages"].clone();
+    assert_eq!(messages.as_array().unwrap().len(), 5, "{messages:#}");
+    assert_eq!(messages[2]["role"], "tool");
+    assert_eq!(
+        messages[2]["content"],
+        "here it is\n[an image (image/png) from shot: shown after the results]"
+    );
+    assert_eq!(messages[3]["role"], "user");
+    assert_eq!(
+        messages[3]["content"],
+        json!([
+            {"type": "text", "text": "[the image (image/png) shot returned]"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw=="}},
+        ])
+    );
+    assert_eq!(messages[4]["content"], "and now?");
+}
+
+#[tokio::test]
+async fn a_tools_image_is_a_note_for_a_model_without_vision_and_in_a_later_turn() {
+    let fake = FakeLlm::start().await;
+    client(&fake).complete(&with_tool_image(true)).await.unwrap();
+    let vision = OpenAiClient::new(OpenAiSettings {
+        vision: true,
+        ..settings(fake.base_url())
+    })
+    .unwrap();
+    vision.complete(&with_tool_image(false)).await.unwrap();
+
+    let requests = fake.requests();
+    assert_eq!(requests[0]["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        requests[0]["messages"][2]["content"],
+        "here it is\n[an image (image/png) from shot that this model cannot see]"
+    );
+    assert_eq!(requests[1]["messages"].as_array().unwrap().len(), 4);
+    assert_eq!(
+        requests[1]["messages"][2]["content"],
+        "here it is\n[an image (image/png) shot returned earlier; not shown again]"
     );
 }

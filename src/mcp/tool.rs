@@ -3,20 +3,23 @@
 //! conversation's. The box around it bounds the call by the server's
 //! `timeout_s` and cuts the output at the cap; a call that runs out of time
 //! is dropped here, so the turn goes on, and the SDK then tells the server
-//! it was cancelled (`notifications/cancelled`). The server's answer becomes text:
-//! its text parts as they are, an image or audio part as a note saying what
-//! was left out, a resource by its text or its address; an answer the server
-//! marks as an error is a tool error the model is shown.
+//! it was cancelled (`notifications/cancelled`). The server's answer becomes
+//! text and images: its text parts as they are, its image parts as images
+//! (shown to a model that can see them), an audio part as a note saying
+//! what was left out, a resource by its text or its address; an answer the
+//! server marks as an error is a tool error the model is shown.
 
 use std::time::Duration;
 
 use async_trait::async_trait;
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD as BASE64;
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceContents};
 use rmcp::service::{Peer, RoleClient};
 
 use super::schema::Offered;
 use crate::llm::ToolSpec;
-use crate::tools::{Tool, ToolContext, ToolError};
+use crate::tools::{Tool, ToolAnswer, ToolContext, ToolError};
 
 /// A server's tool, bound to the connection it was listed on.
 pub struct McpTool {
@@ -51,7 +54,11 @@ impl Tool for McpTool {
         Some(self.timeout)
     }
 
-    async fn call(&self, _: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
+    async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
+        self.answer(context, arguments).await.map(ToolAnswer::into_text)
+    }
+
+    async fn answer(&self, _: &ToolContext, arguments: serde_json::Value) -> Result<ToolAnswer, ToolError> {
         let serde_json::Value::Object(arguments) = arguments else {
             return Err(ToolError::InvalidArguments("arguments must be a JSON object".into()));
         };
@@ -60,20 +67,30 @@ impl Tool for McpTool {
             self.peer.call_tool(request).await.map_err(|error| {
                 ToolError::Failed(format!("the MCP server {:?} did not answer: {error}", self.server))
             })?;
-        answer(result)
+        answer(&self.offered.spec.name, result)
     }
 }
 
-/// The server's answer as the model's text, or its error.
-pub fn answer(result: CallToolResult) -> Result<String, ToolError> {
-    let mut parts: Vec<String> = result.content.iter().map(part).collect();
-    if parts.is_empty()
+/// The server's answer to a call of `tool` as the model's text and images,
+/// or its error (whose images, if any, are left out).
+pub fn answer(tool: &str, result: CallToolResult) -> Result<ToolAnswer, ToolError> {
+    let mut answer = ToolAnswer::default();
+    for content in &result.content {
+        match content {
+            ContentBlock::Image(image) => match BASE64.decode(&image.data) {
+                Ok(bytes) => answer.add_image(tool, &image.mime_type, bytes),
+                Err(_) => answer.add_line(&format!("[an image ({}) that is not valid base64]", image.mime_type)),
+            },
+            other => answer.add_line(&part(other)),
+        }
+    }
+    if result.content.is_empty()
         && let Some(structured) = &result.structured_content
     {
-        parts.push(structured.to_string());
+        answer.add_line(&structured.to_string());
     }
-    let text = parts.join("\n");
     if result.is_error == Some(true) {
+        let text = answer.into_text();
         let text = if text.is_empty() {
             "the tool failed and said nothing more".to_owned()
         } else {
@@ -81,17 +98,14 @@ pub fn answer(result: CallToolResult) -> Result<String, ToolError> {
         };
         return Err(ToolError::Failed(text));
     }
-    Ok(text)
+    Ok(answer)
 }
 
+/// A part of the answer other than an image, as text.
 fn part(content: &ContentBlock) -> String {
     match content {
         ContentBlock::Text(text) => text.text.clone(),
-        ContentBlock::Image(image) => format!(
-            "[an image ({}, {} bytes) that cannot be shown here]",
-            image.mime_type,
-            image.data.len() / 4 * 3
-        ),
+        ContentBlock::Image(image) => format!("[an image ({})]", image.mime_type),
         ContentBlock::Audio(audio) => format!("[audio ({}) that cannot be played here]", audio.mime_type),
         ContentBlock::Resource(resource) => match &resource.resource {
             ResourceContents::TextResourceContents { text, .. } => text.clone(),
@@ -110,13 +124,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn text_is_kept_an_image_is_noted_and_an_error_is_the_tools() {
-        let result = CallToolResult::success(vec![Content::text("one"), Content::image("aGVsbG8h", "image/png")]);
+    fn text_is_kept_an_image_is_kept_as_an_image_and_an_error_is_the_tools() {
+        let result = CallToolResult::success(vec![
+            Content::text("one"),
+            Content::image("aGVsbG8h", "image/png"),
+            Content::image("not base64!", "image/png"),
+        ]);
+        let answered = answer("srv__shot", result).unwrap();
+        assert_eq!(answered.text, "one\n[an image (image/png) that is not valid base64]");
+        assert_eq!(answered.images.len(), 1);
+        let image = &answered.images[0];
+        assert_eq!(image.bytes.as_deref(), Some(&b"hello!"[..]));
         assert_eq!(
-            answer(result).unwrap(),
-            "one\n[an image (image/png, 6 bytes) that cannot be shown here]"
+            (image.mime.as_str(), image.tool.as_deref()),
+            ("image/png", Some("srv__shot"))
         );
+
         let failed = CallToolResult::error(vec![Content::text("no such city")]);
-        assert_eq!(answer(failed), Err(ToolError::Failed("no such city".into())));
+        assert_eq!(
+            answer("srv__shot", failed),
+            Err(ToolError::Failed("no such city".into()))
+        );
     }
 }

@@ -176,6 +176,7 @@ impl Media {
                 media: name,
                 mime: mime.to_owned(),
                 bytes: Some(bytes),
+                tool: None,
             }),
             Ok(Err(error)) => {
                 tracing::error!(%error, "cannot keep a photo");

@@ -3,7 +3,8 @@
 //! object, or an unknown tool, are errors for the model) and judged by the
 //! skills' gates; their outputs become the next signal (depth + 1), which the
 //! turn feeds back into reason. A rejected call is not run: the model is told
-//! why, and so is the person. A call that needs approval is not run either:
+//! why, and so is the person. Images a tool returns go beside its result in
+//! the transcript, for a model that can see them. A call that needs approval is not run either:
 //! it becomes a [`Requested`] approval, and the model is told it waits.
 //! Every call that runs is audited.
 
@@ -19,7 +20,7 @@ use crate::llm::{ChatMessage, ToolCall};
 use crate::pipeline::reason::Proposal;
 use crate::signal::{Correction, Origin, Signal, SignalBody, ToolOutput, ToolResults};
 use crate::skills::{Decision, ProposedCall, Skills};
-use crate::tools::{ToolBox, ToolContext, ToolError, parse_object};
+use crate::tools::{ToolAnswer, ToolBox, ToolContext, ToolError, parse_object};
 
 /// What act needs.
 pub struct Actuators<'a> {
@@ -79,14 +80,16 @@ pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>)
             for (call, arguments) in calls {
                 let (result, malformed) = run_one(signal, &call.name, arguments, actuators, &mut acted).await;
                 acted.repairs += u32::from(malformed);
-                let (content, is_error) = match result {
-                    Ok(output) => (output, false),
-                    Err(error) => (format!("error: {error}"), true),
+                let (content, images, is_error) = match result {
+                    Ok(answer) => (answer.text, answer.images, false),
+                    Err(error) => (format!("error: {error}"), Vec::new(), true),
                 };
-                tracing::debug!(tool = %call.name, is_error, "tool call finished");
-                acted
-                    .transcript
-                    .push(ChatMessage::tool_result(call.id.clone(), content.clone()));
+                tracing::debug!(tool = %call.name, is_error, images = images.len(), "tool call finished");
+                acted.transcript.push(ChatMessage::tool_result_with_images(
+                    call.id.clone(),
+                    content.clone(),
+                    images,
+                ));
                 results.push(ToolOutput {
                     call_id: call.id,
                     name: call.name,
@@ -138,7 +141,7 @@ async fn run_one(
     arguments: Result<Value, ToolError>,
     actuators: &Actuators<'_>,
     acted: &mut Acted,
-) -> (Result<String, ToolError>, bool) {
+) -> (Result<ToolAnswer, ToolError>, bool) {
     if !actuators.tools.contains(name) {
         return (Err(ToolError::Unknown(name.to_owned())), true);
     }
@@ -155,7 +158,7 @@ async fn run_one(
             let action = call.summary();
             let result = actuators
                 .tools
-                .call_parsed(actuators.context, &call.tool, call.arguments)
+                .answer_parsed(actuators.context, &call.tool, call.arguments)
                 .await;
             acted.audit.push(ran(
                 &signal.origin,
@@ -183,7 +186,7 @@ async fn run_one(
                 requested.token.as_str()
             );
             acted.requested.push(requested);
-            Ok(waiting)
+            Ok(ToolAnswer::from(waiting))
         }
     };
     (result, false)

@@ -459,7 +459,8 @@ impl Pipeline {
             }
             signal = next;
         }
-        // The history keeps images by reference; their bytes stay in the media store.
+        // The history keeps images by reference: a person's bytes stay in the
+        // media store, and a tool's are shown in this turn only.
         let messages = context.turn.into_iter().map(without_image_bytes).collect();
         output.record = Some(TurnRecord {
             messages,

@@ -8,6 +8,7 @@
 //! the daemon runs (a tool server's). The [`ToolCatalog`] knows the
 //! registered tools' names and arguments without setting them up.
 
+mod answer;
 mod builtin;
 mod catalog;
 pub mod files;
@@ -34,6 +35,7 @@ use thiserror::Error;
 
 use crate::llm::ToolSpec;
 pub use crate::telemetry::{Telemetry, UsageStats};
+pub use answer::ToolAnswer;
 pub use builtin::{SetupError, builtin, builtin_specs};
 pub use catalog::ToolCatalog;
 pub use history::SearchHistory;
@@ -108,6 +110,12 @@ pub trait Tool: Send + Sync {
     /// Runs the tool with the model's arguments, already parsed as a JSON
     /// object. Use [`parse_arguments`] to read them into a typed struct.
     async fn call(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError>;
+
+    /// Runs the tool as [`Tool::call`] does, its answer with the images it
+    /// returned; a tool that can return images overrides this.
+    async fn answer(&self, context: &ToolContext, arguments: serde_json::Value) -> Result<ToolAnswer, ToolError> {
+        self.call(context, arguments).await.map(ToolAnswer::from)
+    }
 }
 
 /// Reads tool arguments into `T`; a mismatch (missing field, wrong type,
@@ -235,24 +243,41 @@ impl ToolBox {
         self.call_parsed(context, name, parse_object(arguments)?).await
     }
 
-    /// Runs tool `name` under its timeout, its output cut at the cap.
+    /// Runs tool `name` under its timeout, its output as text cut at the
+    /// cap, each image a note after it.
     pub async fn call_parsed(
         &self,
         context: &ToolContext,
         name: &str,
         arguments: serde_json::Value,
     ) -> Result<String, ToolError> {
+        self.answer_parsed(context, name, arguments)
+            .await
+            .map(ToolAnswer::into_text)
+    }
+
+    /// Runs tool `name` under its timeout; its text is cut at the cap, and
+    /// its images are kept (bounded in number and size by [`ToolAnswer`]).
+    pub async fn answer_parsed(
+        &self,
+        context: &ToolContext,
+        name: &str,
+        arguments: serde_json::Value,
+    ) -> Result<ToolAnswer, ToolError> {
         let Some(tool) = self.get(name) else {
             return Err(ToolError::Unknown(name.to_owned()));
         };
         let limit = tool.timeout().unwrap_or(self.default_timeout);
         let started = tokio::time::Instant::now();
-        let result = match tokio::time::timeout(limit, tool.call(context, arguments)).await {
+        let result = match tokio::time::timeout(limit, tool.answer(context, arguments)).await {
             Ok(result) => result,
             Err(_) => Err(ToolError::TimedOut(limit)),
         };
         self.telemetry.record(name, started.elapsed(), result.is_err());
-        result.map(|output| cap(output, self.output_cap))
+        result.map(|answer| ToolAnswer {
+            text: cap(answer.text, self.output_cap),
+            images: answer.images,
+        })
     }
 }
 
