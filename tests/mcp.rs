@@ -14,7 +14,7 @@ use passepartout::config::McpTrust;
 use passepartout::mcp::Phase;
 use passepartout_gateway::ReplyKind;
 use support::chat::Chat;
-use support::fake_llm::FakeLlm;
+use support::fake_llm::{FakeLlm, Script};
 use support::harness::{TestDaemon, WAIT};
 use support::mcp::{everything, filesystem, fixture, model, server, time, wait_for_servers};
 
@@ -142,13 +142,70 @@ async fn a_changed_tool_list_is_offered_and_odd_answers_become_text() {
 
     let id = chat.send("call fixture__picture {}").await;
     let text = answer(&mut chat, &id).await;
-    assert!(
-        text.starts_with("done: a dot:\n[an image (image/png"),
-        "an image is a note: {text}"
+    assert_eq!(
+        text, "done: a dot:\n[an image (image/png) from fixture__picture that this model cannot see]",
+        "an image is a note for a model without vision"
     );
     let id = chat.send("call fixture__fail {}").await;
     let text = answer(&mut chat, &id).await;
     assert!(text.contains("no such city"), "the error reaches the model: {text}");
+}
+
+#[tokio::test]
+async fn a_reference_servers_image_reaches_a_vision_model_as_an_image_part_in_that_turn_only() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|request: &serde_json::Value| {
+        let after_tool = request["messages"]
+            .as_array()
+            .is_some_and(|messages| messages.iter().any(|m| m["role"] == "tool"))
+            && !support::fake_llm::last_user_text(request).starts_with("and");
+        if after_tool {
+            Script::Reply("seen".into())
+        } else {
+            model(request)
+        }
+    });
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.mcp.servers = vec![everything(McpTrust::Allow)];
+            config.llm.providers[0].vision = true;
+        },
+        Vec::new(),
+    )
+    .await;
+    connected(&daemon, &["everything"]).await;
+    let mut chat = Chat::open(&daemon, "erin").await;
+
+    let id = chat.send("call everything__get-tiny-image {}").await;
+    assert_eq!(answer(&mut chat, &id).await, "seen");
+    let requests = llm.requests();
+    let messages = requests.last().unwrap()["messages"].as_array().unwrap().clone();
+    let result = messages
+        .iter()
+        .position(|m| m["role"] == "tool")
+        .expect("a tool result");
+    let text = messages[result]["content"].as_str().unwrap();
+    assert!(text.starts_with("Here's the image you requested:"), "{text}");
+    assert!(
+        text.contains("[an image (image/png) from everything__get-tiny-image: shown after the results]"),
+        "{text}"
+    );
+    let shown = &messages[result + 1];
+    assert_eq!(shown["role"], "user", "{shown}");
+    let url = shown["content"][1]["image_url"]["url"].as_str().unwrap();
+    assert!(url.starts_with("data:image/png;base64,iVBORw0KGgo"), "{shown}");
+
+    // The next turn reads the same result from the history, the image as a note.
+    let id = chat.send("and what was it?").await;
+    answer(&mut chat, &id).await;
+    let requests = llm.requests();
+    let later = requests.last().unwrap().to_string();
+    assert!(!later.contains("image_url"), "{later}");
+    assert!(
+        later.contains("[an image (image/png) everything__get-tiny-image returned earlier; not shown again]"),
+        "{later}"
+    );
 }
 
 #[tokio::test]
@@ -194,20 +251,29 @@ async fn a_hung_call_is_cut_at_the_timeout_and_holds_up_no_other_conversation() 
         "cut at the timeout: {took:?}"
     );
     // The server still sleeps in the call; stopping the daemon ends it.
-    assert!(running_with(&tag), "the hung server runs until the daemon stops");
+    let server = process_with(&tag).expect("the hung server runs until the daemon stops");
     daemon.stop().await;
-    assert!(!running_with(&tag), "a hung server does not outlive the daemon");
+    let ended = tokio::task::spawn_blocking(move || {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
+        let mut watched = [PollFd::new(&server, PollFlags::IN)];
+        let limit = Timespec::try_from(WAIT).expect("a short wait");
+        poll(&mut watched, Some(&limit)).expect("watch the server") == 1
+    });
+    assert!(ended.await.unwrap(), "a hung server does not outlive the daemon");
 }
 
-/// Whether a process has `arg` among its arguments; one that has exited but
-/// is not yet reaped shows an empty command line.
-fn running_with(arg: &str) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.flatten().any(|entry| {
-        std::fs::read(entry.path().join("cmdline"))
-            .is_ok_and(|cmdline| cmdline.split(|b| *b == 0).any(|part| part == arg.as_bytes()))
+/// The running process that has `arg` among its arguments, as a descriptor
+/// that turns readable when the process ends (its `pidfd`).
+fn process_with(arg: &str) -> Option<std::os::fd::OwnedFd> {
+    let dir = std::fs::read_dir("/proc").ok()?;
+    dir.flatten().find_map(|entry| {
+        let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+        if !cmdline.split(|b| *b == 0).any(|part| part == arg.as_bytes()) {
+            return None;
+        }
+        let pid = rustix::process::Pid::from_raw(pid)?;
+        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::NONBLOCK).ok()
     })
 }
 
