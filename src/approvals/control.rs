@@ -46,17 +46,13 @@ impl Approvals {
             .iter()
             .filter(|a| a.is_pending() && a.conversation == *conversation)
             .map(|a| {
-                let left_s = a.expires_ms.saturating_sub(now) / 1000;
-                let left = if left_s >= 60 {
-                    format!("{} min", left_s / 60)
-                } else {
-                    format!("{left_s} s")
-                };
                 format!(
-                    "{}: {} (asked by {}; {left} left)",
+                    "{}: {} (asked by {} {} ago; {} left)",
                     a.token.as_str(),
                     a.action(),
                     a.requester.as_str(),
+                    short_span(now.saturating_sub(a.created_ms)),
+                    short_span(a.expires_ms.saturating_sub(now)),
                 )
             })
             .collect();
@@ -131,5 +127,15 @@ impl Approvals {
                 (answer(false, super::desk::already(&first)), owed)
             }
         })
+    }
+}
+
+/// A span of milliseconds as "12 min" or "40 s".
+fn short_span(ms: u64) -> String {
+    let seconds = ms / 1000;
+    if seconds >= 60 {
+        format!("{} min", seconds / 60)
+    } else {
+        format!("{seconds} s")
     }
 }

@@ -409,7 +409,23 @@ async fn the_timer_expires_approvals_at_their_deadline_and_not_before() {
         move |key| told.send(key).unwrap(),
         stop.clone(),
     ));
-    tokio::time::sleep(std::time::Duration::from_secs(899)).await;
+    // 300 s before its timeout (the default), the conversation is owed a reminder.
+    tokio::time::sleep(std::time::Duration::from_secs(599)).await;
+    assert!(expired.try_recv().is_err());
+    let key = tokio::time::timeout(std::time::Duration::from_secs(5), expired.recv())
+        .await
+        .expect("woken for the reminder")
+        .unwrap();
+    assert_eq!(key, chat);
+    let reminders = desk.take_reminders(&chat).unwrap();
+    assert_eq!(reminders.len(), 1);
+    assert_eq!(reminders[0].token, approval.token);
+    assert!(desk.take_reminders(&chat).unwrap().is_empty(), "taken once");
+    assert!(
+        desk.take_unsettled(&chat).unwrap().is_empty(),
+        "a reminder is no outcome"
+    );
+    tokio::time::sleep(std::time::Duration::from_secs(898 - 600)).await;
     assert!(expired.try_recv().is_err());
     assert_eq!(status(&desk, &approval), Status::Pending);
     // One created later, expiring later, re-arms nothing earlier.
@@ -454,6 +470,52 @@ fn an_approval_that_expired_while_the_daemon_was_down_times_out_at_once() {
     assert_eq!(status(&later, &approval), Status::Expired);
 }
 
+#[test]
+fn a_reminder_sent_before_a_restart_is_not_armed_again_and_none_is_armed_too_late() {
+    let (_dir, store) = open_temp();
+    let chat = conversation("telegram", "100");
+    let reminded = pending(&desk(&store), &chat);
+    let commit = TurnCommit {
+        approvals: vec![ApprovalWrite::Reminded {
+            token: reminded.token.clone(),
+        }],
+        ..TurnCommit::default()
+    };
+    store.commit_turn(&chat, commit).unwrap();
+    assert!(store.approval(&reminded.token).unwrap().unwrap().reminded);
+    let other = conversation("telegram", "200");
+    let not_yet = pending(&desk(&store), &other);
+    // "Restart" 700 s later: past both reminders' time, before the timeouts.
+    let later = Approvals::new(
+        store.clone(),
+        Policy::new(HashMap::new(), Vec::new(), None),
+        Clock::at(T0 + 700_000),
+        &ApprovalsConfig::default(),
+    );
+    later.recover().unwrap();
+    let (owed, next) = later.expire_due().unwrap();
+    assert_eq!(owed, std::slice::from_ref(&other), "only the one not reminded yet");
+    assert_eq!(next, Some(T0 + 900_000));
+    assert_eq!(later.take_reminders(&other).unwrap()[0].token, not_yet.token);
+    assert!(later.take_reminders(&chat).unwrap().is_empty());
+
+    // A reminder that would come before the request is not armed at all.
+    let short = Approvals::new(
+        store.clone(),
+        Policy::new(HashMap::new(), Vec::new(), None),
+        Clock::at(T0),
+        &ApprovalsConfig {
+            expire_after_s: 60,
+            ..ApprovalsConfig::default()
+        },
+    );
+    let third = conversation("telegram", "300");
+    pending(&short, &third);
+    let (owed, next) = short.expire_due().unwrap();
+    assert!(owed.is_empty());
+    assert_eq!(next, Some(T0 + 60_000), "the timeout is the only deadline");
+}
+
 #[tokio::test(start_paused = true)]
 async fn approvals_command_lists_what_waits_in_this_conversation_only() {
     let (_dir, store) = open_temp();
@@ -465,7 +527,7 @@ async fn approvals_command_lists_what_waits_in_this_conversation_only() {
     let listing = desk.waiting_in(&chat).unwrap();
     assert!(
         listing.contains(&format!(
-            "{}: shell: ls (asked by 5; 15 min left)",
+            "{}: shell: ls (asked by 5 0 s ago; 15 min left)",
             approval.token.as_str()
         )),
         "{listing}"

@@ -1,5 +1,7 @@
-//! The expiry timer: one task that sleeps until the earliest pending
-//! approval expires, records the timeout, and tells whoever settles it.
+//! The expiry timer: one task that sleeps until the earliest deadline of a
+//! pending approval. At its timeout it records the timeout and tells
+//! whoever settles it; at its reminder (`approvals.remind_before_s` before)
+//! it tells the conversation's worker, which sends the prompt once more.
 //! The deadlines live in the store, so the timer is re-armed at start, and
 //! an approval that expired while the daemon was down times out at once.
 
@@ -9,14 +11,14 @@ use passepartout_gateway::ConversationKey;
 use tokio_util::sync::CancellationToken;
 
 use super::desk::timed_out;
-use super::{Approvals, Owed, Status};
+use super::{Approvals, Due, Owed, Status};
 use crate::store::{Decided, StoreError};
 
 /// Longest sleep between two looks at the deadlines.
 const RESCAN_MS: u64 = 60_000;
 
 /// Runs until `stop`; `expired` is called with the conversation of each
-/// approval that timed out.
+/// approval that timed out or is to be reminded of.
 pub async fn run(approvals: Arc<Approvals>, expired: impl Fn(ConversationKey), stop: CancellationToken) {
     loop {
         let next = match approvals.expire_due() {
@@ -44,14 +46,29 @@ pub async fn run(approvals: Arc<Approvals>, expired: impl Fn(ConversationKey), s
 }
 
 impl Approvals {
-    /// Times out every pending approval past its deadline. Returns the
-    /// conversations owed an outcome, and the next deadline.
+    /// Times out every pending approval past its deadline, and marks those
+    /// due a reminder. Returns the conversations owed an outcome or a
+    /// reminder, and the next deadline.
     pub fn expire_due(&self) -> Result<(Vec<ConversationKey>, Option<u64>), StoreError> {
         let now = self.clock.now_ms();
         let (due, mut next) = self.ledger.due(now);
         let mut done = Vec::new();
         let mut failed = None;
-        for token in due {
+        for (what, token) in due {
+            if what == Due::Reminder {
+                // Read again when it is sent: only a pending one is reminded of.
+                match self.store.approval(&token) {
+                    Ok(Some(approval)) if approval.is_pending() && !approval.reminded => {
+                        self.ledger.owe_reminder(approval.conversation.clone(), token);
+                        done.push(approval.conversation);
+                    }
+                    Ok(_) => {}
+                    Err(error) => {
+                        tracing::error!(token = token.as_str(), %error, "cannot read an approval to remind of");
+                    }
+                }
+                continue;
+            }
             let decided = match self.store.approval(&token) {
                 Ok(Some(approval)) if approval.status == Status::Pending => self.store.decide(&token, timed_out(now)),
                 // Decided meanwhile (or pruned): nothing to time out.
@@ -72,7 +89,7 @@ impl Approvals {
                     // The others still time out; this one is tried at the next look.
                     tracing::error!(token = token.as_str(), %error, "cannot record a timeout");
                     let retry = now + RESCAN_MS;
-                    self.ledger.add_deadline(retry, token);
+                    self.ledger.add_deadline(retry, Due::Expiry, token);
                     next = Some(next.map_or(retry, |n| n.min(retry)));
                     failed.get_or_insert(error);
                 }

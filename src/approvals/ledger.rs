@@ -1,6 +1,7 @@
 //! What the desk keeps in memory beside the store: which approvals each
-//! conversation is owed the outcome of (for its worker), and the deadlines
-//! of pending ones (for the expiry timer). Both are rebuilt from the store
+//! conversation is owed the outcome of, or a reminder of (for its worker),
+//! and the deadlines of pending ones, when they time out and when they are
+//! reminded of (for the expiry timer). Both are rebuilt from the store
 //! at start ([`Approvals::recover`](super::Approvals::recover)), so losing
 //! them loses nothing; they spare the hot paths a scan of every approval.
 
@@ -16,10 +17,20 @@ pub struct Owed {
     pub token: ApprovalToken,
 }
 
+/// What comes due at a deadline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Due {
+    /// The approval times out.
+    Expiry,
+    /// Its conversation is reminded that it waits.
+    Reminder,
+}
+
 #[derive(Default)]
 pub(super) struct Ledger {
     owed: Mutex<BTreeMap<ConversationKey, BTreeSet<ApprovalToken>>>,
-    deadlines: Mutex<BTreeSet<(u64, ApprovalToken)>>,
+    reminders: Mutex<BTreeMap<ConversationKey, BTreeSet<ApprovalToken>>>,
+    deadlines: Mutex<BTreeSet<(u64, Due, ApprovalToken)>>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -42,21 +53,35 @@ impl Ledger {
             .unwrap_or_default()
     }
 
-    pub fn add_deadline(&self, at_ms: u64, token: ApprovalToken) {
-        lock(&self.deadlines).insert((at_ms, token));
+    /// `conversation` is owed a reminder of the approval `token`.
+    pub fn owe_reminder(&self, conversation: ConversationKey, token: ApprovalToken) {
+        lock(&self.reminders).entry(conversation).or_default().insert(token);
     }
 
-    /// Takes out the deadlines at or before `now_ms`; returns them and the next one.
-    pub fn due(&self, now_ms: u64) -> (Vec<ApprovalToken>, Option<u64>) {
+    /// The reminders `conversation` is owed, now in the caller's hands.
+    pub fn take_reminders(&self, conversation: &ConversationKey) -> Vec<ApprovalToken> {
+        lock(&self.reminders)
+            .remove(conversation)
+            .map(|tokens| tokens.into_iter().collect())
+            .unwrap_or_default()
+    }
+
+    pub fn add_deadline(&self, at_ms: u64, due: Due, token: ApprovalToken) {
+        lock(&self.deadlines).insert((at_ms, due, token));
+    }
+
+    /// Takes out the deadlines at or before `now_ms`; returns them, the
+    /// earliest first, and the next one.
+    pub fn due(&self, now_ms: u64) -> (Vec<(Due, ApprovalToken)>, Option<u64>) {
         let mut deadlines = lock(&self.deadlines);
         let mut due = Vec::new();
-        while let Some((at, _)) = deadlines.first()
+        while let Some((at, ..)) = deadlines.first()
             && *at <= now_ms
         {
-            let (_, token) = deadlines.pop_first().expect("just seen");
-            due.push(token);
+            let (_, what, token) = deadlines.pop_first().expect("just seen");
+            due.push((what, token));
         }
-        (due, deadlines.first().map(|(at, _)| *at))
+        (due, deadlines.first().map(|(at, ..)| *at))
     }
 }
 
@@ -88,11 +113,32 @@ mod tests {
     #[test]
     fn deadlines_come_due_in_order() {
         let ledger = Ledger::default();
-        ledger.add_deadline(30, token("CCCCCC"));
-        ledger.add_deadline(10, token("AAAAAA"));
-        ledger.add_deadline(20, token("BBBBBB"));
+        ledger.add_deadline(30, Due::Expiry, token("CCCCCC"));
+        ledger.add_deadline(10, Due::Expiry, token("AAAAAA"));
+        ledger.add_deadline(20, Due::Expiry, token("BBBBBB"));
+        ledger.add_deadline(15, Due::Reminder, token("BBBBBB"));
         assert_eq!(ledger.due(5), (vec![], Some(10)));
-        assert_eq!(ledger.due(20), (vec![token("AAAAAA"), token("BBBBBB")], Some(30)));
-        assert_eq!(ledger.due(99), (vec![token("CCCCCC")], None));
+        assert_eq!(
+            ledger.due(20),
+            (
+                vec![
+                    (Due::Expiry, token("AAAAAA")),
+                    (Due::Reminder, token("BBBBBB")),
+                    (Due::Expiry, token("BBBBBB"))
+                ],
+                Some(30)
+            )
+        );
+        assert_eq!(ledger.due(99), (vec![(Due::Expiry, token("CCCCCC"))], None));
+    }
+
+    #[test]
+    fn reminders_are_taken_once_per_conversation() {
+        let ledger = Ledger::default();
+        let chat = ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("a").unwrap());
+        ledger.owe_reminder(chat.clone(), token("AAAAAA"));
+        ledger.owe_reminder(chat.clone(), token("AAAAAA"));
+        assert_eq!(ledger.take_reminders(&chat), [token("AAAAAA")]);
+        assert!(ledger.take_reminders(&chat).is_empty());
     }
 }

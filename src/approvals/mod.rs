@@ -34,7 +34,7 @@ use crate::config::ApprovalsConfig;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
 use crate::store::{Store, StoreError};
-use ledger::Ledger;
+use ledger::{Due, Ledger};
 use wrong_tokens::WrongTokens;
 
 /// A call the skills held for approval, as act reports it.
@@ -63,6 +63,8 @@ pub struct Approvals {
     policy: Policy,
     clock: Clock,
     expire_after: Duration,
+    /// How long before its timeout a pending approval is reminded of; zero for never.
+    remind_before: Duration,
     wrong: WrongTokens,
     /// Outcomes owed, and deadlines of pending approvals.
     ledger: Ledger,
@@ -80,6 +82,7 @@ impl Approvals {
             policy,
             clock,
             expire_after: Duration::from_secs(settings.expire_after_s),
+            remind_before: Duration::from_secs(settings.remind_before_s),
             ledger: Ledger::default(),
             created: Notify::new(),
         }
@@ -108,6 +111,7 @@ impl Approvals {
             decision: None,
             run: RunState::NotStarted,
             prompts: Vec::new(),
+            reminded: false,
             output: None,
             settled: false,
         }
@@ -115,22 +119,56 @@ impl Approvals {
 
     /// What the person is shown: the action, why, and how to answer.
     pub fn prompt_text(&self, approval: &Approval) -> String {
-        let token = approval.token.as_str();
-        format!(
-            "Approval needed ({token}): {}\nWhy: {}.\nReply to this message with approve or deny, or send `approve {token}` or `deny {token}`. \
-             After {} nobody can approve it, and it does not run.",
-            approval.action(),
-            approval.reason,
-            minutes(self.expire_after)
+        prompt(
+            approval,
+            "Approval needed",
+            &format!("After {}", minutes(self.expire_after)),
         )
+    }
+
+    /// The prompt sent once more shortly before the approval times out.
+    pub fn reminder_text(&self, approval: &Approval) -> String {
+        let left = approval.expires_ms.saturating_sub(self.clock.now_ms());
+        let left = Duration::from_secs(left.div_ceil(1000));
+        prompt(approval, "Still waiting for approval", &format!("In {}", minutes(left)))
+    }
+
+    /// The reminders `conversation` is owed (now in the caller's hands):
+    /// its approvals that still wait and were not reminded of, oldest first.
+    pub fn take_reminders(&self, conversation: &ConversationKey) -> Result<Vec<Approval>, StoreError> {
+        let mut due = Vec::new();
+        for token in self.ledger.take_reminders(conversation) {
+            if let Some(approval) = self.store.approval(&token)?
+                && approval.is_pending()
+                && !approval.reminded
+                && approval.conversation == *conversation
+            {
+                due.push(approval);
+            }
+        }
+        due.sort_by_key(|a| a.id);
+        Ok(due)
     }
 
     /// Approvals were committed: their deadlines are armed.
     pub fn created<'a>(&self, approvals: impl IntoIterator<Item = &'a Approval>) {
         for approval in approvals {
-            self.ledger.add_deadline(approval.expires_ms, approval.token.clone());
+            self.arm(approval);
         }
         self.created.notify_one();
+    }
+
+    /// Arms the deadlines of a pending approval: its timeout, and its
+    /// reminder unless it was sent or would come no later than the request.
+    fn arm(&self, approval: &Approval) {
+        let token = &approval.token;
+        self.ledger
+            .add_deadline(approval.expires_ms, Due::Expiry, token.clone());
+        let before = self.remind_before.as_millis() as u64;
+        let remind_at = approval.expires_ms.saturating_sub(before);
+        if before > 0 && !approval.reminded && remind_at > approval.created_ms {
+            self.ledger.add_deadline(remind_at, Due::Reminder, token.clone());
+        }
     }
 
     /// A conversation is owed the outcome of a decided approval.
@@ -167,7 +205,7 @@ impl Approvals {
         let mut conversations = std::collections::BTreeSet::new();
         for approval in self.store.approvals()? {
             if approval.is_pending() {
-                self.ledger.add_deadline(approval.expires_ms, approval.token);
+                self.arm(&approval);
             } else if !approval.settled {
                 conversations.insert(approval.conversation.clone());
                 self.ledger.owe(Owed {
@@ -179,6 +217,18 @@ impl Approvals {
         self.created.notify_one();
         Ok(conversations.into_iter().collect())
     }
+}
+
+/// A prompt for `approval` under `headline`; `until` says when answering ends
+/// ("After 15 minutes").
+fn prompt(approval: &Approval, headline: &str, until: &str) -> String {
+    let token = approval.token.as_str();
+    format!(
+        "{headline} ({token}): {}\nWhy: {}.\nReply to this message with approve or deny, or send `approve {token}` or `deny {token}`. \
+         {until} nobody can approve it, and it does not run.",
+        approval.action(),
+        approval.reason,
+    )
 }
 
 /// "15 minutes", "1 minute", "30 seconds".

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use super::Problems;
 
 pub const DEFAULT_EXPIRE_AFTER_S: u64 = 900;
+/// Seconds before an approval times out that its conversation is reminded.
+pub const DEFAULT_REMIND_BEFORE_S: u64 = 300;
 pub const DEFAULT_WRONG_TOKENS_PER_HOUR: u32 = 10;
 pub const DEFAULT_KEEP_DECIDED_DAYS: u64 = 30;
 
@@ -15,6 +17,10 @@ pub const DEFAULT_KEEP_DECIDED_DAYS: u64 = 30;
 pub struct ApprovalsConfig {
     /// Seconds an approval waits for an answer before it times out (nothing runs).
     pub expire_after_s: u64,
+    /// Seconds before the timeout that the prompt is sent once more, as a
+    /// reminder; 0 sends none, and neither does a value not less than
+    /// `expire_after_s`.
+    pub remind_before_s: u64,
     /// People who may decide from any conversation, as `gateway:user`
     /// (`telegram:123456789`, `signal:+15551234567`). Every other approver
     /// decides only in the conversation the prompt went to.
@@ -32,6 +38,7 @@ impl Default for ApprovalsConfig {
     fn default() -> Self {
         Self {
             expire_after_s: DEFAULT_EXPIRE_AFTER_S,
+            remind_before_s: DEFAULT_REMIND_BEFORE_S,
             global_approvers: Vec::new(),
             wrong_tokens_per_hour: DEFAULT_WRONG_TOKENS_PER_HOUR,
             keep_decided_days: DEFAULT_KEEP_DECIDED_DAYS,
@@ -61,6 +68,7 @@ impl ApprovalsConfig {
     /// Notes what is wrong with `[approvals]`.
     pub fn check(&self, problems: &mut Problems) {
         problems.check(self.expire_after_s > 0, "approvals.expire_after_s must be at least 1");
+
         if let Err(bad) = self.global() {
             for entry in bad {
                 problems.push(format!(

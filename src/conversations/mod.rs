@@ -17,6 +17,7 @@ mod history;
 mod progress;
 #[cfg(test)]
 mod reachable_tests;
+mod remind;
 mod settle;
 pub mod stop;
 mod worker;

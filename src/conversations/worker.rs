@@ -1,7 +1,8 @@
 //! One conversation's worker: runs its turns one after another, commits each
 //! turn's writes in one transaction, then delivers its outbox. After each
 //! job it settles the conversation's decided approvals (`settle.rs`), so
-//! those turns keep the conversation's order too.
+//! those turns keep the conversation's order too, and sends the reminders
+//! of approvals about to time out (`remind.rs`).
 //!
 //! A turn that panics or times out is rolled back by construction — the
 //! pipeline writes nothing itself — and answered with an apology carrying an
@@ -46,6 +47,7 @@ pub async fn run(cx: Arc<Conversations>, key: ConversationKey, generation: u64, 
                 // An outcome owed whose wake-up found the queue full is
                 // settled here rather than left to the next message.
                 super::settle::settle_approvals(&cx, &key, &mut recent).await;
+                super::remind::remind_of_approvals(&cx, &key).await;
                 if cx.router().retire(&key, generation, &mut jobs) {
                     tracing::debug!(conversation = %key, "idle worker stopped");
                     return;
@@ -66,6 +68,7 @@ async fn handle(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Rec
         Job::Errand(errand) => errand.run(&mut InWorker { cx, key, recent }).await,
     }
     super::settle::settle_approvals(cx, key, recent).await;
+    super::remind::remind_of_approvals(cx, key).await;
 }
 
 /// Runs, oldest first, every pending message of the conversation up to

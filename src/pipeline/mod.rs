@@ -351,11 +351,11 @@ impl Pipeline {
         let mut files = outcome.files;
         files.append(&mut output.files);
         output.files = files;
-        // The prompt's buttons (on its last part) give way to the outcome.
-        if let Some(prompt) = approval.prompts.last() {
-            output
-                .decided
-                .push((token.clone(), prompt.clone(), approval.decided_text()));
+        // Every message of its prompts (the first, and a reminder) gives way
+        // to the outcome, and their buttons go.
+        let decided = approval.decided_text();
+        for prompt in &approval.prompts {
+            output.decided.push((token.clone(), prompt.clone(), decided.clone()));
         }
         output.settled.push((token, outcome.run));
         output

@@ -25,6 +25,8 @@ pub enum ApprovalWrite {
         token: ApprovalToken,
         run: Option<RunState>,
     },
+    /// The reminder before its timeout was sent.
+    Reminded { token: ApprovalToken },
 }
 
 /// The result of [`Store::decide`].
@@ -112,6 +114,17 @@ pub(super) fn apply_in(
             if let Some(run) = run {
                 approval.run = *run;
             }
+            approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
+            Ok(())
+        }
+        ApprovalWrite::Reminded { token } => {
+            let key = token.as_str().as_bytes();
+            // Gone (pruned after its decision) is nothing to mark.
+            let Some(bytes) = approvals.get(key)? else {
+                return Ok(());
+            };
+            let mut approval: Approval = decode("approvals", &bytes).map_err(abort)?;
+            approval.reminded = true;
             approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
             Ok(())
         }

@@ -27,6 +27,7 @@ fn approval(token: &str) -> Approval {
         decision: None,
         run: RunState::NotStarted,
         prompts: Vec::new(),
+        reminded: false,
         output: None,
         settled: false,
     }

@@ -40,6 +40,9 @@ pub struct Approval {
     /// once decided.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prompts: Vec<MessageId>,
+    /// Whether the reminder before its timeout was sent (once, across restarts).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reminded: bool,
     /// What the run returned (or its error), kept until the model was told.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,

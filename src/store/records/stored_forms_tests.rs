@@ -54,6 +54,7 @@ fn decided_approval() -> Approval {
             is_error: false,
         },
         prompts: vec![MessageId::new("p1").unwrap()],
+        reminded: false,
         output: Some("done".into()),
         settled: true,
     }
@@ -82,6 +83,7 @@ fn a_pending_approval_leaves_out_what_it_does_not_have() {
         decision: None,
         run: RunState::NotStarted,
         prompts: Vec::new(),
+        reminded: false,
         output: None,
         settled: false,
         approvers: vec![Approver {
