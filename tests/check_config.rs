@@ -81,24 +81,51 @@ mesage = "typo"
 }
 
 #[test]
-fn a_mistyped_variable_is_named() {
+fn a_variable_that_sets_nothing_is_a_warning_and_a_bad_value_an_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = write(dir.path(), "[pipeline]\nmax_depth = 3\n");
-    let output = check_config(
-        &path,
-        &[
-            ("PASSEPARTOUT_PIPELINE__MAX_DEPHT", "5"),
-            ("PASSEPARTOUT_STORE__BACKUP_EVERY_S", "hourly"),
-        ],
+    let output = check_config(&path, &[("PASSEPARTOUT_PIPELINE__MAX_DEPHT", "5")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let expected = "warning: PASSEPARTOUT_PIPELINE__MAX_DEPHT: pipeline.max_depht is not a setting; \
+                    did you mean pipeline.max_depth?; ignored";
+    assert!(stderr(&output).contains(expected), "{}", stderr(&output));
+
+    let output = check_config(&path, &[("PASSEPARTOUT_STORE__BACKUP_EVERY_S", "hourly")]);
+    assert_eq!(output.status.code(), Some(2));
+    let expected =
+        r#"PASSEPARTOUT_STORE__BACKUP_EVERY_S: store.backup_every_s: expected a whole number, found a string "hourly""#;
+    assert!(stderr(&output).contains(expected), "{}", stderr(&output));
+}
+
+#[test]
+fn lists_come_from_the_environment_and_passepartout_config_names_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(dir.path(), "[telegram]\nallowed_users = [1]\n");
+    for users in ["123", "123,456", "[123, 456]"] {
+        let output = check_config(&path, &[("PASSEPARTOUT_TELEGRAM__ALLOWED_USERS", users)]);
+        assert_eq!(output.status.code(), Some(0), "{users}: {}", stderr(&output));
+    }
+    let output = check_config(&path, &[("PASSEPARTOUT_TELEGRAM__ALLOWED_USERS", "12,abc")]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("telegram.allowed_users"),
+        "{}",
+        stderr(&output)
     );
+
+    // No --config: the variable names the file (here a broken one, to see it read).
+    let broken = dir.path().join("broken.toml");
+    std::fs::write(&broken, "[pipeline]\nmax_depth = \"deep\"\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_passepartout"))
+        .arg("check-config")
+        .env("PASSEPARTOUT_CONFIG", &broken)
+        .output()
+        .expect("the binary runs");
     assert_eq!(output.status.code(), Some(2));
     let text = stderr(&output);
-    for expected in [
-        "PASSEPARTOUT_PIPELINE__MAX_DEPHT: pipeline.max_depht is not a setting; did you mean pipeline.max_depth?",
-        r#"PASSEPARTOUT_STORE__BACKUP_EVERY_S: store.backup_every_s: expected a whole number, found a string "hourly""#,
-    ] {
-        assert!(text.contains(expected), "{expected:?} missing from:\n{text}");
-    }
+    assert!(text.contains(&broken.display().to_string()), "{text}");
+    assert!(text.contains("pipeline.max_depth"), "{text}");
+    assert!(!text.contains("not a setting"), "not taken for a setting: {text}");
 }
 
 #[test]

@@ -26,8 +26,9 @@ use crate::tools::ToolCatalog;
 #[derive(Debug, Parser)]
 #[command(name = "passepartout", version, about)]
 pub struct Cli {
-    /// Configuration file (default: ~/.config/passepartout/config.toml if it exists, else built-in defaults).
-    #[arg(long, global = true, value_name = "FILE")]
+    /// Configuration file (default: $PASSEPARTOUT_CONFIG, else ~/.config/passepartout/config.toml
+    /// if it exists, else built-in defaults).
+    #[arg(long, global = true, value_name = "FILE", env = "PASSEPARTOUT_CONFIG")]
     pub config: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
@@ -150,6 +151,10 @@ fn load_checking_names(file: Option<&Path>, shown: &str) -> Result<Config, confi
         let found = check_names(&config.skills, &config.tools, &catalog);
         warnings = found.warnings;
         found.errors
+    });
+    let loaded = loaded.map(|(config, from_environment)| {
+        warnings.splice(0..0, from_environment);
+        config
     });
     for warning in warnings {
         eprintln!("{shown}: warning: {warning}");

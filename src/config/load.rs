@@ -1,16 +1,17 @@
 //! Loading: built-in defaults, then a TOML file, then `PASSEPARTOUT_…`
 //! environment variables (`PASSEPARTOUT_DATA_DIR`,
-//! `PASSEPARTOUT_PIPELINE__MAX_DEPTH`, …), then the structural check (every
-//! key known, every value of its type) and validation, every problem of
-//! both reported together.
+//! `PASSEPARTOUT_PIPELINE__MAX_DEPTH`, …; see `environment.rs`), then the
+//! structural check (every key known, every value of its type) and
+//! validation, every problem of both reported together.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use config::{Environment, File, FileFormat, Source};
+use config::{File, FileFormat, Source};
 use thiserror::Error;
 
 use super::Config;
+use super::environment::EnvSource;
 use super::file_access::{self, FileProblem};
 use super::structure;
 use crate::clock::Clock;
@@ -50,17 +51,19 @@ pub fn default_config_file() -> Option<PathBuf> {
 /// `file`: an explicit file, which must exist and be readable. `env`: the environment to read
 /// overrides from; `None` reads the process environment (tests pass a map).
 pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
-    load_checked(file, env, |_| Vec::new())
+    load_checked(file, env, |_| Vec::new()).map(|(config, _)| config)
 }
 
 /// Like [`load`], adding the problems `more` finds — checks that need what
 /// the configuration cannot see, such as the tools the daemon registers —
-/// to the rest, so that every problem is reported at once.
+/// to the rest, so that every problem is reported at once. Returns the
+/// configuration with its warnings: a `PASSEPARTOUT_…` variable that sets
+/// nothing is named and ignored, not a failure.
 pub fn load_checked(
     file: Option<&Path>,
     env: Option<HashMap<String, String>>,
     more: impl FnOnce(&Config) -> Vec<String>,
-) -> Result<Config, ConfigError> {
+) -> Result<(Config, Vec<String>), ConfigError> {
     let mut builder = config::Config::builder();
     if let Some(path) = file {
         // Opened here first, so that a missing file and one this user may
@@ -71,12 +74,8 @@ pub fn load_checked(
         })?;
         builder = builder.add_source(File::from(path).format(FileFormat::Toml));
     }
-    let environment = Environment::with_prefix("PASSEPARTOUT")
-        .prefix_separator("_")
-        .separator("__")
-        .source(env);
     let tree = builder
-        .add_source(environment)
+        .add_source(EnvSource::new(env))
         .build()
         .and_then(|merged| merged.collect())
         .map_err(unreadable)?;
@@ -89,7 +88,7 @@ pub fn load_checked(
         problems.extend(more(config));
     }
     match reading.config {
-        Some(config) if problems.is_empty() => Ok(config),
+        Some(config) if problems.is_empty() => Ok((config, reading.warnings)),
         _ => Err(ConfigError::Invalid { problems }),
     }
 }

@@ -6,6 +6,7 @@
 
 mod approvals;
 mod audit;
+mod environment;
 mod file_access;
 mod key_path;
 mod llm;
@@ -56,7 +57,8 @@ pub use transcription::*;
 pub use validate::{Problems, validate};
 pub use web_search::*;
 
-/// Where the store, the socket and the backups live unless `data_dir` says otherwise.
+/// Where the store, the socket and the backups live unless `data_dir` (or
+/// `XDG_DATA_HOME`) says otherwise.
 pub const DEFAULT_DATA_DIR: &str = "~/.local/share/passepartout";
 
 /// The whole configuration.
@@ -106,9 +108,11 @@ impl Default for Config {
 }
 
 impl Config {
-    /// `data_dir` with a leading `~` replaced by the home directory.
+    /// `data_dir` with a leading `~` replaced by the home directory; the
+    /// default one is `$XDG_DATA_HOME/passepartout` where that is set (an
+    /// absolute path, as the XDG base directory rules require).
     pub fn data_dir(&self) -> PathBuf {
-        expand_home(&self.data_dir)
+        data_dir_in(&self.data_dir, std::env::var_os("XDG_DATA_HOME").map(PathBuf::from))
     }
 
     /// The sled store's directory.
@@ -149,6 +153,14 @@ impl Config {
     }
 }
 
+/// The data directory `configured`, given `XDG_DATA_HOME`'s value.
+fn data_dir_in(configured: &Path, xdg_data_home: Option<PathBuf>) -> PathBuf {
+    match xdg_data_home {
+        Some(xdg) if configured == Path::new(DEFAULT_DATA_DIR) && xdg.is_absolute() => xdg.join("passepartout"),
+        _ => expand_home(configured),
+    }
+}
+
 fn expand_home(path: &Path) -> PathBuf {
     match path.strip_prefix("~") {
         Ok(rest) => match std::env::var_os("HOME") {
@@ -156,5 +168,21 @@ fn expand_home(path: &Path) -> PathBuf {
             None => path.to_path_buf(),
         },
         Err(_) => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_data_dir_follows_xdg_data_home_and_a_chosen_one_does_not() {
+        let xdg = Some(PathBuf::from("/xdg/data"));
+        let default = Path::new(DEFAULT_DATA_DIR);
+        assert_eq!(data_dir_in(default, xdg.clone()), Path::new("/xdg/data/passepartout"));
+        assert_eq!(data_dir_in(Path::new("/srv/pp"), xdg), Path::new("/srv/pp"));
+        // A relative value is to be ignored, by the XDG rules.
+        assert_eq!(data_dir_in(default, Some(PathBuf::from("rel"))), expand_home(default));
+        assert_eq!(data_dir_in(default, None), expand_home(default));
     }
 }

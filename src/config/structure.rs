@@ -11,12 +11,9 @@ use std::collections::HashMap;
 use config::{Map, Value, ValueKind};
 
 use super::Config;
+use super::environment::FROM_ENVIRONMENT;
 use super::key_path::{KeyPath, Segment};
 use super::wording;
-
-/// Where values from `PASSEPARTOUT_…` variables come from, as the `config`
-/// crate marks them.
-const FROM_ENVIRONMENT: &str = "the environment";
 
 /// More problems than any file a person wrote; past this, the rest would be noise.
 const MAX_PROBLEMS: usize = 200;
@@ -29,6 +26,9 @@ pub struct Reading {
     pub config: Option<Config>,
     /// One sentence per problem, ordered by key.
     pub problems: Vec<String>,
+    /// One sentence per variable that sets nothing; not problems: the
+    /// environment holds variables for other purposes and versions too.
+    pub warnings: Vec<String>,
     /// Keys taken out, as written in problems.
     taken_out: Vec<String>,
     /// Arrays that lost an entry: their later entries moved down, so what
@@ -53,6 +53,7 @@ impl Reading {
 /// of the wrong type on the way.
 pub fn read(mut tree: Map<String, Value>) -> Reading {
     let mut found: Vec<(String, String)> = Vec::new();
+    let mut warnings = Vec::new();
     let mut taken_out = Vec::new();
     let mut removed = Removed::default();
     loop {
@@ -62,6 +63,7 @@ pub fn read(mut tree: Map<String, Value>) -> Reading {
                 return Reading {
                     config: Some(config),
                     problems: found.into_iter().map(|(_, problem)| problem).collect(),
+                    warnings,
                     taken_out,
                     shortened: removed.arrays(),
                 };
@@ -79,7 +81,11 @@ pub fn read(mut tree: Map<String, Value>) -> Reading {
             Fault::Missing { .. } => here.split_last().map(|(parent, _)| parent).unwrap_or_default(),
             _ => here.clone(),
         };
-        if !missing_echo {
+        let unknown_variable =
+            matches!(fault, Fault::Unknown { .. }) && here.find(&tree).is_some_and(wholly_from_environment);
+        if unknown_variable {
+            warnings.push(format!("{problem}; ignored"));
+        } else if !missing_echo {
             found.push((shown.clone(), problem.clone()));
         }
         taken_out.push(shown);
@@ -92,6 +98,7 @@ pub fn read(mut tree: Map<String, Value>) -> Reading {
             return Reading {
                 config: None,
                 problems: found.into_iter().map(|(_, problem)| problem).collect(),
+                warnings,
                 taken_out,
                 shortened: removed.arrays(),
             };
@@ -261,6 +268,17 @@ fn from_environment(value: &Value) -> bool {
             ValueKind::Array(array) => array.iter().any(from_environment),
             _ => false,
         }
+}
+
+/// Whether `value`, and everything in it, was set by environment variables.
+/// (A table the variables' paths made has no origin of its own.)
+fn wholly_from_environment(value: &Value) -> bool {
+    match &value.kind {
+        ValueKind::Table(table) if value.origin() != Some(FROM_ENVIRONMENT) => {
+            !table.is_empty() && table.values().all(wholly_from_environment)
+        }
+        _ => value.origin() == Some(FROM_ENVIRONMENT),
+    }
 }
 
 /// Array entries taken out so far, by the array's path, as indices in the
