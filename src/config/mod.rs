@@ -6,6 +6,7 @@
 
 mod approvals;
 mod audit;
+mod consensus;
 mod file_access;
 mod key_path;
 mod llm;
@@ -36,6 +37,7 @@ use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
 pub use audit::*;
+pub use consensus::*;
 pub use file_access::FileProblem;
 pub use llm::*;
 pub use load::{ConfigError, default_config_file, load, load_checked};
