@@ -153,7 +153,10 @@ on_disagreement = "deny"
     ] {
         assert!(text.contains(expected), "{expected:?} missing from {text}");
     }
-    let wrong = write(dir.path(), "[skills.consensus]\napplies_to = \"everything\"\non_disagreement = \"shrug\"\n");
+    let wrong = write(
+        dir.path(),
+        "[skills.consensus]\napplies_to = \"everything\"\non_disagreement = \"shrug\"\n",
+    );
     let text = stderr(&check_config(&wrong, &[]));
     assert!(text.contains("skills.consensus.applies_to"), "{text}");
     assert!(text.contains("skills.consensus.on_disagreement"), "{text}");

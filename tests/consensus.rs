@@ -45,7 +45,11 @@ impl Voters {
 
     /// Adds them to `config` as providers and as the gate's voters.
     fn configure(&self, config: &mut Config, on_disagreement: OnDisagreement) {
-        for (name, llm) in [("agree", &self.agree), ("disagree", &self.disagree), ("slow", &self.slow)] {
+        for (name, llm) in [
+            ("agree", &self.agree),
+            ("disagree", &self.disagree),
+            ("slow", &self.slow),
+        ] {
             config.llm.providers.push(ProviderConfig {
                 name: name.into(),
                 base_url: llm.base_url(),
@@ -98,29 +102,50 @@ async fn the_vote_is_shown_in_the_prompt_and_a_person_still_decides() {
         "{}",
         prompt.text
     );
-    assert!(prompt.text.contains("Why: record always needs a person's approval.\n"), "{}", prompt.text);
+    assert!(
+        prompt.text.contains("Why: record always needs a person's approval.\n"),
+        "{}",
+        prompt.text
+    );
 
     // Every voter was asked the same question, with the call and no tools.
     let asked = voters.agree.wait_for_requests(1, WAIT).await;
     let question = asked[0]["messages"][1]["content"].as_str().unwrap().to_owned();
     assert!(question.contains("[person] please record the milk"), "{question}");
     assert!(question.contains("tool: record\narguments: {\"what\":\"please record the milk\"}"));
-    assert!(asked[0].get("tools").is_none_or(|tools| tools.as_array().is_some_and(Vec::is_empty)));
+    assert!(
+        asked[0]
+            .get("tools")
+            .is_none_or(|tools| tools.as_array().is_some_and(Vec::is_empty))
+    );
     for other in [&voters.disagree, &voters.slow] {
-        assert_eq!(other.wait_for_requests(1, WAIT).await[0]["messages"], asked[0]["messages"]);
+        assert_eq!(
+            other.wait_for_requests(1, WAIT).await[0]["messages"],
+            asked[0]["messages"]
+        );
     }
-    assert_eq!(setup.record.calls(), 0, "agreement or not, nothing runs before a person approves");
+    assert_eq!(
+        setup.record.calls(),
+        0,
+        "agreement or not, nothing runs before a person approves"
+    );
     assert_eq!(setup.listed(&prompt.token).await["votes"], SUMMARY);
     let trail = audit(&setup).await;
     assert!(
-        trail.iter().any(|line| line.starts_with("models voted on `record ")
-            && line.ends_with(&format!(": rejected ({SUMMARY})"))),
+        trail
+            .iter()
+            .any(|line| line.starts_with("models voted on `record ")
+                && line.ends_with(&format!(": rejected ({SUMMARY})"))),
         "{trail:#?}"
     );
 
     let notice = chat.answer("yes", Some(&prompt.id)).await;
     assert!(notice.starts_with(&format!("Approved {}", prompt.token)), "{notice}");
-    let _ = chat.take("the outcome's answer", |frame| matches!(frame, ServerFrame::Reply { .. })).await;
+    let _ = chat
+        .take("the outcome's answer", |frame| {
+            matches!(frame, ServerFrame::Reply { .. })
+        })
+        .await;
     assert_eq!(setup.record.calls(), 1, "the person's approval runs it");
 }
 
@@ -133,7 +158,9 @@ async fn with_deny_a_rejected_call_never_reaches_a_person() {
     let refusal = chat.notice(&original).await;
     assert_eq!(
         refusal,
-        format!("I did not run `record {{\"what\":\"please record the milk\"}}`: the models voted against it: {SUMMARY}.")
+        format!(
+            "I did not run `record {{\"what\":\"please record the milk\"}}`: the models voted against it: {SUMMARY}."
+        )
     );
     let (kind, answer) = chat.reply(&original).await;
     assert_eq!(kind, ReplyKind::Answer);
@@ -152,7 +179,9 @@ async fn with_deny_a_rejected_call_never_reaches_a_person() {
     assert_eq!(setup.record.calls(), 0);
     let trail = audit(&setup).await;
     assert!(
-        trail.iter().any(|line| line.ends_with(&format!(": rejected ({SUMMARY}); refused"))),
+        trail
+            .iter()
+            .any(|line| line.ends_with(&format!(": rejected ({SUMMARY}); refused"))),
         "{trail:#?}"
     );
 }
@@ -169,7 +198,9 @@ async fn with_ask_a_call_that_would_have_run_goes_to_a_person_annotated() {
     let mut chat = setup.chat("carol").await;
     let (_original, prompt) = ask_for_approval(&mut chat, "the eggs").await;
     assert!(
-        prompt.text.contains(&format!("Why: the models voted against running it.\nModels: {SUMMARY}.\n")),
+        prompt.text.contains(&format!(
+            "Why: the models voted against running it.\nModels: {SUMMARY}.\n"
+        )),
         "{}",
         prompt.text
     );
@@ -196,12 +227,16 @@ async fn a_failing_and_a_slow_voter_abstain_and_the_quorum_still_carries_a_call(
         (kind, answer.as_str()),
         (ReplyKind::Answer, "noted: recorded #1: please record the bread")
     );
-    assert_eq!(setup.record.calls(), 1, "two of three agree: it runs unasked, as the skills decided");
+    assert_eq!(
+        setup.record.calls(),
+        1,
+        "two of three agree: it runs unasked, as the skills decided"
+    );
     let trail = audit(&setup).await;
     assert!(
-        trail.iter().any(|line| line.ends_with(
-            ": agreed (2 of 3 models agree (2 needed); slow did not vote (it failed))"
-        )),
+        trail
+            .iter()
+            .any(|line| line.ends_with(": agreed (2 of 3 models agree (2 needed); slow did not vote (it failed))")),
         "{trail:#?}"
     );
 
@@ -270,9 +305,5 @@ async fn a_vote_waiting_on_a_voter_holds_up_no_other_conversation() {
     // The slow voter goes away: it did not vote, and the prompt comes.
     voters.slow.shutdown();
     let prompt = waiting.prompt(&original).await;
-    assert!(
-        prompt.text.contains("slow did not vote (it failed)"),
-        "{}",
-        prompt.text
-    );
+    assert!(prompt.text.contains("slow did not vote (it failed)"), "{}", prompt.text);
 }

@@ -82,7 +82,10 @@ impl UsageSum {
             String::new()
         };
         let votes = if self.votes_in + self.votes_out > 0 {
-            format!(" (of which consensus votes: {} in, {} out)", self.votes_in, self.votes_out)
+            format!(
+                " (of which consensus votes: {} in, {} out)",
+                self.votes_in, self.votes_out
+            )
         } else {
             String::new()
         };

@@ -64,7 +64,10 @@ enum Word {
 /// abstention.
 pub fn parse(text: &str) -> Vote {
     match serde_json::from_str::<Answer>(text.trim()) {
-        Ok(Answer { vote: Word::Agree, reason }) => Vote::Agree(one_line(&reason)),
+        Ok(Answer {
+            vote: Word::Agree,
+            reason,
+        }) => Vote::Agree(one_line(&reason)),
         Ok(Answer {
             vote: Word::Disagree,
             reason,

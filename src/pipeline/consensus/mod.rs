@@ -173,9 +173,10 @@ pub fn judge(decision: Decision, tally: &Tally, on_disagreement: OnDisagreement)
         (VoteOutcome::Rejected, OnDisagreement::Ask, Decision::Run(call)) => {
             (held(call, "the models voted against running it"), Some(summary))
         }
-        (VoteOutcome::Inconclusive, _, Decision::Run(call)) => {
-            (held(call, "too few models voted on it to let it run unasked"), Some(summary))
-        }
+        (VoteOutcome::Inconclusive, _, Decision::Run(call)) => (
+            held(call, "too few models voted on it to let it run unasked"),
+            Some(summary),
+        ),
         (_, _, needs @ Decision::NeedsApproval { .. }) => (needs, Some(summary)),
     }
 }

@@ -105,7 +105,10 @@ mod tests {
     fn seen() -> Context {
         Context {
             system: "You are a helpful assistant.".into(),
-            earlier: vec![vec![ChatMessage::user("old question"), ChatMessage::assistant("old answer")]],
+            earlier: vec![vec![
+                ChatMessage::user("old question"),
+                ChatMessage::assistant("old answer"),
+            ]],
             turn: vec![
                 ChatMessage::user("clean the build directory"),
                 ChatMessage::assistant_tool_calls(vec![ToolCall {

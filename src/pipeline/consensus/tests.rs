@@ -86,12 +86,20 @@ const SUMMARY: &str = "1 of 3 models agree (2 needed); disagree disagrees: \"del
 async fn voters_are_asked_at_once_and_a_silent_one_abstains_at_the_timeout() {
     let agree = Scripted::new("agree", vec![says(AGREE)]);
     let gate = gate(
-        vec![agree.clone(), Arc::new(Silent("silent-1")), Arc::new(Silent("silent-2"))],
+        vec![
+            agree.clone(),
+            Arc::new(Silent("silent-1")),
+            Arc::new(Silent("silent-2")),
+        ],
         |config| config.timeout_s = 20,
     );
     let started = Instant::now();
     let tally = gate.poll(&seen(), &shell("ls")).await;
-    assert_eq!(started.elapsed(), Duration::from_secs(20), "both silent voters waited at once");
+    assert_eq!(
+        started.elapsed(),
+        Duration::from_secs(20),
+        "both silent voters waited at once"
+    );
     assert_eq!(tally.ballots[0].vote, Vote::Agree("it lists files".into()));
     for ballot in &tally.ballots[1..] {
         assert_eq!(
@@ -126,7 +134,9 @@ async fn with_deny_a_rejected_call_is_refused_even_one_that_needed_approval() {
     assert_eq!(reviewed.tally.used()["silent"], Tokens::default());
 
     let (gate, _, _) = three(OnDisagreement::Deny);
-    let reviewed = gate.review(held("approval_policy", shell("rm -rf ../x")), &seen()).await;
+    let reviewed = gate
+        .review(held("approval_policy", shell("rm -rf ../x")), &seen())
+        .await;
     assert!(matches!(reviewed.decision, Decision::Reject { ref skill, .. } if skill == SKILL));
 }
 
@@ -179,7 +189,10 @@ async fn voters_that_fail_or_answer_out_of_form_never_let_a_call_run_unasked() {
         reviewed.tally.ballots[0].used.tokens_in, 30,
         "an answer out of form still cost its tokens"
     );
-    assert!(matches!(reviewed.tally.ballots[1].vote, Vote::Abstain(Abstention::Failed(_))));
+    assert!(matches!(
+        reviewed.tally.ballots[1].vote,
+        Vote::Abstain(Abstention::Failed(_))
+    ));
     assert_eq!(reviewed.tally.outcome(), VoteOutcome::Inconclusive);
     assert!(
         matches!(&reviewed.decision, Decision::NeedsApproval { skill, .. } if skill == SKILL),
