@@ -1,9 +1,9 @@
-//! The audit trail: every approval requested and decided, and every tool
-//! call that ran, with who and when. Written by the store in the same
+//! The audit trail: every approval requested and decided, every tool call
+//! that ran, and every vote of the models on a call, with who and when. Written by the store in the same
 //! transaction as what it records (its form is the store's,
 //! `store::records`); read by `passepartout approvals --all`.
 
-pub use crate::store::{AuditEvent, Audited};
+pub use crate::store::{AuditEvent, Audited, VoteOutcome};
 
 impl AuditEvent {
     /// One line for a person: what, where, who.
@@ -34,6 +34,22 @@ impl AuditEvent {
                     token.as_str(),
                     how.as_str(),
                     self.conversation
+                )
+            }
+            Audited::Voted {
+                action,
+                requester,
+                outcome,
+                summary,
+                refused,
+                ..
+            } => {
+                let refused = if *refused { "; refused" } else { "" };
+                format!(
+                    "models voted on `{action}` for {} in {}: {} ({summary}){refused}",
+                    requester.as_str(),
+                    self.conversation,
+                    outcome.as_str()
                 )
             }
             Audited::ToolRan {

@@ -154,3 +154,37 @@ fn the_daemon_refuses_to_start_with_the_same_full_list() {
     assert!(text.contains("pipeline.max_dept is not a setting"), "{text}");
     assert!(text.contains("socket.max_clients must be at least 1"), "{text}");
 }
+
+#[test]
+fn a_voter_that_names_no_provider_and_a_misspelt_tool_to_vote_on_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        r#"
+[[llm.providers]]
+name = "local"
+[[llm.providers]]
+name = "gpt"
+[skills.consensus]
+voters = ["local", "gtp"]
+applies_to = ["shell", "htp_get"]
+on_disagreement = "deny"
+"#,
+    );
+    let output = check_config(&path, &[]);
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    for expected in [
+        "skills.consensus.voters[1] \"gtp\" names no [[llm.providers]] entry (by its name; they are: local, gpt)",
+        "skills.consensus.applies_to[1]: there is no tool \"htp_get\"; did you mean \"http_get\"?",
+    ] {
+        assert!(text.contains(expected), "{expected:?} missing from {text}");
+    }
+    let wrong = write(
+        dir.path(),
+        "[skills.consensus]\napplies_to = \"everything\"\non_disagreement = \"shrug\"\n",
+    );
+    let text = stderr(&check_config(&wrong, &[]));
+    assert!(text.contains("skills.consensus.applies_to"), "{text}");
+    assert!(text.contains("skills.consensus.on_disagreement"), "{text}");
+}

@@ -79,6 +79,7 @@ impl Approvals {
             "status": approval.status.as_str(),
             "action": approval.action(),
             "reason": approval.reason,
+            "votes": approval.votes,
             "conversation": approval.conversation.to_string(),
             "requester": approval.requester.as_str(),
             "created_ms": approval.created_ms,

@@ -44,6 +44,8 @@ pub struct Requested {
     pub call: ProposedCall,
     pub skill: String,
     pub reason: String,
+    /// How the models voted on it, when they did.
+    pub votes: Option<String>,
 }
 
 impl Requested {
@@ -53,7 +55,13 @@ impl Requested {
             call,
             skill,
             reason,
+            votes: None,
         }
+    }
+
+    /// The request with how the models voted on it, shown in its prompt.
+    pub fn with_votes(self, votes: Option<String>) -> Self {
+        Self { votes, ..self }
     }
 }
 
@@ -104,6 +112,7 @@ impl Approvals {
             call: requested.call,
             skill: requested.skill,
             reason: requested.reason,
+            votes: requested.votes,
             approvers: self.policy.approvers_for(&origin.conversation),
             created_ms: now,
             expires_ms: now + self.expire_after.as_millis() as u64,
@@ -117,7 +126,8 @@ impl Approvals {
         }
     }
 
-    /// What the person is shown: the action, why, and how to answer.
+    /// What the person is shown: the action, why, how the models voted on
+    /// it (when they did), and how to answer.
     pub fn prompt_text(&self, approval: &Approval) -> String {
         prompt(
             approval,
@@ -223,8 +233,13 @@ impl Approvals {
 /// ("After 15 minutes").
 fn prompt(approval: &Approval, headline: &str, until: &str) -> String {
     let token = approval.token.as_str();
+    let votes = approval
+        .votes
+        .as_ref()
+        .map(|votes| format!("\nModels: {votes}."))
+        .unwrap_or_default();
     format!(
-        "{headline} ({token}): {}\nWhy: {}.\nReply to this message with approve or deny, or send `approve {token}` or `deny {token}`. \
+        "{headline} ({token}): {}\nWhy: {}.{votes}\nReply to this message with approve or deny, or send `approve {token}` or `deny {token}`. \
          {until} nobody can approve it, and it does not run.",
         approval.action(),
         approval.reason,

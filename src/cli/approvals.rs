@@ -84,6 +84,9 @@ pub fn render(listing: &Value, all: bool) -> String {
             text("conversation"),
             text("requester"),
         ));
+        if let Some(votes) = approval["votes"].as_str() {
+            out.push_str(&format!("    models: {votes}\n"));
+        }
     }
     if let Some(audit) = listing["audit"].as_array() {
         out.push_str("\nAudit trail (oldest first):\n");
@@ -110,4 +113,27 @@ fn timestamp(ms: u64) -> String {
     jiff::Timestamp::from_millisecond(ms as i64)
         .map(|t| t.strftime("%Y-%m-%d %H:%M:%S UTC").to_string())
         .unwrap_or_else(|_| ms.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    #[test]
+    fn an_approval_the_models_voted_on_shows_the_vote() {
+        let listing = json!({"approvals": [{
+            "token": "K7PX2QMD", "status": "pending", "action": "shell: ls", "expires_in_s": 60,
+            "conversation": "socket:c", "requester": "1",
+            "votes": "2 of 3 models agree (2 needed); b disagrees: \"no\"",
+        }, {
+            "token": "AAAAAAAA", "status": "pending", "action": "shell: pwd", "expires_in_s": 60,
+            "conversation": "socket:c", "requester": "1", "votes": null,
+        }]});
+        let shown = super::render(&listing, false);
+        assert!(
+            shown.contains("; expires in 1 min\n    models: 2 of 3 models agree (2 needed); b disagrees: \"no\"\n"),
+            "{shown}"
+        );
+        assert_eq!(shown.matches("models:").count(), 1, "{shown}");
+    }
 }

@@ -6,6 +6,7 @@
 
 mod approvals;
 mod audit;
+mod consensus;
 mod environment;
 mod file_access;
 mod key_path;
@@ -37,6 +38,7 @@ use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
 pub use audit::*;
+pub use consensus::*;
 pub use file_access::FileProblem;
 pub use llm::*;
 pub use load::{ConfigError, default_config_file, load, load_checked};

@@ -1,11 +1,12 @@
 //! `[skills]`: the deterministic gates every proposed tool call passes —
 //! shell patterns refused outright, a per-conversation rate limit, tool
-//! allowlists per conversation, and declarative rules.
+//! allowlists per conversation, and declarative rules — and the models'
+//! vote on some calls (`[skills.consensus]`, in `consensus.rs`).
 
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
 use serde::{Deserialize, Serialize};
 
-use super::Problems;
+use super::{ConsensusConfig, Problems};
 
 /// Shell command lines refused outright (regular expressions, searched
 /// anywhere in the line): deleting the root or a home directory, making file
@@ -36,6 +37,8 @@ pub struct SkillsConfig {
     pub allowlists: Vec<AllowlistConfig>,
     /// Declarative gates, checked in order; the first that matches decides.
     pub rules: Vec<RuleConfig>,
+    /// Other models voting on some calls before they run.
+    pub consensus: ConsensusConfig,
 }
 
 impl Default for SkillsConfig {
@@ -45,6 +48,7 @@ impl Default for SkillsConfig {
             tool_calls_per_minute: DEFAULT_TOOL_CALLS_PER_MINUTE,
             allowlists: Vec::new(),
             rules: Vec::new(),
+            consensus: ConsensusConfig::default(),
         }
     }
 }

@@ -39,6 +39,10 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     config.llm.check(&mut problems);
     config.tools.check(&mut problems);
     config.skills.check(&mut problems);
+    config
+        .skills
+        .consensus
+        .check(&mut problems, &config.llm, config.pipeline.turn_timeout_s);
     config.memory.check(&mut problems);
     config.media.check(&mut problems);
     config

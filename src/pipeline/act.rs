@@ -6,7 +6,10 @@
 //! why, and so is the person. Images a tool returns go beside its result in
 //! the transcript, for a model that can see them. A call that needs approval is not run either:
 //! it becomes a [`Requested`] approval, and the model is told it waits.
-//! Every call that runs is audited.
+//! Between the skills' decision and any of that, a call in the consensus
+//! gate's scope is put to the models' vote (`consensus/`), which may refuse
+//! it or send it to a person, never let it through. Every call that runs,
+//! and every vote, is audited.
 
 use std::hash::{Hash, Hasher};
 
@@ -17,9 +20,12 @@ use crate::approvals::Requested;
 use crate::audit::{AuditEvent, Audited};
 use crate::clock::Clock;
 use crate::llm::{ChatMessage, ToolCall};
+use crate::pipeline::cascade::Context;
+use crate::pipeline::consensus::{self, Consensus};
 use crate::pipeline::reason::Proposal;
 use crate::signal::{Correction, Origin, Signal, SignalBody, ToolOutput, ToolResults};
 use crate::skills::{Decision, ProposedCall, Skills};
+use crate::store::ByProvider;
 use crate::tools::{ToolAnswer, ToolBox, ToolContext, ToolError, parse_object};
 
 /// What act needs.
@@ -28,6 +34,8 @@ pub struct Actuators<'a> {
     pub skills: &'a Skills,
     pub context: &'a ToolContext,
     pub clock: Clock,
+    /// The models' vote on calls in its scope, when configured.
+    pub consensus: Option<&'a Consensus>,
 }
 
 /// What acting produced.
@@ -44,12 +52,14 @@ pub struct Acted {
     pub repairs: u32,
     /// Calls held for a person's approval.
     pub requested: Vec<Requested>,
-    /// Calls that ran.
+    /// Calls that ran, and votes on calls.
     pub audit: Vec<AuditEvent>,
+    /// The tokens the consensus gate's voters used, by provider.
+    pub voted: ByProvider,
 }
 
-/// Carries out `proposal`, made in answer to `signal`.
-pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>) -> Acted {
+/// Carries out `proposal`, made in answer to `signal` by a model that saw `seen`.
+pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>, seen: &Context) -> Acted {
     match proposal {
         Proposal::Reply { text } => Acted {
             transcript: vec![ChatMessage::assistant(text.clone())],
@@ -78,7 +88,7 @@ pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>)
             };
             let mut results = Vec::with_capacity(calls.len());
             for (call, arguments) in calls {
-                let (result, malformed) = run_one(signal, &call.name, arguments, actuators, &mut acted).await;
+                let (result, malformed) = run_one(signal, &call.name, arguments, actuators, seen, &mut acted).await;
                 acted.repairs += u32::from(malformed);
                 let (content, images, is_error) = match result {
                     Ok(answer) => (answer.text, answer.images, false),
@@ -134,12 +144,14 @@ pub fn correction_text(problem: &str) -> String {
     format!("[passepartout] {problem}")
 }
 
-/// One call: judged, then run. The flag says whether the model's output was malformed.
+/// One call: judged, voted on when in scope, then run. The flag says
+/// whether the model's output was malformed.
 async fn run_one(
     signal: &Signal,
     name: &str,
     arguments: Result<Value, ToolError>,
     actuators: &Actuators<'_>,
+    seen: &Context,
     acted: &mut Acted,
 ) -> (Result<ToolAnswer, ToolError>, bool) {
     if !actuators.tools.contains(name) {
@@ -153,7 +165,12 @@ async fn run_one(
         tool: name.to_owned(),
         arguments,
     };
-    let result = match actuators.skills.decide(proposed, &signal.origin) {
+    let decision = actuators.skills.decide(proposed, &signal.origin);
+    let (decision, votes) = match actuators.consensus {
+        Some(gate) if gate.applies(&decision) => vote(gate, decision, seen, signal, actuators, acted).await,
+        _ => (decision, None),
+    };
+    let result = match decision {
         Decision::Run(call) => {
             let action = call.summary();
             let result = actuators
@@ -178,7 +195,7 @@ async fn run_one(
             Err(ToolError::Refused(format!("{skill}: {reason}")))
         }
         Decision::NeedsApproval { skill, reason, call } => {
-            let requested = Requested::new(call, skill, reason);
+            let requested = Requested::new(call, skill, reason).with_votes(votes);
             let waiting = format!(
                 "not run yet: it needs a person's approval ({}), asked for as {}. \
                  You will be told the outcome in this conversation; do not call it again meanwhile.",
@@ -190,6 +207,38 @@ async fn run_one(
         }
     };
     (result, false)
+}
+
+/// `decision` after the consensus `gate`'s vote, with how the models voted
+/// for a prompt. The vote is audited, its tokens counted, and its time and
+/// refusals counted among the gates'.
+async fn vote(
+    gate: &Consensus,
+    decision: Decision,
+    seen: &Context,
+    signal: &Signal,
+    actuators: &Actuators<'_>,
+    acted: &mut Acted,
+) -> (Decision, Option<String>) {
+    let started = tokio::time::Instant::now();
+    let reviewed = gate.review(decision, seen).await;
+    let refused = matches!(&reviewed.decision, Decision::Reject { skill, .. } if skill == consensus::SKILL);
+    let call = match &reviewed.decision {
+        Decision::Run(call) | Decision::NeedsApproval { call, .. } | Decision::Reject { call, .. } => call,
+    };
+    acted.audit.push(consensus::voted(
+        &signal.origin,
+        &actuators.clock,
+        call,
+        &reviewed.tally,
+        refused,
+    ));
+    crate::store::add_usage(&mut acted.voted, &reviewed.tally.used());
+    actuators
+        .skills
+        .telemetry()
+        .record(consensus::SKILL, started.elapsed(), refused);
+    (reviewed.decision, reviewed.votes)
 }
 
 /// The audit event for a call that ran.

@@ -58,8 +58,9 @@ async fn run(proposal: Proposal) -> Acted {
         skills: &skills,
         context: &context,
         clock: crate::clock::Clock::at(1_000),
+        consensus: None,
     };
-    act(&signal(), proposal, &actuators).await
+    act(&signal(), proposal, &actuators, &Context::default()).await
 }
 
 #[tokio::test]

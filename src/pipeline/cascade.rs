@@ -202,6 +202,21 @@ impl Entry {
         update(&mut tracking)
     }
 
+    /// Why the entry is not asked now, if it is not: its credentials were
+    /// refused, or it cools down after a rate limit.
+    fn resting(&self) -> Option<Skip> {
+        let now = Instant::now();
+        self.track(|t| {
+            if t.unhealthy {
+                Some(Skip::Unhealthy)
+            } else {
+                t.cooling_until
+                    .filter(|until| *until > now)
+                    .map(|until| Skip::CoolingDown(until - now))
+            }
+        })
+    }
+
     fn failure(&self, name: &str, skip: Skip) -> ProviderFailure {
         ProviderFailure {
             name: name.to_owned(),
@@ -317,17 +332,7 @@ impl Cascade {
         let mut failures = Vec::new();
         for entry in order.map(|index| &self.entries[index]) {
             let name = entry.model.name();
-            let now = Instant::now();
-            let skipped = entry.track(|t| {
-                if t.unhealthy {
-                    Some(Skip::Unhealthy)
-                } else {
-                    t.cooling_until
-                        .filter(|until| *until > now)
-                        .map(|until| Skip::CoolingDown(until - now))
-                }
-            });
-            if let Some(skip) = skipped {
+            if let Some(skip) = entry.resting() {
                 tracing::debug!(provider = name, ?skip, "provider skipped");
                 failures.push(entry.failure(name, skip));
                 continue;
@@ -351,6 +356,19 @@ impl Cascade {
             }
         }
         Err(Exhausted { failures })
+    }
+
+    /// Asks the entry named `name` alone, offering no tools: for a vote,
+    /// not a turn. Counted like any call (tokens, failures, a rate limit's
+    /// rest); an entry resting or refused is not asked. `None` when no
+    /// entry has that name.
+    pub async fn consult(&self, name: &str, context: &Context) -> Option<Result<ChatResponse, Skip>> {
+        let entry = self.entries.iter().find(|entry| entry.model.name() == name)?;
+        if let Some(skip) = entry.resting() {
+            return Some(Err(skip));
+        }
+        let no_tools: Arc<[ToolSpec]> = Arc::new([]);
+        Some(self.ask(entry, context, &no_tools, None).await.map_err(Skip::Failed))
     }
 
     /// One entry, with at most one trimmed retry.

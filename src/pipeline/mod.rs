@@ -14,6 +14,7 @@ pub mod act;
 pub mod cascade;
 pub mod commands;
 pub mod compaction;
+pub mod consensus;
 pub mod model_command;
 mod output;
 pub mod perceive;
@@ -40,6 +41,7 @@ use crate::tools::{InLoop, SET_NEXT_SLEEP, ToolBox, ToolContext};
 use cascade::Cascade;
 use commands::ChatChange;
 use compaction::Earlier;
+use consensus::Consensus;
 use model_command::ProviderInfo;
 pub use output::{Cost, SummaryChange, TurnOutput, TurnRecord};
 use perceive::Perception;
@@ -92,6 +94,8 @@ pub struct Pipeline {
     media: Media,
     /// The configured providers, as `/model` and `/usage` show them.
     providers: Vec<ProviderInfo>,
+    /// The models' vote on some calls (`[skills.consensus]`), if any vote.
+    consensus: Option<Consensus>,
 }
 
 impl Pipeline {
@@ -108,6 +112,7 @@ impl Pipeline {
     ) -> Self {
         Self {
             settings: config.pipeline.clone(),
+            consensus: Consensus::new(&config.skills.consensus, cascade.clone()),
             cascade,
             tools,
             skills,
@@ -397,6 +402,7 @@ impl Pipeline {
             skills: &self.skills,
             context: &tool_context,
             clock: self.clock,
+            consensus: self.consensus.as_ref(),
         };
         let mut repairs = 0;
         let mut signal = signal;
@@ -424,7 +430,8 @@ impl Pipeline {
                 pin_failure_told = true;
                 output.replies.push((ReplyKind::Notice, pin_failed(pinned, &answered)));
             }
-            let acted = act::act(&signal, reason::interpret(answered.response), &actuators).await;
+            let acted = act::act(&signal, reason::interpret(answered.response), &actuators, &context).await;
+            output.cost.count_votes(&acted.voted);
             context.turn.extend(acted.transcript);
             output.replies.extend(acted.replies);
             output.audit.extend(acted.audit);

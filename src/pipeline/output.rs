@@ -138,6 +138,17 @@ impl Cost {
         };
         crate::store::add_usage(&mut self.by_provider, &ByProvider::from([(provider.to_owned(), used)]));
     }
+
+    /// Adds what the consensus gate's voters used, by provider; `/usage`
+    /// shows it apart from the turns' own.
+    pub(super) fn count_votes(&mut self, voted: &ByProvider) {
+        for (provider, used) in voted {
+            self.tokens_in += used.tokens_in;
+            self.tokens_out += used.tokens_out;
+            let key = super::usage_report::votes_of(provider);
+            crate::store::add_usage(&mut self.by_provider, &ByProvider::from([(key, *used)]));
+        }
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,9 @@
 //!
 //! The store keeps one record per conversation per day (see
 //! `store::usage`); this module says which days "today" and "this month"
-//! are, and renders the sums.
+//! are, and renders the sums. What the consensus gate's voters used is
+//! kept under its provider's name marked as votes ([`votes_of`]), priced as
+//! that provider, counted in the sums and shown apart as well.
 
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +13,14 @@ use super::model_command::ProviderInfo;
 use crate::store::ByProvider;
 
 const DAY_MS: u64 = 86_400_000;
+
+/// What marks a provider's votes in the usage records.
+const VOTES: &str = "votes:";
+
+/// The name `provider`'s voting is recorded under, apart from its turns.
+pub fn votes_of(provider: &str) -> String {
+    format!("{VOTES}{provider}")
+}
 
 /// The UTC day (days since 1970-01-01) that `ms` falls on.
 pub fn day_of(ms: u64) -> u64 {
@@ -36,6 +46,9 @@ pub struct UsageSum {
     pub tokens_out: u64,
     /// USD, from the providers' prices; 0 when all are free.
     pub cost_usd: f64,
+    /// Of the tokens, those the consensus gate's voters used.
+    pub votes_in: u64,
+    pub votes_out: u64,
 }
 
 impl UsageSum {
@@ -43,10 +56,18 @@ impl UsageSum {
     /// more counts as free).
     pub fn of(used: &ByProvider, providers: &[ProviderInfo]) -> Self {
         let mut sum = Self::default();
-        for (name, tokens) in used {
+        for (recorded, tokens) in used {
             sum.tokens_in += tokens.tokens_in;
             sum.tokens_out += tokens.tokens_out;
-            if let Some(p) = providers.iter().find(|p| &p.name == name) {
+            let name = match recorded.strip_prefix(VOTES) {
+                Some(voter) => {
+                    sum.votes_in += tokens.tokens_in;
+                    sum.votes_out += tokens.tokens_out;
+                    voter
+                }
+                None => recorded.as_str(),
+            };
+            if let Some(p) = providers.iter().find(|p| p.name == name) {
                 sum.cost_usd += tokens.tokens_in as f64 * p.price_in_per_mtok / 1e6
                     + tokens.tokens_out as f64 * p.price_out_per_mtok / 1e6;
             }
@@ -60,7 +81,18 @@ impl UsageSum {
         } else {
             String::new()
         };
-        format!("{label}: {} tokens in, {} out{cost}", self.tokens_in, self.tokens_out)
+        let votes = if self.votes_in + self.votes_out > 0 {
+            format!(
+                " (of which consensus votes: {} in, {} out)",
+                self.votes_in, self.votes_out
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "{label}: {} tokens in, {} out{cost}{votes}",
+            self.tokens_in, self.tokens_out
+        )
     }
 }
 
@@ -133,5 +165,39 @@ mod tests {
         assert_eq!(sum.line("x"), "x: 1000007 tokens in, 100003 out, about $4.5000");
         let free = UsageSum::of(&ByProvider::from([("local".to_owned(), Tokens::default())]), &providers);
         assert_eq!(free.line("x"), "x: 0 tokens in, 0 out");
+    }
+
+    #[test]
+    fn votes_are_priced_as_their_provider_and_shown_apart() {
+        let providers = [ProviderInfo {
+            name: "paid".into(),
+            model: "m".into(),
+            price_in_per_mtok: 1.0,
+            price_out_per_mtok: 10.0,
+        }];
+        let used = ByProvider::from([
+            (
+                "paid".to_owned(),
+                Tokens {
+                    tokens_in: 1_000_000,
+                    tokens_out: 0,
+                },
+            ),
+            (
+                votes_of("paid"),
+                Tokens {
+                    tokens_in: 1_000_000,
+                    tokens_out: 100_000,
+                },
+            ),
+        ]);
+        let sum = UsageSum::of(&used, &providers);
+        assert_eq!((sum.tokens_in, sum.tokens_out), (2_000_000, 100_000));
+        assert_eq!((sum.votes_in, sum.votes_out), (1_000_000, 100_000));
+        assert!((sum.cost_usd - 3.0).abs() < 1e-9);
+        assert_eq!(
+            sum.line("x"),
+            "x: 2000000 tokens in, 100000 out, about $3.0000 (of which consensus votes: 1000000 in, 100000 out)"
+        );
     }
 }

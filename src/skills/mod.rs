@@ -33,7 +33,7 @@ pub use approval::ApprovalPolicy;
 pub use mcp_approval::McpApproval;
 pub use names::{NameCheck, check_names};
 pub use rate_limit::RateLimit;
-pub use rules::{Rule, Rules};
+pub use rules::{Rule, Rules, names as names_tool};
 pub use shell_safety::ShellSafety;
 // The call the gates judge is the one an approval stores: its form is the store's.
 pub use crate::store::ProposedCall;

@@ -1,5 +1,6 @@
 //! The names the gates' settings give — tools in `tools.require_approval`,
-//! `[[skills.rules]]` and `[[skills.allowlists]]`, and a rule's argument —
+//! `[[skills.rules]]`, `[[skills.allowlists]]` and
+//! `skills.consensus.applies_to`, and a rule's argument —
 //! checked against the tools the daemon registers ([`ToolCatalog`]). The
 //! gates match names exactly, so a misspelt one would never apply: the
 //! approval it was meant to ask for, the rule it was meant to enforce, would
@@ -10,7 +11,7 @@
 //! prefix is no configured server is refused with the closest server's name.
 
 use super::suggest::closest;
-use crate::config::{MCP_SEPARATOR, SkillsConfig, ToolsConfig};
+use crate::config::{AppliesTo, MCP_SEPARATOR, SkillsConfig, ToolsConfig};
 use crate::tools::ToolCatalog;
 
 /// What a rule's `tool` may be besides a tool's name: every tool.
@@ -98,6 +99,11 @@ pub fn check_names(skills: &SkillsConfig, tools: &ToolsConfig, catalog: &ToolCat
                 format!("skills.allowlists[{index}].tools[{position}]"),
                 name,
             );
+        }
+    }
+    if let AppliesTo::Tools(names) = &skills.consensus.applies_to {
+        for (index, name) in names.iter().enumerate() {
+            tool(&mut found, format!("skills.consensus.applies_to[{index}]"), name);
         }
     }
     for (index, rule) in skills.rules.iter().enumerate() {
@@ -237,6 +243,16 @@ mod tests {
             "the argument of a rule for an unknown tool is not checked"
         );
         assert!(found.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_misspelt_tool_put_to_the_vote_is_named() {
+        let mut config = Config::default();
+        config.skills.consensus.applies_to = crate::config::AppliesTo::Tools(vec!["shell".into(), "htp_get".into()]);
+        assert_eq!(
+            check(&config).errors,
+            ["skills.consensus.applies_to[1]: there is no tool \"htp_get\"; did you mean \"http_get\"?"]
+        );
     }
 
     #[test]

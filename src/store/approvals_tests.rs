@@ -20,6 +20,7 @@ fn approval(token: &str) -> Approval {
         },
         skill: "approval_policy".into(),
         reason: "shell asks".into(),
+        votes: None,
         approvers: Vec::new(),
         created_ms: 1,
         expires_ms: 100,

@@ -60,7 +60,9 @@ pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
-pub use records::{Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Status};
+pub use records::{
+    Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Status, VoteOutcome,
+};
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
 pub use usage::{ByProvider, Tokens, add_usage};

@@ -25,6 +25,10 @@ pub struct Approval {
     /// Which skill asked for approval, and why.
     pub skill: String,
     pub reason: String,
+    /// How the models voted on it, when they did (`[skills.consensus]`),
+    /// as the prompt shows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub votes: Option<String>,
     /// Who may decide, fixed when the approval is created.
     pub approvers: Vec<Approver>,
     pub created_ms: u64,

@@ -1,5 +1,6 @@
 //! An audit event as the store keeps it: an approval requested or decided,
-//! or a tool call that ran, with who and when. The store writes one in the
+//! a tool call that ran, or the models' vote on a proposed call, with who
+//! and when. The store writes one in the
 //! same transaction as what it records.
 
 use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
@@ -36,6 +37,23 @@ pub enum Audited {
         by: Option<Person>,
         how: How,
     },
+    /// Models voted on a proposed call before anything was done with it.
+    Voted {
+        tool: String,
+        action: String,
+        /// Who sent the message that led to it.
+        requester: UserId,
+        outcome: VoteOutcome,
+        agree: u32,
+        disagree: u32,
+        /// Voters that failed, timed out or answered malformed.
+        abstain: u32,
+        /// How each voted, as a person is shown it.
+        summary: String,
+        /// Whether the vote refused the call outright.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        refused: bool,
+    },
     /// A tool call ran (approved, or needing no approval).
     ToolRan {
         tool: String,
@@ -46,4 +64,26 @@ pub enum Audited {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         approval: Option<ApprovalToken>,
     },
+}
+
+/// What the models' vote on a call came to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum VoteOutcome {
+    /// At least the quorum agreed.
+    Agreed,
+    /// Fewer than the quorum agreed, and at least one disagreed.
+    Rejected,
+    /// Fewer than the quorum agreed, and none disagreed: too many did not vote.
+    Inconclusive,
+}
+
+impl VoteOutcome {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VoteOutcome::Agreed => "agreed",
+            VoteOutcome::Rejected => "rejected",
+            VoteOutcome::Inconclusive => "inconclusive",
+        }
+    }
 }

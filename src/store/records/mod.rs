@@ -11,7 +11,7 @@ mod audit;
 mod call;
 
 pub use approval::{Approval, Approver, Decision, How, Person, RunState, Status};
-pub use audit::{AuditEvent, Audited};
+pub use audit::{AuditEvent, Audited, VoteOutcome};
 pub use call::ProposedCall;
 
 #[cfg(test)]

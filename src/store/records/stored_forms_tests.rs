@@ -34,6 +34,7 @@ fn decided_approval() -> Approval {
         },
         skill: "approval_policy".into(),
         reason: "shell asks".into(),
+        votes: Some("1 of 1 models agree (1 needed)".into()),
         approvers: vec![Approver {
             gateway: GatewayId::new("signal").unwrap(),
             user: Some(UserId::new("u1").unwrap()),
@@ -72,7 +73,7 @@ where
 fn a_decided_approval_keeps_its_stored_form() {
     assert_stored(
         &decided_approval(),
-        r#"{"id":7,"token":"ABCDEF","conversation":{"gateway":"socket","chat":"c"},"requester":"u1","message_id":"m1","call":{"tool":"shell","arguments":{"command":"ls"}},"skill":"approval_policy","reason":"shell asks","approvers":[{"gateway":"signal","user":"u1","anywhere":true}],"created_ms":1,"expires_ms":100,"status":"approved","decision":{"outcome":"approved","by":{"gateway":"signal","user":"u1","aliases":["+100"]},"how":"reply","at_ms":5,"message":[{"gateway":"socket","chat":"c"},"m2"]},"run":{"state":"finished","at_ms":9,"is_error":false},"prompts":["p1"],"output":"done","settled":true}"#,
+        r#"{"id":7,"token":"ABCDEF","conversation":{"gateway":"socket","chat":"c"},"requester":"u1","message_id":"m1","call":{"tool":"shell","arguments":{"command":"ls"}},"skill":"approval_policy","reason":"shell asks","votes":"1 of 1 models agree (1 needed)","approvers":[{"gateway":"signal","user":"u1","anywhere":true}],"created_ms":1,"expires_ms":100,"status":"approved","decision":{"outcome":"approved","by":{"gateway":"signal","user":"u1","aliases":["+100"]},"how":"reply","at_ms":5,"message":[{"gateway":"socket","chat":"c"},"m2"]},"run":{"state":"finished","at_ms":9,"is_error":false},"prompts":["p1"],"output":"done","settled":true}"#,
     );
 }
 
@@ -80,6 +81,7 @@ fn a_decided_approval_keeps_its_stored_form() {
 fn a_pending_approval_leaves_out_what_it_does_not_have() {
     let pending = Approval {
         status: Status::Pending,
+        votes: None,
         decision: None,
         run: RunState::NotStarted,
         prompts: Vec::new(),
@@ -135,6 +137,20 @@ fn audit_events_keep_their_stored_form() {
             how: How::Button,
         }),
         r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"decided","token":"ABCDEF","action":"shell: ls","outcome":"denied","by":{"gateway":"signal","user":"u1","aliases":["+100"]},"how":"button"}"#,
+    );
+    assert_stored(
+        &event(Audited::Voted {
+            tool: "shell".into(),
+            action: "shell: ls".into(),
+            requester: UserId::new("u1").unwrap(),
+            outcome: VoteOutcome::Rejected,
+            agree: 1,
+            disagree: 1,
+            abstain: 1,
+            summary: "1 of 3 models agree".into(),
+            refused: true,
+        }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"voted","tool":"shell","action":"shell: ls","requester":"u1","outcome":"rejected","agree":1,"disagree":1,"abstain":1,"summary":"1 of 3 models agree","refused":true}"#,
     );
     assert_stored(
         &event(Audited::ToolRan {
