@@ -1,26 +1,13 @@
-//! The `passepartout` binary: parse the command line, set up logging, run.
+//! The `passepartout` binary: parse the command line and run it (the command
+//! line sets up logging once it knows the configuration).
 
-use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::Parser;
-use passepartout::cli::{Cli, Command, execute};
-use tracing_subscriber::EnvFilter;
+use passepartout::cli::{Cli, execute};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // The daemon logs at info; client commands only warn, so their output stays clean.
-    let default = if matches!(cli.command, Command::Run) {
-        "info"
-    } else {
-        "warn"
-    };
-    tracing_subscriber::fmt()
-        .with_env_filter(EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default)))
-        .with_writer(std::io::stderr)
-        // Colours for a person at a terminal, plain text for journald and pipes.
-        .with_ansi(std::io::stderr().is_terminal())
-        .init();
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
         Err(error) => {

@@ -559,3 +559,69 @@ async fn send_prints_markdown_as_plain_readable_text_when_piped() {
     );
     assert!(daemon.terminate().await.success());
 }
+
+#[tokio::test]
+async fn completions_a_manual_page_and_the_version_with_its_commit_are_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "http://127.0.0.1:9");
+    for (shell, mark) in [
+        ("bash", "complete -F"),
+        ("zsh", "#compdef passepartout"),
+        ("fish", "complete -c passepartout"),
+    ] {
+        let output = run_cli(&config, &["completions", shell]).await;
+        assert!(output.status.success(), "{shell}: {}", stderr(&output));
+        let script = stdout(&output);
+        assert!(script.contains(mark), "{shell}: {script}");
+        assert!(script.contains("check-config"), "every command is there: {shell}");
+    }
+    let output = run_cli(&config, &["completions", "tcsh"]).await;
+    assert_eq!(output.status.code(), Some(2), "an unknown shell is refused");
+
+    let output = run_cli(&config, &["man"]).await;
+    assert!(output.status.success());
+    let page = stdout(&output);
+    assert!(page.contains(".TH passepartout 1"), "{page}");
+    assert!(page.contains("check\\-config"), "the commands are listed: {page}");
+
+    let output = run_cli(&config, &["--version"]).await;
+    let version = stdout(&output);
+    assert!(
+        version.starts_with(&format!("passepartout {}", env!("CARGO_PKG_VERSION"))),
+        "{version}"
+    );
+    let head = std::process::Command::new("git")
+        .args(["rev-parse", "--short=12", "HEAD"])
+        .output();
+    if let Some(head) = head.ok().filter(|h| h.status.success()) {
+        let commit = String::from_utf8_lossy(&head.stdout).trim().to_owned();
+        assert!(
+            version.contains(&format!("(commit {commit})")),
+            "{version} built at {commit}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn log_format_json_writes_one_json_object_a_line() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let daemon = Running::start_with(&config, &[("PASSEPARTOUT_LOG__FORMAT", "json")]).await;
+    let ready = daemon.wait_for_log(&["passepartout ready"]).await;
+    let line: serde_json::Value = serde_json::from_str(&ready).expect("a JSON line");
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert!(
+        line["fields"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("passepartout ready"),
+        "{line}"
+    );
+    let logs = daemon.logs.clone();
+    assert!(daemon.terminate().await.success());
+    for logged in logs.lock().unwrap().iter() {
+        let parsed = serde_json::from_str::<serde_json::Value>(logged);
+        assert!(parsed.is_ok_and(|line| line.is_object()), "not a JSON object: {logged}");
+    }
+}

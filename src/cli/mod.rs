@@ -6,7 +6,9 @@
 mod approvals;
 mod chat;
 mod client;
+mod logging;
 mod loops;
+mod manual;
 mod restore;
 mod streamed;
 mod terminal;
@@ -24,7 +26,7 @@ use crate::tools::ToolCatalog;
 
 /// passepartout: a self-hosted assistant daemon.
 #[derive(Debug, Parser)]
-#[command(name = "passepartout", version, about)]
+#[command(name = "passepartout", version = manual::VERSION, about)]
 pub struct Cli {
     /// Configuration file (default: $PASSEPARTOUT_CONFIG, else ~/.config/passepartout/config.toml
     /// if it exists, else built-in defaults).
@@ -104,6 +106,13 @@ pub enum Command {
         /// The backup file (default: the newest in <data_dir>/backups).
         backup: Option<PathBuf>,
     },
+    /// Print the shell completion script for SHELL (e.g. `passepartout completions bash > ~/.local/share/bash-completion/completions/passepartout`).
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff), e.g. `passepartout man | man -l -`.
+    Man,
 }
 
 /// `passepartout approvals approve|deny TOKEN`.
@@ -166,11 +175,21 @@ fn load_checking_names(file: Option<&Path>, shown: &str) -> Result<Config, confi
 pub async fn execute(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run => match load_config(cli.config.as_deref()) {
-            Ok(config) => run_daemon(config).await,
+            Ok(config) => {
+                logging::init("info", config.log.format);
+                run_daemon(config).await
+            }
             Err(code) => code,
         },
-        Command::CheckConfig { file } => check_config(file.or(cli.config).as_deref()),
+        Command::Completions { shell } => manual::completions(shell),
+        Command::Man => manual::man_page(),
+        // Client commands only warn, so their output stays clean.
+        Command::CheckConfig { file } => {
+            logging::init("warn", config::LogFormat::Text);
+            check_config(file.or(cli.config).as_deref())
+        }
         command => {
+            logging::init("warn", config::LogFormat::Text);
             let config = match load_config(cli.config.as_deref()) {
                 Ok(config) => config,
                 Err(code) => return code,
@@ -197,7 +216,9 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Tools { json } => tools::list(&config, json).await,
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
-                Command::Run | Command::CheckConfig { .. } => unreachable!("handled above"),
+                Command::Run | Command::CheckConfig { .. } | Command::Completions { .. } | Command::Man => {
+                    unreachable!("handled above")
+                }
             }
         }
     }

@@ -12,6 +12,7 @@ mod file_access;
 mod key_path;
 mod llm;
 mod load;
+mod log;
 mod loop_entry;
 mod loop_rules;
 mod loops;
@@ -42,6 +43,7 @@ pub use consensus::*;
 pub use file_access::FileProblem;
 pub use llm::*;
 pub use load::{ConfigError, default_config_file, load, load_checked};
+pub use log::*;
 #[cfg(test)]
 pub(crate) use loop_entry::testing as loop_entry_testing;
 pub use loop_entry::*;
@@ -79,6 +81,7 @@ pub struct Config {
     pub transcription: TranscriptionConfig,
     pub approvals: ApprovalsConfig,
     pub audit: AuditConfig,
+    pub log: LogConfig,
     pub loops: LoopsConfig,
     pub mcp: McpConfig,
     pub socket: SocketSection,
@@ -100,6 +103,7 @@ impl Default for Config {
             transcription: TranscriptionConfig::default(),
             approvals: ApprovalsConfig::default(),
             audit: AuditConfig::default(),
+            log: LogConfig::default(),
             loops: LoopsConfig::default(),
             mcp: McpConfig::default(),
             socket: SocketSection::default(),
