@@ -494,11 +494,30 @@ fn spawn_housekeeping(
 /// shuts it down in order.
 pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
     let daemon = Daemon::start(config).await?;
+    // Ready once recovery is done and the gateways listen; then fed while the
+    // runtime schedules, so a wedged daemon is restarted by its manager.
+    let manager = Arc::new(crate::service_manager::Notifier::from_env());
+    manager.ready("ready");
+    let feeding = manager.watchdog_every().map(|every| {
+        let fed = manager.clone();
+        tokio::spawn(async move {
+            let mut ticks = tokio::time::interval(every);
+            loop {
+                ticks.tick().await;
+                fed.watchdog();
+            }
+        })
+    });
     let failed = daemon.store.failed();
     let store_failed = tokio::select! {
         _ = shutdown => false,
         _ = failed.cancelled() => true,
     };
+    // Stopping is bounded by the manager's stop timeout, not the watchdog.
+    manager.stopping();
+    if let Some(feeding) = feeding {
+        feeding.abort();
+    }
     daemon.shutdown().await?;
     if store_failed {
         // Exit non-zero so a supervisor (systemd) restarts the daemon, which

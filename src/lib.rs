@@ -28,6 +28,7 @@ pub mod media;
 pub mod memory;
 pub mod pipeline;
 pub mod ranking;
+pub mod service_manager;
 pub mod signal;
 pub mod skills;
 pub mod status;

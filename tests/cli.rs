@@ -625,3 +625,31 @@ async fn log_format_json_writes_one_json_object_a_line() {
         assert!(parsed.is_ok_and(|line| line.is_object()), "not a JSON object: {logged}");
     }
 }
+
+#[tokio::test]
+async fn under_systemd_the_daemon_says_ready_feeds_the_watchdog_and_says_it_stops() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let path = dir.path().join("notify");
+    let manager = tokio::net::UnixDatagram::bind(&path).unwrap();
+    let socket = path.display().to_string();
+    let daemon = Running::start_with(&config, &[("NOTIFY_SOCKET", &socket), ("WATCHDOG_USEC", "200000")]).await;
+    let mut buffer = vec![0u8; 512];
+    let mut next = async || {
+        let n = tokio::time::timeout(support::harness::WAIT, manager.recv(&mut buffer))
+            .await
+            .expect("a notification in time")
+            .unwrap();
+        String::from_utf8_lossy(&buffer[..n]).into_owned()
+    };
+    assert_eq!(next().await, "READY=1\nSTATUS=ready");
+    assert_eq!(next().await, "WATCHDOG=1");
+    assert_eq!(next().await, "WATCHDOG=1", "fed again and again");
+    assert!(daemon.terminate().await.success());
+    let mut last = next().await;
+    while last == "WATCHDOG=1" {
+        last = next().await;
+    }
+    assert_eq!(last, "STOPPING=1\nSTATUS=stopping");
+}

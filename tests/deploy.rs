@@ -12,6 +12,7 @@ use std::process::{Command, Output};
 
 const UNIT: &str = include_str!("../deploy/passepartout.service");
 const GUIDE: &str = include_str!("../deploy/README.md");
+const SIGNAL_UNIT: &str = include_str!("../deploy/signal-cli.service");
 const DEPLOY_CONFIG: &str = include_str!("../deploy/config.toml");
 
 /// The uid and gid that stand for the unit's `passepartout` user and group:
@@ -322,4 +323,49 @@ fn a_folder_the_user_may_not_enter_is_permission_denied_not_missing() {
     assert!(error.contains("permission denied"), "{error}");
     assert!(error.contains(&file.display().to_string()), "{error}");
     assert!(!error.contains("does not exist"), "{error}");
+}
+
+#[test]
+fn the_units_verify_with_systemd_analyze() {
+    let Ok(version) = Command::new("systemd-analyze").arg("--version").output() else {
+        eprintln!("skipped: systemd-analyze is not installed here");
+        return;
+    };
+    assert!(version.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    // The programs the units run, as they would be installed: this build,
+    // and a stand-in for signal-cli.
+    let units = [
+        (
+            "passepartout.service",
+            UNIT.replace("/usr/local/bin/passepartout", env!("CARGO_BIN_EXE_passepartout")),
+        ),
+        (
+            "signal-cli.service",
+            SIGNAL_UNIT.replace("/opt/signal-cli/bin/signal-cli", "/bin/true"),
+        ),
+    ];
+    for (name, text) in units {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        let output = Command::new("systemd-analyze")
+            .arg("verify")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{name}: {said}");
+        assert!(!said.contains(name), "{name} has warnings: {said}");
+    }
+}
+
+#[test]
+fn the_daemon_unit_waits_for_readiness_and_runs_a_watchdog() {
+    assert_eq!(unit_value("Type"), "notify");
+    assert_eq!(unit_value("NotifyAccess"), "main");
+    assert_eq!(unit_value("WatchdogSec"), "30");
+    assert!(
+        SIGNAL_UNIT.contains("--receive-mode=manual"),
+        "nothing is received while passepartout is not subscribed"
+    );
 }
