@@ -6,15 +6,19 @@
 //! ([`Approvals::request`]), takes answers intercepted by perceive
 //! ([`Approvals::answer`], in `desk.rs`), and keeps track of conversations
 //! that are owed an outcome (settled by their worker through the pipeline).
-//! Decisions are atomic in the store; the first one wins.
+//! Decisions are atomic in the store; the first one wins. An "always"
+//! answer also makes a standing rule (`standing/`), which lets calls like
+//! the approved one run in its conversation without asking.
 
 pub mod answer;
+mod batch;
 mod control;
 mod desk;
 pub mod expiry;
 mod ledger;
 mod policy;
 mod record;
+pub mod standing;
 mod token;
 mod wrong_tokens;
 
@@ -23,11 +27,12 @@ use std::time::Duration;
 use passepartout_gateway::{ApprovalToken, ConversationKey};
 use tokio::sync::Notify;
 
-pub use answer::{Choice, Parsed, Target};
+pub use answer::{Choice, Parsed, RulesAsk, Target};
 pub use desk::Handled;
 pub use ledger::Owed;
-pub use policy::{Policy, Refused, may_decide};
+pub use policy::{Policy, Refused, may_act, may_decide};
 pub use record::{Approval, Approver, Decision, How, Person, RunState, Status};
+pub use standing::StandingRules;
 
 use crate::clock::Clock;
 use crate::config::ApprovalsConfig;
@@ -68,6 +73,8 @@ pub struct Approvals {
     ledger: Ledger,
     /// Woken when an approval is created, so the expiry timer re-reads the earliest.
     created: Notify,
+    /// The calls people let run without asking.
+    standing: StandingRules,
 }
 
 impl Approvals {
@@ -76,6 +83,7 @@ impl Approvals {
     pub fn new(store: Store, policy: Policy, clock: Clock, settings: &ApprovalsConfig) -> Self {
         Self {
             wrong: WrongTokens::new(store.clone(), settings.wrong_tokens_per_hour),
+            standing: StandingRules::new(store.clone(), clock, settings.rule_days),
             store,
             policy,
             clock,
@@ -87,6 +95,11 @@ impl Approvals {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The standing rules, as act asks about a call held for approval.
+    pub fn standing(&self) -> &StandingRules {
+        &self.standing
     }
 
     /// The record for `requested`, asked for by the turn that `origin` started.
@@ -122,7 +135,8 @@ impl Approvals {
             approval.action(),
             approval.reason,
             minutes(self.expire_after)
-        )
+        ) + "\n"
+            + &self.standing.offer(approval)
     }
 
     /// Approvals were committed: their deadlines are armed.
