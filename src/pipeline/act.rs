@@ -4,15 +4,17 @@
 //! skills' gates; their outputs become the next signal (depth + 1), which the
 //! turn feeds back into reason. A rejected call is not run: the model is told
 //! why, and so is the person. A call that needs approval is not run either:
-//! it becomes a [`Requested`] approval, and the model is told it waits.
-//! Every call that runs is audited.
+//! it becomes a [`Requested`] approval, and the model is told it waits —
+//! unless a standing rule a person made ("always") covers it, which lets it
+//! run as if no approval were needed. Every call that runs is audited (one
+//! a standing rule let through, with the rule).
 
 use std::hash::{Hash, Hasher};
 
 use passepartout_gateway::ReplyKind;
 use serde_json::Value;
 
-use crate::approvals::Requested;
+use crate::approvals::{Requested, StandingRules};
 use crate::audit::{AuditEvent, Audited};
 use crate::clock::Clock;
 use crate::llm::{ChatMessage, ToolCall};
@@ -27,6 +29,9 @@ pub struct Actuators<'a> {
     pub skills: &'a Skills,
     pub context: &'a ToolContext,
     pub clock: Clock,
+    /// The standing rules that let a call held for approval run; none: every
+    /// such call waits for a person.
+    pub standing: Option<&'a StandingRules>,
 }
 
 /// What acting produced.
@@ -151,22 +156,7 @@ async fn run_one(
         arguments,
     };
     let result = match actuators.skills.decide(proposed, &signal.origin) {
-        Decision::Run(call) => {
-            let action = call.summary();
-            let result = actuators
-                .tools
-                .call_parsed(actuators.context, &call.tool, call.arguments)
-                .await;
-            acted.audit.push(ran(
-                &signal.origin,
-                &actuators.clock,
-                call.tool,
-                action,
-                result.is_err(),
-                None,
-            ));
-            result
-        }
+        Decision::Run(call) => run_call(signal, call, None, actuators, acted).await,
         Decision::Reject { skill, reason, call } => {
             acted.replies.push((
                 ReplyKind::Notice,
@@ -175,6 +165,11 @@ async fn run_one(
             Err(ToolError::Refused(format!("{skill}: {reason}")))
         }
         Decision::NeedsApproval { skill, reason, call } => {
+            let standing = actuators.standing;
+            if let Some(rule) = standing.and_then(|rules| rules.covering(&signal.origin.conversation, &call)) {
+                tracing::info!(rule = rule.id, call = %call.summary(), "a standing rule lets a call run without asking");
+                return (run_call(signal, call, Some(rule.id), actuators, acted).await, false);
+            }
             let requested = Requested::new(call, skill, reason);
             let waiting = format!(
                 "not run yet: it needs a person's approval ({}), asked for as {}. \
@@ -187,6 +182,34 @@ async fn run_one(
         }
     };
     (result, false)
+}
+
+/// Runs `call`, which the gates (or standing rule `rule`) let through, and audits it.
+async fn run_call(
+    signal: &Signal,
+    call: ProposedCall,
+    rule: Option<u64>,
+    actuators: &Actuators<'_>,
+    acted: &mut Acted,
+) -> Result<String, ToolError> {
+    let action = call.summary();
+    let result = actuators
+        .tools
+        .call_parsed(actuators.context, &call.tool, call.arguments)
+        .await;
+    let mut event = ran(
+        &signal.origin,
+        &actuators.clock,
+        call.tool,
+        action,
+        result.is_err(),
+        None,
+    );
+    if let Audited::ToolRan { rule: by_rule, .. } = &mut event.what {
+        *by_rule = rule;
+    }
+    acted.audit.push(event);
+    result
 }
 
 /// The audit event for a call that ran.
@@ -207,6 +230,7 @@ pub fn ran(
             requester: origin.sender.clone(),
             is_error,
             approval,
+            rule: None,
         },
     }
 }

@@ -58,6 +58,7 @@ async fn run(proposal: Proposal) -> Acted {
         skills: &skills,
         context: &context,
         clock: crate::clock::Clock::at(1_000),
+        standing: None,
     };
     act(&signal(), proposal, &actuators).await
 }

@@ -397,6 +397,7 @@ impl Pipeline {
             skills: &self.skills,
             context: &tool_context,
             clock: self.clock,
+            standing: Some(self.approvals.standing()),
         };
         let mut repairs = 0;
         let mut signal = signal;
