@@ -64,7 +64,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List the actions waiting for approval, or approve or deny one.
+    /// List the actions waiting for approval, approve or deny them, or list
+    /// and revoke the standing rules ("always").
     Approvals {
         /// Every approval, decided ones too, and the audit trail.
         #[arg(long)]
@@ -73,7 +74,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         #[command(subcommand)]
-        decide: Option<DecideCommand>,
+        command: Option<ApprovalsCommand>,
     },
     /// Show the background loops (the heartbeat, …): state, iterations,
     /// errors; or stop one, or run one now.
@@ -105,13 +106,49 @@ pub enum Command {
     },
 }
 
-/// `passepartout approvals approve|deny TOKEN`.
+/// `passepartout approvals approve|deny|rules …`.
 #[derive(Debug, Subcommand)]
-pub enum DecideCommand {
+pub enum ApprovalsCommand {
     /// Approve the action with this token: it runs now, in its conversation.
-    Approve { token: String },
+    Approve {
+        #[arg(required_unless_present = "all_from", conflicts_with = "all_from")]
+        token: Option<String>,
+        /// And let calls like it run in its conversation without asking,
+        /// for approvals.rule_days (a standing rule).
+        #[arg(long, requires = "token")]
+        always: bool,
+        /// Approve every action waiting in this conversation (gateway:chat,
+        /// as the listing names it), each as if approved on its own.
+        #[arg(long, value_name = "CONVERSATION")]
+        all_from: Option<String>,
+    },
     /// Deny the action with this token: it does not run.
-    Deny { token: String },
+    Deny {
+        #[arg(required_unless_present_any = ["all", "all_from"], conflicts_with_all = ["all", "all_from"])]
+        token: Option<String>,
+        /// Deny every action waiting anywhere, each on its own.
+        #[arg(long, conflicts_with = "all_from")]
+        all: bool,
+        /// Deny every action waiting in this conversation (gateway:chat).
+        #[arg(long, value_name = "CONVERSATION")]
+        all_from: Option<String>,
+    },
+    /// List the standing rules ("always"): one a line, its id first; or
+    /// revoke one.
+    Rules {
+        /// Print the rules as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        revoke: Option<RulesCommand>,
+    },
+}
+
+/// `passepartout approvals rules revoke ID`.
+#[derive(Debug, Subcommand)]
+pub enum RulesCommand {
+    /// Revoke the standing rule with this id: its calls ask again.
+    Revoke { id: u64 },
 }
 
 /// `passepartout loops stop|run NAME`.
@@ -179,10 +216,27 @@ pub async fn execute(cli: Cli) -> ExitCode {
                     text,
                 } => client::send(&config, chat, timeout_s, stream, text.join(" ")).await,
                 Command::Status { json } => client::status(&config, json).await,
-                Command::Approvals { all, json, decide } => match decide {
+                Command::Approvals { all, json, command } => match command {
                     None => approvals::list(&config, all, json).await,
-                    Some(DecideCommand::Approve { token }) => approvals::decide(&config, &token, true).await,
-                    Some(DecideCommand::Deny { token }) => approvals::decide(&config, &token, false).await,
+                    Some(ApprovalsCommand::Approve {
+                        token: Some(token),
+                        always,
+                        ..
+                    }) => approvals::decide(&config, &token, true, always).await,
+                    Some(ApprovalsCommand::Approve { all_from, .. }) => {
+                        approvals::decide_all(&config, true, all_from.as_deref()).await
+                    }
+                    Some(ApprovalsCommand::Deny { token: Some(token), .. }) => {
+                        approvals::decide(&config, &token, false, false).await
+                    }
+                    Some(ApprovalsCommand::Deny { all_from, .. }) => {
+                        approvals::decide_all(&config, false, all_from.as_deref()).await
+                    }
+                    Some(ApprovalsCommand::Rules { json, revoke: None }) => approvals::rules(&config, json).await,
+                    Some(ApprovalsCommand::Rules {
+                        revoke: Some(RulesCommand::Revoke { id }),
+                        ..
+                    }) => approvals::revoke_rule(&config, id).await,
                 },
                 Command::Loops { json, control } => match control {
                     None => loops::list(&config, json).await,
