@@ -87,10 +87,7 @@ fn rules_are_found_by_conversation_and_tool_only() {
     store.add_standing_rule(&rule("c", "shell2", 9), "x").unwrap();
     store.add_standing_rule(&rule("cc", "shell", 9), "x").unwrap();
     store.add_standing_rule(&rule("d", "shell", 9), "x").unwrap();
-    assert_eq!(
-        store.standing_rules_for(&conversation("c"), "shell").unwrap(),
-        [mine]
-    );
+    assert_eq!(store.standing_rules_for(&conversation("c"), "shell").unwrap(), [mine]);
     assert!(store.standing_rules_for(&conversation("c"), "shel").unwrap().is_empty());
     assert_eq!(store.standing_rules().unwrap().len(), 4);
     let ids: std::collections::BTreeSet<u64> = store.standing_rules().unwrap().iter().map(|r| r.id).collect();
