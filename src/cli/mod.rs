@@ -115,7 +115,7 @@ pub enum ApprovalsCommand {
         token: Option<String>,
         /// And let calls like it run in its conversation without asking,
         /// for approvals.rule_days (a standing rule).
-        #[arg(long, requires = "token")]
+        #[arg(long, requires = "token", conflicts_with = "all_from")]
         always: bool,
         /// Approve every action waiting in this conversation (gateway:chat,
         /// as the listing names it), each as if approved on its own.
@@ -317,6 +317,66 @@ fn check_config(file: Option<&Path>) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
+    use super::{ApprovalsCommand, Cli, Command, RulesCommand};
+
+    fn approvals(args: &[&str]) -> Result<Option<ApprovalsCommand>, clap::Error> {
+        let cli = Cli::try_parse_from(["passepartout", "approvals"].iter().chain(args))?;
+        match cli.command {
+            Command::Approvals { command, .. } => Ok(command),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn approvals_take_one_token_or_a_whole_queue_never_both() {
+        assert!(matches!(
+            approvals(&["approve", "K7PX2QMD", "--always"]),
+            Ok(Some(ApprovalsCommand::Approve {
+                token: Some(_),
+                always: true,
+                all_from: None
+            }))
+        ));
+        assert!(matches!(
+            approvals(&["approve", "--all-from", "telegram:42"]),
+            Ok(Some(ApprovalsCommand::Approve {
+                token: None,
+                all_from: Some(_),
+                ..
+            }))
+        ));
+        assert!(matches!(
+            approvals(&["deny", "--all"]),
+            Ok(Some(ApprovalsCommand::Deny {
+                token: None,
+                all: true,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            approvals(&["rules", "revoke", "12"]),
+            Ok(Some(ApprovalsCommand::Rules {
+                revoke: Some(RulesCommand::Revoke { id: 12 }),
+                ..
+            }))
+        ));
+        for refused in [
+            &["approve"][..],
+            &["approve", "--all"],
+            &["approve", "--always"],
+            &["approve", "--always", "--all-from", "telegram:42"],
+            &["approve", "K7PX2QMD", "--all-from", "telegram:42"],
+            &["deny"],
+            &["deny", "K7PX2QMD", "--all"],
+            &["deny", "--all", "--all-from", "telegram:42"],
+            &["rules", "revoke", "twelve"],
+        ] {
+            assert!(approvals(refused).is_err(), "{refused:?}");
+        }
+    }
+
     #[tokio::test]
     async fn a_sigterm_before_the_daemon_waits_for_it_is_a_clean_stop_not_a_kill() {
         let stopped = super::shutdown_signal();
