@@ -30,7 +30,7 @@ use tokio::sync::Notify;
 pub use answer::{Choice, Parsed, RulesAsk, Target};
 pub use desk::Handled;
 pub use ledger::Owed;
-pub use policy::{Policy, Refused, may_act, may_decide};
+pub use policy::{Policy, Refused, may_decide};
 pub use record::{Approval, Approver, Decision, How, Person, RunState, Status};
 pub use standing::StandingRules;
 
