@@ -1,5 +1,6 @@
-//! The audit trail: every approval requested and decided, every tool call
-//! that ran, and every vote of the models on a call, with who and when. Written by the store in the same
+//! The audit trail: every approval requested and decided, every standing
+//! rule made and revoked, every tool call that ran, and every vote of the
+//! models on a call, with who and when. Written by the store in the same
 //! transaction as what it records (its form is the store's,
 //! `store::records`); read by `passepartout approvals --all`.
 
@@ -57,18 +58,30 @@ impl AuditEvent {
                 requester,
                 is_error,
                 approval,
+                rule,
                 ..
             } => {
-                let approved = approval
-                    .as_ref()
-                    .map(|t| format!(", approved {}", t.as_str()))
-                    .unwrap_or_default();
+                let approved = match (approval, rule) {
+                    (Some(token), _) => format!(", approved {}", token.as_str()),
+                    (None, Some(rule)) => format!(", allowed by standing rule {rule}"),
+                    (None, None) => String::new(),
+                };
                 let failed = if *is_error { " (failed)" } else { "" };
                 format!(
                     "ran `{action}`{failed} for {}{approved} in {}",
                     requester.as_str(),
                     self.conversation
                 )
+            }
+            Audited::RuleMade {
+                rule, scope, by, token, ..
+            } => format!(
+                "standing rule {rule} made by {by} with {}: {scope} in {}",
+                token.as_str(),
+                self.conversation
+            ),
+            Audited::RuleRevoked { rule, scope, by, .. } => {
+                format!("standing rule {rule} revoked by {by}: {scope} in {}", self.conversation)
             }
         }
     }

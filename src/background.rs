@@ -197,6 +197,7 @@ pub async fn prune_retained(store: &Store, clock: &Clock, retention: Retention) 
 /// Forgets platform message ids older than `dedupe_window`, hourly, so the
 /// dedupe index stays as large as the window and no larger; likewise
 /// approvals decided and told longer than `keep_decided` ago, by `clock`,
+/// standing rules past their end,
 /// history, audit events and usage records past their `retention`, and the photos in the
 /// media store older than `media.keep_days`.
 /// Stops when `stop` is cancelled.
@@ -231,6 +232,13 @@ pub async fn maintenance(
             Ok(Ok(pruned)) => tracing::info!(pruned, "old decided approvals forgotten"),
             Ok(Err(error)) => tracing::error!(%error, "approvals sweep failed"),
             Err(error) => tracing::error!(%error, "approvals sweep task failed"),
+        }
+        let (now, pruning) = (clock.now_ms(), store.clone());
+        match tokio::task::spawn_blocking(move || pruning.prune_standing_rules(now)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(pruned)) => tracing::info!(pruned, "expired standing rules forgotten"),
+            Ok(Err(error)) => tracing::error!(%error, "standing rules sweep failed"),
+            Err(error) => tracing::error!(%error, "standing rules sweep task failed"),
         }
         prune_retained(&store, &clock, retention).await;
         if let Some(keep) = media.keep {
@@ -268,6 +276,7 @@ mod tests {
                 requester: UserId::new("ann").unwrap(),
                 is_error: false,
                 approval: None,
+                rule: None,
             },
         });
         let turn = TurnCommit {

@@ -136,7 +136,8 @@ async fn an_approver_presses_approve_and_the_action_runs_once() {
     let buttons = &prompt.reply_markup.as_ref().unwrap()["inline_keyboard"][0];
     let approve = buttons[0]["callback_data"].as_str().unwrap().to_owned();
     assert!(approve.starts_with("approve:"), "{buttons}");
-    assert!(buttons[1]["callback_data"].as_str().unwrap().starts_with("deny:"));
+    assert!(buttons[1]["callback_data"].as_str().unwrap().starts_with("always:"));
+    assert!(buttons[2]["callback_data"].as_str().unwrap().starts_with("deny:"));
     assert_eq!(setup.record.calls(), 0, "nothing runs before approval");
 
     let press = setup.telegram.callback_query(OWNER, OWNER, prompt.message_id, &approve);
@@ -256,4 +257,88 @@ async fn a_refused_token_shows_in_status_and_the_socket_goes_on() {
     let mut client = daemon.client("still-here").await;
     let (_, text) = support::harness::ask(&mut client, "hello").await;
     assert_eq!(text, "echo: hello", "the other gateways go on");
+}
+
+/// The approval tests' model, which once a tool answered says what it returned.
+fn model_telling_tool_results(request: &Value) -> support::fake_llm::Script {
+    let last = support::fake_llm::last_message(request);
+    if last["role"] == "tool" {
+        return support::fake_llm::Script::Reply(format!(
+            "tool said: {}",
+            last["content"].as_str().unwrap_or_default()
+        ));
+    }
+    model(request)
+}
+
+#[tokio::test]
+async fn always_on_the_button_runs_it_and_the_same_call_then_runs_without_a_prompt() {
+    let setup = start().await;
+    setup.llm.set_responder(model_telling_tool_results);
+    setup
+        .telegram
+        .push_update(setup.telegram.text_message(OWNER, OWNER, "please record the milk"));
+    let prompt = sent_where(&setup.telegram, |s| s.reply_markup.is_some()).await;
+    assert!(prompt.text.contains("Always allow `record "), "{}", prompt.text);
+    let always = prompt.reply_markup.as_ref().unwrap()["inline_keyboard"][0][1]["callback_data"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(always.starts_with("always:"), "{always}");
+    let press = setup.telegram.callback_query(OWNER, OWNER, prompt.message_id, &always);
+    setup.telegram.push_update(press);
+    sent_where(&setup.telegram, |s| s.text.starts_with("final: ")).await;
+    let made = sent_where(&setup.telegram, |s| s.text.contains("From now on")).await;
+    assert!(
+        made.text.contains(&format!("runs without asking in telegram:{OWNER}")),
+        "{}",
+        made.text
+    );
+    assert_eq!(setup.record.calls(), 1);
+
+    setup
+        .telegram
+        .push_update(setup.telegram.text_message(OWNER, OWNER, "please record the milk"));
+    let ran = sent_where(&setup.telegram, |s| s.text.starts_with("tool said: ")).await;
+    assert!(ran.text.contains("recorded #2"), "{}", ran.text);
+    let prompts = setup
+        .telegram
+        .sent()
+        .iter()
+        .filter(|s| s.reply_markup.is_some())
+        .count();
+    assert_eq!(prompts, 1, "no second prompt");
+}
+
+#[tokio::test]
+async fn always_pressed_by_someone_who_may_not_approve_is_refused_like_approve() {
+    let setup = start().await;
+    let ask = setup
+        .telegram
+        .group_message(GROUP, FRIEND, "@fake_bot please record the eggs");
+    setup.telegram.push_update(ask);
+    let prompt = sent_where(&setup.telegram, |s| s.reply_markup.is_some()).await;
+    let buttons = &prompt.reply_markup.as_ref().unwrap()["inline_keyboard"][0];
+    for (n, button) in [1, 0].into_iter().enumerate() {
+        let data = buttons[button]["callback_data"].as_str().unwrap();
+        let press = setup.telegram.callback_query(FRIEND, GROUP, prompt.message_id, data);
+        setup.telegram.push_update(press);
+        let answers = setup.telegram.wait_for_calls("answercallbackquery", n + 1, WAIT).await;
+        assert!(
+            answers[n]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("not allowed to approve"),
+            "{data}: {answers:?}"
+        );
+        assert_eq!(answers[n]["show_alert"], true, "{answers:?}");
+    }
+    let answers = setup.telegram.wait_for_calls("answercallbackquery", 2, WAIT).await;
+    assert_eq!(
+        answers[0]["text"], answers[1]["text"],
+        "Always is refused as Approve is"
+    );
+    let mut cli = setup._daemon.client("cli").await;
+    assert_eq!(cli.rules().await.expect("rules"), serde_json::json!({ "rules": [] }));
+    assert_eq!(setup.record.calls(), 0);
 }

@@ -414,7 +414,7 @@ async fn a_long_reply_is_split_and_the_first_part_quotes_the_question() {
 }
 
 #[tokio::test]
-async fn an_approval_prompt_has_approve_and_deny_buttons() {
+async fn an_approval_prompt_has_approve_always_and_deny_buttons() {
     let fake = FakeTelegram::start(TOKEN).await;
     let gateway = TelegramGateway::new(settings(&fake), Arc::new(MemoryOffsetStore::default()));
     let delivered = gateway
@@ -451,6 +451,7 @@ async fn an_approval_prompt_has_approve_and_deny_buttons() {
         buttons,
         [
             ("Approve".to_owned(), "approve:K7PX2Q".to_owned()),
+            ("Always".to_owned(), "always:K7PX2Q".to_owned()),
             ("Deny".to_owned(), "deny:K7PX2Q".to_owned())
         ]
     );
@@ -704,6 +705,7 @@ async fn a_webhook_is_deleted_at_start() {
             "summary",
             "stop",
             "approvals",
+            "rules",
             "loops",
             "forget"
         ]

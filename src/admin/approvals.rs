@@ -1,9 +1,12 @@
 //! The approvals on the admin path: `passepartout approvals` lists them,
-//! `passepartout approvals approve|deny TOKEN` decides one as the local user.
+//! `passepartout approvals approve|deny TOKEN` decides one as the local user
+//! (`--always`: with a standing rule), `--all-from` / `--all` a queue of
+//! them; `passepartout approvals rules` lists the standing rules and
+//! `rules revoke ID` revokes one.
 
 use std::sync::Arc;
 
-use passepartout_admin::{AdminReply, Decision, Unreadable};
+use passepartout_admin::{AdminReply, Decision, Decisions, RuleRevoked, Unreadable};
 use passepartout_gateway::UserId;
 
 use super::{AdminContext, Reply};
@@ -21,20 +24,16 @@ pub(super) fn listing(admin: &Arc<AdminContext>, all: bool, reply: Reply) {
 /// Decides the approval `token` names as `by`. The decision is durable
 /// before it is confirmed, and the conversation owed its outcome is woken;
 /// the flush waits on the disk, so this is spawned.
-pub(super) fn decide(admin: &Arc<AdminContext>, token: String, approve: bool, by: UserId, reply: Reply) {
+pub(super) fn decide(admin: &Arc<AdminContext>, token: String, approve: bool, always: bool, by: UserId, reply: Reply) {
     let admin = admin.clone();
     admin.tracker.clone().spawn(async move {
-        let decided = match admin.approvals.decide_local(&token, approve, by) {
+        let decided = match admin.approvals.decide_local(&token, approve, always, by) {
             Ok(decided) => admin.store.durable().await.map(|()| decided),
             Err(error) => Err(error),
         };
         let decision = match decided {
             Ok((decision, owed)) => {
-                if let Some(owed) = owed {
-                    let key = owed.conversation.clone();
-                    admin.approvals.mark_unsettled(owed);
-                    (admin.nudge)(&key);
-                }
+                settle(&admin, owed);
                 decision
             }
             Err(error) => Decision {
@@ -44,4 +43,69 @@ pub(super) fn decide(admin: &Arc<AdminContext>, token: String, approve: bool, by
         };
         let _ = reply.send(AdminReply::Decision(decision));
     });
+}
+
+/// Decides every pending approval of the conversation `from` names (or,
+/// denying, of all), each on its own; durable before it is confirmed, and
+/// every conversation owed an outcome is woken.
+pub(super) fn decide_all(admin: &Arc<AdminContext>, approve: bool, from: Option<String>, by: UserId, reply: Reply) {
+    let admin = admin.clone();
+    admin.tracker.clone().spawn(async move {
+        let decided = match admin.approvals.decide_all(approve, from.as_deref(), by) {
+            Ok(decided) => admin.store.durable().await.map(|()| decided),
+            Err(error) => Err(error),
+        };
+        let decisions = match decided {
+            Ok((decisions, owed)) => {
+                for owed in owed {
+                    settle(&admin, Some(owed));
+                }
+                decisions
+            }
+            Err(error) => Decisions {
+                ok: false,
+                message: error.to_string(),
+                decisions: Vec::new(),
+            },
+        };
+        let _ = reply.send(AdminReply::Decisions(decisions));
+    });
+}
+
+/// Answers the standing rules' listing; it reads the whole tree, so on a
+/// blocking thread.
+pub(super) fn rules(admin: &Arc<AdminContext>, reply: Reply) {
+    let admin = admin.clone();
+    admin.tracker.clone().spawn_blocking(move || {
+        let listing = admin.approvals.rules_listing().map_err(Unreadable::because);
+        let _ = reply.send(AdminReply::Rules(listing));
+    });
+}
+
+/// Revokes standing rule `id` as `by`, durably before it is confirmed.
+pub(super) fn revoke_rule(admin: &Arc<AdminContext>, id: u64, by: UserId, reply: Reply) {
+    let admin = admin.clone();
+    admin.tracker.clone().spawn(async move {
+        let revoked = match admin.approvals.revoke_local(id, by) {
+            Ok(revoked) => admin.store.durable().await.map(|()| revoked),
+            Err(error) => Err(error),
+        };
+        let answer = match revoked {
+            Ok((revoked, message)) => RuleRevoked { revoked, message },
+            Err(error) => RuleRevoked {
+                revoked: false,
+                message: error.to_string(),
+            },
+        };
+        let _ = reply.send(AdminReply::RuleRevoked(answer));
+    });
+}
+
+/// Hands the conversation owed an outcome, if any, to its worker.
+fn settle(admin: &AdminContext, owed: Option<crate::approvals::Owed>) {
+    if let Some(owed) = owed {
+        let key = owed.conversation.clone();
+        admin.approvals.mark_unsettled(owed);
+        (admin.nudge)(&key);
+    }
 }

@@ -79,7 +79,15 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
         }
         AdminRequest::Recheck => recheck(admin, reply),
         AdminRequest::Approvals { all } => approvals::listing(admin, all, reply),
-        AdminRequest::Decide { token, approve, by } => approvals::decide(admin, token, approve, by, reply),
+        AdminRequest::Decide {
+            token,
+            approve,
+            always,
+            by,
+        } => approvals::decide(admin, token, approve, always, by, reply),
+        AdminRequest::DecideAll { approve, from, by } => approvals::decide_all(admin, approve, from, by, reply),
+        AdminRequest::Rules => approvals::rules(admin, reply),
+        AdminRequest::RevokeRule { id, by } => approvals::revoke_rule(admin, id, by, reply),
         AdminRequest::Loops => {
             let _ = reply.send(loops::statuses(&*admin.loops));
         }

@@ -100,6 +100,7 @@ async fn a_decision_on_an_unknown_token_is_refused() {
     let decide = AdminRequest::Decide {
         token: "K7PX2QMD".into(),
         approve: true,
+        always: false,
         by: UserId::new("1000").unwrap(),
     };
     let Ok(AdminReply::Decision(Decision { decided, message })) = served.admin.ask(decide).await else {
@@ -107,6 +108,32 @@ async fn a_decision_on_an_unknown_token_is_refused() {
     };
     assert!(!decided);
     assert!(message.contains("K7PX2QMD"), "{message}");
+}
+
+#[tokio::test]
+async fn rules_are_listed_and_an_unknown_one_is_not_revoked() {
+    let served = serve();
+    assert_eq!(
+        served.admin.ask(AdminRequest::Rules).await,
+        Ok(AdminReply::Rules(Ok(json!({ "rules": [] }))))
+    );
+    let revoke = AdminRequest::RevokeRule {
+        id: 9,
+        by: UserId::new("1000").unwrap(),
+    };
+    let Ok(AdminReply::RuleRevoked(answer)) = served.admin.ask(revoke).await else {
+        panic!("a revoke is answered with what came of it");
+    };
+    assert!(!answer.revoked, "{answer:?}");
+    let batch = AdminRequest::DecideAll {
+        approve: true,
+        from: None,
+        by: UserId::new("1000").unwrap(),
+    };
+    let Ok(AdminReply::Decisions(answer)) = served.admin.ask(batch).await else {
+        panic!("a batch is answered with its decisions");
+    };
+    assert!(!answer.ok, "approving everywhere at once is refused: {answer:?}");
 }
 
 #[tokio::test]

@@ -2,19 +2,23 @@
 //! sees them. Pure: whether a token or a prompt exists is the store's
 //! question, asked later.
 //!
-//! The forms: a reply to the prompt saying approve / yes / ok or deny / no;
-//! `approve TOKEN` / `deny TOKEN` anywhere in the conversation; `/approve
-//! TOKEN` / `/deny TOKEN`; a button whose data is `approve:TOKEN` or
-//! `deny:TOKEN`; a 👍 / 👎 reaction on the prompt; `/cancel [TOKEN]`.
+//! The forms: a reply to the prompt saying approve / yes / ok, always, or
+//! deny / no; `approve TOKEN` / `always TOKEN` / `deny TOKEN` anywhere in the
+//! conversation; `/approve TOKEN` / `/always TOKEN` / `/deny TOKEN`; a
+//! button whose data is `approve:TOKEN`, `always:TOKEN` or `deny:TOKEN`; a
+//! 👍 / 🔁 / 👎 reaction on the prompt; `/cancel [TOKEN]`; and `/rules`,
+//! `/rules revoke ID` for the standing rules "always" makes.
 
 use passepartout_gateway::{ApprovalToken, Inbound, InboundBody, MessageId};
 
 use super::record::How;
 
-/// Approve or deny.
+/// Approve, approve and make a standing rule, or deny.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Choice {
     Approve,
+    /// Approve, and let calls like this one run here without asking.
+    Always,
     Deny,
 }
 
@@ -38,12 +42,21 @@ pub enum Parsed {
     Cancel {
         token: Option<ApprovalToken>,
     },
+    /// `/rules`: list this conversation's standing rules, or revoke one.
+    Rules(RulesAsk),
     /// Meant as an answer but unusable; the sentence says why. `token_like`
     /// when it named something as a token (counted against the sender).
     Malformed {
         problem: String,
         token_like: bool,
     },
+}
+
+/// What `/rules` asks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RulesAsk {
+    List,
+    Revoke(u64),
 }
 
 /// Longest piece of a bad token repeated back to the person.
@@ -80,7 +93,9 @@ fn parse_text(text: &str, reply_to: Option<&MessageId>) -> Option<Parsed> {
         let name = command.split('@').next().unwrap_or(command).to_ascii_lowercase();
         let choice = match name.as_str() {
             "approve" => Choice::Approve,
+            "always" => Choice::Always,
             "deny" => Choice::Deny,
+            "rules" => return Some(rules(second, words_after(text, 2))),
             "cancel" => {
                 return Some(match second.map(token) {
                     None => Parsed::Cancel { token: None },
@@ -135,10 +150,39 @@ fn answer(choice: Choice, token_word: Option<&str>, reply_to: Option<&MessageId>
     }
 }
 
+/// The words of `text` after the first `skip`.
+fn words_after(text: &str, skip: usize) -> Vec<&str> {
+    text.split_whitespace().skip(skip).collect()
+}
+
+/// `/rules`, `/rules revoke ID`.
+fn rules(verb: Option<&str>, rest: Vec<&str>) -> Parsed {
+    let usage = |problem: String| Parsed::Malformed {
+        problem: format!("{problem} Send /rules to list the standing rules here, /rules revoke ID to revoke one."),
+        token_like: false,
+    };
+    match (verb.map(str::to_lowercase).as_deref(), rest.as_slice()) {
+        (None, _) => Parsed::Rules(RulesAsk::List),
+        (Some("revoke"), [id]) => match id.trim_start_matches('#').parse::<u64>() {
+            Ok(id) => Parsed::Rules(RulesAsk::Revoke(id)),
+            Err(_) => {
+                let shown: String = id.chars().take(SHOWN_CHARS).collect();
+                usage(format!("`{shown}` is not a rule's number."))
+            }
+        },
+        (Some("revoke"), _) => usage("Which rule? Name one by its number.".into()),
+        (Some(other), _) => {
+            let shown: String = other.chars().take(SHOWN_CHARS).collect();
+            usage(format!("`/rules {shown}` is not something I know."))
+        }
+    }
+}
+
 fn parse_button(data: &str) -> Option<Parsed> {
     let (verb, rest) = data.split_once(':')?;
     let choice = match verb {
         "approve" => Choice::Approve,
+        "always" => Choice::Always,
         "deny" => Choice::Deny,
         _ => return None,
     };
@@ -168,6 +212,7 @@ fn token(word: &str) -> Result<ApprovalToken, String> {
 fn verb(word: &str) -> Option<Choice> {
     match word {
         "approve" => Some(Choice::Approve),
+        "always" => Some(Choice::Always),
         "deny" => Some(Choice::Deny),
         _ => None,
     }
@@ -176,6 +221,7 @@ fn verb(word: &str) -> Option<Choice> {
 fn verb_name(choice: Choice) -> &'static str {
     match choice {
         Choice::Approve => "approve",
+        Choice::Always => "always",
         Choice::Deny => "deny",
     }
 }
@@ -184,6 +230,7 @@ fn verb_name(choice: Choice) -> &'static str {
 fn bare_word(word: &str) -> Option<Choice> {
     match word {
         "approve" | "approved" | "yes" | "y" | "ok" | "okay" | "👍" | "✅" => Some(Choice::Approve),
+        "always" | "🔁" => Some(Choice::Always),
         "deny" | "denied" | "no" | "n" | "reject" | "👎" | "❌" => Some(Choice::Deny),
         _ => None,
     }
@@ -193,6 +240,8 @@ fn reaction_choice(emoji: &str) -> Option<Choice> {
     // Skin-tone modifiers follow the base emoji.
     if emoji.starts_with('👍') || emoji.starts_with('✅') {
         Some(Choice::Approve)
+    } else if emoji.starts_with('🔁') {
+        Some(Choice::Always)
     } else if emoji.starts_with('👎') || emoji.starts_with('❌') {
         Some(Choice::Deny)
     } else {

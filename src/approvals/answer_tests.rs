@@ -153,3 +153,66 @@ fn buttons_and_reactions() {
     assert_eq!(reaction("👍", true), None, "taking a reaction back decides nothing");
     assert_eq!(reaction("🎉", false), None);
 }
+
+#[test]
+fn always_in_every_form_an_approval_takes() {
+    assert_eq!(
+        text("always K7PX2Q", None),
+        by_token(Choice::Always, "K7PX2Q", How::Token)
+    );
+    assert_eq!(
+        text("/always k7px2q", None),
+        by_token(Choice::Always, "K7PX2Q", How::Command)
+    );
+    assert_eq!(text("Always", Some("p1")), by_prompt(Choice::Always, "p1", How::Reply));
+    assert_eq!(text("🔁", Some("p1")), by_prompt(Choice::Always, "p1", How::Reply));
+    let button = parse(&inbound(
+        InboundBody::Button {
+            data: "always:K7PX2Q".into(),
+        },
+        None,
+    ));
+    assert_eq!(button, by_token(Choice::Always, "K7PX2Q", How::Button));
+    let reaction = parse(&inbound(
+        InboundBody::Reaction {
+            emoji: "🔁".into(),
+            target: MessageId::new("p1").unwrap(),
+            removed: false,
+        },
+        None,
+    ));
+    assert_eq!(reaction, by_prompt(Choice::Always, "p1", How::Reaction));
+    assert_eq!(
+        text("always remember the milk", None),
+        None,
+        "an ordinary sentence is for the model"
+    );
+    let (problem, _) = malformed(text("always", None));
+    assert!(problem.contains("`always TOKEN`"), "{problem}");
+}
+
+#[test]
+fn rules_lists_or_revokes_and_says_what_is_wrong() {
+    assert_eq!(text("/rules", None), Some(Parsed::Rules(RulesAsk::List)));
+    assert_eq!(text("/rules@my_bot", None), Some(Parsed::Rules(RulesAsk::List)));
+    assert_eq!(
+        text("/rules revoke 12", None),
+        Some(Parsed::Rules(RulesAsk::Revoke(12)))
+    );
+    assert_eq!(
+        text("/rules Revoke #12", None),
+        Some(Parsed::Rules(RulesAsk::Revoke(12)))
+    );
+    for (bad, says) in [
+        ("/rules revoke", "Which rule?"),
+        ("/rules revoke twelve", "`twelve` is not a rule's number."),
+        ("/rules revoke 1 2", "Which rule?"),
+        ("/rules delete 12", "`/rules delete` is not something I know."),
+    ] {
+        let (problem, token_like) = malformed(text(bad, None));
+        assert!(problem.starts_with(says), "{bad}: {problem}");
+        assert!(problem.contains("/rules revoke ID"), "{bad}: {problem}");
+        assert!(!token_like, "{bad}");
+    }
+    assert_eq!(text("rules", None), None, "without the slash it is for the model");
+}

@@ -1,5 +1,6 @@
 //! The local user's side: `passepartout approvals` lists approvals (and the
-//! audit trail), `passepartout approvals approve|deny TOKEN` decides one. The
+//! audit trail), `passepartout approvals approve|deny TOKEN` decides one
+//! (`--always`: and makes a standing rule). The
 //! local user (of the gateway whose every user approves, in the policy) is
 //! an approver of every approval, from anywhere.
 
@@ -89,12 +90,14 @@ impl Approvals {
         })
     }
 
-    /// Decides the approval `token` names as the local user `by`. Returns
-    /// what came of it and the conversation owed the outcome.
+    /// Decides the approval `token` names as the local user `by` (with
+    /// `always`, an approval also makes a standing rule). Returns what came
+    /// of it and the conversation owed the outcome.
     pub fn decide_local(
         &self,
         token: &str,
         approve: bool,
+        always: bool,
         by: UserId,
     ) -> Result<(passepartout_admin::Decision, Option<Owed>), StoreError> {
         let answer = |decided: bool, message: String| passepartout_admin::Decision { decided, message };
@@ -118,16 +121,24 @@ impl Approvals {
             at_ms: self.clock.now_ms(),
             message: None,
         };
-        Ok(match self.decide(&approval, decision)? {
-            Decided::Won(decided) => {
-                let text = self.outcome_text(&decided, None);
-                (answer(true, text), Some(owed_by(&decided)))
-            }
-            Decided::Already(first) => {
-                let owed = (!first.settled).then(|| owed_by(&first));
-                (answer(false, super::desk::already(&first)), owed)
-            }
-        })
+        let (decided, rule) = self.decide_choosing(&approval, decision, always && approve)?;
+        let (won, mut text, owed) = describe_won_or_first(self, decided);
+        if let Some(rule) = rule.filter(|_| won) {
+            text = format!("{text} {}", self.made_text(&rule));
+        }
+        Ok((answer(won, text), owed))
+    }
+}
+
+/// Whether a decision by the local user won, what to tell them, and the
+/// conversation owed the outcome (if it still is).
+pub(super) fn describe_won_or_first(desk: &Approvals, decided: Decided) -> (bool, String, Option<Owed>) {
+    match decided {
+        Decided::Won(decided) => (true, desk.outcome_text(&decided, None), Some(owed_by(&decided))),
+        Decided::Already(first) => {
+            let owed = (!first.settled).then(|| owed_by(&first));
+            (false, super::desk::already(&first), owed)
+        }
     }
 }
 

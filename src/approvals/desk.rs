@@ -24,7 +24,7 @@ pub enum Handled {
 }
 
 impl Handled {
-    fn notice(text: impl Into<String>) -> Self {
+    pub(super) fn notice(text: impl Into<String>) -> Self {
         Handled::Answered {
             replies: vec![(ReplyKind::Notice, text.into())],
             settle: Vec::new(),
@@ -54,6 +54,7 @@ impl Approvals {
                 Ok(Handled::notice(problem))
             }
             Parsed::Cancel { token } => self.cancel(inbound, &person, token, now),
+            Parsed::Rules(ask) => self.rules_answer(inbound, &person, ask),
             Parsed::Answer { choice, target, how } => {
                 let approval = match &target {
                     Target::Token(token) => {
@@ -88,7 +89,7 @@ impl Approvals {
                 };
                 let decision = Decision {
                     outcome: match choice {
-                        Choice::Approve => Status::Approved,
+                        Choice::Approve | Choice::Always => Status::Approved,
                         Choice::Deny => Status::Denied,
                     },
                     by: Some(person.clone()),
@@ -106,7 +107,8 @@ impl Approvals {
                     self.wrong.record(&person, now);
                     return Ok(no_such_token(&approval.token));
                 }
-                self.decide_as(&approval, &person, &inbound.conversation, decision)
+                let always = choice == Choice::Always;
+                self.decide_as(&approval, &person, &inbound.conversation, decision, always)
             }
         }
     }
@@ -130,13 +132,15 @@ impl Approvals {
         }
     }
 
-    /// Records `decision` by `person`, answering in `conversation`, if they may.
+    /// Records `decision` by `person`, answering in `conversation`, if they
+    /// may; with `always`, the standing rule too.
     fn decide_as(
         &self,
         approval: &Approval,
         person: &Person,
         conversation: &ConversationKey,
         decision: Decision,
+        always: bool,
     ) -> Result<Handled, StoreError> {
         let token = approval.token.as_str();
         match may_decide(approval, person, conversation) {
@@ -153,12 +157,18 @@ impl Approvals {
                 )));
             }
         }
-        Ok(match self.decide(approval, decision)? {
-            Decided::Won(decided) => Handled::Answered {
-                replies: vec![(ReplyKind::Notice, self.outcome_text(&decided, Some(conversation)))],
-                settle: vec![owed_by(&decided)],
-            },
-            Decided::Already(first) => Handled::Answered {
+        Ok(match self.decide_choosing(approval, decision, always)? {
+            (Decided::Won(decided), rule) => {
+                let mut text = self.outcome_text(&decided, Some(conversation));
+                if let Some(rule) = rule {
+                    text = format!("{text} {}", self.made_text(&rule));
+                }
+                Handled::Answered {
+                    replies: vec![(ReplyKind::Notice, text)],
+                    settle: vec![owed_by(&decided)],
+                }
+            }
+            (Decided::Already(first), _) => Handled::Answered {
                 replies: vec![(ReplyKind::Notice, already(&first))],
                 settle: owed(&first),
             },

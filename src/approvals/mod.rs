@@ -6,15 +6,19 @@
 //! ([`Approvals::request`]), takes answers intercepted by perceive
 //! ([`Approvals::answer`], in `desk.rs`), and keeps track of conversations
 //! that are owed an outcome (settled by their worker through the pipeline).
-//! Decisions are atomic in the store; the first one wins.
+//! Decisions are atomic in the store; the first one wins. An "always"
+//! answer also makes a standing rule (`standing/`), which lets calls like
+//! the approved one run in its conversation without asking.
 
 pub mod answer;
+mod batch;
 mod control;
 mod desk;
 pub mod expiry;
 mod ledger;
 mod policy;
 mod record;
+pub mod standing;
 mod token;
 mod wrong_tokens;
 
@@ -23,11 +27,12 @@ use std::time::Duration;
 use passepartout_gateway::{ApprovalToken, ConversationKey};
 use tokio::sync::Notify;
 
-pub use answer::{Choice, Parsed, Target};
+pub use answer::{Choice, Parsed, RulesAsk, Target};
 pub use desk::Handled;
 pub use ledger::Owed;
 pub use policy::{Policy, Refused, may_decide};
 pub use record::{Approval, Approver, Decision, How, Person, RunState, Status};
+pub use standing::StandingRules;
 
 use crate::clock::Clock;
 use crate::config::ApprovalsConfig;
@@ -78,6 +83,8 @@ pub struct Approvals {
     ledger: Ledger,
     /// Woken when an approval is created, so the expiry timer re-reads the earliest.
     created: Notify,
+    /// The calls people let run without asking.
+    standing: StandingRules,
 }
 
 impl Approvals {
@@ -86,6 +93,7 @@ impl Approvals {
     pub fn new(store: Store, policy: Policy, clock: Clock, settings: &ApprovalsConfig) -> Self {
         Self {
             wrong: WrongTokens::new(store.clone(), settings.wrong_tokens_per_hour),
+            standing: StandingRules::new(store.clone(), clock, settings.rule_days),
             store,
             policy,
             clock,
@@ -98,6 +106,11 @@ impl Approvals {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// The standing rules, as act asks about a call held for approval.
+    pub fn standing(&self) -> &StandingRules {
+        &self.standing
     }
 
     /// The record for `requested`, asked for by the turn that `origin` started.
@@ -129,18 +142,32 @@ impl Approvals {
     /// What the person is shown: the action, why, how the models voted on
     /// it (when they did), and how to answer.
     pub fn prompt_text(&self, approval: &Approval) -> String {
-        prompt(
-            approval,
-            "Approval needed",
-            &format!("After {}", minutes(self.expire_after)),
-        )
+        self.prompt(approval, "Approval needed", &format!("After {}", minutes(self.expire_after)))
     }
 
     /// The prompt sent once more shortly before the approval times out.
     pub fn reminder_text(&self, approval: &Approval) -> String {
         let left = approval.expires_ms.saturating_sub(self.clock.now_ms());
         let left = Duration::from_secs(left.div_ceil(1000));
-        prompt(approval, "Still waiting for approval", &format!("In {}", minutes(left)))
+        self.prompt(approval, "Still waiting for approval", &format!("In {}", minutes(left)))
+    }
+
+    /// A prompt for `approval` under `headline`, ending with the offer of a
+    /// standing rule; `until` says when answering ends ("After 15 minutes").
+    fn prompt(&self, approval: &Approval, headline: &str, until: &str) -> String {
+        let token = approval.token.as_str();
+        let votes = approval
+            .votes
+            .as_ref()
+            .map(|votes| format!("\nModels: {votes}."))
+            .unwrap_or_default();
+        format!(
+            "{headline} ({token}): {}\nWhy: {}.{votes}\nReply to this message with approve or deny, or send `approve {token}` or `deny {token}`. \
+             {until} nobody can approve it, and it does not run.\n{}",
+            approval.action(),
+            approval.reason,
+            self.standing.offer(approval),
+        )
     }
 
     /// The reminders `conversation` is owed (now in the caller's hands):
@@ -227,23 +254,6 @@ impl Approvals {
         self.created.notify_one();
         Ok(conversations.into_iter().collect())
     }
-}
-
-/// A prompt for `approval` under `headline`; `until` says when answering ends
-/// ("After 15 minutes").
-fn prompt(approval: &Approval, headline: &str, until: &str) -> String {
-    let token = approval.token.as_str();
-    let votes = approval
-        .votes
-        .as_ref()
-        .map(|votes| format!("\nModels: {votes}."))
-        .unwrap_or_default();
-    format!(
-        "{headline} ({token}): {}\nWhy: {}.{votes}\nReply to this message with approve or deny, or send `approve {token}` or `deny {token}`. \
-         {until} nobody can approve it, and it does not run.",
-        approval.action(),
-        approval.reason,
-    )
 }
 
 /// "15 minutes", "1 minute", "30 seconds".

@@ -115,15 +115,25 @@ impl Policy {
 
 /// Whether `person`, answering in `conversation`, may decide `approval`.
 pub fn may_decide(approval: &Approval, person: &Person, conversation: &ConversationKey) -> Result<(), Refused> {
-    let mut theirs = approval
-        .approvers
+    may_act(&approval.approvers, &approval.conversation, person, conversation)
+}
+
+/// Whether `person`, in `conversation`, is one of `approvers` of what
+/// belongs to `home` (an approval asked for there, a standing rule of it).
+pub fn may_act(
+    approvers: &[Approver],
+    home: &ConversationKey,
+    person: &Person,
+    conversation: &ConversationKey,
+) -> Result<(), Refused> {
+    let mut theirs = approvers
         .iter()
         .filter(|a| a.gateway == person.gateway && a.user.as_ref().is_none_or(|user| person.is(user)))
         .peekable();
     if theirs.peek().is_none() {
         return Err(Refused::NotApprover);
     }
-    if *conversation == approval.conversation || theirs.any(|a| a.anywhere) {
+    if conversation == home || theirs.any(|a| a.anywhere) {
         Ok(())
     } else {
         Err(Refused::WrongConversation)

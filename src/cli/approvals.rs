@@ -1,5 +1,8 @@
 //! `passepartout approvals`: what waits for approval (with `--all`, every
-//! approval and the audit trail), and `approvals approve|deny TOKEN`.
+//! approval and the audit trail); `approvals approve|deny TOKEN` (approve
+//! `--always`: with a standing rule); `approvals approve --all-from
+//! CONVERSATION` and `approvals deny --all` for a whole queue; `approvals
+//! rules` and `approvals rules revoke ID` for the standing rules.
 
 use std::process::ExitCode;
 
@@ -26,14 +29,20 @@ pub async fn list(config: &Config, all: bool, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Approves or denies. Exit 0 when this decided it, 1 when it did not (no
-/// such token, decided before), 3 when the daemon is unreachable.
-pub async fn decide(config: &Config, token: &str, approve: bool) -> ExitCode {
+/// Approves (with `always`, and makes a standing rule) or denies. Exit 0
+/// when this decided it, 1 when it did not (no such token, decided before),
+/// 3 when the daemon is unreachable.
+pub async fn decide(config: &Config, token: &str, approve: bool, always: bool) -> ExitCode {
     let mut client = match connect(config, None).await {
         Ok(client) => client,
         Err(code) => return code,
     };
-    match client.decide(token, approve).await {
+    let answer = if always {
+        client.decide_always(token).await
+    } else {
+        client.decide(token, approve).await
+    };
+    match answer {
         Ok(answer) => {
             let message = answer["message"].as_str().unwrap_or_default();
             if answer["decided"].as_bool() == Some(true) {
@@ -49,6 +58,106 @@ pub async fn decide(config: &Config, token: &str, approve: bool) -> ExitCode {
             ExitCode::from(EXIT_UNREACHABLE)
         }
     }
+}
+
+/// Approves (or denies) every pending approval of conversation `from`, or
+/// denies every pending one: one line for each, then the count. Exit 0
+/// when the request was taken, 1 when it was refused (no such
+/// conversation, approving everywhere), 3 when the daemon is unreachable.
+pub async fn decide_all(config: &Config, approve: bool, from: Option<&str>) -> ExitCode {
+    let mut client = match connect(config, None).await {
+        Ok(client) => client,
+        Err(code) => return code,
+    };
+    match client.decide_all(approve, from).await {
+        Ok(answer) => {
+            for decision in answer["decisions"].as_array().into_iter().flatten() {
+                let message = decision["message"].as_str().unwrap_or_default();
+                if decision["decided"].as_bool() == Some(true) {
+                    println!("{message}");
+                } else {
+                    println!("not decided: {message}");
+                }
+            }
+            let message = answer["message"].as_str().unwrap_or_default();
+            if answer["ok"].as_bool() == Some(true) {
+                println!("{message}");
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("passepartout: {message}");
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            eprintln!("passepartout: {error}");
+            ExitCode::from(EXIT_UNREACHABLE)
+        }
+    }
+}
+
+/// Lists the standing rules, one a line, its id first. Exit 0, or 3 when
+/// the daemon is unreachable.
+pub async fn rules(config: &Config, json: bool) -> ExitCode {
+    let mut client = match connect(config, None).await {
+        Ok(client) => client,
+        Err(code) => return code,
+    };
+    let listing = match listing(client.rules().await) {
+        Ok(listing) => listing,
+        Err(code) => return code,
+    };
+    if json {
+        println!("{listing}");
+    } else {
+        print!("{}", render_rules(&listing));
+    }
+    ExitCode::SUCCESS
+}
+
+/// Revokes a standing rule. Exit 0 when this revoked it, 1 when there was
+/// no such rule, 3 when the daemon is unreachable.
+pub async fn revoke_rule(config: &Config, id: u64) -> ExitCode {
+    let mut client = match connect(config, None).await {
+        Ok(client) => client,
+        Err(code) => return code,
+    };
+    match client.revoke_rule(id).await {
+        Ok(answer) => {
+            let message = answer["message"].as_str().unwrap_or_default();
+            if answer["revoked"].as_bool() == Some(true) {
+                println!("{message}");
+                ExitCode::SUCCESS
+            } else {
+                eprintln!("passepartout: {message}");
+                ExitCode::FAILURE
+            }
+        }
+        Err(error) => {
+            eprintln!("passepartout: {error}");
+            ExitCode::from(EXIT_UNREACHABLE)
+        }
+    }
+}
+
+/// The standing rules as lines for a person: the id first.
+pub fn render_rules(listing: &Value) -> String {
+    let rules = listing["rules"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if rules.is_empty() {
+        return "No standing rules.\n".into();
+    }
+    let mut out = String::new();
+    for rule in rules {
+        let text = |key: &str| rule[key].as_str().unwrap_or_default().to_owned();
+        out.push_str(&format!(
+            "{}  {}  {}  until {}  by {}\n",
+            rule["id"],
+            text("conversation"),
+            text("covers"),
+            timestamp(rule["expires_ms"].as_u64().unwrap_or_default()),
+            text("by"),
+        ));
+    }
+    out
 }
 
 /// The listing as lines for a person.

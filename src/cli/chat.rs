@@ -137,11 +137,26 @@ async fn converse(client: &mut Client) -> ExitCode {
     }
 }
 
-/// "yes", "no", "approve", "deny", "ok": what answers the prompt just shown.
+/// "yes", "no", "approve", "always", "deny", "ok": what answers the prompt just shown.
 fn is_one_word_answer(line: &str) -> bool {
     let word = line.trim().trim_end_matches(['.', '!']).to_lowercase();
     matches!(
         word.as_str(),
-        "approve" | "approved" | "yes" | "y" | "ok" | "okay" | "deny" | "denied" | "no" | "n" | "reject"
+        "approve" | "approved" | "yes" | "y" | "ok" | "okay" | "always" | "deny" | "denied" | "no" | "n" | "reject"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_word_answers_reply_to_the_prompt_just_shown() {
+        for line in ["yes", "Always", " always! ", "no", "deny.", "ok"] {
+            assert!(is_one_word_answer(line), "{line:?}");
+        }
+        for line in ["always remember the milk", "sure", "", "alwayss"] {
+            assert!(!is_one_word_answer(line), "{line:?}");
+        }
+    }
 }

@@ -67,7 +67,8 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// List the actions waiting for approval, or approve or deny one.
+    /// List the actions waiting for approval, approve or deny them, or list
+    /// and revoke the standing rules ("always").
     Approvals {
         /// Every approval, decided ones too, and the audit trail.
         #[arg(long)]
@@ -76,7 +77,7 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         #[command(subcommand)]
-        decide: Option<DecideCommand>,
+        command: Option<ApprovalsCommand>,
     },
     /// Show the background loops (the heartbeat, …): state, iterations,
     /// errors; or stop one, or run one now.
@@ -115,13 +116,49 @@ pub enum Command {
     Man,
 }
 
-/// `passepartout approvals approve|deny TOKEN`.
+/// `passepartout approvals approve|deny|rules …`.
 #[derive(Debug, Subcommand)]
-pub enum DecideCommand {
+pub enum ApprovalsCommand {
     /// Approve the action with this token: it runs now, in its conversation.
-    Approve { token: String },
+    Approve {
+        #[arg(required_unless_present = "all_from", conflicts_with = "all_from")]
+        token: Option<String>,
+        /// And let calls like it run in its conversation without asking,
+        /// for approvals.rule_days (a standing rule).
+        #[arg(long, requires = "token", conflicts_with = "all_from")]
+        always: bool,
+        /// Approve every action waiting in this conversation (gateway:chat,
+        /// as the listing names it), each as if approved on its own.
+        #[arg(long, value_name = "CONVERSATION")]
+        all_from: Option<String>,
+    },
     /// Deny the action with this token: it does not run.
-    Deny { token: String },
+    Deny {
+        #[arg(required_unless_present_any = ["all", "all_from"], conflicts_with_all = ["all", "all_from"])]
+        token: Option<String>,
+        /// Deny every action waiting anywhere, each on its own.
+        #[arg(long, conflicts_with = "all_from")]
+        all: bool,
+        /// Deny every action waiting in this conversation (gateway:chat).
+        #[arg(long, value_name = "CONVERSATION")]
+        all_from: Option<String>,
+    },
+    /// List the standing rules ("always"): one a line, its id first; or
+    /// revoke one.
+    Rules {
+        /// Print the rules as JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(subcommand)]
+        revoke: Option<RulesCommand>,
+    },
+}
+
+/// `passepartout approvals rules revoke ID`.
+#[derive(Debug, Subcommand)]
+pub enum RulesCommand {
+    /// Revoke the standing rule with this id: its calls ask again.
+    Revoke { id: u64 },
 }
 
 /// `passepartout loops stop|run NAME`.
@@ -203,10 +240,27 @@ pub async fn execute(cli: Cli) -> ExitCode {
                     text,
                 } => client::send(&config, chat, timeout_s, stream, text.join(" ")).await,
                 Command::Status { json } => client::status(&config, json).await,
-                Command::Approvals { all, json, decide } => match decide {
+                Command::Approvals { all, json, command } => match command {
                     None => approvals::list(&config, all, json).await,
-                    Some(DecideCommand::Approve { token }) => approvals::decide(&config, &token, true).await,
-                    Some(DecideCommand::Deny { token }) => approvals::decide(&config, &token, false).await,
+                    Some(ApprovalsCommand::Approve {
+                        token: Some(token),
+                        always,
+                        ..
+                    }) => approvals::decide(&config, &token, true, always).await,
+                    Some(ApprovalsCommand::Approve { all_from, .. }) => {
+                        approvals::decide_all(&config, true, all_from.as_deref()).await
+                    }
+                    Some(ApprovalsCommand::Deny { token: Some(token), .. }) => {
+                        approvals::decide(&config, &token, false, false).await
+                    }
+                    Some(ApprovalsCommand::Deny { all_from, .. }) => {
+                        approvals::decide_all(&config, false, all_from.as_deref()).await
+                    }
+                    Some(ApprovalsCommand::Rules { json, revoke: None }) => approvals::rules(&config, json).await,
+                    Some(ApprovalsCommand::Rules {
+                        revoke: Some(RulesCommand::Revoke { id }),
+                        ..
+                    }) => approvals::revoke_rule(&config, id).await,
                 },
                 Command::Loops { json, control } => match control {
                     None => loops::list(&config, json).await,
@@ -289,6 +343,66 @@ fn check_config(file: Option<&Path>) -> ExitCode {
 
 #[cfg(test)]
 mod tests {
+    use clap::Parser;
+
+    use super::{ApprovalsCommand, Cli, Command, RulesCommand};
+
+    fn approvals(args: &[&str]) -> Result<Option<ApprovalsCommand>, clap::Error> {
+        let cli = Cli::try_parse_from(["passepartout", "approvals"].iter().chain(args))?;
+        match cli.command {
+            Command::Approvals { command, .. } => Ok(command),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn approvals_take_one_token_or_a_whole_queue_never_both() {
+        assert!(matches!(
+            approvals(&["approve", "K7PX2QMD", "--always"]),
+            Ok(Some(ApprovalsCommand::Approve {
+                token: Some(_),
+                always: true,
+                all_from: None
+            }))
+        ));
+        assert!(matches!(
+            approvals(&["approve", "--all-from", "telegram:42"]),
+            Ok(Some(ApprovalsCommand::Approve {
+                token: None,
+                all_from: Some(_),
+                ..
+            }))
+        ));
+        assert!(matches!(
+            approvals(&["deny", "--all"]),
+            Ok(Some(ApprovalsCommand::Deny {
+                token: None,
+                all: true,
+                ..
+            }))
+        ));
+        assert!(matches!(
+            approvals(&["rules", "revoke", "12"]),
+            Ok(Some(ApprovalsCommand::Rules {
+                revoke: Some(RulesCommand::Revoke { id: 12 }),
+                ..
+            }))
+        ));
+        for refused in [
+            &["approve"][..],
+            &["approve", "--all"],
+            &["approve", "--always"],
+            &["approve", "--always", "--all-from", "telegram:42"],
+            &["approve", "K7PX2QMD", "--all-from", "telegram:42"],
+            &["deny"],
+            &["deny", "K7PX2QMD", "--all"],
+            &["deny", "--all", "--all-from", "telegram:42"],
+            &["rules", "revoke", "twelve"],
+        ] {
+            assert!(approvals(refused).is_err(), "{refused:?}");
+        }
+    }
+
     #[tokio::test]
     async fn a_sigterm_before_the_daemon_waits_for_it_is_a_clean_stop_not_a_kill() {
         let stopped = super::shutdown_signal();

@@ -1,5 +1,5 @@
-//! `[approvals]`: how long an action waits for a person, and who may decide
-//! from any conversation.
+//! `[approvals]`: how long an action waits for a person, who may decide
+//! from any conversation, and how long a standing rule ("always") lasts.
 
 use serde::{Deserialize, Serialize};
 
@@ -10,6 +10,9 @@ pub const DEFAULT_EXPIRE_AFTER_S: u64 = 900;
 pub const DEFAULT_REMIND_BEFORE_S: u64 = 300;
 pub const DEFAULT_WRONG_TOKENS_PER_HOUR: u32 = 10;
 pub const DEFAULT_KEEP_DECIDED_DAYS: u64 = 30;
+pub const DEFAULT_RULE_DAYS: u64 = 30;
+/// Longest a standing rule may last: a year.
+pub const MAX_RULE_DAYS: u64 = 365;
 
 /// `[approvals]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -32,6 +35,10 @@ pub struct ApprovalsConfig {
     /// outcome was told; the audit trail keeps its decision for
     /// `audit.keep_days`.
     pub keep_decided_days: u64,
+    /// Days a standing rule lasts: made by answering a prompt with
+    /// "always", it lets calls like the approved one run in that
+    /// conversation without asking, until then (or until revoked).
+    pub rule_days: u64,
 }
 
 impl Default for ApprovalsConfig {
@@ -42,6 +49,7 @@ impl Default for ApprovalsConfig {
             global_approvers: Vec::new(),
             wrong_tokens_per_hour: DEFAULT_WRONG_TOKENS_PER_HOUR,
             keep_decided_days: DEFAULT_KEEP_DECIDED_DAYS,
+            rule_days: DEFAULT_RULE_DAYS,
         }
     }
 }
@@ -68,7 +76,10 @@ impl ApprovalsConfig {
     /// Notes what is wrong with `[approvals]`.
     pub fn check(&self, problems: &mut Problems) {
         problems.check(self.expire_after_s > 0, "approvals.expire_after_s must be at least 1");
-
+        problems.check(
+            (1..=MAX_RULE_DAYS).contains(&self.rule_days),
+            format!("approvals.rule_days must be between 1 and {MAX_RULE_DAYS} (a standing rule always ends)"),
+        );
         if let Err(bad) = self.global() {
             for entry in bad {
                 problems.push(format!(

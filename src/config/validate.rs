@@ -395,6 +395,22 @@ mod tests {
     }
 
     #[test]
+    fn a_standing_rule_lasts_at_least_a_day_and_at_most_a_year() {
+        for (days, fine) in [(0, false), (1, true), (30, true), (365, true), (366, false)] {
+            let mut config = Config::default();
+            config.approvals.rule_days = days;
+            let problems = validate(&config);
+            assert_eq!(
+                !problems
+                    .iter()
+                    .any(|p| p.contains("approvals.rule_days must be between 1 and 365")),
+                fine,
+                "{days}: {problems:?}"
+            );
+        }
+    }
+
+    #[test]
     fn an_enabled_bot_needs_a_token_source_and_someone_to_talk_to() {
         let mut config = Config::default();
         config.telegram.enabled = true;

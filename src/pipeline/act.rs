@@ -4,20 +4,23 @@
 //! skills' gates; their outputs become the next signal (depth + 1), which the
 //! turn feeds back into reason. A rejected call is not run: the model is told
 //! why, and so is the person. Images a tool returns go beside its result in
-//! the transcript, for a model that can see them. A call that needs approval is not run either:
-//! it becomes a [`Requested`] approval, and the model is told it waits.
-//! Between the skills' decision and any of that, a call in the consensus
-//! gate's scope is put to the models' vote (`consensus/`), which may refuse
-//! it or send it to a person, never let it through. Every call that runs,
-//! and every vote, is audited.
+//! the transcript, for a model that can see them. A call that needs approval
+//! is not run either: it becomes a [`Requested`] approval, and the model is
+//! told it waits — unless a standing rule a person made ("always") covers
+//! it, which lets it run as if no approval were needed. Between the skills'
+//! decision and any of that, a call in the consensus gate's scope is put to
+//! the models' vote (`consensus/`), which may refuse it or send it to a
+//! person, never let it through; a call the models objected to is not let
+//! through by a standing rule either. Every call that runs (one a standing
+//! rule let through, with the rule), and every vote, is audited.
 
 use std::hash::{Hash, Hasher};
 
 use passepartout_gateway::ReplyKind;
 use serde_json::Value;
 
-use crate::approvals::Requested;
-use crate::audit::{AuditEvent, Audited};
+use crate::approvals::{Requested, StandingRules};
+use crate::audit::{AuditEvent, Audited, VoteOutcome};
 use crate::clock::Clock;
 use crate::llm::{ChatMessage, ToolCall};
 use crate::pipeline::cascade::Context;
@@ -36,6 +39,9 @@ pub struct Actuators<'a> {
     pub clock: Clock,
     /// The models' vote on calls in its scope, when configured.
     pub consensus: Option<&'a Consensus>,
+    /// The standing rules that let a call held for approval run; none: every
+    /// such call waits for a person.
+    pub standing: Option<&'a StandingRules>,
 }
 
 /// What acting produced.
@@ -166,27 +172,12 @@ async fn run_one(
         arguments,
     };
     let decision = actuators.skills.decide(proposed, &signal.origin);
-    let (decision, votes) = match actuators.consensus {
+    let (decision, votes, objected) = match actuators.consensus {
         Some(gate) if gate.applies(&decision) => vote(gate, decision, seen, signal, actuators, acted).await,
-        _ => (decision, None),
+        _ => (decision, None, false),
     };
     let result = match decision {
-        Decision::Run(call) => {
-            let action = call.summary();
-            let result = actuators
-                .tools
-                .answer_parsed(actuators.context, &call.tool, call.arguments)
-                .await;
-            acted.audit.push(ran(
-                &signal.origin,
-                &actuators.clock,
-                call.tool,
-                action,
-                result.is_err(),
-                None,
-            ));
-            result
-        }
+        Decision::Run(call) => run_call(signal, call, None, actuators, acted).await,
         Decision::Reject { skill, reason, call } => {
             acted.replies.push((
                 ReplyKind::Notice,
@@ -195,6 +186,11 @@ async fn run_one(
             Err(ToolError::Refused(format!("{skill}: {reason}")))
         }
         Decision::NeedsApproval { skill, reason, call } => {
+            let standing = actuators.standing.filter(|_| !objected && skill != consensus::SKILL);
+            if let Some(rule) = standing.and_then(|rules| rules.covering(&signal.origin.conversation, &call)) {
+                tracing::info!(rule = rule.id, call = %call.summary(), "a standing rule lets a call run without asking");
+                return (run_call(signal, call, Some(rule.id), actuators, acted).await, false);
+            }
             let requested = Requested::new(call, skill, reason).with_votes(votes);
             let waiting = format!(
                 "not run yet: it needs a person's approval ({}), asked for as {}. \
@@ -210,7 +206,7 @@ async fn run_one(
 }
 
 /// `decision` after the consensus `gate`'s vote, with how the models voted
-/// for a prompt. The vote is audited, its tokens counted, and its time and
+/// for a prompt, and whether they objected to the call. The vote is audited, its tokens counted, and its time and
 /// refusals counted among the gates'.
 async fn vote(
     gate: &Consensus,
@@ -219,7 +215,7 @@ async fn vote(
     signal: &Signal,
     actuators: &Actuators<'_>,
     acted: &mut Acted,
-) -> (Decision, Option<String>) {
+) -> (Decision, Option<String>, bool) {
     let started = tokio::time::Instant::now();
     let reviewed = gate.review(decision, seen).await;
     let refused = matches!(&reviewed.decision, Decision::Reject { skill, .. } if skill == consensus::SKILL);
@@ -238,7 +234,36 @@ async fn vote(
         .skills
         .telemetry()
         .record(consensus::SKILL, started.elapsed(), refused);
-    (reviewed.decision, reviewed.votes)
+    let objected = reviewed.tally.outcome() == VoteOutcome::Rejected;
+    (reviewed.decision, reviewed.votes, objected)
+}
+
+/// Runs `call`, which the gates (or standing rule `rule`) let through, and audits it.
+async fn run_call(
+    signal: &Signal,
+    call: ProposedCall,
+    rule: Option<u64>,
+    actuators: &Actuators<'_>,
+    acted: &mut Acted,
+) -> Result<ToolAnswer, ToolError> {
+    let action = call.summary();
+    let result = actuators
+        .tools
+        .answer_parsed(actuators.context, &call.tool, call.arguments)
+        .await;
+    let mut event = ran(
+        &signal.origin,
+        &actuators.clock,
+        call.tool,
+        action,
+        result.is_err(),
+        None,
+    );
+    if let Audited::ToolRan { rule: by_rule, .. } = &mut event.what {
+        *by_rule = rule;
+    }
+    acted.audit.push(event);
+    result
 }
 
 /// The audit event for a call that ran.
@@ -259,6 +284,7 @@ pub fn ran(
             requester: origin.sender.clone(),
             is_error,
             approval,
+            rule: None,
         },
     }
 }

@@ -59,6 +59,7 @@ async fn run(proposal: Proposal) -> Acted {
         context: &context,
         clock: crate::clock::Clock::at(1_000),
         consensus: None,
+        standing: None,
     };
     act(&signal(), proposal, &actuators, &Context::default()).await
 }

@@ -37,7 +37,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("approvals", "what waits for approval here"),
     ("loops", "the background loops (the heartbeat, …)"),
     ("approve", "approve TOKEN (or reply approve to its prompt)"),
+    (
+        "always",
+        "always TOKEN: approve, and let calls like it run here without asking (or reply always to its prompt)",
+    ),
     ("deny", "deny TOKEN (or reply deny to its prompt)"),
+    (
+        "rules",
+        "the standing rules: calls that run here without asking; /rules revoke ID ends one",
+    ),
     ("cancel", "cancel [TOKEN]: withdraw what you asked for"),
 ];
 

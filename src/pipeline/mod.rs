@@ -403,6 +403,7 @@ impl Pipeline {
             context: &tool_context,
             clock: self.clock,
             consensus: self.consensus.as_ref(),
+            standing: Some(self.approvals.standing()),
         };
         let mut repairs = 0;
         let mut signal = signal;

@@ -45,7 +45,7 @@ pub(super) fn encode<T: serde::Serialize>(tree: &'static str, value: &T) -> Resu
     })
 }
 
-fn decode<T: serde::de::DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> Result<T, StoreError> {
+pub(super) fn decode<T: serde::de::DeserializeOwned>(tree: &'static str, bytes: &[u8]) -> Result<T, StoreError> {
     serde_json::from_slice(bytes).map_err(|e| StoreError::Corrupt {
         tree,
         reason: e.to_string(),
@@ -56,9 +56,9 @@ fn prompt_key(conversation: &ConversationKey, message: &MessageId) -> Vec<u8> {
     keys::dedupe(conversation, message)
 }
 
-type Abort = ConflictableTransactionError<StoreError>;
+pub(super) type Abort = ConflictableTransactionError<StoreError>;
 
-fn abort(error: StoreError) -> Abort {
+pub(super) fn abort(error: StoreError) -> Abort {
     ConflictableTransactionError::Abort(error)
 }
 
@@ -129,6 +129,70 @@ pub(super) fn apply_in(
             Ok(())
         }
     }
+}
+
+/// What deciding an approval found, inside a transaction.
+pub(super) enum DecidedIn {
+    /// This decision decided it, now.
+    Now(Approval),
+    /// This same message decided it before (its turn is being redone).
+    Redone(Approval),
+    /// Someone decided first; this is what they decided.
+    Already(Approval),
+}
+
+impl From<DecidedIn> for Decided {
+    fn from(decided: DecidedIn) -> Self {
+        match decided {
+            DecidedIn::Now(approval) | DecidedIn::Redone(approval) => Decided::Won(approval),
+            DecidedIn::Already(approval) => Decided::Already(approval),
+        }
+    }
+}
+
+/// Records `decision` on the pending approval `token` inside a transaction,
+/// with its audit event, unless someone decided first.
+pub(super) fn decide_in(
+    approvals: &TransactionalTree,
+    audit: &TransactionalTree,
+    token: &ApprovalToken,
+    decision: &Decision,
+) -> Result<DecidedIn, Abort> {
+    let key = token.as_str().as_bytes();
+    let Some(bytes) = approvals.get(key)? else {
+        return Err(abort(StoreError::Corrupt {
+            tree: "approvals",
+            reason: format!("deciding unknown approval {}", token.as_str()),
+        }));
+    };
+    let mut approval: Approval = decode("approvals", &bytes).map_err(abort)?;
+    if approval.status != Status::Pending {
+        let same_message =
+            decision.message.is_some() && approval.decision.as_ref().map(|d| &d.message) == Some(&decision.message);
+        return Ok(if same_message {
+            DecidedIn::Redone(approval)
+        } else {
+            DecidedIn::Already(approval)
+        });
+    }
+    approval.status = decision.outcome;
+    approval.decision = Some(decision.clone());
+    approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
+    audit_in(
+        audit,
+        &AuditEvent {
+            at_ms: decision.at_ms,
+            conversation: approval.conversation.clone(),
+            what: Audited::Decided {
+                token: approval.token.clone(),
+                action: approval.action(),
+                outcome: decision.outcome,
+                by: decision.by.clone(),
+                how: decision.how,
+            },
+        },
+    )?;
+    Ok(DecidedIn::Now(approval))
 }
 
 impl Store {
@@ -203,45 +267,10 @@ impl Store {
     pub fn decide(&self, token: &ApprovalToken, decision: Decision) -> Result<Decided, StoreError> {
         let _writing = self.writing();
         let inner = &self.inner;
-        let key = token.as_str().as_bytes();
-        let decided = (&inner.approvals, &inner.audit).transaction(|(approvals, audit)| {
-            let Some(bytes) = approvals.get(key)? else {
-                return Err(abort(StoreError::Corrupt {
-                    tree: "approvals",
-                    reason: format!("deciding unknown approval {}", token.as_str()),
-                }));
-            };
-            let mut approval: Approval = decode("approvals", &bytes).map_err(abort)?;
-            if approval.status != Status::Pending {
-                let same_message = decision.message.is_some()
-                    && approval.decision.as_ref().map(|d| &d.message) == Some(&decision.message);
-                return Ok(if same_message {
-                    Decided::Won(approval)
-                } else {
-                    Decided::Already(approval)
-                });
-            }
-            approval.status = decision.outcome;
-            approval.decision = Some(decision.clone());
-            approvals.insert(key, encode("approvals", &approval).map_err(abort)?)?;
-            audit_in(
-                audit,
-                &AuditEvent {
-                    at_ms: decision.at_ms,
-                    conversation: approval.conversation.clone(),
-                    what: Audited::Decided {
-                        token: approval.token.clone(),
-                        action: approval.action(),
-                        outcome: decision.outcome,
-                        by: decision.by.clone(),
-                        how: decision.how,
-                    },
-                },
-            )?;
-            Ok(Decided::Won(approval))
-        });
+        let decided = (&inner.approvals, &inner.audit)
+            .transaction(|(approvals, audit)| decide_in(approvals, audit, token, &decision));
         let decided = self.wrote(decided.map_err(StoreError::from))?;
-        Ok(decided)
+        Ok(decided.into())
     }
 
     /// Marks an approved action as started, unless it was started before.

@@ -200,6 +200,7 @@ fn audit_events_older_than_the_cutoff_are_pruned_and_newer_kept() {
             requester: UserId::new("ann").unwrap(),
             is_error: false,
             approval: None,
+            rule: None,
         },
     };
     let turn = TurnCommit {

@@ -14,10 +14,11 @@
 //! conversation and in total), `summaries` (a conversation's running summary
 //! of the turns folded out of its context), `drafts` (where the draft of a
 //! running turn's reply is shown), `guesses` (when each person last named
-//! a wrong approval token) and `meta` (schema version).
+//! a wrong approval token), `standing_rules` (the calls a person let run
+//! without asking, by conversation and tool) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
-//! (the approval and audit records are in [`records`]), and imports nothing
+//! (the approval, standing rule and audit records are in [`records`]), and imports nothing
 //! of the domain above.
 //!
 //! Durability: sled flushes in the background every `flush_every_ms`; journal
@@ -43,6 +44,7 @@ mod loops;
 mod memory;
 mod outbox;
 pub mod records;
+mod standing_rules;
 mod summary;
 mod turn;
 mod usage;
@@ -61,7 +63,8 @@ pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use records::{
-    Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Status, VoteOutcome,
+    Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Scope, StandingRule,
+    Status, VoteOutcome,
 };
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
@@ -108,6 +111,7 @@ struct Inner {
     drafts: sled::Tree,
     guesses: sled::Tree,
     summaries: sled::Tree,
+    standing_rules: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
     /// Multi-tree writers hold it shared; a backup holds it exclusively, so a
@@ -162,6 +166,7 @@ impl Store {
             drafts: tree("drafts")?,
             guesses: tree("guesses")?,
             summaries: tree("summaries")?,
+            standing_rules: tree("standing_rules")?,
             group: GroupCommit::default(),
             commits: group::CommitQueue::default(),
             write_gate: RwLock::new(()),

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout::config::{Config, ProviderConfig};
+use passepartout::data_dir::DataDirError;
 use passepartout::store::StoreError;
 use passepartout::tools::Tool;
 use passepartout::{Daemon, Extensions, StartError};
@@ -77,8 +78,10 @@ impl TestDaemon {
     }
 
     /// Starts the daemon again on the same data directory. sled lets go of
-    /// the store's files a moment after its last handle is dropped, so a
-    /// store that cannot be opened yet is tried again, within [`WAIT`].
+    /// the store's files a moment after its last handle is dropped, and a
+    /// child another test is starting holds a copy of every descriptor (the
+    /// data directory's lock file too) until it has exec'd, so a store or a
+    /// data directory that cannot be taken yet is tried again, within [`WAIT`].
     pub async fn restart(&mut self, tools: Vec<Arc<dyn Tool>>) {
         self.stop().await;
         let deadline = tokio::time::Instant::now() + WAIT;
@@ -92,7 +95,9 @@ impl TestDaemon {
                     self.daemon = Some(daemon);
                     return;
                 }
-                Err(StartError::Store(StoreError::Open { .. })) if tokio::time::Instant::now() < deadline => {
+                Err(StartError::Store(StoreError::Open { .. }) | StartError::DataDir(DataDirError::InUse { .. }))
+                    if tokio::time::Instant::now() < deadline =>
+                {
                     tokio::task::yield_now().await;
                 }
                 Err(error) => panic!("daemon restarts: {error:?}"),

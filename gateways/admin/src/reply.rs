@@ -18,6 +18,12 @@ pub enum AdminReply {
     Approvals(Result<serde_json::Value, Unreadable>),
     /// What came of deciding an approval.
     Decision(Decision),
+    /// What came of deciding every pending approval (of a conversation).
+    Decisions(Decisions),
+    /// The standing rules listing: `{"rules": […]}`, one per live rule.
+    Rules(Result<serde_json::Value, Unreadable>),
+    /// What came of revoking a standing rule.
+    RuleRevoked(RuleRevoked),
     /// The background loops' statuses, a JSON list, one per loop.
     Loops(Result<serde_json::Value, Unreadable>),
     /// What came of stopping or triggering a loop.
@@ -49,6 +55,27 @@ pub struct Decision {
     /// Whether this request decided the approval (false: it was decided
     /// before, has no such token, or the decision could not be kept).
     pub decided: bool,
+    /// What happened, or why not, for people.
+    pub message: String,
+}
+
+/// What came of deciding every pending approval (of one conversation).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Decisions {
+    /// Whether the request was taken (false: a conversation that is no
+    /// `gateway:chat`, approving everywhere at once, a store that failed).
+    pub ok: bool,
+    /// What happened in all, or why not, for people.
+    pub message: String,
+    /// What came of each approval, oldest first.
+    pub decisions: Vec<Decision>,
+}
+
+/// What came of revoking a standing rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleRevoked {
+    /// Whether this request revoked it (false: no such rule).
+    pub revoked: bool,
     /// What happened, or why not, for people.
     pub message: String,
 }

@@ -134,7 +134,8 @@ pub enum OutboundBody {
         kind: ReplyKind,
     },
     /// Ask a person to approve or deny an action. Gateways with buttons show
-    /// Approve / Deny carrying `token`; others show `text`, which says how to answer.
+    /// Approve / Always / Deny carrying `token`; others show `text`, which
+    /// says how to answer (and what "always" would let run without asking).
     ApprovalPrompt {
         token: ApprovalToken,
         action: String,

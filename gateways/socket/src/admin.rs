@@ -1,13 +1,15 @@
 //! The socket's answers to admin frames: the reader turns `status`,
-//! `recheck`, `approvals`, `decide`, `loops`, `stop_loop` and `trigger_loop`
+//! `recheck`, `approvals`, `decide`, `decide_all`, `rules`, `revoke_rule`,
+//! `loops`, `stop_loop` and `trigger_loop`
 //! into [`AdminRequest`](passepartout_admin::AdminRequest)s, and the core's
 //! [`AdminReply`] becomes here the frame protocol version 1 answers with.
 //!
 //! The wire form is the one these frames always had: a listing the core could
-//! not read is `{"error": "…"}` in place of the document, and a decision
-//! travels in an `approvals` frame.
+//! not read is `{"error": "…"}` in place of the document, a decision (or a
+//! batch of them) travels in an `approvals` frame, a revoked rule in a
+//! `rules` frame.
 
-use passepartout_admin::{AdminReply, Decision, Unreadable};
+use passepartout_admin::{AdminReply, Decision, Decisions, RuleRevoked, Unreadable};
 use serde_json::json;
 
 use crate::protocol::{LoopControl, ServerFrame};
@@ -21,6 +23,13 @@ pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
         },
         AdminReply::Decision(Decision { decided, message }) => ServerFrame::Approvals {
             approvals: json!({ "decided": decided, "message": message }),
+        },
+        AdminReply::Decisions(Decisions { ok, message, decisions }) => ServerFrame::Approvals {
+            approvals: json!({ "ok": ok, "message": message, "decisions": decisions }),
+        },
+        AdminReply::Rules(rules) => ServerFrame::Rules { rules: readable(rules) },
+        AdminReply::RuleRevoked(RuleRevoked { revoked, message }) => ServerFrame::Rules {
+            rules: json!({ "revoked": revoked, "message": message }),
         },
         AdminReply::Loops(loops) => ServerFrame::Loops { loops: readable(loops) },
         AdminReply::LoopControl(answer) => ServerFrame::LoopControl(answer.into()),
@@ -70,6 +79,30 @@ mod tests {
         assert_eq!(
             wire(AdminReply::Decision(decided)),
             json!({"type": "approvals", "approvals": {"decided": true, "message": "approved"}})
+        );
+        let batch = Decisions {
+            ok: true,
+            message: "approved 1".into(),
+            decisions: vec![Decision {
+                decided: true,
+                message: "approved".into(),
+            }],
+        };
+        assert_eq!(
+            wire(AdminReply::Decisions(batch)),
+            json!({"type": "approvals", "approvals": {"ok": true, "message": "approved 1", "decisions": [{"decided": true, "message": "approved"}]}})
+        );
+        assert_eq!(
+            wire(AdminReply::Rules(Ok(json!({"rules": []})))),
+            json!({"type": "rules", "rules": {"rules": []}})
+        );
+        let revoked = RuleRevoked {
+            revoked: false,
+            message: "no rule 3".into(),
+        };
+        assert_eq!(
+            wire(AdminReply::RuleRevoked(revoked)),
+            json!({"type": "rules", "rules": {"revoked": false, "message": "no rule 3"}})
         );
         assert_eq!(
             wire(AdminReply::Loops(Ok(json!([])))),

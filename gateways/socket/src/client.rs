@@ -181,8 +181,54 @@ impl Client {
         let frame = ClientFrame::Decide {
             token: token.to_owned(),
             approve,
+            always: false,
         };
         self.approvals_after(frame).await
+    }
+
+    /// Approves the approval with `token` as the local user, and lets calls
+    /// like it run in its conversation without asking (a standing rule).
+    pub async fn decide_always(&mut self, token: &str) -> Result<serde_json::Value, ClientError> {
+        let frame = ClientFrame::Decide {
+            token: token.to_owned(),
+            approve: true,
+            always: true,
+        };
+        self.approvals_after(frame).await
+    }
+
+    /// Approves (or denies) every pending approval of `conversation`
+    /// (`gateway:chat`), or denies every pending one when none is named;
+    /// the answer says what came of each.
+    pub async fn decide_all(
+        &mut self,
+        approve: bool,
+        conversation: Option<&str>,
+    ) -> Result<serde_json::Value, ClientError> {
+        let frame = ClientFrame::DecideAll {
+            approve,
+            conversation: conversation.map(str::to_owned),
+        };
+        self.approvals_after(frame).await
+    }
+
+    /// The live standing rules: `{"rules": […]}`.
+    pub async fn rules(&mut self) -> Result<serde_json::Value, ClientError> {
+        self.rules_after(ClientFrame::Rules {}).await
+    }
+
+    /// Revokes the standing rule numbered `rule`; the answer says whether
+    /// it was (`{"revoked": …, "message": …}`).
+    pub async fn revoke_rule(&mut self, rule: u64) -> Result<serde_json::Value, ClientError> {
+        self.rules_after(ClientFrame::RevokeRule { rule }).await
+    }
+
+    async fn rules_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
+        self.document_after(frame, |frame| match frame {
+            ServerFrame::Rules { rules } => Some(rules.take()),
+            _ => None,
+        })
+        .await
     }
 
     /// The background loops' statuses, as a JSON list.

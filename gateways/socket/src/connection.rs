@@ -174,9 +174,29 @@ impl Connection {
             Ok(ClientFrame::Status {}) => self.ask(AdminRequest::Status).await,
             Ok(ClientFrame::Recheck {}) => self.ask(AdminRequest::Recheck).await,
             Ok(ClientFrame::Approvals { all }) => self.ask(AdminRequest::Approvals { all }).await,
-            Ok(ClientFrame::Decide { token, approve }) => {
+            Ok(ClientFrame::Decide { token, approve, always }) => {
                 let by = self.shared.user.clone();
-                self.ask(AdminRequest::Decide { token, approve, by }).await
+                self.ask(AdminRequest::Decide {
+                    token,
+                    approve,
+                    always,
+                    by,
+                })
+                .await
+            }
+            Ok(ClientFrame::DecideAll { approve, conversation }) => {
+                let by = self.shared.user.clone();
+                self.ask(AdminRequest::DecideAll {
+                    approve,
+                    from: conversation,
+                    by,
+                })
+                .await
+            }
+            Ok(ClientFrame::Rules {}) => self.ask(AdminRequest::Rules).await,
+            Ok(ClientFrame::RevokeRule { rule }) => {
+                let by = self.shared.user.clone();
+                self.ask(AdminRequest::RevokeRule { id: rule, by }).await
             }
             Ok(ClientFrame::Loops {}) => self.ask(AdminRequest::Loops).await,
             Ok(ClientFrame::Tools {}) => {

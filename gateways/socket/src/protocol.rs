@@ -2,8 +2,8 @@
 //! tagged by its `"type"` field.
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
-//! `message`, `status`, `approvals`, `decide`, `loops`, `stop_loop`,
-//! `trigger_loop` and `ping` frames. The daemon answers each message with
+//! `message`, `status`, `approvals`, `decide`, `decide_all`, `rules`,
+//! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
 //! `approval`, `file` and `typing` frames whenever the core has something
 //! for the client's chat (a `draft` is a reply while it is written). A client skips a frame whose type it does not know, so a daemon can
@@ -50,9 +50,29 @@ pub enum ClientFrame {
         #[serde(default)]
         all: bool,
     },
-    /// Approves or denies the approval with `token` as the local user;
-    /// answered with an `approvals` frame saying what came of it.
-    Decide { token: String, approve: bool },
+    /// Approves or denies the approval with `token` as the local user (with
+    /// `always`, an approval also makes a standing rule); answered with an
+    /// `approvals` frame saying what came of it.
+    Decide {
+        token: String,
+        approve: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        always: bool,
+    },
+    /// Approves or denies every pending approval of `conversation`
+    /// (`gateway:chat`) as the local user — or, to deny, of every
+    /// conversation when none is named; answered with an `approvals` frame
+    /// saying what came of each.
+    DecideAll {
+        approve: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        conversation: Option<String>,
+    },
+    /// Asks for the live standing rules; answered with a `rules` frame.
+    Rules {},
+    /// Revokes the standing rule numbered `rule` as the local user;
+    /// answered with a `rules` frame saying what came of it.
+    RevokeRule { rule: u64 },
     /// Asks for the background loops' statuses; answered with a `loops` frame.
     Loops {},
     /// Asks for the tools offered in this connection's chat, with their
@@ -68,13 +88,16 @@ pub enum ClientFrame {
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 11] = [
+const CLIENT_FRAME_TYPES: [&str; 14] = [
     "hello",
     "message",
     "status",
     "recheck",
     "approvals",
     "decide",
+    "decide_all",
+    "rules",
+    "revoke_rule",
     "loops",
     "tools",
     "stop_loop",
@@ -148,8 +171,11 @@ pub enum ServerFrame {
     Typing { chat: ChatId },
     /// The daemon's status document.
     Status { status: serde_json::Value },
-    /// The answer to `approvals` or `decide`: a JSON document.
+    /// The answer to `approvals`, `decide` or `decide_all`: a JSON document.
     Approvals { approvals: serde_json::Value },
+    /// The answer to `rules` (`{"rules": […]}`) or `revoke_rule`
+    /// (`{"revoked": …, "message": …}`).
+    Rules { rules: serde_json::Value },
     /// The answer to `loops`: a JSON list, one status per loop.
     Loops { loops: serde_json::Value },
     /// The answer to `tools`: a JSON list, one per tool.
@@ -169,7 +195,7 @@ pub enum ServerFrame {
 
 /// The `"type"` names of [`ServerFrame`]: a frame of another type comes
 /// from a newer daemon, and a client skips it.
-pub const SERVER_FRAME_TYPES: [&str; 15] = [
+pub const SERVER_FRAME_TYPES: [&str; 16] = [
     "welcome",
     "accepted",
     "duplicate",
@@ -180,6 +206,7 @@ pub const SERVER_FRAME_TYPES: [&str; 15] = [
     "typing",
     "status",
     "approvals",
+    "rules",
     "loops",
     "tools",
     "loop_control",
@@ -387,6 +414,51 @@ mod tests {
     }
 
     #[test]
+    fn decisions_and_standing_rules_parse_from_their_wire_form() {
+        assert_eq!(
+            parse_client_frame(br#"{"type":"decide","token":"K7PX2Q","approve":true}"#).unwrap(),
+            ClientFrame::Decide {
+                token: "K7PX2Q".into(),
+                approve: true,
+                always: false,
+            },
+            "a client that never heard of always"
+        );
+        assert_eq!(
+            parse_client_frame(br#"{"type":"decide","token":"K7PX2Q","approve":true,"always":true}"#).unwrap(),
+            ClientFrame::Decide {
+                token: "K7PX2Q".into(),
+                approve: true,
+                always: true,
+            }
+        );
+        assert_eq!(
+            parse_client_frame(br#"{"type":"decide_all","approve":true,"conversation":"socket:work"}"#).unwrap(),
+            ClientFrame::DecideAll {
+                approve: true,
+                conversation: Some("socket:work".into()),
+            }
+        );
+        assert_eq!(
+            parse_client_frame(br#"{"type":"decide_all","approve":false}"#).unwrap(),
+            ClientFrame::DecideAll {
+                approve: false,
+                conversation: None,
+            }
+        );
+        assert_eq!(
+            parse_client_frame(br#"{"type":"rules"}"#).unwrap(),
+            ClientFrame::Rules {}
+        );
+        assert_eq!(
+            parse_client_frame(br#"{"type":"revoke_rule","rule":12}"#).unwrap(),
+            ClientFrame::RevokeRule { rule: 12 }
+        );
+        assert_eq!(code_of(br#"{"type":"revoke_rule","rule":"12"}"#), ErrorCode::BadFrame);
+        assert_eq!(code_of(br#"{"type":"decide_all"}"#), ErrorCode::BadFrame);
+    }
+
+    #[test]
     fn every_client_frame_type_is_known() {
         let frames = [
             ClientFrame::Hello { version: 1, chat: None },
@@ -401,7 +473,14 @@ mod tests {
             ClientFrame::Decide {
                 token: "K7PX2Q".into(),
                 approve: true,
+                always: true,
             },
+            ClientFrame::DecideAll {
+                approve: false,
+                conversation: None,
+            },
+            ClientFrame::Rules {},
+            ClientFrame::RevokeRule { rule: 3 },
             ClientFrame::Loops {},
             ClientFrame::StopLoop { name: "x".into() },
             ClientFrame::TriggerLoop { name: "x".into() },
@@ -546,7 +625,19 @@ mod tests {
         use super::super::*;
 
         const KEYS: &[&str] = &[
-            "type", "version", "chat", "id", "text", "reply_to", "all", "token", "approve", "name",
+            "type",
+            "version",
+            "chat",
+            "id",
+            "text",
+            "reply_to",
+            "all",
+            "token",
+            "approve",
+            "always",
+            "conversation",
+            "rule",
+            "name",
         ];
         const WORDS: &[&str] = &[
             "hello",
@@ -589,6 +680,9 @@ mod tests {
                     ("all", any::<bool>().prop_map(Value::from).boxed()),
                     ("token", text()),
                     ("approve", any::<bool>().prop_map(Value::from).boxed()),
+                    ("always", any::<bool>().prop_map(Value::from).boxed()),
+                    ("conversation", text()),
+                    ("rule", (0u64..100).prop_map(Value::from).boxed()),
                     ("name", text()),
                 ],
                 other(),

@@ -5,8 +5,10 @@
 //! gateway decides when an update counts as handled (see [`crate::poll`]).
 //! Replies go out as plain text with entities, never a `parse_mode` (so
 //! nothing can fail to parse), split at Telegram's limit (see [`crate::reply`]);
-//! approval prompts carry Approve / Deny buttons whose `callback_data` is
-//! `approve:TOKEN` / `deny:TOKEN`.
+//! approval prompts carry Approve / Always / Deny buttons whose
+//! `callback_data` is `approve:TOKEN` / `always:TOKEN` / `deny:TOKEN`
+//! (Always approves and lets calls like it run in the chat without asking;
+//! the prompt's text says which).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -37,6 +39,8 @@ const POLL_SLACK: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// `callback_data` prefix of the Approve button.
 pub const APPROVE_PREFIX: &str = "approve:";
+/// `callback_data` prefix of the Always button.
+pub const ALWAYS_PREFIX: &str = "always:";
 /// `callback_data` prefix of the Deny button.
 pub const DENY_PREFIX: &str = "deny:";
 
@@ -270,10 +274,11 @@ pub(crate) fn telegram_message_id(id: &MessageId) -> Option<tg::MessageId> {
     id.as_str().parse::<i32>().ok().map(tg::MessageId)
 }
 
-/// The Approve / Deny keyboard of an approval prompt.
+/// The Approve / Always / Deny keyboard of an approval prompt.
 pub fn approval_keyboard(token: &passepartout_gateway::ApprovalToken) -> InlineKeyboardMarkup {
     InlineKeyboardMarkup::new([[
         InlineKeyboardButton::callback("Approve", format!("{APPROVE_PREFIX}{token}")),
+        InlineKeyboardButton::callback("Always", format!("{ALWAYS_PREFIX}{token}")),
         InlineKeyboardButton::callback("Deny", format!("{DENY_PREFIX}{token}")),
     ]])
 }

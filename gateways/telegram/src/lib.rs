@@ -58,7 +58,7 @@ mod updates;
 pub use config::TelegramConfig;
 pub use files::MAX_UPLOAD_BYTES;
 pub use format::escape_html;
-pub use gateway::{APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
+pub use gateway::{ALWAYS_PREFIX, APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
 pub use normalize::{GroupMode, Normalized, normalize};
 pub use offset::{MemoryOffsetStore, OffsetStore};
 pub use reply::{Part, parts};

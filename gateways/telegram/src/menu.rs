@@ -5,7 +5,7 @@
 
 /// Command and description, in menu order (Telegram: lowercase names of at
 /// most 32 characters, descriptions of 3 to 256).
-pub const COMMANDS: [(&str, &str); 12] = [
+pub const COMMANDS: [(&str, &str); 13] = [
     ("start", "Start a conversation"),
     ("help", "What I can do"),
     ("status", "How the assistant is doing"),
@@ -16,6 +16,7 @@ pub const COMMANDS: [(&str, &str); 12] = [
     ("summary", "What I keep of the earlier conversation, in short"),
     ("stop", "Stop what the assistant is doing here"),
     ("approvals", "Actions waiting for your approval"),
+    ("rules", "Calls that run here without asking (standing rules)"),
     ("loops", "The background loops"),
     ("forget", "Forget this conversation"),
 ];

@@ -1,6 +1,6 @@
 //! An audit event as the store keeps it: an approval requested or decided,
-//! a tool call that ran, or the models' vote on a proposed call, with who
-//! and when. The store writes one in the
+//! a standing rule made or revoked, a tool call that ran, or the models'
+//! vote on a proposed call, with who and when. The store writes one in the
 //! same transaction as what it records.
 
 use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
@@ -63,6 +63,27 @@ pub enum Audited {
         is_error: bool,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         approval: Option<ApprovalToken>,
+        /// The standing rule that let it run without asking.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule: Option<u64>,
+    },
+    /// A person answered "always": a standing rule was made.
+    RuleMade {
+        rule: u64,
+        tool: String,
+        /// What it covers, as the person was shown.
+        scope: String,
+        by: Person,
+        /// The approval it was made with.
+        token: ApprovalToken,
+        expires_ms: u64,
+    },
+    /// A standing rule was revoked.
+    RuleRevoked {
+        rule: u64,
+        tool: String,
+        scope: String,
+        by: Person,
     },
 }
 

@@ -158,10 +158,100 @@ fn audit_events_keep_their_stored_form() {
             action: "shell: ls".into(),
             requester: UserId::new("u1").unwrap(),
             is_error: true,
-            approval: Some(token),
+            approval: Some(token.clone()),
+            rule: None,
         }),
         r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"tool_ran","tool":"shell","action":"shell: ls","requester":"u1","is_error":true,"approval":"ABCDEF"}"#,
     );
+    assert_stored(
+        &event(Audited::ToolRan {
+            tool: "shell".into(),
+            action: "shell: ls".into(),
+            requester: UserId::new("u1").unwrap(),
+            is_error: false,
+            approval: None,
+            rule: Some(12),
+        }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"tool_ran","tool":"shell","action":"shell: ls","requester":"u1","is_error":false,"rule":12}"#,
+    );
+    assert_stored(
+        &event(Audited::RuleMade {
+            rule: 12,
+            tool: "shell".into(),
+            scope: "`ls` with other options".into(),
+            by: person(),
+            token: token.clone(),
+            expires_ms: 9,
+        }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"rule_made","rule":12,"tool":"shell","scope":"`ls` with other options","by":{"gateway":"signal","user":"u1","aliases":["+100"]},"token":"ABCDEF","expires_ms":9}"#,
+    );
+    assert_stored(
+        &event(Audited::RuleRevoked {
+            rule: 12,
+            tool: "shell".into(),
+            scope: "`ls` with other options".into(),
+            by: person(),
+        }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"rule_revoked","rule":12,"tool":"shell","scope":"`ls` with other options","by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
+    );
+}
+
+#[test]
+fn a_standing_rule_keeps_its_stored_form() {
+    let rule = |scope| StandingRule {
+        id: 12,
+        conversation: conversation(),
+        tool: "shell".into(),
+        scope,
+        created_ms: 1,
+        expires_ms: 9,
+        by: person(),
+        approval: ApprovalToken::new("ABCDEF").unwrap(),
+    };
+    assert_stored(
+        &rule(Scope::CommandPrefix {
+            words: vec!["git".into(), "status".into()],
+        }),
+        r#"{"id":12,"conversation":{"gateway":"socket","chat":"c"},"tool":"shell","scope":{"kind":"command_prefix","words":["git","status"]},"created_ms":1,"expires_ms":9,"by":{"gateway":"signal","user":"u1","aliases":["+100"]},"approval":"ABCDEF"}"#,
+    );
+    let scopes = [
+        (
+            Scope::Command {
+                command: "ls; pwd".into(),
+            },
+            r#"{"kind":"command","command":"ls; pwd"}"#,
+        ),
+        (
+            Scope::Path {
+                argument: "path".into(),
+                path: "notes/a.md".into(),
+            },
+            r#"{"kind":"path","argument":"path","path":"notes/a.md"}"#,
+        ),
+        (
+            Scope::Directory {
+                argument: "path".into(),
+                directory: "notes".into(),
+            },
+            r#"{"kind":"directory","argument":"path","directory":"notes"}"#,
+        ),
+        (
+            Scope::Host {
+                argument: "url".into(),
+                host: "example.org".into(),
+            },
+            r#"{"kind":"host","argument":"url","host":"example.org"}"#,
+        ),
+        (
+            Scope::Arguments {
+                arguments: json!({"what": "milk"}),
+            },
+            r#"{"kind":"arguments","arguments":{"what":"milk"}}"#,
+        ),
+    ];
+    for (scope, stored) in scopes {
+        assert_stored(&scope, stored);
+    }
 }
 
 #[test]

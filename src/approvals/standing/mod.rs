@@ -1,0 +1,98 @@
+//! Standing rules: a person who answers an approval with "always" approves
+//! it and lets calls like it run in that conversation without asking, for
+//! `approvals.rule_days`. The prompt says which calls before anyone answers
+//! ([`StandingRules::offer`]); the rule is made in the same transaction as
+//! the decision, only by a decision that wins and only by someone who may
+//! decide ([`answers`]); act asks [`StandingRules::covering`] about a call
+//! the skills hold for approval, and a rule turns only that "needs approval"
+//! into "run" — a refusal (shell safety, a deny rule, an allowlist) is
+//! never reached. What a rule covers is [`scope`]'s, shell commands
+//! [`shell`]'s. Listed and revoked with `/rules` and `passepartout
+//! approvals rules`; the store keeps them by conversation and tool
+//! (`store/standing_rules.rs`).
+
+mod answers;
+pub mod scope;
+mod shell;
+
+use passepartout_gateway::ConversationKey;
+
+use super::record::{Approval, Person};
+use crate::clock::Clock;
+use crate::skills::ProposedCall;
+use crate::store::{StandingRule, Store};
+
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+/// The standing rules as the pipeline asks about them. Cheap to clone.
+#[derive(Clone, Debug)]
+pub struct StandingRules {
+    store: Store,
+    clock: Clock,
+    days: u64,
+}
+
+impl StandingRules {
+    /// Rules kept in `store`, lasting `days` by `clock`.
+    pub fn new(store: Store, clock: Clock, days: u64) -> Self {
+        Self { store, clock, days }
+    }
+
+    /// The live rule that lets `call` run in `conversation` without asking,
+    /// if there is one. Rules that cannot be read cover nothing: a person
+    /// is asked.
+    pub fn covering(&self, conversation: &ConversationKey, call: &ProposedCall) -> Option<StandingRule> {
+        let now = self.clock.now_ms();
+        match self.store.standing_rules_for(conversation, &call.tool) {
+            Ok(rules) => rules
+                .into_iter()
+                .find(|rule| rule.expires_ms > now && rule.tool == call.tool && scope::covers(&rule.scope, call)),
+            Err(error) => {
+                tracing::error!(%error, %conversation, "cannot read the standing rules; a person is asked");
+                None
+            }
+        }
+    }
+
+    /// The rule an "always" to `approval` by `by` at `at_ms` makes (the
+    /// store gives it its id).
+    pub fn for_approval(&self, approval: &Approval, by: Person, at_ms: u64) -> StandingRule {
+        StandingRule {
+            id: 0,
+            conversation: approval.conversation.clone(),
+            tool: approval.call.tool.clone(),
+            scope: scope::derive(&approval.call),
+            created_ms: at_ms,
+            expires_ms: at_ms.saturating_add(self.days.saturating_mul(DAY_MS)),
+            by,
+            approval: approval.token.clone(),
+        }
+    }
+
+    /// The last line of `approval`'s prompt: the rule "always" would make.
+    pub fn offer(&self, approval: &Approval) -> String {
+        let covered = scope::shown(&approval.call.tool, &scope::derive(&approval.call));
+        format!(
+            "Always allow {covered} here? Reply always, or send `always {}`: it runs now, and from then on \
+             such calls run in this conversation without asking, for {} day{}.",
+            approval.token.as_str(),
+            self.days,
+            if self.days == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// What `rule` covers, for people.
+pub fn shown(rule: &StandingRule) -> String {
+    scope::shown(&rule.tool, &rule.scope)
+}
+
+/// A moment as people read it: `2026-05-01 14:00 UTC`.
+fn date(ms: u64) -> String {
+    jiff::Timestamp::from_millisecond(ms as i64)
+        .map(|t| t.strftime("%Y-%m-%d %H:%M UTC").to_string())
+        .unwrap_or_else(|_| ms.to_string())
+}
+
+#[cfg(test)]
+mod tests;
