@@ -18,47 +18,24 @@
 
 #[path = "../tests/support/fake_llm.rs"]
 mod fake_llm;
+#[path = "support/tool_turns.rs"]
+mod tool_turns;
 
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use fake_llm::{FakeLlm, Script, last_message, last_user_text};
+use fake_llm::{FakeLlm, Script};
+use tool_turns::{figures, model, percentiles};
 use passepartout::config::{AppliesTo, Config, ProviderConfig};
 use passepartout::{Daemon, Extensions};
 use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{Client, ServerFrame};
-use serde_json::Value;
 
 const WARM_UP: usize = 20;
 const AGREE: &str = r#"{"vote":"agree","reason":"the person asked for the time"}"#;
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
-}
-
-/// The loopback model: `call TOOL {json}` calls TOOL; a tool result is answered.
-fn model(request: &Value) -> Script {
-    if last_message(request)["role"] == "tool" {
-        return Script::Reply("done".into());
-    }
-    let text = last_user_text(request);
-    match text.strip_prefix("call ").and_then(|rest| rest.split_once(' ')) {
-        Some((name, arguments)) => Script::ToolCall {
-            name: name.into(),
-            arguments: arguments.into(),
-        },
-        None => Script::Echo,
-    }
-}
-
-fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
-    samples.sort_unstable();
-    let at = |q: f64| samples[((samples.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
-    (at(0.5), at(0.99))
-}
-
-fn figures(name: &str, (p50, p99): (f64, f64)) -> String {
-    format!(r#""{name}":{{"p50_ms":{p50:.3},"p99_ms":{p99:.3}}}"#)
 }
 
 /// A provider named `name` at `llm`.
