@@ -14,7 +14,8 @@
 //! conversation and in total), `summaries` (a conversation's running summary
 //! of the turns folded out of its context), `drafts` (where the draft of a
 //! running turn's reply is shown), `guesses` (when each person last named
-//! a wrong approval token) and `meta` (schema version).
+//! a wrong approval token), `paired` (the people let in by a pairing code,
+//! per gateway) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval and audit records are in [`records`]), and imports nothing
@@ -42,6 +43,7 @@ mod keys;
 mod loops;
 mod memory;
 mod outbox;
+mod paired;
 pub mod records;
 mod summary;
 mod turn;
@@ -61,7 +63,8 @@ pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use records::{
-    Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Status, VoteOutcome,
+    Approval, Approver, AuditEvent, Audited, Decision, How, PairedPerson, Person, ProposedCall, RunState, Status,
+    VoteOutcome,
 };
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
@@ -107,6 +110,7 @@ struct Inner {
     usage: sled::Tree,
     drafts: sled::Tree,
     guesses: sled::Tree,
+    paired: sled::Tree,
     summaries: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
@@ -161,6 +165,7 @@ impl Store {
             usage: tree("usage")?,
             drafts: tree("drafts")?,
             guesses: tree("guesses")?,
+            paired: tree("paired")?,
             summaries: tree("summaries")?,
             group: GroupCommit::default(),
             commits: group::CommitQueue::default(),

@@ -1,5 +1,6 @@
 //! The record forms the store keeps for the layers above it: an approval
-//! (with the tool call it holds) and an audit event. They live here, at the
+//! (with the tool call it holds), an audit event and a person let in by
+//! pairing. They live here, at the
 //! floor, so the store persists only what it defines; `approvals`, `audit`
 //! and `skills` re-export them and add what the records mean to a person.
 //!
@@ -9,10 +10,12 @@
 mod approval;
 mod audit;
 mod call;
+mod paired;
 
 pub use approval::{Approval, Approver, Decision, How, Person, RunState, Status};
 pub use audit::{AuditEvent, Audited, VoteOutcome};
 pub use call::ProposedCall;
+pub use paired::PairedPerson;
 
 #[cfg(test)]
 #[path = "stored_forms_tests.rs"]
