@@ -18,6 +18,7 @@ mod loops;
 mod mcp;
 mod media;
 mod memory;
+mod pairing;
 mod pipeline;
 mod secret;
 mod skills;
@@ -50,6 +51,7 @@ pub use loops::*;
 pub use mcp::*;
 pub use media::*;
 pub use memory::*;
+pub use pairing::*;
 pub use pipeline::*;
 pub use secret::{Secret, SecretError};
 pub use skills::*;
@@ -78,6 +80,7 @@ pub struct Config {
     pub media: MediaConfig,
     pub transcription: TranscriptionConfig,
     pub approvals: ApprovalsConfig,
+    pub pairing: PairingConfig,
     pub audit: AuditConfig,
     pub loops: LoopsConfig,
     pub mcp: McpConfig,
@@ -99,6 +102,7 @@ impl Default for Config {
             media: MediaConfig::default(),
             transcription: TranscriptionConfig::default(),
             approvals: ApprovalsConfig::default(),
+            pairing: PairingConfig::default(),
             audit: AuditConfig::default(),
             loops: LoopsConfig::default(),
             mcp: McpConfig::default(),
