@@ -3,7 +3,7 @@
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
 //! `message`, `status`, `approvals`, `decide`, `loops`, `stop_loop`,
-//! `trigger_loop` and `ping` frames. The daemon answers each message with
+//! `trigger_loop`, `access` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
 //! `approval`, `file` and `typing` frames whenever the core has something
 //! for the client's chat (a `draft` is a reply while it is written). A client skips a frame whose type it does not know, so a daemon can
@@ -13,6 +13,7 @@
 
 use std::fmt;
 
+pub use passepartout_admin::{AccessAnswer, AccessRequest};
 use passepartout_gateway::{ApprovalToken, ChatId, MessageId, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -63,12 +64,15 @@ pub enum ClientFrame {
     StopLoop { name: String },
     /// Runs the loop called `name` now; answered with a `loop_control` frame.
     TriggerLoop { name: String },
+    /// A pairing or access request (`pair list`, `pair approve`, `access`,
+    /// `access revoke`); answered with an `access` frame.
+    Access { request: AccessRequest },
     /// Asks for a `pong`.
     Ping {},
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 11] = [
+const CLIENT_FRAME_TYPES: [&str; 12] = [
     "hello",
     "message",
     "status",
@@ -79,6 +83,7 @@ const CLIENT_FRAME_TYPES: [&str; 11] = [
     "tools",
     "stop_loop",
     "trigger_loop",
+    "access",
     "ping",
 ];
 
@@ -156,6 +161,8 @@ pub enum ServerFrame {
     Tools { tools: serde_json::Value },
     /// The answer to `stop_loop` or `trigger_loop`.
     LoopControl(LoopControl),
+    /// The answer to `access`.
+    Access(AccessAnswer),
     /// The answer to `ping`.
     Pong {},
     /// Something went wrong with a frame; `id` names the message concerned, if any.
@@ -169,7 +176,7 @@ pub enum ServerFrame {
 
 /// The `"type"` names of [`ServerFrame`]: a frame of another type comes
 /// from a newer daemon, and a client skips it.
-pub const SERVER_FRAME_TYPES: [&str; 15] = [
+pub const SERVER_FRAME_TYPES: [&str; 16] = [
     "welcome",
     "accepted",
     "duplicate",
@@ -183,6 +190,7 @@ pub const SERVER_FRAME_TYPES: [&str; 15] = [
     "loops",
     "tools",
     "loop_control",
+    "access",
     "pong",
     "error",
 ];
@@ -405,6 +413,12 @@ mod tests {
             ClientFrame::Loops {},
             ClientFrame::StopLoop { name: "x".into() },
             ClientFrame::TriggerLoop { name: "x".into() },
+            ClientFrame::Access {
+                request: AccessRequest::Approve {
+                    code: "ABCD2345".into(),
+                    approver: true,
+                },
+            },
             ClientFrame::Ping {},
         ];
         for frame in frames {
