@@ -168,10 +168,6 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
         !logged.contains(&code) && !logged.contains(&second),
         "a code reached the logs"
     );
-    assert!(
-        logged.contains("sent a pairing code"),
-        "the steps are logged, without codes"
-    );
 }
 
 #[tokio::test]
