@@ -25,11 +25,11 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use fake_llm::{FakeLlm, Script};
-use tool_turns::{figures, model, percentiles};
 use passepartout::config::{AppliesTo, Config, ProviderConfig};
 use passepartout::{Daemon, Extensions};
 use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{Client, ServerFrame};
+use tool_turns::{figures, model, percentiles};
 
 const WARM_UP: usize = 20;
 const AGREE: &str = r#"{"vote":"agree","reason":"the person asked for the time"}"#;

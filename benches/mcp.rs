@@ -25,7 +25,6 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use fake_llm::FakeLlm;
-use tool_turns::{figures, model, percentiles};
 use passepartout::config::{Config, McpServerConfig, McpTrust, ProviderConfig};
 use passepartout::mcp::Phase;
 use passepartout::{Daemon, Extensions};
@@ -34,6 +33,7 @@ use passepartout_socket::{Client, ServerFrame};
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use serde_json::json;
+use tool_turns::{figures, model, percentiles};
 
 const WARM_UP: usize = 20;
 

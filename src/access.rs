@@ -1,12 +1,19 @@
 //! Who may talk to the assistant: on each gateway, the users and chats its
 //! component lists (a sender matches by their id or any alias; anyone in a
 //! listed chat may talk), or everyone when the gateway vouches for its peers
-//! itself (the local gateway admits only the daemon's own uid). Everyone else
-//! is refused before anything is journaled.
+//! itself (the local gateway admits only the daemon's own uid), and beside
+//! them the people an owner let in by pairing ([`Paired`]), which change
+//! while the daemon runs. Everyone else is refused (or offered a pairing
+//! code) before anything is journaled.
+
+mod paired;
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use passepartout_gateway::{GatewayId, Inbound};
+
+pub use paired::Paired;
 
 /// Who may do something through one gateway, by the ids its conversations carry.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -32,6 +39,8 @@ enum Allowed {
 #[derive(Clone, Debug, Default)]
 pub struct Access {
     gateways: HashMap<GatewayId, Allowed>,
+    /// The people let in by pairing, on the gateways that list who may talk.
+    paired: Arc<Paired>,
 }
 
 impl Access {
@@ -50,7 +59,15 @@ impl Access {
                 (gateway, allowed)
             })
             .collect();
-        Self { gateways }
+        Self {
+            gateways,
+            paired: Arc::default(),
+        }
+    }
+
+    /// The same lists, and the people let in by pairing.
+    pub fn with_paired(self, paired: Arc<Paired>) -> Self {
+        Self { paired, ..self }
     }
 
     /// Whether the sender of `inbound` may talk to the assistant there.
@@ -61,6 +78,7 @@ impl Access {
             Some(Allowed::Listed { users, chats }) => {
                 inbound.sender.ids().any(|id| users.contains(id.as_str()))
                     || chats.contains(inbound.conversation.chat.as_str())
+                    || self.paired.allows(&inbound.conversation.gateway, &inbound.sender)
             }
         }
     }
@@ -113,6 +131,23 @@ mod tests {
         let mut known = from("chat", "bob", "bob");
         known.sender.aliases = vec![UserId::new("alice").unwrap()];
         assert!(access.allows(&known), "listed under an alias");
+    }
+
+    #[test]
+    fn paired_people_are_let_in_live_beside_the_lists() {
+        let paired = Arc::new(Paired::default());
+        let access = access().with_paired(paired.clone());
+        assert!(!access.allows(&from("chat", "bob", "bob")));
+        paired.insert(GatewayId::new("chat").unwrap(), UserId::new("bob").unwrap(), false);
+        assert!(access.allows(&from("chat", "bob", "bob")), "at once");
+        assert!(access.allows(&from("chat", "alice", "alice")), "the lists still hold");
+        paired.insert(GatewayId::new("matrix").unwrap(), UserId::new("bob").unwrap(), false);
+        assert!(
+            !access.allows(&from("matrix", "bob", "bob")),
+            "not on a gateway without a roster"
+        );
+        paired.remove(&GatewayId::new("chat").unwrap(), &UserId::new("bob").unwrap());
+        assert!(!access.allows(&from("chat", "bob", "bob")), "revoked at once");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! The audit trail: every approval requested and decided, every standing
-//! rule made and revoked, every tool call that ran, and every vote of the
-//! models on a call, with who and when. Written by the store in the same
+//! rule made and revoked, every tool call that ran, every vote of the models
+//! on a call, and every pairing code offered, approved or refused and every
+//! pairing revoked, with who and when. Written by the store in the same
 //! transaction as what it records (its form is the store's,
 //! `store::records`); read by `passepartout approvals --all`.
 
@@ -82,6 +83,21 @@ impl AuditEvent {
             ),
             Audited::RuleRevoked { rule, scope, by, .. } => {
                 format!("standing rule {rule} revoked by {by}: {scope} in {}", self.conversation)
+            }
+            Audited::PairingOffered { person } => {
+                format!("sent a pairing code to {} in {}", person.as_str(), self.conversation)
+            }
+            Audited::Paired { person, approver, by } => {
+                let approver = if *approver { " as an approver" } else { "" };
+                format!(
+                    "paired {} on {}{approver} by {by}",
+                    person.as_str(),
+                    self.conversation.gateway
+                )
+            }
+            Audited::PairingRefused { by } => format!("refused an unknown pairing code from {by}"),
+            Audited::Unpaired { person, by } => {
+                format!("revoked {} on {} by {by}", person.as_str(), self.conversation.gateway)
             }
         }
     }

@@ -172,8 +172,9 @@ impl Daemon {
             .into_iter()
             .chain(std::mem::take(&mut extensions.gateways))
             .collect();
+        let pairing = Arc::new(crate::gateways::pairing(&components, &config, &store, clock)?);
         let deciders = components.iter().map(|c| (c.id(), c.deciders()));
-        let policy = crate::approvals::Policy::from_rosters(deciders, &config.approvals);
+        let policy = crate::approvals::Policy::from_rosters(deciders, &config.approvals).with_paired(pairing.paired());
         let (pipeline, approvals, gauges) =
             pipeline(&config, &store, clock, cascade.clone(), &schedules, policy, extensions)?;
         // Started now, in the background: a server that is slow or fails
@@ -204,11 +205,13 @@ impl Daemon {
         loops.start(&config).await?;
         let intake = Arc::new(IntakeContext {
             conversations: conversations.clone(),
-            access: crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers()))),
+            access: crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
+                .with_paired(pairing.paired()),
+            pairing: pairing.clone(),
             clock,
         });
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        let admin = admin_context(&conversations, &status, &loops, cascade, approvals, &store, tool_list);
+        let admin = admin_context(&conversations, &status, &loops, cascade, pairing, &store, tool_list);
         conversations
             .tracker
             .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
@@ -419,15 +422,16 @@ async fn gateways(
     })
 }
 
-/// What the admin path needs: the status, the `approvals`, the loops, the
-/// cascade it probes again, the `store`, the conversations' task tracker and
+/// What the admin path needs: the status, the approvals (the
+/// conversations'), the loops, the cascade it probes again, the `pairing`
+/// desk, the `store`, the conversations' task tracker and
 /// a way to wake a conversation.
 fn admin_context(
     conversations: &Arc<Conversations>,
     status: &Arc<StatusSources>,
     loops: &Arc<Loops>,
     cascade: Arc<Cascade>,
-    approvals: Arc<Approvals>,
+    pairing: Arc<crate::pairing::Pairing>,
     store: &Store,
     tools: ToolList,
 ) -> AdminContext {
@@ -435,7 +439,8 @@ fn admin_context(
     let nudge = conversations.clone();
     AdminContext {
         status: Arc::new(move || document.document()),
-        approvals,
+        approvals: conversations.approvals.clone(),
+        pairing,
         loops: loops.clone(),
         cascade,
         tools,

@@ -1,8 +1,9 @@
 //! The intake loop: the daemon's end of the gateways' queue.
 //!
 //! It takes whatever has queued up (a batch), decides about each message —
-//! allowed? an approval button its presser may not press? too large? room
-//! in its conversation's queue? seen before? —,
+//! allowed (or to be sent a pairing code)? an owner's `/pair`? an approval
+//! button its presser may not press? too large? room in its conversation's
+//! queue? seen before? —,
 //! journals the new ones in one transaction and hands them to their workers,
 //! makes the whole batch durable with one flush, and only then acknowledges
 //! each to its gateway.
@@ -16,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::access::Access;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Job, Stats};
+use crate::pairing::{Offer, Pairing};
 use crate::pipeline::perceive::{Command, Perception, perceive};
 use crate::store::Accepted;
 
@@ -28,6 +30,8 @@ pub struct IntakeContext {
     pub conversations: Arc<Conversations>,
     /// Who may talk to the assistant, per gateway.
     pub access: Access,
+    /// Codes for whoever is not allowed, and owners' `/pair`.
+    pub pairing: Arc<Pairing>,
     /// Stamps journal entries.
     pub clock: Clock,
 }
@@ -159,6 +163,20 @@ async fn journal(
     }
 }
 
+/// Sends `outbound` through its gateway at once, outside any conversation's
+/// outbox: what pairing says is not part of a conversation. A failure is
+/// only logged.
+fn tell(cx: &Arc<Conversations>, outbound: passepartout_gateway::Outbound) {
+    let Some(gateway) = cx.deliver.get(&outbound.conversation.gateway).cloned() else {
+        return;
+    };
+    cx.tracker.spawn(async move {
+        if let Err(error) = gateway.deliver(&outbound).await {
+            tracing::warn!(conversation = %outbound.conversation, %error, "could not send a pairing notice");
+        }
+    });
+}
+
 /// The checks before journaling: allowed, not too large, room in the
 /// conversation's queue (reserved now, so an accepted message always fits).
 fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
@@ -166,9 +184,20 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
     if !intake.access.allows(inbound) {
         Stats::bump(&cx.stats.refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");
-        return Err(Ack::Refused {
-            reason: Refusal::NotAllowed,
-        });
+        let reason = match intake.pairing.offer(inbound) {
+            None => Refusal::NotAllowed,
+            Some(Offer::Sent) => Refusal::Pairing,
+            Some(Offer::Send(code)) => {
+                tell(cx, *code);
+                Refusal::Pairing
+            }
+        };
+        return Err(Ack::Refused { reason });
+    }
+    if let Some(command) = crate::pairing::command::parse(inbound) {
+        // Answered here, never journaled: the code stays out of the history.
+        tell(cx, intake.pairing.answer_command(inbound, &command));
+        return Err(Ack::Accepted);
     }
     if !cx.approvals.may_press(inbound) {
         // Answered at once (the gateway shows it on the button), and nothing

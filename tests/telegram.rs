@@ -38,6 +38,8 @@ async fn start() -> Setup {
         &llm,
         |config| {
             config.tools.require_approval = vec!["record".into()];
+            // The flat refusal of strangers; pairing has tests/pairing.rs.
+            config.pairing.enabled = false;
             let section = &mut config.telegram;
             section.enabled = true;
             section.token_env = None;

@@ -1,7 +1,7 @@
 //! The admin path: the core's end of the local administration queue.
 //!
 //! The machine's owner asks through the local socket for the daemon's status,
-//! the approvals and the background loops ([`passepartout_admin`]); those
+//! the approvals, the background loops and pairing ([`passepartout_admin`]); those
 //! questions never travel with chat messages through the intake. [`run`]
 //! takes them one at a time and answers what is in memory at once; whatever
 //! waits on the disk or the network is spawned on the daemon's task tracker,
@@ -10,6 +10,7 @@
 //! [`AdminContext`] holds exactly what the answers need, handed in by the
 //! daemon.
 
+mod access;
 mod approvals;
 mod loops;
 
@@ -22,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::approvals::Approvals;
+use crate::pairing::Pairing;
 use crate::pipeline::cascade::Cascade;
 use crate::pipeline::tool_list::ToolList;
 use crate::store::Store;
@@ -37,6 +39,8 @@ pub struct AdminContext {
     pub status: Arc<dyn Fn() -> serde_json::Value + Send + Sync>,
     /// The approvals: listed, and decided by the local user.
     pub approvals: Arc<Approvals>,
+    /// Pairing codes approved, people listed and revoked.
+    pub pairing: Arc<Pairing>,
     /// The background loops: listed, stopped, triggered.
     pub loops: Arc<dyn LoopDesk>,
     /// The tools and the gates (`passepartout tools`).
@@ -104,6 +108,11 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
         AdminRequest::TriggerLoop { name } => {
             let _ = reply.send(loops::trigger(&*admin.loops, &name));
         }
+        AdminRequest::Access {
+            request,
+            conversation,
+            by,
+        } => access::answer(admin, request, conversation, by, reply),
     }
 }
 

@@ -55,9 +55,12 @@ fn serve() -> Served {
         stopped: Mutex::default(),
     });
     let tracker = TaskTracker::new();
+    let components = crate::gateways::components(&config);
+    let pairing = crate::gateways::pairing(&components, &config, &store, Clock::start()).unwrap();
     let context = AdminContext {
         status: Arc::new(|| json!({ "version": "test" })),
         approvals,
+        pairing: Arc::new(pairing),
         loops: loops.clone(),
         cascade: Arc::new(Cascade::new(Vec::new(), Duration::from_secs(1))),
         tools: crate::pipeline::tool_list::ToolList {

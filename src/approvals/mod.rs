@@ -142,7 +142,11 @@ impl Approvals {
     /// What the person is shown: the action, why, how the models voted on
     /// it (when they did), and how to answer.
     pub fn prompt_text(&self, approval: &Approval) -> String {
-        self.prompt(approval, "Approval needed", &format!("After {}", minutes(self.expire_after)))
+        self.prompt(
+            approval,
+            "Approval needed",
+            &format!("After {}", minutes(self.expire_after)),
+        )
     }
 
     /// The prompt sent once more shortly before the approval times out.

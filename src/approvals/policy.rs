@@ -3,15 +3,17 @@
 //! the prompt went to, or everyone it lets in — the local gateway, whose only
 //! user is the daemon's own and approves everything, from anywhere through
 //! the CLI. `approvals.global_approvers` may decide from any conversation.
+//! People paired as approvers decide on their gateway as its listed users do.
 //! The set is copied into each approval when it is created, so a later
 //! change of configuration never widens who may decide a pending one.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use passepartout_gateway::{ConversationKey, GatewayId, UserId};
 
 use super::record::{Approval, Approver, Person};
-use crate::access::Roster;
+use crate::access::{Paired, Roster};
 use crate::config::ApprovalsConfig;
 
 /// Why an answer was not taken.
@@ -28,6 +30,8 @@ pub struct Policy {
     /// The gateway whose every user approves: the local one, whose user
     /// decides through the CLI.
     local: Option<GatewayId>,
+    /// The people paired, some of them as approvers.
+    paired: Arc<Paired>,
 }
 
 impl Policy {
@@ -42,7 +46,13 @@ impl Policy {
             per_gateway,
             global,
             local,
+            paired: Arc::default(),
         }
+    }
+
+    /// The same, with the people paired as approvers deciding too.
+    pub fn with_paired(self, paired: Arc<Paired>) -> Self {
+        Self { paired, ..self }
     }
 
     /// Each gateway's deciders, in the gateways' order, and
@@ -108,6 +118,16 @@ impl Policy {
     /// Who may decide an approval asked for in `conversation`.
     pub fn approvers_for(&self, conversation: &ConversationKey) -> Vec<Approver> {
         let mut approvers = self.per_gateway.get(&conversation.gateway).cloned().unwrap_or_default();
+        approvers.extend(
+            self.paired
+                .approvers(&conversation.gateway)
+                .into_iter()
+                .map(|user| Approver {
+                    gateway: conversation.gateway.clone(),
+                    user: Some(user),
+                    anywhere: false,
+                }),
+        );
         approvers.extend(self.global.iter().cloned());
         approvers
     }

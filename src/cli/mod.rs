@@ -1,5 +1,6 @@
 //! The command line: `run` (the daemon) and the client commands that talk to
-//! it through the local socket (`chat`, `send`, `status`, `approvals`, `loops`), plus `doctor` and
+//! it through the local socket (`chat`, `send`, `status`, `approvals`, `loops`,
+//! `pair`, `access`), plus `doctor` and
 //! `check-config`. `--config FILE` is global, so clients find the daemon's
 //! socket through the same file.
 
@@ -9,6 +10,7 @@ mod client;
 mod logging;
 mod loops;
 mod manual;
+mod pair;
 mod restore;
 mod streamed;
 mod terminal;
@@ -87,6 +89,17 @@ pub enum Command {
         json: bool,
         #[command(subcommand)]
         control: Option<LoopCommand>,
+    },
+    /// Let a new person in: list the pairing codes waiting, or approve one.
+    Pair {
+        #[command(subcommand)]
+        command: pair::PairCommand,
+    },
+    /// List everyone allowed and every approver per gateway, with the source
+    /// (config or paired); or revoke a paired person.
+    Access {
+        #[command(subcommand)]
+        revoke: Option<pair::AccessCommand>,
     },
     /// List the tools the model may use, each with its source (built in or
     /// an MCP server) and its gate (allowed, needs approval, denied).
@@ -267,6 +280,8 @@ pub async fn execute(cli: Cli) -> ExitCode {
                     Some(LoopCommand::Stop { name }) => loops::stop(&config, &name).await,
                     Some(LoopCommand::Run { name }) => loops::run(&config, &name).await,
                 },
+                Command::Pair { command } => pair::pair(&config, command).await,
+                Command::Access { revoke } => pair::access(&config, revoke).await,
                 Command::Tools { json } => tools::list(&config, json).await,
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,

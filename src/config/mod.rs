@@ -19,6 +19,7 @@ mod loops;
 mod mcp;
 mod media;
 mod memory;
+mod pairing;
 mod pipeline;
 mod secret;
 mod skills;
@@ -52,6 +53,7 @@ pub use loops::*;
 pub use mcp::*;
 pub use media::*;
 pub use memory::*;
+pub use pairing::*;
 pub use pipeline::*;
 pub use secret::{Secret, SecretError};
 pub use skills::*;
@@ -80,6 +82,7 @@ pub struct Config {
     pub media: MediaConfig,
     pub transcription: TranscriptionConfig,
     pub approvals: ApprovalsConfig,
+    pub pairing: PairingConfig,
     pub audit: AuditConfig,
     pub log: LogConfig,
     pub loops: LoopsConfig,
@@ -102,6 +105,7 @@ impl Default for Config {
             media: MediaConfig::default(),
             transcription: TranscriptionConfig::default(),
             approvals: ApprovalsConfig::default(),
+            pairing: PairingConfig::default(),
             audit: AuditConfig::default(),
             log: LogConfig::default(),
             loops: LoopsConfig::default(),

@@ -49,6 +49,7 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
         .transcription
         .check(&mut problems, config.pipeline.turn_timeout_s);
     config.approvals.check(&mut problems);
+    config.pairing.check(&mut problems);
     config.audit.check(&mut problems);
     config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
     config.mcp.check(&mut problems);

@@ -193,9 +193,18 @@ fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Arc<
         config.pipeline.clone(),
         clock,
     );
+    let pairing = crate::pairing::Pairing::new(
+        &config.pairing,
+        &config.approvals,
+        Vec::new(),
+        conversations.store.clone(),
+        clock,
+    )
+    .unwrap();
     let context = Arc::new(IntakeContext {
         conversations: conversations.clone(),
         access: Access::from_rosters([(chat().gateway, Roster::Everyone)]),
+        pairing: Arc::new(pairing),
         clock,
     });
     let (intake, queue) = Intake::channel(16);

@@ -26,7 +26,8 @@ pub use crate::access::Roster;
 use crate::approvals::Policy;
 use crate::checkup::Check;
 use crate::config::Config;
-use crate::store::Store;
+use crate::pairing::{Lists, Pairing};
+use crate::store::{Store, StoreError};
 
 /// Every gateway the daemon knows, in the order `doctor` checks them; the
 /// disabled ones too, since their lists still say who is who.
@@ -51,6 +52,25 @@ pub fn policy(config: &Config) -> Policy {
         .map(|c| (c.id(), c.deciders()))
         .collect::<Vec<_>>();
     Policy::from_rosters(deciders, &config.approvals)
+}
+
+/// The pairing desk over `components`' lists, with the people paired
+/// before (read from `store`).
+pub fn pairing(
+    components: &[Box<dyn GatewayComponent>],
+    config: &Config,
+    store: &Store,
+    clock: crate::clock::Clock,
+) -> Result<Pairing, StoreError> {
+    let lists = components
+        .iter()
+        .map(|c| Lists {
+            gateway: c.id(),
+            talkers: c.talkers(),
+            deciders: c.deciders(),
+        })
+        .collect();
+    Pairing::new(&config.pairing, &config.approvals, lists, store.clone(), clock)
 }
 
 /// One gateway as the daemon sees it before it runs.

@@ -15,7 +15,8 @@
 //! of the turns folded out of its context), `drafts` (where the draft of a
 //! running turn's reply is shown), `guesses` (when each person last named
 //! a wrong approval token), `standing_rules` (the calls a person let run
-//! without asking, by conversation and tool) and `meta` (schema version).
+//! without asking, by conversation and tool), `paired` (the people let in by
+//! a pairing code, per gateway) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval, standing rule and audit records are in [`records`]), and imports nothing
@@ -43,6 +44,7 @@ mod keys;
 mod loops;
 mod memory;
 mod outbox;
+mod paired;
 pub mod records;
 mod standing_rules;
 mod summary;
@@ -63,8 +65,8 @@ pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use records::{
-    Approval, Approver, AuditEvent, Audited, Decision, How, Person, ProposedCall, RunState, Scope, StandingRule,
-    Status, VoteOutcome,
+    Approval, Approver, AuditEvent, Audited, Decision, How, PairedPerson, Person, ProposedCall, RunState, Scope,
+    StandingRule, Status, VoteOutcome,
 };
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
@@ -110,6 +112,7 @@ struct Inner {
     usage: sled::Tree,
     drafts: sled::Tree,
     guesses: sled::Tree,
+    paired: sled::Tree,
     summaries: sled::Tree,
     standing_rules: sled::Tree,
     group: GroupCommit,
@@ -165,6 +168,7 @@ impl Store {
             usage: tree("usage")?,
             drafts: tree("drafts")?,
             guesses: tree("guesses")?,
+            paired: tree("paired")?,
             summaries: tree("summaries")?,
             standing_rules: tree("standing_rules")?,
             group: GroupCommit::default(),

@@ -30,6 +30,8 @@ pub enum AdminReply {
     LoopControl(LoopControl),
     /// The tools listing: a JSON list, one per tool, with its source and gate.
     Tools(serde_json::Value),
+    /// What came of a pairing or access request.
+    Access(AccessAnswer),
 }
 
 /// A listing the core could not produce (its store could not be read); the
@@ -86,5 +88,14 @@ pub struct LoopControl {
     /// Whether the loop was stopped (or triggered).
     pub ok: bool,
     /// What happened, or why not, for people.
+    pub message: String,
+}
+
+/// What came of a pairing or access request: a listing, or what was done.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessAnswer {
+    /// Whether it was done (false: refused, with why in `message`).
+    pub ok: bool,
+    /// The listing, or what happened or why not, for people.
     pub message: String,
 }

@@ -2,6 +2,7 @@
 //! answered by one [`AdminReply`](crate::AdminReply) variant.
 
 use passepartout_gateway::{ConversationKey, UserId};
+use serde::{Deserialize, Serialize};
 
 /// A question from the machine's owner to the daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -51,4 +52,40 @@ pub enum AdminRequest {
     /// Run the loop called `name` now; answered
     /// [`LoopControl`](crate::AdminReply::LoopControl).
     TriggerLoop { name: String },
+    /// A pairing or access question from the local user `by`, asking in
+    /// `conversation`; answered [`Access`](crate::AdminReply::Access).
+    Access {
+        request: AccessRequest,
+        conversation: ConversationKey,
+        by: UserId,
+    },
+}
+
+/// What the owner may ask about who is let in.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum AccessRequest {
+    /// The people waiting with a pairing code (never the codes).
+    Waiting,
+    /// Let in whoever `code` was sent to, as an approver too if `approver`.
+    Approve { code: String, approver: bool },
+    /// Everyone let in, per gateway, with where that comes from.
+    List,
+    /// Revoke the pairing of `person` (`gateway:user`).
+    Revoke { person: String },
+}
+
+impl std::fmt::Debug for AccessRequest {
+    /// Without the code, so it cannot reach a log.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Waiting => f.write_str("Waiting"),
+            Self::Approve { approver, .. } => f
+                .debug_struct("Approve")
+                .field("approver", approver)
+                .finish_non_exhaustive(),
+            Self::List => f.write_str("List"),
+            Self::Revoke { person } => f.debug_struct("Revoke").field("person", person).finish(),
+        }
+    }
 }

@@ -33,6 +33,9 @@ pub enum Ack {
 pub enum Refusal {
     /// The sender is not on the gateway's allowlist.
     NotAllowed,
+    /// The sender is not on the gateway's allowlist, and the core answered
+    /// them itself (with a pairing code): the gateway says nothing more.
+    Pairing,
     /// The message is larger than the core accepts.
     TooLarge,
     /// A button press answering an approval its sender may not decide; the

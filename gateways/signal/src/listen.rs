@@ -211,6 +211,12 @@ impl SignalGateway {
                     .then_some((self.settings.refusal.as_str(), None))
             }
             Ack::Refused {
+                reason: Refusal::Pairing,
+            } => {
+                tracing::info!(user = %inbound.sender.id, "someone not allowed was answered with how to pair");
+                None
+            }
+            Ack::Refused {
                 reason: Refusal::TooLarge,
             } => Some((self.settings.too_long.as_str(), Some(&inbound.message_id))),
             Ack::Refused {

@@ -34,6 +34,7 @@ pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
         AdminReply::Loops(loops) => ServerFrame::Loops { loops: readable(loops) },
         AdminReply::LoopControl(answer) => ServerFrame::LoopControl(answer.into()),
         AdminReply::Tools(tools) => ServerFrame::Tools { tools },
+        AdminReply::Access(answer) => ServerFrame::Access(answer),
     }
 }
 

@@ -17,7 +17,8 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::protocol::{
-    ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line, is_unknown_server_frame,
+    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line,
+    is_unknown_server_frame,
 };
 use passepartout_gateway::lines::{LineReader, ReadLine};
 
@@ -260,6 +261,16 @@ impl Client {
     pub async fn trigger_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {
         self.loop_control(ClientFrame::TriggerLoop { name: name.to_owned() })
             .await
+    }
+
+    /// A pairing or access request; the answer is a listing, or says what
+    /// was done or why not.
+    pub async fn access(&mut self, request: AccessRequest) -> Result<AccessAnswer, ClientError> {
+        self.document_after(ClientFrame::Access { request }, |frame| match frame {
+            ServerFrame::Access(answer) => Some(answer.clone()),
+            _ => None,
+        })
+        .await
     }
 
     async fn loop_control(&mut self, frame: ClientFrame) -> Result<LoopControl, ClientError> {

@@ -207,6 +207,17 @@ impl Connection {
             }
             Ok(ClientFrame::StopLoop { name }) => self.ask(AdminRequest::StopLoop { name }).await,
             Ok(ClientFrame::TriggerLoop { name }) => self.ask(AdminRequest::TriggerLoop { name }).await,
+            Ok(ClientFrame::Access { request }) => {
+                let chat = self.chat.clone().unwrap_or_else(|| self.shared.default_chat.clone());
+                let conversation = ConversationKey::new(self.shared.gateway.clone(), chat);
+                let by = self.shared.user.clone();
+                self.ask(AdminRequest::Access {
+                    request,
+                    conversation,
+                    by,
+                })
+                .await
+            }
         }
     }
 
@@ -291,7 +302,7 @@ fn ack_frame(ack: Result<Ack, IntakeClosed>, id: MessageId) -> ServerFrame {
         Ok(Ack::Duplicate) => ServerFrame::Duplicate { id: id.into() },
         Ok(Ack::Busy) => refused(ErrorCode::Busy, "the conversation's queue is full; try again later"),
         Ok(Ack::Refused {
-            reason: Refusal::NotAllowed,
+            reason: Refusal::NotAllowed | Refusal::Pairing,
         }) => refused(ErrorCode::NotAllowed, "you may not send messages to this daemon"),
         Ok(Ack::Refused {
             reason: Refusal::NotApprover,

@@ -3,7 +3,7 @@
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
 //! `message`, `status`, `approvals`, `decide`, `decide_all`, `rules`,
-//! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop` and `ping` frames. The daemon answers each message with
+//! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop`, `access` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
 //! `approval`, `file` and `typing` frames whenever the core has something
 //! for the client's chat (a `draft` is a reply while it is written). A client skips a frame whose type it does not know, so a daemon can
@@ -13,6 +13,7 @@
 
 use std::fmt;
 
+pub use passepartout_admin::{AccessAnswer, AccessRequest};
 use passepartout_gateway::{ApprovalToken, ChatId, MessageId, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -83,12 +84,15 @@ pub enum ClientFrame {
     StopLoop { name: String },
     /// Runs the loop called `name` now; answered with a `loop_control` frame.
     TriggerLoop { name: String },
+    /// A pairing or access request (`pair list`, `pair approve`, `access`,
+    /// `access revoke`); answered with an `access` frame.
+    Access { request: AccessRequest },
     /// Asks for a `pong`.
     Ping {},
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 14] = [
+const CLIENT_FRAME_TYPES: [&str; 15] = [
     "hello",
     "message",
     "status",
@@ -102,6 +106,7 @@ const CLIENT_FRAME_TYPES: [&str; 14] = [
     "tools",
     "stop_loop",
     "trigger_loop",
+    "access",
     "ping",
 ];
 
@@ -182,6 +187,8 @@ pub enum ServerFrame {
     Tools { tools: serde_json::Value },
     /// The answer to `stop_loop` or `trigger_loop`.
     LoopControl(LoopControl),
+    /// The answer to `access`.
+    Access(AccessAnswer),
     /// The answer to `ping`.
     Pong {},
     /// Something went wrong with a frame; `id` names the message concerned, if any.
@@ -195,7 +202,7 @@ pub enum ServerFrame {
 
 /// The `"type"` names of [`ServerFrame`]: a frame of another type comes
 /// from a newer daemon, and a client skips it.
-pub const SERVER_FRAME_TYPES: [&str; 16] = [
+pub const SERVER_FRAME_TYPES: [&str; 17] = [
     "welcome",
     "accepted",
     "duplicate",
@@ -210,6 +217,7 @@ pub const SERVER_FRAME_TYPES: [&str; 16] = [
     "loops",
     "tools",
     "loop_control",
+    "access",
     "pong",
     "error",
 ];
@@ -484,6 +492,12 @@ mod tests {
             ClientFrame::Loops {},
             ClientFrame::StopLoop { name: "x".into() },
             ClientFrame::TriggerLoop { name: "x".into() },
+            ClientFrame::Access {
+                request: AccessRequest::Approve {
+                    code: "ABCD2345".into(),
+                    approver: true,
+                },
+            },
             ClientFrame::Ping {},
         ];
         for frame in frames {

@@ -456,6 +456,12 @@ impl TelegramGateway {
                 None
             }
             Ack::Refused {
+                reason: Refusal::Pairing,
+            } => {
+                tracing::info!(user = %sender, "someone not allowed was answered with how to pair");
+                None
+            }
+            Ack::Refused {
                 reason: Refusal::TooLarge,
             } => {
                 if let Some(chat) = chat {

@@ -1,6 +1,7 @@
 //! An audit event as the store keeps it: an approval requested or decided,
-//! a standing rule made or revoked, a tool call that ran, or the models'
-//! vote on a proposed call, with who and when. The store writes one in the
+//! a standing rule made or revoked, a tool call that ran, the models' vote
+//! on a proposed call, or a step of pairing (a code offered, approved or
+//! refused, a person revoked), with who and when. The store writes one in the
 //! same transaction as what it records.
 
 use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
@@ -85,6 +86,15 @@ pub enum Audited {
         scope: String,
         by: Person,
     },
+    /// Someone not allowed was sent a pairing code (the code itself is
+    /// never recorded).
+    PairingOffered { person: UserId },
+    /// An owner approved a pairing code: `person` is let in.
+    Paired { person: UserId, approver: bool, by: Person },
+    /// An owner named a pairing code that does not exist or has expired.
+    PairingRefused { by: Person },
+    /// An owner revoked a paired person.
+    Unpaired { person: UserId, by: Person },
 }
 
 /// What the models' vote on a call came to.

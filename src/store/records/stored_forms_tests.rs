@@ -314,3 +314,47 @@ fn a_file_waiting_in_the_outbox_keeps_its_stored_form() {
         r#"{"outbound":{"id":"12-0","conversation":{"gateway":"socket","chat":"c"},"in_reply_to":"m1","body":{"type":"file","path":"/data/outgoing/00ff/q3.pdf","name":"q3.pdf","media_type":"application/pdf","size":13,"caption":"Q3","temporary":true}},"journal_seq":12,"attempts":0}"#,
     );
 }
+
+#[test]
+fn a_paired_person_and_the_pairing_events_keep_their_stored_form() {
+    let paired = PairedPerson {
+        gateway: GatewayId::new("telegram").unwrap(),
+        user: UserId::new("77").unwrap(),
+        approver: true,
+        at_ms: 4,
+        by: person(),
+    };
+    assert_stored(
+        &paired,
+        r#"{"gateway":"telegram","user":"77","approver":true,"at_ms":4,"by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
+    );
+    let user = || UserId::new("77").unwrap();
+    let event = |what| AuditEvent {
+        at_ms: 3,
+        conversation: conversation(),
+        what,
+    };
+    assert_stored(
+        &event(Audited::PairingOffered { person: user() }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"pairing_offered","person":"77"}"#,
+    );
+    assert_stored(
+        &event(Audited::Paired {
+            person: user(),
+            approver: false,
+            by: person(),
+        }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"paired","person":"77","approver":false,"by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
+    );
+    assert_stored(
+        &event(Audited::PairingRefused { by: person() }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"pairing_refused","by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
+    );
+    assert_stored(
+        &event(Audited::Unpaired {
+            person: user(),
+            by: person(),
+        }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"unpaired","person":"77","by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
+    );
+}

@@ -534,6 +534,17 @@ impl FakeTelegram {
         self.lock().confirmed
     }
 
+    /// Waits until getUpdates confirmed the update `id` (asked for what
+    /// comes after it): the daemon has decided about it.
+    ///
+    /// # Panics
+    /// If it was not confirmed within `timeout`.
+    pub async fn wait_for_confirmed(&self, id: i64, timeout: Duration) {
+        let what = format!("update {id} confirmed");
+        self.wait_until(&what, timeout, |state| (state.confirmed > id).then_some(()))
+            .await
+    }
+
     /// Updates queued and not yet confirmed.
     pub fn pending_updates(&self) -> usize {
         self.lock().pending.len()
@@ -547,6 +558,19 @@ impl FakeTelegram {
         let what = format!("{n} sendMessage(s)");
         self.wait_until(&what, timeout, |state| {
             (state.sent.len() >= n).then(|| state.sent.clone())
+        })
+        .await
+    }
+
+    /// Wait until at least `n` messages were sent to `chat` and return those.
+    ///
+    /// # Panics
+    /// If fewer than `n` were sent there within `timeout`.
+    pub async fn wait_for_sent_to(&self, chat: i64, n: usize, timeout: Duration) -> Vec<Sent> {
+        let what = format!("{n} sendMessage(s) to {chat}");
+        self.wait_until(&what, timeout, |state| {
+            let to: Vec<Sent> = state.sent.iter().filter(|s| s.chat_id == chat).cloned().collect();
+            (to.len() >= n).then_some(to)
         })
         .await
     }

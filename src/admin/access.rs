@@ -1,0 +1,64 @@
+//! Pairing and access on the admin path: `pair list`, `pair approve CODE`,
+//! `access` and `access revoke GATEWAY:USER`, asked by the local user (who
+//! may approve everything, so is an owner). A change is made durable before
+//! the owner is told it is done.
+
+use std::sync::Arc;
+
+use passepartout_admin::{AccessAnswer, AccessRequest, AdminReply};
+use passepartout_gateway::{ConversationKey, UserId};
+
+use super::{AdminContext, Reply};
+use crate::pairing::{PairError, paired_message};
+use crate::store::Person;
+
+/// Answers `request` from `by`, asking in `conversation`. What writes the
+/// store is spawned, so it is never in the way of other questions.
+pub(super) fn answer(
+    admin: &Arc<AdminContext>,
+    request: AccessRequest,
+    conversation: ConversationKey,
+    by: UserId,
+    reply: Reply,
+) {
+    let pairing = admin.pairing.clone();
+    let by = Person::known_as(conversation.gateway.clone(), by);
+    admin.tracker.clone().spawn(async move {
+        let answer = match request {
+            AccessRequest::Waiting => done(pairing.render_waiting()),
+            AccessRequest::List => match pairing.render_access() {
+                Ok(listing) => done(listing),
+                Err(error) => refused(error.to_string()),
+            },
+            AccessRequest::Approve { code, approver } => match pairing.approve(&code, approver, &by, &conversation) {
+                Ok(person) => durable(&pairing, paired_message(&person)).await,
+                Err(error) => refused_because(error),
+            },
+            AccessRequest::Revoke { person } => match pairing.revoke(&person, &by) {
+                Ok(()) => durable(&pairing, format!("{person} is revoked.")).await,
+                Err(error) => refused_because(error),
+            },
+        };
+        let _ = reply.send(AdminReply::Access(answer));
+    });
+}
+
+/// `message`, once what was written is on disk.
+async fn durable(pairing: &crate::pairing::Pairing, message: String) -> AccessAnswer {
+    match pairing.durable().await {
+        Ok(()) => done(message),
+        Err(error) => refused(format!("the change could not be made durable: {error}")),
+    }
+}
+
+fn done(message: String) -> AccessAnswer {
+    AccessAnswer { ok: true, message }
+}
+
+fn refused(message: String) -> AccessAnswer {
+    AccessAnswer { ok: false, message }
+}
+
+fn refused_because(error: PairError) -> AccessAnswer {
+    refused(error.to_string())
+}

@@ -1,0 +1,326 @@
+//! Pairing: letting a new person in without editing the configuration.
+//!
+//! Someone a gateway's lists do not name who writes is sent a one-time code
+//! ([`Pairing::offer`], from the intake; nothing they write is journaled).
+//! An owner — someone who may approve actions on their gateway, or the local
+//! socket's user — names the code (`passepartout pair approve CODE`, or
+//! `/pair CODE` in their chat, [`command`]) and the person is let in, as an
+//! approver too if asked. The people paired are kept in the store and
+//! handed to the access lists and the approvals' policy as one live
+//! [`Paired`] set, beside the configuration's lists, which stay as they are:
+//! what the configuration names cannot be revoked here. Every step is
+//! audited; codes are never logged, and an owner who names too many wrong
+//! codes in an hour has further codes refused unread.
+
+mod code;
+mod codes;
+pub mod command;
+mod listing;
+
+use std::sync::{Arc, Mutex, PoisonError};
+
+use passepartout_gateway::{
+    ChatId, ConversationKey, GatewayId, Inbound, MessageId, Outbound, OutboundBody, ReplyKind, UserId,
+};
+use thiserror::Error;
+
+pub use code::Code;
+use codes::{Codes, Pending};
+use command::PairCommand;
+pub use listing::Waiting;
+
+use crate::access::{Paired, Roster};
+use crate::clock::Clock;
+use crate::config::{ApprovalsConfig, PairingConfig};
+use crate::store::{AuditEvent, Audited, PairedPerson, Person, Store, StoreError};
+
+const HOUR_MS: u64 = 3_600_000;
+
+/// Why a code was not approved, or a person not revoked. The messages are
+/// for the owner; a wrong code and an expired one read the same.
+#[derive(Debug, Error)]
+pub enum PairError {
+    #[error("only an approver may let someone in")]
+    NotOwner,
+    #[error("no such pairing code (or it expired)")]
+    Unknown,
+    #[error("too many wrong pairing codes in the last hour; try again later")]
+    Limited,
+    #[error("{0:?} is not gateway:user (e.g. \"telegram:123456789\")")]
+    NotAPerson(String),
+    #[error("{0} is not paired")]
+    NotPaired(String),
+    #[error("{0} is listed in the configuration; remove them there")]
+    Configured(String),
+    #[error("the store failed: {0}")]
+    Store(#[from] StoreError),
+}
+
+/// One gateway's lists from the configuration.
+#[derive(Clone, Debug)]
+pub struct Lists {
+    pub gateway: GatewayId,
+    pub talkers: Roster,
+    pub deciders: Roster,
+}
+
+/// What the intake does with someone not allowed.
+#[derive(Debug)]
+pub enum Offer {
+    /// Send them this (their new code).
+    Send(Box<Outbound>),
+    /// They were sent a code that is still live: say nothing.
+    Sent,
+}
+
+/// The pairing desk: codes waiting, people paired, who may pair.
+pub struct Pairing {
+    settings: PairingConfig,
+    codes: Mutex<Codes>,
+    paired: Arc<Paired>,
+    lists: Vec<Lists>,
+    global: Vec<(String, String)>,
+    store: Store,
+    clock: Clock,
+}
+
+impl Pairing {
+    /// With the configuration's `lists`, loading the people paired before.
+    pub fn new(
+        settings: &PairingConfig,
+        approvals: &ApprovalsConfig,
+        lists: Vec<Lists>,
+        store: Store,
+        clock: Clock,
+    ) -> Result<Self, StoreError> {
+        let paired = Arc::new(Paired::default());
+        for person in store.paired()? {
+            paired.insert(person.gateway, person.user, person.approver);
+        }
+        Ok(Self {
+            settings: settings.clone(),
+            codes: Mutex::new(Codes::new(settings.expire_s.saturating_mul(1000))),
+            paired,
+            lists,
+            global: approvals.global().unwrap_or_default(),
+            store,
+            clock,
+        })
+    }
+
+    /// The live set of people paired, for the access lists and the policy.
+    pub fn paired(&self) -> Arc<Paired> {
+        self.paired.clone()
+    }
+
+    /// What to do with `inbound`, whose sender is not allowed: none when
+    /// pairing is off (they are refused, as before).
+    pub fn offer(&self, inbound: &Inbound) -> Option<Offer> {
+        if !self.settings.enabled {
+            return None;
+        }
+        let now_ms = self.clock.now_ms();
+        let pending = Pending {
+            conversation: inbound.conversation.clone(),
+            user: inbound.sender.id.clone(),
+            issued_ms: now_ms,
+        };
+        let issued = self.codes.lock().unwrap_or_else(PoisonError::into_inner).issue(pending);
+        let Some(code) = issued else {
+            return Some(Offer::Sent);
+        };
+        tracing::info!(conversation = %inbound.conversation, user = %inbound.sender.id, "sent a pairing code");
+        self.audit(
+            now_ms,
+            inbound.conversation.clone(),
+            Audited::PairingOffered {
+                person: inbound.sender.id.clone(),
+            },
+        );
+        let minutes = self.settings.expire_s.div_ceil(60);
+        let text = format!(
+            "This assistant is private. To be let in, ask its owner to approve your pairing code {code} \
+             (with `passepartout pair approve {code}`, or `/pair {code}` in their chat). It is valid for \
+             {minutes} minutes.",
+            code = code.as_str()
+        );
+        Some(Offer::Send(Box::new(notice(inbound, None, text))))
+    }
+
+    /// The answer to an owner's `/pair` in `inbound`.
+    pub fn answer_command(&self, inbound: &Inbound, command: &PairCommand) -> Outbound {
+        let by = Person::of(inbound);
+        let text = match self.approve(&command.code, command.approver, &by, &inbound.conversation) {
+            Ok(person) => paired_message(&person),
+            Err(error) => format!("Not paired: {error}."),
+        };
+        notice(inbound, Some(inbound.message_id.clone()), text)
+    }
+
+    /// Whether `person` may let people in: someone who may approve on their
+    /// gateway (everyone on a gateway that vouches for its peers, as the
+    /// local socket does), a global approver, or someone paired as one.
+    pub fn is_owner(&self, person: &Person) -> bool {
+        let is = |user: &String| UserId::new(user.clone()).is_ok_and(|user| person.is(&user));
+        let listed = self
+            .lists
+            .iter()
+            .filter(|l| l.gateway == person.gateway)
+            .any(|l| match &l.deciders {
+                Roster::Everyone => true,
+                Roster::Listed { users, .. } => users.iter().any(is),
+            });
+        let global = self
+            .global
+            .iter()
+            .any(|(gateway, user)| gateway == person.gateway.as_str() && is(user));
+        let mut sender = passepartout_gateway::Sender::new(person.user.clone());
+        sender.aliases = person.aliases.clone();
+        listed || global || self.paired.approves(&person.gateway, &sender)
+    }
+
+    /// Lets in whoever `typed` is the code of, as an approver too if
+    /// `approver`, on the word of `by`, answering in `conversation`.
+    pub fn approve(
+        &self,
+        typed: &str,
+        approver: bool,
+        by: &Person,
+        conversation: &ConversationKey,
+    ) -> Result<PairedPerson, PairError> {
+        if !self.is_owner(by) {
+            return Err(PairError::NotOwner);
+        }
+        let now_ms = self.clock.now_ms();
+        let who = format!("pairing:{by}");
+        match self.store.guesses(&who, now_ms, HOUR_MS) {
+            Ok(wrong) if wrong < self.settings.wrong_codes_per_hour as usize => {}
+            Ok(_) => return Err(PairError::Limited),
+            Err(error) => {
+                tracing::error!(%error, "cannot read the count of wrong pairing codes; refusing codes");
+                return Err(PairError::Limited);
+            }
+        }
+        let taken = Code::parse(typed).and_then(|code| {
+            self.codes
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(&code, now_ms)
+        });
+        let Some(pending) = taken else {
+            if let Err(error) = self.store.record_guess(&who, now_ms, HOUR_MS) {
+                tracing::error!(%error, "cannot count a wrong pairing code");
+            }
+            tracing::info!(by = %by, "refused an unknown pairing code");
+            self.audit(now_ms, conversation.clone(), Audited::PairingRefused { by: by.clone() });
+            return Err(PairError::Unknown);
+        };
+        let person = PairedPerson {
+            gateway: pending.conversation.gateway.clone(),
+            user: pending.user.clone(),
+            approver,
+            at_ms: now_ms,
+            by: by.clone(),
+        };
+        let event = AuditEvent {
+            at_ms: now_ms,
+            conversation: pending.conversation,
+            what: Audited::Paired {
+                person: person.user.clone(),
+                approver,
+                by: by.clone(),
+            },
+        };
+        self.store.pair(&person, &event)?;
+        self.paired
+            .insert(person.gateway.clone(), person.user.clone(), approver);
+        tracing::info!(gateway = %person.gateway, user = %person.user, approver, by = %by, "paired");
+        Ok(person)
+    }
+
+    /// Revokes the pairing of `named` (`gateway:user`) on the word of `by`.
+    pub fn revoke(&self, named: &str, by: &Person) -> Result<(), PairError> {
+        if !self.is_owner(by) {
+            return Err(PairError::NotOwner);
+        }
+        let (gateway, user) = named
+            .split_once(':')
+            .and_then(|(gateway, user)| Some((GatewayId::new(gateway).ok()?, UserId::new(user.trim()).ok()?)))
+            .ok_or_else(|| PairError::NotAPerson(named.to_owned()))?;
+        if self.configured(&gateway, &user) {
+            return Err(PairError::Configured(named.to_owned()));
+        }
+        let now_ms = self.clock.now_ms();
+        let chat = ChatId::new(user.as_str()).map_err(|_| PairError::NotAPerson(named.to_owned()))?;
+        let event = AuditEvent {
+            at_ms: now_ms,
+            conversation: ConversationKey::new(gateway.clone(), chat),
+            what: Audited::Unpaired {
+                person: user.clone(),
+                by: by.clone(),
+            },
+        };
+        if !self.store.unpair(&gateway, &user, &event)? {
+            return Err(PairError::NotPaired(named.to_owned()));
+        }
+        self.paired.remove(&gateway, &user);
+        tracing::info!(%gateway, user = %user, by = %by, "revoked a pairing");
+        Ok(())
+    }
+
+    /// Made durable before an owner is told a change is done.
+    pub async fn durable(&self) -> Result<(), StoreError> {
+        self.store.durable().await
+    }
+
+    /// Whether the configuration names `user` on `gateway` (as a talker or
+    /// an approver).
+    fn configured(&self, gateway: &GatewayId, user: &UserId) -> bool {
+        let named = |roster: &Roster| match roster {
+            Roster::Everyone => false,
+            Roster::Listed { users, .. } => users.iter().any(|u| u == user.as_str()),
+        };
+        self.lists
+            .iter()
+            .filter(|l| l.gateway == *gateway)
+            .any(|l| named(&l.talkers) || named(&l.deciders))
+            || self
+                .global
+                .iter()
+                .any(|(g, u)| g == gateway.as_str() && u == user.as_str())
+    }
+
+    fn audit(&self, at_ms: u64, conversation: ConversationKey, what: Audited) {
+        let event = AuditEvent {
+            at_ms,
+            conversation,
+            what,
+        };
+        if let Err(error) = self.store.audit(&event) {
+            tracing::error!(%error, "cannot audit a pairing step");
+        }
+    }
+}
+
+/// What an owner is told when a code was approved.
+pub fn paired_message(person: &PairedPerson) -> String {
+    let approver = if person.approver { ", as an approver" } else { "" };
+    format!("{}:{} is let in{approver}.", person.gateway, person.user.as_str())
+}
+
+/// A notice of pairing's own into `inbound`'s conversation.
+fn notice(inbound: &Inbound, in_reply_to: Option<MessageId>, text: String) -> Outbound {
+    Outbound {
+        id: format!("pairing-{}", inbound.message_id),
+        conversation: inbound.conversation.clone(),
+        in_reply_to,
+        body: OutboundBody::Text {
+            text,
+            kind: ReplyKind::Notice,
+        },
+        drafts: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests;

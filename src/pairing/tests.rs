@@ -1,0 +1,222 @@
+//! The pairing desk against a real store under paused time: codes offered
+//! once per window and expiring, approved only by owners, wrong codes
+//! refused alike and limited, people revoked, and the paired kept across a
+//! reopen.
+
+use std::time::Duration;
+
+use passepartout_gateway::{ChatId, InboundBody, MessageId, Sender};
+
+use super::*;
+use crate::store::tests::{open_temp, reopen};
+
+const EXPIRE_S: u64 = 600;
+
+fn telegram() -> GatewayId {
+    GatewayId::new("telegram").unwrap()
+}
+
+fn local() -> GatewayId {
+    GatewayId::new("local").unwrap()
+}
+
+fn lists() -> Vec<Lists> {
+    vec![
+        Lists {
+            gateway: local(),
+            talkers: Roster::Everyone,
+            deciders: Roster::Everyone,
+        },
+        Lists {
+            gateway: telegram(),
+            talkers: Roster::Listed {
+                users: vec!["1".into(), "2".into()],
+                chats: vec![],
+            },
+            deciders: Roster::Listed {
+                users: vec!["1".into()],
+                chats: vec![],
+            },
+        },
+    ]
+}
+
+fn desk(store: Store, enabled: bool) -> Pairing {
+    let settings = PairingConfig {
+        enabled,
+        expire_s: EXPIRE_S,
+        wrong_codes_per_hour: 3,
+    };
+    Pairing::new(
+        &settings,
+        &ApprovalsConfig::default(),
+        lists(),
+        store,
+        Clock::at(1_000_000),
+    )
+    .unwrap()
+}
+
+fn from(user: &str) -> Inbound {
+    Inbound {
+        conversation: ConversationKey::new(telegram(), ChatId::new(user).unwrap()),
+        sender: Sender::new(UserId::new(user).unwrap()),
+        message_id: MessageId::new("m1").unwrap(),
+        reply_to: None,
+        body: InboundBody::Text { text: "hello".into() },
+        received_at_ms: 0,
+    }
+}
+
+fn owner() -> Person {
+    Person::known_as(local(), UserId::new("1000").unwrap())
+}
+
+fn here() -> ConversationKey {
+    ConversationKey::new(local(), ChatId::new("uid-1000").unwrap())
+}
+
+/// The code in the text of an offer.
+fn code_of(offer: Option<Offer>) -> String {
+    let Some(Offer::Send(outbound)) = offer else {
+        panic!("no code sent: {offer:?}");
+    };
+    let OutboundBody::Text { text, .. } = outbound.body else {
+        panic!("not a text");
+    };
+    text.split_whitespace()
+        .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric()))
+        .find(|w| Code::parse(w).is_some() && w.len() == 8 && w.chars().all(|c| !c.is_ascii_lowercase()))
+        .expect("a code in the text")
+        .to_owned()
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_code_per_window_which_expires() {
+    let (_dir, store) = open_temp();
+    let desk = desk(store, true);
+    let first = code_of(desk.offer(&from("42")));
+    assert!(
+        matches!(desk.offer(&from("42")), Some(Offer::Sent)),
+        "not a second code while the first lives"
+    );
+    tokio::time::advance(Duration::from_secs(EXPIRE_S)).await;
+    assert!(desk.waiting().is_empty(), "expired");
+    assert!(
+        matches!(desk.approve(&first, false, &owner(), &here()), Err(PairError::Unknown)),
+        "an expired code reads as unknown"
+    );
+    let second = code_of(desk.offer(&from("42")));
+    assert_ne!(first, second, "a new code after the window");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_owner_approves_and_revokes_live() {
+    let (_dir, store) = open_temp();
+    let desk = desk(store.clone(), true);
+    let code = code_of(desk.offer(&from("42")));
+    assert_eq!(desk.waiting().len(), 1);
+    let paired = desk.approve(&code.to_lowercase(), true, &owner(), &here()).unwrap();
+    assert_eq!((paired.user.as_str(), paired.approver), ("42", true));
+    let ada = Person::of(&from("42"));
+    assert!(desk.paired().allows(&telegram(), &from("42").sender));
+    assert!(desk.is_owner(&ada), "paired as an approver: an owner");
+    assert!(
+        matches!(desk.approve(&code, false, &owner(), &here()), Err(PairError::Unknown)),
+        "used once"
+    );
+    assert!(
+        matches!(desk.revoke("telegram:1", &owner()), Err(PairError::Configured(_))),
+        "the config's lists hold"
+    );
+    assert!(matches!(
+        desk.revoke("telegram", &owner()),
+        Err(PairError::NotAPerson(_))
+    ));
+    desk.revoke("telegram:42", &owner()).unwrap();
+    assert!(
+        !desk.paired().allows(&telegram(), &from("42").sender),
+        "revoked at once"
+    );
+    assert!(matches!(
+        desk.revoke("telegram:42", &owner()),
+        Err(PairError::NotPaired(_))
+    ));
+    let events: Vec<_> = store.audit_events(10).unwrap().into_iter().map(|e| e.what).collect();
+    assert!(
+        matches!(
+            events.as_slice(),
+            [
+                Audited::PairingOffered { .. },
+                Audited::Paired { approver: true, .. },
+                Audited::PairingRefused { .. },
+                Audited::Unpaired { .. }
+            ]
+        ),
+        "{events:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_owners_approve() {
+    let (_dir, store) = open_temp();
+    let desk = desk(store, true);
+    let code = code_of(desk.offer(&from("42")));
+    let talker = Person::known_as(telegram(), UserId::new("2").unwrap());
+    assert!(matches!(
+        desk.approve(&code, false, &talker, &here()),
+        Err(PairError::NotOwner)
+    ));
+    let stranger = Person::of(&from("43"));
+    assert!(matches!(
+        desk.approve(&code, false, &stranger, &here()),
+        Err(PairError::NotOwner)
+    ));
+    let approver = Person::known_as(telegram(), UserId::new("1").unwrap());
+    desk.approve(&code, false, &approver, &here())
+        .expect("a configured approver may");
+}
+
+#[tokio::test(start_paused = true)]
+async fn guessed_codes_are_refused_alike_and_limited() {
+    let (_dir, store) = open_temp();
+    let desk = desk(store, true);
+    let code = code_of(desk.offer(&from("42")));
+    for guess in ["ABCD2345", "not a code", ""] {
+        let refused = desk.approve(guess, false, &owner(), &here()).unwrap_err();
+        assert_eq!(refused.to_string(), PairError::Unknown.to_string(), "{guess:?}");
+    }
+    assert!(
+        matches!(desk.approve(&code, false, &owner(), &here()), Err(PairError::Limited)),
+        "even the right code, once the guesses are used up"
+    );
+    tokio::time::advance(Duration::from_secs(3_600)).await;
+    assert!(desk.waiting().is_empty(), "the code expired meanwhile");
+    let code = code_of(desk.offer(&from("42")));
+    desk.approve(&code, false, &owner(), &here())
+        .expect("allowed again after the hour");
+}
+
+#[tokio::test(start_paused = true)]
+async fn disabled_pairing_offers_nothing() {
+    let (_dir, store) = open_temp();
+    assert!(desk(store, false).offer(&from("42")).is_none());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_paired_are_loaded_again_after_a_reopen() {
+    let (dir, store) = open_temp();
+    let first = desk(store, true);
+    let code = code_of(first.offer(&from("42")));
+    first.approve(&code, false, &owner(), &here()).unwrap();
+    drop(first);
+    let store = reopen(&dir.path().join("store"));
+    let again = desk(store, true);
+    assert!(again.paired().allows(&telegram(), &from("42").sender));
+    assert!(
+        again
+            .render_access()
+            .unwrap()
+            .contains("telegram:42  allowed  paired by local:1000")
+    );
+}

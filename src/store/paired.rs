@@ -1,0 +1,124 @@
+//! The `paired` tree: the people let in by a pairing code, keyed by gateway
+//! and user. Pairing and revoking write their audit event in the same
+//! transaction; a pairing code that was refused is audited on its own.
+
+use passepartout_gateway::{GatewayId, UserId};
+use sled::Transactional;
+
+use super::Store;
+use super::approvals::{audit_in, encode};
+use super::error::StoreError;
+use super::records::{AuditEvent, PairedPerson};
+
+fn key(gateway: &GatewayId, user: &UserId) -> Vec<u8> {
+    let mut key = gateway.as_str().as_bytes().to_vec();
+    key.push(0);
+    key.extend_from_slice(user.as_str().as_bytes());
+    key
+}
+
+impl Store {
+    /// Everyone paired, by gateway and user.
+    pub fn paired(&self) -> Result<Vec<PairedPerson>, StoreError> {
+        self.inner
+            .paired
+            .iter()
+            .values()
+            .map(|value| {
+                serde_json::from_slice(&value?).map_err(|e| StoreError::Corrupt {
+                    tree: "paired",
+                    reason: e.to_string(),
+                })
+            })
+            .collect()
+    }
+
+    /// Keeps `person` (replacing an earlier pairing of theirs), with `event`.
+    pub fn pair(&self, person: &PairedPerson, event: &AuditEvent) -> Result<(), StoreError> {
+        let _writing = self.writing();
+        let value = encode("paired", person)?;
+        let key = key(&person.gateway, &person.user);
+        let written = (&self.inner.paired, &self.inner.audit).transaction(|(paired, audit)| {
+            paired.insert(key.as_slice(), value.as_slice())?;
+            audit_in(audit, event)
+        });
+        self.wrote(written.map_err(StoreError::from))
+    }
+
+    /// Forgets the pairing of `user` on `gateway`, with `event`; whether
+    /// there was one (nothing is audited when there was not).
+    pub fn unpair(&self, gateway: &GatewayId, user: &UserId, event: &AuditEvent) -> Result<bool, StoreError> {
+        let _writing = self.writing();
+        let key = key(gateway, user);
+        let removed = (&self.inner.paired, &self.inner.audit).transaction(|(paired, audit)| {
+            if paired.remove(key.as_slice())?.is_none() {
+                return Ok(false);
+            }
+            audit_in(audit, event)?;
+            Ok(true)
+        });
+        self.wrote(removed.map_err(StoreError::from))
+    }
+
+    /// Records `event` in the audit trail on its own.
+    pub fn audit(&self, event: &AuditEvent) -> Result<(), StoreError> {
+        let _writing = self.writing();
+        let written = self.inner.audit.transaction(|audit| audit_in(audit, event));
+        self.wrote(written.map_err(StoreError::from))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use passepartout_gateway::{ChatId, ConversationKey};
+
+    use super::*;
+    use crate::store::records::{Audited, Person};
+    use crate::store::tests::{open_temp, reopen};
+
+    fn ada() -> PairedPerson {
+        PairedPerson {
+            gateway: GatewayId::new("telegram").unwrap(),
+            user: UserId::new("42").unwrap(),
+            approver: true,
+            at_ms: 5,
+            by: Person::known_as(GatewayId::new("local").unwrap(), UserId::new("1000").unwrap()),
+        }
+    }
+
+    fn event(what: Audited) -> AuditEvent {
+        AuditEvent {
+            at_ms: 5,
+            conversation: ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new("42").unwrap()),
+            what,
+        }
+    }
+
+    #[test]
+    fn a_pairing_is_kept_across_a_reopen_and_revoked_once() {
+        let (dir, store) = open_temp();
+        let ada = ada();
+        let paired = event(Audited::Paired {
+            person: ada.user.clone(),
+            approver: true,
+            by: ada.by.clone(),
+        });
+        store.pair(&ada, &paired).unwrap();
+        drop(store);
+        let store = reopen(&dir.path().join("store"));
+        assert_eq!(store.paired().unwrap(), vec![ada.clone()]);
+        let unpaired = event(Audited::Unpaired {
+            person: ada.user.clone(),
+            by: ada.by.clone(),
+        });
+        assert!(store.unpair(&ada.gateway, &ada.user, &unpaired).unwrap());
+        assert!(!store.unpair(&ada.gateway, &ada.user, &unpaired).unwrap(), "only once");
+        assert!(store.paired().unwrap().is_empty());
+        let audited: Vec<_> = store.audit_events(10).unwrap().into_iter().map(|e| e.what).collect();
+        assert_eq!(
+            audited.len(),
+            2,
+            "paired and unpaired, the second revoke not: {audited:?}"
+        );
+    }
+}

@@ -1,0 +1,20 @@
+//! A person let in by pairing: who, on which gateway, whether they may
+//! approve too, when, and which owner approved their code.
+
+use passepartout_gateway::{GatewayId, UserId};
+use serde::{Deserialize, Serialize};
+
+use super::approval::Person;
+
+/// One paired person, as the `paired` tree keeps them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PairedPerson {
+    pub gateway: GatewayId,
+    pub user: UserId,
+    /// They may approve actions (and pairing codes) too.
+    #[serde(default)]
+    pub approver: bool,
+    pub at_ms: u64,
+    /// The owner who approved their code.
+    pub by: Person,
+}

@@ -1,0 +1,202 @@
+//! Pairing end to end, on Telegram against the fake Bot API inside the real
+//! daemon: a stranger who writes is sent one code (and nothing of theirs
+//! reaches the model), the owner approves it from the CLI or with `/pair`,
+//! the person then talks, a revocation holds at once, wrong codes are
+//! refused alike, codes never reach the logs, and the paired survive a
+//! restart.
+
+mod support;
+
+use passepartout_socket::{AccessAnswer, AccessRequest, Client};
+use support::fake_llm::FakeLlm;
+use support::fake_telegram::{FakeTelegram, Sent};
+use support::gateway_daemons::with_telegram;
+use support::harness::{TestDaemon, WAIT, texts_of};
+use support::logs::LogCapture;
+
+const TOKEN: &str = "123456:test-token-never-logged";
+const OWNER: i64 = 42;
+const STRANGER: i64 = 77;
+
+struct Setup {
+    telegram: FakeTelegram,
+    daemon: TestDaemon,
+    llm: FakeLlm,
+    _token_dir: tempfile::TempDir,
+}
+
+async fn start() -> Setup {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let llm = FakeLlm::start().await;
+    let (daemon, token_dir) = with_telegram(&llm, &telegram, TOKEN, OWNER, |_| {}).await;
+    Setup {
+        telegram,
+        daemon,
+        llm,
+        _token_dir: token_dir,
+    }
+}
+
+impl Setup {
+    /// `text` from `user` in their private chat; waits until the daemon
+    /// decided about it.
+    async fn write(&self, user: i64, text: &str) {
+        let id = self.telegram.push_update(self.telegram.text_message(user, user, text));
+        self.telegram.wait_for_confirmed(id, WAIT).await;
+    }
+
+    /// The messages the bot sent to `chat`.
+    fn sent_to(&self, chat: i64) -> Vec<Sent> {
+        self.telegram.sent().into_iter().filter(|s| s.chat_id == chat).collect()
+    }
+
+    /// Waits for the `n`th message to `chat` and returns it.
+    async fn nth_to(&self, chat: i64, n: usize) -> Sent {
+        self.telegram.wait_for_sent_to(chat, n, WAIT).await[n - 1].clone()
+    }
+
+    async fn ask(&self, request: AccessRequest) -> AccessAnswer {
+        let mut client: Client = self.daemon.client("admin").await;
+        tokio::time::timeout(WAIT, client.access(request))
+            .await
+            .expect("answered in time")
+            .expect("answered")
+    }
+
+    /// Waits until the model was asked `n` times; the user texts of the last request.
+    async fn model_saw(&self, n: usize) -> Vec<String> {
+        let requests = self.llm.wait_for_requests(n, WAIT).await;
+        texts_of(requests.last().unwrap(), "user")
+    }
+}
+
+/// The pairing code in a message the bot sent.
+fn code_in(sent: &Sent) -> String {
+    sent.text
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|w| w.len() == 8 && w.chars().all(|c| passepartout_gateway::TOKEN_ALPHABET.contains(c)))
+        .unwrap_or_else(|| panic!("no code in {:?}", sent.text))
+        .to_owned()
+}
+
+fn approve(code: &str, approver: bool) -> AccessRequest {
+    AccessRequest::Approve {
+        code: code.to_owned(),
+        approver,
+    }
+}
+
+#[tokio::test]
+async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_revoked() {
+    let logs = LogCapture::start();
+    let setup = start().await;
+
+    setup.write(STRANGER, "hello, let me in").await;
+    let code = code_in(&setup.nth_to(STRANGER, 1).await);
+    setup.write(STRANGER, "are you there?").await;
+    assert_eq!(
+        setup.sent_to(STRANGER).len(),
+        1,
+        "one code per window, not one per message"
+    );
+    assert!(
+        setup.llm.requests().is_empty(),
+        "nothing of a stranger's reaches the model"
+    );
+
+    let waiting = setup.ask(AccessRequest::Waiting).await;
+    assert!(waiting.ok && waiting.message.contains("telegram:77"), "{waiting:?}");
+    assert!(!waiting.message.contains(&code), "the listing never shows a code");
+
+    let forged = setup.ask(approve("ABCD2345", false)).await;
+    let malformed = setup.ask(approve("nonsense", false)).await;
+    assert!(!forged.ok && !malformed.ok);
+    assert_eq!(forged.message, malformed.message, "every wrong code reads the same");
+    let approved = setup.ask(approve(&code.to_lowercase(), false)).await;
+    assert!(approved.ok, "{approved:?}");
+    assert!(approved.message.contains("telegram:77"), "{approved:?}");
+    let again = setup.ask(approve(&code, false)).await;
+    assert_eq!(again.message, forged.message, "a used code is unknown");
+
+    setup.write(STRANGER, "thanks, what is 2+2?").await;
+    let seen = setup.model_saw(1).await;
+    assert_eq!(
+        seen,
+        vec!["thanks, what is 2+2?".to_owned()],
+        "nothing from before pairing was kept"
+    );
+    setup.nth_to(STRANGER, 2).await;
+
+    let listing = setup.ask(AccessRequest::List).await;
+    assert!(
+        listing.message.contains("telegram:42  allowed, approver  config"),
+        "{}",
+        listing.message
+    );
+    assert!(
+        listing.message.contains("telegram:77  allowed  paired by "),
+        "{}",
+        listing.message
+    );
+
+    let configured = setup
+        .ask(AccessRequest::Revoke {
+            person: "telegram:42".into(),
+        })
+        .await;
+    assert!(
+        !configured.ok,
+        "the configuration's lists are not revoked here: {configured:?}"
+    );
+    let revoked = setup
+        .ask(AccessRequest::Revoke {
+            person: "telegram:77".into(),
+        })
+        .await;
+    assert!(revoked.ok, "{revoked:?}");
+    setup.write(STRANGER, "still there?").await;
+    let second = code_in(&setup.nth_to(STRANGER, 3).await);
+    assert_ne!(second, code, "refused at once, and offered a new code");
+    assert_eq!(
+        setup.llm.requests().len(),
+        1,
+        "the revoked person no longer reaches the model"
+    );
+
+    let logged = logs.text();
+    assert!(
+        !logged.contains(&code) && !logged.contains(&second),
+        "a code reached the logs"
+    );
+}
+
+#[tokio::test]
+async fn an_owner_pairs_in_chat_as_approver_and_the_pairing_survives_a_restart() {
+    let mut setup = start().await;
+    setup.write(STRANGER, "hello").await;
+    let code = code_in(&setup.nth_to(STRANGER, 1).await);
+
+    setup.write(STRANGER, &format!("/pair {code} approver")).await;
+    assert_eq!(
+        setup.sent_to(STRANGER).len(),
+        1,
+        "a stranger's own /pair lets nobody in"
+    );
+
+    setup.write(OWNER, &format!("/pair {code} approver")).await;
+    let answer = setup.nth_to(OWNER, 1).await;
+    assert_eq!(answer.text, "telegram:77 is let in, as an approver.");
+    assert!(setup.llm.requests().is_empty(), "a /pair never reaches the model");
+
+    setup.daemon.restart(Vec::new()).await;
+    let listing = setup.ask(AccessRequest::List).await;
+    assert!(
+        listing
+            .message
+            .contains("telegram:77  allowed, approver  paired by telegram:42"),
+        "{}",
+        listing.message
+    );
+    setup.write(STRANGER, "after the restart").await;
+    assert_eq!(setup.model_saw(1).await, vec!["after the restart".to_owned()]);
+}
