@@ -43,7 +43,8 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
     let outcome = match recent.load(&cx.store, key) {
         Ok(history) => {
             let memory = cx.memory_of(&approval.conversation.gateway, &approval.requester);
-            let settle = cx.pipeline.settle(approval, history, memory);
+            // On the heap, as a turn's pipeline is (see `worker.rs`).
+            let settle = Box::pin(cx.pipeline.settle(approval, history, memory));
             with_typing(cx, key, guarded(cx, key, settle)).await
         }
         Err(error) => Err(format!("I could not read this conversation's history: {error}")),

@@ -311,12 +311,11 @@ async fn run_pipeline(
         other => cx.show(other),
     };
     let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id);
-    guarded(
-        cx,
-        key,
-        cx.pipeline.run(&entry.inbound, earlier, pinned, memory, view, watch),
-    )
-    .await
+    // On the heap: the pipeline's future is large (its model calls, tools
+    // and votes), and every future awaiting it up to the worker's task
+    // would otherwise make room for it on the thread's stack.
+    let turn = Box::pin(cx.pipeline.run(&entry.inbound, earlier, pinned, memory, view, watch));
+    guarded(cx, key, turn).await
 }
 
 /// Runs `turn` under the turn timeout, catching panics. `Err` carries the
