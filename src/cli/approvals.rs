@@ -6,6 +6,7 @@
 
 use std::process::ExitCode;
 
+use passepartout_socket::ClientError;
 use serde_json::Value;
 
 use super::client::{EXIT_UNREACHABLE, connect, listing};
@@ -42,22 +43,7 @@ pub async fn decide(config: &Config, token: &str, approve: bool, always: bool) -
     } else {
         client.decide(token, approve).await
     };
-    match answer {
-        Ok(answer) => {
-            let message = answer["message"].as_str().unwrap_or_default();
-            if answer["decided"].as_bool() == Some(true) {
-                println!("{message}");
-                ExitCode::SUCCESS
-            } else {
-                eprintln!("passepartout: {message}");
-                ExitCode::FAILURE
-            }
-        }
-        Err(error) => {
-            eprintln!("passepartout: {error}");
-            ExitCode::from(EXIT_UNREACHABLE)
-        }
-    }
+    told(answer, "decided")
 }
 
 /// Approves (or denies) every pending approval of conversation `from`, or
@@ -69,30 +55,18 @@ pub async fn decide_all(config: &Config, approve: bool, from: Option<&str>) -> E
         Ok(client) => client,
         Err(code) => return code,
     };
-    match client.decide_all(approve, from).await {
-        Ok(answer) => {
-            for decision in answer["decisions"].as_array().into_iter().flatten() {
-                let message = decision["message"].as_str().unwrap_or_default();
-                if decision["decided"].as_bool() == Some(true) {
-                    println!("{message}");
-                } else {
-                    println!("not decided: {message}");
-                }
-            }
-            let message = answer["message"].as_str().unwrap_or_default();
-            if answer["ok"].as_bool() == Some(true) {
+    let answer = client.decide_all(approve, from).await;
+    if let Ok(answer) = &answer {
+        for decision in answer["decisions"].as_array().into_iter().flatten() {
+            let message = decision["message"].as_str().unwrap_or_default();
+            if decision["decided"].as_bool() == Some(true) {
                 println!("{message}");
-                ExitCode::SUCCESS
             } else {
-                eprintln!("passepartout: {message}");
-                ExitCode::FAILURE
+                println!("not decided: {message}");
             }
-        }
-        Err(error) => {
-            eprintln!("passepartout: {error}");
-            ExitCode::from(EXIT_UNREACHABLE)
         }
     }
+    told(answer, "ok")
 }
 
 /// Lists the standing rules, one a line, its id first. Exit 0, or 3 when
@@ -121,10 +95,17 @@ pub async fn revoke_rule(config: &Config, id: u64) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    match client.revoke_rule(id).await {
+    told(client.revoke_rule(id).await, "revoked")
+}
+
+/// Prints the daemon's `message`: on stdout, exit 0, when its `done` flag
+/// says it was done; on stderr, exit 1, when not; exit 3 when the daemon
+/// could not be reached.
+fn told(answer: Result<Value, ClientError>, done: &str) -> ExitCode {
+    match answer {
         Ok(answer) => {
             let message = answer["message"].as_str().unwrap_or_default();
-            if answer["revoked"].as_bool() == Some(true) {
+            if answer[done].as_bool() == Some(true) {
                 println!("{message}");
                 ExitCode::SUCCESS
             } else {
