@@ -26,7 +26,11 @@ fn main() {
     let mut watched = vec!["HEAD".to_owned(), "packed-refs".to_owned()];
     watched.extend(git(&["symbolic-ref", "-q", "HEAD"]));
     for name in watched {
-        if let Some(path) = git(&["rev-parse", "--git-path", &name]) {
+        // Only files that exist: cargo counts a missing one as changed, and
+        // would run this script, and rebuild the crate, every time.
+        if let Some(path) = git(&["rev-parse", "--git-path", &name])
+            && std::path::Path::new(&path).exists()
+        {
             println!("cargo:rerun-if-changed={path}");
         }
     }
