@@ -3,14 +3,16 @@
 //! listed chat may talk), or everyone when the gateway vouches for its peers
 //! itself (the local gateway admits only the daemon's own uid), and beside
 //! them the people an owner let in by pairing ([`Paired`]), which change
-//! while the daemon runs. Everyone else is refused (or offered a pairing
-//! code) before anything is journaled.
+//! while the daemon runs. The lists themselves are replaced whole when the
+//! configuration is reloaded ([`Access::set_rosters`]). Everyone else is
+//! refused (or offered a pairing code) before anything is journaled.
 
 mod paired;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use passepartout_gateway::{GatewayId, Inbound};
 
 pub use paired::Paired;
@@ -36,9 +38,9 @@ enum Allowed {
 }
 
 /// Every gateway's allowlist. A gateway without one lets nobody in.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub struct Access {
-    gateways: HashMap<GatewayId, Allowed>,
+    gateways: ArcSwap<HashMap<GatewayId, Allowed>>,
     /// The people let in by pairing, on the gateways that list who may talk.
     paired: Arc<Paired>,
 }
@@ -46,23 +48,16 @@ pub struct Access {
 impl Access {
     /// From who may talk on each gateway.
     pub fn from_rosters(rosters: impl IntoIterator<Item = (GatewayId, Roster)>) -> Self {
-        let gateways = rosters
-            .into_iter()
-            .map(|(gateway, roster)| {
-                let allowed = match roster {
-                    Roster::Everyone => Allowed::Everyone,
-                    Roster::Listed { users, chats } => Allowed::Listed {
-                        users: users.into_iter().collect(),
-                        chats: chats.into_iter().collect(),
-                    },
-                };
-                (gateway, allowed)
-            })
-            .collect();
         Self {
-            gateways,
+            gateways: ArcSwap::from_pointee(allowlists(rosters)),
             paired: Arc::default(),
         }
+    }
+
+    /// Replaces every gateway's lists with these, at once: the next message
+    /// is judged by them (a reloaded configuration's).
+    pub fn set_rosters(&self, rosters: impl IntoIterator<Item = (GatewayId, Roster)>) {
+        self.gateways.store(Arc::new(allowlists(rosters)));
     }
 
     /// The same lists, and the people let in by pairing.
@@ -72,7 +67,7 @@ impl Access {
 
     /// Whether the sender of `inbound` may talk to the assistant there.
     pub fn allows(&self, inbound: &Inbound) -> bool {
-        match self.gateways.get(&inbound.conversation.gateway) {
+        match self.gateways.load().get(&inbound.conversation.gateway) {
             None => false,
             Some(Allowed::Everyone) => true,
             Some(Allowed::Listed { users, chats }) => {
@@ -82,6 +77,22 @@ impl Access {
             }
         }
     }
+}
+
+fn allowlists(rosters: impl IntoIterator<Item = (GatewayId, Roster)>) -> HashMap<GatewayId, Allowed> {
+    rosters
+        .into_iter()
+        .map(|(gateway, roster)| {
+            let allowed = match roster {
+                Roster::Everyone => Allowed::Everyone,
+                Roster::Listed { users, chats } => Allowed::Listed {
+                    users: users.into_iter().collect(),
+                    chats: chats.into_iter().collect(),
+                },
+            };
+            (gateway, allowed)
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -148,6 +159,22 @@ mod tests {
         );
         paired.remove(&GatewayId::new("chat").unwrap(), &UserId::new("bob").unwrap());
         assert!(!access.allows(&from("chat", "bob", "bob")), "revoked at once");
+    }
+
+    #[test]
+    fn replaced_lists_apply_to_the_next_message() {
+        let access = access();
+        assert!(!access.allows(&from("chat", "bob", "bob")));
+        access.set_rosters([(
+            GatewayId::new("chat").unwrap(),
+            Roster::Listed {
+                users: vec!["bob".into()],
+                chats: vec![],
+            },
+        )]);
+        assert!(access.allows(&from("chat", "bob", "bob")), "the new list");
+        assert!(!access.allows(&from("chat", "alice", "alice")), "the old list is gone");
+        assert!(!access.allows(&from("local", "c", "u")), "a gateway left out lets nobody in");
     }
 
     #[test]

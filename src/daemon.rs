@@ -23,19 +23,19 @@ use crate::admin::AdminContext;
 use crate::approvals::Approvals;
 use crate::background;
 use crate::clock::Clock;
-use crate::config::{Config, ProviderKind, Secret};
+use crate::config::Config;
 use crate::conversations::{Conversations, Views};
 use crate::data_dir::{DataDirError, DataDirLock};
 use crate::gateways::{BuildContext, GatewayComponent};
 use crate::intake::IntakeContext;
-use crate::llm::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
+use crate::llm::ChatModel;
+use crate::reload::{Live, Reloader};
 use crate::loops::daemon::Loops;
 use crate::loops::schedules::Schedules;
 use crate::mcp::McpServers;
 use crate::media::{Fetchers, Media, MediaPruning};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
-use crate::pipeline::tool_list::ToolList;
 use crate::skills::Skills;
 use crate::status::{PipelineGauges, StatusSources};
 use crate::store::{Store, StoreError};
@@ -56,6 +56,10 @@ pub struct Extensions {
     /// approve through them is as they say, and they fetch their messages'
     /// media if they build a fetcher.
     pub gateways: Vec<Box<dyn GatewayComponent>>,
+    /// The file the configuration was read from, read again on a reload
+    /// (SIGHUP, `passepartout reload`); none: the defaults and the
+    /// environment are read again.
+    pub config_file: Option<PathBuf>,
 }
 
 /// Why the daemon could not start.
@@ -67,8 +71,8 @@ pub enum StartError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Gateway(#[from] crate::gateways::BuildError),
-    #[error("cannot set up model provider {name}: {reason}")]
-    Provider { name: String, reason: String },
+    #[error(transparent)]
+    Provider(#[from] crate::llm::ProviderError),
     #[error(transparent)]
     Tools(#[from] crate::tools::SetupError),
     #[error("a [skills] pattern is not a valid regular expression: {0}")]
@@ -133,6 +137,8 @@ pub struct Daemon {
     grace: Duration,
     /// How long the loops get to stop at shutdown.
     loops_grace: Duration,
+    /// Reads the configuration again.
+    reloader: Arc<Reloader>,
     /// The tool servers, and what stops their supervisors.
     mcp: Arc<McpServers>,
     stop_mcp: CancellationToken,
@@ -148,10 +154,11 @@ impl Daemon {
     /// Starts a daemon from `config` with `extensions` plugged in.
     pub async fn start_with(config: Config, mut extensions: Extensions) -> Result<Daemon, StartError> {
         // Before anything is touched: a misspelt tool name switches a gate off.
-        let more = crate::loops::tools::specs()
+        let more_tools: Vec<_> = crate::loops::tools::specs()
             .into_iter()
-            .chain(extensions.tools.iter().map(|tool| tool.spec()));
-        let catalog = crate::tools::ToolCatalog::registered(&config, more);
+            .chain(extensions.tools.iter().map(|tool| tool.spec()))
+            .collect();
+        let catalog = crate::tools::ToolCatalog::registered(&config, more_tools.iter().cloned());
         let names = crate::skills::check_names(&config.skills, &config.tools, &catalog);
         names
             .refused()
@@ -161,16 +168,19 @@ impl Daemon {
         let store = open_store(&config)?;
         // One clock for the journal, the approvals, the loops and their schedules.
         let clock = Clock::start();
-        let providers = providers(&config)?;
+        let providers = crate::llm::providers(&config)?;
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
         let cascade = Arc::new(Cascade::new(
             providers.clone(),
             Duration::from_secs(config.llm.cooldown_s),
         ));
+        let plugged = std::mem::take(&mut extensions.gateways);
+        let config_file = extensions.config_file.take();
+        let fixed_lists = crate::reload::lists(&plugged);
         let components: Vec<Box<dyn GatewayComponent>> = crate::gateways::components(&config)
             .into_iter()
-            .chain(std::mem::take(&mut extensions.gateways))
+            .chain(plugged)
             .collect();
         let pairing = Arc::new(crate::gateways::pairing(&components, &config, &store, clock)?);
         let deciders = components.iter().map(|c| (c.id(), c.deciders()));
@@ -186,7 +196,6 @@ impl Daemon {
         let gateways = gateways(&components, &store, admin, config.pipeline.stream).await?;
         // Once the gateways run: media is fetched through them.
         let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone()));
-        let tool_list = pipeline.tool_list();
         let conversations = Conversations::new(
             store.clone(),
             pipeline,
@@ -205,13 +214,23 @@ impl Daemon {
         loops.start(&config).await?;
         let intake = Arc::new(IntakeContext {
             conversations: conversations.clone(),
-            access: crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
-                .with_paired(pairing.paired()),
+            access: Arc::new(
+                crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
+                    .with_paired(pairing.paired()),
+            ),
             pairing: pairing.clone(),
             clock,
         });
+        let live = Live {
+            access: intake.access.clone(),
+            pairing: pairing.clone(),
+            cascade: cascade.clone(),
+            conversations: conversations.clone(),
+            loops: loops.clone(),
+        };
+        let reloader = Arc::new(Reloader::new(config_file, config.clone(), fixed_lists, more_tools, live));
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        let admin = admin_context(&conversations, &status, &loops, cascade, pairing, &store, tool_list);
+        let admin = admin_context(&conversations, &status, &loops, cascade, pairing, &store, reloader.clone());
         conversations
             .tracker
             .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
@@ -232,6 +251,7 @@ impl Daemon {
             stop_intake,
             intake_task,
             _lock: lock,
+            reloader,
             socket_path: gateways.local_path,
             grace: Duration::from_secs(config.pipeline.shutdown_grace_s),
             loops_grace: Duration::from_secs(config.loops.shutdown_grace_s),
@@ -244,6 +264,12 @@ impl Daemon {
     /// The tool servers: their state, and a way to wait for it to change.
     pub fn mcp(&self) -> &Arc<McpServers> {
         &self.mcp
+    }
+
+    /// Reads the configuration again and applies what can change while
+    /// the daemon runs (as SIGHUP and `passepartout reload` do).
+    pub async fn reload(&self) -> passepartout_admin::Reloaded {
+        self.reloader.reload().await
     }
 
     /// The local socket's path, when the socket gateway runs.
@@ -424,8 +450,8 @@ async fn gateways(
 
 /// What the admin path needs: the status, the approvals (the
 /// conversations'), the loops, the cascade it probes again, the `pairing`
-/// desk, the `store`, the conversations' task tracker and
-/// a way to wake a conversation.
+/// desk, the `store`, the conversations' task tracker, the `reload` of the
+/// configuration and a way to wake a conversation.
 fn admin_context(
     conversations: &Arc<Conversations>,
     status: &Arc<StatusSources>,
@@ -433,17 +459,19 @@ fn admin_context(
     cascade: Arc<Cascade>,
     pairing: Arc<crate::pairing::Pairing>,
     store: &Store,
-    tools: ToolList,
+    reload: Arc<Reloader>,
 ) -> AdminContext {
     let document = status.clone();
     let nudge = conversations.clone();
+    let current = conversations.clone();
     AdminContext {
         status: Arc::new(move || document.document()),
         approvals: conversations.approvals.clone(),
         pairing,
         loops: loops.clone(),
         cascade,
-        tools,
+        tools: Arc::new(move || current.pipeline().tool_list()),
+        reload,
         store: store.clone(),
         tracker: conversations.tracker.clone(),
         nudge: Arc::new(move |key| nudge.nudge(key)),
@@ -495,10 +523,18 @@ fn spawn_housekeeping(
     ));
 }
 
-/// Starts a daemon from `config`, runs it until `shutdown` completes, then
-/// shuts it down in order.
-pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
-    let daemon = Daemon::start(config).await?;
+/// Starts a daemon from `config` (read from `config_file`), runs it until
+/// `shutdown` completes, then shuts it down in order; reads the file again
+/// on every SIGHUP.
+pub async fn run(config: Config, config_file: Option<PathBuf>, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+    let extensions = Extensions {
+        config_file,
+        ..Extensions::default()
+    };
+    let daemon = Daemon::start_with(config, extensions).await?;
+    // Installed before the daemon says it is ready: a SIGHUP from then on
+    // reloads, never kills.
+    let mut hangups = hangups();
     // Ready once recovery is done and the gateways listen; then fed while the
     // runtime schedules, so a wedged daemon is restarted by its manager.
     let manager = Arc::new(crate::service_manager::Notifier::from_env());
@@ -514,9 +550,15 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::
         })
     });
     let failed = daemon.store.failed();
-    let store_failed = tokio::select! {
-        _ = shutdown => false,
-        _ = failed.cancelled() => true,
+    tokio::pin!(shutdown);
+    let store_failed = loop {
+        tokio::select! {
+            _ = &mut shutdown => break false,
+            _ = failed.cancelled() => break true,
+            Some(()) = next_hangup(&mut hangups) => {
+                daemon.reload().await;
+            }
+        }
     };
     // Stopping is bounded by the manager's stop timeout, not the watchdog.
     manager.stopping();
@@ -532,45 +574,19 @@ pub async fn run(config: Config, shutdown: impl Future<Output = ()>) -> anyhow::
     Ok(())
 }
 
-pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, StartError> {
-    config
-        .llm
-        .providers
-        .iter()
-        .map(|provider| {
-            let api_key = Secret::named(provider.api_key_env.as_deref(), provider.api_key_file.as_deref())
-                .unwrap_or_else(|| Ok(Secret::new(String::new())));
-            // A missing key is a degraded start, not a failed one: the
-            // provider answers 401 and doctor says which variable to set.
-            let api_key = match api_key {
-                Ok(key) if key.expose().is_empty() => None,
-                Ok(key) => Some(key),
-                Err(error) => {
-                    tracing::warn!(provider = %provider.name, %error, "no API key");
-                    None
-                }
-            };
-            let endpoint = Endpoint {
-                name: provider.name.clone(),
-                base_url: provider.base_url.clone(),
-                model: provider.model.clone(),
-                api_key,
-                connect_timeout: Duration::from_secs(provider.connect_timeout_s),
-                timeout: Duration::from_secs(provider.timeout_s),
-                vision: provider.vision,
-            };
-            let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
-                ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),
-                ProviderKind::Anthropic => AnthropicClient::new(AnthropicSettings {
-                    endpoint,
-                    max_tokens: provider.max_tokens,
-                })
-                .map(|client| Arc::new(client) as _),
-            };
-            client.map_err(|error| StartError::Provider {
-                name: provider.name.clone(),
-                reason: error.to_string(),
-            })
-        })
-        .collect()
+/// SIGHUP, if it can be listened for (a reload then needs `passepartout
+/// reload`).
+fn hangups() -> Option<tokio::signal::unix::Signal> {
+    use tokio::signal::unix::{SignalKind, signal};
+    signal(SignalKind::hangup())
+        .inspect_err(|error| tracing::warn!(%error, "cannot listen for SIGHUP; use `passepartout reload`"))
+        .ok()
+}
+
+/// The next SIGHUP; never, without a listener.
+async fn next_hangup(hangups: &mut Option<tokio::signal::unix::Signal>) -> Option<()> {
+    match hangups {
+        Some(signal) => signal.recv().await,
+        None => std::future::pending().await,
+    }
 }

@@ -28,8 +28,8 @@ const MAX_BATCH: usize = 512;
 pub struct IntakeContext {
     /// Where admitted messages go, and the store they are journaled in.
     pub conversations: Arc<Conversations>,
-    /// Who may talk to the assistant, per gateway.
-    pub access: Access,
+    /// Who may talk to the assistant, per gateway (replaced on a reload).
+    pub access: Arc<Access>,
     /// Codes for whoever is not allowed, and owners' `/pair`.
     pub pairing: Arc<Pairing>,
     /// Stamps journal entries.

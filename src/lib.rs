@@ -28,6 +28,7 @@ pub mod media;
 pub mod memory;
 pub mod pairing;
 pub mod pipeline;
+pub mod reload;
 pub mod ranking;
 pub mod service_manager;
 pub mod signal;

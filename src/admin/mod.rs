@@ -1,7 +1,8 @@
 //! The admin path: the core's end of the local administration queue.
 //!
 //! The machine's owner asks through the local socket for the daemon's status,
-//! the approvals, the background loops and pairing ([`passepartout_admin`]); those
+//! the approvals, the background loops, pairing and a reload of the
+//! configuration ([`passepartout_admin`]); those
 //! questions never travel with chat messages through the intake. [`run`]
 //! takes them one at a time and answers what is in memory at once; whatever
 //! waits on the disk or the network is spawned on the daemon's task tracker,
@@ -16,7 +17,7 @@ mod loops;
 
 use std::sync::Arc;
 
-use passepartout_admin::{AdminQueue, AdminReply, AdminRequest, Asked};
+use passepartout_admin::{AdminQueue, AdminReply, AdminRequest, Asked, Reloaded};
 use passepartout_gateway::{ConversationKey, MessageId};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
@@ -43,8 +44,10 @@ pub struct AdminContext {
     pub pairing: Arc<Pairing>,
     /// The background loops: listed, stopped, triggered.
     pub loops: Arc<dyn LoopDesk>,
-    /// The tools and the gates (`passepartout tools`).
-    pub tools: ToolList,
+    /// The tools and the gates now (`passepartout tools`).
+    pub tools: Arc<dyn Fn() -> ToolList + Send + Sync>,
+    /// Reads the configuration again (`passepartout reload`, SIGHUP).
+    pub reload: Arc<dyn Reload>,
     /// The model providers, probed again on `recheck`.
     pub cascade: Arc<Cascade>,
     /// Made durable before a decision is confirmed.
@@ -101,7 +104,7 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
                 sender: by,
                 message_id: MessageId::new("tools").expect("a valid message id"),
             };
-            let lines = admin.tools.lines(&origin);
+            let lines = (admin.tools)().lines(&origin);
             let _ = reply.send(AdminReply::Tools(serde_json::to_value(lines).unwrap_or_default()));
         }
         AdminRequest::StopLoop { name } => loops::stop(admin, name, reply),
@@ -113,7 +116,22 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
             conversation,
             by,
         } => access::answer(admin, request, conversation, by, reply),
+        AdminRequest::Reload => {
+            let admin = admin.clone();
+            admin.tracker.clone().spawn(async move {
+                let _ = reply.send(AdminReply::Reloaded(admin.reload.reload().await));
+            });
+        }
     }
+}
+
+/// Reading the configuration again, as the daemon does it: the admin path
+/// asks, and never needs to know what a reload touches.
+#[async_trait::async_trait]
+pub trait Reload: Send + Sync {
+    /// Reads the file, applies what can change while the daemon runs, and
+    /// says what did, what waits for a restart, or why the file was refused.
+    async fn reload(&self) -> Reloaded;
 }
 
 /// Probes every model provider again, then answers the status document.

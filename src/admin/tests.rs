@@ -34,6 +34,19 @@ impl LoopDesk for OneLoop {
     }
 }
 
+/// A daemon without a configuration file to read again.
+struct Unreloadable;
+
+#[async_trait]
+impl Reload for Unreloadable {
+    async fn reload(&self) -> Reloaded {
+        Reloaded {
+            message: "nothing to reload".into(),
+            ..Reloaded::default()
+        }
+    }
+}
+
 struct Served {
     admin: Admin,
     stop: CancellationToken,
@@ -63,10 +76,11 @@ fn serve() -> Served {
         pairing: Arc::new(pairing),
         loops: loops.clone(),
         cascade: Arc::new(Cascade::new(Vec::new(), Duration::from_secs(1))),
-        tools: crate::pipeline::tool_list::ToolList {
+        tools: Arc::new(|| crate::pipeline::tool_list::ToolList {
             tools: crate::tools::ToolBox::default(),
             skills: crate::skills::Skills::new(Vec::new()),
-        },
+        }),
+        reload: Arc::new(Unreloadable),
         store,
         tracker: tracker.clone(),
         nudge: Arc::new(|_| {}),
@@ -95,6 +109,10 @@ async fn each_question_gets_its_own_answer() {
         Ok(AdminReply::Approvals(Ok(json!({ "approvals": [] }))))
     );
     assert_eq!(ask(AdminRequest::Loops).await, Ok(AdminReply::Loops(Ok(json!([])))));
+    let Ok(AdminReply::Reloaded(reloaded)) = ask(AdminRequest::Reload).await else {
+        panic!("a reload is answered with what it did");
+    };
+    assert_eq!(reloaded.message, "nothing to reload");
 }
 
 #[tokio::test]

@@ -51,7 +51,7 @@ impl Approvals {
                 ));
             }
         };
-        let Some(gateway) = self.policy.local_gateway().cloned() else {
+        let Some(gateway) = self.policy.load().local_gateway().cloned() else {
             return refused("no gateway has a local user to decide".into());
         };
         let person = Person::known_as(gateway, by);

@@ -111,7 +111,7 @@ impl Approvals {
                 None,
             ));
         };
-        let Some(gateway) = self.policy.local_gateway().cloned() else {
+        let Some(gateway) = self.policy.load().local_gateway().cloned() else {
             return Ok((answer(false, "no gateway has a local user to decide".into()), None));
         };
         let decision = Decision {

@@ -5,7 +5,7 @@
 use passepartout_gateway::{ApprovalToken, ConversationKey, Inbound, ReplyKind};
 
 use super::answer::{Choice, Parsed, Target};
-use super::policy::{Refused, may_decide};
+use super::policy::Refused;
 use super::record::{Approval, Decision, How, Person, Status};
 use super::{Approvals, Owed, minutes};
 use crate::store::{Decided, StoreError};
@@ -99,7 +99,7 @@ impl Approvals {
                 };
                 // A button is pressed on the prompt itself: nothing to learn.
                 let by_token = matches!(target, Target::Token(_)) && how != How::Button;
-                if by_token && may_decide(&approval, &person, &inbound.conversation).is_err() {
+                if by_token && self.may_decide(&approval, &person, &inbound.conversation).is_err() {
                     // Told exactly what a token that does not exist is told,
                     // and counted the same: nobody learns from a token answer
                     // that an approval they may not decide exists.
@@ -127,7 +127,7 @@ impl Approvals {
         };
         let person = Person::of(inbound);
         match self.store.approval(&token) {
-            Ok(Some(approval)) => may_decide(&approval, &person, &inbound.conversation).is_ok(),
+            Ok(Some(approval)) => self.may_decide(&approval, &person, &inbound.conversation).is_ok(),
             _ => true,
         }
     }
@@ -143,7 +143,7 @@ impl Approvals {
         always: bool,
     ) -> Result<Handled, StoreError> {
         let token = approval.token.as_str();
-        match may_decide(approval, person, conversation) {
+        match self.may_decide(approval, person, conversation) {
             Ok(()) => {}
             Err(Refused::NotApprover) => {
                 tracing::info!(%person, token, "answer from someone who may not approve");

@@ -22,8 +22,10 @@ pub mod standing;
 mod token;
 mod wrong_tokens;
 
+use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use passepartout_gateway::{ApprovalToken, ConversationKey};
 use tokio::sync::Notify;
 
@@ -40,6 +42,7 @@ use crate::signal::Origin;
 use crate::skills::ProposedCall;
 use crate::store::{Store, StoreError};
 use ledger::{Due, Ledger};
+use policy::may_act;
 use wrong_tokens::WrongTokens;
 
 /// A call the skills held for approval, as act reports it.
@@ -73,7 +76,8 @@ impl Requested {
 /// The approvals desk. One per daemon.
 pub struct Approvals {
     store: Store,
-    policy: Policy,
+    /// Replaced whole when the configuration is reloaded.
+    policy: ArcSwap<Policy>,
     clock: Clock,
     expire_after: Duration,
     /// How long before its timeout a pending approval is reminded of; zero for never.
@@ -95,7 +99,7 @@ impl Approvals {
             wrong: WrongTokens::new(store.clone(), settings.wrong_tokens_per_hour),
             standing: StandingRules::new(store.clone(), clock, settings.rule_days),
             store,
-            policy,
+            policy: ArcSwap::from_pointee(policy),
             clock,
             expire_after: Duration::from_secs(settings.expire_after_s),
             remind_before: Duration::from_secs(settings.remind_before_s),
@@ -106,6 +110,22 @@ impl Approvals {
 
     pub fn store(&self) -> &Store {
         &self.store
+    }
+
+    /// Who decides from now on: approvals asked for later list these
+    /// approvers, and a pending one is decided only by someone both lists.
+    pub fn set_policy(&self, policy: Policy) {
+        self.policy.store(Arc::new(policy));
+    }
+
+    /// Whether `person`, answering in `conversation`, may decide `approval`:
+    /// one of the approvers it was asked of, who still is one now (an
+    /// approver taken off the lists, or a paired one revoked, no longer
+    /// decides what waits).
+    pub fn may_decide(&self, approval: &Approval, person: &Person, conversation: &ConversationKey) -> Result<(), Refused> {
+        may_decide(approval, person, conversation)?;
+        let now = self.policy.load().approvers_for(&approval.conversation);
+        may_act(&now, &approval.conversation, person, conversation)
     }
 
     /// The standing rules, as act asks about a call held for approval.
@@ -126,7 +146,7 @@ impl Approvals {
             skill: requested.skill,
             reason: requested.reason,
             votes: requested.votes,
-            approvers: self.policy.approvers_for(&origin.conversation),
+            approvers: self.policy.load().approvers_for(&origin.conversation),
             created_ms: now,
             expires_ms: now + self.expire_after.as_millis() as u64,
             status: Status::Pending,

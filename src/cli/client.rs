@@ -205,7 +205,7 @@ pub async fn doctor(config: &Config, file: Option<std::path::PathBuf>) -> ExitCo
             fix: None
         }
     );
-    let providers = match crate::daemon::providers(config) {
+    let providers = match crate::llm::providers(config) {
         Ok(providers) => providers,
         Err(error) => {
             eprintln!("passepartout: {error}");

@@ -1,6 +1,6 @@
 //! The command line: `run` (the daemon) and the client commands that talk to
 //! it through the local socket (`chat`, `send`, `status`, `approvals`, `loops`,
-//! `pair`, `access`), plus `doctor` and
+//! `pair`, `access`, `reload`), plus `doctor` and
 //! `check-config`. `--config FILE` is global, so clients find the daemon's
 //! socket through the same file.
 
@@ -11,6 +11,7 @@ mod logging;
 mod loops;
 mod manual;
 mod pair;
+mod reload;
 mod restore;
 mod streamed;
 mod terminal;
@@ -108,6 +109,11 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Make the running daemon read its configuration again (as SIGHUP
+    /// does): who may talk and approve, the model providers, the system
+    /// prompt, the skills and the configured loops apply at once; other
+    /// changed settings are named, to apply at the next start.
+    Reload,
     /// Check the configuration and report every problem.
     CheckConfig {
         /// The file to check (default: --config, or the default file).
@@ -227,7 +233,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
         Command::Run => match load_config(cli.config.as_deref()) {
             Ok(config) => {
                 logging::init("info", config.log.format);
-                run_daemon(config).await
+                run_daemon(config, config_file(cli.config.as_deref())).await
             }
             Err(code) => code,
         },
@@ -283,6 +289,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Pair { command } => pair::pair(&config, command).await,
                 Command::Access { revoke } => pair::access(&config, revoke).await,
                 Command::Tools { json } => tools::list(&config, json).await,
+                Command::Reload => reload::run(&config).await,
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run | Command::CheckConfig { .. } | Command::Completions { .. } | Command::Man => {
@@ -293,8 +300,8 @@ pub async fn execute(cli: Cli) -> ExitCode {
     }
 }
 
-async fn run_daemon(config: Config) -> ExitCode {
-    match crate::daemon::run(config, shutdown_signal()).await {
+async fn run_daemon(config: Config, file: Option<PathBuf>) -> ExitCode {
+    match crate::daemon::run(config, file, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             tracing::error!("{error:#}");

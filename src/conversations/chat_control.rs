@@ -40,7 +40,8 @@ pub(super) fn record_usage(cx: &Conversations, key: &ConversationKey, used: &ByP
 pub fn periods(cx: &Conversations, conversation: Option<&ConversationKey>) -> Result<UsagePeriods, StoreError> {
     let now = cx.clock.now_ms();
     let (today, first) = (usage_report::day_of(now), usage_report::first_day_of_month(now));
-    let providers = cx.pipeline.providers();
+    let pipeline = cx.pipeline();
+    let providers = pipeline.providers();
     Ok(UsagePeriods {
         today: UsageSum::of(&cx.store.usage(conversation, today, today)?, providers),
         month: UsageSum::of(&cx.store.usage(conversation, first, today)?, providers),

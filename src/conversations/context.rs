@@ -9,6 +9,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
+use arc_swap::ArcSwap;
 use passepartout_gateway::{ConversationKey, Deliver, Draft, GatewayId, UserId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
@@ -56,7 +57,9 @@ pub trait Views: Send + Sync {
 /// The conversation workers' context.
 pub struct Conversations {
     pub store: Store,
-    pub pipeline: Pipeline,
+    /// Replaced whole when the configuration is reloaded: a turn keeps the
+    /// pipeline it started with.
+    pipeline: ArcSwap<Pipeline>,
     pub approvals: Arc<Approvals>,
     /// How to reach each running gateway's chats.
     pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
@@ -94,7 +97,7 @@ impl Conversations {
         Arc::new(Self {
             router: Router::new(settings.queue_capacity),
             store,
-            pipeline,
+            pipeline: ArcSwap::from_pointee(pipeline),
             approvals,
             deliver,
             drafts,
@@ -108,6 +111,17 @@ impl Conversations {
             views: OnceLock::new(),
             running: Arc::default(),
         })
+    }
+
+    /// The pipeline a turn starting now runs through.
+    pub fn pipeline(&self) -> Arc<Pipeline> {
+        self.pipeline.load_full()
+    }
+
+    /// Runs the turns that start from now on through `pipeline` (a reloaded
+    /// configuration's); those under way finish with the one they have.
+    pub fn set_pipeline(&self, pipeline: Pipeline) {
+        self.pipeline.store(Arc::new(pipeline));
     }
 
     /// Reserves a place in `key`'s queue, starting its worker if it has none;
@@ -146,7 +160,7 @@ impl Conversations {
             self.clock,
             gateway,
             user,
-            self.pipeline.memory_limits(),
+            self.pipeline.load().memory_limits(),
         )
     }
 

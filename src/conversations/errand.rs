@@ -54,7 +54,7 @@ impl<'a> InWorker<'a> {
         let (cx, key) = (self.cx, self.key);
         let history = self.recent.load(&cx.store, key).map_err(TurnFailed::History)?;
         let memory = cx.memory_of(&key.gateway, &turn.origin.sender);
-        guarded(cx, key, cx.pipeline.run_background(turn, history, memory))
+        guarded(cx, key, cx.pipeline().run_background(turn, history, memory))
             .await
             .map_err(TurnFailed::Stopped)
     }

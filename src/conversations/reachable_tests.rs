@@ -203,7 +203,7 @@ fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Arc<
     .unwrap();
     let context = Arc::new(IntakeContext {
         conversations: conversations.clone(),
-        access: Access::from_rosters([(chat().gateway, Roster::Everyone)]),
+        access: Arc::new(Access::from_rosters([(chat().gateway, Roster::Everyone)])),
         pairing: Arc::new(pairing),
         clock,
     });

@@ -44,7 +44,8 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
         Ok(history) => {
             let memory = cx.memory_of(&approval.conversation.gateway, &approval.requester);
             // On the heap, as a turn's pipeline is (see `worker.rs`).
-            let settle = Box::pin(cx.pipeline.settle(approval, history, memory));
+            let pipeline = cx.pipeline();
+            let settle = Box::pin(pipeline.settle(approval, history, memory));
             with_typing(cx, key, guarded(cx, key, settle)).await
         }
         Err(error) => Err(format!("I could not read this conversation's history: {error}")),

@@ -34,7 +34,7 @@ const TYPING_EVERY: Duration = Duration::from_secs(4);
 
 pub async fn run(cx: Arc<Conversations>, key: ConversationKey, generation: u64, mut jobs: mpsc::Receiver<Job>) {
     let idle = Duration::from_secs(cx.settings.idle_worker_s);
-    let mut recent = RecentHistory::new(cx.settings.history_turns, cx.pipeline.compacting());
+    let mut recent = RecentHistory::new(cx.settings.history_turns, cx.pipeline().compacting());
     loop {
         let job = tokio::select! {
             biased;
@@ -314,7 +314,8 @@ async fn run_pipeline(
     // On the heap: the pipeline's future is large (its model calls, tools
     // and votes), and every future awaiting it up to the worker's task
     // would otherwise make room for it on the thread's stack.
-    let turn = Box::pin(cx.pipeline.run(&entry.inbound, earlier, pinned, memory, view, watch));
+    let pipeline = cx.pipeline();
+    let turn = Box::pin(pipeline.run(&entry.inbound, earlier, pinned, memory, view, watch));
     guarded(cx, key, turn).await
 }
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 mod anthropic;
 mod anthropic_stream;
+mod configured;
 mod endpoint;
 mod error;
 mod http;
@@ -22,6 +23,7 @@ mod sse;
 mod stream;
 
 pub use anthropic::{AnthropicClient, AnthropicSettings};
+pub use configured::{ProviderError, providers};
 pub use endpoint::Endpoint;
 pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiSettings};

@@ -23,7 +23,7 @@ use crate::loops::job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
 use crate::loops::next_sleep::LoopTurn;
 use crate::loops::prompt::LoopPrompt;
 use crate::loops::registry::{Drained, Registry, SpawnError};
-use crate::loops::schedules::{BookError, Configured, Schedules};
+use crate::loops::schedules::{BookError, Configured, Reconfigured, Schedules};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
 use crate::loops::status::LoopStatus;
@@ -281,6 +281,18 @@ impl Loops {
             "loops resumed"
         );
         Ok(())
+    }
+
+    /// The config's `[[loops.entries]]` as the loops they define, every
+    /// problem named (to check a reloaded configuration before it applies).
+    pub fn configured(&self, config: &Config) -> Result<Vec<Configured>, LoopsStartError> {
+        configured(config, self.clock)
+    }
+
+    /// Runs `configured` as the configured loops from now on: new ones
+    /// start, removed ones stop, changed ones start again.
+    pub async fn reconfigure(&self, configured: Vec<Configured>) -> Result<Reconfigured, BookError> {
+        self.schedules.reconfigure(configured).await
     }
 
     /// The registry the loops run in.

@@ -438,6 +438,10 @@ impl Schedules {
     }
 }
 
+#[path = "schedules_reconfigure.rs"]
+mod reconfigure;
+pub use reconfigure::Reconfigured;
+
 #[cfg(test)]
 #[path = "schedules_tests.rs"]
 mod tests;

@@ -57,7 +57,7 @@ impl Pairing {
     /// `access`, for people: one line per entry, `gateway:who  what  source`.
     pub fn render_access(&self) -> Result<String, StoreError> {
         let mut out = String::new();
-        for lists in &self.lists {
+        for lists in self.lists.load().iter() {
             let gateway = &lists.gateway;
             match &lists.talkers {
                 Roster::Everyone => {
@@ -86,7 +86,7 @@ impl Pairing {
                 }
             }
         }
-        for (gateway, user) in &self.global {
+        for (gateway, user) in self.global.load().iter() {
             let _ = writeln!(out, "{gateway}:{user}  approver anywhere  config");
         }
         for person in self.store.paired()? {

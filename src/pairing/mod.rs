@@ -19,6 +19,8 @@ mod listing;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
+use arc_swap::ArcSwap;
+
 use passepartout_gateway::{
     ChatId, ConversationKey, GatewayId, Inbound, MessageId, Outbound, OutboundBody, ReplyKind, UserId,
 };
@@ -78,8 +80,10 @@ pub struct Pairing {
     settings: PairingConfig,
     codes: Mutex<Codes>,
     paired: Arc<Paired>,
-    lists: Vec<Lists>,
-    global: Vec<(String, String)>,
+    /// The configuration's lists, and its global approvers: replaced when
+    /// it is reloaded.
+    lists: ArcSwap<Vec<Lists>>,
+    global: ArcSwap<Vec<(String, String)>>,
     store: Store,
     clock: Clock,
 }
@@ -101,11 +105,18 @@ impl Pairing {
             settings: settings.clone(),
             codes: Mutex::new(Codes::new(settings.expire_s.saturating_mul(1000))),
             paired,
-            lists,
-            global: approvals.global().unwrap_or_default(),
+            lists: ArcSwap::from_pointee(lists),
+            global: ArcSwap::from_pointee(approvals.global().unwrap_or_default()),
             store,
             clock,
         })
+    }
+
+    /// Who the configuration lets in and who approves, from now on (a
+    /// reloaded configuration's `lists` and `[approvals]`).
+    pub fn set_lists(&self, lists: Vec<Lists>, approvals: &ApprovalsConfig) {
+        self.lists.store(Arc::new(lists));
+        self.global.store(Arc::new(approvals.global().unwrap_or_default()));
     }
 
     /// The live set of people paired, for the access lists and the policy.
@@ -164,6 +175,7 @@ impl Pairing {
         let is = |user: &String| UserId::new(user.clone()).is_ok_and(|user| person.is(&user));
         let listed = self
             .lists
+            .load()
             .iter()
             .filter(|l| l.gateway == person.gateway)
             .any(|l| match &l.deciders {
@@ -172,6 +184,7 @@ impl Pairing {
             });
         let global = self
             .global
+            .load()
             .iter()
             .any(|(gateway, user)| gateway == person.gateway.as_str() && is(user));
         let mut sender = passepartout_gateway::Sender::new(person.user.clone());
@@ -281,11 +294,13 @@ impl Pairing {
             Roster::Listed { users, .. } => users.iter().any(|u| u == user.as_str()),
         };
         self.lists
+            .load()
             .iter()
             .filter(|l| l.gateway == *gateway)
             .any(|l| named(&l.talkers) || named(&l.deciders))
             || self
                 .global
+                .load()
                 .iter()
                 .any(|(g, u)| g == gateway.as_str() && u == user.as_str())
     }

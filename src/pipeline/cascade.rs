@@ -18,6 +18,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
@@ -228,17 +229,26 @@ impl Entry {
 
 /// The models, in the order they are tried.
 pub struct Cascade {
-    entries: Vec<Entry>,
+    /// Replaced whole when the configuration is reloaded; a call under way
+    /// keeps the line-up it started with.
+    lineup: ArcSwap<Lineup>,
+}
+
+/// The entries and the rest a rate limit imposes when the provider names none.
+struct Lineup {
+    entries: Vec<Arc<Entry>>,
     default_cooldown: Duration,
 }
 
-impl Cascade {
-    pub fn new(models: Vec<Arc<dyn ChatModel>>, default_cooldown: Duration) -> Self {
+impl Lineup {
+    fn new(models: Vec<Arc<dyn ChatModel>>, default_cooldown: Duration) -> Self {
         let entries = models
             .into_iter()
-            .map(|model| Entry {
-                model,
-                tracking: Mutex::new(Tracking::default()),
+            .map(|model| {
+                Arc::new(Entry {
+                    model,
+                    tracking: Mutex::new(Tracking::default()),
+                })
             })
             .collect();
         Self {
@@ -246,21 +256,60 @@ impl Cascade {
             default_cooldown,
         }
     }
+}
+
+impl Cascade {
+    pub fn new(models: Vec<Arc<dyn ChatModel>>, default_cooldown: Duration) -> Self {
+        Self {
+            lineup: ArcSwap::from_pointee(Lineup::new(models, default_cooldown)),
+        }
+    }
+
+    /// Asks `models` from now on (a reloaded configuration's). An entry of
+    /// the same name and endpoint keeps its counts and a rate limit's rest;
+    /// whether its credentials were refused is forgotten, since a reload is
+    /// how a fixed key is taken.
+    pub fn replace(&self, models: Vec<Arc<dyn ChatModel>>, default_cooldown: Duration) {
+        let old = self.lineup.load_full();
+        let lineup = Lineup::new(models, default_cooldown);
+        for entry in &lineup.entries {
+            let same = old
+                .entries
+                .iter()
+                .find(|o| o.model.name() == entry.model.name() && o.model.endpoint() == entry.model.endpoint());
+            if let Some(previous) = same {
+                let kept = previous.track(|t| Tracking {
+                    calls: t.calls,
+                    failures: t.failures,
+                    tokens_in: t.tokens_in,
+                    tokens_out: t.tokens_out,
+                    last_error: t.last_error.clone(),
+                    cooling_until: t.cooling_until,
+                    unhealthy: false,
+                    unreachable: t.unreachable,
+                });
+                entry.track(|t| *t = kept);
+            }
+        }
+        self.lineup.store(Arc::new(lineup));
+    }
 
     /// The models, in order.
     pub fn models(&self) -> Vec<Arc<dyn ChatModel>> {
-        self.entries.iter().map(|entry| entry.model.clone()).collect()
+        self.lineup.load().entries.iter().map(|entry| entry.model.clone()).collect()
     }
 
     /// Whether any entry's model can see images.
     pub fn sees_images(&self) -> bool {
-        self.entries.iter().any(|entry| entry.model.vision())
+        self.lineup.load().entries.iter().any(|entry| entry.model.vision())
     }
 
     /// A snapshot of every entry.
     pub fn health(&self) -> Vec<ProviderHealth> {
         let now = Instant::now();
-        self.entries
+        self.lineup
+            .load()
+            .entries
             .iter()
             .map(|entry| {
                 entry.track(|t| {
@@ -311,7 +360,12 @@ impl Cascade {
 
     /// The entries' names, in order.
     pub fn names(&self) -> Vec<String> {
-        self.entries.iter().map(|entry| entry.model.name().to_owned()).collect()
+        self.lineup
+            .load()
+            .entries
+            .iter()
+            .map(|entry| entry.model.name().to_owned())
+            .collect()
     }
 
     /// Like [`Cascade::complete_preferring`], saying which entry answered
@@ -325,19 +379,21 @@ impl Cascade {
         preferred: Option<&str>,
         sink: Option<&dyn TextSink>,
     ) -> Result<Answered, Exhausted> {
-        let first = preferred.and_then(|name| self.entries.iter().position(|e| e.model.name() == name));
+        let lineup = self.lineup.load_full();
+        let entries = &lineup.entries;
+        let first = preferred.and_then(|name| entries.iter().position(|e| e.model.name() == name));
         let order = first
             .into_iter()
-            .chain((0..self.entries.len()).filter(|index| Some(*index) != first));
+            .chain((0..entries.len()).filter(|index| Some(*index) != first));
         let mut failures = Vec::new();
-        for entry in order.map(|index| &self.entries[index]) {
+        for entry in order.map(|index| &entries[index]) {
             let name = entry.model.name();
             if let Some(skip) = entry.resting() {
                 tracing::debug!(provider = name, ?skip, "provider skipped");
                 failures.push(entry.failure(name, skip));
                 continue;
             }
-            match self.ask(entry, context, tools, sink).await {
+            match ask(entry, lineup.default_cooldown, context, tools, sink).await {
                 Ok(response) => {
                     return Ok(Answered {
                         response,
@@ -363,86 +419,25 @@ impl Cascade {
     /// rest); an entry resting or refused is not asked. `None` when no
     /// entry has that name.
     pub async fn consult(&self, name: &str, context: &Context) -> Option<Result<ChatResponse, Skip>> {
-        let entry = self.entries.iter().find(|entry| entry.model.name() == name)?;
+        let lineup = self.lineup.load_full();
+        let entry = lineup.entries.iter().find(|entry| entry.model.name() == name)?;
         if let Some(skip) = entry.resting() {
             return Some(Err(skip));
         }
         let no_tools: Arc<[ToolSpec]> = Arc::new([]);
-        Some(self.ask(entry, context, &no_tools, None).await.map_err(Skip::Failed))
-    }
-
-    /// One entry, with at most one trimmed retry.
-    async fn ask(
-        &self,
-        entry: &Entry,
-        context: &Context,
-        tools: &Arc<[ToolSpec]>,
-        sink: Option<&dyn TextSink>,
-    ) -> Result<ChatResponse, LlmError> {
-        let mut trimmed: Option<Context> = None;
-        loop {
-            let request = trimmed.as_ref().unwrap_or(context).request(tools);
-            let result = match sink {
-                Some(sink) => {
-                    let result = entry.model.stream(&request, sink).await;
-                    if result.is_err() {
-                        // What it wrote is no answer; a retry or the next entry starts afresh.
-                        sink.discard();
-                    }
-                    result
-                }
-                None => entry.model.complete(&request).await,
-            };
-            entry.track(|t| {
-                t.calls += 1;
-                match &result {
-                    Ok(response) => {
-                        t.tokens_in += response.usage.input_tokens;
-                        t.tokens_out += response.usage.output_tokens;
-                        t.last_error = None;
-                        t.unreachable = false;
-                    }
-                    Err(error) => {
-                        t.failures += 1;
-                        t.last_error = Some(error.to_string());
-                        t.unreachable = is_transport(error);
-                    }
-                }
-            });
-            let error = match result {
-                Ok(response) => return Ok(response),
-                Err(error) => error,
-            };
-            let name = entry.model.name();
-            tracing::warn!(provider = name, endpoint = entry.model.endpoint(), %error, "provider failed");
-            match &error {
-                LlmError::ContextTooLong if trimmed.is_none() => {
-                    if let Some(shorter) = context.trimmed() {
-                        tracing::info!(
-                            provider = name,
-                            kept = shorter.earlier.len(),
-                            "context too long; retrying with fewer earlier turns"
-                        );
-                        trimmed = Some(shorter);
-                        continue;
-                    }
-                }
-                LlmError::RateLimited { retry_after } => {
-                    let rest = retry_after.unwrap_or(self.default_cooldown).min(MAX_COOLDOWN);
-                    entry.track(|t| t.cooling_until = Some(Instant::now() + rest));
-                }
-                LlmError::Unauthorized { .. } => entry.track(|t| t.unhealthy = true),
-                _ => {}
-            }
-            return Err(error);
-        }
+        Some(
+            ask(entry, lineup.default_cooldown, context, &no_tools, None)
+                .await
+                .map_err(Skip::Failed),
+        )
     }
 
     /// Probes every entry (for `doctor`); an entry that answers is healthy
     /// again and its cooldown is lifted.
     pub async fn recheck(&self) -> Vec<(String, Result<(), LlmError>)> {
-        let mut results = Vec::with_capacity(self.entries.len());
-        for entry in &self.entries {
+        let lineup = self.lineup.load_full();
+        let mut results = Vec::with_capacity(lineup.entries.len());
+        for entry in &lineup.entries {
             let result = entry.model.probe().await;
             match &result {
                 Ok(()) => entry.track(|t| {
@@ -460,6 +455,73 @@ impl Cascade {
             results.push((entry.model.name().to_owned(), result));
         }
         results
+    }
+}
+
+/// One entry, with at most one trimmed retry.
+async fn ask(
+    entry: &Entry,
+    default_cooldown: Duration,
+    context: &Context,
+    tools: &Arc<[ToolSpec]>,
+    sink: Option<&dyn TextSink>,
+) -> Result<ChatResponse, LlmError> {
+    let mut trimmed: Option<Context> = None;
+    loop {
+        let request = trimmed.as_ref().unwrap_or(context).request(tools);
+        let result = match sink {
+            Some(sink) => {
+                let result = entry.model.stream(&request, sink).await;
+                if result.is_err() {
+                    // What it wrote is no answer; a retry or the next entry starts afresh.
+                    sink.discard();
+                }
+                result
+            }
+            None => entry.model.complete(&request).await,
+        };
+        entry.track(|t| {
+            t.calls += 1;
+            match &result {
+                Ok(response) => {
+                    t.tokens_in += response.usage.input_tokens;
+                    t.tokens_out += response.usage.output_tokens;
+                    t.last_error = None;
+                    t.unreachable = false;
+                }
+                Err(error) => {
+                    t.failures += 1;
+                    t.last_error = Some(error.to_string());
+                    t.unreachable = is_transport(error);
+                }
+            }
+        });
+        let error = match result {
+            Ok(response) => return Ok(response),
+            Err(error) => error,
+        };
+        let name = entry.model.name();
+        tracing::warn!(provider = name, endpoint = entry.model.endpoint(), %error, "provider failed");
+        match &error {
+            LlmError::ContextTooLong if trimmed.is_none() => {
+                if let Some(shorter) = context.trimmed() {
+                    tracing::info!(
+                        provider = name,
+                        kept = shorter.earlier.len(),
+                        "context too long; retrying with fewer earlier turns"
+                    );
+                    trimmed = Some(shorter);
+                    continue;
+                }
+            }
+            LlmError::RateLimited { retry_after } => {
+                let rest = retry_after.unwrap_or(default_cooldown).min(MAX_COOLDOWN);
+                entry.track(|t| t.cooling_until = Some(Instant::now() + rest));
+            }
+            LlmError::Unauthorized { .. } => entry.track(|t| t.unhealthy = true),
+            _ => {}
+        }
+        return Err(error);
     }
 }
 

@@ -91,7 +91,7 @@ pub struct Pipeline {
     memory: MemoryConfig,
     max_repairs: u32,
     /// Reads the media people send.
-    media: Media,
+    media: Arc<Media>,
     /// The configured providers, as `/model` and `/usage` show them.
     providers: Vec<ProviderInfo>,
     /// The models' vote on some calls (`[skills.consensus]`), if any vote.
@@ -120,7 +120,7 @@ impl Pipeline {
             clock,
             memory: config.memory.clone(),
             max_repairs: config.llm.max_repairs,
-            media: Media::unplugged(config),
+            media: Arc::new(Media::unplugged(config)),
             providers: config
                 .llm
                 .providers
@@ -151,7 +151,28 @@ impl Pipeline {
     /// The pipeline reading media with `media` (the gateways' fetchers and
     /// the transcriber) rather than with none.
     pub fn with_media(self, media: Media) -> Self {
-        Self { media, ..self }
+        Self {
+            media: Arc::new(media),
+            ..self
+        }
+    }
+
+    /// This pipeline with `config`'s prompt, memory limits, repairs, model
+    /// prices and consensus vote, and gated by `skills` instead (a reloaded
+    /// configuration's); the same models, tools, approvals and media.
+    pub fn reconfigured(&self, config: &Config, skills: Skills) -> Self {
+        let fresh = Self::new(
+            config,
+            self.cascade.clone(),
+            self.tools.clone(),
+            skills.with_telemetry(self.skills.telemetry().clone()),
+            self.approvals.clone(),
+            self.clock,
+        );
+        Self {
+            media: self.media.clone(),
+            ..fresh
+        }
     }
 
     /// What one person may keep in memory.

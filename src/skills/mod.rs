@@ -165,6 +165,12 @@ impl Skills {
         Ok(Self::new(built))
     }
 
+    /// The same skills, counting their decisions in `telemetry` (the
+    /// skills they replace, so the counts go on across a reload).
+    pub fn with_telemetry(self, telemetry: Arc<Telemetry>) -> Self {
+        Self { telemetry, ..self }
+    }
+
     /// Prompt fragments of the skills triggered for `origin`, in priority order.
     pub fn prompts(&self, origin: &Origin) -> Vec<String> {
         self.skills

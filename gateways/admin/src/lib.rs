@@ -21,5 +21,5 @@ mod reply;
 mod request;
 
 pub use channel::{Admin, AdminClosed, AdminQueue, Asked};
-pub use reply::{AccessAnswer, AdminReply, Decision, Decisions, LoopControl, RuleRevoked, Unreadable};
+pub use reply::{AccessAnswer, AdminReply, Decision, Decisions, LoopControl, Reloaded, RuleRevoked, Unreadable};
 pub use request::{AccessRequest, AdminRequest};

@@ -32,6 +32,25 @@ pub enum AdminReply {
     Tools(serde_json::Value),
     /// What came of a pairing or access request.
     Access(AccessAnswer),
+    /// What came of reloading the configuration.
+    Reloaded(Reloaded),
+}
+
+/// What came of reloading the configuration.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Reloaded {
+    /// Whether the file was taken (false: it was refused whole, and the
+    /// running configuration is kept).
+    pub applied: bool,
+    /// What happened, for people.
+    pub message: String,
+    /// The settings that changed and now apply (`telegram.allowed_users`, …).
+    pub changed: Vec<String>,
+    /// The settings that changed in the file but apply only after a restart.
+    pub need_restart: Vec<String>,
+    /// Why the file was refused: every problem in it.
+    pub problems: Vec<String>,
 }
 
 /// A listing the core could not produce (its store could not be read); the

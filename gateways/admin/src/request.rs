@@ -44,6 +44,9 @@ pub enum AdminRequest {
     /// The tools offered in `conversation` (the asking user's), each with its
     /// source and its gate; answered [`Tools`](crate::AdminReply::Tools).
     Tools { conversation: ConversationKey, by: UserId },
+    /// Read the configuration file again and apply what can change while
+    /// the daemon runs; answered [`Reloaded`](crate::AdminReply::Reloaded).
+    Reload,
     /// The background loops' statuses; answered [`Loops`](crate::AdminReply::Loops).
     Loops,
     /// Stop the loop called `name` for good; answered

@@ -17,7 +17,7 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::protocol::{
-    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame, encode_line,
+    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame, encode_line,
     is_unknown_server_frame,
 };
 use passepartout_gateway::lines::{LineReader, ReadLine};
@@ -268,6 +268,16 @@ impl Client {
     pub async fn access(&mut self, request: AccessRequest) -> Result<AccessAnswer, ClientError> {
         self.document_after(ClientFrame::Access { request }, |frame| match frame {
             ServerFrame::Access(answer) => Some(answer.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// Asks the daemon to read its configuration again; the answer says
+    /// what changed, what waits for a restart, or why the file was refused.
+    pub async fn reload(&mut self) -> Result<Reloaded, ClientError> {
+        self.document_after(ClientFrame::Reload {}, |frame| match frame {
+            ServerFrame::Reloaded(answer) => Some(answer.clone()),
             _ => None,
         })
         .await

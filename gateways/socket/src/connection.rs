@@ -173,6 +173,7 @@ impl Connection {
             Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
             Ok(ClientFrame::Status {}) => self.ask(AdminRequest::Status).await,
             Ok(ClientFrame::Recheck {}) => self.ask(AdminRequest::Recheck).await,
+            Ok(ClientFrame::Reload {}) => self.ask(AdminRequest::Reload).await,
             Ok(ClientFrame::Approvals { all }) => self.ask(AdminRequest::Approvals { all }).await,
             Ok(ClientFrame::Decide { token, approve, always }) => {
                 let by = self.shared.user.clone();

@@ -40,5 +40,7 @@ pub use client::{Client, ClientError, SendOutcome};
 pub use config::{DEFAULT_MAX_CLIENTS, DEFAULT_MAX_LINE_BYTES, SocketConfig, SocketSection};
 pub use error::SocketError;
 pub use passepartout_gateway::lines::{LineReader, ReadLine};
-pub use protocol::{AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, ServerFrame};
+pub use protocol::{
+    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
+};
 pub use server::{GATEWAY_ID, SocketGateway};

@@ -3,7 +3,7 @@
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
 //! `message`, `status`, `approvals`, `decide`, `decide_all`, `rules`,
-//! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop`, `access` and `ping` frames. The daemon answers each message with
+//! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop`, `access`, `reload` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
 //! `approval`, `file` and `typing` frames whenever the core has something
 //! for the client's chat (a `draft` is a reply while it is written). A client skips a frame whose type it does not know, so a daemon can
@@ -13,7 +13,7 @@
 
 use std::fmt;
 
-pub use passepartout_admin::{AccessAnswer, AccessRequest};
+pub use passepartout_admin::{AccessAnswer, AccessRequest, Reloaded};
 use passepartout_gateway::{ApprovalToken, ChatId, MessageId, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -87,12 +87,15 @@ pub enum ClientFrame {
     /// A pairing or access request (`pair list`, `pair approve`, `access`,
     /// `access revoke`); answered with an `access` frame.
     Access { request: AccessRequest },
+    /// Reads the configuration file again and applies what can change
+    /// while the daemon runs; answered with a `reloaded` frame.
+    Reload {},
     /// Asks for a `pong`.
     Ping {},
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 15] = [
+const CLIENT_FRAME_TYPES: [&str; 16] = [
     "hello",
     "message",
     "status",
@@ -107,6 +110,7 @@ const CLIENT_FRAME_TYPES: [&str; 15] = [
     "stop_loop",
     "trigger_loop",
     "access",
+    "reload",
     "ping",
 ];
 
@@ -189,6 +193,8 @@ pub enum ServerFrame {
     LoopControl(LoopControl),
     /// The answer to `access`.
     Access(AccessAnswer),
+    /// The answer to `reload`.
+    Reloaded(Reloaded),
     /// The answer to `ping`.
     Pong {},
     /// Something went wrong with a frame; `id` names the message concerned, if any.
@@ -202,7 +208,7 @@ pub enum ServerFrame {
 
 /// The `"type"` names of [`ServerFrame`]: a frame of another type comes
 /// from a newer daemon, and a client skips it.
-pub const SERVER_FRAME_TYPES: [&str; 17] = [
+pub const SERVER_FRAME_TYPES: [&str; 18] = [
     "welcome",
     "accepted",
     "duplicate",
@@ -218,6 +224,7 @@ pub const SERVER_FRAME_TYPES: [&str; 17] = [
     "tools",
     "loop_control",
     "access",
+    "reloaded",
     "pong",
     "error",
 ];
@@ -498,6 +505,7 @@ mod tests {
                     approver: true,
                 },
             },
+            ClientFrame::Reload {},
             ClientFrame::Ping {},
         ];
         for frame in frames {

@@ -71,13 +71,13 @@ impl Approvals {
         match ask {
             RulesAsk::List => Ok(Handled::notice(self.rules_in(here)?)),
             RulesAsk::Revoke(id) => {
-                if may_act(&self.policy.approvers_for(here), here, person, here).is_err() {
+                if may_act(&self.policy.load().approvers_for(here), here, person, here).is_err() {
                     tracing::info!(%person, rule = id, "a revoke from someone who may not decide here");
                     return Ok(Handled::notice("You are not allowed to revoke standing rules here."));
                 }
                 let ours = |rule: &StandingRule| {
                     may_act(
-                        &self.policy.approvers_for(&rule.conversation),
+                        &self.policy.load().approvers_for(&rule.conversation),
                         &rule.conversation,
                         person,
                         here,
@@ -163,7 +163,7 @@ impl Approvals {
     /// Revokes rule `id` as the local user `by`: whether it was, and what
     /// came of it for people.
     pub fn revoke_local(&self, id: u64, by: UserId) -> Result<(bool, String), StoreError> {
-        let Some(gateway) = self.policy.local_gateway().cloned() else {
+        let Some(gateway) = self.policy.load().local_gateway().cloned() else {
             return Ok((false, "no gateway has a local user to decide".into()));
         };
         Ok(match self.revoke(id, &Person::known_as(gateway, by))? {

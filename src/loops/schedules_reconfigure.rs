@@ -1,0 +1,93 @@
+//! The configured loops brought in line with a reloaded configuration,
+//! while the daemon runs: a loop no longer configured stops and is
+//! forgotten, a new one starts, a changed one stops and starts again as
+//! configured now (keeping its next run when its schedule is the same),
+//! and an unchanged one runs on untouched. Loops made in a chat are left
+//! alone, unless a configured loop now takes their name.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::{BookError, Resumed, Schedules, Source};
+use crate::loops::configured::Configured;
+use crate::loops::registry::Registry;
+use crate::loops::spec::{LoopName, LoopSpec};
+use crate::loops::status::State;
+
+/// How long a changed loop's iteration gets to stop before its new version
+/// is started anyway (it is then reported as failed).
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// What a reload did to the configured loops, by name.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Reconfigured {
+    pub started: Vec<String>,
+    pub restarted: Vec<String>,
+    pub removed: Vec<String>,
+    /// Loops that could not start (logged); they start at the next start.
+    pub failed: Vec<String>,
+}
+
+impl Schedules {
+    /// Makes the running configured loops those of `configured`.
+    pub async fn reconfigure(self: &Arc<Self>, configured: Vec<Configured>) -> Result<Reconfigured, BookError> {
+        let registry = self.ready()?;
+        let now_ms = self.clock.now_ms();
+        let stored = self.stored_records()?;
+        let names: BTreeSet<LoopName> = configured.iter().map(|c| c.spec.name.clone()).collect();
+        let mut done = Reconfigured::default();
+        for record in &stored {
+            if record.source == Source::Config && !names.contains(&record.spec.name) {
+                self.remove(record.spec.name.as_str()).await?;
+                done.removed.push(record.spec.name.to_string());
+            }
+        }
+        self.on_heartbeat.lock().unwrap_or_else(|p| p.into_inner()).clear();
+        for record in self.configured_records(configured, &stored, now_ms) {
+            let name = record.spec.name.clone();
+            let previous = stored.iter().find(|s| s.spec.name == name);
+            let running = registry.status(name.as_str()).is_some_and(|s| s.state != State::Stopped);
+            let same = previous.is_some_and(|p| p.source == Source::Config && same_loop(&p.spec, &record.spec));
+            if same && running {
+                continue;
+            }
+            if running && !stopped(&registry, &name).await {
+                tracing::error!(%name, "the loop did not stop in time; its new version starts at the next start");
+                done.failed.push(name.to_string());
+                continue;
+            }
+            let mut resumed = Resumed::default();
+            self.start_resumed(&registry, record, now_ms, &mut resumed).await;
+            match (resumed.started > 0, previous.is_some()) {
+                (false, _) => done.failed.push(name.to_string()),
+                (true, true) => done.restarted.push(name.to_string()),
+                (true, false) => done.started.push(name.to_string()),
+            }
+        }
+        tracing::info!(?done, "configured loops reloaded");
+        Ok(done)
+    }
+}
+
+/// Whether two versions of a loop are the same loop (its first run aside,
+/// which is set when it starts).
+fn same_loop(running: &LoopSpec, configured: &LoopSpec) -> bool {
+    let unstarted = |spec: &LoopSpec| LoopSpec {
+        first_run_ms: None,
+        ..spec.clone()
+    };
+    unstarted(running) == unstarted(configured)
+}
+
+/// Stops loop `name` and waits until it has: whether it did in time.
+async fn stopped(registry: &Registry, name: &LoopName) -> bool {
+    let Some(mut status) = registry.watch(name.as_str()) else {
+        return true;
+    };
+    if registry.stop(name.as_str()).is_err() {
+        return true;
+    }
+    let stopping = status.wait_for(|s| s.state == State::Stopped);
+    matches!(tokio::time::timeout(STOP_WAIT, stopping).await, Ok(Ok(_)))
+}

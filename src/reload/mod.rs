@@ -1,0 +1,253 @@
+//! Reloading the configuration while the daemon runs (SIGHUP, or
+//! `passepartout reload` through the admin path).
+//!
+//! The file is read and checked as at start (every problem at once, the
+//! tool names against the tools the daemon has); a file with any problem is
+//! refused whole and the running configuration is kept. Otherwise the
+//! settings [`live`] names are taken — who may talk and approve on each
+//! gateway, the model providers, the system prompt, the skills' gates and
+//! rules, the configured loops — and every other change is named as
+//! waiting for a restart. Everything that can fail (the providers'
+//! clients, the skills' patterns, the loops' schedules) is built before
+//! anything is swapped, so a reload applies entirely or not at all; the
+//! loops, changed last, are the one step that can fail part-way, and say
+//! which of them did. A turn under way finishes with the pipeline it
+//! started with; the next one uses the new.
+
+pub mod live;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use passepartout_admin::Reloaded;
+use tokio::sync::Mutex;
+
+use crate::access::Access;
+use crate::admin::Reload;
+use crate::approvals::Policy;
+use crate::config::{self, Config};
+use crate::conversations::Conversations;
+use crate::gateways::GatewayComponent;
+use crate::loops::daemon::Loops;
+use crate::pairing::{Lists, Pairing};
+use crate::pipeline::cascade::Cascade;
+use crate::skills::{Skills, check_names};
+use crate::llm::ToolSpec;
+use crate::tools::ToolCatalog;
+
+/// What a reload swaps, handed in by the daemon.
+pub struct Live {
+    /// Who may talk, per gateway (the intake's).
+    pub access: Arc<Access>,
+    /// The pairing desk, which knows who the lists name.
+    pub pairing: Arc<Pairing>,
+    /// The models.
+    pub cascade: Arc<Cascade>,
+    /// The pipeline, and the approvals' policy through them.
+    pub conversations: Arc<Conversations>,
+    pub loops: Arc<Loops>,
+}
+
+/// Reads the configuration again and applies it.
+pub struct Reloader {
+    /// The file read at start, read again; none: the defaults and the
+    /// environment only.
+    file: Option<PathBuf>,
+    /// The configuration the daemon runs on; held while a reload runs, so
+    /// two never interleave.
+    running: Mutex<Config>,
+    /// Gateways that do not come from the configuration (plugged in), whose
+    /// lists a reload keeps.
+    fixed: Vec<Lists>,
+    /// The tools besides the configured ones (the loops', plugged-in ones),
+    /// for the check of the names the gates give.
+    more_tools: Vec<ToolSpec>,
+    live: Live,
+}
+
+impl Reloader {
+    /// A reloader of `file` for a daemon started on `running`, with the
+    /// lists of the plugged-in gateway components `fixed` (see [`lists`]).
+    pub fn new(file: Option<PathBuf>, running: Config, fixed: Vec<Lists>, more_tools: Vec<ToolSpec>, live: Live) -> Self {
+        Self {
+            file,
+            running: Mutex::new(running),
+            fixed,
+            more_tools,
+            live,
+        }
+    }
+
+    /// Reads the file and applies it, or refuses it.
+    pub async fn reload(&self) -> Reloaded {
+        let mut running = self.running.lock().await;
+        let reloaded = match self.read() {
+            Ok(reloaded) => reloaded,
+            Err(problems) => return refused(problems),
+        };
+        let (changes, merged) = match live::changes(&running, &reloaded)
+            .and_then(|changes| Ok((changes, live::merged(&running, &reloaded)?)))
+        {
+            Ok(both) => both,
+            Err(error) => return refused(vec![error.to_string()]),
+        };
+        if changes.live.is_empty() {
+            return told(Reloaded {
+                applied: true,
+                message: match changes.need_restart.is_empty() {
+                    true => "The configuration is unchanged.".into(),
+                    false => "Nothing that applies now changed.".into(),
+                },
+                need_restart: changes.need_restart,
+                ..Reloaded::default()
+            });
+        }
+        let built = match self.build(&merged) {
+            Ok(built) => built,
+            Err(error) => return refused(vec![error]),
+        };
+        let loops = self.apply(&merged, built).await;
+        *running = merged;
+        let mut message = format!("Reloaded: {} now apply.", changes.live.join(", "));
+        if let Some(loops) = loops {
+            message.push(' ');
+            message.push_str(&loops);
+        }
+        told(Reloaded {
+            applied: true,
+            message,
+            changed: changes.live,
+            need_restart: changes.need_restart,
+            problems: Vec::new(),
+        })
+    }
+
+    /// The file, loaded and checked as at start; or every problem in it.
+    fn read(&self) -> Result<Config, Vec<String>> {
+        let more = &self.more_tools;
+        let loaded = config::load_checked(self.file.as_deref(), None, |config| {
+            let catalog = ToolCatalog::registered(config, more.iter().cloned());
+            check_names(&config.skills, &config.tools, &catalog).errors
+        });
+        match loaded {
+            Ok((config, warnings)) => {
+                for warning in warnings {
+                    tracing::warn!(%warning, "configuration");
+                }
+                Ok(config)
+            }
+            Err(config::ConfigError::Invalid { problems }) => Err(problems),
+            Err(error) => Err(vec![error.to_string()]),
+        }
+    }
+
+    /// Everything that can fail, built from `config` before anything changes.
+    fn build(&self, config: &Config) -> Result<Built, String> {
+        let providers = crate::llm::providers(config).map_err(|e| e.to_string())?;
+        let skills = Skills::from_config(&config.skills, &config.tools, &config.mcp)
+            .map_err(|e| format!("a [skills] pattern is not a valid regular expression: {e}"))?;
+        let loops = self.live.loops.configured(config).map_err(|e| e.to_string())?;
+        Ok(Built {
+            providers,
+            skills,
+            loops,
+        })
+    }
+
+    /// Swaps every live part for `config`'s; what the loops did, if any
+    /// changed.
+    async fn apply(&self, config: &Config, built: Built) -> Option<String> {
+        let live = &self.live;
+        let mut lists = lists(&crate::gateways::components(config));
+        lists.extend(self.fixed.iter().cloned());
+        live.access
+            .set_rosters(lists.iter().map(|l| (l.gateway.clone(), l.talkers.clone())));
+        let deciders = lists.iter().map(|l| (l.gateway.clone(), l.deciders.clone()));
+        let policy = Policy::from_rosters(deciders, &config.approvals).with_paired(live.pairing.paired());
+        live.conversations.approvals.set_policy(policy);
+        live.pairing.set_lists(lists, &config.approvals);
+        live.cascade
+            .replace(built.providers, Duration::from_secs(config.llm.cooldown_s));
+        let pipeline = live.conversations.pipeline().reconfigured(config, built.skills);
+        live.conversations.set_pipeline(pipeline);
+        match live.loops.reconfigure(built.loops).await {
+            Ok(done) => {
+                let named = |what: &str, names: &[String]| {
+                    (!names.is_empty()).then(|| format!("{what}: {}", names.join(", ")))
+                };
+                let parts: Vec<String> = [
+                    named("loops started", &done.started),
+                    named("restarted", &done.restarted),
+                    named("stopped", &done.removed),
+                    named("could not start", &done.failed),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                (!parts.is_empty()).then(|| format!("{}.", parts.join("; ")))
+            }
+            Err(error) => Some(format!("The configured loops could not be changed: {error}.")),
+        }
+    }
+}
+
+#[async_trait]
+impl Reload for Reloader {
+    async fn reload(&self) -> Reloaded {
+        Reloader::reload(self).await
+    }
+}
+
+/// What a reload builds before it swaps anything.
+struct Built {
+    providers: Vec<Arc<dyn crate::llm::ChatModel>>,
+    skills: Skills,
+    loops: Vec<crate::loops::configured::Configured>,
+}
+
+/// Each component's lists: who may talk through it, who may approve.
+pub fn lists(components: &[Box<dyn GatewayComponent>]) -> Vec<Lists> {
+    components
+        .iter()
+        .map(|c| Lists {
+            gateway: c.id(),
+            talkers: c.talkers(),
+            deciders: c.deciders(),
+        })
+        .collect()
+}
+
+fn refused(problems: Vec<String>) -> Reloaded {
+    told(Reloaded {
+        applied: false,
+        message: format!(
+            "The configuration was not reloaded; the daemon runs on as before. {} problem(s):\n  - {}",
+            problems.len(),
+            problems.join("\n  - ")
+        ),
+        problems,
+        ..Reloaded::default()
+    })
+}
+
+/// Logs what a reload did, and answers it.
+fn told(reloaded: Reloaded) -> Reloaded {
+    if reloaded.applied {
+        tracing::info!(
+            changed = ?reloaded.changed,
+            need_restart = ?reloaded.need_restart,
+            "configuration reloaded"
+        );
+        if !reloaded.need_restart.is_empty() {
+            tracing::warn!(
+                settings = %reloaded.need_restart.join(", "),
+                "changed settings that apply only after a restart"
+            );
+        }
+    } else {
+        tracing::error!(problems = ?reloaded.problems, "configuration refused; the running one is kept");
+    }
+    reloaded
+}
