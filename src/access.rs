@@ -174,7 +174,10 @@ mod tests {
         )]);
         assert!(access.allows(&from("chat", "bob", "bob")), "the new list");
         assert!(!access.allows(&from("chat", "alice", "alice")), "the old list is gone");
-        assert!(!access.allows(&from("local", "c", "u")), "a gateway left out lets nobody in");
+        assert!(
+            !access.allows(&from("local", "c", "u")),
+            "a gateway left out lets nobody in"
+        );
     }
 
     #[test]

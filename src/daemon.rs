@@ -29,13 +29,13 @@ use crate::data_dir::{DataDirError, DataDirLock};
 use crate::gateways::{BuildContext, GatewayComponent};
 use crate::intake::IntakeContext;
 use crate::llm::ChatModel;
-use crate::reload::{Live, Reloader};
 use crate::loops::daemon::Loops;
 use crate::loops::schedules::Schedules;
 use crate::mcp::McpServers;
 use crate::media::{Fetchers, Media, MediaPruning};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
+use crate::reload::{Live, Reloader};
 use crate::skills::Skills;
 use crate::status::{PipelineGauges, StatusSources};
 use crate::store::{Store, StoreError};
@@ -228,9 +228,23 @@ impl Daemon {
             conversations: conversations.clone(),
             loops: loops.clone(),
         };
-        let reloader = Arc::new(Reloader::new(config_file, config.clone(), fixed_lists, more_tools, live));
+        let reloader = Arc::new(Reloader::new(
+            config_file,
+            config.clone(),
+            fixed_lists,
+            more_tools,
+            live,
+        ));
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        let admin = admin_context(&conversations, &status, &loops, cascade, pairing, &store, reloader.clone());
+        let admin = admin_context(
+            &conversations,
+            &status,
+            &loops,
+            cascade,
+            pairing,
+            &store,
+            reloader.clone(),
+        );
         conversations
             .tracker
             .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
@@ -526,7 +540,11 @@ fn spawn_housekeeping(
 /// Starts a daemon from `config` (read from `config_file`), runs it until
 /// `shutdown` completes, then shuts it down in order; reads the file again
 /// on every SIGHUP.
-pub async fn run(config: Config, config_file: Option<PathBuf>, shutdown: impl Future<Output = ()>) -> anyhow::Result<()> {
+pub async fn run(
+    config: Config,
+    config_file: Option<PathBuf>,
+    shutdown: impl Future<Output = ()>,
+) -> anyhow::Result<()> {
     let extensions = Extensions {
         config_file,
         ..Extensions::default()

@@ -624,3 +624,34 @@ fn guesses_from_a_chat_with_nothing_pending_are_counted() {
     let guess = text_from(&quiet, "43", "q9", &format!("approve {}", real.token.as_str()), None);
     assert!(notice(&say(&desk, &guess)).starts_with("Too many answers"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_approver_taken_off_the_lists_no_longer_decides_what_waits() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat);
+    // A reload names only user 7 now; user 42 was listed when it was asked.
+    desk.set_policy(Policy::new(HashMap::new(), vec![approver("telegram", "7", true)], None));
+    let answer = format!("approve {}", approval.token.as_str());
+    let handled = say(&desk, &text_from(&chat, "42", "a1", &answer, None));
+    assert_eq!(
+        notice(&handled),
+        no_such(approval.token.as_str()),
+        "told as a stranger is"
+    );
+    assert_eq!(status(&desk, &approval), Status::Pending);
+    // Nor is anyone added by the new lists let decide what was asked before.
+    desk.set_policy(Policy::new(
+        HashMap::from([(
+            GatewayId::new("telegram").unwrap(),
+            vec![approver("telegram", "9", false)],
+        )]),
+        vec![approver("telegram", "7", true)],
+        None,
+    ));
+    let handled = say(&desk, &text_from(&chat, "9", "a2", &answer, None));
+    assert_eq!(notice(&handled), no_such(approval.token.as_str()));
+    let handled = say(&desk, &text_from(&chat, "7", "a3", &answer, None));
+    assert!(notice(&handled).starts_with("Approved"), "{handled:?}");
+}

@@ -122,7 +122,12 @@ impl Approvals {
     /// one of the approvers it was asked of, who still is one now (an
     /// approver taken off the lists, or a paired one revoked, no longer
     /// decides what waits).
-    pub fn may_decide(&self, approval: &Approval, person: &Person, conversation: &ConversationKey) -> Result<(), Refused> {
+    pub fn may_decide(
+        &self,
+        approval: &Approval,
+        person: &Person,
+        conversation: &ConversationKey,
+    ) -> Result<(), Refused> {
         may_decide(approval, person, conversation)?;
         let now = self.policy.load().approvers_for(&approval.conversation);
         may_act(&now, &approval.conversation, person, conversation)

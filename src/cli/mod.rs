@@ -244,6 +244,17 @@ pub async fn execute(cli: Cli) -> ExitCode {
             logging::init("warn", config::LogFormat::Text);
             check_config(file.or(cli.config).as_deref())
         }
+        // The daemon would refuse a file with problems whole: say so here.
+        Command::Reload => {
+            logging::init("warn", config::LogFormat::Text);
+            match load_config(cli.config.as_deref()) {
+                Ok(config) => reload::run(&config).await,
+                Err(code) => {
+                    eprintln!("passepartout: not reloaded; the running daemon keeps its configuration");
+                    code
+                }
+            }
+        }
         command => {
             logging::init("warn", config::LogFormat::Text);
             let config = match load_config(cli.config.as_deref()) {
@@ -289,10 +300,13 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Pair { command } => pair::pair(&config, command).await,
                 Command::Access { revoke } => pair::access(&config, revoke).await,
                 Command::Tools { json } => tools::list(&config, json).await,
-                Command::Reload => reload::run(&config).await,
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
-                Command::Run | Command::CheckConfig { .. } | Command::Completions { .. } | Command::Man => {
+                Command::Run
+                | Command::CheckConfig { .. }
+                | Command::Reload
+                | Command::Completions { .. }
+                | Command::Man => {
                     unreachable!("handled above")
                 }
             }

@@ -47,7 +47,9 @@ impl Schedules {
         for record in self.configured_records(configured, &stored, now_ms) {
             let name = record.spec.name.clone();
             let previous = stored.iter().find(|s| s.spec.name == name);
-            let running = registry.status(name.as_str()).is_some_and(|s| s.state != State::Stopped);
+            let running = registry
+                .status(name.as_str())
+                .is_some_and(|s| s.state != State::Stopped);
             let same = previous.is_some_and(|p| p.source == Source::Config && same_loop(&p.spec, &record.spec));
             if same && running {
                 continue;

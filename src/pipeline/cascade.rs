@@ -296,7 +296,12 @@ impl Cascade {
 
     /// The models, in order.
     pub fn models(&self) -> Vec<Arc<dyn ChatModel>> {
-        self.lineup.load().entries.iter().map(|entry| entry.model.clone()).collect()
+        self.lineup
+            .load()
+            .entries
+            .iter()
+            .map(|entry| entry.model.clone())
+            .collect()
     }
 
     /// Whether any entry's model can see images.

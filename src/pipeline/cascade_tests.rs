@@ -252,3 +252,42 @@ async fn an_answer_names_its_entry_and_those_passed_over() {
     assert!(answered.passed_over.is_empty());
     assert_eq!(cascade.names(), ["small", "big"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_replaced_line_up_is_asked_from_the_next_call_keeping_counts_and_rests() {
+    let primary = Scripted::new(
+        "primary",
+        vec![Err(LlmError::Unauthorized { status: 401 }), rate_limited(60)],
+    );
+    let secondary = Scripted::new("secondary", vec![]);
+    let cascade = cascade_of(&[&primary, &secondary]);
+    assert_eq!(answer(&cascade).await, "ok from secondary");
+    assert_eq!(cascade.health()[0].state, EntryState::Unhealthy);
+
+    // The same provider (a fixed key, say) and a new one in front of it.
+    let third = Scripted::new("third", vec![Err(LlmError::Timeout)]);
+    let models = vec![
+        third.clone() as Arc<dyn ChatModel>,
+        primary.clone() as Arc<dyn ChatModel>,
+    ];
+    cascade.replace(models, Duration::from_secs(5));
+    assert_eq!(cascade.names(), ["third", "primary"]);
+    let primary_health = &cascade.health()[1];
+    assert_eq!(
+        primary_health.state,
+        EntryState::Ok,
+        "a reload forgets refused credentials"
+    );
+    assert_eq!(
+        (primary_health.calls, primary_health.failures),
+        (1, 1),
+        "the counts go on"
+    );
+
+    // The timeout falls through to primary, whose rate limit then rests it.
+    assert!(answer(&cascade).await.contains("rate limited"));
+    assert_eq!(cascade.health()[1].state, EntryState::CoolingDown);
+    cascade.replace(vec![primary.clone() as Arc<dyn ChatModel>], Duration::from_secs(5));
+    assert_eq!(cascade.health()[0].state, EntryState::CoolingDown, "a rest is kept");
+    assert_eq!(secondary.calls(), 1, "the entry taken out is asked no more");
+}

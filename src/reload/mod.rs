@@ -30,11 +30,11 @@ use crate::approvals::Policy;
 use crate::config::{self, Config};
 use crate::conversations::Conversations;
 use crate::gateways::GatewayComponent;
+use crate::llm::ToolSpec;
 use crate::loops::daemon::Loops;
 use crate::pairing::{Lists, Pairing};
 use crate::pipeline::cascade::Cascade;
 use crate::skills::{Skills, check_names};
-use crate::llm::ToolSpec;
 use crate::tools::ToolCatalog;
 
 /// What a reload swaps, handed in by the daemon.
@@ -70,7 +70,13 @@ pub struct Reloader {
 impl Reloader {
     /// A reloader of `file` for a daemon started on `running`, with the
     /// lists of the plugged-in gateway components `fixed` (see [`lists`]).
-    pub fn new(file: Option<PathBuf>, running: Config, fixed: Vec<Lists>, more_tools: Vec<ToolSpec>, live: Live) -> Self {
+    pub fn new(
+        file: Option<PathBuf>,
+        running: Config,
+        fixed: Vec<Lists>,
+        more_tools: Vec<ToolSpec>,
+        live: Live,
+    ) -> Self {
         Self {
             file,
             running: Mutex::new(running),
@@ -174,9 +180,8 @@ impl Reloader {
         live.conversations.set_pipeline(pipeline);
         match live.loops.reconfigure(built.loops).await {
             Ok(done) => {
-                let named = |what: &str, names: &[String]| {
-                    (!names.is_empty()).then(|| format!("{what}: {}", names.join(", ")))
-                };
+                let named =
+                    |what: &str, names: &[String]| (!names.is_empty()).then(|| format!("{what}: {}", names.join(", ")));
                 let parts: Vec<String> = [
                     named("loops started", &done.started),
                     named("restarted", &done.restarted),

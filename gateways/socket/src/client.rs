@@ -17,8 +17,8 @@ use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::protocol::{
-    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame, encode_line,
-    is_unknown_server_frame,
+    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
+    encode_line, is_unknown_server_frame,
 };
 use passepartout_gateway::lines::{LineReader, ReadLine};
 
