@@ -71,6 +71,7 @@ fn main() {
             connect_timeout: Duration::from_secs(2),
             timeout: Duration::from_secs(60),
             vision: false,
+            proxy: None,
         })
         .expect("client");
         let request = ChatRequest {

@@ -673,6 +673,24 @@ async fn a_refused_token_takes_the_gateway_down() {
 }
 
 #[tokio::test]
+async fn a_configured_proxy_carries_the_bot_api_requests() {
+    // The fake takes the proxy's part: a request through a plain-HTTP proxy
+    // names the whole URL, and the fake answers it by its path.
+    let fake = FakeTelegram::start(TOKEN).await;
+    let through = TelegramSettings {
+        proxy: Some(fake.base_url()),
+        ..TelegramSettings::new(TOKEN).with_api_url("http://api.telegram.invalid")
+    };
+    assert_eq!(check(&through).await, Ok("@fake_bot".to_owned()));
+    let bad = TelegramSettings {
+        proxy: Some("not a proxy".into()),
+        ..through
+    };
+    let refused = check(&bad).await.unwrap_err();
+    assert!(refused.contains("telegram.proxy"), "{refused}");
+}
+
+#[tokio::test]
 async fn a_webhook_is_deleted_at_start() {
     let fake = FakeTelegram::start(TOKEN).await;
     fake.set_webhook("https://example.com/hook");

@@ -81,6 +81,9 @@ pub struct ProviderConfig {
     pub price_in_per_mtok: f64,
     /// What a million tokens it answers with cost, in USD.
     pub price_out_per_mtok: f64,
+    /// A proxy for this provider (`http://`, `https://`, `socks5://`,
+    /// `socks5h://`), instead of `https_proxy` / `all_proxy`.
+    pub proxy: Option<String>,
 }
 
 pub const DEFAULT_MAX_TOKENS: u32 = 4096;
@@ -100,6 +103,7 @@ impl Default for ProviderConfig {
             vision: false,
             price_in_per_mtok: 0.0,
             price_out_per_mtok: 0.0,
+            proxy: None,
         }
     }
 }
@@ -136,6 +140,11 @@ impl LlmConfig {
     }
 }
 
+/// Whether `url` names a proxy reqwest can use.
+fn is_proxy_url(url: &str) -> bool {
+    matches!(reqwest::Url::parse(url), Ok(url) if matches!(url.scheme(), "http" | "https" | "socks5" | "socks5h") && url.host().is_some())
+}
+
 impl ProviderConfig {
     /// Notes what is wrong with the provider's own keys; `at` names it.
     fn check(&self, at: &str, problems: &mut Problems) {
@@ -166,6 +175,12 @@ impl ProviderConfig {
             && let Err(problem) = super::file_access::find_file(path)
         {
             problems.push(format!("{at}.api_key_file {} {problem}", path.display()));
+        }
+        if let Some(proxy) = &self.proxy {
+            problems.check(
+                is_proxy_url(proxy),
+                format!("{at}.proxy is not an http://, https://, socks5:// or socks5h:// URL"),
+            );
         }
     }
 }

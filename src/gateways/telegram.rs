@@ -44,6 +44,7 @@ impl Telegram {
         settings.api_url = section.api_url.trim_end_matches('/').to_owned();
         settings.group_mode = section.group_mode;
         settings.poll_timeout_s = section.poll_timeout_s;
+        settings.proxy = section.proxy.clone();
         settings.photo_max_bytes = self.photo_max_bytes;
         Ok(settings)
     }

@@ -101,6 +101,7 @@ impl AnthropicClient {
             &messages_url,
             settings.endpoint.connect_timeout,
             settings.endpoint.timeout,
+            settings.endpoint.proxy.as_deref(),
         )?;
 
         Ok(Self {

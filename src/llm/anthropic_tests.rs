@@ -28,6 +28,7 @@ fn settings(base_url: String) -> AnthropicSettings {
             connect_timeout: Duration::from_secs(2),
             timeout: Duration::from_secs(10),
             vision: false,
+            proxy: None,
         },
         max_tokens: 1024,
     }

@@ -47,6 +47,7 @@ pub fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, ProviderErr
                 connect_timeout: Duration::from_secs(provider.connect_timeout_s),
                 timeout: Duration::from_secs(provider.timeout_s),
                 vision: provider.vision,
+                proxy: provider.proxy.clone(),
             };
             let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
                 ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),

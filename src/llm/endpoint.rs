@@ -24,6 +24,10 @@ pub struct Endpoint {
     pub timeout: Duration,
     /// Whether the model can see images: they are sent to it as image parts.
     pub vision: bool,
+    /// The proxy every request goes through (`http://`, `https://`,
+    /// `socks5://` or `socks5h://`), instead of what `https_proxy` /
+    /// `all_proxy` say. May hold credentials: never printed by `Debug`.
+    pub proxy: Option<String>,
 }
 
 impl fmt::Debug for Endpoint {
@@ -36,6 +40,7 @@ impl fmt::Debug for Endpoint {
             .field("connect_timeout", &self.connect_timeout)
             .field("timeout", &self.timeout)
             .field("vision", &self.vision)
+            .field("proxy", &self.proxy.as_ref().map(|_| "<set>"))
             .finish()
     }
 }

@@ -40,11 +40,14 @@ pub(super) fn endpoint_url(base_url: &str, path: &str) -> Result<Url, LlmError> 
 }
 
 /// The HTTP client for one provider at `target`: rustls, the connect and total
-/// timeouts, no redirects, and no proxy when `target` is on this machine.
+/// timeouts, no redirects; through `proxy` when one is configured, else
+/// through the environment's (`https_proxy`, `all_proxy`) except when
+/// `target` is on this machine.
 pub(super) fn build_client(
     target: &Url,
     connect_timeout: Duration,
     timeout: Duration,
+    proxy: Option<&str>,
 ) -> Result<reqwest::Client, LlmError> {
     let mut builder = reqwest::Client::builder()
         .use_rustls_tls()
@@ -54,7 +57,12 @@ pub(super) fn build_client(
         // header; a misconfigured base URL should be reported, not followed.
         .redirect(reqwest::redirect::Policy::none())
         .user_agent(USER_AGENT);
-    if is_loopback(target) {
+    if let Some(proxy) = proxy {
+        let proxy = reqwest::Proxy::all(proxy).map_err(|error| LlmError::Config {
+            reason: format!("the proxy is not a proxy URL: {}", root_cause(&error)),
+        })?;
+        builder = builder.proxy(proxy);
+    } else if is_loopback(target) {
         // A local model server is never meant to be reached through HTTP(S)_PROXY.
         builder = builder.no_proxy();
     }

@@ -61,7 +61,12 @@ impl OpenAiClient {
             .as_ref()
             .map(|key| http::secret_header(&format!("Bearer {}", key.expose())))
             .transpose()?;
-        let http = http::build_client(&chat_url, settings.connect_timeout, settings.timeout)?;
+        let http = http::build_client(
+            &chat_url,
+            settings.connect_timeout,
+            settings.timeout,
+            settings.proxy.as_deref(),
+        )?;
 
         Ok(Self {
             settings,

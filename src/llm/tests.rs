@@ -26,6 +26,7 @@ fn settings(base_url: String) -> OpenAiSettings {
         connect_timeout: Duration::from_secs(2),
         timeout: Duration::from_secs(10),
         vision: false,
+        proxy: None,
     }
 }
 
@@ -736,5 +737,32 @@ async fn a_tools_image_is_a_note_for_a_model_without_vision_and_in_a_later_turn(
     assert_eq!(
         requests[1]["messages"][2]["content"],
         "here it is\n[an image (image/png) shot returned earlier; not shown again]"
+    );
+}
+
+#[tokio::test]
+async fn a_configured_proxy_carries_every_request() {
+    // The fake takes the proxy's part: a plain-HTTP request through a proxy
+    // names the whole URL, and the fake answers it by its path.
+    let proxy = FakeLlm::start().await;
+    let client = OpenAiClient::new(OpenAiSettings {
+        proxy: Some(format!(
+            "http://{}",
+            proxy.base_url().trim_start_matches("http://").trim_end_matches("/v1")
+        )),
+        ..settings("http://model.invalid/v1".to_owned())
+    })
+    .expect("valid settings");
+    let response = client.complete(&hello()).await.expect("answered through the proxy");
+    assert_eq!(response.content.as_deref(), Some("echo: hello there"));
+    assert_eq!(proxy.requests().len(), 1);
+
+    let refused = OpenAiClient::new(OpenAiSettings {
+        proxy: Some("not a url".to_owned()),
+        ..settings("http://model.invalid/v1".to_owned())
+    });
+    assert!(
+        matches!(&refused, Err(LlmError::Config { reason }) if reason.contains("proxy")),
+        "{refused:?}"
     );
 }

@@ -39,6 +39,9 @@ pub struct TelegramConfig {
     /// Show a reply while it is written, as a message edited about once a
     /// second; when not set, `pipeline.stream`.
     pub stream: Option<bool>,
+    /// A proxy for the Bot API (`http://`, `https://`, `socks5://`,
+    /// `socks5h://`), instead of `https_proxy` / `all_proxy`.
+    pub proxy: Option<String>,
 }
 
 impl Default for TelegramConfig {
@@ -54,6 +57,7 @@ impl Default for TelegramConfig {
             group_mode: GroupMode::MentionOrReply,
             poll_timeout_s: DEFAULT_POLL_TIMEOUT_S,
             stream: None,
+            proxy: None,
         }
     }
 }
@@ -85,6 +89,14 @@ impl TelegramConfig {
         if !(1..=50).contains(&self.poll_timeout_s) {
             problems.push("telegram.poll_timeout_s must be between 1 and 50".into());
         }
+        let proxy = |url: &str| {
+            reqwest::Url::parse(url).is_ok_and(|url| {
+                matches!(url.scheme(), "http" | "https" | "socks5" | "socks5h") && url.host().is_some()
+            })
+        };
+        if self.proxy.as_deref().is_some_and(|url| !proxy(url)) {
+            problems.push("telegram.proxy is not an http://, https://, socks5:// or socks5h:// URL".into());
+        }
         problems
     }
 }
@@ -101,10 +113,17 @@ mod tests {
             token_env: None,
             api_url: "ftp://x".into(),
             poll_timeout_s: 0,
+            proxy: Some("proxy.example:3128".into()),
             ..TelegramConfig::default()
         };
         let problems = section.problems();
-        for expected in ["telegram.token_env", "nobody could talk", "api_url", "poll_timeout_s"] {
+        for expected in [
+            "telegram.token_env",
+            "nobody could talk",
+            "api_url",
+            "poll_timeout_s",
+            "telegram.proxy",
+        ] {
             assert!(
                 problems.iter().any(|p| p.contains(expected)),
                 "{expected} missing from {problems:?}"

@@ -286,9 +286,15 @@ pub fn approval_keyboard(token: &passepartout_gateway::ApprovalToken) -> InlineK
 fn build_bot(settings: &TelegramSettings) -> Result<Bot, String> {
     let url = reqwest::Url::parse(&settings.api_url)
         .map_err(|error| format!("invalid Telegram api_url {:?}: {error}", settings.api_url))?;
-    let client = teloxide::net::default_reqwest_settings()
+    let mut client = teloxide::net::default_reqwest_settings()
         .connect_timeout(CONNECT_TIMEOUT)
-        .timeout(Duration::from_secs(settings.poll_timeout_s.into()) + POLL_SLACK)
+        .timeout(Duration::from_secs(settings.poll_timeout_s.into()) + POLL_SLACK);
+    if let Some(proxy) = &settings.proxy {
+        // Not the URL in the message: it may hold credentials.
+        let proxy = reqwest::Proxy::all(proxy).map_err(|_| "telegram.proxy is not a proxy URL".to_owned())?;
+        client = client.proxy(proxy);
+    }
+    let client = client
         .build()
         .map_err(|error| format!("cannot build the HTTP client: {error}"))?;
     Ok(Bot::with_client(settings.token.clone(), client).set_api_url(url))

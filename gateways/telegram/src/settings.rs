@@ -64,6 +64,9 @@ pub struct TelegramSettings {
     /// How fast the bot may send (Telegram's limits unless a test or a
     /// benchmark lifts them).
     pub pacing: Limits,
+    /// The proxy every Bot API request goes through, instead of what
+    /// `https_proxy` / `all_proxy` say. May hold credentials: never printed.
+    pub proxy: Option<String>,
 }
 
 impl TelegramSettings {
@@ -83,6 +86,7 @@ impl TelegramSettings {
             photo_max_bytes: DEFAULT_PHOTO_MAX_BYTES,
             download_timeout: DEFAULT_DOWNLOAD_TIMEOUT,
             pacing: Limits::default(),
+            proxy: None,
         }
     }
 
@@ -98,6 +102,7 @@ impl fmt::Debug for TelegramSettings {
         f.debug_struct("TelegramSettings")
             .field("api_url", &self.api_url)
             .field("token", &"<redacted>")
+            .field("proxy", &self.proxy.as_ref().map(|_| "<set>"))
             .field("group_mode", &self.group_mode)
             .field("poll_timeout_s", &self.poll_timeout_s)
             .field("refusal", &self.refusal)
