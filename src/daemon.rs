@@ -549,10 +549,10 @@ pub async fn run(
         config_file,
         ..Extensions::default()
     };
-    let daemon = Daemon::start_with(config, extensions).await?;
-    // Installed before the daemon says it is ready: a SIGHUP from then on
-    // reloads, never kills.
+    // Installed before anything starts: a SIGHUP from now on reloads (one
+    // during the start, once the daemon runs), never kills.
     let mut hangups = hangups();
+    let daemon = Daemon::start_with(config, extensions).await?;
     // Ready once recovery is done and the gateways listen; then fed while the
     // runtime schedules, so a wedged daemon is restarted by its manager.
     let manager = Arc::new(crate::service_manager::Notifier::from_env());

@@ -101,6 +101,17 @@ async fn reload(config: &Path) -> (bool, String, String) {
     )
 }
 
+/// The gate `passepartout tools` shows for `tool`.
+async fn gate(config: &Path, tool: &str) -> String {
+    let output = run_cli(config, &["tools", "--json"]).await;
+    let tools: serde_json::Value = serde_json::from_slice(&output.stdout).expect("a JSON listing");
+    let line = tools.as_array().unwrap().iter().find(|t| t["name"] == tool);
+    line.unwrap_or_else(|| panic!("{tool} missing from {tools}"))["gate"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
 /// The last request the model got: its system text and its last user text.
 async fn nth_request(llm: &FakeLlm, n: usize) -> (String, String) {
     let requests = llm.wait_for_requests(n, WAIT).await;
@@ -131,11 +142,13 @@ async fn sighup_applies_a_new_allowlist_prompt_and_loop_at_once_and_names_what_w
     assert_eq!(user, "first", "the stranger's message never reached the model");
     assert!(system.contains("You are the first assistant."), "{system}");
 
+    assert_eq!(gate(&setup.config(), "read_file").await, "allowed");
     setup.write(&Settings {
         allowed: &[OWNER, STRANGER],
         prompt: "You are the second assistant.",
         max_depth: 5,
-        extra: "[[loops.entries]]\nname = \"standup\"\nmessage = \"Stand up.\"\n\
+        extra: "[tools]\nrequire_approval = [\"shell\", \"write_file\", \"schedule\", \"read_file\"]\n\
+                [[loops.entries]]\nname = \"standup\"\nmessage = \"Stand up.\"\n\
                 schedule = \"daily at 07:30\"\noutput = \"telegram:42\"\n",
         ..before
     });
@@ -153,6 +166,11 @@ async fn sighup_applies_a_new_allowlist_prompt_and_loop_at_once_and_names_what_w
     assert_eq!(user, "now?", "the new allowlist applies at once");
     assert!(system.contains("You are the second assistant."), "{system}");
 
+    assert_eq!(
+        gate(&setup.config(), "read_file").await,
+        "needs approval",
+        "the new gate holds"
+    );
     let loops = run_cli(&setup.config(), &["loops", "--json"]).await;
     let loops = String::from_utf8_lossy(&loops.stdout);
     assert!(loops.contains("\"standup\""), "the configured loop runs: {loops}");
