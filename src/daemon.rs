@@ -23,7 +23,7 @@ use crate::admin::AdminContext;
 use crate::approvals::Approvals;
 use crate::background;
 use crate::clock::Clock;
-use crate::config::{Config, ProviderKind, Secret};
+use crate::config::{Config, ProviderConfig, ProviderKind, Secret};
 use crate::conversations::{Conversations, Views};
 use crate::data_dir::{DataDirError, DataDirLock};
 use crate::gateways::{BuildContext, GatewayComponent};
@@ -550,27 +550,35 @@ pub(crate) fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, Star
                     None
                 }
             };
-            let endpoint = Endpoint {
-                name: provider.name.clone(),
-                base_url: provider.base_url.clone(),
-                model: provider.model.clone(),
-                api_key,
-                connect_timeout: Duration::from_secs(provider.connect_timeout_s),
-                timeout: Duration::from_secs(provider.timeout_s),
-                vision: provider.vision,
-            };
-            let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
-                ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),
-                ProviderKind::Anthropic => AnthropicClient::new(AnthropicSettings {
-                    endpoint,
-                    max_tokens: provider.max_tokens,
-                })
-                .map(|client| Arc::new(client) as _),
-            };
-            client.map_err(|error| StartError::Provider {
-                name: provider.name.clone(),
-                reason: error.to_string(),
-            })
+            provider_client(provider, api_key)
         })
         .collect()
+}
+
+/// The client of one `[[llm.providers]]` entry, with its key already read.
+pub(crate) fn provider_client(
+    provider: &ProviderConfig,
+    api_key: Option<Secret>,
+) -> Result<Arc<dyn ChatModel>, StartError> {
+    let endpoint = Endpoint {
+        name: provider.name.clone(),
+        base_url: provider.base_url.clone(),
+        model: provider.model.clone(),
+        api_key,
+        connect_timeout: Duration::from_secs(provider.connect_timeout_s),
+        timeout: Duration::from_secs(provider.timeout_s),
+        vision: provider.vision,
+    };
+    let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
+        ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),
+        ProviderKind::Anthropic => AnthropicClient::new(AnthropicSettings {
+            endpoint,
+            max_tokens: provider.max_tokens,
+        })
+        .map(|client| Arc::new(client) as _),
+    };
+    client.map_err(|error| StartError::Provider {
+        name: provider.name.clone(),
+        reason: error.to_string(),
+    })
 }

@@ -30,6 +30,7 @@ pub mod pairing;
 pub mod pipeline;
 pub mod ranking;
 pub mod service_manager;
+pub mod setup;
 pub mod signal;
 pub mod skills;
 pub mod status;
