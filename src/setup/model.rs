@@ -82,7 +82,7 @@ impl ModelStep {
                     default: Some("1"),
                 };
                 loop {
-                    match cx.input.text(question.clone(), None).await?.as_str() {
+                    match cx.input.text(question, None).await?.as_str() {
                         "1" | "openai" => break ProviderKind::Openai,
                         "2" | "anthropic" => break ProviderKind::Anthropic,
                         _ => continue,
