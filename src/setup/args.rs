@@ -57,10 +57,11 @@ pub struct SetupArgs {
     pub telegram_api_url: String,
     /// The owner's Telegram user id; without it, the first person to write to
     /// the bot becomes the owner.
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i64).range(1..))]
     pub owner: Option<i64>,
     /// How long to wait for that first message, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_CAPTURE_TIMEOUT_S)]
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_CAPTURE_TIMEOUT_S,
+          value_parser = clap::value_parser!(u64).range(1..))]
     pub capture_timeout_s: u64,
 }
 

@@ -135,8 +135,15 @@ impl Input {
         })
     }
 
-    /// The next line of standard input, as a secret.
-    pub fn stdin_secret(&mut self, flag: &'static str) -> Result<Secret, SetupError> {
+    /// The next line of standard input, as a secret. On a terminal it is
+    /// typed with echo off, like any secret asked there.
+    pub async fn stdin_secret(&mut self, flag: &'static str) -> Result<Secret, SetupError> {
+        if self.terminal.is_some() {
+            let typed = self
+                .typed_secret(&format!("The secret for {flag} (not shown): "), false)
+                .await?;
+            return typed.ok_or(SetupError::StdinEmpty { flag });
+        }
         let lines = self.stdin_lines.get_or_insert_with(|| std::io::stdin().lock().lines());
         match lines.next() {
             Some(Ok(line)) if !line.trim().is_empty() => Ok(Secret::new(line.trim())),

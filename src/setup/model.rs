@@ -122,7 +122,7 @@ impl ModelStep {
         let key = if let Some(name) = &args.model_key_env {
             Some(cx.input.env_secret(name, "--model-key-env")?)
         } else if args.model_key_stdin {
-            Some(cx.input.stdin_secret("--model-key-stdin")?)
+            Some(cx.input.stdin_secret("--model-key-stdin").await?)
         } else {
             let prompt = "Its API key (not shown; Enter for none): ";
             cx.input.typed_secret(prompt, true).await?

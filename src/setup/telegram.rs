@@ -30,7 +30,7 @@ impl TelegramStep {
             return cx.input.env_secret(name, "--telegram-token-env");
         }
         if cx.args.telegram_token_stdin {
-            return cx.input.stdin_secret("--telegram-token-stdin");
+            return cx.input.stdin_secret("--telegram-token-stdin").await;
         }
         if !cx.input.interactive() {
             return Err(SetupError::Missing {
