@@ -279,7 +279,8 @@ pub async fn log_startup_checks(providers: Vec<Arc<dyn ChatModel>>) {
     }
 }
 
-async fn provider_check(provider: &dyn ChatModel) -> Check {
+/// One provider's line: whether it answers a probe, and what to do if not.
+pub(crate) async fn provider_check(provider: &dyn ChatModel) -> Check {
     let part = format!("model {}", provider.name());
     match provider.probe().await {
         Ok(()) => Check::new(part, Level::Ok, format!("{} answers", provider.endpoint()), None),

@@ -31,6 +31,7 @@ pub mod pipeline;
 pub mod ranking;
 pub mod reload;
 pub mod service_manager;
+pub mod setup;
 pub mod signal;
 pub mod skills;
 pub mod status;

@@ -1,6 +1,6 @@
 //! The command line: `run` (the daemon) and the client commands that talk to
 //! it through the local socket (`chat`, `send`, `status`, `approvals`, `loops`,
-//! `pair`, `access`, `reload`), plus `doctor` and
+//! `pair`, `access`, `reload`), plus `setup` (the guided first run), `doctor` and
 //! `check-config`. `--config FILE` is global, so clients find the daemon's
 //! socket through the same file.
 
@@ -41,6 +41,9 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Write a working configuration file, step by step: the model (checked),
+    /// the Telegram bot (checked) and its owner (the first person to write to it).
+    Setup(crate::setup::SetupArgs),
     /// Run the daemon in the foreground until SIGINT or SIGTERM.
     Run,
     /// Talk to the assistant interactively; starts a daemon in-process if none is running.
@@ -237,6 +240,10 @@ pub async fn execute(cli: Cli) -> ExitCode {
             }
             Err(code) => code,
         },
+        Command::Setup(args) => {
+            logging::init("warn", config::LogFormat::Text);
+            crate::setup::run(args, cli.config.as_deref()).await
+        }
         Command::Completions { shell } => manual::completions(shell),
         Command::Man => manual::man_page(),
         // Client commands only warn, so their output stays clean.
@@ -303,6 +310,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run
+                | Command::Setup(_)
                 | Command::CheckConfig { .. }
                 | Command::Reload
                 | Command::Completions { .. }

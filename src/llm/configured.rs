@@ -8,7 +8,7 @@ use std::time::Duration;
 use thiserror::Error;
 
 use super::{AnthropicClient, AnthropicSettings, ChatModel, Endpoint, OpenAiClient};
-use crate::config::{Config, ProviderKind, Secret};
+use crate::config::{Config, ProviderConfig, ProviderKind, Secret};
 
 /// A provider whose client cannot be built.
 #[derive(Debug, Error)]
@@ -39,28 +39,33 @@ pub fn providers(config: &Config) -> Result<Vec<Arc<dyn ChatModel>>, ProviderErr
                     None
                 }
             };
-            let endpoint = Endpoint {
-                name: provider.name.clone(),
-                base_url: provider.base_url.clone(),
-                model: provider.model.clone(),
-                api_key,
-                connect_timeout: Duration::from_secs(provider.connect_timeout_s),
-                timeout: Duration::from_secs(provider.timeout_s),
-                vision: provider.vision,
-                proxy: provider.proxy.clone(),
-            };
-            let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
-                ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),
-                ProviderKind::Anthropic => AnthropicClient::new(AnthropicSettings {
-                    endpoint,
-                    max_tokens: provider.max_tokens,
-                })
-                .map(|client| Arc::new(client) as _),
-            };
-            client.map_err(|error| ProviderError {
-                name: provider.name.clone(),
-                reason: error.to_string(),
-            })
+            client(provider, api_key)
         })
         .collect()
+}
+
+/// The client of one `[[llm.providers]]` entry, with its key already read.
+pub fn client(provider: &ProviderConfig, api_key: Option<Secret>) -> Result<Arc<dyn ChatModel>, ProviderError> {
+    let endpoint = Endpoint {
+        name: provider.name.clone(),
+        base_url: provider.base_url.clone(),
+        model: provider.model.clone(),
+        api_key,
+        connect_timeout: Duration::from_secs(provider.connect_timeout_s),
+        timeout: Duration::from_secs(provider.timeout_s),
+        vision: provider.vision,
+        proxy: provider.proxy.clone(),
+    };
+    let client: Result<Arc<dyn ChatModel>, _> = match provider.kind {
+        ProviderKind::Openai => OpenAiClient::new(endpoint).map(|client| Arc::new(client) as _),
+        ProviderKind::Anthropic => AnthropicClient::new(AnthropicSettings {
+            endpoint,
+            max_tokens: provider.max_tokens,
+        })
+        .map(|client| Arc::new(client) as _),
+    };
+    client.map_err(|error| ProviderError {
+        name: provider.name.clone(),
+        reason: error.to_string(),
+    })
 }

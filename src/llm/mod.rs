@@ -23,7 +23,7 @@ mod sse;
 mod stream;
 
 pub use anthropic::{AnthropicClient, AnthropicSettings};
-pub use configured::{ProviderError, providers};
+pub use configured::{ProviderError, client as provider_client, providers};
 pub use endpoint::Endpoint;
 pub use error::LlmError;
 pub use openai::{OpenAiClient, OpenAiSettings};

@@ -15,5 +15,6 @@ pub mod logs;
 pub mod mcp;
 pub mod media_gateway;
 pub mod process;
+pub mod pty;
 pub mod socket_load;
 pub mod tools;

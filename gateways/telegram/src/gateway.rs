@@ -283,7 +283,7 @@ pub fn approval_keyboard(token: &passepartout_gateway::ApprovalToken) -> InlineK
     ]])
 }
 
-fn build_bot(settings: &TelegramSettings) -> Result<Bot, String> {
+pub(crate) fn build_bot(settings: &TelegramSettings) -> Result<Bot, String> {
     let url = reqwest::Url::parse(&settings.api_url)
         .map_err(|error| format!("invalid Telegram api_url {:?}: {error}", settings.api_url))?;
     let mut client = teloxide::net::default_reqwest_settings()

@@ -32,6 +32,8 @@
 //!   entities kept whole;
 //! - [`pacing`]: send slots inside Telegram's rate limits;
 //! - [`files`]: a workspace file sent as a photo or a document;
+//! - [`first_contact`](first_contact::first_contact): the first person to
+//!   write to the bot, taken as its owner by `passepartout setup`;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
 pub mod config;
@@ -42,6 +44,7 @@ mod entities_props;
 pub mod failure;
 mod fetch;
 pub mod files;
+pub mod first_contact;
 pub mod format;
 pub mod gateway;
 mod media;
@@ -57,6 +60,7 @@ mod updates;
 
 pub use config::TelegramConfig;
 pub use files::MAX_UPLOAD_BYTES;
+pub use first_contact::{Contact, ContactError, first_contact};
 pub use format::escape_html;
 pub use gateway::{ALWAYS_PREFIX, APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
 pub use normalize::{GroupMode, Normalized, normalize};

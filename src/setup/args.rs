@@ -1,0 +1,84 @@
+//! `passepartout setup`'s flags. Every answer the wizard asks for has one, so
+//! a script can run it with `--non-interactive`; a secret's flag names where
+//! to read it (an environment variable, or standard input), never the secret.
+
+use clap::{Args, ValueEnum};
+use passepartout_telegram::config::DEFAULT_TELEGRAM_API_URL;
+
+/// How long setup waits, by default, for someone to write to the bot.
+pub const DEFAULT_CAPTURE_TIMEOUT_S: u64 = 300;
+
+/// `passepartout setup [FLAGS]`.
+#[derive(Clone, Debug, Args)]
+pub struct SetupArgs {
+    /// Ask nothing: every answer comes from these flags and the environment
+    /// (for scripts). A required answer that is missing is an error naming its flag.
+    #[arg(long)]
+    pub non_interactive: bool,
+    /// Overwrite an existing configuration file (the old one is kept as FILE.bak).
+    #[arg(long)]
+    pub force: bool,
+    /// Write the file without checking that the model and the bot answer.
+    #[arg(long)]
+    pub skip_checks: bool,
+    /// Where the secrets go: `file` (files of mode 0600 beside the
+    /// configuration) or `env` (not stored: the variables to set are printed).
+    #[arg(long, value_enum, default_value_t = SecretsMode::File)]
+    pub secrets: SecretsMode,
+    /// The model provider's protocol.
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub model_kind: Option<ModelKind>,
+    /// The model provider's base URL, up to and including `/v1`
+    /// (default: http://127.0.0.1:11434/v1 for `openai`, https://api.anthropic.com/v1 for `anthropic`).
+    #[arg(long, value_name = "URL")]
+    pub model_url: Option<String>,
+    /// The model's name, e.g. `llama3.2`.
+    #[arg(long, value_name = "NAME")]
+    pub model_name: Option<String>,
+    /// Read the model's API key from the environment variable VAR (without
+    /// it, and without --model-key-stdin, the model takes no key).
+    #[arg(long, value_name = "VAR")]
+    pub model_key_env: Option<String>,
+    /// Read the model's API key from the first line of standard input.
+    #[arg(long, conflicts_with = "model_key_env")]
+    pub model_key_stdin: bool,
+    /// Set up no Telegram bot.
+    #[arg(long, conflicts_with_all = ["telegram_token_env", "telegram_token_stdin", "owner"])]
+    pub no_telegram: bool,
+    /// Read the Telegram bot token from the environment variable VAR.
+    #[arg(long, value_name = "VAR")]
+    pub telegram_token_env: Option<String>,
+    /// Read the Telegram bot token from the next line of standard input
+    /// (after the model's key, when --model-key-stdin reads that too).
+    #[arg(long, conflicts_with = "telegram_token_env")]
+    pub telegram_token_stdin: bool,
+    /// The Bot API server.
+    #[arg(long, value_name = "URL", default_value = DEFAULT_TELEGRAM_API_URL)]
+    pub telegram_api_url: String,
+    /// The owner's Telegram user id; without it, the first person to write to
+    /// the bot becomes the owner.
+    #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i64).range(1..))]
+    pub owner: Option<i64>,
+    /// How long to wait for that first message, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_CAPTURE_TIMEOUT_S,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub capture_timeout_s: u64,
+}
+
+/// Where the secrets go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SecretsMode {
+    /// Files of mode 0600 beside the configuration file.
+    File,
+    /// Nowhere: the daemon reads them from environment variables.
+    Env,
+}
+
+/// The model provider's protocol, as `--model-kind` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ModelKind {
+    /// Any OpenAI-compatible server: Ollama, llama.cpp, vLLM, LM Studio, OpenAI, OpenRouter.
+    Openai,
+    /// The Anthropic Messages API.
+    Anthropic,
+}

@@ -1,0 +1,46 @@
+//! The checks the wizard runs on its answers, the same ones `doctor` runs:
+//! the model provider's probe (its model list, with the key) and the bot's
+//! `getMe`. Neither ever shows a secret.
+
+use std::time::Duration;
+
+use passepartout_telegram::TelegramSettings;
+
+use crate::checkup::{Check, Level};
+use crate::config::{ProviderConfig, Secret};
+
+/// How long the bot's check waits, as `doctor`'s does.
+const BOT_CHECK_LIMIT: Duration = Duration::from_secs(15);
+
+/// Whether the provider answers with `key`: `doctor`'s line for it.
+pub async fn model(provider: &ProviderConfig, key: Option<&Secret>) -> Check {
+    match crate::llm::provider_client(provider, key.cloned()) {
+        Ok(client) => crate::doctor::provider_check(client.as_ref()).await,
+        Err(error) => Check::new(
+            format!("model {}", provider.name),
+            Level::Failed,
+            error.to_string(),
+            Some("check base_url".into()),
+        ),
+    }
+}
+
+/// The bot's `@username`, or why Telegram did not say.
+pub async fn bot(api_url: &str, token: &Secret) -> Result<String, String> {
+    let settings = bot_settings(api_url, token);
+    match tokio::time::timeout(BOT_CHECK_LIMIT, passepartout_telegram::check(&settings)).await {
+        Ok(answer) => answer,
+        Err(_) => Err(format!(
+            "{} did not answer within {} s",
+            settings.api_url,
+            BOT_CHECK_LIMIT.as_secs()
+        )),
+    }
+}
+
+/// The gateway's settings for the bot with `token` at `api_url`.
+pub fn bot_settings(api_url: &str, token: &Secret) -> TelegramSettings {
+    let mut settings = TelegramSettings::new(token.expose());
+    settings.api_url = api_url.trim_end_matches('/').to_owned();
+    settings
+}

@@ -1,0 +1,171 @@
+//! The Telegram step: the bot's token (never shown), checked with `getMe`,
+//! then its owner: the person who sends the bot its first message (or the
+//! id `--owner` gives), who may talk to it and approve its actions.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use passepartout_telegram::config::DEFAULT_TELEGRAM_TOKEN_ENV;
+use passepartout_telegram::{ContactError, first_contact};
+
+use super::args::SecretsMode;
+use super::checks;
+use super::error::SetupError;
+use super::files::SecretFile;
+use super::input::{AfterFailure, Question};
+use super::render::{self, SecretRef, TelegramSection};
+use super::{Context, Part, Step};
+use crate::config::Secret;
+
+/// What the owner is told in the chat once they are taken.
+const GREETING: &str = "Hello! You are now the owner of this assistant: it takes your messages and asks you \
+                        before it acts. Finish the setup on your computer, then start it with `passepartout run`.";
+
+/// `[telegram]`.
+pub struct TelegramStep;
+
+impl TelegramStep {
+    async fn token(&self, cx: &mut Context<'_>) -> Result<Secret, SetupError> {
+        if let Some(name) = &cx.args.telegram_token_env {
+            return cx.input.env_secret(name, "--telegram-token-env");
+        }
+        if cx.args.telegram_token_stdin {
+            return cx.input.stdin_secret("--telegram-token-stdin").await;
+        }
+        if !cx.input.interactive() {
+            return Err(SetupError::Missing {
+                flag: "--telegram-token-env VAR (or --no-telegram)",
+                what: "the Telegram bot token".into(),
+            });
+        }
+        cx.input
+            .say("Create a bot with @BotFather in Telegram (/newbot); it gives you the bot's token.");
+        let token = cx.input.typed_secret("The bot's token (not shown): ", false).await?;
+        Ok(token.expect("a required secret is never empty"))
+    }
+
+    /// The token, checked unless checks are skipped; the bot's `@username` if known.
+    async fn checked_token(&self, cx: &mut Context<'_>) -> Result<(Secret, Option<String>), SetupError> {
+        let mut token = self.token(cx).await?;
+        if cx.args.skip_checks {
+            return Ok((token, None));
+        }
+        loop {
+            match checks::bot(&cx.args.telegram_api_url, &token).await {
+                Ok(bot) => {
+                    cx.input.say(&format!("The bot answers: {bot}"));
+                    return Ok((token, Some(bot)));
+                }
+                Err(error) => {
+                    cx.input.say(&format!("The bot does not answer: {error}"));
+                    match cx.input.after_failure().await? {
+                        None => {
+                            return Err(SetupError::CheckFailed {
+                                check: format!("telegram: {error}"),
+                                hint: "check the token with @BotFather, and --telegram-api-url",
+                            });
+                        }
+                        Some(AfterFailure::Retry) => continue,
+                        Some(AfterFailure::Change) => token = self.token(cx).await?,
+                        Some(AfterFailure::Keep) => return Ok((token, None)),
+                    }
+                }
+            }
+        }
+    }
+
+    /// The owner: `--owner`, else the first person to write to the bot.
+    async fn owner(&self, cx: &mut Context<'_>, token: &Secret, bot: Option<&str>) -> Result<i64, SetupError> {
+        if let Some(owner) = cx.args.owner {
+            return Ok(owner);
+        }
+        let within = Duration::from_secs(cx.args.capture_timeout_s);
+        loop {
+            cx.input.say(&format!(
+                "Now send /start to {} in Telegram, from your own account: that makes you its owner \
+                 (waiting up to {} s).",
+                bot.unwrap_or("your bot"),
+                within.as_secs()
+            ));
+            let settings = checks::bot_settings(&cx.args.telegram_api_url, token);
+            let failure = match first_contact(&settings, within, GREETING).await {
+                Ok(contact) => {
+                    cx.input.say(&format!(
+                        "Got it: {} (user id {}) is the owner.{}",
+                        contact.name,
+                        contact.user_id,
+                        if contact.answered {
+                            ""
+                        } else {
+                            " (The answer in the chat could not be sent.)"
+                        }
+                    ));
+                    return Ok(contact.user_id);
+                }
+                Err(error) => error,
+            };
+            cx.input.say(&format!("No owner yet: {failure}"));
+            if !cx.input.interactive() {
+                return Err(SetupError::NoOwner {
+                    reason: failure.to_string(),
+                });
+            }
+            if matches!(failure, ContactError::Timeout(_)) && cx.input.yes("Wait again?", true).await? {
+                continue;
+            }
+            let question = Question {
+                prompt: "Then type your Telegram user id (a number)",
+                flag: "--owner",
+                default: None,
+            };
+            loop {
+                match cx.input.text(question, None).await?.parse::<i64>() {
+                    Ok(id) if id > 0 => return Ok(id),
+                    _ => cx.input.say("A user id is a positive number."),
+                }
+            }
+        }
+    }
+}
+
+#[async_trait(?Send)]
+impl Step for TelegramStep {
+    async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
+        let wanted = !cx.args.no_telegram
+            && (cx.args.telegram_token_env.is_some()
+                || cx.args.telegram_token_stdin
+                || !cx.input.interactive()
+                || cx.input.yes("Set up a Telegram bot?", true).await?);
+        if !wanted {
+            return Ok(Part::default());
+        }
+        let (token, bot) = self.checked_token(cx).await?;
+        let owner = self.owner(cx, &token, bot.as_deref()).await?;
+        let mut part = Part::default();
+        let token = match cx.args.secrets {
+            SecretsMode::File => {
+                let path = cx.beside_config("telegram.token");
+                part.secrets.push(SecretFile {
+                    path: path.clone(),
+                    secret: token,
+                });
+                SecretRef::File(path)
+            }
+            SecretsMode::Env => {
+                let variable = cx
+                    .args
+                    .telegram_token_env
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_TELEGRAM_TOKEN_ENV.to_owned());
+                part.variables.push(variable.clone());
+                SecretRef::Env(variable)
+            }
+        };
+        part.section = render::telegram(&TelegramSection {
+            api_url: cx.args.telegram_api_url.trim_end_matches('/').to_owned(),
+            token,
+            owner,
+        });
+        Ok(part)
+    }
+}

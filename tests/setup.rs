@@ -1,0 +1,455 @@
+//! `passepartout setup`, run as a real process against the fake model and the
+//! fake Bot API: in a script (`--non-interactive`), and typed into a
+//! pseudo-terminal as a person would.
+
+mod support;
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+use support::fake_llm::FakeLlm;
+use support::fake_telegram::{FakeFailure, FakeTelegram};
+use support::harness::WAIT;
+use support::process::{binary, run_cli};
+use support::pty::Pty;
+use tokio::io::AsyncWriteExt;
+
+const TOKEN: &str = "4242:setup-secret-token";
+const KEY: &str = "sk-setup-secret-key";
+/// The person who writes to the bot first.
+const OWNER: i64 = 31_337;
+
+/// A home for one run: `HOME` and the XDG folders in a temp dir.
+struct Home {
+    dir: tempfile::TempDir,
+}
+
+impl Home {
+    fn new() -> Home {
+        Home {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    /// Where `--config` points in most tests: a folder that does not exist yet.
+    fn config(&self) -> PathBuf {
+        self.dir.path().join("conf").join("config.toml")
+    }
+
+    fn command(&self, args: &[&str], env: &[(&str, &str)]) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(binary());
+        command
+            .arg("setup")
+            .args(args)
+            .env_remove("PASSEPARTOUT_CONFIG")
+            .env_remove("RUST_LOG")
+            .env("HOME", self.dir.path())
+            .env("XDG_CONFIG_HOME", self.dir.path().join("xdg-config"))
+            .env("XDG_DATA_HOME", self.dir.path().join("xdg-data"))
+            .envs(env.iter().copied())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        command
+    }
+
+    /// Runs `setup ARGS` with `stdin` as its standard input, to its end.
+    async fn setup(&self, args: &[&str], env: &[(&str, &str)], stdin: &str) -> Output {
+        let mut child = self
+            .command(args, env)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn setup");
+        let mut input = child.stdin.take().unwrap();
+        input.write_all(stdin.as_bytes()).await.unwrap();
+        drop(input);
+        tokio::time::timeout(WAIT, child.wait_with_output())
+            .await
+            .expect("setup finishes")
+            .expect("setup runs")
+    }
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "status {:?}\n--- stdout\n{}--- stderr\n{}",
+        output.status.code(),
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+fn load(config: &Path) -> passepartout::config::Config {
+    passepartout::config::load(Some(config), Some(Default::default())).expect("the written file loads")
+}
+
+/// The flags of a script that sets up the fake model and the fake bot,
+/// writing to `config`.
+fn script_args<'a>(config: &'a Path, llm: &'a str, telegram: &'a str) -> Vec<&'a str> {
+    vec![
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--model-url",
+        llm,
+        "--model-name",
+        "fake-model",
+        "--model-key-env",
+        "SETUP_MODEL_KEY",
+        "--telegram-token-env",
+        "SETUP_BOT_TOKEN",
+        "--telegram-api-url",
+        telegram,
+        "--capture-timeout-s",
+        "20",
+    ]
+}
+
+const SECRETS: [(&str, &str); 2] = [("SETUP_MODEL_KEY", KEY), ("SETUP_BOT_TOKEN", TOKEN)];
+
+#[tokio::test]
+async fn a_script_writes_a_config_that_loads_with_the_first_sender_as_owner() {
+    let llm = FakeLlm::start().await;
+    llm.require_api_key(KEY);
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    let (llm_url, bot_url) = (llm.base_url(), telegram.base_url());
+    let args = script_args(&config, &llm_url, &bot_url);
+    let running = tokio::spawn({
+        let command = home.command(&args, &SECRETS);
+        async move {
+            let mut command = command;
+            command.stdin(Stdio::null()).output().await.expect("setup runs")
+        }
+    });
+    // Once it waits for the first message: a group message first, which
+    // makes no one the owner, then the owner's /start in their private chat.
+    telegram.wait_for_calls("getUpdates", 1, WAIT).await;
+    telegram.push_update(telegram.group_message(-100_555, 77, "hello group"));
+    let start = telegram.push_update(telegram.text_message(OWNER, OWNER, "/start"));
+    let output = tokio::time::timeout(WAIT, running)
+        .await
+        .expect("setup finishes")
+        .unwrap();
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(
+        !shown.contains(TOKEN) && !shown.contains(KEY),
+        "a secret was shown:\n{shown}"
+    );
+    assert!(shown.contains("@fake_bot"), "{shown}");
+    assert!(shown.contains(&format!("user id {OWNER}")), "{shown}");
+    assert!(
+        shown.contains("passepartout --config") && shown.contains(" run") && shown.contains(" doctor"),
+        "{shown}"
+    );
+
+    // The update is confirmed, so the daemon will not see it; the owner was answered.
+    telegram.wait_for_confirmed(start, WAIT).await;
+    let greeting = telegram.wait_for_sent_to(OWNER, 1, WAIT).await;
+    assert!(greeting[0].text.contains("owner"), "{:?}", greeting[0].text);
+
+    // The files: private, secrets apart from the config.
+    assert_eq!(mode(config.parent().unwrap()), 0o700);
+    assert_eq!(mode(&config), 0o600);
+    let token_file = config.with_file_name("telegram.token");
+    let key_file = config.with_file_name("local.key");
+    for (file, secret) in [(&token_file, TOKEN), (&key_file, KEY)] {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+        assert_eq!(std::fs::read_to_string(file).unwrap().trim(), secret);
+    }
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(!written.contains(TOKEN) && !written.contains(KEY), "{written}");
+    assert!(written.contains("# The Telegram bot."), "{written}");
+
+    let loaded = load(&config);
+    assert!(loaded.telegram.enabled);
+    assert_eq!(loaded.telegram.allowed_users, vec![OWNER]);
+    assert_eq!(loaded.telegram.approver_ids(), &[OWNER]);
+    assert_eq!(loaded.telegram.token_file.as_deref(), Some(token_file.as_path()));
+    assert_eq!(loaded.telegram.api_url, telegram.base_url());
+    let provider = &loaded.llm.providers[0];
+    assert_eq!(
+        (provider.base_url.as_str(), provider.model.as_str()),
+        (llm.base_url().as_str(), "fake-model")
+    );
+    assert_eq!(provider.api_key_file.as_deref(), Some(key_file.as_path()));
+
+    let check = run_cli(&config, &["check-config"]).await;
+    assert!(check.status.success(), "{}", text(&check));
+}
+
+#[tokio::test]
+async fn an_owner_given_and_secrets_left_to_the_environment_store_no_secret() {
+    let llm = FakeLlm::start().await;
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    let (llm_url, bot_url) = (llm.base_url(), telegram.base_url());
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--secrets",
+        "env",
+        "--model-url",
+        &llm_url,
+        "--model-name",
+        "fake-model",
+        "--telegram-token-stdin",
+        "--telegram-api-url",
+        &bot_url,
+        "--owner",
+        "42",
+    ];
+    let output = home.setup(&args, &[], &format!("{TOKEN}\n")).await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(shown.contains("TELEGRAM_BOT_TOKEN=…"), "{shown}");
+    assert!(telegram.calls("getUpdates").is_empty(), "no capture with --owner");
+    let files: Vec<String> = std::fs::read_dir(config.parent().unwrap())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    assert_eq!(files, vec!["config.toml".to_owned()], "only the config is stored");
+    let loaded = load(&config);
+    assert_eq!(loaded.telegram.token_env.as_deref(), Some("TELEGRAM_BOT_TOKEN"));
+    assert_eq!(loaded.telegram.token_file, None);
+    assert_eq!(loaded.telegram.allowed_users, vec![42]);
+    assert!(run_cli(&config, &["check-config"]).await.status.success());
+}
+
+#[tokio::test]
+async fn a_token_telegram_refuses_is_a_clear_error_and_nothing_is_written() {
+    let llm = FakeLlm::start().await;
+    let telegram = FakeTelegram::start(TOKEN).await;
+    telegram.fail_next("getMe", FakeFailure::Unauthorized);
+    let home = Home::new();
+    let config = home.config();
+    let (llm_url, bot_url) = (llm.base_url(), telegram.base_url());
+    let output = home
+        .setup(&script_args(&config, &llm_url, &bot_url), &SECRETS, "")
+        .await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("Telegram refused the token"), "{shown}");
+    assert!(shown.contains("@BotFather"), "{shown}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(!config.parent().unwrap().exists(), "nothing written");
+}
+
+/// A URL on which nothing listens.
+async fn dead_url() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    drop(listener);
+    format!("http://{address}/v1")
+}
+
+#[tokio::test]
+async fn a_dead_model_endpoint_is_a_clear_error_unless_checks_are_skipped() {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    let (dead, bot_url) = (dead_url().await, telegram.base_url());
+    let output = home.setup(&script_args(&config, &dead, &bot_url), &SECRETS, "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains(&dead) && shown.contains("start the model server"),
+        "{shown}"
+    );
+    assert!(shown.contains("--skip-checks"), "{shown}");
+    assert!(!config.exists());
+
+    let mut args = script_args(&config, &dead, &bot_url);
+    args.extend(["--skip-checks", "--owner", "42"]);
+    let output = home.setup(&args, &SECRETS, "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(telegram.calls("getMe").is_empty(), "the bot's check is skipped too");
+    assert_eq!(load(&config).llm.providers[0].base_url, dead);
+}
+
+#[tokio::test]
+async fn an_existing_file_is_kept_without_force_and_backed_up_with_it() {
+    let llm = FakeLlm::start().await;
+    let home = Home::new();
+    let config = home.config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, "# mine\n").unwrap();
+    let llm_url = llm.base_url();
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--no-telegram",
+        "--model-url",
+        &llm_url,
+        "--model-name",
+        "fake-model",
+    ];
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("--force"), "{}", text(&output));
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), "# mine\n");
+
+    let mut forced = args.to_vec();
+    forced.push("--force");
+    let output = home.setup(&forced, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let mut backup = config.clone().into_os_string();
+    backup.push(".bak");
+    assert_eq!(std::fs::read_to_string(backup).unwrap(), "# mine\n");
+    assert!(!load(&config).telegram.enabled);
+}
+
+#[tokio::test]
+async fn missing_answers_name_their_flags_and_a_script_needs_non_interactive() {
+    let home = Home::new();
+    let config = home.config();
+    let config = config.to_str().unwrap();
+    let cases: [(&[&str], &str); 4] = [
+        (&["--non-interactive", "--no-telegram"], "--model-name"),
+        (&["--non-interactive", "--model-name", "m"], "--telegram-token-env"),
+        (
+            &[
+                "--non-interactive",
+                "--model-name",
+                "m",
+                "--telegram-token-env",
+                "SETUP_UNSET_TOKEN",
+            ],
+            "SETUP_UNSET_TOKEN",
+        ),
+        // Standard input is a pipe here, not a terminal.
+        (&["--model-name", "m"], "--non-interactive"),
+    ];
+    for (args, named) in cases {
+        let mut all = vec!["--config", config, "--skip-checks"];
+        all.extend(args);
+        let output = home.setup(&all, &[], "").await;
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {}", text(&output));
+        assert!(
+            String::from_utf8_lossy(&output.stderr).contains(named),
+            "{args:?}: {}",
+            text(&output)
+        );
+    }
+    assert!(!Path::new(config).exists());
+}
+
+#[tokio::test]
+async fn without_config_it_writes_the_default_file_under_xdg_config_home() {
+    let llm = FakeLlm::start().await;
+    let home = Home::new();
+    let llm_url = llm.base_url();
+    let args = [
+        "--non-interactive",
+        "--no-telegram",
+        "--model-url",
+        &llm_url,
+        "--model-name",
+        "fake-model",
+    ];
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let default = home
+        .dir
+        .path()
+        .join("xdg-config")
+        .join("passepartout")
+        .join("config.toml");
+    assert_eq!(mode(&default), 0o600);
+    assert!(
+        String::from_utf8_lossy(&output.stdout).contains("passepartout run"),
+        "{}",
+        text(&output)
+    );
+    assert_eq!(load(&default).llm.providers[0].model, "fake-model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typed_on_a_terminal_the_answers_are_taken_and_secrets_are_not_echoed() {
+    let llm = FakeLlm::start().await;
+    llm.require_api_key(KEY);
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    let mut command = std::process::Command::new(binary());
+    command
+        .args(["--config", config.to_str().unwrap(), "setup", "--telegram-api-url"])
+        .arg(telegram.base_url())
+        .env_remove("PASSEPARTOUT_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("HOME", home.dir.path())
+        .env("XDG_CONFIG_HOME", home.dir.path().join("xdg-config"));
+    let mut pty = Pty::spawn(command);
+    let wait = Duration::from_secs(20);
+    pty.expect("Which one [1]: ", wait).await;
+    pty.type_line("1");
+    pty.expect("[http://127.0.0.1:11434/v1]: ", wait).await;
+    pty.type_line(&llm.base_url());
+    pty.expect("The model's name [llama3.2]: ", wait).await;
+    pty.type_line("fake-model");
+    // An answer that is not secret is echoed, as a terminal does.
+    pty.expect("fake-model", wait).await;
+    pty.expect("Its API key (not shown; Enter for none): ", wait).await;
+    pty.type_line(KEY);
+    pty.expect("The model answers", wait).await;
+    pty.expect("Set up a Telegram bot? [Y/n] ", wait).await;
+    pty.type_line("");
+    pty.expect("The bot's token (not shown): ", wait).await;
+    pty.type_line(TOKEN);
+    pty.expect("The bot answers: @fake_bot", wait).await;
+    pty.expect("Now send /start to @fake_bot", wait).await;
+    telegram.push_update(telegram.text_message(OWNER, OWNER, "/start"));
+    pty.expect(&format!("user id {OWNER}"), wait).await;
+    pty.rest(wait).await;
+    let status = pty.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", pty.shown);
+    assert!(!pty.shown.contains(KEY), "the key was echoed:\n{}", pty.shown);
+    assert!(!pty.shown.contains(TOKEN), "the token was echoed:\n{}", pty.shown);
+    let loaded = load(&config);
+    assert_eq!(loaded.telegram.allowed_users, vec![OWNER]);
+    assert_eq!(loaded.llm.providers[0].model, "fake-model");
+    assert_eq!(
+        std::fs::read_to_string(config.with_file_name("local.key"))
+            .unwrap()
+            .trim(),
+        KEY
+    );
+    assert!(run_cli(&config, &["check-config"]).await.status.success());
+}
+
+#[tokio::test]
+async fn no_one_writing_in_time_or_another_poller_is_a_clear_error_naming_owner() {
+    let llm = FakeLlm::start().await;
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    let (llm_url, bot_url) = (llm.base_url(), telegram.base_url());
+    let mut args = script_args(&config, &llm_url, &bot_url);
+    *args.last_mut().unwrap() = "1";
+    let output = home.setup(&args, &SECRETS, "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("no one wrote to the bot within 1 s"), "{shown}");
+    assert!(shown.contains("--owner ID"), "{shown}");
+    assert!(!config.exists());
+
+    // A webhook set elsewhere takes the updates: getUpdates answers 409.
+    telegram.set_webhook("https://example.invalid/hook");
+    let output = home.setup(&args, &SECRETS, "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("another program takes this bot's updates"), "{shown}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+}
