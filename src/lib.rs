@@ -31,6 +31,7 @@ pub mod pipeline;
 pub mod ranking;
 pub mod service_manager;
 pub mod signal;
+pub mod signal_link;
 pub mod skills;
 pub mod status;
 pub mod store;

@@ -36,14 +36,20 @@ pub enum ConfigError {
 /// enter) is returned too, so that [`load`] says why it cannot be read rather
 /// than the defaults being used in silence.
 pub fn default_config_file() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
-    let path = base.join("passepartout").join("config.toml");
+    let path = default_config_path()?;
     match file_access::find_file(&path) {
         Err(FileProblem::Missing) => None,
         _ => Some(path),
     }
+}
+
+/// Where the default configuration file is, whether or not it exists
+/// (where `passepartout signal link --write` makes one).
+pub fn default_config_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".config")))?;
+    Some(base.join("passepartout").join("config.toml"))
 }
 
 /// Loads and validates the configuration.

@@ -43,7 +43,7 @@ pub use audit::*;
 pub use consensus::*;
 pub use file_access::FileProblem;
 pub use llm::*;
-pub use load::{ConfigError, default_config_file, load, load_checked};
+pub use load::{ConfigError, default_config_file, default_config_path, load, load_checked};
 pub use log::*;
 #[cfg(test)]
 pub(crate) use loop_entry::testing as loop_entry_testing;
