@@ -3,7 +3,7 @@
 //! to scan with the phone, and say (or write) the `[signal]` settings that
 //! follow. The flow itself is `crate::signal_link`'s.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -85,7 +85,7 @@ fn show(uri: &str, wait: Duration) {
 }
 
 /// Writes the settings into `path` and loads it again, to show it holds.
-fn write_and_check(path: &PathBuf, config: &Config, linked: &passepartout_signal::Linked) -> ExitCode {
+fn write_and_check(path: &Path, config: &Config, linked: &passepartout_signal::Linked) -> ExitCode {
     if let Err(error) = write_linked(path, &config.signal, linked) {
         eprintln!("passepartout: {error}; the settings are:");
         eprint!("{}", section_lines(&config.signal, linked));
