@@ -64,12 +64,24 @@ async fn linking_shows_the_uri_then_names_the_account_the_phone_linked() {
 #[tokio::test]
 async fn a_refusal_is_told_as_one() {
     let signal = FakeSignal::start().await;
-    signal.fail_next("finishLink", codes::IO_ERROR, "Link request error: connection closed");
+    signal.fail_next("finishLink", codes::USER_ERROR, "Invalid device link uri");
     let (linked, shown) = linking(&config_at(&signal.unix_endpoint()), WAIT).await;
     let error = linked.unwrap_err();
     assert!(matches!(error, LinkFailure::Link(LinkError::Refused(_))), "{error:?}");
     assert!(error.to_string().starts_with("signal-cli refused to link"), "{error}");
     assert_eq!(shown.len(), 1, "the code was shown before the refusal");
+}
+
+#[tokio::test]
+async fn signal_servers_out_of_reach_are_told_apart() {
+    // What the genuine signal-cli answers on a machine that is offline.
+    let signal = FakeSignal::start().await;
+    signal.fail_next("startLink", codes::IO_ERROR, "Link request error: Connection closed!");
+    let (linked, shown) = linking(&config_at(&signal.tcp_endpoint()), WAIT).await;
+    let error = linked.unwrap_err();
+    assert!(matches!(error, LinkFailure::Link(LinkError::Servers(_))), "{error:?}");
+    assert!(error.to_string().contains("cannot reach the Signal servers"), "{error}");
+    assert!(shown.is_empty());
 }
 
 #[tokio::test]

@@ -7,8 +7,9 @@
 //! Settings → Linked devices; [`finish_link`] calls `finishLink` with that
 //! URI and the device's name, which answers once the phone agreed, with the
 //! account's number. A daemon serving one account answers "no such
-//! method"; that is told apart, as are a phone that never answers within
-//! the time given, a refusal, and an answer in the wrong shape.
+//! method"; that is told apart, as are Signal's servers out of reach, a
+//! phone that never answers within the time given, a refusal, and an
+//! answer in the wrong shape.
 
 use std::fmt;
 use std::time::Duration;
@@ -67,6 +68,9 @@ pub enum LinkError {
     /// The phone did not link within the time given.
     #[error("no phone linked within {}s; run the command again for a new code", .0.as_secs())]
     TimedOut(Duration),
+    /// signal-cli could not talk to the Signal servers (offline, blocked).
+    #[error("signal-cli cannot reach the Signal servers to link (is this machine online?): {0}")]
+    Servers(RemoteError),
     /// signal-cli (or the Signal servers through it) refused.
     #[error("signal-cli refused to link: {0}")]
     Refused(RemoteError),
@@ -124,6 +128,7 @@ fn failed(client: &RpcClient, error: RpcError, wait: Option<Duration>) -> LinkEr
         (RpcError::Remote(remote), _) if remote.code == ErrorCode::MethodNotFound => LinkError::SingleAccount {
             at: client.endpoint().to_owned(),
         },
+        (RpcError::Remote(remote), _) if remote.code == ErrorCode::Io => LinkError::Servers(remote),
         (RpcError::Remote(remote), _) => LinkError::Refused(remote),
         (RpcError::Timeout { .. }, Some(wait)) => LinkError::TimedOut(wait),
         (RpcError::Protocol { reason }, _) => LinkError::Malformed { method, reason },
