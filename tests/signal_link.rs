@@ -94,18 +94,27 @@ async fn a_phone_that_never_links_times_out() {
     assert!(error.to_string().contains("no phone linked within"), "{error}");
 }
 
+/// A Unix socket a daemon left behind when it died: the file is there,
+/// nobody listens (never a TCP port, which another test's fake may take).
+fn dead_socket(dir: &std::path::Path) -> String {
+    let path = dir.join("dead.sock");
+    drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+    format!("unix:{}", path.display())
+}
+
 #[tokio::test]
 async fn a_dead_endpoint_says_where_and_how_to_start_signal_cli() {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    // The listener is gone: nothing takes connections there.
-    let (linked, shown) = linking(&config_at(&format!("tcp:127.0.0.1:{port}")), WAIT).await;
+    let dir = tempfile::tempdir().unwrap();
+    let endpoint = dead_socket(dir.path());
+    let (linked, shown) = linking(&config_at(&endpoint), WAIT).await;
     let error = linked.unwrap_err();
     assert!(matches!(error, LinkFailure::Unreachable(_)), "{error:?}");
-    assert!(error.to_string().contains("no signal-cli daemon at"), "{error}");
+    let error = error.to_string();
+    assert!(
+        error.contains(&format!("no signal-cli daemon at {endpoint}")),
+        "{error}"
+    );
+    assert!(error.contains("signal-cli daemon --tcp"), "how to start one: {error}");
     assert!(shown.is_empty());
 }
 
@@ -256,8 +265,8 @@ async fn the_command_fails_clearly_when_nothing_links() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no phone linked within 1s"), "{stderr}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before, "nothing written");
-    drop(signal);
-    let output = run_cli(&path, &["signal", "link"]).await;
+    let dead = config_file(dir.path(), &dead_socket(dir.path()));
+    let output = run_cli(&dead, &["signal", "link"]).await;
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no signal-cli daemon at"), "{stderr}");
