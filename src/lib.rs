@@ -33,6 +33,7 @@ pub mod reload;
 pub mod service_manager;
 pub mod setup;
 pub mod signal;
+pub mod signal_link;
 pub mod skills;
 pub mod status;
 pub mod store;

@@ -1,18 +1,25 @@
 //! The Signal gateway inside the real daemon: a fake signal-cli daemon and a
-//! fake model, the real gateway, intake, pipeline and approvals between them.
+//! fake model, the real gateway, intake, pipeline and approvals between them;
+//! on a dedicated number, and on a person's own account (Note to Self).
 
 mod support;
 
 use std::sync::Arc;
 
+use serde_json::json;
 use support::approvals::model;
 use support::fake_llm::{FakeLlm, last_user_text};
-use support::fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, Sent, quote_envelope, reaction_envelope, text_envelope};
+use support::fake_signal::{
+    ACCOUNT, ACCOUNT_UUID, FakeSignal, Sent, group_mention_envelope, note_to_self_envelope, quote_envelope,
+    reaction_envelope, sync_sent_envelope, text_envelope,
+};
 use support::harness::{TestDaemon, WAIT};
 use support::tools::Record;
 
 const OWNER: &str = "0a0a0a0a-0000-4000-8000-00000000000a";
 const STRANGER: &str = "0e0e0e0e-0000-4000-8000-00000000000e";
+const FRIEND: &str = "0f0f0f0f-0000-4000-8000-00000000000f";
+const FRIEND_NUMBER: &str = "+15550000043";
 
 struct Setup {
     signal: FakeSignal,
@@ -213,4 +220,180 @@ async fn doctor_finds_the_daemon_and_the_account() {
         .await
         .unwrap_err();
     assert!(gone.contains("no signal-cli daemon at"), "{gone}");
+}
+
+/// The daemon on the person's own account: Note to Self on, `allowed` the
+/// only sender listed (none when empty); pairing and the refusal as by
+/// default (on, and said), which the person's contacts must never see.
+async fn start_personal(allowed: &[&str]) -> Setup {
+    let signal = FakeSignal::start().await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let record = Record::default();
+    let endpoint = signal.tcp_endpoint();
+    let allowed: Vec<String> = allowed.iter().map(|sender| (*sender).to_owned()).collect();
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.tools.require_approval = vec!["record".into()];
+            assert!(config.pairing.enabled, "pairing is on, as by default");
+            let section = &mut config.signal;
+            section.enabled = true;
+            section.account = ACCOUNT.into();
+            section.endpoint = endpoint;
+            section.note_to_self = true;
+            section.allowed_senders = allowed;
+            assert!(!section.refusal.is_empty(), "a refusal would be said, as by default");
+        },
+        vec![Arc::new(record.clone())],
+    )
+    .await;
+    Setup {
+        signal,
+        llm,
+        record,
+        daemon,
+    }
+}
+
+fn asked(setup: &Setup) -> Vec<String> {
+    setup.llm.requests().iter().map(last_user_text).collect()
+}
+
+#[tokio::test]
+async fn a_note_to_self_is_answered_in_note_to_self() {
+    let setup = start_personal(&[]).await;
+    setup
+        .signal
+        .push_envelope(note_to_self_envelope(1_700_000_000_001, "hello there"));
+    let reply = sent_where(&setup.signal, |s| s.message.is_some()).await;
+    assert_eq!(reply.recipients, [ACCOUNT], "to the account's own number: Note to Self");
+    assert_eq!(reply.message.as_deref(), Some("echo: hello there"));
+    assert_eq!(reply.quote_timestamp, Some(1_700_000_000_001));
+    assert_eq!(reply.quote_author.as_deref(), Some(ACCOUNT_UUID));
+    assert!(setup.signal.calls("sendTyping").is_empty(), "nobody to show typing to");
+}
+
+#[tokio::test]
+async fn the_assistants_reply_handed_back_as_a_sync_message_is_not_input() {
+    let setup = start_personal(&[]).await;
+    setup
+        .signal
+        .push_envelope(note_to_self_envelope(1_700_000_000_001, "hello there"));
+    let reply = sent_where(&setup.signal, |s| s.message.is_some()).await;
+    // The reply comes back from the account, as signal-cli may hand it over.
+    let echo = sync_sent_envelope(
+        Some(ACCOUNT),
+        Some(ACCOUNT_UUID),
+        reply.timestamp,
+        2,
+        json!({ "message": reply.message, "quote": { "id": 1_700_000_000_001u64, "author": ACCOUNT,
+            "authorNumber": ACCOUNT, "authorUuid": ACCOUNT_UUID, "text": "hello there", "attachments": [] } }),
+    );
+    setup.signal.push_envelope(echo);
+    setup
+        .signal
+        .push_envelope(note_to_self_envelope(1_700_000_000_002, "ping"));
+    sent_where(&setup.signal, |s| s.message.as_deref() == Some("echo: ping")).await;
+    assert_eq!(asked(&setup), ["hello there", "ping"], "the echo started no turn");
+    assert_eq!(setup.signal.sent().len(), 2, "{:#?}", setup.signal.sent());
+}
+
+#[tokio::test]
+async fn on_a_personal_account_the_persons_chats_and_contacts_reach_nothing_and_hear_nothing() {
+    let setup = start_personal(&[FRIEND]).await;
+    let signal = &setup.signal;
+    // What the person wrote to someone else on their phone.
+    signal.push_envelope(sync_sent_envelope(
+        Some(FRIEND_NUMBER),
+        Some(STRANGER),
+        1_700_000_000_001,
+        1,
+        json!({ "message": "dinner at 8?" }),
+    ));
+    // … and to a group.
+    signal.push_envelope(sync_sent_envelope(
+        None,
+        None,
+        1_700_000_000_002,
+        1,
+        json!({ "message": "hi all", "groupInfo": { "groupId": "R1JPVVA=", "type": "DELIVER" } }),
+    ));
+    // Someone writing to the person, and a group mentioning them.
+    signal.push_envelope(text_envelope(STRANGER, 1_700_000_000_003, "are you there?"));
+    signal.push_envelope(group_mention_envelope(
+        STRANGER,
+        1_700_000_000_004,
+        "R1JPVVA=",
+        "look at this",
+    ));
+    // A listed sender is still answered, and the person in Note to Self.
+    signal.push_envelope(text_envelope(FRIEND, 1_700_000_000_005, "hello assistant"));
+    signal.push_envelope(note_to_self_envelope(1_700_000_000_006, "ping"));
+    sent_where(signal, |s| s.recipients == [ACCOUNT]).await;
+    sent_where(signal, |s| s.recipients == [FRIEND]).await;
+    assert_eq!(
+        asked(&setup),
+        ["hello assistant", "ping"],
+        "nothing else reached the model"
+    );
+    let sent = signal.sent();
+    assert_eq!(sent.len(), 2, "no refusal, no pairing code: {sent:#?}");
+    assert!(signal.calls("sendReaction").is_empty());
+}
+
+#[tokio::test]
+async fn approvals_are_asked_and_given_in_note_to_self_by_a_thumbs_up() {
+    let setup = start_personal(&[]).await;
+    setup
+        .signal
+        .push_envelope(note_to_self_envelope(1_700_000_000_001, "please record the milk"));
+    let prompt = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
+    })
+    .await;
+    assert_eq!(prompt.recipients, [ACCOUNT], "the prompt goes to Note to Self");
+    assert_eq!(setup.record.calls(), 0, "nothing runs before approval");
+    // The person reacts on their phone: a sync message to themselves.
+    setup.signal.push_envelope(sync_sent_envelope(
+        Some(ACCOUNT),
+        Some(ACCOUNT_UUID),
+        1_700_000_000_002,
+        1,
+        json!({ "reaction": { "emoji": "👍", "targetAuthor": ACCOUNT, "targetAuthorNumber": ACCOUNT,
+            "targetAuthorUuid": ACCOUNT_UUID, "targetSentTimestamp": prompt.timestamp, "isRemove": false } }),
+    ));
+    let done = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("final: "))
+    })
+    .await;
+    assert!(done.message.unwrap().contains("and it ran"));
+    assert_eq!(done.recipients, [ACCOUNT]);
+    assert_eq!(setup.record.calls(), 1);
+}
+
+#[tokio::test]
+async fn approvals_in_note_to_self_can_be_answered_by_a_quote_reply() {
+    let setup = start_personal(&[]).await;
+    setup
+        .signal
+        .push_envelope(note_to_self_envelope(1_700_000_000_001, "please record the eggs"));
+    let prompt = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
+    })
+    .await;
+    setup.signal.push_envelope(sync_sent_envelope(
+        Some(ACCOUNT),
+        Some(ACCOUNT_UUID),
+        1_700_000_000_002,
+        1,
+        json!({ "message": "deny", "quote": { "id": prompt.timestamp, "author": ACCOUNT, "authorNumber": ACCOUNT,
+            "authorUuid": ACCOUNT_UUID, "text": "Approval needed", "attachments": [] } }),
+    ));
+    let done = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("final: "))
+    })
+    .await;
+    assert!(done.message.unwrap().contains("denied"), "the model is told");
+    assert_eq!(setup.record.calls(), 0);
 }

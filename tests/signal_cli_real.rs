@@ -5,7 +5,9 @@
 //! socket, doctor reports an account that is not registered, and a daemon
 //! killed and started again is found again. In spawn mode (`signal-cli
 //! jsonRpc` as our child, multi-account, no account registered) the same,
-//! and a child killed under a connection is reported and replaced.
+//! and a child killed under a connection is reported and replaced; and it
+//! takes a link request as `signal link` sends it (no phone links here, and
+//! without the Signal servers it cannot go further).
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -288,4 +290,33 @@ async fn a_spawned_signal_cli_answers_and_a_killed_one_is_reported_and_replaced(
         missing.contains("no-such-signal-cli") && missing.contains("install signal-cli or set signal.spawn_program"),
         "{missing}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_real_signal_cli_takes_the_link_request_as_sent() {
+    use passepartout::signal_link::{LinkFailure, LinkRequest, link};
+    use passepartout_signal::LinkError;
+    let _one = ONE_AT_A_TIME.lock().await;
+    let tools = tools();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::default();
+    config.signal.spawn = true;
+    config.signal.spawn_program = signal_cli_program(&tools, dir.path()).display().to_string();
+    config.signal.spawn_config_dir = Some(dir.path().join("data").display().to_string());
+    let request = LinkRequest {
+        device_name: "test".into(),
+        wait: Duration::from_secs(5),
+    };
+    let mut shown = None;
+    let linked = link(&config, &request, |uri| shown = Some(uri.as_str().to_owned())).await;
+    // No phone scans here. Offline, the Signal servers are out of reach;
+    // online, the link URI comes and nobody links in time. Either way
+    // signal-cli took startLink as sent, in multi-account mode.
+    match linked {
+        Err(LinkFailure::Link(LinkError::Servers(error))) => assert!(shown.is_none(), "{error}"),
+        Err(LinkFailure::Link(LinkError::TimedOut(_))) => {
+            assert!(shown.is_some_and(|uri| uri.starts_with("sgnl://linkdevice?")));
+        }
+        other => panic!("neither offline nor waiting for a phone: {other:?}"),
+    }
 }

@@ -1,7 +1,8 @@
 //! The command line: `run` (the daemon) and the client commands that talk to
 //! it through the local socket (`chat`, `send`, `status`, `approvals`, `loops`,
-//! `pair`, `access`, `reload`), plus `setup` (the guided first run), `doctor` and
-//! `check-config`. `--config FILE` is global, so clients find the daemon's
+//! `pair`, `access`, `reload`), plus `setup` (the guided first run),
+//! `doctor`, `check-config` and `signal link` (your own Signal account).
+//! `--config FILE` is global, so clients find the daemon's
 //! socket through the same file.
 
 mod approvals;
@@ -13,6 +14,7 @@ mod manual;
 mod pair;
 mod reload;
 mod restore;
+mod signal;
 mod streamed;
 mod terminal;
 mod tools;
@@ -104,6 +106,11 @@ pub enum Command {
     Access {
         #[command(subcommand)]
         revoke: Option<pair::AccessCommand>,
+    },
+    /// Your own Signal account: link the assistant to it as a device.
+    Signal {
+        #[command(subcommand)]
+        command: signal::SignalCommand,
     },
     /// List the tools the model may use, each with its source (built in or
     /// an MCP server) and its gate (allowed, needs approval, denied).
@@ -307,6 +314,9 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Pair { command } => pair::pair(&config, command).await,
                 Command::Access { revoke } => pair::access(&config, revoke).await,
                 Command::Tools { json } => tools::list(&config, json).await,
+                Command::Signal { command } => {
+                    signal::run(&config, config_file(cli.config.as_deref()).as_deref(), command).await
+                }
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run

@@ -43,7 +43,8 @@ pub fn default_config_file() -> Option<PathBuf> {
     }
 }
 
-/// Where the default configuration file is, whether it exists or not:
+/// Where the default configuration file is, whether it exists or not
+/// (where `setup` and `signal link --write` make one):
 /// `$XDG_CONFIG_HOME/passepartout/config.toml`, else under `~/.config`; none
 /// when neither variable is set.
 pub fn default_config_path() -> Option<PathBuf> {

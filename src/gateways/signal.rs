@@ -1,5 +1,6 @@
 //! The Signal gateway as a component: its settings from `[signal]`, the
-//! senders and groups that may talk and approve, the attachments of its
+//! senders and groups that may talk and approve (on a person's own account,
+//! their Note to Self and they themselves too), the attachments of its
 //! messages fetched from signal-cli, and `doctor`'s check of
 //! signal-cli — the daemon at `signal.endpoint`, or in spawn mode a child
 //! started for the check and killed after it — and the account.
@@ -11,8 +12,8 @@ use async_trait::async_trait;
 use passepartout_gateway::GatewayId;
 use passepartout_signal::normalize::GROUP_PREFIX;
 use passepartout_signal::{
-    Endpoint, GATEWAY_ID, RpcClient, RpcError, RpcOptions, SignalConfig, SignalGateway, SignalSettings, Spawn,
-    Transport,
+    Admitted, Endpoint, GATEWAY_ID, RpcClient, RpcError, RpcOptions, SignalConfig, SignalGateway, SignalSettings,
+    Spawn, Transport,
 };
 use serde_json::{Value, json};
 
@@ -66,6 +67,11 @@ impl Signal {
         settings.group_mode = signal.group_mode;
         settings.refusal = signal.refusal.clone();
         settings.max_attachment_bytes = self.max_attachment_bytes;
+        settings.note_to_self = signal.note_to_self;
+        settings.admitted = Admitted {
+            senders: signal.allowed_senders.clone(),
+            groups: signal.allowed_groups.clone(),
+        };
         Ok(settings)
     }
 
@@ -118,19 +124,22 @@ impl GatewayComponent for Signal {
         self.section.enabled
     }
 
-    /// Senders by UUID or number; groups as their conversations name them.
+    /// Senders by UUID or number; groups as their conversations name them;
+    /// on a person's own account, their Note to Self.
     fn talkers(&self) -> Roster {
+        let groups = (self.section.allowed_groups.iter()).map(|group| format!("{GROUP_PREFIX}{group}"));
         Roster::Listed {
             users: self.section.allowed_senders.clone(),
-            chats: (self.section.allowed_groups.iter())
-                .map(|group| format!("{GROUP_PREFIX}{group}"))
-                .collect(),
+            chats: groups.chain(self.section.note_to_self_chat()).collect(),
         }
     }
 
+    /// The approvers; on a person's own account, the person too (by the
+    /// account's number, which every note to self carries as its alias).
     fn deciders(&self) -> Roster {
+        let owner = self.section.note_to_self_chat().map(|_| self.section.account.clone());
         Roster::Listed {
-            users: self.section.approver_ids().to_vec(),
+            users: self.section.approver_ids().iter().cloned().chain(owner).collect(),
             chats: Vec::new(),
         }
     }
@@ -180,7 +189,7 @@ async fn ask(client: &RpcClient, settings: &SignalSettings) -> Result<(String, b
 }
 
 /// Why signal-cli could not be reached, and what to do about it.
-fn unreachable_message(settings: &SignalSettings, error: &RpcError) -> String {
+pub fn unreachable_message(settings: &SignalSettings, error: &RpcError) -> String {
     match &settings.transport {
         Transport::Connect(endpoint) => format!(
             "no signal-cli daemon at {endpoint} ({error}); start one: signal-cli daemon --tcp 127.0.0.1:7583 --receive-mode=manual"

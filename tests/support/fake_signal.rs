@@ -5,9 +5,13 @@
 //!
 //! It answers `version`, `listAccounts`, `subscribeReceive` /
 //! `unsubscribeReceive`, `send` (checking its `textStyle`), `sendTyping`,
-//! `sendReaction` and `getAttachment` (the bytes of an attachment registered
+//! `sendReaction`, `getAttachment` (the bytes of an attachment registered
 //! with [`FakeSignal::add_attachment`], in base64, or signal-cli's error for
-//! an unknown one), and `-32601` to anything else. In manual receive mode nothing is pushed on a
+//! an unknown one), and, as a multi-account daemon does, `startLink` (a
+//! `sgnl://linkdevice` URI) and `finishLink` (that URI and a device name in,
+//! the linked account's number out: the phone agrees at once), and `-32601`
+//! to anything else. [`FakeSignal::answer_next`] replaces a call's result
+//! (to answer in the wrong shape). In manual receive mode nothing is pushed on a
 //! connection before it called `subscribeReceive`: envelopes queued while no
 //! subscriber is connected wait, and go out after the next subscription.
 //!
@@ -38,6 +42,10 @@ pub const ACCOUNT: &str = "+15550000001";
 pub const ACCOUNT_UUID: &str = "b0b0b0b0-0000-4000-8000-000000000001";
 /// What `version` answers.
 pub const VERSION: &str = "0.13.19";
+/// The account a phone links through `startLink` / `finishLink`.
+pub const LINKED_NUMBER: &str = "+15550000077";
+/// The URI `startLink` answers.
+pub const LINK_URI: &str = "sgnl://linkdevice?uuid=ZmFrZS1saW5r&pub_key=BWZha2UtcHVibGljLWtleS1vZi10aGUtZGV2aWNl";
 /// The timestamp of the first message the fake sends; later ones count up.
 const FIRST_SENT_TIMESTAMP: u64 = 1_800_000_000_000;
 /// How long the `wait_for_*` helpers wait before failing the test.
@@ -103,6 +111,8 @@ struct State {
     calls: Vec<Call>,
     sent: Vec<Sent>,
     failures: HashMap<String, VecDeque<(i64, String)>>,
+    /// Results to answer instead of the usual, per method, in order.
+    answers: HashMap<String, VecDeque<Value>>,
     /// A failure for a method once it succeeded this many more times.
     failing_after: HashMap<String, (usize, (i64, String))>,
     /// Methods whose next response(s) are held back, with how many.
@@ -257,6 +267,15 @@ impl FakeSignal {
             .entry(method.to_owned())
             .or_default()
             .push_back((code, message.to_owned()));
+    }
+
+    /// Makes the next call of `method` succeed with `result`, whatever it is.
+    pub fn answer_next(&self, method: &str, result: Value) {
+        self.state()
+            .answers
+            .entry(method.to_owned())
+            .or_default()
+            .push_back(result);
     }
 
     /// Makes a call of `method` fail with this JSON-RPC error once
@@ -516,9 +535,11 @@ fn handle(shared: &Shared, connection: u64, line: &str, out: &mpsc::UnboundedSen
         .get_mut(&method)
         .and_then(VecDeque::pop_front)
         .or_else(|| state.failure_due(&method));
-    let outcome = match injected {
-        Some((code, message)) => Err((code, message)),
-        None => answer(&mut state, connection, &method, &params),
+    let replaced = state.answers.get_mut(&method).and_then(VecDeque::pop_front);
+    let outcome = match (injected, replaced) {
+        (Some((code, message)), _) => Err((code, message)),
+        (None, Some(result)) => Ok(result),
+        (None, None) => answer(&mut state, connection, &method, &params),
     };
     let response = match outcome {
         Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
@@ -600,6 +621,13 @@ fn answer(state: &mut State, connection: u64, method: &str, params: &Value) -> R
             Ok(json!({ "timestamp": timestamp, "results": results }))
         }
         "sendTyping" => Ok(json!({})),
+        "startLink" => Ok(json!({ "deviceLinkUri": LINK_URI })),
+        "finishLink" => {
+            if text("deviceLinkUri").as_deref() != Some(LINK_URI) {
+                return Err((codes::USER_ERROR, "Invalid device link uri".to_owned()));
+            }
+            Ok(json!({ "number": LINKED_NUMBER }))
+        }
         "getAttachment" => {
             let id = text("id").ok_or((codes::USER_ERROR, "Missing attachment id parameter".to_owned()))?;
             if params.get("recipient").is_none() && params.get("groupId").is_none() {
@@ -874,5 +902,44 @@ pub fn contact_envelope(from_uuid: &str, timestamp: u64, given: &str, phone: &st
         from_uuid,
         timestamp,
         data_message(timestamp, json!({ "contacts": [contact] })),
+    )
+}
+
+/// What the account's own device `device` sent to `destination` (a number,
+/// or a UUID when `destination_uuid` only), as the sync message this device
+/// receives: `syncMessage.sentMessage`, the data message's `fields` beside
+/// the destination, as signal-cli unwraps them.
+pub fn sync_sent_envelope(
+    destination_number: Option<&str>,
+    destination_uuid: Option<&str>,
+    timestamp: u64,
+    device: u64,
+    fields: Value,
+) -> Value {
+    let mut sent = json!({
+        "destination": destination_number.or(destination_uuid),
+        "destinationNumber": destination_number,
+        "destinationUuid": destination_uuid,
+        "timestamp": timestamp, "message": null, "expiresInSeconds": 0, "viewOnce": false,
+    });
+    if let (Some(sent), Some(fields)) = (sent.as_object_mut(), fields.as_object()) {
+        sent.extend(fields.clone());
+    }
+    json!({
+        "source": ACCOUNT, "sourceNumber": ACCOUNT, "sourceUuid": ACCOUNT_UUID, "sourceName": "Me",
+        "sourceDevice": device, "timestamp": timestamp,
+        "serverReceivedTimestamp": timestamp + 3, "serverDeliveredTimestamp": timestamp + 4,
+        "syncMessage": { "sentMessage": sent },
+    })
+}
+
+/// A note the person wrote to Note to Self on their phone (device 1).
+pub fn note_to_self_envelope(timestamp: u64, text: &str) -> Value {
+    sync_sent_envelope(
+        Some(ACCOUNT),
+        Some(ACCOUNT_UUID),
+        timestamp,
+        1,
+        json!({ "message": text }),
     )
 }

@@ -1,7 +1,7 @@
 //! `[signal]`: the Signal account the assistant answers on, through a
 //! signal-cli daemon — where it listens (or how to start signal-cli as a
-//! child instead), who may talk, who may approve — and the checks on it serde
-//! cannot express. The daemon turns the section into [`SignalSettings`](crate::SignalSettings).
+//! child instead), who may talk, who may approve, whether the account is a
+//! person's own (Note to Self) — and the checks on it serde cannot express. The daemon turns the section into [`SignalSettings`](crate::SignalSettings).
 
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +51,14 @@ pub struct SignalConfig {
     /// What a sender who is not allowed is told, at most once an hour;
     /// empty: nothing at all.
     pub refusal: String,
+    /// The account is your own, the assistant a linked device of it
+    /// (`passepartout signal link`): what you write to Note to Self, on any
+    /// of your devices, goes to the assistant, which answers there and asks
+    /// its approvals there; you may approve. Everyone else who writes to
+    /// you is ignored without a word (no refusal, no pairing code), unless
+    /// `allowed_senders` or `allowed_groups` names them. Off: a number of
+    /// the assistant's own.
+    pub note_to_self: bool,
 }
 
 impl Default for SignalConfig {
@@ -69,6 +77,7 @@ impl Default for SignalConfig {
             approvers: None,
             group_mode: GroupMode::MentionOrReply,
             refusal: crate::settings::DEFAULT_REFUSAL.into(),
+            note_to_self: false,
         }
     }
 }
@@ -77,6 +86,11 @@ impl SignalConfig {
     /// Who may approve: `approvers`, else `allowed_senders`.
     pub fn approver_ids(&self) -> &[String] {
         self.approvers.as_deref().unwrap_or(&self.allowed_senders)
+    }
+
+    /// The Note-to-Self conversation's chat, when the account is a person's own.
+    pub fn note_to_self_chat(&self) -> Option<String> {
+        (self.note_to_self && !self.account.is_empty()).then(|| crate::note_to_self_chat(&self.account))
     }
 
     /// Every problem with the section, as sentences naming the key. Empty when valid.
@@ -90,9 +104,9 @@ impl SignalConfig {
                     self.account
                 ));
             }
-            if self.allowed_senders.is_empty() && self.allowed_groups.is_empty() {
+            if self.allowed_senders.is_empty() && self.allowed_groups.is_empty() && !self.note_to_self {
                 problems.push(
-                    "signal.allowed_senders (or allowed_groups) is empty: nobody could talk to the assistant".into(),
+                    "signal.allowed_senders (or allowed_groups) is empty and signal.note_to_self is off: nobody could talk to the assistant".into(),
                 );
             }
         }
@@ -142,6 +156,20 @@ mod tests {
                 "{expected} missing from {problems:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_personal_account_needs_no_list_since_note_to_self_talks() {
+        let mut section = SignalConfig {
+            enabled: true,
+            account: "+15550000001".into(),
+            ..SignalConfig::default()
+        };
+        assert!(section.problems().iter().any(|p| p.contains("nobody could talk")));
+        assert_eq!(section.note_to_self_chat(), None);
+        section.note_to_self = true;
+        assert!(section.problems().is_empty(), "{:?}", section.problems());
+        assert_eq!(section.note_to_self_chat().as_deref(), Some("+15550000001"));
     }
 
     #[test]

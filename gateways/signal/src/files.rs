@@ -54,7 +54,9 @@ impl SignalGateway {
             tracing::warn!(%conversation, %error, "Signal send of a file failed");
             delivery_error(&error)
         })?;
-        Ok(message_id(send_outcome(&result)?, None).into_iter().collect())
+        let timestamp = send_outcome(&result)?;
+        self.own_sends.remember(timestamp);
+        Ok(message_id(timestamp, None).into_iter().collect())
     }
 }
 

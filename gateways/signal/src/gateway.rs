@@ -20,9 +20,11 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::GATEWAY_ID;
+use crate::admission::Admission;
 use crate::failure::{delivery_error, send_outcome};
 use crate::message_id::{message_id, parse};
-use crate::normalize::{BotIdentity, GROUP_PREFIX};
+use crate::normalize::{BotIdentity, GROUP_PREFIX, note_to_self_chat};
+use crate::own_sends::OwnSends;
 use crate::reply::{Part, parts, plain_parts};
 use crate::rpc::{Notifications, RpcClient, RpcOptions};
 use crate::settings::{SignalSettings, Transport};
@@ -39,6 +41,11 @@ pub struct SignalGateway {
     client: Mutex<Option<RpcClient>>,
     /// When each person who is not allowed was last told so.
     pub(crate) refused: Refusals,
+    /// Which messages reach the core at all (on a person's own account,
+    /// Note to Self and the listed only).
+    pub(crate) admission: Admission,
+    /// What was sent, so that it is never taken back in as a note to self.
+    pub(crate) own_sends: OwnSends,
 }
 
 /// Where a message goes: one person or a group.
@@ -57,6 +64,8 @@ impl SignalGateway {
     pub fn new(settings: SignalSettings) -> Arc<Self> {
         Arc::new(Self {
             bot: settings.bot_identity(),
+            admission: Admission::of(&settings),
+            own_sends: OwnSends::default(),
             settings,
             id: GatewayId::new(GATEWAY_ID).expect("\"signal\" is a valid gateway id"),
             health: Mutex::new(Health::with(HealthState::Starting, "not connected yet")),
@@ -103,6 +112,12 @@ impl SignalGateway {
             params["account"] = json!(self.settings.account);
         }
         params
+    }
+
+    /// Whether `conversation` is the account's Note to Self (on a person's
+    /// own account; a dedicated number has none).
+    pub(crate) fn is_note_to_self(&self, conversation: &ConversationKey) -> bool {
+        self.settings.note_to_self && conversation.chat.as_str() == note_to_self_chat(&self.settings.account)
     }
 
     /// Where `conversation`'s messages go.
@@ -172,7 +187,9 @@ impl SignalGateway {
                     tracing::warn!(%conversation, part = index, %error, "Signal send failed");
                     delivery_error(&error)
                 })?;
-                Ok(message_id(send_outcome(&result)?, None))
+                let timestamp = send_outcome(&result)?;
+                self.own_sends.remember(timestamp);
+                Ok(message_id(timestamp, None))
             }
         })
         .await
@@ -246,6 +263,10 @@ impl Deliver for SignalGateway {
 
     async fn typing(&self, conversation: &ConversationKey) -> Result<(), GatewayError> {
         let target = self.target(conversation)?;
+        // Nobody to show it to: the person writes to themselves.
+        if self.is_note_to_self(conversation) {
+            return Ok(());
+        }
         let client = self.client().await?;
         client
             .call("sendTyping", self.params(target_params(&target)))

@@ -27,11 +27,17 @@
 //!   [`styles`](styles::text_styles): styled text as signal-cli's
 //!   `textStyle`; [`split`](split::split): long replies into several
 //!   messages, styles kept whole;
-//! - [`files`]: a workspace file sent as an attachment (a data URI).
+//! - [`files`]: a workspace file sent as an attachment (a data URI);
+//! - on a person's own account (the assistant a linked device of it):
+//!   [`admission`], which messages reach the core at all (Note to Self and
+//!   the listed, never strangers); [`own_sends`], what was sent, so that a
+//!   reply echoed back into Note to Self is not taken as input; [`link`],
+//!   linking the account (`startLink`, `finishLink`).
 //!
 //! Lines from signal-cli are framed by the contract's
 //! [`lines`](passepartout_gateway::lines), with a length cap.
 
+pub mod admission;
 pub mod config;
 pub mod endpoint;
 pub mod error;
@@ -39,10 +45,12 @@ pub mod failure;
 mod fetch;
 pub mod files;
 pub mod gateway;
+pub mod link;
 mod listen;
 pub mod media;
 mod message_id;
 pub mod normalize;
+pub mod own_sends;
 pub mod reply;
 pub mod rpc;
 pub mod settings;
@@ -55,10 +63,11 @@ pub use endpoint::{Endpoint, InvalidEndpoint};
 pub use error::{ErrorCode, RemoteError, RpcError};
 pub use files::MAX_ATTACHMENT_BYTES;
 pub use gateway::SignalGateway;
+pub use link::{LinkError, LinkUri, Linked};
 pub use media::SignalFile;
-pub use normalize::{BotIdentity, GroupMode, Normalized, normalize};
+pub use normalize::{BotIdentity, GroupMode, Normalized, normalize, note_to_self_chat};
 pub use rpc::{Notification, Notifications, Received, RpcClient, RpcOptions};
-pub use settings::{SignalSettings, Transport};
+pub use settings::{Admitted, SignalSettings, Transport};
 pub use spawn::Spawn;
 pub use split::{SIGNAL_TEXT_LIMIT, split};
 

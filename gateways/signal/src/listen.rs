@@ -6,7 +6,10 @@
 //! fetches nothing from Signal while no one is subscribed, and nothing is
 //! acknowledged to Signal while we are away); then take the `receive`
 //! notifications one at a time, normalize each and submit it to the core,
-//! taking the next only once the core answered.
+//! taking the next only once the core answered. On a person's own account
+//! only what the [`Admission`](crate::admission::Admission) lets through is
+//! submitted, and never a reply of the gateway's own handed back into Note
+//! to Self (see [`own_sends`](crate::own_sends)).
 //! A `Busy` core gets the same message again after a pause: signal-cli will
 //! not deliver it twice. A lost connection, or one that cannot be made, is
 //! tried again after a jittered exponential backoff.
@@ -26,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::RpcError;
 use crate::gateway::SignalGateway;
+use crate::message_id::parse;
 use crate::normalize::{Normalized, normalize};
 use crate::reply::plain_parts;
 use crate::rpc::{Notification, Notifications, Received, RpcClient};
@@ -171,8 +175,26 @@ impl SignalGateway {
                 tracing::debug!(reason, timestamp = ?received.envelope.get("timestamp"), "skipped a Signal envelope");
                 None
             }
-            Normalized::Inbound(inbound) => self.submit(*inbound, intake, shutdown).await,
+            Normalized::Inbound(inbound) => match self.held_back(&inbound) {
+                Some(reason) => {
+                    tracing::debug!(reason, conversation = %inbound.conversation, "skipped a Signal message");
+                    None
+                }
+                None => self.submit(*inbound, intake, shutdown).await,
+            },
         }
+    }
+
+    /// Why `inbound` does not go to the core, if it does not: on a person's
+    /// own account, a message of nobody listed (nothing at all is said to
+    /// them), or the gateway's own reply handed back into Note to Self.
+    fn held_back(&self, inbound: &Inbound) -> Option<&'static str> {
+        if !self.admission.admits(inbound) {
+            return Some("not Note to Self, nor from a listed sender or group, on a personal account");
+        }
+        let echoed = self.is_note_to_self(&inbound.conversation)
+            && parse(&inbound.message_id).is_some_and(|id| self.own_sends.sent(id.timestamp));
+        echoed.then_some("the assistant's own message, echoed back into Note to Self")
     }
 
     /// Submits one message until the core took it, and acts on its answer.
@@ -207,8 +229,10 @@ impl SignalGateway {
                 reason: Refusal::NotAllowed,
             } => {
                 tracing::info!(user = %inbound.sender.id, "refused a message from someone not allowed");
-                (!self.settings.refusal.is_empty() && self.refused.should_tell(&inbound.sender.id))
-                    .then_some((self.settings.refusal.as_str(), None))
+                (self.admission.tells_strangers()
+                    && !self.settings.refusal.is_empty()
+                    && self.refused.should_tell(&inbound.sender.id))
+                .then_some((self.settings.refusal.as_str(), None))
             }
             Ack::Refused {
                 reason: Refusal::Pairing,

@@ -16,9 +16,15 @@
 //! - a reaction → [`InboundBody::Reaction`] with the target message's id;
 //! - an `editMessage` is skipped: the core has no notion of edits, and taking
 //!   the new text as a message would answer the same question twice;
-//! - receipts, typing indicators, sync messages (our own other devices), calls,
-//!   stories, remote deletions, group updates and anything unknown →
-//!   [`Normalized::Skip`] with a reason for the log.
+//! - a sync message (what the account's other devices sent) is skipped,
+//!   unless the account is a person's own ([`BotIdentity::note_to_self`]):
+//!   then what they write to *Note to Self* is a message of the Note-to-Self
+//!   conversation, whose chat is the account's number, and every other sync
+//!   message (their chats with other people, read receipts, contact lists)
+//!   is skipped (see `sync`);
+//! - receipts, typing indicators, calls, stories, remote deletions, group
+//!   updates and anything unknown → [`Normalized::Skip`] with a reason for
+//!   the log.
 //!
 //! **Message ids** hold the timestamp and the author (see
 //! [`message_id`](crate::message_id)): `TIMESTAMP:UUID` for others' messages,
@@ -48,6 +54,9 @@ pub struct BotIdentity {
     pub uuid: Option<String>,
     /// The account's phone number, `+` and digits.
     pub number: Option<String>,
+    /// Whether the account is a person's own, the assistant a linked device
+    /// of it: then what they write to Note to Self is for the assistant.
+    pub note_to_self: bool,
 }
 
 impl BotIdentity {
@@ -87,7 +96,9 @@ struct Envelope {
     timestamp: Option<u64>,
     data_message: Option<DataMessage>,
     edit_message: Option<IgnoredAny>,
-    sync_message: Option<IgnoredAny>,
+    /// Read on its own (see `sync`): a sync message in an odd shape is
+    /// skipped, not the reason the envelope is unreadable.
+    sync_message: Option<Value>,
     receipt_message: Option<IgnoredAny>,
     typing_message: Option<IgnoredAny>,
     call_message: Option<IgnoredAny>,
@@ -158,6 +169,8 @@ struct Origin<'e> {
     envelope: &'e Envelope,
     /// The sender's UUID.
     uuid: &'e str,
+    /// The sender's number, if known: an alias of their UUID.
+    number: Option<&'e str>,
     timestamp: u64,
     chat: String,
     /// The group's id, for a group message.
@@ -178,10 +191,11 @@ impl Context<'_> {
         if let Some(data) = &envelope.data_message {
             return self.data(envelope, data);
         }
+        if let Some(sync) = &envelope.sync_message {
+            return self.sync(envelope, sync);
+        }
         Err(if envelope.edit_message.is_some() {
             "edited message"
-        } else if envelope.sync_message.is_some() {
-            "sync message from another device of the account"
         } else if envelope.receipt_message.is_some() {
             "receipt"
         } else if envelope.typing_message.is_some() {
@@ -199,8 +213,13 @@ impl Context<'_> {
     /// core cannot read), each from its origin; the rest is skipped.
     fn data(&self, envelope: &Envelope, data: &DataMessage) -> Step<Normalized> {
         let origin = self.origin(envelope, data)?;
+        self.content(&origin, data)
+    }
+
+    /// What a data message from `origin` carries.
+    fn content(&self, origin: &Origin<'_>, data: &DataMessage) -> Step<Normalized> {
         if let Some(reaction) = &data.reaction {
-            return self.reaction(&origin, reaction);
+            return self.reaction(origin, reaction);
         }
         if data.remote_delete.is_some() {
             return Err("remote deletion");
@@ -208,7 +227,7 @@ impl Context<'_> {
         if data.message.is_none() && data.group_info.as_ref().and_then(|info| info.kind.as_deref()) == Some("UPDATE") {
             return Err("group update");
         }
-        self.message(&origin, data)
+        self.message(origin, data)
     }
 
     /// Who sent a data message, when, and in which chat; the bot's own
@@ -233,6 +252,7 @@ impl Context<'_> {
         Ok(Origin {
             envelope,
             uuid,
+            number: envelope.source_number.as_deref(),
             timestamp,
             chat,
             group,
@@ -315,7 +335,7 @@ impl Context<'_> {
             conversation: conversation(origin.chat.clone())?,
             sender: Sender {
                 id: UserId::new(origin.uuid).map_err(|_| "invalid sender UUID")?,
-                aliases: number_alias(envelope.source_number.as_deref()),
+                aliases: number_alias(origin.number),
                 display_name: envelope.source_name.clone().filter(|name| !name.is_empty()),
             },
             message_id: message_id(origin.timestamp, Some(origin.uuid)).ok_or("invalid message id")?,
@@ -409,6 +429,10 @@ fn number_alias(number: Option<&str>) -> Vec<UserId> {
         .into_iter()
         .collect()
 }
+
+mod sync;
+
+pub use sync::note_to_self_chat;
 
 #[cfg(test)]
 #[path = "normalize_tests.rs"]

@@ -274,6 +274,7 @@ fn bot() -> BotIdentity {
     BotIdentity {
         uuid: Some(BOT_UUID.to_owned()),
         number: Some(BOT_NUMBER.to_owned()),
+        note_to_self: false,
     }
 }
 

@@ -17,6 +17,7 @@ fn bot() -> BotIdentity {
     BotIdentity {
         uuid: Some(BOT_UUID.to_owned()),
         number: Some(BOT_NUMBER.to_owned()),
+        note_to_self: false,
     }
 }
 

@@ -90,6 +90,23 @@ pub struct SignalSettings {
     /// The largest attachment fetched, in bytes; larger ones are refused as
     /// too large whatever the caller allows.
     pub max_attachment_bytes: u64,
+    /// Whether the account is a person's own, the assistant a linked device
+    /// of it: their Note to Self is a conversation with the assistant, and
+    /// only it and the senders and groups of [`admitted`](Self::admitted)
+    /// reach the core; everyone else is ignored without a word.
+    pub note_to_self: bool,
+    /// Who may reach the core at all when [`note_to_self`](Self::note_to_self)
+    /// is set (the core's own lists decide the rest, as always).
+    pub admitted: Admitted,
+}
+
+/// On a person's own account, the senders (UUIDs or numbers) and groups
+/// (signal-cli's base64 ids) whose messages are handed to the core, beside
+/// Note to Self.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Admitted {
+    pub senders: Vec<String>,
+    pub groups: Vec<String>,
 }
 
 impl SignalSettings {
@@ -114,6 +131,8 @@ impl SignalSettings {
             backoff_max: DEFAULT_BACKOFF_MAX,
             busy_backoff: DEFAULT_BUSY_BACKOFF,
             max_attachment_bytes: DEFAULT_MAX_ATTACHMENT_BYTES,
+            note_to_self: false,
+            admitted: Admitted::default(),
         }
     }
 
@@ -150,6 +169,7 @@ impl SignalSettings {
         BotIdentity {
             uuid: self.account_uuid.clone(),
             number: Some(self.account.clone()),
+            note_to_self: self.note_to_self,
         }
     }
 }

@@ -1,0 +1,105 @@
+//! `passepartout signal link [--name DEVICE] [--write] [--wait-s N]`: make
+//! the assistant a linked device of your own Signal account, shown a QR code
+//! to scan with the phone, and say (or write) the `[signal]` settings that
+//! follow. The flow itself is `crate::signal_link`'s.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Subcommand;
+
+use crate::config::{self, Config};
+use crate::signal_link::{self, LinkRequest, qr_block, section_lines, write_linked};
+
+/// The exit code of a link stopped with Ctrl-C.
+const EXIT_CANCELLED: u8 = 130;
+
+/// `passepartout signal …`.
+#[derive(Debug, Subcommand)]
+pub enum SignalCommand {
+    /// Link the assistant to your own Signal account, as a new device of it
+    /// (scan the QR code shown with Signal on your phone); it then answers
+    /// what you write to Note to Self.
+    Link {
+        /// The name your phone lists the assistant under.
+        #[arg(long, value_name = "DEVICE", default_value = signal_link::DEFAULT_DEVICE_NAME)]
+        name: String,
+        /// Write the settings into the configuration file (keeping the rest
+        /// of it) instead of printing them.
+        #[arg(long)]
+        write: bool,
+        /// How long to wait for the phone, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = signal_link::DEFAULT_WAIT.as_secs())]
+        wait_s: u64,
+    },
+}
+
+/// Runs `signal …` with `config`, read from `file` (if any).
+pub async fn run(config: &Config, file: Option<&Path>, command: SignalCommand) -> ExitCode {
+    let SignalCommand::Link { name, write, wait_s } = command;
+    let request = LinkRequest {
+        device_name: name,
+        wait: Duration::from_secs(wait_s),
+    };
+    let linking = signal_link::link(config, &request, |uri| show(uri.as_str(), request.wait));
+    let linked = tokio::select! {
+        linked = linking => linked,
+        _ = tokio::signal::ctrl_c() => {
+            eprintln!("passepartout: stopped; nothing was linked");
+            return ExitCode::from(EXIT_CANCELLED);
+        }
+    };
+    let linked = match linked {
+        Ok(linked) => linked,
+        Err(error) => {
+            eprintln!("passepartout: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!("Linked: {} (as \"{}\").", linked.number, request.device_name);
+    if !write {
+        let file = file.map_or_else(|| "your configuration file".to_owned(), |f| f.display().to_string());
+        println!("\nSet these in [signal] of {file} (or run again with --write):\n");
+        print!("{}", section_lines(&config.signal, &linked));
+        return ExitCode::SUCCESS;
+    }
+    let Some(path) = file.map(Path::to_path_buf).or_else(config::default_config_path) else {
+        eprintln!("passepartout: no configuration file to write (give --config FILE); the settings are:");
+        eprint!("{}", section_lines(&config.signal, &linked));
+        return ExitCode::FAILURE;
+    };
+    write_and_check(&path, config, &linked)
+}
+
+/// What the person sees while the phone is to scan.
+fn show(uri: &str, wait: Duration) {
+    println!("Link this assistant to your Signal account:\n");
+    match qr_block(uri) {
+        Ok(block) => println!("{block}"),
+        Err(error) => eprintln!("passepartout: {error}"),
+    }
+    println!("On your phone, open Signal → Settings → Linked devices → Link new device, and scan the code.");
+    println!("The code holds this link (for another way to show it as a QR code):\n\n{uri}\n");
+    println!("Waiting up to {}s for your phone (Ctrl-C to stop)…", wait.as_secs());
+}
+
+/// Writes the settings into `path` and loads it again, to show it holds.
+fn write_and_check(path: &Path, config: &Config, linked: &passepartout_signal::Linked) -> ExitCode {
+    if let Err(error) = write_linked(path, &config.signal, linked) {
+        eprintln!("passepartout: {error}; the settings are:");
+        eprint!("{}", section_lines(&config.signal, linked));
+        return ExitCode::FAILURE;
+    }
+    println!("Wrote [signal] of {}.", path.display());
+    match config::load(Some(path), None) {
+        Ok(_) => {
+            println!("It loads; start the daemon, then write to your Note to Self.");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("passepartout: {} does not load now: {error}", path.display());
+            ExitCode::FAILURE
+        }
+    }
+}
