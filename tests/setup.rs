@@ -10,6 +10,7 @@ use std::process::{Output, Stdio};
 use std::time::Duration;
 
 use support::fake_llm::FakeLlm;
+use support::fake_signal::{FakeSignal, LINK_URI, LINKED_NUMBER, codes};
 use support::fake_telegram::{FakeFailure, FakeTelegram};
 use support::harness::WAIT;
 use support::process::{binary, run_cli};
@@ -228,6 +229,62 @@ async fn an_owner_given_and_secrets_left_to_the_environment_store_no_secret() {
 }
 
 #[tokio::test]
+async fn a_script_links_the_persons_own_signal_account_for_note_to_self() {
+    let llm = FakeLlm::start().await;
+    let signal = FakeSignal::start().await;
+    let home = Home::new();
+    let config = home.config();
+    let (llm_url, endpoint) = (llm.base_url(), signal.tcp_endpoint());
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--model-url",
+        &llm_url,
+        "--model-name",
+        "fake-model",
+        "--no-telegram",
+        "--signal-link",
+        "--signal-endpoint",
+        &endpoint,
+        "--signal-device",
+        "Home server",
+        "--signal-wait-s",
+        "20",
+    ];
+    let output = home.setup(&args, &[], "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(shown.contains(LINK_URI), "the link is shown as text: {shown}");
+    assert!(
+        shown.contains('█') || shown.contains('▀') || shown.contains('▄'),
+        "and as a QR code: {shown}"
+    );
+    assert!(shown.contains(&format!("Linked: {LINKED_NUMBER}")), "{shown}");
+    let loaded = load(&config);
+    assert!(loaded.signal.enabled && loaded.signal.note_to_self);
+    assert_eq!(loaded.signal.account, LINKED_NUMBER);
+    assert_eq!(
+        (loaded.signal.endpoint.as_str(), loaded.signal.multi_account),
+        (endpoint.as_str(), true)
+    );
+    assert!(!loaded.telegram.enabled);
+    assert!(run_cli(&config, &["check-config"]).await.status.success());
+
+    // A link refused stops a script, and nothing is written.
+    let home = Home::new();
+    let config = home.config();
+    signal.fail_next("finishLink", codes::USER_ERROR, "Invalid device link uri");
+    let mut args = args;
+    args[1] = config.to_str().unwrap();
+    let output = home.setup(&args, &[], "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("Signal was not linked"), "{shown}");
+    assert!(!config.exists(), "nothing is written");
+}
+
+#[tokio::test]
 async fn a_token_telegram_refuses_is_a_clear_error_and_nothing_is_written() {
     let llm = FakeLlm::start().await;
     let telegram = FakeTelegram::start(TOKEN).await;
@@ -412,6 +469,12 @@ async fn typed_on_a_terminal_the_answers_are_taken_and_secrets_are_not_echoed() 
     pty.expect("Now send /start to @fake_bot", wait).await;
     telegram.push_update(telegram.text_message(OWNER, OWNER, "/start"));
     pty.expect(&format!("user id {OWNER}"), wait).await;
+    pty.expect(
+        "Link your own Signal account too (you need signal-cli and your phone)? [y/N] ",
+        wait,
+    )
+    .await;
+    pty.type_line("");
     pty.rest(wait).await;
     let status = pty.child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{}", pty.shown);

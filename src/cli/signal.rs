@@ -10,7 +10,7 @@ use std::time::Duration;
 use clap::Subcommand;
 
 use crate::config::{self, Config};
-use crate::signal_link::{self, LinkRequest, qr_block, section_lines, write_linked};
+use crate::signal_link::{self, LinkRequest, section_lines, write_linked};
 
 /// The exit code of a link stopped with Ctrl-C.
 const EXIT_CANCELLED: u8 = 130;
@@ -74,14 +74,7 @@ pub async fn run(config: &Config, file: Option<&Path>, command: SignalCommand) -
 
 /// What the person sees while the phone is to scan.
 fn show(uri: &str, wait: Duration) {
-    println!("Link this assistant to your Signal account:\n");
-    match qr_block(uri) {
-        Ok(block) => println!("{block}"),
-        Err(error) => eprintln!("passepartout: {error}"),
-    }
-    println!("On your phone, open Signal → Settings → Linked devices → Link new device, and scan the code.");
-    println!("The code holds this link (for another way to show it as a QR code):\n\n{uri}\n");
-    println!("Waiting up to {}s for your phone (Ctrl-C to stop)…", wait.as_secs());
+    print!("{}", signal_link::instructions(uri, wait));
 }
 
 /// Writes the settings into `path` and loads it again, to show it holds.

@@ -63,6 +63,25 @@ pub struct SetupArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_CAPTURE_TIMEOUT_S,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub capture_timeout_s: u64,
+    /// Link your own Signal account too (a QR code to scan with your phone);
+    /// the assistant then answers what you write to Note to Self.
+    /// Interactively, setup asks.
+    #[arg(long)]
+    pub signal_link: bool,
+    /// The signal-cli program the daemon starts for Signal.
+    #[arg(long, value_name = "PROGRAM", default_value = passepartout_signal::config::DEFAULT_SIGNAL_SPAWN_PROGRAM)]
+    pub signal_cli: String,
+    /// Use the signal-cli daemon listening here (`tcp:HOST:PORT` or
+    /// `unix:PATH`, started without `-a`) instead of starting signal-cli.
+    #[arg(long, value_name = "ENDPOINT", conflicts_with = "signal_cli")]
+    pub signal_endpoint: Option<String>,
+    /// The name your phone lists the assistant under.
+    #[arg(long, value_name = "DEVICE", default_value = crate::signal_link::DEFAULT_DEVICE_NAME)]
+    pub signal_device: String,
+    /// How long to wait for the phone to link, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::signal_link::DEFAULT_WAIT.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub signal_wait_s: u64,
 }
 
 /// Where the secrets go.

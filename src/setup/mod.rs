@@ -1,14 +1,15 @@
 //! `passepartout setup`: a guided first run that writes a configuration
 //! file that works. It runs a sequence of [`Step`]s — the model provider,
-//! then the Telegram bot — each asking its questions (or taking the flags'
+//! the Telegram bot, then (if wanted) the person's own Signal account — each asking its questions (or taking the flags'
 //! answers), checking them as `doctor` would, and adding its section to the
 //! file and its secrets to the files beside it. A new step is one more
 //! entry in [`steps`].
 //!
 //! The pieces: `args` (the flags), `terminal` and `input` (asking, secrets
 //! without echo), `checks` (the model's probe and the bot's getMe),
-//! `model` and `telegram` (the steps; the owner is captured through the
-//! Telegram gateway's `first_contact`), `render` (the file's text) and
+//! `model`, `telegram` and `signal` (the steps; the owner is captured
+//! through the Telegram gateway's `first_contact`, and Signal is linked
+//! through `signal_link`), `render` (the file's text) and
 //! `files` (writing it and the secrets, privately).
 
 mod args;
@@ -18,6 +19,7 @@ mod files;
 mod input;
 mod model;
 mod render;
+mod signal;
 mod telegram;
 mod terminal;
 
@@ -67,7 +69,11 @@ pub trait Step {
 
 /// The steps, in the order they run.
 fn steps() -> Vec<Box<dyn Step>> {
-    vec![Box::new(model::ModelStep), Box::new(telegram::TelegramStep)]
+    vec![
+        Box::new(model::ModelStep),
+        Box::new(telegram::TelegramStep),
+        Box::new(signal::SignalStep),
+    ]
 }
 
 /// Runs the wizard. `explicit` is `--config`; without it the default file

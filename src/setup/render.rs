@@ -132,6 +132,42 @@ pub fn telegram(section: &TelegramSection) -> String {
     )
 }
 
+/// How the daemon reaches signal-cli.
+pub enum SignalReach<'a> {
+    /// It starts this program as its own child.
+    Spawn(&'a str),
+    /// It connects to the multi-account daemon here.
+    Endpoint(&'a str),
+}
+
+/// Signal, on the person's own account.
+pub fn signal(account: &str, reach: SignalReach<'_>) -> String {
+    let reach = match reach {
+        SignalReach::Spawn(program) => format!(
+            "# The daemon starts signal-cli itself, as its own child.\nspawn = true\nspawn_program = {}\n",
+            quoted(program)
+        ),
+        SignalReach::Endpoint(endpoint) => format!(
+            "# The signal-cli daemon (started without -a) the assistant connects to.\n\
+             endpoint = {}\nmulti_account = true\n",
+            quoted(endpoint)
+        ),
+    };
+    format!(
+        "# Signal: the assistant is a linked device of your own account, and\n\
+         # answers what you write to Note to Self. Nobody else's messages reach it.\n\
+         [signal]\n\
+         enabled = true\n\
+         # Your number, as the linked account.\n\
+         account = {account}\n\
+         # Note to Self is the conversation with the assistant; every other chat\n\
+         # of the account is left alone (no answers, no pairing codes).\n\
+         note_to_self = true\n\
+         {reach}",
+        account = quoted(account),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -37,6 +37,19 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a child started for linking may take to end afterwards.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// What the person is shown while their phone is to scan `uri`: the QR
+/// code, what to do, the link as text, and how long it waits.
+pub fn instructions(uri: &str, wait: Duration) -> String {
+    let code = qr_block(uri).unwrap_or_else(|error| format!("({error})\n"));
+    format!(
+        "Link this assistant to your Signal account:\n\n{code}\n\
+         On your phone, open Signal → Settings → Linked devices → Link new device, and scan the code.\n\
+         The code holds this link (for another way to show it as a QR code):\n\n{uri}\n\n\
+         Waiting up to {}s for your phone (Ctrl-C to stop)…\n",
+        wait.as_secs()
+    )
+}
+
 /// What to link as.
 #[derive(Clone, Debug)]
 pub struct LinkRequest {
