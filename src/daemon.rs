@@ -574,7 +574,10 @@ pub async fn run(
             _ = &mut shutdown => break false,
             _ = failed.cancelled() => break true,
             Some(()) = next_hangup(&mut hangups) => {
-                daemon.reload().await;
+                // Its own task: a reload that waits on a loop to stop never
+                // holds up a shutdown (reloads queue on the reloader's lock).
+                let reloader = daemon.reloader.clone();
+                tokio::spawn(async move { reloader.reload().await });
             }
         }
     };

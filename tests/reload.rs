@@ -23,6 +23,7 @@ struct Settings<'a> {
     allowed: &'a [i64],
     prompt: &'a str,
     max_depth: u32,
+    turn_timeout_s: u64,
     /// Raw TOML appended at the end (a loop, or a fault).
     extra: &'a str,
 }
@@ -52,7 +53,7 @@ impl Setup {
         let text = format!(
             "data_dir = {data:?}\n\
              [store]\nbackup_every_s = 0\n\
-             [pipeline]\nshutdown_grace_s = 5\nmax_depth = {depth}\nsystem_prompt = {prompt:?}\n\
+             [pipeline]\nshutdown_grace_s = 5\nmax_depth = {depth}\nturn_timeout_s = {turn}\nsystem_prompt = {prompt:?}\n\
              [pairing]\nenabled = false\n\
              [telegram]\nenabled = true\ntoken_file = {token:?}\napi_url = {api:?}\n\
              allowed_users = {allowed:?}\napprovers = [{OWNER}]\npoll_timeout_s = 1\n\
@@ -60,6 +61,7 @@ impl Setup {
              {extra}",
             data = dir.join("data").display().to_string(),
             depth = settings.max_depth,
+            turn = settings.turn_timeout_s,
             prompt = settings.prompt,
             token = dir.join("token").display().to_string(),
             api = self.telegram.base_url(),
@@ -131,6 +133,7 @@ async fn sighup_applies_a_new_allowlist_prompt_and_loop_at_once_and_names_what_w
         allowed: &[OWNER],
         prompt: "You are the first assistant.",
         max_depth: 4,
+        turn_timeout_s: 300,
         extra: "",
     };
     setup.write(&before);
@@ -188,6 +191,7 @@ async fn a_broken_file_is_refused_whole_and_the_running_configuration_is_kept() 
         allowed: &[OWNER],
         prompt: "You help.",
         max_depth: 4,
+        turn_timeout_s: 300,
         extra: "",
     };
     setup.write(&before);
@@ -244,6 +248,7 @@ async fn a_new_model_provider_answers_after_a_reload() {
         allowed: &[OWNER],
         prompt: "You help.",
         max_depth: 4,
+        turn_timeout_s: 300,
         extra: "",
     };
     setup.write(&before);
@@ -264,5 +269,37 @@ async fn a_new_model_provider_answers_after_a_reload() {
         "{replies:?}"
     );
     assert_eq!(first.requests().len(), 1, "the first model is asked no more");
+    assert!(daemon.terminate().await.success());
+}
+
+#[tokio::test]
+async fn a_file_that_holds_only_with_settings_waiting_for_a_restart_is_refused() {
+    let setup = Setup::new().await;
+    let llm = FakeLlm::start().await;
+    let before = Settings {
+        llm: &llm,
+        allowed: &[OWNER],
+        prompt: "You help.",
+        max_depth: 4,
+        turn_timeout_s: 300,
+        extra: "",
+    };
+    setup.write(&before);
+    let daemon = Running::start(&setup.config()).await;
+    // A vote of 500 s fits the file's 1000 s turns, not the 300 s ones that
+    // run until the restart.
+    setup.write(&Settings {
+        allowed: &[OWNER, STRANGER],
+        turn_timeout_s: 1000,
+        extra: "[skills.consensus]\nvoters = [\"fake\"]\ntimeout_s = 500\n",
+        ..before
+    });
+    let (ok, out, err) = reload(&setup.config()).await;
+    assert!(!ok, "{out}");
+    assert!(err.contains("shorter than pipeline.turn_timeout_s (300 s)"), "{err}");
+    setup.write_as(STRANGER, "let me in").await;
+    setup.write_as(OWNER, "still me").await;
+    let (_, user) = nth_request(&llm, 1).await;
+    assert_eq!(user, "still me", "nothing of the file was applied");
     assert!(daemon.terminate().await.success());
 }

@@ -58,6 +58,9 @@ pub async fn run(config: &Config, file: Option<&Path>, command: SignalCommand) -
         }
     };
     println!("Linked: {} (as \"{}\").", linked.number, request.device_name);
+    if let Some(warning) = others_listed(config) {
+        println!("{warning}");
+    }
     if !write {
         let file = file.map_or_else(|| "your configuration file".to_owned(), |f| f.display().to_string());
         println!("\nSet these in [signal] of {file} (or run again with --write):\n");
@@ -70,6 +73,20 @@ pub async fn run(config: &Config, file: Option<&Path>, command: SignalCommand) -
         return ExitCode::FAILURE;
     };
     write_and_check(&path, config, &linked)
+}
+
+/// A warning when `[signal]` still lets other people in: on the person's
+/// own account the assistant answers them from the person's number.
+fn others_listed(config: &Config) -> Option<String> {
+    let section = &config.signal;
+    let listed = section.allowed_senders.len() + section.allowed_groups.len();
+    (listed > 0).then(|| {
+        format!(
+            "Note: [signal] still lets {listed} other sender(s) or group(s) talk to the assistant \
+             (allowed_senders, allowed_groups). On your own account it answers them from your number; \
+             remove them unless you want that."
+        )
+    })
 }
 
 /// What the person sees while the phone is to scan.
@@ -94,5 +111,20 @@ fn write_and_check(path: &Path, config: &Config, linked: &passepartout_signal::L
             eprintln!("passepartout: {} does not load now: {error}", path.display());
             ExitCode::FAILURE
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn other_people_still_listed_are_pointed_out() {
+        let mut config = Config::default();
+        assert_eq!(others_listed(&config), None);
+        config.signal.allowed_senders = vec!["+15550000042".into()];
+        config.signal.allowed_groups = vec!["R3JvdXA=".into()];
+        let warning = others_listed(&config).unwrap();
+        assert!(warning.contains("2 other sender(s) or group(s)"), "{warning}");
     }
 }

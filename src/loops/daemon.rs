@@ -290,9 +290,14 @@ impl Loops {
     }
 
     /// Runs `configured` as the configured loops from now on: new ones
-    /// start, removed ones stop, changed ones start again.
-    pub async fn reconfigure(&self, configured: Vec<Configured>) -> Result<Reconfigured, BookError> {
-        self.schedules.reconfigure(configured).await
+    /// start, removed ones stop, changed ones start again, those in `same`
+    /// are left alone.
+    pub async fn reconfigure(
+        &self,
+        configured: Vec<Configured>,
+        same: &std::collections::BTreeSet<String>,
+    ) -> Result<Reconfigured, BookError> {
+        self.schedules.reconfigure(configured, same).await
     }
 
     /// The registry the loops run in.

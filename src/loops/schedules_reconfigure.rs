@@ -2,7 +2,8 @@
 //! while the daemon runs: a loop no longer configured stops and is
 //! forgotten, a new one starts, a changed one stops and starts again as
 //! configured now (keeping its next run when its schedule is the same),
-//! and an unchanged one runs on untouched. Loops made in a chat are left
+//! and one whose entry did not change is left as it is (running, finished
+//! or stopped by hand). Loops made in a chat are left
 //! alone, unless a configured loop now takes their name.
 
 use std::collections::BTreeSet;
@@ -30,8 +31,13 @@ pub struct Reconfigured {
 }
 
 impl Schedules {
-    /// Makes the running configured loops those of `configured`.
-    pub async fn reconfigure(self: &Arc<Self>, configured: Vec<Configured>) -> Result<Reconfigured, BookError> {
+    /// Makes the running configured loops those of `configured`, leaving
+    /// the loops named in `same` (whose entries did not change) as they are.
+    pub async fn reconfigure(
+        self: &Arc<Self>,
+        configured: Vec<Configured>,
+        same: &BTreeSet<String>,
+    ) -> Result<Reconfigured, BookError> {
         let registry = self.ready()?;
         let now_ms = self.clock.now_ms();
         let stored = self.stored_records()?;
@@ -43,15 +49,23 @@ impl Schedules {
                 done.removed.push(record.spec.name.to_string());
             }
         }
-        self.on_heartbeat.lock().unwrap_or_else(|p| p.into_inner()).clear();
-        for record in self.configured_records(configured, &stored, now_ms) {
+        let heartbeat: BTreeSet<LoopName> = configured
+            .iter()
+            .filter(|c| c.on_heartbeat)
+            .map(|c| c.spec.name.clone())
+            .collect();
+        let changed = configured
+            .into_iter()
+            .filter(|c| !same.contains(c.spec.name.as_str()))
+            .collect();
+        for record in self.configured_records(changed, &stored, now_ms) {
             let name = record.spec.name.clone();
             let previous = stored.iter().find(|s| s.spec.name == name);
             let running = registry
                 .status(name.as_str())
                 .is_some_and(|s| s.state != State::Stopped);
-            let same = previous.is_some_and(|p| p.source == Source::Config && same_loop(&p.spec, &record.spec));
-            if same && running {
+            let unchanged = previous.is_some_and(|p| p.source == Source::Config && same_loop(&p.spec, &record.spec));
+            if unchanged && running {
                 continue;
             }
             if running && !stopped(&registry, &name).await {
@@ -67,6 +81,8 @@ impl Schedules {
                 (true, false) => done.started.push(name.to_string()),
             }
         }
+        // Swapped whole: a heartbeat reads either set, never a half.
+        *self.on_heartbeat.lock().unwrap_or_else(|p| p.into_inner()) = heartbeat;
         tracing::info!(?done, "configured loops reloaded");
         Ok(done)
     }

@@ -30,6 +30,38 @@ pub const LIVE: &[&str] = &[
     "loops.entries",
 ];
 
+/// The allowlists that a Signal gateway on the person's own account
+/// (`signal.note_to_self`) applies itself, before the core, as it starts:
+/// they wait for a restart there, so that the gateway and the core never
+/// disagree about who may write (which would let the core answer someone
+/// from the person's own number).
+const SIGNAL_FILTERED: &[&str] = &["signal.allowed_senders", "signal.allowed_groups"];
+
+/// Where the tools that run are configured (which tools, which servers).
+const TOOLS: &[&str] = &["tools", "mcp"];
+
+/// The gates on the tools: while a change to the tools waits for a
+/// restart, so do they, so that a gate is never dropped from a tool that
+/// runs on until then.
+const GATES: &[&str] = &["tools.require_approval", "skills"];
+
+/// The live paths for a reload from `running` that changes `paths`.
+fn live_paths(running: &Config, paths: &[String]) -> Vec<&'static str> {
+    let tools_wait = paths
+        .iter()
+        .any(|path| TOOLS.iter().any(|t| covers(t, path)) && !GATES.iter().any(|g| covers(g, path)));
+    LIVE.iter()
+        .copied()
+        .filter(|path| !(running.signal.note_to_self && SIGNAL_FILTERED.contains(path)))
+        .filter(|path| !(tools_wait && GATES.contains(path)))
+        .collect()
+}
+
+/// Whether the key path `prefix` covers `path` (is it, or is above it).
+fn covers(prefix: &str, path: &str) -> bool {
+    path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.'))
+}
+
 /// What a reloaded file changes, compared with the running configuration.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub struct Changes {
@@ -56,29 +88,33 @@ pub struct MergeError(#[from] serde_json::Error);
 /// The settings that differ between `running` and `reloaded`, each as the
 /// deepest key path that differs (a list counts as one setting).
 pub fn changes(running: &Config, reloaded: &Config) -> Result<Changes, MergeError> {
+    let paths = differing_paths(running, reloaded)?;
+    let live_paths = live_paths(running, &paths);
+    let (live, need_restart) = paths
+        .into_iter()
+        .partition(|path| live_paths.iter().any(|live| covers(live, path)));
+    Ok(Changes { live, need_restart })
+}
+
+fn differing_paths(running: &Config, reloaded: &Config) -> Result<Vec<String>, MergeError> {
     let (before, after) = (serde_json::to_value(running)?, serde_json::to_value(reloaded)?);
     let mut paths = Vec::new();
     differing(&before, &after, String::new(), &mut paths);
     paths.sort();
-    let (live, need_restart) = paths.into_iter().partition(|path| is_live(path));
-    Ok(Changes { live, need_restart })
+    Ok(paths)
 }
 
 /// `running` with every live setting taken from `reloaded`.
 pub fn merged(running: &Config, reloaded: &Config) -> Result<Config, MergeError> {
+    let paths = differing_paths(running, reloaded)?;
     let mut merged = serde_json::to_value(running)?;
     let source = serde_json::to_value(reloaded)?;
-    for path in LIVE {
+    for path in live_paths(running, &paths) {
         let keys: Vec<&str> = path.split('.').collect();
         let value = lookup(&source, &keys).cloned().unwrap_or(Value::Null);
         place(&mut merged, &keys, value);
     }
     Ok(serde_json::from_value(merged)?)
-}
-
-fn is_live(path: &str) -> bool {
-    LIVE.iter()
-        .any(|live| path == *live || path.strip_prefix(live).is_some_and(|rest| rest.starts_with('.')))
 }
 
 fn differing(before: &Value, after: &Value, path: String, out: &mut Vec<String>) {
@@ -204,10 +240,57 @@ mod tests {
 
     #[test]
     fn a_path_covers_what_is_below_it_only() {
-        assert!(is_live("llm.providers"));
-        assert!(is_live("skills"));
-        assert!(!is_live("llmx"));
-        assert!(!is_live("telegram.allowed_users_extra"));
-        assert!(!is_live("telegram.token_file"));
+        assert!(covers("llm", "llm.providers"));
+        assert!(covers("skills", "skills"));
+        assert!(!covers("llm", "llmx"));
+        assert!(!covers("telegram.allowed_users", "telegram.allowed_users_extra"));
+        assert!(!covers("telegram", "tele"));
+    }
+
+    #[test]
+    fn gates_wait_with_a_change_to_the_tools_they_gate() {
+        let running = Config::default();
+        // The shell changed (waits for a restart) and its gate gone: the
+        // gate stays while the shell runs on as it is.
+        let new = reloaded(|c| {
+            c.tools.shell.timeout_s += 1;
+            c.tools.require_approval.retain(|tool| tool != "shell");
+            c.telegram.allowed_users = vec![42];
+        });
+        let changes = changes(&running, &new).unwrap();
+        assert_eq!(changes.live, ["telegram.allowed_users"]);
+        assert_eq!(
+            changes.need_restart,
+            ["tools.require_approval", "tools.shell.timeout_s"]
+        );
+        let merged = merged(&running, &new).unwrap();
+        assert_eq!(merged.tools.require_approval, running.tools.require_approval);
+        // A gate changed alone applies at once.
+        let new = reloaded(|c| c.tools.require_approval.push("read_file".into()));
+        assert_eq!(super::changes(&running, &new).unwrap().live, ["tools.require_approval"]);
+    }
+
+    #[test]
+    fn signal_lists_wait_for_a_restart_on_the_persons_own_account() {
+        let running = reloaded(|c| c.signal.note_to_self = true);
+        let new = reloaded(|c| {
+            c.signal.note_to_self = true;
+            c.signal.allowed_senders = vec!["+15550000002".into()];
+            c.signal.approvers = Some(vec!["+15550000002".into()]);
+        });
+        let changes = changes(&running, &new).unwrap();
+        assert_eq!(changes.need_restart, ["signal.allowed_senders"]);
+        assert_eq!(changes.live, ["signal.approvers"]);
+        let merged = merged(&running, &new).unwrap();
+        assert!(
+            merged.signal.allowed_senders.is_empty(),
+            "the gateway's filter and the core agree"
+        );
+        // On a dedicated number the core alone decides: live.
+        let changes = super::changes(
+            &Config::default(),
+            &reloaded(|c| c.signal.allowed_senders = vec!["+1555".into()]),
+        );
+        assert_eq!(changes.unwrap().live, ["signal.allowed_senders"]);
     }
 }

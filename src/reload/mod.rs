@@ -16,6 +16,7 @@
 
 pub mod live;
 
+use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,6 +32,7 @@ use crate::config::{self, Config};
 use crate::conversations::Conversations;
 use crate::gateways::GatewayComponent;
 use crate::llm::ToolSpec;
+use crate::loops::configured::Configured;
 use crate::loops::daemon::Loops;
 use crate::pairing::{Lists, Pairing};
 use crate::pipeline::cascade::Cascade;
@@ -93,7 +95,7 @@ impl Reloader {
             Ok(reloaded) => reloaded,
             Err(problems) => return refused(problems),
         };
-        let (changes, merged) = match live::changes(&running, &reloaded)
+        let (changes, mut merged) = match live::changes(&running, &reloaded)
             .and_then(|changes| Ok((changes, live::merged(&running, &reloaded)?)))
         {
             Ok(both) => both,
@@ -110,14 +112,29 @@ impl Reloader {
                 ..Reloaded::default()
             });
         }
+        // What runs is the merge, not the file: checked whole, with the
+        // tools that actually run, so that no gate goes while its tool
+        // stays until the restart.
+        if let Err(problems) = self.check(&merged) {
+            return refused(problems);
+        }
         let built = match self.build(&merged) {
             Ok(built) => built,
             Err(error) => return refused(vec![error]),
         };
-        let loops = self.apply(&merged, built).await;
+        self.apply(&merged, built.swapped);
+        let loops_changed = changes.live.iter().any(|path| path.starts_with("loops.entries"));
+        let loops = match loops_changed {
+            true => Some(self.reconfigure_loops(&running, &merged, built.loops).await),
+            false => None,
+        };
+        if loops.as_ref().is_some_and(|(_, failed)| *failed) {
+            // Tried again at the next reload, rather than taken as done.
+            merged.loops.entries = running.loops.entries.clone();
+        }
         *running = merged;
         let mut message = format!("Reloaded: {} now apply.", changes.live.join(", "));
-        if let Some(loops) = loops {
+        if let Some((Some(loops), _)) = loops {
             message.push(' ');
             message.push_str(&loops);
         }
@@ -149,6 +166,18 @@ impl Reloader {
         }
     }
 
+    /// Every problem of the configuration that would run: its own checks,
+    /// and the names its gates give against the tools it runs.
+    fn check(&self, config: &Config) -> Result<(), Vec<String>> {
+        let mut problems = config::validate(config, crate::clock::Clock::start().now_ms());
+        let catalog = ToolCatalog::registered(config, self.more_tools.iter().cloned());
+        problems.extend(check_names(&config.skills, &config.tools, &catalog).errors);
+        match problems.is_empty() {
+            true => Ok(()),
+            false => Err(problems),
+        }
+    }
+
     /// Everything that can fail, built from `config` before anything changes.
     fn build(&self, config: &Config) -> Result<Built, String> {
         let providers = crate::llm::providers(config).map_err(|e| e.to_string())?;
@@ -156,15 +185,13 @@ impl Reloader {
             .map_err(|e| format!("a [skills] pattern is not a valid regular expression: {e}"))?;
         let loops = self.live.loops.configured(config).map_err(|e| e.to_string())?;
         Ok(Built {
-            providers,
-            skills,
+            swapped: Swapped { providers, skills },
             loops,
         })
     }
 
-    /// Swaps every live part for `config`'s; what the loops did, if any
-    /// changed.
-    async fn apply(&self, config: &Config, built: Built) -> Option<String> {
+    /// Swaps every live part but the loops for `config`'s.
+    fn apply(&self, config: &Config, swapped: Swapped) {
         let live = &self.live;
         let mut lists = lists(&crate::gateways::components(config));
         lists.extend(self.fixed.iter().cloned());
@@ -175,10 +202,30 @@ impl Reloader {
         live.conversations.approvals.set_policy(policy);
         live.pairing.set_lists(lists, &config.approvals);
         live.cascade
-            .replace(built.providers, Duration::from_secs(config.llm.cooldown_s));
-        let pipeline = live.conversations.pipeline().reconfigured(config, built.skills);
+            .replace(swapped.providers, Duration::from_secs(config.llm.cooldown_s));
+        let pipeline = live.conversations.pipeline().reconfigured(config, swapped.skills);
         live.conversations.set_pipeline(pipeline);
-        match live.loops.reconfigure(built.loops).await {
+    }
+
+    /// Brings the configured loops from `running`'s entries to `merged`'s
+    /// (`configured`, built from them): a loop whose entry is the same in
+    /// both is left as it is (sleeping, finished or stopped). What was
+    /// done, and whether any loop failed.
+    async fn reconfigure_loops(
+        &self,
+        running: &Config,
+        merged: &Config,
+        configured: Vec<Configured>,
+    ) -> (Option<String>, bool) {
+        let entry = |config: &Config, name: &str| config.loops.entries.iter().find(|e| e.name == name).cloned();
+        let same: BTreeSet<String> = merged
+            .loops
+            .entries
+            .iter()
+            .filter(|e| entry(running, &e.name).as_ref() == Some(*e))
+            .map(|e| e.name.clone())
+            .collect();
+        match self.live.loops.reconfigure(configured, &same).await {
             Ok(done) => {
                 let named =
                     |what: &str, names: &[String]| (!names.is_empty()).then(|| format!("{what}: {}", names.join(", ")));
@@ -191,9 +238,13 @@ impl Reloader {
                 .into_iter()
                 .flatten()
                 .collect();
-                (!parts.is_empty()).then(|| format!("{}.", parts.join("; ")))
+                let failed = !done.failed.is_empty();
+                ((!parts.is_empty()).then(|| format!("{}.", parts.join("; "))), failed)
             }
-            Err(error) => Some(format!("The configured loops could not be changed: {error}.")),
+            Err(error) => (
+                Some(format!("The configured loops could not be changed: {error}.")),
+                true,
+            ),
         }
     }
 }
@@ -207,9 +258,14 @@ impl Reload for Reloader {
 
 /// What a reload builds before it swaps anything.
 struct Built {
+    swapped: Swapped,
+    loops: Vec<Configured>,
+}
+
+/// The parts swapped whole.
+struct Swapped {
     providers: Vec<Arc<dyn crate::llm::ChatModel>>,
     skills: Skills,
-    loops: Vec<crate::loops::configured::Configured>,
 }
 
 /// Each component's lists: who may talk through it, who may approve.

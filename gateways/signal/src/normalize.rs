@@ -269,7 +269,7 @@ impl Context<'_> {
             reaction.target_author_number.as_deref(),
             reaction.target_author.as_deref(),
         )?;
-        let on_bot = parse(&target).is_some_and(|target| target.author.is_none());
+        let on_bot = !self.bot.note_to_self && parse(&target).is_some_and(|target| target.author.is_none());
         if !origin.takes_everything && !on_bot {
             return Err("group reaction not on a message of the bot");
         }
@@ -364,7 +364,13 @@ impl Context<'_> {
     }
 
     /// Whether a group message mentions the bot or quotes one of its messages.
+    /// Never on a person's own account: there a mention, a quote or a
+    /// reaction is addressed to the person, not the assistant (which takes
+    /// group messages there only with `group_mode = "all"`).
     fn addresses_bot(&self, data: &DataMessage, mentions: &[Mention]) -> bool {
+        if self.bot.note_to_self {
+            return false;
+        }
         let mentioned = mentions
             .iter()
             .any(|mention| self.bot.is(mention.uuid.as_deref(), mention.number.as_deref()));

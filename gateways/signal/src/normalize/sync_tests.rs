@@ -212,3 +212,38 @@ fn a_reaction_or_a_quote_in_note_to_self_points_at_the_assistants_message() {
         Some(PROMPT_TS.to_string())
     );
 }
+
+#[test]
+fn in_a_group_a_mention_quote_or_reaction_of_the_person_is_not_for_the_assistant() {
+    let group = |fields: Value| {
+        let data = with_fields(
+            json!({ "timestamp": TS, "message": "hey", "groupInfo": { "groupId": "R3JvdXA=", "type": "DELIVER" } }),
+            fields,
+        );
+        json!({ "source": FRIEND_NUMBER, "sourceNumber": FRIEND_NUMBER, "sourceUuid": FRIEND_UUID,
+                "sourceDevice": 1, "timestamp": TS, "dataMessage": data })
+    };
+    let mention = group(json!({ "message": "\u{fffc} lunch?",
+        "mentions": [{ "uuid": OWN_UUID, "number": OWN_NUMBER, "start": 0, "length": 1 }] }));
+    let quote =
+        group(json!({ "quote": { "id": PROMPT_TS, "authorUuid": OWN_UUID, "authorNumber": OWN_NUMBER, "text": "x" } }));
+    let reaction = group(
+        json!({ "message": null, "reaction": { "emoji": "👍", "targetAuthorUuid": OWN_UUID,
+        "targetAuthorNumber": OWN_NUMBER, "targetSentTimestamp": PROMPT_TS, "isRemove": false } }),
+    );
+    for (envelope, what) in [(&mention, "a mention"), (&quote, "a quote"), (&reaction, "a reaction")] {
+        let reason = skip_reason(run(envelope));
+        assert!(
+            reason.starts_with("group"),
+            "{what} of the person in a group is theirs: {reason}"
+        );
+        // On a dedicated number, the same is addressed to the bot.
+        let dedicated = BotIdentity {
+            note_to_self: false,
+            ..personal()
+        };
+        inbound(normalize(envelope, &dedicated, GroupMode::MentionOrReply, NOW));
+    }
+    // With every group message taken, the group talks as before.
+    inbound(normalize(&mention, &personal(), GroupMode::All, NOW));
+}
