@@ -71,6 +71,11 @@ pub struct SetupArgs {
     /// The signal-cli program the daemon starts for Signal.
     #[arg(long, value_name = "PROGRAM", default_value = passepartout_signal::config::DEFAULT_SIGNAL_SPAWN_PROGRAM)]
     pub signal_cli: String,
+    /// signal-cli's data folder (`--config`) for the program started: link
+    /// into the folder the daemon's user will use (default: signal-cli's own,
+    /// under the home of whoever runs setup).
+    #[arg(long, value_name = "DIR", conflicts_with = "signal_endpoint")]
+    pub signal_config_dir: Option<String>,
     /// Use the signal-cli daemon listening here (`tcp:HOST:PORT` or
     /// `unix:PATH`, started without `-a`) instead of starting signal-cli.
     #[arg(long, value_name = "ENDPOINT", conflicts_with = "signal_cli")]

@@ -134,8 +134,9 @@ pub fn telegram(section: &TelegramSection) -> String {
 
 /// How the daemon reaches signal-cli.
 pub enum SignalReach<'a> {
-    /// It starts this program as its own child.
-    Spawn(&'a str),
+    /// It starts this program as its own child, with this data folder
+    /// (signal-cli's own default when none).
+    Spawn { program: &'a str, data: Option<&'a str> },
     /// It connects to the multi-account daemon here.
     Endpoint(&'a str),
 }
@@ -143,10 +144,18 @@ pub enum SignalReach<'a> {
 /// Signal, on the person's own account.
 pub fn signal(account: &str, reach: SignalReach<'_>) -> String {
     let reach = match reach {
-        SignalReach::Spawn(program) => format!(
-            "# The daemon starts signal-cli itself, as its own child.\nspawn = true\nspawn_program = {}\n",
-            quoted(program)
-        ),
+        SignalReach::Spawn { program, data } => {
+            let data = data.map_or_else(String::new, |dir| {
+                format!(
+                    "# signal-cli's data folder, where the account was linked.\nspawn_config_dir = {}\n",
+                    quoted(dir)
+                )
+            });
+            format!(
+                "# The daemon starts signal-cli itself, as its own child.\nspawn = true\nspawn_program = {}\n{data}",
+                quoted(program)
+            )
+        }
         SignalReach::Endpoint(endpoint) => format!(
             "# The signal-cli daemon (started without -a) the assistant connects to.\n\
              endpoint = {}\nmulti_account = true\n",
@@ -217,6 +226,27 @@ mod tests {
         let config = loaded(&document(&[model(&a_model(SecretRef::None))]));
         assert_eq!(config.llm.providers[0].api_key_env, None);
         assert_eq!(config.llm.providers[0].api_key_file, None);
+    }
+
+    #[test]
+    fn the_signal_section_round_trips_for_a_child_or_a_daemon() {
+        let spawned = signal(
+            "+15550000077",
+            SignalReach::Spawn {
+                program: "/opt/signal-cli/bin/signal-cli",
+                data: Some("/var/lib/passepartout/signal-cli"),
+            },
+        );
+        let config = loaded(&document(&[model(&a_model(SecretRef::None)), spawned]));
+        let section = &config.signal;
+        assert!(section.enabled && section.note_to_self && section.spawn);
+        assert_eq!(section.account, "+15550000077");
+        assert_eq!(section.spawn_program, "/opt/signal-cli/bin/signal-cli");
+        assert_eq!(section.spawn_config_dir.as_deref(), Some("/var/lib/passepartout/signal-cli"));
+        let through = signal("+15550000077", SignalReach::Endpoint("tcp:127.0.0.1:7583"));
+        let config = loaded(&document(&[model(&a_model(SecretRef::None)), through]));
+        assert!(!config.signal.spawn && config.signal.multi_account);
+        assert_eq!(config.signal.endpoint, "tcp:127.0.0.1:7583");
     }
 
     #[test]

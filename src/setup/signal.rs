@@ -41,7 +41,10 @@ impl Step for SignalStep {
                     ));
                     let reach = match &cx.args.signal_endpoint {
                         Some(endpoint) => SignalReach::Endpoint(endpoint),
-                        None => SignalReach::Spawn(&cx.args.signal_cli),
+                        None => SignalReach::Spawn {
+                            program: &cx.args.signal_cli,
+                            data: cx.args.signal_config_dir.as_deref(),
+                        },
                     };
                     return Ok(Part {
                         section: render::signal(&account, reach),
@@ -77,6 +80,7 @@ impl SignalStep {
             None => {
                 config.signal.spawn = true;
                 config.signal.spawn_program = cx.args.signal_cli.clone();
+                config.signal.spawn_config_dir = cx.args.signal_config_dir.clone();
             }
         }
         let request = LinkRequest {
