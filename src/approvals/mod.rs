@@ -118,6 +118,20 @@ impl Approvals {
         self.policy.store(Arc::new(policy));
     }
 
+    /// The live standing rule that lets `call` run in `conversation`
+    /// without asking, made by someone who may still approve there: a rule
+    /// of an approver taken off the lists lets nothing run.
+    pub fn rule_covering(
+        &self,
+        conversation: &ConversationKey,
+        call: &ProposedCall,
+    ) -> Option<crate::store::StandingRule> {
+        let approvers = self.policy.load().approvers_for(conversation);
+        self.standing.covering_where(conversation, call, |rule| {
+            may_act(&approvers, conversation, &rule.by, conversation).is_ok()
+        })
+    }
+
     /// Whether `person`, answering in `conversation`, may decide `approval`:
     /// one of the approvers it was asked of, who still is one now (an
     /// approver taken off the lists, or a paired one revoked, no longer

@@ -44,8 +44,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Write a working configuration file, step by step: the model (checked),
-    /// the Telegram bot (checked) and its owner (the first person to write to it).
-    Setup(crate::setup::SetupArgs),
+    /// the Telegram bot (checked) and its owner (the first person to write to
+    /// it), and your own Signal account if you like (a QR code to scan).
+    Setup(Box<crate::setup::SetupArgs>),
     /// Run the daemon in the foreground until SIGINT or SIGTERM.
     Run,
     /// Talk to the assistant interactively; starts a daemon in-process if none is running.
@@ -249,7 +250,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
         },
         Command::Setup(args) => {
             logging::init("warn", config::LogFormat::Text);
-            crate::setup::run(args, cli.config.as_deref()).await
+            crate::setup::run(*args, cli.config.as_deref()).await
         }
         Command::Completions { shell } => manual::completions(shell),
         Command::Man => manual::man_page(),

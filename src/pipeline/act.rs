@@ -19,7 +19,7 @@ use std::hash::{Hash, Hasher};
 use passepartout_gateway::ReplyKind;
 use serde_json::Value;
 
-use crate::approvals::{Requested, StandingRules};
+use crate::approvals::{Approvals, Requested};
 use crate::audit::{AuditEvent, Audited, VoteOutcome};
 use crate::clock::Clock;
 use crate::llm::{ChatMessage, ToolCall};
@@ -39,9 +39,10 @@ pub struct Actuators<'a> {
     pub clock: Clock,
     /// The models' vote on calls in its scope, when configured.
     pub consensus: Option<&'a Consensus>,
-    /// The standing rules that let a call held for approval run; none: every
-    /// such call waits for a person.
-    pub standing: Option<&'a StandingRules>,
+    /// The approvals desk, whose standing rules (made by someone who may
+    /// still approve) let a call held for approval run; none: every such
+    /// call waits for a person.
+    pub standing: Option<&'a Approvals>,
 }
 
 /// What acting produced.
@@ -187,7 +188,9 @@ async fn run_one(
         }
         Decision::NeedsApproval { skill, reason, call } => {
             let standing = actuators.standing.filter(|_| !objected && skill != consensus::SKILL);
-            if let Some(rule) = standing.and_then(|rules| rules.covering(&signal.origin.conversation, &call)) {
+            if let Some(rule) =
+                standing.and_then(|approvals| approvals.rule_covering(&signal.origin.conversation, &call))
+            {
                 tracing::info!(rule = rule.id, call = %call.summary(), "a standing rule lets a call run without asking");
                 return (run_call(signal, call, Some(rule.id), actuators, acted).await, false);
             }

@@ -424,7 +424,7 @@ impl Pipeline {
             context: &tool_context,
             clock: self.clock,
             consensus: self.consensus.as_ref(),
-            standing: Some(self.approvals.standing()),
+            standing: Some(&self.approvals),
         };
         let mut repairs = 0;
         let mut signal = signal;

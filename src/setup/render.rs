@@ -242,7 +242,10 @@ mod tests {
         assert!(section.enabled && section.note_to_self && section.spawn);
         assert_eq!(section.account, "+15550000077");
         assert_eq!(section.spawn_program, "/opt/signal-cli/bin/signal-cli");
-        assert_eq!(section.spawn_config_dir.as_deref(), Some("/var/lib/passepartout/signal-cli"));
+        assert_eq!(
+            section.spawn_config_dir.as_deref(),
+            Some("/var/lib/passepartout/signal-cli")
+        );
         let through = signal("+15550000077", SignalReach::Endpoint("tcp:127.0.0.1:7583"));
         let config = loaded(&document(&[model(&a_model(SecretRef::None)), through]));
         assert!(!config.signal.spawn && config.signal.multi_account);

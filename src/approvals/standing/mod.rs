@@ -42,11 +42,21 @@ impl StandingRules {
     /// if there is one. Rules that cannot be read cover nothing: a person
     /// is asked.
     pub fn covering(&self, conversation: &ConversationKey, call: &ProposedCall) -> Option<StandingRule> {
+        self.covering_where(conversation, call, |_| true)
+    }
+
+    /// Like [`StandingRules::covering`], among the rules `keep` keeps.
+    pub fn covering_where(
+        &self,
+        conversation: &ConversationKey,
+        call: &ProposedCall,
+        keep: impl Fn(&StandingRule) -> bool,
+    ) -> Option<StandingRule> {
         let now = self.clock.now_ms();
         match self.store.standing_rules_for(conversation, &call.tool) {
-            Ok(rules) => rules
-                .into_iter()
-                .find(|rule| rule.expires_ms > now && rule.tool == call.tool && scope::covers(&rule.scope, call)),
+            Ok(rules) => rules.into_iter().find(|rule| {
+                rule.expires_ms > now && rule.tool == call.tool && scope::covers(&rule.scope, call) && keep(rule)
+            }),
             Err(error) => {
                 tracing::error!(%error, %conversation, "cannot read the standing rules; a person is asked");
                 None

@@ -231,6 +231,40 @@ fn say_always(desk: &Approvals, chat: &ConversationKey, approval: &Approval, id:
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_rule_of_an_approver_taken_off_the_lists_lets_nothing_run() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat, shell("uptime"));
+    say_always(&desk, &chat, &approval, "a1");
+    assert!(desk.rule_covering(&chat, &shell("uptime")).is_some());
+    // A reload that names only user 7.
+    desk.set_policy(Policy::new(
+        HashMap::new(),
+        vec![approver("telegram", Some("7"), true)],
+        None,
+    ));
+    assert!(
+        desk.rule_covering(&chat, &shell("uptime")).is_none(),
+        "42 no longer approves"
+    );
+    assert!(
+        desk.standing().covering(&chat, &shell("uptime")).is_some(),
+        "the rule itself is kept"
+    );
+    // Listed again, their rule holds again.
+    desk.set_policy(Policy::new(
+        HashMap::from([(
+            GatewayId::new("telegram").unwrap(),
+            vec![approver("telegram", Some("42"), false)],
+        )]),
+        Vec::new(),
+        None,
+    ));
+    assert!(desk.rule_covering(&chat, &shell("uptime")).is_some());
+}
+
+#[tokio::test(start_paused = true)]
 async fn only_an_approver_here_revokes_and_a_revoked_rule_covers_nothing() {
     let (_dir, store) = open_temp();
     let desk = desk(&store);
