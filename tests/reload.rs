@@ -28,6 +28,20 @@ struct Settings<'a> {
     extra: &'a str,
 }
 
+impl<'a> Settings<'a> {
+    /// The owner alone, a plain prompt, the default limits.
+    fn first(llm: &'a FakeLlm) -> Settings<'a> {
+        Settings {
+            llm,
+            allowed: &[OWNER],
+            prompt: "You help.",
+            max_depth: 4,
+            turn_timeout_s: 300,
+            extra: "",
+        }
+    }
+}
+
 struct Setup {
     dir: tempfile::TempDir,
     telegram: FakeTelegram,
@@ -129,12 +143,8 @@ async fn sighup_applies_a_new_allowlist_prompt_and_loop_at_once_and_names_what_w
     let setup = Setup::new().await;
     let llm = FakeLlm::start().await;
     let before = Settings {
-        llm: &llm,
-        allowed: &[OWNER],
         prompt: "You are the first assistant.",
-        max_depth: 4,
-        turn_timeout_s: 300,
-        extra: "",
+        ..Settings::first(&llm)
     };
     setup.write(&before);
     let daemon = Running::start(&setup.config()).await;
@@ -186,14 +196,7 @@ async fn sighup_applies_a_new_allowlist_prompt_and_loop_at_once_and_names_what_w
 async fn a_broken_file_is_refused_whole_and_the_running_configuration_is_kept() {
     let setup = Setup::new().await;
     let llm = FakeLlm::start().await;
-    let before = Settings {
-        llm: &llm,
-        allowed: &[OWNER],
-        prompt: "You help.",
-        max_depth: 4,
-        turn_timeout_s: 300,
-        extra: "",
-    };
+    let before = Settings::first(&llm);
     setup.write(&before);
     let daemon = Running::start(&setup.config()).await;
 
@@ -243,14 +246,7 @@ async fn a_new_model_provider_answers_after_a_reload() {
     let setup = Setup::new().await;
     let (first, second) = (FakeLlm::start().await, FakeLlm::start().await);
     second.push(support::fake_llm::Script::Reply("from the second model".into()));
-    let before = Settings {
-        llm: &first,
-        allowed: &[OWNER],
-        prompt: "You help.",
-        max_depth: 4,
-        turn_timeout_s: 300,
-        extra: "",
-    };
+    let before = Settings::first(&first);
     setup.write(&before);
     let daemon = Running::start(&setup.config()).await;
     setup.write_as(OWNER, "one").await;
@@ -276,14 +272,7 @@ async fn a_new_model_provider_answers_after_a_reload() {
 async fn a_file_that_holds_only_with_settings_waiting_for_a_restart_is_refused() {
     let setup = Setup::new().await;
     let llm = FakeLlm::start().await;
-    let before = Settings {
-        llm: &llm,
-        allowed: &[OWNER],
-        prompt: "You help.",
-        max_depth: 4,
-        turn_timeout_s: 300,
-        extra: "",
-    };
+    let before = Settings::first(&llm);
     setup.write(&before);
     let daemon = Running::start(&setup.config()).await;
     // A vote of 500 s fits the file's 1000 s turns, not the 300 s ones that

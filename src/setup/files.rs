@@ -4,9 +4,8 @@
 //! failure leaves the old one whole; a configuration file replaced with
 //! `--force` is kept as `FILE.bak`.
 
-use std::fs::{DirBuilder, OpenOptions};
-use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::fs::DirBuilder;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use super::error::SetupError;
@@ -69,27 +68,10 @@ pub fn backup_path(file: &Path) -> PathBuf {
 
 /// Writes `bytes` to `path` through a temporary file of mode 0600 beside it.
 fn write_private(path: &Path, bytes: &[u8]) -> Result<(), SetupError> {
-    let failed = |source| SetupError::Write {
+    crate::config::replace_file(path, bytes, 0o600).map_err(|source| SetupError::Write {
         path: path.to_path_buf(),
         source,
-    };
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(format!(".tmp{}", std::process::id()));
-    let temporary = PathBuf::from(temporary);
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temporary)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written.map_err(failed)
+    })
 }
 
 #[cfg(test)]
@@ -127,7 +109,7 @@ mod tests {
         let left: Vec<_> = std::fs::read_dir(file.parent().unwrap())
             .unwrap()
             .map(|entry| entry.unwrap().file_name().into_string().unwrap())
-            .filter(|name| name.contains(".tmp"))
+            .filter(|name| name.ends_with(".new"))
             .collect();
         assert!(left.is_empty(), "{left:?}");
     }

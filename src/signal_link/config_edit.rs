@@ -8,9 +8,7 @@
 //! keeps the old file's permissions, and a file made anew is private to its
 //! owner (0600), as a configuration may hold secrets.
 
-use std::fs::OpenOptions;
-use std::io::Write;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use passepartout_signal::{Linked, SignalConfig};
@@ -128,7 +126,8 @@ pub fn write_linked(path: &Path, section: &SignalConfig, linked: &Linked) -> Res
     replace(path, document.to_string().as_bytes(), mode)
 }
 
-/// Writes `bytes` beside `path` and renames the copy over it.
+/// Writes `bytes` beside `path` and renames the copy over it, making the
+/// folder if it is missing.
 fn replace(path: &Path, bytes: &[u8], mode: u32) -> Result<(), EditError> {
     let failed = |source| EditError::Write {
         path: path.to_path_buf(),
@@ -138,25 +137,7 @@ fn replace(path: &Path, bytes: &[u8], mode: u32) -> Result<(), EditError> {
     if let Some(folder) = folder {
         std::fs::create_dir_all(folder).map_err(failed)?;
     }
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}.new", std::process::id()));
-    let temporary = path.with_file_name(name);
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&temporary)?;
-        // The mode given at creation is masked by the umask; set it exactly.
-        file.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&temporary, path)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    written.map_err(failed)
+    crate::config::replace_file(path, bytes, mode).map_err(failed)
 }
 
 #[cfg(test)]
