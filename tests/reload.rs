@@ -89,6 +89,12 @@ impl Setup {
         std::fs::rename(partial, self.config()).unwrap();
     }
 
+    /// Writes the config file with `settings` and starts the daemon on it.
+    async fn start(&self, settings: &Settings<'_>) -> Running {
+        self.write(settings);
+        Running::start(&self.config()).await
+    }
+
     /// `text` from `user` in their private chat; waits until the daemon
     /// decided about it.
     async fn write_as(&self, user: i64, text: &str) {
@@ -146,8 +152,7 @@ async fn sighup_applies_a_new_allowlist_prompt_and_loop_at_once_and_names_what_w
         prompt: "You are the first assistant.",
         ..Settings::first(&llm)
     };
-    setup.write(&before);
-    let daemon = Running::start(&setup.config()).await;
+    let daemon = setup.start(&before).await;
 
     setup.write_as(STRANGER, "let me in").await;
     setup.write_as(OWNER, "first").await;
@@ -197,8 +202,7 @@ async fn a_broken_file_is_refused_whole_and_the_running_configuration_is_kept() 
     let setup = Setup::new().await;
     let llm = FakeLlm::start().await;
     let before = Settings::first(&llm);
-    setup.write(&before);
-    let daemon = Running::start(&setup.config()).await;
+    let daemon = setup.start(&before).await;
 
     // The stranger is let in, but the file has two faults as well.
     setup.write(&Settings {
@@ -247,8 +251,7 @@ async fn a_new_model_provider_answers_after_a_reload() {
     let (first, second) = (FakeLlm::start().await, FakeLlm::start().await);
     second.push(support::fake_llm::Script::Reply("from the second model".into()));
     let before = Settings::first(&first);
-    setup.write(&before);
-    let daemon = Running::start(&setup.config()).await;
+    let daemon = setup.start(&before).await;
     setup.write_as(OWNER, "one").await;
     first.wait_for_requests(1, WAIT).await;
 
@@ -273,8 +276,7 @@ async fn a_file_that_holds_only_with_settings_waiting_for_a_restart_is_refused()
     let setup = Setup::new().await;
     let llm = FakeLlm::start().await;
     let before = Settings::first(&llm);
-    setup.write(&before);
-    let daemon = Running::start(&setup.config()).await;
+    let daemon = setup.start(&before).await;
     // A vote of 500 s fits the file's 1000 s turns, not the 300 s ones that
     // run until the restart.
     setup.write(&Settings {

@@ -342,16 +342,21 @@ async fn on_a_personal_account_the_persons_chats_and_contacts_reach_nothing_and_
     assert!(signal.calls("sendReaction").is_empty());
 }
 
+/// Writes `text` to Note to Self and waits for the approval prompt it leads to.
+async fn prompt_for_a_note(setup: &Setup, text: &str) -> Sent {
+    setup
+        .signal
+        .push_envelope(note_to_self_envelope(1_700_000_000_001, text));
+    sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
+    })
+    .await
+}
+
 #[tokio::test]
 async fn approvals_are_asked_and_given_in_note_to_self_by_a_thumbs_up() {
     let setup = start_personal(&[]).await;
-    setup
-        .signal
-        .push_envelope(note_to_self_envelope(1_700_000_000_001, "please record the milk"));
-    let prompt = sent_where(&setup.signal, |s| {
-        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
-    })
-    .await;
+    let prompt = prompt_for_a_note(&setup, "please record the milk").await;
     assert_eq!(prompt.recipients, [ACCOUNT], "the prompt goes to Note to Self");
     assert_eq!(setup.record.calls(), 0, "nothing runs before approval");
     // The person reacts on their phone: a sync message to themselves.
@@ -375,13 +380,7 @@ async fn approvals_are_asked_and_given_in_note_to_self_by_a_thumbs_up() {
 #[tokio::test]
 async fn approvals_in_note_to_self_can_be_answered_by_a_quote_reply() {
     let setup = start_personal(&[]).await;
-    setup
-        .signal
-        .push_envelope(note_to_self_envelope(1_700_000_000_001, "please record the eggs"));
-    let prompt = sent_where(&setup.signal, |s| {
-        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
-    })
-    .await;
+    let prompt = prompt_for_a_note(&setup, "please record the eggs").await;
     setup.signal.push_envelope(sync_sent_envelope(
         Some(ACCOUNT),
         Some(ACCOUNT_UUID),
