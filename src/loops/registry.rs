@@ -77,8 +77,11 @@ struct Entry {
 }
 
 impl Entry {
+    /// Until its status says it stopped and while its task lives: a loop
+    /// whose status says Stopped has done its last work, though its task
+    /// may still be returning, and one of its name may start at once.
     fn running(&self) -> bool {
-        !self.abort.is_finished()
+        !self.abort.is_finished() && self.status.borrow().state != State::Stopped
     }
 }
 

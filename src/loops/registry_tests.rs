@@ -579,3 +579,25 @@ async fn a_one_shot_run_early_on_request_does_not_run_again_at_its_time() {
     assert_eq!(stopped.stop_reason, Some(StopReason::Spent));
     no_call_for_an_hour(&mut calls).await;
 }
+
+/// A loop whose status says it stopped may start again at once, even while
+/// its task is still returning on another thread (as a reload restarting a
+/// changed loop does). Real threads: the race needs them; the many rounds
+/// make a lost one show.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_loop_seen_stopped_starts_again_at_once() {
+    let (registry, _calls) = registry(4);
+    registry.spawn(triggered("again", Retrigger::Ignore)).unwrap();
+    for round in 0..1000 {
+        let mut status = registry.watch("again").unwrap();
+        registry.stop("again").unwrap();
+        let stopped = timeout(secs(10), status.wait_for(|s| s.state == State::Stopped))
+            .await
+            .is_ok_and(|seen| seen.is_ok());
+        assert!(stopped, "round {round}: the loop did not stop");
+        if let Err(error) = registry.spawn(triggered("again", Retrigger::Ignore)) {
+            panic!("round {round}: {error}");
+        }
+    }
+    assert_eq!(registry.running_count(), 1);
+}
