@@ -8,7 +8,7 @@ mod support;
 
 use std::path::{Path, PathBuf};
 
-use support::fake_llm::FakeLlm;
+use support::fake_llm::{FakeLlm, Script};
 use support::fake_telegram::FakeTelegram;
 use support::harness::{WAIT, texts_of};
 use support::process::{Running, run_cli};
@@ -293,4 +293,57 @@ async fn a_file_that_holds_only_with_settings_waiting_for_a_restart_is_refused()
     let (_, user) = nth_request(&llm, 1).await;
     assert_eq!(user, "still me", "nothing of the file was applied");
     assert!(daemon.terminate().await.success());
+}
+
+#[tokio::test]
+async fn a_configured_loop_may_not_take_the_name_of_a_loop_made_in_a_chat() {
+    let setup = Setup::new().await;
+    let llm = FakeLlm::start().await;
+    llm.push(Script::ToolCall {
+        name: "remind".into(),
+        arguments: r#"{"name": "stretch", "when": "daily at 09:00", "message": "Stretch."}"#.into(),
+    });
+    llm.push(Script::Reply("I will remind you.".into()));
+    let before = Settings::first(&llm);
+    let daemon = setup.start(&before).await;
+    setup.write_as(OWNER, "remind me to stretch every morning").await;
+    setup.telegram.wait_for_sent_to(OWNER, 1, WAIT).await;
+    assert!(loops_listing(&setup.config()).await.contains("\"stretch\""));
+
+    let taking = Settings {
+        allowed: &[OWNER, STRANGER],
+        extra: "[[loops.entries]]\nname = \"stretch\"\nmessage = \"Configured.\"\n\
+                schedule = \"daily at 10:00\"\noutput = \"telegram:42\"\n",
+        ..before
+    };
+    setup.write(&taking);
+    let (ok, out, err) = reload(&setup.config()).await;
+    assert!(!ok, "{out}");
+    assert!(
+        err.contains("\"stretch\" is already the name of a loop made in the chat telegram:42"),
+        "{err}"
+    );
+    assert!(err.contains("passepartout loops stop stretch"), "{err}");
+    setup.write_as(STRANGER, "let me in").await;
+    assert_eq!(llm.requests().len(), 2, "nothing of the file was applied");
+    let listing = loops_listing(&setup.config()).await;
+    assert!(
+        listing.contains("Stretch.") && !listing.contains("Configured."),
+        "the chat's loop runs on: {listing}"
+    );
+
+    // Once its loop is stopped, the name is free.
+    let stopped = run_cli(&setup.config(), &["loops", "stop", "stretch"]).await;
+    assert!(stopped.status.success(), "{stopped:?}");
+    let (ok, out, err) = reload(&setup.config()).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("loops started: stretch"), "{out}");
+    assert!(loops_listing(&setup.config()).await.contains("Configured."));
+    assert!(daemon.terminate().await.success());
+}
+
+/// `passepartout loops --json`.
+async fn loops_listing(config: &Path) -> String {
+    let output = run_cli(config, &["loops", "--json"]).await;
+    String::from_utf8_lossy(&output.stdout).into_owned()
 }

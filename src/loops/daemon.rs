@@ -300,6 +300,12 @@ impl Loops {
         self.schedules.reconfigure(configured, same).await
     }
 
+    /// The loops made in a chat, by name, with the conversation each
+    /// speaks in (a configured loop may not take their names).
+    pub fn made_in_chat(&self) -> Result<Vec<(LoopName, Option<ConversationKey>)>, BookError> {
+        self.schedules.made_in_chat()
+    }
+
     /// The registry the loops run in.
     pub fn registry(&self) -> &Registry {
         &self.registry

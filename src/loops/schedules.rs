@@ -264,6 +264,17 @@ impl Schedules {
         Ok(resumed)
     }
 
+    /// The loops made in a chat that the book keeps, by name, with the
+    /// conversation each speaks in.
+    pub fn made_in_chat(&self) -> Result<Vec<(LoopName, Option<ConversationKey>)>, BookError> {
+        Ok(self
+            .stored_records()?
+            .into_iter()
+            .filter(|record| record.source != Source::Config)
+            .map(|record| (record.spec.name, record.spec.output))
+            .collect())
+    }
+
     /// Every stored loop that can be read; one that cannot is logged and
     /// left in the store as it is.
     fn stored_records(&self) -> Result<Vec<Stored>, BookError> {

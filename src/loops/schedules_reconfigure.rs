@@ -3,8 +3,9 @@
 //! forgotten, a new one starts, a changed one stops and starts again as
 //! configured now (keeping its next run when its schedule is the same),
 //! and one whose entry did not change is left as it is (running, finished
-//! or stopped by hand). Loops made in a chat are left
-//! alone, unless a configured loop now takes their name.
+//! or stopped by hand). Loops made in a chat are left alone: a configured
+//! loop that would take one's name does not start (a reload refuses such a
+//! file before it comes here).
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -28,6 +29,9 @@ pub struct Reconfigured {
     pub removed: Vec<String>,
     /// Loops that could not start (logged); they start at the next start.
     pub failed: Vec<String>,
+    /// Configured loops not started because a loop made in a chat has
+    /// their name; that loop runs on.
+    pub taken: Vec<String>,
 }
 
 impl Schedules {
@@ -49,7 +53,7 @@ impl Schedules {
                 done.removed.push(record.spec.name.to_string());
             }
         }
-        let heartbeat: BTreeSet<LoopName> = configured
+        let mut heartbeat: BTreeSet<LoopName> = configured
             .iter()
             .filter(|c| c.on_heartbeat)
             .map(|c| c.spec.name.clone())
@@ -61,6 +65,12 @@ impl Schedules {
         for record in self.configured_records(changed, &stored, now_ms) {
             let name = record.spec.name.clone();
             let previous = stored.iter().find(|s| s.spec.name == name);
+            if previous.is_some_and(|p| p.source != Source::Config) {
+                tracing::error!(%name, "a loop made in a chat has this configured loop's name; it runs on, and the configured one does not start");
+                heartbeat.remove(&name);
+                done.taken.push(name.to_string());
+                continue;
+            }
             let running = registry
                 .status(name.as_str())
                 .is_some_and(|s| s.state != State::Stopped);

@@ -331,3 +331,41 @@ async fn a_configured_schedule_that_changed_starts_afresh_and_stays_out_of_chats
     );
     second.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_reload_leaves_a_chat_loop_alone_when_a_configured_loop_takes_its_name() {
+    let (_dir, store) = open_temp();
+    let daemon = daemon(&store, NOON);
+    daemon.book.resume(Vec::new()).await.unwrap();
+    daemon
+        .book
+        .add(reminder("stretch", "daily at 09:00", NOON), &me())
+        .await
+        .unwrap();
+    let made = daemon.book.made_in_chat().unwrap();
+    assert_eq!(made.len(), 1);
+    assert_eq!((made[0].0.as_str(), made[0].1.clone()), ("stretch", Some(chat())));
+
+    let configured = |name: &str| Configured {
+        spec: reminder(name, "every hour", NOON),
+        on_heartbeat: true,
+    };
+    let done = daemon
+        .book
+        .reconfigure(vec![configured("stretch"), configured("report")], &BTreeSet::new())
+        .await
+        .unwrap();
+    assert_eq!(done.taken, ["stretch"]);
+    assert_eq!(done.started, ["report"]);
+    let kept = daemon.book.stored("stretch").unwrap().unwrap();
+    assert_eq!(kept.source, Source::Chat { by: me() }, "the chat's loop is kept");
+    let status = daemon.registry.status("stretch").unwrap();
+    assert_ne!(status.state, State::Stopped, "and runs on");
+    assert_eq!(status.what.as_deref(), Some("drink water"));
+    assert_eq!(
+        daemon.book.heartbeat_triggered(),
+        [LoopName::new("report").unwrap()],
+        "the heartbeat does not trigger the chat's loop"
+    );
+    daemon.stop().await;
+}

@@ -172,6 +172,7 @@ impl Reloader {
         let mut problems = config::validate(config, crate::clock::Clock::start().now_ms());
         let catalog = ToolCatalog::registered(config, self.more_tools.iter().cloned());
         problems.extend(check_names(&config.skills, &config.tools, &catalog).errors);
+        problems.extend(self.loop_names_taken(config));
         match problems.is_empty() {
             true => Ok(()),
             false => Err(problems),
@@ -188,6 +189,25 @@ impl Reloader {
             swapped: Swapped { providers, skills },
             loops,
         })
+    }
+
+    /// Refuses a configured loop that would take the name of a loop made
+    /// in a chat: that loop is somebody's, and is not replaced unasked.
+    fn loop_names_taken(&self, config: &Config) -> Vec<String> {
+        let made = match self.live.loops.made_in_chat() {
+            Ok(made) => made,
+            Err(error) => return vec![format!("cannot read the loops made in chats: {error}")],
+        };
+        made.into_iter()
+            .filter(|(name, _)| config.loops.entries.iter().any(|e| e.name == name.as_str()))
+            .map(|(name, chat)| {
+                let chat = chat.map_or_else(|| "a chat".to_owned(), |chat| format!("the chat {chat}"));
+                format!(
+                    "loops.entries: \"{name}\" is already the name of a loop made in {chat}; \
+                     stop that loop first (passepartout loops stop {name}) or give this one another name"
+                )
+            })
+            .collect()
     }
 
     /// Swaps every live part but the loops for `config`'s.
@@ -234,11 +254,12 @@ impl Reloader {
                     named("restarted", &done.restarted),
                     named("stopped", &done.removed),
                     named("could not start", &done.failed),
+                    named("not started (a loop made in a chat has the name)", &done.taken),
                 ]
                 .into_iter()
                 .flatten()
                 .collect();
-                let failed = !done.failed.is_empty();
+                let failed = !done.failed.is_empty() || !done.taken.is_empty();
                 ((!parts.is_empty()).then(|| format!("{}.", parts.join("; "))), failed)
             }
             Err(error) => (
