@@ -607,7 +607,13 @@ async fn log_format_json_writes_one_json_object_a_line() {
     let llm = FakeLlm::start().await;
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &llm.base_url());
-    let daemon = Running::start_with(&config, &[("PASSEPARTOUT_LOG__FORMAT", "json")]).await;
+    // An unknown variable: its warning comes before logging starts, and is
+    // a JSON line too.
+    let env = [
+        ("PASSEPARTOUT_LOG__FORMAT", "json"),
+        ("PASSEPARTOUT_NO_SUCH_THING", "1"),
+    ];
+    let daemon = Running::start_with(&config, &env).await;
     let ready = daemon.wait_for_log(&["passepartout ready"]).await;
     let line: serde_json::Value = serde_json::from_str(&ready).expect("a JSON line");
     assert_eq!(line["level"], "INFO", "{line}");
@@ -618,6 +624,9 @@ async fn log_format_json_writes_one_json_object_a_line() {
             .contains("passepartout ready"),
         "{line}"
     );
+    let warned = daemon.wait_for_log(&["PASSEPARTOUT_NO_SUCH_THING"]).await;
+    let warned: serde_json::Value = serde_json::from_str(&warned).expect("a JSON line");
+    assert_eq!(warned["level"], "WARN", "{warned}");
     let logs = daemon.logs.clone();
     assert!(daemon.terminate().await.success());
     for logged in logs.lock().unwrap().iter() {

@@ -221,6 +221,13 @@ pub fn load_config(explicit: Option<&Path>) -> Result<Config, ExitCode> {
 /// (the daemon checks them again at start, with any extensions); warnings
 /// go to stderr, after `shown`.
 fn load_checking_names(file: Option<&Path>, shown: &str) -> Result<Config, config::ConfigError> {
+    let (loaded, warnings) = load_with_warnings(file);
+    print_warnings(&warnings, shown);
+    loaded
+}
+
+/// Like [`load_checking_names`], the warnings handed back rather than printed.
+fn load_with_warnings(file: Option<&Path>) -> (Result<Config, config::ConfigError>, Vec<String>) {
     let mut warnings = Vec::new();
     let loaded = config::load_checked(file, None, |config| {
         let catalog = ToolCatalog::registered(config, crate::loops::tools::specs());
@@ -232,22 +239,37 @@ fn load_checking_names(file: Option<&Path>, shown: &str) -> Result<Config, confi
         warnings.splice(0..0, from_environment);
         config
     });
+    (loaded, warnings)
+}
+
+fn print_warnings(warnings: &[String], shown: &str) {
     for warning in warnings {
         eprintln!("{shown}: warning: {warning}");
     }
-    loaded
 }
 
 /// Runs the command line.
 pub async fn execute(cli: Cli) -> ExitCode {
     match cli.command {
-        Command::Run => match load_config(cli.config.as_deref()) {
-            Ok(config) => {
-                logging::init("info", config.log.format);
-                run_daemon(config, config_file(cli.config.as_deref())).await
+        Command::Run => {
+            let file = config_file(cli.config.as_deref());
+            match load_with_warnings(file.as_deref()) {
+                (Ok(config), warnings) => {
+                    logging::init("info", config.log.format);
+                    // Logged, not printed: under `log.format = "json"` every
+                    // line the daemon writes is one a log shipper can read.
+                    for warning in warnings {
+                        tracing::warn!(%warning, "configuration");
+                    }
+                    run_daemon(config, file).await
+                }
+                (Err(error), warnings) => {
+                    print_warnings(&warnings, "passepartout");
+                    eprintln!("passepartout: {error}");
+                    ExitCode::from(2)
+                }
             }
-            Err(code) => code,
-        },
+        }
         Command::Setup(args) => {
             logging::init("warn", config::LogFormat::Text);
             crate::setup::run(*args, cli.config.as_deref()).await
