@@ -2,8 +2,8 @@
 //! daemon: a stranger who writes is sent one code (and nothing of theirs
 //! reaches the model), the owner approves it from the CLI or with `/pair`,
 //! the person then talks, a revocation holds at once, wrong codes are
-//! refused alike, codes never reach the logs, and the paired survive a
-//! restart.
+//! refused alike, codes never reach the logs, and a code waiting and the
+//! paired survive a restart.
 
 mod support;
 
@@ -171,10 +171,17 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
 }
 
 #[tokio::test]
-async fn an_owner_pairs_in_chat_as_approver_and_the_pairing_survives_a_restart() {
+async fn a_code_sent_before_a_restart_is_paired_after_it_and_the_pairing_survives_the_next() {
     let mut setup = start().await;
     setup.write(STRANGER, "hello").await;
     let code = code_in(&setup.nth_to(STRANGER, 1).await);
+    setup.daemon.restart(Vec::new()).await;
+    setup.write(STRANGER, "still there?").await;
+    assert_eq!(
+        setup.sent_to(STRANGER).len(),
+        1,
+        "the code sent before the restart still lives: no second one"
+    );
 
     setup.write(STRANGER, &format!("/pair {code} approver")).await;
     assert_eq!(

@@ -1,80 +1,84 @@
-//! The codes waiting for an owner, in memory: one live code per person at
-//! most, so someone who keeps writing is sent one code per expiry window,
-//! not one per message. A code is used once; an expired one is as unknown as
-//! a code never issued. A restart forgets them: the person writes again and
-//! is sent a new one.
+//! The codes waiting for an owner: one live code per person at most, so
+//! someone who keeps writing is sent one code per expiry window, not one
+//! per message. A code is used once; an expired one is as unknown as a code
+//! never issued. The desk keeps them in the store as well, so a code sent
+//! before a restart still works after it (see [`super::Pairing`]).
 
 use std::collections::HashMap;
 
-use passepartout_gateway::{ConversationKey, UserId};
+pub use crate::store::PendingPairing as Pending;
 
 use super::code::Code;
 
-/// Who a code was issued to.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pending {
-    /// Where they wrote from (its gateway is theirs).
-    pub conversation: ConversationKey,
-    pub user: UserId,
-    pub issued_ms: u64,
-}
-
-/// The live codes.
+/// The codes issued and not used.
 #[derive(Debug)]
 pub struct Codes {
     expire_ms: u64,
-    live: HashMap<Code, Pending>,
+    issued: HashMap<Code, Pending>,
 }
 
 impl Codes {
-    pub fn new(expire_ms: u64) -> Self {
+    /// Codes that expire `expire_ms` after they were issued, `kept` issued
+    /// already.
+    pub fn new(expire_ms: u64, kept: impl IntoIterator<Item = (Code, Pending)>) -> Self {
         Self {
             expire_ms,
-            live: HashMap::new(),
+            issued: kept.into_iter().collect(),
         }
     }
 
     /// A new code for `pending`'s person, unless they have a live one.
     pub fn issue(&mut self, pending: Pending) -> Option<Code> {
-        self.sweep(pending.issued_ms);
+        let now_ms = pending.issued_ms;
         let theirs = |p: &Pending| p.user == pending.user && p.conversation.gateway == pending.conversation.gateway;
-        if self.live.values().any(theirs) {
+        if self.issued.values().any(|p| theirs(p) && self.live(p, now_ms)) {
             return None;
         }
         let code = loop {
             let code = Code::generate();
-            if !self.live.contains_key(&code) {
+            if !self.issued.contains_key(&code) {
                 break code;
             }
         };
-        self.live.insert(code.clone(), pending);
+        self.issued.insert(code.clone(), pending);
         Some(code)
     }
 
     /// Uses up `code`: who it was issued to, if it is live.
     pub fn take(&mut self, code: &Code, now_ms: u64) -> Option<Pending> {
-        self.sweep(now_ms);
-        self.live.remove(code)
+        let pending = self.issued.remove(code)?;
+        self.live(&pending, now_ms).then_some(pending)
     }
 
     /// The people waiting, oldest first.
-    pub fn waiting(&mut self, now_ms: u64) -> Vec<Pending> {
-        self.sweep(now_ms);
-        let mut waiting: Vec<Pending> = self.live.values().cloned().collect();
+    pub fn waiting(&self, now_ms: u64) -> Vec<Pending> {
+        let mut waiting: Vec<Pending> = self.issued.values().filter(|p| self.live(p, now_ms)).cloned().collect();
         waiting.sort_by_key(|p| p.issued_ms);
         waiting
     }
 
-    fn sweep(&mut self, now_ms: u64) {
-        let expire_ms = self.expire_ms;
-        self.live
-            .retain(|_, pending| now_ms.saturating_sub(pending.issued_ms) < expire_ms);
+    /// Forgets the codes expired at `now_ms`, and names them.
+    pub fn sweep(&mut self, now_ms: u64) -> Vec<Code> {
+        let expired: Vec<Code> = self
+            .issued
+            .iter()
+            .filter(|(_, p)| !self.live(p, now_ms))
+            .map(|(code, _)| code.clone())
+            .collect();
+        for code in &expired {
+            self.issued.remove(code);
+        }
+        expired
+    }
+
+    fn live(&self, pending: &Pending, now_ms: u64) -> bool {
+        now_ms.saturating_sub(pending.issued_ms) < self.expire_ms
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use passepartout_gateway::{ChatId, GatewayId};
+    use passepartout_gateway::{ChatId, ConversationKey, GatewayId, UserId};
 
     use super::*;
 
@@ -90,7 +94,7 @@ mod tests {
 
     #[test]
     fn one_live_code_per_person() {
-        let mut codes = Codes::new(HOUR);
+        let mut codes = Codes::new(HOUR, []);
         let first = codes.issue(from("42", 0)).expect("a first code");
         assert_eq!(
             codes.issue(from("42", 1_000)),
@@ -107,17 +111,40 @@ mod tests {
 
     #[test]
     fn a_code_expires_and_then_a_new_one_is_issued() {
-        let mut codes = Codes::new(HOUR);
+        let mut codes = Codes::new(HOUR, []);
         let first = codes.issue(from("42", 0)).unwrap();
         assert_eq!(codes.waiting(HOUR - 1).len(), 1);
-        assert_eq!(codes.take(&first, HOUR), None, "expired");
+        assert!(codes.waiting(HOUR).is_empty());
         let second = codes.issue(from("42", HOUR)).expect("a new code after the window");
         assert_ne!(first, second);
+        assert_eq!(
+            codes.sweep(HOUR),
+            std::slice::from_ref(&first),
+            "the expired one is named"
+        );
+        assert_eq!(codes.take(&first, HOUR), None, "expired");
+        assert!(codes.take(&second, HOUR).is_some());
+    }
+
+    #[test]
+    fn an_expired_code_cannot_be_taken_even_before_a_sweep() {
+        let mut codes = Codes::new(HOUR, []);
+        let first = codes.issue(from("42", 0)).unwrap();
+        assert_eq!(codes.take(&first, HOUR), None);
+    }
+
+    #[test]
+    fn codes_kept_from_before_are_live_until_they_expire() {
+        let kept = Code::parse("ABCDEFGH").unwrap();
+        let mut codes = Codes::new(HOUR, [(kept.clone(), from("42", 0))]);
+        assert_eq!(codes.issue(from("42", 1_000)), None, "they have a live code");
+        assert_eq!(codes.waiting(1_000).len(), 1);
+        assert!(codes.take(&kept, 2_000).is_some());
     }
 
     #[test]
     fn a_code_never_issued_is_unknown() {
-        let mut codes = Codes::new(HOUR);
+        let mut codes = Codes::new(HOUR, []);
         codes.issue(from("42", 0)).unwrap();
         assert_eq!(codes.take(&Code::parse("ABCDEFGH").unwrap(), 1), None);
     }

@@ -22,7 +22,7 @@ impl Pairing {
     /// The people with a live code, oldest first.
     pub fn waiting(&self) -> Vec<Waiting> {
         let now_ms = self.clock.now_ms();
-        let mut codes = self.codes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let codes = self.codes.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         codes
             .waiting(now_ms)
             .into_iter()

@@ -7,7 +7,8 @@
 //! `/pair CODE` in their chat, [`command`]) and the person is let in, as an
 //! approver too if asked. The people paired are kept in the store and
 //! handed to the access lists and the approvals' policy as one live
-//! [`Paired`] set, beside the configuration's lists, which stay as they are:
+//! [`Paired`] set (and the codes waiting are kept there too, so that a
+//! restart does not void one already sent), beside the configuration's lists, which stay as they are:
 //! what the configuration names cannot be revoked here. Every step is
 //! audited; codes are never logged, and an owner who names too many wrong
 //! codes in an hour has further codes refused unread.
@@ -101,9 +102,22 @@ impl Pairing {
         for person in store.paired()? {
             paired.insert(person.gateway, person.user, person.approver);
         }
+        let mut kept = Vec::new();
+        let mut unreadable = Vec::new();
+        for (code, pending) in store.pairing_codes()? {
+            match Code::parse(&code) {
+                Some(parsed) => kept.push((parsed, pending)),
+                None => unreadable.push(code),
+            }
+        }
+        if !unreadable.is_empty() {
+            store.forget_pairing_codes(&unreadable)?;
+        }
+        let mut codes = Codes::new(settings.expire_s.saturating_mul(1000), kept);
+        forget_expired(&store, &mut codes, clock.now_ms());
         Ok(Self {
             settings: settings.clone(),
-            codes: Mutex::new(Codes::new(settings.expire_s.saturating_mul(1000))),
+            codes: Mutex::new(codes),
             paired,
             lists: ArcSwap::from_pointee(lists),
             global: ArcSwap::from_pointee(approvals.global().unwrap_or_default()),
@@ -136,18 +150,24 @@ impl Pairing {
             user: inbound.sender.id.clone(),
             issued_ms: now_ms,
         };
-        let issued = self.codes.lock().unwrap_or_else(PoisonError::into_inner).issue(pending);
-        let Some(code) = issued else {
+        let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
+        forget_expired(&self.store, &mut codes, now_ms);
+        let Some(code) = codes.issue(pending.clone()) else {
             return Some(Offer::Sent);
         };
-        tracing::info!(conversation = %inbound.conversation, user = %inbound.sender.id, "sent a pairing code");
-        self.audit(
-            now_ms,
-            inbound.conversation.clone(),
-            Audited::PairingOffered {
+        let event = AuditEvent {
+            at_ms: now_ms,
+            conversation: inbound.conversation.clone(),
+            what: Audited::PairingOffered {
                 person: inbound.sender.id.clone(),
             },
-        );
+        };
+        if let Err(error) = self.store.keep_pairing_code(code.as_str(), &pending, &event) {
+            // It still works until a restart.
+            tracing::error!(%error, "cannot keep a pairing code in the store");
+        }
+        drop(codes);
+        tracing::info!(conversation = %inbound.conversation, user = %inbound.sender.id, "sent a pairing code");
         let minutes = self.settings.expire_s.div_ceil(60);
         let text = format!(
             "This assistant is private. To be let in, ask its owner to approve your pairing code {code} \
@@ -215,12 +235,11 @@ impl Pairing {
             }
         }
         let taken = Code::parse(typed).and_then(|code| {
-            self.codes
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take(&code, now_ms)
+            let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
+            forget_expired(&self.store, &mut codes, now_ms);
+            Some((codes.take(&code, now_ms)?, code))
         });
-        let Some(pending) = taken else {
+        let Some((pending, code)) = taken else {
             if let Err(error) = self.store.record_guess(&who, now_ms, HOUR_MS) {
                 tracing::error!(%error, "cannot count a wrong pairing code");
             }
@@ -244,7 +263,7 @@ impl Pairing {
                 by: by.clone(),
             },
         };
-        self.store.pair(&person, &event)?;
+        self.store.pair(&person, code.as_str(), &event)?;
         self.paired
             .insert(person.gateway.clone(), person.user.clone(), approver);
         tracing::info!(gateway = %person.gateway, user = %person.user, approver, by = %by, "paired");
@@ -314,6 +333,21 @@ impl Pairing {
         if let Err(error) = self.store.audit(&event) {
             tracing::error!(%error, "cannot audit a pairing step");
         }
+    }
+}
+
+/// Forgets the expired codes, in the store too.
+fn forget_expired(store: &Store, codes: &mut Codes, now_ms: u64) {
+    let expired: Vec<String> = codes
+        .sweep(now_ms)
+        .iter()
+        .map(|code| code.as_str().to_owned())
+        .collect();
+    if expired.is_empty() {
+        return;
+    }
+    if let Err(error) = store.forget_pairing_codes(&expired) {
+        tracing::error!(%error, "cannot forget expired pairing codes");
     }
 }
 

@@ -1,7 +1,7 @@
 //! The pairing desk against a real store under paused time: codes offered
 //! once per window and expiring, approved only by owners, wrong codes
-//! refused alike and limited, people revoked, and the paired kept across a
-//! reopen.
+//! refused alike and limited, people revoked, and the paired and the codes
+//! waiting kept across a reopen.
 
 use std::time::Duration;
 
@@ -42,6 +42,11 @@ fn lists() -> Vec<Lists> {
 }
 
 fn desk(store: Store, enabled: bool) -> Pairing {
+    desk_at(store, enabled, 1_000_000)
+}
+
+/// A desk whose clock reads `now_ms` when made.
+fn desk_at(store: Store, enabled: bool, now_ms: u64) -> Pairing {
     let settings = PairingConfig {
         enabled,
         expire_s: EXPIRE_S,
@@ -52,7 +57,7 @@ fn desk(store: Store, enabled: bool) -> Pairing {
         &ApprovalsConfig::default(),
         lists(),
         store,
-        Clock::at(1_000_000),
+        Clock::at(now_ms),
     )
     .unwrap()
 }
@@ -219,4 +224,48 @@ async fn the_paired_are_loaded_again_after_a_reopen() {
             .unwrap()
             .contains("telegram:42  allowed  paired by local:1000")
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_code_sent_before_a_restart_is_approved_after_it() {
+    let (dir, store) = open_temp();
+    let first = desk(store, true);
+    let code = code_of(first.offer(&from("42")));
+    drop(first);
+    let store = reopen(&dir.path().join("store"));
+    let again = desk_at(store.clone(), true, 1_000_000 + 60_000);
+    assert_eq!(again.waiting().len(), 1, "still waiting");
+    assert!(
+        matches!(again.offer(&from("42")), Some(Offer::Sent)),
+        "no second code while the first lives"
+    );
+    again.approve(&code, false, &owner(), &here()).unwrap();
+    assert!(again.paired().allows(&telegram(), &from("42").sender));
+    assert!(store.pairing_codes().unwrap().is_empty(), "used up, in the store too");
+    drop((again, store));
+    let store = reopen(&dir.path().join("store"));
+    let third = desk(store, true);
+    assert!(
+        matches!(third.approve(&code, false, &owner(), &here()), Err(PairError::Unknown)),
+        "a used code does not come back"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_code_that_expired_while_the_daemon_was_down_is_forgotten() {
+    let (dir, store) = open_temp();
+    let first = desk(store, true);
+    let code = code_of(first.offer(&from("42")));
+    drop(first);
+    let store = reopen(&dir.path().join("store"));
+    assert_eq!(store.pairing_codes().unwrap().len(), 1);
+    let later = desk_at(store.clone(), true, 1_000_000 + EXPIRE_S * 1000);
+    assert!(store.pairing_codes().unwrap().is_empty(), "forgotten at the start");
+    assert!(later.waiting().is_empty());
+    assert!(matches!(
+        later.approve(&code, false, &owner(), &here()),
+        Err(PairError::Unknown)
+    ));
+    let second = code_of(later.offer(&from("42")));
+    assert_ne!(code, second, "a new code is sent");
 }

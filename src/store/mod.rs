@@ -16,7 +16,8 @@
 //! running turn's reply is shown), `guesses` (when each person last named
 //! a wrong approval token), `standing_rules` (the calls a person let run
 //! without asking, by conversation and tool), `paired` (the people let in by
-//! a pairing code, per gateway) and `meta` (schema version).
+//! a pairing code, per gateway), `pairing_codes` (the codes sent, waiting
+//! for an owner) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval, standing rule and audit records are in [`records`]), and imports nothing
@@ -45,6 +46,7 @@ mod loops;
 mod memory;
 mod outbox;
 mod paired;
+mod pairing_codes;
 pub mod records;
 mod standing_rules;
 mod summary;
@@ -65,8 +67,8 @@ pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use records::{
-    Approval, Approver, AuditEvent, Audited, Decision, How, PairedPerson, Person, ProposedCall, RunState, Scope,
-    StandingRule, Status, VoteOutcome,
+    Approval, Approver, AuditEvent, Audited, Decision, How, PairedPerson, PendingPairing, Person, ProposedCall,
+    RunState, Scope, StandingRule, Status, VoteOutcome,
 };
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
@@ -113,6 +115,7 @@ struct Inner {
     drafts: sled::Tree,
     guesses: sled::Tree,
     paired: sled::Tree,
+    pairing_codes: sled::Tree,
     summaries: sled::Tree,
     standing_rules: sled::Tree,
     group: GroupCommit,
@@ -169,6 +172,7 @@ impl Store {
             drafts: tree("drafts")?,
             guesses: tree("guesses")?,
             paired: tree("paired")?,
+            pairing_codes: tree("pairing_codes")?,
             summaries: tree("summaries")?,
             standing_rules: tree("standing_rules")?,
             group: GroupCommit::default(),

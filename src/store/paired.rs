@@ -1,6 +1,7 @@
 //! The `paired` tree: the people let in by a pairing code, keyed by gateway
 //! and user. Pairing and revoking write their audit event in the same
-//! transaction; a pairing code that was refused is audited on its own.
+//! transaction (pairing forgets the code used in it too); a pairing code
+//! that was refused is audited on its own.
 
 use passepartout_gateway::{GatewayId, UserId};
 use sled::Transactional;
@@ -33,13 +34,16 @@ impl Store {
             .collect()
     }
 
-    /// Keeps `person` (replacing an earlier pairing of theirs), with `event`.
-    pub fn pair(&self, person: &PairedPerson, event: &AuditEvent) -> Result<(), StoreError> {
+    /// Keeps `person` (replacing an earlier pairing of theirs), with `event`,
+    /// forgetting the pairing code they were let in by.
+    pub fn pair(&self, person: &PairedPerson, code: &str, event: &AuditEvent) -> Result<(), StoreError> {
         let _writing = self.writing();
         let value = encode("paired", person)?;
         let key = key(&person.gateway, &person.user);
-        let written = (&self.inner.paired, &self.inner.audit).transaction(|(paired, audit)| {
+        let trees = (&self.inner.paired, &self.inner.pairing_codes, &self.inner.audit);
+        let written = trees.transaction(|(paired, codes, audit)| {
             paired.insert(key.as_slice(), value.as_slice())?;
+            codes.remove(code.as_bytes())?;
             audit_in(audit, event)
         });
         self.wrote(written.map_err(StoreError::from))
@@ -103,7 +107,7 @@ mod tests {
             approver: true,
             by: ada.by.clone(),
         });
-        store.pair(&ada, &paired).unwrap();
+        store.pair(&ada, "ABCDEFGH", &paired).unwrap();
         drop(store);
         let store = reopen(&dir.path().join("store"));
         assert_eq!(store.paired().unwrap(), vec![ada.clone()]);

@@ -16,7 +16,7 @@ mod standing_rule;
 pub use approval::{Approval, Approver, Decision, How, Person, RunState, Status};
 pub use audit::{AuditEvent, Audited, VoteOutcome};
 pub use call::ProposedCall;
-pub use paired::PairedPerson;
+pub use paired::{PairedPerson, PendingPairing};
 pub use standing_rule::{Scope, StandingRule};
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! A person let in by pairing: who, on which gateway, whether they may
-//! approve too, when, and which owner approved their code.
+//! approve too, when, and which owner approved their code; and a code sent
+//! to someone, waiting for an owner.
 
-use passepartout_gateway::{GatewayId, UserId};
+use passepartout_gateway::{ConversationKey, GatewayId, UserId};
 use serde::{Deserialize, Serialize};
 
 use super::approval::Person;
@@ -17,4 +18,14 @@ pub struct PairedPerson {
     pub at_ms: u64,
     /// The owner who approved their code.
     pub by: Person,
+}
+
+/// Who a pairing code was sent to, as the `pairing_codes` tree keeps it
+/// (keyed by the code).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PendingPairing {
+    /// Where they wrote from (its gateway is theirs).
+    pub conversation: ConversationKey,
+    pub user: UserId,
+    pub issued_ms: u64,
 }

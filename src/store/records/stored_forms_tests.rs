@@ -328,6 +328,15 @@ fn a_paired_person_and_the_pairing_events_keep_their_stored_form() {
         &paired,
         r#"{"gateway":"telegram","user":"77","approver":true,"at_ms":4,"by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
     );
+    let waiting = PendingPairing {
+        conversation: conversation(),
+        user: UserId::new("77").unwrap(),
+        issued_ms: 2,
+    };
+    assert_stored(
+        &waiting,
+        r#"{"conversation":{"gateway":"socket","chat":"c"},"user":"77","issued_ms":2}"#,
+    );
     let user = || UserId::new("77").unwrap();
     let event = |what| AuditEvent {
         at_ms: 3,
