@@ -130,6 +130,20 @@ async fn a_thumbs_up_on_the_prompt_approves_and_the_action_runs_once() {
     assert_eq!(setup.record.calls(), 1);
     let status = setup.daemon.daemon.as_ref().unwrap().status();
     assert_eq!(status["approvals"]["pending"], 0, "{status}");
+    let edit = edit_of(&setup.signal, &prompt).await;
+    assert_eq!(edit.recipients, [OWNER]);
+    assert!(
+        edit.message.as_deref().is_some_and(|m| m.contains("Approved by")),
+        "{edit:?}"
+    );
+}
+
+/// The edit the gateway made of `prompt` once it was decided.
+async fn edit_of(signal: &FakeSignal, prompt: &Sent) -> Sent {
+    sent_where(signal, |s| {
+        s.params.get("editTimestamp").and_then(serde_json::Value::as_u64) == Some(prompt.timestamp)
+    })
+    .await
 }
 
 #[tokio::test]
@@ -193,6 +207,11 @@ async fn a_quote_reply_saying_deny_denies_and_nothing_runs() {
     .await;
     assert!(done.message.unwrap().contains("denied"), "the model is told");
     assert_eq!(setup.record.calls(), 0);
+    let edit = edit_of(&setup.signal, &prompt).await;
+    assert!(
+        edit.message.as_deref().is_some_and(|m| m.contains("Denied by")),
+        "{edit:?}"
+    );
 }
 
 #[tokio::test]
@@ -375,6 +394,8 @@ async fn approvals_are_asked_and_given_in_note_to_self_by_a_thumbs_up() {
     assert!(done.message.unwrap().contains("and it ran"));
     assert_eq!(done.recipients, [ACCOUNT]);
     assert_eq!(setup.record.calls(), 1);
+    let edit = edit_of(&setup.signal, &prompt).await;
+    assert_eq!(edit.recipients, [ACCOUNT], "the prompt in Note to Self is edited");
 }
 
 #[tokio::test]

@@ -243,9 +243,8 @@ impl Deliver for SignalGateway {
                 self.send_text_from(&message.conversation, parts, reply_to, resume)
                     .await?
             }
-            // No buttons to remove; the conversation is told the outcome anyway.
-            OutboundBody::ApprovalDecided { .. } => {
-                self.target(&message.conversation)?;
+            OutboundBody::ApprovalDecided { prompt, text, .. } => {
+                self.show_decided(&message.conversation, prompt, text).await?;
                 Vec::new()
             }
             OutboundBody::File(file) => self.send_file(&message.conversation, file, reply_to).await?,

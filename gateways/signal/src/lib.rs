@@ -28,6 +28,7 @@
 //!   `textStyle`; [`split`](split::split): long replies into several
 //!   messages, styles kept whole;
 //! - [`files`]: a workspace file sent as an attachment (a data URI);
+//!   `decided`: an approval prompt edited to say what was decided;
 //! - on a person's own account (the assistant a linked device of it):
 //!   [`admission`], which messages reach the core at all (Note to Self and
 //!   the listed, never strangers); [`own_sends`], what was sent, so that a
@@ -39,6 +40,7 @@
 
 pub mod admission;
 pub mod config;
+mod decided;
 pub mod endpoint;
 pub mod error;
 pub mod failure;

@@ -1,0 +1,47 @@
+//! A decided approval shown in its prompt: the prompt the gateway sent is
+//! edited (`send` with `editTimestamp`) to say what was decided, as
+//! Telegram's prompts are, so an old prompt never looks as if it still
+//! waited for an answer. Signal names the message to edit by the timestamp
+//! `send` reported for it, which is the prompt's id.
+//!
+//! Signal's apps show an edit only within a day of the original message
+//! (and at most ten of them); an edit past that is dropped by the apps,
+//! and the conversation still has the outcome in a message of its own.
+
+use passepartout_gateway::{ConversationKey, GatewayError, MessageId};
+use serde_json::json;
+
+use crate::failure::{delivery_error, send_outcome};
+use crate::gateway::{SignalGateway, target_params};
+use crate::message_id::parse;
+
+impl SignalGateway {
+    /// Changes the approval prompt `prompt`, sent to `conversation`, to `text`.
+    pub(crate) async fn show_decided(
+        &self,
+        conversation: &ConversationKey,
+        prompt: &MessageId,
+        text: &str,
+    ) -> Result<(), GatewayError> {
+        let target = self.target(conversation)?;
+        let timestamp = match parse(prompt) {
+            Some(message) if message.author.is_none() => message.timestamp,
+            _ => {
+                return Err(GatewayError::Rejected {
+                    reason: format!("{prompt} is not a message this gateway sent"),
+                });
+            }
+        };
+        let mut params = target_params(&target);
+        params["message"] = json!(text);
+        params["editTimestamp"] = json!(timestamp);
+        let client = self.client().await?;
+        let result = client.call("send", self.params(params)).await.map_err(|error| {
+            tracing::warn!(%conversation, %error, "editing a decided prompt on Signal failed");
+            delivery_error(&error)
+        })?;
+        // The edit is a message of its own: its echo is not input either.
+        self.own_sends.remember(send_outcome(&result)?);
+        Ok(())
+    }
+}
