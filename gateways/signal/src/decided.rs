@@ -11,7 +11,6 @@
 use passepartout_gateway::{ConversationKey, GatewayError, MessageId};
 use serde_json::json;
 
-use crate::failure::{delivery_error, send_outcome};
 use crate::gateway::{SignalGateway, target_params};
 use crate::message_id::parse;
 
@@ -36,12 +35,8 @@ impl SignalGateway {
         params["message"] = json!(text);
         params["editTimestamp"] = json!(timestamp);
         let client = self.client().await?;
-        let result = client.call("send", self.params(params)).await.map_err(|error| {
-            tracing::warn!(%conversation, %error, "editing a decided prompt on Signal failed");
-            delivery_error(&error)
-        })?;
-        // The edit is a message of its own: its echo is not input either.
-        self.own_sends.remember(send_outcome(&result)?);
-        Ok(())
+        self.send_call(&client, params, conversation, "the edit of a decided prompt")
+            .await
+            .map(drop)
     }
 }

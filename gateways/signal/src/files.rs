@@ -12,7 +12,6 @@ use base64::engine::general_purpose::STANDARD;
 use passepartout_gateway::{ConversationKey, GatewayError, MessageId, OutboundFile};
 use serde_json::json;
 
-use crate::failure::{delivery_error, send_outcome};
 use crate::gateway::{SignalGateway, target_params};
 use crate::message_id::message_id;
 
@@ -50,12 +49,7 @@ impl SignalGateway {
             params["quoteAuthor"] = json!(author);
         }
         let client = self.client().await?;
-        let result = client.call("send", self.params(params)).await.map_err(|error| {
-            tracing::warn!(%conversation, %error, "Signal send of a file failed");
-            delivery_error(&error)
-        })?;
-        let timestamp = send_outcome(&result)?;
-        self.own_sends.remember(timestamp);
+        let timestamp = self.send_call(&client, params, conversation, "a file").await?;
         Ok(message_id(timestamp, None).into_iter().collect())
     }
 }

@@ -114,6 +114,26 @@ impl SignalGateway {
         params
     }
 
+    /// Calls `send` with `params` (the account added) over `client`: the
+    /// timestamp Signal names the message by, remembered as one of ours so
+    /// that its echo is never taken as input. A failure is logged as `what`
+    /// failing in `conversation`.
+    pub(crate) async fn send_call(
+        &self,
+        client: &RpcClient,
+        params: Value,
+        conversation: &ConversationKey,
+        what: &str,
+    ) -> Result<u64, GatewayError> {
+        let result = client.call("send", self.params(params)).await.map_err(|error| {
+            tracing::warn!(%conversation, %error, "Signal send of {what} failed");
+            delivery_error(&error)
+        })?;
+        let timestamp = send_outcome(&result)?;
+        self.own_sends.remember(timestamp);
+        Ok(timestamp)
+    }
+
     /// Whether `conversation` is the account's Note to Self (on a person's
     /// own account; a dedicated number has none).
     pub(crate) fn is_note_to_self(&self, conversation: &ConversationKey) -> bool {
@@ -183,12 +203,8 @@ impl SignalGateway {
             }
             let client = &client;
             async move {
-                let result = client.call("send", self.params(params)).await.map_err(|error| {
-                    tracing::warn!(%conversation, part = index, %error, "Signal send failed");
-                    delivery_error(&error)
-                })?;
-                let timestamp = send_outcome(&result)?;
-                self.own_sends.remember(timestamp);
+                let what = format!("part {index} of a reply");
+                let timestamp = self.send_call(client, params, conversation, &what).await?;
                 Ok(message_id(timestamp, None))
             }
         })
