@@ -117,9 +117,10 @@ impl DaemonLoops {
                 turn: LoopTurn::new(spec.name.clone(), spec.sleep, spec.schedule.is_some()),
             }),
         };
-        let next_run = spec.schedule.is_some().then(|| NextRun {
+        let next_run = spec.schedule.clone().map(|schedule| NextRun {
             book: self.schedules.clone(),
             name: spec.name.clone(),
+            schedule,
             at_ms: iteration.next_run_ms,
         });
         let (done, report) = oneshot::channel();

@@ -19,6 +19,7 @@ use passepartout_gateway::ReplyKind;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
+use crate::clock::schedule::Schedule;
 use crate::conversations::{Errand, InWorker};
 use crate::llm::ChatMessage;
 use crate::loops::prompt::LoopPrompt;
@@ -52,6 +53,9 @@ pub struct LoopFailed(pub String);
 pub struct NextRun {
     pub book: Arc<Schedules>,
     pub name: LoopName,
+    /// The schedule this iteration ran by: a loop of the name started
+    /// since with another is not given this one's next run.
+    pub schedule: Schedule,
     /// The slot after this iteration; none when the schedule is spent.
     pub at_ms: Option<u64>,
 }
@@ -116,8 +120,13 @@ async fn iterate(worker: &mut InWorker<'_>, work: LoopWork, next_run: Option<Nex
     };
     let cost = output.cost.clone();
     let loop_record = match &next_run {
-        Some(NextRun { book, name, at_ms }) => book
-            .next_run_write(name, *at_ms)
+        Some(NextRun {
+            book,
+            name,
+            schedule,
+            at_ms,
+        }) => book
+            .next_run_write(name, schedule, *at_ms)
             .map_err(|error| LoopFailed(format!("cannot read the loop's record: {error}")))?,
         None => None,
     };

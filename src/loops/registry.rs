@@ -77,9 +77,13 @@ struct Entry {
 }
 
 impl Entry {
-    /// Until its status says it stopped and while its task lives: a loop
-    /// whose status says Stopped has done its last work, though its task
-    /// may still be returning, and one of its name may start at once.
+    /// Until its status says it stopped and while its task lives. A loop
+    /// whose status says Stopped has left its run, though its task may still
+    /// be returning (and an iteration it cancelled may still be finishing
+    /// its turn in the conversation, as at any stop: its commit stores no
+    /// next run into a newer loop of the name, see
+    /// [`Schedules::next_run_write`](super::schedules::Schedules::next_run_write)),
+    /// so one of its name may start at once.
     fn running(&self) -> bool {
         !self.abort.is_finished() && self.status.borrow().state != State::Stopped
     }
