@@ -325,7 +325,9 @@ async fn a_configured_loop_may_not_take_the_name_of_a_loop_made_in_a_chat() {
     );
     assert!(err.contains("passepartout loops stop stretch"), "{err}");
     setup.write_as(STRANGER, "let me in").await;
-    assert_eq!(llm.requests().len(), 2, "nothing of the file was applied");
+    setup.write_as(OWNER, "still me").await;
+    let (_, user) = nth_request(&llm, 3).await;
+    assert_eq!(user, "still me", "nothing of the file was applied");
     let listing = loops_listing(&setup.config()).await;
     assert!(
         listing.contains("Stretch.") && !listing.contains("Configured."),

@@ -16,7 +16,7 @@ use passepartout_gateway::{ConversationKey, UserId};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::Clock;
-use crate::clock::schedule::{Resume, Zone};
+use crate::clock::schedule::{Resume, Schedule, Zone};
 use crate::loops::registry::{LoopError, Registry, SpawnError};
 use crate::loops::spec::{InvalidSpec, LoopName, LoopSpec};
 use crate::loops::status::{LoopStatus, State, StopReason};
@@ -218,17 +218,23 @@ impl Schedules {
             .collect()
     }
 
-    /// The write that stores loop `name`'s next run in an iteration's
-    /// commit; none if the loop is not stored (any more).
+    /// The write that stores the next run of loop `name`, which ran by
+    /// `schedule`, in an iteration's commit; none if the loop is not stored
+    /// (any more), or its stored version runs by another schedule (it was
+    /// replaced while this iteration ran).
     pub fn next_run_write(
         &self,
         name: &LoopName,
+        schedule: &Schedule,
         next_run_ms: Option<u64>,
     ) -> Result<Option<LoopRecordWrite>, BookError> {
         let Some(expected) = self.store.loop_record(name.as_str())? else {
             return Ok(None);
         };
         let mut stored: Stored = serde_json::from_slice(&expected)?;
+        if stored.spec.schedule.as_ref() != Some(schedule) {
+            return Ok(None);
+        }
         stored.next_run_ms = next_run_ms;
         Ok(Some(LoopRecordWrite {
             name: name.to_string(),
@@ -249,12 +255,16 @@ impl Schedules {
 
     /// Starts the configured loops and every stored one, each resuming
     /// from its stored next run. Stored config loops no longer configured
-    /// are forgotten; a configured loop wins over a stored one of its name.
+    /// are forgotten. A loop made in a chat keeps its name: a configured
+    /// loop of that name does not start (logged), since the chat's loop is
+    /// somebody's and is not replaced unasked.
     pub async fn resume(self: &Arc<Self>, configured: Vec<Configured>) -> Result<Resumed, BookError> {
         let registry = self.ready()?;
         let now_ms = self.clock.now_ms();
         let stored = self.stored_records()?;
+        let configured = self.without_chats_names(configured, &stored);
         let names: BTreeSet<_> = configured.iter().map(|c| c.spec.name.clone()).collect();
+        self.set_heartbeat_triggered(&configured);
         let mut starting = self.configured_records(configured, &stored, now_ms);
         starting.extend(self.stored_to_start(stored, &names).await);
         let mut resumed = Resumed::default();
@@ -288,18 +298,37 @@ impl Schedules {
         Ok(stored)
     }
 
+    /// `configured` without the loops whose names loops made in a chat
+    /// (in `stored`) hold, each of those logged.
+    fn without_chats_names(&self, configured: Vec<Configured>, stored: &[Stored]) -> Vec<Configured> {
+        configured
+            .into_iter()
+            .filter(|c| {
+                let held = held_by_a_chat(stored, &c.spec.name);
+                if held {
+                    tracing::error!(name = %c.spec.name, "a loop made in a chat has this configured loop's name; it runs on, and the configured one does not start");
+                }
+                !held
+            })
+            .collect()
+    }
+
+    /// Makes the loops every heartbeat triggers those of `configured` that
+    /// ask for it, swapped whole: a heartbeat reads either set, never a half.
+    fn set_heartbeat_triggered(&self, configured: &[Configured]) {
+        let names = configured
+            .iter()
+            .filter(|c| c.on_heartbeat)
+            .map(|c| c.spec.name.clone())
+            .collect();
+        *self.on_heartbeat.lock().unwrap_or_else(|p| p.into_inner()) = names;
+    }
+
     /// The configured loops as the book keeps them, each taking its next
-    /// run from the stored loop of its name; heartbeat-triggered ones are
-    /// noted.
+    /// run from the stored loop of its name.
     fn configured_records(&self, configured: Vec<Configured>, stored: &[Stored], now_ms: u64) -> Vec<Stored> {
         let mut records = Vec::new();
-        for Configured { spec, on_heartbeat } in configured {
-            if on_heartbeat {
-                self.on_heartbeat
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .insert(spec.name.clone());
-            }
+        for Configured { spec, .. } in configured {
             let previous = stored.iter().find(|s| s.spec.name == spec.name);
             // A schedule changed in the config starts afresh.
             let same_schedule = previous.is_some_and(|s| s.spec.schedule == spec.schedule);
@@ -313,16 +342,13 @@ impl Schedules {
         records
     }
 
-    /// The stored loops that still start: not those a configured loop
-    /// (named in `configured`) replaces, and not config loops no longer
-    /// configured, which are forgotten.
+    /// The stored loops that still start: not the configured ones (named
+    /// in `configured`), which start as configured, and not config loops no
+    /// longer configured, which are forgotten.
     async fn stored_to_start(&self, stored: Vec<Stored>, configured: &BTreeSet<LoopName>) -> Vec<Stored> {
         let mut records = Vec::new();
         for record in stored {
             if configured.contains(&record.spec.name) {
-                if record.source != Source::Config {
-                    tracing::warn!(name = %record.spec.name, "a loop made in a chat is replaced by the configured loop of its name");
-                }
                 continue;
             }
             if record.source == Source::Config {
@@ -452,6 +478,13 @@ impl Schedules {
 #[path = "schedules_reconfigure.rs"]
 mod reconfigure;
 pub use reconfigure::Reconfigured;
+
+/// Whether a loop made in a chat (of those `stored`) is called `name`.
+fn held_by_a_chat(stored: &[Stored], name: &LoopName) -> bool {
+    stored
+        .iter()
+        .any(|record| record.spec.name == *name && record.source != Source::Config)
+}
 
 #[cfg(test)]
 #[path = "schedules_tests.rs"]

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{BookError, Resumed, Schedules, Source};
+use super::{BookError, Resumed, Schedules, Source, held_by_a_chat};
 use crate::loops::configured::Configured;
 use crate::loops::registry::Registry;
 use crate::loops::spec::{LoopName, LoopSpec};
@@ -53,24 +53,23 @@ impl Schedules {
                 done.removed.push(record.spec.name.to_string());
             }
         }
-        let mut heartbeat: BTreeSet<LoopName> = configured
-            .iter()
-            .filter(|c| c.on_heartbeat)
-            .map(|c| c.spec.name.clone())
-            .collect();
-        let changed = configured
+        // A loop made in a chat keeps its name; a changed entry that would
+        // take it is reported, an unchanged one was left out at the start.
+        let (configured, held): (Vec<Configured>, Vec<Configured>) = configured
             .into_iter()
+            .partition(|c| !held_by_a_chat(&stored, &c.spec.name));
+        for entry in held.iter().filter(|c| !same.contains(c.spec.name.as_str())) {
+            tracing::error!(name = %entry.spec.name, "a loop made in a chat has this configured loop's name; it runs on, and the configured one does not start");
+            done.taken.push(entry.spec.name.to_string());
+        }
+        let changed = configured
+            .iter()
             .filter(|c| !same.contains(c.spec.name.as_str()))
+            .cloned()
             .collect();
         for record in self.configured_records(changed, &stored, now_ms) {
             let name = record.spec.name.clone();
             let previous = stored.iter().find(|s| s.spec.name == name);
-            if previous.is_some_and(|p| p.source != Source::Config) {
-                tracing::error!(%name, "a loop made in a chat has this configured loop's name; it runs on, and the configured one does not start");
-                heartbeat.remove(&name);
-                done.taken.push(name.to_string());
-                continue;
-            }
             let running = registry
                 .status(name.as_str())
                 .is_some_and(|s| s.state != State::Stopped);
@@ -91,8 +90,7 @@ impl Schedules {
                 (true, false) => done.started.push(name.to_string()),
             }
         }
-        // Swapped whole: a heartbeat reads either set, never a half.
-        *self.on_heartbeat.lock().unwrap_or_else(|p| p.into_inner()) = heartbeat;
+        self.set_heartbeat_triggered(&configured);
         tracing::info!(?done, "configured loops reloaded");
         Ok(done)
     }

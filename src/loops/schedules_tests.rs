@@ -49,7 +49,8 @@ impl Iterate for Counting {
     async fn iterate(&self, iteration: Iteration) -> Result<Report, IterateError> {
         let _ = self.ran.send((iteration.spec.name.to_string(), self.clock.now_ms()));
         if let Some(book) = self.book.upgrade() {
-            let next_run = book.next_run_write(&iteration.spec.name, iteration.next_run_ms);
+            let schedule = iteration.spec.schedule.as_ref().expect("a scheduled loop");
+            let next_run = book.next_run_write(&iteration.spec.name, schedule, iteration.next_run_ms);
             let commit = TurnCommit {
                 loop_record: next_run.expect("the record reads"),
                 ..TurnCommit::default()
@@ -217,21 +218,12 @@ async fn configured_loops_keep_their_next_run_and_are_forgotten_once_unconfigure
         spec: reminder(name, "every hour", NOON),
         on_heartbeat: false,
     };
-    // A loop made in a chat, kept from an earlier run, of a name the config now uses.
-    let chat_made = Stored {
-        spec: reminder("daily", "every hour", NOON),
-        source: Source::Chat { by: me() },
-        next_run_ms: Some(NOON + HOUR),
-        created_ms: NOON,
-    };
-    let bytes = serde_json::to_vec(&chat_made).unwrap();
-    store.put_loop_record("daily", bytes).await.unwrap();
     let mut first = daemon(&store, NOON);
     let resumed = first
         .book
         .resume(vec![configured("daily"), configured("backup-check")])
         .await;
-    assert_eq!(resumed.unwrap().started, 2, "the configured loop wins over the chat's");
+    assert_eq!(resumed.unwrap().started, 2);
     let source: Stored = serde_json::from_slice(&store.loop_record("daily").unwrap().unwrap()).unwrap();
     assert_eq!(source.source, Source::Config);
     assert_eq!(first.next_run().await.1, NOON + HOUR);
@@ -333,39 +325,85 @@ async fn a_configured_schedule_that_changed_starts_afresh_and_stays_out_of_chats
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_reload_leaves_a_chat_loop_alone_when_a_configured_loop_takes_its_name() {
+async fn a_chat_loop_keeps_its_name_at_a_start_and_at_a_reload() {
     let (_dir, store) = open_temp();
-    let daemon = daemon(&store, NOON);
-    daemon.book.resume(Vec::new()).await.unwrap();
-    daemon
-        .book
-        .add(reminder("stretch", "daily at 09:00", NOON), &me())
-        .await
-        .unwrap();
-    let made = daemon.book.made_in_chat().unwrap();
-    assert_eq!(made.len(), 1);
-    assert_eq!((made[0].0.as_str(), made[0].1.clone()), ("stretch", Some(chat())));
-
+    let path = store.path().to_path_buf();
     let configured = |name: &str| Configured {
         spec: reminder(name, "every hour", NOON),
         on_heartbeat: true,
     };
-    let done = daemon
+    let first = daemon(&store, NOON);
+    first.book.resume(Vec::new()).await.unwrap();
+    first
+        .book
+        .add(reminder("stretch", "daily at 09:00", NOON), &me())
+        .await
+        .unwrap();
+    let made = first.book.made_in_chat().unwrap();
+    assert_eq!(made.len(), 1);
+    assert_eq!((made[0].0.as_str(), made[0].1.clone()), ("stretch", Some(chat())));
+
+    // A reload that brings a configured loop of its name.
+    let done = first
         .book
         .reconfigure(vec![configured("stretch"), configured("report")], &BTreeSet::new())
         .await
         .unwrap();
     assert_eq!(done.taken, ["stretch"]);
     assert_eq!(done.started, ["report"]);
-    let kept = daemon.book.stored("stretch").unwrap().unwrap();
-    assert_eq!(kept.source, Source::Chat { by: me() }, "the chat's loop is kept");
-    let status = daemon.registry.status("stretch").unwrap();
-    assert_ne!(status.state, State::Stopped, "and runs on");
-    assert_eq!(status.what.as_deref(), Some("drink water"));
-    assert_eq!(
-        daemon.book.heartbeat_triggered(),
-        [LoopName::new("report").unwrap()],
-        "the heartbeat does not trigger the chat's loop"
+    let chats = |daemon: &Daemon| {
+        let kept = daemon.book.stored("stretch").unwrap().unwrap();
+        assert_eq!(kept.source, Source::Chat { by: me() }, "the chat's loop is kept");
+        let status = daemon.registry.status("stretch").unwrap();
+        assert_ne!(status.state, State::Stopped, "and runs on");
+        assert_eq!(status.what.as_deref(), Some("drink water"));
+        assert_eq!(
+            daemon.book.heartbeat_triggered(),
+            [LoopName::new("report").unwrap()],
+            "the heartbeat does not trigger the chat's loop"
+        );
+    };
+    chats(&first);
+    first.stop().await;
+    drop(store);
+
+    // A start with the same configuration.
+    let store = reopen(&path).await;
+    let second = daemon(&store, NOON + HOUR / 2);
+    let resumed = second
+        .book
+        .resume(vec![configured("stretch"), configured("report")])
+        .await
+        .unwrap();
+    assert_eq!(resumed.started, 2, "the chat's loop and report");
+    chats(&second);
+    second.stop().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_iteration_of_a_replaced_loop_does_not_store_its_next_run_in_the_new_one() {
+    let (_dir, store) = open_temp();
+    let daemon = daemon(&store, NOON);
+    daemon.book.resume(Vec::new()).await.unwrap();
+    let now = reminder("tea", "daily at 16:00", NOON);
+    daemon.book.add(now.clone(), &me()).await.unwrap();
+    let name = LoopName::new("tea").unwrap();
+    let before = Schedule::parse("every hour", &Zone::utc(), NOON).unwrap();
+    assert!(
+        daemon
+            .book
+            .next_run_write(&name, &before, Some(NOON + HOUR))
+            .unwrap()
+            .is_none(),
+        "an iteration of the hourly version that ran before"
+    );
+    let schedule = now.schedule.as_ref().unwrap();
+    assert!(
+        daemon
+            .book
+            .next_run_write(&name, schedule, Some(NOON + 4 * HOUR))
+            .unwrap()
+            .is_some()
     );
     daemon.stop().await;
 }

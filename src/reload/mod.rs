@@ -115,7 +115,7 @@ impl Reloader {
         // What runs is the merge, not the file: checked whole, with the
         // tools that actually run, so that no gate goes while its tool
         // stays until the restart.
-        if let Err(problems) = self.check(&merged) {
+        if let Err(problems) = self.check(&running, &merged) {
             return refused(problems);
         }
         let built = match self.build(&merged) {
@@ -168,11 +168,11 @@ impl Reloader {
 
     /// Every problem of the configuration that would run: its own checks,
     /// and the names its gates give against the tools it runs.
-    fn check(&self, config: &Config) -> Result<(), Vec<String>> {
+    fn check(&self, running: &Config, config: &Config) -> Result<(), Vec<String>> {
         let mut problems = config::validate(config, crate::clock::Clock::start().now_ms());
         let catalog = ToolCatalog::registered(config, self.more_tools.iter().cloned());
         problems.extend(check_names(&config.skills, &config.tools, &catalog).errors);
-        problems.extend(self.loop_names_taken(config));
+        problems.extend(self.loop_names_taken(running, config));
         match problems.is_empty() {
             true => Ok(()),
             false => Err(problems),
@@ -191,15 +191,20 @@ impl Reloader {
         })
     }
 
-    /// Refuses a configured loop that would take the name of a loop made
-    /// in a chat: that loop is somebody's, and is not replaced unasked.
-    fn loop_names_taken(&self, config: &Config) -> Vec<String> {
+    /// Refuses a new or changed configured loop that would take the name
+    /// of a loop made in a chat: that loop is somebody's, and is not
+    /// replaced unasked. (An entry unchanged since the start, left out then
+    /// for the same reason, stays left out without holding up a reload.)
+    fn loop_names_taken(&self, running: &Config, config: &Config) -> Vec<String> {
         let made = match self.live.loops.made_in_chat() {
             Ok(made) => made,
             Err(error) => return vec![format!("cannot read the loops made in chats: {error}")],
         };
         made.into_iter()
-            .filter(|(name, _)| config.loops.entries.iter().any(|e| e.name == name.as_str()))
+            .filter(|(name, _)| {
+                let entry = |config: &Config| config.loops.entries.iter().find(|e| e.name == name.as_str()).cloned();
+                entry(config).is_some_and(|new| entry(running).as_ref() != Some(&new))
+            })
             .map(|(name, chat)| {
                 let chat = chat.map_or_else(|| "a chat".to_owned(), |chat| format!("the chat {chat}"));
                 format!(
