@@ -50,6 +50,11 @@ impl Codes {
         self.live(&pending, now_ms).then_some(pending)
     }
 
+    /// Gives back `code`, taken for a pairing that could not be kept.
+    pub fn put_back(&mut self, code: Code, pending: Pending) {
+        self.issued.insert(code, pending);
+    }
+
     /// The people waiting, oldest first.
     pub fn waiting(&self, now_ms: u64) -> Vec<Pending> {
         let mut waiting: Vec<Pending> = self.issued.values().filter(|p| self.live(p, now_ms)).cloned().collect();

@@ -102,16 +102,22 @@ impl Pairing {
         for person in store.paired()? {
             paired.insert(person.gateway, person.user, person.approver);
         }
+        // The codes sent before a restart, unless pairing is off now (which
+        // voids them); one that cannot be read is forgotten (never logged).
         let mut kept = Vec::new();
-        let mut unreadable = Vec::new();
+        let mut forgotten = Vec::new();
         for (code, pending) in store.pairing_codes()? {
-            match Code::parse(&code) {
-                Some(parsed) => kept.push((parsed, pending)),
-                None => unreadable.push(code),
+            match (Code::parse(&code), pending) {
+                (Some(parsed), Ok(pending)) if settings.enabled => kept.push((parsed, pending)),
+                (_, Err(error)) => {
+                    tracing::warn!(%error, "a stored pairing code cannot be read; it is forgotten");
+                    forgotten.push(code);
+                }
+                _ => forgotten.push(code),
             }
         }
-        if !unreadable.is_empty() {
-            store.forget_pairing_codes(&unreadable)?;
+        if !forgotten.is_empty() {
+            store.forget_pairing_codes(&forgotten)?;
         }
         let mut codes = Codes::new(settings.expire_s.saturating_mul(1000), kept);
         forget_expired(&store, &mut codes, clock.now_ms());
@@ -256,14 +262,18 @@ impl Pairing {
         };
         let event = AuditEvent {
             at_ms: now_ms,
-            conversation: pending.conversation,
+            conversation: pending.conversation.clone(),
             what: Audited::Paired {
                 person: person.user.clone(),
                 approver,
                 by: by.clone(),
             },
         };
-        self.store.pair(&person, code.as_str(), &event)?;
+        if let Err(error) = self.store.pair(&person, code.as_str(), &event) {
+            // Not used up: the owner may try it again.
+            (self.codes.lock().unwrap_or_else(PoisonError::into_inner)).put_back(code, pending);
+            return Err(error.into());
+        }
         self.paired
             .insert(person.gateway.clone(), person.user.clone(), approver);
         tracing::info!(gateway = %person.gateway, user = %person.user, approver, by = %by, "paired");

@@ -269,3 +269,18 @@ async fn a_code_that_expired_while_the_daemon_was_down_is_forgotten() {
     let second = code_of(later.offer(&from("42")));
     assert_ne!(code, second, "a new code is sent");
 }
+
+#[tokio::test(start_paused = true)]
+async fn turning_pairing_off_voids_the_codes_waiting() {
+    let (dir, store) = open_temp();
+    let first = desk(store, true);
+    let code = code_of(first.offer(&from("42")));
+    drop(first);
+    let store = reopen(&dir.path().join("store"));
+    let off = desk(store.clone(), false);
+    assert!(store.pairing_codes().unwrap().is_empty(), "forgotten at the start");
+    assert!(matches!(
+        off.approve(&code, false, &owner(), &here()),
+        Err(PairError::Unknown)
+    ));
+}

@@ -11,19 +11,21 @@ use super::approvals::{audit_in, decode, encode};
 use super::error::StoreError;
 use super::records::{AuditEvent, PendingPairing};
 
+/// A code as the tree keeps it: who it was sent to, or why that cannot be read.
+pub type StoredCode = (String, Result<PendingPairing, StoreError>);
+
 impl Store {
-    /// Every code waiting, with who it was sent to.
-    pub fn pairing_codes(&self) -> Result<Vec<(String, PendingPairing)>, StoreError> {
+    /// Every code waiting, with who it was sent to, or why that record
+    /// cannot be read (it is the caller's to forget: a code can be sent
+    /// again).
+    pub fn pairing_codes(&self) -> Result<Vec<StoredCode>, StoreError> {
         self.inner
             .pairing_codes
             .iter()
             .map(|item| {
                 let (key, value) = item?;
-                let code = String::from_utf8(key.to_vec()).map_err(|e| StoreError::Corrupt {
-                    tree: "pairing_codes",
-                    reason: e.to_string(),
-                })?;
-                Ok((code, decode("pairing_codes", &value)?))
+                let code = String::from_utf8_lossy(&key).into_owned();
+                Ok((code, decode("pairing_codes", &value)))
             })
             .collect()
     }
@@ -52,5 +54,49 @@ impl Store {
             batch.remove(code.as_bytes());
         }
         self.wrote(self.inner.pairing_codes.apply_batch(batch).map_err(StoreError::from))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use passepartout_gateway::{ChatId, ConversationKey, GatewayId, UserId};
+
+    use super::*;
+    use crate::store::records::Audited;
+    use crate::store::tests::{open_temp, reopen};
+
+    fn waiting() -> (PendingPairing, AuditEvent) {
+        let conversation = ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new("77").unwrap());
+        let user = UserId::new("77").unwrap();
+        let event = AuditEvent {
+            at_ms: 5,
+            conversation: conversation.clone(),
+            what: Audited::PairingOffered { person: user.clone() },
+        };
+        let pending = PendingPairing {
+            conversation,
+            user,
+            issued_ms: 5,
+        };
+        (pending, event)
+    }
+
+    #[test]
+    fn codes_are_kept_across_a_reopen_an_unreadable_one_named_and_forgotten_on_request() {
+        let (dir, store) = open_temp();
+        let (pending, event) = waiting();
+        store.keep_pairing_code("ABCDEFGH", &pending, &event).unwrap();
+        store.inner.pairing_codes.insert("HGFEDCBA", &b"not json"[..]).unwrap();
+        drop(store);
+        let store = reopen(&dir.path().join("store"));
+        let codes = store.pairing_codes().unwrap();
+        assert_eq!(codes.len(), 2);
+        assert_eq!(codes[0].0, "ABCDEFGH");
+        assert_eq!(codes[0].1.as_ref().unwrap(), &pending);
+        assert_eq!(codes[1].0, "HGFEDCBA");
+        assert!(matches!(codes[1].1, Err(StoreError::Corrupt { .. })));
+        assert_eq!(store.audit_events(10).unwrap().len(), 1, "the offer is audited with it");
+        store.forget_pairing_codes(&["HGFEDCBA".to_owned()]).unwrap();
+        assert_eq!(store.pairing_codes().unwrap().len(), 1);
     }
 }
