@@ -35,7 +35,7 @@ impl SignalGateway {
         params["message"] = json!(text);
         params["editTimestamp"] = json!(timestamp);
         let client = self.client().await?;
-        self.send_call(&client, params, conversation, "the edit of a decided prompt")
+        self.send_call(&client, params, conversation, ("decided prompt", 0))
             .await
             .map(drop)
     }

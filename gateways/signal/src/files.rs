@@ -49,7 +49,7 @@ impl SignalGateway {
             params["quoteAuthor"] = json!(author);
         }
         let client = self.client().await?;
-        let timestamp = self.send_call(&client, params, conversation, "a file").await?;
+        let timestamp = self.send_call(&client, params, conversation, ("file", 0)).await?;
         Ok(message_id(timestamp, None).into_iter().collect())
     }
 }

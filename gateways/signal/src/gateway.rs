@@ -116,17 +116,18 @@ impl SignalGateway {
 
     /// Calls `send` with `params` (the account added) over `client`: the
     /// timestamp Signal names the message by, remembered as one of ours so
-    /// that its echo is never taken as input. A failure is logged as `what`
-    /// failing in `conversation`.
+    /// that its echo is never taken as input. A failure is logged with
+    /// `conversation`, `what` was sent (a reply, a file, a prompt's edit)
+    /// and which `part` of it.
     pub(crate) async fn send_call(
         &self,
         client: &RpcClient,
         params: Value,
         conversation: &ConversationKey,
-        what: &str,
+        (what, part): (&'static str, usize),
     ) -> Result<u64, GatewayError> {
         let result = client.call("send", self.params(params)).await.map_err(|error| {
-            tracing::warn!(%conversation, %error, "Signal send of {what} failed");
+            tracing::warn!(%conversation, what, part, %error, "Signal send failed");
             delivery_error(&error)
         })?;
         let timestamp = send_outcome(&result)?;
@@ -203,8 +204,7 @@ impl SignalGateway {
             }
             let client = &client;
             async move {
-                let what = format!("part {index} of a reply");
-                let timestamp = self.send_call(client, params, conversation, &what).await?;
+                let timestamp = self.send_call(client, params, conversation, ("reply", index)).await?;
                 Ok(message_id(timestamp, None))
             }
         })
