@@ -185,7 +185,7 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
         Stats::bump(&cx.stats.refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");
         let reason = match intake.pairing.offer(inbound) {
-            None => Refusal::NotAllowed,
+            None | Some(Offer::Full) => Refusal::NotAllowed,
             Some(Offer::Sent) => Refusal::Pairing,
             Some(Offer::Send(code)) => {
                 tell(cx, *code);

@@ -1,6 +1,6 @@
 //! `[pairing]`: whether someone not allowed is offered a one-time code an
-//! owner can approve, how long a code lives, and how many wrong codes an
-//! owner may name per hour.
+//! owner can approve, how long a code lives, how many may wait at once, and
+//! how many wrong codes an owner may name per hour.
 
 use serde::{Deserialize, Serialize};
 
@@ -8,6 +8,7 @@ use super::Problems;
 
 pub const DEFAULT_PAIRING_EXPIRE_S: u64 = 3600;
 pub const DEFAULT_WRONG_CODES_PER_HOUR: u32 = 5;
+pub const DEFAULT_MAX_WAITING: u32 = 20;
 
 /// `[pairing]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -22,6 +23,10 @@ pub struct PairingConfig {
     /// Codes an owner may name that do not exist (or expired), per hour,
     /// before their further codes are refused unread.
     pub wrong_codes_per_hour: u32,
+    /// Codes that may wait for an owner at once: past it, a stranger is
+    /// refused as with pairing off, so that a flood of strangers fills
+    /// neither the store nor the owner's list.
+    pub max_waiting: u32,
 }
 
 impl Default for PairingConfig {
@@ -30,6 +35,7 @@ impl Default for PairingConfig {
             enabled: true,
             expire_s: DEFAULT_PAIRING_EXPIRE_S,
             wrong_codes_per_hour: DEFAULT_WRONG_CODES_PER_HOUR,
+            max_waiting: DEFAULT_MAX_WAITING,
         }
     }
 }
@@ -38,5 +44,6 @@ impl PairingConfig {
     /// Notes what is wrong with `[pairing]`.
     pub fn check(&self, problems: &mut Problems) {
         problems.check(self.expire_s > 0, "pairing.expire_s must be at least 1");
+        problems.check(self.max_waiting > 0, "pairing.max_waiting must be at least 1");
     }
 }

@@ -14,25 +14,43 @@ use super::code::Code;
 #[derive(Debug)]
 pub struct Codes {
     expire_ms: u64,
+    /// Live codes at most.
+    max: usize,
     issued: HashMap<Code, Pending>,
 }
 
+/// What [`Codes::issue`] did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Issued {
+    /// A new code.
+    New(Code),
+    /// None: the person has a live code already.
+    Live,
+    /// None: as many codes wait as may.
+    Full,
+}
+
 impl Codes {
-    /// Codes that expire `expire_ms` after they were issued, `kept` issued
-    /// already.
-    pub fn new(expire_ms: u64, kept: impl IntoIterator<Item = (Code, Pending)>) -> Self {
+    /// Codes that expire `expire_ms` after they were issued, at most `max`
+    /// live at once, `kept` issued already.
+    pub fn new(expire_ms: u64, max: usize, kept: impl IntoIterator<Item = (Code, Pending)>) -> Self {
         Self {
             expire_ms,
+            max,
             issued: kept.into_iter().collect(),
         }
     }
 
-    /// A new code for `pending`'s person, unless they have a live one.
-    pub fn issue(&mut self, pending: Pending) -> Option<Code> {
+    /// A new code for `pending`'s person, unless they have a live one or
+    /// as many wait as may.
+    pub fn issue(&mut self, pending: Pending) -> Issued {
         let now_ms = pending.issued_ms;
         let theirs = |p: &Pending| p.user == pending.user && p.conversation.gateway == pending.conversation.gateway;
         if self.issued.values().any(|p| theirs(p) && self.live(p, now_ms)) {
-            return None;
+            return Issued::Live;
+        }
+        if self.issued.values().filter(|p| self.live(p, now_ms)).count() >= self.max {
+            return Issued::Full;
         }
         let code = loop {
             let code = Code::generate();
@@ -41,7 +59,7 @@ impl Codes {
             }
         };
         self.issued.insert(code.clone(), pending);
-        Some(code)
+        Issued::New(code)
     }
 
     /// Uses up `code`: who it was issued to, if it is live.
@@ -89,6 +107,13 @@ mod tests {
 
     const HOUR: u64 = 3_600_000;
 
+    fn new_code(issued: Issued) -> Code {
+        match issued {
+            Issued::New(code) => code,
+            other => panic!("no new code: {other:?}"),
+        }
+    }
+
     fn from(user: &str, at: u64) -> Pending {
         Pending {
             conversation: ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new(user).unwrap()),
@@ -99,14 +124,14 @@ mod tests {
 
     #[test]
     fn one_live_code_per_person() {
-        let mut codes = Codes::new(HOUR, []);
-        let first = codes.issue(from("42", 0)).expect("a first code");
+        let mut codes = Codes::new(HOUR, 10, []);
+        let first = new_code(codes.issue(from("42", 0)));
         assert_eq!(
             codes.issue(from("42", 1_000)),
-            None,
+            Issued::Live,
             "not a second while the first lives"
         );
-        assert!(codes.issue(from("43", 1_000)).is_some(), "each person their own");
+        new_code(codes.issue(from("43", 1_000)));
         assert_eq!(
             codes.take(&first, 2_000).map(|p| p.user.as_str().to_owned()),
             Some("42".into())
@@ -116,11 +141,11 @@ mod tests {
 
     #[test]
     fn a_code_expires_and_then_a_new_one_is_issued() {
-        let mut codes = Codes::new(HOUR, []);
-        let first = codes.issue(from("42", 0)).unwrap();
+        let mut codes = Codes::new(HOUR, 10, []);
+        let first = new_code(codes.issue(from("42", 0)));
         assert_eq!(codes.waiting(HOUR - 1).len(), 1);
         assert!(codes.waiting(HOUR).is_empty());
-        let second = codes.issue(from("42", HOUR)).expect("a new code after the window");
+        let second = new_code(codes.issue(from("42", HOUR)));
         assert_ne!(first, second);
         assert_eq!(
             codes.sweep(HOUR),
@@ -133,24 +158,34 @@ mod tests {
 
     #[test]
     fn an_expired_code_cannot_be_taken_even_before_a_sweep() {
-        let mut codes = Codes::new(HOUR, []);
-        let first = codes.issue(from("42", 0)).unwrap();
+        let mut codes = Codes::new(HOUR, 10, []);
+        let first = new_code(codes.issue(from("42", 0)));
         assert_eq!(codes.take(&first, HOUR), None);
     }
 
     #[test]
     fn codes_kept_from_before_are_live_until_they_expire() {
         let kept = Code::parse("ABCDEFGH").unwrap();
-        let mut codes = Codes::new(HOUR, [(kept.clone(), from("42", 0))]);
-        assert_eq!(codes.issue(from("42", 1_000)), None, "they have a live code");
+        let mut codes = Codes::new(HOUR, 10, [(kept.clone(), from("42", 0))]);
+        assert_eq!(codes.issue(from("42", 1_000)), Issued::Live, "they have a live code");
         assert_eq!(codes.waiting(1_000).len(), 1);
         assert!(codes.take(&kept, 2_000).is_some());
     }
 
     #[test]
     fn a_code_never_issued_is_unknown() {
-        let mut codes = Codes::new(HOUR, []);
-        codes.issue(from("42", 0)).unwrap();
+        let mut codes = Codes::new(HOUR, 10, []);
+        new_code(codes.issue(from("42", 0)));
         assert_eq!(codes.take(&Code::parse("ABCDEFGH").unwrap(), 1), None);
+    }
+
+    #[test]
+    fn no_more_codes_wait_than_may_until_one_expires() {
+        let mut codes = Codes::new(HOUR, 2, []);
+        new_code(codes.issue(from("42", 0)));
+        new_code(codes.issue(from("43", 1_000)));
+        assert_eq!(codes.issue(from("44", 2_000)), Issued::Full);
+        assert_eq!(codes.issue(from("42", 2_000)), Issued::Live, "one of them asking again");
+        new_code(codes.issue(from("44", HOUR)));
     }
 }

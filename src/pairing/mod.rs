@@ -28,7 +28,7 @@ use passepartout_gateway::{
 use thiserror::Error;
 
 pub use code::Code;
-use codes::{Codes, Pending};
+use codes::{Codes, Issued, Pending};
 use command::PairCommand;
 pub use listing::Waiting;
 
@@ -74,6 +74,8 @@ pub enum Offer {
     Send(Box<Outbound>),
     /// They were sent a code that is still live: say nothing.
     Sent,
+    /// As many codes wait as may: refuse them, as with pairing off.
+    Full,
 }
 
 /// The pairing desk: codes waiting, people paired, who may pair.
@@ -119,7 +121,8 @@ impl Pairing {
         if !forgotten.is_empty() {
             store.forget_pairing_codes(&forgotten)?;
         }
-        let mut codes = Codes::new(settings.expire_s.saturating_mul(1000), kept);
+        let max = usize::try_from(settings.max_waiting).unwrap_or(usize::MAX);
+        let mut codes = Codes::new(settings.expire_s.saturating_mul(1000), max, kept);
         forget_expired(&store, &mut codes, clock.now_ms());
         Ok(Self {
             settings: settings.clone(),
@@ -158,8 +161,17 @@ impl Pairing {
         };
         let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
         forget_expired(&self.store, &mut codes, now_ms);
-        let Some(code) = codes.issue(pending.clone()) else {
-            return Some(Offer::Sent);
+        let code = match codes.issue(pending.clone()) {
+            Issued::New(code) => code,
+            Issued::Live => return Some(Offer::Sent),
+            Issued::Full => {
+                tracing::warn!(
+                    max_waiting = self.settings.max_waiting,
+                    conversation = %inbound.conversation,
+                    "as many pairing codes wait as may (pairing.max_waiting); a stranger is refused"
+                );
+                return Some(Offer::Full);
+            }
         };
         let event = AuditEvent {
             at_ms: now_ms,

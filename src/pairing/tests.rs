@@ -51,6 +51,7 @@ fn desk_at(store: Store, enabled: bool, now_ms: u64) -> Pairing {
         enabled,
         expire_s: EXPIRE_S,
         wrong_codes_per_hour: 3,
+        max_waiting: 2,
     };
     Pairing::new(
         &settings,
@@ -283,4 +284,16 @@ async fn turning_pairing_off_voids_the_codes_waiting() {
         off.approve(&code, false, &owner(), &here()),
         Err(PairError::Unknown)
     ));
+}
+
+#[tokio::test(start_paused = true)]
+async fn strangers_past_the_codes_that_may_wait_are_refused_until_one_is_used() {
+    let (_dir, store) = open_temp();
+    let desk = desk(store.clone(), true);
+    let first = code_of(desk.offer(&from("42")));
+    code_of(desk.offer(&from("43")));
+    assert!(matches!(desk.offer(&from("44")), Some(Offer::Full)));
+    assert_eq!(store.pairing_codes().unwrap().len(), 2, "nothing more is kept");
+    desk.approve(&first, false, &owner(), &here()).unwrap();
+    code_of(desk.offer(&from("44")));
 }
