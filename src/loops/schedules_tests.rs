@@ -125,6 +125,14 @@ fn reminder(name: &str, when: &str, now_ms: u64) -> LoopSpec {
     spec
 }
 
+/// A configured hourly reminder called `name`.
+fn hourly(name: &str, on_heartbeat: bool) -> Configured {
+    Configured {
+        spec: reminder(name, "every hour", NOON),
+        on_heartbeat,
+    }
+}
+
 fn me() -> UserId {
     UserId::new("1000").unwrap()
 }
@@ -214,10 +222,7 @@ async fn a_one_shot_missed_while_down_runs_once_at_start_and_is_forgotten() {
 async fn configured_loops_keep_their_next_run_and_are_forgotten_once_unconfigured() {
     let (_dir, store) = open_temp();
     let path = store.path().to_path_buf();
-    let configured = |name: &str| Configured {
-        spec: reminder(name, "every hour", NOON),
-        on_heartbeat: false,
-    };
+    let configured = |name: &str| hourly(name, false);
     let mut first = daemon(&store, NOON);
     let resumed = first
         .book
@@ -328,10 +333,7 @@ async fn a_configured_schedule_that_changed_starts_afresh_and_stays_out_of_chats
 async fn a_chat_loop_keeps_its_name_at_a_start_and_at_a_reload() {
     let (_dir, store) = open_temp();
     let path = store.path().to_path_buf();
-    let configured = |name: &str| Configured {
-        spec: reminder(name, "every hour", NOON),
-        on_heartbeat: true,
-    };
+    let configured = |name: &str| hourly(name, true);
     let first = daemon(&store, NOON);
     first.book.resume(Vec::new()).await.unwrap();
     first

@@ -227,13 +227,20 @@ async fn the_paired_are_loaded_again_after_a_reopen() {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_code_sent_before_a_restart_is_approved_after_it() {
+/// A code sent to 42 by a desk whose store is then reopened: the folder,
+/// the reopened store and the code.
+fn a_code_then_a_restart() -> (tempfile::TempDir, Store, String) {
     let (dir, store) = open_temp();
     let first = desk(store, true);
     let code = code_of(first.offer(&from("42")));
     drop(first);
     let store = reopen(&dir.path().join("store"));
+    (dir, store, code)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_code_sent_before_a_restart_is_approved_after_it() {
+    let (dir, store, code) = a_code_then_a_restart();
     let again = desk_at(store.clone(), true, 1_000_000 + 60_000);
     assert_eq!(again.waiting().len(), 1, "still waiting");
     assert!(
@@ -254,11 +261,7 @@ async fn a_code_sent_before_a_restart_is_approved_after_it() {
 
 #[tokio::test(start_paused = true)]
 async fn a_code_that_expired_while_the_daemon_was_down_is_forgotten() {
-    let (dir, store) = open_temp();
-    let first = desk(store, true);
-    let code = code_of(first.offer(&from("42")));
-    drop(first);
-    let store = reopen(&dir.path().join("store"));
+    let (_dir, store, code) = a_code_then_a_restart();
     assert_eq!(store.pairing_codes().unwrap().len(), 1);
     let later = desk_at(store.clone(), true, 1_000_000 + EXPIRE_S * 1000);
     assert!(store.pairing_codes().unwrap().is_empty(), "forgotten at the start");
@@ -273,11 +276,7 @@ async fn a_code_that_expired_while_the_daemon_was_down_is_forgotten() {
 
 #[tokio::test(start_paused = true)]
 async fn turning_pairing_off_voids_the_codes_waiting() {
-    let (dir, store) = open_temp();
-    let first = desk(store, true);
-    let code = code_of(first.offer(&from("42")));
-    drop(first);
-    let store = reopen(&dir.path().join("store"));
+    let (_dir, store, code) = a_code_then_a_restart();
     let off = desk(store.clone(), false);
     assert!(store.pairing_codes().unwrap().is_empty(), "forgotten at the start");
     assert!(matches!(
