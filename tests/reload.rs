@@ -103,6 +103,17 @@ impl Setup {
     }
 }
 
+impl Setup {
+    /// The stranger writes, then the owner: only the owner's words reach
+    /// the model, as its `nth` request (the old allowlist holds, `why`).
+    async fn only_the_owner_talks(&self, llm: &FakeLlm, nth: usize, why: &str) {
+        self.write_as(STRANGER, "let me in").await;
+        self.write_as(OWNER, "still me").await;
+        let (_, user) = nth_request(llm, nth).await;
+        assert_eq!(user, "still me", "{why}");
+    }
+}
+
 fn sighup(daemon: &Running) {
     let pid = daemon.child.id().expect("still running") as i32;
     rustix::process::kill_process(
@@ -223,10 +234,9 @@ async fn a_broken_file_is_refused_whole_and_the_running_configuration_is_kept() 
         "{refused}"
     );
 
-    setup.write_as(STRANGER, "let me in").await;
-    setup.write_as(OWNER, "still me").await;
-    let (_, user) = nth_request(&llm, 1).await;
-    assert_eq!(user, "still me", "the old allowlist still holds");
+    setup
+        .only_the_owner_talks(&llm, 1, "the old allowlist still holds")
+        .await;
 
     setup.write(&Settings {
         allowed: &[OWNER, STRANGER],
@@ -288,10 +298,9 @@ async fn a_file_that_holds_only_with_settings_waiting_for_a_restart_is_refused()
     let (ok, out, err) = reload(&setup.config()).await;
     assert!(!ok, "{out}");
     assert!(err.contains("shorter than pipeline.turn_timeout_s (300 s)"), "{err}");
-    setup.write_as(STRANGER, "let me in").await;
-    setup.write_as(OWNER, "still me").await;
-    let (_, user) = nth_request(&llm, 1).await;
-    assert_eq!(user, "still me", "nothing of the file was applied");
+    setup
+        .only_the_owner_talks(&llm, 1, "nothing of the file was applied")
+        .await;
     assert!(daemon.terminate().await.success());
 }
 
@@ -324,10 +333,9 @@ async fn a_configured_loop_may_not_take_the_name_of_a_loop_made_in_a_chat() {
         "{err}"
     );
     assert!(err.contains("passepartout loops stop stretch"), "{err}");
-    setup.write_as(STRANGER, "let me in").await;
-    setup.write_as(OWNER, "still me").await;
-    let (_, user) = nth_request(&llm, 3).await;
-    assert_eq!(user, "still me", "nothing of the file was applied");
+    setup
+        .only_the_owner_talks(&llm, 3, "nothing of the file was applied")
+        .await;
     let listing = loops_listing(&setup.config()).await;
     assert!(
         listing.contains("Stretch.") && !listing.contains("Configured."),

@@ -6,6 +6,7 @@ mod support;
 
 use std::sync::Arc;
 
+use passepartout::config::SignalConfig;
 use serde_json::json;
 use support::approvals::model;
 use support::fake_llm::{FakeLlm, last_user_text};
@@ -35,6 +36,18 @@ async fn start() -> Setup {
 /// The daemon with `allowed` (a UUID or a number) as the one allowed sender
 /// and approver.
 async fn start_allowing(allowed: &str) -> Setup {
+    let allowed = allowed.to_owned();
+    start_on(move |section| {
+        section.account_uuid = Some(ACCOUNT_UUID.into());
+        section.allowed_senders = vec![allowed];
+    })
+    .await
+}
+
+/// The daemon against a fake signal-cli, with `record` gated by approval
+/// and the `[signal]` section as `signal` makes it (from the account and
+/// the fake's endpoint).
+async fn start_on(signal_section: impl FnOnce(&mut SignalConfig) + Send + 'static) -> Setup {
     let signal = FakeSignal::start().await;
     let llm = FakeLlm::start().await;
     llm.set_responder(model);
@@ -44,12 +57,12 @@ async fn start_allowing(allowed: &str) -> Setup {
         &llm,
         |config| {
             config.tools.require_approval = vec!["record".into()];
+            assert!(config.pairing.enabled, "pairing is on, as by default");
             let section = &mut config.signal;
             section.enabled = true;
             section.account = ACCOUNT.into();
-            section.account_uuid = Some(ACCOUNT_UUID.into());
             section.endpoint = endpoint;
-            section.allowed_senders = vec![allowed.into()];
+            signal_section(section);
         },
         vec![Arc::new(record.clone())],
     )
@@ -245,34 +258,13 @@ async fn doctor_finds_the_daemon_and_the_account() {
 /// only sender listed (none when empty); pairing and the refusal as by
 /// default (on, and said), which the person's contacts must never see.
 async fn start_personal(allowed: &[&str]) -> Setup {
-    let signal = FakeSignal::start().await;
-    let llm = FakeLlm::start().await;
-    llm.set_responder(model);
-    let record = Record::default();
-    let endpoint = signal.tcp_endpoint();
     let allowed: Vec<String> = allowed.iter().map(|sender| (*sender).to_owned()).collect();
-    let daemon = TestDaemon::start_with(
-        &llm,
-        |config| {
-            config.tools.require_approval = vec!["record".into()];
-            assert!(config.pairing.enabled, "pairing is on, as by default");
-            let section = &mut config.signal;
-            section.enabled = true;
-            section.account = ACCOUNT.into();
-            section.endpoint = endpoint;
-            section.note_to_self = true;
-            section.allowed_senders = allowed;
-            assert!(!section.refusal.is_empty(), "a refusal would be said, as by default");
-        },
-        vec![Arc::new(record.clone())],
-    )
-    .await;
-    Setup {
-        signal,
-        llm,
-        record,
-        daemon,
-    }
+    start_on(move |section| {
+        section.note_to_self = true;
+        section.allowed_senders = allowed;
+        assert!(!section.refusal.is_empty(), "a refusal would be said, as by default");
+    })
+    .await
 }
 
 fn asked(setup: &Setup) -> Vec<String> {
