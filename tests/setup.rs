@@ -343,16 +343,8 @@ async fn an_existing_file_is_kept_without_force_and_backed_up_with_it() {
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     std::fs::write(&config, "# mine\n").unwrap();
     let llm_url = llm.base_url();
-    let args = [
-        "--config",
-        config.to_str().unwrap(),
-        "--non-interactive",
-        "--no-telegram",
-        "--model-url",
-        &llm_url,
-        "--model-name",
-        "fake-model",
-    ];
+    let mut args = vec!["--config", config.to_str().unwrap()];
+    args.extend(model_only(&llm_url));
     let output = home.setup(&args, &[], "").await;
     assert_eq!(output.status.code(), Some(2), "{}", text(&output));
     assert!(text(&output).contains("--force"), "{}", text(&output));
@@ -403,20 +395,24 @@ async fn missing_answers_name_their_flags_and_a_script_needs_non_interactive() {
     assert!(!Path::new(config).exists());
 }
 
+/// The flags of a script that sets up the model at `llm_url` alone.
+fn model_only(llm_url: &str) -> [&str; 6] {
+    [
+        "--non-interactive",
+        "--no-telegram",
+        "--model-url",
+        llm_url,
+        "--model-name",
+        "fake-model",
+    ]
+}
+
 #[tokio::test]
 async fn without_config_it_writes_the_default_file_under_xdg_config_home() {
     let llm = FakeLlm::start().await;
     let home = Home::new();
     let llm_url = llm.base_url();
-    let args = [
-        "--non-interactive",
-        "--no-telegram",
-        "--model-url",
-        &llm_url,
-        "--model-name",
-        "fake-model",
-    ];
-    let output = home.setup(&args, &[], "").await;
+    let output = home.setup(&model_only(&llm_url), &[], "").await;
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     let default = home
         .dir
