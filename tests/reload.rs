@@ -114,6 +114,14 @@ impl Setup {
     }
 }
 
+/// A daemon started on the first settings, with a fake model of its own.
+async fn started() -> (Setup, FakeLlm, Running) {
+    let setup = Setup::new().await;
+    let llm = FakeLlm::start().await;
+    let daemon = setup.start(&Settings::first(&llm)).await;
+    (setup, llm, daemon)
+}
+
 fn sighup(daemon: &Running) {
     let pid = daemon.child.id().expect("still running") as i32;
     rustix::process::kill_process(
@@ -210,10 +218,8 @@ async fn sighup_applies_a_new_allowlist_prompt_and_loop_at_once_and_names_what_w
 
 #[tokio::test]
 async fn a_broken_file_is_refused_whole_and_the_running_configuration_is_kept() {
-    let setup = Setup::new().await;
-    let llm = FakeLlm::start().await;
+    let (setup, llm, daemon) = started().await;
     let before = Settings::first(&llm);
-    let daemon = setup.start(&before).await;
 
     // The stranger is let in, but the file has two faults as well.
     setup.write(&Settings {
@@ -283,10 +289,8 @@ async fn a_new_model_provider_answers_after_a_reload() {
 
 #[tokio::test]
 async fn a_file_that_holds_only_with_settings_waiting_for_a_restart_is_refused() {
-    let setup = Setup::new().await;
-    let llm = FakeLlm::start().await;
+    let (setup, llm, daemon) = started().await;
     let before = Settings::first(&llm);
-    let daemon = setup.start(&before).await;
     // A vote of 500 s fits the file's 1000 s turns, not the 300 s ones that
     // run until the restart.
     setup.write(&Settings {
@@ -306,15 +310,13 @@ async fn a_file_that_holds_only_with_settings_waiting_for_a_restart_is_refused()
 
 #[tokio::test]
 async fn a_configured_loop_may_not_take_the_name_of_a_loop_made_in_a_chat() {
-    let setup = Setup::new().await;
-    let llm = FakeLlm::start().await;
+    let (setup, llm, daemon) = started().await;
     llm.push(Script::ToolCall {
         name: "remind".into(),
         arguments: r#"{"name": "stretch", "when": "daily at 09:00", "message": "Stretch."}"#.into(),
     });
     llm.push(Script::Reply("I will remind you.".into()));
     let before = Settings::first(&llm);
-    let daemon = setup.start(&before).await;
     setup.write_as(OWNER, "remind me to stretch every morning").await;
     setup.telegram.wait_for_sent_to(OWNER, 1, WAIT).await;
     assert!(loops_listing(&setup.config()).await.contains("\"stretch\""));
