@@ -7,9 +7,10 @@
 //! `/pair CODE` in their chat, [`command`]) and the person is let in, as an
 //! approver too if asked. The people paired are kept in the store and
 //! handed to the access lists and the approvals' policy as one live
-//! [`Paired`] set (and the codes waiting are kept there too, so that a
-//! restart does not void one already sent), beside the configuration's lists, which stay as they are:
-//! what the configuration names cannot be revoked here. Every step is
+//! [`Paired`] set, beside the configuration's lists, which stay as they
+//! are: what the configuration names cannot be revoked here. The codes
+//! waiting are kept in the store too, so a restart voids none already sent;
+//! at most `pairing.max_waiting` wait at once. Every step is
 //! audited; codes are never logged, and an owner who names too many wrong
 //! codes in an hour has further codes refused unread.
 
