@@ -306,7 +306,7 @@ impl Schedules {
             .filter(|c| {
                 let held = held_by_a_chat(stored, &c.spec.name);
                 if held {
-                    tracing::error!(name = %c.spec.name, "a loop made in a chat has this configured loop's name; it runs on, and the configured one does not start");
+                    held_back(&c.spec.name);
                 }
                 !held
             })
@@ -484,6 +484,12 @@ fn held_by_a_chat(stored: &[Stored], name: &LoopName) -> bool {
     stored
         .iter()
         .any(|record| record.spec.name == *name && record.source != Source::Config)
+}
+
+/// Logs that the configured loop `name` does not start: a chat's loop
+/// has the name.
+fn held_back(name: &LoopName) {
+    tracing::error!(%name, "a loop made in a chat has this configured loop's name; it runs on, and the configured one does not start");
 }
 
 #[cfg(test)]

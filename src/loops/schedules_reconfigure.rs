@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{BookError, Resumed, Schedules, Source, held_by_a_chat};
+use super::{BookError, Resumed, Schedules, Source, held_back, held_by_a_chat};
 use crate::loops::configured::Configured;
 use crate::loops::registry::Registry;
 use crate::loops::spec::{LoopName, LoopSpec};
@@ -59,7 +59,7 @@ impl Schedules {
             .into_iter()
             .partition(|c| !held_by_a_chat(&stored, &c.spec.name));
         for entry in held.iter().filter(|c| !same.contains(c.spec.name.as_str())) {
-            tracing::error!(name = %entry.spec.name, "a loop made in a chat has this configured loop's name; it runs on, and the configured one does not start");
+            held_back(&entry.spec.name);
             done.taken.push(entry.spec.name.to_string());
         }
         let changed = configured

@@ -28,7 +28,7 @@ use tokio::sync::Mutex;
 use crate::access::Access;
 use crate::admin::Reload;
 use crate::approvals::Policy;
-use crate::config::{self, Config};
+use crate::config::{self, Config, LoopEntry};
 use crate::conversations::Conversations;
 use crate::gateways::GatewayComponent;
 use crate::llm::ToolSpec;
@@ -202,8 +202,7 @@ impl Reloader {
         };
         made.into_iter()
             .filter(|(name, _)| {
-                let entry = |config: &Config| config.loops.entries.iter().find(|e| e.name == name.as_str()).cloned();
-                entry(config).is_some_and(|new| entry(running).as_ref() != Some(&new))
+                loop_entry(config, name.as_str()).is_some_and(|new| loop_entry(running, name.as_str()) != Some(new))
             })
             .map(|(name, chat)| {
                 let chat = chat.map_or_else(|| "a chat".to_owned(), |chat| format!("the chat {chat}"));
@@ -242,12 +241,11 @@ impl Reloader {
         merged: &Config,
         configured: Vec<Configured>,
     ) -> (Option<String>, bool) {
-        let entry = |config: &Config, name: &str| config.loops.entries.iter().find(|e| e.name == name).cloned();
         let same: BTreeSet<String> = merged
             .loops
             .entries
             .iter()
-            .filter(|e| entry(running, &e.name).as_ref() == Some(*e))
+            .filter(|e| loop_entry(running, &e.name) == Some(*e))
             .map(|e| e.name.clone())
             .collect();
         match self.live.loops.reconfigure(configured, &same).await {
@@ -280,6 +278,11 @@ impl Reload for Reloader {
     async fn reload(&self) -> Reloaded {
         Reloader::reload(self).await
     }
+}
+
+/// `config`'s `[[loops.entries]]` entry called `name`.
+fn loop_entry<'a>(config: &'a Config, name: &str) -> Option<&'a LoopEntry> {
+    config.loops.entries.iter().find(|e| e.name == name)
 }
 
 /// What a reload builds before it swaps anything.
