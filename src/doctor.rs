@@ -49,6 +49,31 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
     checks
 }
 
+/// The checks that still mean something when the configuration file does
+/// not load and `config` holds only its data directory and socket: the
+/// socket (the running daemon, which read the file before), the store, and
+/// the models and tool servers as that daemon sees them. The gateways and
+/// models of a file that does not load are not guessed at.
+pub async fn run_salvaged(config: &Config) -> Vec<Check> {
+    let mut checks = Vec::new();
+    let mut daemon = None;
+    let socket = crate::gateways::components(config)
+        .into_iter()
+        .find(|component| component.id().as_str() == "socket");
+    if let Some(socket) = socket
+        && let Some(checked) = socket.check().await
+    {
+        checks.push(checked.check);
+        daemon = checked.daemon;
+    }
+    checks.push(store_check(config, daemon.as_ref()));
+    if let Some(status) = &daemon {
+        checks.extend(daemon_provider_checks(status));
+        checks.extend(daemon_mcp_checks(status));
+    }
+    checks
+}
+
 /// What to do about a tool server that is down.
 const MCP_FIX: &str = "check the server's command or url under [[mcp.servers]], and its log lines";
 

@@ -14,13 +14,23 @@ use crate::daemon::Daemon;
 use super::streamed::Streamed;
 use super::terminal;
 
-pub async fn run(config: Config, chat: Option<String>) -> ExitCode {
+/// `problems`: the configuration file did not load, and `config` holds only
+/// its data directory and socket — enough to talk to a running daemon, not
+/// to start one.
+pub async fn run(config: Config, problems: Option<crate::config::ConfigError>, chat: Option<String>) -> ExitCode {
     let chat = match super::client::chat_id(chat) {
         Ok(chat) => chat,
         Err(code) => return code,
     };
     let (mut client, daemon) = match Client::connect(config.socket_path(), chat.clone()).await {
         Ok(client) => (client, None),
+        Err(error @ ClientError::NotRunning { .. }) if problems.is_some() => {
+            eprintln!("passepartout: {error}, and none can start here: the configuration has problems");
+            if let Some(problems) = problems {
+                eprintln!("passepartout: {problems}");
+            }
+            return ExitCode::from(2);
+        }
         Err(ClientError::NotRunning { .. }) => {
             eprintln!("(no daemon running; starting one in this process)");
             let daemon = match Daemon::start(config.clone()).await {

@@ -37,6 +37,10 @@ pub struct Cli {
     /// if it exists, else built-in defaults).
     #[arg(long, global = true, value_name = "FILE", env = "PASSEPARTOUT_CONFIG")]
     pub config: Option<PathBuf>,
+    /// The running daemon's socket, for the client commands (default: the
+    /// one the configuration names, in its data directory).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -60,13 +64,15 @@ pub enum Command {
         /// Conversation name (default: one per user).
         #[arg(long)]
         chat: Option<String>,
-        /// Give up waiting for the reply after this many seconds.
-        #[arg(long, default_value_t = 330)]
-        timeout_s: u64,
+        /// Give up after this many seconds, whatever the reply waits for (an
+        /// approval too); without it, wait 330 s for the reply and, while it
+        /// waits for an approval, as long as the approval stays open.
+        #[arg(long, value_name = "SECONDS")]
+        timeout_s: Option<u64>,
         /// Print the reply as it is written.
         #[arg(long)]
         stream: bool,
-        /// The message.
+        /// The message; `-` reads it from standard input.
         #[arg(required = true, num_args = 1..)]
         text: Vec<String>,
     },
@@ -216,6 +222,32 @@ pub fn load_config(explicit: Option<&Path>) -> Result<Config, ExitCode> {
     })
 }
 
+/// The configuration a client command talks to the daemon with. A file
+/// that does not load does not stop it — the daemon may well run on with
+/// what it read before — so its data directory and socket are salvaged
+/// (said once on stderr) and the problems handed back for the commands that
+/// need more than the socket. `--socket` names the socket over either.
+fn client_config(explicit: Option<&Path>, socket: Option<&Path>) -> (Config, Option<config::ConfigError>) {
+    let file = config_file(explicit);
+    let (mut config, problems) = match load_checking_names(file.as_deref(), "passepartout") {
+        Ok(config) => (config, None),
+        Err(error) => {
+            let shown = file
+                .as_ref()
+                .map_or_else(|| "the configuration".to_owned(), |p| p.display().to_string());
+            eprintln!(
+                "passepartout: warning: {shown} has problems (`passepartout check-config` names them); \
+                 using only its data directory and socket"
+            );
+            (config::salvage(file.as_deref(), None), Some(error))
+        }
+    };
+    if let Some(socket) = socket {
+        config.socket.path = Some(socket.to_path_buf());
+    }
+    (config, problems)
+}
+
 /// Loads and validates the configuration from `file`, with the tool and
 /// argument names its gates give checked against the tools `run` registers
 /// (the daemon checks them again at start, with any extensions); warnings
@@ -285,7 +317,12 @@ pub async fn execute(cli: Cli) -> ExitCode {
         Command::Reload => {
             logging::init("warn", config::LogFormat::Text);
             match load_config(cli.config.as_deref()) {
-                Ok(config) => reload::run(&config).await,
+                Ok(mut config) => {
+                    if let Some(socket) = cli.socket {
+                        config.socket.path = Some(socket);
+                    }
+                    reload::run(&config).await
+                }
                 Err(code) => {
                     eprintln!("passepartout: not reloaded; the running daemon keeps its configuration");
                     code
@@ -294,18 +331,15 @@ pub async fn execute(cli: Cli) -> ExitCode {
         }
         command => {
             logging::init("warn", config::LogFormat::Text);
-            let config = match load_config(cli.config.as_deref()) {
-                Ok(config) => config,
-                Err(code) => return code,
-            };
+            let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
             match command {
-                Command::Chat { chat } => chat::run(config, chat).await,
+                Command::Chat { chat } => chat::run(config, problems, chat).await,
                 Command::Send {
                     chat,
                     timeout_s,
                     stream,
                     text,
-                } => client::send(&config, chat, timeout_s, stream, text.join(" ")).await,
+                } => client::send(&config, chat, timeout_s, stream, &text).await,
                 Command::Status { json } => client::status(&config, json).await,
                 Command::Approvals { all, json, command } => match command {
                     None => approvals::list(&config, all, json).await,
@@ -340,7 +374,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Signal { command } => {
                     signal::run(&config, config_file(cli.config.as_deref()).as_deref(), command).await
                 }
-                Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
+                Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref()), problems).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run
                 | Command::Setup(_)
