@@ -25,6 +25,8 @@ pub struct Socket {
     path: PathBuf,
     /// How long `doctor` waits for the daemon to probe every provider.
     recheck_limit: Duration,
+    /// The longest message the intake takes.
+    max_message_bytes: usize,
 }
 
 impl Socket {
@@ -33,6 +35,7 @@ impl Socket {
             section: config.socket.clone(),
             path: config.socket_path(),
             recheck_limit: recheck_limit(config),
+            max_message_bytes: config.pipeline.max_message_bytes,
         }
     }
 }
@@ -60,6 +63,7 @@ impl GatewayComponent for Socket {
             path: self.path.clone(),
             max_line_bytes: self.section.max_line_bytes,
             max_clients: self.section.max_clients,
+            max_message_bytes: Some(self.max_message_bytes),
         };
         let socket = SocketGateway::bind(config, with.admin.clone())
             .await

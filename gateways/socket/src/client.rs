@@ -47,6 +47,23 @@ pub enum ClientError {
     /// An id given to the client is not a valid id.
     #[error(transparent)]
     InvalidId(#[from] InvalidId),
+    /// The message is larger than the daemon said it accepts; it was not sent.
+    #[error("{}", crate::size::too_large(*limit, *size, false))]
+    TooLarge { limit: u64, size: u64 },
+}
+
+impl ClientError {
+    /// Whether the message was refused for its size, here or by the daemon.
+    pub fn is_too_large(&self) -> bool {
+        matches!(
+            self,
+            Self::TooLarge { .. }
+                | Self::Refused {
+                    code: ErrorCode::TooLarge | ErrorCode::LineTooLong,
+                    ..
+                }
+        )
+    }
 }
 
 /// What the daemon did with a sent message.
@@ -65,6 +82,8 @@ pub struct Client {
     writer: OwnedWriteHalf,
     chat: ChatId,
     user: UserId,
+    /// The longest message the daemon accepts, when it said.
+    max_message_bytes: Option<u64>,
     /// Frames that arrived while waiting for an answer.
     pending: VecDeque<ServerFrame>,
 }
@@ -95,7 +114,12 @@ impl Client {
         let mut pending = VecDeque::new();
         let answer = loop {
             match read_frame(&mut reader).await {
-                Ok(ServerFrame::Welcome { chat, user, .. }) => break Ok((chat, user)),
+                Ok(ServerFrame::Welcome {
+                    chat,
+                    user,
+                    max_message_bytes,
+                    ..
+                }) => break Ok((chat, user, max_message_bytes)),
                 Ok(ServerFrame::Error { code, message, .. }) => {
                     break Err(ClientError::Refused { code, message });
                 }
@@ -103,12 +127,13 @@ impl Client {
                 Err(error) => break Err(sent.err().unwrap_or(error)),
             }
         };
-        let (chat, user) = answer?;
+        let (chat, user, max_message_bytes) = answer?;
         Ok(Client {
             reader,
             writer,
             chat,
             user,
+            max_message_bytes,
             pending,
         })
     }
@@ -132,14 +157,20 @@ impl Client {
         text: impl Into<String>,
         reply_to: Option<String>,
     ) -> Result<(String, SendOutcome), ClientError> {
+        let text = text.into();
+        // Refused here rather than after megabytes went over the socket.
+        if let Some(limit) = self.max_message_bytes
+            && text.len() as u64 > limit
+        {
+            return Err(ClientError::TooLarge {
+                limit,
+                size: text.len() as u64,
+            });
+        }
         let sent = id.clone();
         let id = id.map(MessageId::new).transpose()?;
         let reply_to = reply_to.map(MessageId::new).transpose()?;
-        let frame = ClientFrame::Message {
-            id,
-            text: text.into(),
-            reply_to,
-        };
+        let frame = ClientFrame::Message { id, text, reply_to };
         write_frame(&mut self.writer, &frame).await?;
         // One request at a time, so the first answer is ours. Comparing ids
         // keeps a late answer to an earlier request (whose caller stopped

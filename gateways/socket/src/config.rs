@@ -22,6 +22,9 @@ pub struct SocketConfig {
     pub max_line_bytes: usize,
     /// How many clients may be connected at once; one more is refused with `busy`.
     pub max_clients: usize,
+    /// The longest message the core accepts, in bytes, when it has a limit:
+    /// told to clients in `welcome`, and named when a message is refused.
+    pub max_message_bytes: Option<usize>,
 }
 
 impl SocketConfig {
@@ -31,6 +34,7 @@ impl SocketConfig {
             path: path.into(),
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             max_clients: DEFAULT_MAX_CLIENTS,
+            max_message_bytes: None,
         }
     }
 }

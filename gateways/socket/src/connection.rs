@@ -136,11 +136,9 @@ impl Connection {
                         handled = self.handle_line(&line) => handled,
                     }
                 }
-                Ok(ReadLine::TooLong { .. }) => {
-                    let message = format!(
-                        "lines are limited to {} bytes; this one was skipped",
-                        self.shared.max_line_bytes
-                    );
+                Ok(ReadLine::TooLong { len }) => {
+                    let limit = self.shared.max_message_bytes.unwrap_or(self.shared.max_line_bytes);
+                    let message = crate::size::too_large(limit as u64, len as u64, len > self.shared.max_line_bytes);
                     self.send(error_frame(ErrorCode::LineTooLong, &message, None)).await
                 }
                 Ok(ReadLine::Eof) => return,
@@ -236,6 +234,7 @@ impl Connection {
             version: PROTOCOL_VERSION,
             chat: chat.clone(),
             user: self.shared.user.clone(),
+            max_message_bytes: self.shared.max_message_bytes.map(|limit| limit as u64),
         };
         self.send(welcome).await?;
         self.announce(chat).await;
@@ -272,6 +271,7 @@ impl Connection {
             return self.send(frame).await;
         }
         let chat = self.chat().await;
+        let size = text.len();
         let inbound = Inbound {
             conversation: ConversationKey::new(self.shared.gateway.clone(), chat),
             sender: Sender::new(self.shared.user.clone()),
@@ -282,7 +282,15 @@ impl Connection {
         };
         let ack = self.intake.submit(inbound).await;
         tracing::debug!(conn = ?self.id, message_id = %id, ack = ?ack, "socket message submitted");
-        self.send(ack_frame(ack, id)).await
+        let limit = self.shared.max_message_bytes;
+        let too_large = || match limit {
+            Some(limit) => crate::size::too_large(limit as u64, size as u64, false),
+            None => format!(
+                "the message ({}) is larger than the daemon accepts",
+                crate::size::in_words(size as u64)
+            ),
+        };
+        self.send(ack_frame(ack, id, too_large)).await
     }
 
     /// Asks the core an admin question and sends its answer.
@@ -296,8 +304,10 @@ impl Connection {
 }
 
 /// The frame that tells the client what the core decided about message `id`.
-fn ack_frame(ack: Result<Ack, IntakeClosed>, id: MessageId) -> ServerFrame {
-    let refused = |code, message| error_frame(code, message, Some(id.clone()));
+/// `too_large` words the refusal of an oversized message, given the limit
+/// the gateway knows of.
+fn ack_frame(ack: Result<Ack, IntakeClosed>, id: MessageId, too_large: impl FnOnce() -> String) -> ServerFrame {
+    let refused = |code, message: &str| error_frame(code, message, Some(id.clone()));
     match ack {
         Ok(Ack::Accepted) => ServerFrame::Accepted { id: id.into() },
         Ok(Ack::Duplicate) => ServerFrame::Duplicate { id: id.into() },
@@ -310,7 +320,7 @@ fn ack_frame(ack: Result<Ack, IntakeClosed>, id: MessageId) -> ServerFrame {
         }) => refused(ErrorCode::NotAllowed, "you may not decide this approval"),
         Ok(Ack::Refused {
             reason: Refusal::TooLarge,
-        }) => refused(ErrorCode::TooLarge, "the message is larger than the daemon accepts"),
+        }) => refused(ErrorCode::TooLarge, &too_large()),
         Err(IntakeClosed) => refused(ErrorCode::ShuttingDown, "the daemon is shutting down"),
     }
 }
@@ -330,11 +340,11 @@ mod tests {
     fn acks_map_to_frames_that_name_the_message() {
         let id = MessageId::new("m1").unwrap();
         assert_eq!(
-            ack_frame(Ok(Ack::Accepted), id.clone()),
+            ack_frame(Ok(Ack::Accepted), id.clone(), String::new),
             ServerFrame::Accepted { id: "m1".into() }
         );
         assert_eq!(
-            ack_frame(Ok(Ack::Duplicate), id.clone()),
+            ack_frame(Ok(Ack::Duplicate), id.clone(), String::new),
             ServerFrame::Duplicate { id: "m1".into() }
         );
         let cases = [
@@ -354,7 +364,7 @@ mod tests {
             (Err(IntakeClosed), ErrorCode::ShuttingDown),
         ];
         for (ack, expected) in cases {
-            let frame = ack_frame(ack, id.clone());
+            let frame = ack_frame(ack, id.clone(), String::new);
             assert_eq!(code(&frame), Some(expected));
             assert!(matches!(frame, ServerFrame::Error { id: Some(ref named), .. } if named == "m1"));
         }

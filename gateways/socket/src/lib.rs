@@ -33,6 +33,7 @@ mod message_ids;
 pub mod protocol;
 mod registry;
 mod server;
+pub mod size;
 mod socket_file;
 mod writer;
 

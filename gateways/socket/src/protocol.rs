@@ -120,7 +120,15 @@ const CLIENT_FRAME_TYPES: [&str; 16] = [
 pub enum ServerFrame {
     /// The answer to `hello`: the chat this connection now speaks in, and who
     /// the daemon takes the client to be (its uid).
-    Welcome { version: u32, chat: ChatId, user: UserId },
+    Welcome {
+        version: u32,
+        chat: ChatId,
+        user: UserId,
+        /// The longest message the daemon accepts, in bytes, so that a client
+        /// can refuse a larger one before sending it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_message_bytes: Option<u64>,
+    },
     /// The message with this id is in the daemon's journal and will be answered.
     Accepted { id: String },
     /// The message with this id was accepted before; it is not processed again.

@@ -59,6 +59,8 @@ pub(crate) struct Shared {
     pub default_chat: ChatId,
     pub max_line_bytes: usize,
     pub max_clients: usize,
+    /// The core's message limit, when it has one (see [`SocketConfig`]).
+    pub max_message_bytes: Option<usize>,
     pub registry: Registry,
     pub message_ids: MessageIds,
     /// Where the clients' admin questions (status, approvals, loops) go.
@@ -84,6 +86,7 @@ impl SocketGateway {
             default_chat: ChatId::new(format!("uid-{uid}")).expect("uid-<number> is a valid chat id"),
             max_line_bytes: config.max_line_bytes,
             max_clients: config.max_clients,
+            max_message_bytes: config.max_message_bytes,
             registry: Registry::default(),
             message_ids: MessageIds::new(),
             admin,

@@ -21,6 +21,44 @@ async fn a_line_over_the_limit_is_refused_and_the_next_line_works() {
 }
 
 #[tokio::test]
+async fn an_over_long_line_is_refused_naming_the_message_limit_in_words() {
+    let (daemon, _core) = Daemon::start_tweaked(|config| {
+        config.max_line_bytes = 64 * 1024;
+        config.max_message_bytes = Some(16 * 1024);
+    })
+    .await;
+    let mut raw = Raw::connect(&daemon.path).await;
+    raw.send_json(json!({"type": "message", "id": "big", "text": "x".repeat(5 * 1024 * 1024)}))
+        .await;
+    let ServerFrame::Error { message, .. } = raw.expect_error(ErrorCode::LineTooLong).await else {
+        unreachable!("expect_error returns an error frame")
+    };
+    // Only a lower bound is known: the rest of the line was skipped unread.
+    assert!(
+        message.starts_with("messages are limited to 16 KB; this one is over ") && message.ends_with(" KB"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn welcome_tells_the_client_the_message_limit_and_the_client_keeps_to_it() {
+    let (daemon, _core) = Daemon::start_tweaked(|config| config.max_message_bytes = Some(2048)).await;
+    let mut raw = Raw::connect(&daemon.path).await;
+    raw.send_json(json!({"type": "hello", "version": 1})).await;
+    assert!(matches!(
+        raw.frame().await,
+        ServerFrame::Welcome {
+            max_message_bytes: Some(2048),
+            ..
+        }
+    ));
+    let mut client = passepartout_socket::Client::connect(&daemon.path, None).await.unwrap();
+    let refused = client.send(None, "z".repeat(3000), None).await.unwrap_err();
+    assert!(refused.is_too_large(), "{refused:?}");
+    assert_eq!(refused.to_string(), "messages are limited to 2 KB; this one is 3 KB");
+}
+
+#[tokio::test]
 async fn a_line_of_exactly_the_limit_is_read() {
     let (daemon, _core) = Daemon::start_tweaked(|config| config.max_line_bytes = 256).await;
     let mut raw = Raw::connect(&daemon.path).await;
