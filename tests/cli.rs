@@ -442,11 +442,11 @@ async fn send_waits_for_an_approval_as_long_as_it_stays_open() {
     std::fs::write(&config, text).unwrap();
     let daemon = Running::start(&config).await;
 
-    // A one-second timeout: without waiting for the approval, send gives up.
+    // Without --timeout-s, send waits for the approval as long as it stays open.
     let mut send = tokio::process::Command::new(support::process::binary())
         .arg("--config")
         .arg(&config)
-        .args(["send", "--timeout-s", "1", "please run it"])
+        .args(["send", "please run it"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -35,12 +35,45 @@ pub(super) async fn connect(config: &Config, chat: Option<ChatId>) -> Result<Cli
     })
 }
 
-/// `passepartout send`: sends `text`, prints the reply (as it is written,
-/// with `stream`; and, on stderr, any approval prompt it waits for
-/// meanwhile). Exit 0 on an answer,
-/// 1 when the turn failed (e.g. no model answered), 2 when the message is
-/// empty, 3 when the daemon is unreachable.
-pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream: bool, text: String) -> ExitCode {
+/// How long `send` waits for a reply when not told: the turn's own bound
+/// (`pipeline.turn_timeout_s`, 300 s by default) and some.
+const DEFAULT_WAIT_S: u64 = 330;
+
+/// Exit code when `--timeout-s` ran out first: the reply (or the decision
+/// an approval waits for) is still to come.
+pub(super) const EXIT_TIMED_OUT: u8 = 4;
+
+/// Exit code when the message is larger than the daemon accepts.
+pub(super) const EXIT_TOO_LARGE: u8 = 5;
+
+/// What ended the wait for a reply.
+enum Waited {
+    /// The reply, its kind, and whether it was printed as it was written.
+    Answered(ReplyKind, String, bool),
+    /// The daemon had this message already.
+    Duplicate,
+    /// The time ran out; the approval named was still open.
+    TimedOut { open: Option<String> },
+}
+
+/// `passepartout send`: sends the message (`-`: standard input), prints the
+/// reply (as it is written, with `stream`; and, on stderr, any approval
+/// prompt it waits for meanwhile). With `timeout_s`, no wait is longer;
+/// without it, a reply gets 330 s, and an approval as long as it stays open.
+/// Exit 0 on an answer, 1 when the turn failed (e.g. no model answered), 2
+/// when the message is empty, 3 when the daemon is unreachable, 4 when the
+/// time ran out, 5 when the message is too large.
+pub async fn send(
+    config: &Config,
+    chat: Option<String>,
+    timeout_s: Option<u64>,
+    stream: bool,
+    words: &[String],
+) -> ExitCode {
+    let text = match message_text(words).await {
+        Ok(text) => text,
+        Err(code) => return code,
+    };
     // An empty message gets no reply: refuse it rather than wait for one.
     if text.trim().is_empty() {
         eprintln!("passepartout: nothing to send: the message is empty");
@@ -54,18 +87,20 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream:
         Ok(client) => client,
         Err(code) => return code,
     };
-    let mut waited_s = timeout_s;
-    let mut deadline = Instant::now() + Duration::from_secs(timeout_s);
+    let bounded = timeout_s.is_some();
+    let mut waited_s = timeout_s.unwrap_or(DEFAULT_WAIT_S);
+    let mut deadline = Instant::now() + Duration::from_secs(waited_s);
     let mut streamed = Streamed::default();
     let mut out = std::io::stdout();
+    let mut open = None;
     let wait = async {
         let (id, outcome) = client.send(None, &text, None).await?;
         if outcome == SendOutcome::Duplicate {
-            return Ok::<_, ClientError>(Some(None));
+            return Ok::<_, ClientError>(Waited::Duplicate);
         }
         loop {
             let Ok(event) = tokio::time::timeout_at(deadline, client.next_event()).await else {
-                return Ok(None);
+                return Ok(Waited::TimedOut { open: open.take() });
             };
             match event? {
                 ServerFrame::Draft {
@@ -82,7 +117,7 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream:
                     ..
                 } if answered == id => {
                     let shown = !streamed.finish(&mut out, Some((&text, drafted)));
-                    return Ok(Some(Some((kind, text, shown))));
+                    return Ok(Waited::Answered(kind, text, shown));
                 }
                 // A file the answer sends comes before the answer's text.
                 ServerFrame::File {
@@ -91,24 +126,26 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream:
                     caption,
                     ..
                 } if answered == id => println!("{}", file_line(&path, caption.as_deref())),
-                // The answer waits for a person: say how to give it, and keep
-                // waiting as long as the approval can, then for the turn.
+                // The answer waits for a person: say how to give it and, unless
+                // told how long to wait, keep waiting as long as the approval
+                // can, then for the turn.
                 ServerFrame::Approval {
                     in_reply_to: Some(answered),
                     token,
                     text,
                     ..
                 } if answered == id => {
-                    eprintln!("{text}");
+                    eprintln!("{}", terminal::show(&text, ReplyKind::Notice, false));
                     eprintln!(
                         "(from another terminal: passepartout approvals approve {} — or deny)",
                         token.as_str()
                     );
+                    open = Some(token.as_str().to_owned());
                     let approval_s = config.approvals.expire_after_s;
-                    let until = Instant::now() + Duration::from_secs(approval_s.saturating_add(timeout_s));
-                    if until > deadline {
+                    let until = Instant::now() + Duration::from_secs(approval_s.saturating_add(DEFAULT_WAIT_S));
+                    if !bounded && until > deadline {
                         deadline = until;
-                        waited_s = approval_s.saturating_add(timeout_s);
+                        waited_s = approval_s.saturating_add(DEFAULT_WAIT_S);
                         eprintln!(
                             "(waiting up to {approval_s} s for the decision, as long as the approval stays open)"
                         );
@@ -118,33 +155,76 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream:
             }
         }
     };
-    let outcome = wait.await;
-    match outcome {
-        Ok(Some(Some((ReplyKind::Failure, text, _)))) => {
+    match wait.await {
+        Ok(Waited::Answered(ReplyKind::Failure, text, _)) => {
             eprintln!("{text}");
             ExitCode::FAILURE
         }
         // Printed as it was written.
-        Ok(Some(Some((_, _, true)))) => ExitCode::SUCCESS,
-        Ok(Some(Some((kind, text, false)))) => {
+        Ok(Waited::Answered(_, _, true)) => ExitCode::SUCCESS,
+        Ok(Waited::Answered(kind, text, false)) => {
             println!("{}", terminal::show(&text, kind, std::io::stdout().is_terminal()));
             ExitCode::SUCCESS
         }
-        Ok(Some(None)) => {
+        Ok(Waited::Duplicate) => {
             eprintln!("passepartout: the daemon had this message already");
             ExitCode::FAILURE
+        }
+        Ok(Waited::TimedOut { open: Some(token) }) => {
+            eprintln!(
+                "passepartout: no decision within {waited_s} s; approval {token} is still open \
+                 (passepartout approvals approve {token}, or deny), and the reply comes once it is decided"
+            );
+            ExitCode::from(EXIT_TIMED_OUT)
+        }
+        Ok(Waited::TimedOut { open: None }) => {
+            eprintln!(
+                "passepartout: no reply within {waited_s} s; it will still be answered (see `passepartout chat`)"
+            );
+            ExitCode::from(EXIT_TIMED_OUT)
+        }
+        Err(error) if error.is_too_large() => {
+            eprintln!("passepartout: {}", too_large_words(&error));
+            ExitCode::from(EXIT_TOO_LARGE)
         }
         Err(error) => {
             eprintln!("passepartout: {error}");
             ExitCode::from(EXIT_UNREACHABLE)
         }
-        Ok(None) => {
-            eprintln!(
-                "passepartout: no reply within {waited_s} s; it will still be answered (see `passepartout chat`)"
-            );
-            ExitCode::FAILURE
+    }
+}
+
+/// The refusal of an oversized message as the daemon or the client worded
+/// it (without the "the daemon refused" frame around it).
+fn too_large_words(error: &ClientError) -> String {
+    match error {
+        ClientError::Refused { message, .. } => message.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The message `send` was given: its words joined, or, for `-` alone,
+/// standard input (one final newline dropped).
+async fn message_text(words: &[String]) -> Result<String, ExitCode> {
+    if words != ["-"] {
+        return Ok(words.join(" "));
+    }
+    let mut bytes = Vec::new();
+    if let Err(error) = tokio::io::AsyncReadExt::read_to_end(&mut tokio::io::stdin(), &mut bytes).await {
+        eprintln!("passepartout: reading the message from standard input: {error}");
+        return Err(ExitCode::from(2));
+    }
+    let mut text = String::from_utf8(bytes).map_err(|_| {
+        eprintln!("passepartout: the message on standard input is not UTF-8 text");
+        ExitCode::from(2)
+    })?;
+    if text.ends_with('\n') {
+        text.pop();
+        if text.ends_with('\r') {
+            text.pop();
         }
     }
+    Ok(text)
 }
 
 /// How `chat` and `send` show a file the assistant sent: where it is, and
@@ -191,11 +271,28 @@ pub async fn status(config: &Config, json: bool) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `passepartout doctor`: exit 1 when any check failed.
-pub async fn doctor(config: &Config, file: Option<std::path::PathBuf>) -> ExitCode {
+/// `passepartout doctor`: exit 1 when any check failed. With `problems`,
+/// the file did not load: that is the config's line, and only what can be
+/// checked without it follows (the running daemon, the store).
+pub async fn doctor(
+    config: &Config,
+    file: Option<std::path::PathBuf>,
+    problems: Option<crate::config::ConfigError>,
+) -> ExitCode {
     let shown = file
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "built-in defaults".into());
+    if let Some(problems) = problems {
+        let fix = format!("passepartout check-config {shown}");
+        println!(
+            "{}",
+            doctor::Check::new("config", Level::Failed, format!("{shown}: {problems}"), Some(fix))
+        );
+        for check in doctor::run_salvaged(config).await {
+            println!("{check}");
+        }
+        return ExitCode::FAILURE;
+    }
     println!(
         "{}",
         doctor::Check {
