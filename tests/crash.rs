@@ -3,6 +3,8 @@
 //! answered exactly once — one reply id per message; a reply whose delivery
 //! was cut short may arrive again with the same id (at-least-once delivery,
 //! deduplicated by the client) — and the store must open every time.
+//! The moments come from a seed, printed (and so shown when the test fails);
+//! `CRASH_SEED=N` repeats a run.
 
 mod support;
 
@@ -18,8 +20,11 @@ const KILLS: usize = 6;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_under_load_loses_nothing_and_answers_once() {
-    let seed: u64 = rand::random();
-    eprintln!("crash test seed {seed}");
+    let seed: u64 = std::env::var("CRASH_SEED")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(rand::random);
+    eprintln!("crash test seed {seed} (CRASH_SEED={seed} repeats this run)");
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let llm = FakeLlm::start().await;
     let dir = tempfile::tempdir().unwrap();

@@ -17,16 +17,32 @@ use serde_json::Value;
 /// branches, few enough to keep the test suite's time bounded.
 pub const CASES: u32 = 256;
 
-/// The seed every run starts from, so that a run is repeatable: CI sees the
-/// same cases every time, and a failure found once is found again.
-pub const SEED: u64 = 0x7061_7373_6570_6172;
+/// The variable that repeats a run: the seed a failing run printed.
+pub const SEED_VAR: &str = "PROPTEST_RNG_SEED";
 
-/// The property test configuration every gateway's tests use.
+/// The property test configuration every gateway's tests use. Each run
+/// draws a fresh seed, so that runs together cover more than one set of
+/// cases; the seed is printed, which the test harness shows when the test
+/// fails, and `PROPTEST_RNG_SEED=N` repeats that run. A failing case is also
+/// kept in the crate's `proptest-regressions/` folder (committed), so it
+/// runs first in every later run.
 pub fn config() -> ProptestConfig {
+    let seed = std::env::var(SEED_VAR)
+        .ok()
+        .and_then(|seed| seed.trim().parse().ok())
+        .unwrap_or_else(fresh_seed);
+    eprintln!("property test seed {seed} (repeat the run with {SEED_VAR}={seed})");
     ProptestConfig {
-        rng_seed: proptest::test_runner::RngSeed::Fixed(SEED),
+        rng_seed: proptest::test_runner::RngSeed::Fixed(seed),
         ..ProptestConfig::with_cases(CASES)
     }
+}
+
+/// A seed no earlier run is likely to have drawn: the standard library's
+/// randomly keyed hasher, which needs no random-number crate.
+fn fresh_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new().build_hasher().finish()
 }
 
 /// A JSON leaf: null, a boolean, a number of any size or sign, a string
