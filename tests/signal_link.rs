@@ -215,8 +215,7 @@ async fn the_command_shows_a_qr_code_and_writes_a_configuration_that_loads() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains(LINK_URI), "the URI as text: {stdout}");
-    let qr_lines = stdout.lines().filter(|line| line.starts_with("████")).count();
-    assert!(qr_lines > 10, "a QR code of half blocks: {stdout}");
+    assert_eq!(decode_qr(&stdout), LINK_URI, "the QR code a phone scans is the link");
     assert!(
         stdout.contains("Settings → Linked devices → Link new device"),
         "{stdout}"
@@ -270,4 +269,38 @@ async fn the_command_fails_clearly_when_nothing_links() {
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("no signal-cli daemon at"), "{stderr}");
+}
+
+/// The QR code in a command's output, drawn in half blocks with the light
+/// modules as blocks, decoded as a phone's camera would: each character two
+/// modules tall, scaled up to pixels, read by a QR decoder.
+fn decode_qr(output: &str) -> String {
+    const SCALE: usize = 4;
+    let rows: Vec<Vec<char>> = output
+        .lines()
+        .filter(|line| !line.is_empty() && line.chars().all(|c| matches!(c, '█' | '▀' | '▄' | ' ')))
+        .filter(|line| line.contains('█'))
+        .map(|line| line.chars().collect())
+        .collect();
+    assert!(rows.len() > 10, "a QR code of half blocks: {output}");
+    let width = rows.iter().map(Vec::len).max().unwrap();
+    // (upper, lower) light for each glyph.
+    let light = |c: char| match c {
+        '█' => (true, true),
+        '▀' => (true, false),
+        '▄' => (false, true),
+        _ => (false, false),
+    };
+    let (w, h) = (width * SCALE, rows.len() * 2 * SCALE);
+    let mut image = rqrr::PreparedImage::prepare_from_greyscale(w, h, |x, y| {
+        let (column, module_row) = (x / SCALE, y / SCALE);
+        let glyph = rows[module_row / 2].get(column).copied().unwrap_or(' ');
+        let (upper, lower) = light(glyph);
+        let lit = if module_row % 2 == 0 { upper } else { lower };
+        if lit { 255 } else { 0 }
+    });
+    let grids = image.detect_grids();
+    assert_eq!(grids.len(), 1, "one QR code found");
+    let (_, content) = grids[0].decode().expect("the QR code decodes");
+    content
 }
