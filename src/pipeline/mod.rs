@@ -279,7 +279,7 @@ impl Pipeline {
             }
             SignalBody::Unreadable(unreadable) => {
                 return TurnOutput::notice(format!(
-                    "I can only read text for now, so I can't read this {}.",
+                    "I can't read this {}: I read text, voice notes, photos and files.",
                     unreadable.what
                 ));
             }
