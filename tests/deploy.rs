@@ -10,6 +10,9 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+#[path = "support/skip.rs"]
+mod skip;
+
 const UNIT: &str = include_str!("../deploy/passepartout.service");
 const GUIDE: &str = include_str!("../deploy/README.md");
 const SIGNAL_UNIT: &str = include_str!("../deploy/signal-cli.service");
@@ -162,16 +165,18 @@ fn the_config_is_owned_by_root_and_readable_by_the_unit_group() {
     }
 }
 
-/// Whether this process may run children as another user; says why not.
-fn can_switch_users() -> bool {
+/// Whether this process may run children as another user; says why not,
+/// as `test` skipping.
+fn can_switch_users(test: &str) -> bool {
     if !rustix::process::geteuid().is_root() {
-        println!("skipped: running a child as another user needs root, and this test runs as a user");
+        skip::skipped(test, "running a child as another user needs root, and this test runs as a user");
         return false;
     }
     match Command::new("/bin/true").uid(SERVICE_ID).gid(SERVICE_ID).status() {
         Ok(status) if status.success() => true,
         outcome => {
-            println!("skipped: this machine cannot run a child as uid {SERVICE_ID}: {outcome:?}");
+            let why = format!("this machine cannot run a child as uid {SERVICE_ID}: {outcome:?}");
+            skip::skipped(test, &why);
             false
         }
     }
@@ -240,7 +245,7 @@ fn lay_out(path: &Path, folder: bool, mode: u32, owner: u32, group: u32) {
 
 #[test]
 fn the_config_laid_out_as_documented_loads_as_the_service_user() {
-    if !can_switch_users() {
+    if !can_switch_users("the_config_laid_out_as_documented_loads_as_the_service_user") {
         return;
     }
     let (folder, file) = unit_config();
@@ -284,7 +289,7 @@ fn a_folder_the_user_may_not_enter_is_permission_denied_not_missing() {
     let folder = root.path().join("passepartout");
     let file = folder.join("config.toml");
     let output = if rustix::process::geteuid().is_root() {
-        if !can_switch_users() {
+        if !can_switch_users("a_folder_the_user_may_not_enter_is_permission_denied_not_missing") {
             return;
         }
         // What the README used to prescribe: root's, 0750, with a
@@ -328,7 +333,7 @@ fn a_folder_the_user_may_not_enter_is_permission_denied_not_missing() {
 #[test]
 fn the_units_verify_with_systemd_analyze() {
     let Ok(version) = Command::new("systemd-analyze").arg("--version").output() else {
-        eprintln!("skipped: systemd-analyze is not installed here");
+        skip::skipped("the_units_verify_with_systemd_analyze", "systemd-analyze is not installed here");
         return;
     };
     assert!(version.status.success());

@@ -122,7 +122,7 @@ async fn a_full_disk_loses_nothing_and_answers_once() {
     let _mount = match Tmpfs::mount(&data, "4m") {
         Ok(mount) => mount,
         Err(why) => {
-            eprintln!("SKIPPED a_full_disk_loses_nothing_and_answers_once: {why}");
+            support::skip::skipped("a_full_disk_loses_nothing_and_answers_once", &why.to_string());
             return;
         }
     };
