@@ -172,7 +172,9 @@ async fn sigkill_with_every_gateway_under_load_loses_nothing_accepted_and_answer
         .and_then(|n| n.parse().ok())
         .unwrap_or_else(rand::random);
     let per_chat = (kills * PER_CHAT_PER_KILL).max(MIN_PER_CHAT);
-    eprintln!("chaos test: {kills} kills, {per_chat} messages per chat, seed {seed} (CHAOS_SEED={seed} repeats this run)");
+    eprintln!(
+        "chaos test: {kills} kills, {per_chat} messages per chat, seed {seed} (CHAOS_SEED={seed} repeats this run)"
+    );
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let started = Instant::now();
 

@@ -77,3 +77,26 @@ fn every_command_the_readme_lists_is_one_the_binary_knows() {
         assert!(!output.stdout.is_empty(), "{args:?} printed its help");
     }
 }
+
+/// The gateway component ARCHITECTURE.md shows is the one the compiled
+/// example holds between its anchors, so the page cannot drift from code.
+#[test]
+fn the_architecture_gateway_example_is_the_compiled_one() {
+    const ARCHITECTURE: &str = include_str!("../ARCHITECTURE.md");
+    const EXAMPLE: &str = include_str!("../examples/gateway_component.rs");
+    let compiled = EXAMPLE
+        .split("// ANCHOR: component\n")
+        .nth(1)
+        .and_then(|rest| rest.split("// ANCHOR_END: component").next())
+        .expect("the example marks the component");
+    let shown = ARCHITECTURE
+        .split("## A gateway component, in short")
+        .nth(1)
+        .and_then(|rest| rest.split("```rust\n").nth(1))
+        .and_then(|rest| rest.split("```").next())
+        .expect("ARCHITECTURE.md shows a component");
+    assert_eq!(
+        shown, compiled,
+        "ARCHITECTURE.md's example differs from examples/gateway_component.rs"
+    );
+}

@@ -169,7 +169,10 @@ fn the_config_is_owned_by_root_and_readable_by_the_unit_group() {
 /// as `test` skipping.
 fn can_switch_users(test: &str) -> bool {
     if !rustix::process::geteuid().is_root() {
-        skip::skipped(test, "running a child as another user needs root, and this test runs as a user");
+        skip::skipped(
+            test,
+            "running a child as another user needs root, and this test runs as a user",
+        );
         return false;
     }
     match Command::new("/bin/true").uid(SERVICE_ID).gid(SERVICE_ID).status() {
@@ -333,7 +336,10 @@ fn a_folder_the_user_may_not_enter_is_permission_denied_not_missing() {
 #[test]
 fn the_units_verify_with_systemd_analyze() {
     let Ok(version) = Command::new("systemd-analyze").arg("--version").output() else {
-        skip::skipped("the_units_verify_with_systemd_analyze", "systemd-analyze is not installed here");
+        skip::skipped(
+            "the_units_verify_with_systemd_analyze",
+            "systemd-analyze is not installed here",
+        );
         return;
     };
     assert!(version.status.success());

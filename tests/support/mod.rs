@@ -15,7 +15,7 @@ pub mod logs;
 pub mod mcp;
 pub mod media_gateway;
 pub mod process;
-pub mod skip;
 pub mod pty;
+pub mod skip;
 pub mod socket_load;
 pub mod tools;

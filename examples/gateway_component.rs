@@ -1,0 +1,107 @@
+//! A gateway as the daemon sees it: the worked example of ARCHITECTURE.md,
+//! compiled with the tests so that it cannot drift from the code.
+//!
+//! A gateway crate implements the contract's `Listen` and `Deliver` (here a
+//! "notes" gateway that takes nothing in and prints what it is given); its
+//! component, in `src/gateways/`, says who may talk and approve through it,
+//! builds it, and checks it for `doctor`. `cargo run --example
+//! gateway_component` prints what the daemon would learn of it.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use passepartout::checkup::{Check, Level};
+use passepartout::gateways::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use passepartout_gateway::{Deliver, Delivered, GatewayError, GatewayId, Intake, Listen, Outbound, OutboundBody};
+use tokio_util::sync::CancellationToken;
+
+/// The gateway's `[notes]` section, as its crate's `config.rs` would define it.
+#[derive(Clone, Debug, Default)]
+pub struct NotesConfig {
+    pub enabled: bool,
+    pub allowed_users: Vec<String>,
+}
+
+/// The running gateway: its crate's half, which never sees the core.
+pub struct NotesGateway;
+
+#[async_trait]
+impl Listen for NotesGateway {
+    fn id(&self) -> GatewayId {
+        GatewayId::new("notes").expect("valid id")
+    }
+
+    async fn listen(&self, _intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
+        // A real gateway polls its platform here and hands each update to
+        // the intake, advancing its cursor only once the intake took it.
+        shutdown.cancelled().await;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Deliver for NotesGateway {
+    async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
+        if let OutboundBody::Text { text, .. } = &message.body {
+            println!("{}: {text}", message.conversation);
+        }
+        Ok(Delivered {
+            message_ids: Vec::new(),
+        })
+    }
+}
+
+// ANCHOR: component
+pub struct Notes {
+    section: NotesConfig,
+}
+
+#[async_trait]
+impl GatewayComponent for Notes {
+    fn id(&self) -> GatewayId {
+        GatewayId::new("notes").expect("valid id")
+    }
+    fn enabled(&self) -> bool {
+        self.section.enabled
+    }
+    fn talkers(&self) -> Roster {
+        Roster::Listed {
+            users: self.section.allowed_users.clone(),
+            chats: vec![],
+        }
+    }
+    fn deciders(&self) -> Roster {
+        Roster::Listed {
+            users: self.section.allowed_users.clone(),
+            chats: vec![],
+        }
+    }
+    async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {
+        let gateway = Arc::new(NotesGateway);
+        Ok(Built {
+            listen: gateway.clone(),
+            deliver: gateway,
+            fetch: None,
+            local_path: None,
+            draft: None,
+        })
+    }
+    async fn check(&self) -> Option<Checked> {
+        Some(Check::new("notes", Level::Ok, "prints what it is given", None).into())
+    }
+}
+// ANCHOR_END: component
+
+#[tokio::main(flavor = "current_thread")]
+async fn main() {
+    let notes = Notes {
+        section: NotesConfig {
+            enabled: true,
+            allowed_users: vec!["ada".into()],
+        },
+    };
+    if let Some(checked) = notes.check().await {
+        println!("{}", checked.check);
+    }
+    println!("{} talkers: {:?}", notes.id(), notes.talkers());
+}
