@@ -4,7 +4,7 @@
 //! edited when it times out, is cancelled, or is decided elsewhere (from
 //! the CLI), its buttons removed. Each test waits on the Bot API calls.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeSet;
 

@@ -5,7 +5,7 @@
 //! decides once, and the original conversation then hears the outcome: the
 //! action run exactly once, or not at all.
 
-mod support;
+use crate::support;
 
 use passepartout_gateway::ReplyKind;
 use serde_json::json;

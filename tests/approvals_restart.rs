@@ -3,7 +3,7 @@
 //! during and after an approved run never runs an action twice, nor one
 //! nobody approved.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

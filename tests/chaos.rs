@@ -19,7 +19,7 @@
 //! It prints its figures. `CHAOS_KILLS=N` runs a longer soak
 //! (default 4 kills), `CHAOS_SEED` repeats a run.
 
-mod support;
+use crate::support;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};

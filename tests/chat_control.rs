@@ -3,7 +3,7 @@
 //! `/usage` sums what the provider reported, `/new` leaves earlier turns out
 //! of the model's context while the history keeps them, `/help` names them.
 
-mod support;
+use crate::support;
 
 use passepartout::config::ProviderConfig;
 use passepartout::store::Store;

@@ -100,3 +100,25 @@ fn the_architecture_gateway_example_is_the_compiled_one() {
         "ARCHITECTURE.md's example differs from examples/gateway_component.rs"
     );
 }
+
+/// Every file in tests/ is a module of the one end-to-end binary: with
+/// `autotests = false`, a file left out of `tests/e2e.rs` would never run.
+#[test]
+fn every_test_file_is_a_module_of_the_end_to_end_binary() {
+    const E2E: &str = include_str!("e2e.rs");
+    let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files: Vec<String> = std::fs::read_dir(&tests)
+        .unwrap()
+        .filter_map(|entry| entry.unwrap().file_name().into_string().ok())
+        .filter_map(|name| name.strip_suffix(".rs").map(str::to_owned))
+        .filter(|name| name != "e2e")
+        .collect();
+    files.sort();
+    assert!(files.len() > 30, "{files:?}");
+    for name in files {
+        assert!(
+            E2E.lines().any(|line| line == format!("mod {name};")),
+            "tests/{name}.rs is not listed in tests/e2e.rs, so it would never run"
+        );
+    }
+}

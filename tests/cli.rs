@@ -1,6 +1,6 @@
 //! The command line, run as a real process: what a person types and sees.
 
-mod support;
+use crate::support;
 
 use support::chat::Chat;
 use support::fake_llm::{FakeLlm, Script, Streamed};

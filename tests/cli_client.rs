@@ -4,7 +4,7 @@
 //! to `--timeout-s` even while an approval waits, reads `-` from standard
 //! input, and refuses an oversized message in words.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 use std::process::{Output, Stdio};

@@ -6,7 +6,7 @@
 //! leaves the turn working; `/new` starts without it; its tokens count in
 //! `/usage`.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -6,7 +6,7 @@
 //! reaches a person; a voter that fails or times out is an abstention; what
 //! the voters used shows in `/usage`.
 
-mod support;
+use crate::support;
 
 use passepartout::config::{AppliesTo, Config, OnDisagreement, ProviderConfig};
 use passepartout_gateway::ReplyKind;

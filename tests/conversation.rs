@@ -1,7 +1,7 @@
 //! End to end through the local socket: a real daemon, a real store in a temp
 //! dir, the real OpenAI client against a fake model server on 127.0.0.1.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

@@ -6,7 +6,7 @@
 //! The moments come from a seed, printed (and so shown when the test fails);
 //! `CRASH_SEED=N` repeats a run.
 
-mod support;
+use crate::support;
 
 use rand::{Rng, SeedableRng};
 use support::fake_llm::FakeLlm;

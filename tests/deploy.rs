@@ -10,8 +10,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-#[path = "support/skip.rs"]
-mod skip;
+use crate::support::skip;
 
 const UNIT: &str = include_str!("../deploy/passepartout.service");
 const GUIDE: &str = include_str!("../deploy/README.md");

@@ -1,7 +1,7 @@
 //! Self-test of the fake Telegram Bot API server: the shapes and semantics the
 //! Telegram gateway's end-to-end tests rely on, checked over real HTTP.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -4,7 +4,7 @@
 //! across messages stays a code block in each. The fakes check entities and
 //! styles as Telegram and signal-cli do, so a bad one fails the send.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_user_text};

@@ -11,7 +11,7 @@
 //! written yet, so writes fail after a few messages instead of after
 //! thousands.
 
-mod support;
+use crate::support;
 
 use std::collections::{HashMap, HashSet};
 use std::io::Write;

@@ -2,7 +2,7 @@
 //! and the loops are visible through the socket (`loops` frame), the CLI
 //! (`passepartout loops`), the `/loops` chat command and the status document.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -3,7 +3,7 @@
 //! CLI's `passepartout loops stop|run NAME`; and `[[loops.entries]]` from the
 //! config are running loops.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -2,7 +2,7 @@
 //! of the real Telegram and Signal gateways against the fakes, which check
 //! entities and text styles as Telegram and signal-cli do.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -6,7 +6,7 @@
 //! environment). Each test waits on events (the servers' changes, the
 //! socket's frames, the daemon's log lines), never on the clock.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

@@ -6,7 +6,7 @@
 //! part for a vision model and the caption for another, a file in `inbox/`,
 //! media too large.
 
-mod support;
+use crate::support;
 
 use passepartout::config::{Config, ProviderConfig, ProviderKind};
 use passepartout_gateway::{Ack, Attachment, MediaKind, Refusal, ReplyKind};

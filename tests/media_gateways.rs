@@ -5,7 +5,7 @@
 //! is tested beside them; this proves the daemon wires each gateway's
 //! fetcher to the messages it brings.
 
-mod support;
+use crate::support;
 
 use support::fake_llm::{FakeLlm, last_user_text};
 use support::fake_signal::{FakeSignal, attachment, attachment_envelope};

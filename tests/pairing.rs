@@ -5,7 +5,7 @@
 //! refused alike, codes never reach the logs, and a code waiting and the
 //! paired survive a restart.
 
-mod support;
+use crate::support;
 
 use passepartout_socket::{AccessAnswer, AccessRequest, Client};
 use support::fake_llm::FakeLlm;

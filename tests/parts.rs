@@ -4,7 +4,7 @@
 //! clearly why not. Telegram and Signal are the fakes speaking their wire
 //! protocols; the socket is the real one.
 
-mod support;
+use crate::support;
 
 use std::path::Path;
 

@@ -7,7 +7,7 @@
 //! once after the restart, in the draft's own message. And `passepartout
 //! send`, the real command, shows a file it gets.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -2,7 +2,7 @@
 //! model servers on 127.0.0.1, real tools in a temp workspace — tool rounds,
 //! the cascade over HTTP, the skills' gates, memory, and malformed output.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

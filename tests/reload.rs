@@ -4,7 +4,7 @@
 //! wait for a restart, and refuse a broken file whole, keeping the running
 //! configuration. The daemon talks to the fake Bot API and fake models.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 

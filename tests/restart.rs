@@ -2,7 +2,7 @@
 //! daemon stopped is answered after it starts again, in the order accepted,
 //! before anything sent after the restart, each answer as soon as it is ready.
 
-mod support;
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

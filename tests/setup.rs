@@ -2,7 +2,7 @@
 //! fake Bot API: in a script (`--non-interactive`), and typed into a
 //! pseudo-terminal as a person would.
 
-mod support;
+use crate::support;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

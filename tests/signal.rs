@@ -2,7 +2,7 @@
 //! fake model, the real gateway, intake, pipeline and approvals between them;
 //! on a dedicated number, and on a person's own account (Note to Self).
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 

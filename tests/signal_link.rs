@@ -3,7 +3,7 @@
 //! library call and as the command a person types, the configuration it
 //! writes, and each way it fails, told clearly.
 
-mod support;
+use crate::support;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

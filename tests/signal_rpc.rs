@@ -4,7 +4,7 @@
 //!
 //! Every wait is on an event, under a timeout.
 
-mod support;
+use crate::support;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! restart; a returning person decides a whole queue, each approval on its
 //! own and audited.
 
-mod support;
+use crate::support;
 
 use passepartout_gateway::ReplyKind;
 use passepartout_socket::ServerFrame;

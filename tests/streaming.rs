@@ -5,7 +5,7 @@
 //! over the socket, the text as it comes and a reply marked as the draft's
 //! end; a stream cut mid-way never becomes the reply.
 
-mod support;
+use crate::support;
 
 use std::time::{Duration, Instant};
 

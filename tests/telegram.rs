@@ -1,7 +1,7 @@
 //! The Telegram gateway inside the real daemon: a fake Bot API server and a
 //! fake model, the real gateway, intake, pipeline and approvals between them.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,7 +6,7 @@
 //! itself ([`CoreSide`]), playing the core. Every wait is on an event, under
 //! a timeout.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

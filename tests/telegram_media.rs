@@ -4,7 +4,7 @@
 //! locations and contacts come in as text. Every failure of the fetch is a
 //! clear error of the contract, and the token never shows.
 
-mod support;
+use crate::support;
 
 use std::sync::Arc;
 use std::time::Duration;

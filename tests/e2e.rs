@@ -1,0 +1,47 @@
+//! The end-to-end tests, one module a file beside this one, built as one
+//! test binary: linking the daemon and its dependencies into some forty
+//! binaries, one a file, was most of the test build's time and disk.
+//! `tests/ci.rs` checks that every file here is listed.
+
+mod support;
+
+mod approval_prompts;
+mod approvals;
+mod approvals_restart;
+mod chaos;
+mod chat_control;
+mod check_config;
+mod ci;
+mod cli;
+mod cli_client;
+mod compaction;
+mod consensus;
+mod conversation;
+mod crash;
+mod deploy;
+mod fake_telegram;
+mod formatted_replies;
+mod full_disk;
+mod gateway_rosters;
+mod loops;
+mod loops_control;
+mod markup_send;
+mod mcp;
+mod media;
+mod media_gateways;
+mod pairing;
+mod parts;
+mod parts_crash;
+mod reasoning;
+mod reload;
+mod restart;
+mod setup;
+mod signal;
+mod signal_cli_real;
+mod signal_link;
+mod signal_rpc;
+mod standing_rules;
+mod streaming;
+mod telegram;
+mod telegram_gateway;
+mod telegram_media;
