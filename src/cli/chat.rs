@@ -86,7 +86,7 @@ async fn converse(client: &mut Client) -> ExitCode {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     // The newest approval prompt: a one-word answer typed next replies to it.
     let mut prompt: Option<String> = None;
-    let mut streamed = Streamed::default();
+    let mut streamed = Streamed::for_stdout();
     let mut out = std::io::stdout();
     loop {
         tokio::select! {

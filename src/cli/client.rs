@@ -56,7 +56,7 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream:
     };
     let mut waited_s = timeout_s;
     let mut deadline = Instant::now() + Duration::from_secs(timeout_s);
-    let mut streamed = Streamed::default();
+    let mut streamed = Streamed::for_stdout();
     let mut out = std::io::stdout();
     let wait = async {
         let (id, outcome) = client.send(None, &text, None).await?;

@@ -9,6 +9,7 @@ mod approvals;
 mod chat;
 mod client;
 mod logging;
+mod markdown_stream;
 mod loops;
 mod manual;
 mod pair;
