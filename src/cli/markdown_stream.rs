@@ -273,7 +273,10 @@ mod tests {
         assert_eq!(close_open_markers("a `**` b"), "a `**` b", "a marker in code is code");
         assert_eq!(close_open_markers("**done** and ~~x"), "**done** and ~~x~~");
         assert_eq!(close_open_markers("see [docs](https://e"), "see ");
-        assert_eq!(close_open_markers("see [docs](https://e.com) now"), "see [docs](https://e.com) now");
+        assert_eq!(
+            close_open_markers("see [docs](https://e.com) now"),
+            "see [docs](https://e.com) now"
+        );
         assert_eq!(close_open_markers("[x] done"), "[x] done");
         assert_eq!(close_open_markers("plain"), "plain");
     }
@@ -289,7 +292,10 @@ mod tests {
 
     #[test]
     fn code_blocks_show_as_code_while_open_and_fences_are_not_shown() {
-        let piped = shown(Surface::Plain, &["Try:\n```", "sh\nls **x**\n", "echo\n```\n", "- one\n- two"]);
+        let piped = shown(
+            Surface::Plain,
+            &["Try:\n```", "sh\nls **x**\n", "echo\n```\n", "- one\n- two"],
+        );
         assert_eq!(piped, "Try:\nls **x**\necho\n• one\n• two\n");
         let raw = shown(Surface::Terminal { width: 80 }, &["```rust\nfn main() {}"]);
         let cyan = anstyle::Style::new().fg_color(Some(anstyle::AnsiColor::Cyan.into()));
@@ -309,7 +315,10 @@ mod tests {
         stream.push(&mut out, "\nnext");
         assert_eq!(String::from_utf8_lossy(&out), "Hi docs (https://e.com)\n");
         stream.end(&mut out, Some(" [stopped]"));
-        assert_eq!(String::from_utf8_lossy(&out), "Hi docs (https://e.com)\nnext [stopped]\n");
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            "Hi docs (https://e.com)\nnext [stopped]\n"
+        );
     }
 
     #[test]

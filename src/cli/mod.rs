@@ -7,11 +7,14 @@
 
 mod approvals;
 mod chat;
+mod chat_log;
+mod chat_terminal;
 mod client;
+mod line_editor;
 mod logging;
-mod markdown_stream;
 mod loops;
 mod manual;
+mod markdown_stream;
 mod pair;
 mod reload;
 mod restore;
@@ -19,6 +22,7 @@ mod signal;
 mod streamed;
 mod terminal;
 mod tools;
+mod turn_keys;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -277,6 +281,11 @@ pub async fn execute(cli: Cli) -> ExitCode {
         }
         Command::Completions { shell } => manual::completions(shell),
         Command::Man => manual::man_page(),
+        // `chat` logs to a file of its own, not over the conversation.
+        Command::Chat { chat } => match load_config(cli.config.as_deref()) {
+            Ok(config) => chat::run(config, chat).await,
+            Err(code) => code,
+        },
         // Client commands only warn, so their output stays clean.
         Command::CheckConfig { file } => {
             logging::init("warn", config::LogFormat::Text);
@@ -300,7 +309,6 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Err(code) => return code,
             };
             match command {
-                Command::Chat { chat } => chat::run(config, chat).await,
                 Command::Send {
                     chat,
                     timeout_s,
@@ -344,6 +352,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref())).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run
+                | Command::Chat { .. }
                 | Command::Setup(_)
                 | Command::CheckConfig { .. }
                 | Command::Reload

@@ -41,7 +41,11 @@ impl Streamed {
     /// marked as abandoned; with no text, the draft was withdrawn).
     pub(super) fn draft(&mut self, out: &mut impl Write, text: &str, restart: bool) {
         if restart && self.is_showing() {
-            let why = if text.is_empty() { " [withdrawn]" } else { " [started over]" };
+            let why = if text.is_empty() {
+                " [withdrawn]"
+            } else {
+                " [started over]"
+            };
             self.end(out, Some(why));
         }
         if !text.is_empty() {
@@ -139,7 +143,10 @@ mod tests {
     fn a_stopped_reply_ends_in_one_marked_line() {
         let mut out = Vec::new();
         let mut streamed = Streamed::new(Surface::Plain);
-        assert!(!streamed.end(&mut out, Some(" [stopped]")), "nothing shown, nothing to mark");
+        assert!(
+            !streamed.end(&mut out, Some(" [stopped]")),
+            "nothing shown, nothing to mark"
+        );
         streamed.draft(&mut out, "Counting: one, two", false);
         assert!(streamed.end(&mut out, Some(" [stopped]")));
         streamed.draft(&mut out, "", true);
