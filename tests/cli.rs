@@ -194,10 +194,10 @@ async fn send_stream_prints_the_reply_as_it_is_written_and_once() {
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(
         stdout(&output),
-        "It is **four** o'clock.\n",
-        "as written, and not again"
+        "It is four o'clock.\n",
+        "as written, rendered, and not again"
     );
-    // Without it, the finished reply, rendered.
+    // Without it, the finished reply, rendered alike.
     let output = run_cli(&config, &["send", "and now?"]).await;
     assert_eq!(stdout(&output), "It is four o'clock.\n");
     daemon.terminate().await;

@@ -10,6 +10,7 @@ mod approvals;
 mod approvals_restart;
 mod chaos;
 mod chat_control;
+mod chat_terminal;
 mod check_config;
 mod ci;
 mod cli;

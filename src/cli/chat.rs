@@ -1,5 +1,14 @@
 //! `passepartout chat`: an interactive conversation. When no daemon answers
-//! on the socket, one is started in this process for the session.
+//! on the socket, one is started in this process for the session, logging
+//! to the data directory ([`super::chat_log`]).
+//!
+//! At a terminal the chat has a prompt and streams replies rendered
+//! ([`super::chat_terminal`]); with input or output redirected it reads
+//! lines and prints replies as plain text, for scripts.
+//!
+//! Unless `--chat` names one, `chat` speaks in a conversation of its own,
+//! apart from `send`'s, so a reply to a `send` from another terminal never
+//! shows up in an open chat.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -11,6 +20,7 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 use crate::config::Config;
 use crate::daemon::Daemon;
 
+use super::markdown_stream::Surface;
 use super::streamed::Streamed;
 use super::terminal;
 
@@ -18,7 +28,8 @@ use super::terminal;
 /// its data directory and socket — enough to talk to a running daemon, not
 /// to start one.
 pub async fn run(config: Config, problems: Option<crate::config::ConfigError>, chat: Option<String>) -> ExitCode {
-    let chat = match super::client::chat_id(chat) {
+    let log = super::chat_log::init(&config.data_dir());
+    let chat = match super::client::chat_id(Some(chat.unwrap_or_else(default_chat))) {
         Ok(chat) => chat,
         Err(code) => return code,
     };
@@ -32,7 +43,13 @@ pub async fn run(config: Config, problems: Option<crate::config::ConfigError>, c
             return ExitCode::from(2);
         }
         Err(ClientError::NotRunning { .. }) => {
-            eprintln!("(no daemon running; starting one in this process)");
+            match &log {
+                Ok(path) => eprintln!(
+                    "(no daemon running; starting one in this process, logging to {})",
+                    path.display()
+                ),
+                Err(error) => eprintln!("(no daemon running; starting one in this process; no log: {error})"),
+            }
             let daemon = match Daemon::start(config.clone()).await {
                 Ok(daemon) => daemon,
                 Err(error) => {
@@ -58,6 +75,19 @@ pub async fn run(config: Config, problems: Option<crate::config::ConfigError>, c
         "chatting in {:?}; /help for commands, Ctrl-D to leave",
         client.chat().as_str()
     );
+    let terminal = std::io::stdin().is_terminal() && std::io::stdout().is_terminal();
+    if terminal {
+        // Ctrl-C is a key here (it stops the turn); a SIGINT or SIGTERM from
+        // elsewhere ends the session, the terminal set back as it was.
+        let history = config.data_dir().join("chat_history");
+        let code = super::chat_terminal::converse(&mut client, history, super::shutdown_signal()).await;
+        if let Some(daemon) = daemon
+            && let Err(error) = daemon.shutdown().await
+        {
+            eprintln!("passepartout: shutdown: {error}");
+        }
+        return code;
+    }
     // With the daemon in this process, Ctrl-C stops it as `run` does, so
     // the store is flushed; otherwise it ends the chat as before.
     // Only then: a handler installed otherwise would swallow the Ctrl-C
@@ -96,7 +126,7 @@ async fn converse(client: &mut Client) -> ExitCode {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     // The newest approval prompt: a one-word answer typed next replies to it.
     let mut prompt: Option<String> = None;
-    let mut streamed = Streamed::default();
+    let mut streamed = Streamed::new(Surface::Plain);
     let mut out = std::io::stdout();
     loop {
         tokio::select! {
@@ -104,9 +134,15 @@ async fn converse(client: &mut Client) -> ExitCode {
                 Ok(Some(line)) if line.trim().is_empty() => {}
                 Ok(Some(line)) => {
                     let reply_to = if is_one_word_answer(&line) { prompt.take() } else { None };
-                    if let Err(error) = client.send(None, &line, reply_to).await {
-                        eprintln!("passepartout: {error}");
-                        return ExitCode::from(3);
+                    match client.send(None, &line, reply_to).await {
+                        Ok(_) => {}
+                        Err(error) if error.is_too_large() => {
+                            eprintln!("passepartout: {}", super::client::refusal_words(&error));
+                        }
+                        Err(error) => {
+                            eprintln!("passepartout: {error}");
+                            return ExitCode::from(3);
+                        }
                     }
                 }
                 Ok(None) => return ExitCode::SUCCESS,
@@ -125,7 +161,7 @@ async fn converse(client: &mut Client) -> ExitCode {
                     }
                     match kind {
                         ReplyKind::Failure => println!("! {text}"),
-                        _ => println!("{}", terminal::show(&text, kind, out.is_terminal())),
+                        _ => println!("{}", terminal::show(&text, kind, false)),
                     }
                 }
                 Ok(ServerFrame::Approval { id, text, .. }) => {
@@ -147,8 +183,14 @@ async fn converse(client: &mut Client) -> ExitCode {
     }
 }
 
+/// The conversation `chat` speaks in unless `--chat` names one: the
+/// user's own, apart from `send`'s (`uid-<uid>`).
+fn default_chat() -> String {
+    format!("uid-{}-chat", rustix::process::getuid().as_raw())
+}
+
 /// "yes", "no", "approve", "always", "deny", "ok": what answers the prompt just shown.
-fn is_one_word_answer(line: &str) -> bool {
+pub(super) fn is_one_word_answer(line: &str) -> bool {
     let word = line.trim().trim_end_matches(['.', '!']).to_lowercase();
     matches!(
         word.as_str(),

@@ -90,7 +90,7 @@ pub async fn send(
     let bounded = timeout_s.is_some();
     let mut waited_s = timeout_s.unwrap_or(DEFAULT_WAIT_S);
     let mut deadline = Instant::now() + Duration::from_secs(waited_s);
-    let mut streamed = Streamed::default();
+    let mut streamed = Streamed::for_stdout();
     let mut out = std::io::stdout();
     let mut open = None;
     let wait = async {
@@ -184,7 +184,7 @@ pub async fn send(
             ExitCode::from(EXIT_TIMED_OUT)
         }
         Err(error) if error.is_too_large() => {
-            eprintln!("passepartout: {}", too_large_words(&error));
+            eprintln!("passepartout: {}", refusal_words(&error));
             ExitCode::from(EXIT_TOO_LARGE)
         }
         Err(error) => {
@@ -196,7 +196,7 @@ pub async fn send(
 
 /// The refusal of an oversized message as the daemon or the client worded
 /// it (without the "the daemon refused" frame around it).
-fn too_large_words(error: &ClientError) -> String {
+pub(super) fn refusal_words(error: &ClientError) -> String {
     match error {
         ClientError::Refused { message, .. } => message.clone(),
         other => other.to_string(),

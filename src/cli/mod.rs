@@ -7,10 +7,14 @@
 
 mod approvals;
 mod chat;
+mod chat_log;
+mod chat_terminal;
 mod client;
+mod line_editor;
 mod logging;
 mod loops;
 mod manual;
+mod markdown_stream;
 mod pair;
 mod reload;
 mod restore;
@@ -18,6 +22,7 @@ mod signal;
 mod streamed;
 mod terminal;
 mod tools;
+mod turn_keys;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -308,6 +313,11 @@ pub async fn execute(cli: Cli) -> ExitCode {
         }
         Command::Completions { shell } => manual::completions(shell),
         Command::Man => manual::man_page(),
+        // `chat` logs to a file of its own, not over the conversation.
+        Command::Chat { chat } => {
+            let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
+            chat::run(config, problems, chat).await
+        }
         // Client commands only warn, so their output stays clean.
         Command::CheckConfig { file } => {
             logging::init("warn", config::LogFormat::Text);
@@ -333,7 +343,6 @@ pub async fn execute(cli: Cli) -> ExitCode {
             logging::init("warn", config::LogFormat::Text);
             let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
             match command {
-                Command::Chat { chat } => chat::run(config, problems, chat).await,
                 Command::Send {
                     chat,
                     timeout_s,
@@ -377,6 +386,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref()), problems).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,
                 Command::Run
+                | Command::Chat { .. }
                 | Command::Setup(_)
                 | Command::CheckConfig { .. }
                 | Command::Reload

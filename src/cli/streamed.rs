@@ -1,29 +1,68 @@
-//! A reply printed as it is written: `chat`, and `send --stream`, print each
-//! `draft` frame's text as it comes, and then print the finished reply only
-//! if it is not what the draft already showed (the model started over, or
-//! the reply is a notice rather than the text streamed).
+//! A reply printed as it is written: `chat`, and `send --stream`, show each
+//! `draft` frame's text as it comes, rendered as Markdown while it streams
+//! ([`MarkdownStream`]), and then print the finished reply only if it is
+//! not what the draft already showed (the model started over, or the reply
+//! is a notice rather than the text streamed).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 
-/// What has been printed of the reply being written.
-#[derive(Debug, Default)]
+use super::markdown_stream::{DEFAULT_WIDTH, MarkdownStream, Surface};
+
+/// What has been shown of the reply being written.
+#[derive(Debug)]
 pub(super) struct Streamed {
+    surface: Surface,
     text: String,
+    stream: MarkdownStream,
 }
 
 impl Streamed {
-    /// Prints a draft frame's `text`: more of the reply, or, with
+    /// Shown on `surface`.
+    pub(super) fn new(surface: Surface) -> Streamed {
+        Streamed {
+            surface,
+            text: String::new(),
+            stream: MarkdownStream::new(surface),
+        }
+    }
+
+    /// Shown on standard output: a terminal as wide as it says, or plain.
+    pub(super) fn for_stdout() -> Streamed {
+        Streamed::new(stdout_surface())
+    }
+
+    /// Whether some of a reply is on screen, not yet ended.
+    pub(super) fn is_showing(&self) -> bool {
+        !self.text.is_empty()
+    }
+
+    /// Shows a draft frame's `text`: more of the reply, or, with
     /// `restart`, a reply begun again (the earlier text stays on screen,
     /// marked as abandoned; with no text, the draft was withdrawn).
     pub(super) fn draft(&mut self, out: &mut impl Write, text: &str, restart: bool) {
-        if restart && !self.text.is_empty() {
-            let why = if text.is_empty() { "withdrawn" } else { "started over" };
-            let _ = writeln!(out, " [{why}]");
-            self.text.clear();
+        if restart && self.is_showing() {
+            let why = if text.is_empty() {
+                " [withdrawn]"
+            } else {
+                " [started over]"
+            };
+            self.end(out, Some(why));
         }
-        let _ = write!(out, "{text}");
-        let _ = out.flush();
-        self.text.push_str(text);
+        if !text.is_empty() {
+            self.stream.push(out, text);
+            self.text.push_str(text);
+        }
+    }
+
+    /// Ends what was shown with `remark` (` [stopped]`), if anything was.
+    pub(super) fn end(&mut self, out: &mut impl Write, remark: Option<&str>) -> bool {
+        if !self.is_showing() {
+            return false;
+        }
+        self.stream.end(out, remark);
+        self.text.clear();
+        self.stream = MarkdownStream::new(self.surface);
+        true
     }
 
     /// Ends what was streamed, before the finished reply or any other
@@ -32,13 +71,28 @@ impl Streamed {
     pub(super) fn finish(&mut self, out: &mut impl Write, reply: Option<(&str, bool)>) -> bool {
         let printed = std::mem::take(&mut self.text);
         if !printed.is_empty() {
-            let _ = writeln!(out);
+            self.stream.end(out, None);
+            self.stream = MarkdownStream::new(self.surface);
         }
         match reply {
             Some((reply, true)) => printed.is_empty() || printed != reply,
             Some((_, false)) => true,
             None => false,
         }
+    }
+}
+
+/// How standard output shows a stream: a terminal of its width, or plain.
+pub(super) fn stdout_surface() -> Surface {
+    let stdout = std::io::stdout();
+    if !stdout.is_terminal() {
+        return Surface::Plain;
+    }
+    let width = rustix::termios::tcgetwinsize(&stdout)
+        .map(|size| usize::from(size.ws_col))
+        .unwrap_or(0);
+    Surface::Terminal {
+        width: if width == 0 { DEFAULT_WIDTH } else { width },
     }
 }
 
@@ -53,20 +107,20 @@ mod tests {
     #[test]
     fn a_streamed_reply_is_printed_once() {
         let mut out = Vec::new();
-        let mut streamed = Streamed::default();
+        let mut streamed = Streamed::new(Surface::Plain);
         streamed.draft(&mut out, "Hello, ", false);
-        streamed.draft(&mut out, "world.", false);
-        assert!(!streamed.finish(&mut out, Some(("Hello, world.", true))));
+        streamed.draft(&mut out, "**world**.", false);
+        assert!(!streamed.finish(&mut out, Some(("Hello, **world**.", true))));
         assert_eq!(printed(&out), "Hello, world.\n");
     }
 
     #[test]
     fn a_reply_that_differs_from_its_draft_is_printed_whole() {
         let mut out = Vec::new();
-        let mut streamed = Streamed::default();
+        let mut streamed = Streamed::new(Surface::Plain);
         streamed.draft(&mut out, "Let me check", false);
         streamed.draft(&mut out, "It is 4 pm.", true);
-        assert_eq!(printed(&out), "Let me check [started over]\nIt is 4 pm.");
+        assert_eq!(printed(&out), "Let me check [started over]\n");
         assert!(streamed.finish(&mut out, Some(("It is 4 pm, Tuesday.", true))));
         assert!(!streamed.finish(&mut out, None), "nothing streamed, nothing to end");
         assert_eq!(printed(&out), "Let me check [started over]\nIt is 4 pm.\n");
@@ -75,7 +129,7 @@ mod tests {
     #[test]
     fn a_reply_without_a_draft_is_printed() {
         let mut out = Vec::new();
-        let mut streamed = Streamed::default();
+        let mut streamed = Streamed::new(Surface::Plain);
         assert!(streamed.finish(&mut out, Some(("Stopped.", false))));
         streamed.draft(&mut out, "half", false);
         assert!(
@@ -83,5 +137,19 @@ mod tests {
             "a reply that is not the draft's is printed even when it reads the same"
         );
         assert_eq!(printed(&out), "half\n");
+    }
+
+    #[test]
+    fn a_stopped_reply_ends_in_one_marked_line() {
+        let mut out = Vec::new();
+        let mut streamed = Streamed::new(Surface::Plain);
+        assert!(
+            !streamed.end(&mut out, Some(" [stopped]")),
+            "nothing shown, nothing to mark"
+        );
+        streamed.draft(&mut out, "Counting: one, two", false);
+        assert!(streamed.end(&mut out, Some(" [stopped]")));
+        streamed.draft(&mut out, "", true);
+        assert_eq!(printed(&out), "Counting: one, two [stopped]\n");
     }
 }

@@ -26,7 +26,7 @@ pub(super) fn show(text: &str, kind: ReplyKind, highlight: bool) -> String {
 /// The text with escape codes at every span boundary: at each, everything
 /// is reset and the styles of the spans covering what follows are set, so
 /// nested and adjacent spans need no bookkeeping.
-fn highlighted(styled: &Styled) -> String {
+pub(super) fn highlighted(styled: &Styled) -> String {
     let mut bounds: Vec<usize> = styled
         .spans
         .iter()
@@ -52,6 +52,26 @@ fn highlighted(styled: &Styled) -> String {
         }
     }
     out
+}
+
+/// `text` in the style code has, for a line inside a fenced code block.
+pub(super) fn code(text: &str, highlight: bool) -> String {
+    if highlight {
+        let code = Ansi::new().fg_color(Some(AnsiColor::Cyan.into()));
+        format!("{}{text}{}", code.render(), code.render_reset())
+    } else {
+        text.to_owned()
+    }
+}
+
+/// A remark about a reply rather than part of it (` [stopped]`), dimmed.
+pub(super) fn remark(text: &str, highlight: bool) -> String {
+    if highlight {
+        let dim = Ansi::new().dimmed();
+        format!("{}{text}{}", dim.render(), dim.render_reset())
+    } else {
+        text.to_owned()
+    }
 }
 
 fn ansi_of(ansi: Ansi, style: &Style) -> Ansi {

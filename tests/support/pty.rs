@@ -101,6 +101,13 @@ impl Pty {
         self.writer.flush().unwrap();
     }
 
+    /// Presses `keys` as they are: control keys (`"\x03"` is Ctrl-C) and
+    /// escape sequences (`"\x1b[A"` is Up) included, no Enter added.
+    pub fn press(&mut self, keys: &str) {
+        self.writer.write_all(keys.as_bytes()).unwrap();
+        self.writer.flush().unwrap();
+    }
+
     /// Everything the terminal shows until the program closes it.
     pub async fn rest(&mut self, timeout: Duration) -> String {
         let deadline = tokio::time::Instant::now() + timeout;

@@ -1,0 +1,282 @@
+//! `chat` at a terminal: a prompt with line editing and history, and the
+//! reply streamed in below it, rendered as it is written.
+//!
+//! The session alternates between two states. At the prompt, the line
+//! editor owns the keyboard and whatever the assistant says meanwhile is
+//! printed above the prompt. During a turn — from sending a message until
+//! its reply (or an approval prompt) — the reply streams in, and the keys
+//! are read quietly ([`super::turn_keys`]): Ctrl-C sends `/stop` for the
+//! conversation and marks the partial reply ` [stopped]`; a second Ctrl-C
+//! leaves; anything else typed becomes the next prompt's input. Messages
+//! for the chat that answer something else wait until the turn is over,
+//! so nothing mixes into the reply.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use passepartout_gateway::ReplyKind;
+use passepartout_socket::{Client, ServerFrame};
+
+use super::line_editor::{Input, LineEditor, PROMPT};
+use super::streamed::Streamed;
+use super::terminal;
+use super::turn_keys::{Keys, Quiet, TypeAhead};
+
+/// Said when a Ctrl-C at the prompt did not leave yet.
+const LEAVE_HINT: &str = "(Ctrl-C again or Ctrl-D to leave)";
+
+/// How a turn ended.
+enum TurnEnd {
+    /// Its reply came: back to the prompt.
+    Answered,
+    /// The person pressed Ctrl-C again: leave.
+    Leave,
+    /// The connection to the daemon failed.
+    Lost(String),
+}
+
+/// The interactive session, until the person leaves or `leave` resolves
+/// (the in-process daemon was told to stop).
+pub(super) async fn converse(client: &mut Client, history: PathBuf, leave: impl Future<Output = ()>) -> ExitCode {
+    let quiet = match Quiet::enter() {
+        Ok(quiet) => quiet,
+        Err(error) => {
+            eprintln!("passepartout: cannot set up the terminal: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut editor = match LineEditor::start(history) {
+        Ok(editor) => editor,
+        Err(error) => {
+            drop(quiet);
+            eprintln!("passepartout: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut session = Session {
+        client,
+        typed: TypeAhead::default(),
+        approval: None,
+    };
+    tokio::pin!(leave);
+    // The last thing the person did was Ctrl-C: another one leaves.
+    let mut interrupted = false;
+    let code = loop {
+        let input = match session.typed.next_line() {
+            Some(line) => {
+                // Typed while the reply streamed: shown as if at the prompt.
+                println!("{PROMPT}{line}");
+                let _ = std::io::stdout().flush();
+                Input::Line(line)
+            }
+            None => {
+                let read = editor.read(session.typed.take_begun());
+                tokio::pin!(read);
+                let read = loop {
+                    tokio::select! {
+                        input = &mut read => break input.map(Some).map_err(|error| error.to_string()),
+                        frame = session.client.next_event() => match frame {
+                            Ok(frame) => session.between_turns(&mut editor, frame),
+                            Err(error) => break Err(error.to_string()),
+                        },
+                        () = &mut leave => break Ok(None),
+                    }
+                };
+                match read {
+                    Ok(Some(input)) => input,
+                    Ok(None) => break ExitCode::from(130),
+                    Err(error) => {
+                        eprintln!("passepartout: {error}");
+                        break ExitCode::from(super::client::EXIT_UNREACHABLE);
+                    }
+                }
+            }
+        };
+        let text = match input {
+            Input::End => break ExitCode::SUCCESS,
+            Input::Interrupted if interrupted => break ExitCode::SUCCESS,
+            Input::Interrupted => {
+                interrupted = true;
+                editor.print(&terminal::remark(LEAVE_HINT, true));
+                continue;
+            }
+            Input::Line(text) if text.trim().is_empty() => continue,
+            Input::Line(text) => text,
+        };
+        interrupted = false;
+        let reply_to = if super::chat::is_one_word_answer(&text) {
+            session.approval.take()
+        } else {
+            None
+        };
+        let id = match session.client.send(None, &text, reply_to).await {
+            Ok((id, _)) => id,
+            // Nothing was taken; the chat goes on.
+            Err(error) if error.is_too_large() => {
+                editor.print(&terminal::remark(&super::client::refusal_words(&error), true));
+                continue;
+            }
+            Err(error) => {
+                eprintln!("passepartout: {error}");
+                break ExitCode::from(super::client::EXIT_UNREACHABLE);
+            }
+        };
+        tokio::select! {
+            end = session.turn(&id, &mut interrupted) => match end {
+                TurnEnd::Answered => {}
+                TurnEnd::Leave => break ExitCode::SUCCESS,
+                TurnEnd::Lost(error) => {
+                    eprintln!("passepartout: {error}");
+                    break ExitCode::from(super::client::EXIT_UNREACHABLE);
+                }
+            },
+            () = &mut leave => break ExitCode::from(130),
+        }
+    };
+    session.typed.clear();
+    drop(quiet);
+    code
+}
+
+struct Session<'a> {
+    client: &'a mut Client,
+    typed: TypeAhead,
+    /// The newest approval prompt: a one-word answer typed next replies to it.
+    approval: Option<String>,
+}
+
+impl Session<'_> {
+    /// Shows `frame`, come while the prompt is shown, above it. Drafts are
+    /// not: the reply they become is printed whole.
+    fn between_turns(&mut self, editor: &mut LineEditor, frame: ServerFrame) {
+        if let Some(shown) = self.shown(frame) {
+            editor.print(&shown);
+        }
+    }
+
+    /// A finished message as printed, noting an approval prompt.
+    fn shown(&mut self, frame: ServerFrame) -> Option<String> {
+        match frame {
+            ServerFrame::Reply { text, kind, .. } => {
+                // Anything said after a prompt makes a bare "no" mean something else.
+                self.approval = None;
+                Some(shown_reply(&text, kind))
+            }
+            ServerFrame::Approval { id, text, .. } => {
+                self.approval = Some(id);
+                Some(format!("? {text}"))
+            }
+            ServerFrame::File { path, caption, .. } => Some(super::client::file_line(&path, caption.as_deref())),
+            _ => None,
+        }
+    }
+
+    /// Streams the reply to message `id`, until it is complete.
+    async fn turn(&mut self, id: &str, interrupted: &mut bool) -> TurnEnd {
+        let mut keys = Keys::open().map_err(|error| tracing::warn!(%error, "keys not read during the reply"));
+        let mut out = std::io::stdout();
+        let mut streamed = Streamed::for_stdout();
+        // The `/stop` sent for this turn, and whether the reply was marked stopped.
+        let mut stop: Option<String> = None;
+        let mut marked = false;
+        // Messages answering something else, printed after the reply.
+        let mut later: Vec<String> = Vec::new();
+        let end = loop {
+            let key = async {
+                match &mut keys {
+                    Ok(keys) => keys.read().await,
+                    Err(()) => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                typed = key => {
+                    let Ok(typed) = typed else { continue };
+                    let interrupts = self.typed.feed(&typed);
+                    if interrupts == 0 {
+                        continue;
+                    }
+                    if stop.is_some() || interrupts > 1 {
+                        streamed.end(&mut out, Some(" [stopped]"));
+                        break TurnEnd::Leave;
+                    }
+                    *interrupted = true;
+                    match self.client.send(None, "/stop", None).await {
+                        Ok((stop_id, _)) => stop = Some(stop_id),
+                        Err(error) => break TurnEnd::Lost(error.to_string()),
+                    }
+                }
+                frame = self.client.next_event() => {
+                    let frame = match frame {
+                        Ok(frame) => frame,
+                        Err(error) => break TurnEnd::Lost(error.to_string()),
+                    };
+                    let ours = |answered: &Option<String>| answered.as_deref().is_none_or(|a| a == id);
+                    match frame {
+                        ServerFrame::Draft { in_reply_to, text, restart, .. } if ours(&in_reply_to) => {
+                            // A stopped turn's draft withdrawn: the partial reply stays, marked.
+                            if stop.is_some() && restart && text.is_empty() {
+                                marked |= streamed.end(&mut out, Some(" [stopped]"));
+                            } else {
+                                streamed.draft(&mut out, &text, restart);
+                            }
+                        }
+                        ServerFrame::Reply { in_reply_to: Some(answered), text, kind, drafted, .. } if answered == id => {
+                            self.approval = None;
+                            if streamed.finish(&mut out, Some((&text, drafted))) {
+                                println!("{}", shown_reply(&text, kind));
+                            }
+                            break TurnEnd::Answered;
+                        }
+                        ServerFrame::Reply { in_reply_to: Some(answered), text, kind, .. }
+                            if stop.as_deref() == Some(answered.as_str()) =>
+                        {
+                            // The partial reply marked stopped says it in one line.
+                            marked |= streamed.end(&mut out, Some(" [stopped]"));
+                            if !marked {
+                                println!("{}", shown_reply(&text, kind));
+                            }
+                            break TurnEnd::Answered;
+                        }
+                        frame @ (ServerFrame::Approval { .. } | ServerFrame::File { .. })
+                            if ours(frame_answers(&frame)) =>
+                        {
+                            streamed.finish(&mut out, None);
+                            let asks = matches!(frame, ServerFrame::Approval { .. });
+                            if let Some(shown) = self.shown(frame) {
+                                println!("{shown}");
+                            }
+                            if asks {
+                                // The answer is typed at the prompt.
+                                break TurnEnd::Answered;
+                            }
+                        }
+                        ServerFrame::Draft { .. } => {}
+                        frame => later.extend(self.shown(frame)),
+                    }
+                    let _ = out.flush();
+                }
+            }
+        };
+        for shown in later {
+            println!("{shown}");
+        }
+        let _ = out.flush();
+        end
+    }
+}
+
+fn frame_answers(frame: &ServerFrame) -> &Option<String> {
+    match frame {
+        ServerFrame::Approval { in_reply_to, .. } | ServerFrame::File { in_reply_to, .. } => in_reply_to,
+        _ => &None,
+    }
+}
+
+/// A finished reply as the terminal shows it.
+fn shown_reply(text: &str, kind: ReplyKind) -> String {
+    match kind {
+        ReplyKind::Failure => format!("! {text}"),
+        _ => terminal::show(text, kind, true),
+    }
+}
