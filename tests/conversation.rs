@@ -297,11 +297,29 @@ async fn an_oversized_message_is_refused_and_the_connection_stays_usable() {
     let llm = FakeLlm::start().await;
     let mut daemon = TestDaemon::start_with(&llm, |c| c.pipeline.max_message_bytes = 100, Vec::new()).await;
     let mut client = daemon.client("alice").await;
+    // The client knows the limit from the daemon's welcome and sends nothing.
     let error = client.send(None, &"x".repeat(101), None).await.unwrap_err();
-    match error {
-        passepartout_socket::ClientError::Refused { code, .. } => assert_eq!(code, ErrorCode::TooLarge),
-        other => panic!("expected too_large, got {other:?}"),
-    }
+    assert!(
+        matches!(
+            error,
+            passepartout_socket::ClientError::TooLarge { limit: 100, size: 101 }
+        ),
+        "{error:?}"
+    );
+    // A client that sends it anyway is refused by the daemon, in words.
+    let mut raw = tokio::net::UnixStream::connect(daemon.config.socket_path()).await.unwrap();
+    let frame = format!("{{\"type\":\"message\",\"id\":\"big\",\"text\":\"{}\"}}\n", "x".repeat(101));
+    tokio::io::AsyncWriteExt::write_all(&mut raw, frame.as_bytes()).await.unwrap();
+    let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(raw));
+    let refusal = loop {
+        let line = tokio::time::timeout(WAIT, lines.next_line()).await.unwrap().unwrap().unwrap();
+        let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
+        if frame["type"] == "error" {
+            break frame;
+        }
+    };
+    assert_eq!(refusal["code"], "too_large", "{refusal}");
+    assert_eq!(refusal["message"], "messages are limited to 100 bytes; this one is 101 bytes");
     assert_eq!(ask(&mut client, "small").await.1, "echo: small");
     assert!(llm.requests().iter().all(|r| last_user_text(r) == "small"));
     daemon.stop().await;
