@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use passepartout::llm::ToolSpec;
 use passepartout::tools::{Tool, ToolContext, ToolError};
 use passepartout_gateway::ReplyKind;
-use passepartout_socket::{ErrorCode, ServerFrame};
+use passepartout_socket::ServerFrame;
 use serde_json::Value;
 use support::fake_llm::{FakeLlm, Script, last_message, last_user_text};
 use support::harness::{TestDaemon, WAIT, ask, reply_to, send, texts_of};
