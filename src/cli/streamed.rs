@@ -1,7 +1,9 @@
 //! A reply printed as it is written: `chat`, and `send --stream`, print each
 //! `draft` frame's text as it comes, and then print the finished reply only
 //! if it is not what the draft already showed (the model started over, or
-//! the reply is a notice rather than the text streamed).
+//! the reply is a notice rather than the text streamed). A reply stopped
+//! while it was written (a `stopped` frame) ends its draft marked
+//! `[stopped]`, on one line when nothing of it was printed yet.
 
 use std::io::Write;
 
@@ -24,6 +26,21 @@ impl Streamed {
         let _ = write!(out, "{text}");
         let _ = out.flush();
         self.text.push_str(text);
+    }
+
+    /// Ends a draft whose turn was stopped: what was printed of it is
+    /// marked stopped; when nothing was (this terminal came in late), the
+    /// `partial` text the draft showed is printed on one line, marked so.
+    pub(super) fn stopped(&mut self, out: &mut impl Write, partial: &str) {
+        let printed = std::mem::take(&mut self.text);
+        if printed.is_empty() {
+            let line = partial.split_whitespace().collect::<Vec<_>>().join(" ");
+            let sep = if line.is_empty() { "" } else { " " };
+            let _ = writeln!(out, "{line}{sep}[stopped]");
+        } else {
+            let _ = writeln!(out, " [stopped]");
+        }
+        let _ = out.flush();
     }
 
     /// Ends what was streamed, before the finished reply or any other
@@ -70,6 +87,21 @@ mod tests {
         assert!(streamed.finish(&mut out, Some(("It is 4 pm, Tuesday.", true))));
         assert!(!streamed.finish(&mut out, None), "nothing streamed, nothing to end");
         assert_eq!(printed(&out), "Let me check [started over]\nIt is 4 pm.\n");
+    }
+
+    #[test]
+    fn a_stopped_draft_is_marked_and_one_never_printed_is_one_line() {
+        let mut out = Vec::new();
+        let mut streamed = Streamed::default();
+        streamed.draft(&mut out, "Half an", false);
+        streamed.stopped(&mut out, "Half an");
+        assert!(!streamed.finish(&mut out, None), "the draft is ended");
+        streamed.stopped(&mut out, "Once upon\n\na  time");
+        streamed.stopped(&mut out, "");
+        assert_eq!(
+            printed(&out),
+            "Half an [stopped]\nOnce upon a time [stopped]\n[stopped]\n"
+        );
     }
 
     #[test]
