@@ -66,6 +66,11 @@ pub fn recover(conversations: &Arc<Conversations>) {
         Ok(swept) => tracing::debug!(swept, "records of handed-over drafts removed"),
         Err(error) => tracing::warn!(%error, "cannot sweep the records of drafts"),
     }
+    match cx.store.sweep_stops() {
+        Ok(0) => {}
+        Ok(swept) => tracing::debug!(swept, "marks of committed stopped turns removed"),
+        Err(error) => tracing::warn!(%error, "cannot sweep the marks of stopped turns"),
+    }
     if !pending.is_empty() || !outbox.is_empty() {
         tracing::info!(
             pending = pending.len(),

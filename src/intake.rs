@@ -10,7 +10,7 @@
 
 use std::sync::Arc;
 
-use passepartout_gateway::{Ack, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
+use passepartout_gateway::{Ack, ConversationKey, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
@@ -140,7 +140,7 @@ async fn journal(
         match outcome {
             Accepted::New(seq) => {
                 if let Some(conversation) = stop {
-                    cx.running.stop(&conversation);
+                    stop_running(cx, &conversation);
                 }
                 permit.send(Job::Turn(seq));
                 answers.push((index, Ack::Accepted));
@@ -161,6 +161,19 @@ async fn journal(
         }
         decisions[index].answer = answer;
     }
+}
+
+/// Stops `conversation`'s running turn, marking it stopped in the store
+/// first: the flush that makes the `/stop` durable covers the mark, so a
+/// crash before the stopped turn commits cannot run it again.
+fn stop_running(cx: &Conversations, conversation: &ConversationKey) {
+    if let Some(seq) = cx.running.running(conversation)
+        && let Err(error) = cx.store.mark_stopped(seq)
+    {
+        // Stopped all the same; only a crash before its commit would run it again.
+        tracing::error!(%conversation, seq, %error, "cannot mark a stopped turn in the store");
+    }
+    cx.running.stop(conversation);
 }
 
 /// Sends `outbound` through its gateway at once, outside any conversation's

@@ -42,6 +42,7 @@ mod signal_cli_real;
 mod signal_link;
 mod signal_rpc;
 mod standing_rules;
+mod stopping;
 mod streaming;
 mod telegram;
 mod telegram_gateway;

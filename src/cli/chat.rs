@@ -153,6 +153,7 @@ async fn converse(client: &mut Client) -> ExitCode {
             },
             frame = client.next_event() => match frame {
                 Ok(ServerFrame::Draft { text, restart, .. }) => streamed.draft(&mut out, &text, restart),
+                Ok(ServerFrame::Stopped { text, .. }) => streamed.stopped(&mut out, &text),
                 Ok(ServerFrame::Reply { text, kind, drafted, .. }) => {
                     // Anything said after a prompt makes a bare "no" mean something else.
                     prompt = None;

@@ -221,6 +221,15 @@ impl Session<'_> {
                                 streamed.draft(&mut out, &text, restart);
                             }
                         }
+                        // The turn was stopped: what it showed stays, marked. After
+                        // our own `/stop`, its answer still ends the turn.
+                        ServerFrame::Stopped { in_reply_to, text, .. } if ours(&in_reply_to) => {
+                            streamed.stopped(&mut out, &text);
+                            marked = true;
+                            if stop.is_none() {
+                                break TurnEnd::Answered;
+                            }
+                        }
                         ServerFrame::Reply { in_reply_to: Some(answered), text, kind, drafted, .. } if answered == id => {
                             self.approval = None;
                             if streamed.finish(&mut out, Some((&text, drafted))) {

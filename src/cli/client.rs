@@ -52,6 +52,8 @@ enum Waited {
     Answered(ReplyKind, String, bool),
     /// The daemon had this message already.
     Duplicate,
+    /// The turn was stopped (from another terminal or chat) before it answered.
+    Stopped,
     /// The time ran out; the approval named was still open.
     TimedOut { open: Option<String> },
 }
@@ -119,6 +121,16 @@ pub async fn send(
                     let shown = !streamed.finish(&mut out, Some((&text, drafted)));
                     return Ok(Waited::Answered(kind, text, shown));
                 }
+                ServerFrame::Stopped {
+                    in_reply_to: Some(answered),
+                    text,
+                    ..
+                } if answered == id => {
+                    if stream {
+                        streamed.stopped(&mut out, &text);
+                    }
+                    return Ok(Waited::Stopped);
+                }
                 // A file the answer sends comes before the answer's text.
                 ServerFrame::File {
                     in_reply_to: Some(answered),
@@ -165,6 +177,10 @@ pub async fn send(
         Ok(Waited::Answered(kind, text, false)) => {
             println!("{}", terminal::show(&text, kind, std::io::stdout().is_terminal()));
             ExitCode::SUCCESS
+        }
+        Ok(Waited::Stopped) => {
+            eprintln!("passepartout: the turn was stopped before it answered");
+            ExitCode::FAILURE
         }
         Ok(Waited::Duplicate) => {
             eprintln!("passepartout: the daemon had this message already");

@@ -2,7 +2,9 @@
 //! `draft` frame's text as it comes, rendered as Markdown while it streams
 //! ([`MarkdownStream`]), and then print the finished reply only if it is
 //! not what the draft already showed (the model started over, or the reply
-//! is a notice rather than the text streamed).
+//! is a notice rather than the text streamed). A reply stopped while it was
+//! written (a `stopped` frame) ends its draft marked `[stopped]`, on one
+//! line when nothing of it was shown yet.
 
 use std::io::{IsTerminal, Write};
 
@@ -65,6 +67,19 @@ impl Streamed {
         true
     }
 
+    /// Ends a draft whose turn was stopped: what was shown of it is marked
+    /// stopped; when nothing was (this terminal came in late), the
+    /// `partial` text the draft showed is printed on one line, marked so.
+    pub(super) fn stopped(&mut self, out: &mut impl Write, partial: &str) {
+        if !self.end(out, Some(" [stopped]")) {
+            let rendered = super::terminal::show(partial, passepartout_gateway::ReplyKind::Answer, false);
+            let line = rendered.split_whitespace().collect::<Vec<_>>().join(" ");
+            let sep = if line.is_empty() { "" } else { " " };
+            let _ = writeln!(out, "{line}{sep}[stopped]");
+        }
+        let _ = out.flush();
+    }
+
     /// Ends what was streamed, before the finished reply or any other
     /// message is printed; `true` when `reply` (if any, `drafted` when it
     /// is what the draft became) still needs printing.
@@ -124,6 +139,21 @@ mod tests {
         assert!(streamed.finish(&mut out, Some(("It is 4 pm, Tuesday.", true))));
         assert!(!streamed.finish(&mut out, None), "nothing streamed, nothing to end");
         assert_eq!(printed(&out), "Let me check [started over]\nIt is 4 pm.\n");
+    }
+
+    #[test]
+    fn a_stopped_draft_is_marked_and_one_never_printed_is_one_line() {
+        let mut out = Vec::new();
+        let mut streamed = Streamed::new(Surface::Plain);
+        streamed.draft(&mut out, "Half an", false);
+        streamed.stopped(&mut out, "Half an");
+        assert!(!streamed.finish(&mut out, None), "the draft is ended");
+        streamed.stopped(&mut out, "Once **upon**\n\na  time");
+        streamed.stopped(&mut out, "");
+        assert_eq!(
+            printed(&out),
+            "Half an [stopped]\nOnce upon a time [stopped]\n[stopped]\n"
+        );
     }
 
     #[test]

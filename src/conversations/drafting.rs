@@ -11,10 +11,13 @@
 //!
 //! The draft is never the reply: the turn's commit hands the draft's
 //! messages to the reply it takes over ([`hand_over`]), and the gateway
-//! makes them that reply when the outbox delivers it. Showing a draft is
-//! best effort; a failure only leaves it as it was.
+//! makes them that reply when the outbox delivers it. A stopped turn's
+//! commit hands them, with the text they showed ([`ShownText`]), to a
+//! message of their own that the gateway removes or marks stopped
+//! ([`hand_over_stopped`]). Showing a draft is best effort; a failure only
+//! leaves it as it was.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use passepartout_gateway::{ConversationKey, Draft, DraftPace, DraftText, MessageId, OutboundBody, ReplyKind};
@@ -49,9 +52,36 @@ impl TextSink for DraftSink {
     }
 }
 
+/// The text a draft was last given to show (shown, or being shown when
+/// the turn stopped), read by the worker when the turn is stopped: the
+/// drafter itself goes with the stopped turn.
+#[derive(Clone, Default)]
+pub(super) struct ShownText(Arc<Mutex<String>>);
+
+impl ShownText {
+    /// What the draft shows.
+    pub(super) fn get(&self) -> String {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// Notes that the draft shows `text`, grown from the first `grown_from`
+    /// bytes of what it showed before (copying only the new part).
+    fn showed(&self, text: &str, grown_from: Option<usize>) {
+        let mut shown = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        match grown_from
+            .filter(|from| *from == shown.len())
+            .and_then(|from| text.get(from..))
+        {
+            Some(news) => shown.push_str(news),
+            None => text.clone_into(&mut shown),
+        }
+    }
+}
+
 /// Shows one turn's draft: the turn answering journal entry `seq` in `conversation`.
 pub(super) struct Drafter {
     gateway: Arc<dyn Draft>,
+    shown_text: ShownText,
     store: Store,
     conversation: ConversationKey,
     seq: u64,
@@ -89,6 +119,7 @@ impl Drafter {
         let (sender, pieces) = mpsc::unbounded_channel();
         let drafter = Self {
             gateway,
+            shown_text: ShownText::default(),
             store,
             conversation,
             seq,
@@ -96,6 +127,11 @@ impl Drafter {
             pieces,
         };
         (drafter, Arc::new(DraftSink(sender)))
+    }
+
+    /// What the draft shows, as it changes.
+    pub(super) fn shown_text(&self) -> ShownText {
+        self.shown_text.clone()
     }
 
     /// Runs `turn` with the draft shown beside it; the turn's end (which
@@ -160,6 +196,9 @@ impl Drafter {
     /// here at all, so the turn stops trying.
     async fn show(&self, shown: &mut Shown) -> bool {
         shown.last_shown = Some(Instant::now());
+        // Before the showing: a stop can come in its middle, when the
+        // person may have seen it already.
+        self.shown_text.showed(&shown.text, shown.showing);
         let draft = DraftText {
             text: &shown.text,
             grown_from: shown.showing,
@@ -262,6 +301,29 @@ pub(super) fn hand_over(replies: &mut Vec<PendingOutbound>, messages: Vec<Messag
             },
         ),
     }
+}
+
+/// Gives a stopped turn's draft `messages` to a message of their own, first
+/// among the turn's replies: the gateway removes them or, where what it
+/// showed stays on screen, marks `partial` (what they showed) stopped.
+/// The message says which one it was stopped answering (`answering`).
+pub(super) fn hand_over_stopped(
+    replies: &mut Vec<PendingOutbound>,
+    messages: Vec<MessageId>,
+    partial: String,
+    answering: &MessageId,
+) {
+    if messages.is_empty() {
+        return;
+    }
+    replies.insert(
+        0,
+        PendingOutbound {
+            in_reply_to: Some(answering.clone()),
+            body: OutboundBody::Stopped { partial },
+            drafts: messages,
+        },
+    );
 }
 
 #[cfg(test)]

@@ -327,3 +327,41 @@ fn without_an_answer_the_first_text_takes_the_draft_over_and_without_a_text_it_i
     hand_over(&mut untouched, Vec::new());
     assert!(untouched[0].drafts.is_empty(), "no draft, nothing handed over");
 }
+
+#[test]
+fn a_stopped_draft_goes_to_a_message_of_its_own_with_what_it_showed() {
+    let mut replies = Vec::new();
+    hand_over_stopped(&mut replies, vec![id("7"), id("8")], "Half an".into(), &id("m1"));
+    assert_eq!(replies.len(), 1);
+    assert_eq!(
+        replies[0].body,
+        OutboundBody::Stopped {
+            partial: "Half an".into()
+        }
+    );
+    assert_eq!(replies[0].drafts, [id("7"), id("8")]);
+    assert_eq!(
+        replies[0].in_reply_to,
+        Some(id("m1")),
+        "it says which reply was stopped"
+    );
+    let mut none = Vec::new();
+    hand_over_stopped(&mut none, Vec::new(), "Half".into(), &id("m1"));
+    assert!(none.is_empty(), "no draft, nothing to remove");
+}
+
+#[test]
+fn the_shown_text_follows_what_the_draft_shows() {
+    let shown = ShownText::default();
+    shown.showed("Hello", None);
+    shown.showed("Hello, world", Some(5));
+    assert_eq!(shown.get(), "Hello, world");
+    shown.showed("Started over", None);
+    assert_eq!(shown.get(), "Started over");
+    shown.showed("Something else entirely", Some(3));
+    assert_eq!(
+        shown.get(),
+        "Something else entirely",
+        "an offset that does not match what it holds takes the whole text"
+    );
+}

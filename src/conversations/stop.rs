@@ -2,8 +2,11 @@
 //! intake, since a `/stop` queued behind the turn it means to stop would only
 //! run after it.
 //!
-//! The worker registers a token for each turn it runs; the intake cancels
-//! it when a `/stop` for the conversation is journaled. A stopped turn is
+//! The worker registers a token for each turn it runs, with the journal
+//! entry the turn answers; the intake marks that entry stopped in the store
+//! and cancels the token when a `/stop` for the conversation is journaled
+//! (so a crash before the stopped turn commits does not run it again at the
+//! next start: the store's `stops`). A stopped turn is
 //! dropped like one that timed out — its model call is abandoned and a
 //! shell command's process group killed (the shell tool kills it on drop) —
 //! and commits only the rounds of tool calls it had finished (each call
@@ -22,11 +25,18 @@ use tokio_util::sync::CancellationToken;
 /// and not yet told so.
 #[derive(Default)]
 pub struct RunningTurns {
-    /// Each running turn's number and token.
-    tokens: Mutex<HashMap<ConversationKey, (u64, CancellationToken)>>,
+    /// Each running turn's number, journal entry and token.
+    tokens: Mutex<HashMap<ConversationKey, Registered>>,
     numbers: AtomicU64,
     /// Stopped turns not yet told, with the tool calls each kept.
     stopped: Mutex<HashMap<ConversationKey, usize>>,
+}
+
+/// What is known of a running turn.
+struct Registered {
+    number: u64,
+    seq: u64,
+    token: CancellationToken,
 }
 
 /// A running turn's registration; dropping it unregisters the turn.
@@ -42,11 +52,17 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl RunningTurns {
-    /// Registers the turn `key`'s worker starts now.
-    pub fn start(self: &Arc<Self>, key: &ConversationKey) -> Running {
+    /// Registers the turn `key`'s worker starts now, answering journal
+    /// entry `seq`.
+    pub fn start(self: &Arc<Self>, key: &ConversationKey, seq: u64) -> Running {
         let token = CancellationToken::new();
         let number = self.numbers.fetch_add(1, Ordering::Relaxed);
-        lock(&self.tokens).insert(key.clone(), (number, token.clone()));
+        let registered = Registered {
+            number,
+            seq,
+            token: token.clone(),
+        };
+        lock(&self.tokens).insert(key.clone(), registered);
         Running {
             turns: self.clone(),
             key: key.clone(),
@@ -55,11 +71,23 @@ impl RunningTurns {
         }
     }
 
+    /// The journal entry `key`'s running turn answers, if one runs.
+    pub fn running(&self, key: &ConversationKey) -> Option<u64> {
+        lock(&self.tokens).get(key).map(|registered| registered.seq)
+    }
+
     /// Stops `key`'s running turn, if it has one.
     pub fn stop(&self, key: &ConversationKey) {
-        if let Some((_, token)) = lock(&self.tokens).get(key) {
-            token.cancel();
+        if let Some(registered) = lock(&self.tokens).get(key) {
+            registered.token.cancel();
         }
+    }
+
+    /// Notes that a turn of `key` found stopped at the start (it was
+    /// stopped, and the daemon went down before it committed) was ended
+    /// without being run, so the `/stop` that stopped it says so.
+    pub fn stopped_before_restart(&self, key: &ConversationKey) {
+        lock(&self.stopped).insert(key.clone(), 0);
     }
 
     /// Notes that `key`'s stopped turn kept `calls` finished tool calls.
@@ -93,7 +121,10 @@ impl Drop for Running {
     fn drop(&mut self) {
         let mut tokens = lock(&self.turns.tokens);
         // Only this turn's own token: a later turn may have registered since.
-        if tokens.get(&self.key).is_some_and(|(number, _)| *number == self.number) {
+        if tokens
+            .get(&self.key)
+            .is_some_and(|registered| registered.number == self.number)
+        {
             tokens.remove(&self.key);
         }
     }
@@ -111,15 +142,17 @@ mod tests {
     #[tokio::test]
     async fn a_stopped_turn_is_dropped_and_told_once() {
         let turns = Arc::new(RunningTurns::default());
-        let running = turns.start(&key());
+        let running = turns.start(&key(), 3);
+        assert_eq!(turns.running(&key()), Some(3));
         turns.stop(&key());
         assert_eq!(running.run(std::future::pending::<()>()).await, None);
         turns.kept(&key(), 2);
         assert_eq!(turns.take_stopped(&key()), Some(2));
         assert_eq!(turns.take_stopped(&key()), None, "told once");
         drop(running);
+        assert_eq!(turns.running(&key()), None, "unregistered when it ends");
         turns.stop(&key());
-        let next = turns.start(&key());
+        let next = turns.start(&key(), 4);
         assert_eq!(
             next.run(async { 7 }).await,
             Some(7),

@@ -122,13 +122,25 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     let pinned = pinned.pinned_model.as_deref();
     let (drafter, sink) = drafter_for(cx, &entry);
     let drafted = drafter.is_some();
+    let shown_text = drafter.as_ref().map(Drafter::shown_text).unwrap_or_default();
     let finished = Arc::new(FinishedRounds::default());
     let watch = TurnWatch {
         sink,
         finished: Some(finished.clone()),
     };
-    let running = cx.running.start(key);
+    let running = cx.running.start(key, seq);
+    // Stopped, and the daemon went down before the turn committed: ended
+    // as stopped, not run again. What it had finished went with the crash.
+    let mut stopped = cx.store.was_stopped(seq).unwrap_or_else(|error| {
+        tracing::error!(conversation = %key, seq, %error, "cannot read whether a turn was stopped");
+        false
+    });
     let outcome = match recent.load(&cx.store, key) {
+        Ok(_) if stopped => {
+            tracing::info!(conversation = %key, seq, "turn stopped before the restart; not run again");
+            cx.running.stopped_before_restart(key);
+            Ok(stopped_output(None, &entry.inbound.sender.id))
+        }
         Ok(history) => match running
             .run(with_typing(
                 cx,
@@ -144,6 +156,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
                 let calls = kept.as_ref().map_or(0, |kept| kept.calls);
                 tracing::info!(conversation = %key, seq, kept_calls = calls, "turn stopped");
                 cx.running.kept(key, calls);
+                stopped = true;
                 Ok(stopped_output(kept, &entry.inbound.sender.id))
             }
         },
@@ -176,7 +189,14 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     // Read back rather than taken from the drafter: a stopped turn's
     // drafter never finished, but what it showed is recorded.
     let drafts = if drafted { drafts_of(cx, key, seq) } else { Vec::new() };
-    drafting::hand_over(&mut commit.replies, drafts.clone());
+    let hand_over = |replies: &mut Vec<PendingOutbound>, drafts: Vec<MessageId>| {
+        if stopped {
+            drafting::hand_over_stopped(replies, drafts, shown_text.get(), &entry.inbound.message_id);
+        } else {
+            drafting::hand_over(replies, drafts);
+        }
+    };
+    hand_over(&mut commit.replies, drafts.clone());
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = cx.store.commit_turn_durably(key, commit).await;
     followups.run(cx, key, committed.is_ok());
@@ -195,7 +215,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         let id = error_id();
         tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
         let mut fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
-        drafting::hand_over(&mut fallback.replies, drafts);
+        hand_over(&mut fallback.replies, drafts);
         if let Err(error) = cx.store.commit_turn_durably(key, fallback).await {
             tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
             return;
@@ -204,6 +224,10 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     if drafted && let Err(error) = cx.store.forget_draft(seq) {
         // Swept at the next start.
         tracing::debug!(conversation = %key, seq, %error, "cannot forget a handed-over draft");
+    }
+    if stopped && let Err(error) = cx.store.forget_stop(seq) {
+        // Swept at the next start.
+        tracing::debug!(conversation = %key, seq, %error, "cannot forget a committed turn's stop");
     }
 }
 

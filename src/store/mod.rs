@@ -13,7 +13,8 @@
 //! a pinned model, a fresh start), `usage` (tokens per provider per day, per
 //! conversation and in total), `summaries` (a conversation's running summary
 //! of the turns folded out of its context), `drafts` (where the draft of a
-//! running turn's reply is shown), `guesses` (when each person last named
+//! running turn's reply is shown), `stops` (the running turns a `/stop`
+//! stopped, until they commit), `guesses` (when each person last named
 //! a wrong approval token), `standing_rules` (the calls a person let run
 //! without asking, by conversation and tool), `paired` (the people let in by
 //! a pairing code, per gateway), `pairing_codes` (the codes sent, waiting
@@ -49,6 +50,7 @@ mod paired;
 mod pairing_codes;
 pub mod records;
 mod standing_rules;
+mod stops;
 mod summary;
 mod turn;
 mod usage;
@@ -113,6 +115,7 @@ struct Inner {
     settings: sled::Tree,
     usage: sled::Tree,
     drafts: sled::Tree,
+    stops: sled::Tree,
     guesses: sled::Tree,
     paired: sled::Tree,
     pairing_codes: sled::Tree,
@@ -170,6 +173,7 @@ impl Store {
             settings: tree("settings")?,
             usage: tree("usage")?,
             drafts: tree("drafts")?,
+            stops: tree("stops")?,
             guesses: tree("guesses")?,
             paired: tree("paired")?,
             pairing_codes: tree("pairing_codes")?,

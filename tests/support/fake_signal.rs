@@ -4,7 +4,8 @@
 //! `signal-cli daemon --receive-mode=manual` speaks it.
 //!
 //! It answers `version`, `listAccounts`, `subscribeReceive` /
-//! `unsubscribeReceive`, `send` (checking its `textStyle`), `sendTyping`,
+//! `unsubscribeReceive`, `send` (checking its `textStyle`), `remoteDelete`
+//! (the `targetTimestamp` of a message, recorded as deleted), `sendTyping`,
 //! `sendReaction`, `getAttachment` (the bytes of an attachment registered
 //! with [`FakeSignal::add_attachment`], in base64, or signal-cli's error for
 //! an unknown one), and, as a multi-account daemon does, `startLink` (a
@@ -110,6 +111,8 @@ struct Shared {
 struct State {
     calls: Vec<Call>,
     sent: Vec<Sent>,
+    /// The `targetTimestamp`s of `remoteDelete`s, in order.
+    deleted: Vec<u64>,
     failures: HashMap<String, VecDeque<(i64, String)>>,
     /// Results to answer instead of the usual, per method, in order.
     answers: HashMap<String, VecDeque<Value>>,
@@ -320,6 +323,11 @@ impl FakeSignal {
         state.connections.clear();
         drop(state);
         self.shared.changed.notify_waiters();
+    }
+
+    /// The messages deleted for everyone (`remoteDelete`), by timestamp, in order.
+    pub fn deleted(&self) -> Vec<u64> {
+        self.state().deleted.clone()
     }
 
     /// Every call so far of `method`.
@@ -619,6 +627,17 @@ fn answer(state: &mut State, connection: u64, method: &str, params: &Value) -> R
                 .map(|recipient| json!({ "recipientAddress": address(recipient), "type": "SUCCESS" }))
                 .collect();
             Ok(json!({ "timestamp": timestamp, "results": results }))
+        }
+        "remoteDelete" => {
+            let target = params.get("targetTimestamp").and_then(Value::as_u64);
+            let target = target.ok_or((codes::USER_ERROR, "Missing target timestamp".to_owned()))?;
+            if params.get("recipient").is_none() && params.get("groupId").is_none() {
+                return Err((codes::INVALID_PARAMS, "No recipients given".to_owned()));
+            }
+            state.deleted.push(target);
+            let timestamp = state.next_timestamp;
+            state.next_timestamp += 1;
+            Ok(json!({ "timestamp": timestamp, "results": [] }))
         }
         "sendTyping" => Ok(json!({})),
         "startLink" => Ok(json!({ "deviceLinkUri": LINK_URI })),

@@ -9,7 +9,11 @@
 //! in [`Outbound::drafts`](crate::Outbound::drafts): the gateway turns the
 //! draft into the final, formatted reply instead of sending a second copy,
 //! and removes what is left of a draft that no text took over
-//! ([`OutboundBody::Withdraw`](crate::OutboundBody::Withdraw)).
+//! ([`OutboundBody::Withdraw`](crate::OutboundBody::Withdraw)) or whose
+//! turn was stopped ([`OutboundBody::Stopped`](crate::OutboundBody::Stopped)).
+//! A gateway that shows drafts thus needs nothing more for `/stop`: the
+//! core records where each draft is, remembers a stop across a restart,
+//! and hands the gateway the stopped draft to remove.
 
 use std::time::Duration;
 

@@ -154,9 +154,20 @@ pub enum OutboundBody {
     /// photo, where the platform shows images inline). The gateway reads it
     /// at delivery, so what waits in the outbox is its path, not its bytes.
     File(OutboundFile),
-    /// Nothing to say: the drafts this message carries (a turn that was
-    /// stopped, or ended with no text to become) are removed.
+    /// Nothing to say: the drafts this message carries (a turn that ended
+    /// with no text to become) are removed.
     Withdraw,
+    /// The turn answering `in_reply_to` was stopped while its reply was
+    /// being written. A draft of a stopped reply is no answer: the drafts
+    /// this message carries are removed where the platform can remove a
+    /// message, and otherwise shown as stopped (a terminal's transcript
+    /// keeps what it printed). `partial` is the text the draft showed, as
+    /// the model wrote it (Markdown); empty when it is not known (the
+    /// daemon restarted in between).
+    Stopped {
+        #[serde(default)]
+        partial: String,
+    },
 }
 
 /// A file to send: where it is, what to call it, and what it is.

@@ -264,8 +264,11 @@ impl Deliver for SignalGateway {
                 Vec::new()
             }
             OutboundBody::File(file) => self.send_file(&message.conversation, file, reply_to).await?,
-            // Signal shows no drafts, so there is none to withdraw.
-            OutboundBody::Withdraw => Vec::new(),
+            // Until the drafts are gone, the entry stays in the outbox.
+            OutboundBody::Withdraw | OutboundBody::Stopped { .. } => {
+                self.delete_drafts(&message.conversation, &message.drafts).await?;
+                Vec::new()
+            }
         };
         tracing::debug!(
             conversation = %message.conversation,

@@ -29,6 +29,7 @@
 //!   messages, styles kept whole;
 //! - [`files`]: a workspace file sent as an attachment (a data URI);
 //!   `decided`: an approval prompt edited to say what was decided;
+//!   `withdraw`: a draft nothing took over deleted for everyone;
 //! - on a person's own account (the assistant a linked device of it):
 //!   [`admission`], which messages reach the core at all (Note to Self and
 //!   the listed, never strangers); [`own_sends`], what was sent, so that a
@@ -59,6 +60,7 @@ pub mod settings;
 pub mod spawn;
 pub mod split;
 pub mod styles;
+mod withdraw;
 
 pub use config::SignalConfig;
 pub use endpoint::{Endpoint, InvalidEndpoint};

@@ -418,3 +418,36 @@ async fn shutdown_unsubscribes_so_later_messages_wait_for_the_next_run() {
     gateway.close().await;
     fake.wait_for_connections(0).await;
 }
+
+#[tokio::test]
+async fn a_stopped_draft_is_deleted_for_everyone_and_again_after_a_failure() {
+    let fake = FakeSignal::start().await;
+    let gateway = SignalGateway::new(settings(&fake.tcp_endpoint()));
+    let drafts = vec![
+        MessageId::new("1800000000007").unwrap(),
+        MessageId::new("1800000000008").unwrap(),
+        // Someone else's message is never the bot's draft.
+        MessageId::new(format!("5:{ADA}")).unwrap(),
+    ];
+    let mut stopped = build::outbound(
+        conversation(ADA),
+        Some("1000"),
+        passepartout_gateway::OutboundBody::Stopped {
+            partial: "Half an".into(),
+        },
+    );
+    stopped.drafts = drafts;
+    fake.fail_after("remoteDelete", 1, codes::IO_ERROR, "Failed to send");
+    let failed = gateway.deliver(&stopped).await.expect_err("the second deletion fails");
+    assert!(!failed.is_permanent(), "tried again: {failed:?}");
+    let delivered = gateway.deliver(&stopped).await.expect("deleted");
+    assert!(delivered.message_ids.is_empty(), "nothing sent");
+    assert_eq!(
+        fake.deleted(),
+        [1_800_000_000_007, 1_800_000_000_007, 1_800_000_000_008],
+        "each of the bot's drafts, from the first again"
+    );
+    let calls = fake.calls("remoteDelete");
+    assert_eq!(calls[0].params["recipient"], serde_json::json!([ADA]));
+    assert!(fake.sent().is_empty(), "no message instead");
+}

@@ -5,9 +5,11 @@
 //! `message`, `status`, `approvals`, `decide`, `decide_all`, `rules`,
 //! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop`, `access`, `reload` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
-//! `approval`, `file` and `typing` frames whenever the core has something
-//! for the client's chat (a `draft` is a reply while it is written). A client skips a frame whose type it does not know, so a daemon can
-//! add one (as `file` was) without breaking clients of the same version. Ids
+//! `stopped`, `approval`, `file` and `typing` frames whenever the core has
+//! something for the client's chat (a `draft` is a reply while it is
+//! written; `stopped` ends a draft whose turn `/stop` stopped). A client
+//! skips a frame whose type it does not know, so a daemon can add one (as
+//! `file` and `stopped` were) without breaking clients of the same version. Ids
 //! are the contract's validated newtypes, so a frame that parses carries only
 //! valid ids; one that does not is answered with `bad_frame`.
 
@@ -160,6 +162,22 @@ pub enum ServerFrame {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         restart: bool,
     },
+    /// The reply the client was shown as a draft was stopped (`/stop`)
+    /// before it was finished: the draft ends here and no `reply` takes it
+    /// over. `text` is the whole text the draft showed (Markdown, possibly
+    /// several lines; empty when the daemon restarted in between and no
+    /// longer knows it), for the client to show as one line marked stopped
+    /// in place of the draft. The answer to `/stop` follows as a `reply`.
+    Stopped {
+        /// The outbound message's id, the same if it is sent again.
+        id: String,
+        chat: ChatId,
+        /// The id of the client's message the stopped reply answered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        in_reply_to: Option<String>,
+        #[serde(default)]
+        text: String,
+    },
     /// The assistant asks to approve an action; answer with `token`.
     Approval {
         id: String,
@@ -216,12 +234,13 @@ pub enum ServerFrame {
 
 /// The `"type"` names of [`ServerFrame`]: a frame of another type comes
 /// from a newer daemon, and a client skips it.
-pub const SERVER_FRAME_TYPES: [&str; 18] = [
+pub const SERVER_FRAME_TYPES: [&str; 19] = [
     "welcome",
     "accepted",
     "duplicate",
     "reply",
     "draft",
+    "stopped",
     "approval",
     "file",
     "typing",
@@ -619,6 +638,25 @@ mod tests {
         }
         assert!(is_unknown_server_frame(br#"{"type":"hologram","id":"1"}"#));
         assert!(!is_unknown_server_frame(b"not json"), "garbage is an error, not a skip");
+    }
+
+    #[test]
+    fn a_stopped_frame_has_its_wire_form_and_is_known() {
+        let stopped = ServerFrame::Stopped {
+            id: "9-0".into(),
+            chat: ChatId::new("work").unwrap(),
+            in_reply_to: Some("m4".into()),
+            text: "Half of\nan answer".into(),
+        };
+        let wire = json!({"type":"stopped","id":"9-0","chat":"work","in_reply_to":"m4","text":"Half of\nan answer"});
+        assert_eq!(serde_json::to_value(&stopped).unwrap(), wire);
+        assert_eq!(serde_json::from_value::<ServerFrame>(wire).unwrap(), stopped);
+        let unknown_text = json!({"type":"stopped","id":"9-0","chat":"work"});
+        assert!(
+            matches!(serde_json::from_value(unknown_text).unwrap(), ServerFrame::Stopped { text, .. } if text.is_empty()),
+            "a text the daemon no longer knows may be left out"
+        );
+        assert!(!is_unknown_server_frame(&serde_json::to_vec(&stopped).unwrap()));
     }
 
     #[test]

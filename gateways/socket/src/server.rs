@@ -314,6 +314,12 @@ fn outbound_frame(message: &Outbound) -> Option<ServerFrame> {
             kind: *kind,
             drafted: !message.drafts.is_empty(),
         },
+        OutboundBody::Stopped { partial } => ServerFrame::Stopped {
+            id,
+            chat,
+            in_reply_to,
+            text: partial.clone(),
+        },
         OutboundBody::Withdraw => ServerFrame::Draft {
             chat,
             in_reply_to,

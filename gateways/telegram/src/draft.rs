@@ -112,24 +112,41 @@ impl TelegramGateway {
         }
     }
 
-    /// Deletes draft messages nothing took over. Best effort: a message
-    /// already gone is what was wanted, and one that cannot be deleted now
-    /// is only logged.
-    pub(crate) async fn delete_drafts(&self, chat: tg::ChatId, drafts: &[MessageId]) {
-        let Ok(bot) = self.bot() else {
-            return;
-        };
+    /// Deletes draft messages nothing took over, in order. A message
+    /// already gone is what was wanted (a second delivery after a crash
+    /// finds the first one's work done), and one Telegram refuses to delete
+    /// for good (older than it allows) is only logged; a failure worth
+    /// trying again (a rate limit, the network) stops here and is returned.
+    pub(crate) async fn delete_drafts(&self, chat: tg::ChatId, drafts: &[MessageId]) -> Result<(), GatewayError> {
+        if drafts.is_empty() {
+            return Ok(());
+        }
+        let bot = self.bot()?;
         for draft in drafts {
             let Some(message) = telegram_message_id(draft) else {
                 continue;
             };
             match bot.delete_message(chat, message).await {
                 Ok(_) | Err(RequestError::Api(ApiError::MessageToDeleteNotFound)) => {}
-                Err(error) => {
-                    let failure = self.classify(&error);
-                    tracing::warn!(chat = chat.0, error = ?failure, "cannot delete a draft");
-                }
+                Err(error) => match self.classify(&error) {
+                    Failure::Rejected { reason } => {
+                        tracing::warn!(chat = chat.0, %reason, "a draft cannot be deleted");
+                    }
+                    failure => {
+                        tracing::debug!(chat = chat.0, error = ?failure, "cannot delete a draft now");
+                        return Err(failure.into_gateway_error());
+                    }
+                },
             }
+        }
+        Ok(())
+    }
+
+    /// Deletes draft messages in passing, before a message that does not
+    /// take them over: one left now is only logged.
+    pub(crate) async fn delete_drafts_in_passing(&self, chat: tg::ChatId, drafts: &[MessageId]) {
+        if let Err(error) = self.delete_drafts(chat, drafts).await {
+            tracing::warn!(chat = chat.0, %error, "a draft is left");
         }
     }
 }

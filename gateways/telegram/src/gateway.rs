@@ -163,7 +163,7 @@ impl TelegramGateway {
             }
         })
         .await?;
-        self.delete_drafts(chat, drafts.get(last + 1..).unwrap_or_default())
+        self.delete_drafts_in_passing(chat, drafts.get(last + 1..).unwrap_or_default())
             .await;
         Ok(sent)
     }
@@ -343,7 +343,7 @@ impl Deliver for TelegramGateway {
                     .await?
             }
             OutboundBody::ApprovalPrompt { token, text, .. } => {
-                self.delete_drafts(chat, &message.drafts).await;
+                self.delete_drafts_in_passing(chat, &message.drafts).await;
                 let keyboard = Some(approval_keyboard(token));
                 self.send_text(chat, plain_parts(text), reply_to, keyboard, &[], resume)
                     .await?
@@ -353,11 +353,13 @@ impl Deliver for TelegramGateway {
                 Vec::new()
             }
             OutboundBody::File(file) => {
-                self.delete_drafts(chat, &message.drafts).await;
+                self.delete_drafts_in_passing(chat, &message.drafts).await;
                 vec![self.send_file(chat, file, reply_to).await?]
             }
-            OutboundBody::Withdraw => {
-                self.delete_drafts(chat, &message.drafts).await;
+            // A stopped reply's draft goes: the answer to `/stop` says what
+            // was kept. Until it is gone, the entry stays in the outbox.
+            OutboundBody::Withdraw | OutboundBody::Stopped { .. } => {
+                self.delete_drafts(chat, &message.drafts).await?;
                 Vec::new()
             }
         };
