@@ -49,6 +49,9 @@ impl OutboxEntry {
     }
 }
 
+/// An outbox entry's key and stored bytes, for a transaction to write.
+pub(super) type KeyValue = (Vec<u8>, Vec<u8>);
+
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
@@ -157,7 +160,7 @@ impl Store {
     pub(super) fn prepare_notices(
         &self,
         notices: &[(ConversationKey, OutboundBody)],
-    ) -> Result<Vec<(Vec<u8>, Vec<u8>)>, StoreError> {
+    ) -> Result<Vec<KeyValue>, StoreError> {
         if notices.is_empty() {
             return Ok(Vec::new());
         }
