@@ -7,6 +7,8 @@
 
 pub use crate::store::{AuditEvent, Audited, VoteOutcome};
 
+use crate::people::{named, shown};
+
 impl AuditEvent {
     /// One line for a person: what, where, who.
     pub fn describe(&self) -> String {
@@ -29,7 +31,7 @@ impl AuditEvent {
                 by,
                 how,
             } => {
-                let by = by.as_ref().map(|p| format!(" by {p}")).unwrap_or_default();
+                let by = by.as_ref().map(|p| format!(" by {}", shown(p))).unwrap_or_default();
                 format!(
                     "{} {} `{action}`{by} ({}) in {}",
                     outcome.as_str(),
@@ -77,27 +79,47 @@ impl AuditEvent {
             Audited::RuleMade {
                 rule, scope, by, token, ..
             } => format!(
-                "standing rule {rule} made by {by} with {}: {scope} in {}",
+                "standing rule {rule} made by {} with {}: {scope} in {}",
+                shown(by),
                 token.as_str(),
                 self.conversation
             ),
             Audited::RuleRevoked { rule, scope, by, .. } => {
-                format!("standing rule {rule} revoked by {by}: {scope} in {}", self.conversation)
-            }
-            Audited::PairingOffered { person } => {
-                format!("sent a pairing code to {} in {}", person.as_str(), self.conversation)
-            }
-            Audited::Paired { person, approver, by } => {
-                let approver = if *approver { " as an approver" } else { "" };
                 format!(
-                    "paired {} on {}{approver} by {by}",
-                    person.as_str(),
-                    self.conversation.gateway
+                    "standing rule {rule} revoked by {}: {scope} in {}",
+                    shown(by),
+                    self.conversation
                 )
             }
-            Audited::PairingRefused { by } => format!("refused an unknown pairing code from {by}"),
+            Audited::PairingOffered { person, names } => {
+                let gateway = &self.conversation.gateway;
+                format!(
+                    "sent a pairing code to {} in {}",
+                    named(gateway, person, names),
+                    self.conversation
+                )
+            }
+            Audited::Paired {
+                person,
+                approver,
+                by,
+                names,
+            } => {
+                let approver = if *approver { " as an approver" } else { "" };
+                format!(
+                    "paired {}{approver} by {}",
+                    named(&self.conversation.gateway, person, names),
+                    shown(by)
+                )
+            }
+            Audited::PairingRefused { by } => format!("refused an unknown pairing code from {}", shown(by)),
             Audited::Unpaired { person, by } => {
-                format!("revoked {} on {} by {by}", person.as_str(), self.conversation.gateway)
+                format!(
+                    "revoked {}:{} by {}",
+                    self.conversation.gateway,
+                    person.as_str(),
+                    shown(by)
+                )
             }
         }
     }

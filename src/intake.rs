@@ -190,6 +190,25 @@ fn tell(cx: &Arc<Conversations>, outbound: passepartout_gateway::Outbound) {
     });
 }
 
+/// Delivers what pairing put in the outboxes of `conversations` (owners
+/// told who asks, a person told they are let in) once it is on disk, so no
+/// one is told of a code or a pairing a crash could take back.
+fn deliver_when_durable(cx: &Arc<Conversations>, conversations: Vec<passepartout_gateway::ConversationKey>) {
+    if conversations.is_empty() {
+        return;
+    }
+    let cx2 = cx.clone();
+    cx.tracker.spawn(async move {
+        if let Err(error) = cx2.store.durable().await {
+            tracing::error!(%error, "cannot make pairing notices durable; they wait in the outbox");
+            return;
+        }
+        for conversation in &conversations {
+            cx2.deliver_waiting(conversation);
+        }
+    });
+}
+
 /// The checks before journaling: allowed, not too large, room in the
 /// conversation's queue (reserved now, so an accepted message always fits).
 fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
@@ -200,8 +219,9 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
         let reason = match intake.pairing.offer(inbound) {
             None | Some(Offer::Full) => Refusal::NotAllowed,
             Some(Offer::Sent) => Refusal::Pairing,
-            Some(Offer::Send(code)) => {
+            Some(Offer::Send { code, told }) => {
                 tell(cx, *code);
+                deliver_when_durable(cx, told);
                 Refusal::Pairing
             }
         };
@@ -209,7 +229,9 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
     }
     if let Some(command) = crate::pairing::command::parse(inbound) {
         // Answered here, never journaled: the code stays out of the history.
-        tell(cx, intake.pairing.answer_command(inbound, &command));
+        let (answer, told) = intake.pairing.answer_command(inbound, &command);
+        tell(cx, answer);
+        deliver_when_durable(cx, told.into_iter().collect());
         return Err(Ack::Accepted);
     }
     if !cx.approvals.may_press(inbound) {

@@ -27,6 +27,7 @@ pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod pairing;
+pub mod people;
 pub mod pipeline;
 pub mod ranking;
 pub mod reload;

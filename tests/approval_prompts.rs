@@ -109,7 +109,9 @@ async fn a_cancelled_approval_edits_its_prompt() {
     let prompt = setup.ask().await;
     let cancel = setup.telegram.text_message(OWNER, OWNER, "/cancel");
     setup.telegram.push_update(cancel);
-    let edited = setup.edited(1, &format!("Cancelled by telegram:{OWNER}")).await;
+    let edited = setup
+        .edited(1, &format!("Cancelled by User{OWNER} @user{OWNER} (telegram:{OWNER})"))
+        .await;
     assert_eq!(edited, BTreeSet::from([prompt.message_id]));
 }
 
@@ -122,7 +124,7 @@ async fn an_approval_decided_from_the_cli_edits_its_prompt_in_the_chat() {
         .expect("connect");
     let answer: Value = cli.decide(&token_of(&prompt), false).await.expect("decide");
     assert_eq!(answer["decided"], true, "{answer}");
-    let edited = setup.edited(1, "Denied by socket:").await;
+    let edited = setup.edited(1, "Denied from the terminal; it did not run.").await;
     assert_eq!(edited, BTreeSet::from([prompt.message_id]));
     assert!(
         setup

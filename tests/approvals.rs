@@ -273,7 +273,7 @@ async fn replayed_token_after_decision_reports_the_first_outcome() {
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
 
-    let first = format!("Approval {} was already approved by {by} (token).", prompt.token);
+    let first = format!("Approval {} was already approved by {by}.", prompt.token);
     for replay in [
         format!("approve {}", prompt.token),
         format!("deny {}", prompt.token),
@@ -322,13 +322,13 @@ async fn two_answers_racing_have_one_outcome() {
             );
             assert_eq!(
                 notice,
-                format!("Approval {} was already approved by {by_cli} (cli).", prompt.token)
+                format!("Approval {} was already approved from the terminal.", prompt.token)
             );
             assert_ran(&setup.llm, &by_cli, &prompt, runs, &answer);
         } else {
             assert_eq!(
                 decided["message"],
-                format!("Approval {} was already denied by {by_chat} (token).", prompt.token),
+                format!("Approval {} was already denied by {by_chat}.", prompt.token),
                 "{decided}"
             );
             assert_eq!(

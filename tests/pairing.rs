@@ -3,7 +3,8 @@
 //! reaches the model), the owner approves it from the CLI or with `/pair`,
 //! the person then talks, a revocation holds at once, wrong codes are
 //! refused alike, codes never reach the logs, and a code waiting and the
-//! paired survive a restart.
+//! paired survive a restart. The owner is told who asks, by name, and the
+//! person when they are let in, each once.
 
 use crate::support;
 
@@ -17,6 +18,12 @@ use support::logs::LogCapture;
 const TOKEN: &str = "123456:test-token-never-logged";
 const OWNER: i64 = 42;
 const STRANGER: i64 = 77;
+/// Allowed to talk, not to approve.
+const TALKER: i64 = 50;
+/// How the fake Bot API names the stranger and the owner.
+const STRANGER_SHOWN: &str = "User77 @user77 (telegram:77)";
+const OWNER_SHOWN: &str = "User42 @user42 (telegram:42)";
+const LET_IN: &str = "You are let in: you can talk to this assistant now.";
 
 struct Setup {
     telegram: FakeTelegram,
@@ -28,7 +35,11 @@ struct Setup {
 async fn start() -> Setup {
     let telegram = FakeTelegram::start(TOKEN).await;
     let llm = FakeLlm::start().await;
-    let (daemon, token_dir) = with_telegram(&llm, &telegram, TOKEN, OWNER, |_| {}).await;
+    let (daemon, token_dir) = with_telegram(&llm, &telegram, TOKEN, OWNER, |config| {
+        config.telegram.allowed_users = vec![OWNER, TALKER];
+        config.telegram.approvers = Some(vec![OWNER]);
+    })
+    .await;
     Setup {
         telegram,
         daemon,
@@ -104,8 +115,18 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
         "nothing of a stranger's reaches the model"
     );
 
+    let asks = setup.nth_to(OWNER, 1).await;
+    assert!(
+        asks.text.starts_with(&format!(
+            "{STRANGER_SHOWN} asks to be let in. To let them in, send `/pair approve {code}` here"
+        )),
+        "the owner is told who asks, by name: {}",
+        asks.text
+    );
+    assert!(setup.sent_to(TALKER).is_empty(), "only approvers are told of a request");
+
     let waiting = setup.ask(AccessRequest::Waiting).await;
-    assert!(waiting.ok && waiting.message.contains("telegram:77"), "{waiting:?}");
+    assert!(waiting.ok && waiting.message.starts_with(STRANGER_SHOWN), "{waiting:?}");
     assert!(!waiting.message.contains(&code), "the listing never shows a code");
 
     let forged = setup.ask(approve("ABCD2345", false)).await;
@@ -114,9 +135,17 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
     assert_eq!(forged.message, malformed.message, "every wrong code reads the same");
     let approved = setup.ask(approve(&code.to_lowercase(), false)).await;
     assert!(approved.ok, "{approved:?}");
-    assert!(approved.message.contains("telegram:77"), "{approved:?}");
+    assert_eq!(
+        approved.message,
+        format!("{STRANGER_SHOWN} is let in; they were told so.")
+    );
     let again = setup.ask(approve(&code, false)).await;
     assert_eq!(again.message, forged.message, "a used code is unknown");
+    assert_eq!(
+        setup.nth_to(STRANGER, 2).await.text,
+        LET_IN,
+        "the person is told they are let in"
+    );
 
     setup.write(STRANGER, "thanks, what is 2+2?").await;
     let seen = setup.model_saw(1).await;
@@ -125,7 +154,7 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
         vec!["thanks, what is 2+2?".to_owned()],
         "nothing from before pairing was kept"
     );
-    setup.nth_to(STRANGER, 2).await;
+    setup.nth_to(STRANGER, 3).await;
 
     let listing = setup.ask(AccessRequest::List).await;
     assert!(
@@ -134,7 +163,9 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
         listing.message
     );
     assert!(
-        listing.message.contains("telegram:77  allowed  paired by "),
+        listing
+            .message
+            .contains(&format!("{STRANGER_SHOWN}  allowed  paired by socket:")),
         "{}",
         listing.message
     );
@@ -155,13 +186,20 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
         .await;
     assert!(revoked.ok, "{revoked:?}");
     setup.write(STRANGER, "still there?").await;
-    let second = code_in(&setup.nth_to(STRANGER, 3).await);
+    let second = code_in(&setup.nth_to(STRANGER, 4).await);
     assert_ne!(second, code, "refused at once, and offered a new code");
     assert_eq!(
         setup.llm.requests().len(),
         1,
         "the revoked person no longer reaches the model"
     );
+
+    assert_eq!(
+        setup.sent_to(STRANGER).iter().filter(|s| s.text == LET_IN).count(),
+        1,
+        "told once"
+    );
+    code_in(&setup.nth_to(OWNER, 2).await);
 
     let logged = logs.text();
     assert!(
@@ -175,6 +213,11 @@ async fn a_code_sent_before_a_restart_is_paired_after_it_and_the_pairing_survive
     let mut setup = start().await;
     setup.write(STRANGER, "hello").await;
     let code = code_in(&setup.nth_to(STRANGER, 1).await);
+    assert_eq!(
+        code_in(&setup.nth_to(OWNER, 1).await),
+        code,
+        "the owner is told the code"
+    );
     setup.daemon.restart(Vec::new()).await;
     setup.write(STRANGER, "still there?").await;
 
@@ -185,13 +228,30 @@ async fn a_code_sent_before_a_restart_is_paired_after_it_and_the_pairing_survive
         "a stranger's own /pair lets nobody in"
     );
 
-    setup.write(OWNER, &format!("/pair {code} approver")).await;
-    let answer = setup.nth_to(OWNER, 1).await;
+    setup.write(OWNER, &format!("/pair approve {code} approver")).await;
+    let answer = setup.nth_to(OWNER, 2).await;
     assert_eq!(
-        answer.text, "telegram:77 is let in, as an approver.",
+        answer.text,
+        format!("{STRANGER_SHOWN} is let in, as an approver; they were told so."),
         "the code sent before the restart"
     );
-    assert_eq!(setup.sent_to(STRANGER).len(), 1, "and no second one was sent after it");
+    let told = setup.nth_to(STRANGER, 2).await;
+    assert_eq!(
+        told.text,
+        "You are let in: you can talk to this assistant now, and approve its actions."
+    );
+    let codes = setup
+        .sent_to(STRANGER)
+        .iter()
+        .filter(|s| s.text.contains(&code))
+        .count();
+    assert_eq!(codes, 1, "and no second code was sent after it");
+    let asked = setup
+        .sent_to(OWNER)
+        .iter()
+        .filter(|s| s.text.contains("asks to be let in"))
+        .count();
+    assert_eq!(asked, 1, "the owner is told once, across the restart");
     assert!(setup.llm.requests().is_empty(), "a /pair never reaches the model");
 
     setup.daemon.restart(Vec::new()).await;
@@ -199,10 +259,19 @@ async fn a_code_sent_before_a_restart_is_paired_after_it_and_the_pairing_survive
     assert!(
         listing
             .message
-            .contains("telegram:77  allowed, approver  paired by telegram:42"),
+            .contains(&format!("{STRANGER_SHOWN}  allowed, approver  paired by {OWNER_SHOWN}")),
         "{}",
         listing.message
     );
     setup.write(STRANGER, "after the restart").await;
     assert_eq!(setup.model_saw(1).await, vec!["after the restart".to_owned()]);
+    assert_eq!(
+        setup
+            .sent_to(STRANGER)
+            .iter()
+            .filter(|s| s.text.starts_with("You are let in"))
+            .count(),
+        1,
+        "told once, across the restart"
+    );
 }

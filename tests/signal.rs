@@ -146,6 +146,12 @@ async fn a_thumbs_up_on_the_prompt_approves_and_the_action_runs_once() {
     let edit = edit_of(&setup.signal, &prompt).await;
     assert_eq!(edit.recipients, [OWNER]);
     assert!(
+        edit.message
+            .as_deref()
+            .is_some_and(|m| m.contains(&format!("Approved by Ada (signal:{OWNER})"))),
+        "the decider is named by their profile name, then id: {edit:?}"
+    );
+    assert!(
         edit.message.as_deref().is_some_and(|m| m.contains("Approved by")),
         "{edit:?}"
     );
@@ -222,7 +228,9 @@ async fn a_quote_reply_saying_deny_denies_and_nothing_runs() {
     assert_eq!(setup.record.calls(), 0);
     let edit = edit_of(&setup.signal, &prompt).await;
     assert!(
-        edit.message.as_deref().is_some_and(|m| m.contains("Denied by")),
+        edit.message
+            .as_deref()
+            .is_some_and(|m| m.contains(&format!("Denied by Ada (signal:{OWNER})"))),
         "{edit:?}"
     );
 }

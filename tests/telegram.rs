@@ -154,7 +154,7 @@ async fn an_approver_presses_approve_and_the_action_runs_once() {
     assert_eq!(edits[0]["message_id"], prompt.message_id, "{edits:?}");
     let shown = edits[0]["text"].as_str().unwrap();
     assert!(
-        shown.contains(&format!("Approved by telegram:{OWNER} (button)")),
+        shown.contains(&format!("Approved by User{OWNER} @user{OWNER} (telegram:{OWNER})")),
         "{shown}"
     );
     assert!(edits[0].get("reply_markup").is_none(), "{edits:?}");

@@ -23,6 +23,7 @@ pub(super) fn answer(
 ) {
     let pairing = admin.pairing.clone();
     let by = Person::known_as(conversation.gateway.clone(), by);
+    let nudge = admin.nudge.clone();
     admin.tracker.clone().spawn(async move {
         let answer = match request {
             AccessRequest::Waiting => done(pairing.render_waiting()),
@@ -31,7 +32,12 @@ pub(super) fn answer(
                 Err(error) => refused(error.to_string()),
             },
             AccessRequest::Approve { code, approver } => match pairing.approve(&code, approver, &by, &conversation) {
-                Ok(person) => durable(&pairing, paired_message(&person)).await,
+                Ok(let_in) => {
+                    let answer = durable(&pairing, paired_message(&let_in.person)).await;
+                    // Once durable, the person is told they are let in.
+                    (nudge)(&let_in.told);
+                    answer
+                }
                 Err(error) => refused_because(error),
             },
             AccessRequest::Revoke { person } => match pairing.revoke(&person, &by) {

@@ -71,6 +71,7 @@ impl Approvals {
         let decision = approval.decision.as_ref().map(|d| {
             json!({
                 "by": d.by.as_ref().map(ToString::to_string),
+                "by_shown": crate::people::decided_by(d),
                 "how": d.how.as_str(),
                 "at_ms": d.at_ms,
             })

@@ -313,13 +313,9 @@ pub(super) fn owed_by(approval: &Approval) -> Owed {
 /// The answer to a second answer: what the first one decided.
 pub(super) fn already(first: &Approval) -> String {
     let token = first.token.as_str();
-    match &first.decision {
-        Some(Decision { by: Some(by), how, .. }) => format!(
-            "Approval {token} was already {} by {by} ({}).",
-            first.status.as_str(),
-            how.as_str()
-        ),
-        _ => format!("Approval {token} was already {}.", first.status.as_str()),
+    match first.decision.as_ref().and_then(crate::people::decided_by) {
+        Some(by) => format!("Approval {token} was already {} {by}.", first.status.as_str()),
+        None => format!("Approval {token} was already {}.", first.status.as_str()),
     }
 }
 

@@ -198,10 +198,10 @@ fn a_replayed_token_is_told_the_first_outcome() {
     let desk = desk(&store);
     let chat = conversation("telegram", "100");
     let approval = pending(&desk, &chat);
-    say(
-        &desk,
-        &text_from(&chat, "42", "a1", &format!("deny {}", approval.token.as_str()), None),
-    );
+    let mut named = text_from(&chat, "42", "a1", &format!("deny {}", approval.token.as_str()), None);
+    named.sender.display_name = Some("Ada Lovelace".into());
+    named.sender.username = Some("ada".into());
+    say(&desk, &named);
     let replay = say(
         &desk,
         &text_from(&chat, "7", "a2", &format!("approve {}", approval.token.as_str()), None),
@@ -209,7 +209,7 @@ fn a_replayed_token_is_told_the_first_outcome() {
     assert_eq!(
         notice(&replay),
         format!(
-            "Approval {} was already denied by telegram:42 (token).",
+            "Approval {} was already denied by Ada Lovelace @ada (telegram:42).",
             approval.token.as_str()
         )
     );

@@ -7,10 +7,12 @@ pub use crate::store::{Approval, Approver, Decision, How, Person, RunState, Stat
 impl Approval {
     /// What a decided prompt is edited to show: the action and its outcome.
     pub fn decided_text(&self) -> String {
-        let by = match &self.decision {
-            Some(Decision { by: Some(by), how, .. }) => format!(" by {by} ({})", how.as_str()),
-            _ => String::new(),
-        };
+        let by = self
+            .decision
+            .as_ref()
+            .and_then(crate::people::decided_by)
+            .map(|by| format!(" {by}"))
+            .unwrap_or_default();
         let outcome = match self.status {
             Status::Pending => "Waiting for approval".to_owned(),
             Status::Expired => "Timed out: nobody answered; it did not run".to_owned(),

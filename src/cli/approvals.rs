@@ -135,7 +135,7 @@ pub fn render_rules(listing: &Value) -> String {
             text("conversation"),
             text("covers"),
             timestamp(rule["expires_ms"].as_u64().unwrap_or_default()),
-            text("by"),
+            rule["by_shown"].as_str().map_or_else(|| text("by"), str::to_owned),
         ));
     }
     out
@@ -162,9 +162,13 @@ pub fn render(listing: &Value, all: bool) -> String {
             )
         } else {
             let decision = &approval["decision"];
-            match decision["by"].as_str() {
-                Some(by) => format!("by {by} ({})", decision["how"].as_str().unwrap_or_default()),
-                None => decision["how"].as_str().unwrap_or_default().to_owned(),
+            let how = decision["how"].as_str().unwrap_or_default();
+            // `by_shown` names the person (or the terminal); a daemon from
+            // before it gives only the id.
+            match (decision["by_shown"].as_str(), decision["by"].as_str()) {
+                (Some(shown), _) => format!("{shown} ({how})"),
+                (None, Some(by)) => format!("by {by} ({how})"),
+                (None, None) => how.to_owned(),
             }
         };
         out.push_str(&format!(

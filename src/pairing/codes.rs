@@ -119,6 +119,7 @@ mod tests {
             conversation: ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new(user).unwrap()),
             user: UserId::new(user).unwrap(),
             issued_ms: at,
+            names: Default::default(),
         }
     }
 

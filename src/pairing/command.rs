@@ -1,4 +1,4 @@
-//! `/pair CODE [approver]` in a chat: an owner approves a pairing code
+//! `/pair approve CODE [approver]` (or `/pair CODE [approver]`) in a chat: an owner approves a pairing code
 //! where they talk to the assistant. Read by the intake before anything is
 //! journaled, so neither the command nor its code reaches the model or the
 //! history.
@@ -33,7 +33,12 @@ pub fn parse(inbound: &Inbound) -> Option<PairCommand> {
     if command.split('@').next() != Some("/pair") {
         return None;
     }
-    let code = words.next().unwrap_or_default().to_owned();
+    let mut code = words.next().unwrap_or_default();
+    if code.eq_ignore_ascii_case("approve") {
+        // As the CLI says it (`pair approve CODE`), and as owners are told to.
+        code = words.next().unwrap_or_default();
+    }
+    let code = code.to_owned();
     let approver = words.next().is_some_and(|w| w.eq_ignore_ascii_case("approver"));
     Some(PairCommand { code, approver })
 }
@@ -66,6 +71,9 @@ mod tests {
             "",
             "no code: refused as a wrong one"
         );
+        let worded = parse(&text("/pair approve ABCD2345 approver")).unwrap();
+        assert_eq!((worded.code.as_str(), worded.approver), ("ABCD2345", true));
+        assert_eq!(parse(&text("/pair approve")).unwrap().code, "", "no code after approve");
         assert_eq!(parse(&text("please /pair ABCD2345")), None);
         assert_eq!(parse(&text("/pairing ABCD2345")), None);
     }

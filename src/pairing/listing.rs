@@ -8,13 +8,16 @@ use passepartout_gateway::{ConversationKey, UserId};
 
 use super::Pairing;
 use crate::access::Roster;
-use crate::store::StoreError;
+use crate::people::named;
+use crate::store::{Names, StoreError};
 
 /// Someone waiting for an owner to approve their code.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Waiting {
     pub conversation: ConversationKey,
     pub user: UserId,
+    /// What they are called.
+    pub names: Names,
     pub age_s: u64,
 }
 
@@ -30,6 +33,7 @@ impl Pairing {
                 age_s: now_ms.saturating_sub(pending.issued_ms) / 1000,
                 conversation: pending.conversation,
                 user: pending.user,
+                names: pending.names,
             })
             .collect()
     }
@@ -44,9 +48,8 @@ impl Pairing {
         for w in waiting {
             let _ = writeln!(
                 out,
-                "{}:{}  in {}  {} ago",
-                w.conversation.gateway,
-                w.user.as_str(),
+                "{}  in {}  {} ago",
+                named(&w.conversation.gateway, &w.user, &w.names),
                 w.conversation,
                 age(w.age_s)
             );
@@ -97,10 +100,9 @@ impl Pairing {
             };
             let _ = writeln!(
                 out,
-                "{}:{}  {what}  paired by {}",
-                person.gateway,
-                person.user.as_str(),
-                person.by
+                "{}  {what}  paired by {}",
+                named(&person.gateway, &person.user, &person.names),
+                crate::people::shown(&person.by)
             );
         }
         if out.is_empty() {

@@ -1,11 +1,12 @@
 //! Pairing: letting a new person in without editing the configuration.
 //!
 //! Someone a gateway's lists do not name who writes is sent a one-time code
-//! ([`Pairing::offer`], from the intake; nothing they write is journaled).
+//! ([`Pairing::offer`], from the intake; nothing they write is journaled),
+//! and every owner of that gateway is told who asks, by name ([`notices`]).
 //! An owner — someone who may approve actions on their gateway, or the local
 //! socket's user — names the code (`passepartout pair approve CODE`, or
-//! `/pair CODE` in their chat, [`command`]) and the person is let in, as an
-//! approver too if asked. The people paired are kept in the store and
+//! `/pair approve CODE` in their chat, [`command`]) and the person is let
+//! in, as an approver too if asked, and told so. The people paired are kept in the store and
 //! handed to the access lists and the approvals' policy as one live
 //! [`Paired`] set, beside the configuration's lists, which stay as they
 //! are: what the configuration names cannot be revoked here. The codes
@@ -18,6 +19,7 @@ mod code;
 mod codes;
 pub mod command;
 mod listing;
+mod notices;
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -36,7 +38,7 @@ pub use listing::Waiting;
 use crate::access::{Paired, Roster};
 use crate::clock::Clock;
 use crate::config::{ApprovalsConfig, PairingConfig};
-use crate::store::{AuditEvent, Audited, PairedPerson, Person, Store, StoreError};
+use crate::store::{AuditEvent, Audited, Names, PairedPerson, Person, Store, StoreError};
 
 const HOUR_MS: u64 = 3_600_000;
 
@@ -71,12 +73,24 @@ pub struct Lists {
 /// What the intake does with someone not allowed.
 #[derive(Debug)]
 pub enum Offer {
-    /// Send them this (their new code).
-    Send(Box<Outbound>),
+    /// Send them this (their new code) at once; the owners' conversations
+    /// in `told` have been told who asks, in their outboxes.
+    Send {
+        code: Box<Outbound>,
+        told: Vec<ConversationKey>,
+    },
     /// They were sent a code that is still live: say nothing.
     Sent,
     /// As many codes wait as may: refuse them, as with pairing off.
     Full,
+}
+
+/// A person let in, and the conversation where they were told so (its
+/// outbox holds the notice).
+#[derive(Debug)]
+pub struct LetIn {
+    pub person: PairedPerson,
+    pub told: ConversationKey,
 }
 
 /// The pairing desk: codes waiting, people paired, who may pair.
@@ -159,6 +173,7 @@ impl Pairing {
             conversation: inbound.conversation.clone(),
             user: inbound.sender.id.clone(),
             issued_ms: now_ms,
+            names: Names::of(&inbound.sender),
         };
         let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
         forget_expired(&self.store, &mut codes, now_ms);
@@ -179,32 +194,48 @@ impl Pairing {
             conversation: inbound.conversation.clone(),
             what: Audited::PairingOffered {
                 person: inbound.sender.id.clone(),
+                names: pending.names.clone(),
             },
         };
-        if let Err(error) = self.store.keep_pairing_code(code.as_str(), &pending, &event) {
-            // It still works until a restart.
-            tracing::error!(%error, "cannot keep a pairing code in the store");
-        }
-        drop(codes);
-        tracing::info!(conversation = %inbound.conversation, user = %inbound.sender.id, "sent a pairing code");
         let minutes = self.settings.expire_s.div_ceil(60);
+        let owners = self.owners_of(&inbound.conversation.gateway);
+        let requests = notices::request(&owners, &pending, code.as_str(), minutes);
+        let told = match self.store.keep_pairing_code(code.as_str(), &pending, &event, &requests) {
+            Ok(()) => requests.into_iter().map(|(conversation, _)| conversation).collect(),
+            Err(error) => {
+                // The code still works until a restart; the owners were not told.
+                tracing::error!(%error, "cannot keep a pairing code in the store");
+                Vec::new()
+            }
+        };
+        drop(codes);
+        tracing::info!(conversation = %inbound.conversation, user = %inbound.sender.id, owners_told = told.len(), "sent a pairing code");
+        let told_them = if told.is_empty() {
+            ""
+        } else {
+            " Its owner has been told you ask; you will get a message here when you are let in."
+        };
         let text = format!(
             "This assistant is private. To be let in, ask its owner to approve your pairing code {code} \
-             (with `passepartout pair approve {code}`, or `/pair {code}` in their chat). It is valid for \
-             {minutes} minutes.",
+             (with `passepartout pair approve {code}`, or `/pair approve {code}` in their chat). It is valid for \
+             {minutes} minutes.{told_them}",
             code = code.as_str()
         );
-        Some(Offer::Send(Box::new(notice(inbound, None, text))))
+        Some(Offer::Send {
+            code: Box::new(notice(inbound, None, text)),
+            told,
+        })
     }
 
-    /// The answer to an owner's `/pair` in `inbound`.
-    pub fn answer_command(&self, inbound: &Inbound, command: &PairCommand) -> Outbound {
+    /// The answer to an owner's `/pair` in `inbound`, and the conversation
+    /// of the person let in, whose outbox tells them so.
+    pub fn answer_command(&self, inbound: &Inbound, command: &PairCommand) -> (Outbound, Option<ConversationKey>) {
         let by = Person::of(inbound);
-        let text = match self.approve(&command.code, command.approver, &by, &inbound.conversation) {
-            Ok(person) => paired_message(&person),
-            Err(error) => format!("Not paired: {error}."),
+        let (text, told) = match self.approve(&command.code, command.approver, &by, &inbound.conversation) {
+            Ok(let_in) => (paired_message(&let_in.person), Some(let_in.told)),
+            Err(error) => (format!("Not paired: {error}."), None),
         };
-        notice(inbound, Some(inbound.message_id.clone()), text)
+        (notice(inbound, Some(inbound.message_id.clone()), text), told)
     }
 
     /// Whether `person` may let people in: someone who may approve on their
@@ -239,7 +270,7 @@ impl Pairing {
         approver: bool,
         by: &Person,
         conversation: &ConversationKey,
-    ) -> Result<PairedPerson, PairError> {
+    ) -> Result<LetIn, PairError> {
         if !self.is_owner(by) {
             return Err(PairError::NotOwner);
         }
@@ -272,6 +303,7 @@ impl Pairing {
             approver,
             at_ms: now_ms,
             by: by.clone(),
+            names: pending.names.clone(),
         };
         let event = AuditEvent {
             at_ms: now_ms,
@@ -280,9 +312,14 @@ impl Pairing {
                 person: person.user.clone(),
                 approver,
                 by: by.clone(),
+                names: pending.names.clone(),
             },
         };
-        if let Err(error) = self.store.pair(&person, code.as_str(), &event) {
+        let told = notices::let_in(&person, &pending.conversation);
+        if let Err(error) = self
+            .store
+            .pair(&person, code.as_str(), &event, std::slice::from_ref(&told))
+        {
             // Not used up: the owner may try it again.
             (self.codes.lock().unwrap_or_else(PoisonError::into_inner)).put_back(code, pending);
             return Err(error.into());
@@ -290,7 +327,7 @@ impl Pairing {
         self.paired
             .insert(person.gateway.clone(), person.user.clone(), approver);
         tracing::info!(gateway = %person.gateway, user = %person.user, approver, by = %by, "paired");
-        Ok(person)
+        Ok(LetIn { person, told: told.0 })
     }
 
     /// Revokes the pairing of `named` (`gateway:user`) on the word of `by`.
@@ -377,7 +414,8 @@ fn forget_expired(store: &Store, codes: &mut Codes, now_ms: u64) {
 /// What an owner is told when a code was approved.
 pub fn paired_message(person: &PairedPerson) -> String {
     let approver = if person.approver { ", as an approver" } else { "" };
-    format!("{}:{} is let in{approver}.", person.gateway, person.user.as_str())
+    let who = crate::people::named(&person.gateway, &person.user, &person.names);
+    format!("{who} is let in{approver}; they were told so.")
 }
 
 /// A notice of pairing's own into `inbound`'s conversation.

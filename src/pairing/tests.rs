@@ -84,7 +84,7 @@ fn here() -> ConversationKey {
 
 /// The code in the text of an offer.
 fn code_of(offer: Option<Offer>) -> String {
-    let Some(Offer::Send(outbound)) = offer else {
+    let Some(Offer::Send { code: outbound, .. }) = offer else {
         panic!("no code sent: {offer:?}");
     };
     let OutboundBody::Text { text, .. } = outbound.body else {
@@ -123,7 +123,7 @@ async fn an_owner_approves_and_revokes_live() {
     let code = code_of(desk.offer(&from("42")));
     assert_eq!(desk.waiting().len(), 1);
     let paired = desk.approve(&code.to_lowercase(), true, &owner(), &here()).unwrap();
-    assert_eq!((paired.user.as_str(), paired.approver), ("42", true));
+    assert_eq!((paired.person.user.as_str(), paired.person.approver), ("42", true));
     let ada = Person::of(&from("42"));
     assert!(desk.paired().allows(&telegram(), &from("42").sender));
     assert!(desk.is_owner(&ada), "paired as an approver: an owner");
@@ -295,4 +295,68 @@ async fn strangers_past_the_codes_that_may_wait_are_refused_until_one_is_used() 
     assert_eq!(store.pairing_codes().unwrap().len(), 2, "nothing more is kept");
     desk.approve(&first, false, &owner(), &here()).unwrap();
     code_of(desk.offer(&from("44")));
+}
+
+/// The texts waiting in `conversation`'s outbox.
+fn outbox_texts(store: &Store, conversation: &ConversationKey) -> Vec<String> {
+    store
+        .outbox_for(conversation)
+        .unwrap()
+        .into_iter()
+        .filter_map(|entry| match entry.outbound.body {
+            OutboundBody::Text { text, .. } => Some(text),
+            _ => None,
+        })
+        .collect()
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_owners_are_told_who_asks_by_name_and_the_person_when_let_in() {
+    let (_dir, store) = open_temp();
+    let desk = desk(store.clone(), true);
+    let mut ada = from("42");
+    ada.sender.display_name = Some("Ada\nLovelace".into());
+    ada.sender.username = Some("ada".into());
+    let offer = desk.offer(&ada);
+    let Some(Offer::Send { told, .. }) = &offer else {
+        panic!("no code sent: {offer:?}");
+    };
+    let owner_chat = ConversationKey::new(telegram(), ChatId::new("1").unwrap());
+    assert_eq!(
+        told,
+        &vec![owner_chat.clone()],
+        "the gateway's one approver, not the other talker"
+    );
+    let code = code_of(offer);
+    let told_owner = outbox_texts(&store, &owner_chat);
+    assert_eq!(told_owner.len(), 1);
+    assert!(
+        told_owner[0].starts_with("Ada Lovelace @ada (telegram:42) asks to be let in."),
+        "{}",
+        told_owner[0]
+    );
+    assert!(
+        told_owner[0].contains(&format!("`/pair approve {code}`")),
+        "{}",
+        told_owner[0]
+    );
+    assert!(outbox_texts(&store, &ConversationKey::new(telegram(), ChatId::new("2").unwrap())).is_empty());
+    let waiting = desk.waiting();
+    assert_eq!(waiting[0].names.name.as_deref(), Some("Ada Lovelace"));
+
+    let let_in = desk.approve(&code, false, &owner(), &here()).unwrap();
+    assert_eq!(let_in.told, ada.conversation);
+    assert_eq!(
+        outbox_texts(&store, &ada.conversation),
+        vec!["You are let in: you can talk to this assistant now.".to_owned()]
+    );
+    assert_eq!(
+        paired_message(&let_in.person),
+        "Ada Lovelace @ada (telegram:42) is let in; they were told so."
+    );
+    assert_eq!(
+        outbox_texts(&store, &owner_chat).len(),
+        1,
+        "the owners are not told twice"
+    );
 }

@@ -69,7 +69,7 @@ pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
 pub use records::{
-    Approval, Approver, AuditEvent, Audited, Decision, How, PairedPerson, PendingPairing, Person, ProposedCall,
+    Approval, Approver, AuditEvent, Audited, Decision, How, Names, PairedPerson, PendingPairing, Person, ProposedCall,
     RunState, Scope, StandingRule, Status, VoteOutcome,
 };
 pub use summary::{Summary, SummaryWrite};

@@ -6,7 +6,7 @@
 //! first part not delivered instead of showing the person the earlier ones
 //! twice.
 
-use passepartout_gateway::{ConversationKey, MessageId, Outbound};
+use passepartout_gateway::{ConversationKey, MessageId, Outbound, OutboundBody};
 use serde::{Deserialize, Serialize};
 
 use super::error::StoreError;
@@ -48,6 +48,9 @@ impl OutboxEntry {
         &self.key
     }
 }
+
+/// An outbox entry's key and stored bytes, for a transaction to write.
+pub(super) type KeyValue = (Vec<u8>, Vec<u8>);
 
 fn is_zero(n: &u32) -> bool {
     *n == 0
@@ -148,6 +151,36 @@ impl Store {
         updated.part_ids.extend(id.cloned());
         self.rewrite(&updated)?;
         Ok(updated)
+    }
+
+    /// Outbox entries, as keys and values, for messages of the daemon's own
+    /// that belong to no turn (a pairing request told to an owner): the
+    /// caller writes them in the transaction that makes them true, so each
+    /// is sent exactly when what it tells happened.
+    pub(super) fn prepare_notices(
+        &self,
+        notices: &[(ConversationKey, OutboundBody)],
+    ) -> Result<Vec<KeyValue>, StoreError> {
+        if notices.is_empty() {
+            return Ok(Vec::new());
+        }
+        let base = self.next_id()?;
+        notices
+            .iter()
+            .enumerate()
+            .map(|(index, (conversation, body))| {
+                let outbound = Outbound {
+                    id: format!("{base}-{index}"),
+                    conversation: conversation.clone(),
+                    in_reply_to: None,
+                    body: body.clone(),
+                    drafts: Vec::new(),
+                };
+                let key = keys::sequenced(conversation, &[base, index as u64]);
+                let value = encode(&OutboxEntry::new(key.clone(), outbound, None))?;
+                Ok((key, value))
+            })
+            .collect()
     }
 
     /// Writes `entry` over its stored form.

@@ -3,7 +3,7 @@
 //! transaction (pairing forgets the code used in it too); a pairing code
 //! that was refused is audited on its own.
 
-use passepartout_gateway::{GatewayId, UserId};
+use passepartout_gateway::{ConversationKey, GatewayId, OutboundBody, UserId};
 use sled::Transactional;
 
 use super::Store;
@@ -35,15 +35,31 @@ impl Store {
     }
 
     /// Keeps `person` (replacing an earlier pairing of theirs), with `event`,
-    /// forgetting the pairing code they were let in by.
-    pub fn pair(&self, person: &PairedPerson, code: &str, event: &AuditEvent) -> Result<(), StoreError> {
+    /// forgetting the pairing code they were let in by, and putting
+    /// `notices` (telling them) in the outbox.
+    pub fn pair(
+        &self,
+        person: &PairedPerson,
+        code: &str,
+        event: &AuditEvent,
+        notices: &[(ConversationKey, OutboundBody)],
+    ) -> Result<(), StoreError> {
         let _writing = self.writing();
         let value = encode("paired", person)?;
         let key = key(&person.gateway, &person.user);
-        let trees = (&self.inner.paired, &self.inner.pairing_codes, &self.inner.audit);
-        let written = trees.transaction(|(paired, codes, audit)| {
+        let notices = self.prepare_notices(notices)?;
+        let trees = (
+            &self.inner.paired,
+            &self.inner.pairing_codes,
+            &self.inner.audit,
+            &self.inner.outbox,
+        );
+        let written = trees.transaction(|(paired, codes, audit, outbox)| {
             paired.insert(key.as_slice(), value.as_slice())?;
             codes.remove(code.as_bytes())?;
+            for (key, value) in &notices {
+                outbox.insert(key.as_slice(), value.as_slice())?;
+            }
             audit_in(audit, event)
         });
         self.wrote(written.map_err(StoreError::from))
@@ -74,7 +90,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use passepartout_gateway::{ChatId, ConversationKey};
+    use passepartout_gateway::ChatId;
 
     use super::*;
     use crate::store::records::{Audited, Person};
@@ -87,6 +103,7 @@ mod tests {
             approver: true,
             at_ms: 5,
             by: Person::known_as(GatewayId::new("local").unwrap(), UserId::new("1000").unwrap()),
+            names: Default::default(),
         }
     }
 
@@ -106,11 +123,22 @@ mod tests {
             person: ada.user.clone(),
             approver: true,
             by: ada.by.clone(),
+            names: Default::default(),
         });
-        store.pair(&ada, "ABCDEFGH", &paired).unwrap();
+        let told = ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new("42").unwrap());
+        let notice = OutboundBody::Text {
+            text: "You are let in.".into(),
+            kind: passepartout_gateway::ReplyKind::Notice,
+        };
+        store
+            .pair(&ada, "ABCDEFGH", &paired, &[(told.clone(), notice.clone())])
+            .unwrap();
         drop(store);
         let store = reopen(&dir.path().join("store"));
         assert_eq!(store.paired().unwrap(), vec![ada.clone()]);
+        let waiting = store.outbox_for(&told).unwrap();
+        assert_eq!(waiting.len(), 1, "the notice is in the outbox with the pairing");
+        assert_eq!(waiting[0].outbound.body, notice);
         let unpaired = event(Audited::Unpaired {
             person: ada.user.clone(),
             by: ada.by.clone(),

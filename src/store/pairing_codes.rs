@@ -4,6 +4,7 @@
 //! transaction; the one used is removed in the transaction that pairs its
 //! person ([`Store::pair`]); expired ones are forgotten by the pairing desk.
 
+use passepartout_gateway::{ConversationKey, OutboundBody};
 use sled::Transactional;
 
 use super::Store;
@@ -30,17 +31,24 @@ impl Store {
             .collect()
     }
 
-    /// Keeps `code`, sent to `pending`'s person, with `event`.
+    /// Keeps `code`, sent to `pending`'s person, with `event`, putting
+    /// `notices` (telling the owners who asks) in the outbox.
     pub fn keep_pairing_code(
         &self,
         code: &str,
         pending: &PendingPairing,
         event: &AuditEvent,
+        notices: &[(ConversationKey, OutboundBody)],
     ) -> Result<(), StoreError> {
         let _writing = self.writing();
         let value = encode("pairing_codes", pending)?;
-        let written = (&self.inner.pairing_codes, &self.inner.audit).transaction(|(codes, audit)| {
+        let notices = self.prepare_notices(notices)?;
+        let trees = (&self.inner.pairing_codes, &self.inner.audit, &self.inner.outbox);
+        let written = trees.transaction(|(codes, audit, outbox)| {
             codes.insert(code.as_bytes(), value.as_slice())?;
+            for (key, value) in &notices {
+                outbox.insert(key.as_slice(), value.as_slice())?;
+            }
             audit_in(audit, event)
         });
         self.wrote(written.map_err(StoreError::from))
@@ -71,12 +79,16 @@ mod tests {
         let event = AuditEvent {
             at_ms: 5,
             conversation: conversation.clone(),
-            what: Audited::PairingOffered { person: user.clone() },
+            what: Audited::PairingOffered {
+                person: user.clone(),
+                names: Default::default(),
+            },
         };
         let pending = PendingPairing {
             conversation,
             user,
             issued_ms: 5,
+            names: Default::default(),
         };
         (pending, event)
     }
@@ -85,7 +97,7 @@ mod tests {
     fn codes_are_kept_across_a_reopen_an_unreadable_one_named_and_forgotten_on_request() {
         let (dir, store) = open_temp();
         let (pending, event) = waiting();
-        store.keep_pairing_code("ABCDEFGH", &pending, &event).unwrap();
+        store.keep_pairing_code("ABCDEFGH", &pending, &event, &[]).unwrap();
         store.inner.pairing_codes.insert("HGFEDCBA", &b"not json"[..]).unwrap();
         drop(store);
         let store = reopen(&dir.path().join("store"));

@@ -9,7 +9,8 @@
 //! and on nothing else in the workspace; every other crate depends on it.
 //! Beside the contract it holds what several gateways need alike: [`lines`],
 //! newline framing with a length cap, [`retry`], backoff between attempts, and
-//! [`markup`], the model's Markdown rendered for any surface, and [`parts`],
+//! [`markup`], the model's Markdown rendered for any surface, [`names`],
+//! people's names made fit to show, and [`parts`],
 //! sending a split message part by part exactly once.
 
 mod draft;
@@ -21,6 +22,7 @@ pub mod lines;
 pub mod markup;
 mod media;
 mod message;
+pub mod names;
 pub mod parts;
 pub mod readable;
 mod refusals;

@@ -18,6 +18,10 @@ pub struct Sender {
     /// A human-readable name when the platform gives one; never used for decisions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
+    /// The platform's handle for them, without the `@` (Telegram's
+    /// username); never used for decisions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
 }
 
 impl Sender {
@@ -27,7 +31,15 @@ impl Sender {
             id,
             aliases: Vec::new(),
             display_name: None,
+            username: None,
         }
+    }
+
+    /// How the sender is shown to people: name, `@username`, then
+    /// `gateway:id` ([`crate::names::shown`]).
+    pub fn shown(&self, gateway: &crate::GatewayId) -> String {
+        let id = format!("{gateway}:{}", self.id.as_str());
+        crate::names::shown(self.display_name.as_deref(), self.username.as_deref(), &id)
     }
 
     /// Whether `id` is this sender's id or one of their aliases.

@@ -32,7 +32,9 @@
 //! signal-cli always gives; `sourceNumber`, when present, is the sender's
 //! alias, so allowlists and approvers may name a number instead.
 
-use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
+use passepartout_gateway::{
+    ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId, names,
+};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -336,7 +338,8 @@ impl Context<'_> {
             sender: Sender {
                 id: UserId::new(origin.uuid).map_err(|_| "invalid sender UUID")?,
                 aliases: number_alias(origin.number),
-                display_name: envelope.source_name.clone().filter(|name| !name.is_empty()),
+                display_name: envelope.source_name.as_deref().and_then(names::clean_name),
+                username: None,
             },
             message_id: message_id(origin.timestamp, Some(origin.uuid)).ok_or("invalid message id")?,
             reply_to,

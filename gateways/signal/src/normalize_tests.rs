@@ -55,6 +55,17 @@ fn text(body: &str) -> InboundBody {
 }
 
 #[test]
+fn a_profile_name_is_cleaned_before_the_core_sees_it() {
+    let mut envelope = data(json!({ "message": "hello" }));
+    envelope["sourceName"] = json!("Ada\u{202E} (signal:someone-else)\n*bold*");
+    let got = inbound(run(&envelope));
+    assert_eq!(got.sender.display_name.as_deref(), Some("Ada signalsomeone-else bold"));
+    assert_eq!(got.sender.username, None);
+    envelope["sourceName"] = json!("\u{7}");
+    assert_eq!(inbound(run(&envelope)).sender.display_name, None, "nothing showable");
+}
+
+#[test]
 fn one_to_one_text_becomes_a_text_inbound() {
     let got = inbound(run(&data(json!({ "message": "hello" }))));
     assert_eq!(got.conversation.gateway.as_str(), "signal");

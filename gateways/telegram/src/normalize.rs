@@ -21,7 +21,9 @@
 
 use std::ops::Range;
 
-use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
+use passepartout_gateway::{
+    ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId, names,
+};
 
 use teloxide::types::{
     CallbackQuery, MaybeAnonymousUser, MediaKind, Message, MessageEntity, MessageEntityKind, MessageKind,
@@ -255,7 +257,8 @@ fn sender(user: &User) -> Step<Sender> {
     Ok(Sender {
         id: UserId::new(user.id.0.to_string()).map_err(|_| "invalid user id")?,
         aliases: Vec::new(),
-        display_name: Some(user.full_name()),
+        display_name: names::clean_name(&user.full_name()),
+        username: user.username.as_deref().and_then(names::clean_username),
     })
 }
 

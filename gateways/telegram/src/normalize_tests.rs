@@ -72,6 +72,21 @@ fn private_text_becomes_a_text_inbound() {
 }
 
 #[test]
+fn the_senders_name_and_username_are_kept_cleaned() {
+    let from = json!({ "id": 1001, "is_bot": false, "first_name": "Ada\n(telegram:7)", "last_name": "*L*", "username": "ada_l" });
+    let got = inbound(run(&update(
+        "message",
+        message(private_chat(), json!({ "text": "hello", "from": from })),
+    )));
+    assert_eq!(got.sender.display_name.as_deref(), Some("Ada telegram7 L"));
+    assert_eq!(got.sender.username.as_deref(), Some("ada_l"));
+    assert_eq!(
+        got.sender.shown(&got.conversation.gateway),
+        "Ada telegram7 L @ada_l (telegram:1001)"
+    );
+}
+
+#[test]
 fn a_reply_carries_the_replied_message_id() {
     let replied = message(
         private_chat(),

@@ -16,6 +16,8 @@ use crate::within;
 
 /// What the scripted core saw, in order.
 #[derive(Debug)]
+// As `IntakeEvent`: nearly everything seen is a message; no box for it.
+#[allow(clippy::large_enum_variant)]
 pub enum Seen {
     /// A submitted message (already answered).
     Inbound(Inbound),

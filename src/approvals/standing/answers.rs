@@ -109,7 +109,7 @@ impl Approvals {
                     rule.id,
                     shown(rule),
                     date(rule.expires_ms),
-                    rule.by
+                    crate::people::shown(&rule.by)
                 )
             })
             .collect();
@@ -153,6 +153,7 @@ impl Approvals {
                     "created_ms": rule.created_ms,
                     "expires_ms": rule.expires_ms,
                     "by": rule.by.to_string(),
+                    "by_shown": crate::people::shown(&rule.by),
                     "approval": rule.approval.as_str(),
                 })
             })

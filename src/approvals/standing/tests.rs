@@ -333,10 +333,7 @@ async fn a_late_or_second_always_makes_no_rule() {
     );
     assert_eq!(
         again,
-        format!(
-            "Approval {} was already approved by telegram:42 (token).",
-            first.token.as_str()
-        )
+        format!("Approval {} was already approved by telegram:42.", first.token.as_str())
     );
     assert_eq!(store.standing_rules().unwrap().len(), 1, "one rule, not two");
 

@@ -2,7 +2,7 @@
 //! who may decide, when it expires, and what became of it. The approvals
 //! desk gives it its life; this is only its form.
 
-use passepartout_gateway::{ApprovalToken, ConversationKey, GatewayId, Inbound, MessageId, UserId};
+use passepartout_gateway::{ApprovalToken, ConversationKey, GatewayId, Inbound, MessageId, Sender, UserId, names};
 use serde::{Deserialize, Serialize};
 
 use super::call::ProposedCall;
@@ -144,6 +144,35 @@ pub struct Person {
     /// The other ids the gateway knows them by (a Signal number).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aliases: Vec<UserId>,
+    /// What they were called when they answered, to show them by later.
+    #[serde(flatten)]
+    pub names: Names,
+}
+
+/// A person's name and username as their platform gave them (cleaned by
+/// [`names`]), kept to show them by; never used to decide anything.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Names {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+}
+
+impl Names {
+    /// What `sender`'s platform calls them, cleaned again here: the record
+    /// keeps nothing a gateway let through by mistake.
+    pub fn of(sender: &Sender) -> Self {
+        Self {
+            name: sender.display_name.as_deref().and_then(names::clean_name),
+            username: sender.username.as_deref().and_then(names::clean_username),
+        }
+    }
+
+    /// Whether the platform gave neither.
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none() && self.username.is_none()
+    }
 }
 
 impl Person {
@@ -153,6 +182,7 @@ impl Person {
             gateway: inbound.conversation.gateway.clone(),
             user: inbound.sender.id.clone(),
             aliases: inbound.sender.aliases.clone(),
+            names: Names::of(&inbound.sender),
         }
     }
 
@@ -162,6 +192,7 @@ impl Person {
             gateway,
             user,
             aliases: Vec::new(),
+            names: Names::default(),
         }
     }
 
@@ -171,6 +202,7 @@ impl Person {
     }
 }
 
+/// `gateway:user`: the person's id, as logs and keys name them (never their name).
 impl std::fmt::Display for Person {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}:{}", self.gateway, self.user.as_str())

@@ -7,7 +7,7 @@
 use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
 use serde::{Deserialize, Serialize};
 
-use super::approval::{How, Person, Status};
+use super::approval::{How, Names, Person, Status};
 
 /// One audited event.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,9 +88,21 @@ pub enum Audited {
     },
     /// Someone not allowed was sent a pairing code (the code itself is
     /// never recorded).
-    PairingOffered { person: UserId },
+    PairingOffered {
+        person: UserId,
+        /// What they are called.
+        #[serde(default, skip_serializing_if = "Names::is_empty")]
+        names: Names,
+    },
     /// An owner approved a pairing code: `person` is let in.
-    Paired { person: UserId, approver: bool, by: Person },
+    Paired {
+        person: UserId,
+        approver: bool,
+        by: Person,
+        /// What `person` is called.
+        #[serde(default, skip_serializing_if = "Names::is_empty")]
+        names: Names,
+    },
     /// An owner named a pairing code that does not exist or has expired.
     PairingRefused { by: Person },
     /// An owner revoked a paired person.

@@ -13,7 +13,7 @@ mod call;
 mod paired;
 mod standing_rule;
 
-pub use approval::{Approval, Approver, Decision, How, Person, RunState, Status};
+pub use approval::{Approval, Approver, Decision, How, Names, Person, RunState, Status};
 pub use audit::{AuditEvent, Audited, VoteOutcome};
 pub use call::ProposedCall;
 pub use paired::{PairedPerson, PendingPairing};

@@ -5,7 +5,7 @@
 use passepartout_gateway::{ConversationKey, GatewayId, UserId};
 use serde::{Deserialize, Serialize};
 
-use super::approval::Person;
+use super::approval::{Names, Person};
 
 /// One paired person, as the `paired` tree keeps them.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -18,6 +18,9 @@ pub struct PairedPerson {
     pub at_ms: u64,
     /// The owner who approved their code.
     pub by: Person,
+    /// What they were called when they asked.
+    #[serde(flatten)]
+    pub names: Names,
 }
 
 /// Who a pairing code was sent to, as the `pairing_codes` tree keeps it
@@ -28,4 +31,7 @@ pub struct PendingPairing {
     pub conversation: ConversationKey,
     pub user: UserId,
     pub issued_ms: u64,
+    /// What they are called, to tell the owner who asks.
+    #[serde(flatten)]
+    pub names: Names,
 }

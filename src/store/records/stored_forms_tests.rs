@@ -18,6 +18,7 @@ fn person() -> Person {
         gateway: GatewayId::new("signal").unwrap(),
         user: UserId::new("u1").unwrap(),
         aliases: vec![UserId::new("+100").unwrap()],
+        names: Names::default(),
     }
 }
 
@@ -323,6 +324,7 @@ fn a_paired_person_and_the_pairing_events_keep_their_stored_form() {
         approver: true,
         at_ms: 4,
         by: person(),
+        names: Names::default(),
     };
     assert_stored(
         &paired,
@@ -332,6 +334,7 @@ fn a_paired_person_and_the_pairing_events_keep_their_stored_form() {
         conversation: conversation(),
         user: UserId::new("77").unwrap(),
         issued_ms: 2,
+        names: Names::default(),
     };
     assert_stored(
         &waiting,
@@ -344,7 +347,10 @@ fn a_paired_person_and_the_pairing_events_keep_their_stored_form() {
         what,
     };
     assert_stored(
-        &event(Audited::PairingOffered { person: user() }),
+        &event(Audited::PairingOffered {
+            person: user(),
+            names: Names::default(),
+        }),
         r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"pairing_offered","person":"77"}"#,
     );
     assert_stored(
@@ -352,6 +358,7 @@ fn a_paired_person_and_the_pairing_events_keep_their_stored_form() {
             person: user(),
             approver: false,
             by: person(),
+            names: Names::default(),
         }),
         r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"paired","person":"77","approver":false,"by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
     );
@@ -366,4 +373,49 @@ fn a_paired_person_and_the_pairing_events_keep_their_stored_form() {
         }),
         r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"unpaired","person":"77","by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
     );
+}
+
+fn ada() -> Names {
+    Names {
+        name: Some("Ada Lovelace".into()),
+        username: Some("ada".into()),
+    }
+}
+
+#[test]
+fn names_are_kept_beside_the_ids_and_records_without_them_still_open() {
+    let named = Person {
+        names: ada(),
+        ..person()
+    };
+    assert_stored(
+        &named,
+        r#"{"gateway":"signal","user":"u1","aliases":["+100"],"name":"Ada Lovelace","username":"ada"}"#,
+    );
+    let waiting = PendingPairing {
+        conversation: conversation(),
+        user: UserId::new("77").unwrap(),
+        issued_ms: 2,
+        names: ada(),
+    };
+    assert_stored(
+        &waiting,
+        r#"{"conversation":{"gateway":"socket","chat":"c"},"user":"77","issued_ms":2,"name":"Ada Lovelace","username":"ada"}"#,
+    );
+    let paired = AuditEvent {
+        at_ms: 3,
+        conversation: conversation(),
+        what: Audited::Paired {
+            person: UserId::new("77").unwrap(),
+            approver: false,
+            by: named.clone(),
+            names: ada(),
+        },
+    };
+    assert_stored(
+        &paired,
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"paired","person":"77","approver":false,"by":{"gateway":"signal","user":"u1","aliases":["+100"],"name":"Ada Lovelace","username":"ada"},"names":{"name":"Ada Lovelace","username":"ada"}}"#,
+    );
+    let old: Person = serde_json::from_str(r#"{"gateway":"signal","user":"u1"}"#).unwrap();
+    assert!(old.names.is_empty(), "a person kept before names were");
 }

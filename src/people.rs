@@ -1,0 +1,91 @@
+//! How a person is shown to people — in prompts' outcomes, answers, the
+//! audit trail, listings and pairing notices: the name and `@username` their
+//! platform gave (kept in the records as [`Names`]), then their id
+//! (`Ada Lovelace @ada (telegram:42)`), or the id alone when there is no
+//! name. The names were cleaned where they were taken
+//! ([`passepartout_gateway::names`]), so what is shown is inert in a notice's
+//! Markdown and cannot pose as another id; this is the one place the pieces
+//! are put together. Decisions never read these: they compare ids.
+
+use passepartout_gateway::{GatewayId, UserId, names};
+
+use crate::store::{Decision, How, Names, Person};
+
+/// `person` as people read them.
+pub fn shown(person: &Person) -> String {
+    named(&person.gateway, &person.user, &person.names)
+}
+
+/// `user` on `gateway`, called `names`, as people read them.
+pub fn named(gateway: &GatewayId, user: &UserId, names: &Names) -> String {
+    let id = format!("{gateway}:{}", user.as_str());
+    names::shown(names.name.as_deref(), names.username.as_deref(), &id)
+}
+
+/// Who made `decision`, as the words after "Denied" or "Approved": "by"
+/// the person, or "from the terminal" for the local user's
+/// `passepartout approvals` (whose id is only the terminal's account);
+/// none for the timer.
+pub fn decided_by(decision: &Decision) -> Option<String> {
+    match (&decision.by, decision.how) {
+        (_, How::Cli) => Some("from the terminal".to_owned()),
+        (Some(by), _) => Some(format!("by {}", shown(by))),
+        (None, _) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use passepartout_gateway::{GatewayId, UserId};
+
+    use super::*;
+    use crate::store::Status;
+
+    fn ada() -> Person {
+        let mut ada = Person::known_as(GatewayId::new("telegram").unwrap(), UserId::new("42").unwrap());
+        ada.names = Names {
+            name: Some("Ada Lovelace".into()),
+            username: Some("ada".into()),
+        };
+        ada
+    }
+
+    fn decision(by: Option<Person>, how: How) -> Decision {
+        Decision {
+            outcome: Status::Denied,
+            by,
+            how,
+            at_ms: 0,
+            message: None,
+        }
+    }
+
+    #[test]
+    fn a_person_is_shown_by_name_then_id_and_by_id_alone_without_one() {
+        assert_eq!(shown(&ada()), "Ada Lovelace @ada (telegram:42)");
+        let plain = Person::known_as(GatewayId::new("signal").unwrap(), UserId::new("u1").unwrap());
+        assert_eq!(shown(&plain), "signal:u1");
+    }
+
+    #[test]
+    fn a_name_kept_unclean_is_still_shown_clean() {
+        let mut ada = ada();
+        ada.names.name = Some("Bob\n(telegram:7)".into());
+        ada.names.username = Some("not a username".into());
+        assert_eq!(shown(&ada), "Bob telegram7 (telegram:42)");
+    }
+
+    #[test]
+    fn the_terminal_decides_from_the_terminal_a_person_by_name_the_timer_unnamed() {
+        let terminal = Person::known_as(GatewayId::new("socket").unwrap(), UserId::new("0").unwrap());
+        assert_eq!(
+            decided_by(&decision(Some(terminal), How::Cli)).as_deref(),
+            Some("from the terminal")
+        );
+        assert_eq!(
+            decided_by(&decision(Some(ada()), How::Button)).as_deref(),
+            Some("by Ada Lovelace @ada (telegram:42)")
+        );
+        assert_eq!(decided_by(&decision(None, How::Timer)), None);
+    }
+}
