@@ -83,6 +83,10 @@ pub enum StartError {
     /// `check-config` reports them): the gates they set would never apply.
     #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
     UnknownNames { problems: Vec<String> },
+    /// An enabled gateway cannot start (its token cannot be read), as
+    /// `check-config` reports it.
+    #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
+    Unstartable { problems: Vec<String> },
 }
 
 /// A gateway as the daemon holds it: how to deliver, and how it listens.
@@ -163,6 +167,11 @@ impl Daemon {
         names
             .refused()
             .map_err(|problems| StartError::UnknownNames { problems })?;
+        // And a gateway that cannot start is said before any other starts.
+        let unstartable = config.start_problems(|name| std::env::var(name).ok());
+        if !unstartable.is_empty() {
+            return Err(StartError::Unstartable { problems: unstartable });
+        }
         let data_dir = config.data_dir();
         let lock = DataDirLock::acquire(&data_dir)?;
         let store = open_store(&config)?;

@@ -24,6 +24,7 @@ mod pipeline;
 mod replace;
 mod secret;
 mod skills;
+mod startable;
 mod store;
 mod structure;
 mod tools;
