@@ -35,6 +35,7 @@ use crate::mcp::McpServers;
 use crate::media::{Fetchers, Media, MediaPruning};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
+use crate::pipeline::setup_hint::SetupHint;
 use crate::reload::{Live, Reloader};
 use crate::skills::Skills;
 use crate::status::{PipelineGauges, StatusSources};
@@ -180,12 +181,11 @@ impl Daemon {
         let providers = crate::llm::providers(&config)?;
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
-        let cascade = Arc::new(Cascade::new(
-            providers.clone(),
-            Duration::from_secs(config.llm.cooldown_s),
-        ));
-        let plugged = std::mem::take(&mut extensions.gateways);
         let config_file = extensions.config_file.take();
+        let hint = SetupHint::new(config_file.clone(), crate::config::default_config_path());
+        let cascade =
+            Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
+        let plugged = std::mem::take(&mut extensions.gateways);
         let fixed_lists = crate::reload::lists(&plugged);
         let components: Vec<Box<dyn GatewayComponent>> = crate::gateways::components(&config)
             .into_iter()

@@ -213,7 +213,13 @@ async fn send_fails_clearly_when_no_model_answers() {
     let daemon = Running::start(&config).await;
     let output = run_cli(&config, &["send", "hello"]).await;
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains(&url), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(text.contains(&url), "{text}");
+    // What to do, with what the installed binary has: the setup command
+    // and the file it changes, not a file of the source tree.
+    assert!(text.contains("passepartout setup --only model"), "{text}");
+    assert!(text.contains(&config.display().to_string()), "{text}");
+    assert!(!text.contains("config.example.toml"), "{text}");
     daemon.terminate().await;
 }
 
