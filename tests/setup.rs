@@ -225,7 +225,24 @@ async fn an_owner_given_and_secrets_left_to_the_environment_store_no_secret() {
     assert_eq!(loaded.telegram.token_env.as_deref(), Some("TELEGRAM_BOT_TOKEN"));
     assert_eq!(loaded.telegram.token_file, None);
     assert_eq!(loaded.telegram.allowed_users, vec![42]);
-    assert!(run_cli(&config, &["check-config"]).await.status.success());
+    // The file is right; the daemon's environment must hold the token.
+    let check = |token: Option<&str>| {
+        let mut command = std::process::Command::new(binary());
+        command.arg("--config").arg(&config).arg("check-config");
+        match token {
+            Some(token) => command.env("TELEGRAM_BOT_TOKEN", token),
+            None => command.env_remove("TELEGRAM_BOT_TOKEN"),
+        };
+        command.output().expect("check-config runs")
+    };
+    let unset = check(None);
+    assert_eq!(unset.status.code(), Some(2), "{}", text(&unset));
+    assert!(
+        text(&unset).contains("TELEGRAM_BOT_TOKEN is not set"),
+        "{}",
+        text(&unset)
+    );
+    assert!(check(Some(TOKEN)).status.success());
 }
 
 #[tokio::test]
@@ -511,4 +528,119 @@ async fn no_one_writing_in_time_or_another_poller_is_a_clear_error_naming_owner(
     assert_eq!(output.status.code(), Some(1), "{shown}");
     assert!(shown.contains("another program takes this bot's updates"), "{shown}");
     assert!(!shown.contains(TOKEN), "{shown}");
+}
+
+#[tokio::test]
+async fn the_model_is_asked_one_short_question_and_its_answer_is_shown() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|_| support::fake_llm::Script::Reply("OK".into()));
+    let home = Home::new();
+    let llm_url = llm.base_url();
+    let config = home.config();
+    let mut args = vec!["--config", config.to_str().unwrap()];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(
+        text(&output).contains("fake-model, asked to reply with OK, answered \"OK\""),
+        "{}",
+        text(&output)
+    );
+    let asked = llm.requests();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["model"], "fake-model");
+    assert_eq!(asked[0]["max_tokens"], 16);
+    assert_eq!(support::fake_llm::last_user_text(&asked[0]), "Reply with OK.");
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_answers_limit_is_asked_again_without_it() {
+    use support::fake_llm::Script;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|request| match request.get("max_tokens") {
+        Some(_) => Script::Status {
+            code: 400,
+            retry_after: None,
+            body: Some(
+                r#"{"error":{"message":"Unsupported parameter: 'max_tokens'","code":"unsupported_parameter"}}"#.into(),
+            ),
+        },
+        None => Script::Reply("OK".into()),
+    });
+    let home = Home::new();
+    let llm_url = llm.base_url();
+    let config = home.config();
+    let mut args = vec!["--config", config.to_str().unwrap()];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(text(&output).contains("answered \"OK\""), "{}", text(&output));
+    assert_eq!(llm.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_model_the_server_does_not_have_is_named_with_the_ones_it_offers() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|_| support::fake_llm::Script::Status {
+        code: 404,
+        retry_after: None,
+        body: Some(
+            r#"{"error":{"message":"model \"fake-modle\" not found, try pulling it first","type":"not_found_error"}}"#
+                .into(),
+        ),
+    });
+    let home = Home::new();
+    let llm_url = llm.base_url();
+    let config = home.config();
+    let mut args = vec!["--config", config.to_str().unwrap()];
+    args.extend(model_only(&llm_url));
+    *args.last_mut().unwrap() = "fake-modle";
+    let output = home.setup(&args, &[], "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("HTTP 404"), "{shown}");
+    // The fake lists one model, "fake".
+    assert!(
+        shown.contains("the server has no model \"fake-modle\"; it offers: fake"),
+        "{shown}"
+    );
+    assert!(!config.exists(), "nothing written");
+}
+
+#[tokio::test]
+async fn an_anthropic_model_not_found_lists_anthropics_models() {
+    use support::fake_anthropic::{FakeAnthropic, Script};
+    let claude = FakeAnthropic::start().await;
+    claude.require_api_key(KEY);
+    claude.push(Script::Error {
+        status: 404,
+        kind: "not_found_error".into(),
+        message: "model: claude-fak".into(),
+        retry_after: None,
+    });
+    let home = Home::new();
+    let claude_url = claude.base_url();
+    let config = home.config();
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--no-telegram",
+        "--model-kind",
+        "anthropic",
+        "--model-url",
+        &claude_url,
+        "--model-name",
+        "claude-fak",
+        "--model-key-env",
+        "SETUP_MODEL_KEY",
+    ];
+    let output = home.setup(&args, &SECRETS, "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("it offers: claude-fake"), "{shown}");
+    assert!(shown.contains("did you mean \"claude-fake\"?"), "{shown}");
+    assert!(!shown.contains(KEY), "{shown}");
+    let asked = claude.message_requests();
+    assert_eq!(asked[0]["max_tokens"], 16, "{asked:?}");
 }

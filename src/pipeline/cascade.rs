@@ -45,6 +45,7 @@ impl Context {
         messages.extend(self.earlier.iter().flatten().cloned());
         messages.extend(self.turn.iter().cloned());
         ChatRequest {
+            max_tokens: None,
             messages,
             tools: tools.clone(),
         }

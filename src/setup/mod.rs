@@ -6,7 +6,7 @@
 //! entry in [`steps`].
 //!
 //! The pieces: `args` (the flags), `terminal` and `input` (asking, secrets
-//! without echo), `checks` (the model's probe and the bot's getMe),
+//! without echo), `model_check` (one short question to the model), `checks` (the bot's getMe),
 //! `model`, `telegram` and `signal` (the steps; the owner is captured
 //! through the Telegram gateway's `first_contact`, and Signal is linked
 //! through `signal_link`), `render` (the file's text) and
@@ -18,6 +18,7 @@ mod error;
 mod files;
 mod input;
 mod model;
+mod model_check;
 mod render;
 mod signal;
 mod telegram;
