@@ -644,3 +644,133 @@ async fn an_anthropic_model_not_found_lists_anthropics_models() {
     let asked = claude.message_requests();
     assert_eq!(asked[0]["max_tokens"], 16, "{asked:?}");
 }
+
+/// A file a person wrote and commented by hand, with a bot on `OLD_TOKEN`.
+const HAND_WRITTEN: &str = "# My assistant. Hands off this comment.\n\
+    data_dir = \"/srv/pp\"   # the data\n\n\
+    [pipeline]\n\
+    max_depth = 7 # deep enough\n\n\
+    [[llm.providers]]\n\
+    name = \"mine\"\n\
+    base_url = \"http://127.0.0.1:9/v1\"\n\
+    model = \"old-model\"\n\n\
+    [[llm.providers]]\n\
+    name = \"backup\"  # tried second\n\
+    base_url = \"http://127.0.0.1:9/v1\"\n\
+    model = \"other\"\n\n\
+    # The bot, by hand.\n\
+    [telegram]\n\
+    enabled = false\n\
+    token_env = \"OLD_TOKEN\"\n\
+    allowed_users = [1]\n\n\
+    [approvals]\n\
+    expire_after_s = 600 # ten minutes\n";
+
+#[tokio::test]
+async fn only_telegram_replaces_that_section_and_keeps_the_rest_byte_for_byte() {
+    let llm = FakeLlm::start().await;
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, HAND_WRITTEN).unwrap();
+    let bot_url = telegram.base_url();
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--only",
+        "telegram",
+        "--telegram-token-env",
+        "SETUP_BOT_TOKEN",
+        "--telegram-api-url",
+        &bot_url,
+        "--owner",
+        "42",
+    ];
+    let output = home.setup(&args, &SECRETS, "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(shown.contains(&format!("Changed {}", config.display())), "{shown}");
+    assert!(llm.requests().is_empty(), "the model is not asked");
+
+    let written = std::fs::read_to_string(&config).unwrap();
+    let (before, rest) = HAND_WRITTEN.split_once("# The bot, by hand.\n").unwrap();
+    let after = &rest[rest.find("[approvals]").unwrap()..];
+    assert!(written.starts_with(before), "{written}");
+    assert!(written.ends_with(after), "{written}");
+    assert!(!written.contains("OLD_TOKEN"), "{written}");
+    let mut backup = config.clone().into_os_string();
+    backup.push(".bak");
+    assert_eq!(std::fs::read_to_string(backup).unwrap(), HAND_WRITTEN);
+
+    let loaded = load(&config);
+    assert!(loaded.telegram.enabled);
+    assert_eq!(loaded.telegram.allowed_users, vec![42]);
+    let token_file = config.with_file_name("telegram.token");
+    assert_eq!(loaded.telegram.token_file.as_deref(), Some(token_file.as_path()));
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap().trim(), TOKEN);
+    assert_eq!(loaded.llm.providers.len(), 2);
+    assert_eq!(loaded.llm.providers[0].model, "old-model");
+    assert_eq!(loaded.pipeline.max_depth, 7);
+}
+
+#[tokio::test]
+async fn only_model_changes_the_model_asked_first_and_keeps_the_others() {
+    let llm = FakeLlm::start().await;
+    let home = Home::new();
+    let config = home.config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, HAND_WRITTEN).unwrap();
+    let llm_url = llm.base_url();
+    let mut args = vec!["--config", config.to_str().unwrap(), "--only", "model"];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(llm.requests().len(), 1, "the new model is asked");
+    let loaded = load(&config);
+    let names: Vec<&str> = loaded.llm.providers.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["local", "backup"]);
+    assert_eq!(loaded.llm.providers[0].model, "fake-model");
+    assert_eq!(
+        loaded.telegram.token_env.as_deref(),
+        Some("OLD_TOKEN"),
+        "the bot is as it was"
+    );
+    let written = std::fs::read_to_string(&config).unwrap();
+    let bot = &HAND_WRITTEN[HAND_WRITTEN.find("[[llm.providers]]\nname = \"backup\"").unwrap()..];
+    assert!(written.ends_with(bot), "{written}");
+    assert!(
+        written.starts_with("# My assistant. Hands off this comment.\n"),
+        "{written}"
+    );
+}
+
+#[tokio::test]
+async fn only_on_a_missing_file_or_one_the_new_part_would_break_changes_nothing() {
+    let llm = FakeLlm::start().await;
+    let home = Home::new();
+    let config = home.config();
+    let llm_url = llm.base_url();
+    let mut args = vec!["--config", config.to_str().unwrap(), "--only", "model"];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("without --only"), "{}", text(&output));
+    assert!(!config.exists());
+
+    // A voter names the model asked first; the new one has another name.
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let voting =
+        format!("{HAND_WRITTEN}\n[skills.consensus]\nvoters = [\"mine\", \"backup\"]\napplies_to = [\"shell\"]\n");
+    std::fs::write(&config, &voting).unwrap();
+    let output = home.setup(&args, &[], "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("left as it was") && shown.contains("\"mine\""),
+        "{shown}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), voting);
+}
