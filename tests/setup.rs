@@ -774,3 +774,38 @@ async fn only_on_a_missing_file_or_one_the_new_part_would_break_changes_nothing(
     );
     assert_eq!(std::fs::read_to_string(&config).unwrap(), voting);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_telegram_on_a_terminal_asks_for_the_bot_alone() {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, HAND_WRITTEN).unwrap();
+    let mut command = std::process::Command::new(binary());
+    command
+        .args(["--config", config.to_str().unwrap(), "setup", "--only", "telegram"])
+        .args(["--owner", "42", "--telegram-api-url"])
+        .arg(telegram.base_url())
+        .env_remove("PASSEPARTOUT_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("HOME", home.dir.path())
+        .env("XDG_CONFIG_HOME", home.dir.path().join("xdg-config"));
+    let mut pty = Pty::spawn(command);
+    let wait = Duration::from_secs(20);
+    pty.expect("This changes the telegram part of", wait).await;
+    // No question about the model, nor whether to set up a bot at all.
+    pty.expect("The bot's token (not shown): ", wait).await;
+    pty.type_line(TOKEN);
+    pty.expect("The bot answers: @fake_bot", wait).await;
+    pty.rest(wait).await;
+    let status = pty.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", pty.shown);
+    for asked in ["Which one", "Set up a Telegram bot?", "Signal"] {
+        assert!(!pty.shown.contains(asked), "{asked:?} asked:\n{}", pty.shown);
+    }
+    assert!(!pty.shown.contains(TOKEN), "the token was echoed:\n{}", pty.shown);
+    let loaded = load(&config);
+    assert_eq!(loaded.telegram.allowed_users, vec![42]);
+    assert_eq!(loaded.llm.providers[0].model, "old-model");
+}
