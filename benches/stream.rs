@@ -77,6 +77,7 @@ fn main() {
         let request = ChatRequest {
             messages: vec![ChatMessage::user("tell me a long story")],
             tools: Vec::new().into(),
+            max_tokens: None,
         };
 
         let (mut first, mut full) = (Vec::new(), Vec::new());

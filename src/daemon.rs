@@ -35,6 +35,7 @@ use crate::mcp::McpServers;
 use crate::media::{Fetchers, Media, MediaPruning};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
+use crate::pipeline::setup_hint::SetupHint;
 use crate::reload::{Live, Reloader};
 use crate::skills::Skills;
 use crate::status::{PipelineGauges, StatusSources};
@@ -83,6 +84,10 @@ pub enum StartError {
     /// `check-config` reports them): the gates they set would never apply.
     #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
     UnknownNames { problems: Vec<String> },
+    /// An enabled gateway cannot start (its token cannot be read), as
+    /// `check-config` reports it.
+    #[error("{} problem(s) in the configuration:\n  - {}", problems.len(), problems.join("\n  - "))]
+    Unstartable { problems: Vec<String> },
 }
 
 /// A gateway as the daemon holds it: how to deliver, and how it listens.
@@ -163,6 +168,11 @@ impl Daemon {
         names
             .refused()
             .map_err(|problems| StartError::UnknownNames { problems })?;
+        // And a gateway that cannot start is said before any other starts.
+        let unstartable = config.start_problems(|name| std::env::var(name).ok());
+        if !unstartable.is_empty() {
+            return Err(StartError::Unstartable { problems: unstartable });
+        }
         let data_dir = config.data_dir();
         let lock = DataDirLock::acquire(&data_dir)?;
         let store = open_store(&config)?;
@@ -171,12 +181,11 @@ impl Daemon {
         let providers = crate::llm::providers(&config)?;
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
-        let cascade = Arc::new(Cascade::new(
-            providers.clone(),
-            Duration::from_secs(config.llm.cooldown_s),
-        ));
-        let plugged = std::mem::take(&mut extensions.gateways);
         let config_file = extensions.config_file.take();
+        let hint = SetupHint::new(config_file.clone(), crate::config::default_config_path());
+        let cascade =
+            Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
+        let plugged = std::mem::take(&mut extensions.gateways);
         let fixed_lists = crate::reload::lists(&plugged);
         let components: Vec<Box<dyn GatewayComponent>> = crate::gateways::components(&config)
             .into_iter()

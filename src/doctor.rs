@@ -309,22 +309,24 @@ pub(crate) async fn provider_check(provider: &dyn ChatModel) -> Check {
     let part = format!("model {}", provider.name());
     match provider.probe().await {
         Ok(()) => Check::new(part, Level::Ok, format!("{} answers", provider.endpoint()), None),
-        Err(error) => {
-            let fix = match &error {
-                LlmError::Unauthorized { .. } => "set the provider's API key (api_key_env or api_key_file)",
-                LlmError::Unreachable { .. } | LlmError::Timeout => {
-                    "start the model server, or fix base_url under [[llm.providers]]"
-                }
-                LlmError::RateLimited { .. } => "wait, or add another provider to the cascade",
-                _ => "check base_url and model under [[llm.providers]]",
-            };
-            Check::new(
-                part,
-                Level::Failed,
-                format!("{}: {error}", provider.endpoint()),
-                Some(fix.into()),
-            )
+        Err(error) => Check::new(
+            part,
+            Level::Failed,
+            format!("{}: {error}", provider.endpoint()),
+            Some(provider_fix(&error).into()),
+        ),
+    }
+}
+
+/// What to do about a provider that failed with `error`.
+pub(crate) fn provider_fix(error: &LlmError) -> &'static str {
+    match error {
+        LlmError::Unauthorized { .. } => "set the provider's API key (api_key_env or api_key_file)",
+        LlmError::Unreachable { .. } | LlmError::Timeout => {
+            "start the model server, or fix base_url under [[llm.providers]]"
         }
+        LlmError::RateLimited { .. } => "wait, or add another provider to the cascade",
+        _ => "check base_url and model under [[llm.providers]]",
     }
 }
 

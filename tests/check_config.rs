@@ -188,3 +188,106 @@ on_disagreement = "deny"
     assert!(text.contains("skills.consensus.applies_to"), "{text}");
     assert!(text.contains("skills.consensus.on_disagreement"), "{text}");
 }
+
+/// An enabled bot whose token is in `MY_TG_TOKEN_FOR_TESTS` (`data_dir` in `dir`).
+fn bot_reading(dir: &Path, token: &str) -> std::path::PathBuf {
+    let data = dir.join("data").display().to_string();
+    write(
+        dir,
+        &format!("data_dir = {data:?}\n[telegram]\nenabled = true\n{token}\nallowed_users = [42]\n"),
+    )
+}
+
+#[test]
+fn a_token_variable_that_is_not_set_fails_the_check_named_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = bot_reading(dir.path(), "token_env = \"MY_TG_TOKEN_FOR_TESTS\"");
+    let output = check_config(&path, &[]);
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert_eq!(text.matches("MY_TG_TOKEN_FOR_TESTS").count(), 1, "{text}");
+    assert!(text.contains("telegram.token_env"), "{text}");
+    assert!(text.contains("telegram.token_file"), "the other way is named: {text}");
+
+    let set = ("MY_TG_TOKEN_FOR_TESTS", "123:very-secret");
+    let output = check_config(&path, &[set]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    assert!(!stderr(&output).contains("very-secret"));
+
+    // The variable a PASSEPARTOUT_… override names is the one looked up.
+    let elsewhere = [("PASSEPARTOUT_TELEGRAM__TOKEN_ENV", "OTHER_TG_TOKEN_FOR_TESTS"), set];
+    let text = stderr(&check_config(&path, &elsewhere));
+    assert!(text.contains("OTHER_TG_TOKEN_FOR_TESTS is not set"), "{text}");
+    let output = check_config(&path, &[elsewhere[0], ("OTHER_TG_TOKEN_FOR_TESTS", "123:x")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+
+    // A bot turned off needs no token.
+    let output = check_config(&path, &[("PASSEPARTOUT_TELEGRAM__ENABLED", "false")]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}
+
+#[test]
+fn a_token_file_missing_or_unreadable_fails_the_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let token = dir.path().join("telegram.token");
+    let path = bot_reading(dir.path(), &format!("token_file = {:?}", token.display().to_string()));
+    let text = stderr(&check_config(&path, &[]));
+    assert!(
+        text.contains(&format!("telegram.token_file {} does not exist", token.display())),
+        "{text}"
+    );
+
+    std::fs::write(&token, "123:very-secret\n").unwrap();
+    assert_eq!(check_config(&path, &[]).status.code(), Some(0));
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o000)).unwrap();
+    // Root reads every file: there is nothing to refuse then.
+    if std::fs::read(&token).is_err() {
+        let output = check_config(&path, &[]);
+        assert_eq!(output.status.code(), Some(2));
+        assert!(stderr(&output).contains("permission denied"), "{}", stderr(&output));
+    }
+    std::fs::set_permissions(&token, std::fs::Permissions::from_mode(0o600)).unwrap();
+    std::fs::write(&token, "\n").unwrap();
+    let text = stderr(&check_config(&path, &[]));
+    assert!(text.contains("is empty"), "{text}");
+}
+
+#[test]
+fn the_daemon_with_a_token_it_cannot_read_says_so_once_and_starts_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = bot_reading(dir.path(), "token_env = \"MY_TG_TOKEN_FOR_TESTS\"");
+    let output = Command::new(env!("CARGO_BIN_EXE_passepartout"))
+        .arg("--config")
+        .arg(&path)
+        .arg("run")
+        .env_remove("MY_TG_TOKEN_FOR_TESTS")
+        .env("RUST_LOG", "info")
+        .output()
+        .expect("the binary runs");
+    assert_eq!(output.status.code(), Some(2));
+    let text = stderr(&output);
+    assert_eq!(text.matches("MY_TG_TOKEN_FOR_TESTS").count(), 1, "{text}");
+    assert!(
+        !dir.path().join("data").join("passepartout.sock").exists(),
+        "no gateway was started"
+    );
+}
+
+#[tokio::test]
+async fn the_daemon_started_as_a_library_refuses_a_bot_without_its_token_before_anything_else() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = passepartout::config::Config {
+        data_dir: dir.path().join("data"),
+        ..Default::default()
+    };
+    config.telegram.enabled = true;
+    config.telegram.allowed_users = vec![42];
+    config.telegram.token_file = Some(dir.path().join("telegram.token"));
+    let error = passepartout::Daemon::start(config).await.err().expect("refused");
+    let passepartout::StartError::Unstartable { problems } = &error else {
+        panic!("{error}");
+    };
+    assert!(problems[0].contains("telegram.token_file"), "{problems:?}");
+    assert!(!dir.path().join("data").exists(), "nothing was touched");
+}

@@ -213,7 +213,13 @@ async fn send_fails_clearly_when_no_model_answers() {
     let daemon = Running::start(&config).await;
     let output = run_cli(&config, &["send", "hello"]).await;
     assert_eq!(output.status.code(), Some(1));
-    assert!(stderr(&output).contains(&url), "{}", stderr(&output));
+    let text = stderr(&output);
+    assert!(text.contains(&url), "{text}");
+    // What to do, with what the installed binary has: the setup command
+    // and the file it changes, not a file of the source tree.
+    assert!(text.contains("passepartout setup --only model"), "{text}");
+    assert!(text.contains(&config.display().to_string()), "{text}");
+    assert!(!text.contains("config.example.toml"), "{text}");
     daemon.terminate().await;
 }
 
@@ -661,4 +667,37 @@ async fn under_systemd_the_daemon_says_ready_feeds_the_watchdog_and_says_it_stop
         last = next().await;
     }
     assert_eq!(last, "STOPPING=1\nSTATUS=stopping");
+}
+
+#[tokio::test]
+async fn a_daemon_that_cannot_start_says_why_once_as_text_or_as_one_json_line() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    // The data folder is held by a first daemon: the second cannot start.
+    let first = Running::start(&config).await;
+    for (format, env) in [("text", vec![]), ("json", vec![("PASSEPARTOUT_LOG__FORMAT", "json")])] {
+        let output = tokio::process::Command::new(support::process::binary())
+            .args(["--config", config.to_str().unwrap(), "run"])
+            .env("RUST_LOG", "info")
+            .envs(env)
+            .stdin(std::process::Stdio::null())
+            .output();
+        let output = tokio::time::timeout(support::harness::WAIT, output)
+            .await
+            .expect("the second daemon gives up")
+            .expect("it runs");
+        assert_eq!(output.status.code(), Some(1), "{format}: {}", stderr(&output));
+        let text = stderr(&output);
+        let data = dir.path().join("data").display().to_string();
+        let told: Vec<&str> = text.lines().filter(|line| line.contains(&data)).collect();
+        assert_eq!(told.len(), 1, "{format}: said once: {text}");
+        if format == "json" {
+            for line in text.lines() {
+                let parsed = serde_json::from_str::<serde_json::Value>(line);
+                assert!(parsed.is_ok_and(|line| line.is_object()), "not a JSON object: {line}");
+            }
+        }
+    }
+    assert!(first.terminate().await.success());
 }

@@ -225,7 +225,24 @@ async fn an_owner_given_and_secrets_left_to_the_environment_store_no_secret() {
     assert_eq!(loaded.telegram.token_env.as_deref(), Some("TELEGRAM_BOT_TOKEN"));
     assert_eq!(loaded.telegram.token_file, None);
     assert_eq!(loaded.telegram.allowed_users, vec![42]);
-    assert!(run_cli(&config, &["check-config"]).await.status.success());
+    // The file is right; the daemon's environment must hold the token.
+    let check = |token: Option<&str>| {
+        let mut command = std::process::Command::new(binary());
+        command.arg("--config").arg(&config).arg("check-config");
+        match token {
+            Some(token) => command.env("TELEGRAM_BOT_TOKEN", token),
+            None => command.env_remove("TELEGRAM_BOT_TOKEN"),
+        };
+        command.output().expect("check-config runs")
+    };
+    let unset = check(None);
+    assert_eq!(unset.status.code(), Some(2), "{}", text(&unset));
+    assert!(
+        text(&unset).contains("TELEGRAM_BOT_TOKEN is not set"),
+        "{}",
+        text(&unset)
+    );
+    assert!(check(Some(TOKEN)).status.success());
 }
 
 #[tokio::test]
@@ -511,4 +528,284 @@ async fn no_one_writing_in_time_or_another_poller_is_a_clear_error_naming_owner(
     assert_eq!(output.status.code(), Some(1), "{shown}");
     assert!(shown.contains("another program takes this bot's updates"), "{shown}");
     assert!(!shown.contains(TOKEN), "{shown}");
+}
+
+#[tokio::test]
+async fn the_model_is_asked_one_short_question_and_its_answer_is_shown() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|_| support::fake_llm::Script::Reply("OK".into()));
+    let home = Home::new();
+    let llm_url = llm.base_url();
+    let config = home.config();
+    let mut args = vec!["--config", config.to_str().unwrap()];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(
+        text(&output).contains("fake-model, asked to reply with OK, answered \"OK\""),
+        "{}",
+        text(&output)
+    );
+    let asked = llm.requests();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0]["model"], "fake-model");
+    assert_eq!(asked[0]["max_tokens"], 16);
+    assert_eq!(support::fake_llm::last_user_text(&asked[0]), "Reply with OK.");
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_answers_limit_is_asked_again_without_it() {
+    use support::fake_llm::Script;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|request| match request.get("max_tokens") {
+        Some(_) => Script::Status {
+            code: 400,
+            retry_after: None,
+            body: Some(
+                r#"{"error":{"message":"Unsupported parameter: 'max_tokens'","code":"unsupported_parameter"}}"#.into(),
+            ),
+        },
+        None => Script::Reply("OK".into()),
+    });
+    let home = Home::new();
+    let llm_url = llm.base_url();
+    let config = home.config();
+    let mut args = vec!["--config", config.to_str().unwrap()];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(text(&output).contains("answered \"OK\""), "{}", text(&output));
+    assert_eq!(llm.requests().len(), 2);
+}
+
+#[tokio::test]
+async fn a_model_the_server_does_not_have_is_named_with_the_ones_it_offers() {
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|_| support::fake_llm::Script::Status {
+        code: 404,
+        retry_after: None,
+        body: Some(
+            r#"{"error":{"message":"model \"fake-modle\" not found, try pulling it first","type":"not_found_error"}}"#
+                .into(),
+        ),
+    });
+    let home = Home::new();
+    let llm_url = llm.base_url();
+    let config = home.config();
+    let mut args = vec!["--config", config.to_str().unwrap()];
+    args.extend(model_only(&llm_url));
+    *args.last_mut().unwrap() = "fake-modle";
+    let output = home.setup(&args, &[], "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("HTTP 404"), "{shown}");
+    // The fake lists one model, "fake".
+    assert!(
+        shown.contains("the server has no model \"fake-modle\"; it offers: fake"),
+        "{shown}"
+    );
+    assert!(!config.exists(), "nothing written");
+}
+
+#[tokio::test]
+async fn an_anthropic_model_not_found_lists_anthropics_models() {
+    use support::fake_anthropic::{FakeAnthropic, Script};
+    let claude = FakeAnthropic::start().await;
+    claude.require_api_key(KEY);
+    claude.push(Script::Error {
+        status: 404,
+        kind: "not_found_error".into(),
+        message: "model: claude-fak".into(),
+        retry_after: None,
+    });
+    let home = Home::new();
+    let claude_url = claude.base_url();
+    let config = home.config();
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--no-telegram",
+        "--model-kind",
+        "anthropic",
+        "--model-url",
+        &claude_url,
+        "--model-name",
+        "claude-fak",
+        "--model-key-env",
+        "SETUP_MODEL_KEY",
+    ];
+    let output = home.setup(&args, &SECRETS, "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(shown.contains("it offers: claude-fake"), "{shown}");
+    assert!(shown.contains("did you mean \"claude-fake\"?"), "{shown}");
+    assert!(!shown.contains(KEY), "{shown}");
+    let asked = claude.message_requests();
+    assert_eq!(asked[0]["max_tokens"], 16, "{asked:?}");
+}
+
+/// A file a person wrote and commented by hand, with a bot on `OLD_TOKEN`.
+const HAND_WRITTEN: &str = "# My assistant. Hands off this comment.\n\
+    data_dir = \"/srv/pp\"   # the data\n\n\
+    [pipeline]\n\
+    max_depth = 7 # deep enough\n\n\
+    [[llm.providers]]\n\
+    name = \"mine\"\n\
+    base_url = \"http://127.0.0.1:9/v1\"\n\
+    model = \"old-model\"\n\n\
+    [[llm.providers]]\n\
+    name = \"backup\"  # tried second\n\
+    base_url = \"http://127.0.0.1:9/v1\"\n\
+    model = \"other\"\n\n\
+    # The bot, by hand.\n\
+    [telegram]\n\
+    enabled = false\n\
+    token_env = \"OLD_TOKEN\"\n\
+    allowed_users = [1]\n\n\
+    [approvals]\n\
+    expire_after_s = 600 # ten minutes\n";
+
+#[tokio::test]
+async fn only_telegram_replaces_that_section_and_keeps_the_rest_byte_for_byte() {
+    let llm = FakeLlm::start().await;
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, HAND_WRITTEN).unwrap();
+    let bot_url = telegram.base_url();
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--only",
+        "telegram",
+        "--telegram-token-env",
+        "SETUP_BOT_TOKEN",
+        "--telegram-api-url",
+        &bot_url,
+        "--owner",
+        "42",
+    ];
+    let output = home.setup(&args, &SECRETS, "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(!shown.contains(TOKEN), "{shown}");
+    assert!(shown.contains(&format!("Changed {}", config.display())), "{shown}");
+    assert!(llm.requests().is_empty(), "the model is not asked");
+
+    let written = std::fs::read_to_string(&config).unwrap();
+    let (before, rest) = HAND_WRITTEN.split_once("# The bot, by hand.\n").unwrap();
+    let after = &rest[rest.find("[approvals]").unwrap()..];
+    assert!(written.starts_with(before), "{written}");
+    assert!(written.ends_with(after), "{written}");
+    assert!(!written.contains("OLD_TOKEN"), "{written}");
+    let mut backup = config.clone().into_os_string();
+    backup.push(".bak");
+    assert_eq!(std::fs::read_to_string(backup).unwrap(), HAND_WRITTEN);
+
+    let loaded = load(&config);
+    assert!(loaded.telegram.enabled);
+    assert_eq!(loaded.telegram.allowed_users, vec![42]);
+    let token_file = config.with_file_name("telegram.token");
+    assert_eq!(loaded.telegram.token_file.as_deref(), Some(token_file.as_path()));
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap().trim(), TOKEN);
+    assert_eq!(loaded.llm.providers.len(), 2);
+    assert_eq!(loaded.llm.providers[0].model, "old-model");
+    assert_eq!(loaded.pipeline.max_depth, 7);
+}
+
+#[tokio::test]
+async fn only_model_changes_the_model_asked_first_and_keeps_the_others() {
+    let llm = FakeLlm::start().await;
+    let home = Home::new();
+    let config = home.config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, HAND_WRITTEN).unwrap();
+    let llm_url = llm.base_url();
+    let mut args = vec!["--config", config.to_str().unwrap(), "--only", "model"];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert_eq!(llm.requests().len(), 1, "the new model is asked");
+    let loaded = load(&config);
+    let names: Vec<&str> = loaded.llm.providers.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["local", "backup"]);
+    assert_eq!(loaded.llm.providers[0].model, "fake-model");
+    assert_eq!(
+        loaded.telegram.token_env.as_deref(),
+        Some("OLD_TOKEN"),
+        "the bot is as it was"
+    );
+    let written = std::fs::read_to_string(&config).unwrap();
+    let bot = &HAND_WRITTEN[HAND_WRITTEN.find("[[llm.providers]]\nname = \"backup\"").unwrap()..];
+    assert!(written.ends_with(bot), "{written}");
+    assert!(
+        written.starts_with("# My assistant. Hands off this comment.\n"),
+        "{written}"
+    );
+}
+
+#[tokio::test]
+async fn only_on_a_missing_file_or_one_the_new_part_would_break_changes_nothing() {
+    let llm = FakeLlm::start().await;
+    let home = Home::new();
+    let config = home.config();
+    let llm_url = llm.base_url();
+    let mut args = vec!["--config", config.to_str().unwrap(), "--only", "model"];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output));
+    assert!(text(&output).contains("without --only"), "{}", text(&output));
+    assert!(!config.exists());
+
+    // A voter names the model asked first; the new one has another name.
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let voting =
+        format!("{HAND_WRITTEN}\n[skills.consensus]\nvoters = [\"mine\", \"backup\"]\napplies_to = [\"shell\"]\n");
+    std::fs::write(&config, &voting).unwrap();
+    let output = home.setup(&args, &[], "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(1), "{shown}");
+    assert!(
+        shown.contains("left as it was") && shown.contains("\"mine\""),
+        "{shown}"
+    );
+    assert_eq!(std::fs::read_to_string(&config).unwrap(), voting);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_telegram_on_a_terminal_asks_for_the_bot_alone() {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let home = Home::new();
+    let config = home.config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    std::fs::write(&config, HAND_WRITTEN).unwrap();
+    let mut command = std::process::Command::new(binary());
+    command
+        .args(["--config", config.to_str().unwrap(), "setup", "--only", "telegram"])
+        .args(["--owner", "42", "--telegram-api-url"])
+        .arg(telegram.base_url())
+        .env_remove("PASSEPARTOUT_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("HOME", home.dir.path())
+        .env("XDG_CONFIG_HOME", home.dir.path().join("xdg-config"));
+    let mut pty = Pty::spawn(command);
+    let wait = Duration::from_secs(20);
+    pty.expect("This changes the telegram part of", wait).await;
+    // No question about the model, nor whether to set up a bot at all.
+    pty.expect("The bot's token (not shown): ", wait).await;
+    pty.type_line(TOKEN);
+    pty.expect("The bot answers: @fake_bot", wait).await;
+    pty.rest(wait).await;
+    let status = pty.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", pty.shown);
+    for asked in ["Which one", "Set up a Telegram bot?", "Signal"] {
+        assert!(!pty.shown.contains(asked), "{asked:?} asked:\n{}", pty.shown);
+    }
+    assert!(!pty.shown.contains(TOKEN), "the token was echoed:\n{}", pty.shown);
+    let loaded = load(&config);
+    assert_eq!(loaded.telegram.allowed_users, vec![42]);
+    assert_eq!(loaded.llm.providers[0].model, "old-model");
 }

@@ -265,12 +265,27 @@ fn load_checking_names(file: Option<&Path>, shown: &str) -> Result<Config, confi
 
 /// Like [`load_checking_names`], the warnings handed back rather than printed.
 fn load_with_warnings(file: Option<&Path>) -> (Result<Config, config::ConfigError>, Vec<String>) {
+    load_with(file, |_| Vec::new())
+}
+
+/// Like [`load_with_warnings`], with what would stop an enabled gateway
+/// from starting (a token it cannot read) among the problems: what
+/// `check-config` and `run` check, and the client commands do not.
+fn load_to_start(file: Option<&Path>) -> (Result<Config, config::ConfigError>, Vec<String>) {
+    load_with(file, |config| config.start_problems(|name| std::env::var(name).ok()))
+}
+
+/// Loads `file` with the names checked and the problems `more` finds added.
+fn load_with(
+    file: Option<&Path>,
+    more: impl FnOnce(&Config) -> Vec<String>,
+) -> (Result<Config, config::ConfigError>, Vec<String>) {
     let mut warnings = Vec::new();
     let loaded = config::load_checked(file, None, |config| {
         let catalog = ToolCatalog::registered(config, crate::loops::tools::specs());
         let found = check_names(&config.skills, &config.tools, &catalog);
         warnings = found.warnings;
-        found.errors
+        [found.errors, more(config)].concat()
     });
     let loaded = loaded.map(|(config, from_environment)| {
         warnings.splice(0..0, from_environment);
@@ -290,7 +305,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Run => {
             let file = config_file(cli.config.as_deref());
-            match load_with_warnings(file.as_deref()) {
+            match load_to_start(file.as_deref()) {
                 (Ok(config), warnings) => {
                     logging::init("info", config.log.format);
                     // Logged, not printed: under `log.format = "json"` every
@@ -400,14 +415,19 @@ pub async fn execute(cli: Cli) -> ExitCode {
 }
 
 async fn run_daemon(config: Config, file: Option<PathBuf>) -> ExitCode {
+    let format = config.log.format;
     match crate::daemon::run(config, file, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            tracing::error!("{error:#}");
-            eprintln!("passepartout: {error:#}");
+            // Said once, on stderr, where the logs go too: as a log line
+            // for a log shipper to read, else as a sentence for a person.
+            match format {
+                config::LogFormat::Json => tracing::error!(error = format!("{error:#}"), "cannot run"),
+                config::LogFormat::Text => eprintln!("passepartout: {error:#}"),
+            }
             // Refused for its configuration: the exit code of a bad config.
             match error.downcast_ref::<StartError>() {
-                Some(StartError::UnknownNames { .. }) => ExitCode::from(2),
+                Some(StartError::UnknownNames { .. } | StartError::Unstartable { .. }) => ExitCode::from(2),
                 _ => ExitCode::FAILURE,
             }
         }
@@ -450,7 +470,9 @@ fn check_config(file: Option<&Path>) -> ExitCode {
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "built-in defaults".into());
-    match load_checking_names(file.as_deref(), &shown) {
+    let (loaded, warnings) = load_to_start(file.as_deref());
+    print_warnings(&warnings, &shown);
+    match loaded {
         Ok(_) => {
             println!("ok: {shown}");
             ExitCode::SUCCESS

@@ -25,6 +25,7 @@ mod replace;
 mod salvage;
 mod secret;
 mod skills;
+mod startable;
 mod store;
 mod structure;
 mod tools;

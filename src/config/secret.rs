@@ -34,9 +34,18 @@ impl Secret {
     /// only ever set on purpose, while `env` may be a section's default
     /// (`TELEGRAM_BOT_TOKEN`), which a TOML file cannot unset.
     pub fn named(env: Option<&str>, file: Option<&Path>) -> Option<Result<Self, SecretError>> {
+        Self::named_in(env, file, |n| std::env::var(n).ok())
+    }
+
+    /// Like [`Secret::named`], the variable looked up through `lookup`.
+    pub fn named_in(
+        env: Option<&str>,
+        file: Option<&Path>,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> Option<Result<Self, SecretError>> {
         match (file, env) {
             (Some(path), _) => Some(Self::from_file(path)),
-            (None, Some(name)) => Some(Self::from_env(name, |n| std::env::var(n).ok())),
+            (None, Some(name)) => Some(Self::from_env(name, lookup)),
             (None, None) => None,
         }
     }

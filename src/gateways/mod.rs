@@ -138,7 +138,8 @@ pub struct BuildError {
     /// The gateway's name as a person reads it (`Telegram`).
     pub gateway: &'static str,
     /// What went wrong, kept with its type for a caller that inspects it.
-    #[source]
+    /// Not a `#[source]`: the message says it already, and a report of the
+    /// error's chain would say it twice.
     pub cause: Box<dyn std::error::Error + Send + Sync>,
 }
 

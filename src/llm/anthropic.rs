@@ -39,6 +39,9 @@ const API_VERSION_HEADER: HeaderName = HeaderName::from_static("anthropic-versio
 /// Separates system messages joined into the one top-level `system` prompt.
 const SYSTEM_SEPARATOR: &str = "\n\n";
 
+/// How many models a list asks for: the most one page of Anthropic's gives.
+const MODEL_LIST_LIMIT: &str = "1000";
+
 /// The key under which tool-call arguments that are not a JSON object are sent
 /// back to the API; see [`tool_input`].
 const RAW_ARGUMENTS_KEY: &str = "_raw";
@@ -182,6 +185,14 @@ impl ChatModel for AnthropicClient {
         http::expect_model_list(&list)
     }
 
+    async fn model_names(&self) -> Result<Vec<String>, LlmError> {
+        // One page of the most it gives, newest first: enough to choose from.
+        let mut url = self.models_url.clone();
+        url.query_pairs_mut().append_pair("limit", MODEL_LIST_LIMIT);
+        let list = self.fetch(self.http.get(url)).await?;
+        http::model_ids(&list)
+    }
+
     fn name(&self) -> &str {
         &self.settings.endpoint.name
     }
@@ -295,7 +306,7 @@ impl<'a> WireRequest<'a> {
     fn new(model: &'a str, max_tokens: u32, request: &'a ChatRequest, vision: bool) -> Self {
         Self {
             model,
-            max_tokens,
+            max_tokens: request.max_tokens.map_or(max_tokens, |wanted| wanted.min(max_tokens)),
             system: system_prompt(&request.messages),
             messages: wire_messages(&request.messages, vision),
             tools: request.tools.iter().map(WireTool::from).collect(),

@@ -40,6 +40,7 @@ pub(in crate::llm) fn client(fake: &FakeAnthropic) -> AnthropicClient {
 
 pub(in crate::llm) fn hello() -> ChatRequest {
     ChatRequest {
+        max_tokens: None,
         messages: vec![ChatMessage::user("hello there")],
         tools: Vec::new().into(),
     }
@@ -94,6 +95,7 @@ async fn tool_call_round_trip() {
     ]);
     asking.content = "Let me look.".to_owned();
     let request = ChatRequest {
+        max_tokens: None,
         messages: vec![
             ChatMessage::system("You are passepartout."),
             ChatMessage::user("what's in todo.md and notes.md?"),

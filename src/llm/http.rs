@@ -119,6 +119,23 @@ pub(super) fn expect_model_list(body: &[u8]) -> Result<(), LlmError> {
         })
 }
 
+/// The model ids of a model list, `{"data": [{"id": …}, …]}` as both
+/// OpenAI's (and its imitators') and Anthropic's `/v1/models` give it.
+pub(super) fn model_ids(body: &[u8]) -> Result<Vec<String>, LlmError> {
+    #[derive(serde::Deserialize)]
+    struct List {
+        data: Vec<Model>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Model {
+        id: String,
+    }
+    let list: List = serde_json::from_slice(body).map_err(|error| LlmError::Malformed {
+        reason: format!("not a model list: {error}"),
+    })?;
+    Ok(list.data.into_iter().map(|model| model.id).collect())
+}
+
 /// Classify a reqwest failure by its kind. A connect failure (refused, DNS,
 /// connect timeout) and a connection lost mid-exchange both mean the provider
 /// cannot be talked to right now; only a deadline on an established exchange

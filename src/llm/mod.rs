@@ -224,6 +224,10 @@ pub struct ChatRequest {
     /// Tools the model may call; empty means none are offered.
     /// Shared: the same tools go with every request of a turn.
     pub tools: std::sync::Arc<[ToolSpec]>,
+    /// The longest answer wanted, in tokens, when shorter than the
+    /// provider's own limit (a check that asks one short question); none:
+    /// the provider's `max_tokens`, or the server's own limit.
+    pub max_tokens: Option<u32>,
 }
 
 /// Token accounting reported by the provider (zero when it reports none).
@@ -280,6 +284,12 @@ pub trait ChatModel: Send + Sync {
 
     /// A cheap reachability and authentication check, used by `doctor`.
     async fn probe(&self) -> Result<(), LlmError>;
+
+    /// The models the server offers, by the names a request gives; empty
+    /// from a backend that cannot say.
+    async fn model_names(&self) -> Result<Vec<String>, LlmError> {
+        Ok(Vec::new())
+    }
 
     /// Whether the model is shown images (`vision = true`); one that is not
     /// reads a note in their place.

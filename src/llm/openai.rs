@@ -160,6 +160,11 @@ impl ChatModel for OpenAiClient {
         http::expect_model_list(&bytes)
     }
 
+    async fn model_names(&self) -> Result<Vec<String>, LlmError> {
+        let bytes = self.fetch(self.http.get(self.models_url.clone())).await?;
+        http::model_ids(&bytes)
+    }
+
     fn vision(&self) -> bool {
         self.settings.vision
     }
@@ -226,6 +231,8 @@ struct WireRequest<'a> {
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<WireStreamOptions>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    max_tokens: Option<u32>,
 }
 
 /// Asks for the usage in a last chunk of the stream.
@@ -244,6 +251,7 @@ impl<'a> WireRequest<'a> {
             tools: request.tools.iter().map(WireTool::from).collect(),
             stream: false,
             stream_options: None,
+            max_tokens: request.max_tokens,
         }
     }
 }

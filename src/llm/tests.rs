@@ -36,6 +36,7 @@ pub(in crate::llm) fn client(fake: &FakeLlm) -> OpenAiClient {
 
 pub(in crate::llm) fn hello() -> ChatRequest {
     ChatRequest {
+        max_tokens: None,
         messages: vec![ChatMessage::user("hello there")],
         tools: Vec::new().into(),
     }
@@ -63,6 +64,7 @@ fn raw(code: u16, body: serde_json::Value) -> Script {
 async fn default_responder_echoes_the_last_user_message() {
     let fake = FakeLlm::start().await;
     let request = ChatRequest {
+        max_tokens: None,
         messages: vec![
             ChatMessage::system("be brief"),
             ChatMessage::user("first"),
@@ -149,6 +151,7 @@ async fn responder_decides_from_the_request() {
     let client = client(&fake);
 
     let weather = ChatRequest {
+        max_tokens: None,
         messages: vec![ChatMessage::user("what's the weather?")],
         tools: Vec::new().into(),
     };
@@ -173,6 +176,7 @@ async fn request_carries_model_messages_tools_and_bearer_key() {
         "required": ["path"],
     });
     let request = ChatRequest {
+        max_tokens: None,
         messages: vec![
             ChatMessage::system("You are passepartout."),
             ChatMessage::user("what's in todo.md?"),

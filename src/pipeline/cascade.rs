@@ -22,6 +22,7 @@ use arc_swap::ArcSwap;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
+use super::setup_hint::SetupHint;
 use crate::llm::{ChatMessage, ChatModel, ChatRequest, ChatResponse, LlmError, TextSink, ToolSpec};
 
 /// Longest cooldown a provider's `retry-after` can impose.
@@ -44,6 +45,7 @@ impl Context {
         messages.extend(self.earlier.iter().flatten().cloned());
         messages.extend(self.turn.iter().cloned());
         ChatRequest {
+            max_tokens: None,
             messages,
             tools: tools.clone(),
         }
@@ -86,6 +88,8 @@ pub struct ProviderFailure {
 #[derive(Debug)]
 pub struct Exhausted {
     pub failures: Vec<ProviderFailure>,
+    /// Where the person chooses a model, when none is reachable.
+    pub hint: Arc<SetupHint>,
 }
 
 impl fmt::Display for Exhausted {
@@ -103,9 +107,7 @@ impl fmt::Display for Exhausted {
                 "). Rate limited: the provider is tried again in {} s; send it again then.",
                 rest.as_secs().max(1)
             ),
-            None => f.write_str(
-                "). Start that server, or configure a provider under [[llm.providers]] (see config.example.toml).",
-            ),
+            None => write!(f, "). {}", self.hint),
         }
     }
 }
@@ -232,6 +234,8 @@ pub struct Cascade {
     /// Replaced whole when the configuration is reloaded; a call under way
     /// keeps the line-up it started with.
     lineup: ArcSwap<Lineup>,
+    /// What a person is told to do when none answers.
+    hint: Arc<SetupHint>,
 }
 
 /// The entries and the rest a rate limit imposes when the provider names none.
@@ -262,7 +266,14 @@ impl Cascade {
     pub fn new(models: Vec<Arc<dyn ChatModel>>, default_cooldown: Duration) -> Self {
         Self {
             lineup: ArcSwap::from_pointee(Lineup::new(models, default_cooldown)),
+            hint: Arc::default(),
         }
+    }
+
+    /// The same cascade, telling a person `hint` when no model answers.
+    pub fn with_hint(mut self, hint: SetupHint) -> Self {
+        self.hint = Arc::new(hint);
+        self
     }
 
     /// Asks `models` from now on (a reloaded configuration's). An entry of
@@ -416,7 +427,10 @@ impl Cascade {
                 Err(error) => failures.push(entry.failure(name, Skip::Failed(error))),
             }
         }
-        Err(Exhausted { failures })
+        Err(Exhausted {
+            failures,
+            hint: self.hint.clone(),
+        })
     }
 
     /// Asks the entry named `name` alone, offering no tools: for a vote,

@@ -20,6 +20,7 @@ mod output;
 pub mod perceive;
 pub mod reason;
 mod settle;
+pub mod setup_hint;
 pub mod tool_list;
 pub mod usage_report;
 mod watch;

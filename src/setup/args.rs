@@ -18,6 +18,12 @@ pub struct SetupArgs {
     /// Overwrite an existing configuration file (the old one is kept as FILE.bak).
     #[arg(long)]
     pub force: bool,
+    /// Ask for one part again and put it in place of the old one in the
+    /// existing file, keeping the rest of the file as it is (the old one is
+    /// kept as FILE.bak): `model` (the first [[llm.providers]] entry),
+    /// `telegram` or `signal`.
+    #[arg(long, value_enum, value_name = "PART", conflicts_with = "force")]
+    pub only: Option<super::only::Only>,
     /// Write the file without checking that the model and the bot answer.
     #[arg(long)]
     pub skip_checks: bool,

@@ -1,29 +1,15 @@
-//! The checks the wizard runs on its answers, the same ones `doctor` runs:
-//! the model provider's probe (its model list, with the key) and the bot's
-//! `getMe`. Neither ever shows a secret.
+//! The bot's check the wizard runs on its answers, the same one `doctor`
+//! runs: `getMe`, which never shows the token. The model's is
+//! `model_check`.
 
 use std::time::Duration;
 
 use passepartout_telegram::TelegramSettings;
 
-use crate::checkup::{Check, Level};
-use crate::config::{ProviderConfig, Secret};
+use crate::config::Secret;
 
 /// How long the bot's check waits, as `doctor`'s does.
 const BOT_CHECK_LIMIT: Duration = Duration::from_secs(15);
-
-/// Whether the provider answers with `key`: `doctor`'s line for it.
-pub async fn model(provider: &ProviderConfig, key: Option<&Secret>) -> Check {
-    match crate::llm::provider_client(provider, key.cloned()) {
-        Ok(client) => crate::doctor::provider_check(client.as_ref()).await,
-        Err(error) => Check::new(
-            format!("model {}", provider.name),
-            Level::Failed,
-            error.to_string(),
-            Some("check base_url".into()),
-        ),
-    }
-}
 
 /// The bot's `@username`, or why Telegram did not say.
 pub async fn bot(api_url: &str, token: &Secret) -> Result<String, String> {

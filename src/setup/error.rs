@@ -35,6 +35,11 @@ pub enum SetupError {
     Write { path: PathBuf, source: std::io::Error },
     #[error("the file written does not load: {0}")]
     Unloadable(String),
+    #[error(transparent)]
+    Only(#[from] super::only::OnlyError),
+    /// The file with the part replaced would not load; it was left as it was.
+    #[error("with the new part, {} would not load, so it was left as it was: {reason}", path.display())]
+    Refused { path: PathBuf, reason: String },
 }
 
 impl SetupError {
@@ -46,7 +51,8 @@ impl SetupError {
             | SetupError::EnvMissing { .. }
             | SetupError::StdinEmpty { .. }
             | SetupError::Exists { .. }
-            | SetupError::NoPath => 2,
+            | SetupError::NoPath
+            | SetupError::Only(super::only::OnlyError::Missing { .. }) => 2,
             _ => 1,
         }
     }

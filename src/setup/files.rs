@@ -59,6 +59,11 @@ pub fn write_config(file: &Path, text: &str) -> Result<(), SetupError> {
     write_private(file, text.as_bytes())
 }
 
+/// Puts `text`, the file as it was, back in place; its `.bak` stays.
+pub fn restore(file: &Path, text: &str) -> Result<(), SetupError> {
+    write_private(file, text.as_bytes())
+}
+
 /// `FILE.bak`.
 pub fn backup_path(file: &Path) -> PathBuf {
     let mut name = file.as_os_str().to_owned();

@@ -6,7 +6,7 @@
 //! entry in [`steps`].
 //!
 //! The pieces: `args` (the flags), `terminal` and `input` (asking, secrets
-//! without echo), `checks` (the model's probe and the bot's getMe),
+//! without echo), `model_check` (one short question to the model), `checks` (the bot's getMe),
 //! `model`, `telegram` and `signal` (the steps; the owner is captured
 //! through the Telegram gateway's `first_contact`, and Signal is linked
 //! through `signal_link`), `render` (the file's text) and
@@ -18,6 +18,8 @@ mod error;
 mod files;
 mod input;
 mod model;
+mod model_check;
+mod only;
 mod render;
 mod signal;
 mod telegram;
@@ -32,6 +34,7 @@ pub use args::{ModelKind, SecretsMode, SetupArgs};
 pub use error::SetupError;
 use files::SecretFile;
 use input::Input;
+pub use only::Only;
 use terminal::Terminal;
 
 /// What a step adds to the outcome.
@@ -76,6 +79,15 @@ fn steps() -> Vec<Box<dyn Step>> {
     ]
 }
 
+/// The one step `--only` runs.
+fn only_step(part: Only) -> Box<dyn Step> {
+    match part {
+        Only::Model => Box::new(model::ModelStep),
+        Only::Telegram => Box::new(telegram::TelegramStep),
+        Only::Signal => Box::new(signal::SignalStep),
+    }
+}
+
 /// Runs the wizard. `explicit` is `--config`; without it the default file
 /// is written.
 pub async fn run(args: SetupArgs, explicit: Option<&Path>) -> ExitCode {
@@ -113,20 +125,43 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         Some(file) => file.to_path_buf(),
         None => crate::config::default_config_path().ok_or(SetupError::NoPath)?,
     };
-    files::may_write(&config_file, args.force)?;
+    // With --only, the file is there to be changed, and asking for Signal
+    // again means linking it.
+    let old = match args.only {
+        None => {
+            files::may_write(&config_file, args.force)?;
+            None
+        }
+        Some(_) => Some(only::existing(&config_file)?),
+    };
+    let args = &SetupArgs {
+        signal_link: args.signal_link || args.only == Some(Only::Signal),
+        ..args.clone()
+    };
     let mut cx = Context {
         args,
         input: Input::new(terminal),
         config_file: &config_file,
     };
     if cx.input.interactive() {
+        let what = match args.only {
+            None => format!("This writes {}.", config_file.display()),
+            Some(part) => format!(
+                "This changes the {} part of {}; the rest of it stays as it is.",
+                part.name(),
+                config_file.display()
+            ),
+        };
         cx.input.say(&format!(
-            "This writes {}. Press Enter to take the answer in [brackets]; Ctrl-C stops without writing.\n",
-            config_file.display()
+            "{what} Press Enter to take the answer in [brackets]; Ctrl-C stops without writing.\n"
         ));
     }
+    let steps = match args.only {
+        None => steps(),
+        Some(part) => vec![only_step(part)],
+    };
     let mut parts = Vec::new();
-    for step in steps() {
+    for step in steps {
         parts.push(step.run(&mut cx).await?);
         if cx.input.interactive() {
             cx.input.say("");
@@ -140,16 +175,38 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
     let secrets: Vec<SecretFile> = parts.iter_mut().flat_map(|part| part.secrets.drain(..)).collect();
     let variables: Vec<String> = parts.iter().flat_map(|part| part.variables.clone()).collect();
 
+    let text = match (&old, args.only, sections.first()) {
+        (Some(old), Some(part), Some(section)) => only::replace(old, &config_file, part, section)?,
+        (Some(_), Some(_), None) => {
+            cx.input.say(&format!("Nothing changed in {}.", config_file.display()));
+            return Ok(());
+        }
+        _ => render::document(&sections),
+    };
+
     files::make_folder(&config_file)?;
     files::write_secrets(&secrets)?;
-    files::write_config(&config_file, &render::document(&sections))?;
+    files::write_config(&config_file, &text)?;
     // The file is read back as the daemon will read it (without this
-    // process's PASSEPARTOUT_… overrides): a file that does not load is a bug here.
-    crate::config::load(Some(&config_file), Some(Default::default()))
-        .map_err(|error| SetupError::Unloadable(error.to_string()))?;
+    // process's PASSEPARTOUT_… overrides): a file that does not load is a
+    // bug here, or, with --only, a clash with the rest of the file (a
+    // provider's name other settings give), which puts the old file back.
+    if let Err(error) = crate::config::load(Some(&config_file), Some(Default::default())) {
+        return Err(match &old {
+            Some(old) => {
+                files::restore(&config_file, old)?;
+                SetupError::Refused {
+                    path: config_file.clone(),
+                    reason: error.to_string(),
+                }
+            }
+            None => SetupError::Unloadable(error.to_string()),
+        });
+    }
 
     let input = &cx.input;
-    input.say(&format!("Wrote {}.", config_file.display()));
+    let done = if old.is_some() { "Changed" } else { "Wrote" };
+    input.say(&format!("{done} {}.", config_file.display()));
     for secret in &secrets {
         input.say(&format!("Stored a secret in {} (mode 0600).", secret.path.display()));
     }

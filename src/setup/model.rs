@@ -1,14 +1,14 @@
 //! The model step: which provider (an OpenAI-compatible server by default,
 //! or Anthropic), where, which model and its API key; then whether it
-//! answers, with `doctor`'s own probe.
+//! answers one short question (`model_check`).
 
 use async_trait::async_trait;
 
 use super::args::{ModelKind, SecretsMode};
-use super::checks;
 use super::error::SetupError;
 use super::files::SecretFile;
 use super::input::{AfterFailure, Question};
+use super::model_check;
 use super::render::{self, ModelSection, SecretRef};
 use super::{Context, Part, Step};
 use crate::checkup::Level;
@@ -141,7 +141,7 @@ impl Step for ModelStep {
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
         let mut answers = self.ask(cx).await?;
         while !cx.args.skip_checks {
-            let check = checks::model(&answers.provider(), answers.key.as_ref()).await;
+            let check = model_check::model(&answers.provider(), answers.key.as_ref()).await;
             if check.level == Level::Ok {
                 cx.input.say(&format!("The model answers: {}", check.detail));
                 break;

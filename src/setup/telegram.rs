@@ -134,6 +134,8 @@ impl Step for TelegramStep {
         let wanted = !cx.args.no_telegram
             && (cx.args.telegram_token_env.is_some()
                 || cx.args.telegram_token_stdin
+                // `--only telegram` asked for it already.
+                || cx.args.only.is_some()
                 || !cx.input.interactive()
                 || cx.input.yes("Set up a Telegram bot?", true).await?);
         if !wanted {

@@ -22,6 +22,7 @@ mod rate_limit;
 mod rules;
 mod shell_safety;
 mod suggest;
+pub use suggest::closest;
 
 use std::sync::Arc;
 

@@ -75,6 +75,14 @@ impl TelegramConfig {
             if self.token_env.is_none() && self.token_file.is_none() {
                 problems.push("telegram.token_env or telegram.token_file must say where the bot token is".into());
             }
+            // Not quoted: a value that is no variable's name may be the token itself.
+            if self.token_env.as_deref().is_some_and(|name| !is_variable_name(name)) {
+                problems.push(
+                    "telegram.token_env must name the environment variable holding the bot token \
+                     (letters, digits and _), not hold the token itself"
+                        .into(),
+                );
+            }
             if self.allowed_users.is_empty() && self.allowed_chats.is_empty() {
                 problems
                     .push("telegram.allowed_users (or allowed_chats) is empty: nobody could talk to the bot".into());
@@ -99,6 +107,13 @@ impl TelegramConfig {
         }
         problems
     }
+}
+
+/// Whether `name` can be an environment variable's name as a shell sets one.
+fn is_variable_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 #[cfg(test)]
@@ -128,6 +143,23 @@ mod tests {
                 problems.iter().any(|p| p.contains(expected)),
                 "{expected} missing from {problems:?}"
             );
+        }
+    }
+
+    #[test]
+    fn a_token_pasted_in_place_of_its_variable_is_refused_without_being_shown() {
+        let section = TelegramConfig {
+            enabled: true,
+            token_env: Some("123456:AAF-secret".into()),
+            allowed_users: vec![42],
+            ..TelegramConfig::default()
+        };
+        let problems = section.problems();
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert!(problems[0].contains("telegram.token_env must name"), "{problems:?}");
+        assert!(!problems[0].contains("secret"), "{problems:?}");
+        for name in ["TELEGRAM_BOT_TOKEN", "_t0"] {
+            assert!(is_variable_name(name), "{name}");
         }
     }
 
