@@ -27,7 +27,14 @@ use super::terminal;
 /// `problems`: the configuration file did not load, and `config` holds only
 /// its data directory and socket — enough to talk to a running daemon, not
 /// to start one.
-pub async fn run(config: Config, problems: Option<crate::config::ConfigError>, chat: Option<String>) -> ExitCode {
+/// `file` is where it was read from: a daemon started here reads it again
+/// on a reload, and names it in its hints.
+pub async fn run(
+    config: Config,
+    problems: Option<crate::config::ConfigError>,
+    file: Option<std::path::PathBuf>,
+    chat: Option<String>,
+) -> ExitCode {
     let log = super::chat_log::init(&config.data_dir());
     let chat = match super::client::chat_id(Some(chat.unwrap_or_else(default_chat))) {
         Ok(chat) => chat,
@@ -50,7 +57,11 @@ pub async fn run(config: Config, problems: Option<crate::config::ConfigError>, c
                 ),
                 Err(error) => eprintln!("(no daemon running; starting one in this process; no log: {error})"),
             }
-            let daemon = match Daemon::start(config.clone()).await {
+            let extensions = crate::daemon::Extensions {
+                config_file: file,
+                ..Default::default()
+            };
+            let daemon = match Daemon::start_with(config.clone(), extensions).await {
                 Ok(daemon) => daemon,
                 Err(error) => {
                     eprintln!("passepartout: cannot start the daemon: {error}");

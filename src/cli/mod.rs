@@ -331,7 +331,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
         // `chat` logs to a file of its own, not over the conversation.
         Command::Chat { chat } => {
             let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
-            chat::run(config, problems, chat).await
+            chat::run(config, problems, config_file(cli.config.as_deref()), chat).await
         }
         // Client commands only warn, so their output stays clean.
         Command::CheckConfig { file } => {
