@@ -99,7 +99,7 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream:
                     text,
                     ..
                 } if answered == id => {
-                    eprintln!("{text}");
+                    eprintln!("{}", terminal::show(&text, std::io::stderr().is_terminal()));
                     eprintln!(
                         "(from another terminal: passepartout approvals approve {} — or deny)",
                         token.as_str()
@@ -121,13 +121,13 @@ pub async fn send(config: &Config, chat: Option<String>, timeout_s: u64, stream:
     let outcome = wait.await;
     match outcome {
         Ok(Some(Some((ReplyKind::Failure, text, _)))) => {
-            eprintln!("{text}");
+            eprintln!("{}", terminal::show(&text, std::io::stderr().is_terminal()));
             ExitCode::FAILURE
         }
         // Printed as it was written.
         Ok(Some(Some((_, _, true)))) => ExitCode::SUCCESS,
-        Ok(Some(Some((kind, text, false)))) => {
-            println!("{}", terminal::show(&text, kind, std::io::stdout().is_terminal()));
+        Ok(Some(Some((_, text, false)))) => {
+            println!("{}", terminal::show(&text, std::io::stdout().is_terminal()));
             ExitCode::SUCCESS
         }
         Ok(Some(None)) => {

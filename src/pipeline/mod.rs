@@ -26,6 +26,7 @@ mod watch;
 
 use std::sync::Arc;
 
+use passepartout_gateway::markup::escape;
 use passepartout_gateway::{Inbound, MessageId, ReplyKind};
 
 use crate::approvals::{Approval, Approvals, Handled};
@@ -211,7 +212,10 @@ impl Pipeline {
                 Err(error) => {
                     tracing::error!(%error, "cannot read approvals");
                     return TurnOutput {
-                        replies: vec![(ReplyKind::Failure, format!("I could not read the approvals: {error}"))],
+                        replies: vec![(
+                            ReplyKind::Failure,
+                            format!("I could not read the approvals: {}", escape(&error.to_string())),
+                        )],
                         ..TurnOutput::default()
                     };
                 }
@@ -223,7 +227,10 @@ impl Pipeline {
                 return match self.approvals.waiting_in(&inbound.conversation) {
                     Ok(text) => TurnOutput::notice(text),
                     Err(error) => TurnOutput {
-                        replies: vec![(ReplyKind::Failure, format!("I could not read the approvals: {error}"))],
+                        replies: vec![(
+                            ReplyKind::Failure,
+                            format!("I could not read the approvals: {}", escape(&error.to_string())),
+                        )],
                         ..TurnOutput::default()
                     },
                 };
@@ -280,7 +287,7 @@ impl Pipeline {
             SignalBody::Unreadable(unreadable) => {
                 return TurnOutput::notice(format!(
                     "I can only read text for now, so I can't read this {}.",
-                    unreadable.what
+                    escape(&unreadable.what)
                 ));
             }
             SignalBody::ToolResults(_) | SignalBody::Correction(_) => {
@@ -526,13 +533,13 @@ impl Pipeline {
             tracing::warn!(conversation = %origin.conversation, repairs, "model output stayed malformed");
             return Some(format!(
                 "The model kept answering in a form I cannot use ({repairs} times), so I stopped. \
-                 Try again, or a different model (llm.max_repairs)."
+                 Try again, or a different model (`llm.max_repairs`)."
             ));
         }
         if depth > self.settings.max_depth {
             tracing::warn!(conversation = %origin.conversation, depth, "depth limit reached");
             return Some(format!(
-                "I stopped after {} steps without finishing (the limit is pipeline.max_depth).",
+                "I stopped after {} steps without finishing (the limit is `pipeline.max_depth`).",
                 self.settings.max_depth
             ));
         }
@@ -568,10 +575,17 @@ fn pin_failed(pinned: &str, answered: &cascade::Answered) -> String {
         .passed_over
         .iter()
         .find(|failure| failure.name == pinned)
-        .map(|failure| format!("{pinned} did not answer ({})", failure.skip))
-        .unwrap_or_else(|| format!("{pinned} is no longer configured"));
+        .map(|failure| {
+            format!(
+                "{} did not answer ({})",
+                escape(pinned),
+                escape(&failure.skip.to_string())
+            )
+        })
+        .unwrap_or_else(|| format!("{} is no longer configured", escape(pinned)));
     format!(
-        "{why}, so {} answered instead. /model shows the models; /model auto stops asking {pinned} first.",
-        answered.provider
+        "{why}, so {} answered instead. /model shows the models; /model auto stops asking {} first.",
+        escape(&answered.provider),
+        escape(pinned)
     )
 }

@@ -4,6 +4,7 @@
 //! chat; `passepartout tools` for the local user's, through the admin path.
 //! One document, one rendering.
 
+use passepartout_gateway::markup::{code, escape};
 use serde::{Deserialize, Serialize};
 
 use crate::signal::Origin;
@@ -56,15 +57,20 @@ impl ToolList {
     }
 }
 
-/// The listing as text, one tool a line.
+/// The listing as Markdown, one tool a line (no columns: a chat's font
+/// is proportional).
 pub fn render(lines: &[ToolLine]) -> String {
     if lines.is_empty() {
         return "No tools are offered here.".to_owned();
     }
-    let width = lines.iter().map(|line| line.name.len()).max().unwrap_or(0);
-    let mut text = format!("Tools ({}):", lines.len());
+    let mut text = format!("**Tools** ({}):", lines.len());
     for line in lines {
-        text += &format!("\n{:<width$}  {:<14} {}", line.name, line.source, line.gate);
+        text += &format!(
+            "\n• {} — {}, {}",
+            code(&line.name),
+            escape(&line.source),
+            escape(&line.gate)
+        );
     }
     text
 }
@@ -93,7 +99,7 @@ mod tests {
         assert_eq!(lines[0].gate, "needs approval");
         assert_eq!(
             render(&lines),
-            "Tools (1):\ncurrent_time  built-in       needs approval"
+            "**Tools** (1):\n• `current_time` — built-in, needs approval"
         );
     }
 }

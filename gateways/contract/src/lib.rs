@@ -10,7 +10,9 @@
 //! Beside the contract it holds what several gateways need alike: [`lines`],
 //! newline framing with a length cap, [`retry`], backoff between attempts, and
 //! [`markup`], the model's Markdown rendered for any surface, and [`parts`],
-//! sending a split message part by part exactly once.
+//! sending a split message part by part exactly once. A gateway's
+//! [`Surface`] says what its people can do with a message (buttons, replies,
+//! reactions, a terminal), so the core words its own messages for it.
 
 mod draft;
 mod error;
@@ -25,6 +27,7 @@ pub mod parts;
 pub mod readable;
 mod refusals;
 pub mod retry;
+mod surface;
 
 pub use draft::{Draft, DraftPace, DraftText};
 pub use error::{GatewayError, InvalidId};
@@ -37,3 +40,4 @@ pub use message::{
 };
 pub use parts::{Progress, Resume, Untracked, send_parts};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};
+pub use surface::Surface;
