@@ -8,6 +8,8 @@
 
 mod summary;
 
+pub use summary::summary;
+
 use std::sync::Arc;
 use std::time::Instant;
 
