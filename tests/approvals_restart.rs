@@ -32,7 +32,7 @@ async fn pending_approval_survives_a_restart_and_runs_once() {
     let notice = chat.answer("ok", Some(&prompt.id)).await;
     assert_eq!(
         notice,
-        format!("Approved {}: running `{}`.", prompt.token, prompt.action)
+        format!("Approved {}: running {}.", prompt.token, prompt.action)
     );
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
@@ -69,7 +69,7 @@ async fn approval_expired_while_down_is_reported_at_start() {
     assert_eq!(
         notice,
         format!(
-            "Approval {} timed out after 2 seconds: `{}` did not run.",
+            "Timed out {} after 2 seconds: {} did not run.",
             prompt.token, prompt.action
         )
     );
@@ -120,7 +120,7 @@ async fn kill_9_with_an_approval_pending_then_approve_runs_exactly_once() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         stdout(&output).trim(),
-        format!("Approved {}: running `{}`.", prompt.token, prompt.action)
+        format!("Approved {}: running {}.", prompt.token, prompt.action)
     );
     let (kind, text) = chat.reply(&original).await;
     assert_eq!(kind, ReplyKind::Answer, "{text}");

@@ -159,7 +159,7 @@ async fn with_deny_a_rejected_call_never_reaches_a_person() {
     assert_eq!(
         refusal,
         format!(
-            "I did not run `record {{\"what\":\"please record the milk\"}}`: the models voted against it: {SUMMARY}."
+            "I did not run record {{\"what\":\"please record the milk\"}}: the models voted against it: {SUMMARY}."
         )
     );
     let (kind, answer) = chat.reply(&original).await;
