@@ -2,13 +2,16 @@
 //! store persists nothing defined above it; here it gets what the desk shows
 //! people about it.
 
+use passepartout_gateway::markup::{code, escape};
+
 pub use crate::store::{Approval, Approver, Decision, How, Person, RunState, Status};
 
 impl Approval {
-    /// What a decided prompt is edited to show: the action and its outcome.
+    /// What a decided prompt is edited to show, as Markdown: the action
+    /// and its outcome.
     pub fn decided_text(&self) -> String {
         let by = match &self.decision {
-            Some(Decision { by: Some(by), how, .. }) => format!(" by {by} ({})", how.as_str()),
+            Some(Decision { by: Some(by), how, .. }) => format!(" by {} ({})", escape(&by.to_string()), how.as_str()),
             _ => String::new(),
         };
         let outcome = match self.status {
@@ -18,6 +21,6 @@ impl Approval {
             Status::Denied => format!("Denied{by}; it did not run"),
             Status::Cancelled => format!("Cancelled{by}; it did not run"),
         };
-        format!("{} ({})\n{outcome}.", self.action(), self.token.as_str())
+        format!("{} ({})\n{outcome}.", code(&self.action()), code(self.token.as_str()))
     }
 }
