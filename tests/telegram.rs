@@ -281,7 +281,7 @@ async fn always_on_the_button_runs_it_and_the_same_call_then_runs_without_a_prom
         .telegram
         .push_update(setup.telegram.text_message(OWNER, OWNER, "please record the milk"));
     let prompt = sent_where(&setup.telegram, |s| s.reply_markup.is_some()).await;
-    assert!(prompt.text.contains("Always allow `record "), "{}", prompt.text);
+    assert!(prompt.text.contains("Always also lets record "), "{}", prompt.text);
     let always = prompt.reply_markup.as_ref().unwrap()["inline_keyboard"][0][1]["callback_data"]
         .as_str()
         .unwrap()
@@ -290,9 +290,9 @@ async fn always_on_the_button_runs_it_and_the_same_call_then_runs_without_a_prom
     let press = setup.telegram.callback_query(OWNER, OWNER, prompt.message_id, &always);
     setup.telegram.push_update(press);
     sent_where(&setup.telegram, |s| s.text.starts_with("final: ")).await;
-    let made = sent_where(&setup.telegram, |s| s.text.contains("From now on")).await;
+    let made = sent_where(&setup.telegram, |s| s.text.contains("Standing rule ")).await;
     assert!(
-        made.text.contains(&format!("runs without asking in telegram:{OWNER}")),
+        made.text.contains(&format!("run without asking in telegram:{OWNER}")),
         "{}",
         made.text
     );
