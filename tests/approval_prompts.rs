@@ -144,7 +144,12 @@ async fn a_prompt_on_telegram_is_formatted_and_worded_for_buttons() {
     let prompt = setup.ask().await;
     let text = &prompt.text;
     assert!(!text.contains('`') && !text.contains("**"), "{text}");
-    for part in ["Tap Approve or Deny.", "Expires in 15 minutes", "Why: shell always needs", "Always also lets"] {
+    for part in [
+        "Tap Approve or Deny.",
+        "Expires in 15 minutes",
+        "Why: shell always needs",
+        "Always also lets",
+    ] {
         assert!(text.contains(part), "{part} missing from {text}");
     }
     for never in ["reply", "Reply", "passepartout ", "Type "] {
@@ -165,8 +170,15 @@ async fn a_prompt_on_telegram_is_formatted_and_worded_for_buttons() {
     let shown = edits[0]["text"].as_str().unwrap();
     assert!(shown.starts_with(&format!("shell: {command} (")), "{shown}");
     assert!(!shown.contains('`'), "{shown}");
-    assert!(edits[0]["entities"].as_array().is_some_and(|e| !e.is_empty()), "{edits:?}");
+    assert!(
+        edits[0]["entities"].as_array().is_some_and(|e| !e.is_empty()),
+        "{edits:?}"
+    );
     let told = setup.sent(|s| s.text.starts_with("Denied ")).await;
     assert!(!told.text.contains('`') && !told.text.contains("**"), "{}", told.text);
-    assert!(told.params["entities"].as_array().is_some_and(|e| e.len() >= 2), "{:?}", told.params);
+    assert!(
+        told.params["entities"].as_array().is_some_and(|e| e.len() >= 2),
+        "{:?}",
+        told.params
+    );
 }

@@ -23,10 +23,7 @@ async fn approve_by_reply_runs_the_action_once_and_the_model_finishes() {
     assert_eq!(setup.llm.requests().len(), 1);
 
     let notice = chat.answer("yes", Some(&prompt.id)).await;
-    assert_eq!(
-        notice,
-        format!("Approved {}: running {}.", prompt.token, prompt.action)
-    );
+    assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
 
@@ -52,10 +49,7 @@ async fn approve_by_token_text() {
     let notice = chat
         .answer(&format!("approve {}", prompt.token.to_lowercase()), None)
         .await;
-    assert_eq!(
-        notice,
-        format!("Approved {}: running {}.", prompt.token, prompt.action)
-    );
+    assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
     assert_eq!(setup.listed(&prompt.token).await["decision"]["how"], "token");
@@ -67,10 +61,7 @@ async fn approve_by_slash_command() {
     let mut chat = setup.chat("alice").await;
     let (original, prompt) = ask_for_approval(&mut chat, "the bread").await;
     let notice = chat.answer(&format!("/approve {}", prompt.token), None).await;
-    assert_eq!(
-        notice,
-        format!("Approved {}: running {}.", prompt.token, prompt.action)
-    );
+    assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
     assert_eq!(setup.listed(&prompt.token).await["decision"]["how"], "command");
@@ -141,7 +132,9 @@ async fn expire_reports_timed_out_and_nothing_runs() {
     let mut chat = setup.chat("alice").await;
     let (original, prompt) = ask_for_approval(&mut chat, "the jam").await;
     assert!(
-        prompt.text.contains("Expires in 1 second; unanswered, it does not run."),
+        prompt
+            .text
+            .contains("Expires in 1 second; unanswered, it does not run."),
         "{prompt:?}"
     );
 

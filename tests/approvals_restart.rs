@@ -30,10 +30,7 @@ async fn pending_approval_survives_a_restart_and_runs_once() {
     assert_eq!(listed["status"], "pending", "{listed}");
     // A reply to the prompt delivered before the restart still finds it.
     let notice = chat.answer("ok", Some(&prompt.id)).await;
-    assert_eq!(
-        notice,
-        format!("Approved {}: running {}.", prompt.token, prompt.action)
-    );
+    assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
     drop(chat);

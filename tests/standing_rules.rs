@@ -161,7 +161,9 @@ async fn a_shell_rule_covers_more_options_but_never_a_chained_command() {
     ] {
         let (_, prompt) = asks(&mut chat, chained).await;
         assert!(
-            prompt.text.contains(&format!("{} exactly as written run here", &chained["shell: ".len()..]))
+            prompt
+                .text
+                .contains(&format!("{} exactly as written run here", &chained["shell: ".len()..]))
                 || prompt.text.contains("and the same command with more options run here"),
             "{}",
             prompt.text
