@@ -413,7 +413,7 @@ fn pipeline(
     let skills = Skills::from_config(&config.skills, &config.tools, &config.mcp)?;
     let approvals = Arc::new(
         Approvals::new(store.clone(), policy, clock, &config.approvals)
-            .with_surfaces(crate::gateways::surfaces(&config)),
+            .with_surfaces(crate::gateways::surfaces(config)),
     );
     let gauges = PipelineGauges {
         cascade: cascade.clone(),
