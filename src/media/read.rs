@@ -113,7 +113,7 @@ impl Media {
             return Part::Tell(
                 ReplyKind::Notice,
                 format!(
-                    "Your {noun} is {} long; I transcribe up to {} (transcription.max_seconds).",
+                    "Your {noun} is {} long; I transcribe up to {} (`transcription.max_seconds`).",
                     duration(seconds),
                     duration(max_seconds)
                 ),

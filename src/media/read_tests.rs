@@ -174,7 +174,7 @@ async fn a_voice_note_too_long_or_too_large_is_refused_before_it_is_sent() {
         reading.told,
         [(
             ReplyKind::Notice,
-            "Your voice note is 12 min 5 s long; I transcribe up to 10 min (transcription.max_seconds).".to_owned()
+            "Your voice note is 12 min 5 s long; I transcribe up to 10 min (`transcription.max_seconds`).".to_owned()
         )]
     );
     let declared = Attachment {

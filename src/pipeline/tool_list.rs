@@ -57,6 +57,19 @@ impl ToolList {
     }
 }
 
+/// The listing as an aligned table, for a terminal (`passepartout tools`).
+pub fn table(lines: &[ToolLine]) -> String {
+    if lines.is_empty() {
+        return "No tools are offered here.".to_owned();
+    }
+    let width = lines.iter().map(|line| line.name.len()).max().unwrap_or(0);
+    let mut text = format!("Tools ({}):", lines.len());
+    for line in lines {
+        text += &format!("\n{:<width$}  {:<14} {}", line.name, line.source, line.gate);
+    }
+    text
+}
+
 /// The listing as Markdown, one tool a line (no columns: a chat's font
 /// is proportional).
 pub fn render(lines: &[ToolLine]) -> String {
@@ -97,6 +110,7 @@ mod tests {
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0].source, "built-in");
         assert_eq!(lines[0].gate, "needs approval");
+        assert_eq!(table(&lines), "Tools (1):\ncurrent_time  built-in       needs approval");
         assert_eq!(
             render(&lines),
             "**Tools** (1):\n• `current_time` — built-in, needs approval"
