@@ -120,8 +120,8 @@ async fn a_call_a_rule_covers_runs_without_a_prompt_and_any_other_still_asks() {
     let user = alice.client.user().as_str().to_owned();
     assert!(
         events.iter().any(|e| e.starts_with(&format!(
-            "standing rule {rule} made by socket:{user} with {}: `",
-            prompt.token
+            "standing rule {rule} made by socket:{user} with {}: {} with exactly these arguments in ",
+            prompt.token, prompt.action
         ))),
         "{events:#?}"
     );
