@@ -204,7 +204,7 @@ async fn kill_9_while_an_approved_action_runs_never_runs_it_again() {
     let daemon = Running::start(&config).await;
     let mut chat = Chat::connect(&socket, "slow").await;
     let interrupted = format!(
-        "The daemon stopped while `{}` ({}) was running, so it may or may not have finished. It was not run again.",
+        "The daemon stopped while `{}` (`{}`) was running, so it may or may not have finished. It was not run again.",
         prompt.action, prompt.token
     );
     assert_eq!(chat.reply(&original).await, (ReplyKind::Notice, interrupted.clone()));

@@ -5,7 +5,8 @@
 //! answer *there* — buttons on Telegram, a reply or a reaction on Signal, a
 //! word typed in a terminal — and when it expires. Then the action, as it
 //! will run (a shell command in a code block, another tool's call with its
-//! arguments), and last the one-line offer of a standing rule. It is
+//! arguments), how the models voted on it when they did, and last the
+//! one-line offer of a standing rule. It is
 //! Markdown, rendered by every surface as notices are (see
 //! [`crate::notices`]).
 
@@ -17,8 +18,8 @@ use passepartout_gateway::markup::{code, code_block, escape};
 use super::record::Approval;
 use super::{Approvals, minutes};
 
-/// The most characters of the reason or the models' votes shown in a
-/// prompt, so the words before the action stay short.
+/// The most characters of the reason shown in a prompt, so the words
+/// before the action stay short.
 const REASON_CHARS: usize = 90;
 
 impl Approvals {
@@ -48,15 +49,17 @@ impl Approvals {
             what_runs(approval),
             escape(&shortened(approval.reason.trim_end_matches('.'))),
         );
-        if let Some(votes) = &approval.votes {
-            text += &format!("Models: {}.\n", escape(&shortened(votes)));
-        }
         text += &format!(
             "{} {until}; unanswered, it does not run.\n\n",
             how_to_answer(surface, token)
         );
         text += &action_block(approval);
         text += "\n\n";
+        // After the action, whole: what each model said is worth reading,
+        // but not before what runs.
+        if let Some(votes) = &approval.votes {
+            text += &format!("Models: {}.\n", escape(votes));
+        }
         text += &self.standing.offer(approval, surface);
         text
     }
