@@ -11,7 +11,6 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use passepartout_gateway::ReplyKind;
 use passepartout_gateway::markup::{Flavor, render};
 
 fn env_number(name: &str, default: usize) -> usize {
@@ -69,9 +68,9 @@ fn measure(samples: usize, mut work: impl FnMut() -> usize) -> (f64, f64, usize)
 fn main() {
     let samples = env_number("PP_BENCH_RENDERS", 5_000).max(10);
     let text = reply();
-    let telegram = measure(samples, || passepartout_telegram::parts(&text, ReplyKind::Answer).len());
+    let telegram = measure(samples, || passepartout_telegram::parts(&text).len());
     let signal = measure(samples, || {
-        passepartout_signal::reply::parts(&text, ReplyKind::Answer, passepartout_signal::SIGNAL_TEXT_LIMIT).len()
+        passepartout_signal::reply::parts(&text, passepartout_signal::SIGNAL_TEXT_LIMIT).len()
     });
     let parse = measure(samples, || render(&text, Flavor::RICH).spans.len());
     let surface = |(median, p99, parts): (f64, f64, usize)| {

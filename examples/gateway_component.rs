@@ -12,7 +12,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use passepartout::checkup::{Check, Level};
 use passepartout::gateways::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
-use passepartout_gateway::{Deliver, Delivered, GatewayError, GatewayId, Intake, Listen, Outbound, OutboundBody};
+use passepartout_gateway::{
+    Deliver, Delivered, GatewayError, GatewayId, Intake, Listen, Outbound, OutboundBody, Surface,
+};
 use tokio_util::sync::CancellationToken;
 
 /// The gateway's `[notes]` section, as its crate's `config.rs` would define it.
@@ -75,6 +77,10 @@ impl GatewayComponent for Notes {
             users: self.section.allowed_users.clone(),
             chats: vec![],
         }
+    }
+    fn surface(&self) -> Surface {
+        // Plain text only: no buttons, replies or reactions to answer with.
+        Surface::TEXT
     }
     async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {
         let gateway = Arc::new(NotesGateway);

@@ -420,7 +420,10 @@ fn pipeline(
     )
     .with_late(mcp.clone());
     let skills = Skills::from_config(&config.skills, &config.tools, &config.mcp)?;
-    let approvals = Arc::new(Approvals::new(store.clone(), policy, clock, &config.approvals));
+    let approvals = Arc::new(
+        Approvals::new(store.clone(), policy, clock, &config.approvals)
+            .with_surfaces(crate::gateways::surfaces(config)),
+    );
     let gauges = PipelineGauges {
         cascade: cascade.clone(),
         tools: tools.telemetry().clone(),

@@ -26,6 +26,7 @@ pub mod loops;
 pub mod mcp;
 pub mod media;
 pub mod memory;
+pub mod notices;
 pub mod pairing;
 pub mod people;
 pub mod pipeline;

@@ -89,7 +89,7 @@ async fn a_reminder_goes_out_once_and_every_prompt_says_it_timed_out() {
 
     let reminder = setup.sent(|s| s.text.starts_with("Still waiting for approval")).await;
     assert!(reminder.text.contains(&token), "{}", reminder.text);
-    assert!(reminder.text.contains("nobody can approve it"), "{}", reminder.text);
+    assert!(reminder.text.contains("Expires in 2 seconds"), "{}", reminder.text);
     assert_eq!(token_of(&reminder), token, "the reminder has the buttons too");
 
     let edited = setup.edited(2, "Timed out: nobody answered; it did not run.").await;
@@ -133,5 +133,54 @@ async fn an_approval_decided_from_the_cli_edits_its_prompt_in_the_chat() {
             .iter()
             .all(|s| !s.text.starts_with("Still waiting")),
         "no reminder before the default's time"
+    );
+}
+
+/// The prompt as a Telegram user sees it: styled, never a literal backtick
+/// or `**`, the command as it will run in a code block, worded for buttons
+/// (no "reply to this message", no command to type in a shell); and the
+/// outcome that replaces it, styled the same way.
+#[tokio::test]
+async fn a_prompt_on_telegram_is_formatted_and_worded_for_buttons() {
+    let setup = start(|_| {}).await;
+    let prompt = setup.ask().await;
+    let text = &prompt.text;
+    assert!(!text.contains('`') && !text.contains("**"), "{text}");
+    for part in [
+        "Tap Approve or Deny.",
+        "Expires in 15 minutes",
+        "Why: shell always needs",
+        "Always also lets",
+    ] {
+        assert!(text.contains(part), "{part} missing from {text}");
+    }
+    for never in ["reply", "Reply", "passepartout ", "Type "] {
+        assert!(!text.contains(never), "{never:?} in {text}");
+    }
+    let command = "echo ran >> ran.txt";
+    let before = &text[..text.find(command).expect("the command is shown")];
+    assert!(before.chars().count() <= 250, "{before}");
+    let entities = prompt.params["entities"].as_array().expect("the prompt is styled");
+    let kinds: Vec<&str> = entities.iter().filter_map(|e| e["type"].as_str()).collect();
+    assert!(kinds.contains(&"bold") && kinds.contains(&"pre"), "{kinds:?}");
+
+    let press = setup
+        .telegram
+        .callback_query(OWNER, OWNER, prompt.message_id, &format!("deny:{}", token_of(&prompt)));
+    setup.telegram.push_update(press);
+    let edits = setup.telegram.wait_for_calls("editmessagetext", 1, WAIT).await;
+    let shown = edits[0]["text"].as_str().unwrap();
+    assert!(shown.starts_with(&format!("shell: {command} (")), "{shown}");
+    assert!(!shown.contains('`'), "{shown}");
+    assert!(
+        edits[0]["entities"].as_array().is_some_and(|e| !e.is_empty()),
+        "{edits:?}"
+    );
+    let told = setup.sent(|s| s.text.starts_with("Denied ")).await;
+    assert!(!told.text.contains('`') && !told.text.contains("**"), "{}", told.text);
+    assert!(
+        told.params["entities"].as_array().is_some_and(|e| e.len() >= 2),
+        "{:?}",
+        told.params
     );
 }

@@ -10,6 +10,7 @@ use crate::support;
 use passepartout_gateway::ReplyKind;
 use serde_json::json;
 use support::approvals::*;
+use support::chat::shown;
 use support::fake_llm::last_user_text;
 use support::harness::{WAIT, texts_of};
 
@@ -22,10 +23,7 @@ async fn approve_by_reply_runs_the_action_once_and_the_model_finishes() {
     assert_eq!(setup.llm.requests().len(), 1);
 
     let notice = chat.answer("yes", Some(&prompt.id)).await;
-    assert_eq!(
-        notice,
-        format!("Approved {}: running `{}`.", prompt.token, prompt.action)
-    );
+    assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
 
@@ -51,10 +49,7 @@ async fn approve_by_token_text() {
     let notice = chat
         .answer(&format!("approve {}", prompt.token.to_lowercase()), None)
         .await;
-    assert_eq!(
-        notice,
-        format!("Approved {}: running `{}`.", prompt.token, prompt.action)
-    );
+    assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
     assert_eq!(setup.listed(&prompt.token).await["decision"]["how"], "token");
@@ -66,10 +61,7 @@ async fn approve_by_slash_command() {
     let mut chat = setup.chat("alice").await;
     let (original, prompt) = ask_for_approval(&mut chat, "the bread").await;
     let notice = chat.answer(&format!("/approve {}", prompt.token), None).await;
-    assert_eq!(
-        notice,
-        format!("Approved {}: running `{}`.", prompt.token, prompt.action)
-    );
+    assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
     assert_eq!(setup.listed(&prompt.token).await["decision"]["how"], "command");
@@ -84,12 +76,13 @@ async fn approve_by_cli() {
     let pending = cli.approvals(false).await.expect("approvals");
     assert_eq!(find(&pending, &prompt.token)["status"], "pending");
 
-    let answer = cli.decide(&prompt.token, true).await.expect("decide");
+    let mut answer = cli.decide(&prompt.token, true).await.expect("decide");
+    answer["message"] = json!(shown(answer["message"].as_str().unwrap()));
     assert_eq!(
         answer,
         json!({
             "decided": true,
-            "message": format!("Approved {}: running `{}`.", prompt.token, prompt.action),
+            "message": format!("Approved {}: running {}.", prompt.token, prompt.action),
         })
     );
     let by = format!("socket:{}", cli.user().as_str());
@@ -111,7 +104,7 @@ async fn deny_tells_the_model_and_nothing_runs() {
     let notice = chat.answer("no", Some(&prompt.id)).await;
     assert_eq!(
         notice,
-        format!("Denied {}: `{}` will not run.", prompt.token, prompt.action)
+        format!("Denied {}: {} will not run.", prompt.token, prompt.action)
     );
     let (kind, text) = chat.reply(&original).await;
     let told = last_user_text(&setup.llm.wait_for_requests(2, WAIT).await[1]);
@@ -139,7 +132,9 @@ async fn expire_reports_timed_out_and_nothing_runs() {
     let mut chat = setup.chat("alice").await;
     let (original, prompt) = ask_for_approval(&mut chat, "the jam").await;
     assert!(
-        prompt.text.contains("After 1 second nobody can approve it"),
+        prompt
+            .text
+            .contains("Expires in 1 second; unanswered, it does not run."),
         "{prompt:?}"
     );
 
@@ -148,7 +143,7 @@ async fn expire_reports_timed_out_and_nothing_runs() {
     assert_eq!(
         notice,
         format!(
-            "Approval {} timed out after 1 second: `{}` did not run.",
+            "Timed out {} after 1 second: {} did not run.",
             prompt.token, prompt.action
         )
     );
@@ -163,7 +158,11 @@ async fn expire_reports_timed_out_and_nothing_runs() {
     assert_eq!(requests.len(), 2, "the proposal and the sync message only");
     // The timeout is in the history the model sees next.
     let history = texts_of(&requests[1], "user").join("\n");
-    assert!(history.contains(&format!("{OUTCOME}{notice}")), "{history}");
+    // As the daemon wrote it: Markdown, which the model reads as it is.
+    assert!(
+        history.contains(&format!("{OUTCOME}**Timed out** `{}` after 1 second", prompt.token)),
+        "{history}"
+    );
 }
 
 #[tokio::test]
@@ -177,12 +176,12 @@ async fn cancel_by_the_requester() {
     let notice = chat.answer(&format!("/cancel {}", first.token), None).await;
     assert_eq!(
         notice,
-        format!("Cancelled {}: `{}` will not run.", first.token, first.action)
+        format!("Cancelled {}: {} will not run.", first.token, first.action)
     );
     let notice = chat.answer("/cancel", None).await;
     assert_eq!(
         notice,
-        format!("Cancelled {}: `{}` will not run.", second.token, second.action)
+        format!("Cancelled {}: {} will not run.", second.token, second.action)
     );
     let notice = chat.answer("/cancel", None).await;
     assert_eq!(notice, "Nothing you asked for is waiting for approval here.");
@@ -283,7 +282,8 @@ async fn replayed_token_after_decision_reports_the_first_outcome() {
     }
     assert_eq!(chat.answer("yes", Some(&prompt.id)).await, first);
     let decided = setup.cli().await.decide(&prompt.token, false).await.expect("decide");
-    assert_eq!(decided, json!({ "decided": false, "message": first }));
+    assert_eq!(decided["decided"], false);
+    assert_eq!(shown(decided["message"].as_str().unwrap()), first);
 
     chat.sync("after the replays").await;
     assert_eq!(setup.record.calls(), 1, "the action ran once, whatever came after");
@@ -317,8 +317,8 @@ async fn two_answers_racing_have_one_outcome() {
         if cli_won {
             runs += 1;
             assert_eq!(
-                decided["message"],
-                format!("Approved {}: running `{}`.", prompt.token, prompt.action)
+                shown(decided["message"].as_str().unwrap()),
+                format!("Approved {}: running {}.", prompt.token, prompt.action)
             );
             assert_eq!(
                 notice,
@@ -327,13 +327,13 @@ async fn two_answers_racing_have_one_outcome() {
             assert_ran(&setup.llm, &by_cli, &prompt, runs, &answer);
         } else {
             assert_eq!(
-                decided["message"],
+                shown(decided["message"].as_str().unwrap()),
                 format!("Approval {} was already denied by {by_chat}.", prompt.token),
                 "{decided}"
             );
             assert_eq!(
                 notice,
-                format!("Denied {}: `{}` will not run.", prompt.token, prompt.action)
+                format!("Denied {}: {} will not run.", prompt.token, prompt.action)
             );
             let told = last_user_text(setup.llm.requests().last().unwrap());
             assert!(told.contains(&format!("denied `{}`", prompt.action)), "{told}");
@@ -359,7 +359,7 @@ async fn malformed_answers_get_clear_errors() {
     let notice = chat.answer("deny", None).await;
     assert!(notice.starts_with("Which approval?"), "{notice}");
     let notice = chat.answer("approve !!", None).await;
-    assert!(notice.starts_with("`!!` is not an approval token"), "{notice}");
+    assert!(notice.starts_with("!! is not an approval token"), "{notice}");
     let huge = "Q".repeat(10 * 1024);
     let notice = chat.answer(&format!("approve {huge}"), None).await;
     assert!(notice.contains("is not an approval token"), "{notice}");

@@ -30,10 +30,7 @@ async fn pending_approval_survives_a_restart_and_runs_once() {
     assert_eq!(listed["status"], "pending", "{listed}");
     // A reply to the prompt delivered before the restart still finds it.
     let notice = chat.answer("ok", Some(&prompt.id)).await;
-    assert_eq!(
-        notice,
-        format!("Approved {}: running `{}`.", prompt.token, prompt.action)
-    );
+    assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
     let by = chat.person();
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
     drop(chat);
@@ -69,7 +66,7 @@ async fn approval_expired_while_down_is_reported_at_start() {
     assert_eq!(
         notice,
         format!(
-            "Approval {} timed out after 2 seconds: `{}` did not run.",
+            "Timed out {} after 2 seconds: {} did not run.",
             prompt.token, prompt.action
         )
     );
@@ -120,7 +117,7 @@ async fn kill_9_with_an_approval_pending_then_approve_runs_exactly_once() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     assert_eq!(
         stdout(&output).trim(),
-        format!("Approved {}: running `{}`.", prompt.token, prompt.action)
+        format!("Approved {}: running {}.", prompt.token, prompt.action)
     );
     let (kind, text) = chat.reply(&original).await;
     assert_eq!(kind, ReplyKind::Answer, "{text}");
@@ -207,7 +204,7 @@ async fn kill_9_while_an_approved_action_runs_never_runs_it_again() {
     let daemon = Running::start(&config).await;
     let mut chat = Chat::connect(&socket, "slow").await;
     let interrupted = format!(
-        "The daemon stopped while `{}` ({}) was running, so it may or may not have finished. It was not run again.",
+        "The daemon stopped while `{}` (`{}`) was running, so it may or may not have finished. It was not run again.",
         prompt.action, prompt.token
     );
     assert_eq!(chat.reply(&original).await, (ReplyKind::Notice, interrupted.clone()));

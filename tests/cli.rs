@@ -173,6 +173,23 @@ async fn send_prints_the_reply_and_status_reports_the_daemon() {
     let output = run_cli(&config, &["status"]).await;
     assert!(stdout(&output).contains("gateway  socket"), "{}", stdout(&output));
 
+    // The daemon's own notices print rendered: no backtick, no `**`.
+    for command in ["/approvals", "/rules", "/tools", "/nope_*x*"] {
+        let output = run_cli(&config, &["send", command]).await;
+        assert!(output.status.success(), "{}", stderr(&output));
+        let printed = stdout(&output);
+        assert!(
+            !printed.contains('`') && !printed.contains("**"),
+            "{command}: {printed}"
+        );
+    }
+    let output = run_cli(&config, &["send", "/nope_*x*"]).await;
+    assert!(
+        stdout(&output).contains("I don't know the command /nope_*x*."),
+        "{}",
+        stdout(&output)
+    );
+
     let exit = daemon.terminate().await;
     assert!(exit.success(), "SIGTERM exits 0: {exit:?}");
     assert!(!socket_path(dir.path()).exists(), "socket removed");

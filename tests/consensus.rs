@@ -159,7 +159,7 @@ async fn with_deny_a_rejected_call_never_reaches_a_person() {
     assert_eq!(
         refusal,
         format!(
-            "I did not run `record {{\"what\":\"please record the milk\"}}`: the models voted against it: {SUMMARY}."
+            "I did not run record {{\"what\":\"please record the milk\"}}: the models voted against it: {SUMMARY}."
         )
     );
     let (kind, answer) = chat.reply(&original).await;
@@ -198,9 +198,8 @@ async fn with_ask_a_call_that_would_have_run_goes_to_a_person_annotated() {
     let mut chat = setup.chat("carol").await;
     let (_original, prompt) = ask_for_approval(&mut chat, "the eggs").await;
     assert!(
-        prompt.text.contains(&format!(
-            "Why: the models voted against running it.\nModels: {SUMMARY}.\n"
-        )),
+        prompt.text.contains("Why: the models voted against running it.\n")
+            && prompt.text.contains(&format!("\nModels: {SUMMARY}.\n")),
         "{}",
         prompt.text
     );
@@ -247,9 +246,11 @@ async fn a_failing_and_a_slow_voter_abstain_and_the_quorum_still_carries_a_call(
     let (_, prompt) = ask_for_approval(&mut chat, "the butter").await;
     assert!(
         prompt.text.contains(
-            "Why: too few models voted on it to let it run unasked.\nModels: 1 of 3 models agree (2 needed); \
+            "\nModels: 1 of 3 models agree (2 needed); \
              disagree did not vote (it failed); slow did not vote (no answer within 1 s).\n"
-        ),
+        ) && prompt
+            .text
+            .contains("Why: too few models voted on it to let it run unasked.\n"),
         "{}",
         prompt.text
     );

@@ -307,19 +307,33 @@ async fn an_oversized_message_is_refused_and_the_connection_stays_usable() {
         "{error:?}"
     );
     // A client that sends it anyway is refused by the daemon, in words.
-    let mut raw = tokio::net::UnixStream::connect(daemon.config.socket_path()).await.unwrap();
-    let frame = format!("{{\"type\":\"message\",\"id\":\"big\",\"text\":\"{}\"}}\n", "x".repeat(101));
-    tokio::io::AsyncWriteExt::write_all(&mut raw, frame.as_bytes()).await.unwrap();
+    let mut raw = tokio::net::UnixStream::connect(daemon.config.socket_path())
+        .await
+        .unwrap();
+    let frame = format!(
+        "{{\"type\":\"message\",\"id\":\"big\",\"text\":\"{}\"}}\n",
+        "x".repeat(101)
+    );
+    tokio::io::AsyncWriteExt::write_all(&mut raw, frame.as_bytes())
+        .await
+        .unwrap();
     let mut lines = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(raw));
     let refusal = loop {
-        let line = tokio::time::timeout(WAIT, lines.next_line()).await.unwrap().unwrap().unwrap();
+        let line = tokio::time::timeout(WAIT, lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         let frame: serde_json::Value = serde_json::from_str(&line).unwrap();
         if frame["type"] == "error" {
             break frame;
         }
     };
     assert_eq!(refusal["code"], "too_large", "{refusal}");
-    assert_eq!(refusal["message"], "messages are limited to 100 bytes; this one is 101 bytes");
+    assert_eq!(
+        refusal["message"],
+        "messages are limited to 100 bytes; this one is 101 bytes"
+    );
     assert_eq!(ask(&mut client, "small").await.1, "echo: small");
     assert!(llm.requests().iter().all(|r| last_user_text(r) == "small"));
     daemon.stop().await;

@@ -108,6 +108,8 @@ async fn slash_loops_in_chat_lists_the_heartbeat() {
     heartbeat_until(&mut client, |s| s.iterations >= 1).await;
     let (kind, text) = ask(&mut client, "/loops").await;
     assert_eq!(kind, ReplyKind::Notice);
+    // A code block, so the columns stay aligned wherever it is shown.
+    let text = passepartout_gateway::markup::render(&text, passepartout_gateway::markup::Flavor::SPELLED).text;
     assert!(text.starts_with("heartbeat "), "{text}");
     assert!(text.contains("handler heartbeat"), "{text}");
     assert!(llm.requests().is_empty(), "a command never reaches the model");

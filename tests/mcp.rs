@@ -57,7 +57,7 @@ async fn a_reference_servers_tool_needs_approval_and_its_result_reaches_the_mode
     let mut chat = Chat::open(&daemon, "alice").await;
     let listing = chat.answer("/tools", None).await;
     assert!(
-        listing.lines().any(|l| l.starts_with("everything__echo ")
+        listing.lines().any(|l| l.starts_with("• everything__echo ")
             && l.contains("mcp:everything")
             && l.ends_with("needs approval")),
         "{listing}"
@@ -65,7 +65,7 @@ async fn a_reference_servers_tool_needs_approval_and_its_result_reaches_the_mode
     assert!(
         listing
             .lines()
-            .any(|l| l.starts_with("current_time ") && l.ends_with("allowed")),
+            .any(|l| l.starts_with("• current_time ") && l.ends_with("allowed")),
         "{listing}"
     );
 
@@ -107,7 +107,7 @@ async fn a_trusted_python_servers_tool_runs_without_approval() {
     assert!(
         listing
             .lines()
-            .any(|l| l.starts_with("time__get_current_time ") && l.ends_with("allowed")),
+            .any(|l| l.starts_with("• time__get_current_time ") && l.ends_with("allowed")),
         "{listing}"
     );
     let id = chat

@@ -268,15 +268,15 @@ async fn media_too_large_or_too_long_gets_a_clear_answer_and_is_not_fetched() {
     };
     assert_eq!(
         told(gateway.replies_counted(&long, 1).await),
-        "Your voice note is 1 min 30 s long; I transcribe up to 1 min (transcription.max_seconds)."
+        "Your voice note is 1 min 30 s long; I transcribe up to 1 min (`transcription.max_seconds`)."
     );
     assert_eq!(
         told(gateway.replies_counted(&file, 1).await),
-        "Your file is too large for me: 4.0 KB, and I take up to 1.0 KB (media.max_document_bytes)."
+        "Your file is too large for me: 4.0 KB, and I take up to 1.0 KB (`media.max_document_bytes`)."
     );
     assert_eq!(
         told(gateway.replies_counted(&photo, 1).await),
-        "Your photo is too large for me: 4.0 KB, and I take up to 1.0 KB (media.max_photo_bytes)."
+        "Your photo is too large for me: 4.0 KB, and I take up to 1.0 KB (`media.max_photo_bytes`)."
     );
     assert_eq!(
         gateway.fetched(),

@@ -155,6 +155,40 @@ async fn a_thumbs_up_on_the_prompt_approves_and_the_action_runs_once() {
         edit.message.as_deref().is_some_and(|m| m.contains("Approved by")),
         "{edit:?}"
     );
+    assert!(!edit.text_styles.is_empty(), "the outcome is styled: {edit:?}");
+}
+
+/// The prompt as a Signal user sees it: styled, no literal backtick or
+/// `**`, telling them to reply or react, and never a command to type in a
+/// shell or a button to tap.
+#[tokio::test]
+async fn a_prompt_on_signal_says_to_reply_or_react_and_shows_no_markup() {
+    let setup = start().await;
+    setup
+        .signal
+        .push_envelope(text_envelope(OWNER, 1_700_000_000_001, "please record the milk"));
+    let prompt = sent_where(&setup.signal, |s| {
+        s.message.as_deref().is_some_and(|m| m.starts_with("Approval needed"))
+    })
+    .await;
+    let text = prompt.message.as_deref().unwrap();
+    assert!(!text.contains('`') && !text.contains("**"), "{text}");
+    assert!(
+        text.contains("Reply approve or deny to this message, or react 👍 or 👎."),
+        "{text}"
+    );
+    assert!(text.contains("Reply always to also let record "), "{text}");
+    for never in ["passepartout ", "Tap ", "Type "] {
+        assert!(!text.contains(never), "{never:?} in {text}");
+    }
+    assert!(
+        prompt.text_styles.iter().any(|style| style.ends_with(":BOLD")),
+        "{prompt:?}"
+    );
+    assert!(
+        prompt.text_styles.iter().any(|style| style.ends_with(":MONOSPACE")),
+        "{prompt:?}"
+    );
 }
 
 /// The edit the gateway made of `prompt` once it was decided.

@@ -59,9 +59,11 @@ async fn runs_unasked(chat: &mut Chat, text: &str) -> String {
 }
 
 /// The standing rule's id in a notice saying it was made.
+/// The id of the rule a notice says was made (the notice rendered or not).
 fn rule_id(notice: &str) -> u64 {
-    let at = notice.find("(standing rule ").expect("a rule was made") + "(standing rule ".len();
-    notice[at..].split(';').next().unwrap().parse().unwrap()
+    let at = notice.find("Standing rule ").expect("a rule was made") + "Standing rule ".len();
+    let id = notice[at..].trim_start_matches('`');
+    id[..id.find(|c: char| !c.is_ascii_digit()).unwrap()].parse().unwrap()
 }
 
 fn audit_lines(listing: &Value) -> Vec<String> {
@@ -80,15 +82,21 @@ async fn a_call_a_rule_covers_runs_without_a_prompt_and_any_other_still_asks() {
     let (original, prompt) = asks(&mut alice, "please record the milk").await;
     assert!(
         prompt.text.contains(&format!(
-            "Always allow `{}` (these exact arguments) here? Reply always, or send `always {}`",
-            prompt.action, prompt.token
+            "Type always to also let {} with exactly these arguments run here without asking, for 30 days.",
+            prompt.action
         )),
         "the prompt shows the rule first: {}",
         prompt.text
     );
     let notice = alice.answer("always", Some(&prompt.id)).await;
     assert!(
-        notice.starts_with(&format!("Approved {}: running `{}`. From now on `{}` (these exact arguments) runs without asking in socket:alice, until ", prompt.token, prompt.action, prompt.action)),
+        notice.starts_with(&format!(
+            "Approved {}: running {}. Standing rule {} lets {} with exactly these arguments run without asking in socket:alice until ",
+            prompt.token,
+            prompt.action,
+            rule_id(&notice),
+            prompt.action
+        )),
         "{notice}"
     );
     let rule = rule_id(&notice);
@@ -112,8 +120,8 @@ async fn a_call_a_rule_covers_runs_without_a_prompt_and_any_other_still_asks() {
     let user = alice.client.user().as_str().to_owned();
     assert!(
         events.iter().any(|e| e.starts_with(&format!(
-            "standing rule {rule} made by socket:{user} with {}: `",
-            prompt.token
+            "standing rule {rule} made by socket:{user} with {}: {} with exactly these arguments in ",
+            prompt.token, prompt.action
         ))),
         "{events:#?}"
     );
@@ -132,13 +140,13 @@ async fn a_shell_rule_covers_more_options_but_never_a_chained_command() {
     assert!(
         prompt
             .text
-            .contains("Always allow `ls` (also with other options) here?"),
+            .contains("Type always to also let ls and the same command with more options run here"),
         "{}",
         prompt.text
     );
     let notice = chat.answer(&format!("always {}", prompt.token), None).await;
     assert!(
-        notice.contains("From now on `ls` (also with other options) runs without asking"),
+        notice.contains("lets ls and the same command with more options run without asking"),
         "{notice}"
     );
     chat.reply(&original).await;
@@ -153,8 +161,10 @@ async fn a_shell_rule_covers_more_options_but_never_a_chained_command() {
     ] {
         let (_, prompt) = asks(&mut chat, chained).await;
         assert!(
-            prompt.text.contains("(this exact command) here?")
-                || prompt.text.contains("(also with other options) here?"),
+            prompt
+                .text
+                .contains(&format!("{} exactly as written run here", &chained["shell: ".len()..]))
+                || prompt.text.contains("and the same command with more options run here"),
             "{}",
             prompt.text
         );
@@ -270,7 +280,7 @@ async fn the_binary_takes_always_rules_and_batches() {
     assert_eq!(listed.lines().count(), 1, "{listed}");
     assert!(
         listed.starts_with(&format!(
-            "{rule}  socket:alice  `{}` (these exact arguments)  until ",
+            "{rule}  socket:alice  {} with exactly these arguments  until ",
             prompt.action
         )),
         "one rule a line, its id first: {listed}"
@@ -281,7 +291,7 @@ async fn the_binary_takes_always_rules_and_batches() {
     let out = run_cli(&config, &["approvals", "approve", "--all-from", "nowhere"]).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).contains("`nowhere` is not a conversation"),
+        stderr(&out).contains("nowhere is not a conversation"),
         "{}",
         stderr(&out)
     );

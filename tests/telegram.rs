@@ -99,6 +99,42 @@ async fn a_message_from_an_allowed_user_is_answered_quoting_it() {
     assert_eq!(reply.reply_to_message_id, Some(asked));
 }
 
+/// `/status` in a chat is a few short lines for a proportional font (the
+/// aligned table is the terminal's), and `/help` and `/tools` show no
+/// literal markup: every notice goes through the renderer.
+#[tokio::test]
+async fn status_help_and_tools_in_a_chat_read_well_and_show_no_markup() {
+    let setup = start().await;
+    setup
+        .telegram
+        .push_update(setup.telegram.text_message(OWNER, OWNER, "/status"));
+    let status = sent_where(&setup.telegram, |s| s.text.starts_with("passepartout ")).await;
+    let text = &status.text;
+    for part in ["Gateways: ", "Models: ", "Waiting: nothing", "Loops: "] {
+        assert!(text.contains(part), "{part} missing from {text}");
+    }
+    assert!(
+        !text.contains("gateway  ") && !text.contains("passepartout approvals"),
+        "{text}"
+    );
+    assert!(
+        text.lines().count() <= 6 && text.lines().all(|l| l.chars().count() <= 100),
+        "{text}"
+    );
+    assert!(!text.contains('`') && !text.contains("**"), "{text}");
+    for (command, starts) in [("/help", "Commands:"), ("/tools", "Tools (")] {
+        setup
+            .telegram
+            .push_update(setup.telegram.text_message(OWNER, OWNER, command));
+        let told = sent_where(&setup.telegram, |s| s.text.starts_with(starts)).await;
+        assert!(!told.text.contains('`') && !told.text.contains("**"), "{}", told.text);
+        assert!(
+            told.params["entities"].as_array().is_some_and(|e| !e.is_empty()),
+            "{command}: styled"
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_stranger_is_refused_once_and_nothing_reaches_the_model() {
     let setup = start().await;
@@ -281,7 +317,7 @@ async fn always_on_the_button_runs_it_and_the_same_call_then_runs_without_a_prom
         .telegram
         .push_update(setup.telegram.text_message(OWNER, OWNER, "please record the milk"));
     let prompt = sent_where(&setup.telegram, |s| s.reply_markup.is_some()).await;
-    assert!(prompt.text.contains("Always allow `record "), "{}", prompt.text);
+    assert!(prompt.text.contains("Always also lets record "), "{}", prompt.text);
     let always = prompt.reply_markup.as_ref().unwrap()["inline_keyboard"][0][1]["callback_data"]
         .as_str()
         .unwrap()
@@ -290,9 +326,9 @@ async fn always_on_the_button_runs_it_and_the_same_call_then_runs_without_a_prom
     let press = setup.telegram.callback_query(OWNER, OWNER, prompt.message_id, &always);
     setup.telegram.push_update(press);
     sent_where(&setup.telegram, |s| s.text.starts_with("final: ")).await;
-    let made = sent_where(&setup.telegram, |s| s.text.contains("From now on")).await;
+    let made = sent_where(&setup.telegram, |s| s.text.contains("Standing rule ")).await;
     assert!(
-        made.text.contains(&format!("runs without asking in telegram:{OWNER}")),
+        made.text.contains(&format!("run without asking in telegram:{OWNER}")),
         "{}",
         made.text
     );

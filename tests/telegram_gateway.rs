@@ -433,7 +433,9 @@ async fn an_approval_prompt_has_approve_always_and_deny_buttons() {
     let sent = fake.sent();
     assert_eq!(sent.len(), 1);
     assert_eq!(delivered.message_ids[0].as_str(), sent[0].message_id.to_string());
-    assert_eq!(sent[0].text, "Run `rm -rf build`? Approve or deny.");
+    // The prompt's Markdown is rendered: the command is a code entity.
+    assert_eq!(sent[0].text, "Run rm -rf build? Approve or deny.");
+    assert_eq!(sent[0].params["entities"][0]["type"], "code", "{:?}", sent[0].params);
     let markup = sent[0].reply_markup.as_ref().expect("a keyboard");
     let buttons: Vec<(String, String)> = markup["inline_keyboard"]
         .as_array()

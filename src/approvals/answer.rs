@@ -9,6 +9,7 @@
 //! 👍 / 🔁 / 👎 reaction on the prompt; `/cancel [TOKEN]`; and `/rules`,
 //! `/rules revoke ID` for the standing rules "always" makes.
 
+use passepartout_gateway::markup::code;
 use passepartout_gateway::{ApprovalToken, Inbound, InboundBody, MessageId};
 
 use super::record::How;
@@ -158,7 +159,10 @@ fn words_after(text: &str, skip: usize) -> Vec<&str> {
 /// `/rules`, `/rules revoke ID`.
 fn rules(verb: Option<&str>, rest: Vec<&str>) -> Parsed {
     let usage = |problem: String| Parsed::Malformed {
-        problem: format!("{problem} Send /rules to list the standing rules here, /rules revoke ID to revoke one."),
+        problem: format!(
+            "{problem} Send /rules to list the standing rules here, {} to revoke one.",
+            code("/rules revoke ID")
+        ),
         token_like: false,
     };
     match (verb.map(str::to_lowercase).as_deref(), rest.as_slice()) {
@@ -167,13 +171,13 @@ fn rules(verb: Option<&str>, rest: Vec<&str>) -> Parsed {
             Ok(id) => Parsed::Rules(RulesAsk::Revoke(id)),
             Err(_) => {
                 let shown: String = id.chars().take(SHOWN_CHARS).collect();
-                usage(format!("`{shown}` is not a rule's number."))
+                usage(format!("{} is not a rule's number.", code(&shown)))
             }
         },
         (Some("revoke"), _) => usage("Which rule? Name one by its number.".into()),
         (Some(other), _) => {
             let shown: String = other.chars().take(SHOWN_CHARS).collect();
-            usage(format!("`/rules {shown}` is not something I know."))
+            usage(format!("{} is not something I know.", code(&format!("/rules {shown}"))))
         }
     }
 }
@@ -205,7 +209,10 @@ fn token(word: &str) -> Result<ApprovalToken, String> {
     ApprovalToken::parse_typed(trimmed).map_err(|_| {
         let shown: String = word.chars().take(SHOWN_CHARS).collect();
         let cut = if word.chars().count() > SHOWN_CHARS { "…" } else { "" };
-        format!("`{shown}{cut}` is not an approval token (tokens are 6 to 8 letters and digits, as the prompt shows).")
+        format!(
+            "{} is not an approval token (tokens are 6 to 8 letters and digits, as the prompt shows).",
+            code(&format!("{shown}{cut}"))
+        )
     })
 }
 

@@ -4,6 +4,7 @@
 //! local user (of the gateway whose every user approves, in the policy) is
 //! an approver of every approval, from anywhere.
 
+use passepartout_gateway::markup::{code, escape};
 use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
 use serde_json::{Value, json};
 
@@ -48,10 +49,10 @@ impl Approvals {
             .filter(|a| a.is_pending() && a.conversation == *conversation)
             .map(|a| {
                 format!(
-                    "{}: {} (asked by {} {} ago; {} left)",
-                    a.token.as_str(),
-                    a.action(),
-                    a.requester.as_str(),
+                    "• {}: {} (asked by {} {} ago; {} left)",
+                    code(a.token.as_str()),
+                    code(&a.action()),
+                    escape(a.requester.as_str()),
                     short_span(now.saturating_sub(a.created_ms)),
                     short_span(a.expires_ms.saturating_sub(now)),
                 )
@@ -61,7 +62,7 @@ impl Approvals {
             "Nothing waits for approval here.".into()
         } else {
             format!(
-                "Waiting for approval:\n{}\nAnswer with `approve TOKEN` or `deny TOKEN`.",
+                "**Waiting for approval**:\n{}\n\nAnswer with `approve TOKEN` or `deny TOKEN`.",
                 lines.join("\n")
             )
         })

@@ -2,6 +2,7 @@
 //! may decide it here, and record the decision — or say why not. Nothing of
 //! this reaches the model.
 
+use passepartout_gateway::markup::code;
 use passepartout_gateway::{ApprovalToken, ConversationKey, Inbound, ReplyKind};
 
 use super::answer::{Choice, Parsed, Target};
@@ -148,12 +149,14 @@ impl Approvals {
             Err(Refused::NotApprover) => {
                 tracing::info!(%person, token, "answer from someone who may not approve");
                 return Ok(Handled::notice(format!(
-                    "You are not allowed to approve this ({token}). It still waits for an approver."
+                    "You are not allowed to approve this ({}). It still waits for an approver.",
+                    code(token)
                 )));
             }
             Err(Refused::WrongConversation) => {
                 return Ok(Handled::notice(format!(
-                    "Approval {token} was asked for in another conversation; answer it there."
+                    "Approval {} was asked for in another conversation; answer it there.",
+                    code(token)
                 )));
             }
         }
@@ -207,7 +210,7 @@ impl Approvals {
                         self.wrong.record(person, now);
                         return Ok(Handled::notice(format!(
                             "You have no approval with the token {} here.",
-                            token.as_str()
+                            code(token.as_str())
                         )));
                     }
                 }
@@ -258,17 +261,18 @@ impl Approvals {
     /// The sentence for a decision just made; `answered_in` names where the
     /// answer came from, to say where an approved action runs.
     pub fn outcome_text(&self, approval: &Approval, answered_in: Option<&ConversationKey>) -> String {
-        let token = approval.token.as_str();
-        let action = approval.action();
+        let token = code(approval.token.as_str());
+        let action = code(&approval.action());
         match approval.status {
             Status::Approved if answered_in.is_some_and(|c| *c != approval.conversation) => {
-                format!("Approved {token}: `{action}` runs now, in {}.", approval.conversation)
+                let there = code(&approval.conversation.to_string());
+                format!("**Approved** {token}: {action} runs now, in {there}.")
             }
-            Status::Approved => format!("Approved {token}: running `{action}`."),
-            Status::Denied => format!("Denied {token}: `{action}` will not run."),
-            Status::Cancelled => format!("Cancelled {token}: `{action}` will not run."),
+            Status::Approved => format!("**Approved** {token}: running {action}."),
+            Status::Denied => format!("**Denied** {token}: {action} will not run."),
+            Status::Cancelled => format!("**Cancelled** {token}: {action} will not run."),
             Status::Expired => format!(
-                "Approval {token} timed out after {}: `{action}` did not run.",
+                "**Timed out** {token} after {}: {action} did not run.",
                 minutes(std::time::Duration::from_millis(
                     approval.expires_ms.saturating_sub(approval.created_ms)
                 ))
@@ -312,7 +316,7 @@ pub(super) fn owed_by(approval: &Approval) -> Owed {
 
 /// The answer to a second answer: what the first one decided.
 pub(super) fn already(first: &Approval) -> String {
-    let token = first.token.as_str();
+    let token = code(first.token.as_str());
     match first.decision.as_ref().and_then(crate::people::decided_by) {
         Some(by) => format!("Approval {token} was already {} {by}.", first.status.as_str()),
         None => format!("Approval {token} was already {}.", first.status.as_str()),
@@ -324,7 +328,7 @@ pub(super) fn already(first: &Approval) -> String {
 fn no_such_token(token: &ApprovalToken) -> Handled {
     Handled::notice(format!(
         "No approval has the token {}. Check the prompt's token.",
-        token.as_str()
+        code(token.as_str())
     ))
 }
 

@@ -85,11 +85,17 @@ fn say(desk: &Approvals, inbound: &Inbound) -> Handled {
     desk.answer(inbound, parsed).unwrap()
 }
 
-fn notice(handled: &Handled) -> &str {
+/// The first reply, as a person reads it (rendered).
+fn notice(handled: &Handled) -> String {
     match handled {
-        Handled::Answered { replies, .. } => &replies[0].1,
+        Handled::Answered { replies, .. } => shown(&replies[0].1),
         Handled::NotAnAnswer => panic!("not an answer"),
     }
+}
+
+/// Markdown `text` as a person reads it.
+fn shown(text: &str) -> String {
+    passepartout_gateway::markup::render(text, passepartout_gateway::markup::Flavor::SPELLED).text
 }
 
 fn status(desk: &Approvals, approval: &Approval) -> Status {
@@ -524,17 +530,17 @@ async fn approvals_command_lists_what_waits_in_this_conversation_only() {
     assert_eq!(desk.waiting_in(&chat).unwrap(), "Nothing waits for approval here.");
     let approval = pending(&desk, &chat);
     pending(&desk, &conversation("telegram", "200"));
-    let listing = desk.waiting_in(&chat).unwrap();
+    let listing = shown(&desk.waiting_in(&chat).unwrap());
     assert!(
         listing.contains(&format!(
-            "{}: shell: ls (asked by 5 0 s ago; 15 min left)",
+            "• {}: shell: ls (asked by 5 0 s ago; 15 min left)",
             approval.token.as_str()
         )),
         "{listing}"
     );
     assert_eq!(
-        listing.lines().count(),
-        3,
+        listing.lines().filter(|line| line.starts_with('•')).count(),
+        1,
         "one approval, not the other chat's: {listing}"
     );
 }

@@ -17,6 +17,7 @@ mod desk;
 pub mod expiry;
 mod ledger;
 mod policy;
+mod prompt;
 mod record;
 pub mod standing;
 mod token;
@@ -38,6 +39,7 @@ pub use standing::StandingRules;
 
 use crate::clock::Clock;
 use crate::config::ApprovalsConfig;
+use crate::notices::Surfaces;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
 use crate::store::{Store, StoreError};
@@ -89,6 +91,8 @@ pub struct Approvals {
     created: Notify,
     /// The calls people let run without asking.
     standing: StandingRules,
+    /// How each gateway's people answer, for the prompts' wording.
+    surfaces: Surfaces,
 }
 
 impl Approvals {
@@ -105,7 +109,19 @@ impl Approvals {
             remind_before: Duration::from_secs(settings.remind_before_s),
             ledger: Ledger::default(),
             created: Notify::new(),
+            surfaces: Surfaces::default(),
         }
+    }
+
+    /// The desk, wording its prompts for the gateways' `surfaces` (without
+    /// them, every conversation is told to send the answer as text).
+    pub fn with_surfaces(self, surfaces: Surfaces) -> Self {
+        Self { surfaces, ..self }
+    }
+
+    /// The surface `conversation` is shown on, to word messages for it.
+    pub fn surface_of(&self, conversation: &ConversationKey) -> passepartout_gateway::Surface {
+        self.surfaces.of(conversation)
     }
 
     pub fn store(&self) -> &Store {
@@ -176,41 +192,6 @@ impl Approvals {
             output: None,
             settled: false,
         }
-    }
-
-    /// What the person is shown: the action, why, how the models voted on
-    /// it (when they did), and how to answer.
-    pub fn prompt_text(&self, approval: &Approval) -> String {
-        self.prompt(
-            approval,
-            "Approval needed",
-            &format!("After {}", minutes(self.expire_after)),
-        )
-    }
-
-    /// The prompt sent once more shortly before the approval times out.
-    pub fn reminder_text(&self, approval: &Approval) -> String {
-        let left = approval.expires_ms.saturating_sub(self.clock.now_ms());
-        let left = Duration::from_secs(left.div_ceil(1000));
-        self.prompt(approval, "Still waiting for approval", &format!("In {}", minutes(left)))
-    }
-
-    /// A prompt for `approval` under `headline`, ending with the offer of a
-    /// standing rule; `until` says when answering ends ("After 15 minutes").
-    fn prompt(&self, approval: &Approval, headline: &str, until: &str) -> String {
-        let token = approval.token.as_str();
-        let votes = approval
-            .votes
-            .as_ref()
-            .map(|votes| format!("\nModels: {votes}."))
-            .unwrap_or_default();
-        format!(
-            "{headline} ({token}): {}\nWhy: {}.{votes}\nReply to this message with approve or deny, or send `approve {token}` or `deny {token}`. \
-             {until} nobody can approve it, and it does not run.\n{}",
-            approval.action(),
-            approval.reason,
-            self.standing.offer(approval),
-        )
     }
 
     /// The reminders `conversation` is owed (now in the caller's hands):

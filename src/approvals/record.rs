@@ -2,10 +2,13 @@
 //! store persists nothing defined above it; here it gets what the desk shows
 //! people about it.
 
+use passepartout_gateway::markup::code;
+
 pub use crate::store::{Approval, Approver, Decision, How, Person, RunState, Status};
 
 impl Approval {
-    /// What a decided prompt is edited to show: the action and its outcome.
+    /// What a decided prompt is edited to show, as Markdown: the action
+    /// and its outcome.
     pub fn decided_text(&self) -> String {
         let by = self
             .decision
@@ -20,6 +23,6 @@ impl Approval {
             Status::Denied => format!("Denied{by}; it did not run"),
             Status::Cancelled => format!("Cancelled{by}; it did not run"),
         };
-        format!("{} ({})\n{outcome}.", self.action(), self.token.as_str())
+        format!("{} ({})\n{outcome}.", code(&self.action()), code(self.token.as_str()))
     }
 }

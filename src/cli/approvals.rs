@@ -4,12 +4,14 @@
 //! CONVERSATION` and `approvals deny --all` for a whole queue; `approvals
 //! rules` and `approvals rules revoke ID` for the standing rules.
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use passepartout_socket::ClientError;
 use serde_json::Value;
 
 use super::client::{EXIT_UNREACHABLE, connect, listing};
+use super::terminal;
 use crate::config::Config;
 
 /// Lists approvals. Exit 0, or 3 when the daemon is unreachable.
@@ -59,6 +61,7 @@ pub async fn decide_all(config: &Config, approve: bool, from: Option<&str>) -> E
     if let Ok(answer) = &answer {
         for decision in answer["decisions"].as_array().into_iter().flatten() {
             let message = decision["message"].as_str().unwrap_or_default();
+            let message = terminal::show(message, std::io::stdout().is_terminal());
             if decision["decided"].as_bool() == Some(true) {
                 println!("{message}");
             } else {
@@ -106,10 +109,13 @@ fn told(answer: Result<Value, ClientError>, done: &str) -> ExitCode {
         Ok(answer) => {
             let message = answer["message"].as_str().unwrap_or_default();
             if answer[done].as_bool() == Some(true) {
-                println!("{message}");
+                println!("{}", terminal::show(message, std::io::stdout().is_terminal()));
                 ExitCode::SUCCESS
             } else {
-                eprintln!("passepartout: {message}");
+                eprintln!(
+                    "passepartout: {}",
+                    terminal::show(message, std::io::stderr().is_terminal())
+                );
                 ExitCode::FAILURE
             }
         }

@@ -171,14 +171,15 @@ async fn converse(client: &mut Client) -> ExitCode {
                     if !streamed.finish(&mut out, Some((&text, drafted))) {
                         continue;
                     }
+                    let shown = terminal::show(&text, out.is_terminal());
                     match kind {
-                        ReplyKind::Failure => println!("! {text}"),
-                        _ => println!("{}", terminal::show(&text, kind, false)),
+                        ReplyKind::Failure => println!("! {shown}"),
+                        _ => println!("{shown}"),
                     }
                 }
                 Ok(ServerFrame::Approval { id, text, .. }) => {
                     streamed.finish(&mut out, None);
-                    println!("? {text}");
+                    println!("? {}", terminal::show(&text, out.is_terminal()));
                     prompt = Some(id);
                 }
                 Ok(ServerFrame::File { path, caption, .. }) => {

@@ -285,7 +285,7 @@ fn frame_answers(frame: &ServerFrame) -> &Option<String> {
 /// A finished reply as the terminal shows it.
 fn shown_reply(text: &str, kind: ReplyKind) -> String {
     match kind {
-        ReplyKind::Failure => format!("! {text}"),
-        _ => terminal::show(text, kind, true),
+        ReplyKind::Failure => format!("! {}", terminal::show(text, true)),
+        _ => terminal::show(text, true),
     }
 }

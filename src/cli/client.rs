@@ -147,7 +147,7 @@ pub async fn send(
                     text,
                     ..
                 } if answered == id => {
-                    eprintln!("{}", terminal::show(&text, ReplyKind::Notice, false));
+                    eprintln!("{}", terminal::show(&text, std::io::stderr().is_terminal()));
                     eprintln!(
                         "(from another terminal: passepartout approvals approve {} — or deny)",
                         token.as_str()
@@ -169,13 +169,13 @@ pub async fn send(
     };
     match wait.await {
         Ok(Waited::Answered(ReplyKind::Failure, text, _)) => {
-            eprintln!("{text}");
+            eprintln!("{}", terminal::show(&text, std::io::stderr().is_terminal()));
             ExitCode::FAILURE
         }
         // Printed as it was written.
         Ok(Waited::Answered(_, _, true)) => ExitCode::SUCCESS,
-        Ok(Waited::Answered(kind, text, false)) => {
-            println!("{}", terminal::show(&text, kind, std::io::stdout().is_terminal()));
+        Ok(Waited::Answered(_, text, false)) => {
+            println!("{}", terminal::show(&text, std::io::stdout().is_terminal()));
             ExitCode::SUCCESS
         }
         Ok(Waited::Stopped) => {

@@ -72,7 +72,7 @@ impl Streamed {
     /// `partial` text the draft showed is printed on one line, marked so.
     pub(super) fn stopped(&mut self, out: &mut impl Write, partial: &str) {
         if !self.end(out, Some(" [stopped]")) {
-            let rendered = super::terminal::show(partial, passepartout_gateway::ReplyKind::Answer, false);
+            let rendered = super::terminal::show(partial, false);
             let line = rendered.split_whitespace().collect::<Vec<_>>().join(" ");
             let sep = if line.is_empty() { "" } else { " " };
             let _ = writeln!(out, "{line}{sep}[stopped]");

@@ -1,26 +1,22 @@
 //! Replies as a terminal shows them.
 //!
-//! The socket carries the model's Markdown unchanged (each client renders
-//! it for itself); here an answer is rendered like Signal's — links spelled
-//! `text (url)`, quotes marked `> `, lists, tables and headings as readable
-//! text — and, when stdout is a terminal, bold, italic, strikethrough and
-//! code are highlighted with ANSI escape codes. Piped or redirected output
-//! gets the plain text, so scripts never see escape codes. Notices and
-//! failures are printed as the daemon wrote them.
+//! The socket carries Markdown unchanged — the model's answers and the
+//! daemon's own notices, failures and approval prompts alike — and each
+//! client renders it for itself; here it is rendered like Signal's — links
+//! spelled `text (url)`, quotes marked `> `, lists, tables and headings as
+//! readable text — and, when stdout is a terminal, bold, italic,
+//! strikethrough and code are highlighted with ANSI escape codes. Piped or
+//! redirected output gets the plain text, so scripts never see escape codes
+//! (nor a literal backtick or `**`).
 
 use anstyle::{AnsiColor, Effects, Style as Ansi};
-use passepartout_gateway::ReplyKind;
 use passepartout_gateway::markup::{Flavor, Style, Styled, render};
 
-/// `text` of `kind` as printed; `highlight` when stdout is a terminal.
-pub(super) fn show(text: &str, kind: ReplyKind, highlight: bool) -> String {
-    match kind {
-        ReplyKind::Answer => {
-            let styled = render(text, Flavor::SPELLED);
-            if highlight { highlighted(&styled) } else { styled.text }
-        }
-        ReplyKind::Notice | ReplyKind::Failure => text.to_owned(),
-    }
+/// Markdown `text` as printed, of any kind; `highlight` when the output
+/// is a terminal.
+pub(super) fn show(text: &str, highlight: bool) -> String {
+    let styled = render(text, Flavor::SPELLED);
+    if highlight { highlighted(&styled) } else { styled.text }
 }
 
 /// The text with escape codes at every span boundary: at each, everything
@@ -93,13 +89,13 @@ mod tests {
 
     #[test]
     fn piped_output_is_plain_readable_text() {
-        let shown = show(MARKDOWN, ReplyKind::Answer, false);
+        let shown = show(MARKDOWN, false);
         assert_eq!(shown, "Plan\n\nRun ls and see docs (https://e.com).");
     }
 
     #[test]
     fn a_terminal_gets_bold_and_code_highlighted() {
-        let shown = show(MARKDOWN, ReplyKind::Answer, true);
+        let shown = show(MARKDOWN, true);
         let bold = Ansi::new().bold();
         let code = Ansi::new().fg_color(Some(AnsiColor::Cyan.into()));
         let reset = "\u{1b}[0m";
@@ -115,15 +111,14 @@ mod tests {
 
     #[test]
     fn nested_styles_combine_and_end_together() {
-        let shown = show("***both*** x", ReplyKind::Answer, true);
+        let shown = show("***both*** x", true);
         let both = Ansi::new().bold().italic();
         assert_eq!(shown, format!("{}both\u{1b}[0m x", both.render()));
     }
 
     #[test]
-    fn notices_and_failures_are_printed_as_written() {
-        for kind in [ReplyKind::Notice, ReplyKind::Failure] {
-            assert_eq!(show("**not** markdown", kind, true), "**not** markdown");
-        }
+    fn a_notice_shows_no_markup() {
+        let notice = "**Approved** `ab12cd34`: running `ls`.";
+        assert_eq!(show(notice, false), "Approved ab12cd34: running ls.");
     }
 }

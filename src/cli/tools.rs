@@ -1,13 +1,14 @@
 //! `passepartout tools`: every tool the model may use in the local user's
 //! chat — built in, or from which MCP server — and its gate (allowed, needs
-//! approval, denied), as `/tools` shows them in a chat; or, with `--json`,
+//! approval, denied), as `/tools` shows them in a chat (here in aligned
+//! columns); or, with `--json`,
 //! the listing as the daemon sends it.
 
 use std::process::ExitCode;
 
 use super::client::{EXIT_UNREACHABLE, connect};
 use crate::config::Config;
-use crate::pipeline::tool_list::{ToolLine, render};
+use crate::pipeline::tool_list::{ToolLine, table};
 
 /// Lists the tools. Exit 0, 1 when the answer is not a tool list, or 3 when
 /// the daemon is unreachable.
@@ -29,7 +30,7 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
     }
     match serde_json::from_value::<Vec<ToolLine>>(listing) {
         Ok(lines) => {
-            println!("{}", render(&lines));
+            println!("{}", table(&lines));
             ExitCode::SUCCESS
         }
         Err(error) => {

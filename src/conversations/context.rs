@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use arc_swap::ArcSwap;
-use passepartout_gateway::{ConversationKey, Deliver, Draft, GatewayId, UserId};
+use passepartout_gateway::{ConversationKey, Deliver, Draft, GatewayId, Surface, UserId};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -51,7 +51,8 @@ impl Stats {
 /// Renders the reports about the daemon that chat commands show (`/status`,
 /// `/loops`). Supplied by the daemon, which has every part at hand.
 pub trait Views: Send + Sync {
-    fn show(&self, view: View) -> String;
+    /// `view`, worded for `surface`.
+    fn show(&self, view: View, surface: Surface) -> String;
 }
 
 /// The conversation workers' context.
@@ -181,9 +182,9 @@ impl Conversations {
     }
 
     /// A report about the daemon, for a chat command.
-    pub(super) fn show(&self, view: View) -> String {
+    pub(super) fn show(&self, view: View, surface: Surface) -> String {
         match self.views.get().and_then(Weak::upgrade) {
-            Some(views) => views.show(view),
+            Some(views) => views.show(view, surface),
             None => "The daemon is still starting; ask again in a moment.".to_owned(),
         }
     }

@@ -332,7 +332,7 @@ async fn run_pipeline(
     let view = |view: View| match view {
         View::Usage => super::chat_control::usage_text(cx, key),
         View::Stopped => stopped_text(cx.running.take_stopped(key)),
-        other => cx.show(other),
+        other => cx.show(other, cx.approvals.surface_of(key)),
     };
     let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id);
     // On the heap: the pipeline's future is large (its model calls, tools

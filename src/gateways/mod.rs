@@ -18,7 +18,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, Draft, Fetch, GatewayId, Listen};
+use passepartout_gateway::{Deliver, Draft, Fetch, GatewayId, Listen, Surface};
 use thiserror::Error;
 
 use crate::access::Access;
@@ -26,6 +26,7 @@ pub use crate::access::Roster;
 use crate::approvals::Policy;
 use crate::checkup::Check;
 use crate::config::Config;
+use crate::notices::Surfaces;
 use crate::pairing::{Lists, Pairing};
 use crate::store::{Store, StoreError};
 
@@ -52,6 +53,11 @@ pub fn policy(config: &Config) -> Policy {
         .map(|c| (c.id(), c.deciders()))
         .collect::<Vec<_>>();
     Policy::from_rosters(deciders, &config.approvals)
+}
+
+/// Each gateway's surface, by its id.
+pub fn surfaces(config: &Config) -> Surfaces {
+    Surfaces::new(components(config).iter().map(|c| (c.id(), c.surface())))
 }
 
 /// The pairing desk over `components`' lists, with the people paired
@@ -88,6 +94,10 @@ pub trait GatewayComponent: Send + Sync {
     /// Who may decide an approval asked in one of its conversations (users
     /// only: an approver is a person, not a chat).
     fn deciders(&self) -> Roster;
+
+    /// What its people can do with a message (buttons, replies, reactions,
+    /// a terminal): the daemon words its own messages by it.
+    fn surface(&self) -> Surface;
 
     /// Starts the gateway with what the daemon offers it.
     async fn build(&self, with: &BuildContext) -> Result<Built, BuildError>;

@@ -144,6 +144,10 @@ impl GatewayComponent for Signal {
         }
     }
 
+    fn surface(&self) -> passepartout_gateway::Surface {
+        passepartout_signal::SURFACE
+    }
+
     async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {
         let settings = self.settings().map_err(|reason| BuildError::new("Signal", reason))?;
         let signal = SignalGateway::new(settings);

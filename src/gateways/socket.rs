@@ -58,6 +58,10 @@ impl GatewayComponent for Socket {
         Roster::Everyone
     }
 
+    fn surface(&self) -> passepartout_gateway::Surface {
+        passepartout_socket::SURFACE
+    }
+
     async fn build(&self, with: &BuildContext) -> Result<Built, BuildError> {
         let config = SocketConfig {
             path: self.path.clone(),

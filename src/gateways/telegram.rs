@@ -78,6 +78,10 @@ impl GatewayComponent for Telegram {
         }
     }
 
+    fn surface(&self) -> passepartout_gateway::Surface {
+        passepartout_telegram::SURFACE
+    }
+
     async fn build(&self, with: &BuildContext) -> Result<Built, BuildError> {
         let settings = self.settings().map_err(|error| BuildError::new("Telegram", error))?;
         let telegram = TelegramGateway::new(settings, Arc::new(StoreOffsets::new(with.store.clone())));

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use passepartout_gateway::markup::{code, escape};
 use passepartout_gateway::{Attachment, Fetched, GatewayError, GatewayId, MediaKind, ReplyKind};
 
 use super::Media;
@@ -14,8 +15,8 @@ use crate::llm::{ChatMessage, Image};
 
 /// What the person is told when no transcriber is set up.
 pub const NO_TRANSCRIBER: &str = "I can't listen to voice notes yet: no transcription server is set up. \
-     To turn it on, set [transcription] base_url (and model, and api_key_env if the server wants a key) \
-     in the config; see config.example.toml.";
+     To turn it on, set `[transcription] base_url` (and `model`, and `api_key_env` if the server wants a key) \
+     in the config; see `config.example.toml`.";
 
 /// What a message's media gave.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -112,7 +113,7 @@ impl Media {
             return Part::Tell(
                 ReplyKind::Notice,
                 format!(
-                    "Your {noun} is {} long; I transcribe up to {} (transcription.max_seconds).",
+                    "Your {noun} is {} long; I transcribe up to {} (`transcription.max_seconds`).",
                     duration(seconds),
                     duration(max_seconds)
                 ),
@@ -180,7 +181,10 @@ impl Media {
             }),
             Ok(Err(error)) => {
                 tracing::error!(%error, "cannot keep a photo");
-                Part::Tell(ReplyKind::Failure, format!("I could not keep your photo: {error}."))
+                Part::Tell(
+                    ReplyKind::Failure,
+                    format!("I could not keep your photo: {}.", escape(&error.to_string())),
+                )
             }
             Err(error) => {
                 tracing::error!(%error, "photo task failed");
@@ -215,7 +219,10 @@ impl Media {
             }
             Ok(Err(error)) => {
                 tracing::error!(%error, "cannot save a file into the inbox");
-                Part::Tell(ReplyKind::Failure, format!("I could not save your file: {error}."))
+                Part::Tell(
+                    ReplyKind::Failure,
+                    format!("I could not save your file: {}.", escape(&error.to_string())),
+                )
             }
             Err(error) => {
                 tracing::error!(%error, "inbox task failed");
@@ -232,11 +239,16 @@ impl Media {
         let too_large = |size: Option<u64>| {
             let sentence = match size {
                 Some(size) => format!(
-                    "Your {noun} is too large for me: {}, and I take up to {} ({setting}).",
+                    "Your {noun} is too large for me: {}, and I take up to {} ({}).",
                     bytes(size),
-                    bytes(max)
+                    bytes(max),
+                    code(setting)
                 ),
-                None => format!("Your {noun} is larger than the {} I take ({setting}).", bytes(max)),
+                None => format!(
+                    "Your {noun} is larger than the {} I take ({}).",
+                    bytes(max),
+                    code(setting)
+                ),
             };
             Part::Tell(ReplyKind::Notice, sentence)
         };
@@ -265,7 +277,10 @@ impl Media {
                 tracing::warn!(%gateway, %error, kind = noun, "media fetch failed");
                 Err(Part::Tell(
                     ReplyKind::Failure,
-                    format!("I could not fetch your {noun} from {gateway} ({error}). Please send it again."),
+                    format!(
+                        "I could not fetch your {noun} from {gateway} ({}). Please send it again.",
+                        escape(&error.to_string())
+                    ),
                 ))
             }
         }

@@ -174,7 +174,7 @@ async fn a_voice_note_too_long_or_too_large_is_refused_before_it_is_sent() {
         reading.told,
         [(
             ReplyKind::Notice,
-            "Your voice note is 12 min 5 s long; I transcribe up to 10 min (transcription.max_seconds).".to_owned()
+            "Your voice note is 12 min 5 s long; I transcribe up to 10 min (`transcription.max_seconds`).".to_owned()
         )]
     );
     let declared = Attachment {
@@ -184,7 +184,7 @@ async fn a_voice_note_too_long_or_too_large_is_refused_before_it_is_sent() {
     let reading = setup.media.read(&gateway(), &[declared], None, false).await;
     assert_eq!(
         reading.told[0].1,
-        "Your voice note is too large for me: 4.9 KB, and I take up to 1000 bytes (transcription.max_bytes)."
+        "Your voice note is too large for me: 4.9 KB, and I take up to 1000 bytes (`transcription.max_bytes`)."
     );
     let undeclared = attachment(MediaKind::Voice, "big");
     let reading = setup.media.read(&gateway(), &[undeclared], None, false).await;
@@ -354,7 +354,7 @@ async fn an_oversized_document_a_video_and_a_gateway_that_cannot_fetch_are_told(
     assert_eq!(
         told,
         [
-            "Your file is too large for me: 4.0 KB, and I take up to 100 bytes (media.max_document_bytes).",
+            "Your file is too large for me: 4.0 KB, and I take up to 100 bytes (`media.max_document_bytes`).",
             "I can't watch videos yet.",
         ]
     );

@@ -17,6 +17,7 @@
 use std::hash::{Hash, Hasher};
 
 use passepartout_gateway::ReplyKind;
+use passepartout_gateway::markup::{code, escape};
 use serde_json::Value;
 
 use crate::approvals::{Approvals, Requested};
@@ -182,7 +183,7 @@ async fn run_one(
         Decision::Reject { skill, reason, call } => {
             acted.replies.push((
                 ReplyKind::Notice,
-                format!("I did not run `{}`: {reason}.", call.summary()),
+                format!("I did not run {}: {}.", code(&call.summary()), escape(&reason)),
             ));
             Err(ToolError::Refused(format!("{skill}: {reason}")))
         }

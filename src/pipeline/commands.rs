@@ -1,5 +1,7 @@
 //! Slash commands: answered by the daemon itself, never by the model.
 
+use passepartout_gateway::markup::escape;
+
 use super::perceive::Command;
 
 /// What a command produced.
@@ -51,7 +53,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
 
 /// The `/help` text.
 pub fn help() -> String {
-    let mut text = "Commands:".to_owned();
+    let mut text = "**Commands**:".to_owned();
     for (name, what) in COMMANDS {
         text.push_str(&format!("\n/{name} — {what}"));
     }
@@ -98,7 +100,7 @@ pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandO
         Command::Forget => ("I have forgotten this conversation's history.".to_owned(), true),
         // Answered by the pipeline, which has the approvals, models, summary and tools at hand.
         Command::Approvals | Command::Model(_) | Command::Summary | Command::Tools => (String::new(), false),
-        Command::Unknown(name) => (format!("I don't know the command /{name}. Try /help."), false),
+        Command::Unknown(name) => (format!("I don't know the command /{}. Try /help.", escape(name)), false),
     };
     CommandOutcome { text, forget }
 }

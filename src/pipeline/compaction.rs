@@ -202,7 +202,7 @@ pub fn no_tools() -> Arc<[ToolSpec]> {
 /// What `/summary` answers.
 pub fn shown(summary: Option<&str>, compacting: bool) -> String {
     match summary {
-        _ if !compacting => "There is no summary here: compaction is off (memory.context_tokens = 0).".to_owned(),
+        _ if !compacting => "There is no summary here: compaction is off (`memory.context_tokens = 0`).".to_owned(),
         Some(text) => format!("{SUMMARY_NOTE}\n{text}"),
         None => "There is no summary yet: all of this conversation still fits in what I am shown.".to_owned(),
     }

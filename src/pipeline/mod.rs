@@ -27,6 +27,7 @@ mod watch;
 
 use std::sync::Arc;
 
+use passepartout_gateway::markup::escape;
 use passepartout_gateway::{Inbound, MessageId, ReplyKind};
 
 use crate::approvals::{Approval, Approvals, Handled};
@@ -212,7 +213,10 @@ impl Pipeline {
                 Err(error) => {
                     tracing::error!(%error, "cannot read approvals");
                     return TurnOutput {
-                        replies: vec![(ReplyKind::Failure, format!("I could not read the approvals: {error}"))],
+                        replies: vec![(
+                            ReplyKind::Failure,
+                            format!("I could not read the approvals: {}", escape(&error.to_string())),
+                        )],
                         ..TurnOutput::default()
                     };
                 }
@@ -224,7 +228,10 @@ impl Pipeline {
                 return match self.approvals.waiting_in(&inbound.conversation) {
                     Ok(text) => TurnOutput::notice(text),
                     Err(error) => TurnOutput {
-                        replies: vec![(ReplyKind::Failure, format!("I could not read the approvals: {error}"))],
+                        replies: vec![(
+                            ReplyKind::Failure,
+                            format!("I could not read the approvals: {}", escape(&error.to_string())),
+                        )],
                         ..TurnOutput::default()
                     },
                 };
@@ -281,7 +288,7 @@ impl Pipeline {
             SignalBody::Unreadable(unreadable) => {
                 return TurnOutput::notice(format!(
                     "I can't read this {}: I read text, voice notes, photos and files.",
-                    unreadable.what
+                    escape(&unreadable.what)
                 ));
             }
             SignalBody::ToolResults(_) | SignalBody::Correction(_) => {
@@ -527,13 +534,13 @@ impl Pipeline {
             tracing::warn!(conversation = %origin.conversation, repairs, "model output stayed malformed");
             return Some(format!(
                 "The model kept answering in a form I cannot use ({repairs} times), so I stopped. \
-                 Try again, or a different model (llm.max_repairs)."
+                 Try again, or a different model (`llm.max_repairs`)."
             ));
         }
         if depth > self.settings.max_depth {
             tracing::warn!(conversation = %origin.conversation, depth, "depth limit reached");
             return Some(format!(
-                "I stopped after {} steps without finishing (the limit is pipeline.max_depth).",
+                "I stopped after {} steps without finishing (the limit is `pipeline.max_depth`).",
                 self.settings.max_depth
             ));
         }
@@ -569,10 +576,17 @@ fn pin_failed(pinned: &str, answered: &cascade::Answered) -> String {
         .passed_over
         .iter()
         .find(|failure| failure.name == pinned)
-        .map(|failure| format!("{pinned} did not answer ({})", failure.skip))
-        .unwrap_or_else(|| format!("{pinned} is no longer configured"));
+        .map(|failure| {
+            format!(
+                "{} did not answer ({})",
+                escape(pinned),
+                escape(&failure.skip.to_string())
+            )
+        })
+        .unwrap_or_else(|| format!("{} is no longer configured", escape(pinned)));
     format!(
-        "{why}, so {} answered instead. /model shows the models; /model auto stops asking {pinned} first.",
-        answered.provider
+        "{why}, so {} answered instead. /model shows the models; /model auto stops asking {} first.",
+        escape(&answered.provider),
+        escape(pinned)
     )
 }

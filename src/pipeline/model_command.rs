@@ -5,6 +5,8 @@
 //! the cascade does and the reply says so: someone who pinned a model wants
 //! an answer more than a failure, but must not be misled about who gave it.
 
+use passepartout_gateway::markup::escape;
+
 use super::cascade::{EntryState, ProviderHealth};
 use super::commands::ChatChange;
 
@@ -36,7 +38,7 @@ pub fn answer(
     if arg.eq_ignore_ascii_case(AUTO) {
         let order = health.iter().map(|h| h.name.as_str()).collect::<Vec<_>>().join(", ");
         return (
-            format!("Back to the usual order here: {order}."),
+            format!("Back to the usual order here: {}.", escape(&order)),
             Some(ChatChange::Pin(None)),
         );
     }
@@ -46,9 +48,9 @@ pub fn answer(
     let mut text = format!(
         "{}{} answers first here from now on; if it does not answer, the next one does and I say so. \
          /model auto returns to the usual order.",
-        entry.name,
+        escape(&entry.name),
         model_of(providers, &entry.name)
-            .map(|m| format!(" ({m})"))
+            .map(|m| format!(" ({})", escape(m)))
             .unwrap_or_default()
     );
     if entry.state != EntryState::Ok {
@@ -61,21 +63,23 @@ fn list(providers: &[ProviderInfo], health: &[ProviderHealth], pinned: Option<&s
     let mut text = "Models, in the order they are asked:".to_owned();
     for entry in health {
         let model = model_of(providers, &entry.name)
-            .map(|m| format!(" — {m}"))
+            .map(|m| format!(" — {}", escape(m)))
             .unwrap_or_default();
         let mark = if pinned == Some(entry.name.as_str()) {
             " (pinned here)"
         } else {
             ""
         };
-        text.push_str(&format!("\n• {}{model} — {}{mark}", entry.name, state(entry)));
+        text.push_str(&format!("\n• {}{model} — {}{mark}", escape(&entry.name), state(entry)));
     }
     match pinned {
         Some(name) if !health.iter().any(|h| h.name == name) => text.push_str(&format!(
-            "\nPinned here: {name}, which is no longer configured, so the usual order applies. /model auto clears it."
+            "\nPinned here: {}, which is no longer configured, so the usual order applies. /model auto clears it.",
+            escape(name)
         )),
         Some(name) => text.push_str(&format!(
-            "\n{name} is asked first here; /model auto returns to the usual order."
+            "\n{} is asked first here; /model auto returns to the usual order.",
+            escape(name)
         )),
         None => text.push_str("\n/model NAME asks NAME first in this conversation."),
     }
@@ -99,8 +103,16 @@ fn unknown(arg: &str, health: &[ProviderHealth]) -> String {
     } else {
         close
     };
-    let offered: Vec<String> = offered.into_iter().take(3).map(|n| format!("/model {n}")).collect();
-    format!("No provider {arg}; try {} (or /model auto).", offered.join(", "))
+    let offered: Vec<String> = offered
+        .into_iter()
+        .take(3)
+        .map(|n| format!("/model {}", escape(n)))
+        .collect();
+    format!(
+        "No provider {}; try {} (or /model auto).",
+        escape(arg),
+        offered.join(", ")
+    )
 }
 
 fn model_of<'a>(providers: &'a [ProviderInfo], name: &str) -> Option<&'a str> {

@@ -2,6 +2,7 @@
 //! replies the worker commits in one transaction, and what the models'
 //! answers cost.
 
+use passepartout_gateway::markup::escape;
 use passepartout_gateway::{ApprovalToken, MessageId, OutboundFile, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -95,7 +96,7 @@ impl TurnOutput {
         if !heard.is_empty() {
             let shown = heard
                 .iter()
-                .map(|text| format!("“{text}”"))
+                .map(|text| format!("“{}”", escape(text)))
                 .collect::<Vec<_>>()
                 .join(" ");
             match self.replies.iter_mut().find(|(kind, _)| *kind == ReplyKind::Answer) {

@@ -2,6 +2,7 @@
 //! action run (at most once), or the denial, timeout or cancellation, turned
 //! into a note for the model or the history.
 
+use passepartout_gateway::markup::code;
 use passepartout_gateway::{OutboundFile, ReplyKind};
 
 use super::Pipeline;
@@ -170,9 +171,9 @@ fn ran_note(by: &str, approval: &Approval, output: &str, is_error: bool) -> Stri
 /// never run a second time.
 fn interrupted(approval: &Approval) -> Outcome {
     let text = format!(
-        "The daemon stopped while `{}` ({}) was running, so it may or may not have finished. It was not run again.",
-        approval.action(),
-        approval.token.as_str()
+        "The daemon stopped while {} ({}) was running, so it may or may not have finished. It was not run again.",
+        code(&approval.action()),
+        code(approval.token.as_str())
     );
     Outcome {
         note: Note::ForModel(correction_text(&text)),

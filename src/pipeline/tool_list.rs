@@ -4,6 +4,7 @@
 //! chat; `passepartout tools` for the local user's, through the admin path.
 //! One document, one rendering.
 
+use passepartout_gateway::markup::{code, escape};
 use serde::{Deserialize, Serialize};
 
 use crate::signal::Origin;
@@ -56,8 +57,8 @@ impl ToolList {
     }
 }
 
-/// The listing as text, one tool a line.
-pub fn render(lines: &[ToolLine]) -> String {
+/// The listing as an aligned table, for a terminal (`passepartout tools`).
+pub fn table(lines: &[ToolLine]) -> String {
     if lines.is_empty() {
         return "No tools are offered here.".to_owned();
     }
@@ -65,6 +66,24 @@ pub fn render(lines: &[ToolLine]) -> String {
     let mut text = format!("Tools ({}):", lines.len());
     for line in lines {
         text += &format!("\n{:<width$}  {:<14} {}", line.name, line.source, line.gate);
+    }
+    text
+}
+
+/// The listing as Markdown, one tool a line (no columns: a chat's font
+/// is proportional).
+pub fn render(lines: &[ToolLine]) -> String {
+    if lines.is_empty() {
+        return "No tools are offered here.".to_owned();
+    }
+    let mut text = format!("**Tools** ({}):", lines.len());
+    for line in lines {
+        text += &format!(
+            "\n• {} — {}, {}",
+            code(&line.name),
+            escape(&line.source),
+            escape(&line.gate)
+        );
     }
     text
 }
@@ -91,9 +110,10 @@ mod tests {
         assert_eq!(lines.len(), 1);
         assert_eq!(lines[0].source, "built-in");
         assert_eq!(lines[0].gate, "needs approval");
+        assert_eq!(table(&lines), "Tools (1):\ncurrent_time  built-in       needs approval");
         assert_eq!(
             render(&lines),
-            "Tools (1):\ncurrent_time  built-in       needs approval"
+            "**Tools** (1):\n• `current_time` — built-in, needs approval"
         );
     }
 }

@@ -107,7 +107,7 @@ pub struct UsagePeriods {
 /// Renders `/usage`: this conversation's sums, then everyone's.
 pub fn render(here: &UsagePeriods, total: &UsagePeriods) -> String {
     [
-        "Usage (UTC days; costs estimated from llm.providers prices):".to_owned(),
+        "**Usage** (UTC days; costs estimated from `llm.providers` prices):".to_owned(),
         here.today.line("This conversation today"),
         here.month.line("This conversation this month"),
         total.today.line("In total today"),

@@ -7,6 +7,11 @@
 //! with it, and only if that decision wins: a second "always", a redone
 //! turn or an approval decided first never make one. Making and revoking
 //! are audited with the change.
+//!
+//! Ids are small numbers a person types (`/rules revoke 3`): the tree keeps
+//! the last one given under [`LAST_ID`], a key no conversation's prefix
+//! starts with, and each rule takes the next. (sled's own generated ids
+//! leap by millions at every restart.)
 
 use passepartout_gateway::{ApprovalToken, ConversationKey};
 use sled::Transactional;
@@ -18,6 +23,9 @@ use super::records::{AuditEvent, Audited, Decision, Person, StandingRule};
 use super::{Decided, Store, keys};
 
 const TREE: &str = "standing_rules";
+/// The key of the last rule id given; conversation keys start with a
+/// gateway id, which is ASCII, so none starts with 0xff.
+const LAST_ID: &[u8] = b"\xfflast_id";
 
 /// Where the rules for `tool` in `conversation` begin.
 fn tool_prefix(conversation: &ConversationKey, tool: &str) -> Vec<u8> {
@@ -33,12 +41,15 @@ fn rule_key(rule: &StandingRule) -> Vec<u8> {
     key
 }
 
-/// Keeps `rule` under a fresh id, audited as made; returns it with its id.
+/// Keeps `rule` under the next id (above `floor`, the highest id of the
+/// rules kept before ids were counted), audited as made; returns it with
+/// its id.
 fn make_in(
     rules: &TransactionalTree,
     audit: &TransactionalTree,
     rule: &StandingRule,
     shown: &str,
+    floor: u64,
 ) -> Result<StandingRule, Abort> {
     if rule.tool.contains('\0') {
         return Err(abort(StoreError::Corrupt {
@@ -47,7 +58,12 @@ fn make_in(
         }));
     }
     let mut rule = rule.clone();
-    rule.id = rules.generate_id()?;
+    let last = rules
+        .get(LAST_ID)?
+        .and_then(|bytes| <[u8; 8]>::try_from(bytes.as_ref()).ok())
+        .map_or(0, u64::from_be_bytes);
+    rule.id = last.max(floor) + 1;
+    rules.insert(LAST_ID, &rule.id.to_be_bytes())?;
     rules.insert(rule_key(&rule), encode(TREE, &rule).map_err(abort)?)?;
     audit_in(
         audit,
@@ -79,11 +95,12 @@ impl Store {
         rule: &StandingRule,
         shown: &str,
     ) -> Result<(Decided, Option<StandingRule>), StoreError> {
+        let floor = self.highest_rule_id()?;
         let _writing = self.writing();
         let inner = &self.inner;
         let done = (&inner.approvals, &inner.audit, &inner.standing_rules).transaction(|(approvals, audit, rules)| {
             Ok(match decide_in(approvals, audit, token, &decision)? {
-                DecidedIn::Now(approval) => (Decided::Won(approval), Some(make_in(rules, audit, rule, shown)?)),
+                DecidedIn::Now(approval) => (Decided::Won(approval), Some(make_in(rules, audit, rule, shown, floor)?)),
                 other => (other.into(), None),
             })
         });
@@ -94,10 +111,11 @@ impl Store {
     /// Keeps `rule` (shown to people as `shown`) under a fresh id, audited
     /// as made, without an approval being decided with it.
     pub fn add_standing_rule(&self, rule: &StandingRule, shown: &str) -> Result<StandingRule, StoreError> {
+        let floor = self.highest_rule_id()?;
         let _writing = self.writing();
         let inner = &self.inner;
-        let made =
-            (&inner.standing_rules, &inner.audit).transaction(|(rules, audit)| make_in(rules, audit, rule, shown));
+        let made = (&inner.standing_rules, &inner.audit)
+            .transaction(|(rules, audit)| make_in(rules, audit, rule, shown, floor));
         self.wrote(made.map_err(StoreError::from))
     }
 
@@ -116,15 +134,20 @@ impl Store {
             .collect()
     }
 
+    /// The highest id of the rules kept now; 0 for none.
+    fn highest_rule_id(&self) -> Result<u64, StoreError> {
+        Ok(self.standing_rules()?.iter().map(|rule| rule.id).max().unwrap_or(0))
+    }
+
     /// Every rule, by id.
     pub fn standing_rules(&self) -> Result<Vec<StandingRule>, StoreError> {
-        let mut all = self
-            .inner
-            .standing_rules
-            .iter()
-            .values()
-            .map(|value| decode::<StandingRule>(TREE, &value?))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut all = Vec::new();
+        for item in self.inner.standing_rules.iter() {
+            let (key, value) = item?;
+            if key.as_ref() != LAST_ID {
+                all.push(decode::<StandingRule>(TREE, &value)?);
+            }
+        }
         all.sort_by_key(|rule| rule.id);
         Ok(all)
     }
@@ -178,6 +201,9 @@ impl Store {
         let mut pruned = 0;
         for item in self.inner.standing_rules.iter() {
             let (key, value) = item?;
+            if key.as_ref() == LAST_ID {
+                continue;
+            }
             // One that does not read is kept, to be looked at rather than lost.
             let expired = decode::<StandingRule>(TREE, &value).is_ok_and(|rule| rule.expires_ms <= now_ms);
             if expired {

@@ -161,3 +161,31 @@ fn expired_rules_are_pruned_and_the_rest_survive_reopening() {
     let store = reopen(&path);
     assert_eq!(store.standing_rules_for(&conversation("c"), "shell").unwrap(), [kept]);
 }
+
+#[test]
+fn ids_count_up_from_one_across_a_reopening_and_are_never_given_twice() {
+    let (_dir, store) = open_temp();
+    let path = store.path().to_path_buf();
+    let first = store.add_standing_rule(&rule("c", "shell", 10), "a").unwrap();
+    let second = store.add_standing_rule(&rule("d", "read_file", 10), "b").unwrap();
+    assert_eq!((first.id, second.id), (1, 2));
+    assert!(
+        store
+            .revoke_standing_rule(2, &person(), 5, |_| "b".into())
+            .unwrap()
+            .is_some()
+    );
+    futures::executor::block_on(store.durable()).unwrap();
+    drop(store);
+    let store = reopen(&path);
+    let third = store.add_standing_rule(&rule("c", "shell", 10), "c").unwrap();
+    assert_eq!(third.id, 3, "not 2 again, and no leap at the restart");
+    let ids: Vec<u64> = store.standing_rules().unwrap().iter().map(|rule| rule.id).collect();
+    assert_eq!(ids, [1, 3], "the counter is no rule");
+    assert_eq!(
+        store.prune_standing_rules(10).unwrap(),
+        2,
+        "the counter is never pruned"
+    );
+    assert_eq!(store.add_standing_rule(&rule("c", "shell", 20), "d").unwrap().id, 4);
+}

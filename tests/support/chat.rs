@@ -4,6 +4,7 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
+use passepartout_gateway::markup::{Flavor, render};
 use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{Client, SendOutcome, ServerFrame};
 
@@ -15,7 +16,16 @@ pub struct Prompt {
     pub id: String,
     pub token: String,
     pub action: String,
+    /// Its text as a person reads it: the Markdown the frame carries,
+    /// rendered as the terminal renders it.
     pub text: String,
+    /// The Markdown the frame carried.
+    pub markdown: String,
+}
+
+/// Markdown `text` as a terminal shows it, without highlighting.
+pub fn shown(text: &str) -> String {
+    render(text, Flavor::SPELLED).text
 }
 
 /// A socket session that waits for the frame it wants and keeps every other
@@ -105,7 +115,8 @@ impl Chat {
             id,
             token: token.as_str().to_owned(),
             action,
-            text,
+            text: shown(&text),
+            markdown: text,
         }
     }
 
@@ -135,11 +146,12 @@ impl Chat {
             .any(|frame| matches!(frame, ServerFrame::Reply { in_reply_to: Some(to), .. } if to == id))
     }
 
-    /// The next reply to message `id`, which must be a notice.
+    /// The next reply to message `id`, which must be a notice, as a person
+    /// reads it (rendered).
     pub async fn notice(&mut self, id: &str) -> String {
         let (kind, text) = self.reply(id).await;
         assert_eq!(kind, ReplyKind::Notice, "{text}");
-        text
+        shown(&text)
     }
 
     /// Sends `text` and returns the notice answering it.

@@ -271,6 +271,10 @@ impl GatewayComponent for Component {
         Roster::Everyone
     }
 
+    fn surface(&self) -> passepartout_gateway::Surface {
+        passepartout_gateway::Surface::TEXT
+    }
+
     async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {
         Ok(Built {
             listen: Arc::new(self.0.clone()),

@@ -10,8 +10,10 @@
 //! Beside the contract it holds what several gateways need alike: [`lines`],
 //! newline framing with a length cap, [`retry`], backoff between attempts, and
 //! [`markup`], the model's Markdown rendered for any surface, [`names`],
-//! people's names made fit to show, and [`parts`],
-//! sending a split message part by part exactly once.
+//! people's names made fit to show, and [`parts`], sending a split message
+//! part by part exactly once. A gateway's [`Surface`] says what its people
+//! can do with a message (buttons, replies, reactions, a terminal), so the
+//! core words its own messages for it.
 
 mod draft;
 mod error;
@@ -27,6 +29,7 @@ pub mod parts;
 pub mod readable;
 mod refusals;
 pub mod retry;
+mod surface;
 
 pub use draft::{Draft, DraftPace, DraftText};
 pub use error::{GatewayError, InvalidId};
@@ -39,3 +42,4 @@ pub use message::{
 };
 pub use parts::{Progress, Resume, Untracked, send_parts};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};
+pub use surface::Surface;

@@ -1,5 +1,6 @@
 //! A decided approval shown in its prompt: the prompt the gateway sent is
-//! edited (`send` with `editTimestamp`) to say what was decided, as
+//! edited (`send` with `editTimestamp`) to say what was decided (its
+//! Markdown rendered as every reply's is), as
 //! Telegram's prompts are, so an old prompt never looks as if it still
 //! waited for an answer. Signal names the message to edit by the timestamp
 //! `send` reported for it, which is the prompt's id.
@@ -13,6 +14,7 @@ use serde_json::json;
 
 use crate::gateway::{SignalGateway, target_params};
 use crate::message_id::parse;
+use crate::reply::parts;
 
 impl SignalGateway {
     /// Changes the approval prompt `prompt`, sent to `conversation`, to `text`.
@@ -32,7 +34,13 @@ impl SignalGateway {
             }
         };
         let mut params = target_params(&target);
+        // The outcome is a line or two: the first part is all of it.
+        let shown = parts(text, self.settings.text_limit).into_iter().next();
+        let (text, styles) = shown.map_or((text.to_owned(), Vec::new()), |part| (part.text, part.styles));
         params["message"] = json!(text);
+        if !styles.is_empty() {
+            params["textStyle"] = json!(styles);
+        }
         params["editTimestamp"] = json!(timestamp);
         let client = self.client().await?;
         self.send_call(&client, params, conversation, ("decided prompt", 0))

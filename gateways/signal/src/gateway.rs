@@ -25,7 +25,7 @@ use crate::failure::{delivery_error, send_outcome};
 use crate::message_id::{message_id, parse};
 use crate::normalize::{BotIdentity, GROUP_PREFIX, note_to_self_chat};
 use crate::own_sends::OwnSends;
-use crate::reply::{Part, parts, plain_parts};
+use crate::reply::{Part, parts};
 use crate::rpc::{Notifications, RpcClient, RpcOptions};
 use crate::settings::{SignalSettings, Transport};
 
@@ -249,13 +249,13 @@ impl Deliver for SignalGateway {
     async fn deliver_from(&self, message: &Outbound, resume: Resume<'_>) -> Result<Delivered, GatewayError> {
         let reply_to = message.in_reply_to.as_ref();
         let message_ids = match &message.body {
-            OutboundBody::Text { text, kind } => {
-                let parts = parts(text, *kind, self.settings.text_limit);
+            OutboundBody::Text { text, .. } => {
+                let parts = parts(text, self.settings.text_limit);
                 self.send_text_from(&message.conversation, parts, reply_to, resume)
                     .await?
             }
             OutboundBody::ApprovalPrompt { text, .. } => {
-                let parts = plain_parts(text, self.settings.text_limit);
+                let parts = parts(text, self.settings.text_limit);
                 self.send_text_from(&message.conversation, parts, reply_to, resume)
                     .await?
             }

@@ -77,3 +77,12 @@ pub use split::{SIGNAL_TEXT_LIMIT, split};
 
 /// The gateway id of Signal conversations.
 pub const GATEWAY_ID: &str = "signal";
+
+/// What people can do with a message in Signal: quote-reply to an
+/// approval prompt, or react to it with 👍 or 👎.
+pub const SURFACE: passepartout_gateway::Surface = passepartout_gateway::Surface {
+    buttons: false,
+    reply_to: true,
+    reactions: true,
+    terminal: false,
+};

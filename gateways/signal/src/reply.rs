@@ -1,13 +1,15 @@
 //! What the gateway sends for a reply: [`Part`]s, each a message's body
 //! and its text styles.
 //!
-//! The assistant's answers are the model's Markdown, rendered with links
-//! spelled out (`text (url)`) and quotes marked `> `, since Signal has no
-//! style for either. Everything else — command output, failure notices,
-//! approval prompts, refusals — goes out exactly as written: a prompt names
-//! the action to approve, which must read as it will run.
+//! Every text the core sends is Markdown — the model's answers and the
+//! daemon's own messages alike (command output, failure notices, approval
+//! prompts and their outcomes) — rendered with links spelled out
+//! (`text (url)`) and quotes marked `> `, since Signal has no style for
+//! either. The daemon puts values into its Markdown with
+//! [`markup::literal`], so a command in a prompt reads as it will run. Only
+//! the texts of the gateway's own settings (its refusals) go out as written
+//! ([`plain_parts`]).
 
-use passepartout_gateway::ReplyKind;
 use passepartout_gateway::markup::{self, Flavor, Styled};
 
 use crate::split::split;
@@ -21,13 +23,10 @@ pub struct Part {
     pub styles: Vec<String>,
 }
 
-/// The messages of a text of `kind` at most `limit` bytes each, in order;
+/// The messages of Markdown `text` at most `limit` bytes each, in order;
 /// none for a blank text.
-pub fn parts(text: &str, kind: ReplyKind, limit: usize) -> Vec<Part> {
-    match kind {
-        ReplyKind::Answer => styled_parts(&markup::render(text, Flavor::SPELLED), limit),
-        ReplyKind::Notice | ReplyKind::Failure => plain_parts(text, limit),
-    }
+pub fn parts(text: &str, limit: usize) -> Vec<Part> {
+    styled_parts(&markup::render(text, Flavor::SPELLED), limit)
 }
 
 /// The messages of `text` sent as written, in order.
@@ -50,24 +49,24 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_answer_is_rendered_and_a_notice_is_not() {
-        let answer = parts("**Done**: `ls`", ReplyKind::Answer, 2000);
+    fn a_text_is_rendered_and_a_setting_is_not() {
+        let sent = parts("**Done**: `ls`", 2000);
         assert_eq!(
-            answer,
+            sent,
             [Part {
                 text: "Done: ls".into(),
                 styles: vec!["0:4:BOLD".into(), "6:2:MONOSPACE".into()]
             }]
         );
-        let notice = parts("**Done**: `ls`", ReplyKind::Notice, 2000);
-        assert_eq!(notice[0].text, "**Done**: `ls`");
-        assert!(notice[0].styles.is_empty());
+        let refusal = plain_parts("**as** `set`", 2000);
+        assert_eq!(refusal[0].text, "**as** `set`");
+        assert!(refusal[0].styles.is_empty());
     }
 
     #[test]
     fn a_monospace_block_split_in_two_is_monospace_in_both() {
         let code: String = (0..30).map(|i| format!("line {i}\n")).collect();
-        let sent = parts(&format!("```\n{code}```"), ReplyKind::Answer, 120);
+        let sent = parts(&format!("```\n{code}```"), 120);
         assert!(sent.len() >= 2);
         for part in &sent {
             let units = part.text.encode_utf16().count();

@@ -243,7 +243,7 @@ async fn long_replies_are_split_and_only_the_first_part_quotes() {
 }
 
 #[tokio::test]
-async fn an_answer_goes_out_with_text_styles_and_a_prompt_as_written() {
+async fn an_answer_and_a_prompt_go_out_rendered_with_text_styles() {
     let fake = FakeSignal::start().await;
     let gateway = SignalGateway::new(settings(&fake.unix_endpoint()));
     let markdown = "中文 😀 **bold** and `code`, see [docs](https://example.com/d)\n\n```sh\nls -la\n```";
@@ -268,11 +268,10 @@ async fn an_answer_goes_out_with_text_styles_and_a_prompt_as_written() {
     );
     // 中文 and the space are three units, the emoji two, and its space one.
     assert_eq!(sent[0].text_styles, ["6:4:BOLD", "15:4:MONOSPACE", "55:6:MONOSPACE"]);
-    assert_eq!(
-        sent[1].message.as_deref(),
-        Some("Run `rm *_old`? Reply approve or deny.")
-    );
-    assert!(sent[1].params.get("textStyle").is_none(), "a prompt is sent as written");
+    // The command is a code span in the prompt's Markdown: it reads as it
+    // will run, `*` and `_` and all.
+    assert_eq!(sent[1].message.as_deref(), Some("Run rm *_old? Reply approve or deny."));
+    assert_eq!(sent[1].text_styles, ["4:8:MONOSPACE"]);
 }
 
 #[tokio::test]

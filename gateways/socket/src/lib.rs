@@ -44,4 +44,4 @@ pub use passepartout_gateway::lines::{LineReader, ReadLine};
 pub use protocol::{
     AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
 };
-pub use server::{GATEWAY_ID, SocketGateway};
+pub use server::{GATEWAY_ID, SURFACE, SocketGateway};

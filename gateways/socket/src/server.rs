@@ -36,6 +36,15 @@ use crate::writer::Outgoing;
 /// The id of this gateway in conversation keys.
 pub const GATEWAY_ID: &str = "socket";
 
+/// What the socket's people have: a terminal on this machine (`passepartout
+/// chat`), where a one-word line after a prompt answers it.
+pub const SURFACE: passepartout_gateway::Surface = passepartout_gateway::Surface {
+    buttons: false,
+    reply_to: true,
+    reactions: false,
+    terminal: true,
+};
+
 /// The local socket gateway. Shared by the daemon's listener and its
 /// delivery side, hence always in an [`Arc`].
 #[derive(Debug)]

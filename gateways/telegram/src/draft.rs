@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use passepartout_gateway::{ConversationKey, Draft, DraftPace, DraftText, GatewayError, MessageId, ReplyKind};
+use passepartout_gateway::{ConversationKey, Draft, DraftPace, DraftText, GatewayError, MessageId};
 use teloxide::payloads::EditMessageTextSetters;
 use teloxide::prelude::Requester;
 use teloxide::types::{self as tg, InlineKeyboardMarkup};
@@ -40,7 +40,7 @@ impl Draft for TelegramGateway {
         draft: DraftText<'_>,
     ) -> Result<Vec<MessageId>, GatewayError> {
         let chat = self.chat_of(conversation)?;
-        let parts = parts(draft.text, ReplyKind::Answer);
+        let parts = parts(draft.text);
         let reply_to = draft.in_reply_to.and_then(telegram_message_id);
         // A text that grew changed only in its last message and after; one
         // that started over, everywhere.

@@ -20,7 +20,7 @@ use passepartout_gateway::{
     Outbound, OutboundBody, Refusals, Resume, send_parts,
 };
 use teloxide::Bot;
-use teloxide::payloads::SendMessageSetters;
+use teloxide::payloads::{EditMessageTextSetters, SendMessageSetters};
 use teloxide::prelude::Requester;
 use teloxide::types::{self as tg, ChatAction, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters};
 use tokio_util::sync::CancellationToken;
@@ -29,7 +29,7 @@ use crate::GATEWAY_ID;
 use crate::failure::{Failure, TOKEN_REFUSED, describe, redact};
 use crate::offset::OffsetStore;
 use crate::pacing::Pacing;
-use crate::reply::{Part, parts, plain_parts};
+use crate::reply::{Part, parts};
 use crate::settings::TelegramSettings;
 
 /// How long a long poll may take beyond its own timeout before the HTTP
@@ -228,7 +228,16 @@ impl TelegramGateway {
                 reason: format!("{prompt} is not a Telegram message id"),
             });
         };
-        match self.bot()?.edit_message_text(chat, prompt, text).await {
+        // The outcome is a line or two: the first part is all of it.
+        let shown = parts(text).into_iter().next().unwrap_or(Part {
+            text: text.to_owned(),
+            entities: Vec::new(),
+        });
+        let mut edit = self.bot()?.edit_message_text(chat, prompt, shown.text);
+        if !shown.entities.is_empty() {
+            edit = edit.entities(shown.entities);
+        }
+        match edit.await {
             Ok(_) => Ok(()),
             Err(error) if error.to_string().contains("message is not modified") => Ok(()),
             Err(error) => {
@@ -337,15 +346,15 @@ impl Deliver for TelegramGateway {
         let chat = self.chat_of(&message.conversation)?;
         let reply_to = message.in_reply_to.as_ref().and_then(telegram_message_id);
         let message_ids = match &message.body {
-            OutboundBody::Text { text, kind } => {
+            OutboundBody::Text { text, .. } => {
                 let drafts = &message.drafts;
-                self.send_text(chat, parts(text, *kind), reply_to, None, drafts, resume)
+                self.send_text(chat, parts(text), reply_to, None, drafts, resume)
                     .await?
             }
             OutboundBody::ApprovalPrompt { token, text, .. } => {
                 self.delete_drafts_in_passing(chat, &message.drafts).await;
                 let keyboard = Some(approval_keyboard(token));
-                self.send_text(chat, plain_parts(text), reply_to, keyboard, &[], resume)
+                self.send_text(chat, parts(text), reply_to, keyboard, &[], resume)
                     .await?
             }
             OutboundBody::ApprovalDecided { prompt, text, .. } => {

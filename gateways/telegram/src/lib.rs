@@ -71,3 +71,12 @@ pub use split::{TELEGRAM_TEXT_LIMIT, split, utf16_len};
 
 /// The gateway id of Telegram conversations.
 pub const GATEWAY_ID: &str = "telegram";
+
+/// What people can do with a message in Telegram: press an approval
+/// prompt's buttons, or reply to it.
+pub const SURFACE: passepartout_gateway::Surface = passepartout_gateway::Surface {
+    buttons: true,
+    reply_to: true,
+    reactions: false,
+    terminal: false,
+};

@@ -4,10 +4,11 @@
 //! Only someone who may decide makes or revokes a rule, and is told, when
 //! they may not, what any other answer of theirs would be told.
 
+use passepartout_gateway::markup::code;
 use passepartout_gateway::{ConversationKey, Inbound, UserId};
 use serde_json::{Value, json};
 
-use super::{date, shown};
+use super::{date, shown, shown_plain};
 use crate::approvals::Approvals;
 use crate::approvals::answer::RulesAsk;
 use crate::approvals::desk::Handled;
@@ -38,7 +39,7 @@ impl Approvals {
         let rule = self.standing.for_approval(approval, by, decision.at_ms);
         let (decided, made) = self
             .store
-            .decide_with_rule(&approval.token, decision, &rule, &shown(&rule))?;
+            .decide_with_rule(&approval.token, decision, &rule, &shown_plain(&rule))?;
         let made = match (&decided, made) {
             (Decided::Won(_), None) => self.store.standing_rule_of(&approval.token)?,
             (_, made) => made,
@@ -52,11 +53,12 @@ impl Approvals {
     /// What the person who made `rule` is told.
     pub(in crate::approvals) fn made_text(&self, rule: &StandingRule) -> String {
         format!(
-            "From now on {} runs without asking in {}, until {} (standing rule {}; /rules lists them).",
+            "Standing rule {} lets {} run without asking in {} until {} ({} lists them).",
+            code(&rule.id.to_string()),
             shown(rule),
-            rule.conversation,
+            code(&rule.conversation.to_string()),
             date(rule.expires_ms),
-            rule.id
+            code("/rules"),
         )
     }
 
@@ -105,8 +107,8 @@ impl Approvals {
             .filter(|rule| rule.conversation == *conversation && rule.expires_ms > now)
             .map(|rule| {
                 format!(
-                    "{}: {}, until {}, made by {}",
-                    rule.id,
+                    "• {}: {}; until {}, made by {}",
+                    code(&rule.id.to_string()),
                     shown(rule),
                     date(rule.expires_ms),
                     crate::people::shown(&rule.by)
@@ -117,21 +119,24 @@ impl Approvals {
             "No standing rules here. Answer a prompt with always to let calls like it run without asking.".into()
         } else {
             format!(
-                "Standing rules here (these calls run without asking):\n{}\nAn approver revokes one with `/rules revoke ID`.",
-                lines.join("\n")
+                "**Standing rules here** (these calls run without asking):\n{}\n\nAn approver revokes one with {}.",
+                lines.join("\n"),
+                code("/rules revoke ID")
             )
         })
     }
 
     /// Revokes rule `id` for `by`; what to tell them, or none if it went meanwhile.
     fn revoke(&self, id: u64, by: &Person) -> Result<Option<String>, StoreError> {
-        let revoked = self.store.revoke_standing_rule(id, by, self.clock.now_ms(), shown)?;
+        let revoked = self
+            .store
+            .revoke_standing_rule(id, by, self.clock.now_ms(), shown_plain)?;
         Ok(revoked.map(|rule| {
             tracing::info!(rule = id, %by, "standing rule revoked");
             format!(
                 "Revoked standing rule {id}: {} asks for approval again in {}.",
                 shown(&rule),
-                rule.conversation
+                code(&rule.conversation.to_string())
             )
         }))
     }
@@ -149,7 +154,7 @@ impl Approvals {
                     "id": rule.id,
                     "conversation": rule.conversation.to_string(),
                     "tool": rule.tool,
-                    "covers": shown(rule),
+                    "covers": shown_plain(rule),
                     "created_ms": rule.created_ms,
                     "expires_ms": rule.expires_ms,
                     "by": rule.by.to_string(),

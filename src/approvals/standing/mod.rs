@@ -15,7 +15,8 @@ mod answers;
 pub mod scope;
 mod shell;
 
-use passepartout_gateway::ConversationKey;
+use passepartout_gateway::markup::{Flavor, code, render};
+use passepartout_gateway::{ConversationKey, Surface};
 
 use super::record::{Approval, Person};
 use crate::clock::Clock;
@@ -79,22 +80,37 @@ impl StandingRules {
         }
     }
 
-    /// The last line of `approval`'s prompt: the rule "always" would make.
-    pub fn offer(&self, approval: &Approval) -> String {
+    /// The last line of `approval`'s prompt, worded for `surface`: how to
+    /// answer "always", and exactly which calls the rule it makes covers
+    /// ([`scope::shown`], from the same scope its matcher reads).
+    pub fn offer(&self, approval: &Approval, surface: Surface) -> String {
         let covered = scope::shown(&approval.call.tool, &scope::derive(&approval.call));
-        format!(
-            "Always allow {covered} here? Reply always, or send `always {}`: it runs now, and from then on \
-             such calls run in this conversation without asking, for {} day{}.",
-            approval.token.as_str(),
-            self.days,
-            if self.days == 1 { "" } else { "s" }
-        )
+        let days = format!("{} day{}", self.days, if self.days == 1 { "" } else { "s" });
+        let how = if surface.buttons {
+            "**Always** also lets".to_owned()
+        } else if surface.terminal {
+            "Type always to also let".to_owned()
+        } else if surface.reply_to {
+            "Reply always to also let".to_owned()
+        } else {
+            format!(
+                "Send {} to also let",
+                code(&format!("always {}", approval.token.as_str()))
+            )
+        };
+        format!("{how} {covered} run here without asking, for {days}.")
     }
 }
 
-/// What `rule` covers, for people.
+/// What `rule` covers, for people, as Markdown.
 pub fn shown(rule: &StandingRule) -> String {
     scope::shown(&rule.tool, &rule.scope)
+}
+
+/// What `rule` covers as plain text: where no renderer reads it (the audit
+/// trail, the listing's JSON).
+pub fn shown_plain(rule: &StandingRule) -> String {
+    render(&shown(rule), Flavor::SPELLED).text
 }
 
 /// A moment as people read it: `2026-05-01 14:00 UTC`.

@@ -12,6 +12,7 @@
 //! - any other tool, tool servers' (`SERVER__TOOL`) included: exactly the
 //!   same arguments.
 
+use passepartout_gateway::markup::code;
 use serde_json::Value;
 
 use super::shell;
@@ -94,24 +95,30 @@ pub fn covers(scope: &Scope, call: &ProposedCall) -> bool {
     }
 }
 
-/// What `scope` covers of `tool`, for people: in the prompt before the
-/// rule is made, in listings and in the audit trail.
+/// What `scope` covers of `tool`, for people, as Markdown: in the prompt
+/// before the rule is made, in listings and in the audit trail. It names
+/// the pattern a call must match, in the terms [`covers`] checks (a
+/// property test holds the two together).
 pub fn shown(tool: &str, scope: &Scope) -> String {
     match scope {
-        Scope::Command { command } => format!("`{command}` (this exact command)"),
-        Scope::CommandPrefix { words } => format!("`{}` (also with other options)", words.join(" ")),
-        Scope::Path { path, .. } => format!("`{tool}` on `{path}`"),
-        Scope::Directory { directory, .. } if directory.is_empty() => {
-            format!("`{tool}` on files at the top of the workspace")
+        Scope::Command { command } => format!("{} exactly as written", code(command)),
+        Scope::CommandPrefix { words } => {
+            format!("{} and the same command with more options", code(&words.join(" ")))
         }
-        Scope::Directory { directory, .. } => format!("`{tool}` on files in `{directory}/`"),
-        Scope::Host { host, .. } => format!("`{tool}` from {host}"),
+        Scope::Path { path, .. } => format!("{} on {}", code(tool), code(path)),
+        Scope::Directory { directory, .. } if directory.is_empty() => {
+            format!("{} on files at the top of the workspace", code(tool))
+        }
+        Scope::Directory { directory, .. } => {
+            format!("{} on files in {}", code(tool), code(&format!("{directory}/")))
+        }
+        Scope::Host { host, .. } => format!("{} from {}", code(tool), code(host)),
         Scope::Arguments { arguments } => {
             let call = ProposedCall {
                 tool: tool.to_owned(),
                 arguments: arguments.clone(),
             };
-            format!("`{}` (these exact arguments)", call.summary())
+            format!("{} with exactly these arguments", code(&call.summary()))
         }
     }
 }

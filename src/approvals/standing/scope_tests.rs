@@ -277,11 +277,11 @@ fn tool_servers_and_other_tools_get_their_exact_arguments() {
 fn what_a_rule_covers_reads_plainly() {
     assert_eq!(
         shown("shell", &derive(&shell("git status"))),
-        "`git status` (also with other options)"
+        "`git status` and the same command with more options"
     );
     assert_eq!(
         shown("shell", &derive(&shell("ls; pwd"))),
-        "`ls; pwd` (this exact command)"
+        "`ls; pwd` exactly as written"
     );
     assert_eq!(
         shown("read_file", &derive(&call("read_file", json!({"path": "notes/a.md"})))),
@@ -292,10 +292,89 @@ fn what_a_rule_covers_reads_plainly() {
             "http_get",
             &derive(&call("http_get", json!({"url": "https://example.org/x"})))
         ),
-        "`http_get` from example.org"
+        "`http_get` from `example.org`"
     );
     assert_eq!(
         shown("record", &derive(&call("record", json!({"what": "milk"})))),
-        "`record {\"what\":\"milk\"}` (these exact arguments)"
+        "`record {\"what\":\"milk\"}` with exactly these arguments"
     );
+}
+
+/// What the offer of a shell rule says it covers, as a person reads it:
+/// the command it names, and whether more options are covered too.
+fn claim(scope: &Scope) -> (String, bool) {
+    use passepartout_gateway::markup::{Flavor, render};
+    let read = render(&shown("shell", scope), Flavor::SPELLED).text;
+    if let Some(command) = read.strip_suffix(" and the same command with more options") {
+        (command.to_owned(), true)
+    } else if let Some(command) = read.strip_suffix(" exactly as written") {
+        (command.to_owned(), false)
+    } else {
+        panic!("an offer that says neither: {read}")
+    }
+}
+
+mod offer_and_matcher {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Programs that only show things, others, and arguments of either.
+    const PROGRAMS: &[&str] = &[
+        "df",
+        "ls",
+        "git status",
+        "git log",
+        "uptime",
+        "rm",
+        "cat",
+        "sh -c",
+        "git push",
+    ];
+    const ARGUMENTS: &[&str] = &["-h", "--all", "notes", "/tmp", "a=b", "-l", "x;y", "$(id)"];
+    /// Words a later call adds, each with whether it is "an option".
+    const ADDED: &[(&str, bool)] = &[
+        ("-v", true),
+        ("--long", true),
+        ("-1", true),
+        ("x", false),
+        ("/etc", false),
+        ("--out=f", false),
+        ("-", false),
+        ("$(id)", false),
+        ("`id`", false),
+    ];
+    /// How the added words are joined on: only a space keeps one command.
+    const JOINS: &[(&str, bool)] = &[
+        (" ", true),
+        ("; ", false),
+        (" && ", false),
+        (" | ", false),
+        ("\n", false),
+    ];
+
+    proptest! {
+        /// A rule covers exactly what its offer says: the command it names,
+        /// and — only when it says so — that command with more options.
+        #[test]
+        fn a_rule_covers_what_its_offer_says(
+            program in prop::sample::select(PROGRAMS),
+            arguments in prop::collection::vec(prop::sample::select(ARGUMENTS), 0..3),
+            added in prop::collection::vec(prop::sample::select(ADDED), 0..3),
+            join in prop::sample::select(JOINS),
+        ) {
+            let base = std::iter::once(program).chain(arguments).collect::<Vec<_>>().join(" ");
+            let scope = derive(&shell(&base));
+            let (named, more_options) = claim(&scope);
+            prop_assert_eq!(&named, &base, "the offer names the command itself");
+            let later = if added.is_empty() {
+                base.clone()
+            } else {
+                let words: Vec<&str> = added.iter().map(|(word, _)| *word).collect();
+                format!("{base}{}{}", join.0, words.join(" "))
+            };
+            let said = later == base || (more_options && join.1 && added.iter().all(|(_, option)| *option));
+            prop_assert_eq!(covers(&scope, &shell(&later)), said, "{} for a rule on {}", later, base);
+        }
+    }
 }

@@ -97,9 +97,18 @@ fn text_from(chat: &ConversationKey, user: &str, id: &str, text: &str, reply_to:
 /// What the desk answers `inbound` with.
 fn said(desk: &Approvals, inbound: &Inbound) -> String {
     match desk.answer(inbound, parse(inbound).expect("for the desk")).unwrap() {
-        Handled::Answered { replies, .. } => replies.into_iter().map(|(_, text)| text).collect::<Vec<_>>().join("\n"),
+        Handled::Answered { replies, .. } => replies
+            .iter()
+            .map(|(_, text)| shown(text))
+            .collect::<Vec<_>>()
+            .join("\n"),
         Handled::NotAnAnswer => panic!("not an answer"),
     }
+}
+
+/// Markdown `text` as a person reads it.
+fn shown(text: &str) -> String {
+    passepartout_gateway::markup::render(text, passepartout_gateway::markup::Flavor::SPELLED).text
 }
 
 fn status(desk: &Approvals, approval: &Approval) -> Status {
@@ -117,8 +126,8 @@ async fn always_approves_and_makes_a_rule_for_this_conversation_only() {
     let chat = conversation("telegram", "100");
     let approval = pending(&desk, &chat, shell("git status"));
     assert!(
-        desk.prompt_text(&approval)
-            .contains("Always allow `git status` (also with other options) here? Reply always"),
+        shown(&desk.prompt_text(&approval))
+            .contains("to also let git status and the same command with more options run here without asking"),
         "the prompt shows the rule before anyone answers: {}",
         desk.prompt_text(&approval)
     );
@@ -134,8 +143,8 @@ async fn always_approves_and_makes_a_rule_for_this_conversation_only() {
     let rule = store.standing_rule_of(&approval.token).unwrap().expect("a rule");
     assert!(
         told.ends_with(&format!(
-            "From now on `git status` (also with other options) runs without asking in telegram:100, \
-             until 2023-11-16 22:13 UTC (standing rule {}; /rules lists them).",
+            "Standing rule {} lets git status and the same command with more options run without asking \
+             in telegram:100 until 2023-11-16 22:13 UTC (/rules lists them).",
             rule.id
         )),
         "{told}"
@@ -206,7 +215,7 @@ async fn a_rule_covers_nothing_once_it_expires() {
         desk.standing().covering(&chat, &shell("uptime")).is_some(),
         "still within two days"
     );
-    assert!(said(&desk, &text_from(&chat, "5", "l1", "/rules", None)).contains("`uptime`"));
+    assert!(said(&desk, &text_from(&chat, "5", "l1", "/rules", None)).contains(": uptime and the same"));
     tokio::time::advance(Duration::from_secs(1)).await;
     assert!(
         desk.standing().covering(&chat, &shell("uptime")).is_none(),
@@ -226,7 +235,7 @@ fn say_always(desk: &Approvals, chat: &ConversationKey, approval: &Approval, id:
         desk,
         &text_from(chat, "42", id, &format!("always {}", approval.token.as_str()), None),
     );
-    assert!(told.contains("From now on"), "{told}");
+    assert!(told.contains("Standing rule "), "{told}");
     told
 }
 
@@ -277,7 +286,9 @@ async fn only_an_approver_here_revokes_and_a_revoked_rule_covers_nothing() {
 
     let listed = said(&desk, &text_from(&chat, "43", "l1", "/rules", None));
     assert!(
-        listed.contains(&format!("\n{id}: `df -h` (also with other options), until ")),
+        listed.contains(&format!(
+            "\n• {id}: df -h and the same command with more options; until "
+        )),
         "{listed}"
     );
     assert_eq!(
@@ -295,7 +306,7 @@ async fn only_an_approver_here_revokes_and_a_revoked_rule_covers_nothing() {
     assert_eq!(
         revoked,
         format!(
-            "Revoked standing rule {id}: `df -h` (also with other options) asks for approval again in telegram:100."
+            "Revoked standing rule {id}: df -h and the same command with more options asks for approval again in telegram:100."
         )
     );
     assert!(desk.standing().covering(&chat, &shell("df -h")).is_none());
@@ -380,14 +391,14 @@ async fn the_local_user_makes_lists_and_revokes_rules() {
     assert!(
         decision
             .message
-            .contains("From now on `echo hi; ls` (this exact command) runs without asking in telegram:100"),
+            .contains("lets `echo hi; ls` exactly as written run without asking in `telegram:100`"),
         "{decision:?}"
     );
     assert_eq!(owed.unwrap().conversation, chat);
     let listing = desk.rules_listing().unwrap();
     let rule = &listing["rules"][0];
     assert_eq!(rule["conversation"], "telegram:100");
-    assert_eq!(rule["covers"], "`echo hi; ls` (this exact command)");
+    assert_eq!(rule["covers"], "echo hi; ls exactly as written");
     assert_eq!(rule["by"], "socket:1000");
     let id = rule["id"].as_u64().unwrap();
     assert!(desk.standing().covering(&chat, &shell("echo hi; ls")).is_some());
@@ -402,7 +413,7 @@ async fn the_local_user_makes_lists_and_revokes_rules() {
     // Deny --always makes nothing.
     let denied = pending(&desk, &chat, shell("ls"));
     let (decision, _) = desk.decide_local(denied.token.as_str(), false, true, me).unwrap();
-    assert!(decision.message.starts_with("Denied"), "{decision:?}");
+    assert!(shown(&decision.message).starts_with("Denied"), "{decision:?}");
     assert!(store.standing_rules().unwrap().is_empty());
 }
 
@@ -442,7 +453,7 @@ async fn a_queue_is_decided_one_approval_at_a_time() {
     assert!(
         approved.decisions[0]
             .message
-            .starts_with(&format!("Approved {}", a.token.as_str()))
+            .starts_with(&format!("**Approved** `{}`", a.token.as_str()))
     );
     assert_eq!(owed.iter().map(|o| &o.token).collect::<Vec<_>>(), [&a.token]);
     assert_eq!(

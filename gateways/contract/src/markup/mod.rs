@@ -10,9 +10,11 @@
 //! the UTF-16 code units both Telegram and Signal count in.
 //!
 //! The pieces: `styled` (the neutral form), `render` (CommonMark through
-//! `pulldown-cmark`), `writer` (layout of the plain text), [`split`] and
-//! [`utf16`].
+//! `pulldown-cmark`), `writer` (layout of the plain text), [`split`],
+//! [`utf16`], and [`literal`]: values (a command, a name, a person's words)
+//! put into Markdown so that they render as themselves.
 
+pub mod literal;
 #[cfg(test)]
 mod props;
 mod render;
@@ -23,6 +25,7 @@ mod styled;
 pub mod utf16;
 mod writer;
 
+pub use literal::{code, code_block, escape};
 pub use render::{Flavor, render};
 pub use split::{Unit, split};
 pub use styled::{Span, Style, Styled};

@@ -2,12 +2,19 @@
 //! what the `/status` chat command answers — one rendering of the same facts.
 //! [`StatusSources`] gathers the document from the parts the daemon built,
 //! each handed to it directly; it also answers the chat's `/loops`, as
-//! `passepartout loops` does.
+//! `passepartout loops` does. A chat's `/status` gets the short
+//! [`summary`] instead of the aligned table, which only a terminal shows
+//! well (in a code block there, so its columns stay aligned).
+
+mod summary;
+
+pub use summary::summary;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use passepartout_gateway::{Health, Listen};
+use passepartout_gateway::markup::code_block;
+use passepartout_gateway::{Health, Listen, Surface};
 use serde_json::{Value, json};
 
 use crate::approvals::Approvals;
@@ -98,7 +105,7 @@ impl StatusSources {
         })
     }
 
-    /// The `/status` chat command's answer: the same text as `passepartout status`.
+    /// The text `passepartout status` prints.
     pub fn text(&self) -> String {
         render(&self.document())
     }
@@ -155,10 +162,11 @@ impl StatusSources {
 }
 
 impl Views for StatusSources {
-    fn show(&self, view: View) -> String {
+    fn show(&self, view: View, surface: Surface) -> String {
         match view {
-            View::Status => self.text(),
-            View::Loops => self.loops_text(),
+            View::Status if surface.terminal => code_block(&self.text()),
+            View::Status => summary::summary(&self.document()),
+            View::Loops => code_block(&self.loops_text()),
             // Rendered by the conversation's worker, which knows which one asks.
             View::Usage | View::Stopped => String::new(),
         }
