@@ -4,16 +4,20 @@
 //! the person then talks, a revocation holds at once, wrong codes are
 //! refused alike, codes never reach the logs, and a code waiting and the
 //! paired survive a restart. The owner is told who asks, by name, and the
-//! person when they are let in, each once.
+//! person when they are let in, each once. The owner's commands run as a
+//! person types them: `passepartout pair list|approve` and `passepartout
+//! access [revoke]`, through the binary, with their output and exit codes.
 
 use crate::support;
 
-use passepartout_socket::{AccessAnswer, AccessRequest, Client};
+use std::path::PathBuf;
+
 use support::fake_llm::FakeLlm;
 use support::fake_telegram::{FakeTelegram, Sent};
 use support::gateway_daemons::with_telegram;
 use support::harness::{TestDaemon, WAIT, texts_of};
 use support::logs::LogCapture;
+use support::process::run_cli;
 
 const TOKEN: &str = "123456:test-token-never-logged";
 const OWNER: i64 = 42;
@@ -29,7 +33,37 @@ struct Setup {
     telegram: FakeTelegram,
     daemon: TestDaemon,
     llm: FakeLlm,
+    /// A configuration the CLI reads to reach the daemon's socket.
+    cli_config: PathBuf,
     _token_dir: tempfile::TempDir,
+}
+
+/// How a `passepartout` command ended: its exit code, and what it printed.
+#[derive(Debug)]
+struct Ran {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+}
+
+/// The CLI's exit codes: refused by the daemon, and no daemon to ask.
+const REFUSED: Option<i32> = Some(1);
+const UNREACHABLE: Option<i32> = Some(3);
+
+impl Ran {
+    /// What a command that succeeded printed.
+    fn done(&self) -> &str {
+        assert_eq!(self.code, Some(0), "{self:?}");
+        assert!(self.stderr.is_empty(), "{self:?}");
+        &self.stdout
+    }
+
+    /// What a command that ended with `code` said on stderr.
+    fn failed(&self, code: Option<i32>) -> &str {
+        assert_eq!(self.code, code, "{self:?}");
+        assert!(self.stdout.is_empty(), "{self:?}");
+        &self.stderr
+    }
 }
 
 async fn start() -> Setup {
@@ -40,10 +74,22 @@ async fn start() -> Setup {
         config.telegram.approvers = Some(vec![OWNER]);
     })
     .await;
+    let cli_config = daemon.dir.path().join("cli.toml");
+    std::fs::write(
+        &cli_config,
+        format!(
+            "data_dir = {data:?}\n\
+             [[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"fake-model\"\n",
+            data = daemon.config.data_dir.display().to_string(),
+            url = llm.base_url(),
+        ),
+    )
+    .unwrap();
     Setup {
         telegram,
         daemon,
         llm,
+        cli_config,
         _token_dir: token_dir,
     }
 }
@@ -66,12 +112,14 @@ impl Setup {
         self.telegram.wait_for_sent_to(chat, n, WAIT).await[n - 1].clone()
     }
 
-    async fn ask(&self, request: AccessRequest) -> AccessAnswer {
-        let mut client: Client = self.daemon.client("admin").await;
-        tokio::time::timeout(WAIT, client.access(request))
-            .await
-            .expect("answered in time")
-            .expect("answered")
+    /// Runs `passepartout ARGS` against the daemon, as the owner types it.
+    async fn cli(&self, args: &[&str]) -> Ran {
+        let output = run_cli(&self.cli_config, args).await;
+        Ran {
+            code: output.status.code(),
+            stdout: String::from_utf8(output.stdout).unwrap(),
+            stderr: String::from_utf8(output.stderr).unwrap(),
+        }
     }
 
     /// Waits until the model was asked `n` times; the user texts of the last request.
@@ -88,13 +136,6 @@ fn code_in(sent: &Sent) -> String {
         .find(|w| w.len() == 8 && w.chars().all(|c| passepartout_gateway::TOKEN_ALPHABET.contains(c)))
         .unwrap_or_else(|| panic!("no code in {:?}", sent.text))
         .to_owned()
-}
-
-fn approve(code: &str, approver: bool) -> AccessRequest {
-    AccessRequest::Approve {
-        code: code.to_owned(),
-        approver,
-    }
 }
 
 #[tokio::test]
@@ -125,22 +166,23 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
     );
     assert!(setup.sent_to(TALKER).is_empty(), "only approvers are told of a request");
 
-    let waiting = setup.ask(AccessRequest::Waiting).await;
-    assert!(waiting.ok && waiting.message.starts_with(STRANGER_SHOWN), "{waiting:?}");
-    assert!(!waiting.message.contains(&code), "the listing never shows a code");
+    let waiting = setup.cli(&["pair", "list"]).await;
+    let waiting = waiting.done();
+    assert!(waiting.starts_with(STRANGER_SHOWN), "{waiting}");
+    assert!(!waiting.contains(&code), "the listing never shows a code");
 
-    let forged = setup.ask(approve("ABCD2345", false)).await;
-    let malformed = setup.ask(approve("nonsense", false)).await;
-    assert!(!forged.ok && !malformed.ok);
-    assert_eq!(forged.message, malformed.message, "every wrong code reads the same");
-    let approved = setup.ask(approve(&code.to_lowercase(), false)).await;
-    assert!(approved.ok, "{approved:?}");
+    let forged = setup.cli(&["pair", "approve", "ABCD2345"]).await;
+    let malformed = setup.cli(&["pair", "approve", "nonsense"]).await;
+    let refusal = forged.failed(REFUSED);
+    assert!(refusal.starts_with("passepartout: "), "{refusal}");
+    assert_eq!(refusal, malformed.failed(REFUSED), "every wrong code reads the same");
+    let approved = setup.cli(&["pair", "approve", &code.to_lowercase()]).await;
     assert_eq!(
-        approved.message,
-        format!("{STRANGER_SHOWN} is let in; they were told so.")
+        approved.done(),
+        format!("{STRANGER_SHOWN} is let in; they were told so.\n")
     );
-    let again = setup.ask(approve(&code, false)).await;
-    assert_eq!(again.message, forged.message, "a used code is unknown");
+    let again = setup.cli(&["pair", "approve", &code]).await;
+    assert_eq!(again.failed(REFUSED), refusal, "a used code is unknown");
     assert_eq!(
         setup.nth_to(STRANGER, 2).await.text,
         LET_IN,
@@ -156,35 +198,22 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
     );
     setup.nth_to(STRANGER, 3).await;
 
-    let listing = setup.ask(AccessRequest::List).await;
+    let listing = setup.cli(&["access"]).await;
+    let listing = listing.done();
+    assert!(listing.contains("telegram:42  allowed, approver  config"), "{listing}");
     assert!(
-        listing.message.contains("telegram:42  allowed, approver  config"),
-        "{}",
-        listing.message
-    );
-    assert!(
-        listing
-            .message
-            .contains(&format!("{STRANGER_SHOWN}  allowed  paired by socket:")),
-        "{}",
-        listing.message
+        listing.contains(&format!("{STRANGER_SHOWN}  allowed  paired by socket:")),
+        "{listing}"
     );
 
-    let configured = setup
-        .ask(AccessRequest::Revoke {
-            person: "telegram:42".into(),
-        })
-        .await;
+    let configured = setup.cli(&["access", "revoke", "telegram:42"]).await;
+    let configured = configured.failed(REFUSED);
     assert!(
-        !configured.ok,
-        "the configuration's lists are not revoked here: {configured:?}"
+        configured.starts_with("passepartout: "),
+        "the configuration's lists are not revoked here: {configured}"
     );
-    let revoked = setup
-        .ask(AccessRequest::Revoke {
-            person: "telegram:77".into(),
-        })
-        .await;
-    assert!(revoked.ok, "{revoked:?}");
+    let revoked = setup.cli(&["access", "revoke", "telegram:77"]).await;
+    assert!(!revoked.done().is_empty(), "{revoked:?}");
     setup.write(STRANGER, "still there?").await;
     let second = code_in(&setup.nth_to(STRANGER, 4).await);
     assert_ne!(second, code, "refused at once, and offered a new code");
@@ -255,13 +284,11 @@ async fn a_code_sent_before_a_restart_is_paired_after_it_and_the_pairing_survive
     assert!(setup.llm.requests().is_empty(), "a /pair never reaches the model");
 
     setup.daemon.restart(Vec::new()).await;
-    let listing = setup.ask(AccessRequest::List).await;
+    let listing = setup.cli(&["access"]).await;
+    let listing = listing.done();
     assert!(
-        listing
-            .message
-            .contains(&format!("{STRANGER_SHOWN}  allowed, approver  paired by {OWNER_SHOWN}")),
-        "{}",
-        listing.message
+        listing.contains(&format!("{STRANGER_SHOWN}  allowed, approver  paired by {OWNER_SHOWN}")),
+        "{listing}"
     );
     setup.write(STRANGER, "after the restart").await;
     assert_eq!(setup.model_saw(1).await, vec!["after the restart".to_owned()]);
@@ -274,4 +301,49 @@ async fn a_code_sent_before_a_restart_is_paired_after_it_and_the_pairing_survive
         1,
         "told once, across the restart"
     );
+}
+
+#[tokio::test]
+async fn the_cli_makes_an_approver_and_says_so_when_no_daemon_answers() {
+    let mut setup = start().await;
+    assert_eq!(setup.cli(&["pair", "list"]).await.done(), "no pairing codes waiting\n");
+    setup.write(STRANGER, "hello").await;
+    let code = code_in(&setup.nth_to(STRANGER, 1).await);
+
+    let approved = setup.cli(&["pair", "approve", &code, "--approver"]).await;
+    assert_eq!(
+        approved.done(),
+        format!("{STRANGER_SHOWN} is let in, as an approver; they were told so.\n")
+    );
+    assert_eq!(
+        setup.nth_to(STRANGER, 2).await.text,
+        "You are let in: you can talk to this assistant now, and approve its actions."
+    );
+    assert_eq!(
+        setup.cli(&["pair", "list"]).await.done(),
+        "no pairing codes waiting\n",
+        "the code is used up"
+    );
+    let listing = setup.cli(&["access"]).await;
+    assert!(
+        listing
+            .done()
+            .contains(&format!("{STRANGER_SHOWN}  allowed, approver  paired by socket:")),
+        "{listing:?}"
+    );
+
+    setup.daemon.stop().await;
+    for args in [
+        &["pair", "list"][..],
+        &["pair", "approve", &code],
+        &["access"],
+        &["access", "revoke", "telegram:77"],
+    ] {
+        let ran = setup.cli(args).await;
+        let said = ran.failed(UNREACHABLE);
+        assert!(
+            said.starts_with("passepartout: the passepartout daemon is not running"),
+            "{args:?}: {said}"
+        );
+    }
 }

@@ -87,6 +87,10 @@ pub(super) struct Drafter {
     seq: u64,
     in_reply_to: MessageId,
     pieces: mpsc::UnboundedReceiver<Piece>,
+    /// When the drafter started: each showing is logged with its time
+    /// since, so the pace can be checked where it is kept, not where the
+    /// platform happens to receive the showings.
+    began: Instant,
 }
 
 /// What the draft shows and what it will show next.
@@ -125,6 +129,7 @@ impl Drafter {
             seq,
             in_reply_to,
             pieces,
+            began: Instant::now(),
         };
         (drafter, Arc::new(DraftSink(sender)))
     }
@@ -195,7 +200,10 @@ impl Drafter {
     /// Shows the text so far; `false` when the gateway will not show drafts
     /// here at all, so the turn stops trying.
     async fn show(&self, shown: &mut Shown) -> bool {
-        shown.last_shown = Some(Instant::now());
+        let now = Instant::now();
+        shown.last_shown = Some(now);
+        let at_ms = u64::try_from(now.duration_since(self.began).as_millis()).unwrap_or(u64::MAX);
+        tracing::debug!(conversation = %self.conversation, at_ms, "showing the draft");
         // Before the showing: a stop can come in its middle, when the
         // person may have seen it already.
         self.shown_text.showed(&shown.text, shown.showing);

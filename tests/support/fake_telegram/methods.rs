@@ -71,7 +71,13 @@ pub(super) async fn handle(
         Some(FakeFailure::NotJson) => return not_json_response(),
         Some(FakeFailure::Hang) => std::future::pending().await,
         Some(failure) => Err(failure.into()),
-        None if method == "getupdates" => get_updates(&shared, &params, generation).await,
+        None if method == "getupdates" => {
+            let answer = get_updates(&shared, &params, generation).await;
+            // Counted when answered: a poll the client gave up on is
+            // answered later, if ever.
+            shared.lock().polls_answered += 1;
+            answer
+        }
         None if matches!(method.as_str(), "senddocument" | "sendphoto") => {
             send_file(&mut shared.lock(), &method, &params, files)
         }

@@ -153,6 +153,8 @@ struct Recorded {
     confirmed: i64,
     /// Bumped by every getUpdates; an older waiting poll then ends with 409.
     poll_generation: u64,
+    /// getUpdates calls answered (a failure set for one aside).
+    polls_answered: usize,
     webhook: Option<String>,
     /// Every message seen or sent, by (chat id, message id).
     messages: HashMap<(i64, i64), Value>,
@@ -248,6 +250,7 @@ impl FakeTelegram {
                 pending: VecDeque::new(),
                 confirmed: 0,
                 poll_generation: 0,
+                polls_answered: 0,
                 webhook: None,
                 messages: HashMap::new(),
                 chats: HashMap::new(),
@@ -543,6 +546,13 @@ impl FakeTelegram {
         let what = format!("update {id} confirmed");
         self.wait_until(&what, timeout, |state| (state.confirmed > id).then_some(()))
             .await
+    }
+
+    /// How many getUpdates calls were answered, a failure set with
+    /// [`FakeTelegram::fail_next`] aside: a poll the client gave up on
+    /// before its answer is not counted.
+    pub fn polls_answered(&self) -> usize {
+        self.lock().polls_answered
     }
 
     /// Updates queued and not yet confirmed.
