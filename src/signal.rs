@@ -13,6 +13,9 @@ pub struct Origin {
     pub conversation: ConversationKey,
     pub sender: UserId,
     pub message_id: MessageId,
+    /// What the sender's platform calls them, to show them by (never to
+    /// decide by): empty for the daemon's own turns (loops, settlements).
+    pub sender_names: crate::store::Names,
 }
 
 /// One step of a turn.

@@ -122,6 +122,13 @@ async fn an_approval_decided_from_the_cli_edits_its_prompt_in_the_chat() {
     let mut cli = Client::connect(setup.daemon.config.socket_path(), None)
         .await
         .expect("connect");
+    // The listing names who asked as their platform gives them, then the id.
+    let listing: Value = cli.approvals(false).await.expect("approvals");
+    assert_eq!(
+        listing["approvals"][0]["requester_shown"],
+        format!("User{OWNER} @user{OWNER} (telegram:{OWNER})"),
+        "{listing}"
+    );
     let answer: Value = cli.decide(&token_of(&prompt), false).await.expect("decide");
     assert_eq!(answer["decided"], true, "{answer}");
     let edited = setup.edited(1, "Denied from the terminal; it did not run.").await;

@@ -103,6 +103,7 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
                 conversation,
                 sender: by,
                 message_id: MessageId::new("tools").expect("a valid message id"),
+                sender_names: Default::default(),
             };
             let lines = (admin.tools)().lines(&origin);
             let _ = reply.send(AdminReply::Tools(serde_json::to_value(lines).unwrap_or_default()));

@@ -4,7 +4,7 @@
 //! local user (of the gateway whose every user approves, in the policy) is
 //! an approver of every approval, from anywhere.
 
-use passepartout_gateway::markup::{code, escape};
+use passepartout_gateway::markup::code;
 use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
 use serde_json::{Value, json};
 
@@ -52,7 +52,7 @@ impl Approvals {
                     "• {}: {} (asked by {} {} ago; {} left)",
                     code(a.token.as_str()),
                     code(&a.action()),
-                    escape(a.requester.as_str()),
+                    requester_shown(a),
                     short_span(now.saturating_sub(a.created_ms)),
                     short_span(a.expires_ms.saturating_sub(now)),
                 )
@@ -85,6 +85,7 @@ impl Approvals {
             "votes": approval.votes,
             "conversation": approval.conversation.to_string(),
             "requester": approval.requester.as_str(),
+            "requester_shown": requester_shown(approval),
             "created_ms": approval.created_ms,
             "expires_ms": approval.expires_ms,
             "expires_in_s": approval.expires_ms.saturating_sub(self.clock.now_ms()) / 1000,
@@ -152,4 +153,14 @@ fn short_span(ms: u64) -> String {
     } else {
         format!("{seconds} s")
     }
+}
+
+/// Who asked for `approval`, as people read them: their name and username
+/// when their platform gave them, then the id.
+fn requester_shown(approval: &Approval) -> String {
+    crate::people::named(
+        &approval.conversation.gateway,
+        &approval.requester,
+        &approval.requester_names,
+    )
 }

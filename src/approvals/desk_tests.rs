@@ -49,6 +49,7 @@ fn pending(desk: &Approvals, chat: &ConversationKey) -> Approval {
         conversation: chat.clone(),
         sender: UserId::new("5").unwrap(),
         message_id: MessageId::new("ask").unwrap(),
+        sender_names: Default::default(),
     };
     let call = ProposedCall {
         tool: "shell".into(),

@@ -176,6 +176,7 @@ impl Approvals {
             token: requested.token,
             conversation: origin.conversation.clone(),
             requester: origin.sender.clone(),
+            requester_names: origin.sender_names.clone(),
             message_id: origin.message_id.clone(),
             call: requested.call,
             skill: requested.skill,

@@ -42,6 +42,7 @@ fn shown(gateway: &str, call: ProposedCall, reason: &str) -> (String, Approval) 
         conversation: ConversationKey::new(GatewayId::new(gateway).unwrap(), ChatId::new("1").unwrap()),
         sender: UserId::new("5").unwrap(),
         message_id: MessageId::new("m").unwrap(),
+        sender_names: Default::default(),
     };
     let approval = desk.request(&origin, Requested::new(call, "approval_policy".into(), reason.into()));
     let flavor = if gateway == "telegram" {

@@ -182,7 +182,10 @@ pub fn render(listing: &Value, all: bool) -> String {
             text("token"),
             text("action"),
             text("conversation"),
-            text("requester"),
+            // A daemon from before names gives only the id.
+            approval["requester_shown"]
+                .as_str()
+                .map_or_else(|| text("requester"), str::to_owned),
         ));
         if let Some(votes) = approval["votes"].as_str() {
             out.push_str(&format!("    models: {votes}\n"));

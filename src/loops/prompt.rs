@@ -48,6 +48,7 @@ impl LoopPrompt {
                 conversation: self.conversation.clone(),
                 sender: LoopPrompt::sender(&self.name),
                 message_id,
+                sender_names: Default::default(),
             },
             text: self.text(),
             preferred_model: self.supervisor.as_ref().map(|s| s.model.clone()),

@@ -102,6 +102,7 @@ fn pending(desk: &Approvals, conversation: &ConversationKey, call: ProposedCall)
         conversation: conversation.clone(),
         sender: UserId::new("5").unwrap(),
         message_id: MessageId::new("ask").unwrap(),
+        sender_names: Default::default(),
     };
     let requested = Requested::new(call, "approval_policy".into(), format!("it is {MARKED}"))
         .with_votes(Some(format!("2 of 3 models agree; {MARKED} disagrees")));

@@ -35,6 +35,7 @@ fn signal() -> Signal {
             conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("c").unwrap()),
             sender: UserId::new("1").unwrap(),
             message_id: MessageId::new("m").unwrap(),
+            sender_names: Default::default(),
         },
         depth: 3,
         body: SignalBody::Message(Message { text: "hi".into() }),

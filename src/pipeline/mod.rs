@@ -241,6 +241,7 @@ impl Pipeline {
                     conversation: inbound.conversation.clone(),
                     sender: inbound.sender.id.clone(),
                     message_id: inbound.message_id.clone(),
+                    sender_names: Default::default(),
                 };
                 return TurnOutput::notice(tool_list::render(&self.tool_list().lines(&origin)));
             }
@@ -352,6 +353,7 @@ impl Pipeline {
                         conversation: approval.conversation.clone(),
                         sender: approval.requester.clone(),
                         message_id: turn,
+                        sender_names: Default::default(),
                     },
                     depth: 0,
                     body: SignalBody::Message(crate::signal::Message { text: note.clone() }),

@@ -61,6 +61,7 @@ pub fn ordinary(inbound: &Inbound) -> Perception {
         conversation: inbound.conversation.clone(),
         sender: inbound.sender.id.clone(),
         message_id: inbound.message_id.clone(),
+        sender_names: crate::store::Names::of(&inbound.sender),
     };
     let body = match &inbound.body {
         InboundBody::Text { text } => {

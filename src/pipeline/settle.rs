@@ -121,6 +121,7 @@ async fn run(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession, b
         conversation: approval.conversation.clone(),
         sender: approval.requester.clone(),
         message_id: approval.message_id.clone(),
+        sender_names: approval.requester_names.clone(),
     };
     let audit = ran(
         &origin,

@@ -271,6 +271,7 @@ pub(crate) mod tests {
             conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new(chat).unwrap()),
             sender: UserId::new("1").unwrap(),
             message_id: MessageId::new("m").unwrap(),
+            sender_names: Default::default(),
         }
     }
 

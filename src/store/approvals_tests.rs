@@ -13,6 +13,7 @@ fn approval(token: &str) -> Approval {
         token: ApprovalToken::new(token).unwrap(),
         conversation: conversation("c"),
         requester: UserId::new("1").unwrap(),
+        requester_names: Default::default(),
         message_id: MessageId::new("m").unwrap(),
         call: ProposedCall {
             tool: "shell".into(),

@@ -30,6 +30,7 @@ fn pending(store: &Store, token: &str) -> ApprovalToken {
         token: ApprovalToken::new(token).unwrap(),
         conversation: conversation("c"),
         requester: UserId::new("1").unwrap(),
+        requester_names: Default::default(),
         message_id: MessageId::new("m").unwrap(),
         call: ProposedCall {
             tool: "shell".into(),

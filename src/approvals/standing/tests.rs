@@ -69,6 +69,7 @@ fn pending(desk: &Approvals, chat: &ConversationKey, call: ProposedCall) -> Appr
         conversation: chat.clone(),
         sender: UserId::new("5").unwrap(),
         message_id: MessageId::new("ask").unwrap(),
+        sender_names: Default::default(),
     };
     let approval = desk.request(&origin, Requested::new(call, "approval_policy".into(), "asks".into()));
     let commit = TurnCommit {

@@ -18,6 +18,9 @@ pub struct Approval {
     pub conversation: ConversationKey,
     /// Who sent the message whose turn proposed it.
     pub requester: UserId,
+    /// What the requester's platform calls them, to show them by.
+    #[serde(default, skip_serializing_if = "Names::is_empty")]
+    pub requester_names: Names,
     /// That message.
     pub message_id: MessageId,
     /// The exact call that runs once approved.

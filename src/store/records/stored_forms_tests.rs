@@ -28,6 +28,7 @@ fn decided_approval() -> Approval {
         token: ApprovalToken::new("ABCDEF").unwrap(),
         conversation: conversation(),
         requester: UserId::new("u1").unwrap(),
+        requester_names: Default::default(),
         message_id: MessageId::new("m1").unwrap(),
         call: ProposedCall {
             tool: "shell".into(),
