@@ -159,7 +159,7 @@ async fn a_stranger_gets_one_code_the_cli_approves_it_and_then_they_talk_until_r
     let asks = setup.nth_to(OWNER, 1).await;
     assert!(
         asks.text.starts_with(&format!(
-            "{STRANGER_SHOWN} asks to be let in. To let them in, send `/pair approve {code}` here"
+            "{STRANGER_SHOWN} asks to be let in. To let them in, send /pair approve {code} here"
         )),
         "the owner is told who asks, by name: {}",
         asks.text

@@ -216,9 +216,8 @@ impl Pairing {
             " Its owner has been told you ask; you will get a message here when you are let in."
         };
         let text = format!(
-            "This assistant is private. To be let in, ask its owner to approve your pairing code {code} \
-             (with `passepartout pair approve {code}`, or `/pair approve {code}` in their chat). It is valid for \
-             {minutes} minutes.{told_them}",
+            "This assistant is private. To be let in, ask its owner to approve your pairing code `{code}`. \
+             It is valid for {minutes} minutes.{told_them}",
             code = code.as_str()
         );
         Some(Offer::Send {

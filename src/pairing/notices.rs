@@ -55,9 +55,9 @@ pub(super) fn request(owners: &[UserId], pending: &PendingPairing, code: &str, m
     let gateway = &pending.conversation.gateway;
     let who = named(gateway, &pending.user, &pending.names);
     let text = format!(
-        "{who} asks to be let in. To let them in, send `/pair approve {code}` here, or run \
-         `passepartout pair approve {code}` (add `approver` to let them approve actions too). \
-         The code is valid for {minutes} minutes; if nobody approves it, they stay out."
+        "{who} asks to be let in. To let them in, send `/pair approve {code}` here (add `approver` \
+         to let them approve actions too). The code is valid for {minutes} minutes; if nobody \
+         approves it, they stay out."
     );
     owners
         .iter()
