@@ -459,10 +459,7 @@ async fn send_waits_for_an_approval_as_long_as_it_stays_open() {
     let llm = FakeLlm::start().await;
     llm.set_responder(support::approvals::model);
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &llm.base_url());
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text += "[tools]\nrequire_approval = [\"shell\"]\n";
-    std::fs::write(&config, text).unwrap();
+    let config = support::process::write_config_asking_for_shell(dir.path(), &llm.base_url());
     let daemon = Running::start(&config).await;
 
     // Without --timeout-s, send waits for the approval as long as it stays open.

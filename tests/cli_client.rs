@@ -25,11 +25,9 @@ fn stderr(output: &Output) -> String {
 /// A daemon whose shell tool needs approval, on a file that is then broken
 /// by a typo (an unknown key and a wrong value) while the daemon runs on.
 async fn daemon_then_typo(dir: &Path, llm: &FakeLlm) -> (std::path::PathBuf, Running) {
-    let config = write_config(dir, &llm.base_url());
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text += "[tools]\nrequire_approval = [\"shell\"]\n";
-    std::fs::write(&config, &text).unwrap();
+    let config = support::process::write_config_asking_for_shell(dir, &llm.base_url());
     let daemon = Running::start(&config).await;
+    let mut text = std::fs::read_to_string(&config).unwrap();
     text += "[pipeline_typo]\nmax_depth = 3\n[approvals]\nexpire_after_s = \"soon\"\n";
     std::fs::write(&config, text).unwrap();
     (config, daemon)
@@ -225,10 +223,7 @@ async fn send_timeout_bounds_the_wait_for_an_approval() {
     let llm = FakeLlm::start().await;
     llm.set_responder(support::approvals::model);
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &llm.base_url());
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text += "[tools]\nrequire_approval = [\"shell\"]\n";
-    std::fs::write(&config, text).unwrap();
+    let config = support::process::write_config_asking_for_shell(dir.path(), &llm.base_url());
     let daemon = Running::start(&config).await;
 
     // Bounded by `run_cli`'s own limit: the approval (900 s) does not extend it.

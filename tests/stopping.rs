@@ -14,7 +14,6 @@ use passepartout::config::StoreConfig;
 use passepartout::store::Store;
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, InboundBody, MessageId, ReplyKind};
 use passepartout_socket::ServerFrame;
-use serde_json::Value;
 use support::fake_llm::{FakeLlm, Script, Streamed, last_user_text};
 use support::fake_signal::{FakeSignal, text_envelope};
 use support::fake_telegram::{FakeFailure, FakeTelegram};
@@ -46,31 +45,6 @@ fn asked_endless(llm: &FakeLlm) -> usize {
         .iter()
         .filter(|request| last_user_text(request) == ENDLESS)
         .count()
-}
-
-/// Waits until the bot's messages in the owner's chat pass `check`.
-async fn chat_settles(
-    telegram: &FakeTelegram,
-    check: impl Fn(&[(i64, String, Value)]) -> bool,
-) -> Vec<(i64, String, Value)> {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let messages = telegram.bot_messages(OWNER);
-        if check(&messages) {
-            return messages;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the chat did not settle within {WAIT:?}: {messages:#?}"
-        );
-        // Each Bot API call is a step; wait for the next one.
-        let calls = telegram.calls("sendMessage").len() + telegram.calls("deleteMessage").len();
-        let _ = tokio::time::timeout(
-            Duration::from_millis(200),
-            telegram.wait_for_calls("sendMessage", calls + 1, WAIT),
-        )
-        .await;
-    }
 }
 
 /// The messages saying a turn was stopped that Telegram was asked to send.
@@ -106,11 +80,12 @@ async fn on_telegram_a_stopped_draft_is_deleted_once_even_when_that_waits_for_a_
     );
 
     daemon.restart(Vec::new()).await;
-    let messages = chat_settles(&telegram, |messages| {
-        messages.iter().all(|(id, _, _)| *id != draft.message_id)
-            && messages.iter().any(|(_, text, _)| text.starts_with("Stopped."))
-    })
-    .await;
+    let messages = telegram
+        .chat_settles(OWNER, WAIT, |messages| {
+            messages.iter().all(|(id, _, _)| *id != draft.message_id)
+                && messages.iter().any(|(_, text, _)| text.starts_with("Stopped."))
+        })
+        .await;
     assert_eq!(messages.len(), 1, "only the answer to /stop: {messages:#?}");
     let deletions = telegram.calls("deleteMessage");
     assert_eq!(deletions.len(), 3, "refused twice, then done once: {deletions:#?}");
@@ -174,11 +149,12 @@ async fn a_turn_stopped_just_before_a_crash_is_not_run_again_and_its_draft_goes(
     drop(store);
 
     let daemon = Running::start(&config).await;
-    let messages = chat_settles(&telegram, |messages| {
-        messages.iter().all(|(id, _, _)| *id != draft.message_id)
-            && messages.iter().any(|(_, text, _)| text.starts_with("Stopped."))
-    })
-    .await;
+    let messages = telegram
+        .chat_settles(OWNER, WAIT, |messages| {
+            messages.iter().all(|(id, _, _)| *id != draft.message_id)
+                && messages.iter().any(|(_, text, _)| text.starts_with("Stopped."))
+        })
+        .await;
     assert_eq!(messages.len(), 1, "only the answer to /stop: {messages:#?}");
     assert!(
         messages[0].1.starts_with("Stopped. Nothing of that turn was kept"),

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use passepartout_gateway::ReplyKind;
 use passepartout_socket::{Client, ServerFrame};
-use serde_json::Value;
 use support::fake_llm::{FakeLlm, Script, StreamEnd, Streamed, last_user_text};
 use support::fake_telegram::FakeTelegram;
 use support::gateway_daemons::with_telegram;
@@ -30,31 +29,6 @@ fn reply_of(words: usize) -> String {
 /// The model writes `text` a word every `gap`.
 fn slowly(text: &str, gap: Duration) -> Script {
     Script::Stream(Streamed::words(text).spaced(gap))
-}
-
-/// Waits until `check` finds what it looks for in the chat's messages.
-async fn chat_settles(
-    telegram: &FakeTelegram,
-    check: impl Fn(&[(i64, String, Value)]) -> bool,
-) -> Vec<(i64, String, Value)> {
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let messages = telegram.bot_messages(OWNER);
-        if check(&messages) {
-            return messages;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the chat did not settle within {WAIT:?}: {messages:#?}"
-        );
-        // Each Bot API call is a step; wait for the next.
-        let calls = telegram.calls("editMessageText").len() + telegram.calls("sendMessage").len();
-        let _ = tokio::time::timeout(
-            Duration::from_millis(200),
-            telegram.wait_for_calls("editMessageText", calls + 1, WAIT),
-        )
-        .await;
-    }
 }
 
 /// When the daemon showed the draft, from its own log: the time of each
@@ -88,7 +62,9 @@ async fn a_telegram_draft_is_edited_at_most_once_a_second_and_becomes_the_reply(
     telegram.push_update(telegram.text_message(OWNER, OWNER, "tell me"));
 
     let rendered = text.replace("**", "");
-    let messages = chat_settles(&telegram, |messages| messages.iter().any(|(_, t, _)| *t == rendered)).await;
+    let messages = telegram
+        .chat_settles(OWNER, WAIT, |messages| messages.iter().any(|(_, t, _)| *t == rendered))
+        .await;
     assert_eq!(
         messages.len(),
         1,
@@ -136,13 +112,14 @@ async fn a_long_telegram_draft_continues_in_new_messages_at_the_split_points() {
     let (mut daemon, _token) = with_telegram(&llm, &telegram, TOKEN, OWNER, |_| {}).await;
     telegram.push_update(telegram.text_message(OWNER, OWNER, "long"));
     let last = "Paragraph 69:";
-    let messages = chat_settles(&telegram, |messages| {
-        messages.len() >= 2
-            && messages
-                .iter()
-                .any(|(_, t, _)| t.contains(last) && t.trim_end().ends_with("ipsum"))
-    })
-    .await;
+    let messages = telegram
+        .chat_settles(OWNER, WAIT, |messages| {
+            messages.len() >= 2
+                && messages
+                    .iter()
+                    .any(|(_, t, _)| t.contains(last) && t.trim_end().ends_with("ipsum"))
+        })
+        .await;
     assert_eq!(messages.len(), 2, "two parts, each a draft message: {messages:#?}");
     let joined: String = messages
         .iter()
@@ -176,11 +153,12 @@ async fn a_stopped_turn_leaves_no_draft_behind() {
         .await
         .expect("a draft");
     telegram.push_update(telegram.text_message(OWNER, OWNER, "/stop"));
-    let messages = chat_settles(&telegram, |messages| {
-        messages.iter().all(|(id, _, _)| *id != draft.message_id)
-            && messages.iter().any(|(_, t, _)| t.starts_with("Stopped."))
-    })
-    .await;
+    let messages = telegram
+        .chat_settles(OWNER, WAIT, |messages| {
+            messages.iter().all(|(id, _, _)| *id != draft.message_id)
+                && messages.iter().any(|(_, t, _)| t.starts_with("Stopped."))
+        })
+        .await;
     assert_eq!(messages.len(), 1, "only the answer to /stop: {messages:#?}");
     daemon.stop().await;
 }

@@ -29,6 +29,15 @@ pub fn write_config(dir: &Path, llm_url: &str) -> PathBuf {
     path
 }
 
+/// [`write_config`], with the shell tool held for a person's approval.
+pub fn write_config_asking_for_shell(dir: &Path, llm_url: &str) -> PathBuf {
+    let path = write_config(dir, llm_url);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text += "[tools]\nrequire_approval = [\"shell\"]\n";
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
 /// The socket path a config written by [`write_config`] uses.
 pub fn socket_path(dir: &Path) -> PathBuf {
     dir.join("data").join("passepartout.sock")

@@ -532,6 +532,28 @@ impl FakeTelegram {
         messages
     }
 
+    /// Waits until the bot's messages in `chat_id`, as they stand after a
+    /// call, pass `check` (each call is a step: a message sent, edited or
+    /// deleted), and returns them.
+    ///
+    /// # Panics
+    /// If they do not within `timeout`.
+    pub async fn chat_settles(
+        &self,
+        chat_id: i64,
+        timeout: Duration,
+        check: impl Fn(&[(i64, String, Value)]) -> bool,
+    ) -> Vec<(i64, String, Value)> {
+        let settled = wait_on(&self.shared.called, timeout, || {
+            let messages = self.bot_messages(chat_id);
+            check(&messages).then_some(messages)
+        });
+        settled.await.unwrap_or_else(|| {
+            let messages = self.bot_messages(chat_id);
+            panic!("the chat did not settle within {timeout:?}: {messages:#?}")
+        })
+    }
+
     /// The highest `offset` getUpdates has confirmed (0 if none yet).
     pub fn confirmed_offset(&self) -> i64 {
         self.lock().confirmed
