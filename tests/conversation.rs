@@ -275,7 +275,10 @@ async fn an_unreachable_model_gets_one_clear_sentence() {
     assert_eq!(kind, ReplyKind::Failure);
     assert!(text.contains(&url), "names the endpoint: {text}");
     assert!(text.contains("`passepartout setup"), "says how to choose one: {text}");
-    assert!(!text.contains("config.example.toml"), "no file only the source tree has: {text}");
+    assert!(
+        !text.contains("config.example.toml"),
+        "no file only the source tree has: {text}"
+    );
     daemon.stop().await;
 }
 
