@@ -99,7 +99,9 @@ impl Renderer {
             }
             Event::InlineMath(math) | Event::DisplayMath(math) => self.writer.write(&math),
             Event::FootnoteReference(label) => self.writer.write(&format!("[{label}]")),
-            Event::SoftBreak | Event::HardBreak => self.writer.newline(),
+            // Lazily, so that a span closing right after one ends on its text.
+            Event::SoftBreak => self.writer.request(Break::Line),
+            Event::HardBreak => self.writer.hard_break(),
             Event::Rule => {
                 self.block();
                 self.writer.write(RULE);
@@ -276,17 +278,17 @@ impl Renderer {
     }
 
     /// Ends a link or image: a span over its text, or its URL spelled out
-    /// after it (alone when there is no text, not at all when the text is
-    /// the URL already, as in `<https://…>`).
+    /// after it, on its line (alone when there is no text, not at all when
+    /// the text is the URL already, as in `<https://…>`).
     fn close_link(&mut self) {
         let Some(link) = self.links.pop() else { return };
         let text = self.writer.text_from(link.start);
         let spelled = link.url.strip_prefix("mailto:").unwrap_or(&link.url);
         let (empty, shown) = (text.is_empty(), text == link.url || text == spelled);
         if empty {
-            self.writer.write(&link.url);
+            self.writer.append(&link.url);
         } else if !link.span && !link.url.is_empty() && !shown {
-            self.writer.write(&format!(" ({})", link.url));
+            self.writer.append(&format!(" ({})", link.url));
         }
         if link.span {
             self.writer.span(link.start, Style::Link { url: link.url });

@@ -251,3 +251,28 @@ fn deep_nesting_cannot_make_the_text_grow_past_its_markdown() {
         markdown.len()
     );
 }
+
+#[test]
+fn a_link_text_ending_in_a_line_break_keeps_its_span_inside_the_quote() {
+    // The link's text ends in a soft break, and its paragraph ends right
+    // after it: the link's span must end on its text, inside the quote.
+    let markdown = "> **\r\n[```rust\n](https://example.com/p?q=1)\n\n- ";
+    let (text, spans) = rich(markdown);
+    assert_eq!(text, "**\n```rust\n\n•");
+    let link = Style::Link {
+        url: "https://example.com/p?q=1".into(),
+    };
+    assert_eq!(spans, [s(Style::Blockquote, "**\n```rust"), s(link, "```rust")]);
+    let (text, spans) = shown(markdown, Flavor::SPELLED);
+    assert_eq!(text, "> **\n> ```rust (https://example.com/p?q=1)\n\n•");
+    assert!(spans.is_empty());
+}
+
+#[test]
+fn line_breaks_in_a_paragraph_stay_between_its_lines() {
+    let (text, spans) = rich("one\n*two*\\\n\\\nthree");
+    assert_eq!(text, "one\ntwo\n\nthree", "two hard breaks leave a blank line");
+    assert_eq!(spans, [s(Style::Italic, "two")]);
+    let (text, _) = shown("> [a\n](https://e.com)\n> c", Flavor::SPELLED);
+    assert_eq!(text, "> a (https://e.com)\n> c", "a URL stays beside its text");
+}

@@ -4,9 +4,12 @@
 //! written lazily at the start of each line, and spans opened and closed
 //! around what is written.
 //!
-//! Breaks are written lazily too: a block asks for one when it ends and the
-//! next text pays for it, so nothing trails at the end and no span starts
-//! on a separator.
+//! Breaks are written lazily too: a block asks for one when it ends, a line
+//! break inside a paragraph asks for one where it stands, and the next text
+//! pays for it. So nothing trails at the end, and no span starts or ends on
+//! a separator: a span closing right after a line break (a link whose text
+//! ends in one) ends on its text, not on a newline that the end of the
+//! paragraph would take away from under it.
 
 use super::styled::{Span, Style, Styled};
 
@@ -69,6 +72,16 @@ impl Writer {
         self.pending = self.pending.max(wanted);
     }
 
+    /// A hard line break inside a paragraph. A second one in a row leaves a
+    /// blank line, as two `<br>` would; soft breaks merge instead (they are
+    /// whitespace) and are asked for with [`request`](Self::request).
+    pub(super) fn hard_break(&mut self) {
+        self.pending = match self.pending {
+            Break::None => Break::Line,
+            Break::Line | Break::Paragraph => Break::Paragraph,
+        };
+    }
+
     /// Writes the pending break now (nothing at the very start).
     pub(super) fn flush_break(&mut self) {
         let pending = std::mem::replace(&mut self.pending, Break::None);
@@ -96,6 +109,15 @@ impl Writer {
             self.at_line_start = line.ends_with('\n');
             self.after_marker = false;
         }
+    }
+
+    /// Writes `text` right after what is written, before any pending line
+    /// break: what belongs to the text just written (a link's URL spelled
+    /// after it) stays on that text's line.
+    pub(super) fn append(&mut self, text: &str) {
+        let pending = std::mem::replace(&mut self.pending, Break::None);
+        self.write(text);
+        self.pending = pending;
     }
 
     /// Starts a new line (prefixes follow lazily with the next text).
@@ -128,12 +150,22 @@ impl Writer {
         self.after_marker = false;
     }
 
-    /// Removes line breaks at the end (a code block's last newline).
+    /// Removes line breaks at the end (a code block's last newline). Spans
+    /// already closed over them are cut to fit, and those left empty
+    /// dropped: text written later must not fall inside a span that ended
+    /// before it, or it would overlap spans that did not.
     pub(super) fn trim_newlines(&mut self) {
         let kept = self.out.text.trim_end_matches('\n').len();
         if kept < self.out.text.len() {
             self.out.text.truncate(kept);
             self.at_line_start = kept == 0;
+            self.out.spans.retain_mut(|span| {
+                span.range.end = span.range.end.min(kept);
+                span.range.start < span.range.end
+            });
+            for (_, start) in &mut self.open {
+                *start = (*start).min(kept);
+            }
         }
     }
 
@@ -176,5 +208,35 @@ impl Writer {
             self.out.text.push_str(prefix);
         }
         self.at_line_start = false;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trimming_newlines_cuts_the_spans_over_them() {
+        let mut writer = Writer::new(8);
+        writer.open(Style::Blockquote);
+        writer.write("q ");
+        writer.open(Style::Bold);
+        writer.write("a\n");
+        writer.close();
+        writer.open(Style::Italic);
+        writer.write("\n");
+        writer.close();
+        writer.trim_newlines();
+        writer.close();
+        writer.newline();
+        writer.write("b");
+        let out = writer.finish();
+        assert_eq!(out.text, "q a\nb");
+        let spans: Vec<_> = out
+            .spans
+            .iter()
+            .map(|span| (span.style.clone(), span.range.clone()))
+            .collect();
+        assert_eq!(spans, [(Style::Blockquote, 0..3), (Style::Bold, 2..3)]);
     }
 }
