@@ -144,7 +144,7 @@ async fn converse(client: &mut Client) -> ExitCode {
             line = lines.next_line() => match line {
                 Ok(Some(line)) if line.trim().is_empty() => {}
                 Ok(Some(line)) => {
-                    let reply_to = if is_one_word_answer(&line) { prompt.take() } else { None };
+                    let reply_to = if super::one_word::is_one_word_answer(&line) { prompt.take() } else { None };
                     match client.send(None, &line, reply_to).await {
                         Ok(_) => {}
                         Err(error) if error.is_too_large() => {
@@ -200,28 +200,4 @@ async fn converse(client: &mut Client) -> ExitCode {
 /// user's own, apart from `send`'s (`uid-<uid>`).
 fn default_chat() -> String {
     format!("uid-{}-chat", rustix::process::getuid().as_raw())
-}
-
-/// "yes", "no", "approve", "always", "deny", "ok": what answers the prompt just shown.
-pub(super) fn is_one_word_answer(line: &str) -> bool {
-    let word = line.trim().trim_end_matches(['.', '!']).to_lowercase();
-    matches!(
-        word.as_str(),
-        "approve" | "approved" | "yes" | "y" | "ok" | "okay" | "always" | "deny" | "denied" | "no" | "n" | "reject"
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn one_word_answers_reply_to_the_prompt_just_shown() {
-        for line in ["yes", "Always", " always! ", "no", "deny.", "ok"] {
-            assert!(is_one_word_answer(line), "{line:?}");
-        }
-        for line in ["always remember the milk", "sure", "", "alwayss"] {
-            assert!(!is_one_word_answer(line), "{line:?}");
-        }
-    }
 }

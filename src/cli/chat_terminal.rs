@@ -105,7 +105,7 @@ pub(super) async fn converse(client: &mut Client, history: PathBuf, leave: impl 
             Input::Line(text) => text,
         };
         interrupted = false;
-        let reply_to = if super::chat::is_one_word_answer(&text) {
+        let reply_to = if super::one_word::is_one_word_answer(&text) {
             session.approval.take()
         } else {
             None

@@ -15,6 +15,7 @@ mod logging;
 mod loops;
 mod manual;
 mod markdown_stream;
+mod one_word;
 mod pair;
 mod reload;
 mod restore;

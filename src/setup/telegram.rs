@@ -17,9 +17,12 @@ use super::render::{self, SecretRef, TelegramSection};
 use super::{Context, Part, Step};
 use crate::config::Secret;
 
-/// What the owner is told in the chat once they are taken.
+/// What the owner is told in the chat once they are taken. It goes out as
+/// plain text, before the daemon (and its renderer) runs: no markup, and no
+/// command for a shell, which a chat is not.
 const GREETING: &str = "Hello! You are now the owner of this assistant: it takes your messages and asks you \
-                        before it acts. Finish the setup on your computer, then start it with `passepartout run`.";
+                        before it acts. Finish the setup on your computer; once the assistant runs, it answers \
+                        you here.";
 
 /// `[telegram]`.
 pub struct TelegramStep;
@@ -169,5 +172,21 @@ impl Step for TelegramStep {
             owner,
         });
         Ok(part)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::GREETING;
+
+    #[test]
+    fn the_greeting_reads_as_plain_text_in_a_chat() {
+        for markup in ["`", "**", "__", "["] {
+            assert!(!GREETING.contains(markup), "{markup} in {GREETING}");
+        }
+        assert!(
+            !GREETING.contains("passepartout "),
+            "no shell command in a chat: {GREETING}"
+        );
     }
 }
