@@ -534,7 +534,7 @@ async fn approvals_command_lists_what_waits_in_this_conversation_only() {
     let listing = shown(&desk.waiting_in(&chat).unwrap());
     assert!(
         listing.contains(&format!(
-            "• {}: shell: ls (asked by 5 0 s ago; 15 min left)",
+            "• {}: shell: ls (asked by telegram:5 0 s ago; 15 min left)",
             approval.token.as_str()
         )),
         "{listing}"
