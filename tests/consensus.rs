@@ -1,7 +1,7 @@
 //! The consensus gate end to end: a real daemon whose main model asks for
 //! the counting `record` tool, and three more fake models on loopback that
 //! vote on it — one agrees, one disagrees, one holds its answer past the
-//! voters' one-second timeout. The vote shows in the approval prompt and in
+//! voters' five-second timeout. The vote shows in the approval prompt and in
 //! the audit trail; with `on_disagreement = "deny"` a rejected call never
 //! reaches a person; a voter that fails or times out is an abstention; what
 //! the voters used shows in `/usage`.
@@ -21,7 +21,7 @@ const DISAGREE: &str = r#"{"vote":"disagree","reason":"records more than was ask
 
 /// How the prompt and the refusal describe this vote.
 const SUMMARY: &str = "1 of 3 models agree (2 needed); disagree disagrees: \"records more than was asked\"; \
-                       slow did not vote (no answer within 1 s)";
+                       slow did not vote (no answer within 5 s)";
 
 /// The three voters, each a fake model of its own.
 struct Voters {
@@ -61,7 +61,9 @@ impl Voters {
         let consensus = &mut config.skills.consensus;
         consensus.voters = vec!["agree".into(), "disagree".into(), "slow".into()];
         consensus.on_disagreement = on_disagreement;
-        consensus.timeout_s = 1;
+        // Long enough for the voters that answer (at once) on a loaded
+        // machine: only the slow one, which holds its answer, may reach it.
+        consensus.timeout_s = 5;
     }
 }
 
@@ -247,7 +249,7 @@ async fn a_failing_and_a_slow_voter_abstain_and_the_quorum_still_carries_a_call(
     assert!(
         prompt.text.contains(
             "\nModels: 1 of 3 models agree (2 needed); \
-             disagree did not vote (it failed); slow did not vote (no answer within 1 s).\n"
+             disagree did not vote (it failed); slow did not vote (no answer within 5 s).\n"
         ) && prompt
             .text
             .contains("Why: too few models voted on it to let it run unasked.\n"),

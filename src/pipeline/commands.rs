@@ -49,6 +49,10 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "the standing rules: calls that run here without asking; /rules revoke ID ends one",
     ),
     ("cancel", "cancel [TOKEN]: withdraw what you asked for"),
+    (
+        "pair",
+        "pair approve CODE: let in someone who asked with that code (add approver: they approve too)",
+    ),
 ];
 
 /// The `/help` text.
@@ -113,7 +117,7 @@ mod tests {
         for (name, _) in COMMANDS {
             assert_eq!(help.matches(&format!("\n/{name} ")).count(), 1, "{name}");
         }
-        for new in ["/model", "/usage", "/new", "/forget", "/summary"] {
+        for new in ["/model", "/usage", "/new", "/forget", "/summary", "/pair"] {
             assert!(help.contains(new), "{new}");
         }
     }
