@@ -165,7 +165,7 @@ impl Session<'_> {
             }
             ServerFrame::Approval { id, text, .. } => {
                 self.approval = Some(id);
-                Some(format!("? {text}"))
+                Some(format!("? {}", terminal::show(&text, true)))
             }
             ServerFrame::File { path, caption, .. } => Some(super::client::file_line(&path, caption.as_deref())),
             _ => None,

@@ -246,8 +246,9 @@ async fn message_text(words: &[String]) -> Result<String, ExitCode> {
 /// How `chat` and `send` show a file the assistant sent: where it is, and
 /// its caption.
 pub(super) fn file_line(path: &str, caption: Option<&str>) -> String {
+    let path = terminal::inert(path);
     match caption {
-        Some(caption) => format!("[file] {path} — {caption}"),
+        Some(caption) => format!("[file] {path} — {}", terminal::inert(caption)),
         None => format!("[file] {path}"),
     }
 }

@@ -396,6 +396,17 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Pair { command } => pair::pair(&config, command).await,
                 Command::Access { revoke } => pair::access(&config, revoke).await,
                 Command::Tools { json } => tools::list(&config, json).await,
+                // Both change files (the config, the store): never on a guess
+                // of where they are.
+                Command::Signal { .. } | Command::Restore { .. } if problems.is_some() => {
+                    if let Some(problems) = problems {
+                        eprintln!("passepartout: {problems}");
+                    }
+                    eprintln!(
+                        "passepartout: fix the configuration first (`passepartout check-config` names each problem)"
+                    );
+                    ExitCode::from(2)
+                }
                 Command::Signal { command } => {
                     signal::run(&config, config_file(cli.config.as_deref()).as_deref(), command).await
                 }

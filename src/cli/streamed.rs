@@ -51,7 +51,7 @@ impl Streamed {
             self.end(out, Some(why));
         }
         if !text.is_empty() {
-            self.stream.push(out, text);
+            self.stream.push(out, &super::terminal::inert(text));
             self.text.push_str(text);
         }
     }

@@ -15,7 +15,7 @@ use passepartout_gateway::markup::{Flavor, Style, Styled, render};
 /// Markdown `text` as printed, of any kind; `highlight` when the output
 /// is a terminal.
 pub(super) fn show(text: &str, highlight: bool) -> String {
-    let styled = render(text, Flavor::SPELLED);
+    let styled = render(&inert(text), Flavor::SPELLED);
     if highlight { highlighted(&styled) } else { styled.text }
 }
 
@@ -60,6 +60,19 @@ pub(super) fn code(text: &str, highlight: bool) -> String {
     }
 }
 
+/// `text` without the control characters a terminal would act on (an
+/// escape sequence, a carriage return that overwrites the line): what the
+/// model or a command wrote must not redraw what a person is approving.
+/// Line breaks and tabs stay.
+pub(super) fn inert(text: &str) -> std::borrow::Cow<'_, str> {
+    let acts = |c: char| c.is_control() && c != '\n' && c != '\t';
+    if text.chars().any(acts) {
+        std::borrow::Cow::Owned(text.chars().filter(|&c| !acts(c)).collect())
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
 /// A remark about a reply rather than part of it (` [stopped]`), dimmed.
 pub(super) fn remark(text: &str, highlight: bool) -> String {
     if highlight {
@@ -86,6 +99,13 @@ mod tests {
     use super::*;
 
     const MARKDOWN: &str = "# Plan\n\n**Run** `ls` and see [docs](https://e.com).";
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let shown = show("ok\u{1b}[2K\rapproved\u{9b}31m\n\tnext", false);
+        assert_eq!(shown, "ok[2Kapproved31m\nnext");
+        assert_eq!(inert("plain\ttext\n"), "plain\ttext\n");
+    }
 
     #[test]
     fn piped_output_is_plain_readable_text() {

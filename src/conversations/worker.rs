@@ -173,7 +173,13 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
                 fresh_start = change == ChatChange::FreshStart;
                 if let Err(error) = super::chat_control::apply(cx, key, &change) {
                     tracing::error!(conversation = %key, %error, "cannot store the conversation's settings");
-                    output.replies = vec![(ReplyKind::Failure, format!("I could not store that: {error}"))];
+                    output.replies = vec![(
+                        ReplyKind::Failure,
+                        format!(
+                            "I could not store that: {}",
+                            passepartout_gateway::markup::escape(&error.to_string())
+                        ),
+                    )];
                 }
             }
             Stats::bump(&cx.stats.turns);

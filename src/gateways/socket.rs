@@ -16,6 +16,9 @@ use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
 use crate::checkup::{Check, Level};
 use crate::config::Config;
 
+/// Room left in a line for a message frame's JSON beside its text.
+const FRAME_OVERHEAD: usize = 1024;
+
 /// How long `doctor` waits to connect.
 const CONNECT_LIMIT: Duration = Duration::from_secs(5);
 
@@ -67,7 +70,11 @@ impl GatewayComponent for Socket {
             path: self.path.clone(),
             max_line_bytes: self.section.max_line_bytes,
             max_clients: self.section.max_clients,
-            max_message_bytes: Some(self.max_message_bytes),
+            // A message must fit a line too, with its frame around it.
+            max_message_bytes: Some(
+                self.max_message_bytes
+                    .min(self.section.max_line_bytes.saturating_sub(FRAME_OVERHEAD)),
+            ),
         };
         let socket = SocketGateway::bind(config, with.admin.clone())
             .await

@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use passepartout_gateway::markup::escape;
 use serde::{Deserialize, Serialize};
 use tokio::time::Instant;
 
@@ -99,7 +100,15 @@ impl fmt::Display for Exhausted {
             if index > 0 {
                 f.write_str("; ")?;
             }
-            write!(f, "{} at {}: {}", failure.name, failure.endpoint, failure.skip)?;
+            // Markdown, shown to people: the endpoint and what the provider
+            // said are its words, not markup.
+            write!(
+                f,
+                "{} at {}: {}",
+                escape(&failure.name),
+                escape(&failure.endpoint),
+                escape(&failure.skip.to_string())
+            )?;
         }
         match self.rate_limited_for() {
             Some(rest) => write!(

@@ -6,6 +6,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use passepartout_gateway::markup::code;
+
 /// Where a model is chosen.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum SetupHint {
@@ -41,13 +43,13 @@ impl fmt::Display for SetupHint {
         match self {
             Self::Change(file) => write!(
                 f,
-                "Start that server, or choose another model with `passepartout setup --only model --config {}`.",
-                file.display()
+                "Start that server, or choose another model with {}.",
+                code(&format!("passepartout setup --only model --config {}", file.display()))
             ),
             Self::Write(file) => write!(
                 f,
-                "Start that server, or choose a model with `passepartout setup` (it writes `{}`).",
-                file.display()
+                "Start that server, or choose a model with `passepartout setup` (it writes {}).",
+                code(&file.display().to_string())
             ),
             Self::Unknown => f.write_str("Start that server, or choose a model with `passepartout setup`."),
         }

@@ -1,3 +1,6 @@
+//! Tests of [`super`]: names made fit to show, and the property that no
+//! cleaned name can pose as an id or carry markup.
+
 use proptest::prelude::*;
 
 use super::*;

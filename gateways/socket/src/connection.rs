@@ -137,7 +137,8 @@ impl Connection {
                     }
                 }
                 Ok(ReadLine::TooLong { len }) => {
-                    let limit = self.shared.max_message_bytes.unwrap_or(self.shared.max_line_bytes);
+                    let line = self.shared.max_line_bytes;
+                    let limit = self.shared.max_message_bytes.map_or(line, |message| message.min(line));
                     let message = crate::size::too_large(limit as u64, len as u64, len > self.shared.max_line_bytes);
                     self.send(error_frame(ErrorCode::LineTooLong, &message, None)).await
                 }

@@ -44,6 +44,15 @@ pub fn code(text: &str) -> String {
     if text.is_empty() {
         return String::new();
     }
+    // A blank line would end the paragraph, and the span with it, before
+    // the span is read, letting the rest render as Markdown.
+    let flat;
+    let text = if text.contains(['\n', '\r']) {
+        flat = text.replace("\r\n", " ").replace(['\n', '\r'], " ");
+        flat.as_str()
+    } else {
+        text
+    };
     let fence = "`".repeat(longest_run(text, '`') + 1);
     // CommonMark strips one space from each end of a code span that has one
     // at both: padding keeps a backtick at an end off the fence, and keeps
@@ -121,7 +130,32 @@ mod tests {
             .prop_filter("trimmed", |s| !s.is_empty() && s.trim() == s)
     }
 
+    /// Several lines, blank ones and Markdown's block starters among them.
+    fn lines() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop_oneof![
+                line(),
+                Just(String::new()),
+                Just("# head".to_owned()),
+                Just("[l](u)".to_owned())
+            ],
+            1..5,
+        )
+        .prop_map(|lines| lines.join("\n"))
+    }
+
     proptest! {
+        #[test]
+        fn a_coded_value_of_several_lines_stays_one_code_span(value in lines()) {
+            for flavor in [Flavor::RICH, Flavor::SPELLED] {
+                let coded = render(&format!("x {} y", code(&value)), flavor);
+                prop_assert!(!coded.text.contains('\n'), "{:?}", coded.text);
+                prop_assert!(coded.text.starts_with("x ") && coded.text.ends_with(" y"), "{:?}", coded.text);
+                prop_assert!(coded.spans.len() <= 1, "{:?}", coded.spans);
+                prop_assert!(coded.spans.iter().all(|span| matches!(span.style, Style::Code)), "{:?}", coded.spans);
+            }
+        }
+
         #[test]
         fn escaped_and_coded_values_render_as_themselves(value in line()) {
             for flavor in [Flavor::RICH, Flavor::SPELLED] {
