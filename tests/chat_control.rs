@@ -208,7 +208,7 @@ fn the_telegram_menu_offers_every_command_that_takes_no_argument() {
         .iter()
         .map(|(name, _)| *name)
         .collect();
-    let with_a_token = ["approve", "always", "deny", "cancel"];
+    let with_a_token = ["approve", "always", "deny", "cancel", "pair"];
     for (name, _) in passepartout::pipeline::commands::COMMANDS {
         assert_eq!(
             menu.contains(name),
