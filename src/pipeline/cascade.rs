@@ -95,33 +95,53 @@ pub struct Exhausted {
 
 impl fmt::Display for Exhausted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("No language model answered (")?;
+        f.write_str(&self.sentence(&self.hint.to_string()))
+    }
+}
+
+/// The end of the sentence on a surface with no `passepartout` command at
+/// hand: a chat never shows a command for a shell.
+const ASK_THE_OWNER: &str = "Start that server, or ask whoever runs this assistant to choose another model.";
+
+impl Exhausted {
+    /// What a person is told on `surface`: how to choose a model with
+    /// `passepartout setup` at a terminal on the daemon's machine, and in a
+    /// chat, to ask whoever runs it.
+    pub fn told_on(&self, surface: passepartout_gateway::Surface) -> String {
+        if surface.terminal {
+            self.to_string()
+        } else {
+            self.sentence(ASK_THE_OWNER)
+        }
+    }
+
+    /// Every provider's failure, then `ending` (or when to try again, when
+    /// one is only rate limited).
+    fn sentence(&self, ending: &str) -> String {
+        let mut text = String::from("No language model answered (");
         for (index, failure) in self.failures.iter().enumerate() {
             if index > 0 {
-                f.write_str("; ")?;
+                text.push_str("; ");
             }
             // Markdown, shown to people: the endpoint and what the provider
             // said are its words, not markup.
-            write!(
-                f,
+            text.push_str(&format!(
                 "{} at {}: {}",
                 escape(&failure.name),
                 escape(&failure.endpoint),
                 escape(&failure.skip.to_string())
-            )?;
+            ));
         }
         match self.rate_limited_for() {
-            Some(rest) => write!(
-                f,
+            Some(rest) => text.push_str(&format!(
                 "). Rate limited: the provider is tried again in {} s; send it again then.",
                 rest.as_secs().max(1)
-            ),
-            None => write!(f, "). {}", self.hint),
+            )),
+            None => text.push_str(&format!("). {ending}")),
         }
+        text
     }
-}
 
-impl Exhausted {
     /// When every entry is resting after a rate limit, how long until the
     /// first is tried again: starting a server would not help then.
     fn rate_limited_for(&self) -> Option<Duration> {

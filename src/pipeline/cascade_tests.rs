@@ -291,3 +291,25 @@ async fn a_replaced_line_up_is_asked_from_the_next_call_keeping_counts_and_rests
     assert_eq!(cascade.health()[0].state, EntryState::CoolingDown, "a rest is kept");
     assert_eq!(secondary.calls(), 1, "the entry taken out is asked no more");
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_chat_is_told_to_ask_the_owner_and_a_terminal_how_to_choose_a_model() {
+    let down = Scripted::new("down", vec![Err(LlmError::Timeout), Err(LlmError::Timeout)]);
+    let cascade = cascade_of(&[&down]);
+    let Err(exhausted) = cascade.complete(&context(), &Vec::new().into()).await else {
+        panic!("no model answers")
+    };
+    let chat = passepartout_gateway::Surface::TEXT;
+    let terminal = passepartout_gateway::Surface { terminal: true, ..chat };
+    let in_chat = exhausted.told_on(chat);
+    assert!(
+        in_chat.ends_with("ask whoever runs this assistant to choose another model."),
+        "{in_chat}"
+    );
+    assert!(
+        !in_chat.contains("passepartout"),
+        "no shell command in a chat: {in_chat}"
+    );
+    assert_eq!(exhausted.told_on(terminal), exhausted.to_string());
+    assert!(exhausted.to_string().contains("`passepartout setup`"), "{exhausted}");
+}

@@ -445,7 +445,7 @@ impl Pipeline {
             let answered = match self.cascade.answer(&context, &specs, preferred, sink).await {
                 Ok(answered) => answered,
                 Err(exhausted) => {
-                    output.no_model_answered(exhausted.to_string());
+                    output.no_model_answered(exhausted.told_on(self.approvals.surface_of(&origin.conversation)));
                     if context.turn.len() == 1 && !options.keep {
                         // Nothing happened yet: not remembered; the person can simply ask again.
                         return output.nothing_kept();
