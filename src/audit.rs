@@ -17,11 +17,12 @@ impl AuditEvent {
                 token,
                 action,
                 requester,
+                requester_names,
                 ..
             } => format!(
                 "requested {} `{action}` by {} in {}",
                 token.as_str(),
-                requester.as_str(),
+                named(&self.conversation.gateway, requester, requester_names),
                 self.conversation
             ),
             Audited::Decided {
@@ -122,5 +123,34 @@ impl AuditEvent {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use passepartout_gateway::{ApprovalToken, ChatId, ConversationKey, GatewayId, UserId};
+
+    use crate::store::{AuditEvent, Audited, Names};
+
+    #[test]
+    fn a_request_names_who_asked_as_their_platform_gave_them() {
+        let event = AuditEvent {
+            at_ms: 0,
+            conversation: ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new("42").unwrap()),
+            what: Audited::Requested {
+                token: ApprovalToken::new("ABCDEFGH").unwrap(),
+                action: "shell: ls".into(),
+                requester: UserId::new("42").unwrap(),
+                requester_names: Names {
+                    name: Some("Ada Lovelace".into()),
+                    username: Some("ada".into()),
+                },
+                reason: "shell asks".into(),
+            },
+        };
+        assert_eq!(
+            event.describe(),
+            "requested ABCDEFGH `shell: ls` by Ada Lovelace @ada (telegram:42) in telegram:42"
+        );
     }
 }

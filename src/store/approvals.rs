@@ -96,6 +96,7 @@ pub(super) fn apply_in(
                         token: approval.token.clone(),
                         action: approval.action(),
                         requester: approval.requester.clone(),
+                        requester_names: approval.requester_names.clone(),
                         reason: approval.reason.clone(),
                     },
                 },

@@ -27,6 +27,9 @@ pub enum Audited {
         token: ApprovalToken,
         action: String,
         requester: UserId,
+        /// What the requester's platform calls them, to show them by.
+        #[serde(default, skip_serializing_if = "Names::is_empty")]
+        requester_names: Names,
         reason: String,
     },
     /// An approval was decided.

@@ -116,6 +116,7 @@ fn audit_events_keep_their_stored_form() {
             token: token.clone(),
             action: "shell: ls".into(),
             requester: UserId::new("u1").unwrap(),
+            requester_names: Names::default(),
             reason: "shell asks".into(),
         }),
         r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"requested","token":"ABCDEF","action":"shell: ls","requester":"u1","reason":"shell asks"}"#,
