@@ -80,12 +80,7 @@ async fn on_telegram_a_stopped_draft_is_deleted_once_even_when_that_waits_for_a_
     );
 
     daemon.restart(Vec::new()).await;
-    let messages = telegram
-        .chat_settles(OWNER, WAIT, |messages| {
-            messages.iter().all(|(id, _, _)| *id != draft.message_id)
-                && messages.iter().any(|(_, text, _)| text.starts_with("Stopped."))
-        })
-        .await;
+    let messages = telegram.stopped_draft_settles(OWNER, draft.message_id, WAIT).await;
     assert_eq!(messages.len(), 1, "only the answer to /stop: {messages:#?}");
     let deletions = telegram.calls("deleteMessage");
     assert_eq!(deletions.len(), 3, "refused twice, then done once: {deletions:#?}");
@@ -149,12 +144,7 @@ async fn a_turn_stopped_just_before_a_crash_is_not_run_again_and_its_draft_goes(
     drop(store);
 
     let daemon = Running::start(&config).await;
-    let messages = telegram
-        .chat_settles(OWNER, WAIT, |messages| {
-            messages.iter().all(|(id, _, _)| *id != draft.message_id)
-                && messages.iter().any(|(_, text, _)| text.starts_with("Stopped."))
-        })
-        .await;
+    let messages = telegram.stopped_draft_settles(OWNER, draft.message_id, WAIT).await;
     assert_eq!(messages.len(), 1, "only the answer to /stop: {messages:#?}");
     assert!(
         messages[0].1.starts_with("Stopped. Nothing of that turn was kept"),

@@ -153,12 +153,7 @@ async fn a_stopped_turn_leaves_no_draft_behind() {
         .await
         .expect("a draft");
     telegram.push_update(telegram.text_message(OWNER, OWNER, "/stop"));
-    let messages = telegram
-        .chat_settles(OWNER, WAIT, |messages| {
-            messages.iter().all(|(id, _, _)| *id != draft.message_id)
-                && messages.iter().any(|(_, t, _)| t.starts_with("Stopped."))
-        })
-        .await;
+    let messages = telegram.stopped_draft_settles(OWNER, draft.message_id, WAIT).await;
     assert_eq!(messages.len(), 1, "only the answer to /stop: {messages:#?}");
     daemon.stop().await;
 }

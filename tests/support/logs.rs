@@ -30,6 +30,15 @@ impl Write for CaptureWriter {
 impl LogCapture {
     /// Captures every level, from now until dropped.
     pub fn start() -> Self {
+        // Every test runs in one process, and tracing caches per call site
+        // whether any subscriber wants it: one first reached on a thread
+        // with no capture could be cached as wanted by nobody, and missed
+        // here. A global subscriber that takes everything and keeps nothing
+        // leaves every call site wanted, so a capture sees all it should.
+        static WANTED: std::sync::Once = std::sync::Once::new();
+        WANTED.call_once(|| {
+            let _ = tracing::subscriber::set_global_default(tracing_subscriber::registry());
+        });
         let buffer = Arc::new(Mutex::new(Vec::new()));
         let writer = Arc::clone(&buffer);
         let subscriber = tracing_subscriber::fmt()

@@ -554,6 +554,21 @@ impl FakeTelegram {
         })
     }
 
+    /// Waits until the draft `draft` is gone from `chat_id` and the answer
+    /// to `/stop` is there (see [`FakeTelegram::chat_settles`]).
+    pub async fn stopped_draft_settles(
+        &self,
+        chat_id: i64,
+        draft: i64,
+        timeout: Duration,
+    ) -> Vec<(i64, String, Value)> {
+        self.chat_settles(chat_id, timeout, |messages| {
+            messages.iter().all(|(id, _, _)| *id != draft)
+                && messages.iter().any(|(_, text, _)| text.starts_with("Stopped."))
+        })
+        .await
+    }
+
     /// The highest `offset` getUpdates has confirmed (0 if none yet).
     pub fn confirmed_offset(&self) -> i64 {
         self.lock().confirmed
