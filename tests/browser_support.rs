@@ -126,12 +126,14 @@ async fn the_python_client_is_the_pinned_version() {
 async fn the_python_client_calls_an_openai_compatible_server() {
     let llm = FakeLlm::start().await;
     llm.require_api_key("sk-test");
-    let snippet = format!(
-        "import openai\n\
-         client = openai.OpenAI(base_url={base:?}, api_key='sk-test')\n\
-         reply = client.chat.completions.create(model='fake-model', messages=[{{'role': 'user', 'content': 'hello there'}}])\n\
-         print(reply.model_dump_json())",
-        base = llm.base_url(),
+    let snippet = python::with_client(
+        &llm.base_url(),
+        "sk-test",
+        concat!(
+            "reply = client.chat.completions.create(model='fake-model',\n",
+            "    messages=[{'role': 'user', 'content': 'hello there'}])\n",
+            "print(reply.model_dump_json())\n",
+        ),
     );
     let reply = python::run_json(&snippet).await;
     assert_eq!(reply["object"], json!("chat.completion"), "{reply}");

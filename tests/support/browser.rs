@@ -8,6 +8,17 @@
 //! dropped, the session is ended and chromedriver killed with whatever it
 //! left running. What a test waits for is polled under a failure bound,
 //! and a wait that fails leaves a screenshot of the page behind.
+//!
+//! ```ignore
+//! let Some(browser) = Browser::start("webchat::a_message_is_answered").await else {
+//!     return; // no browser here: the skip is reported
+//! };
+//! browser.goto(&format!("{base}/chat")).await;
+//! browser.type_into("#message", "hello").await;
+//! browser.click("#send").await;
+//! browser.wait_for_text("#log", "hello").await;
+//! browser.screenshot("webchat-answered").await; // target/screenshots/webchat-answered.png
+//! ```
 
 use std::future::Future;
 use std::path::{Path, PathBuf};

@@ -47,6 +47,19 @@ pub fn interpreter() -> &'static Path {
     })
 }
 
+/// A snippet that runs `code` with `client` bound to an `openai.OpenAI`
+/// for `base_url` (`http://127.0.0.1:PORT/v1`) and `api_key`, and `openai`
+/// and `json` imported.
+pub fn with_client(base_url: &str, api_key: &str, code: &str) -> String {
+    // A JSON string is a Python string literal too, whatever it holds.
+    let quoted = |text: &str| serde_json::Value::from(text).to_string();
+    format!(
+        "import json\nimport openai\nclient = openai.OpenAI(base_url={}, api_key={})\n{code}",
+        quoted(base_url),
+        quoted(api_key)
+    )
+}
+
 /// Runs `snippet` with the environment's interpreter; what it printed.
 /// Fails the test, showing its stderr, if it fails or outlasts
 /// [`RUN_BOUND`].
