@@ -1,7 +1,8 @@
 //! What the README says about setting up and testing matches what CI does:
 //! the test command is the one `.ci/run` runs, the Rust version is the
-//! workspace's `rust-version`, and the Java runtime it names is the version
-//! `.ci/install-signal-cli` pins.
+//! workspace's `rust-version`, the Java runtime it names is the version
+//! `.ci/install-signal-cli` pins, and CI runs every installer in `.ci/`
+//! before the tests.
 
 const README: &str = include_str!("../README.md");
 const CI_RUN: &str = include_str!("../.ci/run");
@@ -120,5 +121,26 @@ fn every_test_file_is_a_module_of_the_end_to_end_binary() {
             E2E.lines().any(|line| line == format!("mod {name};")),
             "tests/{name}.rs is not listed in tests/e2e.rs, so it would never run"
         );
+    }
+}
+
+/// Every installer in `.ci/` is run by `.ci/run` before the tests, so that
+/// no test spends its time (and its failure bound) installing.
+#[test]
+fn ci_runs_every_installer_before_the_tests() {
+    let ci = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci");
+    let mut installers: Vec<String> = std::fs::read_dir(&ci)
+        .unwrap()
+        .filter_map(|entry| entry.unwrap().file_name().into_string().ok())
+        .filter(|name| name.starts_with("install-"))
+        .collect();
+    installers.sort();
+    assert!(installers.len() >= 4, "{installers:?}");
+    let tests_start = CI_RUN.find("cargo test").expect(".ci/run runs the tests");
+    for name in installers {
+        let run = CI_RUN
+            .find(&format!("bash .ci/{name} "))
+            .unwrap_or_else(|| panic!(".ci/run does not run .ci/{name}"));
+        assert!(run < tests_start, ".ci/{name} runs after the tests start");
     }
 }
