@@ -91,29 +91,33 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
 /// The checks on a form that changes something, before its body is read:
 /// its `Origin` is the page's own and it comes with a live session. The
 /// session, for [`check_token`] once the body is read.
-pub fn check_form(state: &AppState, headers: &HeaderMap) -> Result<String, Response> {
+pub fn check_form(state: &AppState, headers: &HeaderMap) -> Result<String, Box<Response>> {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
     if state.hosts.check_origin(host, origin).is_err() {
-        return Err(errors::forbidden(
+        return Err(Box::new(errors::forbidden(
             "This form came from another site, so it was not taken.",
-        ));
+        )));
     }
     let Some(session) = session_id(headers) else {
-        return Err(errors::forbidden("You are not signed in, so the form was not taken."));
+        return Err(Box::new(errors::forbidden(
+            "You are not signed in, so the form was not taken.",
+        )));
     };
     match state.sessions.check(session) {
         Ok(true) => Ok(session.to_owned()),
-        Ok(false) => Err(errors::forbidden("Your session has ended, so the form was not taken.")),
-        Err(unavailable) => Err(errors::unavailable(&unavailable.message)),
+        Ok(false) => Err(Box::new(errors::forbidden(
+            "Your session has ended, so the form was not taken.",
+        ))),
+        Err(unavailable) => Err(Box::new(errors::unavailable(&unavailable.message))),
     }
 }
 
 /// Whether `sent` (the form's `csrf` field) is `session`'s token.
-pub fn check_token(session: &str, sent: &str) -> Result<(), Response> {
+pub fn check_token(session: &str, sent: &str) -> Result<(), Box<Response>> {
     let expected = csrf_token(session);
     // Compared whole: both are hashes, and the length is fixed.
-    if expected.as_bytes().len() == sent.as_bytes().len()
+    if expected.len() == sent.len()
         && expected
             .bytes()
             .zip(sent.bytes())
@@ -122,9 +126,9 @@ pub fn check_token(session: &str, sent: &str) -> Result<(), Response> {
     {
         Ok(())
     } else {
-        Err(errors::forbidden(
+        Err(Box::new(errors::forbidden(
             "The form's token is not this session's, so it was not taken.",
-        ))
+        )))
     }
 }
 

@@ -77,14 +77,14 @@ pub async fn sign_out(
 ) -> Response {
     let session = match check_form(&state, &headers) {
         Ok(session) => session,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Form(form) = match form {
         Ok(form) => form,
         Err(rejection) => return bad_form(rejection),
     };
     if let Err(refused) = check_token(&session, &form.csrf) {
-        return refused;
+        return *refused;
     }
     if let Err(unavailable) = state.sessions.end(&session) {
         return errors::unavailable(&unavailable.message);
