@@ -61,6 +61,8 @@ pub struct Extensions {
     /// (SIGHUP, `passepartout reload`); none: the defaults and the
     /// environment are read again.
     pub config_file: Option<PathBuf>,
+    /// The clock the daemon reads; none: the system's.
+    pub clock: Option<Clock>,
 }
 
 /// Why the daemon could not start.
@@ -177,7 +179,7 @@ impl Daemon {
         let lock = DataDirLock::acquire(&data_dir)?;
         let store = open_store(&config)?;
         // One clock for the journal, the approvals, the loops and their schedules.
-        let clock = Clock::start();
+        let clock = extensions.clock.unwrap_or_else(Clock::start);
         let providers = crate::llm::providers(&config)?;
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
@@ -202,7 +204,7 @@ impl Daemon {
         let (stop_mcp, mcp_tasks) = (CancellationToken::new(), TaskTracker::new());
         mcp.start(&config.mcp, mcp_home(&config), &mcp_tasks, &stop_mcp);
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
-        let gateways = gateways(&components, &store, admin, config.pipeline.stream).await?;
+        let gateways = gateways(&components, &store, admin, clock, config.pipeline.stream).await?;
         // Once the gateways run: media is fetched through them.
         let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone()));
         let conversations = Conversations::new(
@@ -253,6 +255,7 @@ impl Daemon {
             pairing,
             &store,
             reloader.clone(),
+            clock,
         );
         conversations
             .tracker
@@ -441,11 +444,13 @@ async fn gateways(
     components: &[Box<dyn GatewayComponent>],
     store: &Store,
     admin: Admin,
+    clock: Clock,
     stream: bool,
 ) -> Result<Gateways, StartError> {
     let with = BuildContext {
         store: store.clone(),
         admin,
+        clock,
         stream,
     };
     let mut handles = HashMap::new();
@@ -478,6 +483,9 @@ async fn gateways(
 /// conversations'), the loops, the cascade it probes again, the `pairing`
 /// desk, the `store`, the conversations' task tracker, the `reload` of the
 /// configuration and a way to wake a conversation.
+// Each argument is one part the admin path answers from; a struct of them
+// would only restate `AdminContext`.
+#[allow(clippy::too_many_arguments)]
 fn admin_context(
     conversations: &Arc<Conversations>,
     status: &Arc<StatusSources>,
@@ -486,6 +494,7 @@ fn admin_context(
     pairing: Arc<crate::pairing::Pairing>,
     store: &Store,
     reload: Arc<Reloader>,
+    clock: Clock,
 ) -> AdminContext {
     let document = status.clone();
     let nudge = conversations.clone();
@@ -498,6 +507,7 @@ fn admin_context(
         cascade,
         tools: Arc::new(move || current.pipeline().tool_list()),
         reload,
+        sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
         store: store.clone(),
         tracker: conversations.tracker.clone(),
         nudge: Arc::new(move |key| nudge.nudge(key)),

@@ -34,6 +34,7 @@ pub mod ranking;
 pub mod reload;
 pub mod service_manager;
 pub mod setup;
+pub mod sign_in;
 pub mod signal;
 pub mod signal_link;
 pub mod skills;

@@ -48,3 +48,4 @@ mod streaming;
 mod telegram;
 mod telegram_gateway;
 mod telegram_media;
+mod web;

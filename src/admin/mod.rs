@@ -1,8 +1,8 @@
 //! The admin path: the core's end of the local administration queue.
 //!
 //! The machine's owner asks through the local socket for the daemon's status,
-//! the approvals, the background loops, pairing and a reload of the
-//! configuration ([`passepartout_admin`]); those
+//! the approvals, the background loops, pairing, sign-in links for the web
+//! dashboard and a reload of the configuration ([`passepartout_admin`]); those
 //! questions never travel with chat messages through the intake. [`run`]
 //! takes them one at a time and answers what is in memory at once; whatever
 //! waits on the disk or the network is spawned on the daemon's task tracker,
@@ -14,6 +14,7 @@
 mod access;
 mod approvals;
 mod loops;
+mod web;
 
 use std::sync::Arc;
 
@@ -54,6 +55,8 @@ pub struct AdminContext {
     pub store: Store,
     /// Every answer that waits is spawned here, so shutdown waits for it.
     pub tracker: TaskTracker,
+    /// The web dashboard's sign-in links and sessions.
+    pub sign_in: crate::sign_in::SignIn,
     /// Wakes the worker of a conversation that has something waiting (the
     /// outcome of an approval decided here).
     pub nudge: Arc<dyn Fn(&ConversationKey) + Send + Sync>,
@@ -117,6 +120,7 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
             conversation,
             by,
         } => access::answer(admin, request, conversation, by, reply),
+        AdminRequest::Web { request } => web::answer(admin, request, reply),
         AdminRequest::Reload => {
             let admin = admin.clone();
             admin.tracker.clone().spawn(async move {

@@ -81,6 +81,7 @@ fn serve() -> Served {
             skills: crate::skills::Skills::new(Vec::new()),
         }),
         reload: Arc::new(Unreloadable),
+        sign_in: crate::sign_in::SignIn::new(store.clone(), Clock::start()),
         store,
         tracker: tracker.clone(),
         nudge: Arc::new(|_| {}),

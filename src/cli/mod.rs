@@ -24,6 +24,7 @@ mod streamed;
 mod terminal;
 mod tools;
 mod turn_keys;
+mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -119,6 +120,15 @@ pub enum Command {
     Access {
         #[command(subcommand)]
         revoke: Option<pair::AccessCommand>,
+    },
+    /// Print a one-time link that signs a browser in to the web dashboard
+    /// (valid 5 minutes); or list or sign out the browsers signed in.
+    Web {
+        /// Open the link in this machine's browser as well.
+        #[arg(long)]
+        open: bool,
+        #[command(subcommand)]
+        command: Option<web::WebCommand>,
     },
     /// Your own Signal account: link the assistant to it as a device.
     Signal {
@@ -395,6 +405,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 },
                 Command::Pair { command } => pair::pair(&config, command).await,
                 Command::Access { revoke } => pair::access(&config, revoke).await,
+                Command::Web { open, command } => web::web(&config, command, open).await,
                 Command::Tools { json } => tools::list(&config, json).await,
                 // Both change files (the config, the store): never on a guess
                 // of where they are.

@@ -9,6 +9,7 @@
 
 pub mod schedule;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::time::Instant;
@@ -25,6 +26,9 @@ enum Source {
     System,
     /// `base_ms` at `base`, advanced by tokio's clock since.
     Tokio { base_ms: u64, base: Instant },
+    /// The system's wall time plus `ahead` milliseconds, which its holder
+    /// may raise at any time.
+    Shifted { ahead: &'static AtomicU64 },
 }
 
 impl Clock {
@@ -51,10 +55,21 @@ impl Clock {
         }
     }
 
+    /// The system's wall time `ahead` milliseconds ahead: a whole daemon
+    /// under test sees what happens once a deadline has passed, without
+    /// waiting for it. The counter lives as long as the process (a test
+    /// leaks one), so the clock stays `Copy`.
+    pub fn shifted(ahead: &'static AtomicU64) -> Self {
+        Self {
+            source: Source::Shifted { ahead },
+        }
+    }
+
     /// Milliseconds since the Unix epoch.
     pub fn now_ms(&self) -> u64 {
         match self.source {
             Source::System => system_ms(),
+            Source::Shifted { ahead } => system_ms() + ahead.load(Ordering::Relaxed),
             Source::Tokio { base_ms, base } => base_ms + base.elapsed().as_millis() as u64,
         }
     }
@@ -112,6 +127,16 @@ mod tests {
         assert_eq!(clock.now_ms(), 3_000);
         assert_eq!(clock.instant_at(4_000) - Instant::now(), Duration::from_secs(1));
         assert_eq!(clock.instant_at(0), Instant::now(), "the past is now");
+    }
+
+    #[test]
+    fn a_shifted_clock_is_ahead_by_what_its_counter_says() {
+        let ahead: &'static AtomicU64 = Box::leak(Box::new(AtomicU64::new(0)));
+        let clock = Clock::shifted(ahead);
+        let before = system_ms();
+        ahead.store(3_600_000, Ordering::Relaxed);
+        assert!(clock.now_ms() >= before + 3_600_000);
+        assert!(clock.now_ms() < system_ms() + 3_600_000 + 60_000);
     }
 
     #[tokio::test(start_paused = true)]

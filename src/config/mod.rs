@@ -39,6 +39,7 @@ use std::path::{Path, PathBuf};
 pub use passepartout_signal::SignalConfig;
 pub use passepartout_socket::SocketSection;
 pub use passepartout_telegram::TelegramConfig;
+pub use passepartout_web::WebSection;
 use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
@@ -95,6 +96,7 @@ pub struct Config {
     pub socket: SocketSection,
     pub telegram: TelegramConfig,
     pub signal: SignalConfig,
+    pub web: WebSection,
 }
 
 impl Default for Config {
@@ -118,6 +120,7 @@ impl Default for Config {
             socket: SocketSection::default(),
             telegram: TelegramConfig::default(),
             signal: SignalConfig::default(),
+            web: WebSection::default(),
         }
     }
 }
@@ -156,7 +159,13 @@ impl Config {
     /// Every gateway section's problems, each section checking itself. A new
     /// gateway's section is added here as well as to `gateways::components`.
     pub(crate) fn gateway_problems(&self) -> Vec<String> {
-        [self.telegram.problems(), self.signal.problems(), self.socket.problems()].concat()
+        [
+            self.telegram.problems(),
+            self.signal.problems(),
+            self.socket.problems(),
+            self.web.problems(),
+        ]
+        .concat()
     }
 
     /// The local socket's path: where the daemon binds it and the CLI finds it.

@@ -12,6 +12,7 @@
 pub mod signal;
 pub mod socket;
 pub mod telegram;
+pub mod web;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -37,6 +38,7 @@ pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
         Box::new(socket::Socket::new(config)),
         Box::new(telegram::Telegram::new(config)),
         Box::new(signal::Signal::new(config)),
+        Box::new(web::Web::new(config)),
     ]
 }
 
@@ -113,6 +115,8 @@ pub struct BuildContext {
     /// The local administration path (status, approvals, loops), for a
     /// gateway that serves the machine's owner.
     pub admin: Admin,
+    /// The daemon's clock, for what a gateway times (sign-in links' expiry).
+    pub clock: crate::clock::Clock,
     /// Whether replies are shown while they are written (`pipeline.stream`),
     /// where the gateway's own setting does not say.
     pub stream: bool,

@@ -253,6 +253,7 @@ mod tests {
             .build(&BuildContext {
                 store,
                 admin,
+                clock: crate::clock::Clock::start(),
                 stream: true,
             })
             .await

@@ -18,7 +18,9 @@
 //! a wrong approval token), `standing_rules` (the calls a person let run
 //! without asking, by conversation and tool), `paired` (the people let in by
 //! a pairing code, per gateway), `pairing_codes` (the codes sent, waiting
-//! for an owner) and `meta` (schema version).
+//! for an owner), `web_links` (the dashboard's one-time sign-in links, by the
+//! SHA-256 of the token), `web_sessions` (the browsers signed in, by the
+//! SHA-256 of the session id) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval, standing rule and audit records are in [`records`]), and imports nothing
@@ -54,6 +56,7 @@ mod stops;
 mod summary;
 mod turn;
 mod usage;
+mod web_sign_in;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -75,6 +78,7 @@ pub use records::{
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
 pub use usage::{ByProvider, Tokens, add_usage};
+pub use web_sign_in::WebSession;
 
 use tokio_util::sync::CancellationToken;
 
@@ -121,6 +125,8 @@ struct Inner {
     pairing_codes: sled::Tree,
     summaries: sled::Tree,
     standing_rules: sled::Tree,
+    web_links: sled::Tree,
+    web_sessions: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
     /// Multi-tree writers hold it shared; a backup holds it exclusively, so a
@@ -177,6 +183,8 @@ impl Store {
             guesses: tree("guesses")?,
             paired: tree("paired")?,
             pairing_codes: tree("pairing_codes")?,
+            web_links: tree("web_links")?,
+            web_sessions: tree("web_sessions")?,
             summaries: tree("summaries")?,
             standing_rules: tree("standing_rules")?,
             group: GroupCommit::default(),

@@ -1,6 +1,6 @@
 //! The local administration protocol of passepartout: what the owner of the
 //! machine may ask the daemon (its status, the approvals and standing
-//! rules, the background loops, pairing and who is let in) and what the daemon answers, off the path chat messages take.
+//! rules, the background loops, pairing and who is let in, signing in to the web dashboard) and what the daemon answers, off the path chat messages take.
 //!
 //! An admin surface (today the local socket) holds an [`Admin`] handle and
 //! [`Admin::ask`]s an [`AdminRequest`]; the core serves the [`AdminQueue`] and
@@ -21,5 +21,7 @@ mod reply;
 mod request;
 
 pub use channel::{Admin, AdminClosed, AdminQueue, Asked};
-pub use reply::{AccessAnswer, AdminReply, Decision, Decisions, LoopControl, Reloaded, RuleRevoked, Unreadable};
-pub use request::{AccessRequest, AdminRequest};
+pub use reply::{
+    AccessAnswer, AdminReply, Decision, Decisions, LoopControl, Reloaded, RuleRevoked, Unreadable, WebAnswer,
+};
+pub use request::{AccessRequest, AdminRequest, WebRequest};

@@ -34,6 +34,21 @@ pub enum AdminReply {
     Access(AccessAnswer),
     /// What came of reloading the configuration.
     Reloaded(Reloaded),
+    /// What came of a web dashboard request.
+    Web(WebAnswer),
+}
+
+/// What came of a web dashboard request: a link, a listing, or what was done.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WebAnswer {
+    /// Whether it was done (false: refused, with why in `message`).
+    pub ok: bool,
+    /// The listing, or what happened or why not, for people.
+    pub message: String,
+    /// The sign-in link, for a `link` request that was answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub link: Option<String>,
 }
 
 /// What came of reloading the configuration.

@@ -62,6 +62,21 @@ pub enum AdminRequest {
         conversation: ConversationKey,
         by: UserId,
     },
+    /// A question about the web dashboard's sign-in; answered
+    /// [`Web`](crate::AdminReply::Web).
+    Web { request: WebRequest },
+}
+
+/// What the owner may ask about signing in to the web dashboard.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "action", rename_all = "snake_case")]
+pub enum WebRequest {
+    /// A one-time sign-in link (valid for minutes, good for one use).
+    Link,
+    /// The signed-in browsers: id prefix, created, last seen, user agent.
+    Sessions,
+    /// Sign out the browser whose session id starts with `id`.
+    Revoke { id: String },
 }
 
 /// What the owner may ask about who is let in.

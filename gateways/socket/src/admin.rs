@@ -35,6 +35,7 @@ pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
         AdminReply::LoopControl(answer) => ServerFrame::LoopControl(answer.into()),
         AdminReply::Tools(tools) => ServerFrame::Tools { tools },
         AdminReply::Access(answer) => ServerFrame::Access(answer),
+        AdminReply::Web(answer) => ServerFrame::Web(answer),
         AdminReply::Reloaded(answer) => ServerFrame::Reloaded(answer),
     }
 }

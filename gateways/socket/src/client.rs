@@ -18,7 +18,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::protocol::{
     AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
-    encode_line, is_unknown_server_frame,
+    WebAnswer, WebRequest, encode_line, is_unknown_server_frame,
 };
 use passepartout_gateway::lines::{LineReader, ReadLine};
 
@@ -299,6 +299,16 @@ impl Client {
     pub async fn access(&mut self, request: AccessRequest) -> Result<AccessAnswer, ClientError> {
         self.document_after(ClientFrame::Access { request }, |frame| match frame {
             ServerFrame::Access(answer) => Some(answer.clone()),
+            _ => None,
+        })
+        .await
+    }
+
+    /// A web dashboard request; the answer is a sign-in link, a listing, or
+    /// says what was done or why not.
+    pub async fn web(&mut self, request: WebRequest) -> Result<WebAnswer, ClientError> {
+        self.document_after(ClientFrame::Web { request }, |frame| match frame {
+            ServerFrame::Web(answer) => Some(answer.clone()),
             _ => None,
         })
         .await

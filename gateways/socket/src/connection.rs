@@ -207,6 +207,7 @@ impl Connection {
             }
             Ok(ClientFrame::StopLoop { name }) => self.ask(AdminRequest::StopLoop { name }).await,
             Ok(ClientFrame::TriggerLoop { name }) => self.ask(AdminRequest::TriggerLoop { name }).await,
+            Ok(ClientFrame::Web { request }) => self.ask(AdminRequest::Web { request }).await,
             Ok(ClientFrame::Access { request }) => {
                 let chat = self.chat.clone().unwrap_or_else(|| self.shared.default_chat.clone());
                 let conversation = ConversationKey::new(self.shared.gateway.clone(), chat);

@@ -43,5 +43,6 @@ pub use error::SocketError;
 pub use passepartout_gateway::lines::{LineReader, ReadLine};
 pub use protocol::{
     AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
+    WebAnswer, WebRequest,
 };
 pub use server::{GATEWAY_ID, SURFACE, SocketGateway};

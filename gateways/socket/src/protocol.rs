@@ -3,7 +3,7 @@
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
 //! `message`, `status`, `approvals`, `decide`, `decide_all`, `rules`,
-//! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop`, `access`, `reload` and `ping` frames. The daemon answers each message with
+//! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop`, `access`, `web`, `reload` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
 //! `stopped`, `approval`, `file` and `typing` frames whenever the core has
 //! something for the client's chat (a `draft` is a reply while it is
@@ -15,7 +15,7 @@
 
 use std::fmt;
 
-pub use passepartout_admin::{AccessAnswer, AccessRequest, Reloaded};
+pub use passepartout_admin::{AccessAnswer, AccessRequest, Reloaded, WebAnswer, WebRequest};
 use passepartout_gateway::{ApprovalToken, ChatId, MessageId, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -89,6 +89,9 @@ pub enum ClientFrame {
     /// A pairing or access request (`pair list`, `pair approve`, `access`,
     /// `access revoke`); answered with an `access` frame.
     Access { request: AccessRequest },
+    /// A web dashboard request (`web`, `web sessions`, `web sessions
+    /// revoke`); answered with a `web` frame.
+    Web { request: WebRequest },
     /// Reads the configuration file again and applies what can change
     /// while the daemon runs; answered with a `reloaded` frame.
     Reload {},
@@ -97,7 +100,7 @@ pub enum ClientFrame {
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 16] = [
+const CLIENT_FRAME_TYPES: [&str; 17] = [
     "hello",
     "message",
     "status",
@@ -112,6 +115,7 @@ const CLIENT_FRAME_TYPES: [&str; 16] = [
     "stop_loop",
     "trigger_loop",
     "access",
+    "web",
     "reload",
     "ping",
 ];
@@ -219,6 +223,8 @@ pub enum ServerFrame {
     LoopControl(LoopControl),
     /// The answer to `access`.
     Access(AccessAnswer),
+    /// The answer to `web`.
+    Web(WebAnswer),
     /// The answer to `reload`.
     Reloaded(Reloaded),
     /// The answer to `ping`.
@@ -234,7 +240,7 @@ pub enum ServerFrame {
 
 /// The `"type"` names of [`ServerFrame`]: a frame of another type comes
 /// from a newer daemon, and a client skips it.
-pub const SERVER_FRAME_TYPES: [&str; 19] = [
+pub const SERVER_FRAME_TYPES: [&str; 20] = [
     "welcome",
     "accepted",
     "duplicate",
@@ -251,6 +257,7 @@ pub const SERVER_FRAME_TYPES: [&str; 19] = [
     "tools",
     "loop_control",
     "access",
+    "web",
     "reloaded",
     "pong",
     "error",
@@ -531,6 +538,9 @@ mod tests {
                     code: "ABCD2345".into(),
                     approver: true,
                 },
+            },
+            ClientFrame::Web {
+                request: WebRequest::Revoke { id: "abcd".into() },
             },
             ClientFrame::Reload {},
             ClientFrame::Ping {},

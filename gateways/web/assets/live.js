@@ -1,0 +1,22 @@
+// Live updates for the dashboard: on a "status" event from /events, fetch
+// this page again and swap in its <main>. Without scripting the page is
+// the same, only not live.
+"use strict";
+(function () {
+  if (!window.EventSource || !document.getElementById("live")) return;
+  var source = new EventSource("/events");
+  var marker = document.getElementById("live");
+  marker.classList.add("on");
+  source.addEventListener("status", function () {
+    fetch(location.pathname, { credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.text() : null; })
+      .then(function (html) {
+        if (!html) return;
+        var fresh = new DOMParser().parseFromString(html, "text/html").querySelector("main");
+        var main = document.querySelector("main");
+        if (fresh && main) main.replaceWith(fresh);
+        var again = document.getElementById("live");
+        if (again) again.classList.add("on");
+      });
+  });
+})();

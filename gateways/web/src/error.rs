@@ -1,0 +1,18 @@
+//! Why the web gateway could not start.
+
+use std::io;
+use std::net::SocketAddr;
+
+use thiserror::Error;
+
+/// A failure to set up the dashboard.
+#[derive(Debug, Error)]
+pub enum WebError {
+    /// The address could not be bound (in use, not this machine's, no permission).
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        #[source]
+        source: io::Error,
+    },
+}

@@ -1,0 +1,151 @@
+//! Live updates: `GET /events` is a stream of server-sent events, one
+//! `status` event whenever the status document changes (looked at every
+//! [`EVERY`]), which the page's script answers by fetching the page again.
+//! At most [`MAX_STREAMS`] streams are open at once; one more closes the
+//! oldest, so forgotten tabs cannot pile up. Every stream ends when the
+//! gateway stops.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::stream::{self, Stream};
+use passepartout_admin::{Admin, AdminReply, AdminRequest};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::router::AppState;
+use crate::session::SignedIn;
+
+/// Event streams open at once, at most.
+pub const MAX_STREAMS: usize = 8;
+
+/// How often a stream looks at the status document.
+const EVERY: Duration = Duration::from_secs(2);
+
+/// The open streams, oldest first, each with what closes it.
+pub struct Streams {
+    open: Mutex<VecDeque<(u64, CancellationToken)>>,
+    next: std::sync::atomic::AtomicU64,
+    /// Cancelled when the gateway stops: every stream ends.
+    stopped: CancellationToken,
+}
+
+impl Streams {
+    pub fn new(stopped: CancellationToken) -> Self {
+        Self {
+            open: Mutex::default(),
+            next: Default::default(),
+            stopped,
+        }
+    }
+
+    /// A new stream's id and token, closing the oldest when there are too many.
+    fn open(&self) -> (u64, CancellationToken) {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let token = self.stopped.child_token();
+        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        while open.len() >= MAX_STREAMS {
+            if let Some((_, oldest)) = open.pop_front() {
+                oldest.cancel();
+            }
+        }
+        open.push_back((id, token.clone()));
+        (id, token)
+    }
+
+    fn close(&self, id: u64) {
+        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        open.retain(|(open_id, _)| *open_id != id);
+    }
+
+    /// How many are open.
+    #[cfg(test)]
+    fn count(&self) -> usize {
+        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
+    }
+}
+
+/// Forgets a stream when the response's body is dropped (the browser went).
+struct Opened {
+    streams: Arc<AppState>,
+    id: u64,
+}
+
+impl Drop for Opened {
+    fn drop(&mut self) {
+        self.streams.streams.close(self.id);
+    }
+}
+
+/// `GET /events`.
+pub async fn events(State(state): State<Arc<AppState>>, _signed_in: SignedIn) -> Response {
+    let (id, closed) = state.streams.open();
+    let opened = Opened {
+        streams: state.clone(),
+        id,
+    };
+    let admin = state.admin.clone();
+    Sse::new(changes(admin, closed, opened))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+/// One `status` event each time the status document differs from the last
+/// one seen (the first is only remembered); ends when `closed` is cancelled.
+fn changes(admin: Admin, closed: CancellationToken, opened: Opened) -> impl Stream<Item = Result<Event, Infallible>> {
+    let start = (admin, closed, None::<Value>, opened);
+    stream::unfold(start, |(admin, closed, mut last, opened)| async move {
+        loop {
+            tokio::select! {
+                () = closed.cancelled() => return None,
+                () = tokio::time::sleep(EVERY) => {}
+            }
+            let Ok(AdminReply::Status(mut now)) = admin.ask(AdminRequest::Status).await else {
+                return None;
+            };
+            // The uptime changes every second; it is no news.
+            if let Some(document) = now.as_object_mut() {
+                document.remove("uptime_s");
+                document.remove("backups");
+            }
+            let changed = last.as_ref().is_some_and(|last| *last != now);
+            last = Some(now);
+            if changed {
+                let event = Event::default().event("status").data("changed");
+                return Some((Ok(event), (admin, closed, last, opened)));
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stream_past_the_cap_closes_the_oldest() {
+        let streams = Streams::new(CancellationToken::new());
+        let tokens: Vec<_> = (0..MAX_STREAMS).map(|_| streams.open()).collect();
+        assert_eq!(streams.count(), MAX_STREAMS);
+        let (_, newest) = streams.open();
+        assert!(tokens[0].1.is_cancelled(), "the oldest is closed");
+        assert!(!tokens[1].1.is_cancelled() && !newest.is_cancelled());
+        assert_eq!(streams.count(), MAX_STREAMS);
+        streams.close(tokens[1].0);
+        assert_eq!(streams.count(), MAX_STREAMS - 1);
+    }
+
+    #[test]
+    fn stopping_the_gateway_closes_every_stream() {
+        let stopped = CancellationToken::new();
+        let streams = Streams::new(stopped.clone());
+        let (_, token) = streams.open();
+        stopped.cancel();
+        assert!(token.is_cancelled());
+    }
+}

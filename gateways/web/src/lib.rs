@@ -1,0 +1,55 @@
+//! The web gateway of passepartout: a dashboard in the browser, served over
+//! HTTP on the machine's own address (`[web]`, off by default).
+//!
+//! The daemon binds a [`WebGateway`] and runs it like every gateway. It reads
+//! what it shows through the same [`passepartout_admin::Admin`] handle the
+//! local socket serves `passepartout status` with, and checks who is signed
+//! in through [`Sessions`], which the core implements over its store: a
+//! browser signs in with a one-time link `passepartout web` prints, and then
+//! has the rights of the machine's owner. The gateway never sees the store.
+//!
+//! Every response carries strict security headers; a request whose `Host` is
+//! not the dashboard's own is refused (DNS rebinding), and a form sent from
+//! another origin or without the session's CSRF token is refused too. Every
+//! asset is compiled in: no page loads anything from another origin, and no
+//! page holds inline script or style.
+//!
+//! | concept | file |
+//! | --- | --- |
+//! | `[web]`, its checks | `config.rs` |
+//! | the gateway: bind, listen, health | `server.rs` |
+//! | routes, body limit, shared state | `router.rs` |
+//! | security headers | `headers.rs` |
+//! | `Host` and `Origin` checks | `host.rs` |
+//! | the session cookie, CSRF tokens, the signed-in guard | `session.rs` |
+//! | what the core keeps of links and sessions | `sessions.rs` |
+//! | trading a link for a session; signing out | `sign_in.rs` |
+//! | failed sign-ins per client | `rate_limit.rs` |
+//! | live updates (server-sent events) | `events.rs` |
+//! | embedded CSS and JS | `assets.rs`, `assets/` |
+//! | HTML escaping | `escape.rs` |
+//! | pages: shell and navigation, overview, errors | `pages/` |
+//!
+//! A new page is a file in `pages/` rendering into [`pages::layout::page`],
+//! a route in `router.rs` behind the signed-in guard, and an entry in
+//! `pages/layout.rs`' navigation.
+
+mod assets;
+mod config;
+mod error;
+mod escape;
+mod events;
+mod headers;
+mod host;
+pub mod pages;
+mod rate_limit;
+mod router;
+mod server;
+mod session;
+mod sessions;
+mod sign_in;
+
+pub use config::{DEFAULT_LISTEN, WebSection};
+pub use error::WebError;
+pub use server::{GATEWAY_ID, SURFACE, WebConfig, WebGateway};
+pub use sessions::{Sessions, SessionsUnavailable};

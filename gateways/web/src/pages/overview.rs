@@ -1,0 +1,256 @@
+//! The Overview (`GET /`): what `passepartout status` says, as a page —
+//! each gateway, model, tool server and loop with its state and last
+//! error, what waits for approval, today's usage, the store's health.
+//! Read from the same status document and approvals listing the CLI asks
+//! for; every value from them is escaped.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::escape::Escaped;
+
+/// The page's body from the status document and the pending approvals'
+/// listing (`{"approvals": […]}`, or `{"error": …}`).
+pub fn body(status: &Value, approvals: &Value) -> String {
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        r#"<p class="meta">Version {} · up {} · <span id="live" class="live">updates when something changes</span></p>"#,
+        text(&status["version"]),
+        human_s(status["uptime_s"].as_u64().unwrap_or(0))
+    );
+    out += &table(
+        "Gateways",
+        &["Gateway", "State", "Detail"],
+        items(&status["gateways"])
+            .map(|g| vec![text(&g["name"]), state(&g["state"]), text(&g["detail"])])
+            .collect(),
+    );
+    out += &table(
+        "Models",
+        &["Provider", "Endpoint", "State", "Calls", "Failed", "Last error"],
+        items(&status["providers"])
+            .map(|p| {
+                vec![
+                    text(&p["name"]),
+                    text(&p["endpoint"]),
+                    state(&p["state"]),
+                    text(&p["calls"]),
+                    text(&p["failures"]),
+                    text(&p["last_error"]),
+                ]
+            })
+            .collect(),
+    );
+    out += &table(
+        "Tool servers (MCP)",
+        &["Server", "State", "Tools", "Last error"],
+        items(&status["mcp"])
+            .map(|s| {
+                vec![
+                    text(&s["name"]),
+                    state(&s["state"]),
+                    text(&s["tools"]),
+                    text(&s["last_error"]),
+                ]
+            })
+            .collect(),
+    );
+    out += &loops(&status["loops"]);
+    out += &waiting(&status["approvals"], approvals);
+    out += &usage(&status["usage"]);
+    out += &store(&status["store"]);
+    out
+}
+
+fn loops(loops: &Value) -> String {
+    let mut out = format!(
+        "<section><h2>Loops</h2><p>{} running of {}, {} heartbeats.</p>",
+        text(&loops["running"]),
+        text(&loops["total"]),
+        text(&loops["heartbeats"])
+    );
+    let failing: Vec<_> = items(&loops["failing"])
+        .map(|l| vec![text(&l["name"]), text(&l["consecutive_errors"]), text(&l["error"])])
+        .collect();
+    if !failing.is_empty() {
+        out += &rows(&["Failing loop", "Errors in a row", "Last error"], failing);
+    }
+    out + "</section>"
+}
+
+fn waiting(counts: &Value, listing: &Value) -> String {
+    let mut out = format!(
+        "<section><h2>Waiting for approval</h2><p>{} pending. Answer them in the chat that asked, or with <code>passepartout approvals</code>.</p>",
+        text(&counts["pending"])
+    );
+    if let Some(error) = listing["error"].as_str() {
+        let _ = write!(
+            out,
+            r#"<p class="error">The approvals cannot be read: {}</p>"#,
+            Escaped(error)
+        );
+    }
+    let pending: Vec<_> = items(&listing["approvals"])
+        .map(|a| {
+            vec![
+                format!("<code>{}</code>", text(&a["token"])),
+                text(&a["action"]),
+                text(&a["conversation"]),
+                format!("{} left", human_s(a["expires_in_s"].as_u64().unwrap_or(0))),
+            ]
+        })
+        .collect();
+    if !pending.is_empty() {
+        out += &rows(&["Token", "Action", "Asked in", "Expires"], pending);
+    }
+    out + "</section>"
+}
+
+fn usage(usage: &Value) -> String {
+    if usage.is_null() {
+        return "<section><h2>Usage today</h2><p>Not known: the store could not be read.</p></section>".into();
+    }
+    let sum = |s: &Value| {
+        let cost = s["cost_usd"].as_f64().filter(|c| *c > 0.0);
+        format!(
+            "{} tokens in, {} out{}",
+            text(&s["tokens_in"]),
+            text(&s["tokens_out"]),
+            cost.map(|c| format!(", about ${c:.4}")).unwrap_or_default()
+        )
+    };
+    format!(
+        "<section><h2>Usage</h2><p>Today (UTC): {}.</p><p>This month: {}.</p></section>",
+        sum(&usage["today"]),
+        sum(&usage["month"])
+    )
+}
+
+fn store(store: &Value) -> String {
+    let health = match store["error"].as_str() {
+        Some(error) => format!(
+            r#"<p class="error">FAILED: {}. Nothing more is acknowledged until there is space again and the daemon restarts.</p>"#,
+            Escaped(error)
+        ),
+        None => r#"<p class="ok">Healthy.</p>"#.into(),
+    };
+    format!(
+        "<section><h2>Store</h2>{health}<p>{} bytes on disk, {} messages waiting, {} replies not yet delivered.</p></section>",
+        text(&store["size_bytes"]),
+        text(&store["pending"]),
+        text(&store["outbox"])
+    )
+}
+
+/// A section with a heading and a table, or a line saying there is none.
+fn table(title: &str, head: &[&str], body: Vec<Vec<String>>) -> String {
+    if body.is_empty() {
+        return format!("<section><h2>{title}</h2><p>None.</p></section>");
+    }
+    format!("<section><h2>{title}</h2>{}</section>", rows(head, body))
+}
+
+/// A table of cells already escaped.
+fn rows(head: &[&str], body: Vec<Vec<String>>) -> String {
+    let mut out = String::from("<table><thead><tr>");
+    for cell in head {
+        let _ = write!(out, "<th>{cell}</th>");
+    }
+    out += "</tr></thead><tbody>";
+    for row in body {
+        out += "<tr>";
+        for cell in row {
+            let _ = write!(out, "<td>{cell}</td>");
+        }
+        out += "</tr>";
+    }
+    out + "</tbody></table>"
+}
+
+fn items(list: &Value) -> impl Iterator<Item = &Value> {
+    list.as_array().into_iter().flatten()
+}
+
+/// A value as escaped text: a string as it is, a number or boolean written
+/// out, nothing for a missing one.
+fn text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => Escaped(s).to_string(),
+        other => Escaped(&other.to_string()).to_string(),
+    }
+}
+
+/// A state, with a class a stylesheet colours by.
+fn state(value: &Value) -> String {
+    let state = value.as_str().unwrap_or("unknown");
+    let class = match state {
+        "up" | "ok" | "running" | "ready" => "ok",
+        "starting" | "degraded" | "cooling_down" | "connecting" => "warn",
+        _ => "error",
+    };
+    format!(r#"<span class="state {class}">{}</span>"#, Escaped(state))
+}
+
+/// `s` seconds as a person reads them.
+fn human_s(s: u64) -> String {
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{} min", s / 60),
+        3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        _ => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_fact_is_shown_and_every_value_escaped() {
+        let status = json!({
+            "version": "0.1.0",
+            "uptime_s": 3700,
+            "gateways": [{"name": "telegram", "state": "degraded", "detail": "<b>timeout</b>"}],
+            "providers": [{"name": "fake", "endpoint": "http://x", "state": "ok", "calls": 3, "failures": 1, "last_error": "a & b"}],
+            "mcp": [{"name": "files", "state": "running", "tools": 2, "last_error": null}],
+            "approvals": {"pending": 1},
+            "loops": {"running": 1, "total": 2, "heartbeats": 7, "failing": [{"name": "digest", "error": "no <feed>", "consecutive_errors": 2}]},
+            "usage": {"today": {"tokens_in": 10, "tokens_out": 5, "cost_usd": 0.0}, "month": {"tokens_in": 100, "tokens_out": 50, "cost_usd": 0.5}},
+            "store": {"size_bytes": 1024, "pending": 0, "outbox": 0, "error": null},
+        });
+        let approvals = json!({"approvals": [{"token": "K7PX2Q", "action": "run `rm -rf \"<x>\"`", "conversation": "socket:me", "expires_in_s": 90}]});
+        let html = body(&status, &approvals);
+        for fact in [
+            "telegram",
+            "&lt;b&gt;timeout&lt;/b&gt;",
+            "a &amp; b",
+            "files",
+            "1 running of 2, 7 heartbeats",
+            "no &lt;feed&gt;",
+            "1 pending",
+            "K7PX2Q",
+            "run `rm -rf &quot;&lt;x&gt;&quot;`",
+            "Today (UTC): 10 tokens in, 5 out.",
+            "about $0.5000",
+            "Healthy.",
+            "up 1 h 1 min",
+        ] {
+            assert!(html.contains(fact), "{fact} missing from {html}");
+        }
+        assert!(!html.contains("<b>") && !html.contains("<feed>") && !html.contains("<x>"));
+    }
+
+    #[test]
+    fn a_failed_store_and_unreadable_approvals_are_said() {
+        let status = json!({"store": {"error": "disk full"}, "usage": null});
+        let html = body(&status, &json!({"error": "cannot read"}));
+        assert!(html.contains("FAILED: disk full"), "{html}");
+        assert!(html.contains("The approvals cannot be read: cannot read"), "{html}");
+        assert!(html.contains("Usage today</h2><p>Not known"), "{html}");
+    }
+}

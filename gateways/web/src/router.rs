@@ -1,0 +1,105 @@
+//! The routes and what every request goes through: the security headers,
+//! the `Host` check, a body limit. The routes:
+//!
+//! | route | what | guard |
+//! | --- | --- | --- |
+//! | `GET /` | the overview | signed in, else how to sign in |
+//! | `GET /events` | live updates (server-sent events) | signed in |
+//! | `GET /sign-in/{token}` | a one-time link traded for a session | rate-limited per client |
+//! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
+//! | `GET /assets/style.css`, `/assets/live.js` | embedded assets | none |
+//! | anything else | 404 page | |
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::StatusCode;
+use axum::http::header;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use passepartout_admin::{Admin, AdminReply, AdminRequest};
+use serde_json::{Value, json};
+
+use crate::events::{self, Streams};
+use crate::host::{Hosts, Refused};
+use crate::pages::errors;
+use crate::pages::layout::{Viewer, page};
+use crate::rate_limit::Guesses;
+use crate::session::SignedIn;
+use crate::sessions::Sessions;
+use crate::{assets, headers, sign_in};
+
+/// The largest request body taken, in bytes: the forms are small.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// What every route may use.
+pub struct AppState {
+    /// The core's answers: the status document, the approvals.
+    pub admin: Admin,
+    /// Sign-in links and sessions, kept by the core.
+    pub sessions: Arc<dyn Sessions>,
+    /// The hosts and origins this dashboard answers.
+    pub hosts: Hosts,
+    /// Whether the cookie is `Secure` (the public address is https).
+    pub secure_cookie: bool,
+    /// Failed sign-ins per client.
+    pub guesses: Guesses,
+    /// The open event streams.
+    pub streams: Streams,
+}
+
+/// The dashboard's router over `state`.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/", get(overview))
+        .route("/events", get(events::events))
+        .route("/sign-in/{token}", get(sign_in::redeem))
+        .route("/sign-out", post(sign_in::sign_out))
+        .route("/assets/style.css", get(assets::style))
+        .route("/assets/live.js", get(assets::live))
+        .fallback(not_found)
+        .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
+        .layer(middleware::from_fn_with_state(state.clone(), check_host))
+        .layer(middleware::from_fn(headers::secure))
+        .with_state(state)
+}
+
+/// Refuses a request for another host before any route sees it.
+async fn check_host(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|v| v.to_str().ok());
+    match state.hosts.check_host(host) {
+        Ok(()) => next.run(request).await,
+        Err(Refused::NoHost) => errors::bad_request(StatusCode::BAD_REQUEST, "The request names no host."),
+        Err(_) => {
+            tracing::info!(host = ?host, "web request for another host refused");
+            errors::wrong_host()
+        }
+    }
+}
+
+/// `GET /`.
+async fn overview(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Response {
+    let status = match state.admin.ask(AdminRequest::Status).await {
+        Ok(AdminReply::Status(status)) => status,
+        _ => return errors::unavailable("the daemon is shutting down"),
+    };
+    let approvals: Value = match state.admin.ask(AdminRequest::Approvals { all: false }).await {
+        Ok(AdminReply::Approvals(Ok(listing))) => listing,
+        Ok(AdminReply::Approvals(Err(unreadable))) => json!({ "error": unreadable.message }),
+        _ => json!({ "error": "no answer" }),
+    };
+    let body = crate::pages::overview::body(&status, &approvals);
+    page(
+        StatusCode::OK,
+        "Overview",
+        "/",
+        Some(Viewer { csrf: &signed_in.csrf }),
+        &body,
+    )
+}
+
+async fn not_found() -> Response {
+    errors::not_found()
+}

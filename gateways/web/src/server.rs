@@ -1,0 +1,135 @@
+//! The web gateway as the daemon runs it: bound when the daemon starts (so
+//! a taken port is a start error, and the address is known — port 0 takes
+//! a free one), serving while it listens, closing every event stream when
+//! it stops. Its health names the address people open, which is how
+//! `passepartout web` and the tests find it. No conversation runs through
+//! it yet, so it delivers nothing.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+use passepartout_admin::Admin;
+use passepartout_gateway::{
+    Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen, Outbound, Surface,
+};
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::WebError;
+use crate::events::Streams;
+use crate::host::Hosts;
+use crate::rate_limit::Guesses;
+use crate::router::{AppState, router};
+use crate::sessions::Sessions;
+
+/// The gateway id.
+pub const GATEWAY_ID: &str = "web";
+
+/// A page in a browser: plain text, no buttons to answer with yet.
+pub const SURFACE: Surface = Surface::TEXT;
+
+/// Where the dashboard listens and the address people open.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebConfig {
+    pub listen: SocketAddr,
+    /// `https://assistant.example.org`, when the dashboard is reached
+    /// through another address than `listen`.
+    pub public_url: Option<String>,
+}
+
+/// The running dashboard.
+pub struct WebGateway {
+    id: GatewayId,
+    listener: Mutex<Option<TcpListener>>,
+    state: Arc<AppState>,
+    /// What people open: the public address, or the bound one.
+    base_url: String,
+    /// Ends every event stream when the gateway stops.
+    stopped: CancellationToken,
+}
+
+impl WebGateway {
+    /// Binds `config.listen`; the dashboard answers once it listens.
+    pub async fn bind(config: WebConfig, admin: Admin, sessions: Arc<dyn Sessions>) -> Result<Arc<Self>, WebError> {
+        let bind_error = |source| WebError::Bind {
+            addr: config.listen,
+            source,
+        };
+        let listener = TcpListener::bind(config.listen).await.map_err(bind_error)?;
+        let bound = listener.local_addr().map_err(bind_error)?;
+        let public_url = config.public_url.as_deref().map(|url| url.trim_end_matches('/'));
+        let base_url = public_url.map_or_else(|| format!("http://{bound}"), str::to_owned);
+        let stopped = CancellationToken::new();
+        let state = Arc::new(AppState {
+            admin,
+            sessions,
+            hosts: Hosts::new(bound, public_url),
+            secure_cookie: public_url.is_some_and(|url| url.starts_with("https://")),
+            guesses: Guesses::default(),
+            streams: Streams::new(stopped.clone()),
+        });
+        tracing::info!(listen = %bound, url = %base_url, "web dashboard bound");
+        Ok(Arc::new(Self {
+            id: GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid"),
+            listener: Mutex::new(Some(listener)),
+            state,
+            base_url,
+            stopped,
+        }))
+    }
+
+    /// The address people open (`http://127.0.0.1:8787`), without a
+    /// trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+}
+
+#[async_trait]
+impl Listen for WebGateway {
+    fn id(&self) -> GatewayId {
+        self.id.clone()
+    }
+
+    async fn listen(&self, _intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
+        let listener = self
+            .listener
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        let Some(listener) = listener else {
+            return Err(GatewayError::Closed);
+        };
+        let app = router(self.state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+        let stopped = self.stopped.clone();
+        let served = axum::serve(listener, app)
+            .with_graceful_shutdown(async move {
+                shutdown.cancelled().await;
+                // The event streams never end on their own.
+                stopped.cancel();
+            })
+            .await;
+        served.map_err(|error| GatewayError::Transient {
+            reason: format!("the dashboard stopped serving: {error}"),
+        })
+    }
+
+    /// Up, naming the address people open.
+    fn health(&self) -> Health {
+        Health::with(HealthState::Up, self.base_url.clone())
+    }
+
+    async fn close(&self) {
+        self.stopped.cancel();
+    }
+}
+
+#[async_trait]
+impl Deliver for WebGateway {
+    async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
+        Err(GatewayError::Rejected {
+            reason: format!("{} is not a conversation the dashboard holds", message.conversation),
+        })
+    }
+}

@@ -1,0 +1,113 @@
+//! Signing in and out. `GET /sign-in/{token}` trades a one-time link
+//! (from `passepartout web`) for a session cookie and sends the browser to
+//! the overview; a link unknown, used or expired gets one answer, and a
+//! client that tries too many is held for a while. `POST /sign-out` ends
+//! the session (a form: the page's origin, the cookie and the CSRF token).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::rejection::FormRejection;
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::header::{self, HeaderMap};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+
+use crate::pages::errors;
+use crate::router::AppState;
+use crate::session::{check_form, check_token, clear_cookie, set_cookie};
+
+/// The longest user agent kept with a session.
+const MAX_USER_AGENT: usize = 200;
+
+/// `GET /sign-in/{token}`.
+pub async fn redeem(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Path(token): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let client = client.ip();
+    if !state.guesses.allowed(client) {
+        tracing::warn!(%client, "sign-in refused: too many links that were not valid");
+        return errors::too_many_tries();
+    }
+    let user_agent: String = headers
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .chars()
+        .take(MAX_USER_AGENT)
+        .collect();
+    match state.sessions.redeem(&token, &user_agent) {
+        Ok(Some(session)) => {
+            tracing::info!(%client, "a browser signed in to the dashboard");
+            let mut response = (
+                StatusCode::SEE_OTHER,
+                [(header::LOCATION, HeaderValue::from_static("/"))],
+            )
+                .into_response();
+            response
+                .headers_mut()
+                .insert(header::SET_COOKIE, set_cookie(&session, state.secure_cookie));
+            response
+        }
+        Ok(None) => {
+            state.guesses.failed(client);
+            tracing::info!(%client, "a sign-in link that is not valid was tried");
+            errors::link_not_valid()
+        }
+        Err(unavailable) => errors::unavailable(&unavailable.message),
+    }
+}
+
+/// A form that sends only its CSRF token.
+#[derive(Deserialize)]
+pub struct TokenOnly {
+    csrf: String,
+}
+
+/// `POST /sign-out`.
+pub async fn sign_out(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    form: Result<Form<TokenOnly>, FormRejection>,
+) -> Response {
+    let session = match check_form(&state, &headers) {
+        Ok(session) => session,
+        Err(refused) => return *refused,
+    };
+    let Form(form) = match form {
+        Ok(form) => form,
+        Err(rejection) => return bad_form(rejection),
+    };
+    if let Err(refused) = check_token(&session, &form.csrf) {
+        return *refused;
+    }
+    if let Err(unavailable) = state.sessions.end(&session) {
+        return errors::unavailable(&unavailable.message);
+    }
+    let mut response = (
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, HeaderValue::from_static("/"))],
+    )
+        .into_response();
+    response.headers_mut().insert(header::SET_COOKIE, clear_cookie());
+    response
+}
+
+/// A form that could not be read: 413 when too large, else 400, saying why.
+pub fn bad_form(rejection: FormRejection) -> Response {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return errors::bad_request(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The form is larger than the dashboard takes.",
+        );
+    }
+    errors::bad_request(
+        StatusCode::BAD_REQUEST,
+        &format!("The form could not be read: {}", rejection.body_text()),
+    )
+}

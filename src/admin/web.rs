@@ -1,0 +1,86 @@
+//! The web dashboard on the admin path: `passepartout web` (a one-time
+//! sign-in link), `web sessions` and `web sessions revoke ID`, asked by the
+//! local user, who owns the machine and so may sign a browser in. A link
+//! or a revocation is made durable before the owner is told.
+
+use std::sync::Arc;
+
+use passepartout_admin::{AdminReply, WebAnswer, WebRequest};
+
+use super::{AdminContext, Reply};
+
+/// Answers `request`. What writes the store is spawned, so it is never in
+/// the way of other questions.
+pub(super) fn answer(admin: &Arc<AdminContext>, request: WebRequest, reply: Reply) {
+    let admin = admin.clone();
+    admin.tracker.clone().spawn(async move {
+        let answer = match request {
+            WebRequest::Link => link(&admin).await,
+            WebRequest::Sessions => match admin.sign_in.listing() {
+                Ok(listing) => done(listing),
+                Err(error) => refused(error.to_string()),
+            },
+            WebRequest::Revoke { id } => match admin.sign_in.revoke(&id) {
+                Ok(Ok(message)) => durable(&admin, done(message)).await,
+                Ok(Err(why)) => refused(why),
+                Err(error) => refused(error.to_string()),
+            },
+        };
+        let _ = reply.send(AdminReply::Web(answer));
+    });
+}
+
+/// A new link at the address the running dashboard gives in the status
+/// document; refused when the dashboard is off.
+async fn link(admin: &AdminContext) -> WebAnswer {
+    let status = (admin.status)();
+    let base = status["gateways"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|gateway| gateway["name"] == passepartout_web::GATEWAY_ID)
+        .and_then(|gateway| gateway["detail"].as_str())
+        .map(str::to_owned);
+    let Some(base) = base else {
+        return refused(
+            "the web dashboard is off: set `enabled = true` under [web] in the configuration and restart the daemon"
+                .into(),
+        );
+    };
+    match admin.sign_in.issue_link() {
+        Ok((token, _expires_ms)) => {
+            let link = format!("{base}/sign-in/{token}");
+            let answer = WebAnswer {
+                ok: true,
+                message: format!("{link}\nOpen it within 5 minutes; it works once.\n"),
+                link: Some(link),
+            };
+            durable(admin, answer).await
+        }
+        Err(error) => refused(error.to_string()),
+    }
+}
+
+/// `answer`, once what was written is on disk.
+async fn durable(admin: &AdminContext, answer: WebAnswer) -> WebAnswer {
+    match admin.store.durable().await {
+        Ok(()) => answer,
+        Err(error) => refused(format!("the change could not be made durable: {error}")),
+    }
+}
+
+fn done(message: String) -> WebAnswer {
+    WebAnswer {
+        ok: true,
+        message,
+        link: None,
+    }
+}
+
+fn refused(message: String) -> WebAnswer {
+    WebAnswer {
+        ok: false,
+        message,
+        link: None,
+    }
+}

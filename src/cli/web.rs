@@ -1,0 +1,88 @@
+//! `passepartout web` (a one-time sign-in link for the dashboard, printed;
+//! with `--open`, opened in this machine's browser), `web sessions` (the
+//! browsers signed in) and `web sessions revoke ID` (sign one out). Each
+//! asks the running daemon, which keeps the links and sessions.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use passepartout_socket::{WebAnswer, WebRequest};
+
+use super::client::{EXIT_UNREACHABLE, connect};
+use crate::config::Config;
+
+/// `passepartout web …`.
+#[derive(Debug, Subcommand)]
+pub enum WebCommand {
+    /// List the browsers signed in (id, signed in, last seen, user agent),
+    /// or sign one out.
+    Sessions {
+        #[command(subcommand)]
+        revoke: Option<SessionsCommand>,
+    },
+}
+
+/// `passepartout web sessions …`.
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// Sign out the browser whose session id starts with ID.
+    Revoke { id: String },
+}
+
+/// `web [--open]`, `web sessions`, `web sessions revoke ID`. Exit 0 when
+/// done, 1 when refused (the dashboard is off, no such session), 3 when
+/// the daemon is unreachable.
+pub async fn web(config: &Config, command: Option<WebCommand>, open: bool) -> ExitCode {
+    let request = match command {
+        None => WebRequest::Link,
+        Some(WebCommand::Sessions { revoke: None }) => WebRequest::Sessions,
+        Some(WebCommand::Sessions {
+            revoke: Some(SessionsCommand::Revoke { id }),
+        }) => WebRequest::Revoke { id },
+    };
+    let answer = match connect(config, None).await {
+        Ok(mut client) => client.web(request).await,
+        Err(code) => return code,
+    };
+    match answer {
+        Ok(WebAnswer {
+            ok: true,
+            message,
+            link,
+        }) => {
+            print!("{message}");
+            if !message.ends_with('\n') {
+                println!();
+            }
+            match link {
+                Some(link) if open => open_in_browser(&link),
+                _ => ExitCode::SUCCESS,
+            }
+        }
+        Ok(WebAnswer { ok: false, message, .. }) => {
+            eprintln!("passepartout: {message}");
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("passepartout: {error}");
+            ExitCode::from(EXIT_UNREACHABLE)
+        }
+    }
+}
+
+/// Opens `link` with the desktop's opener (`open` on macOS, `xdg-open`
+/// elsewhere); the link is printed already, so a failure only says so.
+fn open_in_browser(link: &str) -> ExitCode {
+    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
+    match std::process::Command::new(opener).arg(link).status() {
+        Ok(status) if status.success() => ExitCode::SUCCESS,
+        Ok(status) => {
+            eprintln!("passepartout: {opener} failed ({status}); open the link above yourself");
+            ExitCode::FAILURE
+        }
+        Err(error) => {
+            eprintln!("passepartout: cannot run {opener}: {error}; open the link above yourself");
+            ExitCode::FAILURE
+        }
+    }
+}

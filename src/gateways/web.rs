@@ -1,0 +1,99 @@
+//! The web dashboard as a gateway component: bound from `[web]` when it is
+//! enabled, checking sessions through the core's [`SignIn`] desk over the
+//! store. No one talks to the assistant through it yet, so its rosters are
+//! empty; a signed-in browser has the local owner's rights on the pages.
+//! Its `doctor` line says where it listens, and warns of a public address
+//! without TLS.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use passepartout_gateway::GatewayId;
+use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
+
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use crate::checkup::{Check, Level};
+use crate::config::Config;
+use crate::sign_in::SignIn;
+
+/// `[web]`.
+pub struct Web {
+    section: WebSection,
+}
+
+impl Web {
+    pub fn new(config: &Config) -> Self {
+        Self {
+            section: config.web.clone(),
+        }
+    }
+}
+
+#[async_trait]
+impl GatewayComponent for Web {
+    fn id(&self) -> GatewayId {
+        GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid")
+    }
+
+    fn enabled(&self) -> bool {
+        self.section.enabled
+    }
+
+    fn talkers(&self) -> Roster {
+        Roster::Listed {
+            users: vec![],
+            chats: vec![],
+        }
+    }
+
+    fn deciders(&self) -> Roster {
+        Roster::Listed {
+            users: vec![],
+            chats: vec![],
+        }
+    }
+
+    fn surface(&self) -> passepartout_gateway::Surface {
+        passepartout_web::SURFACE
+    }
+
+    async fn build(&self, with: &BuildContext) -> Result<Built, BuildError> {
+        let config = WebConfig {
+            listen: self.section.listen,
+            public_url: self.section.public_url.clone(),
+        };
+        let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));
+        let web = WebGateway::bind(config, with.admin.clone(), sessions)
+            .await
+            .map_err(|error| BuildError::new("web", error))?;
+        Ok(Built {
+            listen: web.clone(),
+            deliver: web,
+            fetch: None,
+            local_path: None,
+            draft: None,
+        })
+    }
+
+    async fn check(&self) -> Option<Checked> {
+        if !self.section.enabled {
+            return Some(Check::new("web", Level::Ok, "disabled in the configuration", None).into());
+        }
+        let warnings = self.section.warnings();
+        let check = match warnings.first() {
+            Some(warning) => Check::new(
+                "web",
+                Level::Degraded,
+                warning.clone(),
+                Some("serve it through a TLS proxy and set web.public_url to its https:// address".into()),
+            ),
+            None => Check::new(
+                "web",
+                Level::Ok,
+                format!("dashboard set to listen on {}", self.section.listen),
+                None,
+            ),
+        };
+        Some(check.into())
+    }
+}
