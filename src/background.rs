@@ -102,10 +102,10 @@ pub fn recover(conversations: &Arc<Conversations>) {
 }
 
 /// Times out approvals nobody answered (also those that expired while the
-/// daemon was down), and wakes their conversations to tell them.
-pub async fn approval_expiry(conversations: Arc<Conversations>) {
+/// daemon was down), and wakes their conversations to tell them, until
+/// `stop` is cancelled.
+pub async fn approval_expiry(conversations: Arc<Conversations>, stop: CancellationToken) {
     let approvals = conversations.approvals.clone();
-    let stop = conversations.draining.clone();
     crate::approvals::expiry::run(approvals, move |key| conversations.nudge(&key), stop).await;
 }
 

@@ -24,10 +24,11 @@ use crate::approvals::Approvals;
 use crate::background;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::conversations::{Conversations, Views};
+use crate::conversations::{Conversations, Outlets, Views};
 use crate::data_dir::{DataDirError, DataDirLock};
 use crate::gateways::{BuildContext, GatewayComponent};
 use crate::intake::IntakeContext;
+use crate::lifecycle::Lifecycle;
 use crate::llm::ChatModel;
 use crate::loops::daemon::Loops;
 use crate::loops::schedules::Schedules;
@@ -107,18 +108,20 @@ struct Gateways {
 }
 
 impl Gateways {
-    fn deliver(&self) -> HashMap<GatewayId, Arc<dyn Deliver>> {
-        self.handles
-            .iter()
-            .map(|(id, handle)| (id.clone(), handle.deliver.clone()))
-            .collect()
-    }
-
-    fn drafts(&self) -> HashMap<GatewayId, Arc<dyn Draft>> {
-        self.handles
-            .iter()
-            .filter_map(|(id, handle)| Some((id.clone(), handle.draft.clone()?)))
-            .collect()
+    /// The halves the conversations deliver and show drafts through.
+    fn outlets(&self) -> Outlets {
+        Outlets {
+            deliver: self
+                .handles
+                .iter()
+                .map(|(id, handle)| (id.clone(), handle.deliver.clone()))
+                .collect(),
+            drafts: self
+                .handles
+                .iter()
+                .filter_map(|(id, handle)| Some((id.clone(), handle.draft.clone()?)))
+                .collect(),
+        }
     }
 
     fn listen(&self) -> Vec<Arc<dyn Listen>> {
@@ -130,7 +133,8 @@ impl Gateways {
 pub struct Daemon {
     /// Flushed last at shutdown; its failure stops the daemon.
     store: Store,
-    conversations: Arc<Conversations>,
+    /// Every task the daemon spawns, and the token that drains them.
+    lifecycle: Lifecycle,
     loops: Arc<Loops>,
     status: Arc<StatusSources>,
     gateways: Vec<Arc<dyn Listen>>,
@@ -205,20 +209,21 @@ impl Daemon {
         let gateways = gateways(&components, &store, admin, config.pipeline.stream).await?;
         // Once the gateways run: media is fetched through them.
         let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone()));
+        let lifecycle = Lifecycle::new();
         let conversations = Conversations::new(
             store.clone(),
             pipeline,
             approvals.clone(),
-            gateways.deliver(),
-            gateways.drafts(),
+            gateways.outlets(),
             config.pipeline.clone(),
             clock,
+            lifecycle.clone(),
         );
-        let loops = Loops::new(&conversations, clock, &config, schedules);
+        let loops = Loops::new(&conversations, &lifecycle, clock, &config, schedules);
         let status = status(&conversations, &gateways, &loops, clock, gauges, &approvals, &store);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
-        resume_conversations(&conversations);
+        resume_conversations(&conversations, &lifecycle);
         // The heartbeat sweeps approvals too, and writes the periodic backups.
         loops.start(&config).await?;
         let intake = Arc::new(IntakeContext {
@@ -229,6 +234,7 @@ impl Daemon {
             ),
             pairing: pairing.clone(),
             clock,
+            lifecycle: lifecycle.clone(),
         });
         let live = Live {
             access: intake.access.clone(),
@@ -253,11 +259,10 @@ impl Daemon {
             pairing,
             &store,
             reloader.clone(),
+            &lifecycle,
         );
-        conversations
-            .tracker
-            .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
-        spawn_housekeeping(&conversations, store.clone(), &config, clock, providers);
+        lifecycle.spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
+        spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);
         tracing::info!(
             data_dir = %data_dir.display(),
             socket = ?gateways.local_path,
@@ -267,7 +272,7 @@ impl Daemon {
         );
         Ok(Daemon {
             store,
-            conversations,
+            lifecycle,
             loops,
             status,
             gateways: gateways.listen(),
@@ -319,13 +324,7 @@ impl Daemon {
         // them work (a heartbeat nudging a conversation).
         let drained = self.loops.shutdown(self.loops_grace).await;
         tracing::info!(stopped = drained.stopped, aborted = drained.aborted, "loops stopped");
-        let conversations = &self.conversations;
-        conversations.draining.cancel();
-        conversations.tracker.close();
-        if tokio::time::timeout(self.grace, conversations.tracker.wait())
-            .await
-            .is_err()
-        {
+        if !self.lifecycle.drain(self.grace).await {
             tracing::warn!(
                 grace_s = self.grace.as_secs(),
                 "turns still running after the grace period; they will run again at next start"
@@ -372,12 +371,13 @@ fn status(
 }
 
 /// Queues what was waiting when the daemon stopped, and arms the approvals'
-/// expiry timer.
-fn resume_conversations(conversations: &Arc<Conversations>) {
+/// expiry timer, which stops when `lifecycle` drains.
+fn resume_conversations(conversations: &Arc<Conversations>, lifecycle: &Lifecycle) {
     background::recover(conversations);
-    conversations
-        .tracker
-        .spawn(background::approval_expiry(conversations.clone()));
+    lifecycle.spawn(background::approval_expiry(
+        conversations.clone(),
+        lifecycle.draining().clone(),
+    ));
 }
 
 /// The `HOME` a tool server's child gets: the daemon's own, or else the
@@ -476,8 +476,8 @@ async fn gateways(
 
 /// What the admin path needs: the status, the approvals (the
 /// conversations'), the loops, the cascade it probes again, the `pairing`
-/// desk, the `store`, the conversations' task tracker, the `reload` of the
-/// configuration and a way to wake a conversation.
+/// desk, the `store`, the tracker of the daemon's tasks (its `lifecycle`'s),
+/// the `reload` of the configuration and a way to wake a conversation.
 fn admin_context(
     conversations: &Arc<Conversations>,
     status: &Arc<StatusSources>,
@@ -486,6 +486,7 @@ fn admin_context(
     pairing: Arc<crate::pairing::Pairing>,
     store: &Store,
     reload: Arc<Reloader>,
+    lifecycle: &Lifecycle,
 ) -> AdminContext {
     let document = status.clone();
     let nudge = conversations.clone();
@@ -499,7 +500,7 @@ fn admin_context(
         tools: Arc::new(move || current.pipeline().tool_list()),
         reload,
         store: store.clone(),
-        tracker: conversations.tracker.clone(),
+        tracker: lifecycle.tracker().clone(),
         nudge: Arc::new(move |key| nudge.nudge(key)),
     }
 }
@@ -507,30 +508,29 @@ fn admin_context(
 /// Starts the intake and a supervisor per gateway feeding it; returns the
 /// token that stops them and the intake's task.
 fn start_intake(intake: Arc<IntakeContext>, gateways: &Gateways) -> (CancellationToken, tokio::task::JoinHandle<()>) {
-    let tracker = intake.conversations.tracker.clone();
+    let lifecycle = intake.lifecycle.clone();
     let stop_intake = CancellationToken::new();
     let (sender, queue) = Intake::channel(INTAKE_CAPACITY);
-    let intake_task = tracker.spawn(crate::intake::run(intake, queue, stop_intake.clone()));
+    let intake_task = lifecycle.spawn(crate::intake::run(intake, queue, stop_intake.clone()));
     for (id, handle) in &gateways.handles {
         let gateway = handle.listen.clone();
         let supervised = background::supervise(id.clone(), gateway, sender.clone(), stop_intake.clone());
-        tracker.spawn(supervised);
+        lifecycle.spawn(supervised);
     }
     (stop_intake, intake_task)
 }
 
 /// The startup checks of the model `providers`, and the hourly maintenance
-/// of `store`; both run on the conversations' tracker and stop when they
-/// drain.
+/// of `store`; both are tracked by `lifecycle` and stop when it drains.
 fn spawn_housekeeping(
-    conversations: &Conversations,
+    lifecycle: &Lifecycle,
     store: Store,
     config: &Config,
     clock: Clock,
     providers: Vec<Arc<dyn ChatModel>>,
 ) {
-    let draining = conversations.draining.clone();
-    conversations.tracker.spawn(async move {
+    let draining = lifecycle.draining().clone();
+    lifecycle.spawn(async move {
         tokio::select! {
             _ = draining.cancelled() => {}
             _ = crate::doctor::log_startup_checks(providers) => {}
@@ -538,10 +538,10 @@ fn spawn_housekeeping(
     });
     let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
     let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
-    conversations.tracker.spawn(background::maintenance(
+    lifecycle.spawn(background::maintenance(
         store,
         clock,
-        conversations.draining.clone(),
+        lifecycle.draining().clone(),
         dedupe_window,
         keep_decided,
         background::Retention::of(config),

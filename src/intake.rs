@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use crate::access::Access;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Job, Stats};
+use crate::lifecycle::Lifecycle;
 use crate::pairing::{Offer, Pairing};
 use crate::pipeline::perceive::{Command, Perception, perceive};
 use crate::store::Accepted;
@@ -34,6 +35,8 @@ pub struct IntakeContext {
     pub pairing: Arc<Pairing>,
     /// Stamps journal entries.
     pub clock: Clock,
+    /// Tracks the sends of pairing notices, so shutdown waits for them.
+    pub lifecycle: Lifecycle,
 }
 
 struct Decision {
@@ -179,11 +182,15 @@ fn stop_running(cx: &Conversations, conversation: &ConversationKey) {
 /// Sends `outbound` through its gateway at once, outside any conversation's
 /// outbox: what pairing says is not part of a conversation. A failure is
 /// only logged.
-fn tell(cx: &Arc<Conversations>, outbound: passepartout_gateway::Outbound) {
-    let Some(gateway) = cx.deliver.get(&outbound.conversation.gateway).cloned() else {
+fn tell(intake: &IntakeContext, outbound: passepartout_gateway::Outbound) {
+    let Some(gateway) = intake
+        .conversations
+        .deliver_half(&outbound.conversation.gateway)
+        .cloned()
+    else {
         return;
     };
-    cx.tracker.spawn(async move {
+    intake.lifecycle.spawn(async move {
         if let Err(error) = gateway.deliver(&outbound).await {
             tracing::warn!(conversation = %outbound.conversation, %error, "could not send a pairing notice");
         }
@@ -193,12 +200,12 @@ fn tell(cx: &Arc<Conversations>, outbound: passepartout_gateway::Outbound) {
 /// Delivers what pairing put in the outboxes of `conversations` (owners
 /// told who asks, a person told they are let in) once it is on disk, so no
 /// one is told of a code or a pairing a crash could take back.
-fn deliver_when_durable(cx: &Arc<Conversations>, conversations: Vec<passepartout_gateway::ConversationKey>) {
+fn deliver_when_durable(intake: &IntakeContext, conversations: Vec<passepartout_gateway::ConversationKey>) {
     if conversations.is_empty() {
         return;
     }
-    let cx2 = cx.clone();
-    cx.tracker.spawn(async move {
+    let cx2 = intake.conversations.clone();
+    intake.lifecycle.spawn(async move {
         if let Err(error) = cx2.store.durable().await {
             tracing::error!(%error, "cannot make pairing notices durable; they wait in the outbox");
             return;
@@ -220,8 +227,8 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
             None | Some(Offer::Full) => Refusal::NotAllowed,
             Some(Offer::Sent) => Refusal::Pairing,
             Some(Offer::Send { code, told }) => {
-                tell(cx, *code);
-                deliver_when_durable(cx, told);
+                tell(intake, *code);
+                deliver_when_durable(intake, told);
                 Refusal::Pairing
             }
         };
@@ -230,8 +237,8 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
     if let Some(command) = crate::pairing::command::parse(inbound) {
         // Answered here, never journaled: the code stays out of the history.
         let (answer, told) = intake.pairing.answer_command(inbound, &command);
-        tell(cx, answer);
-        deliver_when_durable(cx, told.into_iter().collect());
+        tell(intake, answer);
+        deliver_when_durable(intake, told.into_iter().collect());
         return Err(Ack::Accepted);
     }
     if !cx.approvals.may_press(inbound) {

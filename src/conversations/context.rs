@@ -12,14 +12,13 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use arc_swap::ArcSwap;
 use passepartout_gateway::{ConversationKey, Deliver, Draft, GatewayId, Surface, UserId};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use super::delivery_lock::DeliveryLocks;
 use super::{Busy, Job, Router, delivery};
 use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::PipelineConfig;
+use crate::lifecycle::Lifecycle;
 use crate::memory::MemorySession;
 use crate::pipeline::Pipeline;
 use crate::pipeline::commands::View;
@@ -55,6 +54,15 @@ pub trait Views: Send + Sync {
     fn show(&self, view: View, surface: Surface) -> String;
 }
 
+/// The running gateways' halves the conversations speak through.
+#[derive(Default)]
+pub struct Outlets {
+    /// How to reach each running gateway's chats.
+    pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
+    /// The gateways that show a reply as a draft while it is written.
+    pub drafts: HashMap<GatewayId, Arc<dyn Draft>>,
+}
+
 /// The conversation workers' context.
 pub struct Conversations {
     pub store: Store,
@@ -62,18 +70,15 @@ pub struct Conversations {
     /// pipeline it started with.
     pipeline: ArcSwap<Pipeline>,
     pub approvals: Arc<Approvals>,
-    /// How to reach each running gateway's chats.
-    pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
-    /// The gateways that show a reply as a draft while it is written.
-    pub drafts: HashMap<GatewayId, Arc<dyn Draft>>,
+    /// The gateways' halves replies go out through.
+    outlets: Outlets,
     pub settings: PipelineConfig,
     /// Dates what the turns remember.
     pub clock: Clock,
     pub stats: Stats,
-    /// Cancelled at shutdown: workers finish their current job and stop.
-    pub draining: CancellationToken,
-    /// Every task the daemon spawns, so shutdown can wait for them.
-    pub tracker: TaskTracker,
+    /// Tracks the workers and deliveries; its drain stops the workers once
+    /// their current job is done.
+    pub(super) lifecycle: Lifecycle,
     router: Router,
     /// Taken by whoever delivers a conversation's outbox.
     delivering: DeliveryLocks<ConversationKey>,
@@ -90,23 +95,21 @@ impl Conversations {
         store: Store,
         pipeline: Pipeline,
         approvals: Arc<Approvals>,
-        deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
-        drafts: HashMap<GatewayId, Arc<dyn Draft>>,
+        outlets: Outlets,
         settings: PipelineConfig,
         clock: Clock,
+        lifecycle: Lifecycle,
     ) -> Arc<Self> {
         Arc::new(Self {
             router: Router::new(settings.queue_capacity),
             store,
             pipeline: ArcSwap::from_pointee(pipeline),
             approvals,
-            deliver,
-            drafts,
+            outlets,
             settings,
             clock,
             stats: Stats::default(),
-            draining: CancellationToken::new(),
-            tracker: TaskTracker::new(),
+            lifecycle,
             delivering: DeliveryLocks::default(),
             retries: Mutex::default(),
             views: OnceLock::new(),
@@ -146,7 +149,17 @@ impl Conversations {
     pub fn deliver_waiting(self: &Arc<Self>, key: &ConversationKey) {
         let cx = self.clone();
         let key = key.clone();
-        self.tracker.spawn(async move { delivery::deliver(&cx, &key).await });
+        self.lifecycle.spawn(async move { delivery::deliver(&cx, &key).await });
+    }
+
+    /// How to reach `gateway`'s chats, if it runs.
+    pub fn deliver_half(&self, gateway: &GatewayId) -> Option<&Arc<dyn Deliver>> {
+        self.outlets.deliver.get(gateway)
+    }
+
+    /// How `gateway` shows a reply as a draft, if it runs and does.
+    pub(super) fn draft_half(&self, gateway: &GatewayId) -> Option<&Arc<dyn Draft>> {
+        self.outlets.drafts.get(gateway)
     }
 
     /// Queue depth per live conversation worker.

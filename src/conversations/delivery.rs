@@ -44,7 +44,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
             return;
         }
     };
-    let Some(gateway) = cx.deliver.get(&key.gateway) else {
+    let Some(gateway) = cx.deliver_half(&key.gateway) else {
         tracing::warn!(conversation = %key, waiting = entries.len(), "gateway not running; replies wait in the outbox");
         return;
     };
@@ -137,9 +137,9 @@ fn schedule(cx: &Arc<Conversations>, key: &ConversationKey, delay: Duration) {
     }
     let cx_ref = cx.clone();
     let key = key.clone();
-    cx.tracker.spawn(async move {
+    cx.lifecycle.spawn(async move {
         tokio::select! {
-            _ = cx_ref.draining.cancelled() => {}
+            _ = cx_ref.lifecycle.draining().cancelled() => {}
             _ = tokio::time::sleep(delay) => {
                 cx_ref.disarm_retry(&key);
                 cx_ref.deliver_waiting(&key);

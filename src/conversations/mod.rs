@@ -28,7 +28,7 @@ use std::sync::{Arc, Mutex};
 use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
-pub use context::{Conversations, Stats, Views};
+pub use context::{Conversations, Outlets, Stats, Views};
 pub use errand::{Errand, InWorker, TurnFailed};
 
 /// Work for a conversation's worker.
@@ -97,7 +97,7 @@ impl Router {
         let permit = sender.clone().try_reserve_owned().map_err(|_| Busy)?;
         registry.workers.insert(key.clone(), Slot { generation, sender });
         drop(registry);
-        cx.tracker
+        cx.lifecycle
             .spawn(worker::run(cx.clone(), key.clone(), generation, receiver));
         Ok(permit)
     }
@@ -147,13 +147,13 @@ impl Router {
 /// A bare context for tests: no gateways, no model, no tools.
 #[cfg(test)]
 pub(crate) mod testing {
-    use std::collections::HashMap;
     use std::sync::Arc;
 
-    use super::Conversations;
+    use super::{Conversations, Outlets};
     use crate::approvals::{Approvals, Policy};
     use crate::clock::Clock;
     use crate::config::{Config, PipelineConfig, StoreConfig};
+    use crate::lifecycle::Lifecycle;
     use crate::pipeline::Pipeline;
     use crate::pipeline::cascade::Cascade;
     use crate::skills::Skills;
@@ -163,15 +163,16 @@ pub(crate) mod testing {
     /// Conversations on a store in `dir`, with `settings`.
     pub(crate) fn bare(dir: &std::path::Path, settings: PipelineConfig) -> Arc<Conversations> {
         let store = Store::open(&dir.join("store"), &StoreConfig::default()).unwrap();
-        on_store(store, settings)
+        on_store(store, settings, Lifecycle::new())
     }
 
     /// 2026-11-22 12:00:00 UTC.
     const NOON: u64 = 1_795_867_200_000;
 
     /// Conversations on `store`, with `settings`, on a clock that follows
-    /// tokio's (these tests run under paused time).
-    pub(crate) fn on_store(store: Store, settings: PipelineConfig) -> Arc<Conversations> {
+    /// tokio's (these tests run under paused time), their tasks tracked by
+    /// `lifecycle`.
+    pub(crate) fn on_store(store: Store, settings: PipelineConfig, lifecycle: Lifecycle) -> Arc<Conversations> {
         let config = Config {
             pipeline: settings.clone(),
             ..Config::default()
@@ -195,10 +196,10 @@ pub(crate) mod testing {
             store,
             pipeline,
             approvals,
-            HashMap::new(),
-            HashMap::new(),
+            Outlets::default(),
             settings,
             clock,
+            lifecycle,
         )
     }
 }

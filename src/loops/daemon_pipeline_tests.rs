@@ -8,7 +8,6 @@
 //! (`within_patience`) and write nothing to the store while a loop they
 //! watch is due.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use passepartout_gateway::{
@@ -23,6 +22,8 @@ use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::clock::schedule::{Schedule, Zone};
 use crate::clock::testing::within_patience;
+use crate::conversations::Outlets;
+use crate::lifecycle::Lifecycle;
 use crate::llm::ChatModel;
 use crate::llm::testing::{Scripted, answer, call};
 use crate::loops::prompt::LoopPrompt;
@@ -123,20 +124,25 @@ impl Harness {
             sent: Mutex::default(),
             changed: Notify::new(),
         });
-        let deliver = HashMap::from([(
-            recorder.id(),
-            recorder.clone() as Arc<dyn passepartout_gateway::Deliver>,
-        )]);
+        let outlets = Outlets {
+            deliver: [(
+                recorder.id(),
+                recorder.clone() as Arc<dyn passepartout_gateway::Deliver>,
+            )]
+            .into(),
+            ..Outlets::default()
+        };
+        let lifecycle = Lifecycle::new();
         let conversations = Conversations::new(
             store,
             pipeline,
             approvals,
-            deliver,
-            HashMap::new(),
+            outlets,
             config.pipeline.clone(),
             clock,
+            lifecycle.clone(),
         );
-        let loops = Loops::new(&conversations, clock, &config, schedules.clone());
+        let loops = Loops::new(&conversations, &lifecycle, clock, &config, schedules.clone());
         loops.start(&config).await.unwrap();
         Harness {
             workspace: config.workspace(),

@@ -13,10 +13,12 @@ fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
     let clock = Clock::start();
     let approvals = Arc::new(Approvals::new(store.clone(), policy, clock, &config.approvals));
     let schedules = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
-    let conversations = crate::conversations::testing::on_store(store.clone(), config.pipeline.clone());
-    conversations.draining.cancel();
+    let lifecycle = Lifecycle::new();
+    let conversations =
+        crate::conversations::testing::on_store(store.clone(), config.pipeline.clone(), lifecycle.clone());
+    lifecycle.draining().cancel();
     let heartbeat = Heartbeat::new(approvals, store.clone(), clock, None);
-    DaemonLoops::new(conversations, clock, heartbeat, schedules)
+    DaemonLoops::new(conversations, lifecycle, clock, heartbeat, schedules)
 }
 
 fn iteration(spec: LoopSpec) -> Iteration {
