@@ -219,15 +219,25 @@ impl Daemon {
             clock,
             lifecycle.clone(),
         );
-        let loops = Loops::new(&conversations, &lifecycle, clock, &config, schedules);
+        let loops = Loops::new(
+            &conversations,
+            &approvals,
+            &store,
+            &lifecycle,
+            clock,
+            &config,
+            schedules,
+        );
         let status = status(&conversations, &gateways, &loops, clock, gauges, &approvals, &store);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
-        resume_conversations(&conversations, &lifecycle);
+        resume_conversations(&conversations, &store, &approvals, &lifecycle);
         // The heartbeat sweeps approvals too, and writes the periodic backups.
         loops.start(&config).await?;
         let intake = Arc::new(IntakeContext {
             conversations: conversations.clone(),
+            store: store.clone(),
+            approvals: approvals.clone(),
             access: Arc::new(
                 crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
                     .with_paired(pairing.paired()),
@@ -241,6 +251,7 @@ impl Daemon {
             pairing: pairing.clone(),
             cascade: cascade.clone(),
             conversations: conversations.clone(),
+            approvals: approvals.clone(),
             loops: loops.clone(),
         };
         let reloader = Arc::new(Reloader::new(
@@ -251,16 +262,23 @@ impl Daemon {
             live,
         ));
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        let admin = admin_context(
-            &conversations,
-            &status,
-            &loops,
-            cascade,
+        // The admin path: the status, the approvals, the loops, the cascade
+        // it probes again, the pairing desk, the store it makes decisions
+        // durable in, the tracker its slow answers run on, the reload of the
+        // configuration, and a way to wake a conversation.
+        let (document, current, nudge) = (status.clone(), conversations.clone(), conversations.clone());
+        let admin = AdminContext {
+            status: Arc::new(move || document.document()),
+            approvals: approvals.clone(),
             pairing,
-            &store,
-            reloader.clone(),
-            &lifecycle,
-        );
+            loops: loops.clone(),
+            cascade,
+            tools: Arc::new(move || current.pipeline().tool_list()),
+            reload: reloader.clone(),
+            store: store.clone(),
+            tracker: lifecycle.tracker().clone(),
+            nudge: Arc::new(move |key| nudge.nudge(key)),
+        };
         lifecycle.spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
         spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);
         tracing::info!(
@@ -370,11 +388,17 @@ fn status(
     status
 }
 
-/// Queues what was waiting when the daemon stopped, and arms the approvals'
-/// expiry timer, which stops when `lifecycle` drains.
-fn resume_conversations(conversations: &Arc<Conversations>, lifecycle: &Lifecycle) {
-    background::recover(conversations);
+/// Queues what was waiting in `store` when the daemon stopped, and arms the
+/// `approvals`' expiry timer, which stops when `lifecycle` drains.
+fn resume_conversations(
+    conversations: &Arc<Conversations>,
+    store: &Store,
+    approvals: &Arc<Approvals>,
+    lifecycle: &Lifecycle,
+) {
+    background::recover(conversations, store, approvals);
     lifecycle.spawn(background::approval_expiry(
+        approvals.clone(),
         conversations.clone(),
         lifecycle.draining().clone(),
     ));
@@ -472,37 +496,6 @@ async fn gateways(
         fetchers,
         local_path,
     })
-}
-
-/// What the admin path needs: the status, the approvals (the
-/// conversations'), the loops, the cascade it probes again, the `pairing`
-/// desk, the `store`, the tracker of the daemon's tasks (its `lifecycle`'s),
-/// the `reload` of the configuration and a way to wake a conversation.
-fn admin_context(
-    conversations: &Arc<Conversations>,
-    status: &Arc<StatusSources>,
-    loops: &Arc<Loops>,
-    cascade: Arc<Cascade>,
-    pairing: Arc<crate::pairing::Pairing>,
-    store: &Store,
-    reload: Arc<Reloader>,
-    lifecycle: &Lifecycle,
-) -> AdminContext {
-    let document = status.clone();
-    let nudge = conversations.clone();
-    let current = conversations.clone();
-    AdminContext {
-        status: Arc::new(move || document.document()),
-        approvals: conversations.approvals.clone(),
-        pairing,
-        loops: loops.clone(),
-        cascade,
-        tools: Arc::new(move || current.pipeline().tool_list()),
-        reload,
-        store: store.clone(),
-        tracker: lifecycle.tracker().clone(),
-        nudge: Arc::new(move |key| nudge.nudge(key)),
-    }
 }
 
 /// Starts the intake and a supervisor per gateway feeding it; returns the

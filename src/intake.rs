@@ -15,20 +15,25 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::access::Access;
+use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Job, Stats};
 use crate::lifecycle::Lifecycle;
 use crate::pairing::{Offer, Pairing};
 use crate::pipeline::perceive::{Command, Perception, perceive};
-use crate::store::Accepted;
+use crate::store::{Accepted, Store};
 
 /// Most events taken into one batch (one flush).
 const MAX_BATCH: usize = 512;
 
 /// What the intake works with.
 pub struct IntakeContext {
-    /// Where admitted messages go, and the store they are journaled in.
+    /// Where admitted messages go.
     pub conversations: Arc<Conversations>,
+    /// Where they are journaled, made durable before they are acknowledged.
+    pub store: Store,
+    /// Who may press an approval's buttons.
+    pub approvals: Arc<Approvals>,
     /// Who may talk to the assistant, per gateway (replaced on a reload).
     pub access: Arc<Access>,
     /// Codes for whoever is not allowed, and owners' `/pair`.
@@ -73,7 +78,7 @@ pub async fn run(intake: Arc<IntakeContext>, mut queue: IntakeQueue, stop: Cance
 
 async fn process(intake: &Arc<IntakeContext>, batch: &mut Vec<IntakeEvent>) {
     let cx = &intake.conversations;
-    let poisoned = cx.store.is_poisoned();
+    let poisoned = intake.store.is_poisoned();
     let mut decisions = Vec::with_capacity(batch.len());
     let mut admitted = Vec::with_capacity(batch.len());
     let mut slots = Vec::with_capacity(batch.len());
@@ -91,7 +96,7 @@ async fn process(intake: &Arc<IntakeContext>, batch: &mut Vec<IntakeEvent>) {
                 Err(answer) => decisions.push(Decision { ack, answer }),
             },
             // Delivered at once, not queued behind the conversation's running turn.
-            IntakeEvent::Reachable(key) if cx.store.has_outbox(&key) => cx.deliver_waiting(&key),
+            IntakeEvent::Reachable(key) if intake.store.has_outbox(&key) => cx.deliver_waiting(&key),
             IntakeEvent::Reachable(_) => {}
         }
     }
@@ -124,7 +129,7 @@ async fn journal(
             (perceive(inbound) == stop).then(|| inbound.conversation.clone())
         })
         .collect();
-    let outcomes = match cx
+    let outcomes = match intake
         .store
         .journal_accept_batch_async(inbounds, intake.clock.now_ms())
         .await
@@ -152,7 +157,7 @@ async fn journal(
         }
     }
     if answers.iter().any(|(_, answer)| *answer == Ack::Accepted)
-        && let Err(error) = cx.store.durable().await
+        && let Err(error) = intake.store.durable().await
     {
         tracing::error!(%error, "journal flush failed; answering busy");
         return;
@@ -204,9 +209,9 @@ fn deliver_when_durable(intake: &IntakeContext, conversations: Vec<passepartout_
     if conversations.is_empty() {
         return;
     }
-    let cx2 = intake.conversations.clone();
+    let (cx2, store) = (intake.conversations.clone(), intake.store.clone());
     intake.lifecycle.spawn(async move {
-        if let Err(error) = cx2.store.durable().await {
+        if let Err(error) = store.durable().await {
             tracing::error!(%error, "cannot make pairing notices durable; they wait in the outbox");
             return;
         }
@@ -241,7 +246,7 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
         deliver_when_durable(intake, told.into_iter().collect());
         return Err(Ack::Accepted);
     }
-    if !cx.approvals.may_press(inbound) {
+    if !intake.approvals.may_press(inbound) {
         // Answered at once (the gateway shows it on the button), and nothing
         // of it is journaled: the approval keeps waiting.
         Stats::bump(&cx.stats.refused);

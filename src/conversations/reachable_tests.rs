@@ -189,24 +189,20 @@ fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Life
     };
     let lifecycle = Lifecycle::new();
     let conversations = Conversations::new(
-        store,
+        store.clone(),
         pipeline,
-        approvals,
+        approvals.clone(),
         outlets,
         config.pipeline.clone(),
         clock,
         lifecycle.clone(),
     );
-    let pairing = crate::pairing::Pairing::new(
-        &config.pairing,
-        &config.approvals,
-        Vec::new(),
-        conversations.store.clone(),
-        clock,
-    )
-    .unwrap();
+    let pairing =
+        crate::pairing::Pairing::new(&config.pairing, &config.approvals, Vec::new(), store.clone(), clock).unwrap();
     let context = Arc::new(IntakeContext {
-        conversations: conversations.clone(),
+        conversations,
+        store,
+        approvals,
         access: Arc::new(Access::from_rosters([(chat().gateway, Roster::Everyone)])),
         pairing: Arc::new(pairing),
         clock,

@@ -14,6 +14,7 @@ use async_trait::async_trait;
 use passepartout_gateway::ConversationKey;
 use tokio::sync::oneshot;
 
+use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Job};
@@ -28,6 +29,7 @@ use crate::loops::schedules::{BookError, Configured, Reconfigured, Schedules};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
 use crate::loops::status::LoopStatus;
+use crate::store::Store;
 
 /// A built-in handler, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -233,9 +235,12 @@ pub struct Loops {
 
 impl Loops {
     /// Builds the loop registry and its iterations, none running yet; the
-    /// loops stop when `lifecycle` drains.
+    /// heartbeat sweeps `approvals` and backs up `store`; the loops stop
+    /// when `lifecycle` drains.
     pub fn new(
         conversations: &Arc<Conversations>,
+        approvals: &Arc<Approvals>,
+        store: &Store,
         lifecycle: &Lifecycle,
         clock: Clock,
         config: &Config,
@@ -246,12 +251,7 @@ impl Loops {
             keep: config.store.backups_kept,
             every: Duration::from_secs(config.store.backup_every_s),
         });
-        let heartbeat = Heartbeat::new(
-            conversations.approvals.clone(),
-            conversations.store.clone(),
-            clock,
-            backups,
-        );
+        let heartbeat = Heartbeat::new(approvals.clone(), store.clone(), clock, backups);
         let iterate = Arc::new(DaemonLoops::new(
             conversations.clone(),
             lifecycle.clone(),
