@@ -244,6 +244,7 @@ impl Daemon {
             ),
             pairing: pairing.clone(),
             clock,
+            max_message_bytes: config.pipeline.max_message_bytes,
             lifecycle: lifecycle.clone(),
         });
         let live = Live {

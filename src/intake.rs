@@ -10,14 +10,14 @@
 
 use std::sync::Arc;
 
-use passepartout_gateway::{Ack, ConversationKey, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
+use passepartout_gateway::{Ack, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::access::Access;
 use crate::approvals::Approvals;
 use crate::clock::Clock;
-use crate::conversations::{Conversations, Job, Stats};
+use crate::conversations::{Conversations, Counted, Job};
 use crate::lifecycle::Lifecycle;
 use crate::pairing::{Offer, Pairing};
 use crate::pipeline::perceive::{Command, Perception, perceive};
@@ -40,6 +40,8 @@ pub struct IntakeContext {
     pub pairing: Arc<Pairing>,
     /// Stamps journal entries.
     pub clock: Clock,
+    /// Longer messages are refused (`pipeline.max_message_bytes`).
+    pub max_message_bytes: usize,
     /// Tracks the sends of pairing notices, so shutdown waits for them.
     pub lifecycle: Lifecycle,
 }
@@ -148,7 +150,7 @@ async fn journal(
         match outcome {
             Accepted::New(seq) => {
                 if let Some(conversation) = stop {
-                    stop_running(cx, &conversation);
+                    cx.stop_turn(&conversation);
                 }
                 permit.send(Job::Turn(seq));
                 answers.push((index, Ack::Accepted));
@@ -164,24 +166,11 @@ async fn journal(
     }
     for (index, answer) in answers {
         match answer {
-            Ack::Accepted => Stats::bump(&cx.stats.accepted),
-            _ => Stats::bump(&cx.stats.duplicates),
+            Ack::Accepted => cx.count(Counted::Accepted),
+            _ => cx.count(Counted::Duplicate),
         }
         decisions[index].answer = answer;
     }
-}
-
-/// Stops `conversation`'s running turn, marking it stopped in the store
-/// first: the flush that makes the `/stop` durable covers the mark, so a
-/// crash before the stopped turn commits cannot run it again.
-fn stop_running(cx: &Conversations, conversation: &ConversationKey) {
-    if let Some(seq) = cx.running.running(conversation)
-        && let Err(error) = cx.store.mark_stopped(seq)
-    {
-        // Stopped all the same; only a crash before its commit would run it again.
-        tracing::error!(%conversation, seq, %error, "cannot mark a stopped turn in the store");
-    }
-    cx.running.stop(conversation);
 }
 
 /// Sends `outbound` through its gateway at once, outside any conversation's
@@ -226,7 +215,7 @@ fn deliver_when_durable(intake: &IntakeContext, conversations: Vec<passepartout_
 fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
     let cx = &intake.conversations;
     if !intake.access.allows(inbound) {
-        Stats::bump(&cx.stats.refused);
+        cx.count(Counted::Refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");
         let reason = match intake.pairing.offer(inbound) {
             None | Some(Offer::Full) => Refusal::NotAllowed,
@@ -249,7 +238,7 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
     if !intake.approvals.may_press(inbound) {
         // Answered at once (the gateway shows it on the button), and nothing
         // of it is journaled: the approval keeps waiting.
-        Stats::bump(&cx.stats.refused);
+        cx.count(Counted::Refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "approval button pressed by someone who may not decide");
         return Err(Ack::Refused {
             reason: Refusal::NotApprover,
@@ -260,14 +249,14 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
         InboundBody::Media { caption, .. } => caption.as_ref(),
         _ => None,
     };
-    if words.is_some_and(|words| words.len() > cx.settings.max_message_bytes) {
-        Stats::bump(&cx.stats.refused);
+    if words.is_some_and(|words| words.len() > intake.max_message_bytes) {
+        cx.count(Counted::Refused);
         return Err(Ack::Refused {
             reason: Refusal::TooLarge,
         });
     }
     cx.try_reserve(&inbound.conversation).map_err(|_| {
-        Stats::bump(&cx.stats.busy);
+        cx.count(Counted::Busy);
         Ack::Busy
     })
 }

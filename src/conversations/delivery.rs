@@ -22,7 +22,7 @@ use passepartout_gateway::retry::{BackoffPolicy, Jitter};
 use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody, Resume};
 
 use super::progress::PartRecorder;
-use super::{Conversations, Stats};
+use super::{Conversations, Counted};
 
 /// Longest wait between two delivery attempts.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
@@ -62,7 +62,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         let entry = recorder.into_entry();
         let retry_in = match result {
             Ok(delivered) => {
-                Stats::bump(&cx.stats.delivered);
+                cx.count(Counted::Delivered);
                 let mut message_ids = entry.part_ids.clone();
                 message_ids.extend(delivered.message_ids);
                 if let OutboundBody::ApprovalPrompt { token, .. } = &entry.outbound.body

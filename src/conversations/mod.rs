@@ -7,7 +7,7 @@
 //! atomically with respect to new reservations (see [`Router::retire`]).
 //! The workers share one [`Conversations`] context: what they work with.
 
-pub mod chat_control;
+mod chat_control;
 mod context;
 mod delivery;
 mod delivery_lock;
@@ -19,7 +19,8 @@ mod progress;
 mod reachable_tests;
 mod remind;
 mod settle;
-pub mod stop;
+mod stats;
+mod stop;
 mod worker;
 
 use std::collections::HashMap;
@@ -28,8 +29,9 @@ use std::sync::{Arc, Mutex};
 use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
-pub use context::{Conversations, Outlets, Stats, Views};
+pub use context::{Conversations, Outlets, Views};
 pub use errand::{Errand, InWorker, TurnFailed};
+pub use stats::{Counted, Counts};
 
 /// Work for a conversation's worker.
 #[derive(Debug)]

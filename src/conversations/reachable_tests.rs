@@ -206,6 +206,7 @@ fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Life
         access: Arc::new(Access::from_rosters([(chat().gateway, Roster::Everyone)])),
         pairing: Arc::new(pairing),
         clock,
+        max_message_bytes: config.pipeline.max_message_bytes,
         lifecycle: lifecycle.clone(),
     });
     let (intake, queue) = Intake::channel(16);

@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::drafting::{self, Drafter};
 use super::history::{RecentHistory, Remembered};
-use super::{Conversations, Stats};
+use super::{Conversations, Counted};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
 use crate::llm::{ChatMessage, TextSink};
@@ -182,13 +182,13 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
                     )];
                 }
             }
-            Stats::bump(&cx.stats.turns);
+            cx.count(Counted::Turn);
             let (commit, remembered, followups) =
                 commit_of(cx, recent, Some(entry.seq), Some(&entry.inbound.message_id), output);
             (commit, Some(remembered), followups)
         }
         Err(failure) => {
-            Stats::bump(&cx.stats.turn_failures);
+            cx.count(Counted::TurnFailure);
             (apology(&entry, &failure), None, Followups::default())
         }
     };
