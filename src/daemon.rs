@@ -17,7 +17,6 @@ use passepartout_admin::Admin;
 use passepartout_gateway::{Deliver, Draft, GatewayId, Intake, Listen};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::admin::AdminContext;
 use crate::approvals::Approvals;
@@ -148,10 +147,10 @@ pub struct Daemon {
     loops_grace: Duration,
     /// Reads the configuration again.
     reloader: Arc<Reloader>,
-    /// The tool servers, and what stops their supervisors.
+    /// The tool servers, and the lifecycle of their supervisors, drained
+    /// after the turns that may call them.
     mcp: Arc<McpServers>,
-    stop_mcp: CancellationToken,
-    mcp_tasks: TaskTracker,
+    mcp_lifecycle: Lifecycle,
 }
 
 impl Daemon {
@@ -203,8 +202,13 @@ impl Daemon {
         // Started now, in the background: a server that is slow or fails
         // never holds up or stops the daemon.
         let mcp = gauges.mcp.clone();
-        let (stop_mcp, mcp_tasks) = (CancellationToken::new(), TaskTracker::new());
-        mcp.start(&config.mcp, mcp_home(&config), &mcp_tasks, &stop_mcp);
+        let mcp_lifecycle = Lifecycle::new();
+        mcp.start(
+            &config.mcp,
+            mcp_home(&config),
+            mcp_lifecycle.tracker(),
+            mcp_lifecycle.draining(),
+        );
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         let gateways = gateways(&components, &store, admin, config.pipeline.stream).await?;
         // Once the gateways run: media is fetched through them.
@@ -303,8 +307,7 @@ impl Daemon {
             grace: Duration::from_secs(config.pipeline.shutdown_grace_s),
             loops_grace: Duration::from_secs(config.loops.shutdown_grace_s),
             mcp,
-            stop_mcp,
-            mcp_tasks,
+            mcp_lifecycle,
         })
     }
 
@@ -350,9 +353,7 @@ impl Daemon {
             );
         }
         // After the turns: a running turn may still call a server's tool.
-        self.stop_mcp.cancel();
-        self.mcp_tasks.close();
-        if tokio::time::timeout(self.grace, self.mcp_tasks.wait()).await.is_err() {
+        if !self.mcp_lifecycle.drain(self.grace).await {
             tracing::warn!("tool servers' supervisors still running after the grace period");
         }
         for listen in &self.gateways {
