@@ -1,7 +1,14 @@
 //! The daemon: builds every part from the configuration, starts the tasks,
 //! and shuts them down in order — stop intake, stop the background loops
-//! within their grace period, let running turns finish within theirs, close
-//! the gateways, flush the store.
+//! within their grace period, drain its [`Lifecycle`] (running turns finish
+//! within theirs), then the tool servers' supervisors, close the gateways,
+//! flush the store.
+//!
+//! Each part is handed what it uses: the one `Lifecycle` to the parts that
+//! spawn tasks or watch for the drain, the store and the approvals to those
+//! that read or decide them, and the [`Conversations`] to those that queue
+//! work, wake a conversation or read its counters, which they do through
+//! its verbs.
 //!
 //! [`Daemon::start`] returns once the daemon is ready (the socket answers);
 //! [`run`] is start, wait for the shutdown future, shut down. The binary and

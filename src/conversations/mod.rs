@@ -5,7 +5,11 @@
 //! intake reserves a slot *before* journaling, so a full queue is answered
 //! "busy" instead of growing without bound. An idle worker retires itself,
 //! atomically with respect to new reservations (see [`Router::retire`]).
-//! The workers share one [`Conversations`] context: what they work with.
+//! The workers share one [`Conversations`] context: what they work with,
+//! kept to themselves; the intake, the loops, the status and the reload use
+//! its verbs (reserve a place, wake, deliver, stop a turn, count). The
+//! workers and deliveries are spawned on the daemon's
+//! [`Lifecycle`](crate::lifecycle::Lifecycle), whose drain stops them.
 
 mod chat_control;
 mod context;

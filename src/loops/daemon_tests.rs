@@ -6,7 +6,7 @@ use crate::clock::Clock;
 use crate::clock::schedule::Zone;
 use crate::store::tests_support::open_temp;
 
-/// The loops of a daemon that is shutting down: its conversations drain.
+/// The loops of a daemon that is shutting down: its lifecycle drains.
 fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
     let config = Config::default();
     let policy = crate::gateways::policy(&config);
