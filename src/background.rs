@@ -10,6 +10,7 @@ use passepartout_gateway::retry::{Backoff, BackoffPolicy, Jitter, sleep_or_shutd
 use passepartout_gateway::{GatewayId, Intake, Listen};
 use tokio_util::sync::CancellationToken;
 
+use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Job};
@@ -45,28 +46,30 @@ pub async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, 
 
 /// Queues one job per conversation with journaled-but-unanswered messages
 /// (the worker runs them all, oldest first) and a delivery for every
-/// conversation with undelivered replies. Never waits: every queue is new.
-pub fn recover(conversations: &Arc<Conversations>) {
+/// conversation with undelivered replies, as `store` has them; and wakes
+/// the conversations owed the outcome of `approvals` decided before.
+/// Never waits: every queue is new.
+pub fn recover(conversations: &Arc<Conversations>, store: &Store, approvals: &Approvals) {
     let cx = conversations;
-    let pending = match cx.store.pending_conversations() {
+    let pending = match store.pending_conversations() {
         Ok(pending) => pending,
         Err(error) => {
             tracing::error!(%error, "cannot list pending messages");
             Vec::new()
         }
     };
-    let outbox = cx.store.outbox_conversations().unwrap_or_else(|error| {
+    let outbox = store.outbox_conversations().unwrap_or_else(|error| {
         tracing::error!(%error, "cannot list the outbox");
         Vec::new()
     });
     // What a crash left of drafts whose turns had committed; a draft of a
     // turn still pending stays, for the turn to take over when it runs again.
-    match cx.store.sweep_drafts() {
+    match store.sweep_drafts() {
         Ok(0) => {}
         Ok(swept) => tracing::debug!(swept, "records of handed-over drafts removed"),
         Err(error) => tracing::warn!(%error, "cannot sweep the records of drafts"),
     }
-    match cx.store.sweep_stops() {
+    match store.sweep_stops() {
         Ok(0) => {}
         Ok(swept) => tracing::debug!(swept, "marks of committed stopped turns removed"),
         Err(error) => tracing::warn!(%error, "cannot sweep the marks of stopped turns"),
@@ -91,7 +94,7 @@ pub fn recover(conversations: &Arc<Conversations>) {
     }
     // Approvals decided before the restart whose outcome was not yet told
     // (an approved action not yet run runs now, once).
-    match cx.approvals.recover() {
+    match approvals.recover() {
         Ok(owed) => {
             for key in owed {
                 cx.nudge(&key);
@@ -101,11 +104,10 @@ pub fn recover(conversations: &Arc<Conversations>) {
     }
 }
 
-/// Times out approvals nobody answered (also those that expired while the
-/// daemon was down), and wakes their conversations to tell them.
-pub async fn approval_expiry(conversations: Arc<Conversations>) {
-    let approvals = conversations.approvals.clone();
-    let stop = conversations.draining.clone();
+/// Times out `approvals` nobody answered (also those that expired while
+/// the daemon was down), and wakes their `conversations` to tell them,
+/// until `stop` is cancelled.
+pub async fn approval_expiry(approvals: Arc<Approvals>, conversations: Arc<Conversations>, stop: CancellationToken) {
     crate::approvals::expiry::run(approvals, move |key| conversations.nudge(&key), stop).await;
 }
 

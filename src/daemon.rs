@@ -1,7 +1,14 @@
 //! The daemon: builds every part from the configuration, starts the tasks,
 //! and shuts them down in order — stop intake, stop the background loops
-//! within their grace period, let running turns finish within theirs, close
-//! the gateways, flush the store.
+//! within their grace period, drain its [`Lifecycle`] (running turns finish
+//! within theirs), then the tool servers' supervisors, close the gateways,
+//! flush the store.
+//!
+//! Each part is handed what it uses: the one `Lifecycle` to the parts that
+//! spawn tasks or watch for the drain, the store and the approvals to those
+//! that read or decide them, and the [`Conversations`] to those that queue
+//! work, wake a conversation or read its counters, which they do through
+//! its verbs.
 //!
 //! [`Daemon::start`] returns once the daemon is ready (the socket answers);
 //! [`run`] is start, wait for the shutdown future, shut down. The binary and
@@ -17,17 +24,17 @@ use passepartout_admin::Admin;
 use passepartout_gateway::{Deliver, Draft, GatewayId, Intake, Listen};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use crate::admin::AdminContext;
 use crate::approvals::Approvals;
 use crate::background;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::conversations::{Conversations, Views};
+use crate::conversations::{Conversations, Outlets, Views};
 use crate::data_dir::{DataDirError, DataDirLock};
 use crate::gateways::{BuildContext, GatewayComponent};
 use crate::intake::IntakeContext;
+use crate::lifecycle::Lifecycle;
 use crate::llm::ChatModel;
 use crate::loops::daemon::Loops;
 use crate::loops::schedules::Schedules;
@@ -109,18 +116,20 @@ struct Gateways {
 }
 
 impl Gateways {
-    fn deliver(&self) -> HashMap<GatewayId, Arc<dyn Deliver>> {
-        self.handles
-            .iter()
-            .map(|(id, handle)| (id.clone(), handle.deliver.clone()))
-            .collect()
-    }
-
-    fn drafts(&self) -> HashMap<GatewayId, Arc<dyn Draft>> {
-        self.handles
-            .iter()
-            .filter_map(|(id, handle)| Some((id.clone(), handle.draft.clone()?)))
-            .collect()
+    /// The halves the conversations deliver and show drafts through.
+    fn outlets(&self) -> Outlets {
+        Outlets {
+            deliver: self
+                .handles
+                .iter()
+                .map(|(id, handle)| (id.clone(), handle.deliver.clone()))
+                .collect(),
+            drafts: self
+                .handles
+                .iter()
+                .filter_map(|(id, handle)| Some((id.clone(), handle.draft.clone()?)))
+                .collect(),
+        }
     }
 
     fn listen(&self) -> Vec<Arc<dyn Listen>> {
@@ -132,7 +141,8 @@ impl Gateways {
 pub struct Daemon {
     /// Flushed last at shutdown; its failure stops the daemon.
     store: Store,
-    conversations: Arc<Conversations>,
+    /// Every task the daemon spawns, and the token that drains them.
+    lifecycle: Lifecycle,
     loops: Arc<Loops>,
     status: Arc<StatusSources>,
     gateways: Vec<Arc<dyn Listen>>,
@@ -146,10 +156,10 @@ pub struct Daemon {
     loops_grace: Duration,
     /// Reads the configuration again.
     reloader: Arc<Reloader>,
-    /// The tool servers, and what stops their supervisors.
+    /// The tool servers, and the lifecycle of their supervisors, drained
+    /// after the turns that may call them.
     mcp: Arc<McpServers>,
-    stop_mcp: CancellationToken,
-    mcp_tasks: TaskTracker,
+    mcp_lifecycle: Lifecycle,
 }
 
 impl Daemon {
@@ -201,42 +211,61 @@ impl Daemon {
         // Started now, in the background: a server that is slow or fails
         // never holds up or stops the daemon.
         let mcp = gauges.mcp.clone();
-        let (stop_mcp, mcp_tasks) = (CancellationToken::new(), TaskTracker::new());
-        mcp.start(&config.mcp, mcp_home(&config), &mcp_tasks, &stop_mcp);
+        let mcp_lifecycle = Lifecycle::new();
+        mcp.start(
+            &config.mcp,
+            mcp_home(&config),
+            mcp_lifecycle.tracker(),
+            mcp_lifecycle.draining(),
+        );
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         let gateways = gateways(&components, &store, admin, clock, config.pipeline.stream).await?;
         // Once the gateways run: media is fetched through them.
         let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone()));
+        let lifecycle = Lifecycle::new();
         let conversations = Conversations::new(
             store.clone(),
             pipeline,
             approvals.clone(),
-            gateways.deliver(),
-            gateways.drafts(),
+            gateways.outlets(),
             config.pipeline.clone(),
             clock,
+            lifecycle.clone(),
         );
-        let loops = Loops::new(&conversations, clock, &config, schedules);
+        let loops = Loops::new(
+            &conversations,
+            &approvals,
+            &store,
+            &lifecycle,
+            clock,
+            &config,
+            schedules,
+        );
         let status = status(&conversations, &gateways, &loops, clock, gauges, &approvals, &store);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.
-        resume_conversations(&conversations);
+        resume_conversations(&conversations, &store, &approvals, &lifecycle);
         // The heartbeat sweeps approvals too, and writes the periodic backups.
         loops.start(&config).await?;
         let intake = Arc::new(IntakeContext {
             conversations: conversations.clone(),
+            store: store.clone(),
+            approvals: approvals.clone(),
             access: Arc::new(
                 crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
                     .with_paired(pairing.paired()),
             ),
             pairing: pairing.clone(),
             clock,
+            max_message_bytes: config.pipeline.max_message_bytes,
+            lifecycle: lifecycle.clone(),
         });
         let live = Live {
             access: intake.access.clone(),
             pairing: pairing.clone(),
             cascade: cascade.clone(),
             conversations: conversations.clone(),
+            approvals: approvals.clone(),
             loops: loops.clone(),
         };
         let reloader = Arc::new(Reloader::new(
@@ -247,20 +276,26 @@ impl Daemon {
             live,
         ));
         let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        let admin = admin_context(
-            &conversations,
-            &status,
-            &loops,
-            cascade,
+        // The admin path: the status, the approvals, the loops, the cascade
+        // it probes again, the pairing desk, the store it makes decisions
+        // durable in, the tracker its slow answers run on, the reload of the
+        // configuration, and a way to wake a conversation.
+        let (document, current, nudge) = (status.clone(), conversations.clone(), conversations.clone());
+        let admin = AdminContext {
+            status: Arc::new(move || document.document()),
+            approvals: approvals.clone(),
             pairing,
-            &store,
-            reloader.clone(),
-            clock,
-        );
-        conversations
-            .tracker
-            .spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
-        spawn_housekeeping(&conversations, store.clone(), &config, clock, providers);
+            loops: loops.clone(),
+            cascade,
+            tools: Arc::new(move || current.pipeline().tool_list()),
+            reload: reloader.clone(),
+            sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
+            store: store.clone(),
+            tracker: lifecycle.tracker().clone(),
+            nudge: Arc::new(move |key| nudge.nudge(key)),
+        };
+        lifecycle.spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
+        spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);
         tracing::info!(
             data_dir = %data_dir.display(),
             socket = ?gateways.local_path,
@@ -270,7 +305,7 @@ impl Daemon {
         );
         Ok(Daemon {
             store,
-            conversations,
+            lifecycle,
             loops,
             status,
             gateways: gateways.listen(),
@@ -282,8 +317,7 @@ impl Daemon {
             grace: Duration::from_secs(config.pipeline.shutdown_grace_s),
             loops_grace: Duration::from_secs(config.loops.shutdown_grace_s),
             mcp,
-            stop_mcp,
-            mcp_tasks,
+            mcp_lifecycle,
         })
     }
 
@@ -322,22 +356,14 @@ impl Daemon {
         // them work (a heartbeat nudging a conversation).
         let drained = self.loops.shutdown(self.loops_grace).await;
         tracing::info!(stopped = drained.stopped, aborted = drained.aborted, "loops stopped");
-        let conversations = &self.conversations;
-        conversations.draining.cancel();
-        conversations.tracker.close();
-        if tokio::time::timeout(self.grace, conversations.tracker.wait())
-            .await
-            .is_err()
-        {
+        if !self.lifecycle.drain(self.grace).await {
             tracing::warn!(
                 grace_s = self.grace.as_secs(),
                 "turns still running after the grace period; they will run again at next start"
             );
         }
         // After the turns: a running turn may still call a server's tool.
-        self.stop_mcp.cancel();
-        self.mcp_tasks.close();
-        if tokio::time::timeout(self.grace, self.mcp_tasks.wait()).await.is_err() {
+        if !self.mcp_lifecycle.drain(self.grace).await {
             tracing::warn!("tool servers' supervisors still running after the grace period");
         }
         for listen in &self.gateways {
@@ -374,13 +400,20 @@ fn status(
     status
 }
 
-/// Queues what was waiting when the daemon stopped, and arms the approvals'
-/// expiry timer.
-fn resume_conversations(conversations: &Arc<Conversations>) {
-    background::recover(conversations);
-    conversations
-        .tracker
-        .spawn(background::approval_expiry(conversations.clone()));
+/// Queues what was waiting in `store` when the daemon stopped, and arms the
+/// `approvals`' expiry timer, which stops when `lifecycle` drains.
+fn resume_conversations(
+    conversations: &Arc<Conversations>,
+    store: &Store,
+    approvals: &Arc<Approvals>,
+    lifecycle: &Lifecycle,
+) {
+    background::recover(conversations, store, approvals);
+    lifecycle.spawn(background::approval_expiry(
+        approvals.clone(),
+        conversations.clone(),
+        lifecycle.draining().clone(),
+    ));
 }
 
 /// The `HOME` a tool server's child gets: the daemon's own, or else the
@@ -479,68 +512,32 @@ async fn gateways(
     })
 }
 
-/// What the admin path needs: the status, the approvals (the
-/// conversations'), the loops, the cascade it probes again, the `pairing`
-/// desk, the `store`, the conversations' task tracker, the `reload` of the
-/// configuration and a way to wake a conversation.
-// Each argument is one part the admin path answers from; a struct of them
-// would only restate `AdminContext`.
-#[allow(clippy::too_many_arguments)]
-fn admin_context(
-    conversations: &Arc<Conversations>,
-    status: &Arc<StatusSources>,
-    loops: &Arc<Loops>,
-    cascade: Arc<Cascade>,
-    pairing: Arc<crate::pairing::Pairing>,
-    store: &Store,
-    reload: Arc<Reloader>,
-    clock: Clock,
-) -> AdminContext {
-    let document = status.clone();
-    let nudge = conversations.clone();
-    let current = conversations.clone();
-    AdminContext {
-        status: Arc::new(move || document.document()),
-        approvals: conversations.approvals.clone(),
-        pairing,
-        loops: loops.clone(),
-        cascade,
-        tools: Arc::new(move || current.pipeline().tool_list()),
-        reload,
-        sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
-        store: store.clone(),
-        tracker: conversations.tracker.clone(),
-        nudge: Arc::new(move |key| nudge.nudge(key)),
-    }
-}
-
 /// Starts the intake and a supervisor per gateway feeding it; returns the
 /// token that stops them and the intake's task.
 fn start_intake(intake: Arc<IntakeContext>, gateways: &Gateways) -> (CancellationToken, tokio::task::JoinHandle<()>) {
-    let tracker = intake.conversations.tracker.clone();
+    let lifecycle = intake.lifecycle.clone();
     let stop_intake = CancellationToken::new();
     let (sender, queue) = Intake::channel(INTAKE_CAPACITY);
-    let intake_task = tracker.spawn(crate::intake::run(intake, queue, stop_intake.clone()));
+    let intake_task = lifecycle.spawn(crate::intake::run(intake, queue, stop_intake.clone()));
     for (id, handle) in &gateways.handles {
         let gateway = handle.listen.clone();
         let supervised = background::supervise(id.clone(), gateway, sender.clone(), stop_intake.clone());
-        tracker.spawn(supervised);
+        lifecycle.spawn(supervised);
     }
     (stop_intake, intake_task)
 }
 
 /// The startup checks of the model `providers`, and the hourly maintenance
-/// of `store`; both run on the conversations' tracker and stop when they
-/// drain.
+/// of `store`; both are tracked by `lifecycle` and stop when it drains.
 fn spawn_housekeeping(
-    conversations: &Conversations,
+    lifecycle: &Lifecycle,
     store: Store,
     config: &Config,
     clock: Clock,
     providers: Vec<Arc<dyn ChatModel>>,
 ) {
-    let draining = conversations.draining.clone();
-    conversations.tracker.spawn(async move {
+    let draining = lifecycle.draining().clone();
+    lifecycle.spawn(async move {
         tokio::select! {
             _ = draining.cancelled() => {}
             _ = crate::doctor::log_startup_checks(providers) => {}
@@ -548,10 +545,10 @@ fn spawn_housekeeping(
     });
     let dedupe_window = Duration::from_secs(config.store.dedupe_window_s);
     let keep_decided = Duration::from_secs(config.approvals.keep_decided_days.saturating_mul(24 * 3600));
-    conversations.tracker.spawn(background::maintenance(
+    lifecycle.spawn(background::maintenance(
         store,
         clock,
-        conversations.draining.clone(),
+        lifecycle.draining().clone(),
         dedupe_window,
         keep_decided,
         background::Retention::of(config),

@@ -10,30 +10,40 @@
 
 use std::sync::Arc;
 
-use passepartout_gateway::{Ack, ConversationKey, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
+use passepartout_gateway::{Ack, Inbound, InboundBody, IntakeEvent, IntakeQueue, Refusal};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::access::Access;
+use crate::approvals::Approvals;
 use crate::clock::Clock;
-use crate::conversations::{Conversations, Job, Stats};
+use crate::conversations::{Conversations, Counted, Job};
+use crate::lifecycle::Lifecycle;
 use crate::pairing::{Offer, Pairing};
 use crate::pipeline::perceive::{Command, Perception, perceive};
-use crate::store::Accepted;
+use crate::store::{Accepted, Store};
 
 /// Most events taken into one batch (one flush).
 const MAX_BATCH: usize = 512;
 
 /// What the intake works with.
 pub struct IntakeContext {
-    /// Where admitted messages go, and the store they are journaled in.
+    /// Where admitted messages go.
     pub conversations: Arc<Conversations>,
+    /// Where they are journaled, made durable before they are acknowledged.
+    pub store: Store,
+    /// Who may press an approval's buttons.
+    pub approvals: Arc<Approvals>,
     /// Who may talk to the assistant, per gateway (replaced on a reload).
     pub access: Arc<Access>,
     /// Codes for whoever is not allowed, and owners' `/pair`.
     pub pairing: Arc<Pairing>,
     /// Stamps journal entries.
     pub clock: Clock,
+    /// Longer messages are refused (`pipeline.max_message_bytes`).
+    pub max_message_bytes: usize,
+    /// Tracks the sends of pairing notices, so shutdown waits for them.
+    pub lifecycle: Lifecycle,
 }
 
 struct Decision {
@@ -70,7 +80,7 @@ pub async fn run(intake: Arc<IntakeContext>, mut queue: IntakeQueue, stop: Cance
 
 async fn process(intake: &Arc<IntakeContext>, batch: &mut Vec<IntakeEvent>) {
     let cx = &intake.conversations;
-    let poisoned = cx.store.is_poisoned();
+    let poisoned = intake.store.is_poisoned();
     let mut decisions = Vec::with_capacity(batch.len());
     let mut admitted = Vec::with_capacity(batch.len());
     let mut slots = Vec::with_capacity(batch.len());
@@ -88,7 +98,7 @@ async fn process(intake: &Arc<IntakeContext>, batch: &mut Vec<IntakeEvent>) {
                 Err(answer) => decisions.push(Decision { ack, answer }),
             },
             // Delivered at once, not queued behind the conversation's running turn.
-            IntakeEvent::Reachable(key) if cx.store.has_outbox(&key) => cx.deliver_waiting(&key),
+            IntakeEvent::Reachable(key) if intake.store.has_outbox(&key) => cx.deliver_waiting(&key),
             IntakeEvent::Reachable(_) => {}
         }
     }
@@ -121,7 +131,7 @@ async fn journal(
             (perceive(inbound) == stop).then(|| inbound.conversation.clone())
         })
         .collect();
-    let outcomes = match cx
+    let outcomes = match intake
         .store
         .journal_accept_batch_async(inbounds, intake.clock.now_ms())
         .await
@@ -140,7 +150,7 @@ async fn journal(
         match outcome {
             Accepted::New(seq) => {
                 if let Some(conversation) = stop {
-                    stop_running(cx, &conversation);
+                    cx.stop_turn(&conversation);
                 }
                 permit.send(Job::Turn(seq));
                 answers.push((index, Ack::Accepted));
@@ -149,41 +159,32 @@ async fn journal(
         }
     }
     if answers.iter().any(|(_, answer)| *answer == Ack::Accepted)
-        && let Err(error) = cx.store.durable().await
+        && let Err(error) = intake.store.durable().await
     {
         tracing::error!(%error, "journal flush failed; answering busy");
         return;
     }
     for (index, answer) in answers {
         match answer {
-            Ack::Accepted => Stats::bump(&cx.stats.accepted),
-            _ => Stats::bump(&cx.stats.duplicates),
+            Ack::Accepted => cx.count(Counted::Accepted),
+            _ => cx.count(Counted::Duplicate),
         }
         decisions[index].answer = answer;
     }
 }
 
-/// Stops `conversation`'s running turn, marking it stopped in the store
-/// first: the flush that makes the `/stop` durable covers the mark, so a
-/// crash before the stopped turn commits cannot run it again.
-fn stop_running(cx: &Conversations, conversation: &ConversationKey) {
-    if let Some(seq) = cx.running.running(conversation)
-        && let Err(error) = cx.store.mark_stopped(seq)
-    {
-        // Stopped all the same; only a crash before its commit would run it again.
-        tracing::error!(%conversation, seq, %error, "cannot mark a stopped turn in the store");
-    }
-    cx.running.stop(conversation);
-}
-
 /// Sends `outbound` through its gateway at once, outside any conversation's
 /// outbox: what pairing says is not part of a conversation. A failure is
 /// only logged.
-fn tell(cx: &Arc<Conversations>, outbound: passepartout_gateway::Outbound) {
-    let Some(gateway) = cx.deliver.get(&outbound.conversation.gateway).cloned() else {
+fn tell(intake: &IntakeContext, outbound: passepartout_gateway::Outbound) {
+    let Some(gateway) = intake
+        .conversations
+        .deliver_half(&outbound.conversation.gateway)
+        .cloned()
+    else {
         return;
     };
-    cx.tracker.spawn(async move {
+    intake.lifecycle.spawn(async move {
         if let Err(error) = gateway.deliver(&outbound).await {
             tracing::warn!(conversation = %outbound.conversation, %error, "could not send a pairing notice");
         }
@@ -193,13 +194,13 @@ fn tell(cx: &Arc<Conversations>, outbound: passepartout_gateway::Outbound) {
 /// Delivers what pairing put in the outboxes of `conversations` (owners
 /// told who asks, a person told they are let in) once it is on disk, so no
 /// one is told of a code or a pairing a crash could take back.
-fn deliver_when_durable(cx: &Arc<Conversations>, conversations: Vec<passepartout_gateway::ConversationKey>) {
+fn deliver_when_durable(intake: &IntakeContext, conversations: Vec<passepartout_gateway::ConversationKey>) {
     if conversations.is_empty() {
         return;
     }
-    let cx2 = cx.clone();
-    cx.tracker.spawn(async move {
-        if let Err(error) = cx2.store.durable().await {
+    let (cx2, store) = (intake.conversations.clone(), intake.store.clone());
+    intake.lifecycle.spawn(async move {
+        if let Err(error) = store.durable().await {
             tracing::error!(%error, "cannot make pairing notices durable; they wait in the outbox");
             return;
         }
@@ -214,14 +215,14 @@ fn deliver_when_durable(cx: &Arc<Conversations>, conversations: Vec<passepartout
 fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
     let cx = &intake.conversations;
     if !intake.access.allows(inbound) {
-        Stats::bump(&cx.stats.refused);
+        cx.count(Counted::Refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");
         let reason = match intake.pairing.offer(inbound) {
             None | Some(Offer::Full) => Refusal::NotAllowed,
             Some(Offer::Sent) => Refusal::Pairing,
             Some(Offer::Send { code, told }) => {
-                tell(cx, *code);
-                deliver_when_durable(cx, told);
+                tell(intake, *code);
+                deliver_when_durable(intake, told);
                 Refusal::Pairing
             }
         };
@@ -230,14 +231,14 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
     if let Some(command) = crate::pairing::command::parse(inbound) {
         // Answered here, never journaled: the code stays out of the history.
         let (answer, told) = intake.pairing.answer_command(inbound, &command);
-        tell(cx, answer);
-        deliver_when_durable(cx, told.into_iter().collect());
+        tell(intake, answer);
+        deliver_when_durable(intake, told.into_iter().collect());
         return Err(Ack::Accepted);
     }
-    if !cx.approvals.may_press(inbound) {
+    if !intake.approvals.may_press(inbound) {
         // Answered at once (the gateway shows it on the button), and nothing
         // of it is journaled: the approval keeps waiting.
-        Stats::bump(&cx.stats.refused);
+        cx.count(Counted::Refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "approval button pressed by someone who may not decide");
         return Err(Ack::Refused {
             reason: Refusal::NotApprover,
@@ -248,14 +249,14 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
         InboundBody::Media { caption, .. } => caption.as_ref(),
         _ => None,
     };
-    if words.is_some_and(|words| words.len() > cx.settings.max_message_bytes) {
-        Stats::bump(&cx.stats.refused);
+    if words.is_some_and(|words| words.len() > intake.max_message_bytes) {
+        cx.count(Counted::Refused);
         return Err(Ack::Refused {
             reason: Refusal::TooLarge,
         });
     }
     cx.try_reserve(&inbound.conversation).map_err(|_| {
-        Stats::bump(&cx.stats.busy);
+        cx.count(Counted::Busy);
         Ack::Busy
     })
 }

@@ -21,6 +21,7 @@ pub mod data_dir;
 pub mod doctor;
 pub mod gateways;
 pub mod intake;
+pub mod lifecycle;
 pub mod llm;
 pub mod loops;
 pub mod mcp;

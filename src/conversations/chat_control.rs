@@ -37,7 +37,7 @@ pub(super) fn record_usage(cx: &Conversations, key: &ConversationKey, used: &ByP
 }
 
 /// Today's and this month's usage of `conversation` (of all when `None`).
-pub fn periods(cx: &Conversations, conversation: Option<&ConversationKey>) -> Result<UsagePeriods, StoreError> {
+pub(super) fn periods(cx: &Conversations, conversation: Option<&ConversationKey>) -> Result<UsagePeriods, StoreError> {
     let now = cx.clock.now_ms();
     let (today, first) = (usage_report::day_of(now), usage_report::first_day_of_month(now));
     let pipeline = cx.pipeline();

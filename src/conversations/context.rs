@@ -1,52 +1,36 @@
 //! What the conversation workers work with, and nothing more: the store,
 //! the pipeline and the approvals beside it, the gateways' delivery halves,
-//! the pipeline settings, the clock, the counters, the task tracker, the
-//! drain token, the delivery locks and the delivery retries armed. The daemon
-//! builds one [`Conversations`] and hands it to the intake and the loops,
-//! which queue work and start deliveries through it.
+//! the pipeline settings, the clock, the counters, the daemon's lifecycle
+//! (which tracks the workers and drains them), the running turns, the
+//! delivery locks and the delivery retries armed.
+//!
+//! Its fields are the conversations' own. The daemon builds one
+//! [`Conversations`] and hands it to the intake, the loops, the status and
+//! the reload, which use its verbs: reserve a place in a conversation's
+//! queue, wake a conversation, deliver what waits in its outbox, stop its
+//! running turn, count what happened, read the counters and the usage, find
+//! a gateway's deliver half, swap the pipeline.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use arc_swap::ArcSwap;
 use passepartout_gateway::{ConversationKey, Deliver, Draft, GatewayId, Surface, UserId};
 use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
-use tokio_util::task::TaskTracker;
 
 use super::delivery_lock::DeliveryLocks;
-use super::{Busy, Job, Router, delivery};
+use super::stats::{Counted, Counts, Stats};
+use super::stop::RunningTurns;
+use super::{Busy, Job, Router, chat_control, delivery};
 use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::PipelineConfig;
+use crate::lifecycle::Lifecycle;
 use crate::memory::MemorySession;
 use crate::pipeline::Pipeline;
 use crate::pipeline::commands::View;
-use crate::store::Store;
-
-/// Counters shown by `status`.
-#[derive(Default)]
-pub struct Stats {
-    pub accepted: AtomicU64,
-    pub duplicates: AtomicU64,
-    pub busy: AtomicU64,
-    pub refused: AtomicU64,
-    pub turns: AtomicU64,
-    pub turn_failures: AtomicU64,
-    pub delivered: AtomicU64,
-}
-
-impl Stats {
-    pub fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Ordering::Relaxed);
-    }
-
-    /// A counter's value now.
-    pub fn read(counter: &AtomicU64) -> u64 {
-        counter.load(Ordering::Relaxed)
-    }
-}
+use crate::pipeline::usage_report::UsagePeriods;
+use crate::store::{Store, StoreError};
 
 /// Renders the reports about the daemon that chat commands show (`/status`,
 /// `/loops`). Supplied by the daemon, which has every part at hand.
@@ -55,25 +39,33 @@ pub trait Views: Send + Sync {
     fn show(&self, view: View, surface: Surface) -> String;
 }
 
-/// The conversation workers' context.
-pub struct Conversations {
-    pub store: Store,
-    /// Replaced whole when the configuration is reloaded: a turn keeps the
-    /// pipeline it started with.
-    pipeline: ArcSwap<Pipeline>,
-    pub approvals: Arc<Approvals>,
+/// The running gateways' halves the conversations speak through.
+#[derive(Default)]
+pub struct Outlets {
     /// How to reach each running gateway's chats.
     pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
     /// The gateways that show a reply as a draft while it is written.
     pub drafts: HashMap<GatewayId, Arc<dyn Draft>>,
-    pub settings: PipelineConfig,
+}
+
+/// The conversation workers' context; private to the conversations, whose
+/// neighbours use its verbs.
+pub struct Conversations {
+    pub(super) store: Store,
+    /// Replaced whole when the configuration is reloaded: a turn keeps the
+    /// pipeline it started with.
+    pipeline: ArcSwap<Pipeline>,
+    pub(super) approvals: Arc<Approvals>,
+    /// The gateways' halves replies go out through.
+    outlets: Outlets,
+    pub(super) settings: PipelineConfig,
     /// Dates what the turns remember.
-    pub clock: Clock,
-    pub stats: Stats,
-    /// Cancelled at shutdown: workers finish their current job and stop.
-    pub draining: CancellationToken,
-    /// Every task the daemon spawns, so shutdown can wait for them.
-    pub tracker: TaskTracker,
+    pub(super) clock: Clock,
+    /// What `status` shows of the intake and the workers.
+    stats: Stats,
+    /// Tracks the workers and deliveries; its drain stops the workers once
+    /// their current job is done.
+    pub(super) lifecycle: Lifecycle,
     router: Router,
     /// Taken by whoever delivers a conversation's outbox.
     delivering: DeliveryLocks<ConversationKey>,
@@ -82,7 +74,7 @@ pub struct Conversations {
     /// Weak: the views show these conversations too.
     views: OnceLock<Weak<dyn Views>>,
     /// The turns running now, which `/stop` can stop.
-    pub running: Arc<super::stop::RunningTurns>,
+    pub(super) running: Arc<RunningTurns>,
 }
 
 impl Conversations {
@@ -90,23 +82,21 @@ impl Conversations {
         store: Store,
         pipeline: Pipeline,
         approvals: Arc<Approvals>,
-        deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
-        drafts: HashMap<GatewayId, Arc<dyn Draft>>,
+        outlets: Outlets,
         settings: PipelineConfig,
         clock: Clock,
+        lifecycle: Lifecycle,
     ) -> Arc<Self> {
         Arc::new(Self {
             router: Router::new(settings.queue_capacity),
             store,
             pipeline: ArcSwap::from_pointee(pipeline),
             approvals,
-            deliver,
-            drafts,
+            outlets,
             settings,
             clock,
             stats: Stats::default(),
-            draining: CancellationToken::new(),
-            tracker: TaskTracker::new(),
+            lifecycle,
             delivering: DeliveryLocks::default(),
             retries: Mutex::default(),
             views: OnceLock::new(),
@@ -146,7 +136,46 @@ impl Conversations {
     pub fn deliver_waiting(self: &Arc<Self>, key: &ConversationKey) {
         let cx = self.clone();
         let key = key.clone();
-        self.tracker.spawn(async move { delivery::deliver(&cx, &key).await });
+        self.lifecycle.spawn(async move { delivery::deliver(&cx, &key).await });
+    }
+
+    /// How to reach `gateway`'s chats, if it runs.
+    pub fn deliver_half(&self, gateway: &GatewayId) -> Option<&Arc<dyn Deliver>> {
+        self.outlets.deliver.get(gateway)
+    }
+
+    /// How `gateway` shows a reply as a draft, if it runs and does.
+    pub(super) fn draft_half(&self, gateway: &GatewayId) -> Option<&Arc<dyn Draft>> {
+        self.outlets.drafts.get(gateway)
+    }
+
+    /// Stops `conversation`'s running turn, if it has one, marking it
+    /// stopped in the store first: the flush that makes the `/stop` durable
+    /// covers the mark, so a crash before the stopped turn commits cannot
+    /// run it again.
+    pub fn stop_turn(&self, conversation: &ConversationKey) {
+        if let Some(seq) = self.running.running(conversation)
+            && let Err(error) = self.store.mark_stopped(seq)
+        {
+            // Stopped all the same; only a crash before its commit would run it again.
+            tracing::error!(%conversation, seq, %error, "cannot mark a stopped turn in the store");
+        }
+        self.running.stop(conversation);
+    }
+
+    /// Counts one `what`, for `status`.
+    pub fn count(&self, what: Counted) {
+        self.stats.bump(what);
+    }
+
+    /// The counters now.
+    pub fn counts(&self) -> Counts {
+        self.stats.read()
+    }
+
+    /// Today's and this month's token usage of every conversation.
+    pub fn usage(&self) -> Result<UsagePeriods, StoreError> {
+        chat_control::periods(self, None)
     }
 
     /// Queue depth per live conversation worker.

@@ -22,7 +22,7 @@ use passepartout_gateway::retry::{BackoffPolicy, Jitter};
 use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody, Resume};
 
 use super::progress::PartRecorder;
-use super::{Conversations, Stats};
+use super::{Conversations, Counted};
 
 /// Longest wait between two delivery attempts.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
@@ -44,7 +44,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
             return;
         }
     };
-    let Some(gateway) = cx.deliver.get(&key.gateway) else {
+    let Some(gateway) = cx.deliver_half(&key.gateway) else {
         tracing::warn!(conversation = %key, waiting = entries.len(), "gateway not running; replies wait in the outbox");
         return;
     };
@@ -62,7 +62,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         let entry = recorder.into_entry();
         let retry_in = match result {
             Ok(delivered) => {
-                Stats::bump(&cx.stats.delivered);
+                cx.count(Counted::Delivered);
                 let mut message_ids = entry.part_ids.clone();
                 message_ids.extend(delivered.message_ids);
                 if let OutboundBody::ApprovalPrompt { token, .. } = &entry.outbound.body
@@ -137,9 +137,9 @@ fn schedule(cx: &Arc<Conversations>, key: &ConversationKey, delay: Duration) {
     }
     let cx_ref = cx.clone();
     let key = key.clone();
-    cx.tracker.spawn(async move {
+    cx.lifecycle.spawn(async move {
         tokio::select! {
-            _ = cx_ref.draining.cancelled() => {}
+            _ = cx_ref.lifecycle.draining().cancelled() => {}
             _ = tokio::time::sleep(delay) => {
                 cx_ref.disarm_retry(&key);
                 cx_ref.deliver_waiting(&key);

@@ -5,9 +5,13 @@
 //! intake reserves a slot *before* journaling, so a full queue is answered
 //! "busy" instead of growing without bound. An idle worker retires itself,
 //! atomically with respect to new reservations (see [`Router::retire`]).
-//! The workers share one [`Conversations`] context: what they work with.
+//! The workers share one [`Conversations`] context: what they work with,
+//! kept to themselves; the intake, the loops, the status and the reload use
+//! its verbs (reserve a place, wake, deliver, stop a turn, count). The
+//! workers and deliveries are spawned on the daemon's
+//! [`Lifecycle`](crate::lifecycle::Lifecycle), whose drain stops them.
 
-pub mod chat_control;
+mod chat_control;
 mod context;
 mod delivery;
 mod delivery_lock;
@@ -19,7 +23,8 @@ mod progress;
 mod reachable_tests;
 mod remind;
 mod settle;
-pub mod stop;
+mod stats;
+mod stop;
 mod worker;
 
 use std::collections::HashMap;
@@ -28,8 +33,9 @@ use std::sync::{Arc, Mutex};
 use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
-pub use context::{Conversations, Stats, Views};
+pub use context::{Conversations, Outlets, Views};
 pub use errand::{Errand, InWorker, TurnFailed};
+pub use stats::{Counted, Counts};
 
 /// Work for a conversation's worker.
 #[derive(Debug)]
@@ -97,7 +103,7 @@ impl Router {
         let permit = sender.clone().try_reserve_owned().map_err(|_| Busy)?;
         registry.workers.insert(key.clone(), Slot { generation, sender });
         drop(registry);
-        cx.tracker
+        cx.lifecycle
             .spawn(worker::run(cx.clone(), key.clone(), generation, receiver));
         Ok(permit)
     }
@@ -147,13 +153,13 @@ impl Router {
 /// A bare context for tests: no gateways, no model, no tools.
 #[cfg(test)]
 pub(crate) mod testing {
-    use std::collections::HashMap;
     use std::sync::Arc;
 
-    use super::Conversations;
+    use super::{Conversations, Outlets};
     use crate::approvals::{Approvals, Policy};
     use crate::clock::Clock;
     use crate::config::{Config, PipelineConfig, StoreConfig};
+    use crate::lifecycle::Lifecycle;
     use crate::pipeline::Pipeline;
     use crate::pipeline::cascade::Cascade;
     use crate::skills::Skills;
@@ -163,15 +169,16 @@ pub(crate) mod testing {
     /// Conversations on a store in `dir`, with `settings`.
     pub(crate) fn bare(dir: &std::path::Path, settings: PipelineConfig) -> Arc<Conversations> {
         let store = Store::open(&dir.join("store"), &StoreConfig::default()).unwrap();
-        on_store(store, settings)
+        on_store(store, settings, Lifecycle::new())
     }
 
     /// 2026-11-22 12:00:00 UTC.
     const NOON: u64 = 1_795_867_200_000;
 
     /// Conversations on `store`, with `settings`, on a clock that follows
-    /// tokio's (these tests run under paused time).
-    pub(crate) fn on_store(store: Store, settings: PipelineConfig) -> Arc<Conversations> {
+    /// tokio's (these tests run under paused time), their tasks tracked by
+    /// `lifecycle`.
+    pub(crate) fn on_store(store: Store, settings: PipelineConfig, lifecycle: Lifecycle) -> Arc<Conversations> {
         let config = Config {
             pipeline: settings.clone(),
             ..Config::default()
@@ -195,10 +202,10 @@ pub(crate) mod testing {
             store,
             pipeline,
             approvals,
-            HashMap::new(),
-            HashMap::new(),
+            Outlets::default(),
             settings,
             clock,
+            lifecycle,
         )
     }
 }

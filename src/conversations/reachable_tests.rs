@@ -7,7 +7,6 @@
 //! jump to the running turn's timeout and end it early. If the delivery
 //! waited for that turn, the test would give up after its patience.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -20,13 +19,14 @@ use passepartout_gateway::{
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::Conversations;
+use super::{Conversations, Outlets};
 use crate::access::{Access, Roster};
 use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::clock::testing::within_patience;
 use crate::config::Config;
 use crate::intake::IntakeContext;
+use crate::lifecycle::Lifecycle;
 use crate::llm::{ChatModel, ChatRequest, ChatResponse, LlmError, Role, Usage};
 use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
@@ -157,8 +157,8 @@ fn text(id: &str, text: &str) -> Inbound {
 }
 
 /// Conversations delivering through `door`, answering with `model`, and the
-/// intake in front of them.
-fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Arc<Conversations>, Intake) {
+/// intake in front of them; the lifecycle their tasks are tracked by.
+fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Lifecycle, Intake) {
     let config = Config {
         data_dir: dir.to_path_buf(),
         ..Config::default()
@@ -183,33 +183,35 @@ fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Arc<
         approvals.clone(),
         clock,
     );
-    let deliver = HashMap::from([(chat().gateway, door as Arc<dyn Deliver>)]);
+    let outlets = Outlets {
+        deliver: [(chat().gateway, door as Arc<dyn Deliver>)].into(),
+        ..Outlets::default()
+    };
+    let lifecycle = Lifecycle::new();
     let conversations = Conversations::new(
-        store,
+        store.clone(),
         pipeline,
-        approvals,
-        deliver,
-        HashMap::new(),
+        approvals.clone(),
+        outlets,
         config.pipeline.clone(),
         clock,
+        lifecycle.clone(),
     );
-    let pairing = crate::pairing::Pairing::new(
-        &config.pairing,
-        &config.approvals,
-        Vec::new(),
-        conversations.store.clone(),
-        clock,
-    )
-    .unwrap();
+    let pairing =
+        crate::pairing::Pairing::new(&config.pairing, &config.approvals, Vec::new(), store.clone(), clock).unwrap();
     let context = Arc::new(IntakeContext {
-        conversations: conversations.clone(),
+        conversations,
+        store,
+        approvals,
         access: Arc::new(Access::from_rosters([(chat().gateway, Roster::Everyone)])),
         pairing: Arc::new(pairing),
         clock,
+        max_message_bytes: config.pipeline.max_message_bytes,
+        lifecycle: lifecycle.clone(),
     });
     let (intake, queue) = Intake::channel(16);
     tokio::spawn(crate::intake::run(context, queue, CancellationToken::new()));
-    (conversations, intake)
+    (lifecycle, intake)
 }
 
 #[tokio::test]
@@ -217,7 +219,7 @@ async fn a_committed_reply_goes_out_when_the_chat_is_reachable_while_a_later_tur
     let dir = tempfile::tempdir().unwrap();
     let model = HeldModel::new();
     let door = Arc::new(Door::default());
-    let (conversations, intake) = start(dir.path(), model.clone(), door.clone());
+    let (lifecycle, intake) = start(dir.path(), model.clone(), door.clone());
 
     // "hold" is answered and committed with nobody there to take it; then
     // "slow" is in the model, its turn running.
@@ -236,7 +238,7 @@ async fn a_committed_reply_goes_out_when_the_chat_is_reachable_while_a_later_tur
 
     model.release.add_permits(1);
     assert_eq!(door.until(2).await, ["echo: hold", "echo: slow"], "in order");
-    conversations.draining.cancel();
-    conversations.tracker.close();
-    within_patience("shutdown", conversations.tracker.wait()).await;
+    lifecycle.draining().cancel();
+    lifecycle.tracker().close();
+    within_patience("shutdown", lifecycle.tracker().wait()).await;
 }

@@ -29,7 +29,7 @@ pub async fn settle_approvals(cx: &Arc<Conversations>, key: &ConversationKey, re
             }
         };
         for approval in owed {
-            if cx.store.is_poisoned() || cx.draining.is_cancelled() {
+            if cx.store.is_poisoned() || cx.lifecycle.is_draining() {
                 return;
             }
             settle_one(cx, key, recent, &approval).await;

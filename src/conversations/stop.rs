@@ -3,11 +3,11 @@
 //! run after it.
 //!
 //! The worker registers a token for each turn it runs, with the journal
-//! entry the turn answers; the intake marks that entry stopped in the store
-//! and cancels the token when a `/stop` for the conversation is journaled
-//! (so a crash before the stopped turn commits does not run it again at the
-//! next start: the store's `stops`). A stopped turn is
-//! dropped like one that timed out — its model call is abandoned and a
+//! entry the turn answers; when a `/stop` for the conversation is journaled,
+//! the intake has `Conversations::stop_turn` mark that entry stopped in the
+//! store and cancel the token (so a crash before the stopped turn commits
+//! does not run it again at the next start: the store's `stops`). A stopped
+//! turn is dropped like one that timed out — its model call is abandoned and a
 //! shell command's process group killed (the shell tool kills it on drop) —
 //! and commits only the rounds of tool calls it had finished (each call
 //! with its result, so the model later knows what was done) and the end of

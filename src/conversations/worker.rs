@@ -18,7 +18,7 @@ use tokio::sync::mpsc;
 
 use super::drafting::{self, Drafter};
 use super::history::{RecentHistory, Remembered};
-use super::{Conversations, Stats};
+use super::{Conversations, Counted};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
 use crate::llm::{ChatMessage, TextSink};
@@ -38,7 +38,7 @@ pub async fn run(cx: Arc<Conversations>, key: ConversationKey, generation: u64, 
     loop {
         let job = tokio::select! {
             biased;
-            _ = cx.draining.cancelled() => return,
+            _ = cx.lifecycle.draining().cancelled() => return,
             job = jobs.recv() => match job {
                 Some(job) => job,
                 None => return,
@@ -84,7 +84,7 @@ async fn turns_up_to(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mu
         }
     };
     for next in pending.into_iter().take_while(|&next| next <= seq) {
-        if cx.store.is_poisoned() || cx.draining.is_cancelled() {
+        if cx.store.is_poisoned() || cx.lifecycle.is_draining() {
             break;
         }
         turn(cx, key, recent, next).await;
@@ -182,13 +182,13 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
                     )];
                 }
             }
-            Stats::bump(&cx.stats.turns);
+            cx.count(Counted::Turn);
             let (commit, remembered, followups) =
                 commit_of(cx, recent, Some(entry.seq), Some(&entry.inbound.message_id), output);
             (commit, Some(remembered), followups)
         }
         Err(failure) => {
-            Stats::bump(&cx.stats.turn_failures);
+            cx.count(Counted::TurnFailure);
             (apology(&entry, &failure), None, Followups::default())
         }
     };
@@ -241,7 +241,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
 /// its gateway shows drafts.
 fn drafter_for(cx: &Arc<Conversations>, entry: &JournalEntry) -> (Option<Drafter>, Option<Arc<dyn TextSink>>) {
     let inbound = &entry.inbound;
-    let Some(gateway) = cx.drafts.get(&inbound.conversation.gateway) else {
+    let Some(gateway) = cx.draft_half(&inbound.conversation.gateway) else {
         return (None, None);
     };
     let (drafter, sink) = Drafter::new(
@@ -305,7 +305,7 @@ fn stopped_text(stopped: Option<usize>) -> String {
 /// longer than [`TYPING_AFTER`], renewed every [`TYPING_EVERY`] (platform
 /// indicators fade after about five seconds). A quick answer needs none.
 pub(super) async fn with_typing<T>(cx: &Arc<Conversations>, key: &ConversationKey, turn: impl Future<Output = T>) -> T {
-    let Some(gateway) = cx.deliver.get(&key.gateway) else {
+    let Some(gateway) = cx.deliver_half(&key.gateway) else {
         return turn.await;
     };
     tokio::pin!(turn);

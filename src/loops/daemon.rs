@@ -14,9 +14,11 @@ use async_trait::async_trait;
 use passepartout_gateway::ConversationKey;
 use tokio::sync::oneshot;
 
+use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Job};
+use crate::lifecycle::Lifecycle;
 use crate::loops::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
 use crate::loops::iterate::{Iterate, IterateError, Iteration, Report};
 use crate::loops::job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
@@ -27,6 +29,7 @@ use crate::loops::schedules::{BookError, Configured, Reconfigured, Schedules};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
 use crate::loops::status::LoopStatus;
+use crate::store::Store;
 
 /// A built-in handler, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,10 +66,12 @@ pub enum DaemonIterateError {
 }
 
 /// Runs the daemon's loop iterations, with what they use: the conversations
-/// that run reminders and tasks, the clock that numbers iterations, the
-/// heartbeat, and the book that keeps scheduled loops' next runs.
+/// that run reminders and tasks, the daemon's lifecycle (no iteration starts
+/// once it drains), the clock that numbers iterations, the heartbeat, and
+/// the book that keeps scheduled loops' next runs.
 pub struct DaemonLoops {
     conversations: Arc<Conversations>,
+    lifecycle: Lifecycle,
     clock: Clock,
     heartbeat: Heartbeat,
     schedules: Arc<Schedules>,
@@ -75,12 +80,14 @@ pub struct DaemonLoops {
 impl DaemonLoops {
     pub fn new(
         conversations: Arc<Conversations>,
+        lifecycle: Lifecycle,
         clock: Clock,
         heartbeat: Heartbeat,
         schedules: Arc<Schedules>,
     ) -> Self {
         Self {
             conversations,
+            lifecycle,
             clock,
             heartbeat,
             schedules,
@@ -93,7 +100,7 @@ impl DaemonLoops {
     }
 
     async fn run(&self, iteration: &Iteration) -> Result<Report, DaemonIterateError> {
-        if self.conversations.draining.is_cancelled() {
+        if self.lifecycle.is_draining() {
             return Err(DaemonIterateError::DaemonGone);
         }
         let spec = &iteration.spec;
@@ -228,9 +235,13 @@ pub struct Loops {
 
 impl Loops {
     /// Builds the loop registry and its iterations, none running yet; the
-    /// loops stop when `conversations` drain.
+    /// heartbeat sweeps `approvals` and backs up `store`; the loops stop
+    /// when `lifecycle` drains.
     pub fn new(
         conversations: &Arc<Conversations>,
+        approvals: &Arc<Approvals>,
+        store: &Store,
+        lifecycle: &Lifecycle,
         clock: Clock,
         config: &Config,
         schedules: Arc<Schedules>,
@@ -240,14 +251,10 @@ impl Loops {
             keep: config.store.backups_kept,
             every: Duration::from_secs(config.store.backup_every_s),
         });
-        let heartbeat = Heartbeat::new(
-            conversations.approvals.clone(),
-            conversations.store.clone(),
-            clock,
-            backups,
-        );
+        let heartbeat = Heartbeat::new(approvals.clone(), store.clone(), clock, backups);
         let iterate = Arc::new(DaemonLoops::new(
             conversations.clone(),
+            lifecycle.clone(),
             clock,
             heartbeat,
             schedules.clone(),
@@ -256,7 +263,7 @@ impl Loops {
             iterate.clone(),
             config.loops.max,
             clock,
-            &conversations.draining,
+            lifecycle.draining(),
         ));
         schedules.install(&registry);
         Arc::new(Self {

@@ -8,7 +8,6 @@
 //! (`within_patience`) and write nothing to the store while a loop they
 //! watch is due.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use passepartout_gateway::{
@@ -23,6 +22,8 @@ use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::clock::schedule::{Schedule, Zone};
 use crate::clock::testing::within_patience;
+use crate::conversations::Outlets;
+use crate::lifecycle::Lifecycle;
 use crate::llm::ChatModel;
 use crate::llm::testing::{Scripted, answer, call};
 use crate::loops::prompt::LoopPrompt;
@@ -88,7 +89,9 @@ impl Recorder {
 /// Conversations with loops running, and their parts.
 struct Harness {
     _dir: tempfile::TempDir,
-    conversations: Arc<Conversations>,
+    store: crate::store::Store,
+    approvals: Arc<Approvals>,
+    clock: Clock,
     loops: Arc<Loops>,
     schedules: Arc<Schedules>,
     recorder: Arc<Recorder>,
@@ -123,25 +126,40 @@ impl Harness {
             sent: Mutex::default(),
             changed: Notify::new(),
         });
-        let deliver = HashMap::from([(
-            recorder.id(),
-            recorder.clone() as Arc<dyn passepartout_gateway::Deliver>,
-        )]);
+        let outlets = Outlets {
+            deliver: [(
+                recorder.id(),
+                recorder.clone() as Arc<dyn passepartout_gateway::Deliver>,
+            )]
+            .into(),
+            ..Outlets::default()
+        };
+        let lifecycle = Lifecycle::new();
         let conversations = Conversations::new(
-            store,
+            store.clone(),
             pipeline,
-            approvals,
-            deliver,
-            HashMap::new(),
+            approvals.clone(),
+            outlets,
             config.pipeline.clone(),
             clock,
+            lifecycle.clone(),
         );
-        let loops = Loops::new(&conversations, clock, &config, schedules.clone());
+        let loops = Loops::new(
+            &conversations,
+            &approvals,
+            &store,
+            &lifecycle,
+            clock,
+            &config,
+            schedules.clone(),
+        );
         loops.start(&config).await.unwrap();
         Harness {
             workspace: config.workspace(),
             _dir: dir,
-            conversations,
+            store,
+            approvals,
+            clock,
             loops,
             schedules,
             recorder,
@@ -152,12 +170,7 @@ impl Harness {
         let conversation = chat("me");
         let sender = UserId::new("1000").unwrap();
         ToolContext {
-            memory: MemorySession::new(
-                self.conversations.store.clone(),
-                self.conversations.clock,
-                &conversation.gateway,
-                &sender,
-            ),
+            memory: MemorySession::new(self.store.clone(), self.clock, &conversation.gateway, &sender),
             conversation,
             sender,
             loop_turn: None,
@@ -219,7 +232,7 @@ async fn a_reminder_from_the_remind_tool_reaches_the_socket_conversation_on_time
         "it ran at its time exactly"
     );
     assert!(model.seen().is_empty(), "a reminder needs no model");
-    let history: Vec<crate::pipeline::TurnRecord> = harness.conversations.store.recent_turns(&chat("me"), 10).unwrap();
+    let history: Vec<crate::pipeline::TurnRecord> = harness.store.recent_turns(&chat("me"), 10).unwrap();
     let said = history
         .iter()
         .flat_map(|r| &r.messages)
@@ -263,11 +276,8 @@ async fn stop_reminding_me_cancels_only_this_conversations_reminder() {
     assert!(cancelled.contains("will not run again"), "{cancelled}");
     let stopped = harness.until("water", |s| s.state == State::Stopped).await;
     assert_eq!(stopped.stop_reason, Some(StopReason::Requested));
-    assert!(
-        harness.conversations.store.loop_record("water").unwrap().is_none(),
-        "forgotten"
-    );
-    assert!(harness.conversations.store.loop_record("theirs").unwrap().is_some());
+    assert!(harness.store.loop_record("water").unwrap().is_none(), "forgotten");
+    assert!(harness.store.loop_record("theirs").unwrap().is_some());
     tokio::time::advance(Duration::from_secs(3 * 3600)).await;
     assert!(
         harness
@@ -313,7 +323,7 @@ async fn a_loop_task_that_calls_shell_asks_for_approval_instead_of_running_it() 
     });
     assert!(prompt.is_some_and(|a| a.contains("touch")), "{sent:?}");
     assert!(!marker.exists(), "the shell did not run");
-    let pending = harness.conversations.approvals.pending_count().unwrap();
+    let pending = harness.approvals.pending_count().unwrap();
     assert_eq!(pending, 1);
     let status = harness.until("tidy", |s| s.iterations == 1).await;
     assert_eq!((status.tokens_in, status.tokens_out), (30, 5));
@@ -389,7 +399,7 @@ async fn a_loop_may_not_change_the_schedules_even_after_an_approval() {
             "{name}: {refused}"
         );
     }
-    assert!(harness.conversations.store.loop_records().unwrap().is_empty());
+    assert!(harness.store.loop_records().unwrap().is_empty());
 }
 
 #[tokio::test(start_paused = true)]
@@ -398,7 +408,7 @@ async fn a_recurring_reminder_keeps_its_next_run_with_its_delivery() {
     let arguments = json!({ "name": "water", "when": "every hour", "message": "Drink" });
     harness.tool("remind", arguments).await.unwrap();
     let next_run = || {
-        let record = harness.conversations.store.loop_record("water").unwrap().unwrap();
+        let record = harness.store.loop_record("water").unwrap().unwrap();
         serde_json::from_slice::<serde_json::Value>(&record).unwrap()["next_run_ms"].as_u64()
     };
     assert_eq!(next_run(), Some(NOON + 3_600_000));

@@ -6,17 +6,19 @@ use crate::clock::Clock;
 use crate::clock::schedule::Zone;
 use crate::store::tests_support::open_temp;
 
-/// The loops of a daemon that is shutting down: its conversations drain.
+/// The loops of a daemon that is shutting down: its lifecycle drains.
 fn daemon_loops(store: &crate::store::Store) -> DaemonLoops {
     let config = Config::default();
     let policy = crate::gateways::policy(&config);
     let clock = Clock::start();
     let approvals = Arc::new(Approvals::new(store.clone(), policy, clock, &config.approvals));
     let schedules = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
-    let conversations = crate::conversations::testing::on_store(store.clone(), config.pipeline.clone());
-    conversations.draining.cancel();
+    let lifecycle = Lifecycle::new();
+    let conversations =
+        crate::conversations::testing::on_store(store.clone(), config.pipeline.clone(), lifecycle.clone());
+    lifecycle.draining().cancel();
     let heartbeat = Heartbeat::new(approvals, store.clone(), clock, None);
-    DaemonLoops::new(conversations, clock, heartbeat, schedules)
+    DaemonLoops::new(conversations, lifecycle, clock, heartbeat, schedules)
 }
 
 fn iteration(spec: LoopSpec) -> Iteration {

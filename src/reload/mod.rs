@@ -27,7 +27,7 @@ use tokio::sync::Mutex;
 
 use crate::access::Access;
 use crate::admin::Reload;
-use crate::approvals::Policy;
+use crate::approvals::{Approvals, Policy};
 use crate::config::{self, Config, LoopEntry};
 use crate::conversations::Conversations;
 use crate::gateways::GatewayComponent;
@@ -47,8 +47,10 @@ pub struct Live {
     pub pairing: Arc<Pairing>,
     /// The models.
     pub cascade: Arc<Cascade>,
-    /// The pipeline, and the approvals' policy through them.
+    /// The pipeline.
     pub conversations: Arc<Conversations>,
+    /// The approvals' policy.
+    pub approvals: Arc<Approvals>,
     pub loops: Arc<Loops>,
 }
 
@@ -223,7 +225,7 @@ impl Reloader {
             .set_rosters(lists.iter().map(|l| (l.gateway.clone(), l.talkers.clone())));
         let deciders = lists.iter().map(|l| (l.gateway.clone(), l.deciders.clone()));
         let policy = Policy::from_rosters(deciders, &config.approvals).with_paired(live.pairing.paired());
-        live.conversations.approvals.set_policy(policy);
+        live.approvals.set_policy(policy);
         live.pairing.set_lists(lists, &config.approvals);
         live.cascade
             .replace(swapped.providers, Duration::from_secs(config.llm.cooldown_s));

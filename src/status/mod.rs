@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::approvals::Approvals;
 use crate::clock::Clock;
-use crate::conversations::{Conversations, Stats, Views};
+use crate::conversations::{Conversations, Views};
 use crate::loops::daemon::Loops;
 use crate::loops::heartbeat::HEARTBEAT;
 use crate::loops::status::{State, human};
@@ -61,8 +61,7 @@ impl StatusSources {
     /// The status document served to `passepartout status`.
     pub fn document(&self) -> Value {
         let (pipeline, store) = (&self.pipeline, &self.store);
-        let stats = &self.conversations.stats;
-        let stat = Stats::read;
+        let counts = self.conversations.counts();
         let workers = self.conversations.queue_depths();
         let gateways: Vec<_> = self
             .gateway_health()
@@ -94,14 +93,14 @@ impl StatusSources {
                 "outbox": store.outbox_len(),
             },
             "intake": {
-                "accepted": stat(&stats.accepted),
-                "duplicates": stat(&stats.duplicates),
-                "busy": stat(&stats.busy),
-                "refused": stat(&stats.refused),
+                "accepted": counts.accepted,
+                "duplicates": counts.duplicates,
+                "busy": counts.busy,
+                "refused": counts.refused,
             },
-            "turns": { "finished": stat(&stats.turns), "failed": stat(&stats.turn_failures) },
-            "delivered": stat(&stats.delivered),
-            "usage": crate::conversations::chat_control::periods(&self.conversations, None).ok(),
+            "turns": { "finished": counts.turns, "failed": counts.turn_failures },
+            "delivered": counts.delivered,
+            "usage": self.conversations.usage().ok(),
         })
     }
 
