@@ -191,7 +191,7 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
     // process's PASSEPARTOUT_… overrides): a file that does not load is a
     // bug here, or, with --only, a clash with the rest of the file (a
     // provider's name other settings give), which puts the old file back.
-    if let Err(error) = crate::config::load(Some(&config_file), Some(Default::default())) {
+    if let Err(error) = crate::gateways::load(Some(&config_file), Some(Default::default())) {
         return Err(match &old {
             Some(old) => {
                 files::restore(&config_file, old)?;
