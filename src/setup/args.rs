@@ -22,8 +22,8 @@ pub struct SetupArgs {
     /// existing file, keeping the rest of the file as it is (the old one is
     /// kept as FILE.bak): `model` (the first [[llm.providers]] entry),
     /// `telegram` or `signal`.
-    #[arg(long, value_enum, value_name = "PART", conflicts_with = "force")]
-    pub only: Option<super::only::Only>,
+    #[arg(long, value_name = "PART", conflicts_with = "force", value_parser = super::only::parts())]
+    pub only: Option<String>,
     /// Write the file without checking that the model and the bot answer.
     #[arg(long)]
     pub skip_checks: bool,

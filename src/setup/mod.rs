@@ -34,7 +34,7 @@ pub use args::{ModelKind, SecretsMode, SetupArgs};
 pub use error::SetupError;
 use files::SecretFile;
 use input::Input;
-pub use only::Only;
+pub use only::{Only, Place};
 use terminal::Terminal;
 
 /// What a step adds to the outcome.
@@ -66,6 +66,9 @@ impl Context<'_> {
 /// One part of the setup.
 #[async_trait(?Send)]
 pub trait Step {
+    /// What `--only` calls it, and where its part stands in the file.
+    fn only(&self) -> Only;
+
     /// Asks, checks, and gives what the step adds.
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError>;
 }
@@ -77,15 +80,6 @@ fn steps() -> Vec<Box<dyn Step>> {
         Box::new(telegram::TelegramStep),
         Box::new(signal::SignalStep),
     ]
-}
-
-/// The one step `--only` runs.
-fn only_step(part: Only) -> Box<dyn Step> {
-    match part {
-        Only::Model => Box::new(model::ModelStep),
-        Only::Telegram => Box::new(telegram::TelegramStep),
-        Only::Signal => Box::new(signal::SignalStep),
-    }
 }
 
 /// Runs the wizard. `explicit` is `--config`; without it the default file
@@ -125,8 +119,7 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         Some(file) => file.to_path_buf(),
         None => crate::config::default_config_path().ok_or(SetupError::NoPath)?,
     };
-    // With --only, the file is there to be changed, and asking for Signal
-    // again means linking it.
+    // With --only, the file is there to be changed.
     let old = match args.only {
         None => {
             files::may_write(&config_file, args.force)?;
@@ -134,21 +127,16 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         }
         Some(_) => Some(only::existing(&config_file)?),
     };
-    let args = &SetupArgs {
-        signal_link: args.signal_link || args.only == Some(Only::Signal),
-        ..args.clone()
-    };
     let mut cx = Context {
         args,
         input: Input::new(terminal),
         config_file: &config_file,
     };
     if cx.input.interactive() {
-        let what = match args.only {
+        let what = match &args.only {
             None => format!("This writes {}.", config_file.display()),
             Some(part) => format!(
-                "This changes the {} part of {}; the rest of it stays as it is.",
-                part.name(),
+                "This changes the {part} part of {}; the rest of it stays as it is.",
                 config_file.display()
             ),
         };
@@ -156,10 +144,11 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
             "{what} Press Enter to take the answer in [brackets]; Ctrl-C stops without writing.\n"
         ));
     }
-    let steps = match args.only {
-        None => steps(),
-        Some(part) => vec![only_step(part)],
-    };
+    // `--only` takes a step's name, and runs that step alone.
+    let steps: Vec<_> = (steps().into_iter())
+        .filter(|step| args.only.as_ref().is_none_or(|part| step.only().name == part))
+        .collect();
+    let place = steps.first().map(|step| step.only().place);
     let mut parts = Vec::new();
     for step in steps {
         parts.push(step.run(&mut cx).await?);
@@ -175,8 +164,8 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
     let secrets: Vec<SecretFile> = parts.iter_mut().flat_map(|part| part.secrets.drain(..)).collect();
     let variables: Vec<String> = parts.iter().flat_map(|part| part.variables.clone()).collect();
 
-    let text = match (&old, args.only, sections.first()) {
-        (Some(old), Some(part), Some(section)) => only::replace(old, &config_file, part, section)?,
+    let text = match (&old, place, sections.first()) {
+        (Some(old), Some(place), Some(section)) => only::replace(old, &config_file, place, section)?,
         (Some(_), Some(_), None) => {
             cx.input.say(&format!("Nothing changed in {}.", config_file.display()));
             return Ok(());

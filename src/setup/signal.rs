@@ -11,6 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::error::SetupError;
+use super::only::{Only, Place};
 use super::render::{self, SignalReach};
 use super::{Context, Part, Step};
 use crate::config::Config;
@@ -21,8 +22,18 @@ pub struct SignalStep;
 
 #[async_trait(?Send)]
 impl Step for SignalStep {
+    fn only(&self) -> Only {
+        Only {
+            name: "signal",
+            about: "Your own Signal account (`[signal]`)",
+            place: Place::Table("signal"),
+        }
+    }
+
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
+        // `--only signal` asked for it already.
         let wanted = cx.args.signal_link
+            || cx.args.only.is_some()
             || cx
                 .input
                 .yes(

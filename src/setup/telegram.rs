@@ -13,6 +13,7 @@ use super::checks;
 use super::error::SetupError;
 use super::files::SecretFile;
 use super::input::{AfterFailure, Question};
+use super::only::{Only, Place};
 use super::render::{self, SecretRef, TelegramSection};
 use super::{Context, Part, Step};
 use crate::config::Secret;
@@ -133,6 +134,14 @@ impl TelegramStep {
 
 #[async_trait(?Send)]
 impl Step for TelegramStep {
+    fn only(&self) -> Only {
+        Only {
+            name: "telegram",
+            about: "The Telegram bot (`[telegram]`)",
+            place: Place::Table("telegram"),
+        }
+    }
+
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
         let wanted = !cx.args.no_telegram
             && (cx.args.telegram_token_env.is_some()
