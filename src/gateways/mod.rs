@@ -3,11 +3,16 @@
 //! may talk through it and who may approve there (in gateway-neutral form, so
 //! `Access` and the approvals `Policy` need not know it), builds its running
 //! [`Listen`] and [`Deliver`] halves (and its [`Fetch`], when its messages
-//! bring media), and checks itself for `doctor`.
+//! bring media), checks itself for `doctor`, and says whatever else the core
+//! must know of it: its section's problems for `check-config`, a secret it
+//! cannot read, the settings a reload applies live, what it takes of a file
+//! sent through it.
 //!
-//! [`components`] is the one list of them. Adding a gateway is a crate with
-//! its section type (and its checks), a module here implementing the trait,
-//! a field in [`Config`], and one line in that list.
+//! [`components`] is the one list of them, and `gathered` asks them on the
+//! core's behalf, so the core names no gateway. Adding a gateway is a crate
+//! (with its section type and its checks), a module here implementing the
+//! trait, its section as a typed field of [`Config`], and one line in that
+//! list.
 
 mod gathered;
 pub mod signal;
