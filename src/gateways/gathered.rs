@@ -4,10 +4,13 @@
 //! stop a gateway from starting, and the settings a reload applies live.
 //! The core asks these and never names a gateway.
 
+use std::collections::HashMap;
+use std::path::Path;
+
 use super::{GatewayComponent, components};
 use crate::access::Access;
 use crate::approvals::Policy;
-use crate::config::Config;
+use crate::config::{Config, ConfigError};
 use crate::notices::Surfaces;
 use crate::pairing::{Lists, Pairing};
 use crate::store::{Store, StoreError};
@@ -61,12 +64,10 @@ pub fn live_keys(running: &Config) -> Vec<&'static str> {
     components(running).iter().flat_map(|c| c.live_keys()).collect()
 }
 
-/// The configuration in `file`, loaded as [`crate::config::load`] does and
-/// checked by every gateway's component too.
-pub fn load(
-    file: Option<&std::path::Path>,
-    env: Option<std::collections::HashMap<String, String>>,
-) -> Result<Config, crate::config::ConfigError> {
+/// The configuration in `file` (and the environment, or `env` in tests),
+/// loaded as [`crate::config::load`] does and checked by every gateway's
+/// component too: what a file written for the daemon must pass.
+pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
     crate::config::load_checked(file, env, problems, |_| Vec::new()).map(|(config, _)| config)
 }
 

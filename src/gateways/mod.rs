@@ -79,18 +79,19 @@ pub trait GatewayComponent: Send + Sync {
 
     /// What would stop it from starting although its section is valid (a
     /// secret it names but cannot read), with variables looked up through
-    /// `lookup`. `check-config`, `run` and the daemon's start ask it; the
-    /// client commands do not, since their shell need not hold the daemon's
-    /// secrets.
+    /// `lookup`; asked only while it is enabled. `check-config`, `run` and
+    /// the daemon's start ask it; the client commands do not, since their
+    /// shell need not hold the daemon's secrets.
     fn start_problems(&self, _lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
         Vec::new()
     }
 
     /// The settings of its section a reload applies while the daemon runs,
     /// as key paths (`telegram.allowed_users`; a path covers what is below
-    /// it); every other change to its section waits for a restart. What
-    /// lives is decided on the running configuration, so the list may depend
-    /// on it.
+    /// it); every other change to its section waits for a restart. A reload
+    /// swaps the rosters, not the running gateway, so these are the settings
+    /// `talkers` and `deciders` read. Asked of the running configuration's
+    /// component, so the list may depend on it.
     fn live_keys(&self) -> Vec<&'static str> {
         Vec::new()
     }
