@@ -3,9 +3,10 @@
 //! the Telegram bot, then (if wanted) the person's own Signal account — each asking its questions (or taking the flags'
 //! answers), checking them as `doctor` would, and adding its section to the
 //! file and its secrets to the files beside it. A new step is one more
-//! entry in [`steps`].
+//! entry in [`steps`] (and its flags, kept in its own file, one flattened
+//! field of [`SetupArgs`]); it says what `--only` calls it.
 //!
-//! The pieces: `args` (the flags), `terminal` and `input` (asking, secrets
+//! The pieces: `args` (the flags), `only` (one part asked again), `terminal` and `input` (asking, secrets
 //! without echo), `model_check` (one short question to the model), `checks` (the bot's getMe),
 //! `model`, `telegram` and `signal` (the steps; the owner is captured
 //! through the Telegram gateway's `first_contact`, and Signal is linked
