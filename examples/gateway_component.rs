@@ -4,14 +4,16 @@
 //! A gateway crate implements the contract's `Listen` and `Deliver` (here a
 //! "notes" gateway that takes nothing in and prints what it is given); its
 //! component, in `src/gateways/`, says who may talk and approve through it,
-//! builds it, and checks it for `doctor`. `cargo run --example
-//! gateway_component` prints what the daemon would learn of it.
+//! builds it, checks it for `doctor`, and says what the core must know of it
+//! besides: its section's problems, the settings a reload applies live, the
+//! files it takes. `cargo run --example gateway_component` prints what the
+//! daemon would learn of it.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout::checkup::{Check, Level};
-use passepartout::gateways::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use passepartout::gateways::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
 use passepartout_gateway::{
     Deliver, Delivered, GatewayError, GatewayId, Intake, Listen, Outbound, OutboundBody, Surface,
 };
@@ -95,6 +97,27 @@ impl GatewayComponent for Notes {
     async fn check(&self) -> Option<Checked> {
         Some(Check::new("notes", Level::Ok, "prints what it is given", None).into())
     }
+    fn problems(&self) -> Vec<String> {
+        // Usually its crate's section type checks itself; `check-config`
+        // and a reload show what it finds.
+        let nobody = self.section.enabled && self.section.allowed_users.is_empty();
+        let problem = "notes.allowed_users is empty: nobody could talk";
+        nobody.then(|| problem.to_owned()).into_iter().collect()
+    }
+    fn live_keys(&self) -> Vec<&'static str> {
+        // A reload applies a change to who may talk at once; any other
+        // change to `[notes]` waits for a restart.
+        vec!["notes.allowed_users"]
+    }
+    fn upload(&self) -> Upload {
+        Upload {
+            max_bytes: 1024 * 1024,
+            platform: "the notes",
+            copied: true,
+        }
+    }
+    // Not needed here, so left to their defaults: `start_problems` (a
+    // secret it names but cannot read).
 }
 // ANCHOR_END: component
 
@@ -110,4 +133,5 @@ async fn main() {
         println!("{}", checked.check);
     }
     println!("{} talkers: {:?}", notes.id(), notes.talkers());
+    println!("live on reload: {:?}", notes.live_keys());
 }

@@ -181,7 +181,7 @@ impl Daemon {
             .refused()
             .map_err(|problems| StartError::UnknownNames { problems })?;
         // And a gateway that cannot start is said before any other starts.
-        let unstartable = config.start_problems(|name| std::env::var(name).ok());
+        let unstartable = crate::gateways::start_problems(&config, |name| std::env::var(name).ok());
         if !unstartable.is_empty() {
             return Err(StartError::Unstartable { problems: unstartable });
         }
@@ -442,7 +442,7 @@ fn pipeline(
     policy: crate::approvals::Policy,
     extensions: Extensions,
 ) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
-    let mut tools = crate::tools::builtin(config)?;
+    let mut tools = crate::tools::builtin(config, crate::gateways::uploads(config))?;
     if let Err(error) = crate::tools::send_file::prune_outgoing(&config.data_dir().join("outgoing"), store) {
         tracing::warn!(%error, "cannot check which files copied for sending still wait");
     }

@@ -20,14 +20,7 @@ use crate::store::Store;
 /// reached it). The store is checked after every gateway, since what it says
 /// depends on whether a daemon holds it, but it is listed second.
 pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let mut daemon = None;
-    for component in crate::gateways::components(config) {
-        if let Some(checked) = component.check().await {
-            checks.push(checked.check);
-            daemon = daemon.or(checked.daemon);
-        }
-    }
+    let (mut checks, daemon) = gateway_checks(config).await;
     checks.insert(checks.len().min(1), store_check(config, daemon.as_ref()));
     match &daemon {
         Some(status) => checks.extend(daemon_provider_checks(status)),
@@ -50,28 +43,33 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
 }
 
 /// The checks that still mean something when the configuration file does
-/// not load and `config` holds only its data directory and socket: the
-/// socket (the running daemon, which read the file before), the store, and
-/// the models and tool servers as that daemon sees them. The gateways and
-/// models of a file that does not load are not guessed at.
+/// not load and `config` holds only its data directory and socket (the
+/// defaults besides): the gateways' (of the defaults, only the socket's,
+/// which reaches the running daemon that read the file before), the store,
+/// and the models and tool servers as that daemon sees them. The gateways
+/// and models of a file that does not load are not guessed at.
 pub async fn run_salvaged(config: &Config) -> Vec<Check> {
-    let mut checks = Vec::new();
-    let mut daemon = None;
-    let socket = crate::gateways::components(config)
-        .into_iter()
-        .find(|component| component.id().as_str() == "socket");
-    if let Some(socket) = socket
-        && let Some(checked) = socket.check().await
-    {
-        checks.push(checked.check);
-        daemon = checked.daemon;
-    }
+    let (mut checks, daemon) = gateway_checks(config).await;
     checks.push(store_check(config, daemon.as_ref()));
     if let Some(status) = &daemon {
         checks.extend(daemon_provider_checks(status));
         checks.extend(daemon_mcp_checks(status));
     }
     checks
+}
+
+/// Each gateway's check (one that is off says nothing, or that it is off),
+/// and the running daemon's status, when a check reached it.
+async fn gateway_checks(config: &Config) -> (Vec<Check>, Option<serde_json::Value>) {
+    let mut checks = Vec::new();
+    let mut daemon = None;
+    for component in crate::gateways::components(config) {
+        if let Some(checked) = component.check().await {
+            checks.push(checked.check);
+            daemon = daemon.or(checked.daemon);
+        }
+    }
+    (checks, daemon)
 }
 
 /// What to do about a tool server that is down.

@@ -147,7 +147,7 @@ fn the_data_dir_comes_from_the_config_file_the_cli_reads_too() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.toml");
     std::fs::write(&path, DEPLOY_CONFIG).unwrap();
-    let config = passepartout::config::load(Some(&path), Some(Default::default())).expect("deploy/config.toml loads");
+    let config = passepartout::gateways::load(Some(&path), Some(Default::default())).expect("deploy/config.toml loads");
     let state = PathBuf::from("/var/lib").join(unit_value("StateDirectory"));
     assert_eq!(config.data_dir(), state, "data_dir is the unit's StateDirectory");
 }

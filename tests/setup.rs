@@ -87,7 +87,7 @@ fn mode(path: &Path) -> u32 {
 }
 
 fn load(config: &Path) -> passepartout::config::Config {
-    passepartout::config::load(Some(config), Some(Default::default())).expect("the written file loads")
+    passepartout::gateways::load(Some(config), Some(Default::default())).expect("the written file loads")
 }
 
 /// The flags of a script that sets up the fake model and the fake bot,

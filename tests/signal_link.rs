@@ -226,7 +226,7 @@ async fn the_command_shows_a_qr_code_and_writes_a_configuration_that_loads() {
         written.contains("# where my signal-cli listens"),
         "comments kept: {written}"
     );
-    let loaded = passepartout::config::load(Some(&path), Some(HashMap::new())).expect("the written file loads");
+    let loaded = passepartout::gateways::load(Some(&path), Some(HashMap::new())).expect("the written file loads");
     assert!(loaded.signal.enabled);
     assert_eq!(loaded.signal.account, LINKED_NUMBER);
     assert!(loaded.signal.note_to_self);

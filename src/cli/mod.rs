@@ -283,7 +283,9 @@ fn load_with_warnings(file: Option<&Path>) -> (Result<Config, config::ConfigErro
 /// from starting (a token it cannot read) among the problems: what
 /// `check-config` and `run` check, and the client commands do not.
 fn load_to_start(file: Option<&Path>) -> (Result<Config, config::ConfigError>, Vec<String>) {
-    load_with(file, |config| config.start_problems(|name| std::env::var(name).ok()))
+    load_with(file, |config| {
+        crate::gateways::start_problems(config, |name| std::env::var(name).ok())
+    })
 }
 
 /// Loads `file` with the names checked and the problems `more` finds added.
@@ -292,7 +294,7 @@ fn load_with(
     more: impl FnOnce(&Config) -> Vec<String>,
 ) -> (Result<Config, config::ConfigError>, Vec<String>) {
     let mut warnings = Vec::new();
-    let loaded = config::load_checked(file, None, |config| {
+    let loaded = config::load_checked(file, None, crate::gateways::problems, |config| {
         let catalog = ToolCatalog::registered(config, crate::loops::tools::specs());
         let found = check_names(&config.skills, &config.tools, &catalog);
         warnings = found.warnings;

@@ -102,7 +102,7 @@ fn write_and_check(path: &Path, config: &Config, linked: &passepartout_signal::L
         return ExitCode::FAILURE;
     }
     println!("Wrote [signal] of {}.", path.display());
-    match config::load(Some(path), None) {
+    match crate::gateways::load(Some(path), None) {
         Ok(_) => {
             println!("It loads; start the daemon, then write to your Note to Self.");
             ExitCode::SUCCESS

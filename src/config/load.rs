@@ -55,22 +55,27 @@ pub fn default_config_path() -> Option<PathBuf> {
     Some(base.join("passepartout").join("config.toml"))
 }
 
-/// Loads and validates the configuration.
+/// Loads and validates the configuration, all but the gateway sections,
+/// which their components check (`gateways::load` adds them).
 ///
 /// `file`: an explicit file, which must exist and be readable. `env`: the environment to read
 /// overrides from; `None` reads the process environment (tests pass a map).
 pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
-    load_checked(file, env, |_| Vec::new()).map(|(config, _)| config)
+    load_checked(file, env, |_| Vec::new(), |_| Vec::new()).map(|(config, _)| config)
 }
 
-/// Like [`load`], adding the problems `more` finds — checks that need what
-/// the configuration cannot see, such as the tools the daemon registers —
-/// to the rest, so that every problem is reported at once. Returns the
-/// configuration with its warnings: a `PASSEPARTOUT_…` variable that sets
-/// nothing is named and ignored, not a failure.
+/// Like [`load`], adding the problems `gateways` finds in the gateway
+/// sections (taken as the configuration's own: one about a key the file
+/// wrote wrongly is left out, as the sections' own are) and those `more`
+/// finds — checks that need what the configuration cannot see, such as the
+/// tools the daemon registers — to the rest, so that every problem is
+/// reported at once. Returns the configuration with its warnings: a
+/// `PASSEPARTOUT_…` variable that sets nothing is named and ignored, not a
+/// failure.
 pub fn load_checked(
     file: Option<&Path>,
     env: Option<HashMap<String, String>>,
+    gateways: impl FnOnce(&Config) -> Vec<String>,
     more: impl FnOnce(&Config) -> Vec<String>,
 ) -> Result<(Config, Vec<String>), ConfigError> {
     let mut builder = config::Config::builder();
@@ -92,7 +97,8 @@ pub fn load_checked(
     let mut problems = reading.problems.clone();
     if let Some(config) = &reading.config {
         // Loop schedules are checked against the wall time now.
-        let semantic = super::validate(config, Clock::start().now_ms());
+        let mut semantic = super::validate(config, Clock::start().now_ms());
+        semantic.extend(gateways(config));
         problems.extend(semantic.into_iter().filter(|problem| !reading.hides(problem)));
         problems.extend(more(config));
     }

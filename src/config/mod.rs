@@ -63,6 +63,7 @@ pub use replace::replace_file;
 pub use salvage::salvage;
 pub use secret::{Secret, SecretError};
 pub use skills::*;
+pub use startable::unreadable_secret;
 pub use store::*;
 pub use tools::*;
 pub use transcription::*;
@@ -154,18 +155,6 @@ impl Config {
             Some(path) => expand_home(path),
             None => self.data_dir().join("workspace"),
         }
-    }
-
-    /// Every gateway section's problems, each section checking itself. A new
-    /// gateway's section is added here as well as to `gateways::components`.
-    pub(crate) fn gateway_problems(&self) -> Vec<String> {
-        [
-            self.telegram.problems(),
-            self.signal.problems(),
-            self.socket.problems(),
-            self.web.problems(),
-        ]
-        .concat()
     }
 
     /// The local socket's path: where the daemon binds it and the CLI finds it.

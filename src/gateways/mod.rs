@@ -3,12 +3,18 @@
 //! may talk through it and who may approve there (in gateway-neutral form, so
 //! `Access` and the approvals `Policy` need not know it), builds its running
 //! [`Listen`] and [`Deliver`] halves (and its [`Fetch`], when its messages
-//! bring media), and checks itself for `doctor`.
+//! bring media), checks itself for `doctor`, and says whatever else the core
+//! must know of it: its section's problems for `check-config`, a secret it
+//! cannot read, the settings a reload applies live, what it takes of a file
+//! sent through it.
 //!
-//! [`components`] is the one list of them. Adding a gateway is a crate with
-//! its section type (and its checks), a module here implementing the trait,
-//! a field in [`Config`], and one line in that list.
+//! [`components`] is the one list of them, and `gathered` asks them on the
+//! core's behalf, so the core names no gateway. Adding a gateway is a crate
+//! (with its section type and its checks), a module here implementing the
+//! trait, its section as a typed field of [`Config`], and one line in that
+//! list.
 
+mod gathered;
 pub mod signal;
 pub mod socket;
 pub mod telegram;
@@ -22,14 +28,12 @@ use passepartout_admin::Admin;
 use passepartout_gateway::{Deliver, Draft, Fetch, GatewayId, Listen, Surface};
 use thiserror::Error;
 
-use crate::access::Access;
 pub use crate::access::Roster;
-use crate::approvals::Policy;
 use crate::checkup::Check;
 use crate::config::Config;
-use crate::notices::Surfaces;
-use crate::pairing::{Lists, Pairing};
-use crate::store::{Store, StoreError};
+use crate::store::Store;
+pub use crate::tools::uploads::Upload;
+pub use gathered::{access, live_keys, load, pairing, policy, problems, start_problems, surfaces, uploads};
 
 /// Every gateway the daemon knows, in the order `doctor` checks them; the
 /// disabled ones too, since their lists still say who is who.
@@ -40,45 +44,6 @@ pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
         Box::new(signal::Signal::new(config)),
         Box::new(web::Web::new(config)),
     ]
-}
-
-/// Who may talk through each gateway of `config`.
-pub fn access(config: &Config) -> Access {
-    Access::from_rosters(components(config).iter().map(|c| (c.id(), c.talkers())))
-}
-
-/// Who may decide approvals: each gateway's deciders, and
-/// `approvals.global_approvers`.
-pub fn policy(config: &Config) -> Policy {
-    let deciders = components(config)
-        .iter()
-        .map(|c| (c.id(), c.deciders()))
-        .collect::<Vec<_>>();
-    Policy::from_rosters(deciders, &config.approvals)
-}
-
-/// Each gateway's surface, by its id.
-pub fn surfaces(config: &Config) -> Surfaces {
-    Surfaces::new(components(config).iter().map(|c| (c.id(), c.surface())))
-}
-
-/// The pairing desk over `components`' lists, with the people paired
-/// before (read from `store`).
-pub fn pairing(
-    components: &[Box<dyn GatewayComponent>],
-    config: &Config,
-    store: &Store,
-    clock: crate::clock::Clock,
-) -> Result<Pairing, StoreError> {
-    let lists = components
-        .iter()
-        .map(|c| Lists {
-            gateway: c.id(),
-            talkers: c.talkers(),
-            deciders: c.deciders(),
-        })
-        .collect();
-    Pairing::new(&config.pairing, &config.approvals, lists, store.clone(), clock)
 }
 
 /// One gateway as the daemon sees it before it runs.
@@ -106,6 +71,38 @@ pub trait GatewayComponent: Send + Sync {
 
     /// Its `doctor` line, or none when there is nothing to check.
     async fn check(&self) -> Option<Checked>;
+
+    /// What is wrong with its section, as sentences naming the key
+    /// (`telegram.poll_timeout_s must be …`): `check-config`'s problems, and
+    /// a reload's. Its crate's section type usually checks itself.
+    fn problems(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What would stop it from starting although its section is valid (a
+    /// secret it names but cannot read), with variables looked up through
+    /// `lookup`; asked only while it is enabled. `check-config`, `run` and
+    /// the daemon's start ask it; the client commands do not, since their
+    /// shell need not hold the daemon's secrets.
+    fn start_problems(&self, _lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// The settings of its section a reload applies while the daemon runs,
+    /// as key paths (`telegram.allowed_users`; a path covers what is below
+    /// it); every other change to its section waits for a restart. A reload
+    /// swaps the rosters, not the running gateway, so these are the settings
+    /// `talkers` and `deciders` read. Asked of the running configuration's
+    /// component, so the list may depend on it.
+    fn live_keys(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
+
+    /// What it takes of a file the assistant sends (`send_file`): how large,
+    /// how to name the platform, whether from a copy.
+    fn upload(&self) -> Upload {
+        Upload::default()
+    }
 }
 
 /// What the daemon offers a gateway it starts.

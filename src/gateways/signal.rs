@@ -17,7 +17,7 @@ use passepartout_signal::{
 };
 use serde_json::{Value, json};
 
-use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
 use crate::checkup::{Check, Level};
 use crate::config::Config;
 
@@ -146,6 +146,30 @@ impl GatewayComponent for Signal {
 
     fn surface(&self) -> passepartout_gateway::Surface {
         passepartout_signal::SURFACE
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.section.problems()
+    }
+
+    /// Who may talk and approve; but on a person's own account
+    /// (`note_to_self`) the gateway applies the allowlists itself, before
+    /// the core, as it starts: they wait for a restart there, so that the
+    /// gateway and the core never disagree about who may write (which would
+    /// let the core answer someone from the person's own number).
+    fn live_keys(&self) -> Vec<&'static str> {
+        let filtered = ["signal.allowed_senders", "signal.allowed_groups"];
+        let lists = filtered.into_iter().filter(|_| !self.section.note_to_self);
+        lists.chain(["signal.approvers"]).collect()
+    }
+
+    /// What the gateway sends.
+    fn upload(&self) -> Upload {
+        Upload {
+            max_bytes: passepartout_signal::MAX_ATTACHMENT_BYTES,
+            platform: "Signal",
+            copied: true,
+        }
     }
 
     async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {

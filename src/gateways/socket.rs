@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use passepartout_gateway::{Draft, GatewayId};
 use passepartout_socket::{Client, ClientError, GATEWAY_ID, SocketConfig, SocketGateway, SocketSection};
 
-use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
 use crate::checkup::{Check, Level};
 use crate::config::Config;
 
@@ -63,6 +63,18 @@ impl GatewayComponent for Socket {
 
     fn surface(&self) -> passepartout_gateway::Surface {
         passepartout_socket::SURFACE
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.section.problems()
+    }
+
+    /// Its client runs on this machine and reads the file where it is.
+    fn upload(&self) -> Upload {
+        Upload {
+            copied: false,
+            ..Upload::default()
+        }
     }
 
     async fn build(&self, with: &BuildContext) -> Result<Built, BuildError> {

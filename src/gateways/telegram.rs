@@ -12,9 +12,9 @@ use passepartout_gateway::{Draft, GatewayId};
 use passepartout_telegram::config::DEFAULT_TELEGRAM_TOKEN_ENV;
 use passepartout_telegram::{GATEWAY_ID, OffsetStore, TelegramConfig, TelegramGateway, TelegramSettings};
 
-use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
 use crate::checkup::{Check, Level};
-use crate::config::{Config, Secret, SecretError};
+use crate::config::{Config, Secret, SecretError, unreadable_secret};
 use crate::store::Store;
 
 /// How long `doctor` waits on getMe.
@@ -80,6 +80,34 @@ impl GatewayComponent for Telegram {
 
     fn surface(&self) -> passepartout_gateway::Surface {
         passepartout_telegram::SURFACE
+    }
+
+    fn problems(&self) -> Vec<String> {
+        self.section.problems()
+    }
+
+    /// The bot token, named by a variable or a file, cannot be read.
+    fn start_problems(&self, lookup: &dyn Fn(&str) -> Option<String>) -> Vec<String> {
+        let section = &self.section;
+        // Neither key set is one of the section's own problems.
+        match Secret::named_in(section.token_env.as_deref(), section.token_file.as_deref(), lookup) {
+            Some(Err(error)) => vec![unreadable_secret("telegram", "the bot token from @BotFather", &error)],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Who may talk and approve.
+    fn live_keys(&self) -> Vec<&'static str> {
+        vec!["telegram.allowed_users", "telegram.allowed_chats", "telegram.approvers"]
+    }
+
+    /// What the Bot API takes from a bot.
+    fn upload(&self) -> Upload {
+        Upload {
+            max_bytes: passepartout_telegram::MAX_UPLOAD_BYTES,
+            platform: "Telegram",
+            copied: true,
+        }
     }
 
     async fn build(&self, with: &BuildContext) -> Result<Built, BuildError> {

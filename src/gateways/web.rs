@@ -57,6 +57,10 @@ impl GatewayComponent for Web {
         passepartout_web::SURFACE
     }
 
+    fn problems(&self) -> Vec<String> {
+        self.section.problems()
+    }
+
     async fn build(&self, with: &BuildContext) -> Result<Built, BuildError> {
         let config = WebConfig {
             listen: self.section.listen,

@@ -1,9 +1,10 @@
 //! Which settings a reload applies while the daemon runs, and which wait
 //! for a restart.
 //!
-//! The live settings are named once, as key paths ([`LIVE`]). A reloaded
-//! file is compared with the running configuration key by key: what
-//! differs under a live path is taken (the rest of the running
+//! The live settings are named once, as key paths: the core's in [`LIVE`],
+//! each gateway's by its component (`GatewayComponent::live_keys`). A
+//! reloaded file is compared with the running configuration key by key:
+//! what differs under a live path is taken (the rest of the running
 //! configuration is kept as it is, so the daemon never runs half of a
 //! setting it cannot apply), and what differs elsewhere is named as
 //! needing a restart.
@@ -12,16 +13,11 @@ use serde_json::{Map, Value};
 
 use crate::config::Config;
 
-/// The settings a reload applies: who may talk and approve, the model
-/// providers, the system prompt, the skills' gates and rules, and the
-/// configured loops. A path covers everything below it.
+/// The core's settings a reload applies: who may approve everywhere, the
+/// model providers, the system prompt, the skills' gates and rules, and the
+/// configured loops. A path covers everything below it. Who may talk and
+/// approve on each gateway the gateways' components add.
 pub const LIVE: &[&str] = &[
-    "telegram.allowed_users",
-    "telegram.allowed_chats",
-    "telegram.approvers",
-    "signal.allowed_senders",
-    "signal.allowed_groups",
-    "signal.approvers",
     "approvals.global_approvers",
     "llm",
     "pipeline.system_prompt",
@@ -29,13 +25,6 @@ pub const LIVE: &[&str] = &[
     "tools.require_approval",
     "loops.entries",
 ];
-
-/// The allowlists that a Signal gateway on the person's own account
-/// (`signal.note_to_self`) applies itself, before the core, as it starts:
-/// they wait for a restart there, so that the gateway and the core never
-/// disagree about who may write (which would let the core answer someone
-/// from the person's own number).
-const SIGNAL_FILTERED: &[&str] = &["signal.allowed_senders", "signal.allowed_groups"];
 
 /// Where the tools that run are configured (which tools, which servers).
 const TOOLS: &[&str] = &["tools", "mcp"];
@@ -50,10 +39,10 @@ fn live_paths(running: &Config, paths: &[String]) -> Vec<&'static str> {
     let tools_wait = paths
         .iter()
         .any(|path| TOOLS.iter().any(|t| covers(t, path)) && !GATES.iter().any(|g| covers(g, path)));
-    LIVE.iter()
-        .copied()
-        .filter(|path| !(running.signal.note_to_self && SIGNAL_FILTERED.contains(path)))
+    let gateways = crate::gateways::live_keys(running);
+    (LIVE.iter().copied())
         .filter(|path| !(tools_wait && GATES.contains(path)))
+        .chain(gateways)
         .collect()
 }
 

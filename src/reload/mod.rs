@@ -152,7 +152,7 @@ impl Reloader {
     /// The file, loaded and checked as at start; or every problem in it.
     fn read(&self) -> Result<Config, Vec<String>> {
         let more = &self.more_tools;
-        let loaded = config::load_checked(self.file.as_deref(), None, |config| {
+        let loaded = config::load_checked(self.file.as_deref(), None, crate::gateways::problems, |config| {
             let catalog = ToolCatalog::registered(config, more.iter().cloned());
             check_names(&config.skills, &config.tools, &catalog).errors
         });
@@ -172,6 +172,7 @@ impl Reloader {
     /// and the names its gates give against the tools it runs.
     fn check(&self, running: &Config, config: &Config) -> Result<(), Vec<String>> {
         let mut problems = config::validate(config, crate::clock::Clock::start().now_ms());
+        problems.extend(crate::gateways::problems(config));
         let catalog = ToolCatalog::registered(config, self.more_tools.iter().cloned());
         problems.extend(check_names(&config.skills, &config.tools, &catalog).errors);
         problems.extend(self.loop_names_taken(running, config));

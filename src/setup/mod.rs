@@ -3,9 +3,10 @@
 //! the Telegram bot, then (if wanted) the person's own Signal account — each asking its questions (or taking the flags'
 //! answers), checking them as `doctor` would, and adding its section to the
 //! file and its secrets to the files beside it. A new step is one more
-//! entry in [`steps`].
+//! entry in [`steps`] (and its flags, kept in its own file, one flattened
+//! field of [`SetupArgs`]); it says what `--only` calls it.
 //!
-//! The pieces: `args` (the flags), `terminal` and `input` (asking, secrets
+//! The pieces: `args` (the flags), `only` (one part asked again), `terminal` and `input` (asking, secrets
 //! without echo), `model_check` (one short question to the model), `checks` (the bot's getMe),
 //! `model`, `telegram` and `signal` (the steps; the owner is captured
 //! through the Telegram gateway's `first_contact`, and Signal is linked
@@ -34,7 +35,7 @@ pub use args::{ModelKind, SecretsMode, SetupArgs};
 pub use error::SetupError;
 use files::SecretFile;
 use input::Input;
-pub use only::Only;
+pub use only::{Only, Place};
 use terminal::Terminal;
 
 /// What a step adds to the outcome.
@@ -66,6 +67,9 @@ impl Context<'_> {
 /// One part of the setup.
 #[async_trait(?Send)]
 pub trait Step {
+    /// What `--only` calls it, and where its part stands in the file.
+    fn only(&self) -> Only;
+
     /// Asks, checks, and gives what the step adds.
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError>;
 }
@@ -77,15 +81,6 @@ fn steps() -> Vec<Box<dyn Step>> {
         Box::new(telegram::TelegramStep),
         Box::new(signal::SignalStep),
     ]
-}
-
-/// The one step `--only` runs.
-fn only_step(part: Only) -> Box<dyn Step> {
-    match part {
-        Only::Model => Box::new(model::ModelStep),
-        Only::Telegram => Box::new(telegram::TelegramStep),
-        Only::Signal => Box::new(signal::SignalStep),
-    }
 }
 
 /// Runs the wizard. `explicit` is `--config`; without it the default file
@@ -125,8 +120,7 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         Some(file) => file.to_path_buf(),
         None => crate::config::default_config_path().ok_or(SetupError::NoPath)?,
     };
-    // With --only, the file is there to be changed, and asking for Signal
-    // again means linking it.
+    // With --only, the file is there to be changed.
     let old = match args.only {
         None => {
             files::may_write(&config_file, args.force)?;
@@ -134,21 +128,16 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         }
         Some(_) => Some(only::existing(&config_file)?),
     };
-    let args = &SetupArgs {
-        signal_link: args.signal_link || args.only == Some(Only::Signal),
-        ..args.clone()
-    };
     let mut cx = Context {
         args,
         input: Input::new(terminal),
         config_file: &config_file,
     };
     if cx.input.interactive() {
-        let what = match args.only {
+        let what = match &args.only {
             None => format!("This writes {}.", config_file.display()),
             Some(part) => format!(
-                "This changes the {} part of {}; the rest of it stays as it is.",
-                part.name(),
+                "This changes the {part} part of {}; the rest of it stays as it is.",
                 config_file.display()
             ),
         };
@@ -156,10 +145,11 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
             "{what} Press Enter to take the answer in [brackets]; Ctrl-C stops without writing.\n"
         ));
     }
-    let steps = match args.only {
-        None => steps(),
-        Some(part) => vec![only_step(part)],
-    };
+    // `--only` takes a step's name, and runs that step alone.
+    let steps: Vec<_> = (steps().into_iter())
+        .filter(|step| args.only.as_ref().is_none_or(|part| step.only().name == part))
+        .collect();
+    let place = steps.first().map(|step| step.only().place);
     let mut parts = Vec::new();
     for step in steps {
         parts.push(step.run(&mut cx).await?);
@@ -175,8 +165,8 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
     let secrets: Vec<SecretFile> = parts.iter_mut().flat_map(|part| part.secrets.drain(..)).collect();
     let variables: Vec<String> = parts.iter().flat_map(|part| part.variables.clone()).collect();
 
-    let text = match (&old, args.only, sections.first()) {
-        (Some(old), Some(part), Some(section)) => only::replace(old, &config_file, part, section)?,
+    let text = match (&old, place, sections.first()) {
+        (Some(old), Some(place), Some(section)) => only::replace(old, &config_file, place, section)?,
         (Some(_), Some(_), None) => {
             cx.input.say(&format!("Nothing changed in {}.", config_file.display()));
             return Ok(());
@@ -191,7 +181,7 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
     // process's PASSEPARTOUT_… overrides): a file that does not load is a
     // bug here, or, with --only, a clash with the rest of the file (a
     // provider's name other settings give), which puts the old file back.
-    if let Err(error) = crate::config::load(Some(&config_file), Some(Default::default())) {
+    if let Err(error) = crate::gateways::load(Some(&config_file), Some(Default::default())) {
         return Err(match &old {
             Some(old) => {
                 files::restore(&config_file, old)?;

@@ -9,6 +9,7 @@ use super::error::SetupError;
 use super::files::SecretFile;
 use super::input::{AfterFailure, Question};
 use super::model_check;
+use super::only::{Only, Place};
 use super::render::{self, ModelSection, SecretRef};
 use super::{Context, Part, Step};
 use crate::checkup::Level;
@@ -138,6 +139,14 @@ impl ModelStep {
 
 #[async_trait(?Send)]
 impl Step for ModelStep {
+    fn only(&self) -> Only {
+        Only {
+            name: "model",
+            about: "The model asked first (the first `[[llm.providers]]` entry)",
+            place: Place::FirstProvider,
+        }
+    }
+
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
         let mut answers = self.ask(cx).await?;
         while !cx.args.skip_checks {

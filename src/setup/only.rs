@@ -2,38 +2,44 @@
 //! for again and put in place of the old one, everything else of the file
 //! kept byte for byte — comments, order, other sections.
 //!
-//! The file is edited through `toml_edit`, as `signal link --write` does:
-//! `[telegram]` and `[signal]` are replaced whole where they stand (added at
-//! the end when missing); for the model, the first `[[llm.providers]]`
-//! entry, the one asked first, is replaced, the others kept (one of the
-//! same name as the new entry removed, since names are unique).
+//! Each step says what `--only` calls it and where its part stands
+//! ([`Only`]), so `--only` takes the names of the steps there are. The file
+//! is edited through `toml_edit`, as `signal link --write` does: a step's
+//! own table (`[telegram]`, `[signal]`) is replaced whole where it stands
+//! (added at the end when missing); for the model, the first
+//! `[[llm.providers]]` entry, the one asked first, is replaced, the others
+//! kept (one of the same name as the new entry removed, since names are
+//! unique).
 
 use std::path::{Path, PathBuf};
 
-use clap::ValueEnum;
+use clap::builder::{PossibleValue, PossibleValuesParser};
 use thiserror::Error;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table};
 
-/// The part of the file `--only` asks for again.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Only {
-    /// The model asked first (the first `[[llm.providers]]` entry).
-    Model,
-    /// The Telegram bot (`[telegram]`).
-    Telegram,
-    /// Your own Signal account (`[signal]`).
-    Signal,
+/// What `--only` calls a step's part, and where the part stands in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Only {
+    /// Its name, as `--only` takes it.
+    pub name: &'static str,
+    /// What it is, for `--help`.
+    pub about: &'static str,
+    pub place: Place,
 }
 
-impl Only {
-    /// Its name, as `--only` takes it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Only::Model => "model",
-            Only::Telegram => "telegram",
-            Only::Signal => "signal",
-        }
-    }
+/// Where a part stands in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// A table of its own, by its key (`telegram`).
+    Table(&'static str),
+    /// The first `[[llm.providers]]` entry.
+    FirstProvider,
+}
+
+/// The values `--only` takes: the name of every step.
+pub fn parts() -> PossibleValuesParser {
+    let steps = super::steps().into_iter().map(|step| step.only());
+    PossibleValuesParser::new(steps.map(|only| PossibleValue::new(only.name).help(only.about)))
 }
 
 /// Why the part could not be put in the file.
@@ -62,9 +68,9 @@ pub fn existing(path: &Path) -> Result<String, OnlyError> {
     })
 }
 
-/// `old` (the file at `path`) with `part` replaced by `section`, a step's
-/// rendered section.
-pub fn replace(old: &str, path: &Path, part: Only, section: &str) -> Result<String, OnlyError> {
+/// `old` (the file at `path`) with the part at `place` replaced by
+/// `section`, a step's rendered section.
+pub fn replace(old: &str, path: &Path, place: Place, section: &str) -> Result<String, OnlyError> {
     let mut document: DocumentMut = old.parse().map_err(|error: toml_edit::TomlError| OnlyError::Parse {
         path: path.to_path_buf(),
         reason: error.message().to_owned(),
@@ -74,9 +80,8 @@ pub fn replace(old: &str, path: &Path, part: Only, section: &str) -> Result<Stri
         path: path.to_path_buf(),
         key,
     };
-    match part {
-        Only::Telegram | Only::Signal => {
-            let key = part.name();
+    match place {
+        Place::Table(key) => {
             let mut table = new
                 .get(key)
                 .and_then(Item::as_table)
@@ -90,7 +95,7 @@ pub fn replace(old: &str, path: &Path, part: Only, section: &str) -> Result<Stri
             spaced(&mut table);
             document.insert(key, Item::Table(table));
         }
-        Only::Model => {
+        Place::FirstProvider => {
             let mut entry = new["llm"]["providers"]
                 .as_array_of_tables()
                 .and_then(|entries| entries.get(0))
@@ -160,14 +165,14 @@ mod tests {
                        # the bot\n[telegram]\nenabled = true\ntoken_env = \"OLD\"\nallowed_users = [1]\n\n\
                        [pipeline]\nmax_depth = 7 # deep\n";
 
-    fn replaced(part: Only, section: &str) -> String {
-        replace(OLD, Path::new("c.toml"), part, section).unwrap()
+    fn replaced(place: Place, section: &str) -> String {
+        replace(OLD, Path::new("c.toml"), place, section).unwrap()
     }
 
     #[test]
     fn the_telegram_section_is_replaced_where_it_stands_and_the_rest_kept() {
         let new = replaced(
-            Only::Telegram,
+            Place::Table("telegram"),
             "# The Telegram bot.\n[telegram]\nenabled = true\ntoken_file = \"/t\"\nallowed_users = [42]\n",
         );
         let (before, after) = OLD.split_once("# the bot\n").unwrap();
@@ -184,7 +189,7 @@ mod tests {
     #[test]
     fn a_missing_section_is_added_at_the_end() {
         let new = replaced(
-            Only::Signal,
+            Place::Table("signal"),
             "# Signal.\n[signal]\nenabled = true\naccount = \"+1555\"\nnote_to_self = true\n",
         );
         assert!(new.starts_with(OLD), "{new}");
@@ -197,7 +202,7 @@ mod tests {
     #[test]
     fn the_model_replaces_the_first_provider_and_keeps_the_others() {
         let new = replaced(
-            Only::Model,
+            Place::FirstProvider,
             "# The model.\n[[llm.providers]]\nname = \"anthropic\"\nkind = \"anthropic\"\n",
         );
         assert!(new.contains("[[llm.providers]]\nname = \"anthropic\""), "{new}");
@@ -213,7 +218,10 @@ mod tests {
         );
 
         // A new entry named as the second: that one goes, the names stay unique.
-        let new = replaced(Only::Model, "[[llm.providers]]\nname = \"backup\"\nmodel = \"m2\"\n");
+        let new = replaced(
+            Place::FirstProvider,
+            "[[llm.providers]]\nname = \"backup\"\nmodel = \"m2\"\n",
+        );
         assert_eq!(new.matches("name = \"backup\"").count(), 1, "{new}");
         assert!(!new.contains("qwen"), "{new}");
     }
@@ -223,7 +231,7 @@ mod tests {
         let new = replace(
             "[pipeline]\nmax_depth = 3\n",
             Path::new("c.toml"),
-            Only::Model,
+            Place::FirstProvider,
             "[[llm.providers]]\nname = \"x\"\n",
         )
         .unwrap();
@@ -232,16 +240,36 @@ mod tests {
         let refused = replace(
             "[pipeline\n",
             Path::new("c.toml"),
-            Only::Model,
+            Place::FirstProvider,
             "[[llm.providers]]\nname = \"x\"\n",
         );
         assert!(matches!(refused, Err(OnlyError::Parse { .. })));
         let refused = replace(
             "telegram = 3\n",
             Path::new("c.toml"),
-            Only::Telegram,
+            Place::Table("telegram"),
             "[telegram]\nenabled = true\n",
         );
         assert!(matches!(refused, Err(OnlyError::NotATable { .. })));
+    }
+
+    #[test]
+    fn only_takes_the_name_of_every_step_once() {
+        use clap::builder::TypedValueParser;
+        let names: Vec<_> = (parts().possible_values().into_iter().flatten())
+            .map(|value| value.get_name().to_owned())
+            .collect();
+        assert_eq!(names, ["model", "telegram", "signal"]);
+        let args = |only: &str| {
+            use clap::Parser;
+            #[derive(Parser)]
+            struct Cli {
+                #[command(flatten)]
+                setup: super::super::SetupArgs,
+            }
+            Cli::try_parse_from(["setup", "--only", only]).map(|cli| cli.setup.only)
+        };
+        assert_eq!(args("signal").unwrap().as_deref(), Some("signal"));
+        assert!(args("matrix").is_err(), "a part no step has is refused");
     }
 }

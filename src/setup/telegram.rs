@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use passepartout_telegram::config::DEFAULT_TELEGRAM_TOKEN_ENV;
+use clap::Args;
+use passepartout_telegram::config::{DEFAULT_TELEGRAM_API_URL, DEFAULT_TELEGRAM_TOKEN_ENV};
 use passepartout_telegram::{ContactError, first_contact};
 
 use super::args::SecretsMode;
@@ -13,6 +14,7 @@ use super::checks;
 use super::error::SetupError;
 use super::files::SecretFile;
 use super::input::{AfterFailure, Question};
+use super::only::{Only, Place};
 use super::render::{self, SecretRef, TelegramSection};
 use super::{Context, Part, Step};
 use crate::config::Secret;
@@ -24,15 +26,48 @@ const GREETING: &str = "Hello! You are now the owner of this assistant: it takes
                         before it acts. Finish the setup on your computer; once the assistant runs, it answers \
                         you here.";
 
+/// How long setup waits, by default, for someone to write to the bot.
+pub const DEFAULT_CAPTURE_TIMEOUT_S: u64 = 300;
+
+/// The Telegram step's flags.
+#[derive(Clone, Debug, Args)]
+pub struct TelegramFlags {
+    /// Set up no Telegram bot.
+    #[arg(long, conflicts_with_all = ["telegram_token_env", "telegram_token_stdin", "owner"])]
+    pub no_telegram: bool,
+    /// Read the Telegram bot token from the environment variable VAR.
+    #[arg(id = "telegram_token_env", long = "telegram-token-env", value_name = "VAR")]
+    pub token_env: Option<String>,
+    /// Read the Telegram bot token from the next line of standard input
+    /// (after the model's key, when --model-key-stdin reads that too).
+    #[arg(
+        id = "telegram_token_stdin",
+        long = "telegram-token-stdin",
+        conflicts_with = "telegram_token_env"
+    )]
+    pub token_stdin: bool,
+    /// The Bot API server.
+    #[arg(id = "telegram_api_url", long = "telegram-api-url", value_name = "URL", default_value = DEFAULT_TELEGRAM_API_URL)]
+    pub api_url: String,
+    /// The owner's Telegram user id; without it, the first person to write to
+    /// the bot becomes the owner.
+    #[arg(long, value_name = "ID", value_parser = clap::value_parser!(i64).range(1..))]
+    pub owner: Option<i64>,
+    /// How long to wait for that first message, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_CAPTURE_TIMEOUT_S,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub capture_timeout_s: u64,
+}
+
 /// `[telegram]`.
 pub struct TelegramStep;
 
 impl TelegramStep {
     async fn token(&self, cx: &mut Context<'_>) -> Result<Secret, SetupError> {
-        if let Some(name) = &cx.args.telegram_token_env {
+        if let Some(name) = &cx.args.telegram.token_env {
             return cx.input.env_secret(name, "--telegram-token-env");
         }
-        if cx.args.telegram_token_stdin {
+        if cx.args.telegram.token_stdin {
             return cx.input.stdin_secret("--telegram-token-stdin").await;
         }
         if !cx.input.interactive() {
@@ -54,7 +89,7 @@ impl TelegramStep {
             return Ok((token, None));
         }
         loop {
-            match checks::bot(&cx.args.telegram_api_url, &token).await {
+            match checks::bot(&cx.args.telegram.api_url, &token).await {
                 Ok(bot) => {
                     cx.input.say(&format!("The bot answers: {bot}"));
                     return Ok((token, Some(bot)));
@@ -79,10 +114,10 @@ impl TelegramStep {
 
     /// The owner: `--owner`, else the first person to write to the bot.
     async fn owner(&self, cx: &mut Context<'_>, token: &Secret, bot: Option<&str>) -> Result<i64, SetupError> {
-        if let Some(owner) = cx.args.owner {
+        if let Some(owner) = cx.args.telegram.owner {
             return Ok(owner);
         }
-        let within = Duration::from_secs(cx.args.capture_timeout_s);
+        let within = Duration::from_secs(cx.args.telegram.capture_timeout_s);
         loop {
             cx.input.say(&format!(
                 "Now send /start to {} in Telegram, from your own account: that makes you its owner \
@@ -90,7 +125,7 @@ impl TelegramStep {
                 bot.unwrap_or("your bot"),
                 within.as_secs()
             ));
-            let settings = checks::bot_settings(&cx.args.telegram_api_url, token);
+            let settings = checks::bot_settings(&cx.args.telegram.api_url, token);
             let failure = match first_contact(&settings, within, GREETING).await {
                 Ok(contact) => {
                     cx.input.say(&format!(
@@ -133,10 +168,18 @@ impl TelegramStep {
 
 #[async_trait(?Send)]
 impl Step for TelegramStep {
+    fn only(&self) -> Only {
+        Only {
+            name: "telegram",
+            about: "The Telegram bot (`[telegram]`)",
+            place: Place::Table("telegram"),
+        }
+    }
+
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
-        let wanted = !cx.args.no_telegram
-            && (cx.args.telegram_token_env.is_some()
-                || cx.args.telegram_token_stdin
+        let wanted = !cx.args.telegram.no_telegram
+            && (cx.args.telegram.token_env.is_some()
+                || cx.args.telegram.token_stdin
                 // `--only telegram` asked for it already.
                 || cx.args.only.is_some()
                 || !cx.input.interactive()
@@ -157,17 +200,14 @@ impl Step for TelegramStep {
                 SecretRef::File(path)
             }
             SecretsMode::Env => {
-                let variable = cx
-                    .args
-                    .telegram_token_env
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_TELEGRAM_TOKEN_ENV.to_owned());
+                let variable =
+                    (cx.args.telegram.token_env.clone()).unwrap_or_else(|| DEFAULT_TELEGRAM_TOKEN_ENV.to_owned());
                 part.variables.push(variable.clone());
                 SecretRef::Env(variable)
             }
         };
         part.section = render::telegram(&TelegramSection {
-            api_url: cx.args.telegram_api_url.trim_end_matches('/').to_owned(),
+            api_url: cx.args.telegram.api_url.trim_end_matches('/').to_owned(),
             token,
             owner,
         });

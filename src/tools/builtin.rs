@@ -9,6 +9,7 @@ use super::files;
 use super::http_get::{BuildError, HttpGet};
 use super::send_file::SendFileTool;
 use super::shell::ShellTool;
+use super::uploads::Uploads;
 use super::web_search::{self, WebSearch};
 use super::workspace::{Workspace, WorkspaceError};
 use super::{CurrentTime, ForgetFact, Recall, Remember, SearchHistory, Tool};
@@ -26,8 +27,9 @@ pub enum SetupError {
     WebSearch(#[from] web_search::BuildError),
 }
 
-/// Every built-in tool for `config`; creates the workspace if it is missing.
-pub fn builtin(config: &Config) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
+/// Every built-in tool for `config`, `send_file` taking what each gateway
+/// takes (`uploads`); creates the workspace if it is missing.
+pub fn builtin(config: &Config, uploads: Uploads) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
     let workspace = Arc::new(Workspace::open(config.workspace())?);
     let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(Remember),
@@ -49,6 +51,7 @@ pub fn builtin(config: &Config) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
     tools.push(Arc::new(SendFileTool::new(
         workspace,
         config.data_dir().join("outgoing"),
+        uploads,
     )));
     Ok(tools)
 }
@@ -85,7 +88,11 @@ mod tests {
         config.tools.http_get.max_bytes = 5678;
         let specs = builtin_specs(&config);
         assert!(!dir.path().join("workspace").exists(), "no workspace made");
-        let built: Vec<ToolSpec> = builtin(&config).unwrap().iter().map(|tool| tool.spec()).collect();
+        let built: Vec<ToolSpec> = builtin(&config, Uploads::default())
+            .unwrap()
+            .iter()
+            .map(|tool| tool.spec())
+            .collect();
         assert_eq!(specs, built);
         assert!(
             !specs.iter().any(|spec| spec.name == "web_search"),
@@ -96,7 +103,11 @@ mod tests {
         config.tools.web_search.api_key_env = Some("PASSEPARTOUT_TEST_UNSET_KEY".into());
         config.tools.web_search.max_count = 7;
         let specs = builtin_specs(&config);
-        let built: Vec<ToolSpec> = builtin(&config).unwrap().iter().map(|tool| tool.spec()).collect();
+        let built: Vec<ToolSpec> = builtin(&config, Uploads::default())
+            .unwrap()
+            .iter()
+            .map(|tool| tool.spec())
+            .collect();
         assert_eq!(specs, built);
         assert!(specs.iter().any(|spec| spec.name == "web_search"), "{specs:?}");
     }

@@ -21,6 +21,7 @@ pub mod readable;
 pub mod send_file;
 pub mod shell;
 mod time;
+pub mod uploads;
 pub mod web_search;
 pub mod workspace;
 

@@ -3,15 +3,16 @@
 //! inline).
 //!
 //! The path is confined to the [`Workspace`] like `read_file`'s, and the
-//! file's size is checked against what the conversation's platform takes, so
-//! the model hears at once, in words it can pass on, why a file cannot go.
+//! file's size is checked against what the conversation's platform takes
+//! (its gateway's [`Upload`]), so the model hears at once, in words it can
+//! pass on, why a file cannot go.
 //! The file is then copied out of the workspace (through the workspace's
 //! confined handle) into the daemon's `outgoing/` folder: the outbox keeps
 //! that copy's path until the gateway has sent it, so neither a later change
 //! in the workspace nor a restart changes what is sent, and the copy goes
-//! once it is delivered. The local socket is the exception: its client runs
-//! on this machine and reads the file where it is, so it is given the
-//! workspace path itself, which stays. The file is staged in the turn's [`Outgoing`] and
+//! once it is delivered. A gateway whose client runs on this machine (the
+//! local socket) is the exception: it reads the file where it is, so it is
+//! given the workspace path itself, which stays. The file is staged in the turn's [`Outgoing`] and
 //! committed with the turn, so it is delivered through the outbox exactly
 //! once, with the turn's answer.
 //!
@@ -31,11 +32,12 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use cap_std::fs::{OpenOptions, OpenOptionsExt};
-use passepartout_gateway::{GatewayId, OutboundBody, OutboundFile};
+use passepartout_gateway::{OutboundBody, OutboundFile};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::files::{blocking, nonblocking, open};
+use super::uploads::{Upload, Uploads};
 use super::workspace::{Workspace, io_error};
 use super::{Tool, ToolContext, ToolError, parse_arguments};
 use crate::llm::ToolSpec;
@@ -43,23 +45,26 @@ use crate::store::{Store, StoreError};
 
 /// The tool's name.
 pub const SEND_FILE: &str = "send_file";
-/// The largest file sent through a gateway that names no limit of its own
-/// (the local socket): the copy waits on this machine's disk.
-pub const OTHER_MAX_BYTES: u64 = 100 * 1024 * 1024;
 /// The longest caption taken, in characters.
 pub const MAX_CAPTION_CHARS: usize = 1024;
 
 /// Sends workspace files to the conversation.
 pub struct SendFileTool {
     workspace: Arc<Workspace>,
+    /// What each gateway takes.
+    uploads: Uploads,
     /// Where the copies wait for delivery (`<data_dir>/outgoing`), made
     /// when the first file is sent.
     outgoing: PathBuf,
 }
 
 impl SendFileTool {
-    pub fn new(workspace: Arc<Workspace>, outgoing: PathBuf) -> Self {
-        Self { workspace, outgoing }
+    pub fn new(workspace: Arc<Workspace>, outgoing: PathBuf, uploads: Uploads) -> Self {
+        Self {
+            workspace,
+            uploads,
+            outgoing,
+        }
     }
 
     /// The tool's spec.
@@ -108,7 +113,7 @@ impl Tool for SendFileTool {
                 "the caption is longer than {MAX_CAPTION_CHARS} characters; shorten it, or say the rest in your answer"
             )));
         }
-        let limit = Limit::of(&context.conversation.gateway);
+        let limit = self.uploads.of(&context.conversation.gateway);
         let workspace = self.workspace.clone();
         let outgoing = self.outgoing.clone();
         let staged = context.outgoing.clone();
@@ -127,43 +132,20 @@ impl Tool for SendFileTool {
     }
 }
 
-/// What a platform takes, how to say it, and whether its gateway reads
-/// the file from a copy (all but the local socket).
-struct Limit {
-    bytes: u64,
-    platform: &'static str,
-    copied: bool,
-}
-
-impl Limit {
-    fn of(gateway: &GatewayId) -> Self {
-        let (bytes, platform) = match gateway.as_str() {
-            passepartout_telegram::GATEWAY_ID => (passepartout_telegram::MAX_UPLOAD_BYTES, "Telegram"),
-            passepartout_signal::GATEWAY_ID => (passepartout_signal::MAX_ATTACHMENT_BYTES, "Signal"),
-            _ => (OTHER_MAX_BYTES, "this conversation"),
-        };
-        Self {
-            bytes,
-            platform,
-            copied: gateway.as_str() != passepartout_socket::GATEWAY_ID,
-        }
-    }
-}
-
 /// Checks the model-given `path` and copies the file into a folder of its
 /// own under `outgoing` (unless the gateway reads it in place): the file to send.
-fn copy_out(workspace: &Workspace, path: &str, outgoing: &Path, limit: &Limit) -> Result<OutboundFile, ToolError> {
+fn copy_out(workspace: &Workspace, path: &str, outgoing: &Path, limit: &Upload) -> Result<OutboundFile, ToolError> {
     let relative = workspace.resolve(path)?;
     let mut options = OpenOptions::new();
     options.read(true).custom_flags(nonblocking());
     let source = open(workspace, path, &relative, &options)?;
     let size = source.metadata().map_err(|error| io_error(path, error))?.len();
-    if size > limit.bytes {
+    if size > limit.max_bytes {
         return Err(ToolError::Refused(format!(
             "`{path}` is {}, and {} takes files of at most {}; make it smaller (compress it, or split it) and send that",
             size_text(size),
             limit.platform,
-            size_text(limit.bytes)
+            size_text(limit.max_bytes)
         )));
     }
     if size == 0 {
@@ -204,17 +186,17 @@ fn copy_out(workspace: &Workspace, path: &str, outgoing: &Path, limit: &Limit) -
         .open(&copy)
         .map_err(failed)?;
     // The size is read again from what was copied: the file may have changed.
-    let copied = std::io::copy(&mut source.take(limit.bytes + 1), &mut target)
+    let copied = std::io::copy(&mut source.take(limit.max_bytes + 1), &mut target)
         .and_then(|copied| target.flush().map(|()| copied))
         .and_then(|copied| target.sync_all().map(|()| copied));
     let copied = match copied {
-        Ok(copied) if copied <= limit.bytes => copied,
+        Ok(copied) if copied <= limit.max_bytes => copied,
         Ok(_) => {
             remove_copy(&copy);
             return Err(ToolError::Refused(format!(
                 "`{path}` grew past {}'s limit of {} while it was read",
                 limit.platform,
-                size_text(limit.bytes)
+                size_text(limit.max_bytes)
             )));
         }
         Err(error) => {

@@ -1,6 +1,6 @@
 //! Tests of `send_file` on real files: what it stages, what it refuses.
 
-use passepartout_gateway::{ChatId, ConversationKey};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
 use serde_json::json;
 
 use super::*;
@@ -19,7 +19,12 @@ fn fixture() -> Fixture {
     let outgoing = temp.path().join("outgoing");
     std::fs::write(temp.path().join("secret.txt"), "secret").unwrap();
     Fixture {
-        tool: SendFileTool::new(workspace.clone(), outgoing.clone()),
+        // What the daemon's gateways take, as their components say.
+        tool: SendFileTool::new(
+            workspace.clone(),
+            outgoing.clone(),
+            crate::gateways::uploads(&crate::config::Config::default()),
+        ),
         _temp: temp,
         workspace,
         outgoing,

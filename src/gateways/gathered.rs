@@ -1,0 +1,95 @@
+//! What the core learns from every gateway at once, each answer gathered
+//! from the components of [`components`]: who may talk and approve, each
+//! surface and upload limit by id, the sections' problems and what would
+//! stop a gateway from starting, and the settings a reload applies live.
+//! The core asks these and never names a gateway.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{GatewayComponent, components};
+use crate::access::Access;
+use crate::approvals::Policy;
+use crate::config::{Config, ConfigError};
+use crate::notices::Surfaces;
+use crate::pairing::{Lists, Pairing};
+use crate::store::{Store, StoreError};
+use crate::tools::uploads::Uploads;
+
+/// Who may talk through each gateway of `config`.
+pub fn access(config: &Config) -> Access {
+    Access::from_rosters(components(config).iter().map(|c| (c.id(), c.talkers())))
+}
+
+/// Who may decide approvals: each gateway's deciders, and
+/// `approvals.global_approvers`.
+pub fn policy(config: &Config) -> Policy {
+    let deciders = components(config)
+        .iter()
+        .map(|c| (c.id(), c.deciders()))
+        .collect::<Vec<_>>();
+    Policy::from_rosters(deciders, &config.approvals)
+}
+
+/// Each gateway's surface, by its id.
+pub fn surfaces(config: &Config) -> Surfaces {
+    Surfaces::new(components(config).iter().map(|c| (c.id(), c.surface())))
+}
+
+/// What each gateway takes of a file sent through it, by its id.
+pub fn uploads(config: &Config) -> Uploads {
+    Uploads::new(components(config).iter().map(|c| (c.id(), c.upload())))
+}
+
+/// Every gateway section's problems, in the order of [`components`]: what
+/// `check-config` and a reload add to the configuration's own.
+pub fn problems(config: &Config) -> Vec<String> {
+    components(config).iter().flat_map(|c| c.problems()).collect()
+}
+
+/// What would stop an enabled gateway of `config` from starting, with
+/// variables looked up through `lookup` (the process's environment in the
+/// binary, a map in tests). Empty when every enabled gateway can start.
+pub fn start_problems(config: &Config, lookup: impl Fn(&str) -> Option<String>) -> Vec<String> {
+    components(config)
+        .iter()
+        .filter(|c| c.enabled())
+        .flat_map(|c| c.start_problems(&lookup))
+        .collect()
+}
+
+/// The key paths of the gateway sections a reload of a daemon running on
+/// `running` applies live.
+pub fn live_keys(running: &Config) -> Vec<&'static str> {
+    components(running).iter().flat_map(|c| c.live_keys()).collect()
+}
+
+/// The configuration in `file` (and the environment, or `env` in tests),
+/// loaded as [`crate::config::load`] does and checked by every gateway's
+/// component too: what a file written for the daemon must pass.
+pub fn load(file: Option<&Path>, env: Option<HashMap<String, String>>) -> Result<Config, ConfigError> {
+    crate::config::load_checked(file, env, problems, |_| Vec::new()).map(|(config, _)| config)
+}
+
+/// The pairing desk over `components`' lists, with the people paired
+/// before (read from `store`).
+pub fn pairing(
+    components: &[Box<dyn GatewayComponent>],
+    config: &Config,
+    store: &Store,
+    clock: crate::clock::Clock,
+) -> Result<Pairing, StoreError> {
+    let lists = components
+        .iter()
+        .map(|c| Lists {
+            gateway: c.id(),
+            talkers: c.talkers(),
+            deciders: c.deciders(),
+        })
+        .collect();
+    Pairing::new(&config.pairing, &config.approvals, lists, store.clone(), clock)
+}
+
+#[cfg(test)]
+#[path = "gathered_tests.rs"]
+mod tests;
