@@ -145,7 +145,7 @@ async fn tool_call_round_trip() {
             tool_calls: vec![ToolCall {
                 id: "toolu_02".to_owned(),
                 name: "read_file".to_owned(),
-                arguments: r#"{"limit":10,"path":"later.md"}"#.to_owned(),
+                arguments: r#"{"path":"later.md","limit":10}"#.to_owned(),
             }],
             usage: Usage {
                 input_tokens: 42,
