@@ -50,3 +50,4 @@ mod telegram_gateway;
 mod telegram_media;
 mod web;
 mod web_pages;
+mod web_pages_browser;
