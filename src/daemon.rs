@@ -507,7 +507,7 @@ fn admin_context(
         cascade,
         tools: Arc::new(move || current.pipeline().tool_list()),
         reload,
-        clock: clock.clone(),
+        clock,
         sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
         store: store.clone(),
         tracker: conversations.tracker.clone(),

@@ -73,23 +73,27 @@ pub fn columns(caption: &str, bars: &[Bar], empty: &str) -> String {
     const LEFT: u64 = 56;
     const BOTTOM: u64 = 24;
     const TOP: u64 = 8;
+    // Room for the newest day's label, centred under its column.
+    const RIGHT: u64 = 24;
     let Some(top) = scale(bars) else {
         return format!(r#"<p class="meta">{}</p>"#, Escaped(empty));
     };
     let plot = HEIGHT - BOTTOM - TOP;
-    let slot = (WIDTH - LEFT) as f64 / bars.len() as f64;
+    let slot = (WIDTH - LEFT - RIGHT) as f64 / bars.len() as f64;
     let mut svg = open(caption, WIDTH, HEIGHT);
     for step in [0, top / 2, top] {
         let y = TOP + plot - plot * step / top;
         let _ = write!(
             svg,
-            r#"<line class="grid" x1="{LEFT}" y1="{y}" x2="{WIDTH}" y2="{y}"/><text class="axis" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            r#"<line class="grid" x1="{LEFT}" y1="{y}" x2="{}" y2="{y}"/><text class="axis" x="{}" y="{}" text-anchor="end">{}</text>"#,
+            WIDTH - RIGHT,
             LEFT - 6,
             y + 4,
             short(step)
         );
     }
-    // About eight labels under the axis, whatever the number of days.
+    // About eight labels under the axis, whatever the number of days,
+    // counted from the last: the newest bar is always labelled.
     let every = bars.len().div_ceil(8).max(1);
     for (i, bar) in bars.iter().enumerate() {
         let x = LEFT as f64 + slot * i as f64 + slot * 0.15;
@@ -108,7 +112,7 @@ pub fn columns(caption: &str, bars: &[Bar], empty: &str) -> String {
             );
         }
         svg += "</g>";
-        if i % every == 0 {
+        if (bars.len() - 1 - i).is_multiple_of(every) {
             let _ = write!(
                 svg,
                 r#"<text class="axis" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
@@ -118,7 +122,7 @@ pub fn columns(caption: &str, bars: &[Bar], empty: &str) -> String {
             );
         }
     }
-    svg + "</svg>" + &legend()
+    svg + "</svg>"
 }
 
 /// Rows, one per bar top to bottom (providers, conversations), each with
@@ -166,7 +170,7 @@ pub fn rows(caption: &str, bars: &[Bar], empty: &str) -> String {
             short(bar.total())
         );
     }
-    svg + "</svg>" + &legend()
+    svg + "</svg>"
 }
 
 /// The top of the scale: the largest bar rounded up to 1, 2 or 5 times a
@@ -192,8 +196,8 @@ fn open(caption: &str, width: u64, height: u64) -> String {
     )
 }
 
-/// What the colours mean, under every chart.
-fn legend() -> String {
+/// What the colours mean: once on a page of charts.
+pub fn legend() -> String {
     let mut out = String::from(r#"<ul class="legend">"#);
     for (class, meaning) in SEGMENTS {
         let _ = write!(
@@ -224,7 +228,7 @@ pub fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push('\u{202f}');
         }
         out.push(digit);
@@ -272,11 +276,7 @@ mod tests {
         };
         let svg = columns("Tokens per day", &[day], "none");
         assert!(svg.starts_with(r#"<svg class="chart""#), "{svg}");
-        assert_eq!(
-            svg.matches("<rect").count(),
-            3 + 4,
-            "three parts, and the legend's four"
-        );
+        assert_eq!(svg.matches("<rect").count(), 3, "three parts");
         assert!(svg.contains(r#"<rect class="seg-in" x="#), "{svg}");
         assert!(svg.contains(r#"class="seg-in-votes""#), "{svg}");
         assert!(
@@ -295,10 +295,22 @@ mod tests {
         let hostile = bar(r#"<script>alert("x")</script>"#, 3, 1);
         for svg in [
             rows("Per conversation <b>", std::slice::from_ref(&hostile), "none"),
-            columns("Per day", &[hostile.clone()], "none"),
+            columns("Per day", std::slice::from_ref(&hostile), "none"),
         ] {
             assert!(!svg.contains("<script>") && !svg.contains("<b>"), "{svg}");
             assert!(svg.contains("&lt;script&gt;"), "{svg}");
+        }
+    }
+
+    #[test]
+    fn the_newest_column_is_always_labelled_and_the_legend_names_every_part() {
+        let days: Vec<Bar> = (1..=30).map(|d| bar(&format!("d{d}"), d, 0)).collect();
+        let svg = columns("Per day", &days, "none");
+        assert!(svg.contains(">d30</text>"), "{svg}");
+        assert_eq!(svg.matches(r#"text-anchor="middle""#).count(), 8, "{svg}");
+        let legend = legend();
+        for (class, meaning) in SEGMENTS {
+            assert!(legend.contains(class) && legend.contains(meaning), "{legend}");
         }
     }
 

@@ -196,15 +196,21 @@ fn messages(messages: &Value) -> String {
             Some("tool") => "Tool result",
             _ => "Other",
         };
-        if let Some(content) = message["content"].as_str().filter(|c| !c.is_empty()) {
-            let _ = write!(
-                out,
-                r#"<div class="message {}"><span class="who">{who}</span><div class="text">{}</div></div>"#,
-                who.to_ascii_lowercase().replace(' ', "-"),
-                Escaped(content)
-            );
+        let content = message["content"].as_str().filter(|c| !c.is_empty());
+        let calls: Vec<&Value> = items(&message["tool_calls"]).collect();
+        if content.is_none() && calls.is_empty() {
+            continue;
         }
-        for call in items(&message["tool_calls"]) {
+        // One row a message: who, what they said, the calls they made.
+        let _ = write!(
+            out,
+            r#"<div class="message {}"><span class="who">{who}</span><div class="said">"#,
+            who.to_ascii_lowercase().replace(' ', "-")
+        );
+        if let Some(content) = content {
+            let _ = write!(out, r#"<div class="text">{}</div>"#, Escaped(content));
+        }
+        for call in calls {
             let result = call["id"]
                 .as_str()
                 .and_then(|id| results.get(id))
@@ -217,6 +223,7 @@ fn messages(messages: &Value) -> String {
                 Escaped(result.unwrap_or("(no result kept)"))
             );
         }
+        out += "</div></div>";
     }
     out
 }

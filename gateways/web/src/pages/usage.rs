@@ -64,6 +64,7 @@ pub fn body(usage: &Value) -> String {
         );
     }
     out += "</p>";
+    out += &chart::legend();
     let days: Vec<Bar> = items(&usage["days"])
         .map(|day| {
             // `MM-DD`: the year is in the line above the charts.
