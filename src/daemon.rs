@@ -289,6 +289,7 @@ impl Daemon {
             cascade,
             tools: Arc::new(move || current.pipeline().tool_list()),
             reload: reloader.clone(),
+            clock,
             sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
             store: store.clone(),
             tracker: lifecycle.tracker().clone(),

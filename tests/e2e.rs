@@ -49,3 +49,5 @@ mod telegram;
 mod telegram_gateway;
 mod telegram_media;
 mod web;
+mod web_pages;
+mod web_pages_browser;

@@ -2,7 +2,8 @@
 //!
 //! The machine's owner asks through the local socket for the daemon's status,
 //! the approvals, the background loops, pairing, sign-in links for the web
-//! dashboard and a reload of the configuration ([`passepartout_admin`]); those
+//! dashboard, its pages' documents and a reload of the configuration
+//! ([`passepartout_admin`]); those
 //! questions never travel with chat messages through the intake. [`run`]
 //! takes them one at a time and answers what is in memory at once; whatever
 //! waits on the disk or the network is spawned on the daemon's task tracker,
@@ -13,9 +14,11 @@
 
 mod access;
 mod approvals;
+mod dashboard;
 mod loops;
 mod web;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use passepartout_admin::{AdminQueue, AdminReply, AdminRequest, Asked, Reloaded};
@@ -25,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::approvals::Approvals;
+use crate::clock::Clock;
 use crate::pairing::Pairing;
 use crate::pipeline::cascade::Cascade;
 use crate::pipeline::tool_list::ToolList;
@@ -60,6 +64,8 @@ pub struct AdminContext {
     /// Wakes the worker of a conversation that has something waiting (the
     /// outcome of an approval decided here).
     pub nudge: Arc<dyn Fn(&ConversationKey) + Send + Sync>,
+    /// The daemon's clock: which days the dashboard's usage covers.
+    pub clock: Clock,
 }
 
 /// Answers admin questions until `stop` is cancelled or every admin handle
@@ -121,6 +127,7 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
             by,
         } => access::answer(admin, request, conversation, by, reply),
         AdminRequest::Web { request } => web::answer(admin, request, reply),
+        AdminRequest::Dashboard { request } => dashboard::answer(admin, request, reply),
         AdminRequest::Reload => {
             let admin = admin.clone();
             admin.tracker.clone().spawn(async move {
@@ -137,6 +144,22 @@ pub trait Reload: Send + Sync {
     /// Reads the file, applies what can change while the daemon runs, and
     /// says what did, what waits for a restart, or why the file was refused.
     async fn reload(&self) -> Reloaded;
+
+    /// The file a reload reads, and what `check-config` says of it now,
+    /// changing nothing. Reads the disk: called off the async threads.
+    fn inspect(&self) -> Inspection;
+}
+
+/// The configuration file and what `check-config` says of it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Inspection {
+    /// The file; none when the daemon runs on the defaults and the
+    /// environment.
+    pub file: Option<PathBuf>,
+    /// What keeps the file from being taken (at a start or a reload).
+    pub problems: Vec<String>,
+    /// What is taken but likely not meant.
+    pub warnings: Vec<String>,
 }
 
 /// Probes every model provider again, then answers the status document.

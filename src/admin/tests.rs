@@ -45,6 +45,10 @@ impl Reload for Unreloadable {
             ..Reloaded::default()
         }
     }
+
+    fn inspect(&self) -> super::Inspection {
+        super::Inspection::default()
+    }
 }
 
 struct Served {
@@ -85,6 +89,7 @@ fn serve() -> Served {
         store,
         tracker: tracker.clone(),
         nudge: Arc::new(|_| {}),
+        clock: Clock::start(),
     };
     let (admin, queue) = Admin::channel(4);
     let stop = CancellationToken::new();

@@ -136,7 +136,10 @@ fn another_tool_shows_its_name_and_arguments() {
     };
     let (text, _) = shown("signal", call, "writing needs approval");
     assert!(text.contains("call write_file with these arguments"), "{text}");
-    assert!(text.contains(r#"{"path":"notes/a.md","content":"x"}"#), "as the model wrote them: {text}");
+    assert!(
+        text.contains(r#"{"path":"notes/a.md","content":"x"}"#),
+        "as the model wrote them: {text}"
+    );
     assert!(
         text.contains("write_file on notes/a.md run here without asking"),
         "{text}"

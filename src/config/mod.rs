@@ -16,6 +16,7 @@ mod log;
 mod loop_entry;
 mod loop_rules;
 mod loops;
+pub mod masked;
 mod mcp;
 mod media;
 mod memory;

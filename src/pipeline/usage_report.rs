@@ -22,6 +22,12 @@ pub fn votes_of(provider: &str) -> String {
     format!("{VOTES}{provider}")
 }
 
+/// The provider whose votes `recorded` (a usage record's provider name)
+/// holds; none for a provider's own turns.
+pub fn voter_of(recorded: &str) -> Option<&str> {
+    recorded.strip_prefix(VOTES)
+}
+
 /// The UTC day (days since 1970-01-01) that `ms` falls on.
 pub fn day_of(ms: u64) -> u64 {
     ms / DAY_MS

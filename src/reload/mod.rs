@@ -26,7 +26,7 @@ use passepartout_admin::Reloaded;
 use tokio::sync::Mutex;
 
 use crate::access::Access;
-use crate::admin::Reload;
+use crate::admin::{Inspection, Reload};
 use crate::approvals::{Approvals, Policy};
 use crate::config::{self, Config, LoopEntry};
 use crate::conversations::Conversations;
@@ -280,6 +280,33 @@ impl Reloader {
 impl Reload for Reloader {
     async fn reload(&self) -> Reloaded {
         Reloader::reload(self).await
+    }
+
+    /// What `check-config` checks: the file, the names its gates give, and
+    /// what would stop an enabled gateway from starting.
+    fn inspect(&self) -> Inspection {
+        let more = &self.more_tools;
+        let mut warnings = Vec::new();
+        let loaded = config::load_checked(self.file.as_deref(), None, crate::gateways::problems, |config| {
+            let catalog = ToolCatalog::registered(config, more.iter().cloned());
+            let found = check_names(&config.skills, &config.tools, &catalog);
+            warnings = found.warnings;
+            let unstartable = crate::gateways::start_problems(config, |name| std::env::var(name).ok());
+            [found.errors, unstartable].concat()
+        });
+        let problems = match loaded {
+            Ok((_, from_environment)) => {
+                warnings.splice(0..0, from_environment);
+                Vec::new()
+            }
+            Err(config::ConfigError::Invalid { problems }) => problems,
+            Err(error) => vec![error.to_string()],
+        };
+        Inspection {
+            file: self.file.clone(),
+            problems,
+            warnings,
+        }
     }
 }
 

@@ -98,6 +98,28 @@ impl Store {
         Ok(turns)
     }
 
+    /// Every conversation with kept history, in key order: how many turns
+    /// it keeps and its newest record, still serialized (the dashboard's
+    /// listing dates each by it). One pass over the keys; only the last
+    /// record of each conversation is read.
+    pub fn conversations(&self) -> Result<Vec<(ConversationKey, usize, sled::IVec)>, StoreError> {
+        let mut found: Vec<(ConversationKey, usize, sled::IVec)> = Vec::new();
+        for item in self.inner.history.iter() {
+            let (key, value) = item?;
+            let Some(conversation) = keys::conversation_of(&key) else {
+                continue;
+            };
+            match found.last_mut() {
+                Some((last, turns, newest)) if *last == conversation => {
+                    *turns += 1;
+                    *newest = value;
+                }
+                _ => found.push((conversation, 1, value)),
+            }
+        }
+        Ok(found)
+    }
+
     /// Deletes every history record that `dated` (which reads a record's
     /// time, the record's shape being its writer's) says is older than
     /// `cutoff_ms`; records it cannot date are kept. Returns how many went.
@@ -163,6 +185,24 @@ mod tests {
         assert_eq!(left("a"), [b"undated".to_vec(), b"300".to_vec()]);
         assert!(left("b").is_empty());
         assert_eq!(store.prune_history(200, dated).unwrap(), 0, "nothing twice");
+    }
+
+    #[test]
+    fn conversations_are_listed_once_with_their_count_and_newest_record() {
+        let (_dir, store) = open_temp();
+        keep(&store, "a", "1");
+        keep(&store, "b", "2");
+        keep(&store, "a", "3");
+        let listed: Vec<(String, usize, Vec<u8>)> = store
+            .conversations()
+            .unwrap()
+            .into_iter()
+            .map(|(key, turns, newest)| (key.chat.as_str().to_owned(), turns, newest.to_vec()))
+            .collect();
+        assert_eq!(
+            listed,
+            [("a".to_owned(), 2, b"3".to_vec()), ("b".to_owned(), 1, b"2".to_vec())]
+        );
     }
 
     #[test]

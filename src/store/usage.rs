@@ -103,6 +103,42 @@ impl Store {
         Ok(sum)
     }
 
+    /// The total of each day `from..=to` that has any, oldest first.
+    pub fn usage_by_day(&self, from: u64, to: u64) -> Result<Vec<(u64, ByProvider)>, StoreError> {
+        let mut days = Vec::new();
+        for item in self.inner.usage.range(total_day(from)..=total_day(to)) {
+            let (key, value) = item?;
+            if let Some(day) = key.get(1..).and_then(keys::decode_u64) {
+                days.push((day, decode(&value)?));
+            }
+        }
+        Ok(days)
+    }
+
+    /// The usage of each conversation on the days `from..=to`, summed, for
+    /// the conversations that have any.
+    pub fn usage_by_conversation(
+        &self,
+        from: u64,
+        to: u64,
+    ) -> Result<BTreeMap<ConversationKey, ByProvider>, StoreError> {
+        let mut sums: BTreeMap<ConversationKey, ByProvider> = BTreeMap::new();
+        for item in self.inner.usage.iter() {
+            let (key, value) = item?;
+            if key.first() == Some(&TOTAL) {
+                continue;
+            }
+            let day = key.len().checked_sub(8).and_then(|at| keys::decode_u64(&key[at..]));
+            let (Some(day), Some(conversation)) = (day, keys::conversation_of(&key)) else {
+                continue;
+            };
+            if (from..=to).contains(&day) {
+                add_usage(sums.entry(conversation).or_default(), &decode(&value)?);
+            }
+        }
+        Ok(sums)
+    }
+
     /// Deletes the records of the days before `first_day` (totals and
     /// conversations alike). Returns how many went.
     pub fn prune_usage(&self, first_day: u64) -> Result<usize, StoreError> {
@@ -156,6 +192,20 @@ mod tests {
             5,
             "one record per conversation-day and per day"
         );
+    }
+
+    #[test]
+    fn days_and_conversations_are_listed_within_the_range() {
+        let (_dir, store) = open_temp();
+        store.add_usage(&conversation("a"), 9, &used("p", 1, 1)).unwrap();
+        store.add_usage(&conversation("a"), 10, &used("p", 2, 1)).unwrap();
+        store.add_usage(&conversation("b"), 12, &used("q", 3, 1)).unwrap();
+        let days = store.usage_by_day(10, 12).unwrap();
+        assert_eq!(days, [(10, used("p", 2, 1)), (12, used("q", 3, 1))]);
+        let conversations = store.usage_by_conversation(10, 12).unwrap();
+        assert_eq!(conversations.len(), 2);
+        assert_eq!(conversations[&conversation("a")], used("p", 2, 1), "day 9 is outside");
+        assert_eq!(conversations[&conversation("b")], used("q", 3, 1));
     }
 
     #[test]

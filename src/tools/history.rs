@@ -124,14 +124,11 @@ impl Tool for SearchHistory {
         if turns.is_empty() {
             return Ok("no earlier turns match".into());
         }
-        let texts: Vec<String> = turns.iter().map(|found| said(&found.turn)).collect();
+        let texts: Vec<String> = turns.iter().map(|found| said(&found.turn.messages)).collect();
         let picked: Vec<usize> = if args.query.trim().is_empty() {
             (0..turns.len()).rev().take(limit).collect()
         } else {
-            let scores = Bm25::for_query(texts.iter().map(String::as_str), &args.query).scores(&args.query);
-            let mut ranked: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s > 0.0).collect();
-            ranked.sort_by(|(a, a_score), (b, b_score)| b_score.total_cmp(a_score).then(b.cmp(a)));
-            ranked.into_iter().take(limit).map(|(turn, _)| turn).collect()
+            best_matches(&texts, &args.query, limit)
         };
         if picked.is_empty() {
             return Ok("no earlier turns match".into());
@@ -187,9 +184,20 @@ fn day_start(day: &str, name: &str) -> Result<u64, ToolError> {
     Ok(u64::try_from(at).unwrap_or(0))
 }
 
-/// What the person and the assistant said in a turn (tool traffic left out).
-fn said(turn: &KeptTurn) -> String {
-    turn.messages
+/// The indexes of the `texts` that match `query`, best first (of two
+/// equally good, the later text), at most `limit`: how `search_history`
+/// ranks turns, and the dashboard's search with it.
+pub fn best_matches(texts: &[String], query: &str, limit: usize) -> Vec<usize> {
+    let scores = Bm25::for_query(texts.iter().map(String::as_str), query).scores(query);
+    let mut ranked: Vec<(usize, f64)> = scores.into_iter().enumerate().filter(|(_, s)| *s > 0.0).collect();
+    ranked.sort_by(|(a, a_score), (b, b_score)| b_score.total_cmp(a_score).then(b.cmp(a)));
+    ranked.into_iter().take(limit).map(|(turn, _)| turn).collect()
+}
+
+/// What the person and the assistant said in a turn's `messages` (tool
+/// traffic left out): the text a search ranks.
+pub fn said(messages: &[ChatMessage]) -> String {
+    messages
         .iter()
         .filter(|m| matches!(m.role, Role::User | Role::Assistant) && !m.content.is_empty())
         .map(|m| m.content.as_str())

@@ -39,7 +39,7 @@ pub use crate::telemetry::{Telemetry, UsageStats};
 pub use answer::ToolAnswer;
 pub use builtin::{SetupError, builtin, builtin_specs};
 pub use catalog::ToolCatalog;
-pub use history::SearchHistory;
+pub use history::{SearchHistory, best_matches, said};
 pub use memory::{ForgetFact, Recall, Remember};
 pub use outgoing::Outgoing;
 pub use time::CurrentTime;

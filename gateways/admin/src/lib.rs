@@ -15,12 +15,15 @@
 //! | what may be asked | `request.rs` |
 //! | what is answered | `reply.rs` |
 //! | the handle and the core's queue | `channel.rs` |
+//! | what the dashboard's pages ask | `dashboard.rs` |
 
 mod channel;
+mod dashboard;
 mod reply;
 mod request;
 
 pub use channel::{Admin, AdminClosed, AdminQueue, Asked};
+pub use dashboard::DashboardRequest;
 pub use reply::{
     AccessAnswer, AdminReply, Decision, Decisions, LoopControl, Reloaded, RuleRevoked, Unreadable, WebAnswer,
 };

@@ -36,6 +36,9 @@ pub enum AdminReply {
     Reloaded(Reloaded),
     /// What came of a web dashboard request.
     Web(WebAnswer),
+    /// The document a page of the web dashboard asked for (see
+    /// [`DashboardRequest`](crate::DashboardRequest)).
+    Dashboard(Result<serde_json::Value, Unreadable>),
 }
 
 /// What came of a web dashboard request: a link, a listing, or what was done.

@@ -65,6 +65,9 @@ pub enum AdminRequest {
     /// A question about the web dashboard's sign-in; answered
     /// [`Web`](crate::AdminReply::Web).
     Web { request: WebRequest },
+    /// A question from a page of the web dashboard; answered
+    /// [`Dashboard`](crate::AdminReply::Dashboard).
+    Dashboard { request: crate::DashboardRequest },
 }
 
 /// What the owner may ask about signing in to the web dashboard.

@@ -37,6 +37,12 @@ pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
         AdminReply::Access(answer) => ServerFrame::Access(answer),
         AdminReply::Web(answer) => ServerFrame::Web(answer),
         AdminReply::Reloaded(answer) => ServerFrame::Reloaded(answer),
+        // Only the web dashboard asks for these; no frame of the socket does.
+        AdminReply::Dashboard(_) => ServerFrame::Error {
+            code: crate::protocol::ErrorCode::UnknownType,
+            message: "the dashboard's documents are not served over the socket".into(),
+            id: None,
+        },
     }
 }
 

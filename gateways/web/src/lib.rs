@@ -28,7 +28,8 @@
 //! | live updates (server-sent events) | `events.rs` |
 //! | embedded CSS and JS | `assets.rs`, `assets/` |
 //! | HTML escaping | `escape.rs` |
-//! | pages: shell and navigation, overview, errors | `pages/` |
+//! | pages: shell and navigation, overview, conversations, usage, configuration, errors | `pages/` |
+//! | SVG charts drawn on the server | `pages/chart.rs` |
 //!
 //! A new page is a file in `pages/` rendering into [`pages::layout::page`],
 //! a route in `router.rs` behind the signed-in guard, and an entry in

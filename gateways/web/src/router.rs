@@ -8,6 +8,11 @@
 //! | `GET /sign-in/{token}` | a one-time link traded for a session | rate-limited per client |
 //! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
 //! | `GET /assets/style.css`, `/assets/live.js` | embedded assets | none |
+//! | `GET /conversations`, `?q=` | every conversation; a search over all history | signed in |
+//! | `GET /conversations/{key}` | one conversation's history and summary | signed in |
+//! | `GET /usage` | tokens per day, provider, conversation | signed in |
+//! | `GET /config` | the config file masked, its check | signed in |
+//! | `POST /config/reload` | reloads the configuration | origin, cookie, CSRF token |
 //! | anything else | 404 page | |
 
 use std::sync::Arc;
@@ -26,6 +31,7 @@ use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
+use crate::pages::{configuration, conversations, usage};
 use crate::rate_limit::Guesses;
 use crate::session::SignedIn;
 use crate::sessions::Sessions;
@@ -59,6 +65,11 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sign-out", post(sign_in::sign_out))
         .route("/assets/style.css", get(assets::style))
         .route("/assets/live.js", get(assets::live))
+        .route("/conversations", get(conversations::listing))
+        .route("/conversations/{key}", get(conversations::conversation))
+        .route("/usage", get(usage::usage))
+        .route("/config", get(configuration::configuration))
+        .route("/config/reload", post(configuration::reload))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), check_host))

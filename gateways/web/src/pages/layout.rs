@@ -10,7 +10,12 @@ use crate::escape::Escaped;
 
 /// The pages in the navigation: path and name. A page not built yet is
 /// not listed.
-pub const NAVIGATION: &[(&str, &str)] = &[("/", "Overview")];
+pub const NAVIGATION: &[(&str, &str)] = &[
+    ("/", "Overview"),
+    ("/conversations", "Conversations"),
+    ("/usage", "Usage"),
+    ("/config", "Configuration"),
+];
 
 /// Who is looking, for the shell: signed in, with the session's CSRF token.
 pub struct Viewer<'a> {

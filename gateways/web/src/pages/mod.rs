@@ -1,7 +1,13 @@
 //! The dashboard's pages, rendered on the server: each reads as it is with
 //! scripting off. `layout` is the shell every page shares (head, navigation,
-//! the sign-out form); each other file is one page.
+//! the sign-out form); `parts` and `chart` are pieces pages share (tables,
+//! dates, SVG charts); each other file is one page.
 
+pub mod chart;
+pub mod configuration;
+pub mod conversations;
 pub mod errors;
 pub mod layout;
 pub mod overview;
+pub mod parts;
+pub mod usage;

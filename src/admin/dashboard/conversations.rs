@@ -1,0 +1,87 @@
+//! The conversations on the dashboard: every one with kept history and its
+//! last activity, one's whole history with its running summary, and a
+//! search over all of them ranked as the `search_history` tool ranks.
+
+use passepartout_admin::Unreadable;
+use passepartout_gateway::ConversationKey;
+use serde_json::{Value, json};
+
+use crate::pipeline::TurnRecord;
+use crate::store::Store;
+use crate::tools::{best_matches, said};
+
+/// Most results a search answers.
+const SEARCH_RESULTS: usize = 20;
+/// Longest text of a result, in characters.
+const RESULT_CHARS: usize = 400;
+
+/// Every conversation with kept history, the latest activity first.
+pub(super) fn listing(store: &Store) -> Result<Value, Unreadable> {
+    let mut listed: Vec<Value> = store
+        .conversations()
+        .map_err(Unreadable::because)?
+        .into_iter()
+        .map(|(key, turns, newest)| {
+            let last_ms = serde_json::from_slice::<TurnRecord>(&newest)
+                .ok()
+                .and_then(|record| record.at_ms);
+            json!({ "gateway": key.gateway, "chat": key.chat, "turns": turns, "last_ms": last_ms })
+        })
+        .collect();
+    // Undated (older) records last; of two alike, the key order.
+    listed.sort_by_key(|c| std::cmp::Reverse(c["last_ms"].as_u64()));
+    Ok(json!({ "conversations": listed }))
+}
+
+/// `conversation`'s history, oldest first, with its running summary.
+/// A record that does not read is skipped.
+pub(super) fn history(store: &Store, conversation: &ConversationKey) -> Result<Value, Unreadable> {
+    let turns: Vec<Value> = store
+        .all_turns(conversation)
+        .map_err(Unreadable::because)?
+        .iter()
+        .filter_map(|record| serde_json::from_slice::<TurnRecord>(record).ok())
+        .map(|record| json!({ "at_ms": record.at_ms, "messages": record.messages }))
+        .collect();
+    let summary = store.summary(conversation).map_err(Unreadable::because)?;
+    Ok(json!({
+        "turns": turns,
+        "summary": summary.map(|summary| summary.text),
+    }))
+}
+
+/// The turns of every conversation that best match `query`, best first.
+pub(super) fn search(store: &Store, query: &str) -> Result<Value, Unreadable> {
+    if query.trim().is_empty() {
+        return Ok(json!({ "results": [] }));
+    }
+    let mut found: Vec<(ConversationKey, TurnRecord)> = Vec::new();
+    for (conversation, _, _) in store.conversations().map_err(Unreadable::because)? {
+        for record in store.all_turns(&conversation).map_err(Unreadable::because)? {
+            if let Ok(turn) = serde_json::from_slice::<TurnRecord>(&record) {
+                found.push((conversation.clone(), turn));
+            }
+        }
+    }
+    let texts: Vec<String> = found.iter().map(|(_, turn)| said(&turn.messages)).collect();
+    let results: Vec<Value> = best_matches(&texts, query, SEARCH_RESULTS)
+        .into_iter()
+        .map(|index| {
+            let (key, turn) = &found[index];
+            json!({
+                "gateway": key.gateway,
+                "chat": key.chat,
+                "at_ms": turn.at_ms,
+                "text": clip(&texts[index], RESULT_CHARS),
+            })
+        })
+        .collect();
+    Ok(json!({ "results": results }))
+}
+
+fn clip(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}

@@ -1,0 +1,250 @@
+//! The dashboard's Conversations, Usage and Configuration pages end to end:
+//! a real daemon with `[web]` on port 0 and a configuration file holding a
+//! canary secret, a conversation made through the socket against the fake
+//! model (a tool call, then a reply with known usage), and a real HTTP
+//! client signed in with a link the socket hands out. Every page lists what
+//! it should, and the canary is in no response.
+
+use std::path::PathBuf;
+
+use passepartout::Extensions;
+use passepartout_admin::WebRequest;
+use reqwest::StatusCode;
+use reqwest::header;
+
+use crate::support;
+use support::fake_llm::{FakeLlm, Script};
+use support::harness::{TestDaemon, ask};
+
+/// An MCP server's key in the configuration file; no response may show it.
+pub const CANARY: &str = "canary-d45h2-7c1e";
+
+/// The path of the socket conversation `me`'s page: `socket:me` in base64url.
+pub const ME: &str = "/conversations/c29ja2V0Om1l";
+
+pub struct Pages {
+    pub daemon: TestDaemon,
+    pub llm: FakeLlm,
+    /// The dashboard's address, `http://127.0.0.1:PORT`.
+    pub base: String,
+    /// A second sign-in link, for a browser.
+    pub link: String,
+    /// The session cookie, `name=value`.
+    pub cookie: String,
+    _file_dir: tempfile::TempDir,
+}
+
+/// A daemon with the dashboard on, its configuration file beside it, and
+/// one conversation (`socket:me`): a question, a `current_time` call, and
+/// a reply reporting 1234 tokens in and 56 out.
+pub async fn start() -> Pages {
+    let llm = FakeLlm::start().await;
+    let file_dir = tempfile::tempdir().unwrap();
+    let file: PathBuf = file_dir.path().join("config.toml");
+    let extensions = Extensions {
+        config_file: Some(file.clone()),
+        ..Extensions::default()
+    };
+    let daemon = TestDaemon::start_extended(
+        &llm,
+        |config| {
+            config.web.enabled = true;
+            config.web.listen = "127.0.0.1:0".parse().unwrap();
+        },
+        extensions,
+    )
+    .await;
+    // Read only on a look or a reload: written once the data directory is known.
+    std::fs::write(
+        &file,
+        format!(
+            "# the dashboard's test\ndata_dir = {data:?}\n\n[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n\n\
+             [[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"fake-model\"\ntimeout_s = 10\n\n\
+             [[mcp.servers]]\nname = \"notes\"\ncommand = \"true\"\nenabled = false\n\
+             env = {{ NOTES_TOKEN = \"{CANARY}\" }} # key: {CANARY}\n",
+            data = daemon.config.data_dir.display().to_string(),
+            url = llm.base_url(),
+        ),
+    )
+    .unwrap();
+    llm.push(Script::ToolCall {
+        name: "current_time".into(),
+        arguments: "{}".into(),
+    });
+    llm.push(Script::reply_using("The zebra crossing opens at noon.", 1234, 56));
+    let mut client = daemon.client("me").await;
+    let (_, reply) = ask(&mut client, "When does the zebra crossing open?").await;
+    assert!(reply.contains("zebra crossing opens at noon"), "{reply}");
+    let link = client
+        .web(WebRequest::Link)
+        .await
+        .unwrap()
+        .link
+        .expect("a sign-in link");
+    let second = client
+        .web(WebRequest::Link)
+        .await
+        .unwrap()
+        .link
+        .expect("a sign-in link");
+    let base = link.split("/sign-in/").next().unwrap().to_owned();
+    let response = http().get(&link).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    Pages {
+        daemon,
+        llm,
+        base,
+        link: second,
+        cookie,
+        _file_dir: file_dir,
+    }
+}
+
+/// A client that follows no redirect: cookies are sent by hand.
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+impl Pages {
+    /// `GET path`, signed in: its status and body, which never holds the canary.
+    pub async fn get(&self, path: &str) -> (StatusCode, String) {
+        let response = http()
+            .get(format!("{}{path}", self.base))
+            .header(header::COOKIE, &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let body = response.text().await.unwrap();
+        assert!(!body.contains(CANARY), "the canary shows in {path}:\n{body}");
+        (status, body)
+    }
+
+    /// `POST path` with `form`, from the dashboard's own origin, signed in.
+    pub async fn post(&self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
+        let response = http()
+            .post(format!("{}{path}", self.base))
+            .header(header::COOKIE, &self.cookie)
+            .header(header::ORIGIN, &self.base)
+            .form(form)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let body = response.text().await.unwrap();
+        assert!(!body.contains(CANARY), "the canary shows in {path}:\n{body}");
+        (status, body)
+    }
+}
+
+fn csrf_of(page: &str) -> String {
+    let at = page.find(r#"name="csrf" value=""#).expect("a CSRF field") + r#"name="csrf" value=""#.len();
+    page[at..].split('"').next().unwrap().to_owned()
+}
+
+/// `n` as the pages write it: thousands apart by a narrow space.
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, digit) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push('\u{202f}');
+        }
+        out.push(digit);
+    }
+    out
+}
+
+#[tokio::test]
+async fn conversations_list_the_socket_chat_its_history_folds_the_tool_call_and_search_finds_it() {
+    let pages = start().await;
+    let (status, listing) = pages.get("/conversations").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        listing.contains(&format!(r#"<a href="{ME}">socket:me</a>"#)),
+        "{listing}"
+    );
+    assert!(listing.contains(" UTC</td>"), "dated: {listing}");
+
+    let (status, history) = pages.get(ME).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(history.contains("When does the zebra crossing open?"), "{history}");
+    assert!(history.contains("The zebra crossing opens at noon."), "{history}");
+    assert!(
+        history.contains(r#"<details class="tool"><summary>Tool call: <code>current_time</code></summary>"#),
+        "{history}"
+    );
+    assert!(
+        history.contains("None: nothing has been folded into a summary."),
+        "{history}"
+    );
+
+    let (status, found) = pages.get("/conversations?q=zebra").await;
+    assert_eq!(status, StatusCode::OK);
+    let results = &found[found.find("Found for").expect("results")..];
+    assert!(
+        results.contains(&format!(r#"<a href="{ME}">socket:me</a>"#)),
+        "{results}"
+    );
+    assert!(results.contains("zebra crossing"), "{results}");
+    let (_, nothing) = pages.get("/conversations?q=giraffe").await;
+    assert!(nothing.contains("Nothing in the history matches."), "{nothing}");
+
+    let (status, _) = pages.get("/conversations/not-a-key").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn usage_shows_the_fake_models_tokens_per_day_provider_and_conversation() {
+    let pages = start().await;
+    let today = &pages.daemon.daemon.as_ref().unwrap().status()["usage"]["today"];
+    let (tokens_in, tokens_out) = (
+        today["tokens_in"].as_u64().unwrap(),
+        today["tokens_out"].as_u64().unwrap(),
+    );
+    assert!(tokens_in >= 1234 && tokens_out >= 56, "{today}");
+    let (status, usage) = pages.get("/usage").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        usage.contains(&format!(
+            "In all: <strong>{}</strong> tokens in, <strong>{}</strong> out.",
+            grouped(tokens_in),
+            grouped(tokens_out)
+        )),
+        "{usage}"
+    );
+    assert_eq!(usage.matches(r#"<svg class="chart" viewBox"#).count(), 3, "{usage}");
+    assert!(usage.contains(">fake</text>"), "the provider: {usage}");
+    assert!(usage.contains(">socket:me</text>"), "the conversation: {usage}");
+    assert!(!usage.contains("style="), "{usage}");
+}
+
+#[tokio::test]
+async fn the_configuration_shows_web_masks_the_canary_and_reloads_with_the_sessions_token() {
+    let pages = start().await;
+    let (status, config) = pages.get("/config").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(config.contains("[web]\nenabled = true"), "{config}");
+    assert!(config.contains("NOTES_TOKEN = &quot;••••••&quot;"), "{config}");
+    assert!(!config.contains("# the dashboard"), "comments are left out: {config}");
+    assert!(config.contains("finds no problem"), "{config}");
+
+    let (status, _) = pages.post("/config/reload", &[("csrf", "forged")]).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    let (status, reloaded) = pages.post("/config/reload", &[("csrf", &csrf_of(&config))]).await;
+    assert_eq!(status, StatusCode::OK);
+    let result = &reloaded[reloaded
+        .find(r#"<section class="result""#)
+        .expect("what the reload did")..];
+    assert!(
+        result.contains(r#"<p class="ok">"#) && result.contains("restart"),
+        "applied, with what waits for a restart: {result}"
+    );
+    assert!(reloaded.contains("[web]"), "the page again: {reloaded}");
+    drop(pages.llm);
+}
