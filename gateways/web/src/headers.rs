@@ -1,6 +1,6 @@
 //! The security headers on every response: a strict Content-Security-Policy
 //! (only this origin's own script, style and images; no frames, no forms
-//! elsewhere), no framing, no referrer sent to another site, no MIME
+//! elsewhere), no framing, no referrer, no MIME
 //! sniffing; pages are not cached, since they show the daemon's state to whoever is signed in.
 
 use axum::extract::Request;
@@ -19,9 +19,9 @@ pub async fn secure(request: Request, next: Next) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    // `same-origin`, not `no-referrer`: under `no-referrer` a browser sends
-    // `Origin: null` with a form, and the forms' origin check refuses it.
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    // Under `no-referrer` a browser sends its own forms with `Origin: null`;
+    // the forms' check then reads `Sec-Fetch-Site` (`host.rs`).
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers
         .entry(header::CACHE_CONTROL)

@@ -55,12 +55,21 @@ impl Hosts {
         self.origin_of(host.ok_or(Refused::NoHost)?).map(|_| ())
     }
 
-    /// Whether `origin` (the `Origin` header of a form) is the origin of the
-    /// page at `host`.
-    pub fn check_origin(&self, host: Option<&str>, origin: Option<&str>) -> Result<(), Refused> {
+    /// Whether a form at `host` came from this dashboard's own pages: its
+    /// `origin` (the `Origin` header) is the page's origin. Under
+    /// `Referrer-Policy: no-referrer` a browser withholds the origin of its
+    /// own forms too (`Origin: null`); then the browser's `fetch_site`
+    /// (`Sec-Fetch-Site`, a header no page can set) must say `same-origin`.
+    pub fn check_origin(
+        &self,
+        host: Option<&str>,
+        origin: Option<&str>,
+        fetch_site: Option<&str>,
+    ) -> Result<(), Refused> {
         let expected = self.origin_of(host.ok_or(Refused::NoHost)?)?;
         match origin {
             Some(origin) if origin.eq_ignore_ascii_case(expected) => Ok(()),
+            None | Some("null") if fetch_site == Some("same-origin") => Ok(()),
             _ => Err(Refused::OtherOrigin),
         }
     }
@@ -100,9 +109,12 @@ mod tests {
         assert_eq!(hosts.check_host(Some("a.example")), Ok(()));
         assert_eq!(hosts.check_host(Some("0.0.0.0:8787")), Ok(()));
         assert_eq!(hosts.check_host(Some("localhost:8787")), Err(Refused::OtherHost));
-        assert_eq!(hosts.check_origin(Some("a.example"), Some("https://a.example")), Ok(()));
         assert_eq!(
-            hosts.check_origin(Some("a.example"), Some("http://a.example")),
+            hosts.check_origin(Some("a.example"), Some("https://a.example"), None),
+            Ok(())
+        );
+        assert_eq!(
+            hosts.check_origin(Some("a.example"), Some("http://a.example"), None),
             Err(Refused::OtherOrigin)
         );
     }
@@ -111,17 +123,42 @@ mod tests {
     fn a_form_must_come_from_the_pages_own_origin() {
         let hosts = loopback();
         let host = Some("127.0.0.1:8787");
-        assert_eq!(hosts.check_origin(host, Some("http://127.0.0.1:8787")), Ok(()));
+        assert_eq!(hosts.check_origin(host, Some("http://127.0.0.1:8787"), None), Ok(()));
         assert_eq!(
-            hosts.check_origin(host, Some("http://localhost:8787")),
+            hosts.check_origin(host, Some("http://localhost:8787"), None),
             Err(Refused::OtherOrigin),
             "another of its names is another origin"
         );
         assert_eq!(
-            hosts.check_origin(host, Some("https://evil.example")),
+            hosts.check_origin(host, Some("https://evil.example"), None),
             Err(Refused::OtherOrigin)
         );
-        assert_eq!(hosts.check_origin(host, Some("null")), Err(Refused::OtherOrigin));
-        assert_eq!(hosts.check_origin(host, None), Err(Refused::OtherOrigin));
+        assert_eq!(hosts.check_origin(host, Some("null"), None), Err(Refused::OtherOrigin));
+        assert_eq!(hosts.check_origin(host, None, None), Err(Refused::OtherOrigin));
+    }
+
+    #[test]
+    fn a_withheld_origin_is_taken_only_when_the_browser_says_same_origin() {
+        let hosts = loopback();
+        let host = Some("127.0.0.1:8787");
+        for origin in [Some("null"), None] {
+            assert_eq!(hosts.check_origin(host, origin, Some("same-origin")), Ok(()));
+            for site in [Some("cross-site"), Some("same-site"), Some("none"), None] {
+                assert_eq!(
+                    hosts.check_origin(host, origin, site),
+                    Err(Refused::OtherOrigin),
+                    "{site:?}"
+                );
+            }
+        }
+        assert_eq!(
+            hosts.check_origin(host, Some("https://evil.example"), Some("same-origin")),
+            Err(Refused::OtherOrigin),
+            "an origin that is given is the one checked"
+        );
+        assert_eq!(
+            hosts.check_origin(Some("evil.example"), None, Some("same-origin")),
+            Err(Refused::OtherHost)
+        );
     }
 }

@@ -94,7 +94,8 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
 pub fn check_form(state: &AppState, headers: &HeaderMap) -> Result<String, Box<Response>> {
     let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
     let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    if state.hosts.check_origin(host, origin).is_err() {
+    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    if state.hosts.check_origin(host, origin, fetch_site).is_err() {
         return Err(Box::new(errors::forbidden(
             "This form came from another site, so it was not taken.",
         )));
