@@ -24,4 +24,4 @@ pub use channel::{Admin, AdminClosed, AdminQueue, Asked};
 pub use reply::{
     AccessAnswer, AdminReply, Decision, Decisions, LoopControl, Reloaded, RuleRevoked, Unreadable, WebAnswer,
 };
-pub use request::{AccessRequest, AdminRequest, WebRequest};
+pub use request::{AccessRequest, AdminRequest, Via, WebRequest};
