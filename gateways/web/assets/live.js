@@ -8,7 +8,8 @@
   var marker = document.getElementById("live");
   marker.classList.add("on");
   source.addEventListener("status", function () {
-    fetch(location.pathname, { credentials: "same-origin" })
+    // With its query: the filters, and what a button just did.
+    fetch(location.pathname + location.search, { credentials: "same-origin" })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (html) {
         if (!html) return;

@@ -1,5 +1,6 @@
 //! Live updates: `GET /events` is a stream of server-sent events, one
-//! `status` event whenever the status document changes (looked at every
+//! `status` event whenever the status document changes, or what waits for
+//! approval, the standing rules or the loops' states (looked at every
 //! [`EVERY`]), which the page's script answers by fetching the page again.
 //! At most [`MAX_STREAMS`] streams are open at once; one more closes the
 //! oldest, so forgotten tabs cannot pile up. Every stream ends when the
@@ -15,7 +16,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
 use passepartout_admin::{Admin, AdminReply, AdminRequest};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::router::AppState;
@@ -112,6 +113,7 @@ fn changes(admin: Admin, closed: CancellationToken, opened: Opened) -> impl Stre
             if let Some(document) = now.as_object_mut() {
                 document.remove("uptime_s");
                 document.remove("backups");
+                document.insert("seen_by_pages".into(), pages_state(&admin).await);
             }
             let changed = last.as_ref().is_some_and(|last| *last != now);
             last = Some(now);
@@ -121,6 +123,40 @@ fn changes(admin: Admin, closed: CancellationToken, opened: Opened) -> impl Stre
             }
         }
     })
+}
+
+/// What the Approvals and Loops pages show that the status document does
+/// not: which approvals wait, which standing rules hold, where each loop
+/// is. One approval decided while another arrives leaves the count alone,
+/// but not this. Times that pass by themselves are left out.
+async fn pages_state(admin: &Admin) -> Value {
+    let pending = match admin.ask(AdminRequest::Approvals { all: false }).await {
+        Ok(AdminReply::Approvals(Ok(listing))) => tokens(&listing["approvals"], "token"),
+        _ => Value::Null,
+    };
+    let rules = match admin.ask(AdminRequest::Rules).await {
+        Ok(AdminReply::Rules(Ok(listing))) => tokens(&listing["rules"], "id"),
+        _ => Value::Null,
+    };
+    let loops = match admin.ask(AdminRequest::Loops).await {
+        Ok(AdminReply::Loops(Ok(loops))) => loops
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|l| json!([l["name"], l["state"], l["attempts"], l["next_wake_ms"]]))
+            .collect(),
+        _ => Value::Null,
+    };
+    json!({ "pending": pending, "rules": rules, "loops": loops })
+}
+
+/// The `key` of each item of `list`.
+fn tokens(list: &Value, key: &str) -> Value {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| item[key].clone())
+        .collect()
 }
 
 #[cfg(test)]

@@ -10,7 +10,11 @@ use crate::escape::Escaped;
 
 /// The pages in the navigation: path and name. A page not built yet is
 /// not listed.
-pub const NAVIGATION: &[(&str, &str)] = &[("/", "Overview")];
+pub const NAVIGATION: &[(&str, &str)] = &[
+    ("/", "Overview"),
+    ("/approvals", "Approvals"),
+    ("/loops", "Loops & tools"),
+];
 
 /// Who is looking, for the shell: signed in, with the session's CSRF token.
 pub struct Viewer<'a> {

@@ -2,6 +2,9 @@
 //! scripting off. `layout` is the shell every page shares (head, navigation,
 //! the sign-out form); each other file is one page.
 
+pub mod approvals;
 pub mod errors;
 pub mod layout;
+pub mod loops;
 pub mod overview;
+pub mod shown;
