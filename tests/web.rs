@@ -157,7 +157,7 @@ fn assert_secure_headers(headers: &HeaderMap) {
          form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
     );
     assert_eq!(headers[header::X_FRAME_OPTIONS], "DENY");
-    assert_eq!(headers[header::REFERRER_POLICY], "no-referrer");
+    assert_eq!(headers[header::REFERRER_POLICY], "same-origin");
     assert_eq!(headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
 }
 

@@ -7,6 +7,9 @@
   var source = new EventSource("/events");
   var marker = document.getElementById("live");
   marker.classList.add("on");
+  // Closed as the page goes, so that a page kept for the back button holds
+  // no connection: a browser opens only a few to one site at once.
+  window.addEventListener("pagehide", function () { source.close(); });
   source.addEventListener("status", function () {
     // With its query: the filters, and what a button just did.
     fetch(location.pathname + location.search, { credentials: "same-origin" })

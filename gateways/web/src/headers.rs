@@ -1,6 +1,6 @@
 //! The security headers on every response: a strict Content-Security-Policy
 //! (only this origin's own script, style and images; no frames, no forms
-//! elsewhere), no framing, no referrer, no MIME sniffing; pages are not
+//! elsewhere), no framing, no referrer to other sites, no MIME sniffing; pages are not
 //! cached, since they show the daemon's state to whoever is signed in.
 
 use axum::extract::Request;
@@ -19,7 +19,9 @@ pub async fn secure(request: Request, next: Next) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
-    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // Not `no-referrer`: under it a browser sends `Origin: null` with every
+    // form, even to its own site, and the origin check refuses them all.
+    headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     headers.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     headers
         .entry(header::CACHE_CONTROL)
