@@ -131,7 +131,7 @@ pub async fn decide(
 ) -> Response {
     let answer = match accept(&state, &headers, form) {
         Ok(answer) => answer,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let Ok(token) = ApprovalToken::parse_typed(&answer.token) else {
         return errors::bad_request(StatusCode::BAD_REQUEST, "The form names no approval token.");
@@ -188,7 +188,7 @@ pub async fn revoke(
 ) -> Response {
     let revoke = match accept(&state, &headers, form) {
         Ok(revoke) => revoke,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let request = AdminRequest::RevokeRule {
         id: revoke.id,

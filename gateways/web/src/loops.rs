@@ -124,7 +124,7 @@ async fn control(
 ) -> Response {
     let control = match accept(state, headers, form) {
         Ok(control) => control,
-        Err(refused) => return refused,
+        Err(refused) => return *refused,
     };
     let name = control.name;
     let request = if run {

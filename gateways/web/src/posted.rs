@@ -35,10 +35,10 @@ pub fn accept<T: WithToken>(
     state: &AppState,
     headers: &HeaderMap,
     form: Result<Form<T>, FormRejection>,
-) -> Result<T, Response> {
-    let session = check_form(state, headers).map_err(|refused| *refused)?;
-    let Form(form) = form.map_err(bad_form)?;
-    check_token(&session, form.csrf()).map_err(|refused| *refused)?;
+) -> Result<T, Box<Response>> {
+    let session = check_form(state, headers)?;
+    let Form(form) = form.map_err(|rejection| Box::new(bad_form(rejection)))?;
+    check_token(&session, form.csrf())?;
     Ok(form)
 }
 

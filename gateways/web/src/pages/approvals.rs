@@ -170,9 +170,9 @@ pub fn pending_one(approval: &Value, csrf: &str) -> String {
         facts.push(("The models' votes", text(&approval["votes"])));
     }
     facts.push((
-        "Time left",
+        "Expires",
         format!(
-            "{}; unanswered, it is not run",
+            "{}; if nobody answers by then, it does not run",
             Escaped(&time_left(approval["expires_in_s"].as_u64().unwrap_or(0)))
         ),
     ));
@@ -284,7 +284,11 @@ fn history(listing: &Value, filter: &Filter) -> String {
                     text(&a["conversation"]),
                     text(&a["requester_shown"]),
                     badge(status, outcome_class(status)),
-                    format!("{by} {}", Escaped(&when)).trim().to_owned(),
+                    if by.is_empty() {
+                        Escaped(&when).to_string()
+                    } else {
+                        format!("{by}, {}", Escaped(&when))
+                    },
                 ]
             })
             .collect();

@@ -30,7 +30,7 @@ pub fn text(value: &Value) -> String {
 pub fn span(s: u64) -> String {
     match s {
         0..60 => format!("{s} s"),
-        60..3600 if s % 60 == 0 => format!("{} min", s / 60),
+        60..3600 if s.is_multiple_of(60) => format!("{} min", s / 60),
         60..3600 => format!("{} min {} s", s / 60, s % 60),
         3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
         _ => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
@@ -53,13 +53,13 @@ pub fn now_ms() -> u64 {
 }
 
 /// When `at_ms` was or will be, seen from `now_ms`: "3 min ago", "in 20 s",
-/// "now"; a missing time is "—".
+/// "just now"; a missing time is "—".
 pub fn relative(at_ms: Option<u64>, now_ms: u64) -> String {
     let Some(at_ms) = at_ms else {
         return "—".to_owned();
     };
     if at_ms.abs_diff(now_ms) < 1000 {
-        "now".to_owned()
+        "just now".to_owned()
     } else if at_ms < now_ms {
         format!("{} ago", span((now_ms - at_ms) / 1000))
     } else {
@@ -138,7 +138,7 @@ mod tests {
         let now = 1_000_000;
         assert_eq!(relative(Some(now - 180_000), now), "3 min ago");
         assert_eq!(relative(Some(now + 20_000), now), "in 20 s");
-        assert_eq!(relative(Some(now + 300), now), "now");
+        assert_eq!(relative(Some(now + 300), now), "just now");
         assert_eq!(relative(None, now), "—");
     }
 
