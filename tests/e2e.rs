@@ -50,3 +50,4 @@ mod telegram_gateway;
 mod telegram_media;
 mod web;
 mod web_browser;
+mod web_forms;
