@@ -3,7 +3,8 @@
 //! needs approval: a person signs in with the one-time link, sees the
 //! overview, answers approvals with the page's buttons (the command runs
 //! exactly once, the audit says the answer came from the web), allows one
-//! always and revokes the rule again, and runs and stops a loop. No page
+//! always and revokes the rule again, sees a new one arrive on the open
+//! page and denies it, and runs and stops a loop. No page
 //! the browser loaded shows the provider's key. Screenshots of the
 //! overview, the approvals and the loops go to `target/screenshots/`.
 
@@ -202,6 +203,17 @@ async fn approvals_and_loops_are_answered_from_the_browser() {
     browser.wait_for_text("#rules", "No standing rules").await;
     let listed = setup.cli().await.rules().await.expect("rules");
     assert_eq!(listed["rules"], Value::Array(vec![]), "{listed:#}");
+
+    // Without the rule it asks again, and the open page shows it by itself
+    // (keeping what it said); Deny, and it does not run.
+    let (third, token) = ask_to_run(&mut chat).await;
+    let card = format!("#approval-{token}");
+    browser.wait_for_text(&card, COMMAND).await;
+    assert!(browser.text(".notice").await.contains("is revoked"));
+    browser.click(&format!("{card} button.deny")).await;
+    browser.wait_for_text(".notice", "You denied").await;
+    chat.reply(&third).await;
+    assert_eq!(lines_in(&ran), 2, "a denied command does not run");
 
     // Loops & tools: the heartbeat, run now and stopped from the page; the
     // tools with their gates.

@@ -4,8 +4,10 @@
 "use strict";
 (function () {
   if (!window.EventSource || !document.getElementById("live")) return;
-  var source = new EventSource("/events");
   var marker = document.getElementById("live");
+  // What the page was rendered from, so nothing that came since is missed.
+  var seen = marker.getAttribute("data-seen");
+  var source = new EventSource(seen ? "/events?seen=" + encodeURIComponent(seen) : "/events");
   marker.classList.add("on");
   // Closed as the page goes, so that a page kept for the back button holds
   // no connection: a browser opens only a few to one site at once.

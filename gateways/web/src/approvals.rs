@@ -75,6 +75,8 @@ pub async fn show(
     let Ok(Form(query)) = query else {
         return errors::bad_request(StatusCode::BAD_REQUEST, "The page's filters could not be read.");
     };
+    // Before what the page shows is read: whatever changes after is news.
+    let seen = crate::events::seen(&state.admin).await;
     let Some(listing) = listing(&state).await else {
         return errors::unavailable("the daemon is shutting down");
     };
@@ -89,6 +91,7 @@ pub async fn show(
         &query.filter(),
         query.notice().as_ref(),
         &signed_in.csrf,
+        seen.as_deref(),
     );
     page(
         StatusCode::OK,

@@ -51,6 +51,8 @@ pub async fn show(
         (None, Some(name)) => Some(Notice::Stopped(name)),
         (None, None) => None,
     };
+    // Before what the page shows is read: whatever changes after is news.
+    let seen = crate::events::seen(&state.admin).await;
     let loops = match state.admin.ask(AdminRequest::Loops).await {
         Ok(AdminReply::Loops(Ok(loops))) => loops,
         Ok(AdminReply::Loops(Err(unreadable))) => json!({ "error": unreadable.message }),
@@ -75,7 +77,14 @@ pub async fn show(
         Ok(AdminReply::Status(status)) => status,
         _ => Value::Null,
     };
-    let html = body(&loops, &tools, &status, notice.as_ref(), &signed_in.csrf);
+    let html = body(
+        &loops,
+        &tools,
+        &status,
+        notice.as_ref(),
+        &signed_in.csrf,
+        seen.as_deref(),
+    );
     page(
         StatusCode::OK,
         "Loops & tools",

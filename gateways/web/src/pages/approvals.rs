@@ -76,10 +76,18 @@ pub struct Filter {
 /// The outcomes the history can be filtered by.
 const OUTCOMES: &[&str] = &["approved", "denied", "expired", "cancelled"];
 
-/// The page's body.
-pub fn body(listing: &Value, rules: &Value, filter: &Filter, notice: Option<&Notice>, csrf: &str) -> String {
-    let mut out = String::from(
-        r#"<p class="meta"><span id="live" class="live">Updates by itself when something changes.</span></p>"#,
+/// The page's body; `seen` is what its live updates start from.
+pub fn body(
+    listing: &Value,
+    rules: &Value,
+    filter: &Filter,
+    notice: Option<&Notice>,
+    csrf: &str,
+    seen: Option<&str>,
+) -> String {
+    let mut out = format!(
+        r#"<p class="meta"><span id="live" class="live" data-seen="{}">Updates by itself when something changes.</span></p>"#,
+        Escaped(seen.unwrap_or_default())
     );
     if let Some(notice) = notice {
         out += &said(notice, listing);
@@ -463,20 +471,20 @@ mod tests {
             {"at_ms": 2, "conversation": "telegram:1", "event": "approved AAAAAAAA"},
         ]});
         let rules = json!({"rules": []});
-        let all = body(&listing, &rules, &Filter::default(), None, "t");
+        let all = body(&listing, &rules, &Filter::default(), None, "t", None);
         assert!(all.contains("shell: one") && all.contains("shell: two"), "{all}");
         let denied = Filter {
             outcome: Some("denied".into()),
             gateway: None,
         };
-        let html = body(&listing, &rules, &denied, None, "t");
+        let html = body(&listing, &rules, &denied, None, "t", None);
         assert!(html.contains("shell: two") && !html.contains("shell: one"), "{html}");
         assert!(html.contains(r#"<option value="denied" selected>"#), "{html}");
         let telegram = Filter {
             outcome: None,
             gateway: Some("telegram".into()),
         };
-        let html = body(&listing, &rules, &telegram, None, "t");
+        let html = body(&listing, &rules, &telegram, None, "t", None);
         assert!(html.contains("shell: one") && !html.contains("shell: two"), "{html}");
         assert!(
             html.contains("approved AAAAAAAA") && !html.contains("denied BBBBBBBB"),
@@ -495,7 +503,14 @@ mod tests {
             token: "AAAAAAAA".into(),
             choice: Choice::Approve,
         };
-        let html = body(&listing, &json!({"rules": []}), &Filter::default(), Some(&notice), "t");
+        let html = body(
+            &listing,
+            &json!({"rules": []}),
+            &Filter::default(),
+            Some(&notice),
+            "t",
+            None,
+        );
         assert!(
             html.contains("You approved <code>shell: one</code> (AAAAAAAA): it runs now, once, in socket:me."),
             "{html}"
@@ -503,7 +518,14 @@ mod tests {
         let notice = Notice::Already {
             token: "AAAAAAAA".into(),
         };
-        let html = body(&listing, &json!({"rules": []}), &Filter::default(), Some(&notice), "t");
+        let html = body(
+            &listing,
+            &json!({"rules": []}),
+            &Filter::default(),
+            Some(&notice),
+            "t",
+            None,
+        );
         assert!(
             html.contains("Approval AAAAAAAA was already approved from the web, so your answer was not taken."),
             "{html}"

@@ -31,10 +31,19 @@ pub enum Notice {
 
 /// The page's body: the loops (a list, or `{"error": …}`), the tools
 /// listing, the status document (for the MCP servers).
-pub fn body(loops: &Value, tools: &Value, status: &Value, notice: Option<&Notice>, csrf: &str) -> String {
+/// `seen` is what its live updates start from.
+pub fn body(
+    loops: &Value,
+    tools: &Value,
+    status: &Value,
+    notice: Option<&Notice>,
+    csrf: &str,
+    seen: Option<&str>,
+) -> String {
     let now = now_ms();
-    let mut out = String::from(
-        r#"<p class="meta"><span id="live" class="live">Updates by itself when something changes.</span></p>"#,
+    let mut out = format!(
+        r#"<p class="meta"><span id="live" class="live" data-seen="{}">Updates by itself when something changes.</span></p>"#,
+        Escaped(seen.unwrap_or_default())
     );
     if let Some(notice) = notice {
         let line = match notice {
@@ -292,7 +301,7 @@ mod tests {
             {"name": "rm", "source": "mcp:files", "gate": "denied", "reason": "<never>"},
         ]);
         let status = json!({"mcp": [{"name": "files", "state": "running", "tools": 2, "last_error": null}]});
-        let html = body(&json!([]), &tools, &status, None, "tok");
+        let html = body(&json!([]), &tools, &status, None, "tok", None);
         for fact in [
             r#"<span class="state waiting">needs approval</span>"#,
             r#"<span class="state bad">denied</span>"#,
