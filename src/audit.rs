@@ -8,6 +8,7 @@
 pub use crate::store::{AuditEvent, Audited, VoteOutcome};
 
 use crate::people::{named, shown};
+use crate::store::How;
 
 impl AuditEvent {
     /// One line for a person: what, where, who.
@@ -32,12 +33,16 @@ impl AuditEvent {
                 by,
                 how,
             } => {
-                let by = by.as_ref().map(|p| format!(" by {}", shown(p))).unwrap_or_default();
+                // The dashboard's owner has no name of their own to show.
+                let by = match (by, how) {
+                    (_, How::Web) => " from the web".to_owned(),
+                    (Some(person), how) => format!(" by {} ({})", shown(person), how.as_str()),
+                    (None, how) => format!(" ({})", how.as_str()),
+                };
                 format!(
-                    "{} {} `{action}`{by} ({}) in {}",
+                    "{} {} `{action}`{by} in {}",
                     outcome.as_str(),
                     token.as_str(),
-                    how.as_str(),
                     self.conversation
                 )
             }
@@ -130,7 +135,7 @@ impl AuditEvent {
 mod tests {
     use passepartout_gateway::{ApprovalToken, ChatId, ConversationKey, GatewayId, UserId};
 
-    use crate::store::{AuditEvent, Audited, Names};
+    use crate::store::{AuditEvent, Audited, How, Names, Person, Status};
 
     #[test]
     fn a_request_names_who_asked_as_their_platform_gave_them() {
@@ -151,6 +156,35 @@ mod tests {
         assert_eq!(
             event.describe(),
             "requested ABCDEFGH `shell: ls` by Ada Lovelace @ada (telegram:42) in telegram:42"
+        );
+    }
+
+    #[test]
+    fn a_decision_on_the_web_reads_from_the_web() {
+        let conversation = ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("me").unwrap());
+        let decided = |how, by| AuditEvent {
+            at_ms: 0,
+            conversation: conversation.clone(),
+            what: Audited::Decided {
+                token: ApprovalToken::new("ABCDEFGH").unwrap(),
+                action: "shell: ls".into(),
+                outcome: Status::Approved,
+                by,
+                how,
+            },
+        };
+        let owner = Person::known_as(GatewayId::new("socket").unwrap(), UserId::new("web").unwrap());
+        assert_eq!(
+            decided(How::Web, Some(owner.clone())).describe(),
+            "approved ABCDEFGH `shell: ls` from the web in socket:me"
+        );
+        assert_eq!(
+            decided(How::Cli, Some(owner)).describe(),
+            "approved ABCDEFGH `shell: ls` by socket:web (cli) in socket:me"
+        );
+        assert_eq!(
+            decided(How::Timer, None).describe(),
+            "approved ABCDEFGH `shell: ls` (timer) in socket:me"
         );
     }
 }

@@ -24,11 +24,12 @@ pub fn named(gateway: &GatewayId, user: &UserId, names: &Names) -> String {
 
 /// Who made `decision`, as the words after "Denied" or "Approved": "by"
 /// the person, or "from the terminal" for the local user's
-/// `passepartout approvals` (whose id is only the terminal's account);
-/// none for the timer.
+/// `passepartout approvals` (whose id is only the terminal's account), or
+/// "from the web" for the owner's click on the dashboard; none for the timer.
 pub fn decided_by(decision: &Decision) -> Option<String> {
     match (&decision.by, decision.how) {
         (_, How::Cli) => Some("from the terminal".to_owned()),
+        (_, How::Web) => Some("from the web".to_owned()),
         (Some(by), _) => Some(format!("by {}", shown(by))),
         (None, _) => None,
     }
@@ -76,7 +77,7 @@ mod tests {
     }
 
     #[test]
-    fn the_terminal_decides_from_the_terminal_a_person_by_name_the_timer_unnamed() {
+    fn the_terminal_and_the_web_decide_from_there_a_person_by_name_the_timer_unnamed() {
         let terminal = Person::known_as(GatewayId::new("socket").unwrap(), UserId::new("0").unwrap());
         assert_eq!(
             decided_by(&decision(Some(terminal), How::Cli)).as_deref(),
@@ -87,5 +88,10 @@ mod tests {
             Some("by Ada Lovelace @ada (telegram:42)")
         );
         assert_eq!(decided_by(&decision(None, How::Timer)), None);
+        let owner = Person::known_as(GatewayId::new("socket").unwrap(), UserId::new("web").unwrap());
+        assert_eq!(
+            decided_by(&decision(Some(owner), How::Web)).as_deref(),
+            Some("from the web")
+        );
     }
 }

@@ -49,5 +49,7 @@ mod telegram;
 mod telegram_gateway;
 mod telegram_media;
 mod web;
+mod web_browser;
+mod web_forms;
 mod web_pages;
 mod web_pages_browser;

@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use passepartout_admin::{AdminReply, Decision, Decisions, RuleRevoked, Unreadable};
+use passepartout_admin::{AdminReply, Decision, Decisions, RuleRevoked, Unreadable, Via};
 use passepartout_gateway::UserId;
 
 use super::{AdminContext, Reply};
@@ -21,13 +21,22 @@ pub(super) fn listing(admin: &Arc<AdminContext>, all: bool, reply: Reply) {
     });
 }
 
-/// Decides the approval `token` names as `by`. The decision is durable
+/// Decides the approval `token` names as `by`, answering `via` the
+/// terminal or the web. The decision is durable
 /// before it is confirmed, and the conversation owed its outcome is woken;
 /// the flush waits on the disk, so this is spawned.
-pub(super) fn decide(admin: &Arc<AdminContext>, token: String, approve: bool, always: bool, by: UserId, reply: Reply) {
+pub(super) fn decide(
+    admin: &Arc<AdminContext>,
+    token: String,
+    approve: bool,
+    always: bool,
+    by: UserId,
+    via: Via,
+    reply: Reply,
+) {
     let admin = admin.clone();
     admin.tracker.clone().spawn(async move {
-        let decided = match admin.approvals.decide_local(&token, approve, always, by) {
+        let decided = match admin.approvals.decide_local(&token, approve, always, by, via) {
             Ok(decided) => admin.store.durable().await.map(|()| decided),
             Err(error) => Err(error),
         };

@@ -129,6 +129,7 @@ async fn a_decision_on_an_unknown_token_is_refused() {
         approve: true,
         always: false,
         by: UserId::new("1000").unwrap(),
+        via: passepartout_admin::Via::Terminal,
     };
     let Ok(AdminReply::Decision(Decision { decided, message })) = served.admin.ask(decide).await else {
         panic!("a decide is answered with a decision");

@@ -4,6 +4,7 @@
 //! local user (of the gateway whose every user approves, in the policy) is
 //! an approver of every approval, from anywhere.
 
+use passepartout_admin::Via;
 use passepartout_gateway::markup::code;
 use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
 use serde_json::{Value, json};
@@ -32,7 +33,13 @@ impl Approvals {
                 .store
                 .audit_events(AUDIT_SHOWN)?
                 .iter()
-                .map(|event| json!({ "at_ms": event.at_ms, "event": event.describe() }))
+                .map(|event| {
+                    json!({
+                        "at_ms": event.at_ms,
+                        "conversation": event.conversation.to_string(),
+                        "event": event.describe(),
+                    })
+                })
                 .collect();
             listing["audit"] = Value::Array(audit);
         }
@@ -81,6 +88,9 @@ impl Approvals {
             "token": approval.token.as_str(),
             "status": approval.status.as_str(),
             "action": approval.action(),
+            // What exactly runs, for a page that shows the call whole.
+            "tool": approval.call.tool,
+            "arguments": approval.call.arguments,
             "reason": approval.reason,
             "votes": approval.votes,
             "conversation": approval.conversation.to_string(),
@@ -93,15 +103,17 @@ impl Approvals {
         })
     }
 
-    /// Decides the approval `token` names as the local user `by` (with
-    /// `always`, an approval also makes a standing rule). Returns what came
-    /// of it and the conversation owed the outcome.
+    /// Decides the approval `token` names as the local user `by`, answering
+    /// `via` the terminal or the web dashboard (with `always`, an approval
+    /// also makes a standing rule). Returns what came of it and the
+    /// conversation owed the outcome.
     pub fn decide_local(
         &self,
         token: &str,
         approve: bool,
         always: bool,
         by: UserId,
+        via: Via,
     ) -> Result<(passepartout_admin::Decision, Option<Owed>), StoreError> {
         let answer = |decided: bool, message: String| passepartout_admin::Decision { decided, message };
         let Ok(token) = ApprovalToken::parse_typed(token) else {
@@ -120,7 +132,10 @@ impl Approvals {
         let decision = Decision {
             outcome: if approve { Status::Approved } else { Status::Denied },
             by: Some(Person::known_as(gateway, by)),
-            how: How::Cli,
+            how: match via {
+                Via::Terminal => How::Cli,
+                Via::Web => How::Web,
+            },
             at_ms: self.clock.now_ms(),
             message: None,
         };

@@ -27,4 +27,4 @@ pub use dashboard::DashboardRequest;
 pub use reply::{
     AccessAnswer, AdminReply, Decision, Decisions, LoopControl, Reloaded, RuleRevoked, Unreadable, WebAnswer,
 };
-pub use request::{AccessRequest, AdminRequest, WebRequest};
+pub use request::{AccessRequest, AdminRequest, Via, WebRequest};

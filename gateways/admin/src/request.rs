@@ -16,15 +16,17 @@ pub enum AdminRequest {
     /// The pending approvals; with `all`, every approval and the audit trail.
     /// Answered [`Approvals`](crate::AdminReply::Approvals).
     Approvals { all: bool },
-    /// Approve or deny the approval with `token`, as the local user `by`;
-    /// with `always`, an approval also makes a standing rule (calls like it
-    /// run in its conversation without asking). Answered
+    /// Approve or deny the approval with `token`, as the local user `by`
+    /// answering `via` the terminal or the web dashboard; with `always`, an
+    /// approval also makes a standing rule (calls like it run in its
+    /// conversation without asking). Answered
     /// [`Decision`](crate::AdminReply::Decision).
     Decide {
         token: String,
         approve: bool,
         always: bool,
         by: UserId,
+        via: Via,
     },
     /// Approve or deny, as the local user `by`, every pending approval of
     /// the conversation named `from` (`gateway:chat`) — or, to deny, of
@@ -68,6 +70,17 @@ pub enum AdminRequest {
     /// A question from a page of the web dashboard; answered
     /// [`Dashboard`](crate::AdminReply::Dashboard).
     Dashboard { request: crate::DashboardRequest },
+}
+
+/// Where the machine's owner answered from, kept with a decision and shown
+/// in the audit trail ("from the terminal", "from the web").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Via {
+    /// `passepartout approvals approve|deny`, through the local socket.
+    Terminal,
+    /// A button on the web dashboard's Approvals page.
+    Web,
 }
 
 /// What the owner may ask about signing in to the web dashboard.

@@ -11,7 +11,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use passepartout_admin::{AdminClosed, AdminRequest};
+use passepartout_admin::{AdminClosed, AdminRequest, Via};
 use passepartout_gateway::{
     Ack, ChatId, ConversationKey, Inbound, InboundBody, Intake, IntakeClosed, MessageId, Refusal, Sender,
 };
@@ -181,6 +181,7 @@ impl Connection {
                     approve,
                     always,
                     by,
+                    via: Via::Terminal,
                 })
                 .await
             }

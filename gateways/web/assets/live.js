@@ -4,11 +4,17 @@
 "use strict";
 (function () {
   if (!window.EventSource || !document.getElementById("live")) return;
-  var source = new EventSource("/events");
   var marker = document.getElementById("live");
+  // What the page was rendered from, so nothing that came since is missed.
+  var seen = marker.getAttribute("data-seen");
+  var source = new EventSource(seen ? "/events?seen=" + encodeURIComponent(seen) : "/events");
   marker.classList.add("on");
+  // Closed as the page goes, so that a page kept for the back button holds
+  // no connection: a browser opens only a few to one site at once.
+  window.addEventListener("pagehide", function () { source.close(); });
   source.addEventListener("status", function () {
-    fetch(location.pathname, { credentials: "same-origin" })
+    // With its query: the filters, and what a button just did.
+    fetch(location.pathname + location.search, { credentials: "same-origin" })
       .then(function (response) { return response.ok ? response.text() : null; })
       .then(function (html) {
         if (!html) return;

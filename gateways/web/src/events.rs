@@ -1,6 +1,9 @@
 //! Live updates: `GET /events` is a stream of server-sent events, one
-//! `status` event whenever the status document changes (looked at every
+//! `status` event whenever the status document changes, or what waits for
+//! approval, the standing rules or the loops' states (looked at every
 //! [`EVERY`]), which the page's script answers by fetching the page again.
+//! A page rendered with [`seen`] hands its stream what it showed, so that a
+//! change that came between the page and its stream is news too.
 //! At most [`MAX_STREAMS`] streams are open at once; one more closes the
 //! oldest, so forgotten tabs cannot pile up. Every stream ends when the
 //! gateway stops.
@@ -10,12 +13,18 @@ use std::convert::Infallible;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use axum::Form;
 use axum::extract::State;
+use axum::extract::rejection::FormRejection;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::stream::{self, Stream};
 use passepartout_admin::{Admin, AdminReply, AdminRequest};
-use serde_json::Value;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use crate::router::AppState;
@@ -82,45 +91,119 @@ impl Drop for Opened {
     }
 }
 
-/// `GET /events`.
-pub async fn events(State(state): State<Arc<AppState>>, _signed_in: SignedIn) -> Response {
+/// `GET /events?seen=FINGERPRINT`: `seen` is the [`fingerprint`] of what the
+/// page was rendered from, so that a change between the page and its stream
+/// is not missed; without it, what the stream first sees is the baseline.
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    _signed_in: SignedIn,
+    since: Result<Form<Since>, FormRejection>,
+) -> Response {
+    let seen = since.ok().and_then(|Form(since)| since.seen);
     let (id, closed) = state.streams.open();
     let opened = Opened {
         streams: state.clone(),
         id,
     };
     let admin = state.admin.clone();
-    Sse::new(changes(admin, closed, opened))
+    Sse::new(changes(admin, closed, opened, seen))
         .keep_alive(KeepAlive::default())
         .into_response()
 }
 
-/// One `status` event each time the status document differs from the last
-/// one seen (the first is only remembered); ends when `closed` is cancelled.
-fn changes(admin: Admin, closed: CancellationToken, opened: Opened) -> impl Stream<Item = Result<Event, Infallible>> {
-    let start = (admin, closed, None::<Value>, opened);
+/// The query of `GET /events`.
+#[derive(Deserialize)]
+pub struct Since {
+    seen: Option<String>,
+}
+
+/// One `status` event each time what a page shows differs from the last
+/// seen (`seen` at first, else the first look is only remembered); ends
+/// when `closed` is cancelled.
+fn changes(
+    admin: Admin,
+    closed: CancellationToken,
+    opened: Opened,
+    seen: Option<String>,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let start = (admin, closed, seen, opened);
     stream::unfold(start, |(admin, closed, mut last, opened)| async move {
         loop {
-            tokio::select! {
-                () = closed.cancelled() => return None,
-                () = tokio::time::sleep(EVERY) => {}
-            }
-            let Ok(AdminReply::Status(mut now)) = admin.ask(AdminRequest::Status).await else {
-                return None;
-            };
-            // The uptime changes every second; it is no news.
-            if let Some(document) = now.as_object_mut() {
-                document.remove("uptime_s");
-                document.remove("backups");
-            }
+            let now = fingerprint(&snapshot(&admin).await?);
             let changed = last.as_ref().is_some_and(|last| *last != now);
             last = Some(now);
             if changed {
                 let event = Event::default().event("status").data("changed");
                 return Some((Ok(event), (admin, closed, last, opened)));
             }
+            tokio::select! {
+                () = closed.cancelled() => return None,
+                () = tokio::time::sleep(EVERY) => {}
+            }
         }
     })
+}
+
+/// What the pages show, as the streams compare it: the status document
+/// without what changes by itself, and what the Approvals and Loops pages
+/// show beside it; none once the daemon no longer answers.
+async fn snapshot(admin: &Admin) -> Option<Value> {
+    let Ok(AdminReply::Status(mut now)) = admin.ask(AdminRequest::Status).await else {
+        return None;
+    };
+    // The uptime changes every second; it is no news.
+    if let Some(document) = now.as_object_mut() {
+        document.remove("uptime_s");
+        document.remove("backups");
+        document.insert("seen_by_pages".into(), pages_state(admin).await);
+    }
+    Some(now)
+}
+
+/// A short digest of `snapshot`, for a page to hand its stream.
+fn fingerprint(snapshot: &Value) -> String {
+    let digest = Sha256::digest(snapshot.to_string().as_bytes());
+    URL_SAFE_NO_PAD.encode(&digest[..12])
+}
+
+/// The fingerprint of what the pages show now, taken before a page reads
+/// what it shows; none once the daemon no longer answers.
+pub async fn seen(admin: &Admin) -> Option<String> {
+    Some(fingerprint(&snapshot(admin).await?))
+}
+
+/// What the Approvals and Loops pages show that the status document does
+/// not: which approvals wait, which standing rules hold, where each loop
+/// is. One approval decided while another arrives leaves the count alone,
+/// but not this. Times that pass by themselves are left out.
+async fn pages_state(admin: &Admin) -> Value {
+    let pending = match admin.ask(AdminRequest::Approvals { all: false }).await {
+        Ok(AdminReply::Approvals(Ok(listing))) => tokens(&listing["approvals"], "token"),
+        _ => Value::Null,
+    };
+    let rules = match admin.ask(AdminRequest::Rules).await {
+        Ok(AdminReply::Rules(Ok(listing))) => tokens(&listing["rules"], "id"),
+        _ => Value::Null,
+    };
+    let loops = match admin.ask(AdminRequest::Loops).await {
+        Ok(AdminReply::Loops(Ok(loops))) => loops
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|l| json!([l["name"], l["state"], l["attempts"], l["next_wake_ms"]]))
+            .collect(),
+        _ => Value::Null,
+    };
+    json!({ "pending": pending, "rules": rules, "loops": loops })
+}
+
+/// The `key` of each item of `list`.
+fn tokens(list: &Value, key: &str) -> Value {
+    list.as_array()
+        .into_iter()
+        .flatten()
+        .map(|item| item[key].clone())
+        .collect()
 }
 
 #[cfg(test)]

@@ -30,11 +30,15 @@
 //! | HTML escaping | `escape.rs` |
 //! | pages: shell and navigation, overview, conversations, usage, configuration, errors | `pages/` |
 //! | SVG charts drawn on the server | `pages/chart.rs` |
+//! | approvals: what waits, decided, standing rules | `approvals.rs`, `pages/approvals.rs` |
+//! | loops, tools and their gates | `loops.rs`, `pages/loops.rs` |
+//! | the checks every form that changes something passes | `posted.rs` |
 //!
 //! A new page is a file in `pages/` rendering into [`pages::layout::page`],
 //! a route in `router.rs` behind the signed-in guard, and an entry in
 //! `pages/layout.rs`' navigation.
 
+mod approvals;
 mod assets;
 mod config;
 mod error;
@@ -42,7 +46,9 @@ mod escape;
 mod events;
 mod headers;
 mod host;
+mod loops;
 pub mod pages;
+mod posted;
 mod rate_limit;
 mod router;
 mod server;

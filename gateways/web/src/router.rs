@@ -5,6 +5,10 @@
 //! | --- | --- | --- |
 //! | `GET /` | the overview | signed in, else how to sign in |
 //! | `GET /events` | live updates (server-sent events) | signed in |
+//! | `GET /approvals` | what waits for approval, decided, standing rules | signed in |
+//! | `POST /approvals/decide`, `/approvals/rules/revoke` | answer an approval, revoke a rule | origin, cookie, CSRF token |
+//! | `GET /loops` | background loops, tools and their gates | signed in |
+//! | `POST /loops/run`, `/loops/stop` | run a loop now, stop it | origin, cookie, CSRF token |
 //! | `GET /sign-in/{token}` | a one-time link traded for a session | rate-limited per client |
 //! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
 //! | `GET /assets/style.css`, `/assets/live.js` | embedded assets | none |
@@ -35,6 +39,7 @@ use crate::pages::{configuration, conversations, usage};
 use crate::rate_limit::Guesses;
 use crate::session::SignedIn;
 use crate::sessions::Sessions;
+use crate::{approvals, loops};
 use crate::{assets, headers, sign_in};
 
 /// The largest request body taken, in bytes: the forms are small.
@@ -61,6 +66,12 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(overview))
         .route("/events", get(events::events))
+        .route("/approvals", get(approvals::show))
+        .route("/approvals/decide", post(approvals::decide))
+        .route("/approvals/rules/revoke", post(approvals::revoke))
+        .route("/loops", get(loops::show))
+        .route("/loops/run", post(loops::run))
+        .route("/loops/stop", post(loops::stop))
         .route("/sign-in/{token}", get(sign_in::redeem))
         .route("/sign-out", post(sign_in::sign_out))
         .route("/assets/style.css", get(assets::style))

@@ -386,7 +386,13 @@ async fn the_local_user_makes_lists_and_revokes_rules() {
     let approval = pending(&desk, &chat, shell("echo hi; ls"));
     let me = UserId::new("1000").unwrap();
     let (decision, owed) = desk
-        .decide_local(approval.token.as_str(), true, true, me.clone())
+        .decide_local(
+            approval.token.as_str(),
+            true,
+            true,
+            me.clone(),
+            passepartout_admin::Via::Terminal,
+        )
         .unwrap();
     assert!(decision.decided, "{decision:?}");
     assert!(
@@ -413,7 +419,15 @@ async fn the_local_user_makes_lists_and_revokes_rules() {
 
     // Deny --always makes nothing.
     let denied = pending(&desk, &chat, shell("ls"));
-    let (decision, _) = desk.decide_local(denied.token.as_str(), false, true, me).unwrap();
+    let (decision, _) = desk
+        .decide_local(
+            denied.token.as_str(),
+            false,
+            true,
+            me,
+            passepartout_admin::Via::Terminal,
+        )
+        .unwrap();
     assert!(shown(&decision.message).starts_with("Denied"), "{decision:?}");
     assert!(store.standing_rules().unwrap().is_empty());
 }

@@ -243,6 +243,8 @@ pub enum How {
     Reaction,
     /// `passepartout approvals approve|deny`.
     Cli,
+    /// A button on the web dashboard's Approvals page.
+    Web,
     /// `/cancel` by the requester.
     Cancel,
     /// Nobody answered in time.
@@ -258,6 +260,7 @@ impl How {
             How::Button => "button",
             How::Reaction => "reaction",
             How::Cli => "cli",
+            How::Web => "web",
             How::Cancel => "cancel",
             How::Timer => "timer",
         }

@@ -83,6 +83,23 @@ pub fn bad_request(status: StatusCode, why: &str) -> Response {
     )
 }
 
+/// A request that could not be done as things stand (409), with why and
+/// the way back to the page it came from.
+pub fn conflict(why: &str, back: &str, back_name: &str) -> Response {
+    page(
+        StatusCode::CONFLICT,
+        "Not done",
+        "",
+        None,
+        &format!(
+            r#"<p>{}</p><p><a href="{}">{}</a></p>"#,
+            Escaped(why),
+            Escaped(back),
+            Escaped(back_name)
+        ),
+    )
+}
+
 /// A `Host` that is not this dashboard's: refused before anything else.
 pub fn wrong_host() -> Response {
     page(

@@ -12,6 +12,8 @@ use crate::escape::Escaped;
 /// not listed.
 pub const NAVIGATION: &[(&str, &str)] = &[
     ("/", "Overview"),
+    ("/approvals", "Approvals"),
+    ("/loops", "Loops & tools"),
     ("/conversations", "Conversations"),
     ("/usage", "Usage"),
     ("/config", "Configuration"),

@@ -3,11 +3,14 @@
 //! the sign-out form); `parts` and `chart` are pieces pages share (tables,
 //! dates, SVG charts); each other file is one page.
 
+pub mod approvals;
 pub mod chart;
 pub mod configuration;
 pub mod conversations;
 pub mod errors;
 pub mod layout;
+pub mod loops;
 pub mod overview;
 pub mod parts;
+pub mod shown;
 pub mod usage;

@@ -82,7 +82,7 @@ fn loops(loops: &Value) -> String {
 
 fn waiting(counts: &Value, listing: &Value) -> String {
     let mut out = format!(
-        "<section><h2>Waiting for approval</h2><p>{} pending. Answer them in the chat that asked, or with <code>passepartout approvals</code>.</p>",
+        "<section><h2>Waiting for approval</h2><p>{} pending. Answer them on the <a href=\"/approvals\">Approvals</a> page, in the chat that asked, or with <code>passepartout approvals</code>.</p>",
         text(&counts["pending"])
     );
     if let Some(error) = listing["error"].as_str() {

@@ -1,0 +1,154 @@
+//! The Loops & tools page's routes: `GET /loops` shows the background
+//! loops, the tools and their gates, the tool servers; `POST /loops/run`
+//! runs a loop now and `POST /loops/stop` stops one — the admin requests
+//! `passepartout loops run|stop` sends. Then the browser is sent back to
+//! the page, which says what came of it.
+
+use std::sync::Arc;
+
+use axum::Form;
+use axum::extract::State;
+use axum::extract::rejection::FormRejection;
+use axum::http::StatusCode;
+use axum::http::header::HeaderMap;
+use axum::response::Response;
+use passepartout_admin::{AdminReply, AdminRequest};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::pages::errors;
+use crate::pages::layout::{Viewer, page};
+use crate::pages::loops::{Notice, body};
+use crate::posted::{WithToken, accept, owner, plain, see_other};
+use crate::router::AppState;
+use crate::server::GATEWAY_ID;
+use crate::session::SignedIn;
+
+/// The chat whose tools the page lists: one of the dashboard's own, which
+/// no skill names, so the gates shown are those that hold in general.
+const TOOLS_CHAT: &str = "dashboard";
+
+/// The page's query: what a button just did.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Query {
+    ran: Option<String>,
+    stopped: Option<String>,
+}
+
+/// `GET /loops`.
+pub async fn show(
+    State(state): State<Arc<AppState>>,
+    signed_in: SignedIn,
+    query: Result<Form<Query>, FormRejection>,
+) -> Response {
+    let Ok(Form(query)) = query else {
+        return errors::bad_request(StatusCode::BAD_REQUEST, "The page's address could not be read.");
+    };
+    let notice = match (query.ran, query.stopped) {
+        (Some(name), _) => Some(Notice::Ran(name)),
+        (None, Some(name)) => Some(Notice::Stopped(name)),
+        (None, None) => None,
+    };
+    // Before what the page shows is read: whatever changes after is news.
+    let seen = crate::events::seen(&state.admin).await;
+    let loops = match state.admin.ask(AdminRequest::Loops).await {
+        Ok(AdminReply::Loops(Ok(loops))) => loops,
+        Ok(AdminReply::Loops(Err(unreadable))) => json!({ "error": unreadable.message }),
+        _ => return errors::unavailable("the daemon is shutting down"),
+    };
+    let conversation = ConversationKey::new(
+        GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid"),
+        ChatId::new(TOOLS_CHAT).expect("a valid chat id"),
+    );
+    let tools = match state
+        .admin
+        .ask(AdminRequest::Tools {
+            conversation,
+            by: owner(),
+        })
+        .await
+    {
+        Ok(AdminReply::Tools(tools)) => tools,
+        _ => return errors::unavailable("the daemon is shutting down"),
+    };
+    let status = match state.admin.ask(AdminRequest::Status).await {
+        Ok(AdminReply::Status(status)) => status,
+        _ => Value::Null,
+    };
+    let html = body(
+        &loops,
+        &tools,
+        &status,
+        notice.as_ref(),
+        &signed_in.csrf,
+        seen.as_deref(),
+    );
+    page(
+        StatusCode::OK,
+        "Loops & tools",
+        "/loops",
+        Some(Viewer { csrf: &signed_in.csrf }),
+        &html,
+    )
+}
+
+/// A Run now or Stop button under a loop.
+#[derive(Deserialize)]
+pub struct Control {
+    csrf: String,
+    name: String,
+}
+
+impl WithToken for Control {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// `POST /loops/run`.
+pub async fn run(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    form: Result<Form<Control>, FormRejection>,
+) -> Response {
+    control(&state, &headers, form, true).await
+}
+
+/// `POST /loops/stop`.
+pub async fn stop(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    form: Result<Form<Control>, FormRejection>,
+) -> Response {
+    control(&state, &headers, form, false).await
+}
+
+async fn control(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: Result<Form<Control>, FormRejection>,
+    run: bool,
+) -> Response {
+    let control = match accept(state, headers, form) {
+        Ok(control) => control,
+        Err(refused) => return *refused,
+    };
+    let name = control.name;
+    let request = if run {
+        AdminRequest::TriggerLoop { name: name.clone() }
+    } else {
+        AdminRequest::StopLoop { name: name.clone() }
+    };
+    match state.admin.ask(request).await {
+        Ok(AdminReply::LoopControl(answer)) if answer.ok => {
+            tracing::info!(loop_name = %name, run, "loop controlled from the web");
+            see_other("/loops", &[(if run { "ran" } else { "stopped" }, &name)])
+        }
+        Ok(AdminReply::LoopControl(answer)) => {
+            errors::conflict(&plain(&answer.message), "/loops", "Back to Loops & tools")
+        }
+        _ => errors::unavailable("the daemon is shutting down"),
+    }
+}

@@ -1,0 +1,153 @@
+//! How the Approvals and Loops pages show the daemon's values: escaped
+//! text, spans of time in words ("4 min 20 s left", "3 min ago"), a
+//! state with the class the stylesheet colours it by, a table. The values
+//! come from the core's JSON documents; every one is escaped here.
+
+use std::fmt::Write as _;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::Value;
+
+use crate::escape::Escaped;
+
+/// The items of a JSON list; none for anything else.
+pub fn items(list: &Value) -> impl Iterator<Item = &Value> {
+    list.as_array().into_iter().flatten()
+}
+
+/// A value as escaped text: a string as it is, a number or boolean written
+/// out, nothing for a missing one.
+pub fn text(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => Escaped(s).to_string(),
+        other => Escaped(&other.to_string()).to_string(),
+    }
+}
+
+/// `s` seconds as a person reads a span: "40 s", "4 min 20 s", "2 h 5 min",
+/// "3 d 4 h".
+pub fn span(s: u64) -> String {
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 if s.is_multiple_of(60) => format!("{} min", s / 60),
+        60..3600 => format!("{} min {} s", s / 60, s % 60),
+        3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
+        _ => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
+    }
+}
+
+/// What is left of an approval's time before nobody may answer it.
+pub fn time_left(s: u64) -> String {
+    match s {
+        0 => "no time left: it times out now".to_owned(),
+        _ => format!("{} left", span(s)),
+    }
+}
+
+/// The wall clock now, in milliseconds (the core's documents are in these).
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis() as u64)
+}
+
+/// When `at_ms` was or will be, seen from `now_ms`: "3 min ago", "in 20 s",
+/// "just now"; a missing time is "—".
+pub fn relative(at_ms: Option<u64>, now_ms: u64) -> String {
+    let Some(at_ms) = at_ms else {
+        return "—".to_owned();
+    };
+    if at_ms.abs_diff(now_ms) < 1000 {
+        "just now".to_owned()
+    } else if at_ms < now_ms {
+        format!("{} ago", span((now_ms - at_ms) / 1000))
+    } else {
+        format!("in {}", span((at_ms - now_ms) / 1000))
+    }
+}
+
+/// A state in words, with a class a stylesheet colours by: `good`,
+/// `waiting` or `bad`.
+pub fn badge(state: &str, class: &str) -> String {
+    format!(r#"<span class="state {class}">{}</span>"#, Escaped(state))
+}
+
+/// A table of cells already escaped, with a caption read to screen readers.
+pub fn table(caption: &str, head: &[&str], body: &[Vec<String>]) -> String {
+    let mut out = format!(
+        r#"<table><caption class="hidden">{}</caption><thead><tr>"#,
+        Escaped(caption)
+    );
+    for cell in head {
+        let _ = write!(out, r#"<th scope="col">{cell}</th>"#);
+    }
+    out += "</tr></thead><tbody>";
+    for row in body {
+        out += "<tr>";
+        for cell in row {
+            let _ = write!(out, "<td>{cell}</td>");
+        }
+        out += "</tr>";
+    }
+    out + "</tbody></table>"
+}
+
+/// A form posting `fields` (and the CSRF token) to `action`, shown as one
+/// button labelled `label`; `class` styles it (`approve`, `deny`, …).
+pub fn button(action: &str, csrf: &str, fields: &[(&str, &str)], label: &str, class: &str) -> String {
+    let mut out = format!(
+        r#"<form method="post" action="{}" class="inline"><input type="hidden" name="csrf" value="{}">"#,
+        Escaped(action),
+        Escaped(csrf)
+    );
+    for (name, value) in fields {
+        let _ = write!(
+            out,
+            r#"<input type="hidden" name="{}" value="{}">"#,
+            Escaped(name),
+            Escaped(value)
+        );
+    }
+    let _ = write!(
+        out,
+        r#"<button type="submit" class="{}">{}</button></form>"#,
+        Escaped(class),
+        Escaped(label)
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_left_reads_as_a_person_says_it() {
+        assert_eq!(time_left(0), "no time left: it times out now");
+        assert_eq!(time_left(1), "1 s left");
+        assert_eq!(time_left(59), "59 s left");
+        assert_eq!(time_left(60), "1 min left");
+        assert_eq!(time_left(260), "4 min 20 s left");
+        assert_eq!(time_left(3600 + 5 * 60 + 9), "1 h 5 min left");
+        assert_eq!(time_left(2 * 86_400 + 3 * 3600), "2 d 3 h left");
+    }
+
+    #[test]
+    fn times_are_ago_or_ahead_and_a_missing_one_is_a_dash() {
+        let now = 1_000_000;
+        assert_eq!(relative(Some(now - 180_000), now), "3 min ago");
+        assert_eq!(relative(Some(now + 20_000), now), "in 20 s");
+        assert_eq!(relative(Some(now + 300), now), "just now");
+        assert_eq!(relative(None, now), "—");
+    }
+
+    #[test]
+    fn a_button_escapes_what_it_posts() {
+        let html = button("/loops/run", "tok\"en", &[("name", "a<b")], "Run <now>", "go");
+        assert!(html.contains(r#"value="tok&quot;en""#), "{html}");
+        assert!(html.contains(r#"name="name" value="a&lt;b""#), "{html}");
+        assert!(html.contains("Run &lt;now&gt;"), "{html}");
+        assert!(!html.contains("<now>") && !html.contains("a<b"), "{html}");
+    }
+}

@@ -1,0 +1,60 @@
+//! What every form that changes something goes through before its handler
+//! acts: the page's own origin and a live session ([`check_form`]), a body
+//! that reads ([`bad_form`]), the session's CSRF token ([`check_token`]);
+//! and the answer once it acted, a redirect to the page that shows what
+//! came of it (so reloading that page sends nothing again).
+
+use axum::Form;
+use axum::extract::rejection::FormRejection;
+use axum::http::StatusCode;
+use axum::http::header::{self, HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use passepartout_gateway::UserId;
+
+use crate::router::AppState;
+use crate::session::{check_form, check_token};
+use crate::sign_in::bad_form;
+
+/// The user the dashboard acts as on the admin path. A signed-in browser
+/// has the machine owner's rights; the core shows its decisions as made
+/// "from the web".
+pub const OWNER: &str = "web";
+
+/// The owner, as the admin requests name who asks.
+pub fn owner() -> UserId {
+    UserId::new(OWNER).expect("the dashboard's user id is valid")
+}
+
+/// A form that carries the session's CSRF token.
+pub trait WithToken {
+    fn csrf(&self) -> &str;
+}
+
+/// The form, if it passed every check; else the page saying why not.
+pub fn accept<T: WithToken>(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: Result<Form<T>, FormRejection>,
+) -> Result<T, Box<Response>> {
+    let session = check_form(state, headers)?;
+    let Form(form) = form.map_err(|rejection| Box::new(bad_form(rejection)))?;
+    check_token(&session, form.csrf())?;
+    Ok(form)
+}
+
+/// `303 See Other` to `path` with `query` (what the page there is to say).
+pub fn see_other(path: &'static str, query: &[(&str, &str)]) -> Response {
+    let query = serde_urlencoded::to_string(query).unwrap_or_default();
+    let location = if query.is_empty() {
+        path.to_owned()
+    } else {
+        format!("{path}?{query}")
+    };
+    let location = HeaderValue::from_str(&location).unwrap_or_else(|_| HeaderValue::from_static("/"));
+    (StatusCode::SEE_OTHER, [(header::LOCATION, location)]).into_response()
+}
+
+/// A message of the core's for a page: its Markdown code marks dropped.
+pub fn plain(message: &str) -> String {
+    message.replace('`', "")
+}

@@ -1,0 +1,178 @@
+//! The dashboard's forms that change something, end to end over plain HTTP
+//! (as a browser without scripting sends them): what they refuse, and why.
+//! The buttons' happy paths run in a real browser in `web_browser.rs`.
+
+use crate::support;
+
+use passepartout_socket::WebRequest;
+use reqwest::StatusCode;
+use reqwest::header;
+use support::approvals::Setup;
+
+/// A signed-in session against a daemon with the dashboard on.
+struct Signed {
+    _setup: Setup,
+    http: reqwest::Client,
+    base: String,
+    cookie: String,
+    csrf: String,
+}
+
+async fn sign_in() -> Signed {
+    let setup = Setup::start_with(|config| {
+        config.web.enabled = true;
+        config.web.listen = "127.0.0.1:0".parse().unwrap();
+    })
+    .await;
+    let link = setup.cli().await.web(WebRequest::Link).await.unwrap().link.unwrap();
+    let base = link.split("/sign-in/").next().unwrap().to_owned();
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let signed = http.get(&link).send().await.unwrap();
+    assert_eq!(signed.status(), StatusCode::SEE_OTHER);
+    let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let page = http
+        .get(format!("{base}/approvals"))
+        .header(header::COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status(), StatusCode::OK);
+    let page = page.text().await.unwrap();
+    let field = r#"name="csrf" value=""#;
+    let at = page.find(field).unwrap() + field.len();
+    let csrf = page[at..].split('"').next().unwrap().to_owned();
+    Signed {
+        _setup: setup,
+        http,
+        base,
+        cookie,
+        csrf,
+    }
+}
+
+impl Signed {
+    /// Posts `fields` (and the CSRF token, when `with_token`) to `path`:
+    /// the status and the page's text.
+    async fn post(&self, path: &str, fields: &[(&str, &str)], with_token: bool) -> (StatusCode, String) {
+        let mut form: Vec<(&str, &str)> = fields.to_vec();
+        if with_token {
+            form.push(("csrf", &self.csrf));
+        }
+        let response = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .header(header::COOKIE, &self.cookie)
+            .header(header::ORIGIN, &self.base)
+            .form(&form)
+            .send()
+            .await
+            .unwrap();
+        (response.status(), response.text().await.unwrap())
+    }
+}
+
+#[tokio::test]
+async fn a_decision_that_cannot_be_taken_says_why() {
+    let signed = sign_in().await;
+    let (status, page) = signed
+        .post("/approvals/decide", &[("token", "K7PX2QMD"), ("choice", "maybe")], true)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+    assert!(page.contains("The form could not be read"), "{page}");
+
+    let (status, page) = signed
+        .post(
+            "/approvals/decide",
+            &[("token", "not a token!"), ("choice", "approve")],
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+    assert!(page.contains("The form names no approval token."), "{page}");
+
+    let (status, page) = signed
+        .post(
+            "/approvals/decide",
+            &[("token", "K7PX2QMD"), ("choice", "approve")],
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::CONFLICT, "{page}");
+    assert!(page.contains("no approval has the token K7PX2QMD"), "{page}");
+    assert!(page.contains(r#"<a href="/approvals">Back to Approvals</a>"#), "{page}");
+
+    let (status, page) = signed
+        .post(
+            "/approvals/decide",
+            &[("token", "K7PX2QMD"), ("choice", "approve")],
+            false,
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "no token is a form that does not read: {page}"
+    );
+    let forged = [("token", "K7PX2QMD"), ("choice", "approve"), ("csrf", "forged")];
+    let (status, page) = signed.post("/approvals/decide", &forged, false).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(
+        page.contains("The form&#x27;s token is not this session&#x27;s"),
+        "{page}"
+    );
+}
+
+#[tokio::test]
+async fn an_unknown_rule_or_loop_is_refused_by_name() {
+    let signed = sign_in().await;
+    let (status, page) = signed.post("/approvals/rules/revoke", &[("id", "41")], true).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{page}");
+    assert!(page.contains("41"), "{page}");
+    let (status, page) = signed.post("/approvals/rules/revoke", &[("id", "-1")], true).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
+
+    for path in ["/loops/run", "/loops/stop"] {
+        let (status, page) = signed.post(path, &[("name", "nope<x>")], true).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{path}: {page}");
+        assert!(
+            page.contains("there is no loop &quot;nope&lt;x&gt;&quot;"),
+            "{path}: {page}"
+        );
+        assert!(
+            page.contains(r#"<a href="/loops">Back to Loops &amp; tools</a>"#),
+            "{page}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_pages_need_a_session_and_read_their_filters() {
+    let signed = sign_in().await;
+    for path in ["/approvals", "/loops"] {
+        let anonymous = signed.http.get(format!("{}{path}", signed.base)).send().await.unwrap();
+        assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED, "{path}");
+    }
+    let filtered = signed
+        .http
+        .get(format!("{}/approvals?outcome=denied&gateway=socket", signed.base))
+        .header(header::COOKIE, &signed.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(filtered.status(), StatusCode::OK);
+    let page = filtered.text().await.unwrap();
+    assert!(page.contains(r#"<option value="denied" selected>"#), "{page}");
+    assert!(page.contains("None decided yet with these filters."), "{page}");
+    let bad = signed
+        .http
+        .get(format!("{}/approvals?revoked=many", signed.base))
+        .header(header::COOKIE, &signed.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+}
