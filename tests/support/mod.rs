@@ -3,6 +3,7 @@
 #![allow(dead_code)] // each test crate uses a different part
 
 pub mod approvals;
+pub mod browser;
 pub mod chat;
 pub mod fake_anthropic;
 pub mod fake_llm;
@@ -16,6 +17,8 @@ pub mod mcp;
 pub mod media_gateway;
 pub mod process;
 pub mod pty;
+pub mod python;
 pub mod skip;
 pub mod socket_load;
 pub mod tools;
+pub mod webdriver_http;
