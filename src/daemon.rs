@@ -505,6 +505,7 @@ fn admin_context(
         tools: Arc::new(move || current.pipeline().tool_list()),
         reload,
         sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
+        web_keys: crate::web_keys::WebKeys::new(store.clone(), clock),
         store: store.clone(),
         tracker: conversations.tracker.clone(),
         nudge: Arc::new(move |key| nudge.nudge(key)),

@@ -1,20 +1,25 @@
 //! The web dashboard as a gateway component: bound from `[web]` when it is
-//! enabled, checking sessions through the core's [`SignIn`] desk over the
-//! store. No one talks to the assistant through it yet, so its rosters are
-//! empty; a signed-in browser has the local owner's rights on the pages.
+//! enabled, checking sessions through the core's [`SignIn`] desk and API
+//! keys through [`WebKeys`], both over the store. Its people are the
+//! signed-in owner and the API keys, and the gateway lets no one else reach
+//! the intake (an unknown key is answered 401), so its rosters are everyone
+//! it lets through: each may talk, and answer their own approvals by
+//! `approve TOKEN`. Replies are always shown while written, since a streamed
+//! API answer is made of the drafts.
 //! Its `doctor` line says where it listens, and warns of a public address
 //! without TLS.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use passepartout_gateway::GatewayId;
+use passepartout_gateway::{Draft, GatewayId};
 use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
 use crate::checkup::{Check, Level};
 use crate::config::Config;
 use crate::sign_in::SignIn;
+use crate::web_keys::WebKeys;
 
 /// `[web]`.
 pub struct Web {
@@ -40,17 +45,11 @@ impl GatewayComponent for Web {
     }
 
     fn talkers(&self) -> Roster {
-        Roster::Listed {
-            users: vec![],
-            chats: vec![],
-        }
+        Roster::Everyone
     }
 
     fn deciders(&self) -> Roster {
-        Roster::Listed {
-            users: vec![],
-            chats: vec![],
-        }
+        Roster::Everyone
     }
 
     fn surface(&self) -> passepartout_gateway::Surface {
@@ -63,15 +62,16 @@ impl GatewayComponent for Web {
             public_url: self.section.public_url.clone(),
         };
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));
-        let web = WebGateway::bind(config, with.admin.clone(), sessions)
+        let keys = Arc::new(WebKeys::new(with.store.clone(), with.clock));
+        let web = WebGateway::bind(config, with.admin.clone(), sessions, keys)
             .await
             .map_err(|error| BuildError::new("web", error))?;
         Ok(Built {
             listen: web.clone(),
+            draft: Some(web.clone() as Arc<dyn Draft>),
             deliver: web,
             fetch: None,
             local_path: None,
-            draft: None,
         })
     }
 

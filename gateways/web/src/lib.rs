@@ -8,6 +8,12 @@
 //! browser signs in with a one-time link `passepartout web` prints, and then
 //! has the rights of the machine's owner. The gateway never sees the store.
 //!
+//! People also talk to the assistant through it: the API under `/v1`
+//! (OpenAI's Chat Completions, each API key a person of its own) hands their
+//! messages to the core's intake like any gateway, and the core's replies
+//! and drafts come back through the [`hub::Hub`] to whoever waits on the
+//! conversation. A chat page follows a conversation the same way.
+//!
 //! Every response carries strict security headers; a request whose `Host` is
 //! not the dashboard's own is refused (DNS rebinding), and a form sent from
 //! another origin or without the session's CSRF token is refused too. Every
@@ -29,11 +35,16 @@
 //! | embedded CSS and JS | `assets.rs`, `assets/` |
 //! | HTML escaping | `escape.rs` |
 //! | pages: shell and navigation, overview, errors | `pages/` |
+//! | who waits on which conversation; replies and drafts to them | `hub.rs` |
+//! | the owner and the API keys, and their conversations | `people.rs` |
+//! | what the core keeps of API keys | `keys.rs` |
+//! | the OpenAI-compatible API under `/v1` | `api/` |
 //!
 //! A new page is a file in `pages/` rendering into [`pages::layout::page`],
 //! a route in `router.rs` behind the signed-in guard, and an entry in
 //! `pages/layout.rs`' navigation.
 
+pub mod api;
 mod assets;
 mod config;
 mod error;
@@ -41,7 +52,10 @@ mod escape;
 mod events;
 mod headers;
 mod host;
+pub mod hub;
+mod keys;
 pub mod pages;
+pub mod people;
 mod rate_limit;
 mod router;
 mod server;
@@ -51,5 +65,6 @@ mod sign_in;
 
 pub use config::{DEFAULT_LISTEN, WebSection};
 pub use error::WebError;
+pub use keys::ApiKeys;
 pub use server::{GATEWAY_ID, SURFACE, WebConfig, WebGateway};
 pub use sessions::{Sessions, SessionsUnavailable};

@@ -8,9 +8,10 @@
 //! | `GET /sign-in/{token}` | a one-time link traded for a session | rate-limited per client |
 //! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
 //! | `GET /assets/style.css`, `/assets/live.js` | embedded assets | none |
+//! | `GET /v1/models`, `POST /v1/chat/completions` | the OpenAI-compatible API (`api/`) | API key |
 //! | anything else | 404 page | |
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -22,8 +23,13 @@ use axum::routing::{get, post};
 use passepartout_admin::{Admin, AdminReply, AdminRequest};
 use serde_json::{Value, json};
 
+use passepartout_gateway::Intake;
+
+use crate::api;
 use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
+use crate::hub::Hub;
+use crate::keys::ApiKeys;
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::rate_limit::Guesses;
@@ -36,6 +42,12 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// What every route may use.
 pub struct AppState {
+    /// Who waits on which conversation.
+    pub hub: Arc<Hub>,
+    /// The core's intake, once the gateway listens.
+    pub intake: Mutex<Option<Intake>>,
+    /// The API keys, kept by the core.
+    pub keys: Arc<dyn ApiKeys>,
     /// The core's answers: the status document, the approvals.
     pub admin: Admin,
     /// Sign-in links and sessions, kept by the core.
@@ -50,6 +62,13 @@ pub struct AppState {
     pub streams: Streams,
 }
 
+impl AppState {
+    /// The core's intake, when the gateway listens.
+    pub fn intake(&self) -> Option<Intake> {
+        self.intake.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
 /// The dashboard's router over `state`.
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
@@ -59,6 +78,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sign-out", post(sign_in::sign_out))
         .route("/assets/style.css", get(assets::style))
         .route("/assets/live.js", get(assets::live))
+        .nest("/v1", api::router())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), check_host))
