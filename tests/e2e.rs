@@ -49,3 +49,4 @@ mod telegram;
 mod telegram_gateway;
 mod telegram_media;
 mod web;
+mod web_api;
