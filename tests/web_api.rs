@@ -409,3 +409,58 @@ async fn the_official_openai_client_talks_to_the_api() {
     assert_eq!(refused.trim(), "refused 401");
     api.daemon.stop().await;
 }
+
+#[tokio::test]
+async fn metrics_are_prometheus_text_open_to_this_machine() {
+    let mut api = start().await;
+    let key = api.key("scraper").await;
+    api.ask(&key, user("count me")).await;
+    let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "a loopback listener needs no key");
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4"),
+        "{:?}",
+        response.headers()
+    );
+    let text = response.text().await.unwrap();
+    let mut samples = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        if let Some(comment) = line.strip_prefix("# ") {
+            let words: Vec<&str> = comment.split_whitespace().collect();
+            assert!(matches!(words.first(), Some(&"HELP") | Some(&"TYPE")), "{line}");
+            if words[0] == "TYPE" {
+                assert!(["counter", "gauge", "histogram"].contains(&words[2]), "{line}");
+            }
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("not a sample: {line}"));
+        let name = series.split('{').next().unwrap();
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && name.starts_with("passepartout_"),
+            "{line}"
+        );
+        if let Some(labels) = series.strip_prefix(name) {
+            assert!(
+                labels.is_empty() || (labels.starts_with('{') && labels.ends_with('}')),
+                "{line}"
+            );
+        }
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("not a number: {line}"));
+        samples.insert(series.to_owned(), value);
+    }
+    assert!(samples["passepartout_turns_total"] >= 1.0, "{text}");
+    assert_eq!(samples["passepartout_api_answer_seconds_count"], 1.0, "{text}");
+    assert_eq!(samples["passepartout_api_answer_seconds_bucket{le=\"+Inf\"}"], 1.0);
+    assert_eq!(samples["passepartout_gateway_up{gateway=\"web\"}"], 1.0);
+    assert!(
+        samples
+            .keys()
+            .any(|k| k.starts_with("passepartout_provider_calls_total{provider=")),
+        "{text}"
+    );
+    assert!(!text.contains(&key));
+    api.daemon.stop().await;
+}

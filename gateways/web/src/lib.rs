@@ -39,6 +39,7 @@
 //! | the owner and the API keys, and their conversations | `people.rs` |
 //! | what the core keeps of API keys | `keys.rs` |
 //! | the OpenAI-compatible API under `/v1` | `api/` |
+//! | `/metrics` in Prometheus' text format | `metrics.rs` |
 //!
 //! A new page is a file in `pages/` rendering into [`pages::layout::page`],
 //! a route in `router.rs` behind the signed-in guard, and an entry in
@@ -54,6 +55,7 @@ mod headers;
 mod host;
 pub mod hub;
 mod keys;
+mod metrics;
 pub mod pages;
 pub mod people;
 mod rate_limit;

@@ -9,6 +9,7 @@
 //! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
 //! | `GET /assets/style.css`, `/assets/live.js` | embedded assets | none |
 //! | `GET /v1/models`, `POST /v1/chat/completions` | the OpenAI-compatible API (`api/`) | API key |
+//! | `GET /metrics` | Prometheus text | none on a loopback-only listener, else an API key |
 //! | anything else | 404 page | |
 
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,6 +31,7 @@ use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
 use crate::hub::Hub;
 use crate::keys::ApiKeys;
+use crate::metrics::{self, Latency};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::rate_limit::Guesses;
@@ -48,6 +50,11 @@ pub struct AppState {
     pub intake: Mutex<Option<Intake>>,
     /// The API keys, kept by the core.
     pub keys: Arc<dyn ApiKeys>,
+    /// How long the API's answers took.
+    pub latency: Latency,
+    /// Whether `/metrics` is open without a key: the dashboard listens on
+    /// this machine only, with no public address in front.
+    pub metrics_open: bool,
     /// The core's answers: the status document, the approvals.
     pub admin: Admin,
     /// Sign-in links and sessions, kept by the core.
@@ -79,6 +86,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/assets/style.css", get(assets::style))
         .route("/assets/live.js", get(assets::live))
         .nest("/v1", api::router())
+        .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), check_host))

@@ -22,6 +22,7 @@ use crate::events::Streams;
 use crate::host::Hosts;
 use crate::hub::Hub;
 use crate::keys::ApiKeys;
+use crate::metrics::Latency;
 use crate::rate_limit::Guesses;
 use crate::router::{AppState, router};
 use crate::sessions::Sessions;
@@ -73,6 +74,8 @@ impl WebGateway {
             hub: Arc::new(Hub::default()),
             intake: Mutex::new(None),
             keys,
+            latency: Latency::default(),
+            metrics_open: bound.ip().is_loopback() && public_url.is_none(),
             admin,
             sessions,
             hosts: Hosts::new(bound, public_url),

@@ -17,6 +17,8 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
+
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::{ConnectInfo, State};
@@ -129,17 +131,21 @@ async fn answer(
         }
         Err(_closed) => return Err(going_away()),
     }
+    let timed = Timed {
+        state: state.clone(),
+        taken: Instant::now(),
+    };
     if asked.stream {
-        Ok(Sse::new(chunks(following, made, asked.include_usage))
+        Ok(Sse::new(chunks(following, made, asked.include_usage, timed))
             .keep_alive(KeepAlive::default())
             .into_response())
     } else {
-        whole(following, made).await
+        whole(following, made, timed).await
     }
 }
 
 /// Waits for the turn to end; the whole answer.
-async fn whole(mut following: Following, made: Made) -> Result<Response, ApiError> {
+async fn whole(mut following: Following, made: Made, timed: Timed) -> Result<Response, ApiError> {
     let mut answer = Answer::default();
     let waited = tokio::time::timeout(ANSWER_LIMIT, async {
         while let Some(heard) = following.next().await {
@@ -153,6 +159,7 @@ async fn whole(mut following: Following, made: Made) -> Result<Response, ApiErro
     .await;
     match waited {
         Ok(Some(end)) => {
+            timed.done();
             let body = wire::completion(&made, answer.text(), "stop", usage(end));
             Ok(json(body))
         }
@@ -179,10 +186,17 @@ enum Phase {
 
 /// The answer as chunks: the role, the text as it comes, the finish, the
 /// usage when asked for, `[DONE]`.
-fn chunks(following: Following, made: Made, include_usage: bool) -> impl Stream<Item = Result<Event, Infallible>> {
+fn chunks(
+    following: Following,
+    made: Made,
+    include_usage: bool,
+    timed: Timed,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    let timed = Arc::new(timed);
     let start = (following, Answer::default(), Phase::Start);
     stream::unfold(start, move |(mut following, mut answer, phase)| {
         let made = made.clone();
+        let timed = timed.clone();
         async move {
             let data = |piece| Event::default().data(wire::chunk(&made, piece).to_string());
             match phase {
@@ -195,7 +209,10 @@ fn chunks(following: Following, made: Made, include_usage: bool) -> impl Stream<
                     };
                     let added = answer.take(&heard);
                     let next = match answer.ended() {
-                        Some(end) => Phase::Ending(end),
+                        Some(end) => {
+                            timed.done();
+                            Phase::Ending(end)
+                        }
                         None => Phase::Listening,
                     };
                     if !added.is_empty() {
@@ -221,6 +238,18 @@ fn chunks(following: Following, made: Made, include_usage: bool) -> impl Stream<
             }
         }
     })
+}
+
+/// When a request's message was taken, to time its answer.
+struct Timed {
+    state: Arc<AppState>,
+    taken: Instant,
+}
+
+impl Timed {
+    fn done(&self) {
+        self.state.latency.record(self.taken.elapsed());
+    }
 }
 
 fn usage(end: TurnEnd) -> Usage {
