@@ -483,6 +483,8 @@ async fn gateways(
 /// conversations'), the loops, the cascade it probes again, the `pairing`
 /// desk, the `store`, the conversations' task tracker, the `reload` of the
 /// configuration and a way to wake a conversation.
+// Each argument is one part the admin path answers from, handed over as built.
+#[allow(clippy::too_many_arguments)]
 fn admin_context(
     conversations: &Arc<Conversations>,
     status: &Arc<StatusSources>,

@@ -72,7 +72,7 @@ impl SignIn {
         if sessions.is_empty() {
             return Ok("No browser is signed in.\n".into());
         }
-        sessions.sort_by(|a, b| b.1.created_ms.cmp(&a.1.created_ms));
+        sessions.sort_by_key(|(_, session)| std::cmp::Reverse(session.created_ms));
         let mut out = format!(
             "{:<ID_PREFIX$}  {:<20}  {:<20}  user agent\n",
             "id", "signed in", "last seen"

@@ -41,7 +41,7 @@ impl WebSection {
     /// Every problem with the section, as sentences naming the key. Empty when valid.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
-        if !self.listen.ip().is_loopback() && !(self.allow_remote && self.public_url.is_some()) {
+        if !(self.listen.ip().is_loopback() || self.allow_remote && self.public_url.is_some()) {
             problems.push(format!(
                 "web.listen {} is not a loopback address: to serve the dashboard beyond this machine set \
                  web.allow_remote = true and web.public_url (its https:// address)",
