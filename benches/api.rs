@@ -59,7 +59,12 @@ fn main() {
             .expect("daemon starts");
         let socket = config.socket_path();
         let mut admin = Client::connect(&socket, None).await.expect("connect");
-        let link = admin.web(WebRequest::Link).await.expect("a link").link.expect("the dashboard is on");
+        let link = admin
+            .web(WebRequest::Link)
+            .await
+            .expect("a link")
+            .link
+            .expect("the dashboard is on");
         let base = link.split("/sign-in/").next().expect("a base").to_owned();
         let created = admin
             .web(WebRequest::CreateKey { name: "bench".into() })
@@ -122,7 +127,13 @@ async fn api_turn(http: &reqwest::Client, url: &str, key: &str, n: usize, stream
         "messages": [{"role": "user", "content": format!("api {n}")}],
     });
     let started = Instant::now();
-    let mut response = http.post(url).bearer_auth(key).json(&body).send().await.expect("an answer");
+    let mut response = http
+        .post(url)
+        .bearer_auth(key)
+        .json(&body)
+        .send()
+        .await
+        .expect("an answer");
     assert!(response.status().is_success(), "{}", response.status());
     if stream {
         let mut read = String::new();
