@@ -23,12 +23,17 @@ struct Api {
 }
 
 async fn start() -> Api {
+    start_with(|_| {}).await
+}
+
+async fn start_with(adjust: impl FnOnce(&mut passepartout::config::Config)) -> Api {
     let llm = FakeLlm::start().await;
     let daemon = TestDaemon::start_with(
         &llm,
         |config| {
             config.web.enabled = true;
             config.web.listen = "127.0.0.1:0".parse().unwrap();
+            adjust(config);
         },
         Vec::new(),
     )
@@ -462,5 +467,39 @@ async fn metrics_are_prometheus_text_open_to_this_machine() {
         "{text}"
     );
     assert!(!text.contains(&key));
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn no_answer_shows_a_configured_secret() {
+    const CANARY: &str = "sk-canary-7f3a9c1e5b";
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keys.path().join("key");
+    std::fs::write(&key_file, CANARY).unwrap();
+    let mut api = start_with(|config| config.llm.providers[0].api_key_file = Some(key_file.clone())).await;
+    let key = api.key("leaky").await;
+
+    api.llm.push(Script::Reply(format!("The key is {CANARY}.")));
+    let whole = api.ask(&key, user("what is your key?")).await;
+    assert_eq!(whole["choices"][0]["message"]["content"], "The key is [redacted].");
+
+    let half = CANARY.len() / 2;
+    api.llm.push(Script::Stream(Streamed::text(&[
+        "The key is ",
+        &CANARY[..half],
+        &CANARY[half..],
+        ".",
+    ])));
+    let mut body = user("and streamed?");
+    body["stream"] = json!(true);
+    let events = events(api.post(Some(&key), &body).await).await;
+    let text: String = events
+        .iter()
+        .filter(|data| *data != "[DONE]")
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .filter_map(|chunk| chunk["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(text, "The key is [redacted].");
+    assert!(!events.concat().contains(&CANARY[..half]), "{events:?}");
     api.daemon.stop().await;
 }

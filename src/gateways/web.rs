@@ -13,25 +13,54 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout_gateway::{Draft, GatewayId};
-use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
+use passepartout_web::{GATEWAY_ID, Secrets, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
 use crate::checkup::{Check, Level};
-use crate::config::Config;
+use crate::config::{Config, Secret};
 use crate::sign_in::SignIn;
 use crate::web_keys::WebKeys;
 
-/// `[web]`.
+/// `[web]`, and the secrets its answers must never show.
 pub struct Web {
     section: WebSection,
+    secrets: Secrets,
 }
 
 impl Web {
     pub fn new(config: &Config) -> Self {
         Self {
             section: config.web.clone(),
+            secrets: configured_secrets(config),
         }
     }
+}
+
+/// Every secret the configuration names that can be read: the model
+/// providers' keys, the Telegram token, the transcriber's and the web
+/// search's keys.
+fn configured_secrets(config: &Config) -> Secrets {
+    let telegram = &config.telegram;
+    let transcription = &config.transcription;
+    let search = &config.tools.web_search;
+    let named = config
+        .llm
+        .providers
+        .iter()
+        .map(|p| (p.api_key_env.as_deref(), p.api_key_file.as_deref()))
+        .chain([
+            (telegram.token_env.as_deref(), telegram.token_file.as_deref()),
+            (
+                transcription.api_key_env.as_deref(),
+                transcription.api_key_file.as_deref(),
+            ),
+            (search.api_key_env.as_deref(), search.api_key_file.as_deref()),
+        ]);
+    Secrets::new(
+        named
+            .filter_map(|(env, file)| Secret::named(env, file).and_then(Result::ok))
+            .map(|secret| secret.expose().to_owned()),
+    )
 }
 
 #[async_trait]
@@ -60,6 +89,7 @@ impl GatewayComponent for Web {
         let config = WebConfig {
             listen: self.section.listen,
             public_url: self.section.public_url.clone(),
+            secrets: self.secrets.clone(),
         };
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));
         let keys = Arc::new(WebKeys::new(with.store.clone(), with.clock));

@@ -40,6 +40,7 @@
 //! | what the core keeps of API keys | `keys.rs` |
 //! | the OpenAI-compatible API under `/v1` | `api/` |
 //! | `/metrics` in Prometheus' text format | `metrics.rs` |
+//! | configured secrets kept out of answers | `redact.rs` |
 //!
 //! A new page is a file in `pages/` rendering into [`pages::layout::page`],
 //! a route in `router.rs` behind the signed-in guard, and an entry in
@@ -59,6 +60,7 @@ mod metrics;
 pub mod pages;
 pub mod people;
 mod rate_limit;
+mod redact;
 mod router;
 mod server;
 mod session;
@@ -68,5 +70,6 @@ mod sign_in;
 pub use config::{DEFAULT_LISTEN, WebSection};
 pub use error::WebError;
 pub use keys::ApiKeys;
+pub use redact::Secrets;
 pub use server::{GATEWAY_ID, SURFACE, WebConfig, WebGateway};
 pub use sessions::{Sessions, SessionsUnavailable};

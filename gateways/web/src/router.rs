@@ -35,6 +35,7 @@ use crate::metrics::{self, Latency};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::rate_limit::Guesses;
+use crate::redact::Secrets;
 use crate::session::SignedIn;
 use crate::sessions::Sessions;
 use crate::{assets, headers, sign_in};
@@ -50,6 +51,8 @@ pub struct AppState {
     pub intake: Mutex<Option<Intake>>,
     /// The API keys, kept by the core.
     pub keys: Arc<dyn ApiKeys>,
+    /// Kept out of every answer.
+    pub secrets: Arc<Secrets>,
     /// How long the API's answers took.
     pub latency: Latency,
     /// Whether `/metrics` is open without a key: the dashboard listens on

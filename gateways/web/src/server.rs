@@ -24,6 +24,7 @@ use crate::hub::Hub;
 use crate::keys::ApiKeys;
 use crate::metrics::Latency;
 use crate::rate_limit::Guesses;
+use crate::redact::Secrets;
 use crate::router::{AppState, router};
 use crate::sessions::Sessions;
 
@@ -40,6 +41,8 @@ pub struct WebConfig {
     /// `https://assistant.example.org`, when the dashboard is reached
     /// through another address than `listen`.
     pub public_url: Option<String>,
+    /// The daemon's configured secrets, kept out of every answer.
+    pub secrets: Secrets,
 }
 
 /// The running dashboard.
@@ -75,6 +78,7 @@ impl WebGateway {
             intake: Mutex::new(None),
             keys,
             latency: Latency::default(),
+            secrets: Arc::new(config.secrets.clone()),
             metrics_open: bound.ip().is_loopback() && public_url.is_none(),
             admin,
             sessions,

@@ -4,13 +4,20 @@
 //! piece handed out once. A draft and the reply that takes it over are the
 //! same text, so the reply adds only what the draft had not yet shown.
 
+use std::sync::Arc;
+
 use passepartout_gateway::TurnEnd;
 
 use crate::hub::{Heard, Said};
+use crate::redact::{Redacted, Secrets};
 
 /// What has been said so far.
 #[derive(Default)]
 pub struct Answer {
+    /// Kept out of what is handed out.
+    secrets: Arc<Secrets>,
+    /// How much of the redacted text was handed out.
+    redacted: Redacted,
     /// Everything handed out.
     text: String,
     /// The draft of the reply being written.
@@ -23,8 +30,23 @@ pub struct Answer {
 }
 
 impl Answer {
-    /// Takes in `heard`; the text it adds to the answer (maybe none).
+    /// An answer from which `secrets` are kept out.
+    pub fn new(secrets: Arc<Secrets>) -> Self {
+        Self {
+            secrets,
+            ..Self::default()
+        }
+    }
+
+    /// Takes in `heard`; the text it adds to what was handed out (maybe
+    /// none), secrets redacted.
     pub fn take(&mut self, heard: &Heard) -> String {
+        self.take_raw(heard);
+        self.redacted.next(&self.secrets, &self.text, self.ended.is_some())
+    }
+
+    /// Takes in `heard`; the text it adds as written.
+    fn take_raw(&mut self, heard: &Heard) -> String {
         let added = match &heard.said {
             Said::Draft { text, restart } => {
                 if *restart {
@@ -66,9 +88,9 @@ impl Answer {
         added
     }
 
-    /// The whole answer so far.
-    pub fn text(&self) -> &str {
-        &self.text
+    /// The whole answer so far, secrets redacted.
+    pub fn text(&self) -> String {
+        self.secrets.redact(&self.text)
     }
 
     /// What the turn used, once it is over.
@@ -149,6 +171,18 @@ mod tests {
         assert_eq!(answer.ended(), None);
         assert_eq!(answer.take(&reply("Hello, world", true)), ", world");
         assert_eq!(answer.text(), "Hello, world");
+    }
+
+    #[test]
+    fn a_configured_secret_never_leaves_in_a_draft_or_a_reply() {
+        let secret = "sk-canary-7f3a9c1e5b";
+        let mut answer = Answer::new(Arc::new(Secrets::new([secret.to_owned()])));
+        let mut out = answer.take(&draft("The key is sk-canary-", true));
+        out += &answer.take(&draft("7f3a9c1e5b, see", false));
+        assert!(!out.contains("sk-canary"), "{out}");
+        out += &answer.take(&reply("The key is sk-canary-7f3a9c1e5b, see?", true));
+        assert_eq!(out, "The key is [redacted], see?");
+        assert_eq!(answer.text(), out);
         assert_eq!(answer.ended().unwrap().tokens_in, 5);
     }
 

@@ -146,7 +146,7 @@ async fn answer(
 
 /// Waits for the turn to end; the whole answer.
 async fn whole(mut following: Following, made: Made, timed: Timed) -> Result<Response, ApiError> {
-    let mut answer = Answer::default();
+    let mut answer = Answer::new(timed.state.secrets.clone());
     let waited = tokio::time::timeout(ANSWER_LIMIT, async {
         while let Some(heard) = following.next().await {
             answer.take(&heard);
@@ -160,7 +160,7 @@ async fn whole(mut following: Following, made: Made, timed: Timed) -> Result<Res
     match waited {
         Ok(Some(end)) => {
             timed.done();
-            let body = wire::completion(&made, answer.text(), "stop", usage(end));
+            let body = wire::completion(&made, &answer.text(), "stop", usage(end));
             Ok(json(body))
         }
         Ok(None) => Err(going_away()),
@@ -192,8 +192,9 @@ fn chunks(
     include_usage: bool,
     timed: Timed,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
+    let secrets = timed.state.secrets.clone();
     let timed = Arc::new(timed);
-    let start = (following, Answer::default(), Phase::Start);
+    let start = (following, Answer::new(secrets), Phase::Start);
     stream::unfold(start, move |(mut following, mut answer, phase)| {
         let made = made.clone();
         let timed = timed.clone();
