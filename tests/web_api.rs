@@ -503,3 +503,39 @@ async fn no_answer_shows_a_configured_secret() {
     assert!(!events.concat().contains(&CANARY[..half]), "{events:?}");
     api.daemon.stop().await;
 }
+
+#[tokio::test]
+async fn an_approval_is_asked_in_the_answer_and_given_by_the_next_message() {
+    let mut api = start().await;
+    api.llm.set_responder(support::approvals::model);
+    let key = api.key("ops").await;
+    let asked = api.ask(&key, user("please run it")).await;
+    let text = asked["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    let token = text
+        .split("Send `approve ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no approval prompt in the answer: {text}"))
+        .to_owned();
+
+    let approved = api.ask(&key, user(&format!("approve {token}"))).await;
+    assert_eq!(approved["object"], "chat.completion");
+    let told = tokio::time::timeout(WAIT, async {
+        loop {
+            let requests = api.llm.wait_for_requests(api.llm.requests().len() + 1, WAIT).await;
+            if requests
+                .iter()
+                .any(|r| last_user_text(r).starts_with(support::approvals::OUTCOME))
+            {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(
+        told.is_ok(),
+        "the approved command ran and the model was told: {:#?}",
+        api.llm.requests()
+    );
+    api.daemon.stop().await;
+}
