@@ -539,3 +539,28 @@ async fn an_approval_is_asked_in_the_answer_and_given_by_the_next_message() {
     );
     api.daemon.stop().await;
 }
+
+#[tokio::test]
+async fn metrics_need_a_key_behind_a_public_address() {
+    // The public address is what the daemon tells of; the test reaches the
+    // listener directly, at a port it picked free.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut api = start_with(|config| {
+        config.web.listen = format!("127.0.0.1:{port}").parse().unwrap();
+        config.web.public_url = Some("https://assistant.example".into());
+    })
+    .await;
+    assert_eq!(api.base, "https://assistant.example");
+    let key = api.key("scraper").await;
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let refused = api.http.get(&url).send().await.unwrap();
+    refusal(refused, StatusCode::UNAUTHORIZED).await;
+    let scraped = api.http.get(&url).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(scraped.status(), StatusCode::OK);
+    assert!(scraped.text().await.unwrap().contains("passepartout_turns_total"));
+    api.daemon.stop().await;
+}
