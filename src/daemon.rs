@@ -291,6 +291,7 @@ impl Daemon {
             reload: reloader.clone(),
             clock,
             sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
+            web_keys: crate::web_keys::WebKeys::new(store.clone(), clock),
             store: store.clone(),
             tracker: lifecycle.tracker().clone(),
             nudge: Arc::new(move |key| nudge.nudge(key)),

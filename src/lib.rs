@@ -43,5 +43,6 @@ pub mod status;
 pub mod store;
 pub mod telemetry;
 pub mod tools;
+pub mod web_keys;
 
 pub use daemon::{Daemon, Extensions, StartError, run};

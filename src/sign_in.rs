@@ -168,14 +168,14 @@ fn ended(session: &WebSession, now: u64) -> bool {
 }
 
 /// 32 random bytes, base64url without padding (43 characters).
-fn secret() -> String {
+pub(crate) fn secret() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// What the store keeps of a link or session: its SHA-256.
-fn hash(secret: &str) -> [u8; 32] {
+pub(crate) fn hash(secret: &str) -> [u8; 32] {
     Sha256::digest(secret.as_bytes()).into()
 }
 
@@ -185,12 +185,12 @@ fn shown(user_agent: &str) -> String {
     user_agent.chars().filter(|c| !c.is_control()).collect()
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `ms` as a UTC time to the second.
-fn when(ms: u64) -> String {
+pub(crate) fn when(ms: u64) -> String {
     jiff::Timestamp::from_millisecond(ms as i64)
         .map(|t| t.strftime("%Y-%m-%d %H:%M:%SZ").to_string())
         .unwrap_or_else(|_| "?".into())

@@ -49,6 +49,7 @@ mod telegram;
 mod telegram_gateway;
 mod telegram_media;
 mod web;
+mod web_api;
 mod web_browser;
 mod web_forms;
 mod web_pages;

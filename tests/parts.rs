@@ -335,6 +335,7 @@ async fn telegram_refuses_at_delivery_a_file_grown_too_large_or_gone() {
         .unwrap();
     let file = |path: &Path| Outbound {
         drafts: Vec::new(),
+        turn_end: None,
         id: "1-0".into(),
         conversation: ConversationKey::new(
             GatewayId::new("telegram").unwrap(),

@@ -55,6 +55,7 @@ where
     for n in 0..replies {
         let outbound = Outbound {
             drafts: Vec::new(),
+            turn_end: None,
             id: format!("r-{n}"),
             conversation: conversation.clone(),
             in_reply_to: None,

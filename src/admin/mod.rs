@@ -61,6 +61,8 @@ pub struct AdminContext {
     pub tracker: TaskTracker,
     /// The web dashboard's sign-in links and sessions.
     pub sign_in: crate::sign_in::SignIn,
+    /// The web API's keys.
+    pub web_keys: crate::web_keys::WebKeys,
     /// Wakes the worker of a conversation that has something waiting (the
     /// outcome of an approval decided here).
     pub nudge: Arc<dyn Fn(&ConversationKey) + Send + Sync>,

@@ -86,6 +86,7 @@ fn serve() -> Served {
         }),
         reload: Arc::new(Unreloadable),
         sign_in: crate::sign_in::SignIn::new(store.clone(), Clock::start()),
+        web_keys: crate::web_keys::WebKeys::new(store.clone(), Clock::start()),
         store,
         tracker: tracker.clone(),
         nudge: Arc::new(|_| {}),

@@ -1,7 +1,9 @@
 //! The web dashboard on the admin path: `passepartout web` (a one-time
-//! sign-in link), `web sessions` and `web sessions revoke ID`, asked by the
-//! local user, who owns the machine and so may sign a browser in. A link
-//! or a revocation is made durable before the owner is told.
+//! sign-in link), `web sessions` and `web sessions revoke ID`, and the API
+//! keys (`web keys`, `web keys create NAME`, `web keys revoke NAME|ID`),
+//! asked by the local user, who owns the machine and so may let a browser
+//! or a client in. A link, a key or a revocation is made durable before the
+//! owner is told.
 
 use std::sync::Arc;
 
@@ -21,6 +23,20 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: WebRequest, reply: Repl
                 Err(error) => refused(error.to_string()),
             },
             WebRequest::Revoke { id } => match admin.sign_in.revoke(&id) {
+                Ok(Ok(message)) => durable(&admin, done(message)).await,
+                Ok(Err(why)) => refused(why),
+                Err(error) => refused(error.to_string()),
+            },
+            WebRequest::Keys => match admin.web_keys.listing() {
+                Ok(listing) => done(listing),
+                Err(error) => refused(error.to_string()),
+            },
+            WebRequest::CreateKey { name } => match admin.web_keys.create(&name) {
+                Ok(Ok(shown)) => durable(&admin, done(shown)).await,
+                Ok(Err(why)) => refused(why),
+                Err(error) => refused(error.to_string()),
+            },
+            WebRequest::RevokeKey { key } => match admin.web_keys.revoke(&key) {
                 Ok(Ok(message)) => durable(&admin, done(message)).await,
                 Ok(Err(why)) => refused(why),
                 Err(error) => refused(error.to_string()),

@@ -1,7 +1,9 @@
 //! `passepartout web` (a one-time sign-in link for the dashboard, printed;
 //! with `--open`, opened in this machine's browser), `web sessions` (the
-//! browsers signed in) and `web sessions revoke ID` (sign one out). Each
-//! asks the running daemon, which keeps the links and sessions.
+//! browsers signed in) and `web sessions revoke ID` (sign one out); `web
+//! keys` (the API keys), `web keys create NAME` (a key, shown once) and
+//! `web keys revoke NAME|ID`. Each asks the running daemon, which keeps the
+//! links, sessions and keys.
 
 use std::process::ExitCode;
 
@@ -20,6 +22,21 @@ pub enum WebCommand {
         #[command(subcommand)]
         revoke: Option<SessionsCommand>,
     },
+    /// List the keys of the OpenAI-compatible API (`/v1`), or make or
+    /// revoke one.
+    Keys {
+        #[command(subcommand)]
+        command: Option<KeysCommand>,
+    },
+}
+
+/// `passepartout web keys …`.
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// Make a key called NAME; it is printed this once (only its hash is kept).
+    Create { name: String },
+    /// Revoke the key called NAME, or whose id starts with ID.
+    Revoke { key: String },
 }
 
 /// `passepartout web sessions …`.
@@ -39,6 +56,13 @@ pub async fn web(config: &Config, command: Option<WebCommand>, open: bool) -> Ex
         Some(WebCommand::Sessions {
             revoke: Some(SessionsCommand::Revoke { id }),
         }) => WebRequest::Revoke { id },
+        Some(WebCommand::Keys { command: None }) => WebRequest::Keys,
+        Some(WebCommand::Keys {
+            command: Some(KeysCommand::Create { name }),
+        }) => WebRequest::CreateKey { name },
+        Some(WebCommand::Keys {
+            command: Some(KeysCommand::Revoke { key }),
+        }) => WebRequest::RevokeKey { key },
     };
     let answer = match connect(config, None).await {
         Ok(mut client) => client.web(request).await,

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::FutureExt;
-use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind, UserId};
+use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind, TurnEnd, UserId};
 use tokio::sync::mpsc;
 
 use super::drafting::{self, Drafter};
@@ -451,6 +451,10 @@ pub(super) fn commit_of(
             text: approvals.prompt_text(approval),
         })
     }));
+    let tokens = TurnEnd {
+        tokens_in: output.cost.tokens_in,
+        tokens_out: output.cost.tokens_out,
+    };
     let followups = Followups {
         created: output.requested.clone(),
         settle: output.settle,
@@ -483,6 +487,7 @@ pub(super) fn commit_of(
         audit: output.audit,
         loop_record: None,
         summary,
+        tokens,
     };
     (commit, remembered, followups)
 }

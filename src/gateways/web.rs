@@ -1,32 +1,66 @@
 //! The web dashboard as a gateway component: bound from `[web]` when it is
-//! enabled, checking sessions through the core's [`SignIn`] desk over the
-//! store. No one talks to the assistant through it yet, so its rosters are
-//! empty; a signed-in browser has the local owner's rights on the pages.
+//! enabled, checking sessions through the core's [`SignIn`] desk and API
+//! keys through [`WebKeys`], both over the store. Its people are the
+//! signed-in owner and the API keys, and the gateway lets no one else reach
+//! the intake (an unknown key is answered 401), so its rosters are everyone
+//! it lets through: each may talk, and answer their own approvals by
+//! `approve TOKEN`. Replies are always shown while written, since a streamed
+//! API answer is made of the drafts.
 //! Its `doctor` line says where it listens, and warns of a public address
 //! without TLS.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use passepartout_gateway::GatewayId;
-use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
+use passepartout_gateway::{Draft, GatewayId};
+use passepartout_web::{GATEWAY_ID, Secrets, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
 use crate::checkup::{Check, Level};
-use crate::config::Config;
+use crate::config::{Config, Secret};
 use crate::sign_in::SignIn;
+use crate::web_keys::WebKeys;
 
-/// `[web]`.
+/// `[web]`, and the secrets its answers must never show.
 pub struct Web {
     section: WebSection,
+    secrets: Secrets,
 }
 
 impl Web {
     pub fn new(config: &Config) -> Self {
         Self {
             section: config.web.clone(),
+            secrets: configured_secrets(config),
         }
     }
+}
+
+/// Every secret the configuration names that can be read: the model
+/// providers' keys, the Telegram token, the transcriber's and the web
+/// search's keys.
+fn configured_secrets(config: &Config) -> Secrets {
+    let telegram = &config.telegram;
+    let transcription = &config.transcription;
+    let search = &config.tools.web_search;
+    let named = config
+        .llm
+        .providers
+        .iter()
+        .map(|p| (p.api_key_env.as_deref(), p.api_key_file.as_deref()))
+        .chain([
+            (telegram.token_env.as_deref(), telegram.token_file.as_deref()),
+            (
+                transcription.api_key_env.as_deref(),
+                transcription.api_key_file.as_deref(),
+            ),
+            (search.api_key_env.as_deref(), search.api_key_file.as_deref()),
+        ]);
+    Secrets::new(
+        named
+            .filter_map(|(env, file)| Secret::named(env, file).and_then(Result::ok))
+            .map(|secret| secret.expose().to_owned()),
+    )
 }
 
 #[async_trait]
@@ -40,17 +74,11 @@ impl GatewayComponent for Web {
     }
 
     fn talkers(&self) -> Roster {
-        Roster::Listed {
-            users: vec![],
-            chats: vec![],
-        }
+        Roster::Everyone
     }
 
     fn deciders(&self) -> Roster {
-        Roster::Listed {
-            users: vec![],
-            chats: vec![],
-        }
+        Roster::Everyone
     }
 
     fn surface(&self) -> passepartout_gateway::Surface {
@@ -65,17 +93,19 @@ impl GatewayComponent for Web {
         let config = WebConfig {
             listen: self.section.listen,
             public_url: self.section.public_url.clone(),
+            secrets: self.secrets.clone(),
         };
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));
-        let web = WebGateway::bind(config, with.admin.clone(), sessions)
+        let keys = Arc::new(WebKeys::new(with.store.clone(), with.clock));
+        let web = WebGateway::bind(config, with.admin.clone(), sessions, keys)
             .await
             .map_err(|error| BuildError::new("web", error))?;
         Ok(Built {
             listen: web.clone(),
+            draft: Some(web.clone() as Arc<dyn Draft>),
             deliver: web,
             fetch: None,
             local_path: None,
-            draft: None,
         })
     }
 

@@ -428,6 +428,7 @@ fn notice(inbound: &Inbound, in_reply_to: Option<MessageId>, text: String) -> Ou
             kind: ReplyKind::Notice,
         },
         drafts: Vec::new(),
+        turn_end: None,
     }
 }
 

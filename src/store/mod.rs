@@ -20,7 +20,8 @@
 //! a pairing code, per gateway), `pairing_codes` (the codes sent, waiting
 //! for an owner), `web_links` (the dashboard's one-time sign-in links, by the
 //! SHA-256 of the token), `web_sessions` (the browsers signed in, by the
-//! SHA-256 of the session id) and `meta` (schema version).
+//! SHA-256 of the session id), `web_keys` (the API keys, by the SHA-256 of
+//! the key) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval, standing rule and audit records are in [`records`]), and imports nothing
@@ -56,6 +57,7 @@ mod stops;
 mod summary;
 mod turn;
 mod usage;
+mod web_keys;
 mod web_sign_in;
 
 use std::path::{Path, PathBuf};
@@ -78,6 +80,7 @@ pub use records::{
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
 pub use usage::{ByProvider, Tokens, add_usage};
+pub use web_keys::WebKey;
 pub use web_sign_in::WebSession;
 
 use tokio_util::sync::CancellationToken;
@@ -127,6 +130,7 @@ struct Inner {
     standing_rules: sled::Tree,
     web_links: sled::Tree,
     web_sessions: sled::Tree,
+    web_keys: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
     /// Multi-tree writers hold it shared; a backup holds it exclusively, so a
@@ -185,6 +189,7 @@ impl Store {
             pairing_codes: tree("pairing_codes")?,
             web_links: tree("web_links")?,
             web_sessions: tree("web_sessions")?,
+            web_keys: tree("web_keys")?,
             summaries: tree("summaries")?,
             standing_rules: tree("standing_rules")?,
             group: GroupCommit::default(),

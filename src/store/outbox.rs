@@ -175,6 +175,7 @@ impl Store {
                     in_reply_to: None,
                     body: body.clone(),
                     drafts: Vec::new(),
+                    turn_end: None,
                 };
                 let key = keys::sequenced(conversation, &[base, index as u64]);
                 let value = encode(&OutboxEntry::new(key.clone(), outbound, None))?;

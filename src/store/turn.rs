@@ -7,7 +7,7 @@
 //! A turn that fails before committing leaves the store as it was, so the
 //! message is still pending and nothing of the failed turn is visible.
 
-use passepartout_gateway::{ConversationKey, MessageId, Outbound, OutboundBody};
+use passepartout_gateway::{ConversationKey, MessageId, Outbound, OutboundBody, TurnEnd};
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
@@ -53,6 +53,9 @@ pub struct TurnCommit {
     /// The conversation's running summary, when the turn changed it.
     /// `forget_history` deletes it too.
     pub summary: Option<SummaryWrite>,
+    /// What the turn's model calls used, told with its last reply
+    /// ([`Outbound::turn_end`]).
+    pub tokens: TurnEnd,
 }
 
 /// A commit turned into keys and values, ready for a transaction.
@@ -104,6 +107,7 @@ impl Store {
         };
         let mut entries = Vec::with_capacity(turn.replies.len());
         let mut values = Vec::with_capacity(turn.replies.len());
+        let last = turn.replies.len().saturating_sub(1);
         for (index, reply) in turn.replies.into_iter().enumerate() {
             let outbound = Outbound {
                 id: format!("{base}-{index}"),
@@ -111,6 +115,7 @@ impl Store {
                 in_reply_to: reply.in_reply_to,
                 body: reply.body,
                 drafts: reply.drafts,
+                turn_end: (index == last).then_some(turn.tokens),
             };
             let key = keys::sequenced(conversation, &[base, index as u64]);
             let entry = OutboxEntry::new(key, outbound, turn.journal_seq);

@@ -93,6 +93,12 @@ pub enum WebRequest {
     Sessions,
     /// Sign out the browser whose session id starts with `id`.
     Revoke { id: String },
+    /// The API keys: id prefix, made, name.
+    Keys,
+    /// Make an API key called `name`; the answer shows it, once.
+    CreateKey { name: String },
+    /// Revoke the API key called `key`, or whose id starts with it.
+    RevokeKey { key: String },
 }
 
 /// What the owner may ask about who is let in.

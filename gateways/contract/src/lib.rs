@@ -38,7 +38,8 @@ pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKE
 pub use intake::{Ack, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
 pub use media::{Attachment, Fetched, FileRef, MediaKind};
 pub use message::{
-    Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, OutboundFile, ReplyKind, Sender, unix_ms,
+    Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, OutboundFile, ReplyKind, Sender, TurnEnd,
+    unix_ms,
 };
 pub use parts::{Progress, Resume, Untracked, send_parts};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};

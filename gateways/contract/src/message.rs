@@ -134,6 +134,20 @@ pub struct Outbound {
     /// rather than leave a half-written copy beside it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub drafts: Vec<MessageId>,
+    /// Set on the last message a turn sends: its turn is over, and this is
+    /// what its models used. A gateway that answers one request with one
+    /// turn (an HTTP API) ends its answer here; the others may ignore it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn_end: Option<TurnEnd>,
+}
+
+/// The end of a turn, on its last message: the tokens its model calls used.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnEnd {
+    /// Tokens read by the models (the prompts, every step of the turn).
+    pub tokens_in: u64,
+    /// Tokens the models wrote.
+    pub tokens_out: u64,
 }
 
 /// What an outbound message carries.

@@ -60,6 +60,7 @@ async fn an_approval_prompt_becomes_an_approval_frame() {
     let token = ApprovalToken::new("K7PX2Q").unwrap();
     let prompt = Outbound {
         drafts: Vec::new(),
+        turn_end: None,
         id: "out-2".into(),
         conversation: socket_conversation("work"),
         in_reply_to: None,

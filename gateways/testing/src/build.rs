@@ -31,6 +31,7 @@ pub fn answer(text: &str) -> OutboundBody {
 pub fn outbound(conversation: ConversationKey, in_reply_to: Option<&str>, body: OutboundBody) -> Outbound {
     Outbound {
         drafts: Vec::new(),
+        turn_end: None,
         id: "out-1".to_owned(),
         conversation,
         in_reply_to: in_reply_to.map(message_id),

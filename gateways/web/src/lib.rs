@@ -8,6 +8,12 @@
 //! browser signs in with a one-time link `passepartout web` prints, and then
 //! has the rights of the machine's owner. The gateway never sees the store.
 //!
+//! People also talk to the assistant through it: the API under `/v1`
+//! (OpenAI's Chat Completions, each API key a person of its own) hands their
+//! messages to the core's intake like any gateway, and the core's replies
+//! and drafts come back through the [`hub::Hub`] to whoever waits on the
+//! conversation. A chat page follows a conversation the same way.
+//!
 //! Every response carries strict security headers; a request whose `Host` is
 //! not the dashboard's own is refused (DNS rebinding), and a form sent from
 //! another origin or without the session's CSRF token is refused too. Every
@@ -33,11 +39,18 @@
 //! | approvals: what waits, decided, standing rules | `approvals.rs`, `pages/approvals.rs` |
 //! | loops, tools and their gates | `loops.rs`, `pages/loops.rs` |
 //! | the checks every form that changes something passes | `posted.rs` |
+//! | who waits on which conversation; replies and drafts to them | `hub.rs` |
+//! | the owner and the API keys, and their conversations | `people.rs` |
+//! | what the core keeps of API keys | `keys.rs` |
+//! | the OpenAI-compatible API under `/v1` | `api/` |
+//! | `/metrics` in Prometheus' text format | `metrics.rs` |
+//! | configured secrets kept out of answers | `redact.rs` |
 //!
 //! A new page is a file in `pages/` rendering into [`pages::layout::page`],
 //! a route in `router.rs` behind the signed-in guard, and an entry in
 //! `pages/layout.rs`' navigation.
 
+pub mod api;
 mod approvals;
 mod assets;
 mod config;
@@ -46,10 +59,15 @@ mod escape;
 mod events;
 mod headers;
 mod host;
+pub mod hub;
+mod keys;
 mod loops;
+mod metrics;
 pub mod pages;
+pub mod people;
 mod posted;
 mod rate_limit;
+mod redact;
 mod router;
 mod server;
 mod session;
@@ -58,5 +76,7 @@ mod sign_in;
 
 pub use config::{DEFAULT_LISTEN, WebSection};
 pub use error::WebError;
+pub use keys::ApiKeys;
+pub use redact::Secrets;
 pub use server::{GATEWAY_ID, SURFACE, WebConfig, WebGateway};
 pub use sessions::{Sessions, SessionsUnavailable};

@@ -17,9 +17,11 @@
 //! | `GET /usage` | tokens per day, provider, conversation | signed in |
 //! | `GET /config` | the config file masked, its check | signed in |
 //! | `POST /config/reload` | reloads the configuration | origin, cookie, CSRF token |
+//! | `GET /v1/models`, `POST /v1/chat/completions` | the OpenAI-compatible API (`api/`) | API key |
+//! | `GET /metrics` | Prometheus text | none on a loopback-only listener, else an API key |
 //! | anything else | 404 page | |
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -31,12 +33,19 @@ use axum::routing::{get, post};
 use passepartout_admin::{Admin, AdminReply, AdminRequest};
 use serde_json::{Value, json};
 
+use passepartout_gateway::Intake;
+
+use crate::api;
 use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
+use crate::hub::Hub;
+use crate::keys::ApiKeys;
+use crate::metrics::{self, Latency};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::pages::{configuration, conversations, usage};
 use crate::rate_limit::Guesses;
+use crate::redact::Secrets;
 use crate::session::SignedIn;
 use crate::sessions::Sessions;
 use crate::{approvals, loops};
@@ -47,6 +56,19 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// What every route may use.
 pub struct AppState {
+    /// Who waits on which conversation.
+    pub hub: Arc<Hub>,
+    /// The core's intake, once the gateway listens.
+    pub intake: Mutex<Option<Intake>>,
+    /// The API keys, kept by the core.
+    pub keys: Arc<dyn ApiKeys>,
+    /// Kept out of every answer.
+    pub secrets: Arc<Secrets>,
+    /// How long the API's answers took.
+    pub latency: Latency,
+    /// Whether `/metrics` is open without a key: the dashboard listens on
+    /// this machine only, with no public address in front.
+    pub metrics_open: bool,
     /// The core's answers: the status document, the approvals.
     pub admin: Admin,
     /// Sign-in links and sessions, kept by the core.
@@ -59,6 +81,13 @@ pub struct AppState {
     pub guesses: Guesses,
     /// The open event streams.
     pub streams: Streams,
+}
+
+impl AppState {
+    /// The core's intake, when the gateway listens.
+    pub fn intake(&self) -> Option<Intake> {
+        self.intake.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
 }
 
 /// The dashboard's router over `state`.
@@ -81,6 +110,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/usage", get(usage::usage))
         .route("/config", get(configuration::configuration))
         .route("/config/reload", post(configuration::reload))
+        .nest("/v1", api::router())
+        .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), check_host))

@@ -2,8 +2,8 @@
 //! a taken port is a start error, and the address is known — port 0 takes
 //! a free one), serving while it listens, closing every event stream when
 //! it stops. Its health names the address people open, which is how
-//! `passepartout web` and the tests find it. No conversation runs through
-//! it yet, so it delivers nothing.
+//! `passepartout web` and the tests find it. The core's replies and drafts
+//! in web conversations go to the [`Hub`], to whoever waits on them.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use passepartout_admin::Admin;
 use passepartout_gateway::{
-    Deliver, Delivered, GatewayError, GatewayId, Health, HealthState, Intake, Listen, Outbound, Surface,
+    ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, GatewayError, GatewayId, Health, HealthState,
+    Intake, Listen, MessageId, Outbound, Surface,
 };
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -19,7 +20,11 @@ use tokio_util::sync::CancellationToken;
 use crate::error::WebError;
 use crate::events::Streams;
 use crate::host::Hosts;
+use crate::hub::Hub;
+use crate::keys::ApiKeys;
+use crate::metrics::Latency;
 use crate::rate_limit::Guesses;
+use crate::redact::Secrets;
 use crate::router::{AppState, router};
 use crate::sessions::Sessions;
 
@@ -36,6 +41,8 @@ pub struct WebConfig {
     /// `https://assistant.example.org`, when the dashboard is reached
     /// through another address than `listen`.
     pub public_url: Option<String>,
+    /// The daemon's configured secrets, kept out of every answer.
+    pub secrets: Secrets,
 }
 
 /// The running dashboard.
@@ -51,7 +58,12 @@ pub struct WebGateway {
 
 impl WebGateway {
     /// Binds `config.listen`; the dashboard answers once it listens.
-    pub async fn bind(config: WebConfig, admin: Admin, sessions: Arc<dyn Sessions>) -> Result<Arc<Self>, WebError> {
+    pub async fn bind(
+        config: WebConfig,
+        admin: Admin,
+        sessions: Arc<dyn Sessions>,
+        keys: Arc<dyn ApiKeys>,
+    ) -> Result<Arc<Self>, WebError> {
         let bind_error = |source| WebError::Bind {
             addr: config.listen,
             source,
@@ -62,6 +74,12 @@ impl WebGateway {
         let base_url = public_url.map_or_else(|| format!("http://{bound}"), str::to_owned);
         let stopped = CancellationToken::new();
         let state = Arc::new(AppState {
+            hub: Arc::new(Hub::default()),
+            intake: Mutex::new(None),
+            keys,
+            latency: Latency::default(),
+            secrets: Arc::new(config.secrets.clone()),
+            metrics_open: bound.ip().is_loopback() && public_url.is_none(),
             admin,
             sessions,
             hosts: Hosts::new(bound, public_url),
@@ -92,7 +110,7 @@ impl Listen for WebGateway {
         self.id.clone()
     }
 
-    async fn listen(&self, _intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
+    async fn listen(&self, intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
         let listener = self
             .listener
             .lock()
@@ -101,11 +119,24 @@ impl Listen for WebGateway {
         let Some(listener) = listener else {
             return Err(GatewayError::Closed);
         };
+        *self
+            .state
+            .intake
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(intake);
         let app = router(self.state.clone()).into_make_service_with_connect_info::<SocketAddr>();
         let stopped = self.stopped.clone();
+        let intake_gone = self.state.clone();
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 shutdown.cancelled().await;
+                // Messages are refused from now on; answers still being
+                // written reach the requests waiting for them.
+                intake_gone
+                    .intake
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .take();
                 // The event streams never end on their own.
                 stopped.cancel();
             })
@@ -122,14 +153,47 @@ impl Listen for WebGateway {
 
     async fn close(&self) {
         self.stopped.cancel();
+        self.state.hub.close();
     }
 }
 
+/// A reply goes to whoever waits on its conversation. Nobody waiting is
+/// no failure: the turn is in the conversation's history already, where a
+/// client that went away finds it, so the reply counts as delivered once.
 #[async_trait]
 impl Deliver for WebGateway {
     async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
-        Err(GatewayError::Rejected {
-            reason: format!("{} is not a conversation the dashboard holds", message.conversation),
-        })
+        if message.conversation.gateway != self.id {
+            return Err(GatewayError::Rejected {
+                reason: format!("{} is not a web conversation", message.conversation),
+            });
+        }
+        let told = self.state.hub.said(message).await;
+        tracing::debug!(conversation = %message.conversation, outbound_id = %message.id, told, "web reply handed out");
+        let id = MessageId::new(message.id.as_str()).map_err(|error| GatewayError::Rejected {
+            reason: format!("bad outbound id: {error}"),
+        })?;
+        Ok(Delivered { message_ids: vec![id] })
     }
 }
+
+/// A draft goes to whoever waits, as it grows; it occupies no message.
+#[async_trait]
+impl Draft for WebGateway {
+    fn pace(&self) -> DraftPace {
+        DraftPace::AT_ONCE
+    }
+
+    async fn show_draft(
+        &self,
+        conversation: &ConversationKey,
+        _shown: &[MessageId],
+        draft: DraftText<'_>,
+    ) -> Result<Vec<MessageId>, GatewayError> {
+        self.state.hub.drafted(&conversation.chat, draft).await;
+        Ok(vec![MessageId::new(DRAFT_ID).expect("a valid message id")])
+    }
+}
+
+/// What a web draft is called: the conversation's one draft.
+const DRAFT_ID: &str = "draft";

@@ -266,6 +266,7 @@ fn an_interrupted_run_keeps_its_stored_form() {
 fn outbox_entry(body: passepartout_gateway::OutboundBody) -> crate::store::OutboxEntry {
     let outbound = passepartout_gateway::Outbound {
         drafts: Vec::new(),
+        turn_end: None,
         id: "12-0".into(),
         conversation: conversation(),
         in_reply_to: Some(MessageId::new("m1").unwrap()),

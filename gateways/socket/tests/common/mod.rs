@@ -105,6 +105,7 @@ pub fn socket_conversation(name: &str) -> ConversationKey {
 pub fn text_outbound(id: &str, chat_name: &str, text: &str) -> Outbound {
     Outbound {
         drafts: Vec::new(),
+        turn_end: None,
         id: id.into(),
         ..build::outbound(socket_conversation(chat_name), Some("m1"), build::answer(text))
     }

@@ -1,0 +1,55 @@
+//! Who is calling the API: `Authorization: Bearer KEY`, a key made with
+//! `passepartout web keys create NAME`. No key, or one the core does not
+//! know, is answered 401 before anything reaches the core's intake; a
+//! client that keeps trying wrong keys is held as one that guesses
+//! sign-in links is.
+
+use std::net::IpAddr;
+
+use axum::http::StatusCode;
+use axum::http::header::{self, HeaderMap};
+
+use super::error::ApiError;
+use crate::people::Person;
+use crate::router::AppState;
+
+/// The person `headers` authenticate, or the refusal.
+pub fn caller(state: &AppState, client: IpAddr, headers: &HeaderMap) -> Result<Person, ApiError> {
+    if !state.guesses.allowed(client) {
+        tracing::warn!(%client, "API request refused: too many keys that were not valid");
+        return Err(ApiError::status(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_exceeded",
+            "Too many requests with keys that are not valid; wait a minute.",
+        ));
+    }
+    let Some(value) = headers.get(header::AUTHORIZATION) else {
+        return Err(ApiError::unauthorized(
+            "No API key: send `Authorization: Bearer KEY`, with a key made by `passepartout web keys create NAME`.",
+        ));
+    };
+    let key = value
+        .to_str()
+        .ok()
+        .and_then(|value| value.strip_prefix("Bearer "))
+        .map(str::trim)
+        .filter(|key| !key.is_empty());
+    let Some(key) = key else {
+        return Err(ApiError::unauthorized("The Authorization header is not `Bearer KEY`."));
+    };
+    match state.keys.check(key) {
+        Ok(Some(id)) => Ok(Person::Key(id)),
+        Ok(None) => {
+            state.guesses.failed(client);
+            tracing::info!(%client, "an API key that is not valid was tried");
+            Err(ApiError::unauthorized(
+                "The API key is not valid: it was revoked, or never made here (see `passepartout web keys`).",
+            ))
+        }
+        Err(unavailable) => Err(ApiError::status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            format!("The keys cannot be read now: {unavailable}"),
+        )),
+    }
+}

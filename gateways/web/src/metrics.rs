@@ -1,0 +1,331 @@
+//! `GET /metrics`: what the daemon counts, in Prometheus' text format
+//! (version 0.0.4), for a scraper. Read from the status document the core
+//! already keeps (turns, intake, queues, outbox, store, providers, tools,
+//! approvals, gateways), plus the latency of the API's answers, which this
+//! gateway times itself. Open to this machine when the dashboard listens
+//! only on it; served beyond, an API key is needed.
+//!
+//! The format is a handful of lines per metric, written here rather than
+//! through a metrics registry: every value is read fresh from the status
+//! document on each scrape, so there is nothing to register or keep.
+
+use std::fmt::Write as _;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::extract::{ConnectInfo, State};
+use axum::http::StatusCode;
+use axum::http::header::{self, HeaderMap};
+use axum::response::{IntoResponse, Response};
+use passepartout_admin::{AdminReply, AdminRequest};
+use serde_json::Value;
+
+use crate::api::ApiError;
+use crate::router::AppState;
+
+/// The upper bounds of the answer latency buckets, in seconds.
+const BUCKETS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0];
+
+/// How long the API's answers took, from the message taken to the turn's end.
+#[derive(Default)]
+pub struct Latency {
+    buckets: [AtomicU64; BUCKETS.len()],
+    count: AtomicU64,
+    sum_us: AtomicU64,
+}
+
+impl Latency {
+    /// Counts one answer that took `took`.
+    pub fn record(&self, took: Duration) {
+        let seconds = took.as_secs_f64();
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            if seconds <= *bound {
+                bucket.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.sum_us.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
+    }
+
+    fn write(&self, out: &mut Text) {
+        let name = "passepartout_api_answer_seconds";
+        out.help(
+            name,
+            "histogram",
+            "Time from an API message taken to the end of its turn.",
+        );
+        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
+            let le = bound.to_string();
+            out.sample(
+                &format!("{name}_bucket"),
+                &[("le", &le)],
+                bucket.load(Ordering::Relaxed) as f64,
+            );
+        }
+        let count = self.count.load(Ordering::Relaxed) as f64;
+        out.sample(&format!("{name}_bucket"), &[("le", "+Inf")], count);
+        out.sample(
+            &format!("{name}_sum"),
+            &[],
+            self.sum_us.load(Ordering::Relaxed) as f64 / 1e6,
+        );
+        out.sample(&format!("{name}_count"), &[], count);
+    }
+}
+
+/// `GET /metrics`.
+pub async fn metrics(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Response {
+    if !state.metrics_open
+        && let Err(refused) = crate::api::caller(&state, client.ip(), &headers)
+    {
+        return refused.into_response();
+    }
+    let Ok(AdminReply::Status(status)) = state.admin.ask(AdminRequest::Status).await else {
+        return ApiError::status(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "unavailable",
+            "The daemon is shutting down.",
+        )
+        .into_response();
+    };
+    let mut out = Text::default();
+    from_status(&status, &mut out);
+    state.latency.write(&mut out);
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
+        out.0,
+    )
+        .into_response()
+}
+
+/// The status document's numbers as metrics.
+fn from_status(status: &Value, out: &mut Text) {
+    let number = |value: &Value| value.as_f64();
+    let mut one = |name: &str, kind: &str, help: &str, value: &Value| {
+        if let Some(value) = number(value) {
+            out.help(name, kind, help);
+            out.sample(name, &[], value);
+        }
+    };
+    one(
+        "passepartout_uptime_seconds",
+        "gauge",
+        "Seconds since the daemon started.",
+        &status["uptime_s"],
+    );
+    one(
+        "passepartout_turns_total",
+        "counter",
+        "Turns finished.",
+        &status["turns"]["finished"],
+    );
+    one(
+        "passepartout_turn_failures_total",
+        "counter",
+        "Turns that failed.",
+        &status["turns"]["failed"],
+    );
+    one(
+        "passepartout_delivered_total",
+        "counter",
+        "Messages delivered.",
+        &status["delivered"],
+    );
+    one(
+        "passepartout_queue_depth",
+        "gauge",
+        "Messages waiting in the conversations' queues.",
+        &status["conversations"]["queued"],
+    );
+    one(
+        "passepartout_conversations_active",
+        "gauge",
+        "Conversations with a worker.",
+        &status["conversations"]["active"],
+    );
+    one(
+        "passepartout_outbox_depth",
+        "gauge",
+        "Replies waiting in the outbox.",
+        &status["store"]["outbox"],
+    );
+    one(
+        "passepartout_journal_pending",
+        "gauge",
+        "Messages journaled and not yet answered.",
+        &status["store"]["pending"],
+    );
+    one(
+        "passepartout_store_size_bytes",
+        "gauge",
+        "The store's size on disk.",
+        &status["store"]["size_bytes"],
+    );
+    one(
+        "passepartout_approvals_pending",
+        "gauge",
+        "Approvals waiting for a decision.",
+        &status["approvals"]["pending"],
+    );
+
+    let intake = "passepartout_intake_messages_total";
+    out.help(intake, "counter", "Messages handed in, by what the core made of them.");
+    for outcome in ["accepted", "duplicates", "busy", "refused"] {
+        if let Some(value) = number(&status["intake"][outcome]) {
+            out.sample(intake, &[("outcome", outcome)], value);
+        }
+    }
+
+    let providers = status["providers"].as_array().cloned().unwrap_or_default();
+    let calls = [
+        (
+            "passepartout_provider_calls_total",
+            "calls",
+            "Calls to each model provider.",
+        ),
+        (
+            "passepartout_provider_failures_total",
+            "failures",
+            "Failed calls to each model provider.",
+        ),
+    ];
+    for (name, field, help) in calls {
+        out.help(name, "counter", help);
+        for provider in &providers {
+            if let (Some(p), Some(value)) = (provider["name"].as_str(), number(&provider[field])) {
+                out.sample(name, &[("provider", p)], value);
+            }
+        }
+    }
+    let tokens = "passepartout_provider_tokens_total";
+    out.help(
+        tokens,
+        "counter",
+        "Tokens each model provider read (in) and wrote (out).",
+    );
+    for provider in &providers {
+        let Some(p) = provider["name"].as_str() else { continue };
+        for (direction, field) in [("in", "tokens_in"), ("out", "tokens_out")] {
+            out.sample(
+                tokens,
+                &[("provider", p), ("direction", direction)],
+                number(&provider[field]).unwrap_or(0.0),
+            );
+        }
+    }
+
+    let tools = "passepartout_tool_executions_total";
+    out.help(tools, "counter", "Tool calls run, and how many failed.");
+    if let Some(by_tool) = status["tools"].as_object() {
+        for (tool, stats) in by_tool {
+            for (outcome, field) in [("run", "executions"), ("failed", "failures")] {
+                if let Some(value) = number(&stats[field]) {
+                    out.sample(tools, &[("tool", tool), ("outcome", outcome)], value);
+                }
+            }
+        }
+    }
+
+    let up = "passepartout_gateway_up";
+    out.help(up, "gauge", "Whether each gateway is up (1) or not (0).");
+    for gateway in status["gateways"].as_array().into_iter().flatten() {
+        if let Some(name) = gateway["name"].as_str() {
+            let value = if gateway["state"] == "up" { 1.0 } else { 0.0 };
+            out.sample(up, &[("gateway", name)], value);
+        }
+    }
+}
+
+/// Prometheus text being written.
+#[derive(Default)]
+struct Text(String);
+
+impl Text {
+    fn help(&mut self, name: &str, kind: &str, help: &str) {
+        let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+
+    fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
+        self.0.push_str(name);
+        if !labels.is_empty() {
+            let labels: Vec<String> = labels
+                .iter()
+                .map(|(label, value)| format!("{label}=\"{}\"", escape(value)))
+                .collect();
+            let _ = write!(self.0, "{{{}}}", labels.join(","));
+        }
+        let _ = writeln!(self.0, " {value}");
+    }
+}
+
+/// A label value as the format quotes it.
+fn escape(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_status_documents_numbers_become_labelled_samples() {
+        let status = json!({
+            "uptime_s": 3, "turns": {"finished": 5, "failed": 1}, "delivered": 6,
+            "conversations": {"active": 1, "queued": 2}, "store": {"outbox": 0, "pending": 0, "size_bytes": 100},
+            "approvals": {"pending": 1}, "intake": {"accepted": 5, "duplicates": 0, "busy": 0, "refused": 1},
+            "providers": [{"name": "lo\"cal", "calls": 4, "failures": 1, "tokens_in": 10, "tokens_out": 5}],
+            "tools": {"read_file": {"executions": 2, "failures": 0}},
+            "gateways": [{"name": "web", "state": "up"}, {"name": "socket", "state": "down"}],
+        });
+        let mut out = Text::default();
+        from_status(&status, &mut out);
+        let text = out.0;
+        for line in [
+            "passepartout_turns_total 5",
+            "passepartout_queue_depth 2",
+            "passepartout_intake_messages_total{outcome=\"refused\"} 1",
+            "passepartout_provider_failures_total{provider=\"lo\\\"cal\"} 1",
+            "passepartout_provider_tokens_total{provider=\"lo\\\"cal\",direction=\"out\"} 5",
+            "passepartout_tool_executions_total{tool=\"read_file\",outcome=\"run\"} 2",
+            "passepartout_gateway_up{gateway=\"socket\"} 0",
+            "# TYPE passepartout_turns_total counter",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
+        }
+    }
+
+    #[test]
+    fn the_latency_histogram_counts_each_answer_in_every_bucket_it_fits() {
+        let latency = Latency::default();
+        latency.record(Duration::from_millis(80));
+        latency.record(Duration::from_secs(3));
+        let mut out = Text::default();
+        latency.write(&mut out);
+        let text = out.0;
+        assert!(
+            text.contains("passepartout_api_answer_seconds_bucket{le=\"0.05\"} 0\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("passepartout_api_answer_seconds_bucket{le=\"0.1\"} 1\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("passepartout_api_answer_seconds_bucket{le=\"5\"} 2\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("passepartout_api_answer_seconds_bucket{le=\"+Inf\"} 2\n"),
+            "{text}"
+        );
+        assert!(text.contains("passepartout_api_answer_seconds_count 2\n"), "{text}");
+    }
+}

@@ -1,0 +1,170 @@
+//! API keys for the web gateway's OpenAI-compatible API, the core's half:
+//! made with `passepartout web keys create NAME` (the key shown that once),
+//! kept in the store as SHA-256 hashes only, listed and revoked by name or
+//! id. Each key is a person of its own on the web gateway (`key-<id>`), with
+//! its own conversations and memory. The gateway checks a request's key
+//! through [`passepartout_web::ApiKeys`].
+
+use passepartout_web::{ApiKeys, SessionsUnavailable};
+
+use crate::clock::Clock;
+use crate::sign_in::{ID_PREFIX, hash, hex, secret, when};
+use crate::store::{Store, StoreError, WebKey};
+
+/// What every key starts with, so a leaked one is recognisable.
+pub const KEY_PREFIX: &str = "pp-";
+
+/// The longest name a key may have.
+const MAX_NAME: usize = 64;
+
+/// The API keys desk over the store.
+#[derive(Clone)]
+pub struct WebKeys {
+    store: Store,
+    clock: Clock,
+}
+
+impl WebKeys {
+    pub fn new(store: Store, clock: Clock) -> Self {
+        Self { store, clock }
+    }
+
+    /// Makes a key called `name`: `Ok` with the text that shows it (once),
+    /// or `Err` saying why not (a bad or taken name).
+    pub fn create(&self, name: &str) -> Result<Result<String, String>, StoreError> {
+        let name = name.trim();
+        let fits = !name.is_empty()
+            && name.len() <= MAX_NAME
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'));
+        if !fits {
+            return Ok(Err(format!(
+                "{name:?} is not a key name: 1-{MAX_NAME} characters of a-z, A-Z, 0-9, '-', '_' or '.'"
+            )));
+        }
+        if self.store.web_keys()?.iter().any(|(_, key)| key.name == name) {
+            return Ok(Err(format!(
+                "there is a key called {name} already (see `passepartout web keys`)"
+            )));
+        }
+        let key = format!("{KEY_PREFIX}{}", secret());
+        let hashed = hash(&key);
+        let record = WebKey {
+            name: name.to_owned(),
+            created_ms: self.clock.now_ms(),
+        };
+        self.store.keep_web_key(&hashed, &record)?;
+        let id = &hex(&hashed)[..ID_PREFIX];
+        Ok(Ok(format!(
+            "{key}\nAPI key {name} (id {id}). It is shown only now: keep it where its client reads it.\n"
+        )))
+    }
+
+    /// The keys, oldest first, as `passepartout web keys` prints them.
+    pub fn listing(&self) -> Result<String, StoreError> {
+        let mut keys = self.store.web_keys()?;
+        if keys.is_empty() {
+            return Ok("No API key. Make one with `passepartout web keys create NAME`.\n".into());
+        }
+        keys.sort_by_key(|(_, key)| key.created_ms);
+        let mut out = format!("{:<ID_PREFIX$}  {:<20}  name\n", "id", "made");
+        for (hashed, key) in keys {
+            out += &format!(
+                "{}  {:<20}  {}\n",
+                &hex(&hashed)[..ID_PREFIX],
+                when(key.created_ms),
+                key.name
+            );
+        }
+        Ok(out)
+    }
+
+    /// Revokes the key called `which`, or whose id starts with it.
+    pub fn revoke(&self, which: &str) -> Result<Result<String, String>, StoreError> {
+        let which = which.trim();
+        let keys = self.store.web_keys()?;
+        let by_name: Vec<_> = keys.iter().filter(|(_, key)| key.name == which).collect();
+        let lower = which.to_ascii_lowercase();
+        let by_id: Vec<_> = keys
+            .iter()
+            .filter(|(hashed, _)| lower.len() >= 4 && hex(hashed).starts_with(&lower))
+            .collect();
+        let matching = if by_name.is_empty() { by_id } else { by_name };
+        match matching.as_slice() {
+            [] => Ok(Err(format!("no key {which} (see `passepartout web keys`)"))),
+            [(hashed, key)] => {
+                self.store.forget_web_key(hashed)?;
+                Ok(Ok(format!("API key {} is revoked.", key.name)))
+            }
+            _ => Ok(Err(format!("{which} names more than one key; give more of its id"))),
+        }
+    }
+}
+
+impl ApiKeys for WebKeys {
+    fn check(&self, key: &str) -> Result<Option<String>, SessionsUnavailable> {
+        let hashed = hash(key);
+        match self.store.web_key(&hashed) {
+            Ok(Some(_)) => Ok(Some(hex(&hashed)[..ID_PREFIX].to_owned())),
+            Ok(None) => Ok(None),
+            Err(error) => Err(SessionsUnavailable {
+                message: error.to_string(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::tests::open_temp;
+
+    fn desk() -> (tempfile::TempDir, WebKeys) {
+        let (dir, store) = open_temp();
+        (dir, WebKeys::new(store, Clock::at(1_700_000_000_000)))
+    }
+
+    fn made(shown: &str) -> String {
+        shown.lines().next().unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_key_is_shown_once_kept_hashed_and_checked() {
+        let (_dir, desk) = desk();
+        let key = made(&desk.create("laptop").unwrap().unwrap());
+        assert!(
+            key.starts_with(KEY_PREFIX) && key.len() == KEY_PREFIX.len() + 43,
+            "{key}"
+        );
+        let id = desk.check(&key).unwrap().expect("a valid key");
+        assert_eq!(id, hex(&hash(&key))[..ID_PREFIX]);
+        assert_eq!(desk.check("pp-guess").unwrap(), None);
+        let listing = desk.listing().unwrap();
+        assert!(listing.contains("laptop") && listing.contains(&id), "{listing}");
+        assert!(!listing.contains(&key), "never the key itself");
+        assert!(desk.store.web_key(key.as_bytes()).unwrap().is_none(), "kept hashed");
+    }
+
+    #[test]
+    fn names_are_checked_and_unique() {
+        let (_dir, desk) = desk();
+        assert!(desk.create("a b").unwrap().is_err());
+        assert!(desk.create("").unwrap().is_err());
+        desk.create("phone").unwrap().unwrap();
+        assert!(desk.create("phone").unwrap().unwrap_err().contains("already"));
+    }
+
+    #[test]
+    fn a_key_is_revoked_by_name_or_id() {
+        let (_dir, desk) = desk();
+        let a = made(&desk.create("a").unwrap().unwrap());
+        let b = made(&desk.create("b").unwrap().unwrap());
+        assert_eq!(desk.revoke("a").unwrap(), Ok("API key a is revoked.".into()));
+        assert_eq!(desk.check(&a).unwrap(), None);
+        let id = desk.check(&b).unwrap().unwrap();
+        assert!(desk.revoke("zzzz").unwrap().is_err());
+        assert_eq!(desk.revoke(&id[..6]).unwrap(), Ok("API key b is revoked.".into()));
+        assert_eq!(desk.check(&b).unwrap(), None);
+    }
+}

@@ -1,0 +1,566 @@
+//! The OpenAI-compatible API end to end: a real daemon with `[web]` on port
+//! 0, keys made with the real `passepartout web keys create`, the fake model
+//! behind it, and two clients: reqwest, so each test says exactly what goes
+//! over the wire, and the official `openai` Python client.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::support;
+use support::fake_llm::{FakeLlm, Script, Streamed, last_user_text};
+use support::harness::{TestDaemon, WAIT};
+use support::process::run_cli;
+
+struct Api {
+    daemon: TestDaemon,
+    llm: FakeLlm,
+    cli_config: PathBuf,
+    base: String,
+    http: reqwest::Client,
+}
+
+async fn start() -> Api {
+    start_with(|_| {}).await
+}
+
+async fn start_with(adjust: impl FnOnce(&mut passepartout::config::Config)) -> Api {
+    let llm = FakeLlm::start().await;
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.web.enabled = true;
+            config.web.listen = "127.0.0.1:0".parse().unwrap();
+            adjust(config);
+        },
+        Vec::new(),
+    )
+    .await;
+    let cli_config = daemon.dir.path().join("cli.toml");
+    std::fs::write(
+        &cli_config,
+        format!(
+            "data_dir = {data:?}\n[[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"fake-model\"\n",
+            data = daemon.config.data_dir.display().to_string(),
+            url = llm.base_url(),
+        ),
+    )
+    .unwrap();
+    let mut api = Api {
+        daemon,
+        llm,
+        cli_config,
+        base: String::new(),
+        http: reqwest::Client::new(),
+    };
+    let link = api.cli(&["web"]).await;
+    api.base = link
+        .lines()
+        .next()
+        .unwrap()
+        .split("/sign-in/")
+        .next()
+        .unwrap()
+        .to_owned();
+    api
+}
+
+impl Api {
+    /// Runs `passepartout ARGS`, which must succeed; what it printed.
+    async fn cli(&self, args: &[&str]) -> String {
+        let output = run_cli(&self.cli_config, args).await;
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    /// A new key called `name`.
+    async fn key(&self, name: &str) -> String {
+        let shown = self.cli(&["web", "keys", "create", name]).await;
+        let key = shown.lines().next().unwrap().to_owned();
+        assert!(key.starts_with("pp-"), "{shown}");
+        key
+    }
+
+    async fn post(&self, key: Option<&str>, body: &Value) -> reqwest::Response {
+        self.post_raw(key, body.to_string().into_bytes(), None).await
+    }
+
+    async fn post_raw(&self, key: Option<&str>, body: Vec<u8>, conversation: Option<&str>) -> reqwest::Response {
+        let mut request = self
+            .http
+            .post(format!("{}/v1/chat/completions", self.base))
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(key) = key {
+            request = request.bearer_auth(key);
+        }
+        if let Some(conversation) = conversation {
+            request = request.header("x-conversation", conversation);
+        }
+        tokio::time::timeout(WAIT, request.send())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+    }
+
+    /// A plain completion's content, which must succeed.
+    async fn ask(&self, key: &str, body: Value) -> Value {
+        let response = self.post(Some(key), &body).await;
+        assert_eq!(response.status(), StatusCode::OK);
+        response.json().await.unwrap()
+    }
+}
+
+fn user(text: &str) -> Value {
+    json!({"model": "passepartout", "messages": [{"role": "user", "content": text}]})
+}
+
+/// The `data:` payloads of a server-sent event stream, read to its end.
+async fn events(mut response: reqwest::Response) -> Vec<String> {
+    let mut body = String::new();
+    while let Some(chunk) = tokio::time::timeout(WAIT, response.chunk())
+        .await
+        .expect("the stream goes on")
+        .unwrap()
+    {
+        body.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    body.split("\n\n")
+        .filter_map(|event| event.lines().find_map(|line| line.strip_prefix("data: ")))
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The error object of a refused request, checked for OpenAI's shape.
+async fn refusal(response: reqwest::Response, status: StatusCode) -> Value {
+    assert_eq!(response.status(), status);
+    assert_eq!(response.headers()["content-type"], "application/json");
+    let body: Value = response.json().await.unwrap();
+    let error = &body["error"];
+    assert!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    assert!(error["type"].is_string(), "{body}");
+    assert!(error.get("param").is_some() && error.get("code").is_some(), "{body}");
+    error.clone()
+}
+
+#[tokio::test]
+async fn a_plain_and_a_streamed_completion_over_http() {
+    let mut api = start().await;
+    let key = api.key("laptop").await;
+
+    let models: Value = api
+        .http
+        .get(format!("{}/v1/models", api.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(models["data"][0]["id"], "passepartout");
+
+    api.llm.push(Script::reply_using("Hello there.", 7, 3));
+    let whole = api.ask(&key, user("hi")).await;
+    assert_eq!(whole["object"], "chat.completion");
+    assert!(whole["id"].as_str().unwrap().starts_with("chatcmpl-"));
+    assert_eq!(whole["choices"][0]["message"]["role"], "assistant");
+    assert_eq!(whole["choices"][0]["message"]["content"], "Hello there.");
+    assert_eq!(whole["choices"][0]["finish_reason"], "stop");
+    assert_eq!(
+        whole["usage"],
+        json!({"prompt_tokens": 7, "completion_tokens": 3, "total_tokens": 10})
+    );
+
+    api.llm
+        .push(Script::Stream(Streamed::text(&["Stream", "ed ", "answer."])));
+    let mut body = user("stream it");
+    body["stream"] = json!(true);
+    body["stream_options"] = json!({"include_usage": true});
+    let response = api.post(Some(&key), &body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let events = events(response).await;
+    assert_eq!(events.last().map(String::as_str), Some("[DONE]"), "{events:#?}");
+    let chunks: Vec<Value> = events[..events.len() - 1]
+        .iter()
+        .map(|data| serde_json::from_str(data).unwrap())
+        .collect();
+    assert!(
+        chunks.iter().all(|c| c["object"] == "chat.completion.chunk"),
+        "{chunks:#?}"
+    );
+    assert!(chunks.iter().all(|c| c["id"] == chunks[0]["id"]), "one id throughout");
+    assert_eq!(chunks[0]["choices"][0]["delta"]["role"], "assistant");
+    let text: String = chunks
+        .iter()
+        .filter_map(|c| c["choices"][0]["delta"]["content"].as_str())
+        .collect();
+    assert_eq!(text, "Streamed answer.");
+    let finish = &chunks[chunks.len() - 2];
+    assert_eq!(finish["choices"][0]["finish_reason"], "stop", "{chunks:#?}");
+    let usage = &chunks[chunks.len() - 1];
+    assert_eq!(usage["choices"], json!([]));
+    let used = &usage["usage"];
+    assert_eq!(
+        used["total_tokens"].as_u64().unwrap(),
+        used["prompt_tokens"].as_u64().unwrap() + used["completion_tokens"].as_u64().unwrap()
+    );
+    assert!(used["prompt_tokens"].as_u64().unwrap() > 0, "{used}");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_resent_history_enters_the_conversation_once() {
+    let mut api = start().await;
+    let key = api.key("app").await;
+    let first = api.ask(&key, user("my first question")).await;
+    let answer = first["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    assert_eq!(answer, "echo: my first question");
+
+    let resent = json!({"model": "passepartout", "messages": [
+        {"role": "system", "content": "the client's own system prompt"},
+        {"role": "user", "content": "my first question"},
+        {"role": "assistant", "content": answer},
+        {"role": "user", "content": "my second question"},
+    ]});
+    let second = api.ask(&key, resent).await;
+    assert_eq!(second["choices"][0]["message"]["content"], "echo: my second question");
+
+    let requests = api.llm.requests();
+    let prompt = requests.last().unwrap();
+    assert_eq!(last_user_text(prompt), "my second question");
+    let said = prompt["messages"].to_string();
+    assert_eq!(
+        said.matches("my first question").count(),
+        2,
+        "asked once, echoed once: {said}"
+    );
+    assert!(!said.contains("the client's own system prompt"), "{said}");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_key_reaches_only_its_own_conversations() {
+    let mut api = start().await;
+    let (a, b) = (api.key("a").await, api.key("b").await);
+    api.ask(&a, json!({"model": "passepartout", "user": "shared", "messages": [{"role": "user", "content": "A's secret plan"}]}))
+        .await;
+    api.ask(
+        &b,
+        json!({"model": "passepartout", "user": "shared", "messages": [{"role": "user", "content": "what was said?"}]}),
+    )
+    .await;
+    let prompt = api.llm.requests().last().unwrap().to_string();
+    assert!(
+        !prompt.contains("A's secret plan"),
+        "B's turn saw A's conversation: {prompt}"
+    );
+
+    // A's own conversation, by the header, does hold it.
+    let response = api
+        .post_raw(Some(&a), user("and now?").to_string().into_bytes(), Some("shared"))
+        .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        api.llm
+            .requests()
+            .last()
+            .unwrap()
+            .to_string()
+            .contains("A's secret plan")
+    );
+
+    let escape = api
+        .post_raw(Some(&b), user("x").to_string().into_bytes(), Some("../key-a"))
+        .await;
+    let error = refusal(escape, StatusCode::BAD_REQUEST).await;
+    assert_eq!(error["param"], "user");
+
+    api.cli(&["web", "keys", "revoke", "a"]).await;
+    let revoked = api.post(Some(&a), &user("still there?")).await;
+    refusal(revoked, StatusCode::UNAUTHORIZED).await;
+    let listing = api.cli(&["web", "keys"]).await;
+    assert!(listing.contains(" b\n") && !listing.contains(" a\n"), "{listing}");
+    assert!(!listing.contains(&b), "never the key itself: {listing}");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn what_the_api_cannot_serve_gets_the_openai_error_object() {
+    let mut api = start().await;
+    let key = api.key("k").await;
+    let before = api.llm.requests().len();
+
+    let error = refusal(api.post(None, &user("hi")).await, StatusCode::UNAUTHORIZED).await;
+    assert_eq!(error["type"], "authentication_error");
+    refusal(
+        api.post(Some("pp-not-a-key"), &user("hi")).await,
+        StatusCode::UNAUTHORIZED,
+    )
+    .await;
+
+    let mut tools = user("hi");
+    tools["tools"] = json!([{"type": "function", "function": {"name": "f"}}]);
+    assert_eq!(
+        refusal(api.post(Some(&key), &tools).await, StatusCode::BAD_REQUEST).await["param"],
+        "tools"
+    );
+    let mut two = user("hi");
+    two["n"] = json!(2);
+    assert_eq!(
+        refusal(api.post(Some(&key), &two).await, StatusCode::BAD_REQUEST).await["param"],
+        "n"
+    );
+    let mut audio = user("hi");
+    audio["modalities"] = json!(["text", "audio"]);
+    refusal(api.post(Some(&key), &audio).await, StatusCode::BAD_REQUEST).await;
+    let last_assistant = json!({"model": "passepartout", "messages": [{"role": "assistant", "content": "x"}]});
+    let error = refusal(api.post(Some(&key), &last_assistant).await, StatusCode::BAD_REQUEST).await;
+    assert!(
+        error["message"].as_str().unwrap().contains("must be the user's"),
+        "{error}"
+    );
+
+    let malformed = api.post_raw(Some(&key), b"{\"model\": ".to_vec(), None).await;
+    assert_eq!(
+        refusal(malformed, StatusCode::BAD_REQUEST).await["code"],
+        "invalid_json"
+    );
+    let huge = vec![b' '; 5 * 1024 * 1024];
+    refusal(
+        api.post_raw(Some(&key), huge, None).await,
+        StatusCode::PAYLOAD_TOO_LARGE,
+    )
+    .await;
+
+    assert_eq!(api.llm.requests().len(), before, "nothing refused reached the model");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_gone_mid_stream_still_has_its_turn_kept() {
+    let mut api = start().await;
+    let key = api.key("flaky").await;
+    let words: Vec<String> = (0..40).map(|n| format!("w{n} ")).collect();
+    let pieces: Vec<&str> = words.iter().map(String::as_str).collect();
+    api.llm.push(Script::Stream(
+        Streamed::text(&pieces).spaced(Duration::from_millis(25)),
+    ));
+    let mut body = user("a long one");
+    body["stream"] = json!(true);
+    let mut response = api.post(Some(&key), &body).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    // Read until the first words arrive, then hang up.
+    let mut seen = String::new();
+    while !seen.contains("w0") {
+        let chunk = tokio::time::timeout(WAIT, response.chunk())
+            .await
+            .unwrap()
+            .unwrap()
+            .expect("more");
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    drop(response);
+
+    // The next turn's prompt holds the whole earlier answer: it was kept.
+    let whole = words.concat();
+    let next = api.ask(&key, user("and then?")).await;
+    assert_eq!(next["choices"][0]["message"]["content"], "echo: and then?");
+    let prompt = api.llm.requests().last().unwrap().to_string();
+    assert!(prompt.contains(whole.trim()), "the first turn was kept whole: {prompt}");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_official_openai_client_talks_to_the_api() {
+    let mut api = start().await;
+    let key = api.key("python").await;
+    let client = format!(
+        "import json, openai\nclient = openai.OpenAI(base_url={base:?}, api_key={key:?})\n",
+        base = format!("{}/v1", api.base),
+    );
+    let plain = support::python::run_json(&format!(
+        "{client}r = client.chat.completions.create(model='passepartout', messages=[{{'role': 'user', 'content': 'from python'}}])\nprint(r.model_dump_json())"
+    ))
+    .await;
+    assert_eq!(plain["choices"][0]["message"]["content"], "echo: from python");
+    assert!(plain["usage"]["total_tokens"].as_u64().is_some(), "{plain}");
+
+    let streamed = support::python::run_json(&format!(
+        "{client}s = client.chat.completions.create(model='passepartout', stream=True, stream_options={{'include_usage': True}}, messages=[{{'role': 'user', 'content': 'streamed from python'}}])\n\
+         text, usage = '', None\n\
+         for c in s:\n    usage = c.usage or usage\n    text += ''.join(ch.delta.content or '' for ch in c.choices)\n\
+         print(json.dumps({{'text': text, 'usage': usage.total_tokens if usage else None}}))"
+    ))
+    .await;
+    assert_eq!(streamed["text"], "echo: streamed from python");
+    assert!(streamed["usage"].as_u64().is_some(), "{streamed}");
+
+    let refused = support::python::run(&format!(
+        "import openai\nclient = openai.OpenAI(base_url={base:?}, api_key='pp-wrong')\n\
+         try:\n    client.chat.completions.create(model='passepartout', messages=[{{'role': 'user', 'content': 'x'}}])\n    print('taken')\n\
+         except openai.AuthenticationError as e:\n    print('refused', e.status_code)",
+        base = format!("{}/v1", api.base),
+    ))
+    .await;
+    assert_eq!(refused.trim(), "refused 401");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn metrics_are_prometheus_text_open_to_this_machine() {
+    let mut api = start().await;
+    let key = api.key("scraper").await;
+    api.ask(&key, user("count me")).await;
+    let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK, "a loopback listener needs no key");
+    assert!(
+        response.headers()["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/plain; version=0.0.4"),
+        "{:?}",
+        response.headers()
+    );
+    let text = response.text().await.unwrap();
+    let mut samples = std::collections::BTreeMap::new();
+    for line in text.lines() {
+        if let Some(comment) = line.strip_prefix("# ") {
+            let words: Vec<&str> = comment.split_whitespace().collect();
+            assert!(matches!(words.first(), Some(&"HELP") | Some(&"TYPE")), "{line}");
+            if words[0] == "TYPE" {
+                assert!(["counter", "gauge", "histogram"].contains(&words[2]), "{line}");
+            }
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("not a sample: {line}"));
+        let name = series.split('{').next().unwrap();
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') && name.starts_with("passepartout_"),
+            "{line}"
+        );
+        if let Some(labels) = series.strip_prefix(name) {
+            assert!(
+                labels.is_empty() || (labels.starts_with('{') && labels.ends_with('}')),
+                "{line}"
+            );
+        }
+        let value: f64 = value.parse().unwrap_or_else(|_| panic!("not a number: {line}"));
+        samples.insert(series.to_owned(), value);
+    }
+    assert!(samples["passepartout_turns_total"] >= 1.0, "{text}");
+    assert_eq!(samples["passepartout_api_answer_seconds_count"], 1.0, "{text}");
+    assert_eq!(samples["passepartout_api_answer_seconds_bucket{le=\"+Inf\"}"], 1.0);
+    assert_eq!(samples["passepartout_gateway_up{gateway=\"web\"}"], 1.0);
+    assert!(
+        samples
+            .keys()
+            .any(|k| k.starts_with("passepartout_provider_calls_total{provider=")),
+        "{text}"
+    );
+    assert!(!text.contains(&key));
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn no_answer_shows_a_configured_secret() {
+    const CANARY: &str = "sk-canary-7f3a9c1e5b";
+    let keys = tempfile::tempdir().unwrap();
+    let key_file = keys.path().join("key");
+    std::fs::write(&key_file, CANARY).unwrap();
+    let mut api = start_with(|config| config.llm.providers[0].api_key_file = Some(key_file.clone())).await;
+    let key = api.key("leaky").await;
+
+    api.llm.push(Script::Reply(format!("The key is {CANARY}.")));
+    let whole = api.ask(&key, user("what is your key?")).await;
+    assert_eq!(whole["choices"][0]["message"]["content"], "The key is [redacted].");
+
+    let half = CANARY.len() / 2;
+    api.llm.push(Script::Stream(Streamed::text(&[
+        "The key is ",
+        &CANARY[..half],
+        &CANARY[half..],
+        ".",
+    ])));
+    let mut body = user("and streamed?");
+    body["stream"] = json!(true);
+    let events = events(api.post(Some(&key), &body).await).await;
+    let text: String = events
+        .iter()
+        .filter(|data| *data != "[DONE]")
+        .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+        .filter_map(|chunk| chunk["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(text, "The key is [redacted].");
+    assert!(!events.concat().contains(&CANARY[..half]), "{events:?}");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn an_approval_is_asked_in_the_answer_and_given_by_the_next_message() {
+    let mut api = start().await;
+    api.llm.set_responder(support::approvals::model);
+    let key = api.key("ops").await;
+    let asked = api.ask(&key, user("please run it")).await;
+    let text = asked["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    let token = text
+        .split("Send `approve ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no approval prompt in the answer: {text}"))
+        .to_owned();
+
+    let approved = api.ask(&key, user(&format!("approve {token}"))).await;
+    assert_eq!(approved["object"], "chat.completion");
+    let told = tokio::time::timeout(WAIT, async {
+        loop {
+            let requests = api.llm.wait_for_requests(api.llm.requests().len() + 1, WAIT).await;
+            if requests
+                .iter()
+                .any(|r| last_user_text(r).starts_with(support::approvals::OUTCOME))
+            {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(
+        told.is_ok(),
+        "the approved command ran and the model was told: {:#?}",
+        api.llm.requests()
+    );
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn metrics_need_a_key_behind_a_public_address() {
+    // The public address is what the daemon tells of; the test reaches the
+    // listener directly, at a port it picked free.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut api = start_with(|config| {
+        config.web.listen = format!("127.0.0.1:{port}").parse().unwrap();
+        config.web.public_url = Some("https://assistant.example".into());
+    })
+    .await;
+    assert_eq!(api.base, "https://assistant.example");
+    let key = api.key("scraper").await;
+    let url = format!("http://127.0.0.1:{port}/metrics");
+    let refused = api.http.get(&url).send().await.unwrap();
+    refusal(refused, StatusCode::UNAUTHORIZED).await;
+    let scraped = api.http.get(&url).bearer_auth(&key).send().await.unwrap();
+    assert_eq!(scraped.status(), StatusCode::OK);
+    assert!(scraped.text().await.unwrap().contains("passepartout_turns_total"));
+    api.daemon.stop().await;
+}
