@@ -9,6 +9,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
+use axum::serve::ListenerExt;
 use passepartout_admin::Admin;
 use passepartout_gateway::{
     ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, GatewayError, GatewayId, Health, HealthState,
@@ -127,6 +128,13 @@ impl Listen for WebGateway {
         let app = router(self.state.clone()).into_make_service_with_connect_info::<SocketAddr>();
         let stopped = self.stopped.clone();
         let intake_gone = self.state.clone();
+        // Each piece of a streamed answer is a small write: without
+        // TCP_NODELAY it waits for the client's delayed ACK (~40 ms).
+        let listener = listener.tap_io(|stream| {
+            if let Err(error) = stream.set_nodelay(true) {
+                tracing::debug!(%error, "cannot set TCP_NODELAY on a web connection");
+            }
+        });
         let served = axum::serve(listener, app)
             .with_graceful_shutdown(async move {
                 shutdown.cancelled().await;
