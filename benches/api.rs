@@ -10,6 +10,9 @@
 //! - the same with `stream: true`: until `data: [DONE]`.
 //!
 //! Each kind speaks in a conversation of its own, so all grow alike.
+//! Then the dashboard's overview page, signed in, is fetched as many times:
+//! the server's time for a page, from the request sent until its body is
+//! read.
 //! `cargo bench --bench api` prints one JSON line: the medians and 99th
 //! percentiles in milliseconds, the API's overhead (its median less the
 //! socket's), and the machine's core count. `PP_BENCH_API_ROUNDS`
@@ -84,6 +87,7 @@ fn main() {
             whole.push(api_turn(&http, &url, &key, n, false).await);
             streamed.push(api_turn(&http, &url, &key, n, true).await);
         }
+        let overview = overview_pages(&link, &base, rounds).await;
         daemon.shutdown().await.expect("shutdown");
         for samples in [&mut over_socket, &mut whole, &mut streamed] {
             samples.sort();
@@ -98,6 +102,7 @@ fn main() {
             "api_stream_ms": {"median": percentile(&streamed, 0.5), "p99": percentile(&streamed, 0.99)},
             "api_overhead_ms": percentile(&whole, 0.5) - socket_median,
             "api_stream_overhead_ms": percentile(&streamed, 0.5) - socket_median,
+            "overview_page_ms": {"median": percentile(&overview, 0.5), "p99": percentile(&overview, 0.99)},
         });
         println!("{report}");
     });
@@ -146,6 +151,39 @@ async fn api_turn(http: &reqwest::Client, url: &str, key: &str, n: usize, stream
         assert_eq!(answer["object"], "chat.completion");
     }
     started.elapsed()
+}
+
+/// Signs in with the one-time `link`, then fetches the overview `rounds`
+/// times; the times, sorted.
+async fn overview_pages(link: &str, base: &str, rounds: usize) -> Vec<Duration> {
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("a client");
+    let signed_in = http.get(link).send().await.expect("the sign-in answers");
+    let cookie = signed_in
+        .headers()
+        .get(reqwest::header::SET_COOKIE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .expect("a session cookie")
+        .to_owned();
+    let mut times = Vec::with_capacity(rounds);
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let page = http
+            .get(format!("{base}/"))
+            .header(reqwest::header::COOKIE, &cookie)
+            .send()
+            .await
+            .expect("the overview answers");
+        assert!(page.status().is_success(), "{}", page.status());
+        let body = page.text().await.expect("a page");
+        assert!(body.contains("Overview"), "{body}");
+        times.push(started.elapsed());
+    }
+    times.sort();
+    times
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
