@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use passepartout_gateway::{Draft, GatewayId};
+use passepartout_gateway::{Draft, Fetch, GatewayId};
 use passepartout_web::{GATEWAY_ID, Secrets, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
@@ -103,8 +103,8 @@ impl GatewayComponent for Web {
         Ok(Built {
             listen: web.clone(),
             draft: Some(web.clone() as Arc<dyn Draft>),
+            fetch: Some(web.clone() as Arc<dyn Fetch>),
             deliver: web,
-            fetch: None,
             local_path: None,
         })
     }

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 use passepartout_admin::Admin;
 use passepartout_gateway::{
-    ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, GatewayError, GatewayId, Health, HealthState,
-    Intake, Listen, MessageId, Outbound, Surface,
+    ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, Fetch, Fetched, FileRef, GatewayError, GatewayId,
+    Health, HealthState, Intake, Listen, MessageId, Outbound, Surface,
 };
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -27,6 +27,7 @@ use crate::rate_limit::Guesses;
 use crate::redact::Secrets;
 use crate::router::{AppState, router};
 use crate::sessions::Sessions;
+use crate::uploads::Uploads;
 
 /// The gateway id.
 pub const GATEWAY_ID: &str = "web";
@@ -86,6 +87,7 @@ impl WebGateway {
             secure_cookie: public_url.is_some_and(|url| url.starts_with("https://")),
             guesses: Guesses::default(),
             streams: Streams::new(stopped.clone()),
+            uploads: Uploads::default(),
         });
         tracing::info!(listen = %bound, url = %base_url, "web dashboard bound");
         Ok(Arc::new(Self {
@@ -197,3 +199,12 @@ impl Draft for WebGateway {
 
 /// What a web draft is called: the conversation's one draft.
 const DRAFT_ID: &str = "draft";
+
+/// The files attached on the chat page, fetched by the core when it reads
+/// their message.
+#[async_trait]
+impl Fetch for WebGateway {
+    async fn fetch(&self, file: &FileRef, max_bytes: u64) -> Result<Fetched, GatewayError> {
+        self.state.uploads.fetch(file, max_bytes)
+    }
+}
