@@ -29,6 +29,11 @@ pub fn to_html(markdown: &str) -> String {
         }
         out += &html(&text[at..span.range.start]);
         at = span.range.start;
+        if matches!(span.style, Style::Pre { .. }) {
+            // A block of its own: the blank lines around it would only
+            // widen the gap its margins make.
+            trim_newlines(&mut out);
+        }
         let (tag, close) = tags(&span.style);
         out += &tag;
         open.push((span.range.end, close));
@@ -38,7 +43,15 @@ pub fn to_html(markdown: &str) -> String {
         out += close;
         at = end;
     }
-    out + &html(&text[at..])
+    out += &html(&text[at..]);
+    out.replace("</pre>\n\n", "</pre>").replace("</pre>\n", "</pre>")
+}
+
+/// Drops the newlines `out` ends with.
+fn trim_newlines(out: &mut String) {
+    while out.ends_with('\n') {
+        out.pop();
+    }
 }
 
 /// The opening and closing tags of `style`.
@@ -70,7 +83,7 @@ mod tests {
         assert!(html.contains("<strong>hi</strong>"), "{html}");
         assert!(html.contains("<code>sh</code>"), "{html}");
         assert!(
-            html.contains(r#"<pre><code class="language-sh">echo hi</code></pre>"#),
+            html.contains(r#"in <code>sh</code>:<pre><code class="language-sh">echo hi</code></pre>"#),
             "{html}"
         );
     }

@@ -21,7 +21,10 @@ pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
 /// conversation, the form. `nonce` names the next message, so that sending
 /// the same form twice sends it once.
 pub fn body(history: &Value, waiting: &[&Value], csrf: &str, nonce: &str) -> String {
-    let mut out = format!(r#"<section id="chat" data-csrf="{}">"#, Escaped(csrf));
+    let mut out = format!(
+        r#"<p class="meta">Your conversation with the assistant, kept like any other (it is <code>web:owner</code> under Conversations).</p><section id="chat" data-csrf="{}">"#,
+        Escaped(csrf)
+    );
     out += &conversation(history, waiting, csrf);
     let _ = write!(
         out,
@@ -32,7 +35,7 @@ pub fn body(history: &Value, waiting: &[&Value], csrf: &str, nonce: &str) -> Str
 <div class="actions"><label for="file">Attach a file (up to {mb} MB; it is saved in the workspace's <code>inbox/</code>)</label> <input id="file" name="file" type="file"></div>
 <div class="actions"><button type="submit" id="send-button">Send</button> <button type="button" id="stop" class="deny" hidden>Stop</button> <span id="chat-state" class="meta" role="status"></span></div>
 </form>
-<p class="meta">Without scripting, sending waits until the reply is written (or an approval is asked), then shows this page again.</p>"#,
+<noscript><p class="meta">Without scripting, sending waits until the reply is written (or an approval is asked), then shows this page again.</p></noscript>"#,
         csrf = Escaped(csrf),
         nonce = Escaped(nonce),
         mb = MAX_FILE_BYTES / (1024 * 1024),
