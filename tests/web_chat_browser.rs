@@ -6,6 +6,7 @@
 
 use std::time::Duration;
 
+use crate::support::approvals;
 use crate::support::browser::Browser;
 use crate::support::fake_llm::{Script, Streamed};
 use crate::web_chat::{link, start};
@@ -71,4 +72,43 @@ async fn a_person_chats_streams_a_reply_attaches_a_file_and_reloads() {
     browser.wait_for_text("#conversation .markdown pre code", "echo").await;
     browser.wait_for_text("#conversation", "Saved your notes.").await;
     chat.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_reply_is_stopped_and_an_approval_answered_on_the_page() {
+    let Some(browser) = Browser::start("web_chat_browser::stop_and_approve").await else {
+        return;
+    };
+    let chat = start().await;
+    browser.goto(&link(&chat.daemon).await).await;
+    browser.wait_for_text("h1", "Overview").await;
+    browser.goto(&format!("{}/chat", chat.base)).await;
+    browser.wait_for("#send-button").await;
+
+    // A long reply, stopped while it is written.
+    chat.llm.push(Script::Stream(
+        Streamed::words("a long answer that goes on and on and on and on and on").spaced(GAP),
+    ));
+    browser.type_into("#message", "tell me a long story").await;
+    browser.click("#send-button").await;
+    browser.wait_for_text(".live-turn .message.assistant", "a long").await;
+    browser.click("#stop").await;
+    browser.wait_for_text("#chat-state", "Stopped.").await;
+    let shown = browser.text("#conversation").await;
+    assert!(!shown.contains("and on and on and on and on"), "{shown}");
+
+    // An approval, asked in the chat and answered with its button there.
+    chat.llm.set_responder(approvals::model);
+    browser.type_into("#message", "please run it").await;
+    browser.click("#send-button").await;
+    let card = browser
+        .wait_for_text("#conversation .chat-approval", "echo ran >> ran.txt")
+        .await;
+    assert!(card.contains("Approve") && card.contains("Deny"), "{card}");
+    browser.screenshot("web-chat-approval").await;
+    browser.click("#conversation .chat-approval button.approve").await;
+    browser.wait_for_text("#conversation", "final: ").await;
+    let ran = chat.daemon.config.workspace().join("ran.txt");
+    assert_eq!(std::fs::read_to_string(ran).unwrap(), "ran\n", "ran once");
+    browser.screenshot("web-chat-approved").await;
 }

@@ -13,6 +13,8 @@
   var sendButton = document.getElementById("send-button");
   var stop = document.getElementById("stop");
   var running = false;
+  // Set when the running reply was stopped, for the line under the form.
+  var stopped = false;
 
   function conversation() { return document.getElementById("conversation"); }
 
@@ -72,7 +74,8 @@
     running = false;
     stop.hidden = true;
     sendButton.disabled = false;
-    state.textContent = note || "";
+    state.textContent = note || (stopped ? "Stopped." : "");
+    stopped = false;
     refresh();
   }
 
@@ -108,7 +111,7 @@
         bubble("Assistant", "assistant", "Sent a file: " + data.name + " (it is in the assistant's workspace)");
       } else if (name === "stopped") {
         if (reply && data.partial) reply.textContent = data.partial;
-        bubble("Assistant", "assistant notice", "Stopped.");
+        stopped = true;
       } else if (name === "end") {
         finish("");
       }

@@ -14,6 +14,10 @@ use super::parts::{items, when};
 use crate::escape::Escaped;
 use crate::markdown;
 
+/// How the core marks what it tells the model in the person's place (an
+/// approval's outcome, a correction): shown as the daemon's, not the owner's.
+const DAEMON_NOTE: &str = "[passepartout] ";
+
 /// The largest file the form takes, in bytes.
 pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
 
@@ -70,14 +74,18 @@ fn conversation(history: &Value, waiting: &[&Value], csrf: &str) -> String {
     out + "</div>"
 }
 
-/// One message: the owner's words as text, the assistant's rendered from
-/// Markdown; tool calls and their results are left to the Conversations
+/// One message: the owner's words as text, the daemon's notes to the model
+/// (as the daemon's), the assistant's rendered from Markdown; tool calls and their results are left to the Conversations
 /// page.
 fn message_html(message: &Value) -> String {
     let Some(content) = message["content"].as_str().filter(|c| !c.trim().is_empty()) else {
         return String::new();
     };
     match message["role"].as_str() {
+        Some("user") if content.starts_with(DAEMON_NOTE) => format!(
+            r#"<div class="message notice"><span class="who">passepartout</span><div class="said"><div class="text">{}</div></div></div>"#,
+            Escaped(&content[DAEMON_NOTE.len()..])
+        ),
         Some("user") => format!(
             r#"<div class="message person"><span class="who">You</span><div class="said"><div class="text">{}</div></div></div>"#,
             Escaped(content)
@@ -103,11 +111,18 @@ mod tests {
             {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "time", "arguments": "{}"}]},
             {"role": "tool", "content": "12:00", "tool_call_id": "c1"},
             {"role": "assistant", "content": "Here:\n\n```\nls <dir>\n```"},
+            {"role": "user", "content": "[passepartout] web approved `ls`"},
         ]}]});
         let html = body(&history, &[], "tok", "n1");
         assert!(html.contains("show **me** &lt;b&gt;"), "{html}");
         assert!(html.contains("<pre><code>ls &lt;dir&gt;</code></pre>"), "{html}");
         assert!(!html.contains("12:00"), "tool results stay on the Conversations page");
+        assert!(
+            html.contains(
+                r#"<span class="who">passepartout</span><div class="said"><div class="text">web approved `ls`"#
+            ),
+            "the daemon's note is not the owner's: {html}"
+        );
         assert!(html.contains(r#"name="id" value="n1""#) && html.contains(r#"name="csrf" value="tok""#));
         assert!(html.contains(r#"enctype="multipart/form-data""#));
     }
