@@ -12,7 +12,8 @@ use reqwest::header;
 use reqwest::multipart::{Form, Part};
 
 use crate::support;
-use support::fake_llm::{FakeLlm, Script, Streamed, last_user_text};
+use serde_json::json;
+use support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
 use support::harness::{TestDaemon, WAIT};
 
 /// The chat page's largest file.
@@ -269,5 +270,55 @@ async fn a_chat_form_from_elsewhere_or_without_the_token_is_refused() {
             .contains("Write a message or choose a file")
     );
     assert!(chat.llm.requests().is_empty(), "nothing reached the model");
+    chat.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_file_the_assistant_sends_is_offered_as_a_download() {
+    let mut chat = start().await;
+    chat.llm.set_responder(|request| {
+        if last_message(request)["role"] == "tool" {
+            return Script::Reply("Sent.".into());
+        }
+        Script::ToolCall {
+            name: "send_file".into(),
+            arguments: json!({ "path": "report.txt", "caption": "the <numbers>" }).to_string(),
+        }
+    });
+    std::fs::write(chat.daemon.config.workspace().join("report.txt"), "1, 2, 3").unwrap();
+    let form = chat.form("send me the report").await;
+    assert_eq!(chat.post(&form, None, false).await.status(), StatusCode::SEE_OTHER);
+    let page = chat.page().await;
+    let marker = r#"<a href="/chat/files/"#;
+    let at =
+        page.find(marker).unwrap_or_else(|| panic!("no download link: {page}")) + marker.len() - "/chat/files/".len();
+    let href = page[at..].split('"').next().unwrap().to_owned();
+    assert!(
+        page.contains(r#" download>report.txt</a> (7 bytes) — the &lt;numbers&gt;"#),
+        "{page}"
+    );
+
+    let got = http()
+        .get(format!("{}{href}", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), StatusCode::OK);
+    assert_eq!(
+        got.headers()[header::CONTENT_DISPOSITION],
+        r#"attachment; filename="report.txt""#
+    );
+    assert_eq!(got.headers()[header::CONTENT_TYPE], "application/octet-stream");
+    assert_eq!(got.text().await.unwrap(), "1, 2, 3");
+    let stranger = http().get(format!("{}{href}", chat.base)).send().await.unwrap();
+    assert_ne!(stranger.status(), StatusCode::OK, "not without signing in");
+    let unknown = http()
+        .get(format!("{}/chat/files/nothing", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
     chat.daemon.stop().await;
 }

@@ -108,7 +108,13 @@
       } else if (name === "approval") {
         state.textContent = "The assistant waits for your answer below.";
       } else if (name === "file") {
-        bubble("Assistant", "assistant", "Sent a file: " + data.name + " (it is in the assistant's workspace)");
+        var note = bubble("Assistant", "assistant", "Sent a file: ");
+        var link = document.createElement("a");
+        link.href = data.href;
+        link.setAttribute("download", "");
+        link.textContent = data.name;
+        note.appendChild(link);
+        if (data.caption) note.appendChild(document.createTextNode(" — " + data.caption));
       } else if (name === "stopped") {
         if (reply && data.partial) reply.textContent = data.partial;
         stopped = true;

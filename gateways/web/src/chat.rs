@@ -22,8 +22,8 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::State;
 use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
@@ -37,6 +37,7 @@ use passepartout_gateway::{
 };
 use serde_json::{Value, json};
 
+use crate::downloads;
 use crate::hub::{Following, Said};
 use crate::pages::chat::{MAX_FILE_BYTES, body};
 use crate::pages::errors;
@@ -95,8 +96,25 @@ pub async fn show(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Re
         "Chat",
         "/chat",
         Some(Viewer { csrf: &signed_in.csrf }),
-        &body(&history, &waiting, &signed_in.csrf, &nonce()),
+        &body(&history, &waiting, &state.downloads.list(), &signed_in.csrf, &nonce()),
     )
+}
+
+/// `GET /chat/files/{key}`: a file the assistant sent, as an attachment.
+pub async fn download(State(state): State<Arc<AppState>>, _signed_in: SignedIn, Path(key): Path<String>) -> Response {
+    let Some(file) = state.downloads.get(&key) else {
+        return errors::not_found();
+    };
+    let disposition = format!("attachment; filename=\"{}\"", downloads::safe_name(&file.name));
+    (
+        [
+            (header::CONTENT_TYPE, "application/octet-stream".to_owned()),
+            (header::CONTENT_DISPOSITION, disposition),
+            (header::CACHE_CONTROL, "private, no-store".to_owned()),
+        ],
+        file.bytes.clone(),
+    )
+        .into_response()
 }
 
 /// What the form brought.
@@ -330,7 +348,10 @@ fn said(following: Following, state: Arc<AppState>, until: Until) -> impl Stream
                 Said::Approval { token, text } => {
                     ("approval", json!({ "token": token.as_str(), "text": redact(text) }))
                 }
-                Said::File { name, caption } => ("file", json!({ "name": name, "caption": caption })),
+                Said::File { name, caption, outbound } => (
+                    "file",
+                    json!({ "name": name, "caption": caption, "href": format!("/chat/files/{}", downloads::key(outbound)) }),
+                ),
                 Said::Stopped { partial } => ("stopped", json!({ "partial": redact(partial) })),
                 Said::Nothing => ("nothing", json!({})),
             };

@@ -39,6 +39,7 @@
 //! | the chat page: history, sending, the reply streamed | `chat.rs`, `pages/chat.rs`, `assets/chat.js` |
 //! | the assistant's Markdown as escaped HTML | `markdown.rs` |
 //! | files attached on the chat page, until the core fetches them | `uploads.rs` |
+//! | files the assistant sent, offered as downloads | `downloads.rs` |
 //! | approvals: what waits, decided, standing rules | `approvals.rs`, `pages/approvals.rs` |
 //! | loops, tools and their gates | `loops.rs`, `pages/loops.rs` |
 //! | the checks every form that changes something passes | `posted.rs` |
@@ -58,6 +59,7 @@ mod approvals;
 mod assets;
 mod chat;
 mod config;
+mod downloads;
 mod error;
 mod escape;
 mod events;

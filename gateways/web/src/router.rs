@@ -7,6 +7,7 @@
 //! | `GET /chat` | the owner's web conversation, a form to talk | signed in |
 //! | `POST /chat` | a message (multipart, maybe a file); its reply streamed or waited for | origin, cookie, CSRF token |
 //! | `GET /chat/stream` | what is said in it from now on (server-sent events) | signed in |
+//! | `GET /chat/files/{key}` | a file the assistant sent, as an attachment | signed in |
 //! | `GET /events` | live updates (server-sent events) | signed in |
 //! | `GET /approvals` | what waits for approval, decided, standing rules | signed in |
 //! | `POST /approvals/decide`, `/approvals/rules/revoke` | answer an approval, revoke a rule | origin, cookie, CSRF token |
@@ -39,6 +40,7 @@ use serde_json::{Value, json};
 use passepartout_gateway::Intake;
 
 use crate::api;
+use crate::downloads::Downloads;
 use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
 use crate::hub::Hub;
@@ -87,6 +89,8 @@ pub struct AppState {
     pub streams: Streams,
     /// Files attached on the chat page, until the core fetches them.
     pub uploads: Uploads,
+    /// Files the assistant sent, for the chat page to offer.
+    pub downloads: Downloads,
 }
 
 impl AppState {
@@ -107,6 +111,7 @@ pub fn router(state: Arc<AppState>) -> Router {
                 .layer(DefaultBodyLimit::max(chat::MAX_POST_BYTES)),
         )
         .route("/chat/stream", get(chat::stream))
+        .route("/chat/files/{key}", get(chat::download))
         .route("/events", get(events::events))
         .route("/approvals", get(approvals::show))
         .route("/approvals/decide", post(approvals::decide))

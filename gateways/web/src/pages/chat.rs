@@ -6,11 +6,13 @@
 //! the reply as it is written.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::Value;
 
 use super::approvals::pending_one;
 use super::parts::{items, when};
+use crate::downloads::Download;
 use crate::escape::Escaped;
 use crate::markdown;
 
@@ -24,12 +26,12 @@ pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
 /// The page's body: the history, what waits for approval in this
 /// conversation, the form. `nonce` names the next message, so that sending
 /// the same form twice sends it once.
-pub fn body(history: &Value, waiting: &[&Value], csrf: &str, nonce: &str) -> String {
+pub fn body(history: &Value, waiting: &[&Value], files: &[Arc<Download>], csrf: &str, nonce: &str) -> String {
     let mut out = format!(
         r#"<p class="meta">Your conversation with the assistant, kept like any other (it is <code>web:owner</code> under Conversations).</p><section id="chat" data-csrf="{}">"#,
         Escaped(csrf)
     );
-    out += &conversation(history, waiting, csrf);
+    out += &conversation(history, waiting, files, csrf);
     let _ = write!(
         out,
         r#"<form id="send" class="send" method="post" action="/chat" enctype="multipart/form-data">
@@ -49,7 +51,7 @@ pub fn body(history: &Value, waiting: &[&Value], csrf: &str, nonce: &str) -> Str
 
 /// The history and what waits: the part `chat.js` takes fresh from the
 /// server once a reply is done.
-fn conversation(history: &Value, waiting: &[&Value], csrf: &str) -> String {
+fn conversation(history: &Value, waiting: &[&Value], files: &[Arc<Download>], csrf: &str) -> String {
     let mut out = String::from(r#"<div id="conversation" aria-live="polite">"#);
     let turns: Vec<&Value> = items(&history["turns"]).collect();
     if turns.is_empty() && waiting.is_empty() {
@@ -66,12 +68,38 @@ fn conversation(history: &Value, waiting: &[&Value], csrf: &str) -> String {
         }
         out += "</article>";
     }
+    if !files.is_empty() {
+        out += r#"<div class="files"><p class="meta">Files the assistant sent (kept here until the daemon restarts; the newest last):</p><ul>"#;
+        for file in files {
+            let _ = write!(
+                out,
+                r#"<li><a href="/chat/files/{}" download>{}</a> ({}){}</li>"#,
+                Escaped(&file.key),
+                Escaped(&file.name),
+                size(file.bytes.len()),
+                file.caption
+                    .as_deref()
+                    .map(|c| format!(" — {}", Escaped(c)))
+                    .unwrap_or_default()
+            );
+        }
+        out += "</ul></div>";
+    }
     for approval in waiting {
         out += r#"<div class="chat-approval"><p class="meta">The assistant waits for your answer:</p>"#;
         out += &pending_one(approval, csrf, Some("chat"));
         out += "</div>";
     }
     out + "</div>"
+}
+
+/// A file's size as a person reads it.
+fn size(bytes: usize) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
 }
 
 /// One message: the owner's words as text, the daemon's notes to the model
@@ -113,7 +141,7 @@ mod tests {
             {"role": "assistant", "content": "Here:\n\n```\nls <dir>\n```"},
             {"role": "user", "content": "[passepartout] web approved `ls`"},
         ]}]});
-        let html = body(&history, &[], "tok", "n1");
+        let html = body(&history, &[], &[], "tok", "n1");
         assert!(html.contains("show **me** &lt;b&gt;"), "{html}");
         assert!(html.contains("<pre><code>ls &lt;dir&gt;</code></pre>"), "{html}");
         assert!(!html.contains("12:00"), "tool results stay on the Conversations page");
@@ -129,12 +157,27 @@ mod tests {
 
     #[test]
     fn an_empty_conversation_says_so_and_a_waiting_approval_has_its_buttons() {
-        let empty = body(&json!({"turns": []}), &[], "tok", "n1");
+        let empty = body(&json!({"turns": []}), &[], &[], "tok", "n1");
         assert!(empty.contains("Nothing said yet"), "{empty}");
         let approval = json!({"token": "ab12", "tool": "shell", "arguments": {"command": "ls"}, "status": "pending"});
-        let html = body(&json!({"turns": []}), &[&approval], "tok", "n1");
+        let html = body(&json!({"turns": []}), &[&approval], &[], "tok", "n1");
         assert!(html.contains(r#"name="back" value="chat""#), "{html}");
         assert!(html.contains("Approve") && html.contains("Deny"), "{html}");
         assert!(!html.contains("Nothing said yet"));
+    }
+
+    #[test]
+    fn a_file_the_assistant_sent_is_a_download_link_with_its_name_escaped() {
+        let file = Arc::new(Download {
+            key: "MS0w".into(),
+            name: "<b>report</b>.pdf".into(),
+            caption: Some("the \"numbers\"".into()),
+            bytes: vec![0; 2048],
+        });
+        let html = body(&json!({"turns": []}), &[], &[file], "tok", "n1");
+        assert!(
+            html.contains(r#"<a href="/chat/files/MS0w" download>&lt;b&gt;report&lt;/b&gt;.pdf</a> (2.0 KB) — the &quot;numbers&quot;"#),
+            "{html}"
+        );
     }
 }
