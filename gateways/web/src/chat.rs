@@ -36,6 +36,7 @@ use passepartout_gateway::{
     unix_ms,
 };
 use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
 
 use crate::downloads;
 use crate::hub::{Following, Said};
@@ -204,9 +205,14 @@ pub async fn send(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|accept| accept.contains("text/event-stream"));
     if streams {
-        Sse::new(said(following, state.clone(), Until::TurnEnds))
-            .keep_alive(KeepAlive::default())
-            .into_response()
+        Sse::new(said(
+            following,
+            state.clone(),
+            Until::TurnEnds,
+            state.streams.stopping(),
+        ))
+        .keep_alive(KeepAlive::default())
+        .into_response()
     } else {
         wait(following).await;
         see_other("/chat", &[])
@@ -295,9 +301,14 @@ async fn wait(mut following: Following) {
 /// of one an approval let go on, a message from another tab).
 pub async fn stream(State(state): State<Arc<AppState>>, _signed_in: SignedIn) -> Response {
     let following = state.hub.follow(conversation().chat, None);
-    Sse::new(said(following, state.clone(), Until::Closed))
-        .keep_alive(KeepAlive::default())
-        .into_response()
+    // Counted with the dashboard's other streams, so forgotten tabs cannot
+    // pile up.
+    let (closed, opened) = crate::events::open_other(&state);
+    let stream = said(following, state.clone(), Until::Closed, closed).map(move |event| {
+        let _held = &opened;
+        event
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
 }
 
 /// When a stream of what is said ends.
@@ -310,9 +321,13 @@ enum Until {
 }
 
 /// What the core says, as events, secrets kept out; `end` after each turn.
-/// Every stream ends when the gateway stops.
-fn said(following: Following, state: Arc<AppState>, until: Until) -> impl Stream<Item = Result<Event, Infallible>> {
-    let stopping = state.streams.stopping();
+/// Ends when `stopping` is cancelled (the gateway stops).
+fn said(
+    following: Following,
+    state: Arc<AppState>,
+    until: Until,
+    stopping: CancellationToken,
+) -> impl Stream<Item = Result<Event, Infallible>> {
     let start = (following, String::new(), false);
     stream::unfold(start, move |(mut following, mut draft, over)| {
         let state = state.clone();
