@@ -8,10 +8,10 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::approvals::pending_one;
-use super::parts::{items, when};
+use super::parts::{conversation_path, items, when};
 use crate::downloads::Download;
 use crate::escape::Escaped;
 use crate::markdown;
@@ -28,7 +28,8 @@ pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
 /// the same form twice sends it once.
 pub fn body(history: &Value, waiting: &[&Value], files: &[Arc<Download>], csrf: &str, nonce: &str) -> String {
     let mut out = format!(
-        r#"<p class="meta">Your conversation with the assistant, kept like any other (it is <code>web:owner</code> under Conversations).</p><section id="chat" data-csrf="{}">"#,
+        r#"<p class="meta">Your conversation with the assistant, kept like any other: <a href="{}">web:owner</a> under Conversations, with its tool calls.</p><section id="chat" data-csrf="{}">"#,
+        conversation_path(&json!({"gateway": "web", "chat": "owner"})),
         Escaped(csrf)
     );
     out += &conversation(history, waiting, files, csrf);
@@ -128,8 +129,6 @@ fn message_html(message: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
-
     use super::*;
 
     #[test]
