@@ -43,6 +43,7 @@ async fn a_person_chats_streams_a_reply_attaches_a_file_and_reloads() {
     // Written as it comes: the draft, before the turn is done.
     browser.wait_for_text(".live-turn .message.assistant", "Say it").await;
     browser.wait_for_text("#chat-state", "writing").await;
+    browser.screenshot("web-chat-streaming").await;
     // Done: the reply as the server renders it, its code block a block.
     let code = browser.wait_for("#conversation .markdown pre code").await;
     assert_eq!(code.text().await.unwrap(), "echo 'hello, <world>'");
@@ -94,8 +95,12 @@ async fn a_reply_is_stopped_and_an_approval_answered_on_the_page() {
     browser.wait_for_text(".live-turn .message.assistant", "a long").await;
     browser.click("#stop").await;
     browser.wait_for_text("#chat-state", "Stopped.").await;
+    let shown = browser.wait_for_text("#conversation .message.notice", "Stopped.").await;
+    assert!(shown.contains("Stopped. A stopped exchange is not kept"), "{shown}");
     let shown = browser.text("#conversation").await;
+    assert!(shown.contains("tell me a long story"), "{shown}");
     assert!(!shown.contains("and on and on and on and on"), "{shown}");
+    browser.screenshot("web-chat-stopped").await;
 
     // An approval, asked in the chat and answered with its button there.
     chat.llm.set_responder(approvals::model);

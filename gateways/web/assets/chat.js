@@ -15,6 +15,9 @@
   var running = false;
   // Set when the running reply was stopped, for the line under the form.
   var stopped = false;
+  // Set from a stop to the next message: what the stopped reply showed
+  // stays on the page, though the history does not keep it.
+  var keepShown = false;
 
   function conversation() { return document.getElementById("conversation"); }
 
@@ -63,7 +66,7 @@
         if (!html) return;
         var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("conversation");
         var now = conversation();
-        if (fresh && now && !running) {
+        if (fresh && now && !running && !keepShown) {
           now.replaceWith(fresh);
           fresh.lastElementChild && fresh.lastElementChild.scrollIntoView({ block: "end" });
         }
@@ -75,8 +78,13 @@
     stop.hidden = true;
     sendButton.disabled = false;
     state.textContent = note || (stopped ? "Stopped." : "");
+    // A stopped reply stays as far as it got until the page is reloaded;
+    // the history keeps only what the turn finished.
+    if (stopped) {
+      keepShown = true;
+      bubble("passepartout", "notice", "Stopped. A stopped exchange is not kept: once the page is reloaded, this message and its reply are gone.");
+    } else refresh();
     stopped = false;
-    refresh();
   }
 
   // The `event:` and `data:` of each event in `chunk`, whole events only.
@@ -166,6 +174,7 @@
     }
     freshId();
     running = true;
+    keepShown = false;
     state.classList.remove("error");
     sendButton.disabled = true;
     stop.hidden = false;
@@ -213,7 +222,7 @@
   if (window.EventSource) {
     var source = new EventSource("/chat/stream");
     window.addEventListener("pagehide", function () { source.close(); });
-    source.addEventListener("end", function () { if (!running) refresh(); });
+    source.addEventListener("end", function () { if (!running && !keepShown) refresh(); });
     source.addEventListener("draft", function () {
       if (!running) state.textContent = "The assistant is writing…";
     });
