@@ -5,7 +5,8 @@
 //! the intake (an unknown key is answered 401), so its rosters are everyone
 //! it lets through: each may talk, and answer their own approvals by
 //! `approve TOKEN`. Replies are always shown while written, since a streamed
-//! API answer is made of the drafts.
+//! API answer is made of the drafts. It fetches the files attached on the
+//! Chat page, which the core saves in the workspace's `inbox/`.
 //! Its `doctor` line says where it listens, and warns of a public address
 //! without TLS.
 
