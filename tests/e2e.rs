@@ -51,6 +51,8 @@ mod telegram_media;
 mod web;
 mod web_api;
 mod web_browser;
+mod web_chat;
+mod web_chat_browser;
 mod web_forms;
 mod web_pages;
 mod web_pages_browser;

@@ -5,14 +5,15 @@
 //! the intake (an unknown key is answered 401), so its rosters are everyone
 //! it lets through: each may talk, and answer their own approvals by
 //! `approve TOKEN`. Replies are always shown while written, since a streamed
-//! API answer is made of the drafts.
+//! API answer is made of the drafts. It fetches the files attached on the
+//! Chat page, which the core saves in the workspace's `inbox/`.
 //! Its `doctor` line says where it listens, and warns of a public address
 //! without TLS.
 
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use passepartout_gateway::{Draft, GatewayId};
+use passepartout_gateway::{Draft, Fetch, GatewayId};
 use passepartout_web::{GATEWAY_ID, Secrets, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
@@ -103,8 +104,8 @@ impl GatewayComponent for Web {
         Ok(Built {
             listen: web.clone(),
             draft: Some(web.clone() as Arc<dyn Draft>),
+            fetch: Some(web.clone() as Arc<dyn Fetch>),
             deliver: web,
-            fetch: None,
             local_path: None,
         })
     }

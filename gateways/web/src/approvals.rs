@@ -118,6 +118,17 @@ pub struct Answer {
     csrf: String,
     token: String,
     choice: Choice,
+    /// The page to return to, when not the Approvals page.
+    #[serde(default)]
+    back: Option<Back>,
+}
+
+/// A page an answer may return to: only these, so no form can send the
+/// browser elsewhere.
+#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+enum Back {
+    Chat,
 }
 
 impl WithToken for Answer {
@@ -153,6 +164,9 @@ pub async fn decide(
     let token = token.as_str();
     if decision.decided {
         tracing::info!(token, choice = answer.choice.as_str(), "approval decided from the web");
+        if answer.back == Some(Back::Chat) {
+            return see_other("/chat", &[]);
+        }
         return see_other("/approvals", &[("decided", token), ("choice", answer.choice.as_str())]);
     }
     // Not taken: decided before (a second click, another answer first, the
@@ -165,6 +179,9 @@ pub async fn decide(
             .any(|a| a["token"] == token && a["status"] != "pending")
     });
     if decided_before {
+        if answer.back == Some(Back::Chat) {
+            return see_other("/chat", &[]);
+        }
         return see_other("/approvals", &[("already", token)]);
     }
     errors::conflict(&plain(&decision.message), "/approvals", "Back to Approvals")

@@ -15,6 +15,11 @@ pub async fn live() -> impl IntoResponse {
     asset("text/javascript; charset=utf-8", include_str!("../assets/live.js"))
 }
 
+/// `GET /assets/chat.js`.
+pub async fn chat() -> impl IntoResponse {
+    asset("text/javascript; charset=utf-8", include_str!("../assets/chat.js"))
+}
+
 fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
     (
         [

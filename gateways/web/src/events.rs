@@ -72,6 +72,12 @@ impl Streams {
         open.retain(|(open_id, _)| *open_id != id);
     }
 
+    /// A token cancelled when the gateway stops, for a stream of another
+    /// kind (the chat's) that must end then too.
+    pub fn stopping(&self) -> CancellationToken {
+        self.stopped.child_token()
+    }
+
     /// How many are open.
     #[cfg(test)]
     fn count(&self) -> usize {
@@ -80,9 +86,23 @@ impl Streams {
 }
 
 /// Forgets a stream when the response's body is dropped (the browser went).
-struct Opened {
+pub struct Opened {
     streams: Arc<AppState>,
     id: u64,
+}
+
+/// Opens a stream of another kind (the chat's) among the capped ones: the
+/// token that closes it (the gateway stops, or too many opened since) and
+/// the guard that forgets it once dropped.
+pub fn open_other(state: &Arc<AppState>) -> (CancellationToken, Opened) {
+    let (id, closed) = state.streams.open();
+    (
+        closed,
+        Opened {
+            streams: state.clone(),
+            id,
+        },
+    )
 }
 
 impl Drop for Opened {

@@ -52,8 +52,13 @@ pub enum Said {
     Reply { text: String, kind: ReplyKind },
     /// An action waits for approval; `text` says how to answer.
     Approval { token: ApprovalToken, text: String },
-    /// A file from the assistant's workspace, by name.
-    File { name: String, caption: Option<String> },
+    /// A file from the assistant's workspace, by name; `outbound` is the
+    /// id of the message that carries it.
+    File {
+        name: String,
+        caption: Option<String>,
+        outbound: String,
+    },
     /// The turn was stopped; `partial` is what its draft showed.
     Stopped { partial: String },
     /// The turn ended with nothing to say.
@@ -148,6 +153,7 @@ impl Hub {
             OutboundBody::File(file) => Said::File {
                 name: file.name.clone(),
                 caption: file.caption.clone(),
+                outbound: message.id.clone(),
             },
             OutboundBody::Stopped { partial } => Said::Stopped {
                 partial: partial.clone(),

@@ -36,6 +36,10 @@
 //! | HTML escaping | `escape.rs` |
 //! | pages: shell and navigation, overview, conversations, usage, configuration, errors | `pages/` |
 //! | SVG charts drawn on the server | `pages/chart.rs` |
+//! | the chat page: history, sending, the reply streamed | `chat.rs`, `pages/chat.rs`, `assets/chat.js` |
+//! | the assistant's Markdown as escaped HTML | `markdown.rs` |
+//! | files attached on the chat page, until the core fetches them | `uploads.rs` |
+//! | files the assistant sent, offered as downloads | `downloads.rs` |
 //! | approvals: what waits, decided, standing rules | `approvals.rs`, `pages/approvals.rs` |
 //! | loops, tools and their gates | `loops.rs`, `pages/loops.rs` |
 //! | the checks every form that changes something passes | `posted.rs` |
@@ -53,7 +57,9 @@
 pub mod api;
 mod approvals;
 mod assets;
+mod chat;
 mod config;
+mod downloads;
 mod error;
 mod escape;
 mod events;
@@ -62,6 +68,7 @@ mod host;
 pub mod hub;
 mod keys;
 mod loops;
+mod markdown;
 mod metrics;
 pub mod pages;
 pub mod people;
@@ -73,6 +80,7 @@ mod server;
 mod session;
 mod sessions;
 mod sign_in;
+mod uploads;
 
 pub use config::{DEFAULT_LISTEN, WebSection};
 pub use error::WebError;

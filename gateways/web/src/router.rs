@@ -4,6 +4,10 @@
 //! | route | what | guard |
 //! | --- | --- | --- |
 //! | `GET /` | the overview | signed in, else how to sign in |
+//! | `GET /chat` | the owner's web conversation, a form to talk | signed in |
+//! | `POST /chat` | a message (multipart, maybe a file); its reply streamed or waited for | origin, cookie, CSRF token |
+//! | `GET /chat/stream` | what is said in it from now on (server-sent events) | signed in |
+//! | `GET /chat/files/{key}` | a file the assistant sent, as an attachment | signed in |
 //! | `GET /events` | live updates (server-sent events) | signed in |
 //! | `GET /approvals` | what waits for approval, decided, standing rules | signed in |
 //! | `POST /approvals/decide`, `/approvals/rules/revoke` | answer an approval, revoke a rule | origin, cookie, CSRF token |
@@ -11,7 +15,7 @@
 //! | `POST /loops/run`, `/loops/stop` | run a loop now, stop it | origin, cookie, CSRF token |
 //! | `GET /sign-in/{token}` | a one-time link traded for a session | rate-limited per client |
 //! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
-//! | `GET /assets/style.css`, `/assets/live.js` | embedded assets | none |
+//! | `GET /assets/style.css`, `/assets/live.js`, `/assets/chat.js` | embedded assets | none |
 //! | `GET /conversations`, `?q=` | every conversation; a search over all history | signed in |
 //! | `GET /conversations/{key}` | one conversation's history and summary | signed in |
 //! | `GET /usage` | tokens per day, provider, conversation | signed in |
@@ -36,6 +40,7 @@ use serde_json::{Value, json};
 use passepartout_gateway::Intake;
 
 use crate::api;
+use crate::downloads::Downloads;
 use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
 use crate::hub::Hub;
@@ -48,8 +53,9 @@ use crate::rate_limit::Guesses;
 use crate::redact::Secrets;
 use crate::session::SignedIn;
 use crate::sessions::Sessions;
+use crate::uploads::Uploads;
 use crate::{approvals, loops};
-use crate::{assets, headers, sign_in};
+use crate::{assets, chat, headers, sign_in};
 
 /// The largest request body taken, in bytes: the forms are small.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -81,6 +87,10 @@ pub struct AppState {
     pub guesses: Guesses,
     /// The open event streams.
     pub streams: Streams,
+    /// Files attached on the chat page, until the core fetches them.
+    pub uploads: Uploads,
+    /// Files the assistant sent, for the chat page to offer.
+    pub downloads: Downloads,
 }
 
 impl AppState {
@@ -94,6 +104,14 @@ impl AppState {
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(overview))
+        .route(
+            "/chat",
+            get(chat::show)
+                .post(chat::send)
+                .layer(DefaultBodyLimit::max(chat::MAX_POST_BYTES)),
+        )
+        .route("/chat/stream", get(chat::stream))
+        .route("/chat/files/{key}", get(chat::download))
         .route("/events", get(events::events))
         .route("/approvals", get(approvals::show))
         .route("/approvals/decide", post(approvals::decide))
@@ -105,6 +123,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/sign-out", post(sign_in::sign_out))
         .route("/assets/style.css", get(assets::style))
         .route("/assets/live.js", get(assets::live))
+        .route("/assets/chat.js", get(assets::chat))
         .route("/conversations", get(conversations::listing))
         .route("/conversations/{key}", get(conversations::conversation))
         .route("/usage", get(usage::usage))

@@ -12,12 +12,13 @@ use async_trait::async_trait;
 use axum::serve::ListenerExt;
 use passepartout_admin::Admin;
 use passepartout_gateway::{
-    ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, GatewayError, GatewayId, Health, HealthState,
-    Intake, Listen, MessageId, Outbound, Surface,
+    ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, Fetch, Fetched, FileRef, GatewayError, GatewayId,
+    Health, HealthState, Intake, Listen, MessageId, Outbound, OutboundBody, OutboundFile, Surface,
 };
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::downloads::{self, Download, Downloads};
 use crate::error::WebError;
 use crate::events::Streams;
 use crate::host::Hosts;
@@ -28,6 +29,7 @@ use crate::rate_limit::Guesses;
 use crate::redact::Secrets;
 use crate::router::{AppState, router};
 use crate::sessions::Sessions;
+use crate::uploads::Uploads;
 
 /// The gateway id.
 pub const GATEWAY_ID: &str = "web";
@@ -87,6 +89,8 @@ impl WebGateway {
             secure_cookie: public_url.is_some_and(|url| url.starts_with("https://")),
             guesses: Guesses::default(),
             streams: Streams::new(stopped.clone()),
+            uploads: Uploads::default(),
+            downloads: Downloads::default(),
         });
         tracing::info!(listen = %bound, url = %base_url, "web dashboard bound");
         Ok(Arc::new(Self {
@@ -176,12 +180,40 @@ impl Deliver for WebGateway {
                 reason: format!("{} is not a web conversation", message.conversation),
             });
         }
+        if let OutboundBody::File(file) = &message.body {
+            self.hold(&message.id, file).await?;
+        }
         let told = self.state.hub.said(message).await;
         tracing::debug!(conversation = %message.conversation, outbound_id = %message.id, told, "web reply handed out");
         let id = MessageId::new(message.id.as_str()).map_err(|error| GatewayError::Rejected {
             reason: format!("bad outbound id: {error}"),
         })?;
         Ok(Delivered { message_ids: vec![id] })
+    }
+}
+
+impl WebGateway {
+    /// Reads a file the assistant sends and holds it for the chat page:
+    /// the core removes its copy once this delivery returns.
+    async fn hold(&self, outbound_id: &str, file: &OutboundFile) -> Result<(), GatewayError> {
+        if file.size > downloads::MAX_BYTES {
+            return Err(GatewayError::TooLarge {
+                size: Some(file.size),
+                limit: downloads::MAX_BYTES,
+            });
+        }
+        let bytes = tokio::fs::read(&file.path)
+            .await
+            .map_err(|error| GatewayError::Rejected {
+                reason: format!("the file to send cannot be read: {error}"),
+            })?;
+        self.state.downloads.hold(Download {
+            key: downloads::key(outbound_id),
+            name: file.name.clone(),
+            caption: file.caption.clone(),
+            bytes,
+        });
+        Ok(())
     }
 }
 
@@ -205,3 +237,12 @@ impl Draft for WebGateway {
 
 /// What a web draft is called: the conversation's one draft.
 const DRAFT_ID: &str = "draft";
+
+/// The files attached on the chat page, fetched by the core when it reads
+/// their message.
+#[async_trait]
+impl Fetch for WebGateway {
+    async fn fetch(&self, file: &FileRef, max_bytes: u64) -> Result<Fetched, GatewayError> {
+        self.state.uploads.fetch(file, max_bytes)
+    }
+}

@@ -72,7 +72,7 @@ impl Answer {
             }
             Said::Reply { text, .. } => self.reply(text),
             Said::Approval { text, .. } => self.separate(text),
-            Said::File { name, caption } => {
+            Said::File { name, caption, .. } => {
                 let note = match caption {
                     Some(caption) => format!("(A file, {name}: {caption} It is in the assistant's workspace.)"),
                     None => format!("(A file, {name}. It is in the assistant's workspace.)"),
@@ -212,6 +212,7 @@ mod tests {
             Said::File {
                 name: "a.pdf".into(),
                 caption: None,
+                outbound: "1-0".into(),
             },
             false,
         );

@@ -161,13 +161,14 @@ fn waiting(listing: &Value, csrf: &str) -> String {
             <strong>Always allow</strong> runs it and lets calls like it run in the same chat without asking. \
             <strong>Deny</strong>: it does not run. Either way the chat that asked is told.</p>";
     for approval in pending {
-        out += &pending_one(approval, csrf);
+        out += &pending_one(approval, csrf, None);
     }
     out + "</section>"
 }
 
-/// One approval that waits, with its three buttons.
-pub fn pending_one(approval: &Value, csrf: &str) -> String {
+/// One approval that waits, with its three buttons; `back` is the page the
+/// answer returns to (the Approvals page when none).
+pub fn pending_one(approval: &Value, csrf: &str, back: Option<&str>) -> String {
     let token = approval["token"].as_str().unwrap_or_default();
     let mut facts = vec![
         ("Asked by", text(&approval["requester_shown"])),
@@ -200,13 +201,11 @@ pub fn pending_one(approval: &Value, csrf: &str) -> String {
         (Choice::Always, "Always allow", "always"),
         (Choice::Deny, "Deny", "deny"),
     ] {
-        out += &button(
-            DECIDE,
-            csrf,
-            &[("token", token), ("choice", choice.as_str())],
-            label,
-            class,
-        );
+        let mut fields = vec![("token", token), ("choice", choice.as_str())];
+        if let Some(back) = back {
+            fields.push(("back", back));
+        }
+        out += &button(DECIDE, csrf, &fields, label, class);
     }
     out + "</div></article>"
 }
@@ -419,7 +418,7 @@ mod tests {
 
     #[test]
     fn a_hostile_command_is_shown_whole_and_inert() {
-        let html = pending_one(&hostile(), "csrf-token");
+        let html = pending_one(&hostile(), "csrf-token", None);
         for fact in [
             "rm -rf &quot;&lt;/code&gt;&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;&quot; &amp;&amp; echo &#x27;&lt;b&gt;&#x27;",
             "Mallory &lt;img src=x&gt; @mal (telegram:42)",
@@ -437,7 +436,7 @@ mod tests {
 
     #[test]
     fn each_waiting_approval_has_three_forms_with_the_token_and_csrf() {
-        let html = pending_one(&hostile(), "csrf-token");
+        let html = pending_one(&hostile(), "csrf-token", None);
         assert_eq!(
             html.matches(r#"<form method="post" action="/approvals/decide""#)
                 .count(),

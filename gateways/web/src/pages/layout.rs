@@ -12,6 +12,7 @@ use crate::escape::Escaped;
 /// not listed.
 pub const NAVIGATION: &[(&str, &str)] = &[
     ("/", "Overview"),
+    ("/chat", "Chat"),
     ("/approvals", "Approvals"),
     ("/loops", "Loops & tools"),
     ("/conversations", "Conversations"),
@@ -56,6 +57,7 @@ pub fn page(status: StatusCode, title: &str, current: &str, viewer: Option<Viewe
 <title>{title} — passepartout</title>
 <link rel="stylesheet" href="/assets/style.css">
 <script src="/assets/live.js" defer></script>
+<script src="/assets/chat.js" defer></script>
 </head>
 <body>
 <header><span class="brand">passepartout</span>{nav}</header>

@@ -5,6 +5,7 @@
 
 pub mod approvals;
 pub mod chart;
+pub mod chat;
 pub mod configuration;
 pub mod conversations;
 pub mod errors;

@@ -1,0 +1,182 @@
+//! The Chat page (`GET /chat`): the owner's web conversation as the core
+//! keeps it — what they said, the assistant's replies rendered from their
+//! Markdown ([`crate::markdown`]), an approval that waits with its buttons
+//! — and the form that sends a message or a file. It reads as it is with
+//! scripting off; `assets/chat.js` sends without leaving the page and shows
+//! the reply as it is written.
+
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use super::approvals::pending_one;
+use super::parts::{conversation_path, items, when};
+use crate::downloads::Download;
+use crate::escape::Escaped;
+use crate::markdown;
+
+/// How the core marks what it tells the model in the person's place (an
+/// approval's outcome, a correction): shown as the daemon's, not the owner's.
+const DAEMON_NOTE: &str = "[passepartout] ";
+
+/// The largest file the form takes, in bytes.
+pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
+
+/// The page's body: the history, what waits for approval in this
+/// conversation, the form. `nonce` names the next message, so that sending
+/// the same form twice sends it once.
+pub fn body(history: &Value, waiting: &[&Value], files: &[Arc<Download>], csrf: &str, nonce: &str) -> String {
+    let mut out = format!(
+        r#"<p class="meta">Your conversation with the assistant, kept like any other: <a href="{}">web:owner</a> under Conversations, with its tool calls.</p><section id="chat" data-csrf="{}">"#,
+        conversation_path(&json!({"gateway": "web", "chat": "owner"})),
+        Escaped(csrf)
+    );
+    out += &conversation(history, waiting, files, csrf);
+    let _ = write!(
+        out,
+        r#"<form id="send" class="send" method="post" action="/chat" enctype="multipart/form-data">
+<input type="hidden" name="csrf" value="{csrf}"><input type="hidden" name="id" value="{nonce}">
+<label for="message">Your message</label>
+<textarea id="message" name="text" rows="3" placeholder="Ask the assistant something…"></textarea>
+<div class="actions"><label for="file">Attach a file (up to {mb} MB; it is saved in the workspace's <code>inbox/</code>)</label> <input id="file" name="file" type="file"></div>
+<div class="actions"><button type="submit" id="send-button">Send</button> <button type="button" id="stop" class="deny" hidden>Stop</button> <span id="chat-state" class="meta" role="status"></span></div>
+</form>
+<noscript><p class="meta">Without scripting, sending waits until the reply is written (or an approval is asked), then shows this page again.</p></noscript>"#,
+        csrf = Escaped(csrf),
+        nonce = Escaped(nonce),
+        mb = MAX_FILE_BYTES / (1024 * 1024),
+    );
+    out + "</section>"
+}
+
+/// The history and what waits: the part `chat.js` takes fresh from the
+/// server once a reply is done.
+fn conversation(history: &Value, waiting: &[&Value], files: &[Arc<Download>], csrf: &str) -> String {
+    let mut out = String::from(r#"<div id="conversation" aria-live="polite">"#);
+    let turns: Vec<&Value> = items(&history["turns"]).collect();
+    if turns.is_empty() && waiting.is_empty() {
+        out += r#"<p class="meta" id="empty">Nothing said yet: write below, and the assistant answers here.</p>"#;
+    }
+    for turn in turns {
+        let _ = write!(
+            out,
+            r#"<article class="turn"><p class="meta">{}</p>"#,
+            when(turn["at_ms"].as_u64())
+        );
+        for message in items(&turn["messages"]) {
+            out += &message_html(message);
+        }
+        out += "</article>";
+    }
+    if !files.is_empty() {
+        out += r#"<div class="files"><p class="meta">Files the assistant sent (kept here until the daemon restarts; the newest last):</p><ul>"#;
+        for file in files {
+            let _ = write!(
+                out,
+                r#"<li><a href="/chat/files/{}" download>{}</a> ({}){}</li>"#,
+                Escaped(&file.key),
+                Escaped(&file.name),
+                size(file.bytes.len()),
+                file.caption
+                    .as_deref()
+                    .map(|c| format!(" — {}", Escaped(c)))
+                    .unwrap_or_default()
+            );
+        }
+        out += "</ul></div>";
+    }
+    for approval in waiting {
+        out += r#"<div class="chat-approval"><p class="meta">The assistant waits for your answer:</p>"#;
+        out += &pending_one(approval, csrf, Some("chat"));
+        out += "</div>";
+    }
+    out + "</div>"
+}
+
+/// A file's size as a person reads it.
+fn size(bytes: usize) -> String {
+    match bytes {
+        0..1024 => format!("{bytes} bytes"),
+        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
+        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
+    }
+}
+
+/// One message: the owner's words as text, the daemon's notes to the model
+/// (as the daemon's), the assistant's rendered from Markdown; tool calls and their results are left to the Conversations
+/// page.
+fn message_html(message: &Value) -> String {
+    let Some(content) = message["content"].as_str().filter(|c| !c.trim().is_empty()) else {
+        return String::new();
+    };
+    match message["role"].as_str() {
+        Some("user") if content.starts_with(DAEMON_NOTE) => format!(
+            r#"<div class="message notice"><span class="who">passepartout</span><div class="said"><div class="text">{}</div></div></div>"#,
+            Escaped(&content[DAEMON_NOTE.len()..])
+        ),
+        Some("user") => format!(
+            r#"<div class="message person"><span class="who">You</span><div class="said"><div class="text">{}</div></div></div>"#,
+            Escaped(content)
+        ),
+        Some("assistant") => format!(
+            r#"<div class="message assistant"><span class="who">Assistant</span><div class="said"><div class="text markdown">{}</div></div></div>"#,
+            markdown::to_html(content)
+        ),
+        _ => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_history_shows_both_sides_and_renders_only_the_assistants_markdown() {
+        let history = json!({"turns": [{"at_ms": 0, "messages": [
+            {"role": "user", "content": "show **me** <b>"},
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "name": "time", "arguments": "{}"}]},
+            {"role": "tool", "content": "12:00", "tool_call_id": "c1"},
+            {"role": "assistant", "content": "Here:\n\n```\nls <dir>\n```"},
+            {"role": "user", "content": "[passepartout] web approved `ls`"},
+        ]}]});
+        let html = body(&history, &[], &[], "tok", "n1");
+        assert!(html.contains("show **me** &lt;b&gt;"), "{html}");
+        assert!(html.contains("<pre><code>ls &lt;dir&gt;</code></pre>"), "{html}");
+        assert!(!html.contains("12:00"), "tool results stay on the Conversations page");
+        assert!(
+            html.contains(
+                r#"<span class="who">passepartout</span><div class="said"><div class="text">web approved `ls`"#
+            ),
+            "the daemon's note is not the owner's: {html}"
+        );
+        assert!(html.contains(r#"name="id" value="n1""#) && html.contains(r#"name="csrf" value="tok""#));
+        assert!(html.contains(r#"enctype="multipart/form-data""#));
+    }
+
+    #[test]
+    fn an_empty_conversation_says_so_and_a_waiting_approval_has_its_buttons() {
+        let empty = body(&json!({"turns": []}), &[], &[], "tok", "n1");
+        assert!(empty.contains("Nothing said yet"), "{empty}");
+        let approval = json!({"token": "ab12", "tool": "shell", "arguments": {"command": "ls"}, "status": "pending"});
+        let html = body(&json!({"turns": []}), &[&approval], &[], "tok", "n1");
+        assert!(html.contains(r#"name="back" value="chat""#), "{html}");
+        assert!(html.contains("Approve") && html.contains("Deny"), "{html}");
+        assert!(!html.contains("Nothing said yet"));
+    }
+
+    #[test]
+    fn a_file_the_assistant_sent_is_a_download_link_with_its_name_escaped() {
+        let file = Arc::new(Download {
+            key: "MS0w".into(),
+            name: "<b>report</b>.pdf".into(),
+            caption: Some("the \"numbers\"".into()),
+            bytes: vec![0; 2048],
+        });
+        let html = body(&json!({"turns": []}), &[], &[file], "tok", "n1");
+        assert!(
+            html.contains(r#"<a href="/chat/files/MS0w" download>&lt;b&gt;report&lt;/b&gt;.pdf</a> (2.0 KB) — the &quot;numbers&quot;"#),
+            "{html}"
+        );
+    }
+}

@@ -1,0 +1,324 @@
+//! The dashboard's Chat page end to end, over plain HTTP: a real daemon with
+//! `[web]` on port 0, the fake model behind it, and reqwest signed in with a
+//! link the socket hands out. A message posted with scripting off waits for
+//! its reply and the page shows it rendered; the same form sent again and a
+//! restart leave it entered once; a streamed reply comes as events; a
+//! reply's markup shows as text; a file lands in `inbox/`, and one too large
+//! is answered 413; a form from elsewhere is refused.
+
+use passepartout_admin::WebRequest;
+use reqwest::StatusCode;
+use reqwest::header;
+use reqwest::multipart::{Form, Part};
+
+use crate::support;
+use serde_json::json;
+use support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
+use support::harness::{TestDaemon, WAIT};
+
+/// The chat page's largest file.
+const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
+
+pub struct Chat {
+    pub daemon: TestDaemon,
+    pub llm: FakeLlm,
+    pub base: String,
+    cookie: String,
+}
+
+/// A client that follows no redirect: cookies are sent by hand.
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// A daemon with the dashboard on, and a client signed in.
+pub async fn start() -> Chat {
+    let llm = FakeLlm::start().await;
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.web.enabled = true;
+            config.web.listen = "127.0.0.1:0".parse().unwrap();
+        },
+        Vec::new(),
+    )
+    .await;
+    let (base, cookie) = sign_in(&daemon).await;
+    Chat {
+        daemon,
+        llm,
+        base,
+        cookie,
+    }
+}
+
+/// A fresh sign-in link.
+pub async fn link(daemon: &TestDaemon) -> String {
+    daemon
+        .client("link")
+        .await
+        .web(WebRequest::Link)
+        .await
+        .unwrap()
+        .link
+        .expect("a sign-in link")
+}
+
+/// Signs in with a fresh link: the dashboard's address and the cookie.
+async fn sign_in(daemon: &TestDaemon) -> (String, String) {
+    let link = link(daemon).await;
+    let base = link.split("/sign-in/").next().unwrap().to_owned();
+    let response = http().get(&link).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
+    (base, cookie.split(';').next().unwrap().to_owned())
+}
+
+/// The value of the hidden field `name` in `page`.
+fn field(page: &str, name: &str) -> String {
+    let marker = format!(r#"name="{name}" value=""#);
+    let at = page.find(&marker).unwrap_or_else(|| panic!("no field {name}")) + marker.len();
+    page[at..].split('"').next().unwrap().to_owned()
+}
+
+impl Chat {
+    async fn page(&self) -> String {
+        let response = http()
+            .get(format!("{}/chat", self.base))
+            .header(header::COOKIE, &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.text().await.unwrap()
+    }
+
+    /// The form as the page makes it: its token and message id, `text`.
+    async fn form(&self, text: &str) -> (String, String, String) {
+        let page = self.page().await;
+        (field(&page, "csrf"), field(&page, "id"), text.to_owned())
+    }
+
+    /// Posts the chat form from the dashboard's own origin.
+    async fn post(
+        &self,
+        (csrf, id, text): &(String, String, String),
+        file: Option<Part>,
+        stream: bool,
+    ) -> reqwest::Response {
+        let mut form = Form::new()
+            .text("csrf", csrf.clone())
+            .text("id", id.clone())
+            .text("text", text.clone());
+        if let Some(file) = file {
+            form = form.part("file", file);
+        }
+        let mut request = http()
+            .post(format!("{}/chat", self.base))
+            .header(header::COOKIE, &self.cookie)
+            .header(header::ORIGIN, &self.base)
+            .multipart(form);
+        if stream {
+            request = request.header(header::ACCEPT, "text/event-stream");
+        }
+        tokio::time::timeout(WAIT, request.send())
+            .await
+            .expect("an answer in time")
+            .unwrap()
+    }
+}
+
+#[tokio::test]
+async fn a_message_sent_without_scripting_is_answered_on_the_page_once_across_a_restart() {
+    let mut chat = start().await;
+    assert!(chat.page().await.contains("Nothing said yet"));
+    chat.llm
+        .push(Script::Reply("List it with `ls`:\n\n```\nls -la <dir>\n```".into()));
+    let form = chat.form("How do I list a folder?").await;
+    let sent = chat.post(&form, None, false).await;
+    assert_eq!(sent.status(), StatusCode::SEE_OTHER, "back to the page once answered");
+    assert_eq!(sent.headers()[header::LOCATION], "/chat");
+    let page = chat.page().await;
+    assert!(page.contains("How do I list a folder?"), "{page}");
+    assert!(page.contains("<pre><code>ls -la &lt;dir&gt;</code></pre>"), "{page}");
+    assert!(page.contains("<code>ls</code>"), "{page}");
+    assert!(!page.contains("Nothing said yet"));
+    assert!(
+        page.contains(r#"<a href="/chat" aria-current="page">Chat</a>"#),
+        "{page}"
+    );
+
+    // The same form again (a reload, a double click) enters nothing.
+    let again = chat.post(&form, None, false).await;
+    assert_eq!(again.status(), StatusCode::SEE_OTHER);
+    assert_eq!(chat.llm.requests().len(), 1, "asked once");
+
+    chat.daemon.restart(Vec::new()).await;
+    let (base, cookie) = sign_in(&chat.daemon).await;
+    chat.base = base;
+    chat.cookie = cookie;
+    let page = chat.page().await;
+    assert_eq!(page.matches("How do I list a folder?").count(), 1, "{page}");
+    assert!(page.contains("<pre><code>ls -la &lt;dir&gt;</code></pre>"), "{page}");
+    assert_eq!(chat.llm.requests().len(), 1, "not asked again after the restart");
+    chat.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_streamed_reply_comes_as_events_and_its_markup_shows_as_text() {
+    let mut chat = start().await;
+    chat.llm.push(Script::Stream(Streamed::text(&[
+        "Careful: <script>",
+        "alert(1)</script> is how ",
+        "it **starts**.",
+    ])));
+    let form = chat.form("show me a script").await;
+    let mut response = chat.post(&form, None, true).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers()[header::CONTENT_TYPE]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let mut body = String::new();
+    while let Some(chunk) = tokio::time::timeout(WAIT, response.chunk())
+        .await
+        .expect("the stream goes on")
+        .unwrap()
+    {
+        body.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let events: Vec<&str> = body.lines().filter_map(|line| line.strip_prefix("event: ")).collect();
+    assert!(events.contains(&"draft"), "{body}");
+    assert_eq!(events.last(), Some(&"end"), "{body}");
+    assert!(
+        body.contains(r#""text":"Careful: <script>alert(1)</script> is how it **starts**.""#),
+        "{body}"
+    );
+
+    let page = chat.page().await;
+    assert!(
+        page.contains("Careful: &lt;script&gt;alert(1)&lt;/script&gt; is how it <strong>starts</strong>."),
+        "{page}"
+    );
+    assert!(!page.contains("<script>alert"), "{page}");
+    chat.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_file_lands_in_the_inbox_and_one_too_large_is_refused() {
+    let mut chat = start().await;
+    chat.llm
+        .set_responder(|request| Script::Reply(format!("got: {}", last_user_text(request))));
+    let form = chat.form("for later").await;
+    let file = Part::bytes(b"eggs, milk".to_vec())
+        .file_name("shopping.txt")
+        .mime_str("text/plain")
+        .unwrap();
+    let sent = chat.post(&form, Some(file), false).await;
+    assert_eq!(sent.status(), StatusCode::SEE_OTHER);
+    let saved = chat.daemon.config.workspace().join("inbox/shopping.txt");
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), "eggs, milk");
+    let told = last_user_text(chat.llm.requests().last().unwrap());
+    assert!(
+        told.contains("inbox/shopping.txt") && told.contains("for later"),
+        "{told}"
+    );
+
+    let form = chat.form("too big").await;
+    let big = Part::bytes(vec![b'x'; MAX_FILE_BYTES + 1]).file_name("big.bin");
+    let refused = chat.post(&form, Some(big), false).await;
+    assert_eq!(refused.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let page = refused.text().await.unwrap();
+    assert!(
+        page.contains("The file is too large: the chat takes files up to 10 MB."),
+        "{page}"
+    );
+    assert!(!chat.daemon.config.workspace().join("inbox/big.bin").exists());
+    chat.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_chat_form_from_elsewhere_or_without_the_token_is_refused() {
+    let mut chat = start().await;
+    let (_, id, text) = chat.form("sneaky").await;
+    let forged = chat
+        .post(&("not-the-token".into(), id.clone(), text.clone()), None, false)
+        .await;
+    assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    let elsewhere = http()
+        .post(format!("{}/chat", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .header(header::ORIGIN, "https://evil.example")
+        .multipart(Form::new().text("text", "sneaky"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(elsewhere.status(), StatusCode::FORBIDDEN);
+    let empty = chat.form("   ").await;
+    let nothing = chat.post(&empty, None, false).await;
+    assert_eq!(nothing.status(), StatusCode::BAD_REQUEST);
+    assert!(
+        nothing
+            .text()
+            .await
+            .unwrap()
+            .contains("Write a message or choose a file")
+    );
+    assert!(chat.llm.requests().is_empty(), "nothing reached the model");
+    chat.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_file_the_assistant_sends_is_offered_as_a_download() {
+    let mut chat = start().await;
+    chat.llm.set_responder(|request| {
+        if last_message(request)["role"] == "tool" {
+            return Script::Reply("Sent.".into());
+        }
+        Script::ToolCall {
+            name: "send_file".into(),
+            arguments: json!({ "path": "report.txt", "caption": "the <numbers>" }).to_string(),
+        }
+    });
+    std::fs::write(chat.daemon.config.workspace().join("report.txt"), "1, 2, 3").unwrap();
+    let form = chat.form("send me the report").await;
+    assert_eq!(chat.post(&form, None, false).await.status(), StatusCode::SEE_OTHER);
+    let page = chat.page().await;
+    let marker = r#"<a href="/chat/files/"#;
+    let at =
+        page.find(marker).unwrap_or_else(|| panic!("no download link: {page}")) + marker.len() - "/chat/files/".len();
+    let href = page[at..].split('"').next().unwrap().to_owned();
+    assert!(
+        page.contains(r#" download>report.txt</a> (7 bytes) — the &lt;numbers&gt;"#),
+        "{page}"
+    );
+
+    let got = http()
+        .get(format!("{}{href}", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(got.status(), StatusCode::OK);
+    assert_eq!(
+        got.headers()[header::CONTENT_DISPOSITION],
+        r#"attachment; filename="report.txt""#
+    );
+    assert_eq!(got.headers()[header::CONTENT_TYPE], "application/octet-stream");
+    assert_eq!(got.text().await.unwrap(), "1, 2, 3");
+    let stranger = http().get(format!("{}{href}", chat.base)).send().await.unwrap();
+    assert_ne!(stranger.status(), StatusCode::OK, "not without signing in");
+    let unknown = http()
+        .get(format!("{}/chat/files/nothing", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    chat.daemon.stop().await;
+}
