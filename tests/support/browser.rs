@@ -26,6 +26,7 @@ use std::process::Stdio;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use thirtyfour::error::WebDriverErrorInner;
 use thirtyfour::prelude::*;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -217,29 +218,44 @@ impl Browser {
 
     /// Clicks the element `css` selects.
     pub async fn click(&self, css: &str) {
-        let element = self.find(css).await;
-        element
-            .click()
+        self.on_element(css, "clicking", |element| async move { element.click().await })
             .await
-            .unwrap_or_else(|error| panic!("clicking {css:?}: {error}"));
     }
 
     /// Types `text` into the element `css` selects, as keystrokes.
     pub async fn type_into(&self, css: &str, text: &str) {
-        let element = self.find(css).await;
-        element
-            .send_keys(text)
-            .await
-            .unwrap_or_else(|error| panic!("typing into {css:?}: {error}"));
+        self.on_element(
+            css,
+            "typing into",
+            |element| async move { element.send_keys(text).await },
+        )
+        .await
     }
 
     /// The text the element `css` selects shows.
     pub async fn text(&self, css: &str) -> String {
-        let element = self.find(css).await;
-        element
-            .text()
+        self.on_element(css, "reading", |element| async move { element.text().await })
             .await
-            .unwrap_or_else(|error| panic!("reading {css:?}: {error}"))
+    }
+
+    /// Does `act` to the element `css` selects. A page that updates itself
+    /// may replace the element between its finding and the act (it is then
+    /// stale); the act goes to the element the selector finds then, as a
+    /// person's click would, until the wait's bound.
+    async fn on_element<T, Fut>(&self, css: &str, doing: &str, act: impl Fn(WebElement) -> Fut) -> T
+    where
+        Fut: Future<Output = WebDriverResult<T>>,
+    {
+        let deadline = tokio::time::Instant::now() + self.wait;
+        loop {
+            match act(self.find(css).await).await {
+                Ok(value) => return value,
+                Err(error)
+                    if matches!(error.as_inner(), WebDriverErrorInner::StaleElementReference(_))
+                        && tokio::time::Instant::now() < deadline => {}
+                Err(error) => panic!("{doing} {css:?}: {error}"),
+            }
+        }
     }
 
     /// Waits until `check` gives a value, looking again every 50 ms; fails,
