@@ -354,7 +354,7 @@ fn said(
                         draft.clear();
                     }
                     draft.push_str(text);
-                    ("draft", json!({ "text": redact(&draft) }))
+                    ("draft", json!({ "text": state.secrets.redact_growing(&draft) }))
                 }
                 Said::Reply { text, .. } => {
                     draft.clear();

@@ -40,6 +40,18 @@ impl Secrets {
             .fold(text.to_owned(), |text, secret| text.replace(secret.as_str(), REDACTED))
     }
 
+    /// A text still being written, redacted, less its tail where a
+    /// secret's start may be (shown whole once the rest of it arrives).
+    pub fn redact_growing(&self, text: &str) -> String {
+        let mut shown = self.redact(text);
+        let mut upto = shown.len().saturating_sub(self.hold_back());
+        while !shown.is_char_boundary(upto) {
+            upto -= 1;
+        }
+        shown.truncate(upto);
+        shown
+    }
+
     /// How many bytes of a growing text to hold back: a secret's start may
     /// be in them.
     pub fn hold_back(&self) -> usize {
@@ -95,6 +107,23 @@ mod tests {
         out.push_str(&redacted.next(&secrets, &text, true));
         assert_eq!(out, "Here: [redacted] and more é text");
         assert_eq!(redacted.next(&secrets, &text, true), "", "each byte once");
+    }
+
+    #[test]
+    fn a_draft_being_written_never_shows_a_secret_s_start() {
+        let secrets = Secrets::new(["sk-canary-123456".to_owned()]);
+        let mut draft = String::new();
+        for piece in ["Here: sk-can", "ary-12", "3456 and ", "more é text"] {
+            draft.push_str(piece);
+            let shown = secrets.redact_growing(&draft);
+            assert!(!shown.contains("sk-"), "{shown:?}");
+            assert!(
+                draft.starts_with(shown.split("[redacted]").next().unwrap()),
+                "{shown:?}"
+            );
+        }
+        assert_eq!(secrets.redact_growing(&draft), "Here: [redacted] a");
+        assert_eq!(Secrets::default().redact_growing("abc"), "abc");
     }
 
     #[test]
