@@ -54,3 +54,4 @@ mod web_browser;
 mod web_forms;
 mod web_pages;
 mod web_pages_browser;
+mod web_secrets;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use passepartout_admin::{AdminReply, Decision, Decisions, RuleRevoked, Unreadable, Via};
 use passepartout_gateway::UserId;
 
+use super::redacted::redacted;
 use super::{AdminContext, Reply};
 
 /// Answers the listing; it reads the whole approvals tree, so on a blocking
@@ -16,7 +17,15 @@ use super::{AdminContext, Reply};
 pub(super) fn listing(admin: &Arc<AdminContext>, all: bool, reply: Reply) {
     let admin = admin.clone();
     admin.tracker.clone().spawn_blocking(move || {
-        let listing = admin.approvals.listing(all).map_err(Unreadable::because);
+        // An action's arguments and what ran may quote a secret.
+        let listing = admin
+            .approvals
+            .listing(all)
+            .map_err(Unreadable::because)
+            .map(|mut listing| {
+                redacted(&mut listing, &*admin.redact);
+                listing
+            });
         let _ = reply.send(AdminReply::Approvals(listing));
     });
 }

@@ -16,6 +16,8 @@ mod access;
 mod approvals;
 mod dashboard;
 mod loops;
+mod redacted;
+mod reloaded;
 mod web;
 
 use std::path::PathBuf;
@@ -68,6 +70,10 @@ pub struct AdminContext {
     pub nudge: Arc<dyn Fn(&ConversationKey) + Send + Sync>,
     /// The daemon's clock: which days the dashboard's usage covers.
     pub clock: Clock,
+    /// A text with every configured secret (keys, tokens, credentials)
+    /// replaced: the dashboard's history and search never show one, even
+    /// when a tool's output quoted it.
+    pub redact: Arc<redacted::Redact>,
 }
 
 /// Answers admin questions until `stop` is cancelled or every admin handle
@@ -134,7 +140,12 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
         AdminRequest::Reload => {
             let admin = admin.clone();
             admin.tracker.clone().spawn(async move {
-                let _ = reply.send(AdminReply::Reloaded(admin.reload.reload().await));
+                let reloaded = admin.reload.reload().await;
+                let read = admin.clone();
+                let reloaded = tokio::task::spawn_blocking(move || reloaded::scrubbed(&read, reloaded))
+                    .await
+                    .unwrap_or_else(|_| reloaded::withheld());
+                let _ = reply.send(AdminReply::Reloaded(reloaded));
             });
         }
     }
