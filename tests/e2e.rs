@@ -55,3 +55,4 @@ mod web_forms;
 mod web_pages;
 mod web_pages_browser;
 mod web_secrets;
+mod web_times;

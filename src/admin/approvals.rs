@@ -10,6 +10,7 @@ use passepartout_admin::{AdminReply, Decision, Decisions, RuleRevoked, Unreadabl
 use passepartout_gateway::UserId;
 
 use super::redacted::redacted;
+use super::relative::with_relative_times;
 use super::{AdminContext, Reply};
 
 /// Answers the listing; it reads the whole approvals tree, so on a blocking
@@ -95,7 +96,14 @@ pub(super) fn decide_all(admin: &Arc<AdminContext>, approve: bool, from: Option<
 pub(super) fn rules(admin: &Arc<AdminContext>, reply: Reply) {
     let admin = admin.clone();
     admin.tracker.clone().spawn_blocking(move || {
-        let listing = admin.approvals.rules_listing().map_err(Unreadable::because);
+        let listing = admin
+            .approvals
+            .rules_listing()
+            .map_err(Unreadable::because)
+            .map(|mut listing| {
+                with_relative_times(&mut listing, admin.clock.now_ms());
+                listing
+            });
         let _ = reply.send(AdminReply::Rules(listing));
     });
 }

@@ -17,6 +17,7 @@ mod approvals;
 mod dashboard;
 mod loops;
 mod redacted;
+mod relative;
 mod reloaded;
 mod web;
 
@@ -114,7 +115,7 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
         AdminRequest::Rules => approvals::rules(admin, reply),
         AdminRequest::RevokeRule { id, by } => approvals::revoke_rule(admin, id, by, reply),
         AdminRequest::Loops => {
-            let _ = reply.send(loops::statuses(&*admin.loops));
+            let _ = reply.send(loops::statuses(&*admin.loops, admin.clock.now_ms()));
         }
         AdminRequest::Tools { conversation, by } => {
             let origin = crate::signal::Origin {
