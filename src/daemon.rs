@@ -281,6 +281,7 @@ impl Daemon {
         // durable in, the tracker its slow answers run on, the reload of the
         // configuration, and a way to wake a conversation.
         let (document, current, nudge) = (status.clone(), conversations.clone(), conversations.clone());
+        let secrets = crate::gateways::web::configured_secrets(&config);
         let admin = AdminContext {
             status: Arc::new(move || document.document()),
             approvals: approvals.clone(),
@@ -295,6 +296,7 @@ impl Daemon {
             store: store.clone(),
             tracker: lifecycle.tracker().clone(),
             nudge: Arc::new(move |key| nudge.nudge(key)),
+            redact: Arc::new(move |text| secrets.redact(text)),
         };
         lifecycle.spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
         spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);

@@ -56,3 +56,5 @@ mod web_chat_browser;
 mod web_forms;
 mod web_pages;
 mod web_pages_browser;
+mod web_secrets;
+mod web_times;

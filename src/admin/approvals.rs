@@ -9,6 +9,8 @@ use std::sync::Arc;
 use passepartout_admin::{AdminReply, Decision, Decisions, RuleRevoked, Unreadable, Via};
 use passepartout_gateway::UserId;
 
+use super::redacted::redacted;
+use super::relative::with_relative_times;
 use super::{AdminContext, Reply};
 
 /// Answers the listing; it reads the whole approvals tree, so on a blocking
@@ -16,7 +18,15 @@ use super::{AdminContext, Reply};
 pub(super) fn listing(admin: &Arc<AdminContext>, all: bool, reply: Reply) {
     let admin = admin.clone();
     admin.tracker.clone().spawn_blocking(move || {
-        let listing = admin.approvals.listing(all).map_err(Unreadable::because);
+        // An action's arguments and what ran may quote a secret.
+        let listing = admin
+            .approvals
+            .listing(all)
+            .map_err(Unreadable::because)
+            .map(|mut listing| {
+                redacted(&mut listing, &*admin.redact);
+                listing
+            });
         let _ = reply.send(AdminReply::Approvals(listing));
     });
 }
@@ -86,7 +96,14 @@ pub(super) fn decide_all(admin: &Arc<AdminContext>, approve: bool, from: Option<
 pub(super) fn rules(admin: &Arc<AdminContext>, reply: Reply) {
     let admin = admin.clone();
     admin.tracker.clone().spawn_blocking(move || {
-        let listing = admin.approvals.rules_listing().map_err(Unreadable::because);
+        let listing = admin
+            .approvals
+            .rules_listing()
+            .map_err(Unreadable::because)
+            .map(|mut listing| {
+                with_relative_times(&mut listing, admin.clock.now_ms());
+                listing
+            });
         let _ = reply.send(AdminReply::Rules(listing));
     });
 }

@@ -44,8 +44,17 @@ impl LoopDesk for Loops {
 }
 
 /// The loops' statuses, as the JSON list the CLI renders.
-pub(super) fn statuses(loops: &dyn LoopDesk) -> AdminReply {
-    AdminReply::Loops(serde_json::to_value(loops.statuses()).map_err(Unreadable::because))
+/// The loops' statuses, each moment with its time from `now_ms` (see
+/// [`super::relative`]).
+pub(super) fn statuses(loops: &dyn LoopDesk, now_ms: u64) -> AdminReply {
+    AdminReply::Loops(
+        serde_json::to_value(loops.statuses())
+            .map(|mut statuses| {
+                super::relative::with_relative_times(&mut statuses, now_ms);
+                statuses
+            })
+            .map_err(Unreadable::because),
+    )
 }
 
 /// Stops loop `name`. Forgetting a stored loop writes the store: spawned, so

@@ -16,6 +16,9 @@ mod access;
 mod approvals;
 mod dashboard;
 mod loops;
+mod redacted;
+mod relative;
+mod reloaded;
 mod web;
 
 use std::path::PathBuf;
@@ -68,6 +71,10 @@ pub struct AdminContext {
     pub nudge: Arc<dyn Fn(&ConversationKey) + Send + Sync>,
     /// The daemon's clock: which days the dashboard's usage covers.
     pub clock: Clock,
+    /// A text with every configured secret (keys, tokens, credentials)
+    /// replaced: the dashboard's history and search never show one, even
+    /// when a tool's output quoted it.
+    pub redact: Arc<redacted::Redact>,
 }
 
 /// Answers admin questions until `stop` is cancelled or every admin handle
@@ -108,7 +115,7 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
         AdminRequest::Rules => approvals::rules(admin, reply),
         AdminRequest::RevokeRule { id, by } => approvals::revoke_rule(admin, id, by, reply),
         AdminRequest::Loops => {
-            let _ = reply.send(loops::statuses(&*admin.loops));
+            let _ = reply.send(loops::statuses(&*admin.loops, admin.clock.now_ms()));
         }
         AdminRequest::Tools { conversation, by } => {
             let origin = crate::signal::Origin {
@@ -134,7 +141,12 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
         AdminRequest::Reload => {
             let admin = admin.clone();
             admin.tracker.clone().spawn(async move {
-                let _ = reply.send(AdminReply::Reloaded(admin.reload.reload().await));
+                let reloaded = admin.reload.reload().await;
+                let read = admin.clone();
+                let reloaded = tokio::task::spawn_blocking(move || reloaded::scrubbed(&read, reloaded))
+                    .await
+                    .unwrap_or_else(|_| reloaded::withheld());
+                let _ = reply.send(AdminReply::Reloaded(reloaded));
             });
         }
     }

@@ -60,6 +60,10 @@ struct Served {
 }
 
 fn serve() -> Served {
+    serve_reloading(Arc::new(Unreloadable))
+}
+
+fn serve_reloading(reload: Arc<dyn Reload>) -> Served {
     let (dir, store) = open_temp();
     let config = Config::default();
     let approvals = Arc::new(Approvals::new(
@@ -84,13 +88,14 @@ fn serve() -> Served {
             tools: crate::tools::ToolBox::default(),
             skills: crate::skills::Skills::new(Vec::new()),
         }),
-        reload: Arc::new(Unreloadable),
+        reload,
         sign_in: crate::sign_in::SignIn::new(store.clone(), Clock::start()),
         web_keys: crate::web_keys::WebKeys::new(store.clone(), Clock::start()),
         store,
         tracker: tracker.clone(),
         nudge: Arc::new(|_| {}),
         clock: Clock::start(),
+        redact: Arc::new(|text| text.replace("canary-secret", "[redacted]")),
     };
     let (admin, queue) = Admin::channel(4);
     let stop = CancellationToken::new();
@@ -197,4 +202,45 @@ async fn once_stopped_every_question_is_answered_closed() {
     served.tracker.close();
     served.tracker.wait().await;
     assert_eq!(served.admin.ask(AdminRequest::Status).await, Err(AdminClosed));
+}
+
+/// A file whose public address holds credentials, refused with problems
+/// that quote it, and a message that quotes a configured secret.
+struct Quoting {
+    dir: tempfile::TempDir,
+}
+
+const QUOTED: &str = "https://u:canary-pw-1234@a.example";
+
+#[async_trait]
+impl Reload for Quoting {
+    async fn reload(&self) -> Reloaded {
+        Reloaded {
+            message: "refused: the token canary-secret is wrong".into(),
+            problems: vec![format!("web.public_url {QUOTED:?} is not reachable")],
+            ..Reloaded::default()
+        }
+    }
+
+    fn inspect(&self) -> super::Inspection {
+        let file = self.dir.path().join("config.toml");
+        std::fs::write(&file, format!("[web]\npublic_url = {QUOTED:?}\n")).unwrap();
+        super::Inspection {
+            file: Some(file),
+            ..super::Inspection::default()
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_reloads_answer_shows_no_secret_the_file_or_the_configuration_holds() {
+    let served = serve_reloading(Arc::new(Quoting {
+        dir: tempfile::tempdir().unwrap(),
+    }));
+    let Ok(AdminReply::Reloaded(reloaded)) = served.admin.ask(AdminRequest::Reload).await else {
+        panic!("a reload is answered with what it did");
+    };
+    let shown = format!("{} {:?}", reloaded.message, reloaded.problems);
+    assert!(!shown.contains("canary"), "{shown}");
+    assert!(shown.contains("web.public_url"), "{shown}");
 }

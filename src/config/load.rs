@@ -130,7 +130,9 @@ fn unreadable(error: config::ConfigError) -> ConfigError {
         .collect();
     match place {
         Some(place) => ConfigError::Parse(format!("{place}: {}", reason.join("; "))),
-        None => ConfigError::Parse(report),
+        // The report quotes the offending line, which may hold a secret:
+        // shown on the dashboard too, it says only that the file is not TOML.
+        None => ConfigError::Parse("the file is not valid TOML".to_owned()),
     }
 }
 

@@ -5,8 +5,10 @@
 //! What is masked: a string under a key that names a secret (`token`,
 //! `password`, `api_key`, …), every value of an MCP server's `env` (a
 //! program's environment is where its keys go), the credentials in a URL
-//! (`http://user:pass@proxy`), and an argument given after, or joined to, a
-//! flag that names a secret. What is kept: the names of environment
+//! (`http://user:pass@proxy`) and its query values whose names name a
+//! secret (`?api_key=…`), an argument given after, or joined to, a flag
+//! that names a secret, a `NAME=value` argument whose name names one
+//! (`-e GITHUB_TOKEN=…`), and a header's value given after `--header`/`-H`. What is kept: the names of environment
 //! variables (`*_env`) and the paths of files (`*_file`) — the file's
 //! content is never read here.
 
@@ -152,38 +154,29 @@ fn mask_value(value: &mut Value, name: &str, secret: bool, within: Within, secre
             };
             if shown != *text.value() {
                 secrets.push(text.value().clone());
-                secrets.extend(credentials(text.value()).map(str::to_owned));
+                secrets.extend(url_secrets(text.value()).into_iter().map(str::to_owned));
                 *value = Value::from(shown);
             }
         }
         Value::Array(array) => {
             array.set_trailing("");
-            let arguments = name == "args";
-            let mut after_secret_flag = false;
-            for element in array.iter_mut() {
-                element.decor_mut().clear();
-                let flagged = arguments && after_secret_flag;
-                after_secret_flag = false;
-                if let Value::String(text) = element {
-                    let argument = text.value().clone();
-                    let shown = if secret || flagged {
-                        MASK.to_owned()
-                    } else if arguments {
-                        after_secret_flag = flag_names_secret(&argument) && !argument.contains('=');
-                        masked_argument(&argument)
+            let strings: Option<Vec<String>> = array.iter().map(|e| e.as_str().map(str::to_owned)).collect();
+            match strings {
+                Some(strings) if name == "args" || secret => {
+                    let (shown, found) = if secret {
+                        (vec![MASK.to_owned(); strings.len()], strings.clone())
                     } else {
-                        without_credentials(&argument)
+                        masked_arguments(&strings)
                     };
-                    if shown != argument {
-                        secrets.extend(credentials(&argument).map(str::to_owned));
-                        if let Some((_, value)) = argument.split_once('=') {
-                            secrets.push(value.to_owned());
-                        }
-                        secrets.push(argument);
+                    secrets.extend(found);
+                    for (element, shown) in array.iter_mut().zip(shown) {
                         *element = Value::from(shown);
                     }
-                } else {
-                    mask_value(element, name, secret, within, secrets);
+                }
+                _ => {
+                    for element in array.iter_mut() {
+                        mask_value(element, name, secret, within, secrets);
+                    }
                 }
             }
         }
@@ -205,31 +198,127 @@ fn flag_names_secret(argument: &str) -> bool {
     flag.starts_with('-') && secret_key(flag.trim_start_matches('-'))
 }
 
-/// `--api-key=value` with its value masked; anything else without the
-/// credentials of a URL in it.
-fn masked_argument(argument: &str) -> String {
+/// Whether `argument` is a flag whose next argument is a header
+/// (`--header "Authorization: Bearer …"`), whose value may be a secret.
+fn flag_names_header(argument: &str) -> bool {
+    matches!(argument, "-H" | "--header" | "-header")
+}
+
+/// A program's arguments as shown, and the secrets masked in them. Masked:
+/// the argument after a flag naming a secret (`--api-key KEY`), the value
+/// joined to one (`--token=KEY`), the value of `NAME=value` when the name
+/// names a secret (`-e GITHUB_TOKEN=…`), a header's value after `--header`
+/// or `-H`, and in any argument the credentials and secret query values of
+/// a URL.
+pub fn masked_arguments(arguments: &[String]) -> (Vec<String>, Vec<String>) {
+    let mut shown = Vec::with_capacity(arguments.len());
+    let mut secrets = Vec::new();
+    let mut after = After::Nothing;
+    for argument in arguments {
+        let (this, found): (String, Vec<String>) = match after {
+            After::SecretFlag => (MASK.to_owned(), vec![argument.clone()]),
+            After::HeaderFlag => masked_header(argument),
+            After::Nothing => masked_argument(argument),
+        };
+        after = if flag_names_secret(argument) && !argument.contains('=') {
+            After::SecretFlag
+        } else if flag_names_header(argument) {
+            After::HeaderFlag
+        } else {
+            After::Nothing
+        };
+        if this != *argument {
+            secrets.push(argument.clone());
+        }
+        secrets.extend(found);
+        shown.push(this);
+    }
+    (shown, secrets)
+}
+
+/// What the previous argument says of the next.
+#[derive(Clone, Copy)]
+enum After {
+    Nothing,
+    SecretFlag,
+    HeaderFlag,
+}
+
+/// `Name: value` with its value masked (a header's value is where its
+/// credentials go); anything else masked whole.
+fn masked_header(header: &str) -> (String, Vec<String>) {
+    match header.split_once(':') {
+        Some((name, value)) if !value.trim().is_empty() => (format!("{name}: {MASK}"), vec![value.trim().to_owned()]),
+        _ => (MASK.to_owned(), vec![header.to_owned()]),
+    }
+}
+
+/// `--api-key=value` or `API_TOKEN=value` with its value masked; a header
+/// joined to its flag (`--header=Authorization: …`) with the header's
+/// value masked; anything else with the secrets of a URL in it masked.
+fn masked_argument(argument: &str) -> (String, Vec<String>) {
     match argument.split_once('=') {
-        Some((flag, _)) if flag_names_secret(flag) => format!("{flag}={MASK}"),
-        _ => without_credentials(argument),
+        Some((flag, header)) if flag_names_header(flag) => {
+            let (shown, found) = masked_header(header);
+            (format!("{flag}={shown}"), found)
+        }
+        Some((name, value))
+            if flag_names_secret(name) || (!name.starts_with('-') && is_name(name) && secret_key(name)) =>
+        {
+            (format!("{name}={MASK}"), vec![value.to_owned()])
+        }
+        _ => (
+            without_credentials(argument),
+            url_secrets(argument).into_iter().map(str::to_owned).collect(),
+        ),
     }
 }
 
-/// `text` with the credentials of a URL in it (`scheme://user:pass@host`)
-/// masked; anything else as it is.
+/// Whether `text` is a variable's name (`GITHUB_TOKEN`, `api.key`), not a
+/// URL or a sentence.
+fn is_name(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// `text` with the secrets of a URL in it masked: its credentials
+/// (`scheme://user:pass@host`) and the values of query parameters whose
+/// names name a secret (`?api_key=…`); anything else as it is.
 pub fn without_credentials(text: &str) -> String {
-    match credentials(text) {
-        Some(credentials) => text.replacen(credentials, MASK, 1),
-        None => text.to_owned(),
-    }
+    url_secrets(text)
+        .into_iter()
+        .fold(text.to_owned(), |text, secret| text.replacen(secret, MASK, 1))
 }
 
-/// The `user:pass` of a URL in `text`, if it has any.
-fn credentials(text: &str) -> Option<&str> {
-    let authority_start = text.find("://")? + 3;
+/// The secrets of a URL in `text`: the `user:pass` of its authority and
+/// the values of its query parameters whose names name a secret.
+pub fn url_secrets(text: &str) -> Vec<&str> {
+    let Some(scheme_end) = text.find("://") else {
+        return Vec::new();
+    };
+    let authority_start = scheme_end + 3;
     let rest = &text[authority_start..];
     let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let at = rest[..authority_end].rfind('@')?;
-    Some(&rest[..at]).filter(|credentials| !credentials.is_empty())
+    let mut found: Vec<&str> = rest[..authority_end]
+        .rfind('@')
+        .map(|at| &rest[..at])
+        .filter(|credentials| !credentials.is_empty())
+        .into_iter()
+        .collect();
+    if let Some(query_start) = rest.find('?') {
+        let query = &rest[query_start + 1..];
+        let query = query.split('#').next().unwrap_or("");
+        found.extend(
+            query
+                .split('&')
+                .filter_map(|pair| pair.split_once('='))
+                .filter(|(name, value)| secret_key(name) && !value.is_empty())
+                .map(|(_, value)| value),
+        );
+    }
+    found
 }
 
 #[cfg(test)]
@@ -277,6 +366,30 @@ mod tests {
         assert!(out.contains(&format!("\"--token={MASK}\"")), "{out}");
         assert!(out.contains("\"--verbose\", \"/srv\""), "{out}");
         assert!(out.contains("Authorization = \"FILES_TOKEN\""), "{out}");
+    }
+
+    #[test]
+    fn environment_assignments_headers_and_url_queries_in_arguments_are_masked() {
+        let out = shown(&format!(
+            "[[mcp.servers]]\nname = \"gh\"\n\
+             args = [\"-e\", \"GITHUB_TOKEN={CANARY}\", \"--header\", \"Authorization: Bearer {CANARY}\", \
+             \"-H=X-Api-Key: {CANARY}\", \"GITHUB_HOST=github.com\", \"https://x.org/a?api_key={CANARY}&page=2\"]\n\
+             url = \"https://mcp.x/sse?api_key={CANARY}&v=1\"\n"
+        ));
+        assert!(out.contains(&format!("\"GITHUB_TOKEN={MASK}\"")), "{out}");
+        assert!(out.contains(&format!("\"Authorization: {MASK}\"")), "{out}");
+        assert!(out.contains("\"GITHUB_HOST=github.com\""), "{out}");
+        assert!(out.contains(&format!("https://mcp.x/sse?api_key={MASK}&v=1")), "{out}");
+        assert!(out.contains(&format!("a?api_key={MASK}&page=2")), "{out}");
+    }
+
+    #[test]
+    fn arguments_give_up_their_secrets_to_scrub_with() {
+        let args = ["-e", "API_TOKEN=abc-canary", "--header", "Authorization: Bearer xyz"].map(String::from);
+        let (shown, secrets) = masked_arguments(&args);
+        assert_eq!(shown[1], format!("API_TOKEN={MASK}"));
+        assert!(secrets.contains(&"abc-canary".to_owned()), "{secrets:?}");
+        assert!(secrets.contains(&"Bearer xyz".to_owned()), "{secrets:?}");
     }
 
     #[test]

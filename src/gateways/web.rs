@@ -18,7 +18,7 @@ use passepartout_web::{GATEWAY_ID, Secrets, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
 use crate::checkup::{Check, Level};
-use crate::config::{Config, Secret};
+use crate::config::{Config, Secret, masked};
 use crate::sign_in::SignIn;
 use crate::web_keys::WebKeys;
 
@@ -37,10 +37,15 @@ impl Web {
     }
 }
 
-/// Every secret the configuration names that can be read: the model
-/// providers' keys, the Telegram token, the transcriber's and the web
-/// search's keys.
-fn configured_secrets(config: &Config) -> Secrets {
+/// Every secret the configuration names or holds: the model providers'
+/// keys, the Telegram token, the transcriber's and the web search's keys
+/// (read from their variables and files); the credentials and secret query
+/// values of the providers' URLs and proxies and of the MCP servers' URLs;
+/// the MCP servers' `env` values, the secrets in their arguments (as the
+/// masked configuration hides them) and the values of the variables their
+/// `headers_env` names. The admin path redacts the dashboard's documents
+/// with them too.
+pub(crate) fn configured_secrets(config: &Config) -> Secrets {
     let telegram = &config.telegram;
     let transcription = &config.transcription;
     let search = &config.tools.web_search;
@@ -57,11 +62,31 @@ fn configured_secrets(config: &Config) -> Secrets {
             ),
             (search.api_key_env.as_deref(), search.api_key_file.as_deref()),
         ]);
-    Secrets::new(
-        named
-            .filter_map(|(env, file)| Secret::named(env, file).and_then(Result::ok))
-            .map(|secret| secret.expose().to_owned()),
-    )
+    let read = named
+        .filter_map(|(env, file)| Secret::named(env, file).and_then(Result::ok))
+        .map(|secret| secret.expose().to_owned());
+    let urls = config
+        .llm
+        .providers
+        .iter()
+        .flat_map(|p| std::iter::once(p.base_url.as_str()).chain(p.proxy.as_deref()))
+        .chain(config.mcp.servers.iter().filter_map(|s| s.url.as_deref()))
+        .flat_map(masked::url_secrets)
+        .map(str::to_owned);
+    let servers = config.mcp.servers.iter().flat_map(|server| {
+        let headers = server
+            .headers_env
+            .values()
+            .filter_map(|variable| std::env::var(variable).ok());
+        server
+            .env
+            .values()
+            .cloned()
+            .chain(masked::masked_arguments(&server.args).1)
+            .chain(headers)
+            .collect::<Vec<_>>()
+    });
+    Secrets::new(read.chain(urls).chain(servers))
 }
 
 #[async_trait]

@@ -77,6 +77,12 @@ pub enum Skip {
     Unhealthy,
 }
 
+/// `model`'s endpoint as people may see it (status, dashboard, chat, logs):
+/// without the credentials or secret query values a `base_url` may hold.
+fn shown_endpoint(model: &dyn ChatModel) -> String {
+    crate::config::masked::without_credentials(model.endpoint())
+}
+
 /// One entry that did not answer, and why.
 #[derive(Debug)]
 pub struct ProviderFailure {
@@ -252,7 +258,7 @@ impl Entry {
     fn failure(&self, name: &str, skip: Skip) -> ProviderFailure {
         ProviderFailure {
             name: name.to_owned(),
-            endpoint: self.model.endpoint().to_owned(),
+            endpoint: shown_endpoint(&*self.model),
             skip,
         }
     }
@@ -370,7 +376,7 @@ impl Cascade {
                     };
                     ProviderHealth {
                         name: entry.model.name().to_owned(),
-                        endpoint: entry.model.endpoint().to_owned(),
+                        endpoint: shown_endpoint(&*entry.model),
                         state,
                         cooldown_s: cooldown.map(|left| left.as_secs().max(1)),
                         calls: t.calls,
@@ -549,7 +555,7 @@ async fn ask(
             Err(error) => error,
         };
         let name = entry.model.name();
-        tracing::warn!(provider = name, endpoint = entry.model.endpoint(), %error, "provider failed");
+        tracing::warn!(provider = name, endpoint = shown_endpoint(&*entry.model), %error, "provider failed");
         match &error {
             LlmError::ContextTooLong if trimmed.is_none() => {
                 if let Some(shorter) = context.trimmed() {

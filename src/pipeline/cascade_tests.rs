@@ -313,3 +313,18 @@ async fn a_chat_is_told_to_ask_the_owner_and_a_terminal_how_to_choose_a_model() 
     assert_eq!(exhausted.told_on(terminal), exhausted.to_string());
     assert!(exhausted.to_string().contains("`passepartout setup`"), "{exhausted}");
 }
+
+#[tokio::test]
+async fn an_endpoints_credentials_are_never_shown() {
+    let mut config = crate::config::Config::default();
+    config.llm.providers[0].base_url = "http://me:canary-pw@127.0.0.1:9/v1?api_key=canary-key".into();
+    config.llm.providers[0].timeout_s = 1;
+    let cascade = Cascade::new(crate::llm::providers(&config).unwrap(), Duration::from_secs(30));
+    let health = &cascade.health()[0];
+    assert!(!health.endpoint.contains("canary"), "{}", health.endpoint);
+    assert!(health.endpoint.contains("127.0.0.1:9/v1"), "{}", health.endpoint);
+    let Err(exhausted) = cascade.complete(&context(), &Vec::new().into()).await else {
+        panic!("nothing listens on port 9");
+    };
+    assert!(!exhausted.failures[0].endpoint.contains("canary"), "{exhausted:?}");
+}

@@ -1,11 +1,15 @@
 //! The conversations on the dashboard: every one with kept history and its
 //! last activity, one's whole history with its running summary, and a
 //! search over all of them ranked as the `search_history` tool ranks.
+//! Every text is redacted of the configured secrets before it is answered
+//! or searched: a tool's output kept in the history may quote one (`cat`
+//! of a token file), and a page reloaded must not show what the stream hid.
 
 use passepartout_admin::Unreadable;
 use passepartout_gateway::ConversationKey;
 use serde_json::{Value, json};
 
+use crate::admin::redacted::{Redact, redacted};
 use crate::pipeline::TurnRecord;
 use crate::store::Store;
 use crate::tools::{best_matches, said};
@@ -35,23 +39,27 @@ pub(super) fn listing(store: &Store) -> Result<Value, Unreadable> {
 
 /// `conversation`'s history, oldest first, with its running summary.
 /// A record that does not read is skipped.
-pub(super) fn history(store: &Store, conversation: &ConversationKey) -> Result<Value, Unreadable> {
+pub(super) fn history(store: &Store, conversation: &ConversationKey, redact: &Redact) -> Result<Value, Unreadable> {
     let turns: Vec<Value> = store
         .all_turns(conversation)
         .map_err(Unreadable::because)?
         .iter()
         .filter_map(|record| serde_json::from_slice::<TurnRecord>(record).ok())
-        .map(|record| json!({ "at_ms": record.at_ms, "messages": record.messages }))
+        .map(|record| {
+            let mut messages = serde_json::to_value(&record.messages).unwrap_or_default();
+            redacted(&mut messages, redact);
+            json!({ "at_ms": record.at_ms, "messages": messages })
+        })
         .collect();
     let summary = store.summary(conversation).map_err(Unreadable::because)?;
     Ok(json!({
         "turns": turns,
-        "summary": summary.map(|summary| summary.text),
+        "summary": summary.map(|summary| redact(&summary.text)),
     }))
 }
 
 /// The turns of every conversation that best match `query`, best first.
-pub(super) fn search(store: &Store, query: &str) -> Result<Value, Unreadable> {
+pub(super) fn search(store: &Store, query: &str, redact: &Redact) -> Result<Value, Unreadable> {
     if query.trim().is_empty() {
         return Ok(json!({ "results": [] }));
     }
@@ -63,7 +71,8 @@ pub(super) fn search(store: &Store, query: &str) -> Result<Value, Unreadable> {
             }
         }
     }
-    let texts: Vec<String> = found.iter().map(|(_, turn)| said(&turn.messages)).collect();
+    // Redacted before ranking, so that a search for a secret finds nothing.
+    let texts: Vec<String> = found.iter().map(|(_, turn)| redact(&said(&turn.messages))).collect();
     let results: Vec<Value> = best_matches(&texts, query, SEARCH_RESULTS)
         .into_iter()
         .map(|index| {

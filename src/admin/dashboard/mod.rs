@@ -21,8 +21,10 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: DashboardRequest, reply
         let read = admin.clone();
         let answered = tokio::task::spawn_blocking(move || match request {
             DashboardRequest::Conversations => conversations::listing(&read.store),
-            DashboardRequest::History { conversation } => conversations::history(&read.store, &conversation),
-            DashboardRequest::Search { query } => conversations::search(&read.store, &query),
+            DashboardRequest::History { conversation } => {
+                conversations::history(&read.store, &conversation, &*read.redact)
+            }
+            DashboardRequest::Search { query } => conversations::search(&read.store, &query, &*read.redact),
             DashboardRequest::Usage { days } => usage::series(&read.store, read.clock.now_ms(), days),
             DashboardRequest::Config => config::shown(&*read.reload),
         })

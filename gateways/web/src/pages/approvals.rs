@@ -254,7 +254,6 @@ fn gateway_of(value: &Value) -> &str {
 }
 
 fn history(listing: &Value, filter: &Filter) -> String {
-    let now = super::shown::now_ms();
     let mut decided: Vec<&Value> = items(&listing["approvals"])
         .filter(|a| a["status"] != "pending")
         .collect();
@@ -284,9 +283,9 @@ fn history(listing: &Value, filter: &Filter) -> String {
             .map(|a| {
                 let status = a["status"].as_str().unwrap_or("unknown");
                 let by = text(&a["decision"]["by_shown"]);
-                let when = relative(a["decision"]["at_ms"].as_u64(), now);
+                let when = relative(&a["decision"], "at");
                 vec![
-                    Escaped(&relative(a["created_ms"].as_u64(), now)).to_string(),
+                    Escaped(&relative(a, "created")).to_string(),
                     format!("<code>{}</code>", text(&a["action"])),
                     text(&a["conversation"]),
                     text(&a["requester_shown"]),
@@ -305,7 +304,7 @@ fn history(listing: &Value, filter: &Filter) -> String {
             &rows,
         );
     }
-    out += &audit(listing, filter, now);
+    out += &audit(listing, filter);
     out + "</section>"
 }
 
@@ -333,7 +332,7 @@ fn filters(filter: &Filter, gateways: &BTreeSet<&str>) -> String {
 }
 
 /// The audit trail, newest first, of the filtered gateway.
-fn audit(listing: &Value, filter: &Filter, now: u64) -> String {
+fn audit(listing: &Value, filter: &Filter) -> String {
     let mut events: Vec<&Value> = items(&listing["audit"])
         .filter(|e| filter.gateway.as_deref().is_none_or(|g| gateway_of(e) == g))
         .collect();
@@ -349,7 +348,7 @@ fn audit(listing: &Value, filter: &Filter, now: u64) -> String {
         let _ = write!(
             out,
             r#"<li><span class="when">{}</span> {}</li>"#,
-            Escaped(&relative(event["at_ms"].as_u64(), now)),
+            Escaped(&relative(event, "at")),
             text(&event["event"])
         );
     }
@@ -357,7 +356,6 @@ fn audit(listing: &Value, filter: &Filter, now: u64) -> String {
 }
 
 fn rules_section(rules: &Value, csrf: &str) -> String {
-    let now = super::shown::now_ms();
     let mut out = String::from(
         "<section id=\"rules\"><h2>Standing rules (always allowed)</h2><p class=\"help\">Each lets calls like one that was \
          allowed always run in its chat without asking, until it expires or is revoked.</p>",
@@ -378,7 +376,7 @@ fn rules_section(rules: &Value, csrf: &str) -> String {
                 format!("<code>{}</code>", text(&rule["covers"])),
                 text(&rule["conversation"]),
                 text(&rule["by_shown"]),
-                Escaped(&relative(rule["expires_ms"].as_u64(), now)).to_string(),
+                Escaped(&relative(rule, "expires")).to_string(),
                 button(REVOKE, csrf, &[("id", &id)], "Revoke", "deny"),
             ]
         })

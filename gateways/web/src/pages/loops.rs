@@ -11,7 +11,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::shown::{badge, button, items, now_ms, relative, table, text};
+use super::shown::{badge, button, items, relative, table, text};
 use crate::escape::Escaped;
 
 /// Where the Run now forms post.
@@ -40,7 +40,6 @@ pub fn body(
     csrf: &str,
     seen: Option<&str>,
 ) -> String {
-    let now = now_ms();
     let mut out = format!(
         r#"<p class="meta"><span id="live" class="live" data-seen="{}">Updates by itself when something changes.</span></p>"#,
         Escaped(seen.unwrap_or_default())
@@ -56,7 +55,7 @@ pub fn body(
         };
         let _ = write!(out, r#"<p class="notice" role="status">{line}</p>"#);
     }
-    out += &loops_section(loops, csrf, now);
+    out += &loops_section(loops, csrf);
     out += &tools_section(tools);
     out += &servers_section(&status["mcp"], tools);
     out
@@ -84,7 +83,7 @@ fn state_words(state: &str) -> &str {
     }
 }
 
-fn loops_section(loops: &Value, csrf: &str, now: u64) -> String {
+fn loops_section(loops: &Value, csrf: &str) -> String {
     let mut out = String::from(
         "<section id=\"loops\"><h2>Background loops</h2><p class=\"help\">Work the assistant does on its own, on a schedule. \
          <strong>Run now</strong> runs one at once instead of at its next time; <strong>Stop</strong> stops it \
@@ -98,7 +97,7 @@ fn loops_section(loops: &Value, csrf: &str, now: u64) -> String {
         );
         return out + "</section>";
     }
-    let rows: Vec<Vec<String>> = items(loops).map(|l| loop_row(l, csrf, now)).collect();
+    let rows: Vec<Vec<String>> = items(loops).map(|l| loop_row(l, csrf)).collect();
     if rows.is_empty() {
         out += "<p>No loops run.</p>";
     } else {
@@ -112,7 +111,7 @@ fn loops_section(loops: &Value, csrf: &str, now: u64) -> String {
 }
 
 /// One loop's cells, with its buttons.
-pub fn loop_row(l: &Value, csrf: &str, now: u64) -> Vec<String> {
+pub fn loop_row(l: &Value, csrf: &str) -> Vec<String> {
     let name = l["name"].as_str().unwrap_or_default();
     let state = l["state"].as_str().unwrap_or("unknown");
     let what = match (l["what"].as_str(), l["handler"].as_str()) {
@@ -141,18 +140,14 @@ pub fn loop_row(l: &Value, csrf: &str, now: u64) -> Vec<String> {
                 Some(other) => other.to_owned(),
                 None => String::new(),
             };
-            format!(
-                "{}, {}",
-                Escaped(&relative(run["started_ms"].as_u64(), now)),
-                Escaped(&outcome)
-            )
+            format!("{}, {}", Escaped(&relative(run, "started")), Escaped(&outcome))
         },
     );
     let next = match state {
         "stopped" => "—".to_owned(),
         "waiting" => "when triggered".to_owned(),
         "processing" => "running now".to_owned(),
-        _ => Escaped(&relative(l["next_wake_ms"].as_u64(), now)).to_string(),
+        _ => Escaped(&relative(l, "next_wake")).to_string(),
     };
     let errors = match (l["consecutive_errors"].as_u64().unwrap_or(0), l["last_error"].as_str()) {
         (0, _) => "none".to_owned(),
@@ -259,14 +254,13 @@ mod tests {
 
     #[test]
     fn a_loop_shows_its_state_runs_and_buttons_escaped() {
-        let now = 10_000_000;
         let l = json!({
             "name": "digest<1>", "what": "summarise <news>", "schedule": "every 15 min",
-            "state": "sleeping", "next_wake_ms": now + 120_000, "consecutive_errors": 2,
+            "state": "sleeping", "next_wake_in_s": 120, "consecutive_errors": 2,
             "last_error": "feed <down>",
-            "recent": [{"started_ms": now - 300_000, "outcome": "failed"}],
+            "recent": [{"started_ago_s": 300, "outcome": "failed"}],
         });
-        let row = loop_row(&l, "tok", now).concat();
+        let row = loop_row(&l, "tok").concat();
         for fact in [
             "digest&lt;1&gt;",
             "summarise &lt;news&gt;",
@@ -287,7 +281,7 @@ mod tests {
     #[test]
     fn a_stopped_loop_has_no_buttons_and_says_how_it_comes_back() {
         let l = json!({"name": "standup", "state": "stopped", "stop_reason": "requested", "recent": []});
-        let row = loop_row(&l, "tok", 0).concat();
+        let row = loop_row(&l, "tok").concat();
         assert!(!row.contains("<form"), "{row}");
         assert!(row.contains("starts again at the next restart"), "{row}");
         assert!(row.contains("never"), "{row}");

@@ -4,7 +4,6 @@
 //! come from the core's JSON documents; every one is escaped here.
 
 use std::fmt::Write as _;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
@@ -45,25 +44,24 @@ pub fn time_left(s: u64) -> String {
     }
 }
 
-/// The wall clock now, in milliseconds (the core's documents are in these).
-pub fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis() as u64)
-}
-
-/// When `at_ms` was or will be, seen from `now_ms`: "3 min ago", "in 20 s",
-/// "just now"; a missing time is "—".
-pub fn relative(at_ms: Option<u64>, now_ms: u64) -> String {
-    let Some(at_ms) = at_ms else {
-        return "—".to_owned();
-    };
-    if at_ms.abs_diff(now_ms) < 1000 {
-        "just now".to_owned()
-    } else if at_ms < now_ms {
-        format!("{} ago", span((now_ms - at_ms) / 1000))
+/// When `item`'s moment `stem` (`at`, `next_wake`, …) was or will be, as
+/// the core counted it with its own clock (`STEM_ago_s`, `STEM_in_s`):
+/// "3 min ago", "in 20 s", "just now"; a missing time is "—". The page
+/// never reads its own clock: the daemon's is the one that expires a rule
+/// or wakes a loop.
+pub fn relative(item: &Value, stem: &str) -> String {
+    if let Some(ago) = item[format!("{stem}_ago_s")].as_u64() {
+        match ago {
+            0 => "just now".to_owned(),
+            _ => format!("{} ago", span(ago)),
+        }
+    } else if let Some(ahead) = item[format!("{stem}_in_s")].as_u64() {
+        match ahead {
+            0 => "just now".to_owned(),
+            _ => format!("in {}", span(ahead)),
+        }
     } else {
-        format!("in {}", span((at_ms - now_ms) / 1000))
+        "—".to_owned()
     }
 }
 
@@ -120,6 +118,8 @@ pub fn button(action: &str, csrf: &str, fields: &[(&str, &str)], label: &str, cl
 
 #[cfg(test)]
 mod tests {
+    use serde_json::json;
+
     use super::*;
 
     #[test]
@@ -135,11 +135,14 @@ mod tests {
 
     #[test]
     fn times_are_ago_or_ahead_and_a_missing_one_is_a_dash() {
-        let now = 1_000_000;
-        assert_eq!(relative(Some(now - 180_000), now), "3 min ago");
-        assert_eq!(relative(Some(now + 20_000), now), "in 20 s");
-        assert_eq!(relative(Some(now + 300), now), "just now");
-        assert_eq!(relative(None, now), "—");
+        assert_eq!(relative(&json!({"at_ago_s": 180}), "at"), "3 min ago");
+        assert_eq!(relative(&json!({"next_wake_in_s": 20}), "next_wake"), "in 20 s");
+        assert_eq!(relative(&json!({"at_ago_s": 0}), "at"), "just now");
+        assert_eq!(
+            relative(&json!({"at_ms": 5}), "at"),
+            "—",
+            "the page never counts from a moment itself"
+        );
     }
 
     #[test]
