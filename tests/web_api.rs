@@ -504,21 +504,71 @@ async fn no_answer_shows_a_configured_secret() {
     api.daemon.stop().await;
 }
 
-#[tokio::test]
-async fn an_approval_is_asked_in_the_answer_and_given_by_the_next_message() {
-    let mut api = start().await;
-    api.llm.set_responder(support::approvals::model);
-    let key = api.key("ops").await;
-    let asked = api.ask(&key, user("please run it")).await;
-    let text = asked["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
-    let token = text
-        .split("Send `approve ")
+/// The token of the approval prompt in `answer`'s content.
+fn prompt_token(answer: &Value) -> String {
+    let text = answer["choices"][0]["message"]["content"].as_str().unwrap();
+    text.split("Send `approve ")
         .nth(1)
         .and_then(|rest| rest.split('`').next())
         .unwrap_or_else(|| panic!("no approval prompt in the answer: {text}"))
-        .to_owned();
+        .to_owned()
+}
 
-    let approved = api.ask(&key, user(&format!("approve {token}"))).await;
+fn content(answer: &Value) -> &str {
+    answer["choices"][0]["message"]["content"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn a_plain_key_cannot_approve_what_it_asked_for() {
+    let mut api = start().await;
+    api.llm.set_responder(support::approvals::model);
+    let key = api.key("client").await;
+    let token = prompt_token(&api.ask(&key, user("please run it")).await);
+
+    let refused = api.ask(&key, user(&format!("approve {token}"))).await;
+    let said = content(&refused);
+    assert!(said.contains("not allowed to approve"), "{said}");
+    assert!(
+        said.contains("Approvals page") && said.contains("--approver"),
+        "says who may: {said}"
+    );
+    let pending = api.cli(&["approvals"]).await;
+    assert!(pending.contains(&token), "still waiting: {pending}");
+    assert!(
+        !api.llm
+            .requests()
+            .iter()
+            .any(|r| last_user_text(r).starts_with(support::approvals::OUTCOME)),
+        "nothing ran"
+    );
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn an_approver_key_approves_in_its_own_conversation_only() {
+    let mut api = start().await;
+    api.llm.set_responder(support::approvals::model);
+    let made = api.cli(&["web", "keys", "create", "ops", "--approver"]).await;
+    let ops = made.lines().next().unwrap().to_owned();
+    let listed = api.cli(&["web", "keys"]).await;
+    assert!(
+        listed.lines().any(|l| l.ends_with("ops") && l.contains(" yes ")),
+        "{listed}"
+    );
+    let client = api.key("client").await;
+
+    // Another key's approval is not the approver key's to answer, nor
+    // does it learn that it exists.
+    let theirs = prompt_token(&api.ask(&client, user("please run it")).await);
+    let elsewhere = api.ask(&ops, user(&format!("approve {theirs}"))).await;
+    assert!(
+        content(&elsewhere).starts_with("No approval has the token"),
+        "{}",
+        content(&elsewhere)
+    );
+
+    let token = prompt_token(&api.ask(&ops, user("please run it")).await);
+    let approved = api.ask(&ops, user(&format!("approve {token}"))).await;
     assert_eq!(approved["object"], "chat.completion");
     let told = tokio::time::timeout(WAIT, async {
         loop {
@@ -537,6 +587,8 @@ async fn an_approval_is_asked_in_the_answer_and_given_by_the_next_message() {
         "the approved command ran and the model was told: {:#?}",
         api.llm.requests()
     );
+    let pending = api.cli(&["approvals"]).await;
+    assert!(pending.contains(&theirs), "the other key's still waits: {pending}");
     api.daemon.stop().await;
 }
 

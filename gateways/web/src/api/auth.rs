@@ -38,7 +38,7 @@ pub fn caller(state: &AppState, client: IpAddr, headers: &HeaderMap) -> Result<P
         return Err(ApiError::unauthorized("The Authorization header is not `Bearer KEY`."));
     };
     match state.keys.check(key) {
-        Ok(Some(id)) => Ok(Person::Key(id)),
+        Ok(Some(key)) => Ok(Person::Key(key)),
         Ok(None) => {
             state.guesses.failed(client);
             tracing::info!(%client, "an API key that is not valid was tried");

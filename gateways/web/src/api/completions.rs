@@ -28,7 +28,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
 use passepartout_gateway::{
-    Ack, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Refusal, Sender, TurnEnd, unix_ms,
+    Ack, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Refusal, TurnEnd, unix_ms,
 };
 
 use super::answer::Answer;
@@ -103,7 +103,7 @@ async fn answer(
     let gateway = GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid");
     let inbound = Inbound {
         conversation: ConversationKey::new(gateway, chat),
-        sender: Sender::new(person.user()),
+        sender: person.sender(),
         message_id,
         reply_to: None,
         body: InboundBody::Text { text: asked.text },
