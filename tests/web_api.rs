@@ -346,6 +346,24 @@ async fn what_the_api_cannot_serve_gets_the_openai_error_object() {
 }
 
 #[tokio::test]
+async fn wrong_keys_are_held_and_a_valid_key_still_passes() {
+    let mut api = start().await;
+    let key = api.key("owner-laptop").await;
+    for n in 0..10 {
+        let wrong = api.post(Some(&format!("pp-wrong{n}")), &user("hi")).await;
+        refusal(wrong, StatusCode::UNAUTHORIZED).await;
+    }
+    let held = api.post(Some("pp-wrong10"), &user("hi")).await;
+    let error = refusal(held, StatusCode::TOO_MANY_REQUESTS).await;
+    assert_eq!(error["code"], "rate_limit_exceeded", "{error}");
+    // Every client behind a proxy has one address: the wrong keys tried
+    // from it hold no valid key.
+    let answered = api.post(Some(&key), &user("hi")).await;
+    assert_eq!(answered.status(), StatusCode::OK);
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
 async fn a_client_gone_mid_stream_still_has_its_turn_kept() {
     let mut api = start().await;
     let key = api.key("flaky").await;

@@ -1,8 +1,8 @@
 //! Who is calling the API: `Authorization: Bearer KEY`, a key made with
 //! `passepartout web keys create NAME`. No key, or one the core does not
 //! know, is answered 401 before anything reaches the core's intake; a
-//! client that keeps trying wrong keys is held as one that guesses
-//! sign-in links is.
+//! client that keeps trying wrong keys has them answered 429, as one that
+//! guesses sign-in links does, while a valid key always passes.
 
 use std::net::IpAddr;
 
@@ -15,14 +15,6 @@ use crate::router::AppState;
 
 /// The person `headers` authenticate, or the refusal.
 pub fn caller(state: &AppState, client: IpAddr, headers: &HeaderMap) -> Result<Person, ApiError> {
-    if !state.guesses.allowed(client) {
-        tracing::warn!(%client, "API request refused: too many keys that were not valid");
-        return Err(ApiError::status(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limit_exceeded",
-            "Too many requests with keys that are not valid; wait a minute.",
-        ));
-    }
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
             "No API key: send `Authorization: Bearer KEY`, with a key made by `passepartout web keys create NAME`.",
@@ -40,7 +32,14 @@ pub fn caller(state: &AppState, client: IpAddr, headers: &HeaderMap) -> Result<P
     match state.keys.check(key) {
         Ok(Some(key)) => Ok(Person::Key(key)),
         Ok(None) => {
-            state.guesses.failed(client);
+            if state.guesses.failed(client) {
+                tracing::warn!(%client, "API request refused: too many keys that were not valid");
+                return Err(ApiError::status(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limit_exceeded",
+                    "Too many requests with keys that are not valid; wait a minute.",
+                ));
+            }
             tracing::info!(%client, "an API key that is not valid was tried");
             Err(ApiError::unauthorized(
                 "The API key is not valid: it was revoked, or never made here (see `passepartout web keys`).",
