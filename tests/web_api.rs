@@ -346,6 +346,28 @@ async fn what_the_api_cannot_serve_gets_the_openai_error_object() {
 }
 
 #[tokio::test]
+async fn a_request_without_a_valid_key_is_refused_before_its_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut api = start().await;
+    let address = api.base.trim_start_matches("http://").to_owned();
+    // A body announced at the API's largest and never sent: answered at
+    // once, since the key is checked before the body is read.
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer pp-not-a-key\r\n\
+         Content-Type: application/json\r\nContent-Length: 4000000\r\n\r\n{{"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 12];
+    tokio::time::timeout(WAIT, stream.read_exact(&mut answer))
+        .await
+        .expect("answered without the body")
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&answer), "HTTP/1.1 401");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
 async fn wrong_keys_are_held_and_a_valid_key_still_passes() {
     let mut api = start().await;
     let key = api.key("owner-laptop").await;

@@ -4,14 +4,38 @@
 //! client that keeps trying wrong keys has them answered 429, as one that
 //! guesses sign-in links does, while a valid key always passes.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap};
+use axum::http::request::Parts;
 
 use super::error::ApiError;
 use crate::people::Person;
 use crate::router::AppState;
+
+/// The person a request's key authenticates. As an extractor placed before
+/// the body's,
+/// it refuses a request before its body is read: a client without a valid
+/// key never makes the server hold a body.
+pub struct Caller {
+    pub person: Person,
+}
+
+impl FromRequestParts<Arc<AppState>> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
+        let client = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or(IpAddr::from([127, 0, 0, 1]), |ConnectInfo(address)| address.ip());
+        let person = caller(state, client, &parts.headers)?;
+        Ok(Self { person })
+    }
+}
 
 /// The person `headers` authenticate, or the refusal.
 pub fn caller(state: &AppState, client: IpAddr, headers: &HeaderMap) -> Result<Person, ApiError> {
