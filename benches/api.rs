@@ -70,7 +70,10 @@ fn main() {
             .expect("the dashboard is on");
         let base = link.split("/sign-in/").next().expect("a base").to_owned();
         let created = admin
-            .web(WebRequest::CreateKey { name: "bench".into() })
+            .web(WebRequest::CreateKey {
+                name: "bench".into(),
+                approver: false,
+            })
             .await
             .expect("a key");
         let key = created.message.lines().next().expect("the key").to_owned();

@@ -1,11 +1,12 @@
 //! API keys for the web gateway's OpenAI-compatible API, the core's half:
-//! made with `passepartout web keys create NAME` (the key shown that once),
+//! made with `passepartout web keys create NAME [--approver]` (the key shown
+//! that once; an approver key answers its own conversations' approvals),
 //! kept in the store as SHA-256 hashes only, listed and revoked by name or
 //! id. Each key is a person of its own on the web gateway (`key-<id>`), with
 //! its own conversations and memory. The gateway checks a request's key
 //! through [`passepartout_web::ApiKeys`].
 
-use passepartout_web::{ApiKeys, SessionsUnavailable};
+use passepartout_web::{ApiKeys, Key, SessionsUnavailable};
 
 use crate::clock::Clock;
 use crate::sign_in::{ID_PREFIX, hash, hex, secret, when};
@@ -29,9 +30,10 @@ impl WebKeys {
         Self { store, clock }
     }
 
-    /// Makes a key called `name`: `Ok` with the text that shows it (once),
-    /// or `Err` saying why not (a bad or taken name).
-    pub fn create(&self, name: &str) -> Result<Result<String, String>, StoreError> {
+    /// Makes a key called `name`, one that answers its own conversations'
+    /// approvals if `approver`: `Ok` with the text that shows it (once), or
+    /// `Err` saying why not (a bad or taken name).
+    pub fn create(&self, name: &str, approver: bool) -> Result<Result<String, String>, StoreError> {
         let name = name.trim();
         let fits = !name.is_empty()
             && name.len() <= MAX_NAME
@@ -53,11 +55,17 @@ impl WebKeys {
         let record = WebKey {
             name: name.to_owned(),
             created_ms: self.clock.now_ms(),
+            approver,
         };
         self.store.keep_web_key(&hashed, &record)?;
         let id = &hex(&hashed)[..ID_PREFIX];
+        let approves = if approver {
+            " It may approve what its own conversations ask for."
+        } else {
+            ""
+        };
         Ok(Ok(format!(
-            "{key}\nAPI key {name} (id {id}). It is shown only now: keep it where its client reads it.\n"
+            "{key}\nAPI key {name} (id {id}).{approves} It is shown only now: keep it where its client reads it.\n"
         )))
     }
 
@@ -68,12 +76,13 @@ impl WebKeys {
             return Ok("No API key. Make one with `passepartout web keys create NAME`.\n".into());
         }
         keys.sort_by_key(|(_, key)| key.created_ms);
-        let mut out = format!("{:<ID_PREFIX$}  {:<20}  name\n", "id", "made");
+        let mut out = format!("{:<ID_PREFIX$}  {:<20}  {:<8}  name\n", "id", "made", "approves");
         for (hashed, key) in keys {
             out += &format!(
-                "{}  {:<20}  {}\n",
+                "{}  {:<20}  {:<8}  {}\n",
                 &hex(&hashed)[..ID_PREFIX],
                 when(key.created_ms),
+                if key.approver { "yes" } else { "no" },
                 key.name
             );
         }
@@ -103,10 +112,13 @@ impl WebKeys {
 }
 
 impl ApiKeys for WebKeys {
-    fn check(&self, key: &str) -> Result<Option<String>, SessionsUnavailable> {
+    fn check(&self, key: &str) -> Result<Option<Key>, SessionsUnavailable> {
         let hashed = hash(key);
         match self.store.web_key(&hashed) {
-            Ok(Some(_)) => Ok(Some(hex(&hashed)[..ID_PREFIX].to_owned())),
+            Ok(Some(kept)) => Ok(Some(Key {
+                id: hex(&hashed)[..ID_PREFIX].to_owned(),
+                approver: kept.approver,
+            })),
             Ok(None) => Ok(None),
             Err(error) => Err(SessionsUnavailable {
                 message: error.to_string(),
@@ -132,12 +144,12 @@ mod tests {
     #[test]
     fn a_key_is_shown_once_kept_hashed_and_checked() {
         let (_dir, desk) = desk();
-        let key = made(&desk.create("laptop").unwrap().unwrap());
+        let key = made(&desk.create("laptop", false).unwrap().unwrap());
         assert!(
             key.starts_with(KEY_PREFIX) && key.len() == KEY_PREFIX.len() + 43,
             "{key}"
         );
-        let id = desk.check(&key).unwrap().expect("a valid key");
+        let id = desk.check(&key).unwrap().expect("a valid key").id;
         assert_eq!(id, hex(&hash(&key))[..ID_PREFIX]);
         assert_eq!(desk.check("pp-guess").unwrap(), None);
         let listing = desk.listing().unwrap();
@@ -147,22 +159,38 @@ mod tests {
     }
 
     #[test]
+    fn only_a_key_made_an_approver_approves_and_the_listing_says_which() {
+        let (_dir, desk) = desk();
+        let plain = made(&desk.create("plain", false).unwrap().unwrap());
+        let shown = desk.create("ops", true).unwrap().unwrap();
+        assert!(shown.contains("may approve"), "{shown}");
+        let ops = made(&shown);
+        assert!(!desk.check(&plain).unwrap().unwrap().approver);
+        assert!(desk.check(&ops).unwrap().unwrap().approver);
+        let listing = desk.listing().unwrap();
+        let row = |name: &str| listing.lines().find(|l| l.ends_with(name)).unwrap().to_owned();
+        assert!(listing.lines().next().unwrap().contains("approves"), "{listing}");
+        assert!(row("  plain").contains("  no  "), "{listing}");
+        assert!(row("  ops").contains("  yes  "), "{listing}");
+    }
+
+    #[test]
     fn names_are_checked_and_unique() {
         let (_dir, desk) = desk();
-        assert!(desk.create("a b").unwrap().is_err());
-        assert!(desk.create("").unwrap().is_err());
-        desk.create("phone").unwrap().unwrap();
-        assert!(desk.create("phone").unwrap().unwrap_err().contains("already"));
+        assert!(desk.create("a b", false).unwrap().is_err());
+        assert!(desk.create("", false).unwrap().is_err());
+        desk.create("phone", false).unwrap().unwrap();
+        assert!(desk.create("phone", false).unwrap().unwrap_err().contains("already"));
     }
 
     #[test]
     fn a_key_is_revoked_by_name_or_id() {
         let (_dir, desk) = desk();
-        let a = made(&desk.create("a").unwrap().unwrap());
-        let b = made(&desk.create("b").unwrap().unwrap());
+        let a = made(&desk.create("a", false).unwrap().unwrap());
+        let b = made(&desk.create("b", false).unwrap().unwrap());
         assert_eq!(desk.revoke("a").unwrap(), Ok("API key a is revoked.".into()));
         assert_eq!(desk.check(&a).unwrap(), None);
-        let id = desk.check(&b).unwrap().unwrap();
+        let id = desk.check(&b).unwrap().unwrap().id;
         assert!(desk.revoke("zzzz").unwrap().is_err());
         assert_eq!(desk.revoke(&id[..6]).unwrap(), Ok("API key b is revoked.".into()));
         assert_eq!(desk.check(&b).unwrap(), None);

@@ -346,6 +346,46 @@ async fn what_the_api_cannot_serve_gets_the_openai_error_object() {
 }
 
 #[tokio::test]
+async fn a_request_without_a_valid_key_is_refused_before_its_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut api = start().await;
+    let address = api.base.trim_start_matches("http://").to_owned();
+    // A body announced at the API's largest and never sent: answered at
+    // once, since the key is checked before the body is read.
+    let mut stream = tokio::net::TcpStream::connect(&address).await.unwrap();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer pp-not-a-key\r\n\
+         Content-Type: application/json\r\nContent-Length: 4000000\r\n\r\n{{"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 12];
+    tokio::time::timeout(WAIT, stream.read_exact(&mut answer))
+        .await
+        .expect("answered without the body")
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&answer), "HTTP/1.1 401");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn wrong_keys_are_held_and_a_valid_key_still_passes() {
+    let mut api = start().await;
+    let key = api.key("owner-laptop").await;
+    for n in 0..10 {
+        let wrong = api.post(Some(&format!("pp-wrong{n}")), &user("hi")).await;
+        refusal(wrong, StatusCode::UNAUTHORIZED).await;
+    }
+    let held = api.post(Some("pp-wrong10"), &user("hi")).await;
+    let error = refusal(held, StatusCode::TOO_MANY_REQUESTS).await;
+    assert_eq!(error["code"], "rate_limit_exceeded", "{error}");
+    // Every client behind a proxy has one address: the wrong keys tried
+    // from it hold no valid key.
+    let answered = api.post(Some(&key), &user("hi")).await;
+    assert_eq!(answered.status(), StatusCode::OK);
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
 async fn a_client_gone_mid_stream_still_has_its_turn_kept() {
     let mut api = start().await;
     let key = api.key("flaky").await;
@@ -504,21 +544,71 @@ async fn no_answer_shows_a_configured_secret() {
     api.daemon.stop().await;
 }
 
-#[tokio::test]
-async fn an_approval_is_asked_in_the_answer_and_given_by_the_next_message() {
-    let mut api = start().await;
-    api.llm.set_responder(support::approvals::model);
-    let key = api.key("ops").await;
-    let asked = api.ask(&key, user("please run it")).await;
-    let text = asked["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
-    let token = text
-        .split("Send `approve ")
+/// The token of the approval prompt in `answer`'s content.
+fn prompt_token(answer: &Value) -> String {
+    let text = answer["choices"][0]["message"]["content"].as_str().unwrap();
+    text.split("Send `approve ")
         .nth(1)
         .and_then(|rest| rest.split('`').next())
         .unwrap_or_else(|| panic!("no approval prompt in the answer: {text}"))
-        .to_owned();
+        .to_owned()
+}
 
-    let approved = api.ask(&key, user(&format!("approve {token}"))).await;
+fn content(answer: &Value) -> &str {
+    answer["choices"][0]["message"]["content"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn a_plain_key_cannot_approve_what_it_asked_for() {
+    let mut api = start().await;
+    api.llm.set_responder(support::approvals::model);
+    let key = api.key("client").await;
+    let token = prompt_token(&api.ask(&key, user("please run it")).await);
+
+    let refused = api.ask(&key, user(&format!("approve {token}"))).await;
+    let said = content(&refused);
+    assert!(said.contains("not allowed to approve"), "{said}");
+    assert!(
+        said.contains("Approvals page") && said.contains("--approver"),
+        "says who may: {said}"
+    );
+    let pending = api.cli(&["approvals"]).await;
+    assert!(pending.contains(&token), "still waiting: {pending}");
+    assert!(
+        !api.llm
+            .requests()
+            .iter()
+            .any(|r| last_user_text(r).starts_with(support::approvals::OUTCOME)),
+        "nothing ran"
+    );
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn an_approver_key_approves_in_its_own_conversation_only() {
+    let mut api = start().await;
+    api.llm.set_responder(support::approvals::model);
+    let made = api.cli(&["web", "keys", "create", "ops", "--approver"]).await;
+    let ops = made.lines().next().unwrap().to_owned();
+    let listed = api.cli(&["web", "keys"]).await;
+    assert!(
+        listed.lines().any(|l| l.ends_with("ops") && l.contains(" yes ")),
+        "{listed}"
+    );
+    let client = api.key("client").await;
+
+    // Another key's approval is not the approver key's to answer, nor
+    // does it learn that it exists.
+    let theirs = prompt_token(&api.ask(&client, user("please run it")).await);
+    let elsewhere = api.ask(&ops, user(&format!("approve {theirs}"))).await;
+    assert!(
+        content(&elsewhere).starts_with("No approval has the token"),
+        "{}",
+        content(&elsewhere)
+    );
+
+    let token = prompt_token(&api.ask(&ops, user("please run it")).await);
+    let approved = api.ask(&ops, user(&format!("approve {token}"))).await;
     assert_eq!(approved["object"], "chat.completion");
     let told = tokio::time::timeout(WAIT, async {
         loop {
@@ -537,6 +627,8 @@ async fn an_approval_is_asked_in_the_answer_and_given_by_the_next_message() {
         "the approved command ran and the model was told: {:#?}",
         api.llm.requests()
     );
+    let pending = api.cli(&["approvals"]).await;
+    assert!(pending.contains(&theirs), "the other key's still waits: {pending}");
     api.daemon.stop().await;
 }
 

@@ -149,7 +149,10 @@ async fn no_page_or_api_answer_shows_a_configured_secret() {
         .expect("a sign-in link");
     let base = link.split("/sign-in/").next().unwrap().to_owned();
     let created = client
-        .web(WebRequest::CreateKey { name: "probe".into() })
+        .web(WebRequest::CreateKey {
+            name: "probe".into(),
+            approver: false,
+        })
         .await
         .unwrap()
         .message;

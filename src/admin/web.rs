@@ -31,7 +31,7 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: WebRequest, reply: Repl
                 Ok(listing) => done(listing),
                 Err(error) => refused(error.to_string()),
             },
-            WebRequest::CreateKey { name } => match admin.web_keys.create(&name) {
+            WebRequest::CreateKey { name, approver } => match admin.web_keys.create(&name, approver) {
                 Ok(Ok(shown)) => durable(&admin, done(shown)).await,
                 Ok(Err(why)) => refused(why),
                 Err(error) => refused(error.to_string()),

@@ -100,7 +100,13 @@ impl Approvals {
                 };
                 // A button is pressed on the prompt itself: nothing to learn.
                 let by_token = matches!(target, Target::Token(_)) && how != How::Button;
-                if by_token && self.may_decide(&approval, &person, &inbound.conversation).is_err() {
+                // Where each conversation is one person's own (a surface that
+                // says who approves), the one answering in the approval's own
+                // conversation was shown its prompt: they learn nothing, and
+                // are told below who may.
+                let shown_them = approval.conversation == inbound.conversation
+                    && self.surface_of(&inbound.conversation).who_approves.is_some();
+                if by_token && !shown_them && self.may_decide(&approval, &person, &inbound.conversation).is_err() {
                     // Told exactly what a token that does not exist is told,
                     // and counted the same: nobody learns from a token answer
                     // that an approval they may not decide exists.
@@ -148,10 +154,14 @@ impl Approvals {
             Ok(()) => {}
             Err(Refused::NotApprover) => {
                 tracing::info!(%person, token, "answer from someone who may not approve");
-                return Ok(Handled::notice(format!(
+                let mut text = format!(
                     "You are not allowed to approve this ({}). It still waits for an approver.",
                     code(token)
-                )));
+                );
+                if let Some(who) = self.surface_of(conversation).who_approves {
+                    text = format!("{text} {who}");
+                }
+                return Ok(Handled::notice(text));
             }
             Err(Refused::WrongConversation) => {
                 return Ok(Handled::notice(format!(

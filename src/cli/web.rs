@@ -34,7 +34,14 @@ pub enum WebCommand {
 #[derive(Debug, Subcommand)]
 pub enum KeysCommand {
     /// Make a key called NAME; it is printed this once (only its hash is kept).
-    Create { name: String },
+    Create {
+        name: String,
+        /// The key may approve the risky actions its own conversations ask
+        /// for (`approve TOKEN`); without it only the dashboard's Approvals
+        /// page (or another approver) answers them.
+        #[arg(long)]
+        approver: bool,
+    },
     /// Revoke the key called NAME, or whose id starts with ID.
     Revoke { key: String },
 }
@@ -58,8 +65,8 @@ pub async fn web(config: &Config, command: Option<WebCommand>, open: bool) -> Ex
         }) => WebRequest::Revoke { id },
         Some(WebCommand::Keys { command: None }) => WebRequest::Keys,
         Some(WebCommand::Keys {
-            command: Some(KeysCommand::Create { name }),
-        }) => WebRequest::CreateKey { name },
+            command: Some(KeysCommand::Create { name, approver }),
+        }) => WebRequest::CreateKey { name, approver },
         Some(WebCommand::Keys {
             command: Some(KeysCommand::Revoke { key }),
         }) => WebRequest::RevokeKey { key },

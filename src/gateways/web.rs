@@ -2,11 +2,14 @@
 //! enabled, checking sessions through the core's [`SignIn`] desk and API
 //! keys through [`WebKeys`], both over the store. Its people are the
 //! signed-in owner and the API keys, and the gateway lets no one else reach
-//! the intake (an unknown key is answered 401), so its rosters are everyone
-//! it lets through: each may talk, and answer their own approvals by
-//! `approve TOKEN`. Replies are always shown while written, since a streamed
-//! API answer is made of the drafts. It fetches the files attached on the
-//! Chat page, which the core saves in the workspace's `inbox/`.
+//! the intake (an unknown key is answered 401), so everyone it lets through
+//! may talk. Approvals are answered by the owner, and by a key only when it
+//! was made with `--approver` (the gateway gives such a key the
+//! [`APPROVER`] alias), in its own conversations: a client must not approve
+//! the risky actions it asked for itself. Replies are always shown while
+//! written, since a streamed API answer is made of the drafts. It fetches the
+//! files attached on the Chat page, which the core saves in the workspace's
+//! `inbox/`.
 //! Its `doctor` line says where it listens, and warns of a public address
 //! without TLS.
 
@@ -14,6 +17,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout_gateway::{Draft, Fetch, GatewayId};
+use passepartout_web::people::{APPROVER, OWNER};
 use passepartout_web::{GATEWAY_ID, Secrets, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
@@ -104,7 +108,10 @@ impl GatewayComponent for Web {
     }
 
     fn deciders(&self) -> Roster {
-        Roster::Everyone
+        Roster::Listed {
+            users: vec![OWNER.to_owned(), APPROVER.to_owned()],
+            chats: Vec::new(),
+        }
     }
 
     fn surface(&self) -> passepartout_gateway::Surface {

@@ -14,6 +14,10 @@ pub struct WebKey {
     /// What the owner called it (unique among the keys).
     pub name: String,
     pub created_ms: u64,
+    /// Made with `--approver`: it answers the approvals of its own
+    /// conversations. Keys kept before there was a choice do not.
+    #[serde(default)]
+    pub approver: bool,
 }
 
 impl Store {
@@ -64,6 +68,7 @@ mod tests {
         let key = WebKey {
             name: "laptop".into(),
             created_ms: 5,
+            approver: true,
         };
         store.keep_web_key(b"hash", &key).unwrap();
         drop(store);

@@ -95,8 +95,13 @@ pub enum WebRequest {
     Revoke { id: String },
     /// The API keys: id prefix, made, name.
     Keys,
-    /// Make an API key called `name`; the answer shows it, once.
-    CreateKey { name: String },
+    /// Make an API key called `name`, one that answers its own
+    /// conversations' approvals if `approver`; the answer shows it, once.
+    CreateKey {
+        name: String,
+        #[serde(default)]
+        approver: bool,
+    },
     /// Revoke the API key called `key`, or whose id starts with it.
     RevokeKey { key: String },
 }

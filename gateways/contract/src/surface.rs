@@ -21,6 +21,10 @@ pub struct Surface {
     /// A terminal on the daemon's machine: the `passepartout` commands are
     /// at hand, and a one-word line typed after a prompt answers it.
     pub terminal: bool,
+    /// Who may answer an approval here, told to someone who may not. Set
+    /// only where each conversation is one person's own, so the one answering
+    /// in it by token was shown the prompt and learns nothing by being told.
+    pub who_approves: Option<&'static str>,
 }
 
 impl Surface {
@@ -31,5 +35,6 @@ impl Surface {
         reply_to: false,
         reactions: false,
         terminal: false,
+        who_approves: None,
     };
 }

@@ -85,4 +85,5 @@ pub const SURFACE: passepartout_gateway::Surface = passepartout_gateway::Surface
     reply_to: true,
     reactions: true,
     terminal: false,
+    who_approves: None,
 };

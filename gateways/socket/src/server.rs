@@ -43,6 +43,7 @@ pub const SURFACE: passepartout_gateway::Surface = passepartout_gateway::Surface
     reply_to: true,
     reactions: false,
     terminal: true,
+    who_approves: None,
 };
 
 /// The local socket gateway. Shared by the daemon's listener and its

@@ -79,4 +79,5 @@ pub const SURFACE: passepartout_gateway::Surface = passepartout_gateway::Surface
     reply_to: true,
     reactions: false,
     terminal: false,
+    who_approves: None,
 };

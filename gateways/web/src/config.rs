@@ -71,18 +71,25 @@ impl WebSection {
 }
 
 /// The scheme (`http`/`https`) and authority (`host[:port]`, lower case)
-/// of `url`, or none when it is not an http(s) URL with a host.
+/// of `url`, or none when it is not an http(s) URL with a host. A port that
+/// is the scheme's own (`:443` for https, `:80` for http) is dropped, since
+/// browsers leave it out of `Host` and `Origin`.
 pub(crate) fn public_authority(url: &str) -> Option<(String, String)> {
     let uri: Uri = url.parse().ok()?;
     let scheme = uri.scheme_str()?.to_ascii_lowercase();
     if scheme != "http" && scheme != "https" {
         return None;
     }
-    let authority = uri.authority()?.as_str().to_ascii_lowercase();
+    let authority = uri.authority()?;
     // Credentials in the URL are not an address to serve at.
-    if authority.contains('@') || uri.host()?.is_empty() {
+    if authority.as_str().contains('@') || authority.host().is_empty() {
         return None;
     }
+    let default_port = if scheme == "https" { 443 } else { 80 };
+    let authority = match authority.port_u16() {
+        Some(port) if port == default_port => authority.host().to_ascii_lowercase(),
+        _ => authority.as_str().to_ascii_lowercase(),
+    };
     Some((scheme, authority))
 }
 
@@ -154,6 +161,23 @@ mod tests {
         assert_eq!(
             public_authority("HTTPS://A.Example:8443/x"),
             Some(("https".into(), "a.example:8443".into()))
+        );
+    }
+
+    #[test]
+    fn a_public_urls_default_port_is_not_part_of_its_host() {
+        assert_eq!(
+            public_authority("https://A.example:443/"),
+            Some(("https".into(), "a.example".into()))
+        );
+        assert_eq!(
+            public_authority("http://a.example:80"),
+            Some(("http".into(), "a.example".into()))
+        );
+        assert_eq!(
+            public_authority("http://a.example:443"),
+            Some(("http".into(), "a.example:443".into())),
+            "443 is only https's own"
         );
     }
 }

@@ -120,6 +120,16 @@ mod tests {
     }
 
     #[test]
+    fn a_public_url_with_its_schemes_own_port_takes_what_browsers_send() {
+        let hosts = Hosts::new("127.0.0.1:8787".parse().unwrap(), Some("https://a.example:443"));
+        assert_eq!(hosts.check_host(Some("a.example")), Ok(()));
+        assert_eq!(
+            hosts.check_origin(Some("a.example"), Some("https://a.example"), None),
+            Ok(())
+        );
+    }
+
+    #[test]
     fn a_form_must_come_from_the_pages_own_origin() {
         let hosts = loopback();
         let host = Some("127.0.0.1:8787");

@@ -7,9 +7,19 @@
 
 use crate::sessions::SessionsUnavailable;
 
+/// A key the core knows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Key {
+    /// The short hex id `web keys` lists.
+    pub id: String,
+    /// Made with `--approver`: it may answer the approvals asked for in its
+    /// own conversations.
+    pub approver: bool,
+}
+
 /// API keys, kept by the core.
 pub trait ApiKeys: Send + Sync {
-    /// The id of the key `key` (the short hex id `web keys` lists), or none
-    /// when there is no such key (never made, or revoked).
-    fn check(&self, key: &str) -> Result<Option<String>, SessionsUnavailable>;
+    /// The key `key`, or none when there is no such key (never made, or
+    /// revoked).
+    fn check(&self, key: &str) -> Result<Option<Key>, SessionsUnavailable>;
 }

@@ -4,8 +4,20 @@
 //! name after a slash (`key-<id>/travel`). Since a key's id has a fixed
 //! length and no slash, no name a client picks reaches another person's
 //! conversation: a key sees only its own.
+//!
+//! Who may answer approvals is the core's roster of [`OWNER`] and
+//! [`APPROVER`]: a key made with `--approver` carries the second as an
+//! alias, so it decides in its own conversations and no other key does.
 
-use passepartout_gateway::{ChatId, UserId};
+use passepartout_gateway::{ChatId, Sender, UserId};
+
+use crate::keys::Key;
+
+/// The signed-in owner's id.
+pub const OWNER: &str = "owner";
+
+/// The alias an API key made with `--approver` is known by besides its id.
+pub const APPROVER: &str = "approver";
 
 /// The longest conversation name a client may pick.
 pub const MAX_NAME: usize = 64;
@@ -15,8 +27,8 @@ pub const MAX_NAME: usize = 64;
 pub enum Person {
     /// The machine's owner, signed in with a browser.
     Owner,
-    /// An API key, by its id.
-    Key(String),
+    /// An API key.
+    Key(Key),
 }
 
 /// A conversation name that is not one.
@@ -27,6 +39,18 @@ impl Person {
     /// The person as the core knows them.
     pub fn user(&self) -> UserId {
         UserId::new(self.prefix()).expect("a person's id is a valid user id")
+    }
+
+    /// The person as a message's sender: an approving key with the
+    /// [`APPROVER`] alias.
+    pub fn sender(&self) -> Sender {
+        let mut sender = Sender::new(self.user());
+        if let Person::Key(Key { approver: true, .. }) = self {
+            sender
+                .aliases
+                .push(UserId::new(APPROVER).expect("the approver alias is a valid user id"));
+        }
+        sender
     }
 
     /// Their conversation `name`, or their default one.
@@ -43,8 +67,8 @@ impl Person {
 
     fn prefix(&self) -> String {
         match self {
-            Person::Owner => "owner".into(),
-            Person::Key(id) => format!("key-{id}"),
+            Person::Owner => OWNER.into(),
+            Person::Key(key) => format!("key-{}", key.id),
         }
     }
 }
@@ -68,9 +92,24 @@ fn check_name(name: &str) -> Result<(), BadName> {
 mod tests {
     use super::*;
 
+    fn key(id: &str, approver: bool) -> Person {
+        Person::Key(Key {
+            id: id.into(),
+            approver,
+        })
+    }
+
+    #[test]
+    fn only_an_approving_key_carries_the_approver_alias() {
+        assert!(key("0123456789ab", true).sender().is(APPROVER));
+        assert!(!key("0123456789ab", false).sender().is(APPROVER));
+        assert!(!Person::Owner.sender().is(APPROVER));
+        assert!(Person::Owner.sender().is(OWNER));
+    }
+
     #[test]
     fn each_person_has_their_own_conversations() {
-        let a = Person::Key("0123456789ab".into());
+        let a = key("0123456789ab", false);
         assert_eq!(a.chat(None).unwrap().as_str(), "key-0123456789ab");
         assert_eq!(a.chat(Some("trip")).unwrap().as_str(), "key-0123456789ab/trip");
         assert_eq!(a.user().as_str(), "key-0123456789ab");
@@ -79,7 +118,7 @@ mod tests {
 
     #[test]
     fn a_name_cannot_reach_another_persons_conversation() {
-        let a = Person::Key("0123456789ab".into());
+        let a = key("0123456789ab", false);
         for bad in [
             "",
             "../key-ba9876543210",

@@ -1,10 +1,15 @@
-//! Failed sign-ins per client address: after [`FAILURES_PER_WINDOW`] wrong
-//! links within a minute a client is answered 429 until the minute is over,
-//! so a sign-in link (32 random bytes) cannot be found by guessing even
-//! slowly. Times are tokio's, so the window is tested under paused time.
+//! Failed sign-ins per client address: past [`FAILURES_PER_WINDOW`] wrong
+//! links or keys within a minute a client's wrong ones are answered 429
+//! until the minute is over. Only what is not valid is counted and held: a
+//! valid link or key always passes, since behind a proxy every client has
+//! the proxy's address, and someone trying wrong ones must not lock the
+//! owner out. An IPv6 client is counted by its /64, the block one host
+//! usually holds. Counting and deciding are one step, so a parallel burst
+//! is held as a slow one is. Times are tokio's, so the window is tested
+//! under paused time.
 
 use std::collections::HashMap;
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -33,17 +38,10 @@ struct Window {
 }
 
 impl Guesses {
-    /// Whether `client` may try a link now.
-    pub fn allowed(&self, client: IpAddr) -> bool {
-        let now = Instant::now();
-        let by_client = self.by_client.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        by_client
-            .get(&client)
-            .is_none_or(|w| now - w.started >= WINDOW || w.failures < FAILURES_PER_WINDOW)
-    }
-
-    /// Counts a wrong, used or expired link tried by `client`.
-    pub fn failed(&self, client: IpAddr) {
+    /// Counts a wrong, used or expired link or key tried by `client`, and
+    /// says whether it is past the window's failures (to be answered 429).
+    pub fn failed(&self, client: IpAddr) -> bool {
+        let client = counted_as(client);
         let now = Instant::now();
         let mut by_client = self.by_client.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if by_client.len() >= MAX_CLIENTS && !by_client.contains_key(&client) {
@@ -64,7 +62,20 @@ impl Guesses {
                 failures: 0,
             };
         }
-        window.failures += 1;
+        window.failures = window.failures.saturating_add(1);
+        window.failures > FAILURES_PER_WINDOW
+    }
+}
+
+/// The address `client` is counted by: an IPv6 address by its /64, an
+/// IPv4 one (also written as IPv6) as itself.
+fn counted_as(client: IpAddr) -> IpAddr {
+    match client {
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(Ipv6Addr::from(v6.to_bits() & !u128::from(u64::MAX))),
+        },
+        v4 => v4,
     }
 }
 
@@ -77,17 +88,29 @@ mod tests {
         let guesses = Guesses::default();
         let (client, other): (IpAddr, IpAddr) = ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
         for _ in 0..FAILURES_PER_WINDOW {
-            assert!(guesses.allowed(client));
-            guesses.failed(client);
+            assert!(!guesses.failed(client));
         }
-        assert!(!guesses.allowed(client), "held after {FAILURES_PER_WINDOW} failures");
-        assert!(guesses.allowed(other), "another client is not");
+        assert!(guesses.failed(client), "held past {FAILURES_PER_WINDOW} failures");
+        assert!(!guesses.failed(other), "another client is not");
         tokio::time::advance(WINDOW - Duration::from_secs(1)).await;
-        assert!(!guesses.allowed(client));
+        assert!(guesses.failed(client));
         tokio::time::advance(Duration::from_secs(1)).await;
-        assert!(guesses.allowed(client), "let go when the window is over");
-        guesses.failed(client);
-        assert!(guesses.allowed(client), "a new window counts from one");
+        assert!(!guesses.failed(client), "a new window counts from one");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_ipv6_client_is_counted_by_its_64_block() {
+        let guesses = Guesses::default();
+        for n in 0..FAILURES_PER_WINDOW {
+            let address = format!("2001:db8:1:2::{n:x}").parse().unwrap();
+            assert!(!guesses.failed(address));
+        }
+        let same_block: IpAddr = "2001:db8:1:2:ffff::1".parse().unwrap();
+        assert!(guesses.failed(same_block), "another address of the same /64");
+        let next_block: IpAddr = "2001:db8:1:3::1".parse().unwrap();
+        assert!(!guesses.failed(next_block));
+        let mapped: IpAddr = "::ffff:192.0.2.1".parse().unwrap();
+        assert_eq!(counted_as(mapped), "192.0.2.1".parse::<IpAddr>().unwrap());
     }
 
     #[tokio::test(start_paused = true)]

@@ -30,10 +30,6 @@ pub async fn redeem(
     headers: HeaderMap,
 ) -> Response {
     let client = client.ip();
-    if !state.guesses.allowed(client) {
-        tracing::warn!(%client, "sign-in refused: too many links that were not valid");
-        return errors::too_many_tries();
-    }
     let user_agent: String = headers
         .get(header::USER_AGENT)
         .and_then(|v| v.to_str().ok())
@@ -55,7 +51,10 @@ pub async fn redeem(
             response
         }
         Ok(None) => {
-            state.guesses.failed(client);
+            if state.guesses.failed(client) {
+                tracing::warn!(%client, "sign-in refused: too many links that were not valid");
+                return errors::too_many_tries();
+            }
             tracing::info!(%client, "a sign-in link that is not valid was tried");
             errors::link_not_valid()
         }

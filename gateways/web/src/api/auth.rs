@@ -1,28 +1,44 @@
 //! Who is calling the API: `Authorization: Bearer KEY`, a key made with
 //! `passepartout web keys create NAME`. No key, or one the core does not
 //! know, is answered 401 before anything reaches the core's intake; a
-//! client that keeps trying wrong keys is held as one that guesses
-//! sign-in links is.
+//! client that keeps trying wrong keys has them answered 429, as one that
+//! guesses sign-in links does, while a valid key always passes.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap};
+use axum::http::request::Parts;
 
 use super::error::ApiError;
 use crate::people::Person;
 use crate::router::AppState;
 
+/// The person a request's key authenticates. As an extractor placed before
+/// the body's,
+/// it refuses a request before its body is read: a client without a valid
+/// key never makes the server hold a body.
+pub struct Caller {
+    pub person: Person,
+}
+
+impl FromRequestParts<Arc<AppState>> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
+        let client = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or(IpAddr::from([127, 0, 0, 1]), |ConnectInfo(address)| address.ip());
+        let person = caller(state, client, &parts.headers)?;
+        Ok(Self { person })
+    }
+}
+
 /// The person `headers` authenticate, or the refusal.
 pub fn caller(state: &AppState, client: IpAddr, headers: &HeaderMap) -> Result<Person, ApiError> {
-    if !state.guesses.allowed(client) {
-        tracing::warn!(%client, "API request refused: too many keys that were not valid");
-        return Err(ApiError::status(
-            StatusCode::TOO_MANY_REQUESTS,
-            "rate_limit_exceeded",
-            "Too many requests with keys that are not valid; wait a minute.",
-        ));
-    }
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         return Err(ApiError::unauthorized(
             "No API key: send `Authorization: Bearer KEY`, with a key made by `passepartout web keys create NAME`.",
@@ -38,9 +54,16 @@ pub fn caller(state: &AppState, client: IpAddr, headers: &HeaderMap) -> Result<P
         return Err(ApiError::unauthorized("The Authorization header is not `Bearer KEY`."));
     };
     match state.keys.check(key) {
-        Ok(Some(id)) => Ok(Person::Key(id)),
+        Ok(Some(key)) => Ok(Person::Key(key)),
         Ok(None) => {
-            state.guesses.failed(client);
+            if state.guesses.failed(client) {
+                tracing::warn!(%client, "API request refused: too many keys that were not valid");
+                return Err(ApiError::status(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "rate_limit_exceeded",
+                    "Too many requests with keys that are not valid; wait a minute.",
+                ));
+            }
             tracing::info!(%client, "an API key that is not valid was tried");
             Err(ApiError::unauthorized(
                 "The API key is not valid: it was revoked, or never made here (see `passepartout web keys`).",

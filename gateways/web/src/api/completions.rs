@@ -13,29 +13,29 @@
 use std::collections::hash_map::RandomState;
 use std::convert::Infallible;
 use std::hash::BuildHasher;
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use axum::body::Bytes;
+use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
-use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;
 use axum::http::header::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{self, Stream};
 use passepartout_gateway::{
-    Ack, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Refusal, Sender, TurnEnd, unix_ms,
+    Ack, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Refusal, TurnEnd, unix_ms,
 };
 
 use super::answer::Answer;
-use super::auth;
+use super::auth::Caller;
 use super::error::ApiError;
 use super::wire::{self, Made, Piece, Usage};
 use crate::hub::Following;
+use crate::people::Person;
 use crate::router::AppState;
 use crate::server::GATEWAY_ID;
 
@@ -46,14 +46,16 @@ pub const ANSWER_LIMIT: Duration = Duration::from_secs(15 * 60);
 /// The header that picks one of the caller's conversations (as `user` does).
 pub const CONVERSATION_HEADER: &str = "x-conversation";
 
-/// `POST /v1/chat/completions`.
+/// `POST /v1/chat/completions`. The caller is known before the body is
+/// read: a refused [`Caller`] ends the request before the body's extractor
+/// runs (hence not taken as a `Result`).
 pub async fn completions(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    caller: Caller,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match answer(&state, client, &headers, body).await {
+    match answer(&state, &caller.person, &headers, body).await {
         Ok(response) => response,
         Err(refused) => refused.into_response(),
     }
@@ -61,11 +63,10 @@ pub async fn completions(
 
 async fn answer(
     state: &Arc<AppState>,
-    client: SocketAddr,
+    person: &Person,
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let person = auth::caller(state, client.ip(), headers)?;
     let body = body.map_err(|rejection| {
         if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
             ApiError::status(
@@ -103,7 +104,7 @@ async fn answer(
     let gateway = GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid");
     let inbound = Inbound {
         conversation: ConversationKey::new(gateway, chat),
-        sender: Sender::new(person.user()),
+        sender: person.sender(),
         message_id,
         reply_to: None,
         body: InboundBody::Text { text: asked.text },

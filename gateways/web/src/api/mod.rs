@@ -33,7 +33,7 @@ use axum::http::header::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
-pub use auth::caller;
+pub use auth::{Caller, caller};
 pub use completions::{ANSWER_LIMIT, CONVERSATION_HEADER};
 pub use error::ApiError;
 
