@@ -140,7 +140,7 @@ impl Sessions for SignIn {
 
     fn check(&self, session: &str) -> Result<bool, SessionsUnavailable> {
         let key = hash(session);
-        let Some(mut record) = self.store.web_session(&key).map_err(unavailable)? else {
+        let Some(record) = self.store.web_session(&key).map_err(unavailable)? else {
             return Ok(false);
         };
         let now = self.clock.now_ms();
@@ -149,8 +149,11 @@ impl Sessions for SignIn {
             return Ok(false);
         }
         if now.saturating_sub(record.seen_ms) >= SEEN_EVERY_MS {
-            record.seen_ms = now;
-            self.store.keep_web_session(&key, &record).map_err(unavailable)?;
+            let seen = WebSession {
+                seen_ms: now,
+                ..record.clone()
+            };
+            return self.store.touch_web_session(&key, &record, &seen).map_err(unavailable);
         }
         Ok(true)
     }

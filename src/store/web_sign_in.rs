@@ -59,6 +59,25 @@ impl Store {
         self.wrote(written.map(drop).map_err(StoreError::from))
     }
 
+    /// Marks the session hashed `hash`, read as `was`, as `now`, unless it
+    /// has been forgotten since (signed out or revoked): a session is never
+    /// brought back by a request that was checking it meanwhile. Whether the
+    /// session is still there.
+    pub fn touch_web_session(&self, hash: &[u8], was: &WebSession, now: &WebSession) -> Result<bool, StoreError> {
+        let _writing = self.writing();
+        let (was, now) = (encode("web_sessions", was)?, encode("web_sessions", now)?);
+        let swapped = self
+            .inner
+            .web_sessions
+            .compare_and_swap(hash, Some(was), Some(now))
+            .map_err(StoreError::from);
+        // Changed by another request meanwhile is still there; gone is gone.
+        Ok(match self.wrote(swapped)? {
+            Ok(()) => true,
+            Err(changed) => changed.current.is_some(),
+        })
+    }
+
     /// The session hashed `hash`, if there is one.
     pub fn web_session(&self, hash: &[u8]) -> Result<Option<WebSession>, StoreError> {
         match self.inner.web_sessions.get(hash)? {
@@ -115,5 +134,43 @@ mod tests {
         assert!(store.forget_web_session(b"session").unwrap());
         assert!(!store.forget_web_session(b"session").unwrap());
         assert_eq!(store.web_session(b"session").unwrap(), None);
+    }
+
+    #[test]
+    fn a_session_forgotten_while_it_was_checked_stays_forgotten() {
+        let (_dir, store) = open_temp();
+        let was = WebSession {
+            created_ms: 1,
+            seen_ms: 1,
+            user_agent: "a browser".into(),
+        };
+        let later = WebSession {
+            seen_ms: 90_000,
+            ..was.clone()
+        };
+        store.keep_web_session(b"h", &was).unwrap();
+        assert!(store.touch_web_session(b"h", &was, &later).unwrap());
+        assert_eq!(store.web_session(b"h").unwrap(), Some(later.clone()));
+        let stale = later.clone();
+        let newer = WebSession {
+            seen_ms: 95_000,
+            ..was.clone()
+        };
+        assert!(
+            store.touch_web_session(b"h", &was, &newer).unwrap(),
+            "touched by another meanwhile: still there"
+        );
+        assert_eq!(
+            store.web_session(b"h").unwrap(),
+            Some(later),
+            "and left as the other made it"
+        );
+        assert!(store.forget_web_session(b"h").unwrap());
+        assert!(!store.touch_web_session(b"h", &stale, &newer).unwrap());
+        assert_eq!(
+            store.web_session(b"h").unwrap(),
+            None,
+            "a revoked session is not brought back"
+        );
     }
 }
