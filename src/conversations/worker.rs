@@ -95,6 +95,7 @@ async fn turns_up_to(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mu
 }
 
 async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
+    let started = tokio::time::Instant::now();
     let entry = match cx.store.journal_entry(seq) {
         Ok(Some(entry)) => entry,
         Ok(None) => {
@@ -227,6 +228,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             return;
         }
     }
+    cx.time_turn(started.elapsed());
     if drafted && let Err(error) = cx.store.forget_draft(seq) {
         // Swept at the next start.
         tracing::debug!(conversation = %key, seq, %error, "cannot forget a handed-over draft");

@@ -81,7 +81,10 @@ impl StatusSources {
                 "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
                 "queues": workers.iter().map(|(key, depth)| json!({ "conversation": key.to_string(), "queued": depth })).collect::<Vec<_>>(),
             },
-            "approvals": { "pending": self.approvals.pending_count().ok() },
+            "approvals": {
+                "pending": self.approvals.pending_count().ok(),
+                "decided": self.approvals.decisions(),
+            },
             "loops": self.loops_summary(),
             "backups": self.backups(),
             "store": {
@@ -98,7 +101,11 @@ impl StatusSources {
                 "busy": counts.busy,
                 "refused": counts.refused,
             },
-            "turns": { "finished": counts.turns, "failed": counts.turn_failures },
+            "turns": {
+                "finished": counts.turns,
+                "failed": counts.turn_failures,
+                "seconds": self.conversations.turn_times(),
+            },
             "delivered": counts.delivered,
             "usage": self.conversations.usage().ok(),
         })
