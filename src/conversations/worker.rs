@@ -206,6 +206,9 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     hand_over(&mut commit.replies, drafts.clone());
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = cx.store.commit_turn_durably(key, commit).await;
+    // Timed here, before anything is delivered, so whoever reads the reply
+    // finds the turn already counted.
+    cx.time_turn(started.elapsed());
     followups.run(cx, key, committed.is_ok());
     match (&committed, remembered) {
         // The copy was loaded without the new mark.
@@ -228,7 +231,6 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             return;
         }
     }
-    cx.time_turn(started.elapsed());
     if drafted && let Err(error) = cx.store.forget_draft(seq) {
         // Swept at the next start.
         tracing::debug!(conversation = %key, seq, %error, "cannot forget a handed-over draft");
