@@ -14,6 +14,7 @@ use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Job};
+use crate::gateways::restarts::Restarts;
 use crate::media::{MediaPruning, MediaStore};
 use crate::pipeline::usage_report::day_of;
 use crate::store::Store;
@@ -26,8 +27,15 @@ const MAX_RESTART_DELAY: Duration = Duration::from_secs(64);
 
 /// Runs a gateway's intake loop, restarting it with jittered exponential
 /// backoff (a second, doubled per failure, and up to half a second more)
-/// when it fails, until `stop` is cancelled.
-pub async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, stop: CancellationToken) {
+/// when it fails, until `stop` is cancelled; each restart is counted in
+/// `restarts`.
+pub async fn supervise(
+    id: GatewayId,
+    gateway: Arc<dyn Listen>,
+    intake: Intake,
+    restarts: Arc<Restarts>,
+    stop: CancellationToken,
+) {
     let policy = BackoffPolicy::new(Duration::from_secs(1), MAX_RESTART_DELAY);
     let mut backoff = Backoff::with_policy(policy.with_jitter(Jitter::AddBeyond(Duration::from_millis(500))));
     loop {
@@ -39,6 +47,7 @@ pub async fn supervise(id: GatewayId, gateway: Arc<dyn Listen>, intake: Intake, 
                 if sleep_or_shutdown(delay, &stop).await {
                     return;
                 }
+                restarts.count(&id);
             }
         }
     }

@@ -32,6 +32,7 @@ use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Outlets, Views};
 use crate::data_dir::{DataDirError, DataDirLock};
+use crate::gateways::restarts::Restarts;
 use crate::gateways::{BuildContext, GatewayComponent};
 use crate::intake::IntakeContext;
 use crate::lifecycle::Lifecycle;
@@ -113,6 +114,8 @@ struct Gateways {
     /// How the media of each gateway's messages is fetched.
     fetchers: Fetchers,
     local_path: Option<PathBuf>,
+    /// How often each gateway's supervisor restarted it.
+    restarts: Arc<Restarts>,
 }
 
 impl Gateways {
@@ -396,6 +399,7 @@ fn status(
         approvals: approvals.clone(),
         store: store.clone(),
         gateways: gateways.listen(),
+        restarts: gateways.restarts.clone(),
         loops: loops.clone(),
         clock,
         started: Instant::now(),
@@ -513,6 +517,7 @@ async fn gateways(
         handles,
         fetchers,
         local_path,
+        restarts: Arc::default(),
     })
 }
 
@@ -525,7 +530,13 @@ fn start_intake(intake: Arc<IntakeContext>, gateways: &Gateways) -> (Cancellatio
     let intake_task = lifecycle.spawn(crate::intake::run(intake, queue, stop_intake.clone()));
     for (id, handle) in &gateways.handles {
         let gateway = handle.listen.clone();
-        let supervised = background::supervise(id.clone(), gateway, sender.clone(), stop_intake.clone());
+        let supervised = background::supervise(
+            id.clone(),
+            gateway,
+            sender.clone(),
+            gateways.restarts.clone(),
+            stop_intake.clone(),
+        );
         lifecycle.spawn(supervised);
     }
     (stop_intake, intake_task)

@@ -460,6 +460,20 @@ async fn metrics_are_prometheus_text_open_to_this_machine() {
     let mut api = start().await;
     let key = api.key("scraper").await;
     api.ask(&key, user("count me")).await;
+    // A provider failure: the only model answers 500 once.
+    api.llm.push(Script::status(500));
+    api.post(Some(&key), &user("fail me")).await;
+    // An approval asked and approved.
+    api.llm.set_responder(support::approvals::model);
+    let asked = api.ask(&key, user("please run it")).await;
+    let text = asked["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    let token = text
+        .split("Send `approve ")
+        .nth(1)
+        .and_then(|rest| rest.split('`').next())
+        .unwrap_or_else(|| panic!("no approval prompt in the answer: {text}"))
+        .to_owned();
+    api.ask(&key, user(&format!("approve {token}"))).await;
     let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK, "a loopback listener needs no key");
     assert!(
@@ -497,8 +511,39 @@ async fn metrics_are_prometheus_text_open_to_this_machine() {
         samples.insert(series.to_owned(), value);
     }
     assert!(samples["passepartout_turns_total"] >= 1.0, "{text}");
-    assert_eq!(samples["passepartout_api_answer_seconds_count"], 1.0, "{text}");
-    assert_eq!(samples["passepartout_api_answer_seconds_bucket{le=\"+Inf\"}"], 1.0);
+    assert_eq!(samples["passepartout_api_answer_seconds_count"], 4.0, "{text}");
+    assert_eq!(samples["passepartout_api_answer_seconds_bucket{le=\"+Inf\"}"], 4.0);
+    // Every turn that answered was timed: the four asked, at least.
+    let turns = samples["passepartout_turn_seconds_count"];
+    assert!(turns >= 4.0, "{text}");
+    assert_eq!(
+        samples["passepartout_turn_seconds_bucket{le=\"+Inf\"}"], turns,
+        "{text}"
+    );
+    assert!(samples["passepartout_turn_seconds_sum"] > 0.0, "{text}");
+    let buckets: Vec<f64> = samples
+        .iter()
+        .filter(|(series, _)| series.starts_with("passepartout_turn_seconds_bucket{"))
+        .map(|(_, value)| *value)
+        .collect();
+    assert!(buckets.len() > 2 && buckets.iter().all(|b| *b <= turns), "{text}");
+    assert_eq!(
+        samples["passepartout_approvals_decided_total{outcome=\"approved\"}"], 1.0,
+        "{text}"
+    );
+    assert_eq!(samples["passepartout_approvals_decided_total{outcome=\"denied\"}"], 0.0);
+    let server_errors: Vec<f64> = samples
+        .iter()
+        .filter(|(series, _)| {
+            series.starts_with("passepartout_provider_failure_kinds_total{") && series.contains("kind=\"server_error\"")
+        })
+        .map(|(_, value)| *value)
+        .collect();
+    assert_eq!(server_errors, [1.0], "{text}");
+    assert_eq!(
+        samples["passepartout_gateway_restarts_total{gateway=\"web\"}"], 0.0,
+        "{text}"
+    );
     assert_eq!(samples["passepartout_gateway_up{gateway=\"web\"}"], 1.0);
     assert!(
         samples

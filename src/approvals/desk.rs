@@ -192,11 +192,11 @@ impl Approvals {
     /// case the timer's decision is recorded instead (nobody may approve late).
     pub(super) fn decide(&self, approval: &Approval, decision: Decision) -> Result<Decided, StoreError> {
         if approval.is_pending() && decision.at_ms >= approval.expires_ms && decision.how != How::Timer {
-            return Ok(match self.store.decide(&approval.token, timed_out(decision.at_ms))? {
+            return Ok(match self.record(&approval.token, timed_out(decision.at_ms))? {
                 Decided::Won(expired) | Decided::Already(expired) => Decided::Already(expired),
             });
         }
-        self.store.decide(&approval.token, decision)
+        self.record(&approval.token, decision)
     }
 
     fn cancel(

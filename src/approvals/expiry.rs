@@ -70,7 +70,7 @@ impl Approvals {
                 continue;
             }
             let decided = match self.store.approval(&token) {
-                Ok(Some(approval)) if approval.status == Status::Pending => self.store.decide(&token, timed_out(now)),
+                Ok(Some(approval)) if approval.status == Status::Pending => self.record(&token, timed_out(now)),
                 // Decided meanwhile (or pruned): nothing to time out.
                 Ok(_) => continue,
                 Err(error) => Err(error),

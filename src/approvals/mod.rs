@@ -20,6 +20,7 @@ mod policy;
 mod prompt;
 mod record;
 pub mod standing;
+mod tally;
 mod token;
 mod wrong_tokens;
 
@@ -36,15 +37,17 @@ pub use ledger::Owed;
 pub use policy::{Policy, Refused, may_decide};
 pub use record::{Approval, Approver, Decision, How, Person, RunState, Status};
 pub use standing::StandingRules;
+pub use tally::Decisions;
 
 use crate::clock::Clock;
 use crate::config::ApprovalsConfig;
 use crate::notices::Surfaces;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
-use crate::store::{Store, StoreError};
+use crate::store::{Decided, Store, StoreError};
 use ledger::{Due, Ledger};
 use policy::may_act;
+use tally::Tally;
 use wrong_tokens::WrongTokens;
 
 /// A call the skills held for approval, as act reports it.
@@ -93,6 +96,8 @@ pub struct Approvals {
     standing: StandingRules,
     /// How each gateway's people answer, for the prompts' wording.
     surfaces: Surfaces,
+    /// The decisions recorded since the start, by outcome.
+    tally: Tally,
 }
 
 impl Approvals {
@@ -110,6 +115,7 @@ impl Approvals {
             ledger: Ledger::default(),
             created: Notify::new(),
             surfaces: Surfaces::default(),
+            tally: Tally::default(),
         }
     }
 
@@ -253,6 +259,21 @@ impl Approvals {
         }
         owed.sort_by_key(|a| a.id);
         Ok(owed)
+    }
+
+    /// How many approvals were decided since the start, by outcome.
+    pub fn decisions(&self) -> Decisions {
+        self.tally.read()
+    }
+
+    /// Records `decision` on the approval `token` names, counting it when
+    /// it is the one that stands.
+    fn record(&self, token: &ApprovalToken, decision: Decision) -> Result<Decided, StoreError> {
+        let decided = self.store.decide(token, decision)?;
+        if let Decided::Won(approval) = &decided {
+            self.tally.count(approval.status);
+        }
+        Ok(decided)
     }
 
     /// How many approvals wait for an answer.

@@ -25,6 +25,7 @@ use super::{Busy, Job, Router, chat_control, delivery};
 use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::config::PipelineConfig;
+use crate::histogram::{Histogram, Snapshot, TURN_BUCKETS};
 use crate::lifecycle::Lifecycle;
 use crate::memory::MemorySession;
 use crate::pipeline::Pipeline;
@@ -63,6 +64,8 @@ pub struct Conversations {
     pub(super) clock: Clock,
     /// What `status` shows of the intake and the workers.
     stats: Stats,
+    /// How long turns took, from their start to their commit.
+    turn_time: Histogram,
     /// Tracks the workers and deliveries; its drain stops the workers once
     /// their current job is done.
     pub(super) lifecycle: Lifecycle,
@@ -96,6 +99,7 @@ impl Conversations {
             settings,
             clock,
             stats: Stats::default(),
+            turn_time: Histogram::new(&TURN_BUCKETS),
             lifecycle,
             delivering: DeliveryLocks::default(),
             retries: Mutex::default(),
@@ -171,6 +175,16 @@ impl Conversations {
     /// The counters now.
     pub fn counts(&self) -> Counts {
         self.stats.read()
+    }
+
+    /// Counts a turn that took `took` from its start to its commit.
+    pub fn time_turn(&self, took: std::time::Duration) {
+        self.turn_time.record(took);
+    }
+
+    /// How long the turns took, for `status`.
+    pub fn turn_times(&self) -> Snapshot {
+        self.turn_time.snapshot()
     }
 
     /// Today's and this month's token usage of every conversation.

@@ -95,6 +95,7 @@ async fn turns_up_to(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mu
 }
 
 async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
+    let started = tokio::time::Instant::now();
     let entry = match cx.store.journal_entry(seq) {
         Ok(Some(entry)) => entry,
         Ok(None) => {
@@ -205,6 +206,9 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     hand_over(&mut commit.replies, drafts.clone());
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = cx.store.commit_turn_durably(key, commit).await;
+    // Timed here, before anything is delivered, so whoever reads the reply
+    // finds the turn already counted.
+    cx.time_turn(started.elapsed());
     followups.run(cx, key, committed.is_ok());
     match (&committed, remembered) {
         // The copy was loaded without the new mark.

@@ -15,6 +15,7 @@
 //! list.
 
 mod gathered;
+pub mod restarts;
 pub mod signal;
 pub mod socket;
 pub mod telegram;

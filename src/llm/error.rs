@@ -130,6 +130,22 @@ impl LlmError {
         }
     }
 
+    /// A short name of the kind of failure, for counting failures by kind
+    /// (`/metrics`): one per variant, stable, in snake case.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Unauthorized { .. } => "unauthorized",
+            Self::ContextTooLong => "context_too_long",
+            Self::Server { .. } => "server_error",
+            Self::Timeout => "timeout",
+            Self::Unreachable { .. } => "unreachable",
+            Self::Malformed { .. } => "malformed",
+            Self::Rejected { .. } => "rejected",
+            Self::Config { .. } => "config",
+        }
+    }
+
     /// Classify a non-success HTTP answer (status, headers, and as much of the
     /// body as was read) into the variant the caller decides on.
     pub(super) fn from_http(status: StatusCode, headers: &HeaderMap, body: &[u8]) -> Self {

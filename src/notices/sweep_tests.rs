@@ -230,6 +230,7 @@ fn every_command_notice_renders_without_markup() {
         cooldown_s: Some(3),
         calls: 1,
         failures: 0,
+        failure_kinds: Default::default(),
         tokens_in: 0,
         tokens_out: 0,
         last_error: None,

@@ -14,6 +14,7 @@
 //! When none answers, [`Exhausted`] says in one sentence what each did.
 //! Each entry's calls, tokens, state and last error are kept for `status`.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -210,6 +211,9 @@ pub struct ProviderHealth {
     pub cooldown_s: Option<u64>,
     pub calls: u64,
     pub failures: u64,
+    /// The failures by kind ([`LlmError::kind`]); the kinds never seen are left out.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub failure_kinds: BTreeMap<String, u64>,
     pub tokens_in: u64,
     pub tokens_out: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -220,6 +224,8 @@ pub struct ProviderHealth {
 struct Tracking {
     calls: u64,
     failures: u64,
+    /// Failures by kind; a map of the few kinds seen, filled once each.
+    failure_kinds: BTreeMap<&'static str, u64>,
     tokens_in: u64,
     tokens_out: u64,
     last_error: Option<String>,
@@ -327,6 +333,7 @@ impl Cascade {
                 let kept = previous.track(|t| Tracking {
                     calls: t.calls,
                     failures: t.failures,
+                    failure_kinds: t.failure_kinds.clone(),
                     tokens_in: t.tokens_in,
                     tokens_out: t.tokens_out,
                     last_error: t.last_error.clone(),
@@ -381,6 +388,11 @@ impl Cascade {
                         cooldown_s: cooldown.map(|left| left.as_secs().max(1)),
                         calls: t.calls,
                         failures: t.failures,
+                        failure_kinds: t
+                            .failure_kinds
+                            .iter()
+                            .map(|(kind, n)| ((*kind).to_owned(), *n))
+                            .collect(),
                         tokens_in: t.tokens_in,
                         tokens_out: t.tokens_out,
                         last_error: t.last_error.clone(),
@@ -545,6 +557,7 @@ async fn ask(
                 }
                 Err(error) => {
                     t.failures += 1;
+                    *t.failure_kinds.entry(error.kind()).or_default() += 1;
                     t.last_error = Some(error.to_string());
                     t.unreachable = is_transport(error);
                 }

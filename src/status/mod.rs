@@ -14,12 +14,13 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use passepartout_gateway::markup::code_block;
-use passepartout_gateway::{Health, Listen, Surface};
+use passepartout_gateway::{GatewayId, Health, Listen, Surface};
 use serde_json::{Value, json};
 
 use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Views};
+use crate::gateways::restarts::Restarts;
 use crate::loops::daemon::Loops;
 use crate::loops::heartbeat::HEARTBEAT;
 use crate::loops::status::{State, human};
@@ -52,6 +53,8 @@ pub struct StatusSources {
     pub store: Store,
     /// The running gateways' listening halves, for their health.
     pub gateways: Vec<Arc<dyn Listen>>,
+    /// How often each gateway was restarted after failing.
+    pub restarts: Arc<Restarts>,
     pub loops: Arc<Loops>,
     pub clock: Clock,
     pub started: Instant,
@@ -66,7 +69,14 @@ impl StatusSources {
         let gateways: Vec<_> = self
             .gateway_health()
             .into_iter()
-            .map(|(name, health)| json!({ "name": name, "state": health.state, "detail": health.detail }))
+            .map(|(id, health)| {
+                json!({
+                    "name": id.to_string(),
+                    "state": health.state,
+                    "detail": health.detail,
+                    "restarts": self.restarts.of(&id),
+                })
+            })
             .collect();
         json!({
             "version": env!("CARGO_PKG_VERSION"),
@@ -81,7 +91,10 @@ impl StatusSources {
                 "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
                 "queues": workers.iter().map(|(key, depth)| json!({ "conversation": key.to_string(), "queued": depth })).collect::<Vec<_>>(),
             },
-            "approvals": { "pending": self.approvals.pending_count().ok() },
+            "approvals": {
+                "pending": self.approvals.pending_count().ok(),
+                "decided": self.approvals.decisions(),
+            },
             "loops": self.loops_summary(),
             "backups": self.backups(),
             "store": {
@@ -98,7 +111,11 @@ impl StatusSources {
                 "busy": counts.busy,
                 "refused": counts.refused,
             },
-            "turns": { "finished": counts.turns, "failed": counts.turn_failures },
+            "turns": {
+                "finished": counts.turns,
+                "failed": counts.turn_failures,
+                "seconds": self.conversations.turn_times(),
+            },
             "delivered": counts.delivered,
             "usage": self.conversations.usage().ok(),
         })
@@ -149,11 +166,11 @@ impl StatusSources {
         })
     }
 
-    fn gateway_health(&self) -> Vec<(String, Health)> {
+    fn gateway_health(&self) -> Vec<(GatewayId, Health)> {
         let mut gateways: Vec<_> = self
             .gateways
             .iter()
-            .map(|listen| (listen.id().to_string(), listen.health()))
+            .map(|listen| (listen.id(), listen.health()))
             .collect();
         gateways.sort_by(|a, b| a.0.cmp(&b.0));
         gateways

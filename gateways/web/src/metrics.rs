@@ -1,7 +1,8 @@
 //! `GET /metrics`: what the daemon counts, in Prometheus' text format
 //! (version 0.0.4), for a scraper. Read from the status document the core
-//! already keeps (turns, intake, queues, outbox, store, providers, tools,
-//! approvals, gateways), plus the latency of the API's answers, which this
+//! already keeps (turns and how long they took, intake, queues, outbox,
+//! store, providers and their failures by kind, tools, approvals pending and
+//! decided, gateways and their restarts), plus the latency of the API's answers, which this
 //! gateway times itself. Open to this machine when the dashboard listens
 //! only on it; served beyond, an API key is needed.
 //!
@@ -50,28 +51,17 @@ impl Latency {
     }
 
     fn write(&self, out: &mut Text) {
-        let name = "passepartout_api_answer_seconds";
-        out.help(
-            name,
-            "histogram",
+        let buckets = BUCKETS
+            .iter()
+            .zip(&self.buckets)
+            .map(|(bound, bucket)| (*bound, bucket.load(Ordering::Relaxed) as f64));
+        out.histogram(
+            "passepartout_api_answer_seconds",
             "Time from an API message taken to the end of its turn.",
-        );
-        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
-            let le = bound.to_string();
-            out.sample(
-                &format!("{name}_bucket"),
-                &[("le", &le)],
-                bucket.load(Ordering::Relaxed) as f64,
-            );
-        }
-        let count = self.count.load(Ordering::Relaxed) as f64;
-        out.sample(&format!("{name}_bucket"), &[("le", "+Inf")], count);
-        out.sample(
-            &format!("{name}_sum"),
-            &[],
+            buckets,
             self.sum_us.load(Ordering::Relaxed) as f64 / 1e6,
+            self.count.load(Ordering::Relaxed) as f64,
         );
-        out.sample(&format!("{name}_count"), &[], count);
     }
 }
 
@@ -174,6 +164,30 @@ fn from_status(status: &Value, out: &mut Text) {
         &status["approvals"]["pending"],
     );
 
+    let seconds = &status["turns"]["seconds"];
+    if let (Some(sum), Some(count)) = (number(&seconds["sum"]), number(&seconds["count"])) {
+        let buckets = seconds["buckets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|bucket| Some((number(&bucket["le"])?, number(&bucket["count"])?)));
+        out.histogram(
+            "passepartout_turn_seconds",
+            "Time from a turn's start to its commit.",
+            buckets,
+            sum,
+            count,
+        );
+    }
+
+    let decided = "passepartout_approvals_decided_total";
+    out.help(decided, "counter", "Approvals decided, by outcome.");
+    for outcome in ["approved", "denied", "cancelled", "expired"] {
+        if let Some(value) = number(&status["approvals"]["decided"][outcome]) {
+            out.sample(decided, &[("outcome", outcome)], value);
+        }
+    }
+
     let intake = "passepartout_intake_messages_total";
     out.help(intake, "counter", "Messages handed in, by what the core made of them.");
     for outcome in ["accepted", "duplicates", "busy", "refused"] {
@@ -200,6 +214,20 @@ fn from_status(status: &Value, out: &mut Text) {
         for provider in &providers {
             if let (Some(p), Some(value)) = (provider["name"].as_str(), number(&provider[field])) {
                 out.sample(name, &[("provider", p)], value);
+            }
+        }
+    }
+    let kinds = "passepartout_provider_failure_kinds_total";
+    out.help(
+        kinds,
+        "counter",
+        "Failed calls to each model provider, by kind (timeout, unreachable, rate_limited, server_error, ...).",
+    );
+    for provider in &providers {
+        let Some(p) = provider["name"].as_str() else { continue };
+        for (kind, value) in provider["failure_kinds"].as_object().into_iter().flatten() {
+            if let Some(value) = number(value) {
+                out.sample(kinds, &[("provider", p), ("kind", kind)], value);
             }
         }
     }
@@ -232,12 +260,24 @@ fn from_status(status: &Value, out: &mut Text) {
         }
     }
 
+    let gateways = status["gateways"].as_array().cloned().unwrap_or_default();
     let up = "passepartout_gateway_up";
     out.help(up, "gauge", "Whether each gateway is up (1) or not (0).");
-    for gateway in status["gateways"].as_array().into_iter().flatten() {
+    for gateway in &gateways {
         if let Some(name) = gateway["name"].as_str() {
             let value = if gateway["state"] == "up" { 1.0 } else { 0.0 };
             out.sample(up, &[("gateway", name)], value);
+        }
+    }
+    let restarts = "passepartout_gateway_restarts_total";
+    out.help(
+        restarts,
+        "counter",
+        "Times each gateway's listening half failed and was restarted.",
+    );
+    for gateway in &gateways {
+        if let (Some(name), Some(value)) = (gateway["name"].as_str(), number(&gateway["restarts"])) {
+            out.sample(restarts, &[("gateway", name)], value);
         }
     }
 }
@@ -249,6 +289,19 @@ struct Text(String);
 impl Text {
     fn help(&mut self, name: &str, kind: &str, help: &str) {
         let _ = writeln!(self.0, "# HELP {name} {help}\n# TYPE {name} {kind}");
+    }
+
+    /// A histogram: `buckets` are (upper bound in seconds, values at most
+    /// that), cumulative; the `+Inf` bucket is `count`.
+    fn histogram(&mut self, name: &str, help: &str, buckets: impl Iterator<Item = (f64, f64)>, sum: f64, count: f64) {
+        self.help(name, "histogram", help);
+        let bucket = format!("{name}_bucket");
+        for (bound, value) in buckets {
+            self.sample(&bucket, &[("le", &bound.to_string())], value);
+        }
+        self.sample(&bucket, &[("le", "+Inf")], count);
+        self.sample(&format!("{name}_sum"), &[], sum);
+        self.sample(&format!("{name}_count"), &[], count);
     }
 
     fn sample(&mut self, name: &str, labels: &[(&str, &str)], value: f64) {
@@ -278,12 +331,14 @@ mod tests {
     #[test]
     fn the_status_documents_numbers_become_labelled_samples() {
         let status = json!({
-            "uptime_s": 3, "turns": {"finished": 5, "failed": 1}, "delivered": 6,
+            "uptime_s": 3, "delivered": 6,
+            "turns": {"finished": 5, "failed": 1, "seconds": {
+                "buckets": [{"le": 0.5, "count": 2}, {"le": 5.0, "count": 5}], "sum": 7.25, "count": 6}},
             "conversations": {"active": 1, "queued": 2}, "store": {"outbox": 0, "pending": 0, "size_bytes": 100},
-            "approvals": {"pending": 1}, "intake": {"accepted": 5, "duplicates": 0, "busy": 0, "refused": 1},
-            "providers": [{"name": "lo\"cal", "calls": 4, "failures": 1, "tokens_in": 10, "tokens_out": 5}],
+            "approvals": {"pending": 1, "decided": {"approved": 2, "denied": 1, "cancelled": 0, "expired": 3}}, "intake": {"accepted": 5, "duplicates": 0, "busy": 0, "refused": 1},
+            "providers": [{"name": "lo\"cal", "calls": 4, "failures": 1, "failure_kinds": {"timeout": 1}, "tokens_in": 10, "tokens_out": 5}],
             "tools": {"read_file": {"executions": 2, "failures": 0}},
-            "gateways": [{"name": "web", "state": "up"}, {"name": "socket", "state": "down"}],
+            "gateways": [{"name": "web", "state": "up", "restarts": 0}, {"name": "socket", "state": "down", "restarts": 4}],
         });
         let mut out = Text::default();
         from_status(&status, &mut out);
@@ -297,6 +352,15 @@ mod tests {
             "passepartout_tool_executions_total{tool=\"read_file\",outcome=\"run\"} 2",
             "passepartout_gateway_up{gateway=\"socket\"} 0",
             "# TYPE passepartout_turns_total counter",
+            "# TYPE passepartout_turn_seconds histogram",
+            "passepartout_turn_seconds_bucket{le=\"0.5\"} 2",
+            "passepartout_turn_seconds_bucket{le=\"5\"} 5",
+            "passepartout_turn_seconds_bucket{le=\"+Inf\"} 6",
+            "passepartout_turn_seconds_sum 7.25",
+            "passepartout_turn_seconds_count 6",
+            "passepartout_approvals_decided_total{outcome=\"expired\"} 3",
+            "passepartout_provider_failure_kinds_total{provider=\"lo\\\"cal\",kind=\"timeout\"} 1",
+            "passepartout_gateway_restarts_total{gateway=\"socket\"} 4",
         ] {
             assert!(text.lines().any(|l| l == line), "{line} missing from:\n{text}");
         }
