@@ -77,7 +77,17 @@ impl Api {
 
     /// A new key called `name`.
     async fn key(&self, name: &str) -> String {
-        let shown = self.cli(&["web", "keys", "create", name]).await;
+        self.made(&["web", "keys", "create", name]).await
+    }
+
+    /// A new key called `name` that approves what its conversations ask.
+    async fn approver_key(&self, name: &str) -> String {
+        self.made(&["web", "keys", "create", name, "--approver"]).await
+    }
+
+    /// The key the command `create` made.
+    async fn made(&self, create: &[&str]) -> String {
+        let shown = self.cli(create).await;
         let key = shown.lines().next().unwrap().to_owned();
         assert!(key.starts_with("pp-"), "{shown}");
         key
@@ -458,7 +468,7 @@ async fn the_official_openai_client_talks_to_the_api() {
 #[tokio::test]
 async fn metrics_are_prometheus_text_open_to_this_machine() {
     let mut api = start().await;
-    let key = api.key("scraper").await;
+    let key = api.approver_key("scraper").await;
     api.ask(&key, user("count me")).await;
     // A provider failure: the only model answers 500 once.
     api.llm.push(Script::status(500));
@@ -633,8 +643,7 @@ async fn a_plain_key_cannot_approve_what_it_asked_for() {
 async fn an_approver_key_approves_in_its_own_conversation_only() {
     let mut api = start().await;
     api.llm.set_responder(support::approvals::model);
-    let made = api.cli(&["web", "keys", "create", "ops", "--approver"]).await;
-    let ops = made.lines().next().unwrap().to_owned();
+    let ops = api.approver_key("ops").await;
     let listed = api.cli(&["web", "keys"]).await;
     assert!(
         listed.lines().any(|l| l.ends_with("ops") && l.contains(" yes ")),
