@@ -9,20 +9,7 @@ use serde_json::Value;
 
 use crate::escape::Escaped;
 
-/// The items of a JSON list; none for anything else.
-pub fn items(list: &Value) -> impl Iterator<Item = &Value> {
-    list.as_array().into_iter().flatten()
-}
-
-/// A value as escaped text: a string as it is, a number or boolean written
-/// out, nothing for a missing one.
-pub fn text(value: &Value) -> String {
-    match value {
-        Value::Null => String::new(),
-        Value::String(s) => Escaped(s).to_string(),
-        other => Escaped(&other.to_string()).to_string(),
-    }
-}
+pub use super::parts::{items, text};
 
 /// `s` seconds as a person reads a span: "40 s", "4 min 20 s", "2 h 5 min",
 /// "3 d 4 h".
