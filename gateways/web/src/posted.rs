@@ -36,10 +36,20 @@ pub fn accept<T: WithToken>(
     headers: &HeaderMap,
     form: Result<Form<T>, FormRejection>,
 ) -> Result<T, Box<Response>> {
+    accept_with_session(state, headers, form).map(|(_, form)| form)
+}
+
+/// The session that sent the form and the form, if it passed every
+/// check; else the page saying why not.
+pub fn accept_with_session<T: WithToken>(
+    state: &AppState,
+    headers: &HeaderMap,
+    form: Result<Form<T>, FormRejection>,
+) -> Result<(String, T), Box<Response>> {
     let session = check_form(state, headers)?;
     let Form(form) = form.map_err(|rejection| Box::new(bad_form(rejection)))?;
     check_token(&session, form.csrf())?;
-    Ok(form)
+    Ok((session, form))
 }
 
 /// `303 See Other` to `path` with `query` (what the page there is to say).

@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use crate::pages::errors;
 use crate::router::AppState;
-use crate::session::{check_form, check_token, clear_cookie, set_cookie};
+use crate::session::{clear_cookie, set_cookie};
 
 /// The longest user agent kept with a session.
 const MAX_USER_AGENT: usize = 200;
@@ -68,23 +68,22 @@ pub struct TokenOnly {
     csrf: String,
 }
 
+impl crate::posted::WithToken for TokenOnly {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
 /// `POST /sign-out`.
 pub async fn sign_out(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     form: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
-    let session = match check_form(&state, &headers) {
-        Ok(session) => session,
+    let session = match crate::posted::accept_with_session(&state, &headers, form) {
+        Ok((session, _)) => session,
         Err(refused) => return *refused,
     };
-    let Form(form) = match form {
-        Ok(form) => form,
-        Err(rejection) => return bad_form(rejection),
-    };
-    if let Err(refused) = check_token(&session, &form.csrf) {
-        return *refused;
-    }
     if let Err(unavailable) = state.sessions.end(&session) {
         return errors::unavailable(&unavailable.message);
     }

@@ -23,7 +23,7 @@ use super::layout::{Viewer, page};
 use super::parts::items;
 use crate::escape::Escaped;
 use crate::router::AppState;
-use crate::session::{SignedIn, check_form, check_token};
+use crate::session::SignedIn;
 
 /// `GET /config`.
 pub async fn configuration(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Response {
@@ -36,23 +36,22 @@ pub struct ReloadForm {
     csrf: String,
 }
 
+impl crate::posted::WithToken for ReloadForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
 /// `POST /config/reload`: reloads, then shows the page with what came of it.
 pub async fn reload(
     State(state): State<Arc<AppState>>,
     headers: HeaderMap,
     form: Result<Form<ReloadForm>, FormRejection>,
 ) -> Response {
-    let session = match check_form(&state, &headers) {
-        Ok(session) => session,
+    let session = match crate::posted::accept_with_session(&state, &headers, form) {
+        Ok((session, _)) => session,
         Err(refused) => return *refused,
     };
-    let Form(form) = match form {
-        Ok(form) => form,
-        Err(rejection) => return crate::sign_in::bad_form(rejection),
-    };
-    if let Err(refused) = check_token(&session, &form.csrf) {
-        return *refused;
-    }
     let reloaded = match state.admin.ask(AdminRequest::Reload).await {
         Ok(AdminReply::Reloaded(reloaded)) => reloaded,
         _ => return errors::unavailable("the daemon is shutting down"),
