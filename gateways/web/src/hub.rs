@@ -206,10 +206,16 @@ impl Hub {
                 .map(|s| (s.id, s.queue.clone()))
                 .collect()
         };
+        // Every subscriber is offered the message at once, so stuck ones
+        // hold delivery up for one `SEND_LIMIT` in all, not one each.
+        let offers = queues.into_iter().map(|(id, queue)| {
+            let heard = heard.clone();
+            async move { (id, tokio::time::timeout(SEND_LIMIT, queue.send(heard)).await) }
+        });
         let mut told = 0;
         let mut stuck = Vec::new();
-        for (id, queue) in queues {
-            match tokio::time::timeout(SEND_LIMIT, queue.send(heard.clone())).await {
+        for (id, offered) in futures_util::future::join_all(offers).await {
+            match offered {
                 Ok(Ok(())) => told += 1,
                 // Gone already: its drop unsubscribes it.
                 Ok(Err(_)) => {}
@@ -321,5 +327,19 @@ mod tests {
             stuck.next().await.unwrap();
         }
         assert_eq!(stuck.next().await, None, "dropped: its queue ends");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn many_stuck_subscribers_hold_delivery_up_once_not_each() {
+        let hub = Hub::default();
+        let stuck: Vec<Following> = (0..4).map(|_| hub.follow(chat("c"), None)).collect();
+        for n in 0..QUEUE {
+            hub.said(&reply("c", "m1", &n.to_string(), false)).await;
+        }
+        let started = tokio::time::Instant::now();
+        assert_eq!(hub.said(&reply("c", "m1", "last", true)).await, 0);
+        assert_eq!(started.elapsed(), SEND_LIMIT, "one wait for all four");
+        assert_eq!(hub.followers(), 0, "all four dropped");
+        drop(stuck);
     }
 }
