@@ -67,16 +67,7 @@ async fn start(web: bool) -> Setup {
     )
     .await;
     // The key was read at start; the daemon's own directory keeps the CLI's config.
-    let cli_config = daemon.dir.path().join("cli.toml");
-    std::fs::write(
-        &cli_config,
-        format!(
-            "data_dir = {data:?}\n[[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"fake-model\"\n",
-            data = daemon.config.data_dir.display().to_string(),
-            url = llm.base_url(),
-        ),
-    )
-    .unwrap();
+    let cli_config = daemon.cli_config(&llm);
     drop(key_dir);
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())

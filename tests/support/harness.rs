@@ -70,6 +70,22 @@ impl TestDaemon {
         }
     }
 
+    /// A config file for the command line beside this daemon: its data
+    /// directory, and `llm` as its model, as its own file would say.
+    pub fn cli_config(&self, llm: &FakeLlm) -> std::path::PathBuf {
+        let file = self.dir.path().join("cli.toml");
+        std::fs::write(
+            &file,
+            format!(
+                "data_dir = {data:?}\n[[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"fake-model\"\n",
+                data = self.config.data_dir.display().to_string(),
+                url = llm.base_url(),
+            ),
+        )
+        .expect("the command line's config is written");
+        file
+    }
+
     /// Stops the daemon in order (as SIGTERM would).
     pub async fn stop(&mut self) {
         if let Some(daemon) = self.daemon.take() {
