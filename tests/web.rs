@@ -386,3 +386,48 @@ async fn guessing_links_is_held_after_ten_wrong_ones_and_a_good_link_still_signs
     let good = setup.get(&link, None).await;
     assert_eq!(good.status(), StatusCode::SEE_OTHER, "a valid link always passes");
 }
+
+#[tokio::test]
+async fn guessing_session_ids_is_held_and_the_real_session_still_passes() {
+    let setup = start(true).await;
+    let (base, cookie) = setup.sign_in().await;
+    // Wrong session ids on pages: not signed in, and the cookie removed,
+    // so a browser whose session merely ended sends it no more.
+    for n in 0..5 {
+        let wrong = setup
+            .get(&format!("{base}/"), Some(&format!("passepartout_session=guess{n}")))
+            .await;
+        assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "guess {n}");
+        let cleared = wrong.headers()[header::SET_COOKIE].to_str().unwrap();
+        assert!(
+            cleared.starts_with("passepartout_session=;") && cleared.contains("Max-Age=0"),
+            "{cleared}"
+        );
+    }
+    // And on forms, from the page's own origin: counted alike.
+    for n in 5..10 {
+        let wrong = setup
+            .http
+            .post(format!("{base}/sign-out"))
+            .header(header::ORIGIN, &base)
+            .header(header::COOKIE, format!("passepartout_session=guess{n}"))
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body("csrf=whatever")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), StatusCode::FORBIDDEN, "guess {n}");
+    }
+    let held = setup
+        .get(&format!("{base}/events"), Some("passepartout_session=guess10"))
+        .await;
+    assert_eq!(held.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(held.text().await.unwrap().contains("Too many"));
+    // The guesser may share the owner's address (a proxy): a live session
+    // is never held with the guesses.
+    let page = setup.get(&format!("{base}/"), Some(&cookie)).await;
+    assert_eq!(page.status(), StatusCode::OK, "a live session always passes");
+    // No cookie at all is no guess.
+    let none = setup.get(&format!("{base}/"), None).await;
+    assert_eq!(none.status(), StatusCode::UNAUTHORIZED);
+}

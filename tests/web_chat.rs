@@ -322,3 +322,42 @@ async fn a_file_the_assistant_sends_is_offered_as_a_download() {
     assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
     chat.daemon.stop().await;
 }
+
+#[tokio::test]
+async fn a_sent_messages_stream_counts_with_the_pages_streams_and_the_oldest_closes() {
+    // The dashboard keeps this many streams open at once.
+    const MAX_STREAMS: usize = 8;
+    let chat = start().await;
+    let mut open = Vec::new();
+    for _ in 0..MAX_STREAMS {
+        let stream = http()
+            .get(format!("{}/events", chat.base))
+            .header(header::COOKIE, &chat.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status(), StatusCode::OK);
+        open.push(stream);
+    }
+    let form = chat.form("hello").await;
+    let mut reply = chat.post(&form, None, true).await;
+    assert_eq!(reply.status(), StatusCode::OK);
+    // The sent message's stream took the place of the oldest page stream,
+    // which ends.
+    let mut oldest = open.remove(0);
+    while tokio::time::timeout(WAIT, oldest.chunk())
+        .await
+        .expect("the oldest stream is closed")
+        .unwrap()
+        .is_some()
+    {}
+    let mut body = String::new();
+    while let Some(chunk) = tokio::time::timeout(WAIT, reply.chunk())
+        .await
+        .expect("the reply goes on")
+        .unwrap()
+    {
+        body.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert!(body.contains("echo: hello") && body.contains("event: end"), "{body}");
+}

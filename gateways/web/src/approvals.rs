@@ -12,7 +12,6 @@ use axum::Form;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
-use axum::http::header::HeaderMap;
 use axum::response::Response;
 use passepartout_admin::{AdminReply, AdminRequest, Via};
 use passepartout_gateway::ApprovalToken;
@@ -24,7 +23,7 @@ use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::posted::{WithToken, accept, owner, plain, see_other};
 use crate::router::AppState;
-use crate::session::SignedIn;
+use crate::session::{FormSession, SignedIn};
 
 /// The page's query: the history's filters, and what a button just did.
 #[derive(Debug, Default, Deserialize)]
@@ -140,10 +139,10 @@ impl WithToken for Answer {
 /// `POST /approvals/decide`.
 pub async fn decide(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    sender: FormSession,
     form: Result<Form<Answer>, FormRejection>,
 ) -> Response {
-    let answer = match accept(&state, &headers, form) {
+    let answer = match accept(sender, form) {
         Ok(answer) => answer,
         Err(refused) => return *refused,
     };
@@ -203,10 +202,10 @@ impl WithToken for Revoke {
 /// `POST /approvals/rules/revoke`.
 pub async fn revoke(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    sender: FormSession,
     form: Result<Form<Revoke>, FormRejection>,
 ) -> Response {
-    let revoke = match accept(&state, &headers, form) {
+    let revoke = match accept(sender, form) {
         Ok(revoke) => revoke,
         Err(refused) => return *refused,
     };

@@ -48,7 +48,7 @@ use crate::people::Person;
 use crate::posted::see_other;
 use crate::router::AppState;
 use crate::server::GATEWAY_ID;
-use crate::session::{SignedIn, check_form, check_token};
+use crate::session::{FormSession, SignedIn, check_token};
 use crate::uploads::Upload;
 
 /// How long a form sent with scripting off waits for the reply.
@@ -130,13 +130,10 @@ struct Posted {
 /// `POST /chat`.
 pub async fn send(
     State(state): State<Arc<AppState>>,
+    FormSession { session }: FormSession,
     headers: HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Response {
-    let session = match check_form(&state, &headers) {
-        Ok(session) => session,
-        Err(refused) => return *refused,
-    };
     let Ok(mut multipart) = multipart else {
         return errors::bad_request(
             StatusCode::BAD_REQUEST,
@@ -205,14 +202,14 @@ pub async fn send(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|accept| accept.contains("text/event-stream"));
     if streams {
-        Sse::new(said(
-            following,
-            state.clone(),
-            Until::TurnEnds,
-            state.streams.stopping(),
-        ))
-        .keep_alive(KeepAlive::default())
-        .into_response()
+        // Counted with the dashboard's other streams, so that many sent
+        // messages whose replies nobody reads cannot pile up either.
+        let (closed, opened) = crate::events::open_other(&state);
+        let stream = said(following, state.clone(), Until::TurnEnds, closed).map(move |event| {
+            let _held = &opened;
+            event
+        });
+        Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
     } else {
         wait(following).await;
         see_other("/chat", &[])
@@ -321,7 +318,8 @@ enum Until {
 }
 
 /// What the core says, as events, secrets kept out; `end` after each turn.
-/// Ends when `stopping` is cancelled (the gateway stops).
+/// Ends when `stopping` is cancelled (the gateway stops, or too many
+/// streams were opened since).
 fn said(
     following: Following,
     state: Arc<AppState>,

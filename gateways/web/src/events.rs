@@ -72,12 +72,6 @@ impl Streams {
         open.retain(|(open_id, _)| *open_id != id);
     }
 
-    /// A token cancelled when the gateway stops, for a stream of another
-    /// kind (the chat's) that must end then too.
-    pub fn stopping(&self) -> CancellationToken {
-        self.stopped.child_token()
-    }
-
     /// How many are open.
     #[cfg(test)]
     fn count(&self) -> usize {

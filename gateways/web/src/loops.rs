@@ -10,7 +10,6 @@ use axum::Form;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
-use axum::http::header::HeaderMap;
 use axum::response::Response;
 use passepartout_admin::{AdminReply, AdminRequest};
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
@@ -23,7 +22,7 @@ use crate::pages::loops::{Notice, body};
 use crate::posted::{WithToken, accept, owner, plain, see_other};
 use crate::router::AppState;
 use crate::server::GATEWAY_ID;
-use crate::session::SignedIn;
+use crate::session::{FormSession, SignedIn};
 
 /// The chat whose tools the page lists: one of the dashboard's own, which
 /// no skill names, so the gates shown are those that hold in general.
@@ -110,28 +109,28 @@ impl WithToken for Control {
 /// `POST /loops/run`.
 pub async fn run(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    sender: FormSession,
     form: Result<Form<Control>, FormRejection>,
 ) -> Response {
-    control(&state, &headers, form, true).await
+    control(&state, sender, form, true).await
 }
 
 /// `POST /loops/stop`.
 pub async fn stop(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    sender: FormSession,
     form: Result<Form<Control>, FormRejection>,
 ) -> Response {
-    control(&state, &headers, form, false).await
+    control(&state, sender, form, false).await
 }
 
 async fn control(
     state: &AppState,
-    headers: &HeaderMap,
+    sender: FormSession,
     form: Result<Form<Control>, FormRejection>,
     run: bool,
 ) -> Response {
-    let control = match accept(state, headers, form) {
+    let control = match accept(sender, form) {
         Ok(control) => control,
         Err(refused) => return *refused,
     };

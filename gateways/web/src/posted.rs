@@ -1,18 +1,18 @@
 //! What every form that changes something goes through before its handler
-//! acts: the page's own origin and a live session ([`check_form`]), a body
-//! that reads ([`bad_form`]), the session's CSRF token ([`check_token`]);
+//! acts: the page's own origin and a live session ([`FormSession`], before
+//! the body is read), a body that reads ([`bad_form`]), the session's CSRF
+//! token ([`check_token`]);
 //! and the answer once it acted, a redirect to the page that shows what
 //! came of it (so reloading that page sends nothing again).
 
 use axum::Form;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
-use axum::http::header::{self, HeaderMap, HeaderValue};
+use axum::http::header::{self, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use passepartout_gateway::UserId;
 
-use crate::router::AppState;
-use crate::session::{check_form, check_token};
+use crate::session::{FormSession, check_token};
 use crate::sign_in::bad_form;
 
 /// The user the dashboard acts as on the admin path. A signed-in browser
@@ -31,22 +31,17 @@ pub trait WithToken {
 }
 
 /// The form, if it passed every check; else the page saying why not.
-pub fn accept<T: WithToken>(
-    state: &AppState,
-    headers: &HeaderMap,
-    form: Result<Form<T>, FormRejection>,
-) -> Result<T, Box<Response>> {
-    accept_with_session(state, headers, form).map(|(_, form)| form)
+pub fn accept<T: WithToken>(sender: FormSession, form: Result<Form<T>, FormRejection>) -> Result<T, Box<Response>> {
+    accept_with_session(sender, form).map(|(_, form)| form)
 }
 
 /// The session that sent the form and the form, if it passed every
 /// check; else the page saying why not.
 pub fn accept_with_session<T: WithToken>(
-    state: &AppState,
-    headers: &HeaderMap,
+    sender: FormSession,
     form: Result<Form<T>, FormRejection>,
 ) -> Result<(String, T), Box<Response>> {
-    let session = check_form(state, headers)?;
+    let session = sender.session;
     let Form(form) = form.map_err(|rejection| Box::new(bad_form(rejection)))?;
     check_token(&session, form.csrf())?;
     Ok((session, form))

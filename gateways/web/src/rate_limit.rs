@@ -9,10 +9,12 @@
 //! under paused time.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use axum::extract::ConnectInfo;
+use axum::http::request::Parts;
 use tokio::time::Instant;
 
 /// Wrong links a client may try per window.
@@ -65,6 +67,15 @@ impl Guesses {
         window.failures = window.failures.saturating_add(1);
         window.failures > FAILURES_PER_WINDOW
     }
+}
+
+/// The address a request came from (this machine's when the server was
+/// not told, as in a test calling the router directly).
+pub fn client(parts: &Parts) -> IpAddr {
+    parts
+        .extensions
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or(IpAddr::from([127, 0, 0, 1]), |ConnectInfo(address)| address.ip())
 }
 
 /// The address `client` is counted by: an IPv6 address by its /64, an

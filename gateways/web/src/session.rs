@@ -1,13 +1,20 @@
 //! The browser's side of a session: the cookie that carries its id, the
 //! CSRF token derived from it, and the guards a route puts in front of what
-//! it serves — [`SignedIn`] for a page, [`check_form`] for a form that
-//! changes something.
+//! it serves — [`SignedIn`] for a page, [`FormSession`] for a form that
+//! changes something, both checked before any body is read.
 //!
 //! The CSRF token is a hash of the session id under its own label: only
 //! someone holding the id can know it, it needs no storage, and it dies with
 //! the session. A form must bring the cookie, the page's own `Origin` and the
 //! token; anything less is answered 403.
+//!
+//! A cookie naming no live session is a guess at a session id, counted with
+//! the wrong sign-in links of the same client ([`Guesses`](crate::rate_limit::Guesses)):
+//! past the limit it is answered 429. The answer also removes the cookie,
+//! so a browser whose session merely ended stops sending it and is counted
+//! once.
 
+use std::net::IpAddr;
 use std::sync::Arc;
 
 use axum::extract::FromRequestParts;
@@ -19,6 +26,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
 use crate::pages::errors;
+use crate::rate_limit::client;
 use crate::router::AppState;
 
 /// The session cookie's name.
@@ -82,36 +90,61 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
             Ok(true) => Ok(SignedIn {
                 csrf: csrf_token(session),
             }),
-            Ok(false) => Err(errors::not_signed_in()),
+            Ok(false) => Err(wrong_session(state, client(parts), errors::not_signed_in())),
             Err(unavailable) => Err(errors::unavailable(&unavailable.message)),
         }
     }
 }
 
-/// The checks on a form that changes something, before its body is read:
-/// its `Origin` is the page's own and it comes with a live session. The
-/// session, for [`check_token`] once the body is read.
-pub fn check_form(state: &AppState, headers: &HeaderMap) -> Result<String, Box<Response>> {
-    let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
-    let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
-    let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
-    if state.hosts.check_origin(host, origin, fetch_site).is_err() {
-        return Err(Box::new(errors::forbidden(
-            "This form came from another site, so it was not taken.",
-        )));
+/// A form that changes something, checked before its body is read: its
+/// `Origin` is the page's own and it comes with a live session, whose id
+/// [`check_token`] checks the form's token against once the body is read.
+pub struct FormSession {
+    pub session: String,
+}
+
+impl FromRequestParts<Arc<AppState>> for FormSession {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
+        let headers = &parts.headers;
+        let host = headers.get(header::HOST).and_then(|v| v.to_str().ok());
+        let origin = headers.get(header::ORIGIN).and_then(|v| v.to_str().ok());
+        let fetch_site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+        if state.hosts.check_origin(host, origin, fetch_site).is_err() {
+            return Err(errors::forbidden(
+                "This form came from another site, so it was not taken.",
+            ));
+        }
+        let Some(session) = session_id(headers) else {
+            return Err(errors::forbidden("You are not signed in, so the form was not taken."));
+        };
+        match state.sessions.check(session) {
+            Ok(true) => Ok(FormSession {
+                session: session.to_owned(),
+            }),
+            Ok(false) => Err(wrong_session(
+                state,
+                client(parts),
+                errors::forbidden("Your session has ended, so the form was not taken."),
+            )),
+            Err(unavailable) => Err(errors::unavailable(&unavailable.message)),
+        }
     }
-    let Some(session) = session_id(headers) else {
-        return Err(Box::new(errors::forbidden(
-            "You are not signed in, so the form was not taken.",
-        )));
+}
+
+/// The answer to a cookie that names no live session: `answer`, or 429
+/// past the client's guesses; either way the cookie is removed.
+fn wrong_session(state: &AppState, client: IpAddr, answer: Response) -> Response {
+    let mut answer = if state.guesses.failed(client) {
+        tracing::warn!(%client, "request refused: too many sessions or links that were not valid");
+        errors::too_many_tries()
+    } else {
+        tracing::info!(%client, "a session that is not valid was tried");
+        answer
     };
-    match state.sessions.check(session) {
-        Ok(true) => Ok(session.to_owned()),
-        Ok(false) => Err(Box::new(errors::forbidden(
-            "Your session has ended, so the form was not taken.",
-        ))),
-        Err(unavailable) => Err(Box::new(errors::unavailable(&unavailable.message))),
-    }
+    answer.headers_mut().insert(header::SET_COOKIE, clear_cookie());
+    answer
 }
 
 /// Whether `sent` (the form's `csrf` field) is `session`'s token.

@@ -17,7 +17,7 @@ use serde::Deserialize;
 
 use crate::pages::errors;
 use crate::router::AppState;
-use crate::session::{clear_cookie, set_cookie};
+use crate::session::{FormSession, clear_cookie, set_cookie};
 
 /// The longest user agent kept with a session.
 const MAX_USER_AGENT: usize = 200;
@@ -77,10 +77,10 @@ impl crate::posted::WithToken for TokenOnly {
 /// `POST /sign-out`.
 pub async fn sign_out(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    sender: FormSession,
     form: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
-    let session = match crate::posted::accept_with_session(&state, &headers, form) {
+    let session = match crate::posted::accept_with_session(sender, form) {
         Ok((session, _)) => session,
         Err(refused) => return *refused,
     };

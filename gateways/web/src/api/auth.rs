@@ -4,16 +4,17 @@
 //! client that keeps trying wrong keys has them answered 429, as one that
 //! guesses sign-in links does, while a valid key always passes.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::FromRequestParts;
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap};
 use axum::http::request::Parts;
 
 use super::error::ApiError;
 use crate::people::Person;
+use crate::rate_limit::client;
 use crate::router::AppState;
 
 /// The person a request's key authenticates. As an extractor placed before
@@ -28,11 +29,7 @@ impl FromRequestParts<Arc<AppState>> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
-        let client = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map_or(IpAddr::from([127, 0, 0, 1]), |ConnectInfo(address)| address.ip());
-        let person = caller(state, client, &parts.headers)?;
+        let person = caller(state, client(parts), &parts.headers)?;
         Ok(Self { person })
     }
 }

@@ -12,7 +12,6 @@ use axum::Form;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
-use axum::http::header::HeaderMap;
 use axum::response::Response;
 use passepartout_admin::{AdminReply, AdminRequest, DashboardRequest, Reloaded};
 use serde::Deserialize;
@@ -23,7 +22,7 @@ use super::layout::{Viewer, page};
 use super::parts::items;
 use crate::escape::Escaped;
 use crate::router::AppState;
-use crate::session::SignedIn;
+use crate::session::{FormSession, SignedIn};
 
 /// `GET /config`.
 pub async fn configuration(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Response {
@@ -45,10 +44,10 @@ impl crate::posted::WithToken for ReloadForm {
 /// `POST /config/reload`: reloads, then shows the page with what came of it.
 pub async fn reload(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
+    sender: FormSession,
     form: Result<Form<ReloadForm>, FormRejection>,
 ) -> Response {
-    let session = match crate::posted::accept_with_session(&state, &headers, form) {
+    let session = match crate::posted::accept_with_session(sender, form) {
         Ok((session, _)) => session,
         Err(refused) => return *refused,
     };

@@ -37,7 +37,7 @@ pub fn link_not_valid() -> Response {
     )
 }
 
-/// Too many wrong links from this address.
+/// Too many wrong links or session cookies from this address.
 pub fn too_many_tries() -> Response {
     page(
         StatusCode::TOO_MANY_REQUESTS,
@@ -45,7 +45,7 @@ pub fn too_many_tries() -> Response {
         "",
         None,
         &format!(
-            "<p>Too many sign-in links that were not valid came from this address. Wait a minute, then use a new link.</p>{HOW_TO_SIGN_IN}"
+            "<p>Too many sign-in links or sessions that were not valid came from this address. Wait a minute, then use a new link.</p>{HOW_TO_SIGN_IN}"
         ),
     )
 }
