@@ -386,6 +386,71 @@ async fn wrong_keys_are_held_and_a_valid_key_still_passes() {
     api.daemon.stop().await;
 }
 
+/// A request of `key` whose body is announced and not yet sent, once the
+/// server has started reading it (it answered `100 Continue`): its place
+/// among the requests being answered is taken.
+async fn request_being_read(address: &str, key: &str) -> tokio::net::TcpStream {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: {address}\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: 2\r\nExpect: 100-continue\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = vec![0; 25];
+    tokio::time::timeout(WAIT, stream.read_exact(&mut answer))
+        .await
+        .expect("the server reads the body")
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&answer), "HTTP/1.1 100 Continue\r\n\r\n");
+    stream
+}
+
+#[tokio::test]
+async fn a_key_with_too_many_requests_at_once_is_held_and_other_keys_pass() {
+    use passepartout_web::api::in_flight::PER_KEY;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut api = start().await;
+    let busy = api.key("busy").await;
+    let calm = api.key("calm").await;
+    let address = api.base.trim_start_matches("http://").to_owned();
+    let mut held = Vec::new();
+    for _ in 0..PER_KEY {
+        held.push(request_being_read(&address, &busy).await);
+    }
+    // One more of the same key: 429 with OpenAI's error object, before
+    // its body is read.
+    let refused = api.post_raw(Some(&busy), b"not json".to_vec(), None).await;
+    let error = refusal(refused, StatusCode::TOO_MANY_REQUESTS).await;
+    assert_eq!(error["code"], "rate_limit_exceeded", "{error}");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains(&format!("{PER_KEY} requests being answered")),
+        "{error}"
+    );
+    // Another key is not held up: its request is read (and this one is
+    // not JSON).
+    let other = api.post_raw(Some(&calm), b"not json".to_vec(), None).await;
+    refusal(other, StatusCode::BAD_REQUEST).await;
+
+    // One held request is answered (its body is not a request): its place
+    // is given back, and the busy key is read again.
+    let mut first = held.remove(0);
+    first.write_all(b"{}").await.unwrap();
+    let mut status = vec![0; 12];
+    tokio::time::timeout(WAIT, first.read_exact(&mut status))
+        .await
+        .expect("answered")
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&status), "HTTP/1.1 400");
+    let again = api.post_raw(Some(&busy), b"not json".to_vec(), None).await;
+    refusal(again, StatusCode::BAD_REQUEST).await;
+    drop(held);
+    api.daemon.stop().await;
+}
+
 #[tokio::test]
 async fn a_client_gone_mid_stream_still_has_its_turn_kept() {
     let mut api = start().await;

@@ -24,6 +24,10 @@
 //! | `GET /v1/models`, `POST /v1/chat/completions` | the OpenAI-compatible API (`api/`) | API key |
 //! | `GET /metrics` | Prometheus text | none on a loopback-only listener, else an API key |
 //! | anything else | 404 page | |
+//!
+//! "Signed in" and "cookie" count a cookie naming no live session as a
+//! guess, like a wrong link; "API key" also holds the request's place
+//! among those being answered at once (`api/in_flight.rs`).
 
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -40,6 +44,7 @@ use serde_json::{Value, json};
 use passepartout_gateway::Intake;
 
 use crate::api;
+use crate::api::in_flight::InFlight;
 use crate::downloads::Downloads;
 use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
@@ -72,6 +77,8 @@ pub struct AppState {
     pub secrets: Arc<Secrets>,
     /// How long the API's answers took.
     pub latency: Latency,
+    /// The API requests being answered.
+    pub in_flight: Arc<InFlight>,
     /// Whether `/metrics` is open without a key: the dashboard listens on
     /// this machine only, with no public address in front.
     pub metrics_open: bool,

@@ -89,6 +89,7 @@ impl WebGateway {
             intake: Mutex::new(None),
             keys,
             latency: Latency::default(),
+            in_flight: Default::default(),
             secrets: Arc::new(config.secrets.clone()),
             metrics_open: bound.ip().is_loopback() && public_url.is_none(),
             admin,

@@ -13,16 +13,20 @@ use axum::http::header::{self, HeaderMap};
 use axum::http::request::Parts;
 
 use super::error::ApiError;
+use super::in_flight::{Full, IN_ALL, PER_KEY, Place};
 use crate::people::Person;
 use crate::rate_limit::client;
 use crate::router::AppState;
 
-/// The person a request's key authenticates. As an extractor placed before
-/// the body's,
-/// it refuses a request before its body is read: a client without a valid
-/// key never makes the server hold a body.
+/// The person a request's key authenticates, and the request's place among
+/// those being answered. As an extractor placed before the body's, it
+/// refuses a request before its body is read: a client without a valid key,
+/// or with too many requests being answered, never makes the server hold a
+/// body.
 pub struct Caller {
     pub person: Person,
+    /// Held until the answer is sent.
+    pub place: Place,
 }
 
 impl FromRequestParts<Arc<AppState>> for Caller {
@@ -30,7 +34,18 @@ impl FromRequestParts<Arc<AppState>> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
         let person = caller(state, client(parts), &parts.headers)?;
-        Ok(Self { person })
+        let place = state.in_flight.take(person.user().as_str()).map_err(|full| {
+            let why = match full {
+                Full::Key => format!(
+                    "This key has {PER_KEY} requests being answered already; send this one when one of them is done."
+                ),
+                Full::All => format!(
+                    "The assistant is answering {IN_ALL} API requests already; send this one when one of them is done."
+                ),
+            };
+            ApiError::status(StatusCode::TOO_MANY_REQUESTS, "rate_limit_exceeded", why)
+        })?;
+        Ok(Self { person, place })
     }
 }
 

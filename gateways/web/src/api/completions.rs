@@ -25,6 +25,7 @@ use axum::http::StatusCode;
 use axum::http::header::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt as _;
 use futures_util::stream::{self, Stream};
 use passepartout_gateway::{
     Ack, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Refusal, TurnEnd, unix_ms,
@@ -33,6 +34,7 @@ use passepartout_gateway::{
 use super::answer::Answer;
 use super::auth::Caller;
 use super::error::ApiError;
+use super::in_flight::Place;
 use super::wire::{self, Made, Piece, Usage};
 use crate::hub::Following;
 use crate::people::Person;
@@ -55,15 +57,18 @@ pub async fn completions(
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Response {
-    match answer(&state, &caller.person, &headers, body).await {
+    let Caller { person, place } = caller;
+    match answer(&state, &person, place, &headers, body).await {
         Ok(response) => response,
         Err(refused) => refused.into_response(),
     }
 }
 
+/// The answer; `place` is held until it is sent.
 async fn answer(
     state: &Arc<AppState>,
     person: &Person,
+    place: Place,
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
@@ -137,11 +142,15 @@ async fn answer(
         taken: Instant::now(),
     };
     if asked.stream {
-        Ok(Sse::new(chunks(following, made, asked.include_usage, timed))
-            .keep_alive(KeepAlive::default())
-            .into_response())
+        let chunks = chunks(following, made, asked.include_usage, timed).map(move |chunk| {
+            let _held = &place;
+            chunk
+        });
+        Ok(Sse::new(chunks).keep_alive(KeepAlive::default()).into_response())
     } else {
-        whole(following, made, timed).await
+        let whole = whole(following, made, timed).await;
+        drop(place);
+        whole
     }
 }
 

@@ -13,6 +13,7 @@
 //! | concept | file |
 //! | --- | --- |
 //! | the bearer key | `auth.rs` |
+//! | requests being answered at once, per key and in all | `in_flight.rs` |
 //! | the request read, the objects written | `wire.rs` |
 //! | the OpenAI error object | `error.rs` |
 //! | an answer put together from what the core says | `answer.rs` |
@@ -22,6 +23,7 @@ mod answer;
 mod auth;
 mod completions;
 pub mod error;
+pub mod in_flight;
 pub mod wire;
 
 use std::net::SocketAddr;
