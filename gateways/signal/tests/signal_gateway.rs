@@ -7,8 +7,7 @@
 //! answers itself ([`CoreSide`]), playing the core. Every wait is on an event,
 //! under a timeout.
 
-#[path = "../../../tests/support/fake_signal.rs"]
-mod fake_signal;
+use crate::fake_signal;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -4,8 +4,7 @@
 //! stickers and shared contacts come in as text. Every failure of the fetch
 //! is a clear error of the contract.
 
-#[path = "../../../tests/support/fake_signal.rs"]
-mod fake_signal;
+use crate::fake_signal;
 
 use std::time::Duration;
 

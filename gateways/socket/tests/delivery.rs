@@ -1,7 +1,7 @@
 //! The core's messages to clients: replies, approval prompts, typing, and
 //! what happens when nobody is connected.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, Raw, chat, socket_conversation, text_outbound, within};
 use passepartout_gateway::{

@@ -1,7 +1,7 @@
 //! The socket's life: its file and mode, stale and live sockets, the client's
 //! view of a missing daemon, and shutdown.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::PermissionsExt;
 

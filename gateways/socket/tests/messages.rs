@@ -1,7 +1,7 @@
 //! Messages from clients to the core: acks, duplicates, ids, chats, status,
 //! and many clients at once.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, Raw, ScriptedCore, Seen, chat, default_chat, euid, fake_status, within};
 use passepartout_gateway::{Ack, Deliver, InboundBody, IntakeEvent, MessageId, UserId};

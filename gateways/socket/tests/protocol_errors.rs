@@ -1,7 +1,7 @@
 //! Lines that are not good frames: each gets its error code, and the
 //! connection stays usable afterwards.
 
-mod common;
+use crate::common;
 
 use common::{Daemon, Raw};
 use passepartout_socket::{ErrorCode, ServerFrame};
