@@ -40,6 +40,7 @@ fn rule(conversation: ConversationKey, tool: &str, scope: Scope) -> StandingRule
         created_ms: 0,
         expires_ms: u64::MAX,
         by: Person::known_as(GatewayId::new("telegram").unwrap(), UserId::new("42").unwrap()),
+        how: None,
         approval: ApprovalToken::new("K7PX2QMD").unwrap(),
     }
 }

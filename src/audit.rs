@@ -83,10 +83,15 @@ impl AuditEvent {
                 )
             }
             Audited::RuleMade {
-                rule, scope, by, token, ..
+                rule,
+                scope,
+                by,
+                how,
+                token,
+                ..
             } => format!(
-                "standing rule {rule} made by {} with {}: {scope} in {}",
-                shown(by),
+                "standing rule {rule} made {} with {}: {scope} in {}",
+                crate::people::made_by(by, *how),
                 token.as_str(),
                 self.conversation
             ),

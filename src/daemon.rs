@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, Draft, GatewayId, Intake, Listen};
+use passepartout_gateway::{Deliver, Draft, GatewayId, Intake, Listen, LiveSecrets};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
@@ -222,7 +222,17 @@ impl Daemon {
             mcp_lifecycle.draining(),
         );
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
-        let gateways = gateways(&components, &store, admin, clock, config.pipeline.stream).await?;
+        // One set for the gateways, the admin path and the reload, which
+        // adds what a reloaded file names.
+        let secrets = LiveSecrets::new(crate::config::configured_secrets(&config));
+        let with = BuildContext {
+            store: store.clone(),
+            admin,
+            clock,
+            stream: config.pipeline.stream,
+            secrets: secrets.clone(),
+        };
+        let gateways = gateways(&components, &with).await?;
         // Once the gateways run: media is fetched through them.
         let pipeline = pipeline.with_media(Media::new(&config, gateways.fetchers.clone()));
         let lifecycle = Lifecycle::new();
@@ -270,6 +280,7 @@ impl Daemon {
             conversations: conversations.clone(),
             approvals: approvals.clone(),
             loops: loops.clone(),
+            secrets: secrets.clone(),
         };
         let reloader = Arc::new(Reloader::new(
             config_file,
@@ -284,7 +295,6 @@ impl Daemon {
         // durable in, the tracker its slow answers run on, the reload of the
         // configuration, and a way to wake a conversation.
         let (document, current, nudge) = (status.clone(), conversations.clone(), conversations.clone());
-        let secrets = crate::gateways::web::configured_secrets(&config);
         let admin = AdminContext {
             status: Arc::new(move || document.document()),
             approvals: approvals.clone(),
@@ -299,7 +309,7 @@ impl Daemon {
             store: store.clone(),
             tracker: lifecycle.tracker().clone(),
             nudge: Arc::new(move |key| nudge.nudge(key)),
-            redact: Arc::new(move |text| secrets.redact(text)),
+            redact: Arc::new(move |text| secrets.now().redact(text)),
         };
         lifecycle.spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
         spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);
@@ -481,19 +491,7 @@ fn pipeline(
 /// Starts every enabled gateway component, from the one list of them;
 /// those that can show drafts do so unless `stream` or their own setting
 /// says not to.
-async fn gateways(
-    components: &[Box<dyn GatewayComponent>],
-    store: &Store,
-    admin: Admin,
-    clock: Clock,
-    stream: bool,
-) -> Result<Gateways, StartError> {
-    let with = BuildContext {
-        store: store.clone(),
-        admin,
-        clock,
-        stream,
-    };
+async fn gateways(components: &[Box<dyn GatewayComponent>], with: &BuildContext) -> Result<Gateways, StartError> {
     let mut handles = HashMap::new();
     let mut fetchers = Fetchers::default();
     let mut local_path = None;
@@ -501,7 +499,7 @@ async fn gateways(
         if !component.enabled() {
             continue;
         }
-        let built = component.build(&with).await?;
+        let built = component.build(with).await?;
         if let Some((id, fetch)) = built.fetcher() {
             fetchers.insert(id, fetch);
         }

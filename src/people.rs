@@ -27,11 +27,28 @@ pub fn named(gateway: &GatewayId, user: &UserId, names: &Names) -> String {
 /// `passepartout approvals` (whose id is only the terminal's account), or
 /// "from the web" for the owner's click on the dashboard; none for the timer.
 pub fn decided_by(decision: &Decision) -> Option<String> {
-    match (&decision.by, decision.how) {
-        (_, How::Cli) => Some("from the terminal".to_owned()),
-        (_, How::Web) => Some("from the web".to_owned()),
-        (Some(by), _) => Some(format!("by {}", shown(by))),
-        (None, _) => None,
+    match (&decision.by, from_where(decision.how)) {
+        (_, Some(from)) => Some(from.to_owned()),
+        (Some(by), None) => Some(format!("by {}", shown(by))),
+        (None, None) => None,
+    }
+}
+
+/// Who made a standing rule, answering `how`, as the words after "made":
+/// as [`decided_by`] says who decided (a rule kept before its `how` was,
+/// by the person).
+pub fn made_by(by: &Person, how: Option<How>) -> String {
+    how.and_then(from_where)
+        .map_or_else(|| format!("by {}", shown(by)), str::to_owned)
+}
+
+/// Where the machine's owner answered from, for the answers whose person is
+/// only the local account they came through.
+fn from_where(how: How) -> Option<&'static str> {
+    match how {
+        How::Cli => Some("from the terminal"),
+        How::Web => Some("from the web"),
+        _ => None,
     }
 }
 
@@ -92,6 +109,19 @@ mod tests {
         assert_eq!(
             decided_by(&decision(Some(owner), How::Web)).as_deref(),
             Some("from the web")
+        );
+    }
+
+    #[test]
+    fn a_rule_is_made_from_where_its_decision_was_and_by_the_person_otherwise() {
+        let owner = Person::known_as(GatewayId::new("socket").unwrap(), UserId::new("web").unwrap());
+        assert_eq!(made_by(&owner, Some(How::Web)), "from the web");
+        assert_eq!(made_by(&owner, Some(How::Cli)), "from the terminal");
+        assert_eq!(made_by(&ada(), Some(How::Button)), "by Ada Lovelace @ada (telegram:42)");
+        assert_eq!(
+            made_by(&ada(), None),
+            "by Ada Lovelace @ada (telegram:42)",
+            "a rule kept before"
         );
     }
 }

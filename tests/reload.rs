@@ -309,6 +309,34 @@ async fn a_file_that_holds_only_with_settings_waiting_for_a_restart_is_refused()
 }
 
 #[tokio::test]
+async fn an_unchanged_file_with_tool_servers_changes_nothing() {
+    // A server run from a command (its defaults left out, an `env` with
+    // upper and mixed case names, a path argument) and one at a URL with
+    // headers from variables: all read again the same.
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp_fixture.py");
+    let servers = format!(
+        "[[mcp.servers]]\nname = \"fixture\"\ncommand = \"python3\"\nargs = [{fixture:?}]\n\
+         env = {{ GREETING = \"hi\", Mixed_Case = \"1\" }}\n\
+         [[mcp.servers]]\nname = \"remote\"\nurl = \"https://mcp.example/sse?v=1\"\nenabled = false\n\
+         timeout_s = 5\ntrust = \"allow\"\nheaders_env = {{ Authorization = \"REMOTE_TOKEN\" }}\n",
+        fixture = fixture.display().to_string(),
+    );
+    let setup = Setup::new().await;
+    let llm = FakeLlm::start().await;
+    let daemon = setup
+        .start(&Settings {
+            extra: &servers,
+            ..Settings::first(&llm)
+        })
+        .await;
+    let (ok, out, err) = reload(&setup.config()).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("unchanged"), "{out}");
+    assert!(!out.contains("mcp"), "{out}");
+    assert!(daemon.terminate().await.success());
+}
+
+#[tokio::test]
 async fn a_configured_loop_may_not_take_the_name_of_a_loop_made_in_a_chat() {
     let (setup, llm, daemon) = started().await;
     llm.push(Script::ToolCall {

@@ -1,7 +1,9 @@
 //! The OpenAI-compatible API end to end: a real daemon with `[web]` on port
 //! 0, keys made with the real `passepartout web keys create`, the fake model
 //! behind it, and two clients: reqwest, so each test says exactly what goes
-//! over the wire, and the official `openai` Python client.
+//! over the wire, and the official `openai` Python client. `/metrics`
+//! counts what happened, a gateway's restart too (Telegram's, against the
+//! fake Bot API refusing a poll).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -11,6 +13,7 @@ use serde_json::{Value, json};
 
 use crate::support;
 use support::fake_llm::{FakeLlm, Script, Streamed, last_user_text};
+use support::fake_telegram::{FakeFailure, FakeTelegram};
 use support::harness::{TestDaemon, WAIT};
 use support::process::run_cli;
 
@@ -619,6 +622,55 @@ async fn metrics_are_prometheus_text_open_to_this_machine() {
     );
     assert!(!text.contains(&key));
     api.daemon.stop().await;
+}
+
+/// The value of `series` (`name{labels}`) in the `/metrics` text.
+fn sample(text: &str, series: &str) -> Option<f64> {
+    text.lines()
+        .filter(|line| !line.starts_with('#'))
+        .filter_map(|line| line.rsplit_once(' '))
+        .find(|(name, _)| *name == series)
+        .and_then(|(_, value)| value.parse().ok())
+}
+
+#[tokio::test]
+async fn a_gateway_restart_is_counted_in_metrics() {
+    const TOKEN: &str = "123456:metrics-token";
+    const RESTARTS: &str = "passepartout_gateway_restarts_total{gateway=\"telegram\"}";
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let files = tempfile::tempdir().unwrap();
+    let token_file = files.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let api = start_with(|config| {
+        config.telegram.enabled = true;
+        config.telegram.token_file = Some(token_file.clone());
+        config.telegram.api_url = telegram.base_url();
+        config.telegram.allowed_users = vec![42];
+        config.telegram.poll_timeout_s = 1;
+    })
+    .await;
+    let metrics = || async {
+        let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        response.text().await.unwrap()
+    };
+    let before = metrics().await;
+    assert_eq!(sample(&before, RESTARTS), Some(0.0), "{before}");
+
+    // The next poll is refused (a revoked token): the gateway fails, and its
+    // supervisor counts the restart before it polls again. Counted after the
+    // failure is set, so the refused poll is at most the first of the two
+    // waited for.
+    telegram.fail_next("getUpdates", FakeFailure::Unauthorized);
+    let polled = telegram.calls("getUpdates").len();
+    telegram.wait_for_calls("getUpdates", polled + 2, WAIT).await;
+    let after = metrics().await;
+    assert_eq!(sample(&after, RESTARTS), Some(1.0), "{after}");
+    assert_eq!(
+        sample(&after, "passepartout_gateway_restarts_total{gateway=\"web\"}"),
+        Some(0.0),
+        "{after}"
+    );
 }
 
 #[tokio::test]

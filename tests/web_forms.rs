@@ -1,17 +1,20 @@
 //! The dashboard's forms that change something, end to end over plain HTTP
 //! (as a browser without scripting sends them): what they refuse, and why.
-//! The buttons' happy paths run in a real browser in `web_browser.rs`.
+//! The buttons' happy paths run in a real browser in `web_browser.rs`; a
+//! standing rule made with one reads as made from the web, on the page and
+//! in `passepartout approvals rules`.
 
 use crate::support;
 
 use passepartout_socket::WebRequest;
 use reqwest::StatusCode;
 use reqwest::header;
-use support::approvals::Setup;
+use support::approvals::{Setup, ask_for_approval};
+use support::process::run_cli;
 
 /// A signed-in session against a daemon with the dashboard on.
 struct Signed {
-    _setup: Setup,
+    setup: Setup,
     http: reqwest::Client,
     base: String,
     cookie: String,
@@ -46,7 +49,7 @@ async fn sign_in() -> Signed {
     let at = page.find(field).unwrap() + field.len();
     let csrf = page[at..].split('"').next().unwrap().to_owned();
     Signed {
-        _setup: setup,
+        setup,
         http,
         base,
         cookie,
@@ -175,4 +178,49 @@ async fn the_pages_need_a_session_and_read_their_filters() {
         .await
         .unwrap();
     assert_eq!(bad.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn a_rule_made_from_the_web_reads_as_made_from_the_web() {
+    let signed = sign_in().await;
+    let mut alice = signed.setup.chat("alice").await;
+    let (_, prompt) = ask_for_approval(&mut alice, "the eggs").await;
+    let (status, page) = signed
+        .post(
+            "/approvals/decide",
+            &[("token", prompt.token.as_str()), ("choice", "always")],
+            true,
+        )
+        .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{page}");
+
+    let page = signed
+        .http
+        .get(format!("{}/approvals", signed.base))
+        .header(header::COOKIE, &signed.cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let rules = &page[page.find("Standing rules").expect("the rules' table")..];
+    assert!(rules.contains("<td>from the web</td>"), "{rules}");
+    assert!(
+        !page.contains("socket:web"),
+        "the dashboard's account is not a person: {page}"
+    );
+
+    let config = signed.setup.daemon.cli_config(&signed.setup.llm);
+    let listed = run_cli(&config, &["approvals", "rules"]).await;
+    let listed = String::from_utf8(listed.stdout).unwrap();
+    let line = listed
+        .lines()
+        .find(|line| line.contains("socket:alice"))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(line.ends_with("  from the web"), "{listed}");
+    let trail = run_cli(&config, &["approvals", "--all"]).await;
+    let trail = String::from_utf8(trail.stdout).unwrap();
+    assert!(trail.contains(" made from the web with "), "the audit trail: {trail}");
+    assert!(!trail.contains("socket:web"), "{trail}");
 }

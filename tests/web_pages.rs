@@ -5,8 +5,6 @@
 //! client signed in with a link the socket hands out. Every page lists what
 //! it should, and the canary is in no response.
 
-use std::path::PathBuf;
-
 use passepartout::Extensions;
 use passepartout_admin::WebRequest;
 use reqwest::StatusCode;
@@ -31,7 +29,6 @@ pub struct Pages {
     pub link: String,
     /// The session cookie, `name=value`.
     pub cookie: String,
-    _file_dir: tempfile::TempDir,
 }
 
 /// A daemon with the dashboard on, its configuration file beside it, and
@@ -39,34 +36,17 @@ pub struct Pages {
 /// a reply reporting 1234 tokens in and 56 out.
 pub async fn start() -> Pages {
     let llm = FakeLlm::start().await;
-    let file_dir = tempfile::tempdir().unwrap();
-    let file: PathBuf = file_dir.path().join("config.toml");
-    let extensions = Extensions {
-        config_file: Some(file.clone()),
-        ..Extensions::default()
-    };
-    let daemon = TestDaemon::start_extended(
+    // The daemon runs on the file the page shows and the reload reads.
+    let (daemon, _file) = TestDaemon::start_from_file(
         &llm,
-        |config| {
-            config.web.enabled = true;
-            config.web.listen = "127.0.0.1:0".parse().unwrap();
-        },
-        extensions,
+        &format!(
+            "# the dashboard's test\n[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n\n\
+             [[mcp.servers]]\nname = \"notes\"\ncommand = \"true\"\nenabled = false\n\
+             env = {{ NOTES_TOKEN = \"{CANARY}\" }} # key: {CANARY}\n"
+        ),
+        Extensions::default(),
     )
     .await;
-    // Read only on a look or a reload: written once the data directory is known.
-    std::fs::write(
-        &file,
-        format!(
-            "# the dashboard's test\ndata_dir = {data:?}\n\n[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n\n\
-             [[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"fake-model\"\ntimeout_s = 10\n\n\
-             [[mcp.servers]]\nname = \"notes\"\ncommand = \"true\"\nenabled = false\n\
-             env = {{ NOTES_TOKEN = \"{CANARY}\" }} # key: {CANARY}\n",
-            data = daemon.config.data_dir.display().to_string(),
-            url = llm.base_url(),
-        ),
-    )
-    .unwrap();
     llm.push(Script::ToolCall {
         name: "current_time".into(),
         arguments: "{}".into(),
@@ -98,7 +78,6 @@ pub async fn start() -> Pages {
         base,
         link: second,
         cookie,
-        _file_dir: file_dir,
     }
 }
 
@@ -241,10 +220,14 @@ async fn the_configuration_shows_web_masks_the_canary_and_reloads_with_the_sessi
     let result = &reloaded[reloaded
         .find(r#"<section class="result""#)
         .expect("what the reload did")..];
+    let result = &result[..result.find("</section>").expect("the section's end")];
+    // The daemon runs on the file it reads again: nothing changed, nothing
+    // waits for a restart.
     assert!(
-        result.contains(r#"<p class="ok">"#) && result.contains("restart"),
-        "applied, with what waits for a restart: {result}"
+        result.contains(r#"<p class="ok">"#) && result.contains("The configuration is unchanged."),
+        "{result}"
     );
+    assert!(!result.contains("restart"), "{result}");
     assert!(reloaded.contains("[web]"), "the page again: {reloaded}");
     drop(pages.llm);
 }

@@ -7,6 +7,7 @@
 //! model quotes. A real daemon, signed in with a link the socket hands out,
 //! an API key made on the socket; every route is read and none holds a
 //! canary. The status document (`passepartout status`) holds none either.
+//! A secret a reload adds is kept out from the reload on.
 
 use std::path::Path;
 
@@ -231,5 +232,99 @@ async fn no_page_or_api_answer_shows_a_configured_secret() {
 
     let status = daemon.daemon.as_ref().unwrap().status().to_string();
     assert!(!status.contains(CANARY), "the status document: {status}");
+    drop(llm);
+}
+
+/// Signs in with a link the socket hands out: the dashboard's address and
+/// the session's cookie.
+async fn signed_in(client: &mut passepartout_socket::Client) -> (String, String) {
+    let link = client
+        .web(WebRequest::Link)
+        .await
+        .unwrap()
+        .link
+        .expect("a sign-in link");
+    let base = link.split("/sign-in/").next().unwrap().to_owned();
+    let response = http().get(&link).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
+    (base, cookie.split(';').next().unwrap().to_owned())
+}
+
+#[tokio::test]
+async fn a_secret_a_reload_adds_is_kept_out_of_answers_and_pages() {
+    const ADDED: &str = "canary-added-3c4d5e6f";
+    let llm = FakeLlm::start().await;
+    let files = tempfile::tempdir().unwrap();
+    let config_file = files.path().join("config.toml");
+    let extensions = Extensions {
+        config_file: Some(config_file.clone()),
+        ..Extensions::default()
+    };
+    let web_on = |config: &mut Config| {
+        config.web.enabled = true;
+        config.web.listen = "127.0.0.1:0".parse().unwrap();
+    };
+    let daemon = TestDaemon::start_extended(&llm, web_on, extensions).await;
+    // The same daemon's file, with a tool server whose `env` holds a new
+    // secret (waiting for a restart to run, but named from now on).
+    std::fs::write(
+        &config_file,
+        format!(
+            "data_dir = {data:?}\n\n[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n\n\
+             [[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"fake-model\"\n\n\
+             [[mcp.servers]]\nname = \"notes\"\ncommand = \"true\"\nenabled = false\n\
+             env = {{ NOTES_TOKEN = \"{ADDED}\" }}\n",
+            data = daemon.config.data_dir.display().to_string(),
+            url = llm.base_url(),
+        ),
+    )
+    .unwrap();
+    let mut client = daemon.client("me").await;
+    let reloaded = client.reload().await.unwrap();
+    assert!(reloaded.applied, "{reloaded:?}");
+    assert!(
+        reloaded.need_restart.iter().any(|path| path == "mcp.servers"),
+        "{reloaded:?}"
+    );
+
+    llm.push(Script::Reply(format!("The zebra says {ADDED}.")));
+    let (_, reply) = ask(&mut client, "What does the zebra say?").await;
+    assert!(reply.contains("zebra"), "{reply}");
+    let (base, cookie) = signed_in(&mut client).await;
+    let response = http()
+        .get(format!("{base}{ME}"))
+        .header(header::COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap();
+    let (status, page) = clean("the conversation's page", response).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains("zebra says [redacted]"), "{page}");
+
+    let created = client
+        .web(WebRequest::CreateKey {
+            name: "probe".into(),
+            approver: false,
+        })
+        .await
+        .unwrap()
+        .message;
+    let key = created
+        .split_whitespace()
+        .find(|word| word.starts_with("pp-"))
+        .unwrap_or_else(|| panic!("a key in: {created}"))
+        .to_owned();
+    llm.push(Script::Reply(format!("The zebra says {ADDED}.")));
+    let response = http()
+        .post(format!("{base}/v1/chat/completions"))
+        .bearer_auth(&key)
+        .json(&json!({ "model": "passepartout", "messages": [{ "role": "user", "content": "again?" }] }))
+        .send()
+        .await
+        .unwrap();
+    let (status, answer) = clean("/v1/chat/completions", response).await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer.contains("zebra says [redacted]"), "{answer}");
     drop(llm);
 }

@@ -135,13 +135,19 @@ pub fn render_rules(listing: &Value) -> String {
     let mut out = String::new();
     for rule in rules {
         let text = |key: &str| rule[key].as_str().unwrap_or_default().to_owned();
+        // `made_by` says "from the web" for the owner's answers there; a
+        // daemon from before it gives only who.
+        let made = match (rule["made_by"].as_str(), rule["by_shown"].as_str()) {
+            (Some(made), _) => made.to_owned(),
+            (None, Some(shown)) => format!("by {shown}"),
+            (None, None) => format!("by {}", text("by")),
+        };
         out.push_str(&format!(
-            "{}  {}  {}  until {}  by {}\n",
+            "{}  {}  {}  until {}  {made}\n",
             rule["id"],
             text("conversation"),
             text("covers"),
             timestamp(rule["expires_ms"].as_u64().unwrap_or_default()),
-            rule["by_shown"].as_str().map_or_else(|| text("by"), str::to_owned),
         ));
     }
     out

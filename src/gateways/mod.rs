@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, Draft, Fetch, GatewayId, Listen, Surface};
+use passepartout_gateway::{Deliver, Draft, Fetch, GatewayId, Listen, LiveSecrets, Surface};
 use thiserror::Error;
 
 pub use crate::access::Roster;
@@ -118,6 +118,9 @@ pub struct BuildContext {
     /// Whether replies are shown while they are written (`pipeline.stream`),
     /// where the gateway's own setting does not say.
     pub stream: bool,
+    /// The configured secrets, which a reload keeps up to date, for a
+    /// gateway that keeps them out of what it shows (the web's answers).
+    pub secrets: LiveSecrets,
 }
 
 /// A started gateway: its two halves, how to fetch the media of its

@@ -279,6 +279,7 @@ mod tests {
                 admin,
                 clock: crate::clock::Clock::start(),
                 stream: true,
+                secrets: Default::default(),
             })
             .await
             .unwrap();

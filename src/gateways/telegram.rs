@@ -242,6 +242,7 @@ mod tests {
                 admin,
                 clock: crate::clock::Clock::start(),
                 stream: true,
+                secrets: Default::default(),
             })
             .await
             .unwrap();

@@ -9,7 +9,8 @@
 //! the risky actions it asked for itself. Replies are always shown while
 //! written, since a streamed API answer is made of the drafts. It fetches the
 //! files attached on the Chat page, which the core saves in the workspace's
-//! `inbox/`.
+//! `inbox/`. Its answers keep out the configured secrets the daemon hands
+//! it (`BuildContext::secrets`), which a reload keeps up to date.
 //! Its `doctor` line says where it listens, and warns of a public address
 //! without TLS.
 
@@ -18,79 +19,25 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use passepartout_gateway::{Draft, Fetch, GatewayId};
 use passepartout_web::people::{APPROVER, OWNER};
-use passepartout_web::{GATEWAY_ID, Secrets, WebConfig, WebGateway, WebSection};
+use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
 use crate::checkup::{Check, Level};
-use crate::config::{Config, Secret, masked};
+use crate::config::Config;
 use crate::sign_in::SignIn;
 use crate::web_keys::WebKeys;
 
-/// `[web]`, and the secrets its answers must never show.
+/// `[web]`.
 pub struct Web {
     section: WebSection,
-    secrets: Secrets,
 }
 
 impl Web {
     pub fn new(config: &Config) -> Self {
         Self {
             section: config.web.clone(),
-            secrets: configured_secrets(config),
         }
     }
-}
-
-/// Every secret the configuration names or holds: the model providers'
-/// keys, the Telegram token, the transcriber's and the web search's keys
-/// (read from their variables and files); the credentials and secret query
-/// values of the providers' URLs and proxies and of the MCP servers' URLs;
-/// the MCP servers' `env` values, the secrets in their arguments (as the
-/// masked configuration hides them) and the values of the variables their
-/// `headers_env` names. The admin path redacts the dashboard's documents
-/// with them too.
-pub(crate) fn configured_secrets(config: &Config) -> Secrets {
-    let telegram = &config.telegram;
-    let transcription = &config.transcription;
-    let search = &config.tools.web_search;
-    let named = config
-        .llm
-        .providers
-        .iter()
-        .map(|p| (p.api_key_env.as_deref(), p.api_key_file.as_deref()))
-        .chain([
-            (telegram.token_env.as_deref(), telegram.token_file.as_deref()),
-            (
-                transcription.api_key_env.as_deref(),
-                transcription.api_key_file.as_deref(),
-            ),
-            (search.api_key_env.as_deref(), search.api_key_file.as_deref()),
-        ]);
-    let read = named
-        .filter_map(|(env, file)| Secret::named(env, file).and_then(Result::ok))
-        .map(|secret| secret.expose().to_owned());
-    let urls = config
-        .llm
-        .providers
-        .iter()
-        .flat_map(|p| std::iter::once(p.base_url.as_str()).chain(p.proxy.as_deref()))
-        .chain(config.mcp.servers.iter().filter_map(|s| s.url.as_deref()))
-        .flat_map(masked::url_secrets)
-        .map(str::to_owned);
-    let servers = config.mcp.servers.iter().flat_map(|server| {
-        let headers = server
-            .headers_env
-            .values()
-            .filter_map(|variable| std::env::var(variable).ok());
-        server
-            .env
-            .values()
-            .cloned()
-            .chain(masked::masked_arguments(&server.args).1)
-            .chain(headers)
-            .collect::<Vec<_>>()
-    });
-    Secrets::new(read.chain(urls).chain(servers))
 }
 
 #[async_trait]
@@ -126,7 +73,7 @@ impl GatewayComponent for Web {
         let config = WebConfig {
             listen: self.section.listen,
             public_url: self.section.public_url.clone(),
-            secrets: self.secrets.clone(),
+            secrets: with.secrets.clone(),
         };
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));
         let keys = Arc::new(WebKeys::new(with.store.clone(), with.clock));

@@ -12,7 +12,8 @@
 //! anything is swapped, so a reload applies entirely or not at all; the
 //! loops, changed last, are the one step that can fail part-way, and say
 //! which of them did. A turn under way finishes with the pipeline it
-//! started with; the next one uses the new.
+//! started with; the next one uses the new. The secrets the file names are
+//! kept out of what the daemon shows from then on, whatever else applies.
 
 pub mod live;
 
@@ -23,6 +24,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use passepartout_admin::Reloaded;
+use passepartout_gateway::LiveSecrets;
 use tokio::sync::Mutex;
 
 use crate::access::Access;
@@ -52,6 +54,8 @@ pub struct Live {
     /// The approvals' policy.
     pub approvals: Arc<Approvals>,
     pub loops: Arc<Loops>,
+    /// The secrets kept out of what the daemon shows.
+    pub secrets: LiveSecrets,
 }
 
 /// Reads the configuration again and applies it.
@@ -97,6 +101,9 @@ impl Reloader {
             Ok(reloaded) => reloaded,
             Err(problems) => return refused(problems),
         };
+        // Whatever of the file applies now: a secret it adds may be quoted
+        // before the restart that uses it, and the answer below may name it.
+        self.live.secrets.add(&config::configured_secrets(&reloaded));
         let (changes, mut merged) = match live::changes(&running, &reloaded)
             .and_then(|changes| Ok((changes, live::merged(&running, &reloaded)?)))
         {

@@ -75,6 +75,7 @@ fn make_in(
                 tool: rule.tool.clone(),
                 scope: shown.to_owned(),
                 by: rule.by.clone(),
+                how: rule.how,
                 token: rule.approval.clone(),
                 expires_ms: rule.expires_ms,
             },

@@ -20,6 +20,7 @@ fn rule(chat: &str, tool: &str, expires_ms: u64) -> StandingRule {
         created_ms: 1,
         expires_ms,
         by: person(),
+        how: None,
         approval: ApprovalToken::new("AAAAAA").unwrap(),
     }
 }

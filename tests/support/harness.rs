@@ -70,6 +70,51 @@ impl TestDaemon {
         }
     }
 
+    /// A daemon run from a configuration file, as `passepartout run` reads
+    /// it: the harness's settings (its data directory, `llm` as its model,
+    /// no backups, a short grace), then `extra` (TOML tables, none of
+    /// `[store]`, `[pipeline]` or `[[llm.providers]]`). It runs on what
+    /// the file says, so a reload of the file unchanged changes nothing;
+    /// `extensions.config_file` is the file. Returns the daemon and the file.
+    pub async fn start_from_file(
+        llm: &FakeLlm,
+        extra: &str,
+        mut extensions: Extensions,
+    ) -> (TestDaemon, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("config.toml");
+        let harness = config(dir.path(), &llm.base_url());
+        let provider = &harness.llm.providers[0];
+        std::fs::write(
+            &file,
+            format!(
+                "data_dir = {data:?}\n\n[store]\nbackup_every_s = {backups}\n\n\
+                 [pipeline]\nshutdown_grace_s = {grace}\n\n\
+                 [[llm.providers]]\nname = {name:?}\nbase_url = {url:?}\nmodel = {model:?}\ntimeout_s = {timeout}\n\n\
+                 {extra}",
+                data = harness.data_dir.display().to_string(),
+                backups = harness.store.backup_every_s,
+                grace = harness.pipeline.shutdown_grace_s,
+                name = provider.name,
+                url = provider.base_url,
+                model = provider.model,
+                timeout = provider.timeout_s,
+            ),
+        )
+        .expect("the daemon's config is written");
+        let config = passepartout::config::load(Some(&file), Some(Default::default())).expect("the file reads");
+        extensions.config_file = Some(file.clone());
+        let daemon = Daemon::start_with(config.clone(), extensions)
+            .await
+            .expect("daemon starts");
+        let daemon = TestDaemon {
+            dir,
+            config,
+            daemon: Some(daemon),
+        };
+        (daemon, file)
+    }
+
     /// A config file for the command line beside this daemon: its data
     /// directory, and `llm` as its model, as its own file would say.
     pub fn cli_config(&self, llm: &FakeLlm) -> std::path::PathBuf {

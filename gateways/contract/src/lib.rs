@@ -10,8 +10,9 @@
 //! Beside the contract it holds what several gateways need alike: [`lines`],
 //! newline framing with a length cap, [`retry`], backoff between attempts, and
 //! [`markup`], the model's Markdown rendered for any surface, [`names`],
-//! people's names made fit to show, and [`parts`], sending a split message
-//! part by part exactly once. A gateway's [`Surface`] says what its people
+//! people's names made fit to show, [`parts`], sending a split message
+//! part by part exactly once, and [`Secrets`], the configured secrets kept
+//! out of what a gateway shows. A gateway's [`Surface`] says what its people
 //! can do with a message (buttons, replies, reactions, a terminal), so the
 //! core words its own messages for it.
 
@@ -29,6 +30,7 @@ pub mod parts;
 pub mod readable;
 mod refusals;
 pub mod retry;
+mod secrets;
 mod surface;
 
 pub use draft::{Draft, DraftPace, DraftText};
@@ -43,4 +45,5 @@ pub use message::{
 };
 pub use parts::{Progress, Resume, Untracked, send_parts};
 pub use refusals::{REFUSAL_INTERVAL, Refusals};
+pub use secrets::{LiveSecrets, REDACTED, Secrets};
 pub use surface::Surface;

@@ -345,14 +345,15 @@ fn said(
                 let end = Event::default().event("end").data("{}");
                 return Some((stream::iter(vec![Ok(end)]), (following, draft, true)));
             };
-            let redact = |text: &str| state.secrets.redact(text);
+            let secrets = state.secrets.now();
+            let redact = |text: &str| secrets.redact(text);
             let (name, data) = match &heard.said {
                 Said::Draft { text, restart } => {
                     if *restart {
                         draft.clear();
                     }
                     draft.push_str(text);
-                    ("draft", json!({ "text": state.secrets.redact_growing(&draft) }))
+                    ("draft", json!({ "text": secrets.redact_growing(&draft) }))
                 }
                 Said::Reply { text, .. } => {
                     draft.clear();

@@ -85,6 +85,6 @@ mod uploads;
 pub use config::{DEFAULT_LISTEN, WebSection};
 pub use error::WebError;
 pub use keys::{ApiKeys, Key};
-pub use redact::Secrets;
+pub use redact::{LiveSecrets, Secrets};
 pub use server::{GATEWAY_ID, SURFACE, WebConfig, WebGateway};
 pub use sessions::{Sessions, SessionsUnavailable};

@@ -55,7 +55,7 @@ use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::pages::{configuration, conversations, usage};
 use crate::rate_limit::Guesses;
-use crate::redact::Secrets;
+use crate::redact::LiveSecrets;
 use crate::session::SignedIn;
 use crate::sessions::Sessions;
 use crate::uploads::Uploads;
@@ -73,8 +73,8 @@ pub struct AppState {
     pub intake: Mutex<Option<Intake>>,
     /// The API keys, kept by the core.
     pub keys: Arc<dyn ApiKeys>,
-    /// Kept out of every answer.
-    pub secrets: Arc<Secrets>,
+    /// Kept out of every answer; an answer keeps those it started with.
+    pub secrets: LiveSecrets,
     /// How long the API's answers took.
     pub latency: Latency,
     /// The API requests being answered.

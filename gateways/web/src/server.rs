@@ -26,7 +26,7 @@ use crate::hub::Hub;
 use crate::keys::ApiKeys;
 use crate::metrics::Latency;
 use crate::rate_limit::Guesses;
-use crate::redact::Secrets;
+use crate::redact::LiveSecrets;
 use crate::router::{AppState, router};
 use crate::sessions::Sessions;
 use crate::uploads::Uploads;
@@ -46,14 +46,15 @@ pub const SURFACE: Surface = Surface {
 };
 
 /// Where the dashboard listens and the address people open.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct WebConfig {
     pub listen: SocketAddr,
     /// `https://assistant.example.org`, when the dashboard is reached
     /// through another address than `listen`.
     pub public_url: Option<String>,
-    /// The daemon's configured secrets, kept out of every answer.
-    pub secrets: Secrets,
+    /// The daemon's configured secrets, kept out of every answer, as a
+    /// reload brings them up to date.
+    pub secrets: LiveSecrets,
 }
 
 /// The running dashboard.
@@ -90,7 +91,7 @@ impl WebGateway {
             keys,
             latency: Latency::default(),
             in_flight: Default::default(),
-            secrets: Arc::new(config.secrets.clone()),
+            secrets: config.secrets.clone(),
             metrics_open: bound.ip().is_loopback() && public_url.is_none(),
             admin,
             sessions,

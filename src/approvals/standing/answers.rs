@@ -36,7 +36,7 @@ impl Approvals {
         let Some(by) = by else {
             return Ok((self.decide(approval, decision)?, None));
         };
-        let rule = self.standing.for_approval(approval, by, decision.at_ms);
+        let rule = self.standing.for_approval(approval, by, decision.how, decision.at_ms);
         let (decided, made) = self
             .store
             .decide_with_rule(&approval.token, decision, &rule, &shown_plain(&rule))?;
@@ -107,11 +107,11 @@ impl Approvals {
             .filter(|rule| rule.conversation == *conversation && rule.expires_ms > now)
             .map(|rule| {
                 format!(
-                    "• {}: {}; until {}, made by {}",
+                    "• {}: {}; until {}, made {}",
                     code(&rule.id.to_string()),
                     shown(rule),
                     date(rule.expires_ms),
-                    crate::people::shown(&rule.by)
+                    crate::people::made_by(&rule.by, rule.how)
                 )
             })
             .collect();
@@ -159,6 +159,7 @@ impl Approvals {
                     "expires_ms": rule.expires_ms,
                     "by": rule.by.to_string(),
                     "by_shown": crate::people::shown(&rule.by),
+                    "made_by": crate::people::made_by(&rule.by, rule.how),
                     "approval": rule.approval.as_str(),
                 })
             })

@@ -21,7 +21,7 @@ use passepartout_gateway::{ConversationKey, Surface};
 use super::record::{Approval, Person};
 use crate::clock::Clock;
 use crate::skills::ProposedCall;
-use crate::store::{StandingRule, Store};
+use crate::store::{How, StandingRule, Store};
 
 const DAY_MS: u64 = 24 * 3600 * 1000;
 
@@ -65,9 +65,9 @@ impl StandingRules {
         }
     }
 
-    /// The rule an "always" to `approval` by `by` at `at_ms` makes (the
-    /// store gives it its id).
-    pub fn for_approval(&self, approval: &Approval, by: Person, at_ms: u64) -> StandingRule {
+    /// The rule an "always" to `approval` by `by`, answered `how` at
+    /// `at_ms`, makes (the store gives it its id).
+    pub fn for_approval(&self, approval: &Approval, by: Person, how: How, at_ms: u64) -> StandingRule {
         StandingRule {
             id: 0,
             conversation: approval.conversation.clone(),
@@ -76,6 +76,7 @@ impl StandingRules {
             created_ms: at_ms,
             expires_ms: at_ms.saturating_add(self.days.saturating_mul(DAY_MS)),
             by,
+            how: Some(how),
             approval: approval.token.clone(),
         }
     }

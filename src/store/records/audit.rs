@@ -78,6 +78,9 @@ pub enum Audited {
         /// What it covers, as the person was shown.
         scope: String,
         by: Person,
+        /// How they answered (see [`StandingRule::how`](super::StandingRule)).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        how: Option<How>,
         /// The approval it was made with.
         token: ApprovalToken,
         expires_ms: u64,

@@ -8,7 +8,7 @@ use passepartout_gateway::{ApprovalToken, ConversationKey};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::approval::Person;
+use super::approval::{How, Person};
 
 /// Calls of one tool in one conversation that run without asking.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -27,6 +27,11 @@ pub struct StandingRule {
     pub expires_ms: u64,
     /// Who made it, answering "always".
     pub by: Person,
+    /// How they answered: the owner's answers from the terminal and the
+    /// web are shown as made from there, not by the local account they
+    /// came through. None in a rule kept before this was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub how: Option<How>,
     /// The approval whose "always" made it.
     pub approval: ApprovalToken,
 }

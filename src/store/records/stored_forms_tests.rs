@@ -183,6 +183,7 @@ fn audit_events_keep_their_stored_form() {
             tool: "shell".into(),
             scope: "`ls` with other options".into(),
             by: person(),
+            how: None,
             token: token.clone(),
             expires_ms: 9,
         }),
@@ -209,6 +210,7 @@ fn a_standing_rule_keeps_its_stored_form() {
         created_ms: 1,
         expires_ms: 9,
         by: person(),
+        how: None,
         approval: ApprovalToken::new("ABCDEF").unwrap(),
     };
     assert_stored(
@@ -216,6 +218,14 @@ fn a_standing_rule_keeps_its_stored_form() {
             words: vec!["git".into(), "status".into()],
         }),
         r#"{"id":12,"conversation":{"gateway":"socket","chat":"c"},"tool":"shell","scope":{"kind":"command_prefix","words":["git","status"]},"created_ms":1,"expires_ms":9,"by":{"gateway":"signal","user":"u1","aliases":["+100"]},"approval":"ABCDEF"}"#,
+    );
+    let answered = StandingRule {
+        how: Some(How::Web),
+        ..rule(Scope::Command { command: "ls".into() })
+    };
+    assert_stored(
+        &answered,
+        r#"{"id":12,"conversation":{"gateway":"socket","chat":"c"},"tool":"shell","scope":{"kind":"command","command":"ls"},"created_ms":1,"expires_ms":9,"by":{"gateway":"signal","user":"u1","aliases":["+100"]},"how":"web","approval":"ABCDEF"}"#,
     );
     let scopes = [
         (

@@ -156,7 +156,7 @@ async fn answer(
 
 /// Waits for the turn to end; the whole answer.
 async fn whole(mut following: Following, made: Made, timed: Timed) -> Result<Response, ApiError> {
-    let mut answer = Answer::new(timed.state.secrets.clone());
+    let mut answer = Answer::new(timed.state.secrets.now());
     let waited = tokio::time::timeout(ANSWER_LIMIT, async {
         while let Some(heard) = following.next().await {
             answer.take(&heard);
@@ -202,7 +202,7 @@ fn chunks(
     include_usage: bool,
     timed: Timed,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
-    let secrets = timed.state.secrets.clone();
+    let secrets = timed.state.secrets.now();
     let timed = Arc::new(timed);
     let start = (following, Answer::new(secrets), Phase::Start);
     stream::unfold(start, move |(mut following, mut answer, phase)| {

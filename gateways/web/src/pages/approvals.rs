@@ -375,7 +375,7 @@ fn rules_section(rules: &Value, csrf: &str) -> String {
                 Escaped(&id).to_string(),
                 format!("<code>{}</code>", text(&rule["covers"])),
                 text(&rule["conversation"]),
-                text(&rule["by_shown"]),
+                text(&rule["made_by"]),
                 Escaped(&relative(rule, "expires")).to_string(),
                 button(REVOKE, csrf, &[("id", &id)], "Revoke", "deny"),
             ]
@@ -386,7 +386,7 @@ fn rules_section(rules: &Value, csrf: &str) -> String {
     } else {
         out += &table(
             "Standing rules",
-            &["Rule", "Lets run without asking", "Where", "Made by", "Expires", ""],
+            &["Rule", "Lets run without asking", "Where", "Made", "Expires", ""],
             &rows,
         );
     }

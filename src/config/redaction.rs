@@ -1,0 +1,60 @@
+//! The secrets a configuration names or holds, gathered so that what the
+//! daemon shows (the web gateway's answers, the dashboard's documents)
+//! can keep them out: a tool's output or the model's reply may quote one.
+
+use passepartout_gateway::Secrets;
+
+use super::{Config, Secret, masked};
+
+/// Every secret the configuration names or holds: the model providers'
+/// keys, the Telegram token, the transcriber's and the web search's keys
+/// (read from their variables and files); the credentials and secret query
+/// values of the providers' URLs and proxies and of the MCP servers' URLs;
+/// the MCP servers' `env` values, the secrets in their arguments (as the
+/// masked configuration hides them) and the values of the variables their
+/// `headers_env` names. The web gateway keeps them out of its answers, the
+/// admin path out of the dashboard's documents; a reload adds a reloaded
+/// file's.
+pub fn configured_secrets(config: &Config) -> Secrets {
+    let telegram = &config.telegram;
+    let transcription = &config.transcription;
+    let search = &config.tools.web_search;
+    let named = config
+        .llm
+        .providers
+        .iter()
+        .map(|p| (p.api_key_env.as_deref(), p.api_key_file.as_deref()))
+        .chain([
+            (telegram.token_env.as_deref(), telegram.token_file.as_deref()),
+            (
+                transcription.api_key_env.as_deref(),
+                transcription.api_key_file.as_deref(),
+            ),
+            (search.api_key_env.as_deref(), search.api_key_file.as_deref()),
+        ]);
+    let read = named
+        .filter_map(|(env, file)| Secret::named(env, file).and_then(Result::ok))
+        .map(|secret| secret.expose().to_owned());
+    let urls = config
+        .llm
+        .providers
+        .iter()
+        .flat_map(|p| std::iter::once(p.base_url.as_str()).chain(p.proxy.as_deref()))
+        .chain(config.mcp.servers.iter().filter_map(|s| s.url.as_deref()))
+        .flat_map(masked::url_secrets)
+        .map(str::to_owned);
+    let servers = config.mcp.servers.iter().flat_map(|server| {
+        let headers = server
+            .headers_env
+            .values()
+            .filter_map(|variable| std::env::var(variable).ok());
+        server
+            .env
+            .values()
+            .cloned()
+            .chain(masked::masked_arguments(&server.args).1)
+            .chain(headers)
+            .collect::<Vec<_>>()
+    });
+    Secrets::new(read.chain(urls).chain(servers))
+}
