@@ -1,7 +1,7 @@
-//! Stopping and triggering loops from outside, end to end: a real daemon's
-//! loops answer the socket's `stop_loop` and `trigger_loop` frames and the
-//! CLI's `passepartout loops stop|run NAME`; and `[[loops.entries]]` from the
-//! config are running loops.
+//! Stopping, starting again and triggering loops from outside, end to end:
+//! a real daemon's loops answer the socket's `stop_loop`, `start_loop` and
+//! `trigger_loop` frames and the CLI's `passepartout loops stop|start|run
+//! NAME`; and `[[loops.entries]]` from the config are running loops.
 
 use crate::support;
 
@@ -21,7 +21,7 @@ const POLL: Duration = Duration::from_millis(50);
 const SLOW_HEARTBEAT_S: u64 = 3600;
 
 /// The answer to stopping the heartbeat, which warns that backups stop too.
-const HEARTBEAT_STOPPED: &str = "loop \"heartbeat\" stopped; warning: periodic backups and the approvals' expiry sweep stop with it until the daemon restarts";
+const HEARTBEAT_STOPPED: &str = "loop \"heartbeat\" stopped; warning: periodic backups and the approvals' expiry sweep stop with it until it is started again (loops start heartbeat) or the daemon restarts";
 
 async fn loops(client: &mut Client) -> Vec<LoopStatus> {
     let listing = tokio::time::timeout(WAIT, client.loops())
@@ -78,6 +78,16 @@ async fn the_heartbeat_is_stopped_through_the_socket() {
     let answer = in_time(client.trigger_loop("heartbeat")).await;
     assert!(!answer.ok, "a stopped loop cannot run: {answer:?}");
     assert!(answer.message.contains("not running"), "{answer:?}");
+
+    let answer = in_time(client.start_loop("heartbeat")).await;
+    assert!(answer.ok, "{answer:?}");
+    assert_eq!(answer.message, "loop \"heartbeat\" started; it runs next in 1h0m");
+    // Sleeping with no run made: it waits its hour rather than beating at once.
+    let started = loop_until(&mut client, "heartbeat", |s| s.state == State::Sleeping).await;
+    assert_eq!(started.iterations, 0, "{started:?}");
+    let answer = in_time(client.start_loop("heartbeat")).await;
+    assert!(!answer.ok, "{answer:?}");
+    assert_eq!(answer.message, "loop \"heartbeat\" is already running");
     daemon.stop().await;
 }
 
@@ -88,6 +98,7 @@ async fn unknown_loops_are_refused_by_name() {
     let mut client = daemon.client("ops").await;
     for answer in [
         in_time(client.stop_loop("nope")).await,
+        in_time(client.start_loop("nope")).await,
         in_time(client.trigger_loop("nope")).await,
     ] {
         assert!(!answer.ok, "{answer:?}");
@@ -198,6 +209,77 @@ async fn the_cli_stops_and_runs_loops() {
     let output = run_cli(&config, &["status", "--json"]).await;
     let document: serde_json::Value = serde_json::from_slice(&output.stdout).expect("a status document");
     assert_eq!(document["backups"]["stopped"], true, "{document}");
+
+    let status = running.terminate().await;
+    assert!(status.success(), "{status:?}");
+}
+
+/// Every loop's status, as `passepartout loops --json` prints it.
+async fn cli_loops(config: &std::path::Path) -> Vec<LoopStatus> {
+    let output = run_cli(config, &["loops", "--json"]).await;
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).expect("a list of loop statuses")
+}
+
+/// Asks the CLI for the loops until loop `name` satisfies `done`, within [`WAIT`].
+async fn cli_loop_until(config: &std::path::Path, name: &str, done: impl Fn(&LoopStatus) -> bool) -> LoopStatus {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let listing = cli_loops(config).await;
+        if let Some(status) = listing.iter().find(|s| s.name.as_str() == name)
+            && done(status)
+        {
+            return status.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "loop {name} did not get there within {WAIT:?}: {listing:?}"
+        );
+        tokio::time::sleep(POLL).await;
+    }
+}
+
+#[tokio::test]
+async fn the_cli_starts_a_stopped_loop_again_and_it_runs_at_its_next_time() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text += "[loops]\nheartbeat_s = 1\n";
+    std::fs::write(&config, text).unwrap();
+    let running = Running::start(&config).await;
+
+    let output = run_cli(&config, &["loops", "start", "nope"]).await;
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("there is no loop \"nope\""), "{stderr}");
+    let output = run_cli(&config, &["loops", "start", "heartbeat"]).await;
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("loop \"heartbeat\" is already running"), "{stderr}");
+    assert!(output.stdout.is_empty(), "{output:?}");
+
+    let output = run_cli(&config, &["loops", "stop", "heartbeat"]).await;
+    assert!(output.status.success(), "{output:?}");
+    cli_loop_until(&config, "heartbeat", |s| s.state == State::Stopped).await;
+
+    let output = run_cli(&config, &["loops", "start", "heartbeat"]).await;
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.starts_with("loop \"heartbeat\" started; it runs next in "),
+        "{stdout}"
+    );
+    // A new run of the loop: its status starts afresh, so one iteration is one since the start.
+    let beat = cli_loop_until(&config, "heartbeat", |s| s.iterations >= 1).await;
+    assert_ne!(beat.state, State::Stopped, "{beat:?}");
+    assert_eq!(beat.consecutive_errors, 0, "{beat:?}");
+    let output = run_cli(&config, &["status"]).await;
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !text.contains("backups  STOPPED"),
+        "the heartbeat's work runs again: {text}"
+    );
 
     let status = running.terminate().await;
     assert!(status.success(), "{status:?}");

@@ -242,11 +242,19 @@ async fn approvals_and_loops_are_answered_from_the_browser() {
     browser
         .click(r#"form[action="/loops/stop"]:has(input[value="heartbeat"]) button"#)
         .await;
-    browser.wait_for_text(".notice", "Loop heartbeat is stopped.").await;
-    browser
-        .wait_for_text("#loops", "starts again at the next restart")
-        .await;
+    browser.wait_for_text(".notice", "Loop heartbeat is stopped;").await;
     assert_eq!(loop_status(&setup, "heartbeat").await["state"], "stopped");
+    browser
+        .click(r#"form[action="/loops/start"]:has(input[value="heartbeat"]) button"#)
+        .await;
+    browser
+        .wait_for_text(".notice", "Loop heartbeat is started again")
+        .await;
+    browser
+        .wait_until("the heartbeat to run again", || async {
+            (loop_status(&setup, "heartbeat").await["state"] != "stopped").then_some(())
+        })
+        .await;
     source(&browser, &mut sources).await;
 
     for (url, source) in &sources {

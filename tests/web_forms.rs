@@ -6,10 +6,13 @@
 
 use crate::support;
 
+use std::time::Duration;
+
 use passepartout_socket::WebRequest;
 use reqwest::StatusCode;
 use reqwest::header;
 use support::approvals::{Setup, ask_for_approval};
+use support::harness::WAIT;
 use support::process::run_cli;
 
 /// A signed-in session against a daemon with the dashboard on.
@@ -138,7 +141,7 @@ async fn an_unknown_rule_or_loop_is_refused_by_name() {
     let (status, page) = signed.post("/approvals/rules/revoke", &[("id", "-1")], true).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
 
-    for path in ["/loops/run", "/loops/stop"] {
+    for path in ["/loops/run", "/loops/stop", "/loops/start"] {
         let (status, page) = signed.post(path, &[("name", "nope<x>")], true).await;
         assert_eq!(status, StatusCode::CONFLICT, "{path}: {page}");
         assert!(
@@ -223,4 +226,85 @@ async fn a_rule_made_from_the_web_reads_as_made_from_the_web() {
     let trail = String::from_utf8(trail.stdout).unwrap();
     assert!(trail.contains(" made from the web with "), "the audit trail: {trail}");
     assert!(!trail.contains("socket:web"), "{trail}");
+}
+
+/// The state of loop `name` as `passepartout loops --json` lists it, once
+/// `done` holds of it (within [`WAIT`]).
+async fn heartbeat_until(signed: &Signed, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    let mut cli = signed.setup.cli().await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let listing = cli.loops().await.expect("the loops");
+        let heartbeat = listing
+            .as_array()
+            .and_then(|loops| loops.iter().find(|l| l["name"] == "heartbeat"))
+            .cloned()
+            .unwrap_or_default();
+        if done(&heartbeat) {
+            return heartbeat;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not there within {WAIT:?}: {listing}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_stopped_loop_is_started_again_with_the_token_and_not_without() {
+    let signed = sign_in().await;
+    let (status, page) = signed.post("/loops/stop", &[("name", "heartbeat")], true).await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "{page}");
+    heartbeat_until(&signed, |l| l["state"] == "stopped").await;
+
+    let page = signed
+        .http
+        .get(format!("{}/loops", signed.base))
+        .header(header::COOKIE, &signed.cookie)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(page.contains(r#"action="/loops/start""#), "a Start button: {page}");
+    assert!(
+        !page.contains(r#"action="/loops/stop""#),
+        "no Stop for a stopped loop: {page}"
+    );
+
+    let (status, page) = signed.post("/loops/start", &[("name", "heartbeat")], false).await;
+    assert_eq!(
+        status,
+        StatusCode::BAD_REQUEST,
+        "no token is a form that does not read: {page}"
+    );
+    let forged = [("name", "heartbeat"), ("csrf", "forged")];
+    let (status, page) = signed.post("/loops/start", &forged, false).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{page}");
+    assert!(
+        page.contains("The form&#x27;s token is not this session&#x27;s"),
+        "{page}"
+    );
+    let still = heartbeat_until(&signed, |_| true).await;
+    assert_eq!(still["state"], "stopped", "refused, so still stopped: {still}");
+
+    let response = signed
+        .http
+        .post(format!("{}/loops/start", signed.base))
+        .header(header::COOKIE, &signed.cookie)
+        .header(header::ORIGIN, &signed.base)
+        .form(&[("name", "heartbeat"), ("csrf", &signed.csrf)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    assert_eq!(response.headers()[header::LOCATION], "/loops?started=heartbeat");
+    let started = heartbeat_until(&signed, |l| l["state"] != "stopped").await;
+    assert_eq!(started["iterations"], 0, "it waits for its next time: {started}");
+
+    let (status, page) = signed.post("/loops/start", &[("name", "heartbeat")], true).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{page}");
+    assert!(page.contains("is already running"), "{page}");
 }

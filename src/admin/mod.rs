@@ -128,6 +128,7 @@ fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
             let _ = reply.send(AdminReply::Tools(serde_json::to_value(lines).unwrap_or_default()));
         }
         AdminRequest::StopLoop { name } => loops::stop(admin, name, reply),
+        AdminRequest::StartLoop { name } => loops::start(admin, name, reply),
         AdminRequest::TriggerLoop { name } => {
             let _ = reply.send(loops::trigger(&*admin.loops, &name));
         }

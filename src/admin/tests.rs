@@ -9,11 +9,13 @@ use serde_json::json;
 use super::*;
 use crate::clock::Clock;
 use crate::config::Config;
-use crate::loops::schedules::BookError;
+use crate::loops::registry::LoopError;
+use crate::loops::schedules::{BookError, NextTime};
 use crate::loops::status::LoopStatus;
 use crate::store::tests_support::open_temp;
 
-/// Loops that know one loop, `standup`, which may be stopped but not run.
+/// Loops that know one loop, `standup`, which may be stopped but not run,
+/// and runs already; any other name starts, to wait for a trigger.
 struct OneLoop {
     stopped: Mutex<Vec<String>>,
 }
@@ -27,6 +29,13 @@ impl LoopDesk for OneLoop {
     async fn stop(&self, name: &str) -> Result<(), BookError> {
         self.stopped.lock().unwrap().push(name.to_owned());
         Ok(())
+    }
+
+    async fn start(&self, name: &str) -> Result<NextTime, BookError> {
+        match name {
+            "standup" => Err(LoopError::AlreadyRunning { name: name.to_owned() }.into()),
+            _ => Ok(NextTime::OnTrigger),
+        }
     }
 
     fn trigger(&self, name: &str) -> Result<(), BookError> {
@@ -193,6 +202,29 @@ async fn loop_control_says_what_happened_or_why_not() {
         panic!("expected a refusal, got {refused:?}");
     };
     assert!(message.contains("config file"), "{message}");
+
+    let running = served
+        .admin
+        .ask(AdminRequest::StartLoop { name: "standup".into() })
+        .await;
+    assert_eq!(
+        running,
+        Ok(AdminReply::LoopControl(LoopControl {
+            ok: false,
+            message: "loop \"standup\" is already running".into()
+        }))
+    );
+    let started = served
+        .admin
+        .ask(AdminRequest::StartLoop { name: "stretch".into() })
+        .await;
+    assert_eq!(
+        started,
+        Ok(AdminReply::LoopControl(LoopControl {
+            ok: true,
+            message: "loop \"stretch\" started; it runs when triggered".into()
+        }))
+    );
 }
 
 #[tokio::test]

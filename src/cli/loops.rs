@@ -1,6 +1,6 @@
 //! `passepartout loops`: the background loops — one line each, with the
 //! last error of those failing — or, with `--json`, their full statuses;
-//! and `loops stop NAME` / `loops run NAME`.
+//! and `loops stop NAME` / `loops start NAME` / `loops run NAME`.
 
 use std::process::ExitCode;
 
@@ -37,11 +37,20 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
     }
 }
 
-/// Stops loop `name` for good. Exit 0 when it stopped, 1 when the daemon
-/// refused (no such loop, not running), 3 when it is unreachable.
+/// Stops loop `name` until it is started again. Exit 0 when it stopped, 1
+/// when the daemon refused (no such loop), 3 when it is unreachable.
 pub async fn stop(config: &Config, name: &str) -> ExitCode {
     match connect(config, None).await {
         Ok(mut client) => answered(client.stop_loop(name).await),
+        Err(code) => code,
+    }
+}
+
+/// Starts loop `name` again. Exit codes as for [`stop`]; refused when
+/// there is no such loop, it is already running, or it ended by itself.
+pub async fn start(config: &Config, name: &str) -> ExitCode {
+    match connect(config, None).await {
+        Ok(mut client) => answered(client.start_loop(name).await),
         Err(code) => code,
     }
 }

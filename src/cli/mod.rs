@@ -102,7 +102,7 @@ pub enum Command {
         command: Option<ApprovalsCommand>,
     },
     /// Show the background loops (the heartbeat, …): state, iterations,
-    /// errors; or stop one, or run one now.
+    /// errors; or stop one, start a stopped one again, or run one now.
     Loops {
         /// Print every loop's status as JSON.
         #[arg(long)]
@@ -213,12 +213,16 @@ pub enum RulesCommand {
     Revoke { id: u64 },
 }
 
-/// `passepartout loops stop|run NAME`.
+/// `passepartout loops stop|start|run NAME`.
 #[derive(Debug, Subcommand)]
 pub enum LoopCommand {
-    /// Stop the loop called NAME for good (a configured loop comes back at
-    /// the next start).
+    /// Stop the loop called NAME until `loops start NAME` (if the daemon
+    /// restarts first, a configured loop comes back and one made in a chat
+    /// is gone).
     Stop { name: String },
+    /// Start the loop called NAME again, stopped with `loops stop`: it
+    /// runs at its next time (`loops run NAME` runs it at once).
+    Start { name: String },
     /// Run the loop called NAME now: a sleeping loop wakes early, one
     /// waiting for a trigger runs.
     Run { name: String },
@@ -403,6 +407,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 Command::Loops { json, control } => match control {
                     None => loops::list(&config, json).await,
                     Some(LoopCommand::Stop { name }) => loops::stop(&config, &name).await,
+                    Some(LoopCommand::Start { name }) => loops::start(&config, &name).await,
                     Some(LoopCommand::Run { name }) => loops::run(&config, &name).await,
                 },
                 Command::Pair { command } => pair::pair(&config, command).await,

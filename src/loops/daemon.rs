@@ -25,7 +25,7 @@ use crate::loops::job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
 use crate::loops::next_sleep::LoopTurn;
 use crate::loops::prompt::LoopPrompt;
 use crate::loops::registry::{Drained, Registry, SpawnError};
-use crate::loops::schedules::{BookError, Configured, Reconfigured, Schedules};
+use crate::loops::schedules::{BookError, Configured, NextTime, Reconfigured, Schedules};
 use crate::loops::sleep::SleepBounds;
 use crate::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
 use crate::loops::status::LoopStatus;
@@ -319,11 +319,17 @@ impl Loops {
         &self.registry
     }
 
-    /// Stops loop `name` for good (`passepartout loops stop NAME`): a
-    /// stored loop is forgotten too, so it does not come back at the next
-    /// start.
+    /// Stops loop `name` (`passepartout loops stop NAME`) until it is
+    /// started again: a stored loop is forgotten too, so unless started
+    /// again it does not come back at the next start.
     pub async fn stop(&self, name: &str) -> Result<(), BookError> {
         self.schedules.remove(name).await
+    }
+
+    /// Starts loop `name` again, stopped on request (`passepartout loops
+    /// start NAME`), from its next time on; see [`Schedules::start_again`].
+    pub async fn start_again(&self, name: &str) -> Result<NextTime, BookError> {
+        self.schedules.start_again(name).await
     }
 
     /// Runs loop `name` now (`passepartout loops run NAME`): a sleeping

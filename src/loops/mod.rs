@@ -18,7 +18,8 @@
 //! The daemon's side lives here too: [`daemon`] runs the iterations (a
 //! reminder or a task in its output conversation, the [`heartbeat`] right
 //! there) and holds the running [`Loops`]; [`schedules`] is the book of
-//! loops that outlive a restart; a reminder's or a task's iteration is a
+//! loops that outlive a restart (and starts a loop stopped on request
+//! again); a reminder's or a task's iteration is a
 //! [`job`] for its conversation's worker, a task's prompt a background turn
 //! of the pipeline ([`prompt`]); [`tools`] are the model's `remind`,
 //! `schedule`, `schedules`, `cancel_schedule` and `set_next_sleep`.

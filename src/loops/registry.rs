@@ -41,6 +41,10 @@ pub enum LoopError {
     Unknown { name: String },
     #[error("loop \"{name}\" is not running")]
     NotRunning { name: String },
+    #[error("loop \"{name}\" is already running")]
+    AlreadyRunning { name: String },
+    #[error("loop \"{name}\" cannot be started again ({}); only a loop stopped on request can", .reason.as_str())]
+    Ended { name: String, reason: StopReason },
 }
 
 /// What [`Registry::shutdown`] found.
@@ -68,6 +72,8 @@ pub struct Registry {
 /// A loop, running or stopped (a stopped loop stays listed until a loop of
 /// its name starts again).
 struct Entry {
+    /// Its definition, as it started: what starting it again runs.
+    spec: Arc<LoopSpec>,
     status: Arc<watch::Sender<LoopStatus>>,
     triggers: mpsc::Sender<()>,
     stop: CancellationToken,
@@ -146,6 +152,7 @@ impl Registry {
         // One slot: triggers while one is pending add nothing.
         let (triggers, receiver) = mpsc::channel(1);
         let stop = self.shutdown.child_token();
+        let run_spec = spec.clone();
         let run = Run {
             spec,
             iterate: self.iterate.clone(),
@@ -159,6 +166,7 @@ impl Registry {
         let task = self.tracker.spawn_on(run.run(), &runtime);
         tracing::info!(name = %name, "loop started");
         let entry = Entry {
+            spec: run_spec,
             status,
             triggers,
             stop,
@@ -202,6 +210,26 @@ impl Registry {
     /// The status of one loop.
     pub fn status(&self, name: &str) -> Option<LoopStatus> {
         self.lock().get(name).map(|entry| entry.status.borrow().clone())
+    }
+
+    /// The definition of loop `name` as it last started, if it is stopped
+    /// and may start again: stopped on request, not by its own end.
+    pub fn stopped_spec(&self, name: &str) -> Result<Arc<LoopSpec>, LoopError> {
+        let loops = self.lock();
+        let Some(entry) = loops.get(name) else {
+            return Err(LoopError::Unknown { name: name.into() });
+        };
+        if entry.running() {
+            return Err(LoopError::AlreadyRunning { name: name.into() });
+        }
+        match entry.status.borrow().stop_reason {
+            // None: its task ended without saying why (it panicked).
+            Some(StopReason::Requested) | None => Ok(entry.spec.clone()),
+            Some(reason) => Err(LoopError::Ended {
+                name: name.into(),
+                reason,
+            }),
+        }
     }
 
     /// A receiver that sees every change of a loop's status.

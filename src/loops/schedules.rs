@@ -9,7 +9,7 @@
 //! A loop's next run is stored in its iteration's own commit
 //! ([`Schedules::next_run_write`]). Built-in handlers have no schedule.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use passepartout_gateway::{ConversationKey, UserId};
@@ -90,6 +90,13 @@ pub struct Schedules {
     registry: OnceLock<Weak<Registry>>,
     /// Loops that every heartbeat triggers.
     on_heartbeat: Mutex<BTreeSet<LoopName>>,
+    /// The stored loops stopped on request, as they were kept: starting
+    /// one again keeps it again. Only in memory, so a stop still holds
+    /// across a restart as it always did.
+    set_aside: Mutex<BTreeMap<LoopName, Stored>>,
+    /// Held while a loop starts again, so two starts of one name cannot
+    /// both get past the check that it is stopped.
+    starting: tokio::sync::Mutex<()>,
 }
 
 impl Schedules {
@@ -102,6 +109,8 @@ impl Schedules {
             zone,
             registry: OnceLock::new(),
             on_heartbeat: Mutex::default(),
+            set_aside: Mutex::default(),
+            starting: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -164,12 +173,15 @@ impl Schedules {
             }
             return Err(error.into());
         }
+        // A new loop of the name: the stopped one cannot start again.
+        self.aside().remove(&name);
         self.watch_for_the_end(&registry, &name, now_ms);
         Ok(())
     }
 
     /// Stops loop `name` for good: it is forgotten, so it does not come
-    /// back at the next start.
+    /// back at the next start (unless [started again](Schedules::start_again)
+    /// before that).
     pub async fn remove(&self, name: &str) -> Result<(), BookError> {
         let registry = self.ready()?;
         let stopped = match registry.stop(name) {
@@ -178,6 +190,10 @@ impl Schedules {
             Err(LoopError::Unknown { .. }) if self.store.loop_record(name)?.is_some() => false,
             Err(error) => return Err(error.into()),
         };
+        // A record that cannot be read is forgotten all the same, and cannot come back.
+        if let Ok(Some(record)) = self.stored(name) {
+            self.aside().insert(record.spec.name.clone(), record);
+        }
         let forgotten = self.store.remove_loop_record(name).await?;
         tracing::info!(name, stopped, forgotten, "loop removed");
         Ok(())
@@ -397,6 +413,7 @@ impl Schedules {
         match registry.spawn(record.spec) {
             Ok(()) => {
                 resumed.started += 1;
+                self.aside().remove(&name);
                 self.watch_for_the_end(registry, &name, created_ms);
             }
             Err(error) => {
@@ -405,6 +422,11 @@ impl Schedules {
                 tracing::error!(%name, %error, "a stored loop cannot start");
             }
         }
+    }
+
+    fn aside(&self) -> std::sync::MutexGuard<'_, BTreeMap<LoopName, Stored>> {
+        // Every change to the map is a single insert or remove.
+        self.set_aside.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn stored(&self, name: &str) -> Result<Option<Stored>, BookError> {
@@ -478,6 +500,10 @@ impl Schedules {
 #[path = "schedules_reconfigure.rs"]
 mod reconfigure;
 pub use reconfigure::Reconfigured;
+
+#[path = "schedules_restart.rs"]
+mod restart;
+pub use restart::NextTime;
 
 /// Whether a loop made in a chat (of those `stored`) is called `name`.
 fn held_by_a_chat(stored: &[Stored], name: &LoopName) -> bool {

@@ -48,8 +48,8 @@ struct Counting {
 impl Iterate for Counting {
     async fn iterate(&self, iteration: Iteration) -> Result<Report, IterateError> {
         let _ = self.ran.send((iteration.spec.name.to_string(), self.clock.now_ms()));
-        if let Some(book) = self.book.upgrade() {
-            let schedule = iteration.spec.schedule.as_ref().expect("a scheduled loop");
+        // A loop without a schedule (the heartbeat's kind) stores no next run.
+        if let (Some(book), Some(schedule)) = (self.book.upgrade(), iteration.spec.schedule.as_ref()) {
             let next_run = book.next_run_write(&iteration.spec.name, schedule, iteration.next_run_ms);
             let commit = TurnCommit {
                 loop_record: next_run.expect("the record reads"),
@@ -409,3 +409,6 @@ async fn an_iteration_of_a_replaced_loop_does_not_store_its_next_run_in_the_new_
     );
     daemon.stop().await;
 }
+
+#[path = "schedules_restart_tests.rs"]
+mod restart;

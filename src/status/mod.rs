@@ -150,7 +150,7 @@ impl StatusSources {
 
     /// When the periodic backup last ran and is next due, and whether the
     /// heartbeat that writes it was stopped: then no backup is written
-    /// until the daemon restarts.
+    /// until it is started again or the daemon restarts.
     fn backups(&self) -> Value {
         let times = self.store.backup_times().unwrap_or_default();
         let stopped = self
@@ -336,7 +336,7 @@ fn backups_line(backups: &Value) -> String {
     };
     if backups["stopped"].as_bool() == Some(true) {
         return format!(
-            "backups  STOPPED: the heartbeat loop is stopped, no backup is written until the daemon restarts; {last}\n"
+            "backups  STOPPED: the heartbeat loop is stopped, no backup is written until it is started again (passepartout loops start heartbeat) or the daemon restarts; {last}\n"
         );
     }
     match backups["next_ms"].as_u64() {

@@ -51,9 +51,13 @@ pub enum AdminRequest {
     Reload,
     /// The background loops' statuses; answered [`Loops`](crate::AdminReply::Loops).
     Loops,
-    /// Stop the loop called `name` for good; answered
+    /// Stop the loop called `name` until it is started again (or, for a
+    /// configured loop, the daemon restarts); answered
     /// [`LoopControl`](crate::AdminReply::LoopControl).
     StopLoop { name: String },
+    /// Start the loop called `name` again, stopped on request, from its
+    /// next time on; answered [`LoopControl`](crate::AdminReply::LoopControl).
+    StartLoop { name: String },
     /// Run the loop called `name` now; answered
     /// [`LoopControl`](crate::AdminReply::LoopControl).
     TriggerLoop { name: String },

@@ -281,10 +281,17 @@ impl Client {
         .await
     }
 
-    /// Stops the loop called `name` for good (a stored loop is forgotten);
-    /// the answer says whether it was, or why not.
+    /// Stops the loop called `name` until it is started again (a stored
+    /// loop is forgotten); the answer says whether it was, or why not.
     pub async fn stop_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {
         self.loop_control(ClientFrame::StopLoop { name: name.to_owned() }).await
+    }
+
+    /// Starts the loop called `name` again, stopped on request; the answer
+    /// says when it runs next, or why not (unknown, already running).
+    pub async fn start_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {
+        self.loop_control(ClientFrame::StartLoop { name: name.to_owned() })
+            .await
     }
 
     /// Runs the loop called `name` now; the answer says whether it will,

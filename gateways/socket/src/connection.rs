@@ -207,6 +207,7 @@ impl Connection {
                 self.ask(AdminRequest::Tools { conversation, by }).await
             }
             Ok(ClientFrame::StopLoop { name }) => self.ask(AdminRequest::StopLoop { name }).await,
+            Ok(ClientFrame::StartLoop { name }) => self.ask(AdminRequest::StartLoop { name }).await,
             Ok(ClientFrame::TriggerLoop { name }) => self.ask(AdminRequest::TriggerLoop { name }).await,
             Ok(ClientFrame::Web { request }) => self.ask(AdminRequest::Web { request }).await,
             Ok(ClientFrame::Access { request }) => {

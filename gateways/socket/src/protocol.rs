@@ -3,7 +3,7 @@
 //!
 //! A client opens with `hello`, names the chat it speaks in, and then sends
 //! `message`, `status`, `approvals`, `decide`, `decide_all`, `rules`,
-//! `revoke_rule`, `loops`, `stop_loop`, `trigger_loop`, `access`, `web`, `reload` and `ping` frames. The daemon answers each message with
+//! `revoke_rule`, `loops`, `stop_loop`, `start_loop`, `trigger_loop`, `access`, `web`, `reload` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
 //! `stopped`, `approval`, `file` and `typing` frames whenever the core has
 //! something for the client's chat (a `draft` is a reply while it is
@@ -81,9 +81,12 @@ pub enum ClientFrame {
     /// Asks for the tools offered in this connection's chat, with their
     /// sources and gates; answered with a `tools` frame.
     Tools {},
-    /// Stops the loop called `name` for good; answered with a
-    /// `loop_control` frame.
+    /// Stops the loop called `name` until it is started again; answered
+    /// with a `loop_control` frame.
     StopLoop { name: String },
+    /// Starts the loop called `name` again, stopped on request; answered
+    /// with a `loop_control` frame.
+    StartLoop { name: String },
     /// Runs the loop called `name` now; answered with a `loop_control` frame.
     TriggerLoop { name: String },
     /// A pairing or access request (`pair list`, `pair approve`, `access`,
@@ -100,7 +103,7 @@ pub enum ClientFrame {
 }
 
 /// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 17] = [
+const CLIENT_FRAME_TYPES: [&str; 18] = [
     "hello",
     "message",
     "status",
@@ -113,6 +116,7 @@ const CLIENT_FRAME_TYPES: [&str; 17] = [
     "loops",
     "tools",
     "stop_loop",
+    "start_loop",
     "trigger_loop",
     "access",
     "web",
@@ -219,7 +223,7 @@ pub enum ServerFrame {
     Loops { loops: serde_json::Value },
     /// The answer to `tools`: a JSON list, one per tool.
     Tools { tools: serde_json::Value },
-    /// The answer to `stop_loop` or `trigger_loop`.
+    /// The answer to `stop_loop`, `start_loop` or `trigger_loop`.
     LoopControl(LoopControl),
     /// The answer to `access`.
     Access(AccessAnswer),
@@ -274,7 +278,7 @@ pub fn is_unknown_server_frame(line: &[u8]) -> bool {
     serde_json::from_slice::<Tagged>(line).is_ok_and(|tagged| !SERVER_FRAME_TYPES.contains(&tagged.kind.as_str()))
 }
 
-/// What came of a `stop_loop` or `trigger_loop` frame.
+/// What came of a `stop_loop`, `start_loop` or `trigger_loop` frame.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LoopControl {
     /// Whether the loop was stopped (or triggered).
@@ -456,6 +460,10 @@ mod tests {
             ClientFrame::StopLoop { name: "x".into() }
         );
         assert_eq!(
+            parse_client_frame(br#"{"type":"start_loop","name":"x"}"#).unwrap(),
+            ClientFrame::StartLoop { name: "x".into() }
+        );
+        assert_eq!(
             parse_client_frame(br#"{"type":"trigger_loop","name":"x"}"#).unwrap(),
             ClientFrame::TriggerLoop { name: "x".into() }
         );
@@ -532,6 +540,7 @@ mod tests {
             ClientFrame::RevokeRule { rule: 3 },
             ClientFrame::Loops {},
             ClientFrame::StopLoop { name: "x".into() },
+            ClientFrame::StartLoop { name: "x".into() },
             ClientFrame::TriggerLoop { name: "x".into() },
             ClientFrame::Access {
                 request: AccessRequest::Approve {

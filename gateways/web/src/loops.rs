@@ -1,8 +1,9 @@
 //! The Loops & tools page's routes: `GET /loops` shows the background
 //! loops, the tools and their gates, the tool servers; `POST /loops/run`
-//! runs a loop now and `POST /loops/stop` stops one — the admin requests
-//! `passepartout loops run|stop` sends. Then the browser is sent back to
-//! the page, which says what came of it.
+//! runs a loop now, `POST /loops/stop` stops one and `POST /loops/start`
+//! starts a stopped one again — the admin requests `passepartout loops
+//! run|stop|start` sends. Then the browser is sent back to the page, which
+//! says what came of it.
 
 use std::sync::Arc;
 
@@ -34,6 +35,7 @@ const TOOLS_CHAT: &str = "dashboard";
 pub struct Query {
     ran: Option<String>,
     stopped: Option<String>,
+    started: Option<String>,
 }
 
 /// `GET /loops`.
@@ -45,10 +47,11 @@ pub async fn show(
     let Ok(Form(query)) = query else {
         return errors::bad_request(StatusCode::BAD_REQUEST, "The page's address could not be read.");
     };
-    let notice = match (query.ran, query.stopped) {
-        (Some(name), _) => Some(Notice::Ran(name)),
-        (None, Some(name)) => Some(Notice::Stopped(name)),
-        (None, None) => None,
+    let notice = match (query.ran, query.stopped, query.started) {
+        (Some(name), ..) => Some(Notice::Ran(name)),
+        (None, Some(name), _) => Some(Notice::Stopped(name)),
+        (None, None, Some(name)) => Some(Notice::Started(name)),
+        (None, None, None) => None,
     };
     // Before what the page shows is read: whatever changes after is news.
     let seen = crate::events::seen(&state.admin).await;
@@ -93,7 +96,7 @@ pub async fn show(
     )
 }
 
-/// A Run now or Stop button under a loop.
+/// A Run now, Stop or Start button under a loop.
 #[derive(Deserialize)]
 pub struct Control {
     csrf: String,
@@ -106,13 +109,40 @@ impl WithToken for Control {
     }
 }
 
+/// What a loop's button asks for.
+#[derive(Clone, Copy, Debug)]
+enum Action {
+    Run,
+    Stop,
+    Start,
+}
+
+impl Action {
+    fn request(self, name: String) -> AdminRequest {
+        match self {
+            Action::Run => AdminRequest::TriggerLoop { name },
+            Action::Stop => AdminRequest::StopLoop { name },
+            Action::Start => AdminRequest::StartLoop { name },
+        }
+    }
+
+    /// The page's query field that says it was done.
+    fn done(self) -> &'static str {
+        match self {
+            Action::Run => "ran",
+            Action::Stop => "stopped",
+            Action::Start => "started",
+        }
+    }
+}
+
 /// `POST /loops/run`.
 pub async fn run(
     State(state): State<Arc<AppState>>,
     sender: FormSession,
     form: Result<Form<Control>, FormRejection>,
 ) -> Response {
-    control(&state, sender, form, true).await
+    control(&state, sender, form, Action::Run).await
 }
 
 /// `POST /loops/stop`.
@@ -121,29 +151,33 @@ pub async fn stop(
     sender: FormSession,
     form: Result<Form<Control>, FormRejection>,
 ) -> Response {
-    control(&state, sender, form, false).await
+    control(&state, sender, form, Action::Stop).await
+}
+
+/// `POST /loops/start`.
+pub async fn start(
+    State(state): State<Arc<AppState>>,
+    sender: FormSession,
+    form: Result<Form<Control>, FormRejection>,
+) -> Response {
+    control(&state, sender, form, Action::Start).await
 }
 
 async fn control(
     state: &AppState,
     sender: FormSession,
     form: Result<Form<Control>, FormRejection>,
-    run: bool,
+    action: Action,
 ) -> Response {
     let control = match accept(sender, form) {
         Ok(control) => control,
         Err(refused) => return *refused,
     };
     let name = control.name;
-    let request = if run {
-        AdminRequest::TriggerLoop { name: name.clone() }
-    } else {
-        AdminRequest::StopLoop { name: name.clone() }
-    };
-    match state.admin.ask(request).await {
+    match state.admin.ask(action.request(name.clone())).await {
         Ok(AdminReply::LoopControl(answer)) if answer.ok => {
-            tracing::info!(loop_name = %name, run, "loop controlled from the web");
-            see_other("/loops", &[(if run { "ran" } else { "stopped" }, &name)])
+            tracing::info!(loop_name = %name, ?action, "loop controlled from the web");
+            see_other("/loops", &[(action.done(), &name)])
         }
         Ok(AdminReply::LoopControl(answer)) => {
             errors::conflict(&plain(&answer.message), "/loops", "Back to Loops & tools")

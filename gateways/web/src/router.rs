@@ -12,7 +12,7 @@
 //! | `GET /approvals` | what waits for approval, decided, standing rules | signed in |
 //! | `POST /approvals/decide`, `/approvals/rules/revoke` | answer an approval, revoke a rule | origin, cookie, CSRF token |
 //! | `GET /loops` | background loops, tools and their gates | signed in |
-//! | `POST /loops/run`, `/loops/stop` | run a loop now, stop it | origin, cookie, CSRF token |
+//! | `POST /loops/run`, `/loops/stop`, `/loops/start` | run a loop now, stop it, start a stopped one again | origin, cookie, CSRF token |
 //! | `GET /sign-in/{token}` | a one-time link traded for a session | rate-limited per client |
 //! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
 //! | `GET /assets/style.css`, `/assets/live.js`, `/assets/chat.js` | embedded assets | none |
@@ -126,6 +126,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/loops", get(loops::show))
         .route("/loops/run", post(loops::run))
         .route("/loops/stop", post(loops::stop))
+        .route("/loops/start", post(loops::start))
         .route("/sign-in/{token}", get(sign_in::redeem))
         .route("/sign-out", post(sign_in::sign_out))
         .route("/assets/style.css", get(assets::style))

@@ -1,5 +1,6 @@
 //! The Loops & tools page (`GET /loops`): each background loop with its
-//! state, its last and next run and its errors, with Run now and Stop; then
+//! state, its last and next run and its errors, with Run now and Stop (or
+//! Start, for a loop stopped on request); then
 //! each tool the model may call with its gate (allowed, needs approval,
 //! denied) and each tool server (MCP) with its state.
 //!
@@ -20,6 +21,9 @@ pub const RUN: &str = "/loops/run";
 /// Where the Stop forms post.
 pub const STOP: &str = "/loops/stop";
 
+/// Where the Start forms post.
+pub const START: &str = "/loops/start";
+
 /// What the page says first, after a button was pressed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
@@ -27,6 +31,8 @@ pub enum Notice {
     Ran(String),
     /// Loop `name` was stopped.
     Stopped(String),
+    /// Loop `name` was started again.
+    Started(String),
 }
 
 /// The page's body: the loops (a list, or `{"error": …}`), the tools
@@ -48,8 +54,12 @@ pub fn body(
         let line = match notice {
             Notice::Ran(name) => format!("Loop <strong>{}</strong> runs now.", Escaped(name)),
             Notice::Stopped(name) => format!(
-                "Loop <strong>{}</strong> is stopped. A loop from the configuration file starts again when \
-                 the daemon restarts; one made in a chat is gone for good.",
+                "Loop <strong>{}</strong> is stopped; <strong>Start</strong> starts it again. If the daemon \
+                 restarts first, a loop from the configuration file starts again; one made in a chat is gone for good.",
+                Escaped(name)
+            ),
+            Notice::Started(name) => format!(
+                "Loop <strong>{}</strong> is started again; it runs at its next time.",
                 Escaped(name)
             ),
         };
@@ -87,7 +97,8 @@ fn loops_section(loops: &Value, csrf: &str) -> String {
     let mut out = String::from(
         "<section id=\"loops\"><h2>Background loops</h2><p class=\"help\">Work the assistant does on its own, on a schedule. \
          <strong>Run now</strong> runs one at once instead of at its next time; <strong>Stop</strong> stops it \
-         until the daemon restarts (one made in a chat is forgotten).</p>",
+         until <strong>Start</strong> starts it again, at its next time (if the daemon restarts first, one made \
+         in a chat is forgotten).</p>",
     );
     if let Some(error) = loops["error"].as_str() {
         let _ = write!(
@@ -154,11 +165,14 @@ pub fn loop_row(l: &Value, csrf: &str) -> Vec<String> {
         (n, Some(error)) => format!(r#"<span class="error">{n} in a row: {}</span>"#, Escaped(error)),
         (n, None) => format!(r#"<span class="error">{n} in a row</span>"#),
     };
-    let actions = if state == "stopped" {
-        r#"<span class="meta">starts again at the next restart, if it is in the configuration</span>"#.to_owned()
-    } else {
+    let actions = if state != "stopped" {
         button(RUN, csrf, &[("name", name)], "Run now", "approve")
             + &button(STOP, csrf, &[("name", name)], "Stop", "deny")
+    } else if l["stop_reason"].as_str() == Some("requested") {
+        button(START, csrf, &[("name", name)], "Start", "approve")
+    } else {
+        // Ended by itself: starting it again is not on offer (the daemon refuses).
+        r#"<span class="meta">starts again at the next restart, if it is in the configuration</span>"#.to_owned()
     };
     vec![
         format!("<strong>{}</strong><br>{what}{schedule}", Escaped(name)),
@@ -279,12 +293,30 @@ mod tests {
     }
 
     #[test]
-    fn a_stopped_loop_has_no_buttons_and_says_how_it_comes_back() {
+    fn a_loop_stopped_on_request_has_start_only() {
         let l = json!({"name": "standup", "state": "stopped", "stop_reason": "requested", "recent": []});
+        let row = loop_row(&l, "tok").concat();
+        assert!(row.contains(r#"action="/loops/start""#), "{row}");
+        assert!(row.contains(r#"name="name" value="standup""#), "{row}");
+        assert!(!row.contains(r#"action="/loops/stop""#), "{row}");
+        assert!(!row.contains(r#"action="/loops/run""#), "{row}");
+        assert!(row.contains("never"), "{row}");
+    }
+
+    #[test]
+    fn a_loop_that_ended_by_itself_has_no_buttons_and_says_how_it_comes_back() {
+        let l = json!({"name": "tea", "state": "stopped", "stop_reason": "spent", "recent": []});
         let row = loop_row(&l, "tok").concat();
         assert!(!row.contains("<form"), "{row}");
         assert!(row.contains("starts again at the next restart"), "{row}");
-        assert!(row.contains("never"), "{row}");
+    }
+
+    #[test]
+    fn a_running_loop_has_no_start() {
+        let l = json!({"name": "standup", "state": "waiting", "recent": []});
+        let row = loop_row(&l, "tok").concat();
+        assert!(!row.contains(r#"action="/loops/start""#), "{row}");
+        assert!(row.contains(r#"action="/loops/stop""#), "{row}");
     }
 
     #[test]
