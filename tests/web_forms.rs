@@ -209,6 +209,14 @@ async fn a_rule_made_from_the_web_reads_as_made_from_the_web() {
         .unwrap();
     let rules = &page[page.find("Standing rules").expect("the rules' table")..];
     assert!(rules.contains("<td>from the web</td>"), "{rules}");
+    // When it was asked and decided, by the daemon's clock.
+    let decided = &page[page.find("Decided approvals").expect("the decided table")..];
+    let decided = &decided[..decided.find("</table>").unwrap()];
+    assert!(!decided.contains("—"), "every time shown: {decided}");
+    assert!(
+        decided.contains("<td>from the web, just now</td>") || decided.contains(" ago</td>"),
+        "{decided}"
+    );
     assert!(
         !page.contains("socket:web"),
         "the dashboard's account is not a person: {page}"

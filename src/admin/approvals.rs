@@ -25,6 +25,7 @@ pub(super) fn listing(admin: &Arc<AdminContext>, all: bool, reply: Reply) {
             .map_err(Unreadable::because)
             .map(|mut listing| {
                 redacted(&mut listing, &*admin.redact);
+                with_relative_times(&mut listing, admin.clock.now_ms());
                 listing
             });
         let _ = reply.send(AdminReply::Approvals(listing));
