@@ -142,6 +142,11 @@ pub fn summary_chars(budget: usize) -> usize {
 /// model merges new turns in at the end.
 pub fn bounded(summary: &str, budget: usize) -> &str {
     let most = summary_chars(budget);
+    // No more bytes than the bound allows characters: within it, uncounted
+    // (every turn holds its summary to the bound).
+    if summary.len() <= most {
+        return summary;
+    }
     let Some((cut, _)) = summary
         .char_indices()
         .rev()
