@@ -384,17 +384,17 @@ mod tests {
         };
         let clock = Clock::at(NOW_MS);
         // Noon now: the cutoff falls at noon 400 days ago, inside that day, which stays whole.
-        assert_eq!(prune_retained(&store, &clock, retention).await, pruned(0, 0, 2));
+        assert_eq!(prune_retained(&store, &clock, retention).await, pruned(0, 0, 1));
         let kept = |from| store.usage(None, from, today).unwrap()["p"].tokens_in;
         assert_eq!(kept(0), 401 + 400 + 1);
         // Half a day on, the cutoff passes midnight: that day goes too.
         tokio::time::advance(Duration::from_secs(12 * 3600)).await;
-        assert_eq!(prune_retained(&store, &clock, retention).await, pruned(0, 0, 2));
+        assert_eq!(prune_retained(&store, &clock, retention).await, pruned(0, 0, 1));
         assert_eq!(kept(0), 400 + 1);
         assert_eq!(
             store.usage(Some(&conversation("c")), 0, today).unwrap()["p"].tokens_in,
             400 + 1,
-            "the conversation's records went with the total's"
+            "the conversation's own records went"
         );
     }
 }

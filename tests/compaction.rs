@@ -4,7 +4,7 @@
 //! start still reaches the model through the running summary; the summary
 //! survives a restart and `/summary` shows it; a failing summarisation
 //! leaves the turn working; `/new` starts without it; its tokens count in
-//! `/usage`.
+//! `/usage`; a summariser that writes too much is held to the summary's bound.
 
 use crate::support;
 
@@ -241,5 +241,37 @@ async fn a_failing_summarisation_leaves_the_turn_working_and_summaries_count_in_
         )),
         "{usage}"
     );
+    daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_summariser_that_writes_back_all_it_is_given_is_held_to_a_quarter_of_the_budget() {
+    let llm = FakeLlm::start().await;
+    // Each summary holds the one before it, and every turn folded.
+    llm.set_responder(|request| match is_summarising(request) {
+        true => Script::Reply(last_user_text(request)),
+        false => Script::Reply("noted".into()),
+    });
+    let mut daemon = TestDaemon::start_with(&llm, compacting, Vec::new()).await;
+    let mut client = daemon.client("alice").await;
+    const TURNS: usize = 60;
+    for n in 1..=TURNS {
+        ask(&mut client, &said(n)).await;
+    }
+    let (_, shown) = ask(&mut client, "/summary").await;
+    let summary = shown.strip_prefix(NOTE).unwrap_or_else(|| panic!("{shown}"));
+    // A quarter of the budget, four characters to a token.
+    let bound = BUDGET / 4 * 4;
+    assert!(
+        summary.chars().count() <= bound,
+        "{} characters, bound {bound}",
+        summary.chars().count()
+    );
+    assert!(
+        !summary.starts_with("The summary so far") && summary.ends_with("assistant: noted"),
+        "the oldest part is cut, the newest kept: {summary}"
+    );
+    let folds = llm.requests().iter().filter(|r| is_summarising(r)).count();
+    assert!(folds < TURNS / 2, "a fold now and then, not with every turn: {folds}");
     daemon.stop().await;
 }

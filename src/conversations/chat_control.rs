@@ -1,6 +1,7 @@
 //! What the in-chat controls need from the worker: storing a conversation's
-//! change to its own settings (`/model NAME`, `/new`), adding a turn's
-//! tokens to the usage records, and rendering `/usage`.
+//! change to its own settings (`/model NAME`, `/new`), adding the tokens of
+//! a turn that did not commit to the usage records (a committed turn's go
+//! in with its commit), and rendering `/usage`.
 
 use std::sync::Arc;
 
@@ -9,26 +10,26 @@ use passepartout_gateway::ConversationKey;
 use super::Conversations;
 use crate::pipeline::commands::ChatChange;
 use crate::pipeline::usage_report::{self, UsagePeriods, UsageSum};
-use crate::store::{ByProvider, StoreError};
+use crate::store::{ByProvider, ChatSettings, StoreError};
 
-/// Stores `change` for `key`, before the turn that answers it commits.
-pub(super) fn apply(cx: &Conversations, key: &ConversationKey, change: &ChatChange) -> Result<(), StoreError> {
+/// Stores `change` for `key`, before the turn that answers it commits, and
+/// returns the settings now stored, for the worker's copy.
+pub(super) fn apply(
+    cx: &Conversations,
+    key: &ConversationKey,
+    change: &ChatChange,
+) -> Result<ChatSettings, StoreError> {
     match change {
-        ChatChange::Pin(name) => cx
-            .store
-            .update_chat_settings(key, |s| s.pinned_model = name.clone())
-            .map(drop),
+        ChatChange::Pin(name) => cx.store.update_chat_settings(key, |s| s.pinned_model = name.clone()),
         ChatChange::FreshStart => {
             let mark = cx.store.history_mark()?;
-            cx.store
-                .update_chat_settings(key, |s| s.fresh_after = Some(mark))
-                .map(drop)
+            cx.store.update_chat_settings(key, |s| s.fresh_after = Some(mark))
         }
     }
 }
 
-/// Adds a committed turn's tokens to today's records. A failure is logged:
-/// the turn stands, only the estimate is low.
+/// Adds the tokens of a turn whose commit failed to today's record: they
+/// were used all the same. A failure is logged: only the estimate is low.
 pub(super) fn record_usage(cx: &Conversations, key: &ConversationKey, used: &ByProvider) {
     let day = usage_report::day_of(cx.clock.now_ms());
     if let Err(error) = cx.store.add_usage(key, day, used) {

@@ -1,10 +1,10 @@
-//! A conversation worker's copy of the conversation's running summary and
-//! recent turns.
+//! A conversation worker's copy of the conversation's running summary,
+//! recent turns and settings (`/model`, `/new`).
 //!
-//! The worker is the only writer of its conversation's history and summary,
-//! so after loading them once it can keep them up to date itself instead of
-//! reading and parsing them from the store for every turn. Any commit that
-//! fails drops the copy; the next turn loads it again.
+//! The worker is the only writer of its conversation's history, summary and
+//! settings, so after loading them once it can keep them up to date itself
+//! instead of reading and parsing them from the store for every turn. Any
+//! commit that fails drops the copy; the next turn loads it again.
 //!
 //! The turns are those after the conversation's fresh start (`/new`) and
 //! after the last turn its summary covers, the last N of them, each with its
@@ -17,7 +17,7 @@ use passepartout_gateway::ConversationKey;
 
 use crate::pipeline::compaction::Earlier;
 use crate::pipeline::{SummaryChange, TurnRecord};
-use crate::store::{Store, StoreError, Summary, SummaryWrite};
+use crate::store::{ChatSettings, Store, StoreError, Summary, SummaryWrite};
 
 pub struct RecentHistory {
     limit: usize,
@@ -27,6 +27,8 @@ pub struct RecentHistory {
 }
 
 struct Loaded {
+    /// What the conversation set for itself.
+    settings: ChatSettings,
     summary: Option<Summary>,
     /// The turns' history ids, beside them.
     ids: VecDeque<u64>,
@@ -57,26 +59,53 @@ impl RecentHistory {
     /// The summary and the recent turns (oldest first), loaded from `store`
     /// the first time.
     pub fn load(&mut self, store: &Store, key: &ConversationKey) -> Result<Earlier<'_>, StoreError> {
-        if self.loaded.is_none() {
-            let fresh = store.chat_settings(key)?.fresh_after;
-            // A summary from before the fresh start is left behind with its turns.
-            let summary = match self.compacting {
-                true => store
-                    .summary(key)?
-                    .filter(|summary| fresh.is_none_or(|fresh| summary.through > fresh)),
-                false => None,
-            };
-            let mark = fresh.max(summary.as_ref().map(|summary| summary.through));
-            let (ids, turns) = store.recent_kept_after(key, self.limit, mark)?.into_iter().unzip();
-            self.loaded = Some(Loaded { summary, ids, turns });
-        }
-        let Some(loaded) = self.loaded.as_mut() else {
-            return Ok(Earlier::default());
+        self.load_with_settings(store, key).map(|(earlier, _)| earlier)
+    }
+
+    /// [`RecentHistory::load`], and the conversation's settings beside.
+    pub fn load_with_settings(
+        &mut self,
+        store: &Store,
+        key: &ConversationKey,
+    ) -> Result<(Earlier<'_>, &ChatSettings), StoreError> {
+        let loaded = match self.loaded.take() {
+            Some(loaded) => loaded,
+            None => self.read(store, key)?,
         };
-        Ok(Earlier {
+        let loaded = self.loaded.insert(loaded);
+        let earlier = Earlier {
             summary: loaded.summary.as_ref().map(|summary| summary.text.as_str()),
             turns: loaded.turns.make_contiguous(),
+        };
+        Ok((earlier, &loaded.settings))
+    }
+
+    /// Reads the copy from `store`.
+    fn read(&self, store: &Store, key: &ConversationKey) -> Result<Loaded, StoreError> {
+        let settings = store.chat_settings(key)?;
+        let fresh = settings.fresh_after;
+        // A summary from before the fresh start is left behind with its turns.
+        let summary = match self.compacting {
+            true => store
+                .summary(key)?
+                .filter(|summary| fresh.is_none_or(|fresh| summary.through > fresh)),
+            false => None,
+        };
+        let mark = fresh.max(summary.as_ref().map(|summary| summary.through));
+        let (ids, turns) = store.recent_kept_after(key, self.limit, mark)?.into_iter().unzip();
+        Ok(Loaded {
+            settings,
+            summary,
+            ids,
+            turns,
         })
+    }
+
+    /// The conversation's settings were stored as `settings`.
+    pub fn settings_stored(&mut self, settings: ChatSettings) {
+        if let Some(loaded) = self.loaded.as_mut() {
+            loaded.settings = settings;
+        }
     }
 
     /// The summary write for `change`, made by a turn given the turns now
@@ -236,6 +265,35 @@ mod tests {
             })),
             None,
             "a fold of more turns than the copy has is refused"
+        );
+    }
+
+    #[test]
+    fn the_settings_are_read_once_and_then_kept_by_the_worker() {
+        let (_dir, store) = open_temp();
+        let key = conversation("c");
+        store
+            .update_chat_settings(&key, |s| s.pinned_model = Some("big".into()))
+            .unwrap();
+        let mut recent = RecentHistory::new(10, true);
+        let pinned = |recent: &mut RecentHistory| {
+            let (_, settings) = recent.load_with_settings(&store, &key).unwrap();
+            settings.pinned_model.clone()
+        };
+        assert_eq!(pinned(&mut recent).as_deref(), Some("big"));
+        // Not read again: only the worker changes them, and tells its copy.
+        store.update_chat_settings(&key, |s| s.pinned_model = None).unwrap();
+        assert_eq!(pinned(&mut recent).as_deref(), Some("big"));
+        let stored = store
+            .update_chat_settings(&key, |s| s.pinned_model = Some("small".into()))
+            .unwrap();
+        recent.settings_stored(stored);
+        assert_eq!(pinned(&mut recent).as_deref(), Some("small"));
+        recent.invalidate();
+        assert_eq!(
+            pinned(&mut recent).as_deref(),
+            Some("small"),
+            "read again from the store"
         );
     }
 

@@ -25,7 +25,7 @@ use crate::llm::{ChatMessage, TextSink};
 use crate::pipeline::commands::{ChatChange, View};
 use crate::pipeline::compaction::Earlier;
 use crate::pipeline::{Finished, FinishedRounds, TurnOutput, TurnRecord, TurnWatch};
-use crate::store::{ApprovalWrite, ByProvider, JournalEntry, PendingOutbound, TurnCommit};
+use crate::store::{ApprovalWrite, ByProvider, JournalEntry, PendingOutbound, TurnCommit, UsageAdd};
 
 /// How long a turn runs before the conversation shows "typing".
 const TYPING_AFTER: Duration = Duration::from_millis(300);
@@ -116,11 +116,6 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             return;
         }
     };
-    let pinned = cx.store.chat_settings(key).unwrap_or_else(|error| {
-        tracing::error!(conversation = %key, %error, "cannot read the conversation's settings; using the defaults");
-        Default::default()
-    });
-    let pinned = pinned.pinned_model.as_deref();
     let (drafter, sink) = drafter_for(cx, &entry);
     let drafted = drafter.is_some();
     let shown_text = drafter.as_ref().map(Drafter::shown_text).unwrap_or_default();
@@ -136,17 +131,22 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         tracing::error!(conversation = %key, seq, %error, "cannot read whether a turn was stopped");
         false
     });
-    let outcome = match recent.load(&cx.store, key) {
+    // The settings come with the worker's copy of the history: read once,
+    // kept up to date when a turn changes them.
+    let outcome = match recent.load_with_settings(&cx.store, key) {
         Ok(_) if stopped => {
             tracing::info!(conversation = %key, seq, "turn stopped before the restart; not run again");
             cx.running.stopped_before_restart(key);
             Ok(stopped_output(None, &entry.inbound.sender.id))
         }
-        Ok(history) => match running
+        Ok((history, settings)) => match running
             .run(with_typing(
                 cx,
                 key,
-                Drafter::alongside(drafter, run_pipeline(cx, &entry, history, pinned, watch)),
+                Drafter::alongside(
+                    drafter,
+                    run_pipeline(cx, &entry, history, settings.pinned_model.as_deref(), watch),
+                ),
             ))
             .await
         {
@@ -172,15 +172,18 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         Ok(mut output) => {
             if let Some(change) = output.chat.take() {
                 fresh_start = change == ChatChange::FreshStart;
-                if let Err(error) = super::chat_control::apply(cx, key, &change) {
-                    tracing::error!(conversation = %key, %error, "cannot store the conversation's settings");
-                    output.replies = vec![(
-                        ReplyKind::Failure,
-                        format!(
-                            "I could not store that: {}",
-                            passepartout_gateway::markup::escape(&error.to_string())
-                        ),
-                    )];
+                match super::chat_control::apply(cx, key, &change) {
+                    Ok(settings) => recent.settings_stored(settings),
+                    Err(error) => {
+                        tracing::error!(conversation = %key, %error, "cannot store the conversation's settings");
+                        output.replies = vec![(
+                            ReplyKind::Failure,
+                            format!(
+                                "I could not store that: {}",
+                                passepartout_gateway::markup::escape(&error.to_string())
+                            ),
+                        )];
+                    }
                 }
             }
             cx.count(Counted::Turn);
@@ -459,10 +462,14 @@ pub(super) fn commit_of(
         tokens_in: output.cost.tokens_in,
         tokens_out: output.cost.tokens_out,
     };
+    let usage = UsageAdd {
+        day: crate::pipeline::usage_report::day_of(cx.clock.now_ms()),
+        used: output.cost.by_provider,
+    };
     let followups = Followups {
         created: output.requested.clone(),
         settle: output.settle,
-        usage: output.cost.by_provider,
+        usage: usage.used.clone(),
     };
     let mut writes: Vec<ApprovalWrite> = output
         .requested
@@ -492,6 +499,7 @@ pub(super) fn commit_of(
         loop_record: None,
         summary,
         tokens,
+        usage: Some(usage),
     };
     (commit, remembered, followups)
 }
@@ -505,13 +513,16 @@ pub(super) struct Followups {
     /// Outcomes owed (decided by this turn's answer, which stands whether
     /// or not the turn itself committed).
     settle: Vec<Owed>,
-    /// The tokens the turn used: they were used whether or not it committed.
+    /// The tokens the turn used: they were used whether or not it
+    /// committed, and go in with the commit when it does.
     usage: ByProvider,
 }
 
 impl Followups {
     pub(super) fn run(self, cx: &Arc<Conversations>, key: &ConversationKey, committed: bool) {
-        super::chat_control::record_usage(cx, key, &self.usage);
+        if !committed {
+            super::chat_control::record_usage(cx, key, &self.usage);
+        }
         let approvals = &cx.approvals;
         if committed && !self.created.is_empty() {
             approvals.created(&self.created);

@@ -10,6 +10,14 @@
 //!
 //! Tokens are estimated, not counted: characters / 4, which is close for
 //! English and errs large for most other text; no tokenizer is needed.
+//!
+//! The summary has a bound of its own, whatever the model writes: a quarter
+//! of `memory.context_tokens` (what the fold asks for), keeping its newest
+//! part. Without it, a model that writes long (or repeats what it was
+//! given) makes every summary longer than the last, until every turn folds
+//! and the store keeps ever larger records. A quarter, not half: a fold
+//! keeps the recent turns within half, so a quarter of the budget in new
+//! turns comes between two folds even when the summary is at its bound.
 
 use std::sync::Arc;
 
@@ -73,7 +81,12 @@ impl Pipeline {
             return (None, earlier.turns);
         }
         let budget = self.memory.context_tokens;
-        let (mut summary, mut turns) = (earlier.summary.map(str::to_owned), earlier.turns);
+        // A summary kept before the bound, or under a larger budget, is held
+        // to it too.
+        let (mut summary, mut turns) = (
+            earlier.summary.map(|text| bounded(text, budget).to_owned()),
+            earlier.turns,
+        );
         let fold = to_fold(summary.as_deref(), turns, budget, self.settings.history_turns);
         if fold > 0 {
             let request = request(summary.as_deref(), &turns[..fold], budget);
@@ -82,7 +95,14 @@ impl Pipeline {
                     output.cost.count(&answered.response, &answered.provider);
                     match answered.response.content.filter(|text| !text.trim().is_empty()) {
                         Some(text) if answered.response.tool_calls.is_empty() => {
-                            let text = text.trim().to_owned();
+                            let written = text.trim();
+                            let text = bounded(written, budget).to_owned();
+                            if text.len() < written.len() {
+                                tracing::debug!(
+                                    budget,
+                                    "the model's summary is longer than a quarter of memory.context_tokens; its oldest part is cut"
+                                );
+                            }
                             tracing::debug!(
                                 turns = fold,
                                 tokens = tokens(&text),
@@ -106,11 +126,40 @@ impl Pipeline {
                 }
             }
         }
-        let (shown, first) = fit(summary.as_deref(), turns, budget);
-        if shown.is_some_and(|shown| Some(shown.len()) != summary.as_deref().map(str::len)) {
-            tracing::warn!(budget, "the summary alone exceeds memory.context_tokens; it is cut");
-        }
-        (shown.map(str::to_owned), &turns[first..])
+        let first = fit(summary.as_deref(), turns, budget);
+        (summary, &turns[first..])
+    }
+}
+
+/// The most a summary may hold within `budget`: a quarter of it, in
+/// characters (four to a token).
+pub fn summary_chars(budget: usize) -> usize {
+    (budget / 4).saturating_mul(4)
+}
+
+/// `summary` held to its bound within `budget` ([`summary_chars`]): its
+/// newest part, from the first word that starts within the bound, since the
+/// model merges new turns in at the end.
+pub fn bounded(summary: &str, budget: usize) -> &str {
+    let most = summary_chars(budget);
+    // No more bytes than the bound allows characters: within it, uncounted
+    // (every turn holds its summary to the bound).
+    if summary.len() <= most {
+        return summary;
+    }
+    let Some((cut, _)) = summary
+        .char_indices()
+        .rev()
+        .nth(most.saturating_sub(1))
+        .filter(|(at, _)| *at > 0)
+    else {
+        return summary;
+    };
+    let kept = &summary[cut..];
+    // Not from the middle of a word, when a word boundary is near.
+    match kept.find(char::is_whitespace) {
+        Some(space) if space < kept.len() / 4 => kept[space..].trim_start(),
+        _ => kept,
     }
 }
 
@@ -156,11 +205,9 @@ pub fn to_fold(summary: Option<&str>, turns: &[TurnRecord], budget: usize, max_t
     (turns.len() - kept.1).max(1)
 }
 
-/// What of `summary` and `turns` goes into the context within `budget`:
-/// the summary (cut to the budget if it alone is larger) and the index of
-/// the first of the newest turns that fit after it.
-pub fn fit<'a>(summary: Option<&'a str>, turns: &[TurnRecord], budget: usize) -> (Option<&'a str>, usize) {
-    let summary = summary.map(|text| clip(text, budget.saturating_mul(4)));
+/// Which of `turns` go into the context after `summary` (already held to its
+/// bound) within `budget`: the index of the first of the newest that fit.
+pub fn fit(summary: Option<&str>, turns: &[TurnRecord], budget: usize) -> usize {
     let mut room = budget.saturating_sub(summary.map_or(0, tokens));
     let mut first = turns.len();
     for turn in turns.iter().rev() {
@@ -171,12 +218,12 @@ pub fn fit<'a>(summary: Option<&'a str>, turns: &[TurnRecord], budget: usize) ->
         room -= size;
         first -= 1;
     }
-    (summary, first)
+    first
 }
 
 /// The request that folds `turns` into `summary`, asking for a summary of
-/// at most half of `budget` tokens (about three words in four tokens), so
-/// that recent turns fit beside it.
+/// at most a quarter of `budget` tokens (about three words in four tokens,
+/// [`summary_chars`]), so that recent turns fit beside it.
 pub fn request(summary: Option<&str>, turns: &[TurnRecord], budget: usize) -> Context {
     let mut text = format!(
         "The summary so far:\n{}\n\nThe turns that follow it:\n",
@@ -186,7 +233,7 @@ pub fn request(summary: Option<&str>, turns: &[TurnRecord], budget: usize) -> Co
         text.push_str(&transcript(turn));
         text.push('\n');
     }
-    let words = budget / 2 * 3 / 4;
+    let words = budget / 4 * 3 / 4;
     Context {
         system: format!("{PROMPT} Keep it under {words} words: when it would be longer, shorten what matters least."),
         earlier: Vec::new(),
@@ -291,15 +338,35 @@ mod tests {
     #[test]
     fn what_fits_is_the_summary_and_the_newest_turns_after_it() {
         let turns = [turn(400), turn(40), turn(40)];
-        assert_eq!(fit(Some("abcd"), &turns, 21), (Some("abcd"), 1));
-        assert_eq!(fit(None, &turns, 19), (None, 2));
-        let long = "s".repeat(100);
-        let (summary, first) = fit(Some(&long), &turns, 10);
+        assert_eq!(fit(Some("abcd"), &turns, 21), 1);
+        assert_eq!(fit(None, &turns, 19), 2);
         assert_eq!(
-            (summary.map(str::len), first),
-            (Some(40), 3),
-            "a summary too long is cut"
+            fit(Some(&"s".repeat(40)), &turns, 10),
+            3,
+            "no room left after the summary"
         );
+    }
+
+    #[test]
+    fn a_summary_is_held_to_a_quarter_of_the_budget_keeping_its_newest_words() {
+        assert_eq!(summary_chars(8000), 8_000);
+        assert_eq!(bounded("short and sweet", 8000), "short and sweet");
+        // A budget of 20 tokens leaves 5 to the summary: 20 characters.
+        let long = "oldest words first then the newest words last";
+        assert_eq!(
+            bounded(long, 20),
+            "newest words last",
+            "cut after the word it starts in"
+        );
+        assert!(tokens(bounded(long, 20)) <= 5);
+        let unbroken = "x".repeat(100);
+        assert_eq!(
+            bounded(&unbroken, 20),
+            "x".repeat(20),
+            "no word boundary: cut at a character"
+        );
+        let wide = "é".repeat(30);
+        assert_eq!(bounded(&wide, 20).chars().count(), 20, "characters, not bytes");
     }
 
     #[test]
@@ -317,7 +384,7 @@ mod tests {
         ];
         let context = request(Some("likes tea"), &turns, 8000);
         assert!(context.system.contains("decisions"), "{}", context.system);
-        assert!(context.system.contains("under 3000 words"), "{}", context.system);
+        assert!(context.system.contains("under 1500 words"), "{}", context.system);
         let text = &context.turn[0].content;
         assert!(text.starts_with("The summary so far:\nlikes tea\n"), "{text}");
         assert!(

@@ -79,7 +79,7 @@ pub use records::{
 };
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
-pub use usage::{ByProvider, Tokens, add_usage};
+pub use usage::{ByProvider, Tokens, UsageAdd, add_usage};
 pub use web_keys::WebKey;
 pub use web_sign_in::WebSession;
 

@@ -2,8 +2,9 @@
 //! and its `pending` marker go, the replies enter the outbox, the turn enters
 //! the history, the memory facts it remembered or forgot are written, the
 //! approvals it asked for or settled change, the tools it ran are audited,
-//! a loop's iteration stores its loop's next run, and the conversation's
-//! running summary changes with the turn that folded turns into it.
+//! a loop's iteration stores its loop's next run, the conversation's
+//! running summary changes with the turn that folded turns into it, and
+//! the tokens the turn used are added to the conversation's usage of the day.
 //! A turn that fails before committing leaves the store as it was, so the
 //! message is still pending and nothing of the failed turn is visible.
 
@@ -18,6 +19,7 @@ use super::memory::MemoryWrite;
 use super::outbox::OutboxEntry;
 use super::records::AuditEvent;
 use super::summary::SummaryWrite;
+use super::usage::UsageAdd;
 use super::{Store, keys};
 
 /// A reply produced by a turn, before it has an id.
@@ -56,6 +58,8 @@ pub struct TurnCommit {
     /// What the turn's model calls used, told with its last reply
     /// ([`Outbound::turn_end`]).
     pub tokens: TurnEnd,
+    /// The same by provider, added to the conversation's usage of its day.
+    pub usage: Option<UsageAdd>,
 }
 
 /// A commit turned into keys and values, ready for a transaction.
@@ -72,6 +76,8 @@ pub(super) struct Prepared {
     loop_record: Option<LoopRecordWrite>,
     /// The summary's key, and its new value (`None`: delete).
     summary: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    /// The usage record's key, and what is added to it.
+    usage: Option<(Vec<u8>, UsageAdd)>,
 }
 
 impl Prepared {
@@ -157,6 +163,10 @@ impl Store {
             }
         }
         let pending_key = turn.journal_seq.map(|seq| keys::sequenced(conversation, &[seq]));
+        let usage = turn
+            .usage
+            .filter(|add| !add.is_empty())
+            .map(|add| (add.key(conversation), add));
         Ok(Prepared {
             journal_seq: turn.journal_seq,
             pending_key,
@@ -169,6 +179,7 @@ impl Store {
             audit: turn.audit,
             loop_record: turn.loop_record,
             summary,
+            usage,
         })
     }
 
@@ -192,32 +203,35 @@ impl Store {
             &inner.outbox,
             &inner.history,
             &inner.memory,
+            &inner.usage,
         );
         // Most turns ask for no approval, run no tool, are no loop's and
         // fold nothing into a summary: every tree in a sled transaction
         // costs, so those leave the approval, loop and summary trees out.
         let wide = prepared.iter().any(Prepared::is_wide);
         let applied = if wide {
-            let (pending, journal, outbox, history, memory) = core;
+            let (pending, journal, outbox, history, memory, usage) = core;
             (
                 pending,
                 journal,
                 outbox,
                 history,
                 memory,
+                usage,
                 &inner.approvals,
                 &inner.audit,
                 &inner.loops,
                 &inner.summaries,
             )
                 .transaction(
-                    |(pending, journal, outbox, history, memory, approvals, audit, loops, summaries)| {
+                    |(pending, journal, outbox, history, memory, usage, approvals, audit, loops, summaries)| {
                         let trees = Views {
                             pending,
                             journal,
                             outbox,
                             history,
                             memory,
+                            usage,
                             wide: Some(Wide {
                                 approvals,
                                 audit,
@@ -229,13 +243,14 @@ impl Store {
                     },
                 )?
         } else {
-            core.transaction(|(pending, journal, outbox, history, memory)| {
+            core.transaction(|(pending, journal, outbox, history, memory, usage)| {
                 let trees = Views {
                     pending,
                     journal,
                     outbox,
                     history,
                     memory,
+                    usage,
                     wide: None,
                 };
                 apply_in(&trees, prepared)
@@ -252,6 +267,7 @@ struct Views<'a> {
     outbox: &'a TransactionalTree,
     history: &'a TransactionalTree,
     memory: &'a TransactionalTree,
+    usage: &'a TransactionalTree,
     wide: Option<Wide<'a>>,
 }
 
@@ -289,6 +305,9 @@ fn apply_in(trees: &Views<'_>, prepared: &[Prepared]) -> Result<Vec<bool>, Confl
                 Some(value) => trees.memory.insert(key.as_slice(), value.as_slice())?,
                 None => trees.memory.remove(key.as_slice())?,
             };
+        }
+        if let Some((key, add)) = &commit.usage {
+            add.apply_in(trees.usage, key)?;
         }
         if let Some(wide) = &trees.wide {
             for write in &commit.approvals {
@@ -383,6 +402,39 @@ mod tests {
         store.commit_turn(&conversation("c"), turn.clone()).unwrap();
         assert!(store.commit_turn(&conversation("c"), turn).is_err());
         assert_eq!(store.outbox_len(), 1, "the failed second commit wrote nothing");
+    }
+
+    #[test]
+    fn a_turns_tokens_are_added_with_its_commit_and_not_by_a_refused_one() {
+        use crate::store::{ByProvider, Tokens, UsageAdd};
+        let (_dir, store) = open_temp();
+        let Accepted::New(seq) = store.journal_accept(&inbound("c", "m", "hi"), 0).unwrap() else {
+            panic!()
+        };
+        let used = ByProvider::from([(
+            "p".to_owned(),
+            Tokens {
+                tokens_in: 7,
+                tokens_out: 2,
+            },
+        )]);
+        let turn = TurnCommit {
+            journal_seq: Some(seq),
+            replies: vec![reply("a")],
+            usage: Some(UsageAdd {
+                day: 3,
+                used: used.clone(),
+            }),
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation("c"), turn.clone()).unwrap();
+        assert_eq!(store.usage(Some(&conversation("c")), 3, 3).unwrap(), used);
+        assert!(store.commit_turn(&conversation("c"), turn).is_err());
+        assert_eq!(
+            store.usage(None, 0, 9).unwrap(),
+            used,
+            "the refused commit added nothing"
+        );
     }
 
     #[test]

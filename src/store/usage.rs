@@ -1,17 +1,22 @@
 //! Tokens used, per provider and UTC day: one record per conversation per
-//! day and one for all conversations per day, in the `usage` tree. A turn
-//! adds to its day's two records, so the tree grows by days, not by calls.
+//! day, in the `usage` tree. A turn adds to its conversation's record for
+//! the day in the turn's own commit ([`super::TurnCommit::usage`]), so the
+//! tree grows by days, not by calls. The totals over all conversations are
+//! summed when read: a record every conversation rewrote with each turn
+//! would make the conversations wait on one another.
 //!
 //! Keys: a conversation's day is its conversation prefix and the day number
-//! (days since 1970-01-01, big-endian); the total's day is a zero byte and
-//! the day number (no gateway id starts with a control character). Either
-//! way a key ends in its day, which is what pruning goes by.
+//! (days since 1970-01-01, big-endian), so a key ends in its day, which is
+//! what pruning goes by. Stores written before the totals were summed hold
+//! a total per day too, under a zero byte and the day number (no gateway id
+//! starts with a control character): those are left out when reading, as
+//! the conversations' records hold the same tokens, and pruned by day.
 
 use std::collections::BTreeMap;
 
 use passepartout_gateway::ConversationKey;
 use serde::{Deserialize, Serialize};
-use sled::transaction::ConflictableTransactionError;
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
 use super::error::StoreError;
 use super::{Store, keys};
@@ -42,16 +47,71 @@ pub fn add_usage(sum: &mut ByProvider, more: &ByProvider) {
     }
 }
 
+/// What a turn used on one UTC day, added to its conversation's record of
+/// that day when the turn commits.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct UsageAdd {
+    /// Days since 1970-01-01.
+    pub day: u64,
+    pub used: ByProvider,
+}
+
+impl UsageAdd {
+    /// Whether it adds nothing.
+    pub fn is_empty(&self) -> bool {
+        self.used.values().all(|t| *t == Tokens::default())
+    }
+
+    /// The key of the record it adds to, in `conversation`.
+    pub(super) fn key(&self, conversation: &ConversationKey) -> Vec<u8> {
+        conversation_day(conversation, self.day)
+    }
+
+    /// Adds it to the record under `key`, inside a transaction. A record
+    /// that cannot be read is left as it is (and the turn's tokens go
+    /// uncounted): an estimate never stops a turn from committing.
+    pub(super) fn apply_in(
+        &self,
+        tree: &TransactionalTree,
+        key: &[u8],
+    ) -> Result<(), ConflictableTransactionError<StoreError>> {
+        let mut sum = match tree.get(key)? {
+            Some(bytes) => match decode(&bytes) {
+                Ok(sum) => sum,
+                Err(error) => {
+                    tracing::warn!(%error, "a usage record cannot be read; this turn's tokens are not added");
+                    return Ok(());
+                }
+            },
+            None => ByProvider::new(),
+        };
+        add_usage(&mut sum, &self.used);
+        let bytes = serde_json::to_vec(&sum).map_err(|e| {
+            ConflictableTransactionError::Abort(StoreError::Corrupt {
+                tree: "usage",
+                reason: e.to_string(),
+            })
+        })?;
+        tree.insert(key, bytes)?;
+        Ok(())
+    }
+}
+
+/// The first byte of the totals' keys in stores written before the totals
+/// were summed when read.
 const TOTAL: u8 = 0;
 
 fn conversation_day(conversation: &ConversationKey, day: u64) -> Vec<u8> {
     keys::sequenced(conversation, &[day])
 }
 
-fn total_day(day: u64) -> Vec<u8> {
-    let mut key = vec![TOTAL];
-    key.extend_from_slice(&day.to_be_bytes());
-    key
+/// The day a conversation's record is of, from its key; `None` for the
+/// old totals and for keys of no known form.
+fn day_of_key(key: &[u8]) -> Option<u64> {
+    if key.first() == Some(&TOTAL) {
+        return None;
+    }
+    key.len().checked_sub(8).and_then(|at| keys::decode_u64(&key[at..]))
 }
 
 fn decode(bytes: &[u8]) -> Result<ByProvider, StoreError> {
@@ -62,57 +122,56 @@ fn decode(bytes: &[u8]) -> Result<ByProvider, StoreError> {
 }
 
 impl Store {
-    /// Adds `used` to `conversation`'s record for `day` and to the total's.
+    /// Adds `used` to `conversation`'s record for `day`, on its own: for
+    /// the tokens of a turn whose commit failed (a turn's tokens otherwise
+    /// go in with its commit).
     pub fn add_usage(&self, conversation: &ConversationKey, day: u64, used: &ByProvider) -> Result<(), StoreError> {
-        if used.values().all(|t| *t == Tokens::default()) {
+        let add = UsageAdd {
+            day,
+            used: used.clone(),
+        };
+        if add.is_empty() {
             return Ok(());
         }
-        let keys = [conversation_day(conversation, day), total_day(day)];
-        let result = self.inner.usage.transaction(|tree| {
-            for key in &keys {
-                let mut sum = match tree.get(key)? {
-                    Some(bytes) => decode(&bytes).map_err(ConflictableTransactionError::Abort)?,
-                    None => ByProvider::new(),
-                };
-                add_usage(&mut sum, used);
-                let bytes = serde_json::to_vec(&sum).map_err(|e| {
-                    ConflictableTransactionError::Abort(StoreError::Corrupt {
-                        tree: "usage",
-                        reason: e.to_string(),
-                    })
-                })?;
-                tree.insert(key.as_slice(), bytes)?;
-            }
-            Ok(())
-        });
+        let key = add.key(conversation);
+        let result = self.inner.usage.transaction(|tree| add.apply_in(tree, &key));
         self.wrote(result.map_err(StoreError::from))
     }
 
     /// The usage of `conversation` (all conversations when `None`) on the
     /// days `from..=to`, summed.
     pub fn usage(&self, conversation: Option<&ConversationKey>, from: u64, to: u64) -> Result<ByProvider, StoreError> {
-        let (start, end) = match conversation {
-            Some(conversation) => (conversation_day(conversation, from), conversation_day(conversation, to)),
-            None => (total_day(from), total_day(to)),
-        };
         let mut sum = ByProvider::new();
-        for item in self.inner.usage.range(start..=end) {
-            let (_, value) = item?;
-            add_usage(&mut sum, &decode(&value)?);
+        match conversation {
+            Some(conversation) => {
+                let range = conversation_day(conversation, from)..=conversation_day(conversation, to);
+                for item in self.inner.usage.range(range) {
+                    let (_, value) = item?;
+                    add_usage(&mut sum, &decode(&value)?);
+                }
+            }
+            None => {
+                for item in self.inner.usage.iter() {
+                    let (key, value) = item?;
+                    if day_of_key(&key).is_some_and(|day| (from..=to).contains(&day)) {
+                        add_usage(&mut sum, &decode(&value)?);
+                    }
+                }
+            }
         }
         Ok(sum)
     }
 
     /// The total of each day `from..=to` that has any, oldest first.
     pub fn usage_by_day(&self, from: u64, to: u64) -> Result<Vec<(u64, ByProvider)>, StoreError> {
-        let mut days = Vec::new();
-        for item in self.inner.usage.range(total_day(from)..=total_day(to)) {
+        let mut days: BTreeMap<u64, ByProvider> = BTreeMap::new();
+        for item in self.inner.usage.iter() {
             let (key, value) = item?;
-            if let Some(day) = key.get(1..).and_then(keys::decode_u64) {
-                days.push((day, decode(&value)?));
+            if let Some(day) = day_of_key(&key).filter(|day| (from..=to).contains(day)) {
+                add_usage(days.entry(day).or_default(), &decode(&value)?);
             }
         }
-        Ok(days)
+        Ok(days.into_iter().collect())
     }
 
     /// The usage of each conversation on the days `from..=to`, summed, for
@@ -125,11 +184,7 @@ impl Store {
         let mut sums: BTreeMap<ConversationKey, ByProvider> = BTreeMap::new();
         for item in self.inner.usage.iter() {
             let (key, value) = item?;
-            if key.first() == Some(&TOTAL) {
-                continue;
-            }
-            let day = key.len().checked_sub(8).and_then(|at| keys::decode_u64(&key[at..]));
-            let (Some(day), Some(conversation)) = (day, keys::conversation_of(&key)) else {
+            let (Some(day), Some(conversation)) = (day_of_key(&key), keys::conversation_of(&key)) else {
                 continue;
             };
             if (from..=to).contains(&day) {
@@ -189,8 +244,30 @@ mod tests {
         );
         assert_eq!(
             store.inner.usage.len(),
-            5,
-            "one record per conversation-day and per day"
+            3,
+            "one record per conversation-day, none shared"
+        );
+    }
+
+    #[test]
+    fn totals_kept_by_older_stores_are_not_counted_twice_and_are_pruned() {
+        let (_dir, store) = open_temp();
+        store.add_usage(&conversation("a"), 10, &used("p", 5, 1)).unwrap();
+        // The total an older store kept beside it.
+        let mut total = vec![TOTAL];
+        total.extend_from_slice(&10u64.to_be_bytes());
+        store
+            .inner
+            .usage
+            .insert(total, serde_json::to_vec(&used("p", 5, 1)).unwrap())
+            .unwrap();
+        assert_eq!(store.usage(None, 0, 20).unwrap(), used("p", 5, 1));
+        assert_eq!(store.usage_by_day(0, 20).unwrap(), [(10, used("p", 5, 1))]);
+        assert_eq!(store.usage_by_conversation(0, 20).unwrap().len(), 1);
+        assert_eq!(
+            store.prune_usage(11).unwrap(),
+            2,
+            "the conversation's day and the old total"
         );
     }
 
@@ -215,7 +292,7 @@ mod tests {
             store.add_usage(&conversation("a"), day, &used("p", day, 1)).unwrap();
         }
         store.add_usage(&conversation("b"), 9, &used("p", 1, 1)).unwrap();
-        assert_eq!(store.prune_usage(10).unwrap(), 3, "a's, b's and the total's day 9");
+        assert_eq!(store.prune_usage(10).unwrap(), 2, "a's and b's day 9");
         assert_eq!(store.usage(Some(&conversation("a")), 0, 20).unwrap(), used("p", 21, 2));
         assert_eq!(store.usage(Some(&conversation("b")), 0, 20).unwrap(), ByProvider::new());
         assert_eq!(store.usage(None, 0, 20).unwrap(), used("p", 21, 2));
