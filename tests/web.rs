@@ -391,18 +391,14 @@ async fn guessing_links_is_held_after_ten_wrong_ones_and_a_good_link_still_signs
 async fn guessing_session_ids_is_held_and_the_real_session_still_passes() {
     let setup = start(true).await;
     let (base, cookie) = setup.sign_in().await;
-    // Wrong session ids on pages: not signed in, and the cookie removed,
-    // so a browser whose session merely ended sends it no more.
+    // Wrong session ids on pages: not signed in. The cookie is left alone
+    // (it may be another dashboard's on this machine).
     for n in 0..5 {
         let wrong = setup
             .get(&format!("{base}/"), Some(&format!("passepartout_session=guess{n}")))
             .await;
         assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED, "guess {n}");
-        let cleared = wrong.headers()[header::SET_COOKIE].to_str().unwrap();
-        assert!(
-            cleared.starts_with("passepartout_session=;") && cleared.contains("Max-Age=0"),
-            "{cleared}"
-        );
+        assert!(wrong.headers().get(header::SET_COOKIE).is_none());
     }
     // And on forms, from the page's own origin: counted alike.
     for n in 5..10 {

@@ -324,40 +324,46 @@ async fn a_file_the_assistant_sends_is_offered_as_a_download() {
 }
 
 #[tokio::test]
-async fn a_sent_messages_stream_counts_with_the_pages_streams_and_the_oldest_closes() {
-    // The dashboard keeps this many streams open at once.
-    const MAX_STREAMS: usize = 8;
+async fn a_reply_stream_past_its_cap_is_refused_and_cuts_no_other_off() {
+    // The dashboard streams this many replies at once.
+    const MAX_REPLIES: usize = 8;
     let chat = start().await;
-    let mut open = Vec::new();
-    for _ in 0..MAX_STREAMS {
-        let stream = http()
-            .get(format!("{}/events", chat.base))
-            .header(header::COOKIE, &chat.cookie)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(stream.status(), StatusCode::OK);
-        open.push(stream);
+    // The first turn never ends, so every reply stream below stays open.
+    chat.llm.push(Script::Hang);
+    let mut replies = Vec::new();
+    for n in 0..MAX_REPLIES {
+        let form = chat.form(&format!("message {n}")).await;
+        let reply = chat.post(&form, None, true).await;
+        assert_eq!(reply.status(), StatusCode::OK, "reply {n}");
+        replies.push(reply);
     }
-    let form = chat.form("hello").await;
-    let mut reply = chat.post(&form, None, true).await;
-    assert_eq!(reply.status(), StatusCode::OK);
-    // The sent message's stream took the place of the oldest page stream,
-    // which ends.
-    let mut oldest = open.remove(0);
-    while tokio::time::timeout(WAIT, oldest.chunk())
+    let form = chat.form("one too many").await;
+    let refused = chat.post(&form, None, true).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    let page = refused.text().await.unwrap();
+    assert!(page.contains("8 replies are being written"), "{page}");
+    // Refused whole: the message did not go in.
+    let shown = chat.page().await;
+    assert!(!shown.contains("one too many"), "{shown}");
+    // A page's stream still opens beside them: replies are counted apart.
+    let events = http()
+        .get(format!("{}/events", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
         .await
-        .expect("the oldest stream is closed")
-        .unwrap()
-        .is_some()
-    {}
-    let mut body = String::new();
-    while let Some(chunk) = tokio::time::timeout(WAIT, reply.chunk())
-        .await
-        .expect("the reply goes on")
-        .unwrap()
-    {
-        body.push_str(std::str::from_utf8(&chunk).unwrap());
+        .unwrap();
+    assert_eq!(events.status(), StatusCode::OK);
+    // A reply given up gives its place back.
+    drop(replies.pop());
+    let form = chat.form("now there is room").await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let again = chat.post(&form, None, true).await;
+        if again.status() == StatusCode::OK {
+            break;
+        }
+        assert_eq!(again.status(), StatusCode::TOO_MANY_REQUESTS);
+        assert!(tokio::time::Instant::now() < deadline, "the place was never given back");
+        tokio::task::yield_now().await;
     }
-    assert!(body.contains("echo: hello") && body.contains("event: end"), "{body}");
 }

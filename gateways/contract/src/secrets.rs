@@ -30,8 +30,9 @@ impl std::fmt::Debug for Secrets {
 impl Secrets {
     pub fn new(values: impl IntoIterator<Item = String>) -> Self {
         let mut values: Vec<String> = values.into_iter().filter(|v| v.len() >= MIN_SECRET).collect();
-        // The longest first, so one that contains another goes whole.
-        values.sort_by_key(|v| std::cmp::Reverse(v.len()));
+        // The longest first, so one that contains another goes whole; equal
+        // ones side by side, so each is kept once.
+        values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
         values.dedup();
         Self { values }
     }
@@ -104,6 +105,16 @@ impl LiveSecrets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reloading_the_same_secrets_keeps_each_once() {
+        let configured = Secrets::new(["sk-first-123456".to_owned(), "sk-other-654321".to_owned()]);
+        let live = LiveSecrets::new(configured.clone());
+        for _ in 0..5 {
+            live.add(&configured);
+        }
+        assert_eq!(*live.now(), configured, "two secrets of one length, each kept once");
+    }
 
     #[test]
     fn a_secret_is_replaced_and_short_ones_are_not_looked_for() {

@@ -153,6 +153,7 @@
     });
   }
 
+  // A message, its reply streamed back.
   function post(data) {
     return fetch("/chat", {
       method: "POST",
@@ -197,7 +198,10 @@
     data.append("csrf", chat.getAttribute("data-csrf"));
     data.append("text", "/stop");
     state.textContent = "Stopping…";
-    post(data).then(function (response) { if (response.body) response.body.cancel(); });
+    // Not streamed: Stop takes none of the places replies are streamed in,
+    // so it works however many are taken; the page it would be sent back
+    // to is not fetched.
+    fetch("/chat", { method: "POST", body: data, credentials: "same-origin", redirect: "manual" });
   });
 
   // An answer to an approval, without leaving the page: the reply that

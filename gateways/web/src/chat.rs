@@ -151,6 +151,28 @@ pub async fn send(
     if text.is_empty() && posted.file.is_none() {
         return errors::bad_request(StatusCode::BAD_REQUEST, "Write a message or choose a file to send.");
     }
+    let streams = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream"));
+    // A reply's stream is taken before the message goes in: past the cap
+    // the message is refused whole, and no running reply is cut off.
+    let reply = if streams {
+        match crate::events::open_reply(&state) {
+            Some(reply) => Some(reply),
+            None => {
+                return errors::bad_request(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    &format!(
+                        "{} replies are being written to this dashboard already; send again once one is done.",
+                        crate::events::MAX_REPLIES
+                    ),
+                );
+            }
+        }
+    } else {
+        None
+    };
     let message_id = message_id(&posted.id);
     let body = match posted.file {
         None => InboundBody::Text { text },
@@ -197,14 +219,7 @@ pub async fn send(
         }
         Err(_closed) => return errors::unavailable("the daemon is shutting down and takes no more messages"),
     }
-    let streams = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("text/event-stream"));
-    if streams {
-        // Counted with the dashboard's other streams, so that many sent
-        // messages whose replies nobody reads cannot pile up either.
-        let (closed, opened) = crate::events::open_other(&state);
+    if let Some((closed, opened)) = reply {
         let stream = said(following, state.clone(), Until::TurnEnds, closed).map(move |event| {
             let _held = &opened;
             event
@@ -364,7 +379,7 @@ fn said(
                 }
                 Said::File { name, caption, outbound } => (
                     "file",
-                    json!({ "name": name, "caption": caption, "href": format!("/chat/files/{}", downloads::key(outbound)) }),
+                    json!({ "name": redact(name), "caption": caption.as_deref().map(redact), "href": format!("/chat/files/{}", downloads::key(outbound)) }),
                 ),
                 Said::Stopped { partial } => ("stopped", json!({ "partial": redact(partial) })),
                 Said::Nothing => ("nothing", json!({})),

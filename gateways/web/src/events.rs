@@ -5,8 +5,10 @@
 //! A page rendered with [`seen`] hands its stream what it showed, so that a
 //! change that came between the page and its stream is news too.
 //! At most [`MAX_STREAMS`] streams are open at once; one more closes the
-//! oldest, so forgotten tabs cannot pile up. Every stream ends when the
-//! gateway stops.
+//! oldest, so forgotten tabs cannot pile up. Replies being streamed to a
+//! sent message are counted apart, at most [`MAX_REPLIES`], and never closed
+//! for another: one more is refused, so no tab cuts a reply off mid-turn.
+//! Every stream ends when the gateway stops.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -33,12 +35,17 @@ use crate::session::SignedIn;
 /// Event streams open at once, at most.
 pub const MAX_STREAMS: usize = 8;
 
+/// Replies streamed at once, at most.
+pub const MAX_REPLIES: usize = 8;
+
 /// How often a stream looks at the status document.
 const EVERY: Duration = Duration::from_secs(2);
 
 /// The open streams, oldest first, each with what closes it.
 pub struct Streams {
     open: Mutex<VecDeque<(u64, CancellationToken)>>,
+    /// Replies being streamed.
+    replies: Mutex<usize>,
     next: std::sync::atomic::AtomicU64,
     /// Cancelled when the gateway stops: every stream ends.
     stopped: CancellationToken,
@@ -48,6 +55,7 @@ impl Streams {
     pub fn new(stopped: CancellationToken) -> Self {
         Self {
             open: Mutex::default(),
+            replies: Mutex::default(),
             next: Default::default(),
             stopped,
         }
@@ -72,6 +80,21 @@ impl Streams {
         open.retain(|(open_id, _)| *open_id != id);
     }
 
+    /// A reply's token, unless [`MAX_REPLIES`] are being streamed.
+    fn open_reply(&self) -> Option<CancellationToken> {
+        let mut replies = self.replies.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if *replies >= MAX_REPLIES {
+            return None;
+        }
+        *replies += 1;
+        Some(self.stopped.child_token())
+    }
+
+    fn close_reply(&self) {
+        let mut replies = self.replies.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        *replies = replies.saturating_sub(1);
+    }
+
     /// How many are open.
     #[cfg(test)]
     fn count(&self) -> usize {
@@ -82,7 +105,8 @@ impl Streams {
 /// Forgets a stream when the response's body is dropped (the browser went).
 pub struct Opened {
     streams: Arc<AppState>,
-    id: u64,
+    /// The page stream's id; none for a reply.
+    id: Option<u64>,
 }
 
 /// Opens a stream of another kind (the chat's) among the capped ones: the
@@ -94,14 +118,31 @@ pub fn open_other(state: &Arc<AppState>) -> (CancellationToken, Opened) {
         closed,
         Opened {
             streams: state.clone(),
-            id,
+            id: Some(id),
         },
     )
 }
 
+/// Opens a reply's stream, unless [`MAX_REPLIES`] are being streamed: the
+/// token that closes it (the gateway stops) and the guard that gives its
+/// place back once dropped.
+pub fn open_reply(state: &Arc<AppState>) -> Option<(CancellationToken, Opened)> {
+    let closed = state.streams.open_reply()?;
+    Some((
+        closed,
+        Opened {
+            streams: state.clone(),
+            id: None,
+        },
+    ))
+}
+
 impl Drop for Opened {
     fn drop(&mut self) {
-        self.streams.streams.close(self.id);
+        match self.id {
+            Some(id) => self.streams.streams.close(id),
+            None => self.streams.streams.close_reply(),
+        }
     }
 }
 
@@ -117,7 +158,7 @@ pub async fn events(
     let (id, closed) = state.streams.open();
     let opened = Opened {
         streams: state.clone(),
-        id,
+        id: Some(id),
     };
     let admin = state.admin.clone();
     Sse::new(changes(admin, closed, opened, seen))
@@ -235,6 +276,17 @@ mod tests {
         assert_eq!(streams.count(), MAX_STREAMS);
         streams.close(tokens[1].0);
         assert_eq!(streams.count(), MAX_STREAMS - 1);
+    }
+
+    #[test]
+    fn replies_past_their_cap_are_refused_and_close_no_other_stream() {
+        let streams = Streams::new(CancellationToken::new());
+        let (_, page) = streams.open();
+        let replies: Vec<_> = (0..MAX_REPLIES).map(|_| streams.open_reply().unwrap()).collect();
+        assert!(streams.open_reply().is_none(), "one more is refused");
+        assert!(!page.is_cancelled() && replies.iter().all(|r| !r.is_cancelled()));
+        streams.close_reply();
+        assert!(streams.open_reply().is_some(), "a place given back is taken again");
     }
 
     #[test]

@@ -10,9 +10,9 @@
 //!
 //! A cookie naming no live session is a guess at a session id, counted with
 //! the wrong sign-in links of the same client ([`Guesses`](crate::rate_limit::Guesses)):
-//! past the limit it is answered 429. The answer also removes the cookie,
-//! so a browser whose session merely ended stops sending it and is counted
-//! once.
+//! past the limit it is answered 429. The cookie is left alone: browsers do
+//! not keep cookies apart by port, so it may be another dashboard's on this
+//! machine, still good there.
 
 use std::net::IpAddr;
 use std::sync::Arc;
@@ -134,17 +134,15 @@ impl FromRequestParts<Arc<AppState>> for FormSession {
 }
 
 /// The answer to a cookie that names no live session: `answer`, or 429
-/// past the client's guesses; either way the cookie is removed.
+/// past the client's guesses.
 fn wrong_session(state: &AppState, client: IpAddr, answer: Response) -> Response {
-    let mut answer = if state.guesses.failed(client) {
+    if state.guesses.failed(client) {
         tracing::warn!(%client, "request refused: too many sessions or links that were not valid");
         errors::too_many_tries()
     } else {
         tracing::info!(%client, "a session that is not valid was tried");
         answer
-    };
-    answer.headers_mut().insert(header::SET_COOKIE, clear_cookie());
-    answer
+    }
 }
 
 /// Whether `sent` (the form's `csrf` field) is `session`'s token.

@@ -170,7 +170,10 @@ async fn whole(mut following: Following, made: Made, timed: Timed) -> Result<Res
     match waited {
         Ok(Some(end)) => {
             timed.done();
-            let body = wire::completion(&made, &answer.text(), "stop", usage(end));
+            // Redacted with the secrets as they are when it is sent: one a
+            // reload added while the turn ran is kept out too.
+            let text = timed.state.secrets.now().redact(&answer.text());
+            let body = wire::completion(&made, &text, "stop", usage(end));
             Ok(json(body))
         }
         Ok(None) => Err(going_away()),
