@@ -94,6 +94,10 @@ pub struct Schedules {
     /// one again keeps it again. Only in memory, so a stop still holds
     /// across a restart as it always did.
     set_aside: Mutex<BTreeMap<LoopName, Stored>>,
+    /// Configured loops a reload took out of the configuration: still
+    /// listed as stopped, but never started again, until the file names
+    /// them once more (or a chat makes a loop of the name).
+    dropped: Mutex<BTreeSet<LoopName>>,
     /// Held while a loop starts again, so two starts of one name cannot
     /// both get past the check that it is stopped.
     starting: tokio::sync::Mutex<()>,
@@ -110,6 +114,7 @@ impl Schedules {
             registry: OnceLock::new(),
             on_heartbeat: Mutex::default(),
             set_aside: Mutex::default(),
+            dropped: Mutex::default(),
             starting: tokio::sync::Mutex::new(()),
         }
     }
@@ -175,6 +180,7 @@ impl Schedules {
         }
         // A new loop of the name: the stopped one cannot start again.
         self.aside().remove(&name);
+        self.dropped().remove(&name);
         self.watch_for_the_end(&registry, &name, now_ms);
         Ok(())
     }
@@ -183,6 +189,9 @@ impl Schedules {
     /// back at the next start (unless [started again](Schedules::start_again)
     /// before that).
     pub async fn remove(&self, name: &str) -> Result<(), BookError> {
+        // Never beside a start of the name: the record set aside here is
+        // the one a start takes.
+        let _one_at_a_time = self.starting.lock().await;
         let registry = self.ready()?;
         let stopped = match registry.stop(name) {
             Ok(()) => true,
@@ -422,6 +431,11 @@ impl Schedules {
                 tracing::error!(%name, %error, "a stored loop cannot start");
             }
         }
+    }
+
+    fn dropped(&self) -> std::sync::MutexGuard<'_, BTreeSet<LoopName>> {
+        // Every change to the set is a single insert, remove or retain.
+        self.dropped.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn aside(&self) -> std::sync::MutexGuard<'_, BTreeMap<LoopName, Stored>> {

@@ -53,6 +53,27 @@ impl Schedules {
                 done.removed.push(record.spec.name.to_string());
             }
         }
+        // A configured loop the file no longer names cannot be started
+        // again, whether the reload stopped it or a person did before; one
+        // the file names again can.
+        let unnamed: Vec<LoopName> = self
+            .aside()
+            .iter()
+            .filter(|(name, record)| record.source == Source::Config && !names.contains(*name))
+            .map(|(name, _)| name.clone())
+            .chain(
+                stored
+                    .iter()
+                    .filter(|r| r.source == Source::Config && !names.contains(&r.spec.name))
+                    .map(|r| r.spec.name.clone()),
+            )
+            .collect();
+        self.aside().retain(|name, _| !unnamed.contains(name));
+        {
+            let mut dropped = self.dropped();
+            dropped.retain(|name| !names.contains(name));
+            dropped.extend(unnamed);
+        }
         // A loop made in a chat keeps its name; a changed entry that would
         // take it is reported, an unchanged one was left out at the start.
         let (configured, held): (Vec<Configured>, Vec<Configured>) = configured

@@ -35,6 +35,10 @@ impl Schedules {
         // Two starts of one name: the second finds it running.
         let _one_at_a_time = self.starting.lock().await;
         let registry = self.ready()?;
+        if self.dropped().contains(name) {
+            // Out of the configuration: as far as starting goes, gone.
+            return Err(LoopError::Unknown { name: name.into() }.into());
+        }
         let mut spec = LoopSpec::clone(&*registry.stopped_spec(name)?);
         let next = from_now(&mut spec, self.clock.now_ms()).ok_or_else(|| LoopError::Ended {
             name: name.to_owned(),

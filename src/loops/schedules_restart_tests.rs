@@ -142,3 +142,26 @@ async fn only_a_loop_stopped_on_request_starts_again() {
     assert_eq!(unknown.to_string(), "there is no loop \"nope\"");
     daemon.stop().await;
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_configured_loop_the_file_no_longer_names_does_not_start_again() {
+    let (_dir, store) = open_temp();
+    let daemon = daemon(&store, NOON);
+    let both = || vec![hourly("report", false), hourly("digest", false)];
+    daemon.book.resume(both()).await.unwrap();
+    // One stopped by hand, then both taken out of the file by a reload.
+    daemon.book.remove("digest").await.unwrap();
+    stopped(&daemon.registry, "digest").await;
+    let done = daemon.book.reconfigure(Vec::new(), &BTreeSet::new()).await.unwrap();
+    assert_eq!(done.removed, ["report"]);
+    stopped(&daemon.registry, "report").await;
+    for name in ["report", "digest"] {
+        let refused = daemon.book.start_again(name).await.unwrap_err();
+        assert_eq!(refused.to_string(), format!("there is no loop \"{name}\""));
+    }
+    assert_eq!(daemon.registry.running_count(), 0);
+    // The file names them again: they run as configured loops do.
+    daemon.book.reconfigure(both(), &BTreeSet::new()).await.unwrap();
+    assert_eq!(daemon.registry.running_count(), 2);
+    daemon.stop().await;
+}
