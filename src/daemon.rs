@@ -45,6 +45,7 @@ use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
 use crate::pipeline::setup_hint::SetupHint;
 use crate::reload::{Live, Reloader};
+use crate::sandbox::Support;
 use crate::skills::Skills;
 use crate::status::{PipelineGauges, StatusSources};
 use crate::store::{Store, StoreError};
@@ -196,7 +197,7 @@ impl Daemon {
         let providers = crate::llm::providers(&config)?;
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
-        let config_file = extensions.config_file.take();
+        let config_file = extensions.config_file.clone();
         let hint = SetupHint::new(config_file.clone(), crate::config::default_config_path());
         let cascade =
             Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
@@ -460,7 +461,11 @@ fn pipeline(
     policy: crate::approvals::Policy,
     extensions: Extensions,
 ) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
-    let mut tools = crate::tools::builtin(config, crate::gateways::uploads(config))?;
+    let sandbox = crate::sandbox::Policy::for_tools(config, extensions.config_file.as_deref(), Support::probe());
+    if !sandbox.confines() {
+        tracing::warn!(what = %sandbox.describe(), "tool processes are not confined");
+    }
+    let mut tools = crate::tools::builtin(config, crate::gateways::uploads(config), sandbox)?;
     if let Err(error) = crate::tools::send_file::prune_outgoing(&config.data_dir().join("outgoing"), store) {
         tracing::warn!(%error, "cannot check which files copied for sending still wait");
     }
