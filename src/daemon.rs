@@ -465,13 +465,13 @@ fn pipeline(
     if !sandbox.confines() {
         tracing::warn!(what = %sandbox.describe(), "tool processes are not confined");
     }
-    let mut tools = crate::tools::builtin(config, crate::gateways::uploads(config), sandbox)?;
+    let mut tools = crate::tools::builtin(config, crate::gateways::uploads(config), sandbox.clone())?;
     if let Err(error) = crate::tools::send_file::prune_outgoing(&config.data_dir().join("outgoing"), store) {
         tracing::warn!(%error, "cannot check which files copied for sending still wait");
     }
     tools.extend(crate::loops::tools::tools(schedules));
     tools.extend(extensions.tools);
-    let mcp = Arc::new(McpServers::new(&config.mcp));
+    let mcp = Arc::new(McpServers::new(&config.mcp, sandbox));
     let tools = ToolBox::with_limits(
         tools,
         Duration::from_secs(config.tools.timeout_s),

@@ -18,6 +18,7 @@ use super::schema;
 use super::state::Server;
 use super::tool::McpTool;
 use crate::config::McpServerConfig;
+use crate::sandbox::Policy;
 use crate::tools::Tool;
 
 /// The first wait before connecting again.
@@ -28,8 +29,15 @@ const RESTART_MAX: Duration = Duration::from_secs(60);
 /// The least time the MCP handshake gets (a child may take a while to start).
 const MIN_HANDSHAKE: Duration = Duration::from_secs(10);
 
-/// Keeps `server` connected until `stop`; `home` is a child's `HOME`.
-pub async fn supervise(server: Arc<Server>, config: McpServerConfig, home: PathBuf, stop: CancellationToken) {
+/// Keeps `server` connected until `stop`; `home` is a child's `HOME`, and
+/// the child runs confined by `sandbox`.
+pub async fn supervise(
+    server: Arc<Server>,
+    config: McpServerConfig,
+    home: PathBuf,
+    sandbox: Policy,
+    stop: CancellationToken,
+) {
     let mut backoff = Backoff::new(RESTART_BASE, RESTART_MAX);
     let timeout = Duration::from_secs(config.timeout_s);
     loop {
@@ -39,9 +47,11 @@ pub async fn supervise(server: Arc<Server>, config: McpServerConfig, home: PathB
         };
         // In a task of its own, so that a panic in the SDK or a transport
         // is one failed attempt, not the end of the supervision.
-        let (settings, home_dir) = (config.clone(), home.clone());
+        let (settings, home_dir, policy) = (config.clone(), home.clone(), sandbox.clone());
         let mut connecting =
-            tokio::spawn(async move { connect(&settings, &home_dir, listener, timeout.max(MIN_HANDSHAKE)).await });
+            tokio::spawn(
+                async move { connect(&settings, &home_dir, &policy, listener, timeout.max(MIN_HANDSHAKE)).await },
+            );
         let connected = tokio::select! {
             _ = stop.cancelled() => {
                 connecting.abort();
@@ -80,7 +90,11 @@ async fn serve(
     stop: &CancellationToken,
 ) -> Option<String> {
     // Held to the end: dropping it kills the child's process group.
-    let Connection { service, group: _group } = connection;
+    let Connection {
+        service,
+        group: _group,
+        confinement: _confinement,
+    } = connection;
     let peer = service.peer().clone();
     if let Err(why) = list(server, &peer, timeout).await {
         return Some(why);

@@ -23,7 +23,7 @@ use super::carve::carve;
 use super::child::InChild;
 use super::limits::Limits;
 use super::probe::Support;
-use crate::config::{Config, SandboxConfig, SandboxNetwork};
+use crate::config::{Config, McpServerConfig, SandboxConfig, SandboxNetwork};
 
 /// The newest ABI whose rights the ruleset asks for; an older kernel
 /// enforces what it has (the crate's best effort).
@@ -84,6 +84,29 @@ impl Policy {
             Some(dir) => policy.protecting(dir),
             None => policy,
         }
+    }
+
+    /// This policy for the stdio server `server` whose program is in
+    /// `programs` (resolved on its `PATH`, with a script's interpreter): its
+    /// own lists and network added, each program's directory readable (and,
+    /// for a program in a `bin` directory, the installation around it: a
+    /// virtual environment, `/opt/NAME`), and no CPU limit, since it runs
+    /// for days.
+    pub fn for_server(&self, server: &McpServerConfig, programs: &[PathBuf]) -> Self {
+        let mut policy = self.clone();
+        policy.read.extend(server.allow_read.iter().cloned());
+        policy.write.extend(server.allow_write.iter().cloned());
+        if let Some(network) = server.network {
+            policy.network = network;
+        }
+        policy.limits = policy.limits.without_cpu();
+        for dir in programs.iter().filter_map(|program| program.parent()) {
+            let installation = dir
+                .parent()
+                .filter(|_| dir.file_name().is_some_and(|name| name == "bin"));
+            policy.read.push(installation.unwrap_or(dir).to_path_buf());
+        }
+        policy
     }
 
     /// Also lets processes read `path`.
@@ -221,5 +244,32 @@ impl Confinement {
                 command.pre_exec(move || child.enter());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_reads_its_programs_installation_and_has_no_cpu_limit() {
+        let base = Policy::new(&SandboxConfig::default(), Support::pretend(7));
+        let server = McpServerConfig {
+            allow_read: vec![PathBuf::from("/srv/data")],
+            network: Some(SandboxNetwork::None),
+            ..McpServerConfig::default()
+        };
+        let programs = [PathBuf::from("/opt/venv/bin/tool"), PathBuf::from("/usr/lib/node/node")];
+        let policy = base.for_server(&server, &programs);
+        for wanted in ["/srv/data", "/opt/venv", "/usr/lib/node"] {
+            assert!(
+                policy.read.contains(&PathBuf::from(wanted)),
+                "{wanted}: {:?}",
+                policy.read
+            );
+        }
+        assert_eq!(policy.network, SandboxNetwork::None);
+        assert_eq!(policy.limits().cpu_s, None);
+        assert!(base.limits().cpu_s.is_some(), "the shell keeps its CPU limit");
     }
 }
