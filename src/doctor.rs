@@ -1,6 +1,7 @@
 //! `passepartout doctor`: one line per part — config, each gateway (its
 //! component's own check), store, each model provider, the transcription
-//! server when one is set up, each MCP tool server — saying ok, degraded
+//! server when one is set up, the sandbox of the tools' processes, each MCP
+//! tool server — saying ok, degraded
 //! or failed, and what to do about it. The daemon runs the provider checks at start and logs them;
 //! it starts anyway ("fail open").
 
@@ -31,6 +32,10 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
         }
     }
     checks.extend(transcription_check(config).await);
+    checks.push(crate::sandbox::check(
+        &config.tools.sandbox,
+        crate::sandbox::Support::probe(),
+    ));
     match &daemon {
         Some(status) => checks.extend(daemon_mcp_checks(status)),
         None => {

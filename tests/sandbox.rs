@@ -8,12 +8,12 @@ use crate::support;
 
 use std::path::{Path, PathBuf};
 
-use passepartout::sandbox::Support;
+use passepartout::sandbox::{PRETEND_ABI_VAR, Support};
 use serde_json::{Value, json};
 use support::chat::Chat;
 use support::fake_llm::{FakeLlm, Script, last_user_text};
 use support::harness::WAIT;
-use support::process::{Running, socket_path, write_config};
+use support::process::{Running, binary, socket_path, write_config};
 
 /// Written beside the config file, as a token file would be.
 const CONFIG_CANARY: &str = "canary-beside-the-config-5531";
@@ -47,6 +47,11 @@ struct Sandboxed {
 
 impl Sandboxed {
     async fn start(extra: &str) -> Sandboxed {
+        Self::start_with(extra, &[]).await
+    }
+
+    /// [`Sandboxed::start`], the daemon given `env` too.
+    async fn start_with(extra: &str, env: &[(&str, &str)]) -> Sandboxed {
         let llm = FakeLlm::start().await;
         llm.set_responder(model);
         let dir = tempfile::tempdir().unwrap();
@@ -58,7 +63,8 @@ impl Sandboxed {
         std::fs::write(dir.path().join("telegram.token"), CONFIG_CANARY).unwrap();
         std::fs::create_dir_all(dir.path().join("data")).unwrap();
         std::fs::write(dir.path().join("data").join("notes.txt"), DATA_CANARY).unwrap();
-        let daemon = Running::start(&config).await;
+        let env: Vec<(&str, &str)> = [("RUST_LOG", "info")].into_iter().chain(env.iter().copied()).collect();
+        let daemon = Running::start_with(&config, &env).await;
         let chat = Chat::connect(&socket_path(dir.path()), "alice").await;
         Sandboxed { dir, llm, daemon, chat }
     }
@@ -195,4 +201,69 @@ async fn network_none_stops_a_connection_that_any_lets_through() {
     let accepted = tokio::time::timeout(WAIT, listener.accept()).await;
     assert!(matches!(accepted, Ok(Ok(_))), "the listener saw the connection");
     open.daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn require_on_a_kernel_without_landlock_refuses_clearly() {
+    let required = "[tools.sandbox]\nrequire = true\n";
+    let mut s = Sandboxed::start_with(required, &[(PRETEND_ABI_VAR, "0")]).await;
+    s.daemon
+        .wait_for_log(&["tool processes are not confined", "no Landlock"])
+        .await;
+    let reply = s.run("touch ran.txt").await;
+    assert!(
+        reply.contains("tools.sandbox.require is on and this kernel offers no Landlock"),
+        "{reply}"
+    );
+    assert!(!s.workspace().join("ran.txt").exists(), "nothing ran: {reply}");
+
+    let doctor = tokio::process::Command::new(binary())
+        .arg("--config")
+        .arg(s.path("config.toml"))
+        .arg("doctor")
+        .env(PRETEND_ABI_VAR, "0")
+        .kill_on_drop(true)
+        .output();
+    let doctor = tokio::time::timeout(WAIT, doctor)
+        .await
+        .expect("doctor finishes")
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    let line = report
+        .lines()
+        .find(|line| line.contains("sandbox"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(line.contains("refuses every tool process"), "{line}");
+    assert!(
+        !doctor.status.success(),
+        "a refusing sandbox fails the doctor: {report}"
+    );
+    s.daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn doctor_names_the_landlock_abi() {
+    let support = Support::probe();
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "http://127.0.0.1:9/v1");
+    let doctor = tokio::process::Command::new(binary())
+        .arg("--config")
+        .arg(&config)
+        .arg("doctor")
+        .kill_on_drop(true)
+        .output();
+    let doctor = tokio::time::timeout(WAIT, doctor)
+        .await
+        .expect("doctor finishes")
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    let line = report
+        .lines()
+        .find(|line| line.contains("sandbox"))
+        .unwrap_or_else(|| panic!("{report}"));
+    if support.filesystem() {
+        assert!(line.contains(&format!("Landlock ABI {}", support.abi())), "{line}");
+    } else {
+        assert!(line.contains("unconfined"), "{line}");
+    }
 }

@@ -10,6 +10,7 @@
 //! and `status` report.
 
 mod carve;
+mod check;
 mod child;
 mod limits;
 mod policy;
@@ -17,6 +18,7 @@ mod probe;
 
 use thiserror::Error;
 
+pub use check::check;
 pub use limits::Limits;
 pub use policy::{Confinement, Policy, SYSTEM_READ};
 pub use probe::{PRETEND_ABI_VAR, Support};
