@@ -471,7 +471,7 @@ fn pipeline(
     }
     tools.extend(crate::loops::tools::tools(schedules));
     tools.extend(extensions.tools);
-    let mcp = Arc::new(McpServers::new(&config.mcp, sandbox));
+    let mcp = Arc::new(McpServers::new(&config.mcp, sandbox.clone()));
     let tools = ToolBox::with_limits(
         tools,
         Duration::from_secs(config.tools.timeout_s),
@@ -488,6 +488,7 @@ fn pipeline(
         tools: tools.telemetry().clone(),
         skills: skills.telemetry().clone(),
         mcp,
+        sandbox,
     };
     let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone(), clock);
     Ok((pipeline, approvals, gauges))

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use support::chat::Chat;
 use support::fake_llm::{FakeLlm, Script, last_user_text};
 use support::harness::WAIT;
-use support::process::{Running, binary, socket_path, write_config};
+use support::process::{Running, binary, run_cli, socket_path, write_config};
 
 /// Written beside the config file, as a token file would be.
 const CONFIG_CANARY: &str = "canary-beside-the-config-5531";
@@ -147,6 +147,22 @@ async fn only_the_workspace_is_writable() {
     let reply = s.run("touch inside.txt && echo made").await;
     assert!(s.workspace().join("inside.txt").exists(), "{reply}");
     assert!(reply.contains("made"), "{reply}");
+
+    let status = run_cli(&s.path("config.toml"), &["status"]).await;
+    let text = String::from_utf8_lossy(&status.stdout);
+    let abi = Support::probe().abi();
+    assert!(
+        text.contains(&format!(
+            "sandbox  Landlock ABI {abi}: file system confined, network open"
+        )),
+        "status says what is enforced: {text}"
+    );
+    let audit = run_cli(&s.path("config.toml"), &["approvals", "--all"]).await;
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert!(
+        text.contains(&format!("confined (Landlock ABI {abi}, network open, cpu 60 s")),
+        "the audit says the call ran confined: {text}"
+    );
     s.daemon.terminate().await;
 }
 

@@ -148,6 +148,34 @@ impl Policy {
         self.support.filesystem()
     }
 
+    /// Whether TCP connect and bind are closed, as asked and enforced.
+    pub fn network_closed(&self) -> bool {
+        self.network == SandboxNetwork::None && self.support.network()
+    }
+
+    /// The ruleset in a few words, for the audit: what is enforced and the
+    /// limits.
+    pub fn summary(&self) -> String {
+        let rules = if self.confines() {
+            let network = if self.network_closed() { "closed" } else { "open" };
+            format!("Landlock ABI {}, network {network}", self.support.abi())
+        } else {
+            "no Landlock, limits only".to_owned()
+        };
+        let limit = |name: &str, value: Option<u64>, unit: &str| value.map(|v| format!(", {name} {v}{unit}"));
+        let limits = &self.limits;
+        let parts: String = [
+            limit("cpu", limits.cpu_s, " s"),
+            limit("memory", limits.memory_bytes.map(|b| b / (1024 * 1024)), " MiB"),
+            limit("processes", limits.processes, ""),
+            limit("file size", limits.file_size_bytes.map(|b| b / (1024 * 1024)), " MiB"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        format!("{rules}{parts}")
+    }
+
     /// One line on what is enforced, for `doctor` and `status`.
     pub fn describe(&self) -> String {
         self.support.describe(self.network)
@@ -271,5 +299,23 @@ mod tests {
         assert_eq!(policy.network, SandboxNetwork::None);
         assert_eq!(policy.limits().cpu_s, None);
         assert!(base.limits().cpu_s.is_some(), "the shell keeps its CPU limit");
+    }
+
+    #[test]
+    fn the_summary_names_the_rules_and_limits() {
+        let closed = SandboxConfig {
+            network: SandboxNetwork::None,
+            processes: 0,
+            ..SandboxConfig::default()
+        };
+        assert_eq!(
+            Policy::new(&closed, Support::pretend(7)).summary(),
+            "Landlock ABI 7, network closed, cpu 60 s, memory 2048 MiB, file size 256 MiB"
+        );
+        assert!(
+            Policy::new(&closed, Support::pretend(0))
+                .summary()
+                .starts_with("no Landlock, limits only")
+        );
     }
 }

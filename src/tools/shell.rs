@@ -236,6 +236,10 @@ impl Tool for ShellTool {
         Some(self.limit + TIMEOUT_MARGIN)
     }
 
+    fn confinement(&self) -> Option<String> {
+        Some(self.sandbox.summary())
+    }
+
     async fn call(&self, _: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
         let ShellArguments { command } = parse_arguments(arguments)?;
         if command.trim().is_empty() {
