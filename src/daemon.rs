@@ -481,7 +481,8 @@ fn pipeline(
     let skills = Skills::from_config(&config.skills, &config.tools, &config.mcp)?;
     let approvals = Arc::new(
         Approvals::new(store.clone(), policy, clock, &config.approvals)
-            .with_surfaces(crate::gateways::surfaces(config)),
+            .with_surfaces(crate::gateways::surfaces(config))
+            .with_unconfined(!sandbox.confines()),
     );
     let gauges = PipelineGauges {
         cascade: cascade.clone(),

@@ -43,6 +43,8 @@ struct Sandboxed {
     llm: FakeLlm,
     daemon: Running,
     chat: Chat,
+    /// The last approval prompt, as shown.
+    prompt: String,
 }
 
 impl Sandboxed {
@@ -66,7 +68,13 @@ impl Sandboxed {
         let env: Vec<(&str, &str)> = [("RUST_LOG", "info")].into_iter().chain(env.iter().copied()).collect();
         let daemon = Running::start_with(&config, &env).await;
         let chat = Chat::connect(&socket_path(dir.path()), "alice").await;
-        Sandboxed { dir, llm, daemon, chat }
+        Sandboxed {
+            dir,
+            llm,
+            daemon,
+            chat,
+            prompt: String::new(),
+        }
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -82,6 +90,7 @@ impl Sandboxed {
     async fn run(&mut self, line: &str) -> String {
         let original = self.chat.send(&format!("please run: {line}")).await;
         let prompt = self.chat.prompt(&original).await;
+        self.prompt = prompt.text.clone();
         self.chat.answer("yes", Some(&prompt.id)).await;
         let (_, text) = self.chat.reply(&original).await;
         assert!(text.starts_with("final: "), "{text}");
@@ -147,6 +156,7 @@ async fn only_the_workspace_is_writable() {
     let reply = s.run("touch inside.txt && echo made").await;
     assert!(s.workspace().join("inside.txt").exists(), "{reply}");
     assert!(reply.contains("made"), "{reply}");
+    assert!(!s.prompt.contains("unconfined"), "{}", s.prompt);
 
     let status = run_cli(&s.path("config.toml"), &["status"]).await;
     let text = String::from_utf8_lossy(&status.stdout);
@@ -232,6 +242,7 @@ async fn require_on_a_kernel_without_landlock_refuses_clearly() {
         "{reply}"
     );
     assert!(!s.workspace().join("ran.txt").exists(), "nothing ran: {reply}");
+    assert!(s.prompt.contains("It runs unconfined on this system"), "{}", s.prompt);
 
     let doctor = tokio::process::Command::new(binary())
         .arg("--config")
