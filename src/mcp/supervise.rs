@@ -93,10 +93,11 @@ async fn serve(
     let Connection {
         service,
         group: _group,
-        confinement: _confinement,
+        confinement,
     } = connection;
+    let confined = confinement.as_ref().map(|c| c.summary().to_owned());
     let peer = service.peer().clone();
-    if let Err(why) = list(server, &peer, timeout).await {
+    if let Err(why) = list(server, &peer, timeout, confined.as_deref()).await {
         return Some(why);
     }
     let quit = service.waiting();
@@ -106,7 +107,7 @@ async fn serve(
             // Dropping the connection closes it, and its group ends the child.
             _ = stop.cancelled() => return None,
             _ = changed.notified() => {
-                if let Err(why) = list(server, &peer, timeout).await {
+                if let Err(why) = list(server, &peer, timeout, confined.as_deref()).await {
                     tracing::warn!(server = %server.name(), error = %why, "mcp tools not listed again");
                     server.note_error(why);
                 }
@@ -121,8 +122,14 @@ async fn serve(
     }
 }
 
-/// Lists the server's tools and offers them, bound to `peer`.
-async fn list(server: &Arc<Server>, peer: &Peer<RoleClient>, timeout: Duration) -> Result<(), String> {
+/// Lists the server's tools and offers them, bound to `peer`; `confined`
+/// names the sandbox the server's process runs in, for the audit.
+async fn list(
+    server: &Arc<Server>,
+    peer: &Peer<RoleClient>,
+    timeout: Duration,
+    confined: Option<&str>,
+) -> Result<(), String> {
     let listed = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(error)) => return Err(format!("cannot list its tools: {error}")),
@@ -135,7 +142,8 @@ async fn list(server: &Arc<Server>, peer: &Peer<RoleClient>, timeout: Duration) 
     let tools = offered
         .into_iter()
         .map(|(name, offered)| {
-            let tool = McpTool::new(server.name(), offered, peer.clone(), timeout);
+            let tool =
+                McpTool::new(server.name(), offered, peer.clone(), timeout).confined(confined.map(str::to_owned));
             (name, Arc::new(tool) as Arc<dyn Tool>)
         })
         .collect();

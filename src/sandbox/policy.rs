@@ -215,6 +215,7 @@ impl Policy {
         Ok(Confinement {
             child: Some(InChild::new(ruleset, self.limits, self.require)),
             tmp,
+            summary: self.summary(),
         })
     }
 
@@ -252,9 +253,15 @@ impl Policy {
 pub struct Confinement {
     child: Option<InChild>,
     tmp: TempDir,
+    summary: String,
 }
 
 impl Confinement {
+    /// The ruleset in a few words ([`Policy::summary`]), for the audit.
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
     /// The process's own temporary directory.
     pub fn tmpdir(&self) -> &Path {
         self.tmp.path()
