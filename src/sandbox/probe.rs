@@ -5,8 +5,9 @@ use crate::config::SandboxNetwork;
 
 /// The environment variable that makes the daemon act as if the kernel
 /// offered this Landlock ABI (lower than the real one): how a test sees what
-/// happens on a kernel without Landlock.
-pub const PRETEND_ABI_VAR: &str = "PASSEPARTOUT_LANDLOCK_ABI";
+/// happens on a kernel without Landlock. (Not `PASSEPARTOUT_…`: that prefix
+/// is the configuration's.)
+pub const PRETEND_ABI_VAR: &str = "PP_PRETEND_LANDLOCK_ABI";
 
 /// The kernel's Landlock support.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
