@@ -68,6 +68,7 @@ impl AuditEvent {
                 is_error,
                 approval,
                 rule,
+                confined,
                 ..
             } => {
                 let approved = match (approval, rule) {
@@ -76,8 +77,12 @@ impl AuditEvent {
                     (None, None) => String::new(),
                 };
                 let failed = if *is_error { " (failed)" } else { "" };
+                let confined = confined
+                    .as_ref()
+                    .map(|ruleset| format!(", confined ({ruleset})"))
+                    .unwrap_or_default();
                 format!(
-                    "ran `{action}`{failed} for {}{approved} in {}",
+                    "ran `{action}`{failed} for {}{approved}{confined} in {}",
                     requester.as_str(),
                     self.conversation
                 )

@@ -293,6 +293,7 @@ mod tests {
                 is_error: false,
                 approval: None,
                 rule: None,
+                confined: None,
             },
         });
         let turn = TurnCommit {

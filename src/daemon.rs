@@ -45,6 +45,7 @@ use crate::pipeline::Pipeline;
 use crate::pipeline::cascade::Cascade;
 use crate::pipeline::setup_hint::SetupHint;
 use crate::reload::{Live, Reloader};
+use crate::sandbox::Support;
 use crate::skills::Skills;
 use crate::status::{PipelineGauges, StatusSources};
 use crate::store::{Store, StoreError};
@@ -196,7 +197,7 @@ impl Daemon {
         let providers = crate::llm::providers(&config)?;
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
-        let config_file = extensions.config_file.take();
+        let config_file = extensions.config_file.clone();
         let hint = SetupHint::new(config_file.clone(), crate::config::default_config_path());
         let cascade =
             Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
@@ -460,13 +461,17 @@ fn pipeline(
     policy: crate::approvals::Policy,
     extensions: Extensions,
 ) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
-    let mut tools = crate::tools::builtin(config, crate::gateways::uploads(config))?;
+    let sandbox = crate::sandbox::Policy::for_tools(config, extensions.config_file.as_deref(), Support::probe());
+    if !sandbox.confines() {
+        tracing::warn!(what = %sandbox.describe(), "tool processes are not confined");
+    }
+    let mut tools = crate::tools::builtin(config, crate::gateways::uploads(config), sandbox.clone())?;
     if let Err(error) = crate::tools::send_file::prune_outgoing(&config.data_dir().join("outgoing"), store) {
         tracing::warn!(%error, "cannot check which files copied for sending still wait");
     }
     tools.extend(crate::loops::tools::tools(schedules));
     tools.extend(extensions.tools);
-    let mcp = Arc::new(McpServers::new(&config.mcp));
+    let mcp = Arc::new(McpServers::new(&config.mcp, sandbox.clone()));
     let tools = ToolBox::with_limits(
         tools,
         Duration::from_secs(config.tools.timeout_s),
@@ -476,13 +481,15 @@ fn pipeline(
     let skills = Skills::from_config(&config.skills, &config.tools, &config.mcp)?;
     let approvals = Arc::new(
         Approvals::new(store.clone(), policy, clock, &config.approvals)
-            .with_surfaces(crate::gateways::surfaces(config)),
+            .with_surfaces(crate::gateways::surfaces(config))
+            .with_unconfined(!sandbox.confines()),
     );
     let gauges = PipelineGauges {
         cascade: cascade.clone(),
         tools: tools.telemetry().clone(),
         skills: skills.telemetry().clone(),
         mcp,
+        sandbox,
     };
     let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone(), clock);
     Ok((pipeline, approvals, gauges))

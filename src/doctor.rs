@@ -1,6 +1,7 @@
 //! `passepartout doctor`: one line per part — config, each gateway (its
 //! component's own check), store, each model provider, the transcription
-//! server when one is set up, each MCP tool server — saying ok, degraded
+//! server when one is set up, the sandbox of the tools' processes, each MCP
+//! tool server — saying ok, degraded
 //! or failed, and what to do about it. The daemon runs the provider checks at start and logs them;
 //! it starts anyway ("fail open").
 
@@ -31,11 +32,16 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
         }
     }
     checks.extend(transcription_check(config).await);
+    checks.push(crate::sandbox::check(
+        &config.tools.sandbox,
+        crate::sandbox::Support::probe(),
+    ));
     match &daemon {
         Some(status) => checks.extend(daemon_mcp_checks(status)),
         None => {
+            let sandbox = crate::sandbox::Policy::for_tools(config, None, crate::sandbox::Support::probe());
             for server in config.mcp.enabled() {
-                checks.push(mcp_check(server).await);
+                checks.push(mcp_check(server, &sandbox).await);
             }
         }
     }
@@ -102,12 +108,12 @@ fn daemon_mcp_checks(status: &serde_json::Value) -> Vec<Check> {
 }
 
 /// A tool server started (or reached) here, its tools listed, and stopped.
-async fn mcp_check(server: &crate::config::McpServerConfig) -> Check {
+async fn mcp_check(server: &crate::config::McpServerConfig, sandbox: &crate::sandbox::Policy) -> Check {
     let part = format!("mcp {}", server.name);
     let home = std::env::var_os("HOME")
         .map(std::path::PathBuf::from)
         .unwrap_or_default();
-    match crate::mcp::probe(server, &home).await {
+    match crate::mcp::probe(server, &home, sandbox).await {
         Ok(tools) => Check::new(part, Level::Ok, format!("answers, {tools} tools"), None),
         Err(error) => Check::new(part, Level::Failed, error, Some(MCP_FIX.into())),
     }

@@ -34,6 +34,7 @@ pub mod people;
 pub mod pipeline;
 pub mod ranking;
 pub mod reload;
+pub mod sandbox;
 pub mod service_manager;
 pub mod setup;
 pub mod sign_in;

@@ -37,6 +37,7 @@ mod parts_crash;
 mod reasoning;
 mod reload;
 mod restart;
+mod sandbox;
 mod setup;
 mod signal;
 mod signal_cli_real;

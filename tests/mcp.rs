@@ -8,6 +8,7 @@
 
 use crate::support;
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use passepartout::config::McpTrust;
@@ -288,8 +289,9 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     let config = write_config(dir.path(), &llm.base_url());
     let server = fixture(10);
     let entry = format!(
-        "[[mcp.servers]]\nname = \"fixture\"\ncommand = \"python3\"\nargs = [{:?}]\ntrust = \"allow\"\nenv = {{ GREETING = \"hi\" }}\n",
-        server.args[0]
+        "[[mcp.servers]]\nname = \"fixture\"\ncommand = \"python3\"\nargs = [{:?}]\ntrust = \"allow\"\nenv = {{ GREETING = \"hi\" }}\n\
+         allow_read = [{:?}]\n",
+        server.args[0], server.allow_read[0]
     );
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&entry);
@@ -442,5 +444,42 @@ async fn the_filesystem_servers_tools_read_inside_its_root_only() {
     assert!(
         text.to_lowercase().contains("denied"),
         "the server's refusal reaches the model: {text}"
+    );
+}
+
+#[tokio::test]
+async fn the_filesystem_server_pointed_at_the_root_cannot_read_a_secret() {
+    if !passepartout::sandbox::Support::probe().filesystem() {
+        eprintln!("skipped: this kernel offers no Landlock");
+        return;
+    }
+    let canary = "canary-for-the-files-server-3302";
+    let elsewhere = tempfile::tempdir().unwrap();
+    let secret = elsewhere.path().canonicalize().unwrap().join("token");
+    std::fs::write(&secret, canary).unwrap();
+    let mut server = filesystem(Path::new("/"));
+    // Its root is everything; only the sandbox stands in the way.
+    server.allow_write.clear();
+    let (llm, daemon) = start(vec![server]).await;
+    connected(&daemon, &["files"]).await;
+    let mut chat = Chat::open(&daemon, "judy").await;
+    let call = serde_json::json!({ "path": secret });
+    let id = chat.send(&format!("call files__read_text_file {call}")).await;
+    let text = answer(&mut chat, &id).await;
+    assert!(!text.contains(canary), "{text}");
+    assert!(text.to_lowercase().contains("denied"), "{text}");
+    let id = chat
+        .send(r#"call files__read_text_file {"path":"/etc/hostname"}"#)
+        .await;
+    let text = answer(&mut chat, &id).await;
+    assert!(
+        !text.to_lowercase().contains("denied"),
+        "the system stays readable: {text}"
+    );
+    assert!(
+        llm.requests()
+            .iter()
+            .all(|request| !request.to_string().contains(canary)),
+        "the secret reached the model"
     );
 }

@@ -98,6 +98,8 @@ pub struct Approvals {
     surfaces: Surfaces,
     /// The decisions recorded since the start, by outcome.
     tally: Tally,
+    /// The shell's commands run unconfined (no Landlock): each prompt says so.
+    unconfined: bool,
 }
 
 impl Approvals {
@@ -116,7 +118,14 @@ impl Approvals {
             created: Notify::new(),
             surfaces: Surfaces::default(),
             tally: Tally::default(),
+            unconfined: false,
         }
+    }
+
+    /// The desk, its shell prompts saying that the command runs unconfined
+    /// when `unconfined` (the kernel offers no Landlock).
+    pub fn with_unconfined(self, unconfined: bool) -> Self {
+        Self { unconfined, ..self }
     }
 
     /// The desk, wording its prompts for the gateways' `surfaces` (without

@@ -55,6 +55,9 @@ impl Approvals {
         );
         text += &action_block(approval);
         text += "\n\n";
+        if self.unconfined && approval.call.tool == "shell" {
+            text += "It runs unconfined on this system: the kernel offers no Landlock.\n";
+        }
         // After the action, whole: what each model said is worth reading,
         // but not before what runs.
         if let Some(votes) = &approval.votes {

@@ -30,6 +30,11 @@ fn surfaces() -> Surfaces {
 /// The prompt for `call` asked in a chat of `gateway`, rendered as its
 /// surface shows it.
 fn shown(gateway: &str, call: ProposedCall, reason: &str) -> (String, Approval) {
+    shown_on(gateway, call, reason, false)
+}
+
+/// [`shown`], on a system whose shell runs `unconfined` or not.
+fn shown_on(gateway: &str, call: ProposedCall, reason: &str, unconfined: bool) -> (String, Approval) {
     let (_dir, store) = open_temp();
     let desk = Approvals::new(
         store,
@@ -37,7 +42,8 @@ fn shown(gateway: &str, call: ProposedCall, reason: &str) -> (String, Approval) 
         Clock::at(0),
         &ApprovalsConfig::default(),
     )
-    .with_surfaces(surfaces());
+    .with_surfaces(surfaces())
+    .with_unconfined(unconfined);
     let origin = Origin {
         conversation: ConversationKey::new(GatewayId::new(gateway).unwrap(), ChatId::new("1").unwrap()),
         sender: UserId::new("5").unwrap(),
@@ -155,4 +161,17 @@ fn a_gateway_not_known_is_told_to_send_the_answer() {
         "{text}"
     );
     assert!(text.contains(&format!("Send always {token} to also let")), "{text}");
+}
+
+#[test]
+fn a_shell_prompt_says_when_the_command_runs_unconfined() {
+    let line = "It runs unconfined on this system";
+    let (confined, _) = shown("socket", shell("ls"), "shell needs approval");
+    assert!(!confined.contains(line), "{confined}");
+    let (unconfined, _) = shown_on("socket", shell("ls"), "shell needs approval", true);
+    let (before, after) = unconfined.split_once("ls").unwrap();
+    assert!(
+        after.contains(line) && !before.contains(line),
+        "after the action: {unconfined}"
+    );
 }

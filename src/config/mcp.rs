@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::Problems;
+use super::{Problems, SandboxConfig, SandboxNetwork};
 
 /// Whether a server is used unless it says `enabled = false`.
 pub const DEFAULT_MCP_ENABLED: bool = true;
@@ -68,6 +68,13 @@ pub struct McpServerConfig {
     /// `"ask"`: each call needs approval unless a rule allows it; `"allow"`:
     /// calls run without approval.
     pub trust: McpTrust,
+    /// Folders the server's process may also read, beside those of
+    /// `[tools.sandbox]` and its program's own.
+    pub allow_read: Vec<PathBuf>,
+    /// Folders the server's process may also read and write.
+    pub allow_write: Vec<PathBuf>,
+    /// `"any"` or `"none"`; unset, `[tools.sandbox]`'s.
+    pub network: Option<SandboxNetwork>,
 }
 
 impl Default for McpServerConfig {
@@ -82,6 +89,9 @@ impl Default for McpServerConfig {
             enabled: DEFAULT_MCP_ENABLED,
             timeout_s: DEFAULT_MCP_TIMEOUT_S,
             trust: McpTrust::default(),
+            allow_read: Vec::new(),
+            allow_write: Vec::new(),
+            network: None,
         }
     }
 }
@@ -118,6 +128,12 @@ impl McpServerConfig {
         if let Err(why) = valid_server_name(&self.name) {
             problems.push(format!("{at}.name: {why}"));
         }
+        let sandbox = SandboxConfig {
+            allow_read: self.allow_read.clone(),
+            allow_write: self.allow_write.clone(),
+            ..SandboxConfig::default()
+        };
+        sandbox.check(at, problems);
         match (&self.command, &self.url) {
             (Some(_), Some(_)) => problems.push(format!("{at}: set command or url, not both")),
             (None, None) => problems.push(format!("{at}: set command (a local program) or url (a server)")),

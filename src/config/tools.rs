@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Problems, WebSearchConfig};
+use super::{Problems, SandboxConfig, WebSearchConfig};
 
 pub const DEFAULT_TOOL_TIMEOUT_S: u64 = 30;
 pub const DEFAULT_OUTPUT_CAP_BYTES: usize = 16 * 1024;
@@ -27,6 +27,8 @@ pub struct ToolsConfig {
     /// Most bytes of a tool's output shown to the model; the rest is cut.
     pub output_cap_bytes: usize,
     pub shell: ShellConfig,
+    /// What the processes the tools start (the shell's commands) may touch.
+    pub sandbox: SandboxConfig,
     pub files: FilesConfig,
     pub http_get: HttpGetConfig,
     pub web_search: WebSearchConfig,
@@ -40,6 +42,7 @@ impl Default for ToolsConfig {
             timeout_s: DEFAULT_TOOL_TIMEOUT_S,
             output_cap_bytes: DEFAULT_OUTPUT_CAP_BYTES,
             shell: ShellConfig::default(),
+            sandbox: SandboxConfig::default(),
             files: FilesConfig::default(),
             http_get: HttpGetConfig::default(),
             web_search: WebSearchConfig::default(),
@@ -184,5 +187,6 @@ impl ToolsConfig {
             "tools.http_get.max_pdf_pages must be at least 1",
         );
         self.web_search.check(problems);
+        self.sandbox.check("tools.sandbox", problems);
     }
 }

@@ -109,7 +109,12 @@ impl Harness {
         let store = crate::store::Store::open(&config.store_dir(), &config.store).unwrap();
         let clock = Clock::at(NOON);
         let schedules = Arc::new(Schedules::new(store.clone(), clock, Zone::utc()));
-        let mut tools = crate::tools::builtin(&config, crate::gateways::uploads(&config)).unwrap();
+        let mut tools = crate::tools::builtin(
+            &config,
+            crate::gateways::uploads(&config),
+            crate::sandbox::Policy::for_tools(&config, None, crate::sandbox::Support::pretend(0)),
+        )
+        .unwrap();
         tools.extend(crate::loops::tools::tools(&schedules));
         let models = models.iter().map(|m| (*m).clone() as Arc<dyn ChatModel>).collect();
         let cascade = Arc::new(Cascade::new(models, Duration::from_secs(30)));

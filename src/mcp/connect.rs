@@ -21,6 +21,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::Notify;
 
 use crate::config::McpServerConfig;
+use crate::sandbox::{Confinement, Policy, SandboxError};
 
 /// The `PATH` a child gets unless its `env` sets one.
 pub const MINIMAL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -36,6 +37,12 @@ pub enum ConnectError {
         #[source]
         source: std::io::Error,
     },
+    #[error("cannot confine {command:?}: {source}")]
+    Sandbox {
+        command: String,
+        #[source]
+        source: SandboxError,
+    },
     #[error("header {header} needs the environment variable {variable}, which is not set")]
     MissingHeader { header: String, variable: String },
     #[error("header {header}'s value (from {variable}) is not a valid header value")]
@@ -46,10 +53,13 @@ pub enum ConnectError {
     HandshakeTimedOut(Duration),
 }
 
-/// A live connection, and the child's process group when the server is one.
+/// A live connection, and the child's process group and confinement when
+/// the server is one.
 pub struct Connection {
     pub service: RunningService<RoleClient, Listener>,
     pub group: Option<ChildGroup>,
+    /// Held while the child runs: dropping it removes the child's TMPDIR.
+    pub confinement: Option<Confinement>,
 }
 
 /// A child server's process group, killed when this is dropped: a server
@@ -86,17 +96,18 @@ impl ClientHandler for Listener {
 }
 
 /// Connects to `server`, within `handshake` for the MCP handshake; `home` is
-/// the child's `HOME`.
+/// the child's `HOME`, and a child runs confined by `sandbox`.
 pub async fn connect(
     server: &McpServerConfig,
     home: &Path,
+    sandbox: &Policy,
     listener: Listener,
     handshake: Duration,
 ) -> Result<Connection, ConnectError> {
     let starting = async {
         match (&server.command, &server.url) {
             (Some(command), _) => {
-                let (transport, stderr) = spawn(server, command, home)?;
+                let (transport, stderr, confinement) = spawn(server, command, home, sandbox)?;
                 // The child leads its own group: its id is the group's.
                 let group = transport
                     .id()
@@ -109,7 +120,11 @@ pub async fn connect(
                     .serve(transport)
                     .await
                     .map_err(|e| ConnectError::Handshake(e.to_string()))?;
-                Ok(Connection { service, group })
+                Ok(Connection {
+                    service,
+                    group,
+                    confinement: Some(confinement),
+                })
             }
             (None, Some(url)) => {
                 // The SDK's client is built with rustls' process-wide default
@@ -123,7 +138,11 @@ pub async fn connect(
                     .serve(transport)
                     .await
                     .map_err(|e| ConnectError::Handshake(e.to_string()))?;
-                Ok(Connection { service, group: None })
+                Ok(Connection {
+                    service,
+                    group: None,
+                    confinement: None,
+                })
             }
             (None, None) => Err(ConnectError::Handshake("neither a command nor a url is set".into())),
         }
@@ -133,25 +152,68 @@ pub async fn connect(
         .map_err(|_| ConnectError::HandshakeTimedOut(handshake))?
 }
 
-/// Starts the child with only its own environment.
-fn spawn(
-    server: &McpServerConfig,
-    command: &Path,
-    home: &Path,
-) -> Result<(TokioChildProcess, Option<tokio::process::ChildStderr>), ConnectError> {
+/// What [`spawn`] hands back: the transport, the child's standard error, and
+/// its confinement.
+type Spawned = (TokioChildProcess, Option<tokio::process::ChildStderr>, Confinement);
+
+/// Starts the child with only its own environment, confined by `sandbox`.
+fn spawn(server: &McpServerConfig, command: &Path, home: &Path, sandbox: &Policy) -> Result<Spawned, ConnectError> {
     let mut child = tokio::process::Command::new(command);
     child.args(&server.args).env_clear();
     child.env("PATH", MINIMAL_PATH).env("HOME", home);
     child.envs(&server.env);
+    let path = server.env.get("PATH").map_or(MINIMAL_PATH, String::as_str);
+    let programs = resolve(command, path).map(with_interpreter).unwrap_or_default();
+    let mut confinement = sandbox
+        .for_server(server, &programs)
+        .prepare()
+        .map_err(|source| ConnectError::Sandbox {
+            command: command.display().to_string(),
+            source,
+        })?;
+    confinement.apply(&mut child);
     let mut wrapped = CommandWrap::from(child);
     wrapped.wrap(ProcessGroup::leader());
     TokioChildProcess::builder(wrapped)
         .stderr(std::process::Stdio::piped())
         .spawn()
+        .map(|(transport, stderr)| (transport, stderr, confinement))
         .map_err(|source| ConnectError::Spawn {
             command: command.display().to_string(),
             source,
         })
+}
+
+/// `program`, and the interpreter its `#!` line names if it is a script (a
+/// virtual environment's `mcp-server-time` runs a Python installed
+/// elsewhere), symbolic links followed.
+fn with_interpreter(program: std::path::PathBuf) -> Vec<std::path::PathBuf> {
+    use std::io::Read;
+    let mut head = [0u8; 256];
+    let read = std::fs::File::open(&program)
+        .and_then(|mut file| file.read(&mut head))
+        .unwrap_or(0);
+    let interpreter = head[..read]
+        .strip_prefix(b"#!")
+        .and_then(|line| line.split(|b| *b == b'\n').next())
+        .and_then(|line| std::str::from_utf8(line).ok())
+        .and_then(|line| line.split_whitespace().next())
+        .and_then(|path| Path::new(path).canonicalize().ok());
+    std::iter::once(program).chain(interpreter).collect()
+}
+
+/// Where `command` is: itself when it names a path, else the first file of
+/// that name in `path`'s directories (as `exec` will find it), symbolic
+/// links followed so the real installation is what gets read.
+fn resolve(command: &Path, path: &str) -> Option<std::path::PathBuf> {
+    let found = if command.components().count() > 1 {
+        Some(command.to_path_buf())
+    } else {
+        std::env::split_paths(path)
+            .map(|dir| dir.join(command))
+            .find(|candidate| candidate.is_file())
+    };
+    found.and_then(|program| program.canonicalize().ok())
 }
 
 /// The headers for a server at a URL, each value from its variable.

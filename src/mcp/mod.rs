@@ -27,6 +27,7 @@ pub use connect::MINIMAL_PATH;
 pub use state::{Phase, ServerStatus};
 
 use crate::config::{MCP_SEPARATOR, McpConfig, McpServerConfig};
+use crate::sandbox::Policy;
 use crate::tools::{LateTools, Tool};
 use state::Server;
 
@@ -34,18 +35,25 @@ use state::Server;
 pub struct McpServers {
     servers: Vec<Arc<Server>>,
     changes: Arc<watch::Sender<u64>>,
+    /// What every child server's process may touch (each adds its own).
+    sandbox: Policy,
 }
 
 impl McpServers {
-    /// The servers of `config`, not started.
-    pub fn new(config: &McpConfig) -> Self {
+    /// The servers of `config`, not started; their children will run
+    /// confined by `sandbox`.
+    pub fn new(config: &McpConfig, sandbox: Policy) -> Self {
         let changes = Arc::new(watch::Sender::new(0));
         let servers = config
             .servers
             .iter()
             .map(|server| Arc::new(Server::new(&server.name, server.enabled, changes.clone())))
             .collect();
-        Self { servers, changes }
+        Self {
+            servers,
+            changes,
+            sandbox,
+        }
     }
 
     /// Starts a supervisor for each enabled server of `config` on `tracker`,
@@ -53,7 +61,13 @@ impl McpServers {
     pub fn start(&self, config: &McpConfig, home: PathBuf, tracker: &TaskTracker, stop: &CancellationToken) {
         for (server, settings) in self.servers.iter().zip(&config.servers) {
             if settings.enabled {
-                let supervised = supervise::supervise(server.clone(), settings.clone(), home.clone(), stop.clone());
+                let supervised = supervise::supervise(
+                    server.clone(),
+                    settings.clone(),
+                    home.clone(),
+                    self.sandbox.clone(),
+                    stop.clone(),
+                );
                 tracker.spawn(supervised);
             }
         }
@@ -75,13 +89,14 @@ impl McpServers {
 }
 
 /// Starts (or reaches) `server`, lists its tools and stops it: how many it
-/// offers, or why it could not be asked. For `doctor` without a daemon.
-pub async fn probe(server: &McpServerConfig, home: &std::path::Path) -> Result<usize, String> {
+/// offers, or why it could not be asked. For `doctor` without a daemon; the
+/// child runs confined by `sandbox`, as the daemon's would.
+pub async fn probe(server: &McpServerConfig, home: &std::path::Path, sandbox: &Policy) -> Result<usize, String> {
     let timeout = std::time::Duration::from_secs(server.timeout_s);
     let listener = connect::Listener {
         tools_changed: Default::default(),
     };
-    let connection = connect::connect(server, home, listener, timeout)
+    let connection = connect::connect(server, home, sandbox, listener, timeout)
         .await
         .map_err(|error| error.to_string())?;
     let listed = tokio::time::timeout(timeout, connection.service.peer().list_all_tools()).await;

@@ -18,6 +18,7 @@ use super::schema;
 use super::state::Server;
 use super::tool::McpTool;
 use crate::config::McpServerConfig;
+use crate::sandbox::Policy;
 use crate::tools::Tool;
 
 /// The first wait before connecting again.
@@ -28,8 +29,15 @@ const RESTART_MAX: Duration = Duration::from_secs(60);
 /// The least time the MCP handshake gets (a child may take a while to start).
 const MIN_HANDSHAKE: Duration = Duration::from_secs(10);
 
-/// Keeps `server` connected until `stop`; `home` is a child's `HOME`.
-pub async fn supervise(server: Arc<Server>, config: McpServerConfig, home: PathBuf, stop: CancellationToken) {
+/// Keeps `server` connected until `stop`; `home` is a child's `HOME`, and
+/// the child runs confined by `sandbox`.
+pub async fn supervise(
+    server: Arc<Server>,
+    config: McpServerConfig,
+    home: PathBuf,
+    sandbox: Policy,
+    stop: CancellationToken,
+) {
     let mut backoff = Backoff::new(RESTART_BASE, RESTART_MAX);
     let timeout = Duration::from_secs(config.timeout_s);
     loop {
@@ -39,9 +47,11 @@ pub async fn supervise(server: Arc<Server>, config: McpServerConfig, home: PathB
         };
         // In a task of its own, so that a panic in the SDK or a transport
         // is one failed attempt, not the end of the supervision.
-        let (settings, home_dir) = (config.clone(), home.clone());
+        let (settings, home_dir, policy) = (config.clone(), home.clone(), sandbox.clone());
         let mut connecting =
-            tokio::spawn(async move { connect(&settings, &home_dir, listener, timeout.max(MIN_HANDSHAKE)).await });
+            tokio::spawn(
+                async move { connect(&settings, &home_dir, &policy, listener, timeout.max(MIN_HANDSHAKE)).await },
+            );
         let connected = tokio::select! {
             _ = stop.cancelled() => {
                 connecting.abort();
@@ -80,9 +90,14 @@ async fn serve(
     stop: &CancellationToken,
 ) -> Option<String> {
     // Held to the end: dropping it kills the child's process group.
-    let Connection { service, group: _group } = connection;
+    let Connection {
+        service,
+        group: _group,
+        confinement,
+    } = connection;
+    let confined = confinement.as_ref().map(|c| c.summary().to_owned());
     let peer = service.peer().clone();
-    if let Err(why) = list(server, &peer, timeout).await {
+    if let Err(why) = list(server, &peer, timeout, confined.as_deref()).await {
         return Some(why);
     }
     let quit = service.waiting();
@@ -92,7 +107,7 @@ async fn serve(
             // Dropping the connection closes it, and its group ends the child.
             _ = stop.cancelled() => return None,
             _ = changed.notified() => {
-                if let Err(why) = list(server, &peer, timeout).await {
+                if let Err(why) = list(server, &peer, timeout, confined.as_deref()).await {
                     tracing::warn!(server = %server.name(), error = %why, "mcp tools not listed again");
                     server.note_error(why);
                 }
@@ -107,8 +122,14 @@ async fn serve(
     }
 }
 
-/// Lists the server's tools and offers them, bound to `peer`.
-async fn list(server: &Arc<Server>, peer: &Peer<RoleClient>, timeout: Duration) -> Result<(), String> {
+/// Lists the server's tools and offers them, bound to `peer`; `confined`
+/// names the sandbox the server's process runs in, for the audit.
+async fn list(
+    server: &Arc<Server>,
+    peer: &Peer<RoleClient>,
+    timeout: Duration,
+    confined: Option<&str>,
+) -> Result<(), String> {
     let listed = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
         Ok(Err(error)) => return Err(format!("cannot list its tools: {error}")),
@@ -121,7 +142,8 @@ async fn list(server: &Arc<Server>, peer: &Peer<RoleClient>, timeout: Duration) 
     let tools = offered
         .into_iter()
         .map(|(name, offered)| {
-            let tool = McpTool::new(server.name(), offered, peer.clone(), timeout);
+            let tool =
+                McpTool::new(server.name(), offered, peer.clone(), timeout).confined(confined.map(str::to_owned));
             (name, Arc::new(tool) as Arc<dyn Tool>)
         })
         .collect();

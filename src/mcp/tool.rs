@@ -27,6 +27,8 @@ pub struct McpTool {
     offered: Offered,
     peer: Peer<RoleClient>,
     timeout: Duration,
+    /// The sandbox the server's process runs in; `None` for one at a URL.
+    confined: Option<String>,
 }
 
 impl McpTool {
@@ -36,7 +38,13 @@ impl McpTool {
             offered,
             peer,
             timeout,
+            confined: None,
         }
+    }
+
+    /// The tool, its calls audited as running in the sandbox `confined`.
+    pub fn confined(self, confined: Option<String>) -> Self {
+        Self { confined, ..self }
     }
 }
 
@@ -44,6 +52,10 @@ impl McpTool {
 impl Tool for McpTool {
     fn spec(&self) -> ToolSpec {
         self.offered.spec.clone()
+    }
+
+    fn confinement(&self) -> Option<String> {
+        self.confined.clone()
     }
 
     fn server(&self) -> Option<&str> {

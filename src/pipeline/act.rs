@@ -255,6 +255,7 @@ async fn run_call(
         .tools
         .answer_parsed(actuators.context, &call.tool, call.arguments)
         .await;
+    let confinement = actuators.tools.confinement(&call.tool);
     let mut event = ran(
         &signal.origin,
         &actuators.clock,
@@ -263,8 +264,14 @@ async fn run_call(
         result.is_err(),
         None,
     );
-    if let Audited::ToolRan { rule: by_rule, .. } = &mut event.what {
+    if let Audited::ToolRan {
+        rule: by_rule,
+        confined,
+        ..
+    } = &mut event.what
+    {
         *by_rule = rule;
+        *confined = confinement;
     }
     acted.audit.push(event);
     result
@@ -289,6 +296,7 @@ pub fn ran(
             is_error,
             approval,
             rule: None,
+            confined: None,
         },
     }
 }

@@ -123,7 +123,7 @@ async fn run(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession, b
         message_id: approval.message_id.clone(),
         sender_names: approval.requester_names.clone(),
     };
-    let audit = ran(
+    let mut audit = ran(
         &origin,
         &clock,
         call.tool.clone(),
@@ -131,6 +131,9 @@ async fn run(pipeline: &Pipeline, approval: &Approval, memory: &MemorySession, b
         result.is_err(),
         Some(approval.token.clone()),
     );
+    if let crate::audit::Audited::ToolRan { confined, .. } = &mut audit.what {
+        *confined = pipeline.tools.confinement(&call.tool);
+    }
     let (output, is_error) = match result {
         Ok(output) => (output, false),
         Err(error) => (error.to_string(), true),

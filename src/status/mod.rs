@@ -28,6 +28,7 @@ use crate::mcp::McpServers;
 use crate::pipeline::cascade::{Cascade, EntryState, ProviderHealth};
 use crate::pipeline::commands::View;
 use crate::pipeline::usage_report::UsagePeriods;
+use crate::sandbox::Policy;
 use crate::store::Store;
 use crate::telemetry::Telemetry;
 
@@ -42,6 +43,8 @@ pub struct PipelineGauges {
     pub skills: Arc<Telemetry>,
     /// The tool servers' states.
     pub mcp: Arc<McpServers>,
+    /// What the tools' processes run confined by.
+    pub sandbox: Policy,
 }
 
 /// Where the status document's facts come from.
@@ -86,6 +89,12 @@ impl StatusSources {
             "tools": pipeline.tools.snapshot(),
             "skills": pipeline.skills.snapshot(),
             "mcp": pipeline.mcp.status(),
+            "sandbox": {
+                "landlock_abi": pipeline.sandbox.support().abi(),
+                "filesystem": pipeline.sandbox.confines(),
+                "network_closed": pipeline.sandbox.network_closed(),
+                "detail": pipeline.sandbox.describe(),
+            },
             "conversations": {
                 "active": workers.len(),
                 "queued": workers.iter().map(|(_, depth)| depth).sum::<usize>(),
@@ -230,6 +239,9 @@ pub fn render(status: &Value) -> String {
         );
     }
     out += &mcp_lines(&status["mcp"]);
+    if let Some(detail) = status["sandbox"]["detail"].as_str() {
+        out += &format!("sandbox  {detail}\n");
+    }
     for (section, label, failed) in [("tools", "tool", "failed"), ("skills", "skill", "rejected")] {
         for (name, stats) in status[section].as_object().into_iter().flatten() {
             out += &format!(

@@ -202,6 +202,7 @@ fn audit_events_older_than_the_cutoff_are_pruned_and_newer_kept() {
             is_error: false,
             approval: None,
             rule: None,
+            confined: None,
         },
     };
     let turn = TurnCommit {

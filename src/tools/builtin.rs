@@ -15,6 +15,7 @@ use super::workspace::{Workspace, WorkspaceError};
 use super::{CurrentTime, ForgetFact, Recall, Remember, SearchHistory, Tool};
 use crate::config::Config;
 use crate::llm::ToolSpec;
+use crate::sandbox::Policy;
 
 /// Why the built-in tools could not be set up.
 #[derive(Debug, thiserror::Error)]
@@ -28,8 +29,9 @@ pub enum SetupError {
 }
 
 /// Every built-in tool for `config`, `send_file` taking what each gateway
-/// takes (`uploads`); creates the workspace if it is missing.
-pub fn builtin(config: &Config, uploads: Uploads) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
+/// takes (`uploads`), the shell's commands confined by `sandbox`; creates the
+/// workspace if it is missing.
+pub fn builtin(config: &Config, uploads: Uploads, sandbox: Policy) -> Result<Vec<Arc<dyn Tool>>, SetupError> {
     let workspace = Arc::new(Workspace::open(config.workspace())?);
     let mut tools: Vec<Arc<dyn Tool>> = vec![
         Arc::new(Remember),
@@ -42,6 +44,7 @@ pub fn builtin(config: &Config, uploads: Uploads) -> Result<Vec<Arc<dyn Tool>>, 
             config.tools.shell.clone(),
             config.tools.output_cap_bytes,
             workspace.clone(),
+            sandbox,
         )),
     ];
     if let Some(search) = WebSearch::new(&config.tools.web_search)? {
@@ -77,6 +80,7 @@ pub fn builtin_specs(config: &Config) -> Vec<ToolSpec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sandbox::Support;
 
     #[test]
     fn the_specs_are_those_of_the_tools_set_up_and_create_nothing() {
@@ -88,11 +92,15 @@ mod tests {
         config.tools.http_get.max_bytes = 5678;
         let specs = builtin_specs(&config);
         assert!(!dir.path().join("workspace").exists(), "no workspace made");
-        let built: Vec<ToolSpec> = builtin(&config, Uploads::default())
-            .unwrap()
-            .iter()
-            .map(|tool| tool.spec())
-            .collect();
+        let built: Vec<ToolSpec> = builtin(
+            &config,
+            Uploads::default(),
+            Policy::for_tools(&config, None, Support::pretend(0)),
+        )
+        .unwrap()
+        .iter()
+        .map(|tool| tool.spec())
+        .collect();
         assert_eq!(specs, built);
         assert!(
             !specs.iter().any(|spec| spec.name == "web_search"),
@@ -103,11 +111,15 @@ mod tests {
         config.tools.web_search.api_key_env = Some("PASSEPARTOUT_TEST_UNSET_KEY".into());
         config.tools.web_search.max_count = 7;
         let specs = builtin_specs(&config);
-        let built: Vec<ToolSpec> = builtin(&config, Uploads::default())
-            .unwrap()
-            .iter()
-            .map(|tool| tool.spec())
-            .collect();
+        let built: Vec<ToolSpec> = builtin(
+            &config,
+            Uploads::default(),
+            Policy::for_tools(&config, None, Support::pretend(0)),
+        )
+        .unwrap()
+        .iter()
+        .map(|tool| tool.spec())
+        .collect();
         assert_eq!(specs, built);
         assert!(specs.iter().any(|spec| spec.name == "web_search"), "{specs:?}");
     }

@@ -103,6 +103,12 @@ pub trait Tool: Send + Sync {
         None
     }
 
+    /// The sandbox a call's process runs in, for the audit; `None` for a
+    /// tool that starts no process.
+    fn confinement(&self) -> Option<String> {
+        None
+    }
+
     /// Longest the tool may run; `None` means the box's default.
     fn timeout(&self) -> Option<Duration> {
         None
@@ -217,6 +223,11 @@ impl ToolBox {
             Some(tool) => Some(tool.clone()),
             None => self.late.as_ref()?.tool(name),
         }
+    }
+
+    /// The sandbox a call of tool `name` runs in, for the audit.
+    pub fn confinement(&self, name: &str) -> Option<String> {
+        self.get(name)?.confinement()
     }
 
     /// The late tools offered now, without those a fixed tool's name hides.

@@ -6,6 +6,10 @@
 //! - its environment is cleared, then only the `[tools.shell] pass_env`
 //!   variables are copied from the daemon's (so no API keys or tokens leak);
 //! - standard input is `/dev/null`;
+//! - it runs confined by the sandbox (`crate::sandbox`): it writes only in the
+//!   workspace and its own `TMPDIR` (removed after the call), reads only
+//!   those and the system's folders, under resource limits. A command that
+//!   meets a permission error gets one sentence naming the rule;
 //! - it leads its own process group, which is killed (SIGKILL) when the shell
 //!   exits, when the timeout strikes, and when the call is abandoned: nothing
 //!   it started in the background outlives the call. A process that leaves the
@@ -41,6 +45,7 @@ use super::workspace::Workspace;
 use super::{Tool, ToolContext, ToolError, parse_arguments};
 use crate::config::ShellConfig;
 use crate::llm::ToolSpec;
+use crate::sandbox::Policy;
 
 /// How long to keep reading output after the command's process group is
 /// gone; only a process that escaped the group can keep the pipes open.
@@ -60,19 +65,22 @@ pub struct ShellTool {
     limit: Duration,
     output_cap: usize,
     workspace: Arc<Workspace>,
+    sandbox: Policy,
 }
 
 impl ShellTool {
     /// A shell running `config.program` in `workspace`, whose result text
     /// (both streams and the framing) fits in `output_cap` bytes — pass the
-    /// tool box's cap, `[tools] output_cap_bytes`.
-    pub fn new(config: ShellConfig, output_cap: usize, workspace: Arc<Workspace>) -> Self {
+    /// tool box's cap, `[tools] output_cap_bytes`. Each command runs
+    /// confined by `sandbox`.
+    pub fn new(config: ShellConfig, output_cap: usize, workspace: Arc<Workspace>, sandbox: Policy) -> Self {
         Self {
             program: config.program,
             pass_env: config.pass_env,
             limit: Duration::from_secs(config.timeout_s),
             output_cap,
             workspace,
+            sandbox,
         }
     }
 
@@ -103,8 +111,14 @@ impl ShellTool {
     }
 
     async fn run(&self, line: &str) -> Result<String, ToolError> {
-        let mut child = self
-            .command(line)
+        // Kept until the command is over: dropping it removes its TMPDIR.
+        let mut confinement = self
+            .sandbox
+            .prepare()
+            .map_err(|error| ToolError::Refused(error.to_string()))?;
+        let mut command = self.command(line);
+        confinement.apply(&mut command);
+        let mut child = command
             .spawn()
             .map_err(|error| ToolError::Failed(format!("could not start {}: {error}", self.program.display())))?;
         // From here on, leaving this function by any path kills the group.
@@ -138,7 +152,15 @@ impl ShellTool {
             (ending, complete)
         };
         let ending = ending.map_err(|error| ToolError::Failed(format!("waiting for the shell failed: {error}")))?;
-        Ok(self.report(ending, &out, &err, complete))
+        let mut report = self.report(ending, &out, &err, complete);
+        if refused(&err.kept)
+            && let Some(hint) = self.sandbox.refusal_hint()
+        {
+            report.push_str(&hint);
+            report.push('\n');
+        }
+        drop(confinement);
+        Ok(report)
     }
 
     /// The result text: status line, both streams, notes.
@@ -187,7 +209,8 @@ fn spec(program: &Path, limit: Duration) -> ToolSpec {
             "Run a command line with {} -c in the workspace directory and return its exit code, \
              stdout and stderr. A non-zero exit code is reported, not an error. Standard input is \
              empty, so the command must not wait for input. Only a few environment variables are \
-             set; HOME is the workspace. A command running longer than {} s is killed together \
+             set; HOME is the workspace. It runs in a sandbox: it can write only in the workspace \
+             and $TMPDIR and read only those and the system's folders. A command running longer than {} s is killed together \
              with everything it started, and so is anything left in the background when it exits.",
             program.display(),
             limit.as_secs()
@@ -213,6 +236,10 @@ impl Tool for ShellTool {
         Some(self.limit + TIMEOUT_MARGIN)
     }
 
+    fn confinement(&self) -> Option<String> {
+        Some(self.sandbox.summary())
+    }
+
     async fn call(&self, _: &ToolContext, arguments: serde_json::Value) -> Result<String, ToolError> {
         let ShellArguments { command } = parse_arguments(arguments)?;
         if command.trim().is_empty() {
@@ -225,6 +252,13 @@ impl Tool for ShellTool {
         }
         self.run(&command).await
     }
+}
+
+/// Whether `stderr` reports a refused access (EACCES or EPERM, as the C
+/// library words them), which the sandbox may have caused.
+fn refused(stderr: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(stderr);
+    text.contains("Permission denied") || text.contains("Operation not permitted")
 }
 
 /// How the command ended.
@@ -326,3 +360,7 @@ impl Drop for ProcessGroup {
 #[cfg(test)]
 #[path = "shell_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "shell_sandbox_tests.rs"]
+mod sandbox_tests;

@@ -9,7 +9,8 @@ use std::time::Instant;
 use serde_json::json;
 
 use super::*;
-use crate::config::DEFAULT_OUTPUT_CAP_BYTES;
+use crate::config::{DEFAULT_OUTPUT_CAP_BYTES, SandboxConfig};
+use crate::sandbox::Support;
 use crate::tools::{ToolBox, testing};
 
 /// Outer guard for every call: far beyond what any passing test needs.
@@ -35,7 +36,8 @@ fn config(timeout_s: u64) -> ShellConfig {
 
 impl Fixture {
     fn tool(&self, config: ShellConfig, cap: usize) -> ShellTool {
-        ShellTool::new(config, cap, self.workspace.clone())
+        let sandbox = Policy::new(&SandboxConfig::default(), Support::probe()).writable(self.workspace.root());
+        ShellTool::new(config, cap, self.workspace.clone(), sandbox)
     }
 
     async fn run(&self, tool: &ShellTool, command: &str) -> String {
@@ -133,7 +135,8 @@ async fn runs_in_the_workspace_with_home_there() {
 async fn the_environment_is_scrubbed_to_pass_env() {
     // Variables a POSIX shell may add by itself.
     let shell_own = ["PWD", "OLDPWD", "SHLVL", "_"];
-    let expected: BTreeSet<&str> = ["PATH", "HOME"].into();
+    // TMPDIR is the command's own temporary directory, not the daemon's.
+    let expected: BTreeSet<&str> = ["PATH", "HOME", "TMPDIR"].into();
     let daemon_only: Vec<String> = std::env::vars_os()
         .map(|(name, _)| name.to_string_lossy().into_owned())
         .filter(|name| !expected.contains(name.as_str()) && !shell_own.contains(&name.as_str()))

@@ -18,9 +18,8 @@
 //! itself comes from [`cap_std::fs::Dir`]: every file operation goes through
 //! the workspace's directory handle, which resolves paths beneath it (with
 //! `openat2(RESOLVE_BENEATH)` on Linux), so a link swapped in between the check
-//! and the operation still cannot lead outside. The shell is *not* confined
-//! this way: it starts in the workspace with a scrubbed environment, and the
-//! approval policy is what stands between it and the rest of the machine.
+//! and the operation still cannot lead outside. The shell is confined
+//! another way: the kernel's Landlock, set up by `crate::sandbox`.
 
 use std::io;
 use std::os::unix::fs::DirBuilderExt;

@@ -44,6 +44,8 @@ pub fn everything(trust: McpTrust) -> McpServerConfig {
         command: Some("node".into()),
         args: vec![script.display().to_string()],
         trust,
+        // Its script lies outside the program's (node's) own directory.
+        allow_read: vec![tools_dir().to_path_buf()],
         ..McpServerConfig::default()
     }
 }
@@ -57,6 +59,8 @@ pub fn filesystem(root: &Path) -> McpServerConfig {
         command: Some("node".into()),
         args: vec![script.display().to_string(), root.display().to_string()],
         trust: McpTrust::Allow,
+        allow_read: vec![tools_dir().to_path_buf()],
+        allow_write: vec![root.to_path_buf()],
         ..McpServerConfig::default()
     }
 }
@@ -68,6 +72,7 @@ pub fn time(trust: McpTrust) -> McpServerConfig {
         command: Some(tools_dir().join("mcp-server-time-2026.10.19/bin/mcp-server-time")),
         args: vec!["--local-timezone".into(), "UTC".into()],
         trust,
+        allow_read: vec![tools_dir().to_path_buf()],
         ..McpServerConfig::default()
     }
 }
@@ -82,6 +87,7 @@ pub fn fixture(timeout_s: u64) -> McpServerConfig {
         env: [("GREETING".to_owned(), "hi".to_owned())].into(),
         timeout_s,
         trust: McpTrust::Allow,
+        allow_read: vec![script.parent().unwrap().to_path_buf()],
         ..McpServerConfig::default()
     }
 }

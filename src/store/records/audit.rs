@@ -70,6 +70,9 @@ pub enum Audited {
         /// The standing rule that let it run without asking.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rule: Option<u64>,
+        /// The sandbox its process ran in, when it started one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confined: Option<String>,
     },
     /// A person answered "always": a standing rule was made.
     RuleMade {

@@ -163,6 +163,7 @@ fn audit_events_keep_their_stored_form() {
             is_error: true,
             approval: Some(token.clone()),
             rule: None,
+            confined: None,
         }),
         r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"tool_ran","tool":"shell","action":"shell: ls","requester":"u1","is_error":true,"approval":"ABCDEF"}"#,
     );
@@ -174,8 +175,9 @@ fn audit_events_keep_their_stored_form() {
             is_error: false,
             approval: None,
             rule: Some(12),
+            confined: Some("landlock abi 7".into()),
         }),
-        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"tool_ran","tool":"shell","action":"shell: ls","requester":"u1","is_error":false,"rule":12}"#,
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"tool_ran","tool":"shell","action":"shell: ls","requester":"u1","is_error":false,"rule":12,"confined":"landlock abi 7"}"#,
     );
     assert_stored(
         &event(Audited::RuleMade {

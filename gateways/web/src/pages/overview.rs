@@ -1,6 +1,6 @@
 //! The Overview (`GET /`): what `passepartout status` says, as a page —
 //! each gateway, model, tool server and loop with its state and last
-//! error, what waits for approval, today's usage, the store's health.
+//! error, the sandbox of the tools' processes, what waits for approval, today's usage, the store's health.
 //! Read from the same status document and approvals listing the CLI asks
 //! for; every value from them is escaped.
 
@@ -57,11 +57,21 @@ pub fn body(status: &Value, approvals: &Value) -> String {
             })
             .collect(),
     );
+    out += &sandbox(&status["sandbox"]);
     out += &loops(&status["loops"]);
     out += &waiting(&status["approvals"], approvals);
     out += &usage(&status["usage"]);
     out += &store(&status["store"]);
     out
+}
+
+/// What the tools' processes run confined by (the kernel's Landlock ABI and
+/// what is enforced); nothing from a daemon that does not say.
+fn sandbox(sandbox: &Value) -> String {
+    match sandbox["detail"].as_str() {
+        Some(detail) => format!("<section><h2>Sandbox</h2><p>{}</p></section>", Escaped(detail)),
+        None => String::new(),
+    }
 }
 
 fn loops(loops: &Value) -> String {
@@ -218,6 +228,7 @@ mod tests {
             "gateways": [{"name": "telegram", "state": "degraded", "detail": "<b>timeout</b>"}],
             "providers": [{"name": "fake", "endpoint": "http://x", "state": "ok", "calls": 3, "failures": 1, "last_error": "a & b"}],
             "mcp": [{"name": "files", "state": "running", "tools": 2, "last_error": null}],
+            "sandbox": {"detail": "Landlock ABI 7: file system confined, network open"},
             "approvals": {"pending": 1},
             "loops": {"running": 1, "total": 2, "heartbeats": 7, "failing": [{"name": "digest", "error": "no <feed>", "consecutive_errors": 2}]},
             "usage": {"today": {"tokens_in": 10, "tokens_out": 5, "cost_usd": 0.0}, "month": {"tokens_in": 100, "tokens_out": 50, "cost_usd": 0.5}},
@@ -230,6 +241,7 @@ mod tests {
             "&lt;b&gt;timeout&lt;/b&gt;",
             "a &amp; b",
             "files",
+            "Sandbox</h2><p>Landlock ABI 7: file system confined, network open",
             "1 running of 2, 7 heartbeats",
             "no &lt;feed&gt;",
             "1 pending",

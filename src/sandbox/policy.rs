@@ -1,0 +1,328 @@
+//! A sandbox policy: which folders a confined process may read, which it may
+//! write, whether it may use the network, its resource limits; and the
+//! [`Confinement`] prepared from it for one process.
+//!
+//! Read only: the system ([`SYSTEM_READ`]), a few devices, `allow_read` and
+//! what the caller adds (an MCP server's program directory). Read and write:
+//! the workspace, a temporary directory of the process's own (its `TMPDIR`,
+//! removed when the confinement is dropped) and `allow_write`. Folders the
+//! caller protects (the data and configuration directories) are carved out
+//! of every grant, so a grant on `/etc` never reaches a configuration under
+//! it.
+
+use std::path::{Path, PathBuf};
+
+use landlock::{
+    ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
+    RulesetCreatedAttr, Scope, path_beneath_rules,
+};
+use tempfile::TempDir;
+
+use super::SandboxError;
+use super::carve::carve;
+use super::child::InChild;
+use super::limits::Limits;
+use super::probe::Support;
+use crate::config::{Config, McpServerConfig, SandboxConfig, SandboxNetwork};
+
+/// The newest ABI whose rights the ruleset asks for; an older kernel
+/// enforces what it has (the crate's best effort).
+const RULESET_ABI: ABI = ABI::V7;
+
+/// The system's folders every confined process may read (and run programs
+/// from): programs, libraries, and `/etc` for name resolution and
+/// certificates.
+pub const SYSTEM_READ: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+
+/// Devices a shell line commonly writes to (`> /dev/null`).
+const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+
+/// Devices read for randomness.
+const DEVICES_READ: &[&str] = &["/dev/urandom", "/dev/random"];
+
+/// What confined processes may do.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    read: Vec<PathBuf>,
+    write: Vec<PathBuf>,
+    protected: Vec<PathBuf>,
+    network: SandboxNetwork,
+    require: bool,
+    limits: Limits,
+    support: Support,
+}
+
+impl Policy {
+    /// The policy `config` describes, on a kernel offering `support`.
+    pub fn new(config: &SandboxConfig, support: Support) -> Self {
+        Self {
+            read: SYSTEM_READ
+                .iter()
+                .map(PathBuf::from)
+                .chain(config.allow_read.iter().cloned())
+                .collect(),
+            write: config.allow_write.clone(),
+            protected: Vec::new(),
+            network: config.network,
+            require: config.require,
+            limits: Limits::from_config(config),
+            support,
+        }
+    }
+
+    /// The policy of the built-in tools' processes under `config` (read from
+    /// `config_file`): `[tools.sandbox]`, the workspace writable, the data
+    /// directory and the configuration's directory protected.
+    pub fn for_tools(config: &Config, config_file: Option<&Path>, support: Support) -> Self {
+        let policy = Self::new(&config.tools.sandbox, support)
+            .writable(config.workspace())
+            .protecting(config.data_dir());
+        match config_file
+            .and_then(Path::parent)
+            .filter(|dir| !dir.as_os_str().is_empty())
+        {
+            Some(dir) => policy.protecting(dir),
+            None => policy,
+        }
+    }
+
+    /// This policy for the stdio server `server` whose program is in
+    /// `programs` (resolved on its `PATH`, with a script's interpreter): its
+    /// own lists and network added, each program's directory readable (and,
+    /// for a program in a `bin` directory, the installation around it: a
+    /// virtual environment, `/opt/NAME`), and no CPU limit, since it runs
+    /// for days.
+    pub fn for_server(&self, server: &McpServerConfig, programs: &[PathBuf]) -> Self {
+        let mut policy = self.clone();
+        policy.read.extend(server.allow_read.iter().cloned());
+        policy.write.extend(server.allow_write.iter().cloned());
+        if let Some(network) = server.network {
+            policy.network = network;
+        }
+        policy.limits = policy.limits.without_cpu();
+        for dir in programs.iter().filter_map(|program| program.parent()) {
+            let installation = dir
+                .parent()
+                .filter(|_| dir.file_name().is_some_and(|name| name == "bin"));
+            policy.read.push(installation.unwrap_or(dir).to_path_buf());
+        }
+        policy
+    }
+
+    /// Also lets processes read `path`.
+    pub fn readable(mut self, path: impl Into<PathBuf>) -> Self {
+        self.read.push(path.into());
+        self
+    }
+
+    /// Also lets processes read and write `path`.
+    pub fn writable(mut self, path: impl Into<PathBuf>) -> Self {
+        self.write.push(path.into());
+        self
+    }
+
+    /// Keeps `path` out of every grant, however wide.
+    pub fn protecting(mut self, path: impl Into<PathBuf>) -> Self {
+        self.protected.push(path.into());
+        self
+    }
+
+    /// Replaces the resource limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The resource limits each process gets.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    /// What the kernel offers.
+    pub fn support(&self) -> Support {
+        self.support
+    }
+
+    /// Whether processes run confined by Landlock (not only limited).
+    pub fn confines(&self) -> bool {
+        self.support.filesystem()
+    }
+
+    /// Whether TCP connect and bind are closed, as asked and enforced.
+    pub fn network_closed(&self) -> bool {
+        self.network == SandboxNetwork::None && self.support.network()
+    }
+
+    /// The ruleset in a few words, for the audit: what is enforced and the
+    /// limits.
+    pub fn summary(&self) -> String {
+        let rules = if self.confines() {
+            let network = if self.network_closed() { "closed" } else { "open" };
+            format!("Landlock ABI {}, network {network}", self.support.abi())
+        } else {
+            "no Landlock, limits only".to_owned()
+        };
+        let limit = |name: &str, value: Option<u64>, unit: &str| value.map(|v| format!(", {name} {v}{unit}"));
+        let limits = &self.limits;
+        let parts: String = [
+            limit("cpu", limits.cpu_s, " s"),
+            limit("memory", limits.memory_bytes.map(|b| b / (1024 * 1024)), " MiB"),
+            limit("processes", limits.processes, ""),
+            limit("file size", limits.file_size_bytes.map(|b| b / (1024 * 1024)), " MiB"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        format!("{rules}{parts}")
+    }
+
+    /// One line on what is enforced, for `doctor` and `status`.
+    pub fn describe(&self) -> String {
+        self.support.describe(self.network)
+    }
+
+    /// The sentence added to a tool result that met a permission error, naming
+    /// the rule that may have caused it.
+    pub fn refusal_hint(&self) -> Option<String> {
+        if !self.confines() {
+            return None;
+        }
+        let network = match (self.network, self.support.network()) {
+            (SandboxNetwork::None, true) => " and TCP connections are closed (`network = \"none\"`)",
+            _ => "",
+        };
+        Some(format!(
+            "[sandbox: only the workspace and $TMPDIR are writable, only the system's folders readable{network}; \
+             `tools.sandbox.allow_read` or `allow_write` can add a folder]"
+        ))
+    }
+
+    /// Prepares the confinement of one process: its temporary directory and
+    /// its ruleset, made here in the parent so the child only applies them.
+    pub fn prepare(&self) -> Result<Confinement, SandboxError> {
+        if self.require && !self.support.filesystem() {
+            return Err(SandboxError::Unavailable);
+        }
+        let tmp = tempfile::Builder::new()
+            .prefix("passepartout-tool-")
+            .tempdir()
+            .map_err(SandboxError::TempDir)?;
+        let ruleset = if self.support.filesystem() {
+            Some(self.ruleset(tmp.path())?)
+        } else {
+            None
+        };
+        Ok(Confinement {
+            child: Some(InChild::new(ruleset, self.limits, self.require)),
+            tmp,
+            summary: self.summary(),
+        })
+    }
+
+    fn ruleset(&self, tmp: &Path) -> Result<RulesetCreated, SandboxError> {
+        let protected: Vec<PathBuf> = self.protected.iter().filter_map(|p| p.canonicalize().ok()).collect();
+        let granted = |paths: &[PathBuf]| -> Vec<PathBuf> {
+            paths
+                .iter()
+                .filter_map(|p| p.canonicalize().ok())
+                .flat_map(|p| carve(&p, &protected))
+                .collect()
+        };
+        let mut ruleset = Ruleset::default()
+            .set_compatibility(CompatLevel::BestEffort)
+            .handle_access(AccessFs::from_all(RULESET_ABI))?
+            .scope(Scope::from_all(RULESET_ABI))?;
+        if self.network == SandboxNetwork::None {
+            ruleset = ruleset.handle_access(AccessNet::from_all(RULESET_ABI))?;
+        }
+        let write: Vec<PathBuf> = granted(&self.write).into_iter().chain([tmp.to_path_buf()]).collect();
+        Ok(ruleset
+            .create()?
+            .add_rules(path_beneath_rules(
+                granted(&self.read),
+                AccessFs::from_read(RULESET_ABI),
+            ))?
+            .add_rules(path_beneath_rules(DEVICES_READ, AccessFs::from_read(RULESET_ABI)))?
+            .add_rules(path_beneath_rules(DEVICES_WRITE, AccessFs::from_all(RULESET_ABI)))?
+            .add_rules(path_beneath_rules(write, AccessFs::from_all(RULESET_ABI)))?)
+    }
+}
+
+/// The confinement prepared for one process. Keep it until the process is
+/// gone: dropping it removes the process's temporary directory.
+pub struct Confinement {
+    child: Option<InChild>,
+    tmp: TempDir,
+    summary: String,
+}
+
+impl Confinement {
+    /// The ruleset in a few words ([`Policy::summary`]), for the audit.
+    pub fn summary(&self) -> &str {
+        &self.summary
+    }
+
+    /// The process's own temporary directory.
+    pub fn tmpdir(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    /// Sets `command` up to start confined: its `TMPDIR`, and the hook that
+    /// applies the limits and the ruleset in the child before `exec`. Only
+    /// the first command set up from a confinement gets the hook.
+    pub fn apply(&mut self, command: &mut tokio::process::Command) {
+        command.env("TMPDIR", self.tmp.path());
+        if let Some(mut child) = self.child.take() {
+            // SAFETY: the hook runs in the forked child and makes only
+            // async-signal-safe system calls (see `child.rs`).
+            unsafe {
+                command.pre_exec(move || child.enter());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_reads_its_programs_installation_and_has_no_cpu_limit() {
+        let base = Policy::new(&SandboxConfig::default(), Support::pretend(7));
+        let server = McpServerConfig {
+            allow_read: vec![PathBuf::from("/srv/data")],
+            network: Some(SandboxNetwork::None),
+            ..McpServerConfig::default()
+        };
+        let programs = [PathBuf::from("/opt/venv/bin/tool"), PathBuf::from("/usr/lib/node/node")];
+        let policy = base.for_server(&server, &programs);
+        for wanted in ["/srv/data", "/opt/venv", "/usr/lib/node"] {
+            assert!(
+                policy.read.contains(&PathBuf::from(wanted)),
+                "{wanted}: {:?}",
+                policy.read
+            );
+        }
+        assert_eq!(policy.network, SandboxNetwork::None);
+        assert_eq!(policy.limits().cpu_s, None);
+        assert!(base.limits().cpu_s.is_some(), "the shell keeps its CPU limit");
+    }
+
+    #[test]
+    fn the_summary_names_the_rules_and_limits() {
+        let closed = SandboxConfig {
+            network: SandboxNetwork::None,
+            processes: 0,
+            ..SandboxConfig::default()
+        };
+        assert_eq!(
+            Policy::new(&closed, Support::pretend(7)).summary(),
+            "Landlock ABI 7, network closed, cpu 60 s, memory 2048 MiB, file size 256 MiB"
+        );
+        assert!(
+            Policy::new(&closed, Support::pretend(0))
+                .summary()
+                .starts_with("no Landlock, limits only")
+        );
+    }
+}

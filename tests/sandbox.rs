@@ -1,0 +1,296 @@
+//! The sandbox end to end, through the real binary: approved shell commands
+//! cannot read the secret beside the config nor the data directory (and
+//! their canaries never reach the model), write only in the workspace, are
+//! kept off the network when it is closed, and a burst of processes ends
+//! within the limits while the daemon keeps answering.
+
+use crate::support;
+
+use std::path::{Path, PathBuf};
+
+use passepartout::sandbox::{PRETEND_ABI_VAR, Support};
+use serde_json::{Value, json};
+use support::chat::Chat;
+use support::fake_llm::{FakeLlm, Script, last_user_text};
+use support::harness::WAIT;
+use support::process::{Running, binary, run_cli, socket_path, write_config};
+
+/// Written beside the config file, as a token file would be.
+const CONFIG_CANARY: &str = "canary-beside-the-config-5531";
+/// Written into the data directory, outside the workspace.
+const DATA_CANARY: &str = "canary-in-the-data-dir-8812";
+
+/// The fake model: `please run: LINE` calls the shell with LINE; the outcome
+/// of an approval is quoted back in a final reply; the rest is echoed.
+fn model(request: &Value) -> Script {
+    let text = last_user_text(request);
+    if text.starts_with("[passepartout] ") {
+        Script::Reply(format!("final: {text}"))
+    } else if let Some(line) = text.strip_prefix("please run: ") {
+        Script::ToolCall {
+            name: "shell".into(),
+            arguments: json!({ "command": line }).to_string(),
+        }
+    } else {
+        Script::Echo
+    }
+}
+
+/// A daemon (the real binary) whose shell needs approval, with the two
+/// canaries in place and `extra` appended to its file.
+struct Sandboxed {
+    dir: tempfile::TempDir,
+    llm: FakeLlm,
+    daemon: Running,
+    chat: Chat,
+    /// The last approval prompt, as shown.
+    prompt: String,
+}
+
+impl Sandboxed {
+    async fn start(extra: &str) -> Sandboxed {
+        Self::start_with(extra, &[]).await
+    }
+
+    /// [`Sandboxed::start`], the daemon given `env` too.
+    async fn start_with(extra: &str, env: &[(&str, &str)]) -> Sandboxed {
+        let llm = FakeLlm::start().await;
+        llm.set_responder(model);
+        let dir = tempfile::tempdir().unwrap();
+        let config = write_config(dir.path(), &llm.base_url());
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text += "[tools]\nrequire_approval = [\"shell\"]\n";
+        text += extra;
+        std::fs::write(&config, text).unwrap();
+        std::fs::write(dir.path().join("telegram.token"), CONFIG_CANARY).unwrap();
+        std::fs::create_dir_all(dir.path().join("data")).unwrap();
+        std::fs::write(dir.path().join("data").join("notes.txt"), DATA_CANARY).unwrap();
+        let env: Vec<(&str, &str)> = [("RUST_LOG", "info")].into_iter().chain(env.iter().copied()).collect();
+        let daemon = Running::start_with(&config, &env).await;
+        let chat = Chat::connect(&socket_path(dir.path()), "alice").await;
+        Sandboxed {
+            dir,
+            llm,
+            daemon,
+            chat,
+            prompt: String::new(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn workspace(&self) -> PathBuf {
+        self.dir.path().join("data").join("workspace")
+    }
+
+    /// Asks for `line`, approves it, and returns the model's final reply,
+    /// which quotes the command's result.
+    async fn run(&mut self, line: &str) -> String {
+        let original = self.chat.send(&format!("please run: {line}")).await;
+        let prompt = self.chat.prompt(&original).await;
+        self.prompt = prompt.text.clone();
+        self.chat.answer("yes", Some(&prompt.id)).await;
+        let (_, text) = self.chat.reply(&original).await;
+        assert!(text.starts_with("final: "), "{text}");
+        text
+    }
+
+    /// Whether `canary` appears in anything the model was sent.
+    fn model_saw(&self, canary: &str) -> bool {
+        self.llm
+            .requests()
+            .iter()
+            .any(|request| request.to_string().contains(canary))
+    }
+}
+
+/// Skips a test on a kernel without Landlock, saying so.
+fn landlock() -> bool {
+    let there = Support::probe().filesystem();
+    if !there {
+        eprintln!("skipped: this kernel offers no Landlock");
+    }
+    there
+}
+
+fn shown(path: &Path) -> String {
+    path.display().to_string()
+}
+
+#[tokio::test]
+async fn the_secret_beside_the_config_and_the_data_dir_stay_out_of_reach() {
+    if !landlock() {
+        return;
+    }
+    let mut s = Sandboxed::start("").await;
+    let reply = s.run(&format!("cat {}", shown(&s.path("telegram.token")))).await;
+    assert!(reply.contains("Permission denied"), "{reply}");
+    assert!(
+        reply.contains("tools.sandbox.allow_read"),
+        "the refusal names the rule: {reply}"
+    );
+    let reply = s.run(&format!("cat {}", shown(&s.path("data/notes.txt")))).await;
+    assert!(reply.contains("Permission denied"), "{reply}");
+    let reply = s.run(&format!("ls {}", shown(&s.path("data")))).await;
+    assert!(
+        reply.contains("Permission denied"),
+        "the store is not even listed: {reply}"
+    );
+    assert!(!s.model_saw(CONFIG_CANARY), "the config's secret reached the model");
+    assert!(!s.model_saw(DATA_CANARY), "the data dir's file reached the model");
+    s.daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn only_the_workspace_is_writable() {
+    if !landlock() {
+        return;
+    }
+    let mut s = Sandboxed::start("").await;
+    let outside = s.path("outside.txt");
+    let reply = s.run(&format!("touch {}", shown(&outside))).await;
+    assert!(!outside.exists(), "{reply}");
+    assert!(reply.contains("only the workspace and $TMPDIR are writable"), "{reply}");
+    let reply = s.run("touch inside.txt && echo made").await;
+    assert!(s.workspace().join("inside.txt").exists(), "{reply}");
+    assert!(reply.contains("made"), "{reply}");
+    assert!(!s.prompt.contains("unconfined"), "{}", s.prompt);
+
+    let status = run_cli(&s.path("config.toml"), &["status"]).await;
+    let text = String::from_utf8_lossy(&status.stdout);
+    let abi = Support::probe().abi();
+    assert!(
+        text.contains(&format!(
+            "sandbox  Landlock ABI {abi}: file system confined, network open"
+        )),
+        "status says what is enforced: {text}"
+    );
+    let audit = run_cli(&s.path("config.toml"), &["approvals", "--all"]).await;
+    let text = String::from_utf8_lossy(&audit.stdout);
+    assert!(
+        text.contains(&format!("confined (Landlock ABI {abi}, network open, cpu 60 s")),
+        "the audit says the call ran confined: {text}"
+    );
+    s.daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn a_burst_of_processes_ends_within_the_limits_and_the_daemon_answers() {
+    // Bounded: far more processes than the limit allows, yet few enough not
+    // to hurt a machine where the kernel does not hold root to the limit.
+    let mut s = Sandboxed::start("[tools.shell]\ntimeout_s = 5\n[tools.sandbox]\nprocesses = 64\n").await;
+    let burst = "i=0; while [ $i -lt 300 ]; do sleep 120 & i=$((i+1)); done; wait";
+    let started = std::time::Instant::now();
+    let reply = s.run(burst).await;
+    assert!(started.elapsed() < WAIT, "{reply}");
+    if rustix::process::getuid().is_root() {
+        // The kernel does not count root's processes; the timeout ends it.
+        assert!(reply.contains("[killed after 5 s"), "{reply}");
+    } else {
+        assert!(
+            reply.contains("fork") || reply.contains("Resource temporarily unavailable"),
+            "{reply}"
+        );
+    }
+    let id = s.chat.send("still there?").await;
+    assert_eq!(s.chat.reply(&id).await.1, "echo: still there?");
+    s.daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn network_none_stops_a_connection_that_any_lets_through() {
+    if !Support::probe().network() {
+        eprintln!("skipped: this kernel's Landlock has no network rules");
+        return;
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // bash's /dev/tcp connects without any other program.
+    let line = format!("exec 3<>/dev/tcp/127.0.0.1/{port} && echo connected");
+    let connected = "--- stdout ---\nconnected";
+    let bash = "[tools.shell]\nprogram = \"/bin/bash\"\n";
+
+    let mut closed = Sandboxed::start(&format!("{bash}[tools.sandbox]\nnetwork = \"none\"\n")).await;
+    let reply = closed.run(&line).await;
+    assert!(!reply.contains(connected), "{reply}");
+    assert!(
+        reply.contains(r#"network = "none""#),
+        "the refusal names the rule: {reply}"
+    );
+    closed.daemon.terminate().await;
+
+    let mut open = Sandboxed::start(bash).await;
+    let reply = open.run(&line).await;
+    assert!(reply.contains(connected), "{reply}");
+    let accepted = tokio::time::timeout(WAIT, listener.accept()).await;
+    assert!(matches!(accepted, Ok(Ok(_))), "the listener saw the connection");
+    open.daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn require_on_a_kernel_without_landlock_refuses_clearly() {
+    let required = "[tools.sandbox]\nrequire = true\n";
+    let mut s = Sandboxed::start_with(required, &[(PRETEND_ABI_VAR, "0")]).await;
+    s.daemon
+        .wait_for_log(&["tool processes are not confined", "no Landlock"])
+        .await;
+    let reply = s.run("touch ran.txt").await;
+    assert!(
+        reply.contains("tools.sandbox.require is on and this kernel offers no Landlock"),
+        "{reply}"
+    );
+    assert!(!s.workspace().join("ran.txt").exists(), "nothing ran: {reply}");
+    assert!(s.prompt.contains("It runs unconfined on this system"), "{}", s.prompt);
+
+    let doctor = tokio::process::Command::new(binary())
+        .arg("--config")
+        .arg(s.path("config.toml"))
+        .arg("doctor")
+        .env(PRETEND_ABI_VAR, "0")
+        .kill_on_drop(true)
+        .output();
+    let doctor = tokio::time::timeout(WAIT, doctor)
+        .await
+        .expect("doctor finishes")
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    let line = report
+        .lines()
+        .find(|line| line.contains("sandbox"))
+        .unwrap_or_else(|| panic!("{report}"));
+    assert!(line.contains("refuses every tool process"), "{line}");
+    assert!(
+        !doctor.status.success(),
+        "a refusing sandbox fails the doctor: {report}"
+    );
+    s.daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn doctor_names_the_landlock_abi() {
+    let support = Support::probe();
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), "http://127.0.0.1:9/v1");
+    let doctor = tokio::process::Command::new(binary())
+        .arg("--config")
+        .arg(&config)
+        .arg("doctor")
+        .kill_on_drop(true)
+        .output();
+    let doctor = tokio::time::timeout(WAIT, doctor)
+        .await
+        .expect("doctor finishes")
+        .unwrap();
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    let line = report
+        .lines()
+        .find(|line| line.contains("sandbox"))
+        .unwrap_or_else(|| panic!("{report}"));
+    if support.filesystem() {
+        assert!(line.contains(&format!("Landlock ABI {}", support.abi())), "{line}");
+    } else {
+        assert!(line.contains("unconfined"), "{line}");
+    }
+}
