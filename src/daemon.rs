@@ -26,7 +26,7 @@ use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
 use crate::admin::AdminContext;
-use crate::approvals::Approvals;
+use crate::approvals::{Approvals, Unconfined};
 use crate::background;
 use crate::clock::Clock;
 use crate::config::Config;
@@ -218,7 +218,7 @@ impl Daemon {
         let mcp_lifecycle = Lifecycle::new();
         mcp.start(
             &config.mcp,
-            mcp_home(&config),
+            config.mcp_homes(),
             mcp_lifecycle.tracker(),
             mcp_lifecycle.draining(),
         );
@@ -435,12 +435,6 @@ fn resume_conversations(
     ));
 }
 
-/// The `HOME` a tool server's child gets: the daemon's own, or else the
-/// data directory.
-fn mcp_home(config: &Config) -> PathBuf {
-    std::env::var_os("HOME").map_or_else(|| config.data_dir(), PathBuf::from)
-}
-
 fn open_store(config: &Config) -> Result<Store, StoreError> {
     let opening = std::time::Instant::now();
     let store = Store::open(&config.store_dir(), &config.store)?;
@@ -482,7 +476,7 @@ fn pipeline(
     let approvals = Arc::new(
         Approvals::new(store.clone(), policy, clock, &config.approvals)
             .with_surfaces(crate::gateways::surfaces(config))
-            .with_unconfined(!sandbox.confines()),
+            .with_unconfined(Unconfined::on(sandbox.confines(), &config.mcp)),
     );
     let gauges = PipelineGauges {
         cascade: cascade.clone(),

@@ -5,6 +5,7 @@
 //! or failed, and what to do about it. The daemon runs the provider checks at start and logs them;
 //! it starts anyway ("fail open").
 
+use std::path::Path;
 use std::sync::Arc;
 
 pub use crate::checkup::{Check, Level};
@@ -19,8 +20,10 @@ use crate::store::Store;
 /// socket, the way in to a running daemon), the store, the other gateways',
 /// each model provider (as the running daemon sees them, when a gateway check
 /// reached it). The store is checked after every gateway, since what it says
-/// depends on whether a daemon holds it, but it is listed second.
-pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check> {
+/// depends on whether a daemon holds it, but it is listed second. MCP
+/// servers no daemon runs are started confined as the daemon would confine
+/// them, `config_file`'s directory kept out.
+pub async fn run(config: &Config, config_file: Option<&Path>, providers: &[Arc<dyn ChatModel>]) -> Vec<Check> {
     let (mut checks, daemon) = gateway_checks(config).await;
     checks.insert(checks.len().min(1), store_check(config, daemon.as_ref()));
     match &daemon {
@@ -39,9 +42,11 @@ pub async fn run(config: &Config, providers: &[Arc<dyn ChatModel>]) -> Vec<Check
     match &daemon {
         Some(status) => checks.extend(daemon_mcp_checks(status)),
         None => {
-            let sandbox = crate::sandbox::Policy::for_tools(config, None, crate::sandbox::Support::probe());
+            // Confined as the daemon would confine it: the configuration's
+            // directory (its secret files) and the data directory kept out.
+            let sandbox = crate::sandbox::Policy::for_tools(config, config_file, crate::sandbox::Support::probe());
             for server in config.mcp.enabled() {
-                checks.push(mcp_check(server, &sandbox).await);
+                checks.push(mcp_check(server, &config.mcp_homes(), &sandbox).await);
             }
         }
     }
@@ -108,12 +113,9 @@ fn daemon_mcp_checks(status: &serde_json::Value) -> Vec<Check> {
 }
 
 /// A tool server started (or reached) here, its tools listed, and stopped.
-async fn mcp_check(server: &crate::config::McpServerConfig, sandbox: &crate::sandbox::Policy) -> Check {
+async fn mcp_check(server: &crate::config::McpServerConfig, homes: &Path, sandbox: &crate::sandbox::Policy) -> Check {
     let part = format!("mcp {}", server.name);
-    let home = std::env::var_os("HOME")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_default();
-    match crate::mcp::probe(server, &home, sandbox).await {
+    match crate::mcp::probe(server, homes, sandbox).await {
         Ok(tools) => Check::new(part, Level::Ok, format!("answers, {tools} tools"), None),
         Err(error) => Check::new(part, Level::Failed, error, Some(MCP_FIX.into())),
     }

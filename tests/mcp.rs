@@ -310,7 +310,18 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
         env.contains(&format!("PATH={}", passepartout::mcp::MINIMAL_PATH)),
         "{env}"
     );
-    assert!(env.contains("HOME="), "{env}");
+    let home = dir.path().join("data").join("mcp").join("fixture");
+    assert!(
+        env.contains(&format!("HOME={}", home.display())),
+        "a home of its own: {env}"
+    );
+    // Writable (confined or not) and kept from one call to the next, as a
+    // package runner's cache is.
+    for expected in ["cached 1", "cached 2"] {
+        let id = chat.send("call fixture__cache {}").await;
+        let cached = answer(&mut chat, &id).await;
+        assert!(cached.contains(expected), "{cached}");
+    }
     assert!(!env.contains(secret) && !env.contains("PP_TEST_API_KEY"), "{env}");
     assert!(!env.contains("RUST_LOG"), "nothing of the daemon's: {env}");
 
@@ -333,7 +344,7 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     assert!(
         status
             .lines()
-            .any(|l| l.starts_with("mcp      fixture") && l.contains("connected, 8 tools")),
+            .any(|l| l.starts_with("mcp      fixture") && l.contains("connected, 9 tools")),
         "{status}"
     );
     let doctor = run_cli(&config, &["doctor"]).await;
@@ -341,7 +352,7 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     assert!(
         doctor
             .lines()
-            .any(|l| l.contains("mcp fixture") && l.contains("connected, 8 tools")),
+            .any(|l| l.contains("mcp fixture") && l.contains("connected, 9 tools")),
         "{doctor}"
     );
     let logs = daemon.logs.lock().unwrap().join("\n");

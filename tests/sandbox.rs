@@ -1,11 +1,13 @@
 //! The sandbox end to end, through the real binary: approved shell commands
-//! cannot read the secret beside the config nor the data directory (and
-//! their canaries never reach the model), write only in the workspace, are
-//! kept off the network when it is closed, and a burst of processes ends
-//! within the limits while the daemon keeps answering.
+//! cannot read the secret beside the config, the data directory nor the
+//! daemon's environment (and their canaries never reach the model), write
+//! only in the workspace, are kept off the network when it is closed, and a
+//! burst of processes ends within the limits while the daemon keeps
+//! answering. And the process limit itself, on a user the kernel counts.
 
 use crate::support;
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
 use passepartout::sandbox::{PRETEND_ABI_VAR, Support};
@@ -19,6 +21,8 @@ use support::process::{Running, binary, run_cli, socket_path, write_config};
 const CONFIG_CANARY: &str = "canary-beside-the-config-5531";
 /// Written into the data directory, outside the workspace.
 const DATA_CANARY: &str = "canary-in-the-data-dir-8812";
+/// Set in the daemon's own environment.
+const ENV_CANARY: &str = "canary-in-the-daemons-environment-2290";
 
 /// The fake model: `please run: LINE` calls the shell with LINE; the outcome
 /// of an approval is quoted back in a final reply; the rest is echoed.
@@ -144,6 +148,26 @@ async fn the_secret_beside_the_config_and_the_data_dir_stay_out_of_reach() {
 }
 
 #[tokio::test]
+async fn the_daemons_environment_stays_out_of_reach_and_the_machine_is_readable() {
+    if !landlock() {
+        return;
+    }
+    let mut s = Sandboxed::start_with("", &[("PP_TEST_ENVIRONMENT_CANARY", ENV_CANARY)]).await;
+    // The shell's parent is the daemon, whose environment holds the canary.
+    let reply = s.run("cat /proc/$PPID/environ").await;
+    assert!(reply.contains("Permission denied"), "{reply}");
+    let token = shown(&s.path("telegram.token"));
+    let reply = s.run(&format!("cat /proc/$PPID/root{token}")).await;
+    assert!(reply.contains("Permission denied"), "{reply}");
+    assert!(!s.model_saw(ENV_CANARY), "the daemon's environment reached the model");
+    assert!(!s.model_saw(CONFIG_CANARY), "the config's secret reached the model");
+    let reply = s.run("nproc && cat /sys/devices/system/cpu/online").await;
+    assert!(!reply.contains("Permission denied"), "the machine is readable: {reply}");
+    assert!(reply.contains("[exit code: 0]"), "{reply}");
+    s.daemon.terminate().await;
+}
+
+#[tokio::test]
 async fn only_the_workspace_is_writable() {
     if !landlock() {
         return;
@@ -163,7 +187,8 @@ async fn only_the_workspace_is_writable() {
     let abi = Support::probe().abi();
     assert!(
         text.contains(&format!(
-            "sandbox  Landlock ABI {abi}: file system confined, network open"
+            "sandbox  shell commands and MCP servers confined by Landlock ABI {abi}: files beyond the \
+             workspace and the system refused, network open"
         )),
         "status says what is enforced: {text}"
     );
@@ -185,13 +210,15 @@ async fn a_burst_of_processes_ends_within_the_limits_and_the_daemon_answers() {
     let started = std::time::Instant::now();
     let reply = s.run(burst).await;
     assert!(started.elapsed() < WAIT, "{reply}");
-    if rustix::process::getuid().is_root() {
-        // The kernel does not count root's processes; the timeout ends it.
-        assert!(reply.contains("[killed after 5 s"), "{reply}");
-    } else {
+    // The sleeps started within the limit are ended by the timeout, the
+    // whole group with the shell.
+    assert!(reply.contains("[killed after 5 s"), "{reply}");
+    if !rustix::process::getuid().is_root() {
+        // The kernel exempts root (kernel user 0, in any user namespace)
+        // from the process limit; everyone else meets it.
         assert!(
             reply.contains("fork") || reply.contains("Resource temporarily unavailable"),
-            "{reply}"
+            "the process limit held: {reply}"
         );
     }
     let id = s.chat.send("still there?").await;
@@ -293,4 +320,57 @@ async fn doctor_names_the_landlock_abi() {
     } else {
         assert!(line.contains("unconfined"), "{line}");
     }
+}
+
+/// An id no account on a test machine is likely to have: the process limit
+/// counts every process of the user, so a busy one would skew it.
+const LIMITED_ID: u32 = 61_938;
+
+#[tokio::test]
+async fn the_process_limit_holds_a_user_the_kernel_counts() {
+    const TEST: &str = "the_process_limit_holds_a_user_the_kernel_counts";
+    let config = passepartout::config::SandboxConfig {
+        processes: 16,
+        ..Default::default()
+    };
+    let mut confinement = passepartout::sandbox::Policy::new(&config, Support::probe())
+        .prepare()
+        .unwrap();
+    // A burst far past the limit; the sleeps left behind (their output
+    // elsewhere, so the pipes close with the shell) are killed below.
+    let burst = "i=0; while [ $i -lt 100 ]; do sleep 60 >/dev/null 2>&1 & i=$((i+1)); done";
+    let mut command = tokio::process::Command::new("/bin/sh");
+    command
+        .args(["-c", burst])
+        .current_dir("/")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0);
+    // Root is not counted (the kernel exempts it), so the burst runs as a
+    // user that is.
+    if rustix::process::geteuid().is_root() {
+        let switched = std::process::Command::new("/bin/true")
+            .uid(LIMITED_ID)
+            .gid(LIMITED_ID)
+            .status();
+        if !switched.as_ref().is_ok_and(|status| status.success()) {
+            let why = format!("this machine cannot run a child as uid {LIMITED_ID}: {switched:?}");
+            support::skip::skipped(TEST, &why);
+            return;
+        }
+        command.uid(LIMITED_ID).gid(LIMITED_ID);
+    }
+    confinement.apply(&mut command);
+    let child = command.spawn().unwrap();
+    let group = rustix::process::Pid::from_raw(child.id().unwrap() as i32).unwrap();
+    let output = tokio::time::timeout(WAIT, child.wait_with_output()).await;
+    let _ = rustix::process::kill_process_group(group, rustix::process::Signal::KILL);
+    // The shell gives up at its first refused fork (dash) or after its
+    // retries (bash).
+    let output = output.expect("the burst ends").unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("fork") || stderr.contains("Resource temporarily unavailable"),
+        "the limit stopped the burst: {stderr}"
+    );
 }

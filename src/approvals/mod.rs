@@ -22,6 +22,7 @@ mod record;
 pub mod standing;
 mod tally;
 mod token;
+mod unconfined;
 mod wrong_tokens;
 
 use std::sync::Arc;
@@ -38,6 +39,7 @@ pub use policy::{Policy, Refused, may_decide};
 pub use record::{Approval, Approver, Decision, How, Person, RunState, Status};
 pub use standing::StandingRules;
 pub use tally::Decisions;
+pub use unconfined::Unconfined;
 
 use crate::clock::Clock;
 use crate::config::ApprovalsConfig;
@@ -98,8 +100,9 @@ pub struct Approvals {
     surfaces: Surfaces,
     /// The decisions recorded since the start, by outcome.
     tally: Tally,
-    /// The shell's commands run unconfined (no Landlock): each prompt says so.
-    unconfined: bool,
+    /// The tools whose processes run unconfined (no Landlock): each of their
+    /// prompts says so.
+    unconfined: Unconfined,
 }
 
 impl Approvals {
@@ -118,13 +121,13 @@ impl Approvals {
             created: Notify::new(),
             surfaces: Surfaces::default(),
             tally: Tally::default(),
-            unconfined: false,
+            unconfined: Unconfined::default(),
         }
     }
 
-    /// The desk, its shell prompts saying that the command runs unconfined
-    /// when `unconfined` (the kernel offers no Landlock).
-    pub fn with_unconfined(self, unconfined: bool) -> Self {
+    /// The desk, the prompts of the tools `unconfined` names saying that
+    /// the call runs unconfined (the kernel offers no Landlock).
+    pub fn with_unconfined(self, unconfined: Unconfined) -> Self {
         Self { unconfined, ..self }
     }
 

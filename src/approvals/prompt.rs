@@ -55,7 +55,7 @@ impl Approvals {
         );
         text += &action_block(approval);
         text += "\n\n";
-        if self.unconfined && approval.call.tool == "shell" {
+        if self.unconfined.covers(&approval.call.tool) {
             text += "It runs unconfined on this system: the kernel offers no Landlock.\n";
         }
         // After the action, whole: what each model said is worth reading,

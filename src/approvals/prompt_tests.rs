@@ -8,9 +8,9 @@ use passepartout_gateway::markup::{Flavor, render};
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, MessageId, UserId};
 use serde_json::json;
 
-use crate::approvals::{Approval, Approvals, Policy, Requested};
+use crate::approvals::{Approval, Approvals, Policy, Requested, Unconfined};
 use crate::clock::Clock;
-use crate::config::ApprovalsConfig;
+use crate::config::{ApprovalsConfig, MCP_SEPARATOR, McpConfig, McpServerConfig};
 use crate::notices::Surfaces;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
@@ -30,11 +30,11 @@ fn surfaces() -> Surfaces {
 /// The prompt for `call` asked in a chat of `gateway`, rendered as its
 /// surface shows it.
 fn shown(gateway: &str, call: ProposedCall, reason: &str) -> (String, Approval) {
-    shown_on(gateway, call, reason, false)
+    shown_on(gateway, call, reason, Unconfined::default())
 }
 
-/// [`shown`], on a system whose shell runs `unconfined` or not.
-fn shown_on(gateway: &str, call: ProposedCall, reason: &str, unconfined: bool) -> (String, Approval) {
+/// [`shown`], on a system where the tools `unconfined` names run unconfined.
+fn shown_on(gateway: &str, call: ProposedCall, reason: &str, unconfined: Unconfined) -> (String, Approval) {
     let (_dir, store) = open_temp();
     let desk = Approvals::new(
         store,
@@ -168,10 +168,31 @@ fn a_shell_prompt_says_when_the_command_runs_unconfined() {
     let line = "It runs unconfined on this system";
     let (confined, _) = shown("socket", shell("ls"), "shell needs approval");
     assert!(!confined.contains(line), "{confined}");
-    let (unconfined, _) = shown_on("socket", shell("ls"), "shell needs approval", true);
+    let without_landlock = Unconfined::on(false, &McpConfig::default());
+    let (unconfined, _) = shown_on("socket", shell("ls"), "shell needs approval", without_landlock);
     let (before, after) = unconfined.split_once("ls").unwrap();
     assert!(
         after.contains(line) && !before.contains(line),
         "after the action: {unconfined}"
     );
+}
+
+#[test]
+fn a_stdio_servers_prompt_says_when_its_process_runs_unconfined() {
+    let line = "It runs unconfined on this system";
+    let mcp = McpConfig {
+        servers: vec![McpServerConfig {
+            name: "files".into(),
+            command: Some("/usr/bin/files-server".into()),
+            ..McpServerConfig::default()
+        }],
+    };
+    let call = || ProposedCall {
+        tool: format!("files{MCP_SEPARATOR}read_file"),
+        arguments: json!({ "path": "/etc/hostname" }),
+    };
+    let (confined, _) = shown_on("socket", call(), "mcp needs approval", Unconfined::on(true, &mcp));
+    assert!(!confined.contains(line), "{confined}");
+    let (unconfined, _) = shown_on("socket", call(), "mcp needs approval", Unconfined::on(false, &mcp));
+    assert!(unconfined.contains(line), "{unconfined}");
 }

@@ -297,6 +297,7 @@ pub async fn doctor(
     problems: Option<crate::config::ConfigError>,
 ) -> ExitCode {
     let shown = file
+        .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "built-in defaults".into());
     if let Some(problems) = problems {
@@ -326,7 +327,7 @@ pub async fn doctor(
             return ExitCode::FAILURE;
         }
     };
-    let checks = doctor::run(config, &providers).await;
+    let checks = doctor::run(config, file.as_deref(), &providers).await;
     for check in &checks {
         println!("{check}");
     }

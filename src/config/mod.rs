@@ -149,6 +149,11 @@ impl Config {
         self.data_dir().join("media")
     }
 
+    /// Where each stdio MCP server has its own `HOME`.
+    pub fn mcp_homes(&self) -> PathBuf {
+        self.data_dir().join("mcp")
+    }
+
     /// Where verified backups are kept.
     pub fn backup_dir(&self) -> PathBuf {
         self.data_dir().join("backups")

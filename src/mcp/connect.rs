@@ -1,7 +1,9 @@
 //! Opening one server's connection: a child process speaking MCP on its
 //! standard input and output, or a streamable HTTP endpoint. The child starts
 //! in its own process group with an empty environment plus its configured
-//! `env`, a minimal `PATH` and `HOME` — never the daemon's secrets — and its
+//! `env`, a minimal `PATH` and a `HOME` of its own (a folder named after it,
+//! which it alone may write: caches such as npx's live there) — never the
+//! daemon's secrets — and its
 //! standard error goes to the log line by line, each line cut at a bound. A
 //! URL's headers are read from the environment variables named for them;
 //! their values are never logged.
@@ -34,6 +36,12 @@ pub enum ConnectError {
     #[error("cannot start {command:?}: {source}")]
     Spawn {
         command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot make the server's home {}: {source}", .path.display())]
+    Home {
+        path: std::path::PathBuf,
         #[source]
         source: std::io::Error,
     },
@@ -95,11 +103,11 @@ impl ClientHandler for Listener {
     }
 }
 
-/// Connects to `server`, within `handshake` for the MCP handshake; `home` is
-/// the child's `HOME`, and a child runs confined by `sandbox`.
+/// Connects to `server`, within `handshake` for the MCP handshake; a child's
+/// `HOME` is its own folder in `homes`, and it runs confined by `sandbox`.
 pub async fn connect(
     server: &McpServerConfig,
-    home: &Path,
+    homes: &Path,
     sandbox: &Policy,
     listener: Listener,
     handshake: Duration,
@@ -107,7 +115,7 @@ pub async fn connect(
     let starting = async {
         match (&server.command, &server.url) {
             (Some(command), _) => {
-                let (transport, stderr, confinement) = spawn(server, command, home, sandbox)?;
+                let (transport, stderr, confinement) = spawn(server, command, homes, sandbox)?;
                 // The child leads its own group: its id is the group's.
                 let group = transport
                     .id()
@@ -156,16 +164,19 @@ pub async fn connect(
 /// its confinement.
 type Spawned = (TokioChildProcess, Option<tokio::process::ChildStderr>, Confinement);
 
-/// Starts the child with only its own environment, confined by `sandbox`.
-fn spawn(server: &McpServerConfig, command: &Path, home: &Path, sandbox: &Policy) -> Result<Spawned, ConnectError> {
+/// Starts the child with only its own environment and its own home in
+/// `homes`, confined by `sandbox`.
+fn spawn(server: &McpServerConfig, command: &Path, homes: &Path, sandbox: &Policy) -> Result<Spawned, ConnectError> {
+    let home = own_home(homes, &server.name)?;
     let mut child = tokio::process::Command::new(command);
     child.args(&server.args).env_clear();
-    child.env("PATH", MINIMAL_PATH).env("HOME", home);
+    child.env("PATH", MINIMAL_PATH).env("HOME", &home);
     child.envs(&server.env);
     let path = server.env.get("PATH").map_or(MINIMAL_PATH, String::as_str);
     let programs = resolve(command, path).map(with_interpreter).unwrap_or_default();
     let mut confinement = sandbox
         .for_server(server, &programs)
+        .writable(home)
         .prepare()
         .map_err(|source| ConnectError::Sandbox {
             command: command.display().to_string(),
@@ -182,6 +193,22 @@ fn spawn(server: &McpServerConfig, command: &Path, home: &Path, sandbox: &Policy
             command: command.display().to_string(),
             source,
         })
+}
+
+/// The server `name`'s home in `homes`, made (for the daemon's user only)
+/// if it is not there yet.
+fn own_home(homes: &Path, name: &str) -> Result<std::path::PathBuf, ConnectError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let home = homes.join(name);
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(&home)
+        .map_err(|source| ConnectError::Home {
+            path: home.clone(),
+            source,
+        })?;
+    Ok(home)
 }
 
 /// `program`, and the interpreter its `#!` line names if it is a script (a

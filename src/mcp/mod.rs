@@ -57,14 +57,14 @@ impl McpServers {
     }
 
     /// Starts a supervisor for each enabled server of `config` on `tracker`,
-    /// until `stop`; `home` is the children's `HOME`.
-    pub fn start(&self, config: &McpConfig, home: PathBuf, tracker: &TaskTracker, stop: &CancellationToken) {
+    /// until `stop`; each child's `HOME` is its own folder in `homes`.
+    pub fn start(&self, config: &McpConfig, homes: PathBuf, tracker: &TaskTracker, stop: &CancellationToken) {
         for (server, settings) in self.servers.iter().zip(&config.servers) {
             if settings.enabled {
                 let supervised = supervise::supervise(
                     server.clone(),
                     settings.clone(),
-                    home.clone(),
+                    homes.clone(),
                     self.sandbox.clone(),
                     stop.clone(),
                 );
@@ -91,12 +91,12 @@ impl McpServers {
 /// Starts (or reaches) `server`, lists its tools and stops it: how many it
 /// offers, or why it could not be asked. For `doctor` without a daemon; the
 /// child runs confined by `sandbox`, as the daemon's would.
-pub async fn probe(server: &McpServerConfig, home: &std::path::Path, sandbox: &Policy) -> Result<usize, String> {
+pub async fn probe(server: &McpServerConfig, homes: &std::path::Path, sandbox: &Policy) -> Result<usize, String> {
     let timeout = std::time::Duration::from_secs(server.timeout_s);
     let listener = connect::Listener {
         tools_changed: Default::default(),
     };
-    let connection = connect::connect(server, home, sandbox, listener, timeout)
+    let connection = connect::connect(server, homes, sandbox, listener, timeout)
         .await
         .map_err(|error| error.to_string())?;
     let listed = tokio::time::timeout(timeout, connection.service.peer().list_all_tools()).await;

@@ -29,12 +29,12 @@ const RESTART_MAX: Duration = Duration::from_secs(60);
 /// The least time the MCP handshake gets (a child may take a while to start).
 const MIN_HANDSHAKE: Duration = Duration::from_secs(10);
 
-/// Keeps `server` connected until `stop`; `home` is a child's `HOME`, and
-/// the child runs confined by `sandbox`.
+/// Keeps `server` connected until `stop`; a child's `HOME` is its own
+/// folder in `homes`, and the child runs confined by `sandbox`.
 pub async fn supervise(
     server: Arc<Server>,
     config: McpServerConfig,
-    home: PathBuf,
+    homes: PathBuf,
     sandbox: Policy,
     stop: CancellationToken,
 ) {
@@ -47,10 +47,10 @@ pub async fn supervise(
         };
         // In a task of its own, so that a panic in the SDK or a transport
         // is one failed attempt, not the end of the supervision.
-        let (settings, home_dir, policy) = (config.clone(), home.clone(), sandbox.clone());
+        let (settings, homes_dir, policy) = (config.clone(), homes.clone(), sandbox.clone());
         let mut connecting =
             tokio::spawn(
-                async move { connect(&settings, &home_dir, &policy, listener, timeout.max(MIN_HANDSHAKE)).await },
+                async move { connect(&settings, &homes_dir, &policy, listener, timeout.max(MIN_HANDSHAKE)).await },
             );
         let connected = tokio::select! {
             _ = stop.cancelled() => {

@@ -30,9 +30,17 @@ use crate::config::{Config, McpServerConfig, SandboxConfig, SandboxNetwork};
 const RULESET_ABI: ABI = ABI::V7;
 
 /// The system's folders every confined process may read (and run programs
-/// from): programs, libraries, and `/etc` for name resolution and
-/// certificates.
-pub const SYSTEM_READ: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"];
+/// from): programs, libraries, `/etc` for name resolution and certificates,
+/// and `/sys` for what the machine is (its processors, say).
+///
+/// Not `/proc`: Landlock keeps a confined process from another's memory and
+/// open files, but not from its environment (`/proc/PID/environ` reads on
+/// Linux 6.18), and the daemon's may hold a token set through the
+/// environment. So `ps` and whatever else reads `/proc` fail unless
+/// `allow_read` grants it.
+pub const SYSTEM_READ: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys",
+];
 
 /// Devices a shell line commonly writes to (`> /dev/null`).
 const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];

@@ -51,14 +51,20 @@ impl Support {
     /// for `doctor` and `status`.
     pub fn describe(self, network: SandboxNetwork) -> String {
         if !self.filesystem() {
-            return "no Landlock on this kernel: tool processes run unconfined (resource limits only)".into();
+            return "no Landlock on this kernel: shell commands and MCP servers run unconfined (resource limits \
+                    only)"
+                .into();
         }
         let net = match (network, self.network()) {
             (SandboxNetwork::Any, _) => "network open",
             (SandboxNetwork::None, true) => "network closed (TCP connect and bind)",
             (SandboxNetwork::None, false) => "network NOT closed (needs Landlock ABI 4)",
         };
-        format!("Landlock ABI {}: file system confined, {net}", self.abi)
+        format!(
+            "shell commands and MCP servers confined by Landlock ABI {}: files beyond the workspace and the \
+             system refused, {net}",
+            self.abi
+        )
     }
 }
 
