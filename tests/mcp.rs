@@ -479,6 +479,10 @@ async fn the_filesystem_server_pointed_at_the_root_cannot_read_a_secret() {
     let text = answer(&mut chat, &id).await;
     assert!(!text.contains(canary), "{text}");
     assert!(text.to_lowercase().contains("denied"), "{text}");
+    assert!(
+        text.contains("[[mcp.servers]] entry can add a folder"),
+        "the refusal names the rule: {text}"
+    );
     let id = chat
         .send(r#"call files__read_text_file {"path":"/etc/hostname"}"#)
         .await;

@@ -16,7 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::connect::{Connection, Listener, connect};
 use super::schema;
 use super::state::Server;
-use super::tool::McpTool;
+use super::tool::{McpTool, Sandboxed};
 use crate::config::McpServerConfig;
 use crate::sandbox::Policy;
 use crate::tools::Tool;
@@ -95,9 +95,12 @@ async fn serve(
         group: _group,
         confinement,
     } = connection;
-    let confined = confinement.as_ref().map(|c| c.summary().to_owned());
+    let sandbox = confinement.as_ref().map(|c| Sandboxed {
+        summary: c.summary().to_owned(),
+        refusal_hint: c.refusal_hint().map(str::to_owned),
+    });
     let peer = service.peer().clone();
-    if let Err(why) = list(server, &peer, timeout, confined.as_deref()).await {
+    if let Err(why) = list(server, &peer, timeout, sandbox.as_ref()).await {
         return Some(why);
     }
     let quit = service.waiting();
@@ -107,7 +110,7 @@ async fn serve(
             // Dropping the connection closes it, and its group ends the child.
             _ = stop.cancelled() => return None,
             _ = changed.notified() => {
-                if let Err(why) = list(server, &peer, timeout, confined.as_deref()).await {
+                if let Err(why) = list(server, &peer, timeout, sandbox.as_ref()).await {
                     tracing::warn!(server = %server.name(), error = %why, "mcp tools not listed again");
                     server.note_error(why);
                 }
@@ -122,13 +125,13 @@ async fn serve(
     }
 }
 
-/// Lists the server's tools and offers them, bound to `peer`; `confined`
-/// names the sandbox the server's process runs in, for the audit.
+/// Lists the server's tools and offers them, bound to `peer`; `sandbox` is
+/// the one the server's process runs in.
 async fn list(
     server: &Arc<Server>,
     peer: &Peer<RoleClient>,
     timeout: Duration,
-    confined: Option<&str>,
+    sandbox: Option<&Sandboxed>,
 ) -> Result<(), String> {
     let listed = match tokio::time::timeout(timeout, peer.list_all_tools()).await {
         Ok(Ok(tools)) => tools,
@@ -142,8 +145,7 @@ async fn list(
     let tools = offered
         .into_iter()
         .map(|(name, offered)| {
-            let tool =
-                McpTool::new(server.name(), offered, peer.clone(), timeout).confined(confined.map(str::to_owned));
+            let tool = McpTool::new(server.name(), offered, peer.clone(), timeout).confined(sandbox.cloned());
             (name, Arc::new(tool) as Arc<dyn Tool>)
         })
         .collect();

@@ -28,7 +28,16 @@ pub struct McpTool {
     peer: Peer<RoleClient>,
     timeout: Duration,
     /// The sandbox the server's process runs in; `None` for one at a URL.
-    confined: Option<String>,
+    sandbox: Option<Sandboxed>,
+}
+
+/// The sandbox a server's process runs in, as its tools tell of it.
+#[derive(Clone, Debug)]
+pub struct Sandboxed {
+    /// The ruleset in a few words, for the audit.
+    pub summary: String,
+    /// Added to an error that reads as a permission refused.
+    pub refusal_hint: Option<String>,
 }
 
 impl McpTool {
@@ -38,13 +47,14 @@ impl McpTool {
             offered,
             peer,
             timeout,
-            confined: None,
+            sandbox: None,
         }
     }
 
-    /// The tool, its calls audited as running in the sandbox `confined`.
-    pub fn confined(self, confined: Option<String>) -> Self {
-        Self { confined, ..self }
+    /// The tool of a server whose process runs in `sandbox`: its calls
+    /// audited so, and its permission errors explained.
+    pub fn confined(self, sandbox: Option<Sandboxed>) -> Self {
+        Self { sandbox, ..self }
     }
 }
 
@@ -55,7 +65,7 @@ impl Tool for McpTool {
     }
 
     fn confinement(&self) -> Option<String> {
-        self.confined.clone()
+        self.sandbox.as_ref().map(|sandbox| sandbox.summary.clone())
     }
 
     fn server(&self) -> Option<&str> {
@@ -79,8 +89,27 @@ impl Tool for McpTool {
             self.peer.call_tool(request).await.map_err(|error| {
                 ToolError::Failed(format!("the MCP server {:?} did not answer: {error}", self.server))
             })?;
-        answer(&self.offered.spec.name, result)
+        let hint = self
+            .sandbox
+            .as_ref()
+            .and_then(|sandbox| sandbox.refusal_hint.as_deref());
+        answer(&self.offered.spec.name, result).map_err(|error| explained(error, hint))
     }
+}
+
+/// `error`, with `hint` added when it reads as a permission the system
+/// refused (which the sandbox may have).
+fn explained(error: ToolError, hint: Option<&str>) -> ToolError {
+    match (error, hint) {
+        (ToolError::Failed(text), Some(hint)) if refused(&text) => ToolError::Failed(format!("{text}\n{hint}")),
+        (error, _) => error,
+    }
+}
+
+/// Whether `text` tells of a refused permission, as the system words it.
+fn refused(text: &str) -> bool {
+    let text = text.to_lowercase();
+    text.contains("permission denied") || text.contains("operation not permitted") || text.contains("eacces")
 }
 
 /// The server's answer to a call of `tool` as the model's text and images,
@@ -134,6 +163,17 @@ mod tests {
     use rmcp::model::ContentBlock as Content;
 
     use super::*;
+
+    #[test]
+    fn a_refused_permission_is_explained_and_other_errors_are_not() {
+        let hint = Some("[sandbox: …]");
+        let refused = ToolError::Failed("EACCES: permission denied, open '/etc/shadow'".into());
+        assert!(matches!(explained(refused, hint), ToolError::Failed(text) if text.ends_with("\n[sandbox: …]")));
+        let other = ToolError::Failed("no such city".into());
+        assert!(matches!(explained(other, hint), ToolError::Failed(text) if text == "no such city"));
+        let unconfined = ToolError::Failed("Permission denied".into());
+        assert!(matches!(explained(unconfined, None), ToolError::Failed(text) if text == "Permission denied"));
+    }
 
     #[test]
     fn text_is_kept_an_image_is_kept_as_an_image_and_an_error_is_the_tools() {

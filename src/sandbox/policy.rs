@@ -58,6 +58,9 @@ pub struct Policy {
     require: bool,
     limits: Limits,
     support: Support,
+    /// The MCP server whose process this policy confines; none for the
+    /// shell's commands. Named in the refusal hint.
+    server: Option<String>,
 }
 
 impl Policy {
@@ -75,6 +78,7 @@ impl Policy {
             require: config.require,
             limits: Limits::from_config(config),
             support,
+            server: None,
         }
     }
 
@@ -108,6 +112,7 @@ impl Policy {
             policy.network = network;
         }
         policy.limits = policy.limits.without_cpu();
+        policy.server = Some(server.name.clone());
         for dir in programs.iter().filter_map(|program| program.parent()) {
             let installation = dir
                 .parent()
@@ -199,10 +204,17 @@ impl Policy {
             (SandboxNetwork::None, true) => " and TCP connections are closed (`network = \"none\"`)",
             _ => "",
         };
-        Some(format!(
-            "[sandbox: only the workspace and $TMPDIR are writable, only the system's folders readable{network}; \
-             `tools.sandbox.allow_read` or `allow_write` can add a folder]"
-        ))
+        Some(match &self.server {
+            None => format!(
+                "[sandbox: only the workspace and $TMPDIR are writable, only the system's folders readable{network}; \
+                 `tools.sandbox.allow_read` or `allow_write` can add a folder]"
+            ),
+            Some(name) => format!(
+                "[sandbox: the server {name:?} may write only the workspace, its home and $TMPDIR, and read only \
+                 those, its installation and the system's folders{network}; `allow_read` or `allow_write` in its \
+                 [[mcp.servers]] entry can add a folder]"
+            ),
+        })
     }
 
     /// Prepares the confinement of one process: its temporary directory and
@@ -224,6 +236,7 @@ impl Policy {
             child: Some(InChild::new(ruleset, self.limits, self.require)),
             tmp,
             summary: self.summary(),
+            refusal_hint: self.refusal_hint(),
         })
     }
 
@@ -262,12 +275,19 @@ pub struct Confinement {
     child: Option<InChild>,
     tmp: TempDir,
     summary: String,
+    refusal_hint: Option<String>,
 }
 
 impl Confinement {
     /// The ruleset in a few words ([`Policy::summary`]), for the audit.
     pub fn summary(&self) -> &str {
         &self.summary
+    }
+
+    /// The sentence for a result that met a permission error
+    /// ([`Policy::refusal_hint`]).
+    pub fn refusal_hint(&self) -> Option<&str> {
+        self.refusal_hint.as_deref()
     }
 
     /// The process's own temporary directory.
