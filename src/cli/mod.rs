@@ -19,6 +19,7 @@ mod one_word;
 mod pair;
 mod reload;
 mod restore;
+mod runtime;
 mod signal;
 mod streamed;
 mod terminal;
@@ -318,27 +319,41 @@ fn print_warnings(warnings: &[String], shown: &str) {
 }
 
 /// Runs the command line.
-pub async fn execute(cli: Cli) -> ExitCode {
-    match cli.command {
-        Command::Run => {
-            let file = config_file(cli.config.as_deref());
-            match load_to_start(file.as_deref()) {
-                (Ok(config), warnings) => {
-                    logging::init("info", config.log.format);
-                    // Logged, not printed: under `log.format = "json"` every
-                    // line the daemon writes is one a log shipper can read.
-                    for warning in warnings {
-                        tracing::warn!(%warning, "configuration");
-                    }
-                    run_daemon(config, file).await
-                }
-                (Err(error), warnings) => {
-                    print_warnings(&warnings, "passepartout");
-                    eprintln!("passepartout: {error}");
-                    ExitCode::from(2)
-                }
+/// Runs the command line, each command on an async runtime of its own
+/// making: the daemon's with the worker threads its configuration sets
+/// (`[runtime]`), any other command's with the default.
+pub fn main(cli: Cli) -> ExitCode {
+    let Command::Run = cli.command else {
+        return match runtime::build(&config::RuntimeConfig::default()) {
+            Ok(runtime) => runtime.block_on(execute(cli)),
+            Err(code) => code,
+        };
+    };
+    let file = config_file(cli.config.as_deref());
+    match load_to_start(file.as_deref()) {
+        (Ok(config), warnings) => {
+            logging::init("info", config.log.format);
+            // Logged, not printed: under `log.format = "json"` every line
+            // the daemon writes is one a log shipper can read.
+            for warning in warnings {
+                tracing::warn!(%warning, "configuration");
+            }
+            match runtime::build(&config.runtime) {
+                Ok(runtime) => runtime.block_on(run_daemon(config, file)),
+                Err(code) => code,
             }
         }
+        (Err(error), warnings) => {
+            print_warnings(&warnings, "passepartout");
+            eprintln!("passepartout: {error}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Runs a command other than `run`.
+async fn execute(cli: Cli) -> ExitCode {
+    match cli.command {
         Command::Setup(args) => {
             logging::init("warn", config::LogFormat::Text);
             crate::setup::run(*args, cli.config.as_deref()).await
@@ -437,7 +452,7 @@ pub async fn execute(cli: Cli) -> ExitCode {
                 | Command::Reload
                 | Command::Completions { .. }
                 | Command::Man => {
-                    unreachable!("handled above")
+                    unreachable!("handled above, or by `main` (`run`)")
                 }
             }
         }

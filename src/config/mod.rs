@@ -13,6 +13,7 @@ mod key_path;
 mod llm;
 mod load;
 mod log;
+mod runtime;
 mod loop_entry;
 mod loop_rules;
 mod loops;
@@ -52,6 +53,7 @@ pub use file_access::FileProblem;
 pub use llm::*;
 pub use load::{ConfigError, default_config_file, default_config_path, load, load_checked};
 pub use log::*;
+pub use runtime::*;
 #[cfg(test)]
 pub(crate) use loop_entry::testing as loop_entry_testing;
 pub use loop_entry::*;
@@ -97,6 +99,7 @@ pub struct Config {
     pub pairing: PairingConfig,
     pub audit: AuditConfig,
     pub log: LogConfig,
+    pub runtime: RuntimeConfig,
     pub loops: LoopsConfig,
     pub mcp: McpConfig,
     pub socket: SocketSection,
@@ -121,6 +124,7 @@ impl Default for Config {
             pairing: PairingConfig::default(),
             audit: AuditConfig::default(),
             log: LogConfig::default(),
+            runtime: RuntimeConfig::default(),
             loops: LoopsConfig::default(),
             mcp: McpConfig::default(),
             socket: SocketSection::default(),

@@ -54,6 +54,7 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     config.audit.check(&mut problems);
     config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
     config.mcp.check(&mut problems);
+    config.runtime.check(&mut problems);
     problems.into_vec()
 }
 
