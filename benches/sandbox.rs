@@ -5,7 +5,9 @@
 //! - `plain`: no sandbox at all;
 //! - `limits`: the default resource limits and `no_new_privs` only (what a
 //!   kernel without Landlock gets), with the process's own `TMPDIR`;
-//! - `confined`: the default `[tools.sandbox]` ruleset as well, built in the
+//! - `confined`: the default `[tools.sandbox]` ruleset as well, shaped as
+//!   the daemon shapes it (the workspace writable; the data directory, the
+//!   configuration's folder and signal-cli's data protected), built in the
 //!   parent for each process and applied in the child before `exec`.
 //!
 //! Each sample is one process from its confinement's preparation to its
@@ -21,7 +23,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use passepartout::config::SandboxConfig;
+use passepartout::config::Config;
 use passepartout::sandbox::{Policy, Support};
 
 const PROGRAM: &str = "/bin/true";
@@ -72,11 +74,17 @@ fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
 
 fn main() {
     let spawns = env_number("PP_BENCH_SPAWNS", 500).max(10);
-    let workspace = tempfile::tempdir().expect("workspace");
-    let config = SandboxConfig::default();
+    let home = tempfile::tempdir().expect("a folder for the data and the configuration");
+    let config = Config {
+        data_dir: home.path().join("data"),
+        ..Config::default()
+    };
+    let config_file = home.path().join("config").join("config.toml");
+    let workspace = config.workspace();
+    std::fs::create_dir_all(&workspace).expect("workspace");
     let support = Support::probe();
-    let limits_only = Policy::new(&config, Support::pretend(0)).writable(workspace.path());
-    let confined = Policy::new(&config, support).writable(workspace.path());
+    let limits_only = Policy::for_tools(&config, Some(&config_file), Support::pretend(0));
+    let confined = Policy::for_tools(&config, Some(&config_file), support);
     let ways: [(&str, Option<&Policy>); 3] = [
         ("plain", None),
         ("limits", Some(&limits_only)),
@@ -91,12 +99,12 @@ fn main() {
     runtime.block_on(async {
         for _ in 0..spawns / 10 {
             for (_, policy) in &ways {
-                spawn_once(workspace.path(), *policy).await;
+                spawn_once(&workspace, *policy).await;
             }
         }
         for _ in 0..spawns {
             for ((_, policy), timed) in ways.iter().zip(samples.iter_mut()) {
-                timed.push(spawn_once(workspace.path(), *policy).await);
+                timed.push(spawn_once(&workspace, *policy).await);
             }
         }
     });

@@ -476,7 +476,11 @@ fn pipeline(
     let approvals = Arc::new(
         Approvals::new(store.clone(), policy, clock, &config.approvals)
             .with_surfaces(crate::gateways::surfaces(config))
-            .with_unconfined(Unconfined::on(sandbox.confines(), &config.mcp)),
+            .with_unconfined(Unconfined::on(
+                sandbox.confines(),
+                config.tools.sandbox.require,
+                &config.mcp,
+            )),
     );
     let gauges = PipelineGauges {
         cascade: cascade.clone(),

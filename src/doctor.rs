@@ -45,8 +45,19 @@ pub async fn run(config: &Config, config_file: Option<&Path>, providers: &[Arc<d
             // Confined as the daemon would confine it: the configuration's
             // directory (its secret files) and the data directory kept out.
             let sandbox = crate::sandbox::Policy::for_tools(config, config_file, crate::sandbox::Support::probe());
-            for server in config.mcp.enabled() {
-                checks.push(mcp_check(server, &config.mcp_homes(), &sandbox).await);
+            // Homes that go with the probe: one made in the data directory
+            // by whoever runs `doctor` (root, under sudo) could be closed
+            // to the daemon's own user afterwards.
+            match tempfile::Builder::new().prefix("passepartout-doctor-").tempdir() {
+                Ok(homes) => {
+                    for server in config.mcp.enabled() {
+                        checks.push(mcp_check(server, homes.path(), &sandbox).await);
+                    }
+                }
+                Err(error) => checks.extend(config.mcp.enabled().map(|server| {
+                    let detail = format!("cannot make a temporary home to start it in: {error}");
+                    Check::new(format!("mcp {}", server.name), Level::Failed, detail, None)
+                })),
             }
         }
     }

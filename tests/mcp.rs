@@ -297,6 +297,21 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     text.push_str(&entry);
     std::fs::write(&config, text).unwrap();
 
+    // With no daemon, doctor starts the server itself, confined as the
+    // daemon would, in a home that goes with it.
+    let doctor = run_cli(&config, &["doctor"]).await;
+    let doctor = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        doctor
+            .lines()
+            .any(|l| l.contains("mcp fixture") && l.contains("answers, 10 tools")),
+        "{doctor}"
+    );
+    assert!(
+        !dir.path().join("data/mcp/fixture").exists(),
+        "doctor made no home in the data directory"
+    );
+
     let secret = "sk-do-not-leak-4711";
     let daemon = Running::start_with(&config, &[("RUST_LOG", "info"), ("PP_TEST_API_KEY", secret)]).await;
     daemon.wait_for_log(&["mcp server connected", "fixture"]).await;
@@ -344,7 +359,7 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     assert!(
         status
             .lines()
-            .any(|l| l.starts_with("mcp      fixture") && l.contains("connected, 9 tools")),
+            .any(|l| l.starts_with("mcp      fixture") && l.contains("connected, 10 tools")),
         "{status}"
     );
     let doctor = run_cli(&config, &["doctor"]).await;
@@ -352,7 +367,7 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     assert!(
         doctor
             .lines()
-            .any(|l| l.contains("mcp fixture") && l.contains("connected, 9 tools")),
+            .any(|l| l.contains("mcp fixture") && l.contains("connected, 10 tools")),
         "{doctor}"
     );
     let logs = daemon.logs.lock().unwrap().join("\n");
@@ -456,6 +471,32 @@ async fn the_filesystem_servers_tools_read_inside_its_root_only() {
         text.to_lowercase().contains("denied"),
         "the server's refusal reaches the model: {text}"
     );
+}
+
+#[tokio::test]
+async fn a_server_writes_its_own_home_and_cannot_read_another_servers_or_the_store() {
+    if !passepartout::sandbox::Support::probe().filesystem() {
+        eprintln!("skipped: this kernel offers no Landlock");
+        return;
+    }
+    let named = |name: &str| passepartout::config::McpServerConfig {
+        name: name.into(),
+        ..fixture(10)
+    };
+    let (_llm, daemon) = start(vec![named("alpha"), named("beta")]).await;
+    connected(&daemon, &["alpha", "beta"]).await;
+    let mut chat = Chat::open(&daemon, "kim").await;
+    let id = chat.send("call alpha__cache {}").await;
+    assert!(answer(&mut chat, &id).await.contains("cached 1"));
+    let data = daemon.config.data_dir();
+    let alphas = data.join("mcp/alpha/.cache/fixture/calls");
+    assert!(alphas.exists(), "alpha wrote in its own home");
+    for path in [alphas, data.join("store/db")] {
+        let call = serde_json::json!({ "path": path });
+        let id = chat.send(&format!("call beta__read {call}")).await;
+        let text = answer(&mut chat, &id).await;
+        assert!(text.contains("Permission denied"), "{}: {text}", path.display());
+    }
 }
 
 #[tokio::test]

@@ -269,7 +269,12 @@ async fn require_on_a_kernel_without_landlock_refuses_clearly() {
         "{reply}"
     );
     assert!(!s.workspace().join("ran.txt").exists(), "nothing ran: {reply}");
-    assert!(s.prompt.contains("It runs unconfined on this system"), "{}", s.prompt);
+    assert!(
+        s.prompt.contains("It will be refused: tools.sandbox.require is on"),
+        "{}",
+        s.prompt
+    );
+    assert!(!s.prompt.contains("runs unconfined"), "{}", s.prompt);
 
     let doctor = tokio::process::Command::new(binary())
         .arg("--config")

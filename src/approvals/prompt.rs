@@ -55,8 +55,9 @@ impl Approvals {
         );
         text += &action_block(approval);
         text += "\n\n";
-        if self.unconfined.covers(&approval.call.tool) {
-            text += "It runs unconfined on this system: the kernel offers no Landlock.\n";
+        if let Some(line) = self.unconfined.line(&approval.call.tool) {
+            text += line;
+            text += "\n";
         }
         // After the action, whole: what each model said is worth reading,
         // but not before what runs.

@@ -168,7 +168,7 @@ fn a_shell_prompt_says_when_the_command_runs_unconfined() {
     let line = "It runs unconfined on this system";
     let (confined, _) = shown("socket", shell("ls"), "shell needs approval");
     assert!(!confined.contains(line), "{confined}");
-    let without_landlock = Unconfined::on(false, &McpConfig::default());
+    let without_landlock = Unconfined::on(false, false, &McpConfig::default());
     let (unconfined, _) = shown_on("socket", shell("ls"), "shell needs approval", without_landlock);
     let (before, after) = unconfined.split_once("ls").unwrap();
     assert!(
@@ -191,8 +191,18 @@ fn a_stdio_servers_prompt_says_when_its_process_runs_unconfined() {
         tool: format!("files{MCP_SEPARATOR}read_file"),
         arguments: json!({ "path": "/etc/hostname" }),
     };
-    let (confined, _) = shown_on("socket", call(), "mcp needs approval", Unconfined::on(true, &mcp));
+    let (confined, _) = shown_on(
+        "socket",
+        call(),
+        "mcp needs approval",
+        Unconfined::on(true, false, &mcp),
+    );
     assert!(!confined.contains(line), "{confined}");
-    let (unconfined, _) = shown_on("socket", call(), "mcp needs approval", Unconfined::on(false, &mcp));
+    let (unconfined, _) = shown_on(
+        "socket",
+        call(),
+        "mcp needs approval",
+        Unconfined::on(false, false, &mcp),
+    );
     assert!(unconfined.contains(line), "{unconfined}");
 }

@@ -2,9 +2,36 @@
 //! daemon shows (the web gateway's answers, the dashboard's documents)
 //! can keep them out: a tool's output or the model's reply may quote one.
 
+use std::path::{Path, PathBuf};
+
 use passepartout_gateway::Secrets;
 
-use super::{Config, Secret, masked};
+use super::{Config, Secret, expand_home, masked};
+
+/// Where signal-cli keeps its accounts' keys unless `signal.spawn_config_dir`
+/// says otherwise.
+const SIGNAL_CLI_DATA: &str = "~/.local/share/signal-cli";
+
+/// The files and folders holding secrets the configuration names, wherever
+/// they are: the keys' and the token's files, and signal-cli's account data.
+/// The sandbox keeps them out of every tool process's reach.
+pub fn secret_files(config: &Config) -> Vec<PathBuf> {
+    let telegram = &config.telegram;
+    let search = &config.tools.web_search;
+    let files = config
+        .llm
+        .providers
+        .iter()
+        .filter_map(|p| p.api_key_file.as_deref())
+        .chain(telegram.token_file.as_deref())
+        .chain(config.transcription.api_key_file.as_deref())
+        .chain(search.api_key_file.as_deref());
+    let signal = config.signal.spawn_config_dir.as_deref().map_or_else(
+        || expand_home(Path::new(SIGNAL_CLI_DATA)),
+        |dir| expand_home(Path::new(dir)),
+    );
+    files.map(Path::to_path_buf).chain([signal]).collect()
+}
 
 /// Every secret the configuration names or holds: the model providers'
 /// keys, the Telegram token, the transcriber's and the web search's keys

@@ -101,15 +101,11 @@ impl Tool for McpTool {
 /// refused (which the sandbox may have).
 fn explained(error: ToolError, hint: Option<&str>) -> ToolError {
     match (error, hint) {
-        (ToolError::Failed(text), Some(hint)) if refused(&text) => ToolError::Failed(format!("{text}\n{hint}")),
+        (ToolError::Failed(text), Some(hint)) if crate::sandbox::refused(&text) => {
+            ToolError::Failed(format!("{text}\n{hint}"))
+        }
         (error, _) => error,
     }
-}
-
-/// Whether `text` tells of a refused permission, as the system words it.
-fn refused(text: &str) -> bool {
-    let text = text.to_lowercase();
-    text.contains("permission denied") || text.contains("operation not permitted") || text.contains("eacces")
 }
 
 /// The server's answer to a call of `tool` as the model's text and images,

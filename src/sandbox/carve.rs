@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 /// The paths to grant instead of `root` so that nothing in `protected` below
 /// it is reached; `root` itself when it holds none of them. A root inside a
 /// protected folder (the workspace in the data directory) was granted on
-/// purpose and is kept.
+/// purpose and is kept. `root` and `protected` are canonical paths.
 pub fn carve(root: &Path, protected: &[PathBuf]) -> Vec<PathBuf> {
     let mut granted = Vec::new();
     carve_into(root, protected, &mut granted);
@@ -28,8 +28,14 @@ fn carve_into(root: &Path, protected: &[PathBuf], granted: &mut Vec<PathBuf>) {
         return;
     };
     for entry in entries.flatten() {
-        let path = entry.path();
-        if !protected.iter().any(|p| path.starts_with(p)) {
+        // Landlock grants what a link leads to, so the target is what is
+        // judged: a link into a protected folder is left out, one to a
+        // folder holding one is carved in turn, one back up the tree (a
+        // loop) is left out. One that leads nowhere is left out too.
+        let Ok(path) = entry.path().canonicalize() else {
+            continue;
+        };
+        if !protected.iter().any(|p| path.starts_with(p)) && !root.starts_with(&path) {
             carve_into(&path, protected, granted);
         }
     }
@@ -42,7 +48,7 @@ mod tests {
     #[test]
     fn a_folder_holding_a_protected_one_is_granted_without_it() {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path();
+        let root = &dir.path().canonicalize().unwrap();
         for sub in ["etc/ssl", "etc/app/secrets", "etc/app/other"] {
             std::fs::create_dir_all(root.join(sub)).unwrap();
         }
@@ -52,6 +58,30 @@ mod tests {
         assert_eq!(
             granted,
             vec![root.join("etc/app/other"), root.join("etc/hosts"), root.join("etc/ssl")]
+        );
+    }
+
+    #[test]
+    fn links_are_judged_by_where_they_lead() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = &dir.path().canonicalize().unwrap();
+        for sub in ["etc/app/secrets", "etc/app/other", "elsewhere"] {
+            std::fs::create_dir_all(root.join(sub)).unwrap();
+        }
+        let link = |target: &str, name: &str| std::os::unix::fs::symlink(root.join(target), root.join(name)).unwrap();
+        link("etc/app/secrets", "etc/straight-in");
+        link("etc/app", "etc/around");
+        link("etc", "etc/loop");
+        link("elsewhere", "etc/out");
+        link("missing", "etc/dangling");
+        let granted: std::collections::BTreeSet<PathBuf> = carve(&root.join("etc"), &[root.join("etc/app/secrets")])
+            .into_iter()
+            .collect();
+        assert_eq!(
+            granted,
+            [root.join("etc/app/other"), root.join("elsewhere")]
+                .into_iter()
+                .collect()
         );
     }
 

@@ -20,7 +20,7 @@ use thiserror::Error;
 
 pub use check::check;
 pub use limits::Limits;
-pub use policy::{Confinement, Policy, SYSTEM_READ};
+pub use policy::{Confinement, Policy, SYSTEM_READ, refused};
 pub use probe::{PRETEND_ABI_VAR, Support};
 
 /// A process could not be confined as its policy asks.

@@ -42,8 +42,16 @@ pub const SYSTEM_READ: &[&str] = &[
     "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys",
 ];
 
-/// Devices a shell line commonly writes to (`> /dev/null`).
-const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+/// Devices a shell line commonly writes to (`> /dev/null`). Not `/dev/tty`:
+/// a process in the daemon's session could type into the terminal it was
+/// started from (`TIOCSTI`).
+const DEVICES_WRITE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full"];
+
+/// Files under the system's folders that are often links to elsewhere,
+/// whose targets are granted for reading too: Landlock checks the target.
+/// (`/etc/resolv.conf` into `/run/systemd/resolve/`, without which no name
+/// resolves.)
+const SYSTEM_LINKS: &[&str] = &["/etc/resolv.conf"];
 
 /// Devices read for randomness.
 const DEVICES_READ: &[&str] = &["/dev/urandom", "/dev/random"];
@@ -67,8 +75,10 @@ impl Policy {
     /// The policy `config` describes, on a kernel offering `support`.
     pub fn new(config: &SandboxConfig, support: Support) -> Self {
         Self {
+            // Each read path is granted by what it resolves to.
             read: SYSTEM_READ
                 .iter()
+                .chain(SYSTEM_LINKS)
                 .map(PathBuf::from)
                 .chain(config.allow_read.iter().cloned())
                 .collect(),
@@ -86,12 +96,18 @@ impl Policy {
     /// `config_file`): `[tools.sandbox]`, the workspace writable, the data
     /// directory and the configuration's directory protected.
     pub fn for_tools(config: &Config, config_file: Option<&Path>, support: Support) -> Self {
-        let policy = Self::new(&config.tools.sandbox, support)
+        let mut policy = Self::new(&config.tools.sandbox, support)
             .writable(config.workspace())
             .protecting(config.data_dir());
+        for secret in crate::config::secret_files(config) {
+            policy = policy.protecting(secret);
+        }
+        // A file named relative to where the daemon started (`--config
+        // config.toml`) is in that folder.
         match config_file
+            .and_then(|file| std::path::absolute(file).ok())
+            .as_deref()
             .and_then(Path::parent)
-            .filter(|dir| !dir.as_os_str().is_empty())
         {
             Some(dir) => policy.protecting(dir),
             None => policy,
@@ -114,10 +130,7 @@ impl Policy {
         policy.limits = policy.limits.without_cpu();
         policy.server = Some(server.name.clone());
         for dir in programs.iter().filter_map(|program| program.parent()) {
-            let installation = dir
-                .parent()
-                .filter(|_| dir.file_name().is_some_and(|name| name == "bin"));
-            policy.read.push(installation.unwrap_or(dir).to_path_buf());
+            policy.read.push(installation(dir).unwrap_or(dir).to_path_buf());
         }
         policy
     }
@@ -269,6 +282,46 @@ impl Policy {
     }
 }
 
+/// Whether a tool's output tells of a permission the system refused (which
+/// the sandbox may have), as the system and the usual runtimes word it.
+pub fn refused(output: &str) -> bool {
+    let output = output.to_lowercase();
+    ["permission denied", "operation not permitted", "eacces"]
+        .iter()
+        .any(|words| output.contains(words))
+}
+
+/// The installation around a program's folder `dir` when `dir` is its
+/// `bin`: a virtual environment, a Node or Python installation, a folder
+/// under `/opt`, `/usr` or `/nix`. Never `/`, the home folder, a folder
+/// above it, or `~/.local` (which holds other programs' data, signal-cli's
+/// keys among them): `~/bin/tool` gets `~/bin` alone.
+fn installation(dir: &Path) -> Option<&Path> {
+    let root = dir
+        .parent()
+        .filter(|_| dir.file_name().is_some_and(|name| name == "bin"))?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let too_wide = root.parent().is_none()
+        || home
+            .as_deref()
+            .is_some_and(|home| home.starts_with(root) || root == home.join(".local"));
+    if too_wide {
+        return None;
+    }
+    let system = ["/opt", "/usr", "/nix"].iter().any(|top| root.starts_with(top));
+    let python = || {
+        std::fs::read_dir(root.join("lib")).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|entry| entry.file_name().to_string_lossy().starts_with("python3"))
+        })
+    };
+    let marked = ["pyvenv.cfg", "conda-meta", "lib/node_modules"]
+        .iter()
+        .any(|marker| root.join(marker).exists());
+    (system || marked || python()).then_some(root)
+}
+
 /// The confinement prepared for one process. Keep it until the process is
 /// gone: dropping it removes the process's temporary directory.
 pub struct Confinement {
@@ -334,6 +387,21 @@ mod tests {
         assert_eq!(policy.network, SandboxNetwork::None);
         assert_eq!(policy.limits().cpu_s, None);
         assert!(base.limits().cpu_s.is_some(), "the shell keeps its CPU limit");
+    }
+
+    #[test]
+    fn an_installation_is_never_the_home_folder_or_the_root() {
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set"));
+        for dir in [home.join("bin"), home.join(".local/bin"), PathBuf::from("/bin")] {
+            assert_eq!(installation(&dir), None, "{}", dir.display());
+        }
+        assert_eq!(installation(Path::new("/opt/tool/bin")), Some(Path::new("/opt/tool")));
+        assert_eq!(installation(Path::new("/opt/tool/libexec")), None, "not a bin folder");
+        let venv = tempfile::tempdir().unwrap();
+        std::fs::create_dir(venv.path().join("bin")).unwrap();
+        assert_eq!(installation(&venv.path().join("bin")), None, "unmarked");
+        std::fs::write(venv.path().join("pyvenv.cfg"), "").unwrap();
+        assert_eq!(installation(&venv.path().join("bin")), Some(venv.path()));
     }
 
     #[test]

@@ -257,8 +257,7 @@ impl Tool for ShellTool {
 /// Whether `stderr` reports a refused access (EACCES or EPERM, as the C
 /// library words them), which the sandbox may have caused.
 fn refused(stderr: &[u8]) -> bool {
-    let text = String::from_utf8_lossy(stderr);
-    text.contains("Permission denied") || text.contains("Operation not permitted")
+    crate::sandbox::refused(&String::from_utf8_lossy(stderr))
 }
 
 /// How the command ended.
