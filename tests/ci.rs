@@ -124,8 +124,9 @@ fn every_test_file_is_a_module_of_the_end_to_end_binary() {
     }
 }
 
-/// Every installer in `.ci/` is run by `.ci/run` before the tests, so that
-/// no test spends its time (and its failure bound) installing.
+/// Every installer in `.ci/` is started by `.ci/run` (beside the build) and
+/// waited for before the tests run, so that no test spends its time (and
+/// its failure bound) installing.
 #[test]
 fn ci_runs_every_installer_before_the_tests() {
     let ci = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci");
@@ -136,11 +137,30 @@ fn ci_runs_every_installer_before_the_tests() {
         .collect();
     installers.sort();
     assert!(installers.len() >= 4, "{installers:?}");
-    let tests_start = CI_RUN.find("cargo test").expect(".ci/run runs the tests");
+    let started = CI_RUN
+        .find("for script in install-")
+        .expect(".ci/run starts the installers in one loop");
+    let listed: Vec<&str> = CI_RUN[started..]
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .split([' ', ';'])
+        .collect();
     for name in installers {
-        let run = CI_RUN
-            .find(&format!("bash .ci/{name} "))
-            .unwrap_or_else(|| panic!(".ci/run does not run .ci/{name}"));
-        assert!(run < tests_start, ".ci/{name} runs after the tests start");
+        assert!(listed.contains(&name.as_str()), ".ci/run does not run .ci/{name}");
     }
+    let waited = CI_RUN
+        .find("wait \"${installs[")
+        .expect(".ci/run waits for the installers");
+    let tests_run = CI_RUN
+        .rfind("cargo test --workspace --no-fail-fast 2>&1")
+        .expect(".ci/run runs the tests");
+    assert!(
+        started < waited && waited < tests_run,
+        "the installers are waited for before the tests run"
+    );
+    assert!(
+        !CI_RUN[..waited].contains("cargo test --workspace --no-fail-fast 2>&1 | tee -a"),
+        "no test runs before the installers are done"
+    );
 }
