@@ -66,12 +66,17 @@ pub fn body(status: &Value, approvals: &Value) -> String {
 }
 
 /// What the tools' processes run confined by (the kernel's Landlock ABI and
-/// what is enforced); nothing from a daemon that does not say.
+/// what is enforced), as a sentence; nothing from a daemon that does not say.
 fn sandbox(sandbox: &Value) -> String {
-    match sandbox["detail"].as_str() {
-        Some(detail) => format!("<section><h2>Sandbox</h2><p>{}</p></section>", Escaped(detail)),
-        None => String::new(),
-    }
+    let Some(detail) = sandbox["detail"].as_str() else {
+        return String::new();
+    };
+    let mut chars = detail.chars();
+    let sentence: String = chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default();
+    format!("<section><h2>Sandbox</h2><p>{}.</p></section>", Escaped(&sentence))
 }
 
 fn loops(loops: &Value) -> String {
@@ -241,7 +246,7 @@ mod tests {
             "&lt;b&gt;timeout&lt;/b&gt;",
             "a &amp; b",
             "files",
-            "Sandbox</h2><p>shell commands and MCP servers confined by Landlock ABI 7: files beyond the workspace and the system refused, network open",
+            "Sandbox</h2><p>Shell commands and MCP servers confined by Landlock ABI 7: files beyond the workspace and the system refused, network open.</p>",
             "1 running of 2, 7 heartbeats",
             "no &lt;feed&gt;",
             "1 pending",
