@@ -3,10 +3,9 @@
 //! in its own process group with an empty environment plus its configured
 //! `env`, a minimal `PATH` and a `HOME` of its own (a folder named after it,
 //! which it alone may write: caches such as npx's live there) — never the
-//! daemon's secrets — and its
-//! standard error goes to the log line by line, each line cut at a bound. A
-//! URL's headers are read from the environment variables named for them;
-//! their values are never logged.
+//! daemon's secrets — and its standard error goes to the log line by line,
+//! each line cut at a bound. A URL's headers are read from the environment
+//! variables named for them; their values are never logged.
 
 use std::collections::HashMap;
 use std::path::Path;
