@@ -3,48 +3,17 @@
 //! limits, and the sentence a refusal gets. They run on a kernel offering
 //! Landlock; elsewhere they check that the policy says it confines nothing.
 
-use std::time::Duration;
-
 use serde_json::json;
 
+use super::tests::{Fixture, fixture};
 use super::*;
 use crate::config::{DEFAULT_OUTPUT_CAP_BYTES, SandboxConfig, SandboxNetwork};
 use crate::sandbox::Support;
 use crate::tools::testing;
 
-/// Outer guard for every call: far beyond what any passing test needs.
-const GUARD: Duration = Duration::from_secs(30);
-
-struct Fixture {
-    temp: tempfile::TempDir,
-    workspace: Arc<Workspace>,
-}
-
-fn fixture() -> Fixture {
-    let temp = tempfile::tempdir().unwrap();
-    let workspace = Arc::new(Workspace::open(temp.path().join("ws")).unwrap());
-    Fixture { temp, workspace }
-}
-
-impl Fixture {
-    fn tool(&self, sandbox: &SandboxConfig) -> ShellTool {
-        let policy = Policy::new(sandbox, Support::probe()).writable(self.workspace.root());
-        ShellTool::new(
-            ShellConfig::default(),
-            DEFAULT_OUTPUT_CAP_BYTES,
-            self.workspace.clone(),
-            policy,
-        )
-    }
-
-    async fn run(&self, tool: &ShellTool, command: &str) -> String {
-        let context = testing::context();
-        let call = tool.call(&context, json!({ "command": command }));
-        tokio::time::timeout(GUARD, call)
-            .await
-            .expect("the outer guard fired")
-            .unwrap()
-    }
+/// The tool with the default settings, confined by `sandbox`.
+fn confined(f: &Fixture, sandbox: &SandboxConfig) -> ShellTool {
+    f.tool_in(ShellConfig::default(), DEFAULT_OUTPUT_CAP_BYTES, sandbox)
 }
 
 /// Whether this kernel confines at all; the tests below need it.
@@ -60,7 +29,7 @@ async fn a_file_outside_the_workspace_cannot_be_read_or_written() {
     let f = fixture();
     let secret = f.temp.path().join("secret.txt");
     std::fs::write(&secret, "canary-7781").unwrap();
-    let tool = f.tool(&SandboxConfig::default());
+    let tool = confined(&f, &SandboxConfig::default());
     let report = f.run(&tool, &format!("cat {}", secret.display())).await;
     assert!(!report.contains("canary-7781"), "{report}");
     assert!(report.contains("Permission denied"), "{report}");
@@ -97,7 +66,7 @@ async fn allow_read_and_allow_write_add_folders() {
     };
     let report = f
         .run(
-            &f.tool(&readable),
+            &confined(&f, &readable),
             &format!("cat {0}/note.txt; touch {0}/new", shared.display()),
         )
         .await;
@@ -108,7 +77,7 @@ async fn allow_read_and_allow_write_add_folders() {
         allow_write: vec![shared.clone()],
         ..SandboxConfig::default()
     };
-    f.run(&f.tool(&writable), &format!("touch {}/new", shared.display()))
+    f.run(&confined(&f, &writable), &format!("touch {}/new", shared.display()))
         .await;
     assert!(shared.join("new").exists());
 }
@@ -116,7 +85,7 @@ async fn allow_read_and_allow_write_add_folders() {
 #[tokio::test]
 async fn tmpdir_is_private_writable_and_removed_afterwards() {
     let f = fixture();
-    let tool = f.tool(&SandboxConfig::default());
+    let tool = confined(&f, &SandboxConfig::default());
     let report = f
         .run(&tool, "echo \"$TMPDIR\"; echo x > \"$TMPDIR/t\" && cat \"$TMPDIR/t\"")
         .await;
@@ -150,13 +119,13 @@ async fn network_none_closes_tcp_and_any_leaves_it_open() {
         network: SandboxNetwork::None,
         ..SandboxConfig::default()
     };
-    let report = f.run(&f.tool(&closed), &line).await;
+    let report = f.run(&confined(&f, &closed), &line).await;
     assert!(!report.contains("connected"), "{report}");
     assert!(
         report.contains(r#"network = "none""#),
         "the refusal names the rule: {report}"
     );
-    let report = f.run(&f.tool(&SandboxConfig::default()), &line).await;
+    let report = f.run(&confined(&f, &SandboxConfig::default()), &line).await;
     assert!(report.contains("connected"), "{report}");
 }
 
@@ -168,7 +137,7 @@ async fn limits_stop_a_runaway_writer_and_cpu_burner() {
         file_size_mb: 1,
         ..SandboxConfig::default()
     };
-    let tool = f.tool(&limited);
+    let tool = confined(&f, &limited);
     let report = f.run(&tool, "yes > big.txt").await;
     let size = std::fs::metadata(f.workspace.root().join("big.txt")).unwrap().len();
     assert_eq!(size, 1024 * 1024, "{report}");

@@ -14,17 +14,18 @@ use crate::sandbox::Support;
 use crate::tools::{ToolBox, testing};
 
 /// Outer guard for every call: far beyond what any passing test needs.
-const GUARD: Duration = Duration::from_secs(30);
+pub(super) const GUARD: Duration = Duration::from_secs(30);
 
-struct Fixture {
-    _temp: tempfile::TempDir,
-    workspace: Arc<Workspace>,
+/// A workspace in a temporary folder (shared with the sandbox's tests).
+pub(super) struct Fixture {
+    pub(super) temp: tempfile::TempDir,
+    pub(super) workspace: Arc<Workspace>,
 }
 
-fn fixture() -> Fixture {
+pub(super) fn fixture() -> Fixture {
     let temp = tempfile::tempdir().unwrap();
     let workspace = Arc::new(Workspace::open(temp.path().join("ws")).unwrap());
-    Fixture { _temp: temp, workspace }
+    Fixture { temp, workspace }
 }
 
 fn config(timeout_s: u64) -> ShellConfig {
@@ -36,11 +37,17 @@ fn config(timeout_s: u64) -> ShellConfig {
 
 impl Fixture {
     fn tool(&self, config: ShellConfig, cap: usize) -> ShellTool {
-        let sandbox = Policy::new(&SandboxConfig::default(), Support::probe()).writable(self.workspace.root());
-        ShellTool::new(config, cap, self.workspace.clone(), sandbox)
+        self.tool_in(config, cap, &SandboxConfig::default())
     }
 
-    async fn run(&self, tool: &ShellTool, command: &str) -> String {
+    /// The tool with `config` and `cap`, its commands confined by `sandbox`
+    /// with the workspace writable.
+    pub(super) fn tool_in(&self, config: ShellConfig, cap: usize, sandbox: &SandboxConfig) -> ShellTool {
+        let policy = Policy::new(sandbox, Support::probe()).writable(self.workspace.root());
+        ShellTool::new(config, cap, self.workspace.clone(), policy)
+    }
+
+    pub(super) async fn run(&self, tool: &ShellTool, command: &str) -> String {
         let context = testing::context();
         let call = tool.call(&context, json!({ "command": command }));
         tokio::time::timeout(GUARD, call)
