@@ -82,6 +82,19 @@ mod tests {
     use super::*;
     use crate::sandbox::Support;
 
+    /// The specs of the tools `builtin` builds for `config`.
+    fn built(config: &Config) -> Vec<ToolSpec> {
+        builtin(
+            config,
+            Uploads::default(),
+            Policy::for_tools(config, None, Support::pretend(0)),
+        )
+        .unwrap()
+        .iter()
+        .map(|tool| tool.spec())
+        .collect()
+    }
+
     #[test]
     fn the_specs_are_those_of_the_tools_set_up_and_create_nothing() {
         let dir = tempfile::tempdir().unwrap();
@@ -92,16 +105,7 @@ mod tests {
         config.tools.http_get.max_bytes = 5678;
         let specs = builtin_specs(&config);
         assert!(!dir.path().join("workspace").exists(), "no workspace made");
-        let built: Vec<ToolSpec> = builtin(
-            &config,
-            Uploads::default(),
-            Policy::for_tools(&config, None, Support::pretend(0)),
-        )
-        .unwrap()
-        .iter()
-        .map(|tool| tool.spec())
-        .collect();
-        assert_eq!(specs, built);
+        assert_eq!(specs, built(&config));
         assert!(
             !specs.iter().any(|spec| spec.name == "web_search"),
             "no backend, no search"
@@ -111,16 +115,7 @@ mod tests {
         config.tools.web_search.api_key_env = Some("PASSEPARTOUT_TEST_UNSET_KEY".into());
         config.tools.web_search.max_count = 7;
         let specs = builtin_specs(&config);
-        let built: Vec<ToolSpec> = builtin(
-            &config,
-            Uploads::default(),
-            Policy::for_tools(&config, None, Support::pretend(0)),
-        )
-        .unwrap()
-        .iter()
-        .map(|tool| tool.spec())
-        .collect();
-        assert_eq!(specs, built);
+        assert_eq!(specs, built(&config));
         assert!(specs.iter().any(|spec| spec.name == "web_search"), "{specs:?}");
     }
 }
