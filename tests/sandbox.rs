@@ -119,6 +119,32 @@ fn landlock() -> bool {
     there
 }
 
+/// `passepartout doctor` on `config`, its environment given `env`: how it
+/// ended, and what it printed.
+async fn doctor(config: &Path, env: &[(&str, &str)]) -> (std::process::Output, String) {
+    let running = tokio::process::Command::new(binary())
+        .arg("--config")
+        .arg(config)
+        .arg("doctor")
+        .envs(env.iter().copied())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(WAIT, running)
+        .await
+        .expect("doctor finishes")
+        .unwrap();
+    let report = String::from_utf8_lossy(&output.stdout).into_owned();
+    (output, report)
+}
+
+/// The doctor's sandbox line in `report`.
+fn sandbox_line(report: &str) -> &str {
+    report
+        .lines()
+        .find(|line| line.contains("sandbox"))
+        .unwrap_or_else(|| panic!("{report}"))
+}
+
 fn shown(path: &Path) -> String {
     path.display().to_string()
 }
@@ -276,22 +302,8 @@ async fn require_on_a_kernel_without_landlock_refuses_clearly() {
     );
     assert!(!s.prompt.contains("runs unconfined"), "{}", s.prompt);
 
-    let doctor = tokio::process::Command::new(binary())
-        .arg("--config")
-        .arg(s.path("config.toml"))
-        .arg("doctor")
-        .env(PRETEND_ABI_VAR, "0")
-        .kill_on_drop(true)
-        .output();
-    let doctor = tokio::time::timeout(WAIT, doctor)
-        .await
-        .expect("doctor finishes")
-        .unwrap();
-    let report = String::from_utf8_lossy(&doctor.stdout);
-    let line = report
-        .lines()
-        .find(|line| line.contains("sandbox"))
-        .unwrap_or_else(|| panic!("{report}"));
+    let (doctor, report) = doctor(&s.path("config.toml"), &[(PRETEND_ABI_VAR, "0")]).await;
+    let line = sandbox_line(&report);
     assert!(line.contains("refuses every tool process"), "{line}");
     assert!(
         !doctor.status.success(),
@@ -305,21 +317,8 @@ async fn doctor_names_the_landlock_abi() {
     let support = Support::probe();
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), "http://127.0.0.1:9/v1");
-    let doctor = tokio::process::Command::new(binary())
-        .arg("--config")
-        .arg(&config)
-        .arg("doctor")
-        .kill_on_drop(true)
-        .output();
-    let doctor = tokio::time::timeout(WAIT, doctor)
-        .await
-        .expect("doctor finishes")
-        .unwrap();
-    let report = String::from_utf8_lossy(&doctor.stdout);
-    let line = report
-        .lines()
-        .find(|line| line.contains("sandbox"))
-        .unwrap_or_else(|| panic!("{report}"));
+    let (_, report) = doctor(&config, &[]).await;
+    let line = sandbox_line(&report);
     if support.filesystem() {
         assert!(line.contains(&format!("Landlock ABI {}", support.abi())), "{line}");
     } else {
