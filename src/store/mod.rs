@@ -244,8 +244,17 @@ impl Store {
             return Err(StoreError::Poisoned);
         }
         let covered = group.requested.load(Ordering::SeqCst);
-        if let Err(error) = self.inner.db.flush_async().await {
-            let error = StoreError::Io(error);
+        // On a thread of the runtime's blocking pool, not sled's own
+        // (`flush_async`): a flush waits for log writes that sled's pool
+        // runs, and with as many flushes waiting in its threads as it keeps
+        // (seven, shared by every store in the process) no thread would be
+        // left to write.
+        let db = self.inner.db.clone();
+        let flushed = match tokio::task::spawn_blocking(move || db.flush()).await {
+            Ok(flushed) => flushed.map_err(StoreError::Io),
+            Err(error) => Err(StoreError::Task(error.to_string())),
+        };
+        if let Err(error) = flushed {
             self.poison(&error);
             return Err(error);
         }
@@ -395,14 +404,14 @@ pub(crate) mod tests {
         }
     }
 
-    #[test]
-    fn the_store_reopens_with_its_data() {
+    #[tokio::test]
+    async fn the_store_reopens_with_its_data() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("store");
         {
             let store = Store::open(&path, &StoreConfig::default()).unwrap();
             store.journal_accept(&inbound("c", "m", "x"), 0).unwrap();
-            futures::executor::block_on(store.durable()).unwrap();
+            store.durable().await.unwrap();
         }
         let store = reopen(&path);
         assert_eq!(store.pending_count(), 1);
@@ -453,5 +462,44 @@ pub(crate) mod tests {
             call.await.unwrap();
         }
         assert_eq!(store.pending_count(), 16);
+    }
+
+    /// More stores flushing at once than sled keeps threads for writing
+    /// (as a process holding many stores, the end-to-end tests' among
+    /// them, does): every flush still returns. The stores run on a runtime
+    /// of their own, so that a flush stuck for good fails this test rather
+    /// than holding it (and its runtime's threads) forever.
+    #[test]
+    fn many_stores_flushing_at_once_all_return() {
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(4)
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async {
+                let stores: Vec<_> = (0..24).map(|_| open_temp()).collect();
+                let flushing = stores.iter().map(|(_dir, store)| {
+                    let store = store.clone();
+                    tokio::spawn(async move {
+                        for n in 0..40 {
+                            store.journal_accept(&inbound("c", &n.to_string(), "x"), 0).unwrap();
+                            store.durable().await.unwrap();
+                        }
+                    })
+                });
+                for flushed in futures::future::join_all(flushing).await {
+                    flushed.unwrap();
+                }
+                for (_dir, store) in &stores {
+                    assert_eq!(store.pending_count(), 40);
+                }
+            });
+            let _ = done.send(());
+        });
+        finished
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("every flush returns");
     }
 }

@@ -150,22 +150,22 @@ fn revoking_removes_the_rule_once_and_audits_it() {
     assert_eq!(events(&store), ["rule_made", "rule_revoked"]);
 }
 
-#[test]
-fn expired_rules_are_pruned_and_the_rest_survive_reopening() {
+#[tokio::test]
+async fn expired_rules_are_pruned_and_the_rest_survive_reopening() {
     let (_dir, store) = open_temp();
     let path = store.path().to_path_buf();
     store.add_standing_rule(&rule("c", "shell", 10), "old").unwrap();
     let kept = store.add_standing_rule(&rule("c", "shell", 20), "new").unwrap();
     assert_eq!(store.prune_standing_rules(10).unwrap(), 1);
     assert_eq!(store.prune_standing_rules(10).unwrap(), 0, "nothing twice");
-    futures::executor::block_on(store.durable()).unwrap();
+    store.durable().await.unwrap();
     drop(store);
     let store = reopen(&path);
     assert_eq!(store.standing_rules_for(&conversation("c"), "shell").unwrap(), [kept]);
 }
 
-#[test]
-fn ids_count_up_from_one_across_a_reopening_and_are_never_given_twice() {
+#[tokio::test]
+async fn ids_count_up_from_one_across_a_reopening_and_are_never_given_twice() {
     let (_dir, store) = open_temp();
     let path = store.path().to_path_buf();
     let first = store.add_standing_rule(&rule("c", "shell", 10), "a").unwrap();
@@ -177,7 +177,7 @@ fn ids_count_up_from_one_across_a_reopening_and_are_never_given_twice() {
             .unwrap()
             .is_some()
     );
-    futures::executor::block_on(store.durable()).unwrap();
+    store.durable().await.unwrap();
     drop(store);
     let store = reopen(&path);
     let third = store.add_standing_rule(&rule("c", "shell", 10), "c").unwrap();

@@ -84,8 +84,8 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_summary_is_written_with_its_turn_and_survives_reopening() {
+    #[tokio::test]
+    async fn a_summary_is_written_with_its_turn_and_survives_reopening() {
         let (dir, store) = open_temp();
         let path = store.path().to_path_buf();
         let id = store.history_id().unwrap();
@@ -96,7 +96,7 @@ mod tests {
         };
         store.commit_turn(&conversation("a"), turn).unwrap();
         assert_eq!(store.summary(&conversation("b")).unwrap(), None);
-        futures::executor::block_on(store.durable()).unwrap();
+        store.durable().await.unwrap();
         drop(store);
         let store = reopen(&path);
         let kept = store.summary(&conversation("a")).unwrap().unwrap();
