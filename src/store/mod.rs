@@ -228,7 +228,8 @@ impl Store {
     }
 
     /// Returns once every write made before the call is on disk. Concurrent
-    /// callers share flushes.
+    /// callers share flushes. Called within a Tokio runtime, whose blocking
+    /// pool runs the flush.
     pub async fn durable(&self) -> Result<(), StoreError> {
         if self.is_poisoned() {
             return Err(StoreError::Poisoned);
@@ -246,9 +247,9 @@ impl Store {
         let covered = group.requested.load(Ordering::SeqCst);
         // On a thread of the runtime's blocking pool, not sled's own
         // (`flush_async`): a flush waits for log writes that sled's pool
-        // runs, and with as many flushes waiting in its threads as it keeps
-        // (seven, shared by every store in the process) no thread would be
-        // left to write.
+        // runs, and that pool (one for every store in the process) adds a
+        // thread only once more than seven tasks wait, so seven flushes
+        // waiting in its seven threads left none to write.
         let db = self.inner.db.clone();
         let flushed = match tokio::task::spawn_blocking(move || db.flush()).await {
             Ok(flushed) => flushed.map_err(StoreError::Io),
@@ -472,7 +473,7 @@ pub(crate) mod tests {
     #[test]
     fn many_stores_flushing_at_once_all_return() {
         let (done, finished) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
+        let stores_thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(4)
                 .enable_all()
@@ -498,8 +499,15 @@ pub(crate) mod tests {
             });
             let _ = done.send(());
         });
-        finished
-            .recv_timeout(std::time::Duration::from_secs(120))
-            .expect("every flush returns");
+        let bound = std::time::Duration::from_secs(120);
+        match finished.recv_timeout(bound) {
+            Ok(()) => {}
+            // It panicked: show why.
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => match stores_thread.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => panic!("the stores' thread ended without saying it was done"),
+            },
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => panic!("a flush did not return within {bound:?}"),
+        }
     }
 }
