@@ -7,10 +7,13 @@
 //! (`-z pack-relative-relocs`, read by glibc 2.36 and later): the table the
 //! loader walks at every start shrinks from 1.4 MB to a few kilobytes, and
 //! with it the installed file and what a start maps in. A small program
-//! is linked and run that way first, with the linker this build uses, so a
-//! linker or a C library that cannot do it gets the plain binary instead.
+//! is linked and run that way first, with the linker and flags this build
+//! uses, so a linker or a C library that cannot do it gets the plain binary
+//! instead. The probe's answer is kept until the commit or this file
+//! changes. A binary built for an older glibc than the building machine's
+//! (built here, copied to an older system) needs `PP_PACK_RELOCATIONS=0`.
 
-use std::path::Path;
+use std::path::PathBuf;
 use std::process::Command;
 
 /// The trimmed output of `git ARGS`, if git ran and succeeded.
@@ -42,7 +45,8 @@ fn main() {
             println!("cargo:rerun-if-changed={path}");
         }
     }
-    if packs_relative_relocations() {
+    println!("cargo:rerun-if-env-changed=PP_PACK_RELOCATIONS");
+    if std::env::var("PP_PACK_RELOCATIONS").as_deref() != Ok("0") && packs_relative_relocations() {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
     println!("cargo:rerun-if-changed=build.rs");
@@ -55,7 +59,9 @@ fn packs_relative_relocations() -> bool {
     if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" {
         return false;
     }
-    let out = std::path::PathBuf::from(var("OUT_DIR"));
+    let Some(out) = std::env::var_os("OUT_DIR").map(PathBuf::from) else {
+        return false;
+    };
     let source = out.join("relr_probe.rs");
     let program = out.join("relr_probe");
     if std::fs::write(&source, "fn main() {}\n").is_err() {
@@ -64,12 +70,18 @@ fn packs_relative_relocations() -> bool {
     let mut rustc = Command::new(var("RUSTC"));
     rustc
         .args(["--edition=2024", "--crate-type=bin", "--target", &var("TARGET")])
+        .args(
+            var("CARGO_ENCODED_RUSTFLAGS")
+                .split('\x1f')
+                .filter(|flag| !flag.is_empty()),
+        )
         .args(["-C", "link-arg=-Wl,-z,pack-relative-relocs", "-o"])
         .args([&program, &source]);
     if let Ok(linker) = std::env::var("RUSTC_LINKER") {
         rustc.arg(format!("-Clinker={linker}"));
     }
-    let linked = rustc.output().is_ok_and(|output| output.status.success());
-    let runs = |program: &Path| Command::new(program).status().is_ok_and(|status| status.success());
-    linked && (var("HOST") != var("TARGET") || runs(&program))
+    if !rustc.output().is_ok_and(|output| output.status.success()) {
+        return false;
+    }
+    var("HOST") != var("TARGET") || Command::new(&program).status().is_ok_and(|status| status.success())
 }
