@@ -13,7 +13,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use passepartout_gateway::{GatewayId, Inbound};
+use passepartout_gateway::{ConversationKey, GatewayId, Inbound, Sender};
 
 pub use paired::Paired;
 
@@ -67,15 +67,27 @@ impl Access {
 
     /// Whether the sender of `inbound` may talk to the assistant there.
     pub fn allows(&self, inbound: &Inbound) -> bool {
-        match self.gateways.load().get(&inbound.conversation.gateway) {
+        self.allows_in(&inbound.conversation, &inbound.sender)
+    }
+
+    /// Whether `sender` may talk to the assistant in `conversation`.
+    pub fn allows_in(&self, conversation: &ConversationKey, sender: &Sender) -> bool {
+        match self.gateways.load().get(&conversation.gateway) {
             None => false,
             Some(Allowed::Everyone) => true,
             Some(Allowed::Listed { users, chats }) => {
-                inbound.sender.ids().any(|id| users.contains(id.as_str()))
-                    || chats.contains(inbound.conversation.chat.as_str())
-                    || self.paired.allows(&inbound.conversation.gateway, &inbound.sender)
+                sender.ids().any(|id| users.contains(id.as_str()))
+                    || chats.contains(conversation.chat.as_str())
+                    || self.paired.allows(&conversation.gateway, sender)
             }
         }
+    }
+
+    /// Whether `gateway` vouches for its peers itself (it admits only the
+    /// daemon's owner, as the terminal and the web do), so each of its
+    /// conversations is the owner's own.
+    pub fn vouches(&self, gateway: &GatewayId) -> bool {
+        matches!(self.gateways.load().get(gateway), Some(Allowed::Everyone))
     }
 }
 

@@ -137,6 +137,15 @@ impl AuditEvent {
                     shown(by)
                 )
             }
+            Audited::Linked { person, by, with } => {
+                format!("linked {} with {with} as person {person}", shown(by))
+            }
+            Audited::LinkRefused { by } => format!("refused an unknown link code from {}", shown(by)),
+            Audited::Unlinked { person, identities, by } => format!(
+                "unlinked {} from person {person} by {}",
+                identities.join(", "),
+                shown(by)
+            ),
         }
     }
 }

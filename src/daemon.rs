@@ -36,6 +36,7 @@ use crate::gateways::restarts::Restarts;
 use crate::gateways::{BuildContext, GatewayComponent};
 use crate::intake::IntakeContext;
 use crate::lifecycle::Lifecycle;
+use crate::linking::Linking;
 use crate::llm::ChatModel;
 use crate::loops::daemon::Loops;
 use crate::loops::schedules::Schedules;
@@ -261,15 +262,23 @@ impl Daemon {
         resume_conversations(&conversations, &store, &approvals, &lifecycle);
         // The heartbeat sweeps approvals too, and writes the periodic backups.
         loops.start(&config).await?;
+        let access = Arc::new(
+            crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
+                .with_paired(pairing.paired()),
+        );
+        let linking = Arc::new(Linking::new(
+            store.clone(),
+            clock,
+            access.clone(),
+            config.approvals.wrong_tokens_per_hour,
+        )?);
         let intake = Arc::new(IntakeContext {
             conversations: conversations.clone(),
             store: store.clone(),
             approvals: approvals.clone(),
-            access: Arc::new(
-                crate::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
-                    .with_paired(pairing.paired()),
-            ),
+            access,
             pairing: pairing.clone(),
+            linking: linking.clone(),
             clock,
             max_message_bytes: config.pipeline.max_message_bytes,
             lifecycle: lifecycle.clone(),

@@ -1,7 +1,8 @@
 //! The intake loop: the daemon's end of the gateways' queue.
 //!
 //! It takes whatever has queued up (a batch), decides about each message —
-//! allowed (or to be sent a pairing code)? an owner's `/pair`? an approval
+//! allowed (or to be sent a pairing code)? an owner's `/pair`? a person's
+//! `/link` or `/unlink`? an approval
 //! button its presser may not press? too large? room in its conversation's
 //! queue? seen before? —,
 //! journals the new ones in one transaction and hands them to their workers,
@@ -19,6 +20,7 @@ use crate::approvals::Approvals;
 use crate::clock::Clock;
 use crate::conversations::{Conversations, Counted, Job};
 use crate::lifecycle::Lifecycle;
+use crate::linking::Linking;
 use crate::pairing::{Offer, Pairing};
 use crate::pipeline::perceive::{Command, Perception, perceive};
 use crate::store::{Accepted, Store};
@@ -38,6 +40,8 @@ pub struct IntakeContext {
     pub access: Arc<Access>,
     /// Codes for whoever is not allowed, and owners' `/pair`.
     pub pairing: Arc<Pairing>,
+    /// `/link` and `/unlink`.
+    pub linking: Arc<Linking>,
     /// Stamps journal entries.
     pub clock: Clock,
     /// Longer messages are refused (`pipeline.max_message_bytes`).
@@ -174,7 +178,7 @@ async fn journal(
 }
 
 /// Sends `outbound` through its gateway at once, outside any conversation's
-/// outbox: what pairing says is not part of a conversation. A failure is
+/// outbox: what pairing and linking say is not part of a conversation. A failure is
 /// only logged.
 fn tell(intake: &IntakeContext, outbound: passepartout_gateway::Outbound) {
     let Some(gateway) = intake
@@ -233,6 +237,15 @@ fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<
         let (answer, told) = intake.pairing.answer_command(inbound, &command);
         tell(intake, answer);
         deliver_when_durable(intake, told.into_iter().collect());
+        return Err(Ack::Accepted);
+    }
+    if let Some(command) = crate::linking::command::parse(inbound) {
+        // Answered here, never journaled, as `/pair` is.
+        let answer = intake.linking.answer_command(inbound, &command);
+        if let Some(now) = answer.now {
+            tell(intake, now);
+        }
+        deliver_when_durable(intake, answer.told);
         return Err(Ack::Accepted);
     }
     if !intake.approvals.may_press(inbound) {

@@ -23,6 +23,7 @@ pub mod gateways;
 pub mod histogram;
 pub mod intake;
 pub mod lifecycle;
+pub mod linking;
 pub mod llm;
 pub mod loops;
 pub mod mcp;

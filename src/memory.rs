@@ -1,4 +1,8 @@
 //! Memory: facts a person asked the assistant to keep, scoped to that person.
+//! A person linked across channels, talking in one of their private
+//! conversations, also sees what they told the assistant on the others
+//! ([`MemorySession::linked_with`]); what they remember is kept with the
+//! account they said it on, and forgetting finds a fact wherever it is.
 //!
 //! A [`MemorySession`] is one turn's view: it reads the committed facts from
 //! the store and stages the turn's own `remember` / `forget_fact` calls, which
@@ -7,7 +11,7 @@
 //! leaves memory as it was. [`relevant`] picks the facts that go into the
 //! model's context.
 
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use passepartout_gateway::{GatewayId, UserId};
@@ -52,7 +56,8 @@ impl Default for MemoryLimits {
 #[derive(Debug, Default)]
 struct Staged {
     remembered: Vec<Fact>,
-    forgotten: BTreeSet<u64>,
+    /// By id, with the scope each was kept in.
+    forgotten: BTreeMap<u64, MemoryScope>,
 }
 
 /// One turn's memory for one person. Clones share the staged writes.
@@ -62,6 +67,8 @@ pub struct MemorySession {
     /// Dates the facts remembered.
     clock: Clock,
     scope: MemoryScope,
+    /// The same person's accounts on other channels, read too.
+    linked: Vec<(GatewayId, UserId)>,
     limits: MemoryLimits,
     staged: Arc<Mutex<Staged>>,
 }
@@ -76,9 +83,21 @@ impl MemorySession {
             store,
             clock,
             scope: MemoryScope::new(gateway, user),
+            linked: Vec::new(),
             limits,
             staged: Arc::new(Mutex::new(Staged::default())),
         }
+    }
+
+    /// The same session, reading the facts of the same person's `others`
+    /// accounts too (a linked person in one of their private conversations).
+    pub fn linked_with(self, others: Vec<(GatewayId, UserId)>) -> Self {
+        Self { linked: others, ..self }
+    }
+
+    /// The same person's accounts on other channels this session reads.
+    pub fn linked(&self) -> &[(GatewayId, UserId)] {
+        &self.linked
     }
 
     /// The store this session reads: history search reads the
@@ -94,10 +113,26 @@ impl MemorySession {
 
     /// The person's facts as this turn sees them, oldest first.
     pub fn facts(&self) -> Result<Vec<Fact>, MemoryError> {
-        let mut facts = self.store.facts(&self.scope)?;
+        let mut facts: Vec<Fact> = self.scoped_facts()?.into_iter().map(|(_, fact)| fact).collect();
+        facts.sort_by_key(|fact| fact.id);
+        Ok(facts)
+    }
+
+    /// The committed facts of every scope read, each with its scope, less
+    /// those staged to be forgotten, and the staged new ones.
+    fn scoped_facts(&self) -> Result<Vec<(MemoryScope, Fact)>, MemoryError> {
+        let scopes = std::iter::once(self.scope.clone()).chain(
+            self.linked
+                .iter()
+                .map(|(gateway, user)| MemoryScope::new(gateway, user)),
+        );
+        let mut facts = Vec::new();
+        for scope in scopes {
+            facts.extend(self.store.facts(&scope)?.into_iter().map(|fact| (scope.clone(), fact)));
+        }
         let staged = self.staged();
-        facts.retain(|fact| !staged.forgotten.contains(&fact.id));
-        facts.extend(staged.remembered.iter().cloned());
+        facts.retain(|(_, fact)| !staged.forgotten.contains_key(&fact.id));
+        facts.extend(staged.remembered.iter().map(|fact| (self.scope.clone(), fact.clone())));
         Ok(facts)
     }
 
@@ -112,7 +147,11 @@ impl MemorySession {
                 limit: self.limits.max_fact_chars,
             });
         }
-        if self.facts()?.len() >= self.limits.max_facts {
+        let own = self
+            .scoped_facts()?
+            .into_iter()
+            .filter(|(scope, _)| *scope == self.scope);
+        if own.count() >= self.limits.max_facts {
             return Err(MemoryError::Full {
                 limit: self.limits.max_facts,
             });
@@ -128,16 +167,16 @@ impl MemorySession {
 
     /// Stages forgetting fact `id`; returns what it said.
     pub fn forget(&self, id: u64) -> Result<Fact, MemoryError> {
-        let fact = self
-            .facts()?
+        let (scope, fact) = self
+            .scoped_facts()?
             .into_iter()
-            .find(|fact| fact.id == id)
+            .find(|(_, fact)| fact.id == id)
             .ok_or(MemoryError::NoSuchFact(id))?;
         let mut staged = self.staged();
         let before = staged.remembered.len();
         staged.remembered.retain(|fact| fact.id != id);
         if staged.remembered.len() == before {
-            staged.forgotten.insert(id);
+            staged.forgotten.insert(id, scope);
         }
         Ok(fact)
     }
@@ -145,8 +184,8 @@ impl MemorySession {
     /// The writes to commit with the turn.
     pub fn writes(&self) -> Vec<MemoryWrite> {
         let staged = self.staged();
-        let forgets = staged.forgotten.iter().map(|&id| MemoryWrite::Forget {
-            scope: self.scope.clone(),
+        let forgets = staged.forgotten.iter().map(|(&id, scope)| MemoryWrite::Forget {
+            scope: scope.clone(),
             id,
         });
         let remembers = staged.remembered.iter().map(|fact| MemoryWrite::Remember {
@@ -216,6 +255,64 @@ mod tests {
         turn.forget(fact.id).unwrap();
         assert!(turn.writes().is_empty());
         assert!(matches!(turn.forget(fact.id), Err(MemoryError::NoSuchFact(_))));
+    }
+
+    #[test]
+    fn a_linked_session_reads_every_account_writes_its_own_and_forgets_anywhere() {
+        let (_dir, store) = open_temp();
+        let telegram = (GatewayId::new("telegram").unwrap(), UserId::new("42").unwrap());
+        let on_telegram = MemorySession::new(store.clone(), Clock::at(1_000), &telegram.0, &telegram.1);
+        let told = on_telegram.remember("the bike lock code is 4711").unwrap();
+        let commit = |turn: &MemorySession| {
+            let commit = TurnCommit {
+                memory: turn.writes(),
+                ..TurnCommit::default()
+            };
+            store.commit_turn(&conversation("c"), commit).unwrap();
+        };
+        commit(&on_telegram);
+        let linked = || session(&store, "ann").linked_with(vec![telegram.clone()]);
+        assert_eq!(texts(&linked().facts().unwrap()), ["the bike lock code is 4711"]);
+        assert!(
+            session(&store, "ann").facts().unwrap().is_empty(),
+            "unlinked, nothing crosses"
+        );
+        let here = linked();
+        here.remember("prefers tea").unwrap();
+        commit(&here);
+        let on_telegram = MemorySession::new(store.clone(), Clock::at(1_000), &telegram.0, &telegram.1);
+        assert_eq!(
+            texts(&on_telegram.facts().unwrap()),
+            ["the bike lock code is 4711"],
+            "kept with the account it was said on"
+        );
+        let here = linked();
+        assert_eq!(here.forget(told.id).unwrap().text, "the bike lock code is 4711");
+        commit(&here);
+        assert!(on_telegram.facts().unwrap().is_empty(), "forgotten where it was kept");
+        assert_eq!(texts(&linked().facts().unwrap()), ["prefers tea"]);
+    }
+
+    #[test]
+    fn a_linked_persons_other_facts_do_not_count_against_the_limit() {
+        let (_dir, store) = open_temp();
+        let telegram = (GatewayId::new("telegram").unwrap(), UserId::new("42").unwrap());
+        let on_telegram = MemorySession::new(store.clone(), Clock::at(1_000), &telegram.0, &telegram.1);
+        on_telegram.remember("one").unwrap();
+        let commit = TurnCommit {
+            memory: on_telegram.writes(),
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation("c"), commit).unwrap();
+        let limits = MemoryLimits {
+            max_facts: 1,
+            max_fact_chars: 50,
+        };
+        let ann = UserId::new("ann").unwrap();
+        let here = MemorySession::with_limits(store, Clock::at(1), &GatewayId::new("socket").unwrap(), &ann, limits)
+            .linked_with(vec![telegram]);
+        here.remember("two").unwrap();
+        assert!(matches!(here.remember("three"), Err(MemoryError::Full { limit: 1 })));
     }
 
     #[test]

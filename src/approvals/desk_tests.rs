@@ -45,9 +45,14 @@ fn desk(store: &Store) -> Approvals {
 
 /// Commits a pending approval for `shell: ls`, asked by user 5 in `chat`.
 fn pending(desk: &Approvals, chat: &ConversationKey) -> Approval {
+    pending_by(desk, chat, "5")
+}
+
+/// Commits a pending approval for `shell: ls`, asked by `user` in `chat`.
+fn pending_by(desk: &Approvals, chat: &ConversationKey, user: &str) -> Approval {
     let origin = Origin {
         conversation: chat.clone(),
-        sender: UserId::new("5").unwrap(),
+        sender: UserId::new(user).unwrap(),
         message_id: MessageId::new("ask").unwrap(),
         sender_names: Default::default(),
     };
@@ -661,4 +666,84 @@ async fn an_approver_taken_off_the_lists_no_longer_decides_what_waits() {
     assert_eq!(notice(&handled), no_such(approval.token.as_str()));
     let handled = say(&desk, &text_from(&chat, "7", "a3", &answer, None));
     assert!(notice(&handled).starts_with("Approved"), "{handled:?}");
+}
+
+/// Links `a` and `b` (`gateway:user`, each with their direct chat) as one person.
+fn link(store: &Store, a: &str, b: &str) {
+    let identity = |label: &str| {
+        let (gateway, user) = label.split_once(':').unwrap();
+        crate::store::Identity {
+            gateway: GatewayId::new(gateway).unwrap(),
+            user: UserId::new(user).unwrap(),
+            aliases: Vec::new(),
+            conversation: conversation(gateway, user),
+            at_ms: T0,
+            names: Default::default(),
+        }
+    };
+    let (a, b) = (identity(a), identity(b));
+    let event = |person| crate::store::AuditEvent {
+        at_ms: T0,
+        conversation: b.conversation.clone(),
+        what: crate::store::Audited::Linked {
+            person,
+            by: Person::of(&text_from(&b.conversation, b.user.as_str(), "x", "", None)),
+            with: a.label(),
+        },
+    };
+    store.link("ABCDEFGH", &a, &b, event, &[]).unwrap();
+}
+
+#[test]
+fn a_linked_person_answers_their_own_approval_from_their_other_channel_only() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    link(&store, "telegram:42", "signal:u-1");
+    link(&store, "telegram:5", "signal:u-5");
+    let theirs = pending_by(&desk, &conversation("telegram", "42"), "42");
+    let others = pending_by(&desk, &conversation("telegram", "100"), "77");
+    let not_an_approver = pending(&desk, &conversation("telegram", "5"));
+    let signal_dm = conversation("signal", "u-1");
+    let answer = |approval: &Approval| format!("approve {}", approval.token.as_str());
+
+    let from_a_group = say(
+        &desk,
+        &text_from(&conversation("signal", "group:g"), "u-1", "g1", &answer(&theirs), None),
+    );
+    assert_eq!(
+        notice(&from_a_group),
+        no_such(theirs.token.as_str()),
+        "never from a group"
+    );
+    let someone_elses = say(&desk, &text_from(&signal_dm, "u-1", "s1", &answer(&others), None));
+    assert_eq!(
+        notice(&someone_elses),
+        no_such(others.token.as_str()),
+        "what others asked still needs the approver lists"
+    );
+    let unlisted = say(
+        &desk,
+        &text_from(
+            &conversation("signal", "u-5"),
+            "u-5",
+            "s2",
+            &answer(&not_an_approver),
+            None,
+        ),
+    );
+    assert_eq!(
+        notice(&unlisted),
+        no_such(not_an_approver.token.as_str()),
+        "linking makes nobody an approver"
+    );
+    assert_eq!(status(&desk, &others), Status::Pending);
+    assert_eq!(status(&desk, &not_an_approver), Status::Pending);
+
+    let own = say(&desk, &text_from(&signal_dm, "u-1", "s3", &answer(&theirs), None));
+    assert!(notice(&own).starts_with("Approved"), "{own:?}");
+    assert!(
+        matches!(&own, Handled::Answered { settle, .. } if settle[0].conversation == theirs.conversation),
+        "the outcome settles where it was asked"
+    );
+    assert_eq!(status(&desk, &theirs), Status::Approved);
 }

@@ -169,8 +169,23 @@ impl Approvals {
     /// Whether `person`, answering in `conversation`, may decide `approval`:
     /// one of the approvers it was asked of, who still is one now (an
     /// approver taken off the lists, or a paired one revoked, no longer
-    /// decides what waits).
+    /// decides what waits); or the person who asked for it, answering from
+    /// a private conversation on another channel they linked, when they may
+    /// decide it where it was asked.
     pub fn may_decide(
+        &self,
+        approval: &Approval,
+        person: &Person,
+        conversation: &ConversationKey,
+    ) -> Result<(), Refused> {
+        let listed = self.listed_may_decide(approval, person, conversation);
+        match listed {
+            Err(_) if self.asked_it_elsewhere(approval, person, conversation) => Ok(()),
+            listed => listed,
+        }
+    }
+
+    fn listed_may_decide(
         &self,
         approval: &Approval,
         person: &Person,
@@ -179,6 +194,36 @@ impl Approvals {
         may_decide(approval, person, conversation)?;
         let now = self.policy.load().approvers_for(&approval.conversation);
         may_act(&now, &approval.conversation, person, conversation)
+    }
+
+    /// Whether `person` is who asked for `approval` under another account
+    /// linked with theirs, answering in the private conversation they linked
+    /// from, and that account may decide it where it was asked.
+    fn asked_it_elsewhere(&self, approval: &Approval, person: &Person, conversation: &ConversationKey) -> bool {
+        let linked = match self.store.person_of(&person.gateway, &person.user) {
+            Ok(Some(linked)) => linked,
+            Ok(None) => return false,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read whom a person is linked with; only the approver lists decide");
+                return false;
+            }
+        };
+        let answering_from_their_own = linked
+            .identity(&person.gateway, &person.user)
+            .is_some_and(|identity| identity.conversation == *conversation);
+        let Some(asker) = linked.identity(&approval.conversation.gateway, &approval.requester) else {
+            return false;
+        };
+        let as_asker = Person {
+            gateway: asker.gateway.clone(),
+            user: asker.user.clone(),
+            aliases: asker.aliases.clone(),
+            names: asker.names.clone(),
+        };
+        answering_from_their_own
+            && self
+                .listed_may_decide(approval, &as_asker, &approval.conversation)
+                .is_ok()
     }
 
     /// The standing rules, as act asks about a call held for approval.

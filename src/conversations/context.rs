@@ -197,15 +197,43 @@ impl Conversations {
         self.router.queue_depths()
     }
 
-    /// What `user` keeps in memory on `gateway`, for one turn.
-    pub(super) fn memory_of(&self, gateway: &GatewayId, user: &UserId) -> MemorySession {
-        MemorySession::with_limits(
+    /// What `user` keeps in memory on `gateway`, for one turn in
+    /// `conversation`: with what they keep on their other channels when they
+    /// are linked and this is the private conversation they linked from
+    /// (never in a group).
+    pub(super) fn memory_of(
+        &self,
+        gateway: &GatewayId,
+        user: &UserId,
+        conversation: &ConversationKey,
+    ) -> MemorySession {
+        let session = MemorySession::with_limits(
             self.store.clone(),
             self.clock,
             gateway,
             user,
             self.pipeline.load().memory_limits(),
-        )
+        );
+        let person = match self.store.person_of(gateway, user) {
+            Ok(person) => person,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read whom a person is linked with; their other channels are left out");
+                None
+            }
+        };
+        let Some(person) = person.filter(|p| {
+            p.identity(gateway, user)
+                .is_some_and(|i| i.conversation == *conversation)
+        }) else {
+            return session;
+        };
+        let others = person
+            .identities
+            .into_iter()
+            .filter(|identity| !identity.is(gateway, user))
+            .map(|identity| (identity.gateway, identity.user))
+            .collect();
+        session.linked_with(others)
     }
 
     pub(super) fn router(&self) -> &Router {

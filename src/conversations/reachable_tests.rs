@@ -199,12 +199,15 @@ fn start(dir: &std::path::Path, model: Arc<HeldModel>, door: Arc<Door>) -> (Life
     );
     let pairing =
         crate::pairing::Pairing::new(&config.pairing, &config.approvals, Vec::new(), store.clone(), clock).unwrap();
+    let access = Arc::new(Access::from_rosters([(chat().gateway, Roster::Everyone)]));
+    let linking = crate::linking::Linking::new(store.clone(), clock, access.clone(), 10).unwrap();
     let context = Arc::new(IntakeContext {
         conversations,
         store,
         approvals,
-        access: Arc::new(Access::from_rosters([(chat().gateway, Roster::Everyone)])),
+        access,
         pairing: Arc::new(pairing),
+        linking: Arc::new(linking),
         clock,
         max_message_bytes: config.pipeline.max_message_bytes,
         lifecycle: lifecycle.clone(),

@@ -42,7 +42,11 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
     let token = approval.token.as_str();
     let outcome = match recent.load(&cx.store, key) {
         Ok(history) => {
-            let memory = cx.memory_of(&approval.conversation.gateway, &approval.requester);
+            let memory = cx.memory_of(
+                &approval.conversation.gateway,
+                &approval.requester,
+                &approval.conversation,
+            );
             // On the heap, as a turn's pipeline is (see `worker.rs`).
             let pipeline = cx.pipeline();
             let settle = Box::pin(pipeline.settle(approval, history, memory));

@@ -1,8 +1,9 @@
-//! The codes waiting for an owner: one live code per person at most, so
+//! One-time codes waiting to be named: one live code per person at most, so
 //! someone who keeps writing is sent one code per expiry window, not one
 //! per message. A code is used once; an expired one is as unknown as a code
-//! never issued. The desk keeps them in the store as well, so a code sent
-//! before a restart still works after it (see [`super::Pairing`]).
+//! never issued. The desks keep them in the store as well, so a code sent
+//! before a restart still works after it (see [`super::Pairing`], and the
+//! link codes of [`crate::linking`]).
 
 use std::collections::HashMap;
 
@@ -10,13 +11,31 @@ pub use crate::store::PendingPairing as Pending;
 
 use super::code::Code;
 
+/// What a code was issued for.
+pub trait Waits: Clone {
+    /// When the code was issued, in milliseconds since the Unix epoch.
+    fn issued_ms(&self) -> u64;
+    /// Whether `other` is for the same person.
+    fn same_person(&self, other: &Self) -> bool;
+}
+
+impl Waits for Pending {
+    fn issued_ms(&self) -> u64 {
+        self.issued_ms
+    }
+
+    fn same_person(&self, other: &Self) -> bool {
+        self.user == other.user && self.conversation.gateway == other.conversation.gateway
+    }
+}
+
 /// The codes issued and not used.
 #[derive(Debug)]
-pub struct Codes {
+pub struct Codes<P = Pending> {
     expire_ms: u64,
     /// Live codes at most.
     max: usize,
-    issued: HashMap<Code, Pending>,
+    issued: HashMap<Code, P>,
 }
 
 /// What [`Codes::issue`] did.
@@ -30,10 +49,10 @@ pub enum Issued {
     Full,
 }
 
-impl Codes {
+impl<P: Waits> Codes<P> {
     /// Codes that expire `expire_ms` after they were issued, at most `max`
     /// live at once, `kept` issued already.
-    pub fn new(expire_ms: u64, max: usize, kept: impl IntoIterator<Item = (Code, Pending)>) -> Self {
+    pub fn new(expire_ms: u64, max: usize, kept: impl IntoIterator<Item = (Code, P)>) -> Self {
         Self {
             expire_ms,
             max,
@@ -43,15 +62,37 @@ impl Codes {
 
     /// A new code for `pending`'s person, unless they have a live one or
     /// as many wait as may.
-    pub fn issue(&mut self, pending: Pending) -> Issued {
-        let now_ms = pending.issued_ms;
-        let theirs = |p: &Pending| p.user == pending.user && p.conversation.gateway == pending.conversation.gateway;
-        if self.issued.values().any(|p| theirs(p) && self.live(p, now_ms)) {
+    pub fn issue(&mut self, pending: P) -> Issued {
+        let now_ms = pending.issued_ms();
+        if self
+            .issued
+            .values()
+            .any(|p| p.same_person(&pending) && self.live(p, now_ms))
+        {
             return Issued::Live;
         }
         if self.issued.values().filter(|p| self.live(p, now_ms)).count() >= self.max {
             return Issued::Full;
         }
+        Issued::New(self.insert(pending))
+    }
+
+    /// A new code for `pending`'s person, voiding their earlier ones, which
+    /// are named too.
+    pub fn reissue(&mut self, pending: P) -> (Code, Vec<Code>) {
+        let voided: Vec<Code> = self
+            .issued
+            .iter()
+            .filter(|(_, p)| p.same_person(&pending))
+            .map(|(code, _)| code.clone())
+            .collect();
+        for code in &voided {
+            self.issued.remove(code);
+        }
+        (self.insert(pending), voided)
+    }
+
+    fn insert(&mut self, pending: P) -> Code {
         let code = loop {
             let code = Code::generate();
             if !self.issued.contains_key(&code) {
@@ -59,24 +100,24 @@ impl Codes {
             }
         };
         self.issued.insert(code.clone(), pending);
-        Issued::New(code)
+        code
     }
 
     /// Uses up `code`: who it was issued to, if it is live.
-    pub fn take(&mut self, code: &Code, now_ms: u64) -> Option<Pending> {
+    pub fn take(&mut self, code: &Code, now_ms: u64) -> Option<P> {
         let pending = self.issued.remove(code)?;
         self.live(&pending, now_ms).then_some(pending)
     }
 
     /// Gives back `code`, taken for a pairing that could not be kept.
-    pub fn put_back(&mut self, code: Code, pending: Pending) {
+    pub fn put_back(&mut self, code: Code, pending: P) {
         self.issued.insert(code, pending);
     }
 
     /// The people waiting, oldest first.
-    pub fn waiting(&self, now_ms: u64) -> Vec<Pending> {
-        let mut waiting: Vec<Pending> = self.issued.values().filter(|p| self.live(p, now_ms)).cloned().collect();
-        waiting.sort_by_key(|p| p.issued_ms);
+    pub fn waiting(&self, now_ms: u64) -> Vec<P> {
+        let mut waiting: Vec<P> = self.issued.values().filter(|p| self.live(p, now_ms)).cloned().collect();
+        waiting.sort_by_key(|p| p.issued_ms());
         waiting
     }
 
@@ -94,8 +135,8 @@ impl Codes {
         expired
     }
 
-    fn live(&self, pending: &Pending, now_ms: u64) -> bool {
-        now_ms.saturating_sub(pending.issued_ms) < self.expire_ms
+    fn live(&self, pending: &P, now_ms: u64) -> bool {
+        now_ms.saturating_sub(pending.issued_ms()) < self.expire_ms
     }
 }
 
@@ -171,6 +212,18 @@ mod tests {
         assert_eq!(codes.issue(from("42", 1_000)), Issued::Live, "they have a live code");
         assert_eq!(codes.waiting(1_000).len(), 1);
         assert!(codes.take(&kept, 2_000).is_some());
+    }
+
+    #[test]
+    fn a_reissued_code_voids_the_persons_earlier_ones_only() {
+        let mut codes = Codes::new(HOUR, 10, []);
+        let first = new_code(codes.issue(from("42", 0)));
+        let theirs = new_code(codes.issue(from("43", 0)));
+        let (second, voided) = codes.reissue(from("42", 1_000));
+        assert_eq!(voided, std::slice::from_ref(&first));
+        assert_eq!(codes.take(&first, 2_000), None, "voided");
+        assert!(codes.take(&second, 2_000).is_some());
+        assert!(codes.take(&theirs, 2_000).is_some(), "another person's stays");
     }
 
     #[test]

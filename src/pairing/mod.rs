@@ -16,7 +16,7 @@
 //! codes in an hour has further codes refused unread.
 
 mod code;
-mod codes;
+pub(crate) mod codes;
 pub mod command;
 mod listing;
 mod notices;

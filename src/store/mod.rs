@@ -18,7 +18,9 @@
 //! a wrong approval token), `standing_rules` (the calls a person let run
 //! without asking, by conversation and tool), `paired` (the people let in by
 //! a pairing code, per gateway), `pairing_codes` (the codes sent, waiting
-//! for an owner), `web_links` (the dashboard's one-time sign-in links, by the
+//! for an owner), `people` and `identities` (people linked across
+//! channels, and which person each linked account is), `link_codes` (the
+//! codes asked for with `/link`, waiting to be named elsewhere), `web_links` (the dashboard's one-time sign-in links, by the
 //! SHA-256 of the token), `web_sessions` (the browsers signed in, by the
 //! SHA-256 of the session id), `web_keys` (the API keys, by the SHA-256 of
 //! the key) and `meta` (schema version).
@@ -46,11 +48,13 @@ mod guesses;
 mod history;
 mod journal;
 mod keys;
+mod link_codes;
 mod loops;
 mod memory;
 mod outbox;
 mod paired;
 mod pairing_codes;
+mod people;
 pub mod records;
 mod standing_rules;
 mod stops;
@@ -73,9 +77,10 @@ pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
 pub use outbox::OutboxEntry;
+pub use people::Linked;
 pub use records::{
-    Approval, Approver, AuditEvent, Audited, Decision, How, Names, PairedPerson, PendingPairing, Person, ProposedCall,
-    RunState, Scope, StandingRule, Status, VoteOutcome,
+    Approval, Approver, AuditEvent, Audited, Decision, How, Identity, LinkedPerson, Names, PairedPerson,
+    PendingPairing, Person, ProposedCall, RunState, Scope, StandingRule, Status, VoteOutcome,
 };
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{PendingOutbound, TurnCommit};
@@ -126,6 +131,9 @@ struct Inner {
     guesses: sled::Tree,
     paired: sled::Tree,
     pairing_codes: sled::Tree,
+    people: sled::Tree,
+    identities: sled::Tree,
+    link_codes: sled::Tree,
     summaries: sled::Tree,
     standing_rules: sled::Tree,
     web_links: sled::Tree,
@@ -187,6 +195,9 @@ impl Store {
             guesses: tree("guesses")?,
             paired: tree("paired")?,
             pairing_codes: tree("pairing_codes")?,
+            people: tree("people")?,
+            identities: tree("identities")?,
+            link_codes: tree("link_codes")?,
             web_links: tree("web_links")?,
             web_sessions: tree("web_sessions")?,
             web_keys: tree("web_keys")?,

@@ -2,9 +2,10 @@
 //! recent turns it is shown, by words (BM25 over [`crate::ranking`]'s terms)
 //! and dates. By default it searches the calling conversation; with
 //! `scope: "all"` also the other conversations of the same person on the
-//! same gateway — there, only the turns that person started (each turn
-//! records its sender), so another person's words are never found, not
-//! even in a group both are in.
+//! same gateway, and on the channels they linked when the search runs in
+//! one of their private conversations ([`crate::linking`]) — there, only
+//! the turns that person started (each turn records its sender), so another
+//! person's words are never found, not even in a group both are in.
 
 use async_trait::async_trait;
 use jiff::Timestamp;
@@ -52,7 +53,7 @@ enum Scope {
     #[default]
     Conversation,
     /// The calling conversation, and the turns the caller started in their
-    /// other conversations on the same gateway.
+    /// other conversations on the same gateway and on their linked channels.
     All,
 }
 
@@ -79,7 +80,7 @@ impl Tool for SearchHistory {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "search_history".into(),
-            description: "Search this conversation's earlier turns (older than those you see) by words and dates, or with scope \"all\" also what this person said in their other conversations with you; the best matches come first, each with its date (UTC).".into(),
+            description: "Search this conversation's earlier turns (older than those you see) by words and dates, or with scope \"all\" also what this person said in their other conversations with you (on every channel they linked); the best matches come first, each with its date (UTC).".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
@@ -133,7 +134,7 @@ impl Tool for SearchHistory {
         if picked.is_empty() {
             return Ok("no earlier turns match".into());
         }
-        Ok(answer(&turns, &picked))
+        Ok(answer(&turns, &picked, &context.conversation.gateway))
     }
 }
 
@@ -143,16 +144,25 @@ impl Tool for SearchHistory {
 async fn read(context: &ToolContext, scope: Scope) -> Result<Vec<Found>, ToolError> {
     let store = context.memory.store().clone();
     let here = context.conversation.clone();
+    // The caller, and who they are on the channels they linked.
+    let mut accounts = vec![(here.gateway.clone(), context.sender.clone())];
+    accounts.extend(context.memory.linked().iter().cloned());
+    let mut gateways: Vec<_> = accounts.iter().map(|(gateway, _)| gateway.clone()).collect();
+    gateways.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    gateways.dedup();
     let read = tokio::task::spawn_blocking(move || match scope {
         Scope::Conversation => store
             .all_turns(&here)
             .map(|records| records.into_iter().map(|record| (here.clone(), record)).collect()),
-        Scope::All => store.turns_on(&here.gateway),
+        Scope::All => gateways.iter().try_fold(Vec::new(), |mut all, gateway| {
+            all.extend(store.turns_on(gateway)?);
+            Ok(all)
+        }),
     });
-    let records = read
+    let records: Vec<_> = read
         .await
         .map_err(|error| ToolError::Failed(format!("history search failed: {error}")))?
-        .map_err(|error| ToolError::Failed(format!("history is unavailable: {error}")))?;
+        .map_err(|error: crate::store::StoreError| ToolError::Failed(format!("history is unavailable: {error}")))?;
     let here = &context.conversation;
     Ok(records
         .into_iter()
@@ -162,7 +172,10 @@ async fn read(context: &ToolContext, scope: Scope) -> Result<Vec<Found>, ToolErr
                 return Some(Found { turn, elsewhere: None });
             }
             // Elsewhere, only what this person started.
-            (turn.by.as_ref() == Some(&context.sender)).then_some(Found {
+            let theirs = accounts
+                .iter()
+                .any(|(gateway, user)| *gateway == conversation.gateway && turn.by.as_ref() == Some(user));
+            theirs.then_some(Found {
                 turn,
                 elsewhere: Some(conversation),
             })
@@ -206,8 +219,8 @@ pub fn said(messages: &[ChatMessage]) -> String {
 }
 
 /// The picked turns, best first, each under its date (and its
-/// conversation, when not the caller's), within [`ANSWER_CHARS`].
-fn answer(turns: &[Found], picked: &[usize]) -> String {
+/// conversation, when not the caller's, or its channel, when on another), within [`ANSWER_CHARS`].
+fn answer(turns: &[Found], picked: &[usize], here: &passepartout_gateway::GatewayId) -> String {
     let mut out = String::new();
     for (shown, &index) in picked.iter().enumerate() {
         let Found { turn, elsewhere } = &turns[index];
@@ -217,7 +230,10 @@ fn answer(turns: &[Found], picked: &[usize]) -> String {
             .map(|at| at.strftime("%Y-%m-%d %H:%M UTC").to_string())
             .unwrap_or_else(|| "undated".into());
         let mut block = match elsewhere {
-            Some(conversation) => format!("[{date}, in conversation {}]\n", conversation.chat.as_str()),
+            Some(conversation) if conversation.gateway == *here => {
+                format!("[{date}, in conversation {}]\n", conversation.chat.as_str())
+            }
+            Some(conversation) => format!("[{date}, on {}]\n", conversation.gateway),
             None => format!("[{date}]\n"),
         };
         for message in turn

@@ -180,6 +180,67 @@ async fn scope_all_finds_the_persons_other_conversations_but_never_another_perso
 }
 
 #[tokio::test]
+async fn scope_all_reaches_the_linked_channels_but_only_what_the_person_said_there() {
+    let mut context = testing::context();
+    let telegram = GatewayId::new("telegram").unwrap();
+    context.memory = context.memory.clone().linked_with(vec![(
+        telegram.clone(),
+        passepartout_gateway::UserId::new("42").unwrap(),
+    )]);
+    let theirs = ConversationKey::new(telegram.clone(), ChatId::new("42").unwrap());
+    let group = ConversationKey::new(telegram, ChatId::new("-100").unwrap());
+    keep_by(
+        &context,
+        &theirs,
+        Some("42"),
+        "the boat leaves at nine",
+        "noted",
+        Some(march(3)),
+    );
+    keep_by(
+        &context,
+        &group,
+        Some("42"),
+        "boat snacks in the group",
+        "ok",
+        Some(march(4)),
+    );
+    keep_by(
+        &context,
+        &group,
+        Some("77"),
+        "someone else's boat",
+        "ok",
+        Some(march(4)),
+    );
+    keep_by(
+        &context,
+        &theirs,
+        Some("tester"),
+        "a boat by a same-named id",
+        "ok",
+        Some(march(5)),
+    );
+
+    let here = search(&context, json!({"query": "boat"})).await.unwrap();
+    assert_eq!(here, "no earlier turns match", "the default stays in this conversation");
+    let all = search(&context, json!({"query": "boat", "limit": 20, "scope": "all"}))
+        .await
+        .unwrap();
+    assert!(
+        all.contains("[2025-03-03 12:00 UTC, on telegram]\nperson: the boat leaves"),
+        "{all}"
+    );
+    assert!(
+        all.contains("boat snacks in the group"),
+        "what they said, wherever: {all}"
+    );
+    for never in ["someone else's boat", "same-named id"] {
+        assert!(!all.contains(never), "{never} found: {all}");
+    }
+}
+
+#[tokio::test]
 async fn dates_bound_the_search_and_undated_turns_only_match_without_them() {
     let context = testing::context();
     keep(&context, "tools", "tea on the third", "ok", Some(march(3)));

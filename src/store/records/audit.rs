@@ -1,7 +1,8 @@
 //! An audit event as the store keeps it: an approval requested or decided,
 //! a standing rule made or revoked, a tool call that ran, the models' vote
-//! on a proposed call, or a step of pairing (a code offered, approved or
-//! refused, a person revoked), with who and when. The store writes one in the
+//! on a proposed call, a step of pairing (a code offered, approved or
+//! refused, a person revoked) or of linking (identities linked or unlinked, a
+//! link code refused), with who and when. The store writes one in the
 //! same transaction as what it records.
 
 use passepartout_gateway::{ApprovalToken, ConversationKey, UserId};
@@ -116,6 +117,19 @@ pub enum Audited {
     PairingRefused { by: Person },
     /// An owner revoked a paired person.
     Unpaired { person: UserId, by: Person },
+    /// `by` named a link code: their identity and the one that asked for
+    /// the code (`gateway:user` each) are one person now (the code itself
+    /// is never recorded).
+    Linked { person: u64, by: Person, with: String },
+    /// Someone named a link code that does not exist or has expired.
+    LinkRefused { by: Person },
+    /// Identities were taken out of a linked person (`by` the person
+    /// themselves, or the owner at the terminal).
+    Unlinked {
+        person: u64,
+        identities: Vec<String>,
+        by: Person,
+    },
 }
 
 /// What the models' vote on a call came to.

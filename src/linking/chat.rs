@@ -1,0 +1,75 @@
+//! The answers to `/link`, `/link CODE` and `/unlink` in a chat. What
+//! failed is said at once; what was done is told on every side through the
+//! outbox, once the store has it on disk.
+
+use passepartout_gateway::{ConversationKey, Inbound, Outbound, OutboundBody, ReplyKind};
+
+use super::{LinkCommand, Linking, words};
+use crate::store::{Identity, Linked, Person};
+
+/// What the intake does with a linking command.
+#[derive(Debug)]
+pub struct Answer {
+    /// Sent at once: a code, or why nothing was done.
+    pub now: Option<Outbound>,
+    /// Conversations whose outboxes tell of what was done, to deliver once durable.
+    pub told: Vec<ConversationKey>,
+}
+
+impl Linking {
+    /// The answer to `command`, which `inbound` is.
+    pub fn answer_command(&self, inbound: &Inbound, command: &LinkCommand) -> Answer {
+        let said = |text: String| Answer {
+            now: Some(notice(inbound, text)),
+            told: Vec::new(),
+        };
+        let identity = match self.identity_of(inbound) {
+            Ok(identity) => identity,
+            Err(error) => return said(format!("Not done: {error}.")),
+        };
+        let by = Person::of(inbound);
+        match command {
+            LinkCommand::Ask => match self.ask(identity) {
+                Ok(code) => said(words::code_text(code.as_str())),
+                Err(error) => said(format!("No link code: {error}.")),
+            },
+            LinkCommand::Name(typed) => match self.name(typed, &identity, &by) {
+                Ok((Linked::Now(_), asked)) => Answer {
+                    now: None,
+                    told: vec![asked.conversation, identity.conversation],
+                },
+                Ok((Linked::Already(_), asked)) => said(already(&asked)),
+                Err(error) => said(format!("Not linked: {error}.")),
+            },
+            LinkCommand::Unlink => match self.unlink_self(&identity.gateway, &identity.user, &by) {
+                Ok(person) => Answer {
+                    now: None,
+                    told: person.identities.into_iter().map(|i| i.conversation).collect(),
+                },
+                Err(error) => said(format!("Not unlinked: {error}.")),
+            },
+        }
+    }
+}
+
+fn already(asked: &Identity) -> String {
+    format!(
+        "This chat and {} are one person to me already.",
+        crate::people::named(&asked.gateway, &asked.user, &asked.names)
+    )
+}
+
+/// A notice of linking's own into `inbound`'s conversation, replying to it.
+fn notice(inbound: &Inbound, text: String) -> Outbound {
+    Outbound {
+        id: format!("linking-{}", inbound.message_id),
+        conversation: inbound.conversation.clone(),
+        in_reply_to: Some(inbound.message_id.clone()),
+        body: OutboundBody::Text {
+            text,
+            kind: ReplyKind::Notice,
+        },
+        drafts: Vec::new(),
+        turn_end: None,
+    }
+}

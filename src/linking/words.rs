@@ -1,0 +1,77 @@
+//! What linking says: the code, and the notices that tell each side of a
+//! link or an unlink. The notices go through the outbox, written in the
+//! transaction that makes them true, so each is sent once, and only when
+//! what it tells happened.
+
+use std::collections::BTreeSet;
+
+use passepartout_gateway::{ConversationKey, OutboundBody, ReplyKind};
+
+use super::EXPIRE_MS;
+use crate::people::named;
+use crate::store::{Identity, LinkedPerson};
+
+/// A message for one conversation's outbox.
+pub type Notice = (ConversationKey, OutboundBody);
+
+fn notice(conversation: &ConversationKey, text: String) -> Notice {
+    let body = OutboundBody::Text {
+        text,
+        kind: ReplyKind::Notice,
+    };
+    (conversation.clone(), body)
+}
+
+fn shown(identity: &Identity) -> String {
+    named(&identity.gateway, &identity.user, &identity.names)
+}
+
+/// The answer to `/link`: the code and what to do with it.
+pub fn code_text(code: &str) -> String {
+    let minutes = EXPIRE_MS / 60_000;
+    format!(
+        "Your link code is `{code}`. It works once, for {minutes} minutes. On your other channel, send \
+         `/link {code}` (or type `passepartout link {code}` in a terminal): the two are then one person to me, \
+         with one memory. Nobody else needs to see it."
+    )
+}
+
+/// What the side that asked for the code is told once `named` named it.
+pub fn linked_notice(asked: &Identity, named: &Identity) -> Notice {
+    let text = format!(
+        "Linked: this chat and {} are one person to me now. What you tell me on either, I remember on both. \
+         Send /unlink here to undo it.",
+        shown(named)
+    );
+    notice(&asked.conversation, text)
+}
+
+/// What the side that named the code is told.
+pub fn named_notice(asked: &Identity, named: &Identity) -> Notice {
+    let text = format!(
+        "Linked: this chat and {} are one person to me now. What you tell me on either, I remember on both. \
+         Send /unlink here to undo it.",
+        shown(asked)
+    );
+    notice(&named.conversation, text)
+}
+
+/// What each side of `person` is told when the identities labelled `gone`
+/// are taken out.
+pub fn unlinked_notices(person: &LinkedPerson, gone: &BTreeSet<String>) -> Vec<Notice> {
+    let names = |identities: &mut dyn Iterator<Item = &Identity>| identities.map(shown).collect::<Vec<_>>().join(", ");
+    person
+        .identities
+        .iter()
+        .map(|identity| {
+            let text = if gone.contains(&identity.label()) {
+                let others = names(&mut person.identities.iter().filter(|other| *other != identity));
+                format!("Unlinked: this chat is no longer one person with {others}. What you tell me here stays here.")
+            } else {
+                let taken = names(&mut person.identities.iter().filter(|other| gone.contains(&other.label())));
+                format!("Unlinked: {taken} is no longer one person with this chat.")
+            };
+            notice(&identity.conversation, text)
+        })
+        .collect()
+}
