@@ -309,6 +309,7 @@ impl Daemon {
             status: Arc::new(move || document.document()),
             approvals: approvals.clone(),
             pairing,
+            linking,
             loops: loops.clone(),
             cascade,
             tools: Arc::new(move || current.pipeline().tool_list()),

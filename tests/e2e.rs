@@ -25,6 +25,7 @@ mod fake_telegram;
 mod formatted_replies;
 mod full_disk;
 mod gateway_rosters;
+mod linking;
 mod loops;
 mod loops_control;
 mod markup_send;

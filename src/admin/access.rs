@@ -1,6 +1,7 @@
 //! Pairing and access on the admin path: `pair list`, `pair approve CODE`,
 //! `access` and `access revoke GATEWAY:USER`, asked by the local user (who
-//! may approve everything, so is an owner). A change is made durable before
+//! may approve everything, so is an owner), and the linked people of
+//! [`super::people`]. A change is made durable before
 //! the owner is told it is done.
 
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use passepartout_admin::{AccessAnswer, AccessRequest, AdminReply};
 use passepartout_gateway::{ConversationKey, UserId};
 
-use super::{AdminContext, Reply};
+use super::{AdminContext, Reply, people};
 use crate::pairing::{PairError, paired_message};
 use crate::store::Person;
 
@@ -22,10 +23,16 @@ pub(super) fn answer(
     reply: Reply,
 ) {
     let pairing = admin.pairing.clone();
+    let asker = by.clone();
     let by = Person::known_as(conversation.gateway.clone(), by);
     let nudge = admin.nudge.clone();
+    let admin = admin.clone();
     admin.tracker.clone().spawn(async move {
+        let linking = &admin.linking;
         let answer = match request {
+            AccessRequest::People => people::listing(linking),
+            AccessRequest::Link { code } => people::link(&admin, linking, code, conversation, asker).await,
+            AccessRequest::Unlink { person } => people::unlink(&admin, linking, &person, conversation, asker).await,
             AccessRequest::Waiting => done(pairing.render_waiting()),
             AccessRequest::List => match pairing.render_access() {
                 Ok(listing) => done(listing),

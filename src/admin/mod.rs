@@ -16,6 +16,7 @@ mod access;
 mod approvals;
 mod dashboard;
 mod loops;
+mod people;
 mod redacted;
 mod relative;
 mod reloaded;
@@ -50,6 +51,8 @@ pub struct AdminContext {
     pub approvals: Arc<Approvals>,
     /// Pairing codes approved, people listed and revoked.
     pub pairing: Arc<Pairing>,
+    /// People linked across channels: listed, linked from the terminal, unlinked.
+    pub linking: Arc<crate::linking::Linking>,
     /// The background loops: listed, stopped, triggered.
     pub loops: Arc<dyn LoopDesk>,
     /// The tools and the gates now (`passepartout tools`).

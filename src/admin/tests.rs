@@ -87,10 +87,15 @@ fn serve_reloading(reload: Arc<dyn Reload>) -> Served {
     let tracker = TaskTracker::new();
     let components = crate::gateways::components(&config);
     let pairing = crate::gateways::pairing(&components, &config, &store, Clock::start()).unwrap();
+    let access = Arc::new(crate::access::Access::from_rosters(
+        components.iter().map(|c| (c.id(), c.talkers())),
+    ));
+    let linking = crate::linking::Linking::new(store.clone(), Clock::start(), access, 10).unwrap();
     let context = AdminContext {
         status: Arc::new(|| json!({ "version": "test" })),
         approvals,
         pairing: Arc::new(pairing),
+        linking: Arc::new(linking),
         loops: loops.clone(),
         cascade: Arc::new(Cascade::new(Vec::new(), Duration::from_secs(1))),
         tools: Arc::new(|| crate::pipeline::tool_list::ToolList {

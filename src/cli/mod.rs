@@ -1,6 +1,6 @@
 //! The command line: `run` (the daemon) and the client commands that talk to
 //! it through the local socket (`chat`, `send`, `status`, `approvals`, `loops`,
-//! `pair`, `access`, `reload`), plus `setup` (the guided first run),
+//! `pair`, `access`, `people`, `link`, `reload`), plus `setup` (the guided first run),
 //! `doctor`, `check-config` and `signal link` (your own Signal account).
 //! `--config FILE` is global, so clients find the daemon's
 //! socket through the same file.
@@ -17,6 +17,7 @@ mod manual;
 mod markdown_stream;
 mod one_word;
 mod pair;
+mod people;
 mod reload;
 mod restore;
 mod runtime;
@@ -121,6 +122,18 @@ pub enum Command {
     Access {
         #[command(subcommand)]
         revoke: Option<pair::AccessCommand>,
+    },
+    /// List the people linked across channels, with their accounts; or take
+    /// one apart.
+    People {
+        #[command(subcommand)]
+        unlink: Option<people::PeopleCommand>,
+    },
+    /// Link this terminal with the channel that sent `/link` (name its code);
+    /// with no code, print one to send as `/link CODE` from another channel.
+    Link {
+        /// The code `/link` answered on the other channel.
+        code: Option<String>,
     },
     /// Print a one-time link that signs a browser in to the web dashboard
     /// (valid 5 minutes); or list or sign out the browsers signed in.
@@ -427,6 +440,8 @@ async fn execute(cli: Cli) -> ExitCode {
                 },
                 Command::Pair { command } => pair::pair(&config, command).await,
                 Command::Access { revoke } => pair::access(&config, revoke).await,
+                Command::People { unlink } => people::people(&config, unlink).await,
+                Command::Link { code } => people::link(&config, code).await,
                 Command::Web { open, command } => web::web(&config, command, open).await,
                 Command::Tools { json } => tools::list(&config, json).await,
                 // Both change files (the config, the store): never on a guess

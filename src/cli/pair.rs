@@ -54,7 +54,7 @@ pub async fn access(config: &Config, command: Option<AccessCommand>) -> ExitCode
 
 /// Exit 0 when done, 1 when the daemon refused (a wrong code, not an owner,
 /// not paired), 3 when it is unreachable.
-async fn ask(config: &Config, request: AccessRequest) -> ExitCode {
+pub(super) async fn ask(config: &Config, request: AccessRequest) -> ExitCode {
     match connect(config, None).await {
         Ok(mut client) => answered(client.access(request).await),
         Err(code) => code,

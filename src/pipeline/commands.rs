@@ -53,6 +53,11 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "pair",
         "pair approve CODE: let in someone who asked with that code (add approver: they approve too)",
     ),
+    (
+        "link",
+        "a code to link this chat with your other channels (one memory); /link CODE there links them",
+    ),
+    ("unlink", "take this chat out of the channels it is linked with"),
 ];
 
 /// The `/help` text.

@@ -314,7 +314,11 @@ mod tests {
         };
         assert_eq!(merged.id, first.id, "the older number is kept");
         assert_eq!(merged.identities.len(), 5);
-        assert_eq!(store.people().unwrap(), std::slice::from_ref(&merged), "the younger person is gone");
+        assert_eq!(
+            store.people().unwrap(),
+            std::slice::from_ref(&merged),
+            "the younger person is gone"
+        );
         assert_eq!(store.person_of(&d.gateway, &d.user).unwrap(), Some(merged));
     }
 

@@ -110,7 +110,7 @@ pub enum WebRequest {
     RevokeKey { key: String },
 }
 
-/// What the owner may ask about who is let in.
+/// What the owner may ask about who is let in, and who is linked.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case")]
 pub enum AccessRequest {
@@ -122,6 +122,14 @@ pub enum AccessRequest {
     List,
     /// Revoke the pairing of `person` (`gateway:user`).
     Revoke { person: String },
+    /// Everyone linked across channels, with their accounts.
+    People,
+    /// Link the asking terminal with whoever asked for `code`; without a
+    /// code, a code for the terminal to name on another channel.
+    Link { code: Option<String> },
+    /// Take `person` apart: a linked person's number, or one account
+    /// (`gateway:user`).
+    Unlink { person: String },
 }
 
 impl std::fmt::Debug for AccessRequest {
@@ -135,6 +143,12 @@ impl std::fmt::Debug for AccessRequest {
                 .finish_non_exhaustive(),
             Self::List => f.write_str("List"),
             Self::Revoke { person } => f.debug_struct("Revoke").field("person", person).finish(),
+            Self::People => f.write_str("People"),
+            Self::Link { code } => f
+                .debug_struct("Link")
+                .field("code", &code.as_ref().map(|_| "…"))
+                .finish(),
+            Self::Unlink { person } => f.debug_struct("Unlink").field("person", person).finish(),
         }
     }
 }

@@ -5,7 +5,7 @@
 
 /// Command and description, in menu order (Telegram: lowercase names of at
 /// most 32 characters, descriptions of 3 to 256).
-pub const COMMANDS: [(&str, &str); 13] = [
+pub const COMMANDS: [(&str, &str); 15] = [
     ("start", "Start a conversation"),
     ("help", "What I can do"),
     ("status", "How the assistant is doing"),
@@ -19,6 +19,8 @@ pub const COMMANDS: [(&str, &str); 13] = [
     ("rules", "Calls that run here without asking (standing rules)"),
     ("loops", "The background loops"),
     ("forget", "Forget this conversation"),
+    ("link", "Link this chat with your other channels (a code)"),
+    ("unlink", "Take this chat out of your linked channels"),
 ];
 
 #[cfg(test)]
