@@ -434,3 +434,52 @@ fn names_are_kept_beside_the_ids_and_records_without_them_still_open() {
     let old: Person = serde_json::from_str(r#"{"gateway":"signal","user":"u1"}"#).unwrap();
     assert!(old.names.is_empty(), "a person kept before names were");
 }
+
+#[test]
+fn a_linked_person_and_the_linking_events_keep_their_stored_form() {
+    let identity = |gateway: &str, user: &str, aliases: Vec<UserId>, names: Names| Identity {
+        gateway: GatewayId::new(gateway).unwrap(),
+        user: UserId::new(user).unwrap(),
+        aliases,
+        conversation: ConversationKey::new(GatewayId::new(gateway).unwrap(), ChatId::new(user).unwrap()),
+        at_ms: 9,
+        names,
+    };
+    let linked = LinkedPerson {
+        id: 3,
+        identities: vec![
+            identity("telegram", "42", Vec::new(), ada()),
+            identity("signal", "u1", vec![UserId::new("+100").unwrap()], Names::default()),
+        ],
+        created_ms: 9,
+    };
+    assert_stored(
+        &linked,
+        r#"{"id":3,"identities":[{"gateway":"telegram","user":"42","conversation":{"gateway":"telegram","chat":"42"},"at_ms":9,"name":"Ada Lovelace","username":"ada"},{"gateway":"signal","user":"u1","aliases":["+100"],"conversation":{"gateway":"signal","chat":"u1"},"at_ms":9}],"created_ms":9}"#,
+    );
+    let event = |what| AuditEvent {
+        at_ms: 3,
+        conversation: conversation(),
+        what,
+    };
+    assert_stored(
+        &event(Audited::Linked {
+            person: 3,
+            by: person(),
+            with: "telegram:42".into(),
+        }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"linked","person":3,"by":{"gateway":"signal","user":"u1","aliases":["+100"]},"with":"telegram:42"}"#,
+    );
+    assert_stored(
+        &event(Audited::LinkRefused { by: person() }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"link_refused","by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
+    );
+    assert_stored(
+        &event(Audited::Unlinked {
+            person: 3,
+            identities: vec!["signal:u1".into()],
+            by: person(),
+        }),
+        r#"{"at_ms":3,"conversation":{"gateway":"socket","chat":"c"},"event":"unlinked","person":3,"identities":["signal:u1"],"by":{"gateway":"signal","user":"u1","aliases":["+100"]}}"#,
+    );
+}
