@@ -64,8 +64,9 @@ fn code_in(answer: &str) -> String {
     answer[start..start + 8].to_owned()
 }
 
-#[test]
-fn a_code_from_one_channel_named_on_another_links_them_and_both_are_told() {
+// Paused time: each desk's clock reads what it was given.
+#[tokio::test(start_paused = true)]
+async fn a_code_from_one_channel_named_on_another_links_them_and_both_are_told() {
     let (_dir, store) = open_temp();
     let desk = desk(&store, access(), T0);
     let asked = answered(&desk, &says("telegram", "42", "42", "/link"));
@@ -93,8 +94,9 @@ fn a_code_from_one_channel_named_on_another_links_them_and_both_are_told() {
     assert_eq!(again, "Not linked: no such link code (or it expired).", "used once");
 }
 
-#[test]
-fn codes_are_refused_in_groups_both_ways() {
+// Paused time: each desk's clock reads what it was given.
+#[tokio::test(start_paused = true)]
+async fn codes_are_refused_in_groups_both_ways() {
     let (_dir, store) = open_temp();
     let desk = desk(&store, access(), T0);
     let in_group = answered(&desk, &says("telegram", "-100", "42", "/link"));
@@ -105,8 +107,9 @@ fn codes_are_refused_in_groups_both_ways() {
     assert!(store.people().unwrap().is_empty());
 }
 
-#[test]
-fn a_wrong_and_an_expired_code_read_the_same_and_guessing_is_limited() {
+// Paused time: each desk's clock reads what it was given.
+#[tokio::test(start_paused = true)]
+async fn a_wrong_and_an_expired_code_read_the_same_and_guessing_is_limited() {
     let (_dir, store) = open_temp();
     let code = code_in(&answered(
         &desk(&store, access(), T0),
@@ -129,8 +132,9 @@ fn a_wrong_and_an_expired_code_read_the_same_and_guessing_is_limited() {
     assert_eq!(audited.len(), 3, "each refusal is audited: {audited:?}");
 }
 
-#[test]
-fn a_channels_own_code_is_refused_and_stays_usable() {
+// Paused time: each desk's clock reads what it was given.
+#[tokio::test(start_paused = true)]
+async fn a_channels_own_code_is_refused_and_stays_usable() {
     let (_dir, store) = open_temp();
     let desk = desk(&store, access(), T0);
     let code = code_in(&answered(&desk, &says("telegram", "42", "42", "/link")));
@@ -144,8 +148,9 @@ fn a_channels_own_code_is_refused_and_stays_usable() {
     );
 }
 
-#[test]
-fn asking_again_voids_the_earlier_code_and_codes_outlive_a_restart() {
+// Paused time: each desk's clock reads what it was given.
+#[tokio::test(start_paused = true)]
+async fn asking_again_voids_the_earlier_code_and_codes_outlive_a_restart() {
     let (_dir, store) = open_temp();
     let first = code_in(&answered(
         &desk(&store, access(), T0),
@@ -169,8 +174,9 @@ fn asking_again_voids_the_earlier_code_and_codes_outlive_a_restart() {
     );
 }
 
-#[test]
-fn the_asking_side_must_still_be_allowed_when_its_code_is_named() {
+// Paused time: each desk's clock reads what it was given.
+#[tokio::test(start_paused = true)]
+async fn the_asking_side_must_still_be_allowed_when_its_code_is_named() {
     let (_dir, store) = open_temp();
     let asked_by = desk(&store, access(), T0);
     let code = code_in(&answered(&asked_by, &says("telegram", "43", "43", "/link")));
@@ -191,8 +197,9 @@ fn the_asking_side_must_still_be_allowed_when_its_code_is_named() {
     assert!(store.people().unwrap().is_empty());
 }
 
-#[test]
-fn unlinking_oneself_and_at_the_terminal_tells_every_side() {
+// Paused time: each desk's clock reads what it was given.
+#[tokio::test(start_paused = true)]
+async fn unlinking_oneself_and_at_the_terminal_tells_every_side() {
     let (_dir, store) = open_temp();
     let desk = desk(&store, access(), T0);
     let link = |from: Inbound, to: Inbound| {
