@@ -190,7 +190,7 @@ fn tell(intake: &IntakeContext, outbound: passepartout_gateway::Outbound) {
     };
     intake.lifecycle.spawn(async move {
         if let Err(error) = gateway.deliver(&outbound).await {
-            tracing::warn!(conversation = %outbound.conversation, %error, "could not send a pairing notice");
+            tracing::warn!(conversation = %outbound.conversation, %error, "could not send a pairing or linking notice");
         }
     });
 }
@@ -205,7 +205,7 @@ fn deliver_when_durable(intake: &IntakeContext, conversations: Vec<passepartout_
     let (cx2, store) = (intake.conversations.clone(), intake.store.clone());
     intake.lifecycle.spawn(async move {
         if let Err(error) = store.durable().await {
-            tracing::error!(%error, "cannot make pairing notices durable; they wait in the outbox");
+            tracing::error!(%error, "cannot make pairing or linking notices durable; they wait in the outbox");
             return;
         }
         for conversation in &conversations {

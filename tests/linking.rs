@@ -1,7 +1,8 @@
 //! Linking end to end, against the fake Bot API and the fake signal-cli
 //! inside the real daemon: `/link` on Telegram answers a code, `/link CODE`
 //! on Signal makes the two accounts one person and both sides are told; a
-//! wrong code is refused; a fact told on Telegram is recalled on Signal;
+//! wrong code is refused; a fact told on Telegram is recalled on Signal,
+//! and one told on Signal is not recalled in a Telegram group;
 //! the person's own Telegram approval is answered from Signal while someone
 //! else's is not; `/link` in a group is refused; `passepartout people`,
 //! `link` and `people unlink` work from the terminal; no code ever reaches
@@ -50,6 +51,7 @@ fn model(request: &Value) -> Script {
     };
     match last_user_text(request).as_str() {
         "remember the locker" => tool("remember", json!({"fact": "the locker code is 4711"})),
+        "remember the bike" => tool("remember", json!({"fact": "the bike is blue"})),
         "what is my locker code?" => tool("recall", json!({})),
         _ => support::approvals::model(request),
     }
@@ -94,7 +96,10 @@ async fn start() -> Setup {
     let data = daemon.config.data_dir.display().to_string();
     std::fs::write(
         &cli_config,
-        format!("data_dir = {data:?}\n[[llm.providers]]\nname = \"fake\"\nbase_url = \"http://127.0.0.1:9/v1\"\nmodel = \"m\"\n"),
+        format!(
+            "data_dir = {data:?}\n[[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"m\"\n",
+            url = llm.base_url()
+        ),
     )
     .unwrap();
     Setup {
@@ -200,6 +205,24 @@ async fn a_telegram_and_a_signal_account_linked_share_memory_and_the_persons_app
     assert!(
         recalled.contains("the locker code is 4711"),
         "recalled on Signal: {recalled}"
+    );
+
+    let remembered = setup.on_signal("remember the bike").await;
+    assert!(remembered.starts_with("done: remembered"), "{remembered}");
+    let id = setup.telegram.push_update(
+        setup
+            .telegram
+            .group_message(-100, ADA_TELEGRAM, "what is my locker code?"),
+    );
+    setup.telegram.wait_for_confirmed(id, WAIT).await;
+    let in_group = setup.telegram.wait_for_sent_to(-100, 1, WAIT).await[0].text.clone();
+    assert!(
+        in_group.contains("4711"),
+        "her own Telegram facts, as before: {in_group}"
+    );
+    assert!(
+        !in_group.contains("bike"),
+        "nothing from her other channels in a group: {in_group}"
     );
 
     // Ada's own approval, asked on Telegram, answered from Signal.

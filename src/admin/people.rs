@@ -53,11 +53,7 @@ pub(super) async fn link(
     };
     let Some(code) = code else {
         return match linking.ask(identity) {
-            Ok(code) => done(format!(
-                "Your link code is {code}. It works once, for {} minutes: send `/link {code}` on your other channel.",
-                crate::linking::EXPIRE_MS / 60_000,
-                code = code.as_str()
-            )),
+            Ok(code) => done(crate::linking::code_text(code.as_str())),
             Err(error) => refused_because(error),
         };
     };

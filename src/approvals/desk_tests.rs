@@ -699,6 +699,19 @@ fn a_linked_person_answers_their_own_approval_from_their_other_channel_only() {
     let (_dir, store) = open_temp();
     let desk = desk(&store);
     link(&store, "telegram:42", "signal:u-1");
+    link(&store, "telegram:7", "signal:u-7");
+    let global = approver("telegram", "7", true);
+    let per_gateway = HashMap::from([
+        (
+            GatewayId::new("telegram").unwrap(),
+            vec![approver("telegram", "42", false)],
+        ),
+        (
+            GatewayId::new("signal").unwrap(),
+            vec![approver("signal", "u-1", false)],
+        ),
+    ]);
+    desk.set_policy(Policy::new(per_gateway, vec![global], None));
     link(&store, "telegram:5", "signal:u-5");
     let theirs = pending_by(&desk, &conversation("telegram", "42"), "42");
     let others = pending_by(&desk, &conversation("telegram", "100"), "77");
@@ -739,6 +752,16 @@ fn a_linked_person_answers_their_own_approval_from_their_other_channel_only() {
     assert_eq!(status(&desk, &others), Status::Pending);
     assert_eq!(status(&desk, &not_an_approver), Status::Pending);
 
+    let sevens = pending_by(&desk, &conversation("telegram", "7"), "7");
+    let unapproving = say(
+        &desk,
+        &text_from(&conversation("signal", "u-7"), "u-7", "s4", &answer(&sevens), None),
+    );
+    assert_eq!(
+        notice(&unapproving),
+        no_such(sevens.token.as_str()),
+        "an account that does not approve where it answers does not, linked or not"
+    );
     let own = say(&desk, &text_from(&signal_dm, "u-1", "s3", &answer(&theirs), None));
     assert!(notice(&own).starts_with("Approved"), "{own:?}");
     assert!(

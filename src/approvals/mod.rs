@@ -170,8 +170,8 @@ impl Approvals {
     /// one of the approvers it was asked of, who still is one now (an
     /// approver taken off the lists, or a paired one revoked, no longer
     /// decides what waits); or the person who asked for it, answering from
-    /// a private conversation on another channel they linked, when they may
-    /// decide it where it was asked.
+    /// a private conversation on another channel they linked where they
+    /// approve too, when they may decide it where it was asked.
     pub fn may_decide(
         &self,
         approval: &Approval,
@@ -198,8 +198,13 @@ impl Approvals {
 
     /// Whether `person` is who asked for `approval` under another account
     /// linked with theirs, answering in the private conversation they linked
-    /// from, and that account may decide it where it was asked.
+    /// from, where they may approve on their own, and that account may
+    /// decide it where it was asked.
     fn asked_it_elsewhere(&self, approval: &Approval, person: &Person, conversation: &ConversationKey) -> bool {
+        let here = self.policy.load().approvers_for(conversation);
+        if may_act(&here, conversation, person, conversation).is_err() {
+            return false;
+        }
         let linked = match self.store.person_of(&person.gateway, &person.user) {
             Ok(Some(linked)) => linked,
             Ok(None) => return false,
@@ -211,7 +216,10 @@ impl Approvals {
         let answering_from_their_own = linked
             .identity(&person.gateway, &person.user)
             .is_some_and(|identity| identity.conversation == *conversation);
-        let Some(asker) = linked.identity(&approval.conversation.gateway, &approval.requester) else {
+        let Some(asker) = linked
+            .identity(&approval.conversation.gateway, &approval.requester)
+            .filter(|_| answering_from_their_own)
+        else {
             return false;
         };
         let as_asker = Person {
@@ -220,10 +228,8 @@ impl Approvals {
             aliases: asker.aliases.clone(),
             names: asker.names.clone(),
         };
-        answering_from_their_own
-            && self
-                .listed_may_decide(approval, &as_asker, &approval.conversation)
-                .is_ok()
+        self.listed_may_decide(approval, &as_asker, &approval.conversation)
+            .is_ok()
     }
 
     /// The standing rules, as act asks about a call held for approval.

@@ -7,13 +7,22 @@ use passepartout_gateway::{ConversationKey, Inbound, Outbound, OutboundBody, Rep
 use super::{LinkCommand, Linking, words};
 use crate::store::{Identity, Linked, Person};
 
-/// What the intake does with a linking command.
-#[derive(Debug)]
+/// What the intake does with a linking command. Its `Debug` leaves out
+/// what is said, which may be a code.
 pub struct Answer {
     /// Sent at once: a code, or why nothing was done.
     pub now: Option<Outbound>,
     /// Conversations whose outboxes tell of what was done, to deliver once durable.
     pub told: Vec<ConversationKey>,
+}
+
+impl std::fmt::Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Answer")
+            .field("now", &self.now.as_ref().map(|_| "…"))
+            .field("told", &self.told)
+            .finish()
+    }
 }
 
 impl Linking {
@@ -25,7 +34,14 @@ impl Linking {
         };
         let identity = match self.identity_of(inbound) {
             Ok(identity) => identity,
-            Err(error) => return said(format!("Not done: {error}.")),
+            Err(error) => {
+                if let LinkCommand::Name(typed) = command {
+                    // Everyone there read it: nobody may use it now.
+                    self.void(typed);
+                    return said(format!("Not done: {error}. That code is void now; ask for a new one."));
+                }
+                return said(format!("Not done: {error}."));
+            }
         };
         let by = Person::of(inbound);
         match command {

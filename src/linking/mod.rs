@@ -37,6 +37,7 @@ use crate::store::{AuditEvent, Audited, Identity, Linked, LinkedPerson, Names, P
 
 pub use chat::Answer;
 pub use command::LinkCommand;
+pub use words::code_text;
 
 /// How long a link code lives.
 pub const EXPIRE_MS: u64 = 10 * 60_000;
@@ -192,6 +193,7 @@ impl Linking {
         let mut asker = Sender::new(asked.user.clone());
         asker.aliases = asked.aliases.clone();
         if !self.access.allows_in(&asked.conversation, &asker) {
+            self.forget(&[code]);
             return Err(LinkError::NotAllowed);
         }
         let asked = Identity { at_ms: now_ms, ..asked };
@@ -204,13 +206,35 @@ impl Linking {
                 with: asked.label(),
             },
         };
-        let told = [words::linked_notice(&asked, named), words::named_notice(&asked, named)];
+        let told = [words::linked(&asked, named), words::linked(named, &asked)];
         let linked = self
             .store
             .link(code.as_str(), &asked, named, event, &told)
             .map_err(|error| put_back(error.into()))?;
         tracing::info!(asked = %asked.label(), named = %named.label(), "linked two identities");
         Ok((linked, asked))
+    }
+
+    /// Voids `typed`, if it is a live code: it was named where others read it.
+    pub fn void(&self, typed: &str) {
+        let Some(code) = Code::parse(typed) else {
+            return;
+        };
+        let taken = {
+            let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
+            codes.take(&code, self.clock.now_ms())
+        };
+        if taken.is_some() {
+            tracing::info!("voided a link code named in a group");
+            self.forget(&[code]);
+        }
+    }
+
+    fn forget(&self, codes: &[Code]) {
+        let codes: Vec<String> = codes.iter().map(|code| code.as_str().to_owned()).collect();
+        if let Err(error) = self.store.forget_link_codes(&codes) {
+            tracing::error!(%error, "cannot forget a link code");
+        }
     }
 
     /// Takes `user` on `gateway` out of the person they are linked as, on

@@ -103,7 +103,13 @@ async fn codes_are_refused_in_groups_both_ways() {
     assert!(in_group.contains("not from a group"), "{in_group}");
     let code = code_in(&answered(&desk, &says("telegram", "42", "42", "/link")));
     let named = answered(&desk, &says("signal", "group:g", "u-1", &format!("/link {code}")));
-    assert!(named.contains("not from a group"), "{named}");
+    assert!(named.contains("not from a group") && named.contains("void"), "{named}");
+    let after = answered(&desk, &says("signal", "u-1", "u-1", &format!("/link {code}")));
+    assert!(
+        after.contains("no such link code"),
+        "a code read in a group is void: {after}"
+    );
+    assert!(store.link_codes().unwrap().is_empty(), "and gone from the store");
     assert!(store.people().unwrap().is_empty());
 }
 
@@ -111,11 +117,9 @@ async fn codes_are_refused_in_groups_both_ways() {
 #[tokio::test(start_paused = true)]
 async fn a_wrong_and_an_expired_code_read_the_same_and_guessing_is_limited() {
     let (_dir, store) = open_temp();
-    let code = code_in(&answered(
-        &desk(&store, access(), T0),
-        &says("telegram", "42", "42", "/link"),
-    ));
-    let later = desk(&store, access(), T0 + EXPIRE_MS);
+    let later = desk(&store, access(), T0);
+    let code = code_in(&answered(&later, &says("telegram", "42", "42", "/link")));
+    tokio::time::advance(std::time::Duration::from_millis(EXPIRE_MS)).await;
     let expired = answered(&later, &says("signal", "u-1", "u-1", &format!("/link {code}")));
     let wrong = answered(&later, &says("signal", "u-1", "u-1", "/link ABCDEFGH"));
     let garbage = answered(&later, &says("signal", "u-1", "u-1", "/link nonsense!"));

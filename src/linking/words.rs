@@ -32,28 +32,18 @@ pub fn code_text(code: &str) -> String {
     format!(
         "Your link code is `{code}`. It works once, for {minutes} minutes. On your other channel, send \
          `/link {code}` (or type `passepartout link {code}` in a terminal): the two are then one person to me, \
-         with one memory. Nobody else needs to see it."
+         with one memory. Never send a code someone else gave you: it would link you with them."
     )
 }
 
-/// What the side that asked for the code is told once `named` named it.
-pub fn linked_notice(asked: &Identity, named: &Identity) -> Notice {
+/// What `to` is told once it and `other` are linked (each side is told).
+pub fn linked(to: &Identity, other: &Identity) -> Notice {
     let text = format!(
         "Linked: this chat and {} are one person to me now. What you tell me on either, I remember on both. \
-         Send /unlink here to undo it.",
-        shown(named)
+         If that is not you, send /unlink here.",
+        shown(other)
     );
-    notice(&asked.conversation, text)
-}
-
-/// What the side that named the code is told.
-pub fn named_notice(asked: &Identity, named: &Identity) -> Notice {
-    let text = format!(
-        "Linked: this chat and {} are one person to me now. What you tell me on either, I remember on both. \
-         Send /unlink here to undo it.",
-        shown(asked)
-    );
-    notice(&named.conversation, text)
+    notice(&to.conversation, text)
 }
 
 /// What each side of `person` is told when the identities labelled `gone`

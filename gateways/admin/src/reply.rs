@@ -129,10 +129,20 @@ pub struct LoopControl {
 }
 
 /// What came of a pairing or access request: a listing, or what was done.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Its `Debug` leaves out the message, which may hold a link code.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AccessAnswer {
     /// Whether it was done (false: refused, with why in `message`).
     pub ok: bool,
     /// The listing, or what happened or why not, for people.
     pub message: String,
+}
+
+impl std::fmt::Debug for AccessAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AccessAnswer")
+            .field("ok", &self.ok)
+            .field("message", &format_args!("({} bytes)", self.message.len()))
+            .finish()
+    }
 }

@@ -55,11 +55,4 @@ impl LinkedPerson {
     pub fn identity(&self, gateway: &GatewayId, user: &UserId) -> Option<&Identity> {
         self.identities.iter().find(|identity| identity.is(gateway, user))
     }
-
-    /// Whether `conversation` is one of their private conversations.
-    pub fn owns(&self, conversation: &ConversationKey) -> bool {
-        self.identities
-            .iter()
-            .any(|identity| identity.conversation == *conversation)
-    }
 }
