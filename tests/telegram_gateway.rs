@@ -729,7 +729,9 @@ async fn a_webhook_is_deleted_at_start() {
             "approvals",
             "rules",
             "loops",
-            "forget"
+            "forget",
+            "link",
+            "unlink"
         ]
     );
     running.stop().await.unwrap();
