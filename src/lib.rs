@@ -20,6 +20,7 @@ pub mod daemon;
 pub mod data_dir;
 pub mod doctor;
 pub mod gateways;
+pub mod guesses;
 pub mod histogram;
 pub mod intake;
 pub mod lifecycle;

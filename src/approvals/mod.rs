@@ -23,7 +23,6 @@ pub mod standing;
 mod tally;
 mod token;
 mod unconfined;
-mod wrong_tokens;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -43,6 +42,7 @@ pub use unconfined::Unconfined;
 
 use crate::clock::Clock;
 use crate::config::ApprovalsConfig;
+use crate::guesses::{Guesses, Secret};
 use crate::notices::Surfaces;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
@@ -50,7 +50,6 @@ use crate::store::{Decided, Store, StoreError};
 use ledger::{Due, Ledger};
 use policy::may_act;
 use tally::Tally;
-use wrong_tokens::WrongTokens;
 
 /// A call the skills held for approval, as act reports it.
 #[derive(Clone, Debug, PartialEq)]
@@ -89,7 +88,7 @@ pub struct Approvals {
     expire_after: Duration,
     /// How long before its timeout a pending approval is reminded of; zero for never.
     remind_before: Duration,
-    wrong: WrongTokens,
+    wrong: Guesses,
     /// Outcomes owed, and deadlines of pending approvals.
     ledger: Ledger,
     /// Woken when an approval is created, so the expiry timer re-reads the earliest.
@@ -110,7 +109,7 @@ impl Approvals {
     /// `policy`, on `clock`, with the `[approvals]` settings.
     pub fn new(store: Store, policy: Policy, clock: Clock, settings: &ApprovalsConfig) -> Self {
         Self {
-            wrong: WrongTokens::new(store.clone(), settings.wrong_tokens_per_hour),
+            wrong: Guesses::new(store.clone(), Secret::Token, settings.wrong_tokens_per_hour),
             standing: StandingRules::new(store.clone(), clock, settings.rule_days),
             store,
             policy: ArcSwap::from_pointee(policy),

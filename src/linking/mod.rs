@@ -31,6 +31,7 @@ use thiserror::Error;
 
 use crate::access::Access;
 use crate::clock::Clock;
+use crate::guesses::{Guesses, Secret};
 use crate::pairing::Code;
 use crate::pairing::codes::{Codes, Waits};
 use crate::store::{AuditEvent, Audited, Identity, Linked, LinkedPerson, Names, Person, Store, StoreError};
@@ -41,7 +42,6 @@ pub use words::code_text;
 
 /// How long a link code lives.
 pub const EXPIRE_MS: u64 = 10 * 60_000;
-const HOUR_MS: u64 = 3_600_000;
 
 /// Why a code was not issued or named, or nobody unlinked. The messages are
 /// for the person; a wrong code and an expired one read the same.
@@ -79,8 +79,8 @@ impl Waits for Identity {
 pub struct Linking {
     codes: Mutex<Codes<Identity>>,
     access: Arc<Access>,
-    /// Wrong codes one person may name in an hour (`approvals.wrong_tokens_per_hour`).
-    wrong_per_hour: u32,
+    /// Wrong codes named, at most `approvals.wrong_tokens_per_hour` per person.
+    guesses: Guesses,
     store: Store,
     clock: Clock,
 }
@@ -109,7 +109,7 @@ impl Linking {
         Ok(Self {
             codes: Mutex::new(codes),
             access,
-            wrong_per_hour,
+            guesses: Guesses::new(store.clone(), Secret::LinkCode, wrong_per_hour),
             store,
             clock,
         })
@@ -156,23 +156,15 @@ impl Linking {
     /// `by` them, telling the asking side in its outbox.
     pub fn name(&self, typed: &str, named: &Identity, by: &Person) -> Result<(Linked, Identity), LinkError> {
         let now_ms = self.clock.now_ms();
-        let who = format!("link:{by}");
-        match self.store.guesses(&who, now_ms, HOUR_MS) {
-            Ok(wrong) if wrong < self.wrong_per_hour as usize => {}
-            Ok(_) => return Err(LinkError::Limited),
-            Err(error) => {
-                tracing::error!(%error, "cannot read the count of wrong link codes; refusing codes");
-                return Err(LinkError::Limited);
-            }
+        if self.guesses.is_limited(by, now_ms) {
+            return Err(LinkError::Limited);
         }
         let taken = Code::parse(typed).and_then(|code| {
             let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
             Some((codes.take(&code, now_ms)?, code))
         });
         let Some((asked, code)) = taken else {
-            if let Err(error) = self.store.record_guess(&who, now_ms, HOUR_MS) {
-                tracing::error!(%error, "cannot count a wrong link code");
-            }
+            self.guesses.record(by, now_ms);
             tracing::info!(by = %by, "refused an unknown link code");
             self.audit(
                 now_ms,

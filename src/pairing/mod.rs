@@ -38,9 +38,8 @@ pub use listing::Waiting;
 use crate::access::{Paired, Roster};
 use crate::clock::Clock;
 use crate::config::{ApprovalsConfig, PairingConfig};
+use crate::guesses::{Guesses, Secret};
 use crate::store::{AuditEvent, Audited, Names, PairedPerson, Person, Store, StoreError};
-
-const HOUR_MS: u64 = 3_600_000;
 
 /// Why a code was not approved, or a person not revoked. The messages are
 /// for the owner; a wrong code and an expired one read the same.
@@ -97,6 +96,8 @@ pub struct LetIn {
 pub struct Pairing {
     settings: PairingConfig,
     codes: Mutex<Codes>,
+    /// Owners' wrong codes (`pairing.wrong_codes_per_hour`).
+    guesses: Guesses,
     paired: Arc<Paired>,
     /// The configuration's lists, and its global approvers: replaced when
     /// it is reloaded.
@@ -142,6 +143,7 @@ impl Pairing {
         Ok(Self {
             settings: settings.clone(),
             codes: Mutex::new(codes),
+            guesses: Guesses::new(store.clone(), Secret::PairingCode, settings.wrong_codes_per_hour),
             paired,
             lists: ArcSwap::from_pointee(lists),
             global: ArcSwap::from_pointee(approvals.global().unwrap_or_default()),
@@ -274,14 +276,8 @@ impl Pairing {
             return Err(PairError::NotOwner);
         }
         let now_ms = self.clock.now_ms();
-        let who = format!("pairing:{by}");
-        match self.store.guesses(&who, now_ms, HOUR_MS) {
-            Ok(wrong) if wrong < self.settings.wrong_codes_per_hour as usize => {}
-            Ok(_) => return Err(PairError::Limited),
-            Err(error) => {
-                tracing::error!(%error, "cannot read the count of wrong pairing codes; refusing codes");
-                return Err(PairError::Limited);
-            }
+        if self.guesses.is_limited(by, now_ms) {
+            return Err(PairError::Limited);
         }
         let taken = Code::parse(typed).and_then(|code| {
             let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
@@ -289,9 +285,7 @@ impl Pairing {
             Some((codes.take(&code, now_ms)?, code))
         });
         let Some((pending, code)) = taken else {
-            if let Err(error) = self.store.record_guess(&who, now_ms, HOUR_MS) {
-                tracing::error!(%error, "cannot count a wrong pairing code");
-            }
+            self.guesses.record(by, now_ms);
             tracing::info!(by = %by, "refused an unknown pairing code");
             self.audit(now_ms, conversation.clone(), Audited::PairingRefused { by: by.clone() });
             return Err(PairError::Unknown);
