@@ -5,26 +5,16 @@
 //! desk, and asking again replaces a person's earlier code.
 
 use super::Store;
-use super::approvals::{decode, encode};
+use super::approvals::encode;
+use super::codes::{StoredCode, forgetting, read_codes};
 use super::error::StoreError;
 use super::records::Identity;
-
-/// A code as the tree keeps it: who asked for it, or why that cannot be read.
-pub type StoredLinkCode = (String, Result<Identity, StoreError>);
 
 impl Store {
     /// Every link code waiting, with who asked for it, or why that record
     /// cannot be read (the caller forgets it: a code can be asked for again).
-    pub fn link_codes(&self) -> Result<Vec<StoredLinkCode>, StoreError> {
-        self.inner
-            .link_codes
-            .iter()
-            .map(|item| {
-                let (key, value) = item?;
-                let code = String::from_utf8_lossy(&key).into_owned();
-                Ok((code, decode("link_codes", &value)))
-            })
-            .collect()
+    pub fn link_codes(&self) -> Result<Vec<StoredCode<Identity>>, StoreError> {
+        read_codes(&self.inner.link_codes, "link_codes")
     }
 
     /// Keeps `code`, asked for by `identity`, forgetting `replaced` (their
@@ -32,10 +22,7 @@ impl Store {
     pub fn keep_link_code(&self, code: &str, identity: &Identity, replaced: &[String]) -> Result<(), StoreError> {
         let _writing = self.writing();
         let value = encode("link_codes", identity)?;
-        let mut batch = sled::Batch::default();
-        for old in replaced {
-            batch.remove(old.as_bytes());
-        }
+        let mut batch = forgetting(replaced);
         batch.insert(code.as_bytes(), value);
         self.wrote(self.inner.link_codes.apply_batch(batch).map_err(StoreError::from))
     }
@@ -43,10 +30,7 @@ impl Store {
     /// Forgets `codes` (expired ones).
     pub fn forget_link_codes(&self, codes: &[String]) -> Result<(), StoreError> {
         let _writing = self.writing();
-        let mut batch = sled::Batch::default();
-        for code in codes {
-            batch.remove(code.as_bytes());
-        }
+        let batch = forgetting(codes);
         self.wrote(self.inner.link_codes.apply_batch(batch).map_err(StoreError::from))
     }
 }

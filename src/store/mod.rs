@@ -41,6 +41,7 @@ mod approvals;
 mod backup;
 mod backup_times;
 mod chat_settings;
+mod codes;
 mod drafts;
 mod error;
 mod group;

@@ -8,7 +8,9 @@
 
 use passepartout_gateway::{ConversationKey, MessageId, Outbound, OutboundBody};
 use serde::{Deserialize, Serialize};
+use sled::transaction::TransactionalTree;
 
+use super::approvals::Abort;
 use super::error::StoreError;
 use super::{Store, keys};
 
@@ -51,6 +53,15 @@ impl OutboxEntry {
 
 /// An outbox entry's key and stored bytes, for a transaction to write.
 pub(super) type KeyValue = (Vec<u8>, Vec<u8>);
+
+/// Writes `notices` ([`Store::prepare_notices`]) into the outbox inside the
+/// transaction that makes what they tell true.
+pub(super) fn put_notices(outbox: &TransactionalTree, notices: &[KeyValue]) -> Result<(), Abort> {
+    for (key, value) in notices {
+        outbox.insert(key.as_slice(), value.as_slice())?;
+    }
+    Ok(())
+}
 
 fn is_zero(n: &u32) -> bool {
     *n == 0

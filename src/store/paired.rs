@@ -9,6 +9,7 @@ use sled::Transactional;
 use super::Store;
 use super::approvals::{audit_in, encode};
 use super::error::StoreError;
+use super::outbox::put_notices;
 use super::records::{AuditEvent, PairedPerson};
 
 fn key(gateway: &GatewayId, user: &UserId) -> Vec<u8> {
@@ -57,9 +58,7 @@ impl Store {
         let written = trees.transaction(|(paired, codes, audit, outbox)| {
             paired.insert(key.as_slice(), value.as_slice())?;
             codes.remove(code.as_bytes())?;
-            for (key, value) in &notices {
-                outbox.insert(key.as_slice(), value.as_slice())?;
-            }
+            put_notices(outbox, &notices)?;
             audit_in(audit, event)
         });
         self.wrote(written.map_err(StoreError::from))

@@ -8,27 +8,18 @@ use passepartout_gateway::{ConversationKey, OutboundBody};
 use sled::Transactional;
 
 use super::Store;
-use super::approvals::{audit_in, decode, encode};
+use super::approvals::{audit_in, encode};
+use super::codes::{StoredCode, forgetting, read_codes};
 use super::error::StoreError;
+use super::outbox::put_notices;
 use super::records::{AuditEvent, PendingPairing};
-
-/// A code as the tree keeps it: who it was sent to, or why that cannot be read.
-pub type StoredCode = (String, Result<PendingPairing, StoreError>);
 
 impl Store {
     /// Every code waiting, with who it was sent to, or why that record
     /// cannot be read (it is the caller's to forget: a code can be sent
     /// again).
-    pub fn pairing_codes(&self) -> Result<Vec<StoredCode>, StoreError> {
-        self.inner
-            .pairing_codes
-            .iter()
-            .map(|item| {
-                let (key, value) = item?;
-                let code = String::from_utf8_lossy(&key).into_owned();
-                Ok((code, decode("pairing_codes", &value)))
-            })
-            .collect()
+    pub fn pairing_codes(&self) -> Result<Vec<StoredCode<PendingPairing>>, StoreError> {
+        read_codes(&self.inner.pairing_codes, "pairing_codes")
     }
 
     /// Keeps `code`, sent to `pending`'s person, with `event`, putting
@@ -46,9 +37,7 @@ impl Store {
         let trees = (&self.inner.pairing_codes, &self.inner.audit, &self.inner.outbox);
         let written = trees.transaction(|(codes, audit, outbox)| {
             codes.insert(code.as_bytes(), value.as_slice())?;
-            for (key, value) in &notices {
-                outbox.insert(key.as_slice(), value.as_slice())?;
-            }
+            put_notices(outbox, &notices)?;
             audit_in(audit, event)
         });
         self.wrote(written.map_err(StoreError::from))
@@ -57,10 +46,7 @@ impl Store {
     /// Forgets `codes` (expired ones).
     pub fn forget_pairing_codes(&self, codes: &[String]) -> Result<(), StoreError> {
         let _writing = self.writing();
-        let mut batch = sled::Batch::default();
-        for code in codes {
-            batch.remove(code.as_bytes());
-        }
+        let batch = forgetting(codes);
         self.wrote(self.inner.pairing_codes.apply_batch(batch).map_err(StoreError::from))
     }
 }

@@ -14,6 +14,7 @@ use sled::transaction::TransactionalTree;
 
 use super::approvals::{Abort, abort, audit_in, decode, encode};
 use super::error::StoreError;
+use super::outbox::put_notices;
 use super::records::{AuditEvent, Identity, LinkedPerson};
 use super::{Store, keys};
 
@@ -160,9 +161,7 @@ impl Store {
                 },
             };
             write_person(people, identities, &person)?;
-            for (key, value) in &notices {
-                outbox.insert(key.as_slice(), value.as_slice())?;
-            }
+            put_notices(outbox, &notices)?;
             audit_in(audit, &event(person.id))?;
             Ok(Linked::Now(person))
         });
@@ -196,9 +195,7 @@ impl Store {
             if let Some(left) = without(&person, gone) {
                 write_person(people, identities, &left)?;
             }
-            for (key, value) in &notices {
-                outbox.insert(key.as_slice(), value.as_slice())?;
-            }
+            put_notices(outbox, &notices)?;
             audit_in(audit, event)?;
             Ok(Some(person))
         });
