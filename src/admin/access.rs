@@ -10,7 +10,7 @@ use passepartout_admin::{AccessAnswer, AccessRequest, AdminReply};
 use passepartout_gateway::{ConversationKey, UserId};
 
 use super::{AdminContext, Reply, people};
-use crate::pairing::{PairError, paired_message};
+use crate::pairing::paired_message;
 use crate::store::Person;
 
 /// Answers `request` from `by`, asking in `conversation`. What writes the
@@ -22,17 +22,14 @@ pub(super) fn answer(
     by: UserId,
     reply: Reply,
 ) {
-    let pairing = admin.pairing.clone();
-    let asker = by.clone();
     let by = Person::known_as(conversation.gateway.clone(), by);
-    let nudge = admin.nudge.clone();
     let admin = admin.clone();
     admin.tracker.clone().spawn(async move {
-        let linking = &admin.linking;
+        let pairing = &admin.pairing;
         let answer = match request {
-            AccessRequest::People => people::listing(linking),
-            AccessRequest::Link { code } => people::link(&admin, linking, code, conversation, asker).await,
-            AccessRequest::Unlink { person } => people::unlink(&admin, linking, &person, conversation, asker).await,
+            AccessRequest::People => people::listing(&admin.linking),
+            AccessRequest::Link { code } => people::link(&admin, code, conversation, &by).await,
+            AccessRequest::Unlink { person } => people::unlink(&admin, &person, conversation, &by).await,
             AccessRequest::Waiting => done(pairing.render_waiting()),
             AccessRequest::List => match pairing.render_access() {
                 Ok(listing) => done(listing),
@@ -40,15 +37,15 @@ pub(super) fn answer(
             },
             AccessRequest::Approve { code, approver } => match pairing.approve(&code, approver, &by, &conversation) {
                 Ok(let_in) => {
-                    let answer = durable(&pairing, paired_message(&let_in.person)).await;
+                    let answer = durable(&admin, paired_message(&let_in.person)).await;
                     // Once durable, the person is told they are let in.
-                    (nudge)(&let_in.told);
+                    (admin.nudge)(&let_in.told);
                     answer
                 }
                 Err(error) => refused_because(error),
             },
             AccessRequest::Revoke { person } => match pairing.revoke(&person, &by) {
-                Ok(()) => durable(&pairing, format!("{person} is revoked.")).await,
+                Ok(()) => durable(&admin, format!("{person} is revoked.")).await,
                 Err(error) => refused_because(error),
             },
         };
@@ -57,21 +54,22 @@ pub(super) fn answer(
 }
 
 /// `message`, once what was written is on disk.
-async fn durable(pairing: &crate::pairing::Pairing, message: String) -> AccessAnswer {
-    match pairing.durable().await {
+pub(super) async fn durable(admin: &AdminContext, message: String) -> AccessAnswer {
+    match admin.store.durable().await {
         Ok(()) => done(message),
         Err(error) => refused(format!("the change could not be made durable: {error}")),
     }
 }
 
-fn done(message: String) -> AccessAnswer {
+pub(super) fn done(message: String) -> AccessAnswer {
     AccessAnswer { ok: true, message }
 }
 
-fn refused(message: String) -> AccessAnswer {
+pub(super) fn refused(message: String) -> AccessAnswer {
     AccessAnswer { ok: false, message }
 }
 
-fn refused_because(error: PairError) -> AccessAnswer {
+/// Refused, saying why (a pairing's or a link's error).
+pub(super) fn refused_because(error: impl std::fmt::Display) -> AccessAnswer {
     refused(error.to_string())
 }

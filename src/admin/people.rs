@@ -5,10 +5,11 @@
 //! and the sides told in their outboxes are woken then.
 
 use passepartout_admin::AccessAnswer;
-use passepartout_gateway::{ConversationKey, UserId};
+use passepartout_gateway::ConversationKey;
 
 use super::AdminContext;
-use crate::linking::{LinkError, Linking};
+use super::access::{done, durable, refused, refused_because};
+use crate::linking::{Linking, code_text};
 use crate::people::named;
 use crate::store::{Identity, Linked, LinkedPerson, Names, Person};
 
@@ -38,14 +39,14 @@ fn person_lines(person: &LinkedPerson) -> String {
 /// `passepartout link [CODE]` from the terminal's `by`, asking in `conversation`.
 pub(super) async fn link(
     admin: &AdminContext,
-    linking: &Linking,
     code: Option<String>,
     conversation: ConversationKey,
-    by: UserId,
+    by: &Person,
 ) -> AccessAnswer {
+    let linking = &admin.linking;
     let identity = Identity {
         gateway: conversation.gateway.clone(),
-        user: by.clone(),
+        user: by.user.clone(),
         aliases: Vec::new(),
         conversation,
         at_ms: admin.clock.now_ms(),
@@ -53,24 +54,21 @@ pub(super) async fn link(
     };
     let Some(code) = code else {
         return match linking.ask(identity) {
-            Ok(code) => done(crate::linking::code_text(code.as_str())),
+            Ok(code) => done(code_text(code.as_str())),
             Err(error) => refused_because(error),
         };
     };
-    let person = Person::known_as(identity.gateway.clone(), by);
-    match linking.name(&code, &identity, &person) {
-        Ok((Linked::Now(_), asked)) => match linking.durable().await {
-            Ok(()) => {
+    match linking.name(&code, &identity, by) {
+        Ok((Linked::Now(_), asked)) => {
+            let shown = named(&asked.gateway, &asked.user, &asked.names);
+            let answer = durable(admin, format!("Linked: this terminal and {shown} are one person now.")).await;
+            if answer.ok {
                 for told in [&asked.conversation, &identity.conversation] {
                     (admin.nudge)(told);
                 }
-                done(format!(
-                    "Linked: this terminal and {} are one person now.",
-                    named(&asked.gateway, &asked.user, &asked.names)
-                ))
             }
-            Err(error) => refused(format!("the link could not be made durable: {error}")),
-        },
+            answer
+        }
         Ok((Linked::Already(_), asked)) => done(format!(
             "This terminal and {} are one person already.",
             named(&asked.gateway, &asked.user, &asked.names)
@@ -82,34 +80,20 @@ pub(super) async fn link(
 /// `passepartout people unlink WHO`.
 pub(super) async fn unlink(
     admin: &AdminContext,
-    linking: &Linking,
     who: &str,
     conversation: ConversationKey,
-    by: UserId,
+    by: &Person,
 ) -> AccessAnswer {
-    let person = Person::known_as(conversation.gateway.clone(), by);
-    match linking.unlink_named(who, &person, &conversation) {
-        Ok(was) => match linking.durable().await {
-            Ok(()) => {
+    match admin.linking.unlink_named(who, by, &conversation) {
+        Ok(was) => {
+            let answer = durable(admin, format!("{} is unlinked; every side was told.", who.trim())).await;
+            if answer.ok {
                 for identity in &was.identities {
                     (admin.nudge)(&identity.conversation);
                 }
-                done(format!("{} is unlinked; every side was told.", who.trim()))
             }
-            Err(error) => refused(format!("the change could not be made durable: {error}")),
-        },
+            answer
+        }
         Err(error) => refused_because(error),
     }
-}
-
-fn done(message: String) -> AccessAnswer {
-    AccessAnswer { ok: true, message }
-}
-
-fn refused(message: String) -> AccessAnswer {
-    AccessAnswer { ok: false, message }
-}
-
-fn refused_because(error: LinkError) -> AccessAnswer {
-    refused(error.to_string())
 }

@@ -300,11 +300,6 @@ impl Linking {
         self.store.people()
     }
 
-    /// Made durable before anyone is told a link is done.
-    pub async fn durable(&self) -> Result<(), StoreError> {
-        self.store.durable().await
-    }
-
     fn audit(&self, at_ms: u64, conversation: ConversationKey, what: Audited) {
         let event = AuditEvent {
             at_ms,

@@ -353,11 +353,6 @@ impl Pairing {
         Ok(())
     }
 
-    /// Made durable before an owner is told a change is done.
-    pub async fn durable(&self) -> Result<(), StoreError> {
-        self.store.durable().await
-    }
-
     /// Whether the configuration names `user` on `gateway` (as a talker or
     /// an approver).
     fn configured(&self, gateway: &GatewayId, user: &UserId) -> bool {
