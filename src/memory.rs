@@ -113,19 +113,18 @@ impl MemorySession {
 
     /// The person's facts as this turn sees them, oldest first.
     pub fn facts(&self) -> Result<Vec<Fact>, MemoryError> {
-        let mut facts: Vec<Fact> = self.scoped_facts()?.into_iter().map(|(_, fact)| fact).collect();
+        let mut facts: Vec<Fact> = self.scoped_facts(true)?.into_iter().map(|(_, fact)| fact).collect();
         facts.sort_by_key(|fact| fact.id);
         Ok(facts)
     }
 
-    /// The committed facts of every scope read, each with its scope, less
-    /// those staged to be forgotten, and the staged new ones.
-    fn scoped_facts(&self) -> Result<Vec<(MemoryScope, Fact)>, MemoryError> {
-        let scopes = std::iter::once(self.scope.clone()).chain(
-            self.linked
-                .iter()
-                .map(|(gateway, user)| MemoryScope::new(gateway, user)),
-        );
+    /// The committed facts of the person's own scope (and, `with_linked`,
+    /// of their linked accounts' too), each with its scope, less those
+    /// staged to be forgotten, and the staged new ones.
+    fn scoped_facts(&self, with_linked: bool) -> Result<Vec<(MemoryScope, Fact)>, MemoryError> {
+        let linked = self.linked.iter().filter(|_| with_linked);
+        let scopes =
+            std::iter::once(self.scope.clone()).chain(linked.map(|(gateway, user)| MemoryScope::new(gateway, user)));
         let mut facts = Vec::new();
         for scope in scopes {
             facts.extend(self.store.facts(&scope)?.into_iter().map(|fact| (scope.clone(), fact)));
@@ -147,11 +146,8 @@ impl MemorySession {
                 limit: self.limits.max_fact_chars,
             });
         }
-        let own = self
-            .scoped_facts()?
-            .into_iter()
-            .filter(|(scope, _)| *scope == self.scope);
-        if own.count() >= self.limits.max_facts {
+        // Only the facts kept with this account count against its limit.
+        if self.scoped_facts(false)?.len() >= self.limits.max_facts {
             return Err(MemoryError::Full {
                 limit: self.limits.max_facts,
             });
@@ -168,7 +164,7 @@ impl MemorySession {
     /// Stages forgetting fact `id`; returns what it said.
     pub fn forget(&self, id: u64) -> Result<Fact, MemoryError> {
         let (scope, fact) = self
-            .scoped_facts()?
+            .scoped_facts(true)?
             .into_iter()
             .find(|(_, fact)| fact.id == id)
             .ok_or(MemoryError::NoSuchFact(id))?;
