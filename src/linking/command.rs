@@ -2,7 +2,9 @@
 //! anything is journaled, so neither the command nor its code reaches the
 //! model or the history.
 
-use passepartout_gateway::{Inbound, InboundBody};
+use passepartout_gateway::Inbound;
+
+use crate::pairing::command::command_words;
 
 /// A person's linking command.
 #[derive(Clone, PartialEq, Eq)]
@@ -28,35 +30,22 @@ impl std::fmt::Debug for LinkCommand {
 /// The linking command `inbound` is, if it is one (`/link@bot` as Telegram
 /// writes commands in groups counts too).
 pub fn parse(inbound: &Inbound) -> Option<LinkCommand> {
-    let InboundBody::Text { text } = &inbound.body else {
-        return None;
-    };
-    let mut words = text.split_whitespace();
-    match words.next()?.split('@').next() {
-        Some("/link") => Some(match words.next() {
+    match command_words(inbound, &["link", "unlink"])? {
+        ("link", mut words) => Some(match words.next() {
             None => LinkCommand::Ask,
             Some(code) => LinkCommand::Name(code.to_owned()),
         }),
-        Some("/unlink") => Some(LinkCommand::Unlink),
-        _ => None,
+        _ => Some(LinkCommand::Unlink),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use passepartout_gateway::{ChatId, ConversationKey, GatewayId, MessageId, Sender, UserId};
-
     use super::*;
+    use crate::store::tests_support::inbound;
 
     fn text(text: &str) -> Inbound {
-        Inbound {
-            conversation: ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new("1").unwrap()),
-            sender: Sender::new(UserId::new("1").unwrap()),
-            message_id: MessageId::new("m").unwrap(),
-            reply_to: None,
-            body: InboundBody::Text { text: text.into() },
-            received_at_ms: 0,
-        }
+        inbound("1", "m", text)
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //! journaled, so neither the command nor its code reaches the model or the
 //! history.
 
+use std::str::SplitWhitespace;
+
 use passepartout_gateway::{Inbound, InboundBody};
 
 /// An owner's `/pair` command.
@@ -25,14 +27,7 @@ impl std::fmt::Debug for PairCommand {
 /// The `/pair` command `inbound` is, if it is one (`/pair@bot` as Telegram
 /// writes commands in groups counts too).
 pub fn parse(inbound: &Inbound) -> Option<PairCommand> {
-    let InboundBody::Text { text } = &inbound.body else {
-        return None;
-    };
-    let mut words = text.split_whitespace();
-    let command = words.next()?;
-    if command.split('@').next() != Some("/pair") {
-        return None;
-    }
+    let (_, mut words) = command_words(inbound, &["pair"])?;
     let mut code = words.next().unwrap_or_default();
     if code.eq_ignore_ascii_case("approve") {
         // As the CLI says it (`pair approve CODE`), and as owners are told to.
@@ -43,21 +38,27 @@ pub fn parse(inbound: &Inbound) -> Option<PairCommand> {
     Some(PairCommand { code, approver })
 }
 
+/// Which of the commands `names` (without their `/`) the text `inbound` starts
+/// with, `/name@bot` as Telegram writes commands in groups counting too, and
+/// the words after it: how the commands the intake answers itself are read.
+pub fn command_words<'a>(inbound: &'a Inbound, names: &[&'static str]) -> Option<(&'static str, SplitWhitespace<'a>)> {
+    let InboundBody::Text { text } = &inbound.body else {
+        return None;
+    };
+    let mut words = text.split_whitespace();
+    let typed = words.next()?.strip_prefix('/')?;
+    let typed = typed.split('@').next().unwrap_or(typed);
+    let name = names.iter().find(|name| **name == typed)?;
+    Some((name, words))
+}
+
 #[cfg(test)]
 mod tests {
-    use passepartout_gateway::{ChatId, ConversationKey, GatewayId, MessageId, Sender, UserId};
-
     use super::*;
+    use crate::store::tests_support::inbound;
 
     fn text(text: &str) -> Inbound {
-        Inbound {
-            conversation: ConversationKey::new(GatewayId::new("telegram").unwrap(), ChatId::new("1").unwrap()),
-            sender: Sender::new(UserId::new("1").unwrap()),
-            message_id: MessageId::new("m").unwrap(),
-            reply_to: None,
-            body: InboundBody::Text { text: text.into() },
-            received_at_ms: 0,
-        }
+        inbound("1", "m", text)
     }
 
     #[test]
