@@ -9,7 +9,7 @@ use passepartout_gateway::ConversationKey;
 
 use super::AdminContext;
 use super::access::{done, durable, refused, refused_because};
-use crate::linking::{Linking, code_text};
+use crate::linking::{Linking, terminal_code_text};
 use crate::people::named;
 use crate::store::{Identity, Linked, LinkedPerson, Names, Person};
 
@@ -54,7 +54,7 @@ pub(super) async fn link(
     };
     let Some(code) = code else {
         return match linking.ask(identity) {
-            Ok(code) => done(code_text(code.as_str())),
+            Ok(code) => done(terminal_code_text(code.as_str())),
             Err(error) => refused_because(error),
         };
     };

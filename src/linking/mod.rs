@@ -21,7 +21,7 @@
 
 mod chat;
 pub mod command;
-mod words;
+pub(crate) mod words;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -38,7 +38,7 @@ use crate::store::{AuditEvent, Audited, Identity, Linked, LinkedPerson, Names, P
 
 pub use chat::Answer;
 pub use command::LinkCommand;
-pub use words::code_text;
+pub use words::terminal_code_text;
 
 /// How long a link code lives.
 pub const EXPIRE_MS: u64 = 10 * 60_000;

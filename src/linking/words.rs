@@ -26,13 +26,23 @@ fn shown(identity: &Identity) -> String {
     named(&identity.gateway, &identity.user, &identity.names)
 }
 
-/// The answer to `/link`: the code and what to do with it.
+/// The answer to `/link` in a chat: the code and what to do with it.
 pub fn code_text(code: &str) -> String {
-    let minutes = EXPIRE_MS / 60_000;
     format!(
-        "Your link code is `{code}`. It works once, for {minutes} minutes. On your other channel, send \
-         `/link {code}` (or type `passepartout link {code}` in a terminal): the two are then one person to me, \
-         with one memory. Never send a code someone else gave you: it would link you with them."
+        "Your link code is `{code}`. It works once, for {minutes} minutes: send `/link {code}` from your other \
+         channel, and the two are one person to me, with one memory. Do not give it to anyone: whoever sends it \
+         is linked with you.",
+        minutes = EXPIRE_MS / 60_000
+    )
+}
+
+/// The same for `passepartout link` at the terminal, which prints it as it is.
+pub fn terminal_code_text(code: &str) -> String {
+    format!(
+        "Your link code is {code}. It works once, for {minutes} minutes: send /link {code} from a chat with the \
+         assistant, and the chat and this terminal are one person to it. Do not give it to anyone: whoever \
+         sends it is linked with you.",
+        minutes = EXPIRE_MS / 60_000
     )
 }
 

@@ -1,7 +1,7 @@
 //! Every notice the daemon sends, rendered for Telegram: none shows a
 //! literal backtick or `**`. The texts are collected from where they are
 //! defined — the approvals desk (prompts on every surface, every outcome,
-//! every refusal, the standing rules), the commands, `/status`, `/tools`,
+//! every refusal, the standing rules), the commands, linking, `/status`, `/tools`,
 //! `/model`, `/usage`, `/summary` — with values that hold Markdown's own
 //! marks (`*`, `_`, `<`, `[`) wherever a value goes in.
 
@@ -256,5 +256,42 @@ fn every_command_notice_renders_without_markup() {
     );
     for (summary, compacting) in [(None, true), (None, false), (Some("the **summary**"), true)] {
         assert_clean("summary", &compaction::shown(summary, compacting));
+    }
+}
+
+#[test]
+fn linking_notices_render_clean_with_marked_names() {
+    use crate::linking::words;
+    use crate::store::{Identity, LinkedPerson, Names};
+    let identity = |gateway: &str, user: &str| Identity {
+        gateway: GatewayId::new(gateway).unwrap(),
+        user: UserId::new(user).unwrap(),
+        aliases: Vec::new(),
+        conversation: chat(gateway),
+        at_ms: 0,
+        names: Names {
+            name: Some(MARKED.into()),
+            username: Some("a_b".into()),
+        },
+    };
+    let (telegram, signal) = (identity("telegram", "42"), identity("signal", "u-1"));
+    let person = LinkedPerson {
+        id: 1,
+        identities: vec![telegram.clone(), signal.clone()],
+        created_ms: 0,
+    };
+    let gone = std::collections::BTreeSet::from([signal.label()]);
+    let mut texts = vec![words::code_text("ABCDEFGH")];
+    for (_, body) in [words::linked(&telegram, &signal), words::linked(&signal, &telegram)]
+        .into_iter()
+        .chain(words::unlinked_notices(&person, &gone))
+    {
+        match body {
+            passepartout_gateway::OutboundBody::Text { text, .. } => texts.push(text),
+            other => panic!("not text: {other:?}"),
+        }
+    }
+    for text in &texts {
+        assert_clean("linking", text);
     }
 }
