@@ -2,7 +2,7 @@
 //! failed is said at once; what was done is told on every side through the
 //! outbox, once the store has it on disk.
 
-use passepartout_gateway::{ConversationKey, Inbound, Outbound, OutboundBody, ReplyKind};
+use passepartout_gateway::{ConversationKey, Inbound, Outbound};
 
 use super::{LinkCommand, Linking, words};
 use crate::store::{Identity, Linked, Person};
@@ -77,15 +77,5 @@ fn already(asked: &Identity) -> String {
 
 /// A notice of linking's own into `inbound`'s conversation, replying to it.
 fn notice(inbound: &Inbound, text: String) -> Outbound {
-    Outbound {
-        id: format!("linking-{}", inbound.message_id),
-        conversation: inbound.conversation.clone(),
-        in_reply_to: Some(inbound.message_id.clone()),
-        body: OutboundBody::Text {
-            text,
-            kind: ReplyKind::Notice,
-        },
-        drafts: Vec::new(),
-        turn_end: None,
-    }
+    crate::notices::outside(inbound, "linking", Some(inbound.message_id.clone()), text)
 }

@@ -26,4 +26,23 @@ mod surfaces;
 #[cfg(test)]
 mod sweep_tests;
 
+use passepartout_gateway::{Inbound, MessageId, Outbound, OutboundBody, ReplyKind};
+
 pub use surfaces::Surfaces;
+
+/// A notice of `from`'s own (pairing, linking) into `inbound`'s
+/// conversation, outside any turn: the intake sends it at once, and its id
+/// is `from` and the message it answers.
+pub fn outside(inbound: &Inbound, from: &str, in_reply_to: Option<MessageId>, text: String) -> Outbound {
+    Outbound {
+        id: format!("{from}-{}", inbound.message_id),
+        conversation: inbound.conversation.clone(),
+        in_reply_to,
+        body: OutboundBody::Text {
+            text,
+            kind: ReplyKind::Notice,
+        },
+        drafts: Vec::new(),
+        turn_end: None,
+    }
+}

@@ -25,9 +25,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 
-use passepartout_gateway::{
-    ChatId, ConversationKey, GatewayId, Inbound, MessageId, Outbound, OutboundBody, ReplyKind, UserId,
-};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, MessageId, Outbound, UserId};
 use thiserror::Error;
 
 pub use code::Code;
@@ -408,17 +406,7 @@ pub fn paired_message(person: &PairedPerson) -> String {
 
 /// A notice of pairing's own into `inbound`'s conversation.
 fn notice(inbound: &Inbound, in_reply_to: Option<MessageId>, text: String) -> Outbound {
-    Outbound {
-        id: format!("pairing-{}", inbound.message_id),
-        conversation: inbound.conversation.clone(),
-        in_reply_to,
-        body: OutboundBody::Text {
-            text,
-            kind: ReplyKind::Notice,
-        },
-        drafts: Vec::new(),
-        turn_end: None,
-    }
+    crate::notices::outside(inbound, "pairing", in_reply_to, text)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use passepartout_gateway::{ChatId, InboundBody, MessageId, Sender};
+use passepartout_gateway::{ChatId, InboundBody, MessageId, OutboundBody, Sender};
 
 use super::*;
 use crate::store::tests::{open_temp, reopen};
