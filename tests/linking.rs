@@ -15,8 +15,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use support::fake_llm::{FakeLlm, Script, last_message, last_user_text};
-use support::fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, text_envelope};
+use support::fake_signal::{FakeSignal, text_envelope};
 use support::fake_telegram::{FakeTelegram, Sent};
+use support::gateway_daemons::{signal_on, telegram_on, token_file};
 use support::harness::{TestDaemon, WAIT};
 use support::process::run_cli;
 use support::tools::Record;
@@ -63,45 +64,25 @@ async fn start() -> Setup {
     let llm = FakeLlm::start().await;
     llm.set_responder(model);
     let record = Record::default();
-    let token_dir = tempfile::tempdir().unwrap();
-    let token_file = token_dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
+    let (token_dir, token_file) = token_file(TOKEN);
     let (api_url, endpoint) = (telegram.base_url(), signal.tcp_endpoint());
     let daemon = TestDaemon::start_with(
         &llm,
         |config| {
             config.tools.require_approval = vec!["record".into()];
+            telegram_on(config, api_url, token_file, ADA_TELEGRAM);
             let section = &mut config.telegram;
-            section.enabled = true;
-            section.token_env = None;
-            section.token_file = Some(token_file);
-            section.api_url = api_url;
-            section.allowed_users = vec![ADA_TELEGRAM, BOB_TELEGRAM];
+            section.allowed_users.push(BOB_TELEGRAM);
             section.allowed_chats = vec![-100];
             section.approvers = Some(vec![ADA_TELEGRAM, BOB_TELEGRAM]);
-            section.poll_timeout_s = 1;
             // Every group message reaches the core: `/link` there is refused by it.
             section.group_mode = passepartout_gateway::GroupMode::All;
-            let section = &mut config.signal;
-            section.enabled = true;
-            section.account = ACCOUNT.into();
-            section.account_uuid = Some(ACCOUNT_UUID.into());
-            section.endpoint = endpoint;
-            section.allowed_senders = vec![ADA_SIGNAL.into()];
+            signal_on(config, endpoint, ADA_SIGNAL);
         },
         vec![Arc::new(record.clone())],
     )
     .await;
-    let cli_config = daemon.dir.path().join("cli.toml");
-    let data = daemon.config.data_dir.display().to_string();
-    std::fs::write(
-        &cli_config,
-        format!(
-            "data_dir = {data:?}\n[[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"m\"\n",
-            url = llm.base_url()
-        ),
-    )
-    .unwrap();
+    let cli_config = daemon.cli_config(&llm);
     Setup {
         telegram,
         signal,

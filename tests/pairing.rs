@@ -74,17 +74,7 @@ async fn start() -> Setup {
         config.telegram.approvers = Some(vec![OWNER]);
     })
     .await;
-    let cli_config = daemon.dir.path().join("cli.toml");
-    std::fs::write(
-        &cli_config,
-        format!(
-            "data_dir = {data:?}\n\
-             [[llm.providers]]\nname = \"fake\"\nbase_url = {url:?}\nmodel = \"fake-model\"\n",
-            data = daemon.config.data_dir.display().to_string(),
-            url = llm.base_url(),
-        ),
-    )
-    .unwrap();
+    let cli_config = daemon.cli_config(&llm);
     Setup {
         telegram,
         daemon,

@@ -10,6 +10,7 @@ use serde_json::Value;
 use support::approvals::model;
 use support::fake_llm::{FakeLlm, last_user_text};
 use support::fake_telegram::{FakeTelegram, Sent};
+use support::gateway_daemons::{telegram_on, token_file};
 use support::harness::{TestDaemon, WAIT};
 use support::tools::Record;
 
@@ -30,9 +31,7 @@ async fn start() -> Setup {
     let llm = FakeLlm::start().await;
     llm.set_responder(model);
     let record = Record::default();
-    let token_dir = tempfile::tempdir().unwrap();
-    let token_file = token_dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).unwrap();
+    let (token_dir, token_file) = token_file(TOKEN);
     let api_url = telegram.base_url();
     let daemon = TestDaemon::start_with(
         &llm,
@@ -40,14 +39,8 @@ async fn start() -> Setup {
             config.tools.require_approval = vec!["record".into()];
             // The flat refusal of strangers; pairing has tests/pairing.rs.
             config.pairing.enabled = false;
-            let section = &mut config.telegram;
-            section.enabled = true;
-            section.token_env = None;
-            section.token_file = Some(token_file);
-            section.api_url = api_url;
-            section.allowed_users = vec![OWNER];
-            section.allowed_chats = vec![GROUP];
-            section.poll_timeout_s = 1;
+            telegram_on(config, api_url, token_file, OWNER);
+            config.telegram.allowed_chats = vec![GROUP];
         },
         vec![Arc::new(record.clone())],
     )
@@ -253,9 +246,7 @@ async fn a_refused_token_shows_in_status_and_the_socket_goes_on() {
     let telegram = FakeTelegram::start(TOKEN).await;
     let llm = FakeLlm::start().await;
     llm.set_responder(model);
-    let token_dir = tempfile::tempdir().unwrap();
-    let token_file = token_dir.path().join("token");
-    std::fs::write(&token_file, "999:revoked").unwrap();
+    let (_token_dir, token_file) = token_file("999:revoked");
     let api_url = telegram.base_url();
     let daemon = TestDaemon::start_with(
         &llm,
