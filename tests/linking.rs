@@ -25,6 +25,8 @@ use support::tools::Record;
 const TOKEN: &str = "123456:test-token-never-logged";
 const ADA_TELEGRAM: i64 = 42;
 const BOB_TELEGRAM: i64 = 43;
+/// A Telegram group both Ada and Bob are in.
+const GROUP: i64 = -100;
 const ADA_SIGNAL: &str = "0a0a0a0a-0000-4000-8000-00000000000a";
 
 struct Setup {
@@ -73,7 +75,7 @@ async fn start() -> Setup {
             telegram_on(config, api_url, token_file, ADA_TELEGRAM);
             let section = &mut config.telegram;
             section.allowed_users.push(BOB_TELEGRAM);
-            section.allowed_chats = vec![-100];
+            section.allowed_chats = vec![GROUP];
             section.approvers = Some(vec![ADA_TELEGRAM, BOB_TELEGRAM]);
             // Every group message reaches the core: `/link` there is refused by it.
             section.group_mode = passepartout_gateway::GroupMode::All;
@@ -103,6 +105,15 @@ impl Setup {
         let id = self.telegram.push_update(self.telegram.text_message(user, user, text));
         self.telegram.wait_for_confirmed(id, WAIT).await;
         self.telegram.wait_for_sent_to(user, before + 1, WAIT).await[before].clone()
+    }
+
+    /// `text` from Ada in the Telegram group, and the bot's first message there.
+    async fn in_group(&self, text: &str) -> String {
+        let id = self
+            .telegram
+            .push_update(self.telegram.group_message(GROUP, ADA_TELEGRAM, text));
+        self.telegram.wait_for_confirmed(id, WAIT).await;
+        self.telegram.wait_for_sent_to(GROUP, 1, WAIT).await[0].text.clone()
     }
 
     fn sent_to(&self, chat: i64) -> Vec<Sent> {
@@ -190,13 +201,7 @@ async fn a_telegram_and_a_signal_account_linked_share_memory_and_the_persons_app
 
     let remembered = setup.on_signal("remember the bike").await;
     assert!(remembered.starts_with("done: remembered"), "{remembered}");
-    let id = setup.telegram.push_update(
-        setup
-            .telegram
-            .group_message(-100, ADA_TELEGRAM, "what is my locker code?"),
-    );
-    setup.telegram.wait_for_confirmed(id, WAIT).await;
-    let in_group = setup.telegram.wait_for_sent_to(-100, 1, WAIT).await[0].text.clone();
+    let in_group = setup.in_group("what is my locker code?").await;
     assert!(
         in_group.contains("4711"),
         "her own Telegram facts, as before: {in_group}"
@@ -234,11 +239,7 @@ async fn a_telegram_and_a_signal_account_linked_share_memory_and_the_persons_app
 #[tokio::test]
 async fn link_in_a_group_is_refused_and_the_terminal_links_lists_and_unlinks() {
     let mut setup = start().await;
-    let id = setup
-        .telegram
-        .push_update(setup.telegram.group_message(-100, ADA_TELEGRAM, "/link"));
-    setup.telegram.wait_for_confirmed(id, WAIT).await;
-    let refused = setup.telegram.wait_for_sent_to(-100, 1, WAIT).await[0].text.clone();
+    let refused = setup.in_group("/link").await;
     assert!(refused.contains("not from a group"), "{refused}");
     assert!(!refused.contains("link code is"), "{refused}");
 

@@ -716,52 +716,38 @@ fn a_linked_person_answers_their_own_approval_from_their_other_channel_only() {
     let theirs = pending_by(&desk, &conversation("telegram", "42"), "42");
     let others = pending_by(&desk, &conversation("telegram", "100"), "77");
     let not_an_approver = pending(&desk, &conversation("telegram", "5"));
-    let signal_dm = conversation("signal", "u-1");
+    let sevens = pending_by(&desk, &conversation("telegram", "7"), "7");
     let answer = |approval: &Approval| format!("approve {}", approval.token.as_str());
 
-    let from_a_group = say(
-        &desk,
-        &text_from(&conversation("signal", "group:g"), "u-1", "g1", &answer(&theirs), None),
-    );
-    assert_eq!(
-        notice(&from_a_group),
-        no_such(theirs.token.as_str()),
-        "never from a group"
-    );
-    let someone_elses = say(&desk, &text_from(&signal_dm, "u-1", "s1", &answer(&others), None));
-    assert_eq!(
-        notice(&someone_elses),
-        no_such(others.token.as_str()),
-        "what others asked still needs the approver lists"
-    );
-    let unlisted = say(
-        &desk,
-        &text_from(
-            &conversation("signal", "u-5"),
-            "u-5",
-            "s2",
-            &answer(&not_an_approver),
-            None,
+    let refusals = [
+        ("group:g", "u-1", &theirs, "never from a group"),
+        (
+            "u-1",
+            "u-1",
+            &others,
+            "what others asked still needs the approver lists",
         ),
-    );
-    assert_eq!(
-        notice(&unlisted),
-        no_such(not_an_approver.token.as_str()),
-        "linking makes nobody an approver"
-    );
-    assert_eq!(status(&desk, &others), Status::Pending);
-    assert_eq!(status(&desk, &not_an_approver), Status::Pending);
+        ("u-5", "u-5", &not_an_approver, "linking makes nobody an approver"),
+        (
+            "u-7",
+            "u-7",
+            &sevens,
+            "an account that does not approve where it answers does not, linked or not",
+        ),
+    ];
+    for (n, (chat, user, approval, why)) in refusals.into_iter().enumerate() {
+        let inbound = text_from(
+            &conversation("signal", chat),
+            user,
+            &format!("r{n}"),
+            &answer(approval),
+            None,
+        );
+        assert_eq!(notice(&say(&desk, &inbound)), no_such(approval.token.as_str()), "{why}");
+        assert_eq!(status(&desk, approval), Status::Pending, "{why}");
+    }
 
-    let sevens = pending_by(&desk, &conversation("telegram", "7"), "7");
-    let unapproving = say(
-        &desk,
-        &text_from(&conversation("signal", "u-7"), "u-7", "s4", &answer(&sevens), None),
-    );
-    assert_eq!(
-        notice(&unapproving),
-        no_such(sevens.token.as_str()),
-        "an account that does not approve where it answers does not, linked or not"
-    );
+    let signal_dm = conversation("signal", "u-1");
     let own = say(&desk, &text_from(&signal_dm, "u-1", "s3", &answer(&theirs), None));
     assert!(notice(&own).starts_with("Approved"), "{own:?}");
     assert!(

@@ -51,11 +51,15 @@ fn text(outbound: &Outbound) -> &str {
     }
 }
 
+/// How the desk answers `inbound`, a linking command.
+fn answer(desk: &Linking, inbound: &Inbound) -> Answer {
+    let command = command::parse(inbound).expect("a linking command");
+    desk.answer_command(inbound, &command)
+}
+
 /// What `inbound` is answered at once.
 fn answered(desk: &Linking, inbound: &Inbound) -> String {
-    let command = command::parse(inbound).expect("a linking command");
-    let answer = desk.answer_command(inbound, &command);
-    text(answer.now.as_ref().expect("an answer at once")).to_owned()
+    text(answer(desk, inbound).now.as_ref().expect("an answer at once")).to_owned()
 }
 
 /// The code in a `/link` answer.
@@ -73,7 +77,7 @@ async fn a_code_from_one_channel_named_on_another_links_them_and_both_are_told()
     assert!(asked.contains("/link "), "{asked}");
     let code = code_in(&asked);
     let inbound = says("signal", "u-1", "u-1", &format!("/link {}", code.to_lowercase()));
-    let answer = desk.answer_command(&inbound, &command::parse(&inbound).unwrap());
+    let answer = answer(&desk, &inbound);
     assert!(answer.now.is_none(), "told through the outboxes: {answer:?}");
     assert_eq!(
         answer.told,
@@ -145,11 +149,7 @@ async fn a_channels_own_code_is_refused_and_stays_usable() {
     let own = answered(&desk, &says("telegram", "42", "42", &format!("/link {code}")));
     assert!(own.contains("this channel's own"), "{own}");
     let inbound = says("signal", "u-1", "u-1", &format!("/link {code}"));
-    assert!(
-        desk.answer_command(&inbound, &command::parse(&inbound).unwrap())
-            .now
-            .is_none()
-    );
+    assert!(answer(&desk, &inbound).now.is_none());
 }
 
 // Paused time: each desk's clock reads what it was given.
@@ -170,12 +170,7 @@ async fn asking_again_voids_the_earlier_code_and_codes_outlive_a_restart() {
     let voided = answered(&restarted, &says("signal", "u-1", "u-1", &format!("/link {first}")));
     assert!(voided.contains("no such link code"), "{voided}");
     let inbound = says("signal", "u-1", "u-1", &format!("/link {second}"));
-    assert!(
-        restarted
-            .answer_command(&inbound, &command::parse(&inbound).unwrap())
-            .now
-            .is_none()
-    );
+    assert!(answer(&restarted, &inbound).now.is_none());
 }
 
 // Paused time: each desk's clock reads what it was given.
@@ -214,11 +209,7 @@ async fn unlinking_oneself_and_at_the_terminal_tells_every_side() {
             },
             ..to
         };
-        assert!(
-            desk.answer_command(&named, &command::parse(&named).unwrap())
-                .now
-                .is_none()
-        );
+        assert!(answer(&desk, &named).now.is_none());
     };
     link(says("telegram", "42", "42", "/link"), says("signal", "u-1", "u-1", ""));
     link(
@@ -229,7 +220,7 @@ async fn unlinking_oneself_and_at_the_terminal_tells_every_side() {
     assert_eq!(not_linked, "Not unlinked: this channel is not linked with another.");
 
     let inbound = says("signal", "u-1", "u-1", "/unlink");
-    let answer = desk.answer_command(&inbound, &command::parse(&inbound).unwrap());
+    let answer = answer(&desk, &inbound);
     assert_eq!(answer.told.len(), 3, "every side is told: {answer:?}");
     let person = store.people().unwrap().pop().unwrap();
     assert_eq!(

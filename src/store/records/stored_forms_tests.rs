@@ -13,6 +13,15 @@ fn conversation() -> ConversationKey {
     }
 }
 
+/// `what`, as the audit trail keeps it at 3 ms in [`conversation`].
+fn event(what: Audited) -> AuditEvent {
+    AuditEvent {
+        at_ms: 3,
+        conversation: conversation(),
+        what,
+    }
+}
+
 fn person() -> Person {
     Person {
         gateway: GatewayId::new("signal").unwrap(),
@@ -106,11 +115,6 @@ fn a_pending_approval_leaves_out_what_it_does_not_have() {
 #[test]
 fn audit_events_keep_their_stored_form() {
     let token = ApprovalToken::new("ABCDEF").unwrap();
-    let event = |what| AuditEvent {
-        at_ms: 3,
-        conversation: conversation(),
-        what,
-    };
     assert_stored(
         &event(Audited::Requested {
             token: token.clone(),
@@ -356,11 +360,6 @@ fn a_paired_person_and_the_pairing_events_keep_their_stored_form() {
         r#"{"conversation":{"gateway":"socket","chat":"c"},"user":"77","issued_ms":2}"#,
     );
     let user = || UserId::new("77").unwrap();
-    let event = |what| AuditEvent {
-        at_ms: 3,
-        conversation: conversation(),
-        what,
-    };
     assert_stored(
         &event(Audited::PairingOffered {
             person: user(),
@@ -457,11 +456,6 @@ fn a_linked_person_and_the_linking_events_keep_their_stored_form() {
         &linked,
         r#"{"id":3,"identities":[{"gateway":"telegram","user":"42","conversation":{"gateway":"telegram","chat":"42"},"at_ms":9,"name":"Ada Lovelace","username":"ada"},{"gateway":"signal","user":"u1","aliases":["+100"],"conversation":{"gateway":"signal","chat":"u1"},"at_ms":9}],"created_ms":9}"#,
     );
-    let event = |what| AuditEvent {
-        at_ms: 3,
-        conversation: conversation(),
-        what,
-    };
     assert_stored(
         &event(Audited::Linked {
             person: 3,
