@@ -1,14 +1,32 @@
 //! The audit trail: every approval requested and decided, every standing
 //! rule made and revoked, every tool call that ran, every vote of the models
-//! on a call, and every pairing code offered, approved or refused and every
-//! pairing revoked, with who and when. Written by the store in the same
-//! transaction as what it records (its form is the store's,
-//! `store::records`); read by `passepartout approvals --all`.
+//! on a call, every pairing code offered, approved or refused and every
+//! pairing revoked, and every link made or refused and every unlink, with who
+//! and when. Written by the store in the same transaction as what it records
+//! (its form is the store's, `store::records`), or on its own by [`alone`]
+//! for a step that changes nothing else; read by `passepartout approvals
+//! --all`.
+
+use passepartout_gateway::ConversationKey;
 
 pub use crate::store::{AuditEvent, Audited, VoteOutcome};
 
 use crate::people::{named, shown};
-use crate::store::How;
+use crate::store::{How, Store};
+
+/// Records `what`, a step that changes nothing else (a code refused), at
+/// `at_ms` in `conversation`. A failure is logged, not raised: the step
+/// happened either way.
+pub fn alone(store: &Store, at_ms: u64, conversation: ConversationKey, what: Audited) {
+    let event = AuditEvent {
+        at_ms,
+        conversation,
+        what,
+    };
+    if let Err(error) = store.audit(&event) {
+        tracing::error!(%error, "cannot keep an audit event");
+    }
+}
 
 impl AuditEvent {
     /// One line for a person: what, where, who.

@@ -166,7 +166,8 @@ impl Linking {
         let Some((asked, code)) = taken else {
             self.guesses.record(by, now_ms);
             tracing::info!(by = %by, "refused an unknown link code");
-            self.audit(
+            crate::audit::alone(
+                &self.store,
                 now_ms,
                 named.conversation.clone(),
                 Audited::LinkRefused { by: by.clone() },
@@ -298,17 +299,6 @@ impl Linking {
     /// Everyone linked.
     pub fn people(&self) -> Result<Vec<LinkedPerson>, StoreError> {
         self.store.people()
-    }
-
-    fn audit(&self, at_ms: u64, conversation: ConversationKey, what: Audited) {
-        let event = AuditEvent {
-            at_ms,
-            conversation,
-            what,
-        };
-        if let Err(error) = self.store.audit(&event) {
-            tracing::error!(%error, "cannot audit a linking step");
-        }
     }
 }
 

@@ -285,7 +285,12 @@ impl Pairing {
         let Some((pending, code)) = taken else {
             self.guesses.record(by, now_ms);
             tracing::info!(by = %by, "refused an unknown pairing code");
-            self.audit(now_ms, conversation.clone(), Audited::PairingRefused { by: by.clone() });
+            crate::audit::alone(
+                &self.store,
+                now_ms,
+                conversation.clone(),
+                Audited::PairingRefused { by: by.clone() },
+            );
             return Err(PairError::Unknown);
         };
         let person = PairedPerson {
@@ -368,17 +373,6 @@ impl Pairing {
                 .load()
                 .iter()
                 .any(|(g, u)| g == gateway.as_str() && u == user.as_str())
-    }
-
-    fn audit(&self, at_ms: u64, conversation: ConversationKey, what: Audited) {
-        let event = AuditEvent {
-            at_ms,
-            conversation,
-            what,
-        };
-        if let Err(error) = self.store.audit(&event) {
-            tracing::error!(%error, "cannot audit a pairing step");
-        }
     }
 }
 
