@@ -1,6 +1,8 @@
 //! The linking desk against a real store: codes from private chats only,
 //! used once, the same answer for a wrong and an expired code, the limit on
 //! guessing, both sides told, codes kept across a restart, and unlinking.
+//! Every test runs under paused time: each desk's clock reads what it was
+//! given, and a code ages only when a test advances the time.
 
 use std::sync::Arc;
 
@@ -68,7 +70,6 @@ fn code_in(answer: &str) -> String {
     answer[start..start + 8].to_owned()
 }
 
-// Paused time: each desk's clock reads what it was given.
 #[tokio::test(start_paused = true)]
 async fn a_code_from_one_channel_named_on_another_links_them_and_both_are_told() {
     let (_dir, store) = open_temp();
@@ -98,7 +99,6 @@ async fn a_code_from_one_channel_named_on_another_links_them_and_both_are_told()
     assert_eq!(again, "Not linked: no such link code (or it expired).", "used once");
 }
 
-// Paused time: each desk's clock reads what it was given.
 #[tokio::test(start_paused = true)]
 async fn codes_are_refused_in_groups_both_ways() {
     let (_dir, store) = open_temp();
@@ -117,7 +117,6 @@ async fn codes_are_refused_in_groups_both_ways() {
     assert!(store.people().unwrap().is_empty());
 }
 
-// Paused time: each desk's clock reads what it was given.
 #[tokio::test(start_paused = true)]
 async fn a_wrong_and_an_expired_code_read_the_same_and_guessing_is_limited() {
     let (_dir, store) = open_temp();
@@ -140,7 +139,6 @@ async fn a_wrong_and_an_expired_code_read_the_same_and_guessing_is_limited() {
     assert_eq!(audited.len(), 3, "each refusal is audited: {audited:?}");
 }
 
-// Paused time: each desk's clock reads what it was given.
 #[tokio::test(start_paused = true)]
 async fn a_channels_own_code_is_refused_and_stays_usable() {
     let (_dir, store) = open_temp();
@@ -152,7 +150,6 @@ async fn a_channels_own_code_is_refused_and_stays_usable() {
     assert!(answer(&desk, &inbound).now.is_none());
 }
 
-// Paused time: each desk's clock reads what it was given.
 #[tokio::test(start_paused = true)]
 async fn asking_again_voids_the_earlier_code_and_codes_outlive_a_restart() {
     let (_dir, store) = open_temp();
@@ -173,7 +170,6 @@ async fn asking_again_voids_the_earlier_code_and_codes_outlive_a_restart() {
     assert!(answer(&restarted, &inbound).now.is_none());
 }
 
-// Paused time: each desk's clock reads what it was given.
 #[tokio::test(start_paused = true)]
 async fn the_asking_side_must_still_be_allowed_when_its_code_is_named() {
     let (_dir, store) = open_temp();
@@ -196,7 +192,6 @@ async fn the_asking_side_must_still_be_allowed_when_its_code_is_named() {
     assert!(store.people().unwrap().is_empty());
 }
 
-// Paused time: each desk's clock reads what it was given.
 #[tokio::test(start_paused = true)]
 async fn unlinking_oneself_and_at_the_terminal_tells_every_side() {
     let (_dir, store) = open_temp();
