@@ -33,7 +33,7 @@ use crate::access::Access;
 use crate::clock::Clock;
 use crate::guesses::{Guesses, Secret};
 use crate::pairing::Code;
-use crate::pairing::codes::{Codes, Waits};
+use crate::pairing::codes::{self, Codes, Waits};
 use crate::store::{AuditEvent, Audited, Identity, Linked, LinkedPerson, Names, Person, Store, StoreError};
 
 pub use chat::Answer;
@@ -89,18 +89,7 @@ impl Linking {
     /// Loading the codes issued before, forgetting expired and unreadable
     /// ones (never logged).
     pub fn new(store: Store, clock: Clock, access: Arc<Access>, wrong_per_hour: u32) -> Result<Self, StoreError> {
-        let mut kept = Vec::new();
-        let mut forgotten = Vec::new();
-        for (code, identity) in store.link_codes()? {
-            match (Code::parse(&code), identity) {
-                (Some(parsed), Ok(identity)) => kept.push((parsed, identity)),
-                (_, Err(error)) => {
-                    tracing::warn!(%error, "a stored link code cannot be read; it is forgotten");
-                    forgotten.push(code);
-                }
-                (None, Ok(_)) => forgotten.push(code),
-            }
-        }
+        let (kept, mut forgotten) = codes::restore(store.link_codes()?, true);
         let mut codes = Codes::new(EXPIRE_MS, usize::MAX, kept);
         forgotten.extend(codes.sweep(clock.now_ms()).iter().map(|code| code.as_str().to_owned()));
         if !forgotten.is_empty() {

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 pub use crate::store::PendingPairing as Pending;
 
 use super::code::Code;
+use crate::store::StoreError;
 
 /// What a code was issued for.
 pub trait Waits: Clone {
@@ -27,6 +28,29 @@ impl Waits for Pending {
     fn same_person(&self, other: &Self) -> bool {
         self.user == other.user && self.conversation.gateway == other.conversation.gateway
     }
+}
+
+/// The codes a store kept (each with its record, or why that cannot be
+/// read) split into those to issue again and those to forget: the
+/// unreadable ones (logged, never the code), those that are no code, and
+/// all of them unless `keep`.
+pub fn restore<P>(
+    stored: impl IntoIterator<Item = (String, Result<P, StoreError>)>,
+    keep: bool,
+) -> (Vec<(Code, P)>, Vec<String>) {
+    let mut kept = Vec::new();
+    let mut forgotten = Vec::new();
+    for (code, record) in stored {
+        match (Code::parse(&code), record) {
+            (Some(parsed), Ok(record)) if keep => kept.push((parsed, record)),
+            (_, Err(error)) => {
+                tracing::warn!(%error, "a stored code cannot be read; it is forgotten");
+                forgotten.push(code);
+            }
+            _ => forgotten.push(code),
+        }
+    }
+    (kept, forgotten)
 }
 
 /// The codes issued and not used.

@@ -120,18 +120,7 @@ impl Pairing {
         }
         // The codes sent before a restart, unless pairing is off now (which
         // voids them); one that cannot be read is forgotten (never logged).
-        let mut kept = Vec::new();
-        let mut forgotten = Vec::new();
-        for (code, pending) in store.pairing_codes()? {
-            match (Code::parse(&code), pending) {
-                (Some(parsed), Ok(pending)) if settings.enabled => kept.push((parsed, pending)),
-                (_, Err(error)) => {
-                    tracing::warn!(%error, "a stored pairing code cannot be read; it is forgotten");
-                    forgotten.push(code);
-                }
-                _ => forgotten.push(code),
-            }
-        }
+        let (kept, forgotten) = codes::restore(store.pairing_codes()?, settings.enabled);
         if !forgotten.is_empty() {
             store.forget_pairing_codes(&forgotten)?;
         }
