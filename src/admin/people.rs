@@ -9,8 +9,8 @@ use passepartout_gateway::ConversationKey;
 
 use super::AdminContext;
 use super::access::{done, durable, refused, refused_because};
+use crate::linking::words::shown;
 use crate::linking::{Linking, terminal_code_text};
-use crate::people::named;
 use crate::store::{Identity, Linked, LinkedPerson, Names, Person};
 
 /// `passepartout people`.
@@ -27,11 +27,7 @@ pub(super) fn listing(linking: &Linking) -> AccessAnswer {
 fn person_lines(person: &LinkedPerson) -> String {
     let mut lines = format!("person {}:\n", person.id);
     for identity in &person.identities {
-        lines.push_str(&format!(
-            "  {}  (chat {})\n",
-            named(&identity.gateway, &identity.user, &identity.names),
-            identity.conversation
-        ));
+        lines.push_str(&format!("  {}  (chat {})\n", shown(identity), identity.conversation));
     }
     lines
 }
@@ -60,7 +56,7 @@ pub(super) async fn link(
     };
     match linking.name(&code, &identity, by) {
         Ok((Linked::Now(_), asked)) => {
-            let shown = named(&asked.gateway, &asked.user, &asked.names);
+            let shown = shown(&asked);
             let answer = durable(admin, format!("Linked: this terminal and {shown} are one person now.")).await;
             if answer.ok {
                 for told in [&asked.conversation, &identity.conversation] {
@@ -69,10 +65,7 @@ pub(super) async fn link(
             }
             answer
         }
-        Ok((Linked::Already(_), asked)) => done(format!(
-            "This terminal and {} are one person already.",
-            named(&asked.gateway, &asked.user, &asked.names)
-        )),
+        Ok((Linked::Already(_), asked)) => done(format!("This terminal and {} are one person already.", shown(&asked))),
         Err(error) => refused_because(error),
     }
 }

@@ -69,10 +69,7 @@ impl Linking {
 }
 
 fn already(asked: &Identity) -> String {
-    format!(
-        "This chat and {} are one person to me already.",
-        crate::people::named(&asked.gateway, &asked.user, &asked.names)
-    )
+    format!("This chat and {} are one person to me already.", words::shown(asked))
 }
 
 /// A notice of linking's own into `inbound`'s conversation, replying to it.

@@ -22,7 +22,8 @@ fn notice(conversation: &ConversationKey, text: String) -> Notice {
     (conversation.clone(), body)
 }
 
-fn shown(identity: &Identity) -> String {
+/// `identity` as people read it: name, `@username`, `gateway:user`.
+pub fn shown(identity: &Identity) -> String {
     named(&identity.gateway, &identity.user, &identity.names)
 }
 
