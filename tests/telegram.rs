@@ -250,14 +250,7 @@ async fn a_refused_token_shows_in_status_and_the_socket_goes_on() {
     let api_url = telegram.base_url();
     let daemon = TestDaemon::start_with(
         &llm,
-        |config| {
-            let section = &mut config.telegram;
-            section.enabled = true;
-            section.token_env = None;
-            section.token_file = Some(token_file);
-            section.api_url = api_url;
-            section.allowed_users = vec![OWNER];
-        },
+        |config| telegram_on(config, api_url, token_file, OWNER),
         Vec::new(),
     )
     .await;
