@@ -292,7 +292,9 @@ impl Media {
 fn worth_another_try(error: &GatewayError) -> Option<std::time::Duration> {
     const LONGEST_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
     match error {
-        GatewayError::Transient { .. } | GatewayError::NotConnected => Some(std::time::Duration::from_secs(1)),
+        GatewayError::Transient { .. } | GatewayError::Unreachable { .. } | GatewayError::NotConnected => {
+            Some(std::time::Duration::from_secs(1))
+        }
         GatewayError::RateLimited { retry_after } if *retry_after <= LONGEST_WAIT => Some(*retry_after),
         _ => None,
     }

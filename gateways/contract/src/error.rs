@@ -36,6 +36,11 @@ pub enum GatewayError {
     /// A network failure or a server error: worth retrying with backoff.
     #[error("transient failure: {reason}")]
     Transient { reason: String },
+    /// The platform could not be reached at all (the connection was
+    /// refused): nothing was sent, so the message may go another way at once
+    /// without showing twice. Otherwise retried as a transient failure.
+    #[error("unreachable: {reason}")]
+    Unreachable { reason: String },
     /// The platform refused this message for good (chat gone, blocked, too long).
     #[error("rejected by the platform: {reason}")]
     Rejected { reason: String },

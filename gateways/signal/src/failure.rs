@@ -45,11 +45,13 @@ pub fn delivery_error(error: &RpcError) -> GatewayError {
                 reason: error.to_string(),
             },
         },
-        RpcError::Connect { .. } | RpcError::Timeout { .. } | RpcError::Closed { .. } | RpcError::Protocol { .. } => {
-            GatewayError::Transient {
-                reason: error.to_string(),
-            }
-        }
+        // The daemon's socket refused us: nothing was sent.
+        RpcError::Connect { .. } => GatewayError::Unreachable {
+            reason: error.to_string(),
+        },
+        RpcError::Timeout { .. } | RpcError::Closed { .. } | RpcError::Protocol { .. } => GatewayError::Transient {
+            reason: error.to_string(),
+        },
     }
 }
 
@@ -128,6 +130,12 @@ mod tests {
         assert!(!delivery_error(&remote(-3)).is_permanent());
         let closed = RpcError::Closed { reason: "x".into() };
         assert!(matches!(delivery_error(&closed), GatewayError::Transient { .. }));
+        let refused = RpcError::Connect {
+            endpoint: "127.0.0.1:1".into(),
+            kind: std::io::ErrorKind::ConnectionRefused,
+            reason: "connection refused".into(),
+        };
+        assert!(matches!(delivery_error(&refused), GatewayError::Unreachable { .. }));
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub enum Failure {
     Rejected { reason: String },
     /// A network failure, a server error, an unreadable answer: try again later.
     Transient { reason: String },
+    /// The Bot API could not be connected to: nothing was sent.
+    Unreachable { reason: String },
 }
 
 impl Failure {
@@ -59,6 +61,7 @@ impl Failure {
             RequestError::MigrateToChatId(to) => Failure::Rejected {
                 reason: format!("the group became supergroup {to}; messages must go there"),
             },
+            RequestError::Network(network) if network.is_connect() => Failure::Unreachable { reason: text() },
             RequestError::Network(_) | RequestError::InvalidJson { .. } | RequestError::Io(_) => {
                 Failure::Transient { reason: text() }
             }
@@ -75,6 +78,7 @@ impl Failure {
             Failure::Rejected { reason } => GatewayError::Rejected { reason },
             // A conflict concerns getUpdates only; on a send it is Telegram's odd day.
             Failure::Conflict { detail: reason } | Failure::Transient { reason } => GatewayError::Transient { reason },
+            Failure::Unreachable { reason } => GatewayError::Unreachable { reason },
         }
     }
 }
@@ -145,6 +149,24 @@ mod tests {
             classify(RequestError::Api(ApiError::Unknown("Internal Server Error".into()))),
             Failure::Transient { .. }
         ));
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_unreachable_not_transient() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let address = listener.local_addr().unwrap();
+        drop(listener);
+        let refused = reqwest::Client::new()
+            .get(format!("http://{address}/bot{TOKEN}/getMe"))
+            .send()
+            .await
+            .unwrap_err();
+        let failure = Failure::classify(&RequestError::from(refused), TOKEN);
+        let Failure::Unreachable { reason } = &failure else {
+            panic!("{failure:?}");
+        };
+        assert!(!reason.contains("SECRET"), "{reason}");
+        assert!(matches!(failure.into_gateway_error(), GatewayError::Unreachable { .. }));
     }
 
     #[test]

@@ -82,7 +82,9 @@ pub async fn first_contact(
                         tokio::time::sleep(wait.min(left)).await;
                         continue;
                     }
-                    Failure::Rejected { reason } | Failure::Transient { reason } => ContactError::Failed(reason),
+                    Failure::Rejected { reason } | Failure::Transient { reason } | Failure::Unreachable { reason } => {
+                        ContactError::Failed(reason)
+                    }
                 });
             }
             Ok(Answer::Unreadable(reason)) => return Err(ContactError::Failed(reason)),

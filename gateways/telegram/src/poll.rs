@@ -316,7 +316,7 @@ impl TelegramGateway {
                 ));
                 wait
             }
-            Failure::Transient { reason } | Failure::Rejected { reason } => {
+            Failure::Transient { reason } | Failure::Unreachable { reason } | Failure::Rejected { reason } => {
                 let delay = trouble.backoff.next_delay();
                 tracing::warn!(%reason, retry_in_ms = delay.as_millis() as u64, "Telegram poll failed");
                 self.set_health(Health::with(HealthState::Degraded, reason));
