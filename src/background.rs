@@ -56,7 +56,8 @@ pub async fn supervise(
 /// Queues one job per conversation with journaled-but-unanswered messages
 /// (the worker runs them all, oldest first) and a delivery for every
 /// conversation with undelivered replies, as `store` has them; and wakes
-/// the conversations owed the outcome of `approvals` decided before.
+/// the conversations owed the outcome of `approvals` decided before, and
+/// those a hand-off waits for.
 /// Never waits: every queue is new.
 pub fn recover(conversations: &Arc<Conversations>, store: &Store, approvals: &Approvals) {
     let cx = conversations;
@@ -110,6 +111,15 @@ pub fn recover(conversations: &Arc<Conversations>, store: &Store, approvals: &Ap
             }
         }
         Err(error) => tracing::error!(%error, "cannot read approvals to settle"),
+    }
+    // Hand-offs asked for and not yet carried over.
+    match store.handoff_targets() {
+        Ok(targets) => {
+            for key in targets {
+                cx.nudge(&key);
+            }
+        }
+        Err(error) => tracing::error!(%error, "cannot read the hand-offs waiting"),
     }
 }
 

@@ -22,6 +22,27 @@ pub fn named(gateway: &GatewayId, user: &UserId, names: &Names) -> String {
     names::shown(names.name.as_deref(), names.username.as_deref(), &id)
 }
 
+/// A channel as people name it: "Telegram", "Signal", "the web chat",
+/// "the terminal"; another gateway by its id.
+pub fn channel(gateway: &GatewayId) -> String {
+    match gateway.as_str() {
+        "telegram" => "Telegram".to_owned(),
+        "signal" => "Signal".to_owned(),
+        "web" => "the web chat".to_owned(),
+        "socket" => "the terminal".to_owned(),
+        other => other.to_owned(),
+    }
+}
+
+/// What a person types for `gateway` after `/handoff`: its id, but
+/// "terminal" for the local socket.
+pub fn channel_word(gateway: &GatewayId) -> &str {
+    match gateway.as_str() {
+        "socket" => "terminal",
+        other => other,
+    }
+}
+
 /// Who made `decision`, as the words after "Denied" or "Approved": "by"
 /// the person, or "from the terminal" for the local user's
 /// `passepartout approvals` (whose id is only the terminal's account), or

@@ -4,7 +4,8 @@
 //! wrong code is refused; a fact told on Telegram is recalled on Signal,
 //! and one told on Signal is not recalled in a Telegram group;
 //! the person's own Telegram approval is answered from Signal while someone
-//! else's is not; `/link` in a group is refused; `passepartout people`,
+//! else's is not; a conversation handed off from Telegram goes on on
+//! Signal, and `/continue` brings it back; `/link` in a group is refused; `passepartout people`,
 //! `link` and `people unlink` work from the terminal; no code ever reaches
 //! the model.
 
@@ -164,6 +165,16 @@ impl Setup {
     }
 }
 
+/// Ada's Telegram chat and Signal linked, both sides told.
+async fn linked() -> Setup {
+    let setup = start().await;
+    let code = code_in(&setup.on_telegram(ADA_TELEGRAM, "/link").await.text);
+    let told = setup.on_signal(&format!("/link {code}")).await;
+    assert!(told.starts_with("Linked:"), "{told}");
+    setup.telegram.wait_for_sent_to(ADA_TELEGRAM, 2, WAIT).await;
+    setup
+}
+
 /// The code in a message.
 fn code_in(text: &str) -> String {
     text.split(|c: char| !c.is_ascii_alphanumeric())
@@ -282,5 +293,57 @@ async fn link_in_a_group_is_refused_and_the_terminal_links_lists_and_unlinks() {
     );
     let (_, nobody, _) = setup.cli(&["people"]).await;
     assert!(nobody.starts_with("Nobody is linked."), "{nobody}");
+    setup.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_conversation_handed_off_from_telegram_goes_on_on_signal_and_continue_brings_it_back() {
+    let mut setup = linked().await;
+    let bobs = setup.on_telegram(BOB_TELEGRAM, "/handoff signal").await;
+    assert!(bobs.text.contains("send /link here"), "not linked: {}", bobs.text);
+
+    let said = setup.on_telegram(ADA_TELEGRAM, "the fence gets painted green").await;
+    assert!(said.text.contains("fence"), "{}", said.text);
+    let nowhere = setup.on_telegram(ADA_TELEGRAM, "/handoff web").await;
+    assert!(
+        nowhere.text.starts_with("You have no linked chat on web"),
+        "{}",
+        nowhere.text
+    );
+    assert!(nowhere.text.contains("/handoff signal"), "{}", nowhere.text);
+
+    let signal_before = setup.signal_texts().len();
+    let handed = setup.on_telegram(ADA_TELEGRAM, "/handoff signal").await;
+    assert!(
+        handed.text.starts_with("Handing this conversation over to Signal"),
+        "{}",
+        handed.text
+    );
+    let carried = setup.signal_text(signal_before + 1).await;
+    assert_eq!(carried, "Carried over from Telegram: the last turn. Go on here.",);
+    setup.on_signal("what colour was it?").await;
+    let asked = setup.llm.requests().last().unwrap()["messages"].to_string();
+    assert!(
+        asked.contains("Carried over from our conversation on Telegram")
+            && asked.contains("the fence gets painted green"),
+        "the Telegram turn is in the Signal conversation's context: {asked}"
+    );
+
+    let continued = setup.on_telegram(ADA_TELEGRAM, "/continue").await;
+    assert!(
+        continued.text.starts_with("Carried over from Signal: the last 2 turns"),
+        "{}",
+        continued.text
+    );
+    setup.on_telegram(ADA_TELEGRAM, "and the gate?").await;
+    let asked = setup.llm.requests().last().unwrap()["messages"].to_string();
+    assert!(
+        asked.contains("what colour was it?"),
+        "the Signal turn came back: {asked}"
+    );
+    assert!(
+        !setup.model_saw().contains("/handoff"),
+        "the commands never reach the model"
+    );
     setup.daemon.stop().await;
 }

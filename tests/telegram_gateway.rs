@@ -731,7 +731,10 @@ async fn a_webhook_is_deleted_at_start() {
             "loops",
             "forget",
             "link",
-            "unlink"
+            "unlink",
+            "handoff",
+            "continue",
+            "here"
         ]
     );
     running.stop().await.unwrap();

@@ -31,7 +31,7 @@ use crate::memory::MemorySession;
 use crate::pipeline::Pipeline;
 use crate::pipeline::commands::View;
 use crate::pipeline::usage_report::UsagePeriods;
-use crate::store::{Store, StoreError};
+use crate::store::{LinkedPerson, Store, StoreError};
 
 /// Renders the reports about the daemon that chat commands show (`/status`,
 /// `/loops`). Supplied by the daemon, which has every part at hand.
@@ -214,17 +214,7 @@ impl Conversations {
             user,
             self.pipeline.load().memory_limits(),
         );
-        let person = match self.store.person_of(gateway, user) {
-            Ok(person) => person,
-            Err(error) => {
-                tracing::warn!(%error, "cannot read whom a person is linked with; their other channels are left out");
-                None
-            }
-        };
-        let Some(person) = person.filter(|p| {
-            p.identity(gateway, user)
-                .is_some_and(|i| i.conversation == *conversation)
-        }) else {
+        let Some(person) = self.linked_here(gateway, user, conversation) else {
             return session;
         };
         let others = person
@@ -234,6 +224,24 @@ impl Conversations {
             .map(|identity| (identity.gateway, identity.user))
             .collect();
         session.linked_with(others)
+    }
+
+    /// The linked person `user` on `gateway` is, when `conversation` is the
+    /// private conversation they linked from: what linking gives (memory,
+    /// history, hand-offs) is theirs there, never in a group. A store that
+    /// cannot say is logged, and read as not linked.
+    pub(super) fn linked_here(
+        &self,
+        gateway: &GatewayId,
+        user: &UserId,
+        conversation: &ConversationKey,
+    ) -> Option<LinkedPerson> {
+        let person = self.store.person_of(gateway, user).unwrap_or_else(|error| {
+            tracing::warn!(%error, "cannot read whom a person is linked with; their other channels are left out");
+            None
+        })?;
+        let here = person.identity(gateway, user)?.conversation == *conversation;
+        here.then_some(person)
     }
 
     pub(super) fn router(&self) -> &Router {

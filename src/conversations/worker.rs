@@ -25,7 +25,7 @@ use crate::llm::{ChatMessage, TextSink};
 use crate::pipeline::commands::{ChatChange, View};
 use crate::pipeline::compaction::Earlier;
 use crate::pipeline::{Finished, FinishedRounds, TurnOutput, TurnRecord, TurnWatch};
-use crate::store::{ApprovalWrite, ByProvider, JournalEntry, PendingOutbound, TurnCommit, UsageAdd};
+use crate::store::{ApprovalWrite, ByProvider, HandoffWrite, JournalEntry, PendingOutbound, TurnCommit, UsageAdd};
 
 /// How long a turn runs before the conversation shows "typing".
 const TYPING_AFTER: Duration = Duration::from_millis(300);
@@ -47,6 +47,7 @@ pub async fn run(cx: Arc<Conversations>, key: ConversationKey, generation: u64, 
                 // An outcome owed whose wake-up found the queue full is
                 // settled here rather than left to the next message.
                 super::settle::settle_approvals(&cx, &key, &mut recent).await;
+                super::handoff::carry_over(&cx, &key, &mut recent).await;
                 super::remind::remind_of_approvals(&cx, &key).await;
                 if cx.router().retire(&key, generation, &mut jobs) {
                     tracing::debug!(conversation = %key, "idle worker stopped");
@@ -68,6 +69,7 @@ async fn handle(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Rec
         Job::Errand(errand) => errand.run(&mut InWorker { cx, key, recent }).await,
     }
     super::settle::settle_approvals(cx, key, recent).await;
+    super::handoff::carry_over(cx, key, recent).await;
     super::remind::remind_of_approvals(cx, key).await;
 }
 
@@ -168,8 +170,15 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         }
     };
     let mut fresh_start = false;
+    let mut handoff = None;
     let (mut commit, remembered, followups) = match outcome {
         Ok(mut output) => {
+            if let Some(ask) = output.channels.take() {
+                let answered = super::handoff::answer(cx, key, &entry.inbound.sender.id, &ask);
+                output.replies = vec![(ReplyKind::Notice, answered.text)];
+                output.record = answered.record;
+                handoff = answered.asked;
+            }
             if let Some(change) = output.chat.take() {
                 fresh_start = change == ChatChange::FreshStart;
                 match super::chat_control::apply(cx, key, &change) {
@@ -187,8 +196,12 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
                 }
             }
             cx.count(Counted::Turn);
-            let (commit, remembered, followups) =
+            let (mut commit, remembered, mut followups) =
                 commit_of(cx, recent, Some(entry.seq), Some(&entry.inbound.message_id), output);
+            if let Some(HandoffWrite::Ask { to, .. }) = &handoff {
+                followups.handed_to = Some(to.clone());
+            }
+            commit.handoff = handoff;
             (commit, Some(remembered), followups)
         }
         Err(failure) => {
@@ -470,6 +483,7 @@ pub(super) fn commit_of(
         created: output.requested.clone(),
         settle: output.settle,
         usage: usage.used.clone(),
+        handed_to: None,
     };
     let mut writes: Vec<ApprovalWrite> = output
         .requested
@@ -498,6 +512,7 @@ pub(super) fn commit_of(
         audit: output.audit,
         loop_record: None,
         summary,
+        handoff: None,
         tokens,
         usage: Some(usage),
     };
@@ -516,6 +531,9 @@ pub(super) struct Followups {
     /// The tokens the turn used: they were used whether or not it
     /// committed, and go in with the commit when it does.
     usage: ByProvider,
+    /// The conversation the turn handed over to: woken once it is
+    /// committed, to carry the turns over.
+    handed_to: Option<ConversationKey>,
 }
 
 impl Followups {
@@ -531,6 +549,9 @@ impl Followups {
             let conversation = owed.conversation.clone();
             approvals.mark_unsettled(owed);
             cx.nudge(&conversation);
+        }
+        if let Some(to) = self.handed_to.filter(|_| committed) {
+            cx.nudge(&to);
         }
     }
 }

@@ -58,6 +58,18 @@ pub const COMMANDS: &[(&str, &str)] = &[
         "a code to link this chat with your other channels (one memory); /link CODE there links them",
     ),
     ("unlink", "take this chat out of the channels it is linked with"),
+    (
+        "handoff",
+        "handoff telegram|signal|web|terminal: go on with this conversation in your linked chat there",
+    ),
+    (
+        "continue",
+        "carry your latest conversation on a linked channel over to here",
+    ),
+    (
+        "here",
+        "reminders and background results come to this chat, or your next linked one when it cannot be reached",
+    ),
 ];
 
 /// The `/help` text.
@@ -77,6 +89,19 @@ pub enum ChatChange {
     Pin(Option<String>),
     /// Leave the turns so far out of the context (`/new`).
     FreshStart,
+}
+
+/// What a linked person asked of their channels; answered by the caller,
+/// which knows whom they are linked with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ChannelAsk {
+    /// Carry this conversation over to the linked chat on this channel
+    /// (the only other one, when `None`).
+    HandOff(Option<String>),
+    /// Carry the latest of the other linked chats over to this one.
+    Continue,
+    /// Deliver what comes unasked to this chat first.
+    Here,
 }
 
 /// A report about the daemon that a command shows, rendered by the caller
@@ -108,7 +133,13 @@ pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandO
         ),
         Command::Forget => ("I have forgotten this conversation's history.".to_owned(), true),
         // Answered by the pipeline, which has the approvals, models, summary and tools at hand.
-        Command::Approvals | Command::Model(_) | Command::Summary | Command::Tools => (String::new(), false),
+        Command::Approvals
+        | Command::Model(_)
+        | Command::Summary
+        | Command::Tools
+        | Command::Handoff(_)
+        | Command::Continue
+        | Command::Here => (String::new(), false),
         Command::Unknown(name) => (format!("I don't know the command /{}. Try /help.", escape(name)), false),
     };
     CommandOutcome { text, forget }

@@ -131,6 +131,23 @@ impl Pipeline {
     }
 }
 
+impl Pipeline {
+    /// What of the `earlier` conversation goes over to another of the
+    /// person's chats on a hand-off: the summary held to its bound, and the
+    /// newest turns that fit in half the budget, so that the receiving
+    /// conversation has room for its own (every turn when nothing is
+    /// compacted).
+    pub fn carried<'a>(&self, earlier: Earlier<'a>) -> (Option<&'a str>, &'a [TurnRecord]) {
+        if !self.compacting() {
+            return (earlier.summary, earlier.turns);
+        }
+        let budget = self.memory.context_tokens;
+        let summary = earlier.summary.map(|text| bounded(text, budget));
+        let first = fit(None, earlier.turns, budget / 2);
+        (summary, &earlier.turns[first..])
+    }
+}
+
 /// The most a summary may hold within `budget`: a quarter of it, in
 /// characters (four to a token).
 pub fn summary_chars(budget: usize) -> usize {

@@ -41,7 +41,7 @@ use crate::skills::Skills;
 use crate::store::Fact;
 use crate::tools::{InLoop, SET_NEXT_SLEEP, ToolBox, ToolContext};
 use cascade::Cascade;
-use commands::ChatChange;
+use commands::{ChannelAsk, ChatChange};
 use compaction::Earlier;
 use consensus::Consensus;
 use model_command::ProviderInfo;
@@ -253,6 +253,9 @@ impl Pipeline {
                     ..TurnOutput::notice(text)
                 };
             }
+            Perception::Command(perceive::Command::Handoff(to)) => return TurnOutput::asking(ChannelAsk::HandOff(to)),
+            Perception::Command(perceive::Command::Continue) => return TurnOutput::asking(ChannelAsk::Continue),
+            Perception::Command(perceive::Command::Here) => return TurnOutput::asking(ChannelAsk::Here),
             Perception::Command(perceive::Command::Summary) => {
                 return TurnOutput::notice(compaction::shown(earlier.summary, self.compacting()));
             }

@@ -6,7 +6,7 @@ use passepartout_gateway::markup::escape;
 use passepartout_gateway::{ApprovalToken, MessageId, OutboundFile, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
-use super::commands::ChatChange;
+use super::commands::{ChannelAsk, ChatChange};
 use super::compaction::Folded;
 use crate::approvals::{Approval, Owed, RunState};
 use crate::audit::AuditEvent;
@@ -69,6 +69,9 @@ pub struct TurnOutput {
     pub chat: Option<ChatChange>,
     /// The running summary's change, committed with the turn.
     pub summary: Option<SummaryChange>,
+    /// What the person asked of their linked channels (`/handoff`,
+    /// `/continue`, `/here`), for the worker to answer.
+    pub channels: Option<ChannelAsk>,
 }
 
 /// The tokens a turn used, and the model that answered last.
@@ -85,6 +88,14 @@ impl TurnOutput {
     pub(super) fn notice(text: String) -> Self {
         Self {
             replies: vec![(ReplyKind::Notice, text)],
+            ..Self::default()
+        }
+    }
+
+    /// Nothing but `ask`, for the worker to answer.
+    pub(super) fn asking(ask: ChannelAsk) -> Self {
+        Self {
+            channels: Some(ask),
             ..Self::default()
         }
     }

@@ -30,6 +30,12 @@ pub enum Command {
     /// End the conversation's running turn (acted on at intake; the
     /// command's own turn says whether one was stopped).
     Stop,
+    /// `/handoff CHANNEL`: go on in the person's linked private chat there.
+    Handoff(Option<String>),
+    /// `/continue`: carry over the person's latest conversation elsewhere.
+    Continue,
+    /// `/here`: what comes unasked (reminders, loops) comes to this chat.
+    Here,
     Unknown(String),
 }
 
@@ -110,6 +116,9 @@ fn parse_command(text: &str) -> Option<Command> {
         "new" => Command::New,
         "summary" => Command::Summary,
         "stop" => Command::Stop,
+        "handoff" => Command::Handoff(words.next().map(str::to_ascii_lowercase)),
+        "continue" => Command::Continue,
+        "here" => Command::Here,
         _ => Command::Unknown(name),
     })
 }

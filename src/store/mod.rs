@@ -20,7 +20,8 @@
 //! a pairing code, per gateway), `pairing_codes` (the codes sent, waiting
 //! for an owner), `people` and `identities` (people linked across
 //! channels, and which person each linked account is), `link_codes` (the
-//! codes asked for with `/link`, waiting to be named elsewhere), `web_links` (the dashboard's one-time sign-in links, by the
+//! codes asked for with `/link`, waiting to be named elsewhere), `handoffs`
+//! (conversations a linked person moved, waiting to be carried over), `web_links` (the dashboard's one-time sign-in links, by the
 //! SHA-256 of the token), `web_sessions` (the browsers signed in, by the
 //! SHA-256 of the session id), `web_keys` (the API keys, by the SHA-256 of
 //! the key) and `meta` (schema version).
@@ -46,6 +47,7 @@ mod drafts;
 mod error;
 mod group;
 mod guesses;
+mod handoffs;
 mod history;
 mod journal;
 mod keys;
@@ -74,6 +76,7 @@ pub use backup::{BackupInfo, list_backups, restore_backup};
 pub use backup_times::BackupTimes;
 pub use chat_settings::ChatSettings;
 pub use error::StoreError;
+pub use handoffs::{Handoff, HandoffWrite};
 pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
@@ -135,6 +138,7 @@ struct Inner {
     people: sled::Tree,
     identities: sled::Tree,
     link_codes: sled::Tree,
+    handoffs: sled::Tree,
     summaries: sled::Tree,
     standing_rules: sled::Tree,
     web_links: sled::Tree,
@@ -199,6 +203,7 @@ impl Store {
             people: tree("people")?,
             identities: tree("identities")?,
             link_codes: tree("link_codes")?,
+            handoffs: tree("handoffs")?,
             web_links: tree("web_links")?,
             web_sessions: tree("web_sessions")?,
             web_keys: tree("web_keys")?,

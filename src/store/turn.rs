@@ -3,7 +3,8 @@
 //! the history, the memory facts it remembered or forgot are written, the
 //! approvals it asked for or settled change, the tools it ran are audited,
 //! a loop's iteration stores its loop's next run, the conversation's
-//! running summary changes with the turn that folded turns into it, and
+//! running summary changes with the turn that folded turns into it, a
+//! hand-off to another conversation is asked for or carried over, and
 //! the tokens the turn used are added to the conversation's usage of the day.
 //! A turn that fails before committing leaves the store as it was, so the
 //! message is still pending and nothing of the failed turn is visible.
@@ -14,6 +15,7 @@ use sled::transaction::{ConflictableTransactionError, TransactionalTree};
 
 use super::approvals::{self, ApprovalWrite};
 use super::error::StoreError;
+use super::handoffs::HandoffWrite;
 use super::loops::LoopRecordWrite;
 use super::memory::MemoryWrite;
 use super::outbox::OutboxEntry;
@@ -55,6 +57,8 @@ pub struct TurnCommit {
     /// The conversation's running summary, when the turn changed it.
     /// `forget_history` deletes it too.
     pub summary: Option<SummaryWrite>,
+    /// A hand-off the turn asked for, or carried over.
+    pub handoff: Option<HandoffWrite>,
     /// What the turn's model calls used, told with its last reply
     /// ([`Outbound::turn_end`]).
     pub tokens: TurnEnd,
@@ -76,6 +80,8 @@ pub(super) struct Prepared {
     loop_record: Option<LoopRecordWrite>,
     /// The summary's key, and its new value (`None`: delete).
     summary: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    /// The hand-off's key, and its new value (`None`: delete).
+    handoff: Option<(Vec<u8>, Option<Vec<u8>>)>,
     /// The usage record's key, and what is added to it.
     usage: Option<(Vec<u8>, UsageAdd)>,
 }
@@ -83,7 +89,11 @@ pub(super) struct Prepared {
 impl Prepared {
     /// Whether the commit writes more than the trees every turn writes.
     fn is_wide(&self) -> bool {
-        !self.approvals.is_empty() || !self.audit.is_empty() || self.loop_record.is_some() || self.summary.is_some()
+        !self.approvals.is_empty()
+            || !self.audit.is_empty()
+            || self.loop_record.is_some()
+            || self.summary.is_some()
+            || self.handoff.is_some()
     }
 }
 
@@ -151,6 +161,7 @@ impl Store {
             (None, true) => Some(SummaryWrite::Clear.encode(conversation)?),
             (None, false) => None,
         };
+        let handoff = turn.handoff.as_ref().map(HandoffWrite::encode).transpose()?;
         let memory = turn
             .memory
             .iter()
@@ -179,6 +190,7 @@ impl Store {
             audit: turn.audit,
             loop_record: turn.loop_record,
             summary,
+            handoff,
             usage,
         })
     }
@@ -222,9 +234,22 @@ impl Store {
                 &inner.audit,
                 &inner.loops,
                 &inner.summaries,
+                &inner.handoffs,
             )
                 .transaction(
-                    |(pending, journal, outbox, history, memory, usage, approvals, audit, loops, summaries)| {
+                    |(
+                        pending,
+                        journal,
+                        outbox,
+                        history,
+                        memory,
+                        usage,
+                        approvals,
+                        audit,
+                        loops,
+                        summaries,
+                        handoffs,
+                    )| {
                         let trees = Views {
                             pending,
                             journal,
@@ -237,6 +262,7 @@ impl Store {
                                 audit,
                                 loops,
                                 summaries,
+                                handoffs,
                             }),
                         };
                         apply_in(&trees, prepared)
@@ -277,6 +303,7 @@ struct Wide<'a> {
     audit: &'a TransactionalTree,
     loops: &'a TransactionalTree,
     summaries: &'a TransactionalTree,
+    handoffs: &'a TransactionalTree,
 }
 
 /// Applies each commit inside one transaction; a commit whose journal entry
@@ -319,14 +346,16 @@ fn apply_in(trees: &Views<'_>, prepared: &[Prepared]) -> Result<Vec<bool>, Confl
             if let Some(write) = &commit.loop_record {
                 write.apply_in(wide.loops)?;
             }
-            match &commit.summary {
-                Some((key, Some(value))) => {
-                    wide.summaries.insert(key.as_slice(), value.as_slice())?;
+            for (tree, write) in [(wide.summaries, &commit.summary), (wide.handoffs, &commit.handoff)] {
+                match write {
+                    Some((key, Some(value))) => {
+                        tree.insert(key.as_slice(), value.as_slice())?;
+                    }
+                    Some((key, None)) => {
+                        tree.remove(key.as_slice())?;
+                    }
+                    None => {}
                 }
-                Some((key, None)) => {
-                    wide.summaries.remove(key.as_slice())?;
-                }
-                None => {}
             }
         }
         applied.push(true);

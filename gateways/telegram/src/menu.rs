@@ -5,7 +5,7 @@
 
 /// Command and description, in menu order (Telegram: lowercase names of at
 /// most 32 characters, descriptions of 3 to 256).
-pub const COMMANDS: [(&str, &str); 15] = [
+pub const COMMANDS: [(&str, &str); 18] = [
     ("start", "Start a conversation"),
     ("help", "What I can do"),
     ("status", "How the assistant is doing"),
@@ -21,6 +21,9 @@ pub const COMMANDS: [(&str, &str); 15] = [
     ("forget", "Forget this conversation"),
     ("link", "Link this chat with your other channels (a code)"),
     ("unlink", "Take this chat out of your linked channels"),
+    ("handoff", "Go on with this conversation on your other linked channel"),
+    ("continue", "Carry your latest conversation elsewhere over to here"),
+    ("here", "Reminders and background results come to this chat"),
 ];
 
 #[cfg(test)]
