@@ -22,6 +22,7 @@ mod conversation;
 mod crash;
 mod deploy;
 mod fake_telegram;
+mod follow_me;
 mod formatted_replies;
 mod full_disk;
 mod gateway_rosters;

@@ -11,7 +11,8 @@
 //! What a gateway cannot take now stays in the outbox: a chat with no client
 //! waits for the gateway to report it reachable; rate limits and transient
 //! failures are retried after a delay; a permanent rejection is logged and
-//! dropped. A reply split into parts is retried from the first part not
+//! dropped. A reply that follows a linked person goes on to their next
+//! private chat instead (see `follow`). A reply split into parts is retried from the first part not
 //! delivered: each part sent is recorded before the next is attempted
 //! (see `progress`).
 
@@ -45,7 +46,15 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         }
     };
     let Some(gateway) = cx.deliver_half(&key.gateway) else {
-        tracing::warn!(conversation = %key, waiting = entries.len(), "gateway not running; replies wait in the outbox");
+        let mut waiting = 0;
+        for entry in &entries {
+            if !super::follow::go_on(cx, key, entry).await {
+                waiting += 1;
+            }
+        }
+        if waiting > 0 {
+            tracing::warn!(conversation = %key, waiting, "gateway not running; replies wait in the outbox");
+        }
         return;
     };
     for entry in entries {
@@ -60,6 +69,16 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         let result = gateway.deliver_from(&entry.outbound, resume).await;
         // With the parts this attempt sent, so a retry starts after them.
         let entry = recorder.into_entry();
+        let result = match result {
+            Err(error) if entry.follows.is_some() && super::follow::gives_up(&error, entry.attempts) => {
+                if super::follow::go_on(cx, key, &entry).await {
+                    tracing::info!(conversation = %key, %error, "the gateway cannot deliver a reply; it went on");
+                    continue;
+                }
+                Err(error)
+            }
+            result => result,
+        };
         let retry_in = match result {
             Ok(delivered) => {
                 cx.count(Counted::Delivered);

@@ -60,10 +60,18 @@ impl<'a> InWorker<'a> {
     }
 
     /// Commits `output` as a turn that answers no message, with
-    /// `loop_record` in the same transaction, then delivers it.
+    /// `loop_record` in the same transaction, then delivers it. Nobody is
+    /// waiting for it: in a linked person's private chat, what it says
+    /// follows them (see `follow`).
     pub async fn commit(&mut self, output: TurnOutput, loop_record: Option<LoopRecordWrite>) -> Result<(), StoreError> {
         let (mut commit, record, followups) = commit_of(self.cx, self.recent, None, None, output);
         commit.loop_record = loop_record;
+        commit.follows = super::follow::following(self.cx, self.key);
+        let elsewhere = commit
+            .follows
+            .as_ref()
+            .map(|f| f.to.clone())
+            .filter(|to| to != self.key);
         let committed = self.cx.store.commit_turn_durably(self.key, commit).await;
         followups.run(self.cx, self.key, committed.is_ok());
         match committed {
@@ -74,6 +82,9 @@ impl<'a> InWorker<'a> {
             }
         }
         delivery::deliver(self.cx, self.key).await;
+        if let Some(to) = elsewhere {
+            self.cx.deliver_waiting(&to);
+        }
         Ok(())
     }
 }

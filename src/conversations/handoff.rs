@@ -50,7 +50,7 @@ impl Answered {
     }
 }
 
-/// Answers `ask` from `by` in `key`.
+/// Answers `ask` (a hand-off or `/continue`) from `by` in `key`.
 pub(super) fn answer(cx: &Conversations, key: &ConversationKey, by: &UserId, ask: &ChannelAsk) -> Answered {
     let Some(person) = cx.linked_here(&key.gateway, by, key) else {
         return Answered::told(not_linked());
@@ -62,7 +62,8 @@ pub(super) fn answer(cx: &Conversations, key: &ConversationKey, by: &UserId, ask
         .collect();
     match ask {
         ChannelAsk::HandOff(to) => hand_off(cx, key, to.as_deref(), &others),
-        ChannelAsk::Continue => continue_here(cx, key, by, &others),
+        ChannelAsk::Continue => continue_here(cx, by, &others),
+        // Answered by `follow`.
         ChannelAsk::Here => Answered::told(String::new()),
     }
 }
@@ -125,7 +126,7 @@ fn hand_off(cx: &Conversations, key: &ConversationKey, to: Option<&str>, others:
     }
 }
 
-fn continue_here(cx: &Conversations, key: &ConversationKey, by: &UserId, others: &[&Identity]) -> Answered {
+fn continue_here(cx: &Conversations, by: &UserId, others: &[&Identity]) -> Answered {
     // The chat last written to: history ids grow across conversations.
     let latest = others
         .iter()

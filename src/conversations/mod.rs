@@ -17,6 +17,7 @@ mod delivery;
 mod delivery_lock;
 mod drafting;
 mod errand;
+mod follow;
 mod handoff;
 mod history;
 mod progress;

@@ -54,7 +54,7 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
         }
         Err(error) => Err(format!("I could not read this conversation's history: {error}")),
     };
-    let (commit, record, followups) = match outcome {
+    let (mut commit, record, followups) = match outcome {
         Ok(output) => commit_of(cx, recent, None, Some(&approval.message_id), output),
         Err(failure) => {
             let id = error_id();
@@ -63,7 +63,21 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
             (told_failure(approval, text), Default::default(), Default::default())
         }
     };
+    // Decided where it was asked, the person is here to read the outcome;
+    // decided elsewhere (another chat, the terminal, the timer), it follows them.
+    let decided_here = approval
+        .decision
+        .as_ref()
+        .and_then(|decision| decision.message.as_ref())
+        .is_some_and(|(conversation, _)| conversation == key);
+    if !decided_here {
+        commit.follows = super::follow::following(cx, key);
+    }
+    let elsewhere = commit.follows.as_ref().map(|f| f.to.clone()).filter(|to| to != key);
     let committed = cx.store.commit_turn_durably(key, commit).await;
+    if let (Ok(_), Some(to)) = (&committed, elsewhere) {
+        cx.deliver_waiting(&to);
+    }
     match &committed {
         Ok(_) => recent.committed(record),
         Err(error) => {

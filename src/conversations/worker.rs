@@ -22,7 +22,7 @@ use super::{Conversations, Counted};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
 use crate::llm::{ChatMessage, TextSink};
-use crate::pipeline::commands::{ChatChange, View};
+use crate::pipeline::commands::{ChannelAsk, ChatChange, View};
 use crate::pipeline::compaction::Earlier;
 use crate::pipeline::{Finished, FinishedRounds, TurnOutput, TurnRecord, TurnWatch};
 use crate::store::{ApprovalWrite, ByProvider, HandoffWrite, JournalEntry, PendingOutbound, TurnCommit, UsageAdd};
@@ -173,11 +173,18 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     let mut handoff = None;
     let (mut commit, remembered, followups) = match outcome {
         Ok(mut output) => {
-            if let Some(ask) = output.channels.take() {
-                let answered = super::handoff::answer(cx, key, &entry.inbound.sender.id, &ask);
-                output.replies = vec![(ReplyKind::Notice, answered.text)];
-                output.record = answered.record;
-                handoff = answered.asked;
+            match output.channels.take() {
+                Some(ChannelAsk::Here) => {
+                    let text = super::follow::here(cx, key, &entry.inbound.sender.id);
+                    output.replies = vec![(ReplyKind::Notice, text)];
+                }
+                Some(ask) => {
+                    let answered = super::handoff::answer(cx, key, &entry.inbound.sender.id, &ask);
+                    output.replies = vec![(ReplyKind::Notice, answered.text)];
+                    output.record = answered.record;
+                    handoff = answered.asked;
+                }
+                None => {}
             }
             if let Some(change) = output.chat.take() {
                 fresh_start = change == ChatChange::FreshStart;
@@ -513,6 +520,7 @@ pub(super) fn commit_of(
         loop_record: None,
         summary,
         handoff: None,
+        follows: None,
         tokens,
         usage: Some(usage),
     };

@@ -279,6 +279,7 @@ fn linking_notices_render_clean_with_marked_names() {
         id: 1,
         identities: vec![telegram.clone(), signal.clone()],
         created_ms: 0,
+        preferred: None,
     };
     let gone = std::collections::BTreeSet::from([signal.label()]);
     let mut texts = vec![words::code_text("ABCDEFGH")];

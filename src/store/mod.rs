@@ -87,7 +87,7 @@ pub use records::{
     PendingPairing, Person, ProposedCall, RunState, Scope, StandingRule, Status, VoteOutcome,
 };
 pub use summary::{Summary, SummaryWrite};
-pub use turn::{PendingOutbound, TurnCommit};
+pub use turn::{Following, PendingOutbound, TurnCommit};
 pub use usage::{ByProvider, Tokens, UsageAdd, add_usage};
 pub use web_keys::WebKey;
 pub use web_sign_in::WebSession;

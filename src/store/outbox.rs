@@ -6,7 +6,7 @@
 //! first part not delivered instead of showing the person the earlier ones
 //! twice.
 
-use passepartout_gateway::{ConversationKey, MessageId, Outbound, OutboundBody};
+use passepartout_gateway::{ConversationKey, GatewayId, MessageId, Outbound, OutboundBody};
 use serde::{Deserialize, Serialize};
 use sled::transaction::TransactionalTree;
 
@@ -30,6 +30,14 @@ pub struct OutboxEntry {
     /// replies and reactions to them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub part_ids: Vec<MessageId>,
+    /// The linked person it follows (a reminder, a loop's output): when
+    /// its gateway cannot deliver it, it goes to their next private chat.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follows: Option<u64>,
+    /// The gateways that could not deliver it, in order: it went on from
+    /// each, and is not tried there again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tried: Vec<GatewayId>,
     #[serde(skip)]
     key: Vec<u8>,
 }
@@ -42,6 +50,8 @@ impl OutboxEntry {
             attempts: 0,
             parts_sent: 0,
             part_ids: Vec::new(),
+            follows: None,
+            tried: Vec::new(),
             key,
         }
     }
@@ -195,6 +205,51 @@ impl Store {
             .collect()
     }
 
+    /// Moves `entry`, which its own gateway could not deliver, to the
+    /// outbox of `to` (another private chat of the person it follows), in
+    /// one transaction: it is in exactly one outbox whenever the daemon
+    /// stops. The first move says where it was meant to go, once. Returns
+    /// the entry as it waits in `to`; call [`Store::durable`] before
+    /// delivering it, so that a restart cannot find it in both places.
+    pub fn move_outbox_entry(
+        &self,
+        entry: &OutboxEntry,
+        to: &ConversationKey,
+        meant_for: &str,
+    ) -> Result<OutboxEntry, StoreError> {
+        let from = &entry.outbound.conversation;
+        let suffix = entry
+            .key()
+            .get(keys::conversation_prefix(from).len()..)
+            .ok_or_else(|| StoreError::Corrupt {
+                tree: "outbox",
+                reason: "an outbox key outside its conversation".into(),
+            })?;
+        let mut key = keys::conversation_prefix(to);
+        key.extend_from_slice(suffix);
+        let mut moved = OutboxEntry::new(key, entry.outbound.clone(), entry.journal_seq);
+        moved.follows = entry.follows;
+        moved.tried = entry.tried.clone();
+        moved.tried.push(from.gateway.clone());
+        moved.outbound.conversation = to.clone();
+        moved.outbound.in_reply_to = None;
+        moved.outbound.drafts = Vec::new();
+        if entry.tried.is_empty()
+            && let OutboundBody::Text { text, .. } = &mut moved.outbound.body
+        {
+            *text = format!("({meant_for} could not deliver this, so it comes here.)\n\n{text}");
+        }
+        let value = encode(&moved)?;
+        let _writing = self.writing();
+        let moving = self.inner.outbox.transaction(|outbox| {
+            outbox.remove(entry.key())?;
+            outbox.insert(moved.key(), value.as_slice())?;
+            Ok::<_, sled::transaction::ConflictableTransactionError<StoreError>>(())
+        });
+        self.wrote(moving.map_err(StoreError::from))?;
+        Ok(moved)
+    }
+
     /// Writes `entry` over its stored form.
     fn rewrite(&self, entry: &OutboxEntry) -> Result<(), StoreError> {
         let value = encode(entry)?;
@@ -250,5 +305,104 @@ mod tests {
         // Told of the same part again: nothing changes.
         let again = store.outbox_part_sent(&after_one, 0, None).unwrap();
         assert_eq!(again.parts_sent, 1);
+    }
+
+    fn chat(gateway: &str, chat: &str) -> ConversationKey {
+        ConversationKey::new(GatewayId::new(gateway).unwrap(), ChatId::new(chat).unwrap())
+    }
+
+    fn text_of(entry: &OutboxEntry) -> &str {
+        match &entry.outbound.body {
+            OutboundBody::Text { text, .. } => text,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_following_reply_moves_whole_in_one_step_and_says_once_where_it_was_meant_to_go() {
+        let (dir, store) = crate::store::tests_support::open_temp();
+        let reminder = |text: &str| PendingOutbound {
+            drafts: Vec::new(),
+            in_reply_to: Some(MessageId::new("7").unwrap()),
+            body: OutboundBody::Text {
+                text: text.into(),
+                kind: ReplyKind::Notice,
+            },
+        };
+        let commit = TurnCommit {
+            replies: vec![reminder("Tea is ready")],
+            follows: Some(crate::store::Following {
+                person: 3,
+                to: conversation(),
+            }),
+            ..TurnCommit::default()
+        };
+        let entry = store.commit_turn(&conversation(), commit).unwrap().remove(0);
+        assert_eq!(entry.follows, Some(3));
+        let signal = chat("signal", "u-1");
+        let moved = store.move_outbox_entry(&entry, &signal, "Telegram").unwrap();
+        assert_eq!(moved.outbound.id, entry.outbound.id, "the same reply, not a second one");
+        drop(store);
+        let store = crate::store::tests::reopen(&dir.path().join("store"));
+        assert!(store.outbox_for(&conversation()).unwrap().is_empty());
+        let waiting = store.outbox_for(&signal).unwrap();
+        assert_eq!(waiting.len(), 1);
+        let waiting = &waiting[0];
+        assert_eq!(waiting.outbound.conversation, signal);
+        assert_eq!(
+            waiting.outbound.in_reply_to, None,
+            "the message it answered is on Telegram"
+        );
+        assert_eq!(waiting.tried, [conversation().gateway]);
+        assert_eq!(
+            text_of(waiting),
+            "(Telegram could not deliver this, so it comes here.)\n\nTea is ready"
+        );
+        let web = chat("web", "owner");
+        let again = store.move_outbox_entry(waiting, &web, "Signal").unwrap();
+        assert_eq!(text_of(&again), text_of(waiting), "said once");
+        assert_eq!(again.tried.len(), 2);
+        assert_eq!(store.outbox_conversations().unwrap(), [web]);
+    }
+
+    #[test]
+    fn a_reply_that_follows_goes_where_the_person_chose_and_a_prompt_stays() {
+        let (_dir, store) = crate::store::tests_support::open_temp();
+        let signal = chat("signal", "u-1");
+        let text = PendingOutbound {
+            drafts: Vec::new(),
+            in_reply_to: None,
+            body: OutboundBody::Text {
+                text: "Tea".into(),
+                kind: ReplyKind::Notice,
+            },
+        };
+        let prompt = PendingOutbound {
+            body: OutboundBody::ApprovalPrompt {
+                token: passepartout_gateway::ApprovalToken::new("ABCDEFGH").unwrap(),
+                action: "run".into(),
+                text: "may I?".into(),
+            },
+            ..text.clone()
+        };
+        let commit = TurnCommit {
+            replies: vec![text, prompt],
+            follows: Some(crate::store::Following {
+                person: 3,
+                to: signal.clone(),
+            }),
+            ..TurnCommit::default()
+        };
+        let entries = store.commit_turn(&conversation(), commit).unwrap();
+        assert_eq!(entries[0].outbound.conversation, signal);
+        assert_eq!(entries[0].follows, Some(3));
+        assert_eq!(
+            entries[1].outbound.conversation,
+            conversation(),
+            "a prompt is answered where it was asked"
+        );
+        assert_eq!(entries[1].follows, None);
+        assert_eq!(store.outbox_for(&signal).unwrap().len(), 1);
+        assert_eq!(store.outbox_for(&conversation()).unwrap().len(), 1);
     }
 }

@@ -91,6 +91,43 @@ fn without(person: &LinkedPerson, gone: &BTreeSet<String>) -> Option<LinkedPerso
 }
 
 impl Store {
+    /// Person number `id`, if they exist.
+    pub fn person(&self, id: u64) -> Result<Option<LinkedPerson>, StoreError> {
+        match self.inner.people.get(keys::seq(id))? {
+            Some(value) => decode("people", &value).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The person whose linked private conversation `conversation` is.
+    /// Reads every person: for what comes unasked, not for each turn.
+    pub fn linked_in(&self, conversation: &ConversationKey) -> Result<Option<LinkedPerson>, StoreError> {
+        Ok(self
+            .people()?
+            .into_iter()
+            .find(|person| person.speaking_in(conversation).is_some()))
+    }
+
+    /// What comes unasked for person `id` goes to `conversation` first
+    /// (`/here`); the person as they are now, or `None` when `id` is no
+    /// longer linked there.
+    pub fn prefer(&self, id: u64, conversation: &ConversationKey) -> Result<Option<LinkedPerson>, StoreError> {
+        let _writing = self.writing();
+        let preferred = self.inner.people.transaction(|people| {
+            let Some(value) = people.get(keys::seq(id))? else {
+                return Ok(None);
+            };
+            let mut person: LinkedPerson = decode("people", &value).map_err(abort)?;
+            if person.speaking_in(conversation).is_none() {
+                return Ok(None);
+            }
+            person.preferred = Some(conversation.clone());
+            people.insert(&keys::seq(id), encode("people", &person).map_err(abort)?)?;
+            Ok(Some(person))
+        });
+        self.wrote(preferred.map_err(StoreError::from))
+    }
+
     /// Everyone linked, by their number.
     pub fn people(&self) -> Result<Vec<LinkedPerson>, StoreError> {
         self.inner
@@ -158,6 +195,7 @@ impl Store {
                     id: fresh,
                     identities: vec![asked.clone(), named.clone()],
                     created_ms: named.at_ms,
+                    preferred: None,
                 },
             };
             write_person(people, identities, &person)?;

@@ -33,6 +33,24 @@ pub struct PendingOutbound {
     pub drafts: Vec<MessageId>,
 }
 
+/// Where the replies of a turn nobody is waiting for go: the private chat
+/// its person chose, with their number, so that another of their chats can
+/// take what that one's gateway cannot deliver. Approval prompts and the
+/// edits of decided ones stay where they were asked: answers to them are
+/// read there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Following {
+    pub person: u64,
+    pub to: ConversationKey,
+}
+
+impl Following {
+    /// Whether a reply with `body` follows the person.
+    fn takes(body: &OutboundBody) -> bool {
+        matches!(body, OutboundBody::Text { .. } | OutboundBody::File(_))
+    }
+}
+
 /// Everything one turn writes.
 #[derive(Clone, Debug, Default)]
 pub struct TurnCommit {
@@ -59,6 +77,9 @@ pub struct TurnCommit {
     pub summary: Option<SummaryWrite>,
     /// A hand-off the turn asked for, or carried over.
     pub handoff: Option<HandoffWrite>,
+    /// The linked person what the turn says follows, when it came unasked
+    /// (a loop's iteration, the outcome of background work).
+    pub follows: Option<Following>,
     /// What the turn's model calls used, told with its last reply
     /// ([`Outbound::turn_end`]).
     pub tokens: TurnEnd,
@@ -125,7 +146,8 @@ impl Store {
         let mut values = Vec::with_capacity(turn.replies.len());
         let last = turn.replies.len().saturating_sub(1);
         for (index, reply) in turn.replies.into_iter().enumerate() {
-            let outbound = Outbound {
+            let following = turn.follows.as_ref().filter(|_| Following::takes(&reply.body));
+            let mut outbound = Outbound {
                 id: format!("{base}-{index}"),
                 conversation: conversation.clone(),
                 in_reply_to: reply.in_reply_to,
@@ -133,8 +155,15 @@ impl Store {
                 drafts: reply.drafts,
                 turn_end: (index == last).then_some(turn.tokens),
             };
-            let key = keys::sequenced(conversation, &[base, index as u64]);
-            let entry = OutboxEntry::new(key, outbound, turn.journal_seq);
+            if let Some(following) = following.filter(|following| following.to != *conversation) {
+                // What it answers and the drafts it would replace are where the turn ran.
+                outbound.conversation = following.to.clone();
+                outbound.in_reply_to = None;
+                outbound.drafts = Vec::new();
+            }
+            let key = keys::sequenced(&outbound.conversation, &[base, index as u64]);
+            let mut entry = OutboxEntry::new(key, outbound, turn.journal_seq);
+            entry.follows = following.map(|following| following.person);
             values.push(serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
                 tree: "outbox",
                 reason: e.to_string(),

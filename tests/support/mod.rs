@@ -12,6 +12,7 @@ pub mod fake_telegram;
 pub mod fake_transcriber;
 pub mod gateway_daemons;
 pub mod harness;
+pub mod linked_pair;
 pub mod logs;
 pub mod mcp;
 pub mod media_gateway;

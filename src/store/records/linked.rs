@@ -48,11 +48,42 @@ pub struct LinkedPerson {
     /// Two or more, in the order they were linked.
     pub identities: Vec<Identity>,
     pub created_ms: u64,
+    /// The private conversation they chose with `/here`: what comes
+    /// unasked (reminders, loops, the outcome of background work) goes
+    /// there first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preferred: Option<ConversationKey>,
 }
 
 impl LinkedPerson {
     /// Their identity of `user` on `gateway`.
     pub fn identity(&self, gateway: &GatewayId, user: &UserId) -> Option<&Identity> {
         self.identities.iter().find(|identity| identity.is(gateway, user))
+    }
+
+    /// Their identity whose private conversation is `conversation`.
+    pub fn speaking_in(&self, conversation: &ConversationKey) -> Option<&Identity> {
+        self.identities
+            .iter()
+            .find(|identity| identity.conversation == *conversation)
+    }
+
+    /// Their private conversations in the order what comes unasked tries
+    /// them: the one they chose with `/here` while it is still theirs,
+    /// else `home`, then the others as they were linked.
+    pub fn delivery_order<'a>(&'a self, home: &'a ConversationKey) -> Vec<&'a ConversationKey> {
+        let first = self
+            .preferred
+            .as_ref()
+            .and_then(|preferred| self.speaking_in(preferred))
+            .map_or(home, |identity| &identity.conversation);
+        let mut order = vec![first];
+        order.extend(
+            self.identities
+                .iter()
+                .map(|identity| &identity.conversation)
+                .filter(|conversation| *conversation != first),
+        );
+        order
     }
 }

@@ -451,6 +451,7 @@ fn a_linked_person_and_the_linking_events_keep_their_stored_form() {
             identity("signal", "u1", vec![UserId::new("+100").unwrap()], Names::default()),
         ],
         created_ms: 9,
+        preferred: None,
     };
     assert_stored(
         &linked,
