@@ -794,7 +794,10 @@ async fn the_token_never_appears_in_logs_or_errors() {
         ))
         .await
         .unwrap_err();
-    assert!(matches!(error, GatewayError::Unreachable { .. }), "nothing was sent: {error:?}");
+    assert!(
+        matches!(error, GatewayError::Unreachable { .. }),
+        "nothing was sent: {error:?}"
+    );
     assert!(!format!("{error} {error:?}").contains("SECRET"), "{error:?}");
     let health = running.gateway.health();
     assert!(!format!("{health:?}").contains("SECRET"), "{health:?}");

@@ -6,6 +6,7 @@
 
 mod approvals;
 mod audit;
+pub mod bridges;
 mod consensus;
 mod environment;
 mod file_access;
@@ -48,6 +49,7 @@ use serde::{Deserialize, Serialize};
 
 pub use approvals::*;
 pub use audit::*;
+pub use bridges::BridgeConfig;
 pub use consensus::*;
 pub use file_access::FileProblem;
 pub use llm::*;
@@ -106,6 +108,9 @@ pub struct Config {
     pub telegram: TelegramConfig,
     pub signal: SignalConfig,
     pub web: WebSection,
+    /// `[[bridges]]`: group chats on different gateways joined into one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub bridges: Vec<BridgeConfig>,
 }
 
 impl Default for Config {
@@ -131,6 +136,7 @@ impl Default for Config {
             telegram: TelegramConfig::default(),
             signal: SignalConfig::default(),
             web: WebSection::default(),
+            bridges: Vec::new(),
         }
     }
 }

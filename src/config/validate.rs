@@ -55,6 +55,7 @@ pub fn validate(config: &Config, now_ms: u64) -> Vec<String> {
     config.loops.check(&mut problems, &config.store, &config.llm, now_ms);
     config.mcp.check(&mut problems);
     config.runtime.check(&mut problems);
+    super::bridges::check(&config.bridges, &mut problems);
     problems.into_vec()
 }
 

@@ -41,10 +41,40 @@ pub fn uploads(config: &Config) -> Uploads {
     Uploads::new(components(config).iter().map(|c| (c.id(), c.upload())))
 }
 
-/// Every gateway section's problems, in the order of [`components`]: what
-/// `check-config` and a reload add to the configuration's own.
+/// Every gateway section's problems, in the order of [`components`], then
+/// the bridges' chats each gateway cannot join: what `check-config` and a
+/// reload add to the configuration's own.
 pub fn problems(config: &Config) -> Vec<String> {
-    components(config).iter().flat_map(|c| c.problems()).collect()
+    let components = components(config);
+    let mut problems: Vec<String> = components.iter().flat_map(|c| c.problems()).collect();
+    problems.extend(bridge_problems(config, &components));
+    problems
+}
+
+/// Why a chat of a `[[bridges]]` entry cannot be joined: no such gateway,
+/// one that is off, or a chat it does not let talk (or cannot bridge).
+/// Entries that do not name their chats well are the bridges' own
+/// problems, reported by the configuration's check.
+fn bridge_problems(config: &Config, components: &[Box<dyn GatewayComponent>]) -> Vec<String> {
+    let mut problems = Vec::new();
+    for bridge in &config.bridges {
+        let Ok(conversations) = bridge.conversations() else {
+            continue;
+        };
+        for conversation in conversations {
+            let name = &bridge.name;
+            let found = components.iter().find(|c| c.id() == conversation.gateway);
+            let problem = match found {
+                None => Some(format!("there is no gateway called {}", conversation.gateway)),
+                Some(component) if !component.enabled() => Some(format!("{} is not enabled", conversation.gateway)),
+                Some(component) => component.bridge_problem(&conversation.chat),
+            };
+            if let Some(problem) = problem {
+                problems.push(format!("bridge \"{name}\": {conversation}: {problem}"));
+            }
+        }
+    }
+    problems
 }
 
 /// What would stop an enabled gateway of `config` from starting, with

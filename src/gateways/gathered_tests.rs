@@ -230,3 +230,49 @@ fn a_dashboard_beyond_this_machine_needs_allow_remote_and_a_public_url() {
     config.web.public_url = Some("https://assistant.example.org".into());
     assert!(super::problems(&config).is_empty(), "{:?}", super::problems(&config));
 }
+
+#[test]
+fn a_bridge_joins_only_groups_its_gateways_let_talk() {
+    let mut config = enabled(Some("MY_TG_TOKEN"), None);
+    config.telegram.allowed_chats = vec![-100];
+    config.signal.enabled = true;
+    config.signal.account = "+15550000000".into();
+    config.signal.allowed_groups = vec!["abc=".into()];
+    let bridge = |chats: &[&str]| crate::config::BridgeConfig {
+        name: "family".into(),
+        chats: chats.iter().map(|c| (*c).to_owned()).collect(),
+    };
+    config.bridges = vec![bridge(&["telegram:-100", "signal:group:abc="])];
+    assert!(problems(&config).is_empty(), "{:?}", problems(&config));
+
+    config.bridges = vec![bridge(&[
+        "telegram:-200",
+        "signal:group:other=",
+        "web:owner",
+        "matrix:room",
+        "telegram:42",
+    ])];
+    assert_eq!(
+        problems(&config),
+        [
+            "bridge \"family\": telegram:-200: the group is not in telegram.allowed_chats, so nothing of it reaches me",
+            "bridge \"family\": signal:group:other=: the group is not in signal.allowed_groups, so nothing of it reaches me",
+            "bridge \"family\": web:owner: web is not enabled",
+            "bridge \"family\": matrix:room: there is no gateway called matrix",
+            "bridge \"family\": telegram:42: a private chat cannot be bridged, only a group",
+        ]
+    );
+
+    config.web.enabled = true;
+    config.signal.note_to_self = true;
+    config.bridges = vec![bridge(&["web:owner", "signal:group:abc="])];
+    let found = problems(&config);
+    assert!(
+        found.iter().any(|p| p.contains("web:owner: only group chats")),
+        "{found:?}"
+    );
+    assert!(
+        found.iter().any(|p| p.contains("signal.note_to_self is on")),
+        "{found:?}"
+    );
+}

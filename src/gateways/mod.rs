@@ -26,7 +26,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, Draft, Fetch, GatewayId, Listen, LiveSecrets, Surface};
+use passepartout_gateway::{ChatId, Deliver, Draft, Fetch, GatewayId, Listen, LiveSecrets, Surface};
 use thiserror::Error;
 
 pub use crate::access::Roster;
@@ -103,6 +103,13 @@ pub trait GatewayComponent: Send + Sync {
     /// how to name the platform, whether from a copy.
     fn upload(&self) -> Upload {
         Upload::default()
+    }
+
+    /// Why `chat` cannot be joined to a bridge (`[[bridges]]`), if it cannot:
+    /// only a group its section lets talk can. None of its chats can, by
+    /// default.
+    fn bridge_problem(&self, _chat: &ChatId) -> Option<String> {
+        Some("only group chats on Telegram and Signal can be bridged".to_owned())
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use passepartout_gateway::GatewayId;
+use passepartout_gateway::{ChatId, GatewayId};
 use passepartout_signal::normalize::GROUP_PREFIX;
 use passepartout_signal::{
     Admitted, Endpoint, GATEWAY_ID, RpcClient, RpcError, RpcOptions, SignalConfig, SignalGateway, SignalSettings,
@@ -126,6 +126,22 @@ impl GatewayComponent for Signal {
 
     /// Senders by UUID or number; groups as their conversations name them;
     /// on a person's own account, their Note to Self.
+    fn bridge_problem(&self, chat: &ChatId) -> Option<String> {
+        let Some(group) = chat.as_str().strip_prefix(GROUP_PREFIX) else {
+            return Some(format!(
+                "a private chat cannot be bridged, only a group ({GROUP_PREFIX}…)"
+            ));
+        };
+        if self.section.note_to_self {
+            // The bot's copies would be sent as the owner, in the owner's own groups.
+            return Some(
+                "signal.note_to_self is on: the account is a person's own, and copies would come from them".to_owned(),
+            );
+        }
+        (!self.section.allowed_groups.iter().any(|allowed| allowed == group))
+            .then(|| "the group is not in signal.allowed_groups, so nothing of it reaches me".to_owned())
+    }
+
     fn talkers(&self) -> Roster {
         let groups = (self.section.allowed_groups.iter()).map(|group| format!("{GROUP_PREFIX}{group}"));
         Roster::Listed {

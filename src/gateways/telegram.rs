@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use passepartout_gateway::{Draft, GatewayId};
+use passepartout_gateway::{ChatId, Draft, GatewayId};
 use passepartout_telegram::config::DEFAULT_TELEGRAM_TOKEN_ENV;
 use passepartout_telegram::{GATEWAY_ID, OffsetStore, TelegramConfig, TelegramGateway, TelegramSettings};
 
@@ -62,6 +62,17 @@ impl GatewayComponent for Telegram {
 
     fn enabled(&self) -> bool {
         self.section.enabled
+    }
+
+    fn bridge_problem(&self, chat: &ChatId) -> Option<String> {
+        let Ok(id) = chat.as_str().parse::<i64>() else {
+            return Some("not a Telegram chat id (a group's is a negative number)".to_owned());
+        };
+        if id >= 0 {
+            return Some("a private chat cannot be bridged, only a group".to_owned());
+        }
+        (!self.section.allowed_chats.contains(&id))
+            .then(|| "the group is not in telegram.allowed_chats, so nothing of it reaches me".to_owned())
     }
 
     fn talkers(&self) -> Roster {
