@@ -103,7 +103,7 @@ mod tests {
     #[test]
     fn a_bridge_of_two_gateways_is_fine() {
         let family = bridge("family", &["telegram:-100123", "signal:group:abc="]);
-        assert!(problems(&[family.clone()]).is_empty());
+        assert!(problems(std::slice::from_ref(&family)).is_empty());
         let chats = family.conversations().unwrap();
         assert_eq!(chats[1].chat.as_str(), "group:abc=");
     }
