@@ -96,6 +96,7 @@ async fn fill(config: &Config, messages: usize) -> Duration {
                     text: format!("message {n}: what is on the calendar for tomorrow afternoon?"),
                 },
                 received_at_ms: now_ms,
+                overheard: false,
             })
             .collect();
         let accepted = store.journal_accept_batch(&batch, now_ms).expect("journaled");

@@ -17,6 +17,7 @@ fn from(gateway: &str, chat: &str, user: &str) -> Inbound {
         reply_to: None,
         body: InboundBody::Text { text: "hi".into() },
         received_at_ms: 0,
+        overheard: false,
     }
 }
 

@@ -10,6 +10,7 @@ fn inbound(body: InboundBody, reply_to: Option<&str>) -> Inbound {
         reply_to: reply_to.map(|id| MessageId::new(id).unwrap()),
         body,
         received_at_ms: 0,
+        overheard: false,
     }
 }
 

@@ -83,6 +83,7 @@ fn text_from(chat: &ConversationKey, user: &str, id: &str, text: &str, reply_to:
         reply_to: reply_to.map(|r| MessageId::new(r).unwrap()),
         body: passepartout_gateway::InboundBody::Text { text: text.into() },
         received_at_ms: 0,
+        overheard: false,
     }
 }
 

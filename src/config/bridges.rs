@@ -33,6 +33,18 @@ impl BridgeConfig {
     }
 }
 
+/// The chats on `gateway` that `bridges` join to others (entries that do
+/// not read are left out: the configuration's check names them).
+pub fn bridged_on(bridges: &[BridgeConfig], gateway: &str) -> Vec<ChatId> {
+    bridges
+        .iter()
+        .filter_map(|bridge| bridge.conversations().ok())
+        .flatten()
+        .filter(|conversation| conversation.gateway.as_str() == gateway)
+        .map(|conversation| conversation.chat)
+        .collect()
+}
+
 /// `gateway:chat` as a conversation.
 fn conversation(text: &str) -> Result<ConversationKey, String> {
     let (gateway, chat) = text

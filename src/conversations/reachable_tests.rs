@@ -153,6 +153,7 @@ fn text(id: &str, text: &str) -> Inbound {
         reply_to: None,
         body: InboundBody::Text { text: text.into() },
         received_at_ms: NOON,
+        overheard: false,
     }
 }
 

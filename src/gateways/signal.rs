@@ -12,14 +12,14 @@ use async_trait::async_trait;
 use passepartout_gateway::{ChatId, GatewayId};
 use passepartout_signal::normalize::GROUP_PREFIX;
 use passepartout_signal::{
-    Admitted, Endpoint, GATEWAY_ID, RpcClient, RpcError, RpcOptions, SignalConfig, SignalGateway, SignalSettings,
-    Spawn, Transport,
+    Admitted, Endpoint, GATEWAY_ID, Groups, RpcClient, RpcError, RpcOptions, SignalConfig, SignalGateway,
+    SignalSettings, Spawn, Transport,
 };
 use serde_json::{Value, json};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
 use crate::checkup::{Check, Level};
-use crate::config::Config;
+use crate::config::{Config, bridges};
 
 /// How long the doctor waits on a daemon's answer.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -29,6 +29,8 @@ const SPAWN_CHECK_TIMEOUT: Duration = Duration::from_secs(60);
 /// `[signal]`.
 pub struct Signal {
     section: SignalConfig,
+    /// `[[bridges]]`, for the groups of its own that are bridged.
+    bridges: Vec<crate::config::BridgeConfig>,
     /// The largest attachment the core may fetch: lines from signal-cli
     /// may be as long as its base64.
     max_attachment_bytes: u64,
@@ -38,6 +40,7 @@ impl Signal {
     pub fn new(config: &Config) -> Self {
         Self {
             section: config.signal.clone(),
+            bridges: config.bridges.clone(),
             max_attachment_bytes: config
                 .media
                 .max_photo_bytes
@@ -64,7 +67,14 @@ impl Signal {
         let mut settings = SignalSettings::with_transport(transport, signal.account.clone());
         settings.account_uuid = signal.account_uuid.clone();
         settings.multi_account = signal.multi_account;
-        settings.group_mode = signal.group_mode;
+        settings.groups = Groups {
+            mode: signal.group_mode,
+            bridged: bridges::bridged_on(&self.bridges, GATEWAY_ID)
+                .iter()
+                .filter_map(|chat| chat.as_str().strip_prefix(GROUP_PREFIX))
+                .map(str::to_owned)
+                .collect(),
+        };
         settings.refusal = signal.refusal.clone();
         settings.max_attachment_bytes = self.max_attachment_bytes;
         settings.note_to_self = signal.note_to_self;

@@ -4,6 +4,7 @@
 //! and approve, and `doctor`'s getMe. It fetches the files of its messages
 //! (voice notes, photos, documents) too.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use passepartout_telegram::{GATEWAY_ID, OffsetStore, TelegramConfig, TelegramGat
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
 use crate::checkup::{Check, Level};
-use crate::config::{Config, Secret, SecretError, unreadable_secret};
+use crate::config::{Config, Secret, SecretError, bridges, unreadable_secret};
 use crate::store::Store;
 
 /// How long `doctor` waits on getMe.
@@ -25,6 +26,8 @@ pub struct Telegram {
     section: TelegramConfig,
     /// `[media] max_photo_bytes`: the largest photo size worth taking.
     photo_max_bytes: u64,
+    /// Its groups joined to chats elsewhere (`[[bridges]]`).
+    bridged: BTreeSet<i64>,
 }
 
 impl Telegram {
@@ -32,6 +35,10 @@ impl Telegram {
         Self {
             section: config.telegram.clone(),
             photo_max_bytes: config.media.max_photo_bytes,
+            bridged: bridges::bridged_on(&config.bridges, GATEWAY_ID)
+                .iter()
+                .filter_map(|chat| chat.as_str().parse().ok())
+                .collect(),
         }
     }
 
@@ -43,6 +50,7 @@ impl Telegram {
         let mut settings = TelegramSettings::new(token.expose());
         settings.api_url = section.api_url.trim_end_matches('/').to_owned();
         settings.group_mode = section.group_mode;
+        settings.bridged = self.bridged.clone();
         settings.poll_timeout_s = section.poll_timeout_s;
         settings.proxy = section.proxy.clone();
         settings.photo_max_bytes = self.photo_max_bytes;

@@ -43,6 +43,7 @@ fn says(gateway: &str, chat: &str, user: &str, text: &str) -> Inbound {
         reply_to: None,
         body: InboundBody::Text { text: text.into() },
         received_at_ms: 0,
+        overheard: false,
     }
 }
 

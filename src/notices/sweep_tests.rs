@@ -52,6 +52,7 @@ fn inbound(conversation: &ConversationKey, user: &str, text: &str) -> Inbound {
         reply_to: None,
         body: InboundBody::Text { text: text.into() },
         received_at_ms: 0,
+        overheard: false,
     }
 }
 

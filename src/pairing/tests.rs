@@ -71,6 +71,7 @@ fn from(user: &str) -> Inbound {
         reply_to: None,
         body: InboundBody::Text { text: "hello".into() },
         received_at_ms: 0,
+        overheard: false,
     }
 }
 

@@ -137,6 +137,7 @@ mod tests {
             reply_to: None,
             body,
             received_at_ms: 0,
+            overheard: false,
         }
     }
 

@@ -419,6 +419,7 @@ pub(crate) mod tests {
             reply_to: None,
             body: InboundBody::Text { text: text.into() },
             received_at_ms: 0,
+            overheard: false,
         }
     }
 

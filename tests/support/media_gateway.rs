@@ -124,6 +124,7 @@ impl MediaGateway {
             reply_to: None,
             body,
             received_at_ms: passepartout_gateway::unix_ms(),
+            overheard: false,
         };
         let (ack, acked) = oneshot::channel();
         self.inner.hand.send((inbound, ack)).await.expect("the gateway listens");

@@ -67,6 +67,12 @@ pub struct Inbound {
     /// When the gateway received it, in milliseconds since the Unix epoch
     /// (a gateway stamps it with [`unix_ms`]).
     pub received_at_ms: u64,
+    /// Heard in a bridged group without being addressed to the assistant
+    /// (no mention, no reply to it, no command): only to be relayed to the
+    /// bridge's other chats, never answered. Gateways pass such messages
+    /// only for the chats they were told are bridged.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub overheard: bool,
 }
 
 /// Milliseconds since the Unix epoch, read from the system clock now: an

@@ -90,6 +90,7 @@ mod tests {
             reply_to: None,
             body: InboundBody::Text { text: "hi".into() },
             received_at_ms: 0,
+            overheard: false,
         }
     }
 

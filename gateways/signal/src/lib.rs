@@ -69,7 +69,7 @@ pub use files::MAX_ATTACHMENT_BYTES;
 pub use gateway::SignalGateway;
 pub use link::{LinkError, LinkUri, Linked};
 pub use media::SignalFile;
-pub use normalize::{BotIdentity, GroupMode, Normalized, normalize, note_to_self_chat};
+pub use normalize::{BotIdentity, GroupMode, Groups, Normalized, normalize, note_to_self_chat};
 pub use rpc::{Notification, Notifications, Received, RpcClient, RpcOptions};
 pub use settings::{Admitted, SignalSettings, Transport};
 pub use spawn::Spawn;

@@ -170,7 +170,7 @@ impl SignalGateway {
             tracing::debug!(%account, "skipped an envelope for another account");
             return None;
         }
-        match normalize(&received.envelope, &self.bot, self.settings.group_mode, unix_ms()) {
+        match normalize(&received.envelope, &self.bot, &self.settings.groups, unix_ms()) {
             Normalized::Skip { reason } => {
                 tracing::debug!(reason, timestamp = ?received.envelope.get("timestamp"), "skipped a Signal envelope");
                 None

@@ -35,6 +35,8 @@
 use passepartout_gateway::{
     ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId, names,
 };
+use std::collections::BTreeSet;
+
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
@@ -71,17 +73,13 @@ impl BotIdentity {
 
 /// Converts one envelope (the `envelope` member of a `receive` notification).
 /// `now_ms` becomes `received_at_ms`.
-pub fn normalize(envelope: &Value, bot: &BotIdentity, group_mode: GroupMode, now_ms: u64) -> Normalized {
+pub fn normalize(envelope: &Value, bot: &BotIdentity, groups: &Groups, now_ms: u64) -> Normalized {
     let Ok(envelope) = Envelope::deserialize(envelope) else {
         return Normalized::Skip {
             reason: "envelope in a shape signal-cli is not known to send",
         };
     };
-    let ctx = Context {
-        bot,
-        group_mode,
-        now_ms,
-    };
+    let ctx = Context { bot, groups, now_ms };
     ctx.envelope(&envelope)
         .unwrap_or_else(|reason| Normalized::Skip { reason })
 }
@@ -180,11 +178,32 @@ struct Origin<'e> {
     /// Whether every message counts, not only those addressed to the bot: a
     /// direct chat, or a group under [`GroupMode::All`].
     takes_everything: bool,
+    /// A group joined to chats elsewhere: every person's message is taken,
+    /// and only those addressed to the bot are answered.
+    bridged: bool,
+}
+
+/// Which group messages are taken: by `mode`, except in the `bridged`
+/// groups (their ids), joined to chats elsewhere, where every person's
+/// message is taken, those not addressed to the bot marked overheard.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Groups {
+    pub mode: GroupMode,
+    pub bridged: BTreeSet<String>,
+}
+
+impl From<GroupMode> for Groups {
+    fn from(mode: GroupMode) -> Self {
+        Self {
+            mode,
+            bridged: BTreeSet::new(),
+        }
+    }
 }
 
 struct Context<'a> {
     bot: &'a BotIdentity,
-    group_mode: GroupMode,
+    groups: &'a Groups,
     now_ms: u64,
 }
 
@@ -258,7 +277,8 @@ impl Context<'_> {
             timestamp,
             chat,
             group,
-            takes_everything: group.is_none() || self.group_mode == GroupMode::All,
+            bridged: group.is_some_and(|group| self.groups.bridged.contains(group)),
+            takes_everything: group.is_none() || self.groups.mode == GroupMode::All,
         })
     }
 
@@ -291,7 +311,16 @@ impl Context<'_> {
     /// the bot, only one that is.
     fn message(&self, origin: &Origin<'_>, data: &DataMessage) -> Step<Normalized> {
         let mentions = data.mentions.as_deref().unwrap_or_default();
-        if !origin.takes_everything && !self.addresses_bot(data, mentions) {
+        let command = data
+            .message
+            .as_deref()
+            .is_some_and(|text| text.trim_start().starts_with('/'));
+        let addressed = match origin.bridged {
+            // Whatever the mode: in a bridged group the rest is only relayed.
+            true => self.addresses_bot(data, mentions) || command,
+            false => origin.takes_everything || self.addresses_bot(data, mentions),
+        };
+        if !addressed && !origin.bridged {
             return Err("group message not addressed to the bot");
         }
         let reply_to = data
@@ -327,7 +356,11 @@ impl Context<'_> {
         } else {
             InboundBody::Text { text }
         };
-        self.inbound(origin, reply_to, body)
+        let mut normalized = self.inbound(origin, reply_to, body)?;
+        if let Normalized::Inbound(inbound) = &mut normalized {
+            inbound.overheard = !addressed;
+        }
+        Ok(normalized)
     }
 
     /// The contract's message from `origin` with `body`.
@@ -345,6 +378,7 @@ impl Context<'_> {
             reply_to,
             body,
             received_at_ms: self.now_ms,
+            overheard: false,
         })))
     }
 

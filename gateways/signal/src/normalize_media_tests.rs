@@ -74,7 +74,7 @@ fn a_group_attachment_is_fetched_from_its_group() {
         json!({ "attachments": [attachment_json("p.png", "image/png", None, 10)],
         "groupInfo": group_info() }),
     );
-    let got = inbound(normalize(&envelope, &bot(), GroupMode::All, NOW));
+    let got = inbound(normalize(&envelope, &bot(), &GroupMode::All.into(), NOW));
     let (got, _) = attachments(got.body);
     let file = file_of(&got[0]);
     assert_eq!((file.recipient, file.group_id.as_deref()), (None, Some(GROUP)));

@@ -290,7 +290,7 @@ enum Outcome {
 /// gateway (media naming files it can fetch, from the chat it came in), or
 /// a reason.
 fn outcome(envelope: &Value, mode: GroupMode) -> Outcome {
-    match normalize(envelope, &bot(), mode, NOW) {
+    match normalize(envelope, &bot(), &mode.into(), NOW) {
         Normalized::Inbound(inbound) => {
             assert_eq!(inbound.conversation.gateway.as_str(), crate::GATEWAY_ID);
             assert_eq!(inbound.received_at_ms, NOW);

@@ -47,7 +47,7 @@ fn group_info() -> Value {
 }
 
 fn run(envelope: &Value) -> Normalized {
-    normalize(envelope, &bot(), GroupMode::MentionOrReply, NOW)
+    normalize(envelope, &bot(), &GroupMode::MentionOrReply.into(), NOW)
 }
 
 fn text(body: &str) -> InboundBody {
@@ -87,7 +87,7 @@ fn one_to_one_text_becomes_a_text_inbound() {
 fn group_message_without_mention_or_quote_is_skipped_unless_all() {
     let envelope = data(json!({ "message": "just chatting", "groupInfo": group_info() }));
     assert_eq!(skip_reason(run(&envelope)), "group message not addressed to the bot");
-    let got = inbound(normalize(&envelope, &bot(), GroupMode::All, NOW));
+    let got = inbound(normalize(&envelope, &bot(), &GroupMode::All.into(), NOW));
     assert_eq!(got.conversation.chat.as_str(), format!("group:{GROUP}"));
     assert_eq!(got.sender.id.as_str(), ADA_UUID);
     assert_eq!(got.body, text("just chatting"));
@@ -107,6 +107,31 @@ fn group_mention_of_the_bot_is_taken_without_the_mention() {
     let got = inbound(run(&envelope));
     assert_eq!(got.conversation.chat.as_str(), format!("group:{GROUP}"));
     assert_eq!(got.body, text("😀  ask @Bob the time"));
+}
+
+#[test]
+fn in_a_bridged_group_every_message_is_taken_and_only_an_addressed_one_is_for_the_assistant() {
+    for mode in [GroupMode::MentionOrReply, GroupMode::All] {
+        let groups = Groups {
+            mode,
+            bridged: [GROUP.to_owned()].into(),
+        };
+        let taken = |extra: Value| inbound(normalize(&data(extra), &bot(), &groups, NOW));
+        let chat = taken(json!({ "message": "just chatting", "groupInfo": group_info() }));
+        assert!(chat.overheard, "relayed, not answered, under {mode:?}");
+        assert_eq!(chat.body, text("just chatting"));
+        assert!(!taken(json!({ "message": "/status", "groupInfo": group_info() })).overheard);
+        let mention = json!({
+            "message": "\u{FFFC} hi",
+            "groupInfo": group_info(),
+            "mentions": [{ "number": BOT_NUMBER, "start": 0, "length": 1 }],
+        });
+        assert!(!taken(mention).overheard);
+        assert!(
+            !taken(json!({ "message": "hello" })).overheard,
+            "a direct chat is as before"
+        );
+    }
 }
 
 #[test]
@@ -154,7 +179,7 @@ fn a_quote_becomes_reply_to_and_a_quote_of_the_bot_addresses_it_in_a_group() {
 fn quotes_in_a_group_keep_their_author_for_the_reply() {
     let of_bob = json!({ "id": 7, "author": "+15550000002", "authorNumber": "+15550000002", "text": "x" });
     let envelope = data(json!({ "message": "see", "groupInfo": group_info(), "quote": of_bob }));
-    let got = inbound(normalize(&envelope, &bot(), GroupMode::All, NOW));
+    let got = inbound(normalize(&envelope, &bot(), &GroupMode::All.into(), NOW));
     assert_eq!(
         got.reply_to.as_ref().map(|id| id.as_str()),
         Some("7:+15550000002"),

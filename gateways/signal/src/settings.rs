@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use crate::endpoint::Endpoint;
 use crate::error::RpcError;
-use crate::normalize::{BotIdentity, GroupMode};
+use crate::normalize::{BotIdentity, Groups};
 use crate::rpc::{MAX_LINE_BYTES, Notifications, RpcClient, RpcOptions};
 use crate::spawn::Spawn;
 use crate::split::SIGNAL_TEXT_LIMIT;
@@ -70,8 +70,9 @@ pub struct SignalSettings {
     /// then every request names `account`, and envelopes for others are
     /// skipped. A spawned child is then started without `-a` too.
     pub multi_account: bool,
-    /// Which group messages the bot takes.
-    pub group_mode: GroupMode,
+    /// Which group messages the bot takes: by the mode, and every person's
+    /// in the groups joined to chats elsewhere (`[[bridges]]`).
+    pub groups: Groups,
     /// The timeout of each call to signal-cli.
     pub call_timeout: Duration,
     /// Longest message body sent, in bytes; longer replies are split.
@@ -122,7 +123,7 @@ impl SignalSettings {
             account: account.into(),
             account_uuid: None,
             multi_account: false,
-            group_mode: GroupMode::default(),
+            groups: Groups::default(),
             call_timeout: DEFAULT_CALL_TIMEOUT,
             text_limit: SIGNAL_TEXT_LIMIT,
             refusal: DEFAULT_REFUSAL.to_owned(),

@@ -283,6 +283,7 @@ impl Connection {
             reply_to,
             body: InboundBody::Text { text },
             received_at_ms: crate::message_ids::now_ms(),
+            overheard: false,
         };
         let ack = self.intake.submit(inbound).await;
         tracing::debug!(conn = ?self.id, message_id = %id, ack = ?ack, "socket message submitted");

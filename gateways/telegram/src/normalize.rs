@@ -10,7 +10,9 @@
 //! - a message in a group or supergroup: the same, but under
 //!   [`GroupMode::MentionOrReply`] only when it mentions `@bot_username` or
 //!   replies to one of the bot's messages (the mention is removed from the
-//!   text or caption);
+//!   text or caption); in a bridged group, every person's message, marked
+//!   [`Inbound::overheard`] unless it mentions the bot, replies to it or is
+//!   a command, whatever the group mode;
 //! - a button press (callback query) → [`InboundBody::Button`], with the
 //!   query's id, prefixed `callback:`, as message id (unique, and stable when
 //!   Telegram redelivers the update; never mistaken for a message to quote)
@@ -19,6 +21,7 @@
 //! - anything else (edits, channel posts, service messages, inline queries, …)
 //!   → [`Normalized::Skip`] with a reason for the log.
 
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 use passepartout_gateway::{
@@ -38,18 +41,21 @@ pub const CALLBACK_PREFIX: &str = "callback:";
 pub use passepartout_gateway::{GroupMode, Normalized};
 
 /// Converts one update. `bot_username` is the bot's own username, without `@`;
-/// of a photo's sizes the largest declaring at most `photo_max_bytes` is taken;
-/// `now_ms` becomes `received_at_ms`.
+/// `bridged` are the groups joined to others (`[[bridges]]`); of a photo's
+/// sizes the largest declaring at most `photo_max_bytes` is taken; `now_ms`
+/// becomes `received_at_ms`.
 pub fn normalize(
     update: &Update,
     bot_username: &str,
     group_mode: GroupMode,
+    bridged: &BTreeSet<i64>,
     photo_max_bytes: u64,
     now_ms: u64,
 ) -> Normalized {
     let ctx = Context {
         bot_username: bot_username.trim_start_matches('@'),
         group_mode,
+        bridged,
         photo_max_bytes,
         now_ms,
     };
@@ -66,12 +72,18 @@ pub fn normalize(
     normalized.unwrap_or_else(Normalized::skip)
 }
 
+/// Whether `text` is a slash command (`/status`, `/status@bot`).
+fn is_command(text: Option<&str>) -> bool {
+    text.is_some_and(|text| text.trim_start().starts_with('/'))
+}
+
 /// Why an update was skipped; turned into [`Normalized::Skip`] at the top.
 type Step<T> = Result<T, &'static str>;
 
 struct Context<'a> {
     bot_username: &'a str,
     group_mode: GroupMode,
+    bridged: &'a BTreeSet<i64>,
     photo_max_bytes: u64,
     now_ms: u64,
 }
@@ -92,8 +104,14 @@ impl Context<'_> {
             return Err("message from a bot");
         }
         let in_group = chat.is_group() || chat.is_supergroup();
-        let addressed = !in_group || self.group_mode == GroupMode::All || self.addresses_bot(message);
-        if !addressed {
+        // In a bridged group the assistant answers only when addressed,
+        // whatever the mode; the rest is only relayed.
+        let bridged = in_group && self.bridged.contains(&chat.id.0);
+        let addressed = !in_group
+            || (self.group_mode == GroupMode::All && !bridged)
+            || self.addresses_bot(message)
+            || (bridged && is_command(message.text()));
+        if !addressed && !bridged {
             return Err("group message not addressed to the bot");
         }
         let body = match &common.media_kind {
@@ -118,6 +136,7 @@ impl Context<'_> {
             reply_to: message.reply_to_message().map(|m| message_id(m.id.0)).transpose()?,
             body,
             received_at_ms: self.now_ms,
+            overheard: !addressed,
         })))
     }
 
@@ -133,6 +152,7 @@ impl Context<'_> {
             reply_to: Some(message_id(message.id().0)?),
             body: InboundBody::Button { data: data.clone() },
             received_at_ms: self.now_ms,
+            overheard: false,
         })))
     }
 
@@ -160,6 +180,7 @@ impl Context<'_> {
                 removed,
             },
             received_at_ms: self.now_ms,
+            overheard: false,
         })))
     }
 

@@ -424,7 +424,8 @@ fn outcome(update: &Value, mode: GroupMode) -> Outcome {
     };
     assert_eq!(items.len(), 1);
     match items.remove(0) {
-        Item::Update(parsed) => match normalize(&parsed, BOT, mode, PHOTO_MAX, NOW) {
+        Item::Update(parsed) => match normalize(&parsed, BOT, mode, &std::collections::BTreeSet::new(), PHOTO_MAX, NOW)
+        {
             Normalized::Inbound(inbound) => {
                 assert_eq!(inbound.conversation.gateway.as_str(), crate::GATEWAY_ID);
                 assert_eq!(inbound.received_at_ms, NOW);

@@ -1,5 +1,7 @@
 //! Tests of [`normalize`](super::normalize) on updates built from real Bot API JSON.
 
+use std::collections::BTreeSet;
+
 use passepartout_gateway::InboundBody;
 use passepartout_gateway_testing::normalize::{inbound, skip_reason, with_fields};
 use serde_json::{Value, json};
@@ -52,7 +54,7 @@ fn message(chat: Value, extra: Value) -> Value {
 }
 
 fn run(update: &Update) -> Normalized {
-    normalize(update, BOT, GroupMode::MentionOrReply, PHOTO_MAX, NOW)
+    normalize(update, BOT, GroupMode::MentionOrReply, &BTreeSet::new(), PHOTO_MAX, NOW)
 }
 
 #[test]
@@ -216,9 +218,64 @@ fn group_reply_to_a_person_is_skipped() {
 }
 
 #[test]
+fn in_a_bridged_group_every_message_is_taken_and_only_an_addressed_one_is_for_the_assistant() {
+    let bridged = BTreeSet::from([-100_555]);
+    let taken = |extra: Value, mode| {
+        let update = update("message", message(group_chat(), extra));
+        inbound(normalize(&update, BOT, mode, &bridged, PHOTO_MAX, NOW))
+    };
+    for mode in [GroupMode::MentionOrReply, GroupMode::All] {
+        let chat = taken(json!({ "text": "just chatting" }), mode);
+        assert!(chat.overheard, "relayed, not answered, under {mode:?}");
+        let command = taken(json!({ "text": "/status" }), mode);
+        assert!(!command.overheard);
+        let mention = json!({ "text": "@passbot hi", "entities": [{ "type": "mention", "offset": 0, "length": 8 }] });
+        assert!(!taken(mention, mode).overheard);
+    }
+    let elsewhere = update(
+        "message",
+        message(
+            json!({ "id": -100_666, "type": "supergroup", "title": "Other" }),
+            json!({ "text": "x" }),
+        ),
+    );
+    assert_eq!(
+        skip_reason(normalize(
+            &elsewhere,
+            BOT,
+            GroupMode::MentionOrReply,
+            &bridged,
+            PHOTO_MAX,
+            NOW
+        )),
+        "group message not addressed to the bot",
+        "a group not bridged is as before"
+    );
+    let private = update("message", message(private_chat(), json!({ "text": "hi" })));
+    assert!(
+        !inbound(normalize(
+            &private,
+            BOT,
+            GroupMode::MentionOrReply,
+            &bridged,
+            PHOTO_MAX,
+            NOW
+        ))
+        .overheard
+    );
+}
+
+#[test]
 fn group_mode_all_takes_every_group_message() {
     let update = update("message", message(group_chat(), json!({ "text": "just chatting" })));
-    let got = inbound(normalize(&update, BOT, GroupMode::All, PHOTO_MAX, NOW));
+    let got = inbound(normalize(
+        &update,
+        BOT,
+        GroupMode::All,
+        &BTreeSet::new(),
+        PHOTO_MAX,
+        NOW,
+    ));
     assert_eq!(
         got.body,
         InboundBody::Text {
@@ -339,7 +396,14 @@ fn service_messages_and_bot_senders_are_skipped() {
         message(group_chat(), json!({ "new_chat_members": [person()] })),
     );
     assert_eq!(
-        skip_reason(normalize(&joined, BOT, GroupMode::All, PHOTO_MAX, NOW)),
+        skip_reason(normalize(
+            &joined,
+            BOT,
+            GroupMode::All,
+            &BTreeSet::new(),
+            PHOTO_MAX,
+            NOW
+        )),
         "service message"
     );
 

@@ -387,6 +387,7 @@ impl TelegramGateway {
                 update,
                 username,
                 settings.group_mode,
+                &settings.bridged,
                 settings.photo_max_bytes,
                 unix_ms(),
             )

@@ -5,6 +5,7 @@
 //! the environment. The token is a secret: [`TelegramSettings`]'s `Debug`
 //! shows it redacted, and the gateway never writes it to a log.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::time::Duration;
 
@@ -42,6 +43,10 @@ pub struct TelegramSettings {
     pub token: String,
     /// Which group messages the bot takes.
     pub group_mode: GroupMode,
+    /// The groups joined to chats elsewhere (`[[bridges]]`): every person's
+    /// message there is taken, those not addressed to the bot to be relayed
+    /// only.
+    pub bridged: BTreeSet<i64>,
     /// How long one `getUpdates` long poll waits, in seconds.
     pub poll_timeout_s: u32,
     /// The text sent to people who are not allowed, at most once per person an hour.
@@ -76,6 +81,7 @@ impl TelegramSettings {
             api_url: DEFAULT_API_URL.to_owned(),
             token: token.into(),
             group_mode: GroupMode::default(),
+            bridged: BTreeSet::new(),
             poll_timeout_s: DEFAULT_POLL_TIMEOUT_S,
             refusal: DEFAULT_REFUSAL.to_owned(),
             too_long: DEFAULT_TOO_LONG.to_owned(),
@@ -104,6 +110,7 @@ impl fmt::Debug for TelegramSettings {
             .field("token", &"<redacted>")
             .field("proxy", &self.proxy.as_ref().map(|_| "<set>"))
             .field("group_mode", &self.group_mode)
+            .field("bridged", &self.bridged)
             .field("poll_timeout_s", &self.poll_timeout_s)
             .field("refusal", &self.refusal)
             .field("too_long", &self.too_long)

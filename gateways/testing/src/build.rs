@@ -49,5 +49,6 @@ pub fn text_inbound(conversation: ConversationKey, id: &str, text: &str) -> Inbo
         reply_to: None,
         body: InboundBody::Text { text: text.to_owned() },
         received_at_ms: 0,
+        overheard: false,
     }
 }

@@ -202,6 +202,7 @@ pub async fn send(
         reply_to: None,
         body,
         received_at_ms: unix_ms(),
+        overheard: false,
     };
     let Some(intake) = state.intake() else {
         return errors::unavailable("the daemon is shutting down and takes no more messages");

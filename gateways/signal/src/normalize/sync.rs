@@ -96,6 +96,7 @@ impl Context<'_> {
             chat: note_to_self_chat(number),
             group: None,
             takes_everything: true,
+            bridged: false,
         };
         self.content(&origin, &sent.data)
     }

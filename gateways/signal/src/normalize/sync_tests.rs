@@ -43,7 +43,7 @@ fn note(fields: Value) -> Value {
 }
 
 fn run(envelope: &Value) -> Normalized {
-    normalize(envelope, &personal(), GroupMode::MentionOrReply, NOW)
+    normalize(envelope, &personal(), &GroupMode::MentionOrReply.into(), NOW)
 }
 
 #[test]
@@ -80,7 +80,7 @@ fn a_note_to_self_is_recognised_by_number_or_by_uuid_alone() {
         uuid: None,
         ..personal()
     };
-    let got = normalize(&by_uuid, &without_uuid, GroupMode::MentionOrReply, NOW);
+    let got = normalize(&by_uuid, &without_uuid, &GroupMode::MentionOrReply.into(), NOW);
     assert_eq!(inbound(got).conversation.chat.as_str(), OWN_NUMBER);
 }
 
@@ -119,7 +119,7 @@ fn on_a_dedicated_number_every_sync_message_is_skipped() {
     let got = normalize(
         &note(json!({ "message": "hello" })),
         &dedicated,
-        GroupMode::MentionOrReply,
+        &GroupMode::MentionOrReply.into(),
         NOW,
     );
     assert_eq!(skip_reason(got), "sync message from another device of the account");
@@ -242,8 +242,8 @@ fn in_a_group_a_mention_quote_or_reaction_of_the_person_is_not_for_the_assistant
             note_to_self: false,
             ..personal()
         };
-        inbound(normalize(envelope, &dedicated, GroupMode::MentionOrReply, NOW));
+        inbound(normalize(envelope, &dedicated, &GroupMode::MentionOrReply.into(), NOW));
     }
     // With every group message taken, the group talks as before.
-    inbound(normalize(&mention, &personal(), GroupMode::All, NOW));
+    inbound(normalize(&mention, &personal(), &GroupMode::All.into(), NOW));
 }

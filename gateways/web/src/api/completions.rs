@@ -114,6 +114,7 @@ async fn answer(
         reply_to: None,
         body: InboundBody::Text { text: asked.text },
         received_at_ms: unix_ms(),
+        overheard: false,
     };
     let Some(intake) = state.intake() else {
         return Err(going_away());
