@@ -28,6 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::admin::AdminContext;
 use crate::approvals::{Approvals, Unconfined};
 use crate::background;
+use crate::bridges::Bridges;
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Outlets, Views};
@@ -121,8 +122,9 @@ struct Gateways {
 }
 
 impl Gateways {
-    /// The halves the conversations deliver and show drafts through.
-    fn outlets(&self) -> Outlets {
+    /// The halves the conversations deliver and show drafts through, and
+    /// the `bridges` between their chats.
+    fn outlets(&self, bridges: Bridges) -> Outlets {
         Outlets {
             deliver: self
                 .handles
@@ -134,6 +136,7 @@ impl Gateways {
                 .iter()
                 .filter_map(|(id, handle)| Some((id.clone(), handle.draft.clone()?)))
                 .collect(),
+            bridges: Arc::new(bridges),
         }
     }
 
@@ -242,7 +245,7 @@ impl Daemon {
             store.clone(),
             pipeline,
             approvals.clone(),
-            gateways.outlets(),
+            gateways.outlets(Bridges::new(&config.bridges)),
             config.pipeline.clone(),
             clock,
             lifecycle.clone(),

@@ -11,6 +11,7 @@ pub mod admin;
 pub mod approvals;
 pub mod audit;
 mod background;
+pub mod bridges;
 pub mod checkup;
 pub mod cli;
 pub mod clock;

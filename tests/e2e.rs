@@ -8,6 +8,7 @@ mod support;
 mod approval_prompts;
 mod approvals;
 mod approvals_restart;
+mod bridges;
 mod browser_support;
 mod chaos;
 mod chat_control;

@@ -23,6 +23,7 @@ use super::stats::{Counted, Counts, Stats};
 use super::stop::RunningTurns;
 use super::{Busy, Job, Router, chat_control, delivery};
 use crate::approvals::Approvals;
+use crate::bridges::Bridges;
 use crate::clock::Clock;
 use crate::config::PipelineConfig;
 use crate::histogram::{Histogram, Snapshot, TURN_BUCKETS};
@@ -40,13 +41,16 @@ pub trait Views: Send + Sync {
     fn show(&self, view: View, surface: Surface) -> String;
 }
 
-/// The running gateways' halves the conversations speak through.
+/// The running gateways' halves the conversations speak through, and the
+/// bridges between their chats.
 #[derive(Default)]
 pub struct Outlets {
     /// How to reach each running gateway's chats.
     pub deliver: HashMap<GatewayId, Arc<dyn Deliver>>,
     /// The gateways that show a reply as a draft while it is written.
     pub drafts: HashMap<GatewayId, Arc<dyn Draft>>,
+    /// The group chats joined across gateways (`[[bridges]]`).
+    pub bridges: Arc<Bridges>,
 }
 
 /// The conversation workers' context; private to the conversations, whose
@@ -146,6 +150,11 @@ impl Conversations {
     /// How to reach `gateway`'s chats, if it runs.
     pub fn deliver_half(&self, gateway: &GatewayId) -> Option<&Arc<dyn Deliver>> {
         self.outlets.deliver.get(gateway)
+    }
+
+    /// The group chats joined across gateways.
+    pub fn bridges(&self) -> &Bridges {
+        &self.outlets.bridges
     }
 
     /// How `gateway` shows a reply as a draft, if it runs and does.

@@ -66,7 +66,10 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
             first_part: entry.parts_sent,
             progress: &recorder,
         };
-        let result = gateway.deliver_from(&entry.outbound, resume).await;
+        let mapped = super::relay::as_sent(cx, key, &entry);
+        let result = gateway
+            .deliver_from(mapped.as_ref().unwrap_or(&entry.outbound), resume)
+            .await;
         // With the parts this attempt sent, so a retry starts after them.
         let entry = recorder.into_entry();
         let result = match result {
@@ -84,6 +87,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
                 cx.count(Counted::Delivered);
                 let mut message_ids = entry.part_ids.clone();
                 message_ids.extend(delivered.message_ids);
+                super::relay::sent(cx, key, &entry, &message_ids);
                 if let OutboundBody::ApprovalPrompt { token, .. } = &entry.outbound.body
                     && let Err(error) = cx.store.index_prompt(key, token, &message_ids)
                 {

@@ -23,6 +23,7 @@ mod history;
 mod progress;
 #[cfg(test)]
 mod reachable_tests;
+mod relay;
 mod remind;
 mod settle;
 mod stats;

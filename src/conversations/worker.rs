@@ -118,6 +118,12 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             return;
         }
     };
+    // In a bridged group: relayed, and maybe a turn too.
+    let mut relaying = super::relay::plan(cx, key, &entry.inbound);
+    if let Some(relaying) = relaying.take_if(|relaying| relaying.only) {
+        super::relay::relay_only(cx, key, &entry, relaying).await;
+        return;
+    }
     let (drafter, sink) = drafter_for(cx, &entry);
     let drafted = drafter.is_some();
     let shown_text = drafter.as_ref().map(Drafter::shown_text).unwrap_or_default();
@@ -227,6 +233,14 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         }
     };
     hand_over(&mut commit.replies, drafts.clone());
+    let person_relayed = relaying
+        .as_ref()
+        .map(|relaying| relaying.person().to_vec())
+        .unwrap_or_default();
+    if let Some(relaying) = relaying {
+        commit.relayed = relaying.with_answers(cx, key, &commit.replies);
+    }
+    let mut relayed_to = super::relay::targets(&commit.relayed);
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = cx.store.commit_turn_durably(key, commit).await;
     // Timed here, before anything is delivered, so whoever reads the reply
@@ -249,11 +263,15 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
         let mut fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
         hand_over(&mut fallback.replies, drafts);
+        // What the person said still reaches the bridge's other chats.
+        relayed_to = super::relay::targets(&person_relayed);
+        fallback.relayed = person_relayed;
         if let Err(error) = cx.store.commit_turn_durably(key, fallback).await {
             tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
             return;
         }
     }
+    super::relay::deliver_elsewhere(cx, &relayed_to);
     if drafted && let Err(error) = cx.store.forget_draft(seq) {
         // Swept at the next start.
         tracing::debug!(conversation = %key, seq, %error, "cannot forget a handed-over draft");
@@ -521,6 +539,7 @@ pub(super) fn commit_of(
         summary,
         handoff: None,
         follows: None,
+        relayed: Vec::new(),
         tokens,
         usage: Some(usage),
     };

@@ -21,7 +21,9 @@
 //! for an owner), `people` and `identities` (people linked across
 //! channels, and which person each linked account is), `link_codes` (the
 //! codes asked for with `/link`, waiting to be named elsewhere), `handoffs`
-//! (conversations a linked person moved, waiting to be carried over), `web_links` (the dashboard's one-time sign-in links, by the
+//! (conversations a linked person moved, waiting to be carried over),
+//! `relays` and `relay_copies` (where each message of a bridged group was
+//! copied, and what each copy is a copy of), `web_links` (the dashboard's one-time sign-in links, by the
 //! SHA-256 of the token), `web_sessions` (the browsers signed in, by the
 //! SHA-256 of the session id), `web_keys` (the API keys, by the SHA-256 of
 //! the key) and `meta` (schema version).
@@ -59,6 +61,7 @@ mod paired;
 mod pairing_codes;
 mod people;
 pub mod records;
+mod relays;
 mod standing_rules;
 mod stops;
 mod summary;
@@ -80,14 +83,15 @@ pub use handoffs::{Handoff, HandoffWrite};
 pub use journal::{Accepted, JournalEntry};
 pub use loops::LoopRecordWrite;
 pub use memory::{Fact, MemoryScope, MemoryWrite};
-pub use outbox::OutboxEntry;
+pub use outbox::{OutboxEntry, Relay};
 pub use people::Linked;
 pub use records::{
     Approval, Approver, AuditEvent, Audited, Decision, How, Identity, LinkedPerson, Names, PairedPerson,
     PendingPairing, Person, ProposedCall, RunState, Scope, StandingRule, Status, VoteOutcome,
 };
+pub use relays::Posted;
 pub use summary::{Summary, SummaryWrite};
-pub use turn::{Following, PendingOutbound, TurnCommit};
+pub use turn::{Following, PendingOutbound, Relayed, TurnCommit};
 pub use usage::{ByProvider, Tokens, UsageAdd, add_usage};
 pub use web_keys::WebKey;
 pub use web_sign_in::WebSession;
@@ -139,6 +143,8 @@ struct Inner {
     identities: sled::Tree,
     link_codes: sled::Tree,
     handoffs: sled::Tree,
+    relays: sled::Tree,
+    relay_copies: sled::Tree,
     summaries: sled::Tree,
     standing_rules: sled::Tree,
     web_links: sled::Tree,
@@ -204,6 +210,8 @@ impl Store {
             identities: tree("identities")?,
             link_codes: tree("link_codes")?,
             handoffs: tree("handoffs")?,
+            relays: tree("relays")?,
+            relay_copies: tree("relay_copies")?,
             web_links: tree("web_links")?,
             web_sessions: tree("web_sessions")?,
             web_keys: tree("web_keys")?,

@@ -12,6 +12,7 @@ use sled::transaction::TransactionalTree;
 
 use super::approvals::Abort;
 use super::error::StoreError;
+use super::relays::Posted;
 use super::{Store, keys};
 
 /// A reply waiting for delivery.
@@ -38,6 +39,10 @@ pub struct OutboxEntry {
     /// each, and is not tried there again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tried: Vec<GatewayId>,
+    /// A message of a bridged group relayed here: what it is a copy of, and
+    /// what it replies to, mapped to this chat when it is sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub relay: Option<Relay>,
     #[serde(skip)]
     key: Vec<u8>,
 }
@@ -52,6 +57,7 @@ impl OutboxEntry {
             part_ids: Vec::new(),
             follows: None,
             tried: Vec::new(),
+            relay: None,
             key,
         }
     }
@@ -59,6 +65,19 @@ impl OutboxEntry {
     pub(super) fn key(&self) -> &[u8] {
         &self.key
     }
+}
+
+/// What a relayed message refers to, in the chats of its bridge.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Relay {
+    /// The person's message this is a copy of, indexed once it is sent;
+    /// none for the assistant's own answer, which is nobody's copy.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<Posted>,
+    /// The message it replies to, wherever it was posted: quoted as its
+    /// counterpart in this chat, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quote: Option<Posted>,
 }
 
 /// An outbox entry's key and stored bytes, for a transaction to write.

@@ -18,7 +18,7 @@ use super::error::StoreError;
 use super::handoffs::HandoffWrite;
 use super::loops::LoopRecordWrite;
 use super::memory::MemoryWrite;
-use super::outbox::OutboxEntry;
+use super::outbox::{OutboxEntry, Relay};
 use super::records::AuditEvent;
 use super::summary::SummaryWrite;
 use super::usage::UsageAdd;
@@ -51,6 +51,18 @@ impl Following {
     }
 }
 
+/// A message for another chat of a bridge.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Relayed {
+    pub to: ConversationKey,
+    pub body: OutboundBody,
+    pub relay: Relay,
+}
+
+/// Where a turn's relayed messages start among its outbox keys, after its
+/// replies.
+const RELAYED_FROM: u64 = 1 << 20;
+
 /// Everything one turn writes.
 #[derive(Clone, Debug, Default)]
 pub struct TurnCommit {
@@ -80,6 +92,9 @@ pub struct TurnCommit {
     /// The linked person what the turn says follows, when it came unasked
     /// (a loop's iteration, the outcome of background work).
     pub follows: Option<Following>,
+    /// Messages for the other chats of a bridge: the person's message the
+    /// turn processed, and the assistant's answers, relayed.
+    pub relayed: Vec<Relayed>,
     /// What the turn's model calls used, told with its last reply
     /// ([`Outbound::turn_end`]).
     pub tokens: TurnEnd,
@@ -164,6 +179,24 @@ impl Store {
             let key = keys::sequenced(&outbound.conversation, &[base, index as u64]);
             let mut entry = OutboxEntry::new(key, outbound, turn.journal_seq);
             entry.follows = following.map(|following| following.person);
+            values.push(serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
+                tree: "outbox",
+                reason: e.to_string(),
+            })?);
+            entries.push(entry);
+        }
+        for (index, relayed) in turn.relayed.into_iter().enumerate() {
+            let outbound = Outbound {
+                id: format!("{base}-r{index}"),
+                conversation: relayed.to.clone(),
+                in_reply_to: None,
+                body: relayed.body,
+                drafts: Vec::new(),
+                turn_end: None,
+            };
+            let key = keys::sequenced(&relayed.to, &[base, RELAYED_FROM + index as u64]);
+            let mut entry = OutboxEntry::new(key, outbound, None);
+            entry.relay = Some(relayed.relay);
             values.push(serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
                 tree: "outbox",
                 reason: e.to_string(),

@@ -837,6 +837,29 @@ pub fn group_mention_envelope(from_uuid: &str, timestamp: u64, group_id: &str, t
     envelope(from_uuid, timestamp, data_message(timestamp, fields))
 }
 
+/// A group message from `from_uuid`, called `name`, addressed to nobody;
+/// quoting the message sent at `quoted` (timestamp, author UUID) if given.
+pub fn group_text_envelope(
+    from_uuid: &str,
+    name: &str,
+    timestamp: u64,
+    group_id: &str,
+    text: &str,
+    quoted: Option<(u64, &str)>,
+) -> Value {
+    let mut fields = json!({
+        "message": text,
+        "groupInfo": { "groupId": group_id, "groupName": "Family", "revision": 1, "type": "DELIVER" },
+    });
+    if let Some((id, author)) = quoted {
+        fields["quote"] = json!({ "id": id, "author": author, "authorNumber": null, "authorUuid": author,
+            "text": "…", "attachments": [] });
+    }
+    let mut envelope = envelope(from_uuid, timestamp, data_message(timestamp, fields));
+    envelope["sourceName"] = json!(name);
+    envelope
+}
+
 /// A one-to-one message from `from_uuid` quoting the message sent at
 /// `quoted_timestamp` by `quoted_author_uuid`.
 pub fn quote_envelope(

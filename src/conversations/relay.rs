@@ -1,0 +1,141 @@
+//! Relaying in a bridged group's worker. Each message of a bridged group is
+//! journaled like any other and runs in its chat's worker, in order: one
+//! not for the assistant commits only its copies for the bridge's other
+//! chats (with the journal entry's removal, so a crash redoes it or finds
+//! it done, never both); one for the assistant runs its turn, and the
+//! turn's commit carries the person's copies and the assistant's answers.
+//! The copies are delivered from the other chats' outboxes, in order, where
+//! replies are mapped to each chat's own messages (see `delivery`).
+
+use std::sync::Arc;
+
+use passepartout_gateway::{ConversationKey, Inbound, MessageId, Outbound};
+
+use super::Conversations;
+use crate::bridges::relay::{self, Heard};
+use crate::store::{JournalEntry, OutboxEntry, PendingOutbound, Posted, Relayed, TurnCommit};
+
+/// What the worker does with a message of a bridged group.
+pub(super) struct Relaying {
+    /// Only relayed: no turn for the assistant.
+    pub only: bool,
+    /// The person's message for the other chats (none when it is a
+    /// command or an approval answer).
+    person: Vec<Relayed>,
+    question: Posted,
+}
+
+impl Relaying {
+    /// What the turn commits for the other chats, given its `replies`.
+    pub fn with_answers(self, cx: &Conversations, key: &ConversationKey, replies: &[PendingOutbound]) -> Vec<Relayed> {
+        let mut relayed = self.person;
+        if let Some(bridge) = cx.bridges().of(key) {
+            relayed.extend(relay::answers(bridge, key, &self.question, replies));
+        }
+        relayed
+    }
+
+    /// The person's copies alone, for a turn that could only apologise.
+    pub fn person(&self) -> &[Relayed] {
+        &self.person
+    }
+}
+
+/// How `inbound`, in `key`, is relayed; none when `key` is in no bridge.
+pub(super) fn plan(cx: &Conversations, key: &ConversationKey, inbound: &Inbound) -> Option<Relaying> {
+    let bridge = cx.bridges().of(key)?;
+    let replies_to_a_copy = inbound.reply_to.as_ref().is_some_and(|reply_to| {
+        let replied = Posted {
+            conversation: key.clone(),
+            message: reply_to.clone(),
+        };
+        cx.store
+            .origin_of(&replied)
+            .unwrap_or_else(|error| {
+                tracing::warn!(conversation = %key, %error, "cannot read whether a message replies to a copy");
+                None
+            })
+            .is_some()
+    });
+    let (only, relay_person) = match relay::heard(inbound, replies_to_a_copy) {
+        Heard::RelayOnly => (true, true),
+        Heard::Turn { relay_person } => (false, relay_person),
+    };
+    let person = if relay_person {
+        relay::person(bridge, key, inbound)
+    } else {
+        Vec::new()
+    };
+    let question = Posted {
+        conversation: key.clone(),
+        message: inbound.message_id.clone(),
+    };
+    Some(Relaying { only, person, question })
+}
+
+/// Commits `entry`'s copies for the other chats, and nothing else, then
+/// delivers them.
+pub(super) async fn relay_only(
+    cx: &Arc<Conversations>,
+    key: &ConversationKey,
+    entry: &JournalEntry,
+    relaying: Relaying,
+) {
+    let commit = TurnCommit {
+        journal_seq: Some(entry.seq),
+        relayed: relaying.person,
+        ..TurnCommit::default()
+    };
+    let targets = targets(&commit.relayed);
+    match cx.store.commit_turn_durably(key, commit).await {
+        Ok(_) => deliver_elsewhere(cx, &targets),
+        Err(error) => {
+            // Still pending: relayed by the next start.
+            tracing::error!(conversation = %key, seq = entry.seq, %error, "cannot commit a relayed message");
+        }
+    }
+}
+
+/// The chats `relayed` goes to, each once.
+pub(super) fn targets(relayed: &[Relayed]) -> Vec<ConversationKey> {
+    let mut targets: Vec<ConversationKey> = Vec::new();
+    for relayed in relayed {
+        if !targets.contains(&relayed.to) {
+            targets.push(relayed.to.clone());
+        }
+    }
+    targets
+}
+
+/// Starts the delivery of what was committed for `targets`.
+pub(super) fn deliver_elsewhere(cx: &Arc<Conversations>, targets: &[ConversationKey]) {
+    for target in targets {
+        cx.deliver_waiting(target);
+    }
+}
+
+/// `entry` as it is sent to `key`: a relayed message replies to the
+/// counterpart here of the message it replies to, when there is one (else
+/// it goes unquoted).
+pub(super) fn as_sent(cx: &Conversations, key: &ConversationKey, entry: &OutboxEntry) -> Option<Outbound> {
+    let quote = entry.relay.as_ref()?.quote.as_ref()?;
+    let counterpart = cx.store.counterpart(quote, key).unwrap_or_else(|error| {
+        tracing::warn!(conversation = %key, %error, "cannot read where a relayed reply goes; sent unquoted");
+        None
+    });
+    let mut outbound = entry.outbound.clone();
+    outbound.in_reply_to = counterpart;
+    Some(outbound)
+}
+
+/// `entry`, a copy of someone's message, reached `key` as `ids`: replies to
+/// them are mapped from now on.
+pub(super) fn sent(cx: &Conversations, key: &ConversationKey, entry: &OutboxEntry, ids: &[MessageId]) {
+    let Some(origin) = entry.relay.as_ref().and_then(|relay| relay.origin.as_ref()) else {
+        return;
+    };
+    if let Err(error) = cx.store.index_copy(origin, key, ids, cx.clock.now_ms()) {
+        // Replies to this copy go unquoted on the other sides.
+        tracing::warn!(conversation = %key, %error, "cannot remember where a relayed message went");
+    }
+}

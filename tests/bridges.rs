@@ -1,0 +1,232 @@
+//! Bridged groups end to end, through the real daemon, against the fake Bot
+//! API and the fake signal-cli: a Telegram group and a Signal group joined
+//! by `[[bridges]]`. Text crosses both ways as "Name (Platform): text",
+//! replies quote the right message on each side, the bot's own messages are
+//! never relayed back, the assistant answers only when addressed and then
+//! on both sides, and a group outside the bridge is never relayed.
+
+use crate::support;
+
+use serde_json::Value;
+use support::fake_llm::{FakeLlm, Script, last_user_text};
+use support::fake_signal::{ACCOUNT_UUID, FakeSignal, Sent as SignalSent, group_text_envelope};
+use support::fake_telegram::{FakeTelegram, Sent};
+use support::gateway_daemons::{signal_on, telegram_on, token_file};
+use support::harness::{TestDaemon, WAIT};
+
+const TOKEN: &str = "123456:bridge-token";
+const ADA: i64 = 42;
+/// The Telegram group in the bridge, and one that is not.
+const GROUP: i64 = -100;
+const LONE_GROUP: i64 = -200;
+const SIGNAL_GROUP: &str = "ZmFtaWx5LWdyb3Vw";
+const BOB: &str = "0b0b0b0b-0000-4000-8000-00000000000b";
+
+struct Bridge {
+    telegram: FakeTelegram,
+    signal: FakeSignal,
+    llm: FakeLlm,
+    daemon: TestDaemon,
+    _token_dir: tempfile::TempDir,
+    /// The next Signal timestamp.
+    clock: std::sync::atomic::AtomicU64,
+}
+
+/// Echoes what it is asked.
+fn model(request: &Value) -> Script {
+    Script::Reply(format!("echo: {}", last_user_text(request)))
+}
+
+async fn start() -> Bridge {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let signal = FakeSignal::start().await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(model);
+    let (token_dir, token_file) = token_file(TOKEN);
+    let (api_url, endpoint) = (telegram.base_url(), signal.tcp_endpoint());
+    let daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            telegram_on(config, api_url, token_file, ADA);
+            config.telegram.allowed_chats = vec![GROUP, LONE_GROUP];
+            signal_on(config, endpoint, BOB);
+            config.signal.allowed_groups = vec![SIGNAL_GROUP.into()];
+            config.bridges = vec![passepartout::config::BridgeConfig {
+                name: "family".into(),
+                chats: vec![format!("telegram:{GROUP}"), format!("signal:group:{SIGNAL_GROUP}")],
+            }];
+        },
+        Vec::new(),
+    )
+    .await;
+    Bridge {
+        telegram,
+        signal,
+        llm,
+        daemon,
+        _token_dir: token_dir,
+        clock: std::sync::atomic::AtomicU64::new(1_700_000_000_000),
+    }
+}
+
+impl Bridge {
+    /// Ada says `update`'s text in a Telegram group; the update is confirmed.
+    async fn on_telegram(&self, update: Value) -> i64 {
+        let message_id = update["message"]["message_id"].as_i64().unwrap();
+        let id = self.telegram.push_update(update);
+        self.telegram.wait_for_confirmed(id, WAIT).await;
+        message_id
+    }
+
+    /// Bob says `text` in the Signal group, quoting `quoted`; its timestamp.
+    fn on_signal(&self, text: &str, quoted: Option<(u64, &str)>) -> u64 {
+        let at = self.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.signal
+            .push_envelope(group_text_envelope(BOB, "Bob", at, SIGNAL_GROUP, text, quoted));
+        at
+    }
+
+    /// The `n`th message sent to the Signal group, once it is sent.
+    async fn signal_group(&self, n: usize) -> SignalSent {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        loop {
+            let sent = self.signal_group_sent();
+            if sent.len() >= n {
+                return sent[n - 1].clone();
+            }
+            let seen = self.signal.sent().len();
+            tokio::time::timeout_at(deadline, self.signal.wait_for_sent(seen + 1))
+                .await
+                .unwrap_or_else(|_| panic!("no message {n} to the Signal group; sent: {:#?}", self.signal.sent()));
+        }
+    }
+
+    fn signal_group_sent(&self) -> Vec<SignalSent> {
+        self.signal
+            .sent()
+            .into_iter()
+            .filter(|s| s.group_id.as_deref() == Some(SIGNAL_GROUP))
+            .collect()
+    }
+
+    /// The `n`th message sent to Telegram chat `chat`, once it is sent.
+    async fn telegram_chat(&self, chat: i64, n: usize) -> Sent {
+        self.telegram.wait_for_sent_to(chat, n, WAIT).await[n - 1].clone()
+    }
+}
+
+#[tokio::test]
+async fn text_and_replies_cross_both_ways_and_nothing_is_relayed_back() {
+    let mut bridge = start().await;
+    let from_ada = bridge
+        .on_telegram(bridge.telegram.group_message(GROUP, ADA, "dinner at *seven*?"))
+        .await;
+    let copy = bridge.signal_group(1).await;
+    assert_eq!(copy.message.as_deref(), Some("User42 (Telegram): dinner at *seven*?"));
+    assert!(!copy.text_styles.is_empty(), "the name is bold: {copy:?}");
+
+    // Bob answers on Signal, quoting the copy: on Telegram it replies to Ada's message.
+    let from_bob = bridge.on_signal("yes, I bring bread", Some((copy.timestamp, ACCOUNT_UUID)));
+    let on_telegram = bridge.telegram_chat(GROUP, 1).await;
+    assert!(on_telegram.text.contains("Bob"), "{on_telegram:?}");
+    assert!(
+        on_telegram.text.ends_with("(Signal): yes, I bring bread"),
+        "{on_telegram:?}"
+    );
+    assert_eq!(on_telegram.reply_to_message_id, Some(from_ada));
+
+    // The bot's own message, were it ever heard back, is not relayed: the
+    // copy of Ada's next message is the next thing on Signal.
+    let mut echo = bridge.telegram.group_message(GROUP, ADA, "an echo of the bridge");
+    echo["message"]["from"] = bridge.telegram.bot_user();
+    bridge.on_telegram(echo).await;
+    bridge.signal.push_envelope(group_text_envelope(
+        ACCOUNT_UUID,
+        "Bot",
+        bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        SIGNAL_GROUP,
+        "an echo on Signal",
+        None,
+    ));
+
+    // Ada replies on Telegram to the copy of Bob's message: on Signal it quotes Bob's.
+    bridge
+        .on_telegram(bridge.telegram.reply_to(GROUP, ADA, "great", on_telegram.message_id))
+        .await;
+    let reply = bridge.signal_group(2).await;
+    assert_eq!(reply.message.as_deref(), Some("User42 (Telegram): great"));
+    assert_eq!(reply.quote_timestamp, Some(from_bob));
+    assert_eq!(reply.quote_author.as_deref(), Some(BOB));
+    bridge.on_signal("see you", None);
+    let last = bridge.telegram_chat(GROUP, 2).await;
+    assert!(last.text.ends_with("(Signal): see you"), "{last:?}");
+    assert_eq!(bridge.signal_group_sent().len(), 2, "{:#?}", bridge.signal_group_sent());
+    assert_eq!(
+        bridge.telegram.sent().len(),
+        2,
+        "nothing else on Telegram: {:#?}",
+        bridge.telegram.sent()
+    );
+    assert!(
+        bridge.llm.requests().is_empty(),
+        "people talking to each other never reach the model"
+    );
+    bridge.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_assistant_answers_when_addressed_on_every_side_and_a_lone_group_stays_alone() {
+    let mut bridge = start().await;
+    let question = bridge
+        .on_telegram(
+            bridge
+                .telegram
+                .group_message(GROUP, ADA, "@fake_bot what is for dinner"),
+        )
+        .await;
+    let answer = bridge.telegram_chat(GROUP, 1).await;
+    assert_eq!(answer.text, "echo: what is for dinner");
+    assert_eq!(answer.reply_to_message_id, Some(question));
+    let asked = bridge.signal_group(1).await;
+    assert_eq!(asked.message.as_deref(), Some("User42 (Telegram): what is for dinner"));
+    let answered = bridge.signal_group(2).await;
+    assert_eq!(answered.message.as_deref(), Some("echo: what is for dinner"));
+    assert_eq!(
+        answered.quote_timestamp,
+        Some(asked.timestamp),
+        "it answers the copy of the question"
+    );
+
+    // A command is the asker's own business: answered, not relayed.
+    bridge
+        .on_telegram(bridge.telegram.group_message(GROUP, ADA, "/help"))
+        .await;
+    let help = bridge.telegram_chat(GROUP, 2).await;
+    assert!(help.text.contains("/link"), "{help:?}");
+
+    // Mentioned on Signal: answered there, and on Telegram too.
+    bridge
+        .signal
+        .push_envelope(support::fake_signal::group_mention_envelope(
+            BOB,
+            bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+            SIGNAL_GROUP,
+            "and dessert?",
+        ));
+    let answered_here = bridge.signal_group(3).await;
+    assert_eq!(answered_here.message.as_deref(), Some("echo: and dessert?"));
+    let copy = bridge.telegram_chat(GROUP, 3).await;
+    assert!(copy.text.ends_with("(Signal): and dessert?"), "{copy:?}");
+    let answer_copy = bridge.telegram_chat(GROUP, 4).await;
+    assert_eq!(answer_copy.text, "echo: and dessert?");
+    assert_eq!(answer_copy.reply_to_message_id, Some(copy.message_id));
+
+    // A group outside the bridge is answered and never relayed.
+    bridge
+        .on_telegram(bridge.telegram.group_message(LONE_GROUP, ADA, "@fake_bot only here"))
+        .await;
+    assert_eq!(bridge.telegram_chat(LONE_GROUP, 1).await.text, "echo: only here");
+    assert_eq!(bridge.signal_group_sent().len(), 3, "{:#?}", bridge.signal_group_sent());
+    assert_eq!(bridge.llm.requests().len(), 3);
+    bridge.daemon.stop().await;
+}
