@@ -41,6 +41,23 @@ pub trait Views: Send + Sync {
     fn show(&self, view: View, surface: Surface) -> String;
 }
 
+/// A bridge as `status` shows it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BridgeStatus {
+    pub name: String,
+    pub chats: Vec<ChatBacklog>,
+}
+
+/// What waits to be relayed to one chat of a bridge.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ChatBacklog {
+    /// `gateway:chat`.
+    pub chat: String,
+    /// None when the outbox cannot be read.
+    pub waiting: Option<usize>,
+    pub last_error: Option<String>,
+}
+
 /// The running gateways' halves the conversations speak through, and the
 /// bridges between their chats.
 #[derive(Default)]
@@ -82,6 +99,8 @@ pub struct Conversations {
     views: OnceLock<Weak<dyn Views>>,
     /// The turns running now, which `/stop` can stop.
     pub(super) running: Arc<RunningTurns>,
+    /// Why relaying to a bridged chat last failed, until a relay goes.
+    relay_errors: Mutex<HashMap<ConversationKey, String>>,
 }
 
 impl Conversations {
@@ -109,6 +128,7 @@ impl Conversations {
             retries: Mutex::default(),
             views: OnceLock::new(),
             running: Arc::default(),
+            relay_errors: Mutex::default(),
         })
     }
 
@@ -275,6 +295,38 @@ impl Conversations {
             Some(views) => views.show(view, surface),
             None => "The daemon is still starting; ask again in a moment.".to_owned(),
         }
+    }
+
+    /// A relayed message could not be delivered to `key` (`None`: one was).
+    pub(super) fn relay_outcome(&self, key: &ConversationKey, error: Option<String>) {
+        let mut errors = self.relay_errors.lock().unwrap_or_else(|p| p.into_inner());
+        match error {
+            Some(error) => errors.insert(key.clone(), error),
+            None => errors.remove(key),
+        };
+    }
+
+    /// Each bridge, with what waits to be relayed to each of its chats and
+    /// why the last relay there failed, if it did.
+    pub fn bridges_status(&self) -> Vec<BridgeStatus> {
+        let errors = self.relay_errors.lock().unwrap_or_else(|p| p.into_inner());
+        self.bridges()
+            .all()
+            .map(|bridge| BridgeStatus {
+                name: bridge.name.clone(),
+                chats: bridge
+                    .chats
+                    .iter()
+                    .map(|chat| ChatBacklog {
+                        chat: chat.to_string(),
+                        waiting: self.store.outbox_for(chat).ok().map(|entries| {
+                            entries.iter().filter(|entry| entry.relay.is_some()).count()
+                        }),
+                        last_error: errors.get(chat).cloned(),
+                    })
+                    .collect(),
+            })
+            .collect()
     }
 
     /// Marks a delivery retry armed for `key`; false if one already was.

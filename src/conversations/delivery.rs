@@ -72,6 +72,9 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
             .await;
         // With the parts this attempt sent, so a retry starts after them.
         let entry = recorder.into_entry();
+        if entry.relay.is_some() {
+            cx.relay_outcome(key, result.as_ref().err().map(ToString::to_string));
+        }
         let result = match result {
             Err(error) if entry.follows.is_some() && super::follow::gives_up(&error, entry.attempts) => {
                 if super::follow::go_on(cx, key, &entry).await {

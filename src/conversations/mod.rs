@@ -36,7 +36,7 @@ use std::sync::{Arc, Mutex};
 use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
-pub use context::{Conversations, Outlets, Views};
+pub use context::{BridgeStatus, ChatBacklog, Conversations, Outlets, Views};
 pub use errand::{Errand, InWorker, TurnFailed};
 pub use stats::{Counted, Counts};
 

@@ -11,6 +11,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use passepartout_gateway::{ChatId, Draft, GatewayId};
 use passepartout_telegram::config::DEFAULT_TELEGRAM_TOKEN_ENV;
+use passepartout_telegram::pacing::Limits;
 use passepartout_telegram::{GATEWAY_ID, OffsetStore, TelegramConfig, TelegramGateway, TelegramSettings};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
@@ -54,6 +55,7 @@ impl Telegram {
         settings.poll_timeout_s = section.poll_timeout_s;
         settings.proxy = section.proxy.clone();
         settings.photo_max_bytes = self.photo_max_bytes;
+        settings.pacing = Limits::with_group_per_minute(section.group_messages_per_minute);
         Ok(settings)
     }
 }

@@ -126,6 +126,7 @@ impl StatusSources {
                 "seconds": self.conversations.turn_times(),
             },
             "delivered": counts.delivered,
+            "bridges": self.conversations.bridges_status(),
             "usage": self.conversations.usage().ok(),
         })
     }
@@ -204,6 +205,34 @@ pub fn providers(status: &Value) -> Vec<ProviderHealth> {
 }
 
 /// Renders the document served by [`StatusSources::document`].
+/// A bridge's line: its chats, what waits to be relayed to each, and why
+/// the last relay to one failed.
+fn bridge_line(bridge: &Value) -> String {
+    let chats: Vec<String> = bridge["chats"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|chat| {
+            let name = chat["chat"].as_str().unwrap_or("?");
+            let waiting = match chat["waiting"].as_u64() {
+                Some(0) => String::new(),
+                Some(n) => format!(" ({n} waiting)"),
+                None => " (outbox unreadable)".to_owned(),
+            };
+            let error = chat["last_error"]
+                .as_str()
+                .map(|error| format!(" [last error: {error}]"))
+                .unwrap_or_default();
+            format!("{name}{waiting}{error}")
+        })
+        .collect();
+    format!(
+        "bridge   {:<12} {}\n",
+        bridge["name"].as_str().unwrap_or("?"),
+        chats.join(" <-> ")
+    )
+}
+
 pub fn render(status: &Value) -> String {
     let mut out = format!(
         "passepartout {} — up {} s\n",
@@ -249,6 +278,9 @@ pub fn render(status: &Value) -> String {
                 stats["executions"], stats["failures"], stats["total_ms"]
             );
         }
+    }
+    for bridge in status["bridges"].as_array().into_iter().flatten() {
+        out += &bridge_line(bridge);
     }
     let conversations = &status["conversations"];
     out += &format!(

@@ -42,7 +42,14 @@ pub struct TelegramConfig {
     /// A proxy for the Bot API (`http://`, `https://`, `socks5://`,
     /// `socks5h://`), instead of `https_proxy` / `all_proxy`.
     pub proxy: Option<String>,
+    /// The most messages the bot sends to one group in a minute: Telegram
+    /// allows 20; what waits is sent as slots free, never dropped. Higher
+    /// only against a Bot API server of one's own.
+    pub group_messages_per_minute: u32,
 }
+
+/// Telegram's own limit of messages a bot sends to one group in a minute.
+pub const DEFAULT_GROUP_MESSAGES_PER_MINUTE: u32 = 20;
 
 impl Default for TelegramConfig {
     fn default() -> Self {
@@ -58,6 +65,7 @@ impl Default for TelegramConfig {
             poll_timeout_s: DEFAULT_POLL_TIMEOUT_S,
             stream: None,
             proxy: None,
+            group_messages_per_minute: DEFAULT_GROUP_MESSAGES_PER_MINUTE,
         }
     }
 }
@@ -93,6 +101,9 @@ impl TelegramConfig {
                 "telegram.api_url must start with http:// or https://, not {:?}",
                 self.api_url
             ));
+        }
+        if self.group_messages_per_minute == 0 {
+            problems.push("telegram.group_messages_per_minute must be at least 1".into());
         }
         if !(1..=50).contains(&self.poll_timeout_s) {
             problems.push("telegram.poll_timeout_s must be between 1 and 50".into());

@@ -31,6 +31,18 @@ pub struct Limits {
 }
 
 impl Limits {
+    /// Telegram's limits, but `per_minute` messages to one group a minute
+    /// (with no more than one a second to a chat, unless that is more);
+    /// for a Bot API server of one's own.
+    pub fn with_group_per_minute(per_minute: u32) -> Self {
+        let per_minute = per_minute.max(1);
+        Self {
+            chat_gap: (MINUTE / per_minute).min(Self::default().chat_gap),
+            group_per_minute: per_minute as usize,
+            ..Self::default()
+        }
+    }
+
     /// No pacing at all: for measuring the gateway itself, not Telegram.
     pub fn unpaced() -> Self {
         Self {
@@ -136,6 +148,15 @@ impl Pacing {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_group_limit_setting_keeps_telegrams_by_default_and_loosens_the_chat_gap_only_above_it() {
+        assert_eq!(Limits::with_group_per_minute(20), Limits::default());
+        let own_server = Limits::with_group_per_minute(600);
+        assert_eq!(own_server.group_per_minute, 600);
+        assert_eq!(own_server.chat_gap, Duration::from_millis(100));
+        assert_eq!(Limits::with_group_per_minute(0).group_per_minute, 1);
+    }
 
     fn since(start: Instant, slot: Instant) -> Duration {
         slot - start

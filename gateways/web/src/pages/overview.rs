@@ -1,6 +1,6 @@
 //! The Overview (`GET /`): what `passepartout status` says, as a page —
 //! each gateway, model, tool server and loop with its state and last
-//! error, the sandbox of the tools' processes, what waits for approval, today's usage, the store's health.
+//! error, each bridge's chats with what waits to be relayed there, the sandbox of the tools' processes, what waits for approval, today's usage, the store's health.
 //! Read from the same status document and approvals listing the CLI asks
 //! for; every value from them is escaped.
 
@@ -57,6 +57,21 @@ pub fn body(status: &Value, approvals: &Value) -> String {
             })
             .collect(),
     );
+    let bridges: Vec<Vec<String>> = items(&status["bridges"])
+        .flat_map(|bridge| {
+            items(&bridge["chats"]).map(move |chat| {
+                vec![
+                    text(&bridge["name"]),
+                    text(&chat["chat"]),
+                    text(&chat["waiting"]),
+                    text(&chat["last_error"]),
+                ]
+            })
+        })
+        .collect();
+    if !bridges.is_empty() {
+        out += &table("Bridges", &["Bridge", "Chat", "Waiting", "Last error"], bridges);
+    }
     out += &sandbox(&status["sandbox"]);
     out += &loops(&status["loops"]);
     out += &waiting(&status["approvals"], approvals);
@@ -238,6 +253,7 @@ mod tests {
             "loops": {"running": 1, "total": 2, "heartbeats": 7, "failing": [{"name": "digest", "error": "no <feed>", "consecutive_errors": 2}]},
             "usage": {"today": {"tokens_in": 10, "tokens_out": 5, "cost_usd": 0.0}, "month": {"tokens_in": 100, "tokens_out": 50, "cost_usd": 0.5}},
             "store": {"size_bytes": 1024, "pending": 0, "outbox": 0, "error": null},
+            "bridges": [{"name": "family", "chats": [{"chat": "telegram:-100", "waiting": 3, "last_error": "rate <limited>"}]}],
         });
         let approvals = json!({"approvals": [{"token": "K7PX2Q", "action": "run `rm -rf \"<x>\"`", "conversation": "socket:me", "expires_in_s": 90}]});
         let html = body(&status, &approvals);
@@ -256,6 +272,7 @@ mod tests {
             "about $0.5000",
             "Healthy.",
             "up 1 h 1 min",
+            "<td>family</td><td>telegram:-100</td><td>3</td><td>rate &lt;limited&gt;</td>",
         ] {
             assert!(html.contains(fact), "{fact} missing from {html}");
         }
