@@ -3,7 +3,9 @@
 //! by `[[bridges]]`. Text crosses both ways as "Name (Platform): text",
 //! replies quote the right message on each side, the bot's own messages are
 //! never relayed back, the assistant answers only when addressed and then
-//! on both sides, and a group outside the bridge is never relayed.
+//! on both sides, and a group outside the bridge is never relayed; a burst
+//! of a hundred messages arrives complete and in order through Telegram's
+//! rate limit, and `status` shows the bridge.
 
 use crate::support;
 
@@ -38,6 +40,11 @@ fn model(request: &Value) -> Script {
 }
 
 async fn start() -> Bridge {
+    start_with(|_| {}).await
+}
+
+/// The bridged daemon, then `adjust`ed.
+async fn start_with(adjust: impl FnOnce(&mut passepartout::config::Config)) -> Bridge {
     let telegram = FakeTelegram::start(TOKEN).await;
     let signal = FakeSignal::start().await;
     let llm = FakeLlm::start().await;
@@ -55,6 +62,7 @@ async fn start() -> Bridge {
                 name: "family".into(),
                 chats: vec![format!("telegram:{GROUP}"), format!("signal:group:{SIGNAL_GROUP}")],
             }];
+            adjust(config);
         },
         Vec::new(),
     )
@@ -228,5 +236,35 @@ async fn the_assistant_answers_when_addressed_on_every_side_and_a_lone_group_sta
     assert_eq!(bridge.telegram_chat(LONE_GROUP, 1).await.text, "echo: only here");
     assert_eq!(bridge.signal_group_sent().len(), 3, "{:#?}", bridge.signal_group_sent());
     assert_eq!(bridge.llm.requests().len(), 3);
+    bridge.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_burst_of_a_hundred_arrives_complete_and_in_order_through_the_rate_limit() {
+    let mut bridge = start_with(|config| config.telegram.group_messages_per_minute = 6000).await;
+    // Telegram says "too many" once, a third of the way in.
+    bridge
+        .telegram
+        .fail_after("sendMessage", 33, support::fake_telegram::FakeFailure::RetryAfter(1));
+    const BURST: usize = 100;
+    for n in 0..BURST {
+        bridge.on_signal(&format!("message {n}"), None);
+    }
+    let sent = bridge.telegram.wait_for_sent_to(GROUP, BURST, WAIT).await;
+    let texts: Vec<String> = sent.iter().map(|s| s.text.clone()).collect();
+    let expected: Vec<String> = (0..BURST).map(|n| format!("(Signal): message {n}")).collect();
+    for (text, expected) in texts.iter().zip(&expected) {
+        assert!(text.ends_with(expected.as_str()), "out of order or changed: {texts:#?}");
+    }
+    assert!(
+        bridge.telegram.calls("sendMessage").len() > BURST,
+        "the refused send was tried again"
+    );
+    let mut client = bridge.daemon.client("ops").await;
+    let status = client.status().await.unwrap();
+    let family = &status["bridges"][0];
+    assert_eq!(family["name"], "family", "{status}");
+    assert_eq!(family["chats"][0]["chat"], format!("telegram:{GROUP}"));
+    assert!(family["chats"][0]["waiting"].is_u64(), "{status}");
     bridge.daemon.stop().await;
 }

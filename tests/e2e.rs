@@ -9,6 +9,7 @@ mod approval_prompts;
 mod approvals;
 mod approvals_restart;
 mod bridges;
+mod bridges_crash;
 mod browser_support;
 mod chaos;
 mod chat_control;

@@ -319,9 +319,11 @@ impl Conversations {
                     .iter()
                     .map(|chat| ChatBacklog {
                         chat: chat.to_string(),
-                        waiting: self.store.outbox_for(chat).ok().map(|entries| {
-                            entries.iter().filter(|entry| entry.relay.is_some()).count()
-                        }),
+                        waiting: self
+                            .store
+                            .outbox_for(chat)
+                            .ok()
+                            .map(|entries| entries.iter().filter(|entry| entry.relay.is_some()).count()),
                         last_error: errors.get(chat).cloned(),
                     })
                     .collect(),

@@ -14,7 +14,9 @@
 //! dropped. A reply that follows a linked person goes on to their next
 //! private chat instead (see `follow`). A reply split into parts is retried from the first part not
 //! delivered: each part sent is recorded before the next is attempted
-//! (see `progress`).
+//! (see `progress`), and an entry is cleared durably before the next is
+//! sent, so a crash repeats at most the one message whose confirmation it
+//! interrupted.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -57,8 +59,18 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         }
         return;
     };
+    // Whether an entry was cleared since the last flush.
+    let mut cleared = false;
     for entry in entries {
         if cx.store.is_poisoned() {
+            return;
+        }
+        // What went out before is known durably before the next goes: a
+        // crash can repeat only the message in flight.
+        if std::mem::take(&mut cleared)
+            && let Err(error) = cx.store.durable().await
+        {
+            tracing::error!(conversation = %key, %error, "cannot make the delivered replies durable");
             return;
         }
         let recorder = PartRecorder::new(&cx.store, entry.clone());
@@ -100,6 +112,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
                 if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear delivered reply");
                 }
+                cleared = true;
                 forget_copy(&entry.outbound.body).await;
                 continue;
             }
@@ -112,6 +125,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
                 if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear rejected reply");
                 }
+                cleared = true;
                 forget_copy(&entry.outbound.body).await;
                 continue;
             }
