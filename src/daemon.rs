@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 use crate::admin::AdminContext;
 use crate::approvals::{Approvals, Unconfined};
 use crate::background;
-use crate::bridges::Bridges;
+use crate::bridges::{Bridges, Carrier};
 use crate::clock::Clock;
 use crate::config::Config;
 use crate::conversations::{Conversations, Outlets, Views};
@@ -245,7 +245,11 @@ impl Daemon {
             store.clone(),
             pipeline,
             approvals.clone(),
-            gateways.outlets(Bridges::new(&config.bridges)),
+            gateways.outlets(Bridges::new(&config.bridges).carrying(Carrier {
+                fetchers: gateways.fetchers.clone(),
+                uploads: crate::gateways::uploads(&config),
+                outgoing: config.data_dir().join("outgoing"),
+            })),
             config.pipeline.clone(),
             clock,
             lifecycle.clone(),

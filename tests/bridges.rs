@@ -5,7 +5,8 @@
 //! never relayed back, the assistant answers only when addressed and then
 //! on both sides, and a group outside the bridge is never relayed; a burst
 //! of a hundred messages arrives complete and in order through Telegram's
-//! rate limit, and `status` shows the bridge.
+//! rate limit, photos and files cross both ways (one too large becomes a
+//! line saying so), and `status` shows the bridge.
 
 use crate::support;
 
@@ -266,5 +267,75 @@ async fn a_burst_of_a_hundred_arrives_complete_and_in_order_through_the_rate_lim
     assert_eq!(family["name"], "family", "{status}");
     assert_eq!(family["chats"][0]["chat"], format!("telegram:{GROUP}"));
     assert!(family["chats"][0]["waiting"].is_u64(), "{status}");
+    bridge.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn photos_cross_both_ways_and_a_file_too_large_becomes_a_note() {
+    let mut bridge = start().await;
+    // Bob's photo on Signal reaches the Telegram group as a photo.
+    bridge
+        .signal
+        .add_attachment("sig-photo", b"\xFF\xD8 a signal photo".to_vec());
+    let mut photo = support::fake_signal::attachment_envelope(
+        BOB,
+        bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        Some("the cake"),
+        vec![support::fake_signal::attachment(
+            "sig-photo",
+            "image/jpeg",
+            Some("cake.jpg"),
+            20,
+        )],
+    );
+    photo["dataMessage"]["groupInfo"] = serde_json::json!({ "groupId": SIGNAL_GROUP, "type": "DELIVER" });
+    photo["sourceName"] = serde_json::json!("Bob");
+    bridge.signal.push_envelope(photo);
+    let uploaded = bridge.telegram.wait_for_uploads(1, WAIT).await.remove(0);
+    assert_eq!(uploaded.chat_id, GROUP);
+    assert_eq!(uploaded.file.bytes, b"\xFF\xD8 a signal photo");
+    let caption = uploaded.caption.unwrap_or_default();
+    assert!(
+        caption.contains("Bob") && caption.ends_with("(Signal): the cake"),
+        "{caption}"
+    );
+
+    // Ada's photo on Telegram reaches the Signal group as an attachment.
+    let telegram_photo = vec![7u8; 3000];
+    bridge.telegram.add_file(
+        &format!("AgACfake-x-{GROUP}"),
+        support::fake_telegram::FakeFile::new(telegram_photo.clone()),
+    );
+    bridge
+        .on_telegram(bridge.telegram.photo_message(GROUP, ADA, Some("the table")))
+        .await;
+    let sent = bridge.signal_group(1).await;
+    let attachments = support::fake_signal::attachments_of(&sent.params).unwrap();
+    assert_eq!(attachments.len(), 1, "{sent:?}");
+    assert_eq!(attachments[0].bytes, telegram_photo);
+    assert_eq!(sent.message.as_deref(), Some("User42 (Telegram): the table"));
+
+    // A file larger than the daemon fetches becomes a line on the other side.
+    let mut big = support::fake_signal::attachment_envelope(
+        BOB,
+        bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        None,
+        vec![support::fake_signal::attachment(
+            "sig-big",
+            "application/pdf",
+            Some("report.pdf"),
+            900_000_000,
+        )],
+    );
+    big["dataMessage"]["groupInfo"] = serde_json::json!({ "groupId": SIGNAL_GROUP, "type": "DELIVER" });
+    big["sourceName"] = serde_json::json!("Bob");
+    bridge.signal.push_envelope(big);
+    let note = bridge.telegram_chat(GROUP, 1).await;
+    assert!(
+        note.text
+            .ends_with("(Signal) sent report.pdf (900.0 MB), too large to pass on"),
+        "{note:?}"
+    );
+    assert!(bridge.llm.requests().is_empty(), "nothing of it reached the model");
     bridge.daemon.stop().await;
 }

@@ -44,6 +44,24 @@ async fn start(config: &Path) -> Running {
     Running::start_with(config, &[("TELEGRAM_BOT_TOKEN", TOKEN)]).await
 }
 
+/// Asks the daemon of `dir` for its status until `done` holds, within [`WAIT`].
+async fn status_until(dir: &Path, done: impl Fn(&serde_json::Value) -> bool) {
+    let socket = support::process::socket_path(dir);
+    let mut client = passepartout_socket::Client::connect(&socket, None).await.unwrap();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let status = client.status().await.unwrap();
+        if done(&status) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "not there within {WAIT:?}: {status}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     let telegram = FakeTelegram::start(TOKEN).await;
@@ -65,6 +83,10 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
         ));
     }
     telegram.wait_for_calls("sendMessage", BEFORE_KILL + 1, WAIT).await;
+    // Every message of the burst is journaled (signal-cli hands a message
+    // over once: one it handed to a daemon killed before journaling it is
+    // gone, with or without a bridge).
+    status_until(dir.path(), |status| status["intake"]["accepted"] == BURST).await;
     daemon.kill().await;
     assert_eq!(telegram.sent().len(), BEFORE_KILL, "confirmed before the kill");
 
@@ -78,18 +100,10 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
         );
     }
     // Everything is delivered: nothing more is coming.
-    let mut client = passepartout_socket::Client::connect(&support::process::socket_path(dir.path()), None)
-        .await
-        .unwrap();
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let status = client.status().await.unwrap();
-        if status["store"]["outbox"] == 0 && status["store"]["pending"] == 0 {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "still waiting: {status}");
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    status_until(dir.path(), |status| {
+        status["store"]["outbox"] == 0 && status["store"]["pending"] == 0
+    })
+    .await;
     assert_eq!(telegram.sent().len(), BURST, "each once: {texts:#?}");
     daemon.terminate().await;
 }

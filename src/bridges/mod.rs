@@ -10,14 +10,17 @@
 //! transaction that answers the message (see `relay`), so across a crash
 //! each copy is in an outbox exactly once, in the order of its chat.
 
+pub mod files;
 pub mod relay;
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use passepartout_gateway::ConversationKey;
+use passepartout_gateway::{ConversationKey, Inbound, InboundBody};
 
 use crate::config::BridgeConfig;
+use crate::store::Relayed;
+pub use files::Carrier;
 
 /// One bridge: its name, and the chats it joins.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,11 +36,13 @@ impl Bridge {
     }
 }
 
-/// Every bridge, found by any of its chats.
-#[derive(Debug, Default)]
+/// Every bridge, found by any of its chats, and how files cross them.
+#[derive(Default)]
 pub struct Bridges {
     all: Vec<Arc<Bridge>>,
     by_chat: HashMap<ConversationKey, Arc<Bridge>>,
+    /// None: files are named, not carried.
+    carrier: Option<Carrier>,
 }
 
 impl Bridges {
@@ -59,6 +64,37 @@ impl Bridges {
             bridges.all.push(bridge);
         }
         bridges
+    }
+
+    /// Carries files across by `carrier`.
+    pub fn carrying(self, carrier: Carrier) -> Self {
+        Self {
+            carrier: Some(carrier),
+            ..self
+        }
+    }
+
+    /// The copies of the person's `inbound`, posted in `from`, for the
+    /// other chats of its `bridge`: its photos and files carried, each
+    /// within what the chat's platform takes.
+    pub async fn copies(&self, bridge: &Bridge, from: &ConversationKey, inbound: &Inbound) -> Vec<Relayed> {
+        let (Some(carrier), InboundBody::Media { attachments, caption }) = (&self.carrier, &inbound.body) else {
+            return relay::person(bridge, from, inbound);
+        };
+        let to: Vec<ConversationKey> = bridge.others(from).cloned().collect();
+        let who = relay::who(inbound, from);
+        let relay = relay::relay_of(from, inbound);
+        let mut copies = Vec::new();
+        for (index, attachment) in attachments.iter().enumerate() {
+            let caption = caption.as_deref().filter(|_| index == 0);
+            let bodies = carrier.carry(from, attachment, &who, caption, &to).await;
+            copies.extend(to.iter().zip(bodies).map(|(chat, body)| Relayed {
+                to: chat.clone(),
+                body,
+                relay: relay.clone(),
+            }));
+        }
+        copies
     }
 
     /// The bridge `chat` is in, if any.

@@ -54,12 +54,19 @@ pub fn heard(inbound: &Inbound, replies_to_a_copy: bool) -> Heard {
     }
 }
 
-/// The copies of the person's `inbound` in `from` for the bridge's other chats.
+/// The copies of the person's `inbound` in `from` for the bridge's other
+/// chats, as text (what files it carries are named; see `files` for
+/// carrying them).
 pub fn person(bridge: &Bridge, from: &ConversationKey, inbound: &Inbound) -> Vec<Relayed> {
     let Some(text) = copy_text(inbound, from) else {
         return Vec::new();
     };
-    let relay = Relay {
+    to_others(bridge, from, text, &relay_of(from, inbound))
+}
+
+/// What a copy of `inbound`, posted in `from`, refers to.
+pub fn relay_of(from: &ConversationKey, inbound: &Inbound) -> Relay {
+    Relay {
         origin: Some(Posted {
             conversation: from.clone(),
             message: inbound.message_id.clone(),
@@ -68,8 +75,7 @@ pub fn person(bridge: &Bridge, from: &ConversationKey, inbound: &Inbound) -> Vec
             conversation: from.clone(),
             message,
         }),
-    };
-    to_others(bridge, from, text, &relay)
+    }
 }
 
 /// The assistant's answers among `replies`, for the bridge's other chats:
@@ -114,13 +120,7 @@ fn to_others(bridge: &Bridge, from: &ConversationKey, text: String, relay: &Rela
 /// The copy's text: who, from where, and what they said; none for what
 /// is not a message (a reaction, a button).
 fn copy_text(inbound: &Inbound, from: &ConversationKey) -> Option<String> {
-    let sender = &inbound.sender;
-    let name = sender
-        .display_name
-        .clone()
-        .or_else(|| sender.username.as_ref().map(|username| format!("@{username}")))
-        .unwrap_or_else(|| "Someone".to_owned());
-    let who = format!("**{}** ({})", escape(&name), channel(&from.gateway));
+    let who = who(inbound, from).markdown();
     let said = match &inbound.body {
         InboundBody::Text { text } => format!(": {}", escape(text)),
         InboundBody::Media { attachments, caption } => {
@@ -139,6 +139,38 @@ fn copy_text(inbound: &Inbound, from: &ConversationKey) -> Option<String> {
         InboundBody::Button { .. } | InboundBody::Reaction { .. } => return None,
     };
     Some(who + &said)
+}
+
+/// Who posted a message, and where.
+pub struct Who {
+    name: String,
+    channel: String,
+}
+
+impl Who {
+    /// As a copy opens, in Markdown: "**Ada** (Telegram)".
+    pub fn markdown(&self) -> String {
+        format!("**{}** ({})", escape(&self.name), self.channel)
+    }
+
+    /// The same as plain text, for a file's caption: "Ada (Telegram)".
+    pub fn plain(&self) -> String {
+        format!("{} ({})", self.name, self.channel)
+    }
+}
+
+/// Who posted `inbound` in `from`.
+pub fn who(inbound: &Inbound, from: &ConversationKey) -> Who {
+    let sender = &inbound.sender;
+    let name = sender
+        .display_name
+        .clone()
+        .or_else(|| sender.username.as_ref().map(|username| format!("@{username}")))
+        .unwrap_or_else(|| "Someone".to_owned());
+    Who {
+        name,
+        channel: channel(&from.gateway),
+    }
 }
 
 fn media_word(kind: MediaKind) -> &'static str {

@@ -42,7 +42,7 @@ impl Relaying {
 }
 
 /// How `inbound`, in `key`, is relayed; none when `key` is in no bridge.
-pub(super) fn plan(cx: &Conversations, key: &ConversationKey, inbound: &Inbound) -> Option<Relaying> {
+pub(super) async fn plan(cx: &Conversations, key: &ConversationKey, inbound: &Inbound) -> Option<Relaying> {
     let bridge = cx.bridges().of(key)?;
     let replies_to_a_copy = inbound.reply_to.as_ref().is_some_and(|reply_to| {
         let replied = Posted {
@@ -62,7 +62,7 @@ pub(super) fn plan(cx: &Conversations, key: &ConversationKey, inbound: &Inbound)
         Heard::Turn { relay_person } => (false, relay_person),
     };
     let person = if relay_person {
-        relay::person(bridge, key, inbound)
+        cx.bridges().copies(bridge, key, inbound).await
     } else {
         Vec::new()
     };

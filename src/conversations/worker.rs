@@ -119,7 +119,7 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         }
     };
     // In a bridged group: relayed, and maybe a turn too.
-    let mut relaying = super::relay::plan(cx, key, &entry.inbound);
+    let mut relaying = super::relay::plan(cx, key, &entry.inbound).await;
     if let Some(relaying) = relaying.take_if(|relaying| relaying.only) {
         super::relay::relay_only(cx, key, &entry, relaying).await;
         return;

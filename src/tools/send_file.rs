@@ -259,7 +259,7 @@ pub fn prune_outgoing(outgoing: &Path, store: &Store) -> Result<usize, StoreErro
 }
 
 /// `size` for people: bytes, KB or MB.
-fn size_text(size: u64) -> String {
+pub fn size_text(size: u64) -> String {
     match size {
         0..1_000 => format!("{size} bytes"),
         1_000..1_000_000 => format!("{:.1} KB", size as f64 / 1e3),
