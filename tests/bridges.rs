@@ -6,7 +6,9 @@
 //! on both sides, and a group outside the bridge is never relayed; a burst
 //! of a hundred messages arrives complete and in order through Telegram's
 //! rate limit, photos and files cross both ways (one too large becomes a
-//! line saying so), and `status` shows the bridge.
+//! line saying so), edits cross both ways and a deletion on Signal takes
+//! the copy away on Telegram (Telegram tells bots of no deletions), and
+//! `status` shows the bridge.
 
 use crate::support;
 
@@ -81,7 +83,8 @@ async fn start_with(adjust: impl FnOnce(&mut passepartout::config::Config)) -> B
 impl Bridge {
     /// Ada says `update`'s text in a Telegram group; the update is confirmed.
     async fn on_telegram(&self, update: Value) -> i64 {
-        let message_id = update["message"]["message_id"].as_i64().unwrap();
+        let message = update.get("message").unwrap_or(&update["edited_message"]);
+        let message_id = message["message_id"].as_i64().unwrap();
         let id = self.telegram.push_update(update);
         self.telegram.wait_for_confirmed(id, WAIT).await;
         message_id
@@ -337,5 +340,53 @@ async fn photos_cross_both_ways_and_a_file_too_large_becomes_a_note() {
         "{note:?}"
     );
     assert!(bridge.llm.requests().is_empty(), "nothing of it reached the model");
+    bridge.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn edits_cross_both_ways_and_a_deletion_on_signal_takes_the_copy_away() {
+    let mut bridge = start().await;
+    let adas = bridge
+        .on_telegram(bridge.telegram.group_message(GROUP, ADA, "see you at 7"))
+        .await;
+    let copy = bridge.signal_group(1).await;
+    bridge
+        .on_telegram(bridge.telegram.edited_message(GROUP, ADA, adas, "see you at 8"))
+        .await;
+    let edit = bridge.signal_group(2).await;
+    assert_eq!(edit.message.as_deref(), Some("User42 (Telegram): see you at 8"));
+    assert_eq!(
+        edit.params["editTimestamp"], copy.timestamp,
+        "the copy is edited: {edit:?}"
+    );
+
+    let bobs = bridge.on_signal("bring wine", None);
+    let on_telegram = bridge.telegram_chat(GROUP, 1).await;
+    let at = bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    bridge.signal.push_envelope(support::fake_signal::group_edit_envelope(
+        BOB,
+        at,
+        SIGNAL_GROUP,
+        bobs,
+        "bring beer",
+    ));
+    let edited = bridge
+        .telegram
+        .wait_for_calls("editMessageText", 1, WAIT)
+        .await
+        .remove(0);
+    assert_eq!(edited["message_id"], on_telegram.message_id);
+    assert!(
+        edited["text"].as_str().unwrap().ends_with("(Signal): bring beer"),
+        "{edited}"
+    );
+
+    let at = bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    bridge
+        .signal
+        .push_envelope(support::fake_signal::group_delete_envelope(BOB, at, SIGNAL_GROUP, bobs));
+    let deleted = bridge.telegram.wait_for_calls("deleteMessage", 1, WAIT).await.remove(0);
+    assert_eq!(deleted["message_id"], on_telegram.message_id);
+    assert!(bridge.llm.requests().is_empty());
     bridge.daemon.stop().await;
 }

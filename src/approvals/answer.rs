@@ -81,7 +81,10 @@ pub fn parse(inbound: &Inbound) -> Option<Parsed> {
                 how: How::Reaction,
             })
         }
-        InboundBody::Unsupported { .. } | InboundBody::Media { .. } => None,
+        InboundBody::Unsupported { .. }
+        | InboundBody::Media { .. }
+        | InboundBody::Edited { .. }
+        | InboundBody::Deleted { .. } => None,
     }
 }
 

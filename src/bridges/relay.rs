@@ -33,6 +33,9 @@ pub enum Heard {
 /// message: replying to a copy, which the bot account posted, reads to the
 /// platform as replying to the bot, but is meant for the people.
 pub fn heard(inbound: &Inbound, replies_to_a_copy: bool) -> Heard {
+    if matches!(inbound.body, InboundBody::Edited { .. } | InboundBody::Deleted { .. }) {
+        return Heard::RelayOnly;
+    }
     let parsed = answer::parse(inbound);
     let command = matches!(&inbound.body, InboundBody::Text { text } if text.trim_start().starts_with('/'));
     // `approve TOKEN` is for the assistant, however it was heard.
@@ -58,10 +61,41 @@ pub fn heard(inbound: &Inbound, replies_to_a_copy: bool) -> Heard {
 /// chats, as text (what files it carries are named; see `files` for
 /// carrying them).
 pub fn person(bridge: &Bridge, from: &ConversationKey, inbound: &Inbound) -> Vec<Relayed> {
-    let Some(text) = copy_text(inbound, from) else {
-        return Vec::new();
+    let (target, body) = match &inbound.body {
+        InboundBody::Edited { target, text } => {
+            let text = format!("{}: {}", who(inbound, from).markdown(), escape(text));
+            // The copy's id takes the placeholder's place when it is sent.
+            (
+                target,
+                OutboundBody::Edit {
+                    message: target.clone(),
+                    text,
+                },
+            )
+        }
+        InboundBody::Deleted { target } => (target, OutboundBody::Withdraw),
+        _ => {
+            let Some(text) = copy_text(inbound, from) else {
+                return Vec::new();
+            };
+            return to_others(bridge, from, text, &relay_of(from, inbound));
+        }
     };
-    to_others(bridge, from, text, &relay_of(from, inbound))
+    let relay = Relay {
+        changes: Some(Posted {
+            conversation: from.clone(),
+            message: target.clone(),
+        }),
+        ..Relay::default()
+    };
+    bridge
+        .others(from)
+        .map(|to| Relayed {
+            to: to.clone(),
+            body: body.clone(),
+            relay: relay.clone(),
+        })
+        .collect()
 }
 
 /// What a copy of `inbound`, posted in `from`, refers to.
@@ -75,6 +109,7 @@ pub fn relay_of(from: &ConversationKey, inbound: &Inbound) -> Relay {
             conversation: from.clone(),
             message,
         }),
+        changes: None,
     }
 }
 
@@ -87,8 +122,8 @@ pub fn answers(
     replies: &[PendingOutbound],
 ) -> Vec<Relayed> {
     let relay = Relay {
-        origin: None,
         quote: Some(question.clone()),
+        ..Relay::default()
     };
     replies
         .iter()
@@ -136,7 +171,10 @@ fn copy_text(inbound: &Inbound, from: &ConversationKey) -> Option<String> {
             }
         }
         InboundBody::Unsupported { what } => format!(" sent {}", escape(what)),
-        InboundBody::Button { .. } | InboundBody::Reaction { .. } => return None,
+        InboundBody::Button { .. }
+        | InboundBody::Reaction { .. }
+        | InboundBody::Edited { .. }
+        | InboundBody::Deleted { .. } => return None,
     };
     Some(who + &said)
 }

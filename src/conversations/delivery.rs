@@ -25,6 +25,7 @@ use passepartout_gateway::retry::{BackoffPolicy, Jitter};
 use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody, Resume};
 
 use super::progress::PartRecorder;
+use super::relay::Sending;
 use super::{Conversations, Counted};
 
 /// Longest wait between two delivery attempts.
@@ -78,7 +79,18 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
             first_part: entry.parts_sent,
             progress: &recorder,
         };
-        let mapped = super::relay::as_sent(cx, key, &entry);
+        let mapped = match super::relay::as_sent(cx, key, &entry) {
+            Sending::AsIs => None,
+            Sending::Mapped(outbound) => Some(*outbound),
+            Sending::Nothing => {
+                tracing::debug!(conversation = %key, id = %entry.outbound.id, "an edit or deletion of a copy never made here; dropped");
+                if let Err(error) = cx.store.outbox_delivered(&entry) {
+                    tracing::error!(conversation = %key, %error, "cannot clear a relay with nothing to do");
+                }
+                cleared = true;
+                continue;
+            }
+        };
         let result = gateway
             .deliver_from(mapped.as_ref().unwrap_or(&entry.outbound), resume)
             .await;

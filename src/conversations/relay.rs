@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use passepartout_gateway::{ConversationKey, Inbound, MessageId, Outbound};
+use passepartout_gateway::{ConversationKey, Inbound, MessageId, Outbound, OutboundBody};
 
 use super::Conversations;
 use crate::bridges::relay::{self, Heard};
@@ -114,18 +114,47 @@ pub(super) fn deliver_elsewhere(cx: &Arc<Conversations>, targets: &[Conversation
     }
 }
 
+/// How a relayed entry goes out.
+pub(super) enum Sending {
+    /// As it is stored.
+    AsIs,
+    /// With the messages it refers to mapped to this chat's.
+    Mapped(Box<Outbound>),
+    /// Not at all: the copy it edits or deletes never reached this chat.
+    Nothing,
+}
+
 /// `entry` as it is sent to `key`: a relayed message replies to the
 /// counterpart here of the message it replies to, when there is one (else
-/// it goes unquoted).
-pub(super) fn as_sent(cx: &Conversations, key: &ConversationKey, entry: &OutboxEntry) -> Option<Outbound> {
-    let quote = entry.relay.as_ref()?.quote.as_ref()?;
-    let counterpart = cx.store.counterpart(quote, key).unwrap_or_else(|error| {
-        tracing::warn!(conversation = %key, %error, "cannot read where a relayed reply goes; sent unquoted");
-        None
-    });
+/// it goes unquoted); an edit or a deletion acts on the copy here.
+pub(super) fn as_sent(cx: &Conversations, key: &ConversationKey, entry: &OutboxEntry) -> Sending {
+    let Some(relay) = &entry.relay else {
+        return Sending::AsIs;
+    };
+    let here = |message: &Posted| {
+        cx.store.counterpart(message, key).unwrap_or_else(|error| {
+            tracing::warn!(conversation = %key, %error, "cannot read which message a relay refers to here");
+            None
+        })
+    };
     let mut outbound = entry.outbound.clone();
-    outbound.in_reply_to = counterpart;
-    Some(outbound)
+    if let Some(changed) = &relay.changes {
+        let Some(copy) = here(changed) else {
+            return Sending::Nothing;
+        };
+        match &mut outbound.body {
+            OutboundBody::Edit { message, .. } => *message = copy,
+            _ => outbound.drafts = vec![copy],
+        }
+        return Sending::Mapped(Box::new(outbound));
+    }
+    match &relay.quote {
+        Some(quote) => {
+            outbound.in_reply_to = here(quote);
+            Sending::Mapped(Box::new(outbound))
+        }
+        None => Sending::AsIs,
+    }
 }
 
 /// `entry`, a copy of someone's message, reached `key` as `ids`: replies to

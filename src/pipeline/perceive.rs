@@ -94,7 +94,10 @@ pub fn ordinary(inbound: &Inbound) -> Perception {
         InboundBody::Button { .. } => SignalBody::Unreadable(Unreadable {
             what: "button press".into(),
         }),
-        InboundBody::Reaction { .. } => return Perception::Ignore,
+        // An edit or a deletion only ever changes the copies in a bridge.
+        InboundBody::Reaction { .. } | InboundBody::Edited { .. } | InboundBody::Deleted { .. } => {
+            return Perception::Ignore;
+        }
     };
     Perception::Signal(Signal { origin, depth: 0, body })
 }

@@ -78,6 +78,10 @@ pub struct Relay {
     /// counterpart in this chat, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub quote: Option<Posted>,
+    /// The person's message whose copy here it edits or deletes; nothing is
+    /// sent when it has none here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub changes: Option<Posted>,
 }
 
 /// An outbox entry's key and stored bytes, for a transaction to write.

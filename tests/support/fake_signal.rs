@@ -860,6 +860,33 @@ pub fn group_text_envelope(
     envelope
 }
 
+/// `from_uuid`'s edit, at `timestamp`, of their group message sent at
+/// `target`, which now says `text`.
+pub fn group_edit_envelope(from_uuid: &str, timestamp: u64, group_id: &str, target: u64, text: &str) -> Value {
+    let data = json!({
+        "timestamp": timestamp,
+        "message": text,
+        "groupInfo": { "groupId": group_id, "groupName": "Family", "revision": 1, "type": "DELIVER" },
+    });
+    let mut envelope = envelope(
+        from_uuid,
+        timestamp,
+        json!({ "editMessage": { "targetSentTimestamp": target, "dataMessage": data } }),
+    );
+    envelope["sourceName"] = json!("Bob");
+    envelope
+}
+
+/// `from_uuid` deleting for everyone, at `timestamp`, their group message
+/// sent at `target`.
+pub fn group_delete_envelope(from_uuid: &str, timestamp: u64, group_id: &str, target: u64) -> Value {
+    let fields = json!({
+        "remoteDelete": { "timestamp": target },
+        "groupInfo": { "groupId": group_id, "groupName": "Family", "revision": 1, "type": "DELIVER" },
+    });
+    envelope(from_uuid, timestamp, data_message(timestamp, fields))
+}
+
 /// A one-to-one message from `from_uuid` quoting the message sent at
 /// `quoted_timestamp` by `quoted_author_uuid`.
 pub fn quote_envelope(

@@ -109,6 +109,12 @@ pub enum InboundBody {
     /// Something the gateway received but the core cannot read (a poll, a
     /// game); `what` names it so the core can say so.
     Unsupported { what: String },
+    /// The person changed the text of their message `target` to `text`.
+    /// Passed on only in bridged groups, to change the copies.
+    Edited { target: MessageId, text: String },
+    /// The person deleted their message `target` for everyone. Passed on
+    /// only in bridged groups, to delete the copies.
+    Deleted { target: MessageId },
 }
 
 /// How the core means an outbound text, so a client can show or exit accordingly.
@@ -186,6 +192,8 @@ pub enum OutboundBody {
     /// photo, where the platform shows images inline). The gateway reads it
     /// at delivery, so what waits in the outbox is its path, not its bytes.
     File(OutboundFile),
+    /// The bot's own message `message` (a relayed copy) shows `text` now.
+    Edit { message: MessageId, text: String },
     /// Nothing to say: the drafts this message carries (a turn that ended
     /// with no text to become) are removed.
     Withdraw,

@@ -259,8 +259,16 @@ impl Deliver for SignalGateway {
                 self.send_text_from(&message.conversation, parts, reply_to, resume)
                     .await?
             }
-            OutboundBody::ApprovalDecided { prompt, text, .. } => {
-                self.show_decided(&message.conversation, prompt, text).await?;
+            OutboundBody::ApprovalDecided {
+                prompt: message_id,
+                text,
+                ..
+            }
+            | OutboundBody::Edit {
+                message: message_id,
+                text,
+            } => {
+                self.show_decided(&message.conversation, message_id, text).await?;
                 Vec::new()
             }
             OutboundBody::File(file) => self.send_file(&message.conversation, file, reply_to).await?,

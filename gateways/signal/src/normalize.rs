@@ -95,7 +95,7 @@ struct Envelope {
     source_name: Option<String>,
     timestamp: Option<u64>,
     data_message: Option<DataMessage>,
-    edit_message: Option<IgnoredAny>,
+    edit_message: Option<EditMessage>,
     /// Read on its own (see `sync`): a sync message in an odd shape is
     /// skipped, not the reason the envelope is unreadable.
     sync_message: Option<Value>,
@@ -120,7 +120,20 @@ struct DataMessage {
     sticker: Option<Value>,
     contacts: Option<Vec<Value>>,
     payment: Option<IgnoredAny>,
-    remote_delete: Option<IgnoredAny>,
+    remote_delete: Option<RemoteDelete>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct EditMessage {
+    target_sent_timestamp: u64,
+    data_message: DataMessage,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RemoteDelete {
+    timestamp: u64,
 }
 
 #[derive(Deserialize)]
@@ -215,9 +228,10 @@ impl Context<'_> {
         if let Some(sync) = &envelope.sync_message {
             return self.sync(envelope, sync);
         }
-        Err(if envelope.edit_message.is_some() {
-            "edited message"
-        } else if envelope.receipt_message.is_some() {
+        if let Some(edit) = &envelope.edit_message {
+            return self.edit(envelope, edit);
+        }
+        Err(if envelope.receipt_message.is_some() {
             "receipt"
         } else if envelope.typing_message.is_some() {
             "typing indicator"
@@ -242,13 +256,43 @@ impl Context<'_> {
         if let Some(reaction) = &data.reaction {
             return self.reaction(origin, reaction);
         }
-        if data.remote_delete.is_some() {
-            return Err("remote deletion");
+        if let Some(deletion) = &data.remote_delete {
+            if !origin.bridged {
+                return Err("remote deletion");
+            }
+            let target = message_id(deletion.timestamp, Some(origin.uuid)).ok_or("invalid message id")?;
+            return self.changes(origin, InboundBody::Deleted { target });
         }
         if data.message.is_none() && data.group_info.as_ref().and_then(|info| info.kind.as_deref()) == Some("UPDATE") {
             return Err("group update");
         }
         self.message(origin, data)
+    }
+
+    /// A person's edit of their message in a bridged group, whose copies
+    /// are changed to match; an edit anywhere else changes nothing.
+    fn edit(&self, envelope: &Envelope, edit: &EditMessage) -> Step<Normalized> {
+        let origin = self.origin(envelope, &edit.data_message)?;
+        if !origin.bridged {
+            return Err("edited message");
+        }
+        let mentions = edit.data_message.mentions.as_deref().unwrap_or_default();
+        let text = self.render_mentions(edit.data_message.message.as_deref().unwrap_or_default(), mentions);
+        if text.is_empty() {
+            return Err("edit without text");
+        }
+        let target = message_id(edit.target_sent_timestamp, Some(origin.uuid)).ok_or("invalid message id")?;
+        self.changes(&origin, InboundBody::Edited { target, text })
+    }
+
+    /// `body`, a change to the copies of a message in a bridged group: for
+    /// the people on the other sides, never for the assistant.
+    fn changes(&self, origin: &Origin<'_>, body: InboundBody) -> Step<Normalized> {
+        let mut normalized = self.inbound(origin, None, body)?;
+        if let Normalized::Inbound(inbound) = &mut normalized {
+            inbound.overheard = true;
+        }
+        Ok(normalized)
     }
 
     /// Who sent a data message, when, and in which chat; the bot's own

@@ -135,6 +135,36 @@ fn in_a_bridged_group_every_message_is_taken_and_only_an_addressed_one_is_for_th
 }
 
 #[test]
+fn edits_and_deletions_are_taken_only_in_a_bridged_group() {
+    let groups = Groups {
+        mode: GroupMode::MentionOrReply,
+        bridged: [GROUP.to_owned()].into(),
+    };
+    let mut edit = data(json!({}));
+    edit.as_object_mut().unwrap().remove("dataMessage");
+    edit["editMessage"] = json!({ "targetSentTimestamp": 5, "dataMessage": { "timestamp": TS, "message": "later", "groupInfo": group_info() } });
+    assert_eq!(skip_reason(run(&edit)), "edited message");
+    let got = inbound(normalize(&edit, &bot(), &groups, NOW));
+    assert!(got.overheard);
+    assert_eq!(
+        got.body,
+        InboundBody::Edited {
+            target: MessageId::new(format!("5:{ADA_UUID}")).unwrap(),
+            text: "later".into()
+        }
+    );
+    let deletion = data(json!({ "remoteDelete": { "timestamp": 5 }, "groupInfo": group_info() }));
+    assert_eq!(skip_reason(run(&deletion)), "remote deletion");
+    let got = inbound(normalize(&deletion, &bot(), &groups, NOW));
+    assert_eq!(
+        got.body,
+        InboundBody::Deleted {
+            target: MessageId::new(format!("5:{ADA_UUID}")).unwrap()
+        }
+    );
+}
+
+#[test]
 fn a_mention_by_number_only_also_addresses_the_bot() {
     let envelope = data(json!({
         "message": "\u{FFFC} hi",

@@ -344,7 +344,8 @@ fn outbound_frame(message: &Outbound) -> Option<ServerFrame> {
             action: action.clone(),
             text: text.clone(),
         },
-        OutboundBody::ApprovalDecided { .. } => return None,
+        // Only relayed copies are edited, and the terminal is in no bridge.
+        OutboundBody::ApprovalDecided { .. } | OutboundBody::Edit { .. } => return None,
         OutboundBody::File(file) => ServerFrame::File {
             id,
             chat,

@@ -222,13 +222,15 @@ impl TelegramGateway {
     /// Edits a decided approval's prompt to `text`, which removes its
     /// buttons. A second edit to the same text ("message is not modified",
     /// after a redelivery) counts as done.
-    async fn show_decided(&self, chat: tg::ChatId, prompt: &MessageId, text: &str) -> Result<(), GatewayError> {
+    /// Shows `text` in the bot's own message `prompt` instead of what it
+    /// said (a decided prompt's outcome, a relayed copy's edit).
+    async fn replace_text(&self, chat: tg::ChatId, prompt: &MessageId, text: &str) -> Result<(), GatewayError> {
         let Some(prompt) = telegram_message_id(prompt) else {
             return Err(GatewayError::Rejected {
                 reason: format!("{prompt} is not a Telegram message id"),
             });
         };
-        // The outcome is a line or two: the first part is all of it.
+        // An outcome is a line or two, a copy one message: its first part is all of it.
         let shown = parts(text).into_iter().next().unwrap_or(Part {
             text: text.to_owned(),
             entities: Vec::new(),
@@ -242,7 +244,7 @@ impl TelegramGateway {
             Err(error) if error.to_string().contains("message is not modified") => Ok(()),
             Err(error) => {
                 let failure = self.classify(&error);
-                tracing::warn!(chat = chat.0, error = ?failure, "editing a decided prompt failed");
+                tracing::warn!(chat = chat.0, error = ?failure, "editing a message of the bot's failed");
                 Err(failure.into_gateway_error())
             }
         }
@@ -357,8 +359,11 @@ impl Deliver for TelegramGateway {
                 self.send_text(chat, parts(text), reply_to, keyboard, &[], resume)
                     .await?
             }
-            OutboundBody::ApprovalDecided { prompt, text, .. } => {
-                self.show_decided(chat, prompt, text).await?;
+            OutboundBody::ApprovalDecided {
+                prompt: message, text, ..
+            }
+            | OutboundBody::Edit { message, text } => {
+                self.replace_text(chat, message, text).await?;
                 Vec::new()
             }
             OutboundBody::File(file) => {

@@ -18,8 +18,9 @@
 //!   Telegram redelivers the update; never mistaken for a message to quote)
 //!   and the message carrying the button as `reply_to`;
 //! - a reaction by a person → [`InboundBody::Reaction`];
-//! - anything else (edits, channel posts, service messages, inline queries, …)
-//!   → [`Normalized::Skip`] with a reason for the log.
+//! - a person's edit in a bridged group → [`InboundBody::Edited`];
+//! - anything else (edits elsewhere, channel posts, service messages,
+//!   inline queries, …) → [`Normalized::Skip`] with a reason for the log.
 
 use std::collections::BTreeSet;
 use std::ops::Range;
@@ -63,7 +64,7 @@ pub fn normalize(
         UpdateKind::Message(message) => ctx.message(message),
         UpdateKind::CallbackQuery(query) => ctx.callback(query),
         UpdateKind::MessageReaction(reaction) => ctx.reaction(reaction, update.id.0),
-        UpdateKind::EditedMessage(_) => Err("edited message"),
+        UpdateKind::EditedMessage(message) => ctx.edited(message),
         UpdateKind::ChannelPost(_) | UpdateKind::EditedChannelPost(_) => Err("channel post"),
         UpdateKind::BusinessMessage(_) | UpdateKind::EditedBusinessMessage(_) => Err("business message"),
         UpdateKind::Error(_) => Err("update teloxide could not parse"),
@@ -137,6 +138,39 @@ impl Context<'_> {
             body,
             received_at_ms: self.now_ms,
             overheard: !addressed,
+        })))
+    }
+
+    /// A person's edit of their message in a bridged group, whose copies
+    /// are changed to match; an edit anywhere else changes nothing. Its id
+    /// names the edit, so that a second edit of one message is not taken
+    /// for the first one again.
+    fn edited(&self, message: &Message) -> Step<Normalized> {
+        let chat = &message.chat;
+        if !self.bridged.contains(&chat.id.0) {
+            return Err("edited message");
+        }
+        let from = message.from.as_ref().ok_or("edit without a sender")?;
+        if from.is_bot {
+            return Err("edit by a bot");
+        }
+        let text = message
+            .text()
+            .or(message.caption())
+            .ok_or("edit of a message without text")?;
+        let edited_at = message.edit_date().map_or(0, |at| at.timestamp());
+        let id = MessageId::new(format!("edit-{}-{edited_at}", message.id.0)).map_err(|_| "invalid edit id")?;
+        Ok(Normalized::Inbound(Box::new(Inbound {
+            conversation: conversation(chat.id.0)?,
+            sender: sender(from)?,
+            message_id: id,
+            reply_to: None,
+            body: InboundBody::Edited {
+                target: message_id(message.id.0)?,
+                text: text.to_owned(),
+            },
+            received_at_ms: self.now_ms,
+            overheard: true,
         })))
     }
 

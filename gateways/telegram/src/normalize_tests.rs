@@ -266,6 +266,32 @@ fn in_a_bridged_group_every_message_is_taken_and_only_an_addressed_one_is_for_th
 }
 
 #[test]
+fn an_edit_is_taken_only_in_a_bridged_group_under_an_id_of_its_own() {
+    let mut edited = message(group_chat(), json!({ "text": "see you at 8" }));
+    edited["edit_date"] = json!(1_700_000_100);
+    let update = update("edited_message", edited);
+    assert_eq!(skip_reason(run(&update)), "edited message");
+    let bridged = BTreeSet::from([-100_555]);
+    let got = inbound(normalize(
+        &update,
+        BOT,
+        GroupMode::MentionOrReply,
+        &bridged,
+        PHOTO_MAX,
+        NOW,
+    ));
+    assert!(got.overheard, "for the other sides, never the assistant");
+    assert_eq!(got.message_id.as_str(), "edit-7-1700000100");
+    assert_eq!(
+        got.body,
+        InboundBody::Edited {
+            target: passepartout_gateway::MessageId::new("7").unwrap(),
+            text: "see you at 8".into()
+        }
+    );
+}
+
+#[test]
 fn group_mode_all_takes_every_group_message() {
     let update = update("message", message(group_chat(), json!({ "text": "just chatting" })));
     let got = inbound(normalize(

@@ -42,8 +42,10 @@ use crate::updates::{Answer, GetUpdates, Item, get_updates};
 const NOT_APPROVER: &str = "You are not allowed to approve this. It still waits for an approver.";
 
 /// The update kinds the gateway asks for.
-const ALLOWED_UPDATES: [AllowedUpdate; 3] = [
+const ALLOWED_UPDATES: [AllowedUpdate; 4] = [
     AllowedUpdate::Message,
+    // Only a bridged group's are taken: they change the copies.
+    AllowedUpdate::EditedMessage,
     AllowedUpdate::CallbackQuery,
     AllowedUpdate::MessageReaction,
 ];

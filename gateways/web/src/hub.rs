@@ -162,6 +162,8 @@ impl Hub {
             // The prompt it changes was shown as text; the outcome comes
             // in a message of its own.
             OutboundBody::ApprovalDecided { .. } => return 0,
+            // Only relayed copies are edited, and the web chat is in no bridge.
+            OutboundBody::Edit { .. } => return 0,
         };
         let heard = Heard {
             in_reply_to: message.in_reply_to.clone(),

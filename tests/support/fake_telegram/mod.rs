@@ -340,6 +340,24 @@ impl FakeTelegram {
         json!({"message": self.incoming(chat_id, user_id, extra)})
     }
 
+    /// `user_id`'s edit of their message `message_id` in `chat_id`, which
+    /// now says `text` (an `edited_message` update).
+    pub fn edited_message(&self, chat_id: i64, user_id: i64, message_id: i64, text: &str) -> Value {
+        let mut edited = {
+            let state = self.lock();
+            state.messages.get(&(chat_id, message_id)).cloned()
+        }
+        .unwrap_or_else(|| panic!("fake Telegram: no message {message_id} in {chat_id} to edit"));
+        assert_eq!(
+            edited["from"]["id"], user_id,
+            "fake Telegram: people edit their own messages"
+        );
+        edited["text"] = json!(text);
+        edited["edit_date"] = json!(now() + 1);
+        self.lock().messages.insert((chat_id, message_id), edited.clone());
+        json!({ "edited_message": edited })
+    }
+
     /// A text message in a group (`chat_id < -10¹²`: a supergroup).
     pub fn group_message(&self, chat_id: i64, user_id: i64, text: &str) -> Value {
         assert!(chat_id < 0, "fake Telegram: group chat ids are negative");
