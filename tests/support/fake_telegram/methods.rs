@@ -83,6 +83,9 @@ pub(super) async fn handle(
         }
         None => answer(&mut shared.lock(), &method, &params),
     };
+    // Again once answered: what the call recorded (a message sent, an
+    // upload) is there now, for whoever waits on it.
+    shared.called.notify_waiters();
     match answer {
         Ok(result) => ok_response(&result),
         Err(error) => error_response(error),
