@@ -37,9 +37,14 @@ struct Bridge {
     clock: std::sync::atomic::AtomicU64,
 }
 
-/// Echoes what it is asked.
+/// Asks for `record` on "please record …" (and quotes what it is told of
+/// the outcome), and echoes the rest.
 fn model(request: &Value) -> Script {
-    Script::Reply(format!("echo: {}", last_user_text(request)))
+    let text = last_user_text(request);
+    if text.starts_with("please record") || text.starts_with(support::approvals::OUTCOME) {
+        return support::approvals::model(request);
+    }
+    Script::Reply(format!("echo: {text}"))
 }
 
 async fn start() -> Bridge {
@@ -58,6 +63,7 @@ async fn start_with(adjust: impl FnOnce(&mut passepartout::config::Config)) -> B
         &llm,
         |config| {
             telegram_on(config, api_url, token_file, ADA);
+            config.tools.require_approval = vec!["record".into()];
             config.telegram.allowed_chats = vec![GROUP, LONE_GROUP];
             signal_on(config, endpoint, BOB);
             config.signal.allowed_groups = vec![SIGNAL_GROUP.into()];
@@ -67,7 +73,7 @@ async fn start_with(adjust: impl FnOnce(&mut passepartout::config::Config)) -> B
             }];
             adjust(config);
         },
-        Vec::new(),
+        vec![std::sync::Arc::new(support::tools::Record::default())],
     )
     .await;
     Bridge {
@@ -209,12 +215,53 @@ async fn the_assistant_answers_when_addressed_on_every_side_and_a_lone_group_sta
         "it answers the copy of the question"
     );
 
+    // An answer that waited for an approval reaches the other side too;
+    // the prompt stays where it was asked.
+    bridge
+        .on_telegram(
+            bridge
+                .telegram
+                .group_message(GROUP, ADA, "@fake_bot please record the menu"),
+        )
+        .await;
+    let prompt = bridge.telegram_chat(GROUP, 2).await;
+    assert!(
+        prompt.reply_markup.is_some(),
+        "the prompt, with its buttons: {prompt:?}"
+    );
+    let token = support::linked_pair::code_in(&prompt.text);
+    bridge
+        .on_telegram(bridge.telegram.group_message(GROUP, ADA, &format!("approve {token}")))
+        .await;
+    let outcome = bridge
+        .signal
+        .sent_matching(WAIT, |s| s.message.as_deref().is_some_and(|m| m.starts_with("final: ")))
+        .await;
+    assert!(
+        outcome.is_some(),
+        "the outcome reached Signal: {:#?}",
+        bridge.signal_group_sent()
+    );
+    let on_signal: Vec<String> = bridge
+        .signal_group_sent()
+        .into_iter()
+        .filter_map(|s| s.message)
+        .collect();
+    assert!(
+        !on_signal.iter().any(|m| m.ends_with(&format!("approve {token}"))),
+        "the approval answer stays where it was given: {on_signal:#?}"
+    );
+
     // A command is the asker's own business: answered, not relayed.
     bridge
         .on_telegram(bridge.telegram.group_message(GROUP, ADA, "/help"))
         .await;
-    let help = bridge.telegram_chat(GROUP, 2).await;
-    assert!(help.text.contains("/link"), "{help:?}");
+    let help = bridge
+        .telegram
+        .sent_matching(WAIT, |s| s.chat_id == GROUP && s.text.contains("/link"))
+        .await;
+    assert!(help.is_some(), "/help is answered");
+    let before_signal = bridge.signal_group_sent().len();
 
     // Mentioned on Signal: answered there, and on Telegram too.
     bridge
@@ -225,11 +272,20 @@ async fn the_assistant_answers_when_addressed_on_every_side_and_a_lone_group_sta
             SIGNAL_GROUP,
             "and dessert?",
         ));
-    let answered_here = bridge.signal_group(3).await;
+    let answered_here = bridge.signal_group(before_signal + 1).await;
     assert_eq!(answered_here.message.as_deref(), Some("echo: and dessert?"));
-    let copy = bridge.telegram_chat(GROUP, 3).await;
-    assert!(copy.text.ends_with("(Signal): and dessert?"), "{copy:?}");
-    let answer_copy = bridge.telegram_chat(GROUP, 4).await;
+    let copy = bridge
+        .telegram
+        .sent_matching(WAIT, |s| {
+            s.chat_id == GROUP && s.text.ends_with("(Signal): and dessert?")
+        })
+        .await
+        .unwrap();
+    let answer_copy = bridge
+        .telegram
+        .sent_matching(WAIT, |s| s.chat_id == GROUP && s.text == "echo: and dessert?")
+        .await
+        .unwrap();
     assert_eq!(answer_copy.text, "echo: and dessert?");
     assert_eq!(answer_copy.reply_to_message_id, Some(copy.message_id));
 
@@ -238,8 +294,12 @@ async fn the_assistant_answers_when_addressed_on_every_side_and_a_lone_group_sta
         .on_telegram(bridge.telegram.group_message(LONE_GROUP, ADA, "@fake_bot only here"))
         .await;
     assert_eq!(bridge.telegram_chat(LONE_GROUP, 1).await.text, "echo: only here");
-    assert_eq!(bridge.signal_group_sent().len(), 3, "{:#?}", bridge.signal_group_sent());
-    assert_eq!(bridge.llm.requests().len(), 3);
+    assert_eq!(
+        bridge.signal_group_sent().len(),
+        before_signal + 1,
+        "{:#?}",
+        bridge.signal_group_sent()
+    );
     bridge.daemon.stop().await;
 }
 

@@ -27,14 +27,28 @@ pub enum Heard {
     /// A turn for the assistant, and whether the person's message is
     /// relayed too (not a command, not an approval answer).
     Turn { relay_person: bool },
+    /// Neither relayed nor answered (an edit into a command).
+    Nothing,
 }
 
 /// What `inbound` is for, given whether it replies to a copy of someone's
 /// message: replying to a copy, which the bot account posted, reads to the
 /// platform as replying to the bot, but is meant for the people.
 pub fn heard(inbound: &Inbound, replies_to_a_copy: bool) -> Heard {
-    if matches!(inbound.body, InboundBody::Edited { .. } | InboundBody::Deleted { .. }) {
-        return Heard::RelayOnly;
+    match &inbound.body {
+        // Edited into a command or an approval answer, it is the sender's
+        // own business like one typed so: the copies are left as they were.
+        InboundBody::Edited { text, .. } => {
+            let as_typed = Inbound {
+                body: InboundBody::Text { text: text.clone() },
+                reply_to: None,
+                ..inbound.clone()
+            };
+            let private = text.trim_start().starts_with('/') || answer::parse(&as_typed).is_some();
+            return if private { Heard::Nothing } else { Heard::RelayOnly };
+        }
+        InboundBody::Deleted { .. } => return Heard::RelayOnly,
+        _ => {}
     }
     let parsed = answer::parse(inbound);
     let command = matches!(&inbound.body, InboundBody::Text { text } if text.trim_start().starts_with('/'));

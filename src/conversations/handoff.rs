@@ -231,7 +231,10 @@ pub(super) async fn carry_over(cx: &Arc<Conversations>, key: &ConversationKey, r
         TurnOutput::default()
     };
     let (mut commit, remembered, followups) = commit_of(cx, recent, None, None, output);
-    commit.handoff = Some(HandoffWrite::Done(key.clone()));
+    commit.handoff = Some(HandoffWrite::Done {
+        to: key.clone(),
+        at_ms: handoff.at_ms,
+    });
     let committed = cx.store.commit_turn_durably(key, commit).await;
     followups.run(cx, key, committed.is_ok());
     match committed {

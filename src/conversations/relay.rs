@@ -60,6 +60,7 @@ pub(super) async fn plan(cx: &Conversations, key: &ConversationKey, inbound: &In
     let (only, relay_person) = match relay::heard(inbound, replies_to_a_copy) {
         Heard::RelayOnly => (true, true),
         Heard::Turn { relay_person } => (false, relay_person),
+        Heard::Nothing => (true, false),
     };
     let person = if relay_person {
         cx.bridges().copies(bridge, key, inbound).await
@@ -132,25 +133,28 @@ pub(super) fn as_sent(cx: &Conversations, key: &ConversationKey, entry: &OutboxE
         return Sending::AsIs;
     };
     let here = |message: &Posted| {
-        cx.store.counterpart(message, key).unwrap_or_else(|error| {
+        cx.store.counterparts(message, key).unwrap_or_else(|error| {
             tracing::warn!(conversation = %key, %error, "cannot read which message a relay refers to here");
-            None
+            Vec::new()
         })
     };
     let mut outbound = entry.outbound.clone();
     if let Some(changed) = &relay.changes {
-        let Some(copy) = here(changed) else {
+        let copies = here(changed);
+        let Some(first) = copies.first().cloned() else {
             return Sending::Nothing;
         };
         match &mut outbound.body {
-            OutboundBody::Edit { message, .. } => *message = copy,
-            _ => outbound.drafts = vec![copy],
+            // The text is in the first copy (a caption under the first file).
+            OutboundBody::Edit { message, .. } => *message = first,
+            // Every copy goes.
+            _ => outbound.drafts = copies,
         }
         return Sending::Mapped(Box::new(outbound));
     }
     match &relay.quote {
         Some(quote) => {
-            outbound.in_reply_to = here(quote);
+            outbound.in_reply_to = here(quote).into_iter().next();
             Sending::Mapped(Box::new(outbound))
         }
         None => Sending::AsIs,

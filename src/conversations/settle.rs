@@ -12,7 +12,8 @@ use super::delivery;
 use super::history::RecentHistory;
 use super::worker::{commit_of, error_id, guarded, with_typing};
 use crate::approvals::Approval;
-use crate::store::{ApprovalWrite, PendingOutbound, TurnCommit};
+use crate::bridges::relay;
+use crate::store::{ApprovalWrite, PendingOutbound, Posted, TurnCommit};
 
 /// Tells the conversation the outcome of each approval decided since it
 /// was last told, if any was.
@@ -74,9 +75,21 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
         commit.follows = super::follow::following(cx, key);
     }
     let elsewhere = commit.follows.as_ref().map(|f| f.to.clone()).filter(|to| to != key);
+    // In a bridged group, the answer the approval was for reaches every side.
+    if let Some(bridge) = cx.bridges().of(key) {
+        let question = Posted {
+            conversation: key.clone(),
+            message: approval.message_id.clone(),
+        };
+        commit.relayed = relay::answers(bridge, key, &question, &commit.replies);
+    }
+    let relayed_to = super::relay::targets(&commit.relayed);
     let committed = cx.store.commit_turn_durably(key, commit).await;
     if let (Ok(_), Some(to)) = (&committed, elsewhere) {
         cx.deliver_waiting(&to);
+    }
+    if committed.is_ok() {
+        super::relay::deliver_elsewhere(cx, &relayed_to);
     }
     match &committed {
         Ok(_) => recent.committed(record),

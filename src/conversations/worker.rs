@@ -92,7 +92,14 @@ async fn turns_up_to(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mu
         turn(cx, key, recent, next).await;
         // Each answer goes out as soon as it is committed, not after the
         // whole backlog (recovery after a restart queues one job for all).
-        delivery::deliver(cx, key).await;
+        // A bridged chat's outbox also takes the other chats' copies, whose
+        // delivery may wait minutes on the platform's pace: the worker does
+        // not wait with it.
+        if cx.bridges().of(key).is_some() {
+            cx.deliver_waiting(key);
+        } else {
+            delivery::deliver(cx, key).await;
+        }
     }
 }
 

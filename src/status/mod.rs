@@ -204,7 +204,6 @@ pub fn providers(status: &Value) -> Vec<ProviderHealth> {
     serde_json::from_value(status["providers"].clone()).unwrap_or_default()
 }
 
-/// Renders the document served by [`StatusSources::document`].
 /// A bridge's line: its chats, what waits to be relayed to each, and why
 /// the last relay to one failed.
 fn bridge_line(bridge: &Value) -> String {
@@ -233,6 +232,7 @@ fn bridge_line(bridge: &Value) -> String {
     )
 }
 
+/// Renders the document served by [`StatusSources::document`].
 pub fn render(status: &Value) -> String {
     let mut out = format!(
         "passepartout {} — up {} s\n",

@@ -11,6 +11,8 @@
 use passepartout_gateway::{ConversationKey, UserId};
 use serde::{Deserialize, Serialize};
 
+use sled::transaction::{ConflictableTransactionError, TransactionalTree};
+
 use super::approvals::{decode, encode};
 use super::error::StoreError;
 use super::{Store, keys};
@@ -31,17 +33,33 @@ pub struct Handoff {
 pub enum HandoffWrite {
     /// `to` is to receive `handoff` (a newer one replaces an older).
     Ask { to: ConversationKey, handoff: Handoff },
-    /// The hand-off into this conversation was carried over.
-    Done(ConversationKey),
+    /// The hand-off into `to` asked at `at_ms` was carried over; one asked
+    /// since stays, to be carried over in its turn.
+    Done { to: ConversationKey, at_ms: u64 },
 }
 
 impl HandoffWrite {
-    /// The key and the value to write (`None`: delete).
-    pub(super) fn encode(&self) -> Result<(Vec<u8>, Option<Vec<u8>>), StoreError> {
-        Ok(match self {
-            HandoffWrite::Ask { to, handoff } => (keys::conversation_prefix(to), Some(encode("handoffs", handoff)?)),
-            HandoffWrite::Done(to) => (keys::conversation_prefix(to), None),
-        })
+    /// Applies the write inside a turn's transaction.
+    pub(super) fn apply_in(&self, tree: &TransactionalTree) -> Result<(), ConflictableTransactionError<StoreError>> {
+        match self {
+            HandoffWrite::Ask { to, handoff } => {
+                let value = encode("handoffs", handoff).map_err(ConflictableTransactionError::Abort)?;
+                tree.insert(keys::conversation_prefix(to), value)?;
+            }
+            HandoffWrite::Done { to, at_ms } => {
+                let key = keys::conversation_prefix(to);
+                let carried = match tree.get(&key)? {
+                    Some(value) => decode::<Handoff>("handoffs", &value)
+                        .map(|waiting| waiting.at_ms == *at_ms)
+                        .unwrap_or(true),
+                    None => false,
+                };
+                if carried {
+                    tree.remove(key)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
@@ -108,8 +126,17 @@ mod tests {
         let waiting = store.handoff_to(&signal()).unwrap().unwrap();
         assert_eq!(waiting.from, telegram());
         assert_eq!(store.handoff_to(&telegram()).unwrap(), None);
+        let older = TurnCommit {
+            handoff: Some(HandoffWrite::Done { to: signal(), at_ms: 6 }),
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&signal(), older).unwrap();
+        assert!(
+            store.handoff_to(&signal()).unwrap().is_some(),
+            "a newer one than was carried stays"
+        );
         let done = TurnCommit {
-            handoff: Some(HandoffWrite::Done(signal())),
+            handoff: Some(HandoffWrite::Done { to: signal(), at_ms: 7 }),
             ..TurnCommit::default()
         };
         store.commit_turn(&signal(), done).unwrap();

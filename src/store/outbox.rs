@@ -257,10 +257,18 @@ impl Store {
         moved.outbound.conversation = to.clone();
         moved.outbound.in_reply_to = None;
         moved.outbound.drafts = Vec::new();
-        if entry.tried.is_empty()
-            && let OutboundBody::Text { text, .. } = &mut moved.outbound.body
-        {
-            *text = format!("({meant_for} could not deliver this, so it comes here.)\n\n{text}");
+        if entry.tried.is_empty() {
+            let note = format!("({meant_for} could not deliver this, so it comes here.)");
+            match &mut moved.outbound.body {
+                OutboundBody::Text { text, .. } => *text = format!("{note}\n\n{text}"),
+                OutboundBody::File(file) => {
+                    file.caption = Some(match file.caption.take() {
+                        Some(caption) => format!("{note}\n\n{caption}"),
+                        None => note,
+                    })
+                }
+                _ => {}
+            }
         }
         let value = encode(&moved)?;
         let _writing = self.writing();

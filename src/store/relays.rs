@@ -57,8 +57,16 @@ impl Store {
                 Some(value) => decode("relays", &value).map_err(abort)?,
                 None => Copies::default(),
             };
-            known.copies.retain(|(chat, _)| chat != to);
-            known.copies.push((to.clone(), ids.to_vec()));
+            // A message of several files became several copies there: each kept.
+            match known.copies.iter_mut().find(|(chat, _)| chat == to) {
+                Some((_, known_ids)) => known_ids.extend(
+                    ids.iter()
+                        .filter(|id| !known_ids.contains(id))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                ),
+                None => known.copies.push((to.clone(), ids.to_vec())),
+            }
             known.at_ms = at_ms;
             relays.insert(origin_key.as_slice(), encode("relays", &known).map_err(abort)?)?;
             for id in ids {
@@ -74,22 +82,29 @@ impl Store {
     }
 
     /// The message that stands for `message` in `to`: itself when it is
-    /// there, else its copy there, reached through its origin when it is a
-    /// copy itself. None when it never reached `to`.
+    /// there, else its (first) copy there, reached through its origin when
+    /// it is a copy itself. None when it never reached `to`.
     pub fn counterpart(&self, message: &Posted, to: &ConversationKey) -> Result<Option<MessageId>, StoreError> {
+        Ok(self.counterparts(message, to)?.into_iter().next())
+    }
+
+    /// Every message that stands for `message` in `to` (a message in parts,
+    /// or of several files, has several copies), in the order sent.
+    pub fn counterparts(&self, message: &Posted, to: &ConversationKey) -> Result<Vec<MessageId>, StoreError> {
         let origin = self.origin_of(message)?.unwrap_or_else(|| message.clone());
         if origin.conversation == *to {
-            return Ok(Some(origin.message));
+            return Ok(vec![origin.message]);
         }
         let Some(value) = self.inner.relays.get(key(&origin))? else {
-            return Ok(None);
+            return Ok(Vec::new());
         };
         let known: Copies = decode("relays", &value)?;
         Ok(known
             .copies
             .into_iter()
             .find(|(chat, _)| chat == to)
-            .and_then(|(_, ids)| ids.into_iter().next()))
+            .map(|(_, ids)| ids)
+            .unwrap_or_default())
     }
 
     /// The person's message `copy` is a copy of, if it is one.
@@ -131,6 +146,16 @@ mod tests {
         let copy = at("signal", "group:a", "1700");
         assert_eq!(store.origin_of(&copy).unwrap(), Some(origin.clone()));
         assert_eq!(store.origin_of(&origin).unwrap(), None, "the origin is no copy");
+        store
+            .index_copy(&origin, &signal, &[MessageId::new("1701").unwrap()], 6)
+            .unwrap();
+        let both: Vec<String> = store
+            .counterparts(&origin, &signal)
+            .unwrap()
+            .iter()
+            .map(|id| id.as_str().to_owned())
+            .collect();
+        assert_eq!(both, ["1700", "1701"], "a second file's copy is kept beside the first");
         assert_eq!(store.counterpart(&origin, &signal).unwrap(), Some(copy.message.clone()));
         assert_eq!(
             store.counterpart(&copy, &origin.conversation).unwrap(),

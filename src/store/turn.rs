@@ -116,8 +116,7 @@ pub(super) struct Prepared {
     loop_record: Option<LoopRecordWrite>,
     /// The summary's key, and its new value (`None`: delete).
     summary: Option<(Vec<u8>, Option<Vec<u8>>)>,
-    /// The hand-off's key, and its new value (`None`: delete).
-    handoff: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    handoff: Option<HandoffWrite>,
     /// The usage record's key, and what is added to it.
     usage: Option<(Vec<u8>, UsageAdd)>,
 }
@@ -223,7 +222,6 @@ impl Store {
             (None, true) => Some(SummaryWrite::Clear.encode(conversation)?),
             (None, false) => None,
         };
-        let handoff = turn.handoff.as_ref().map(HandoffWrite::encode).transpose()?;
         let memory = turn
             .memory
             .iter()
@@ -252,7 +250,7 @@ impl Store {
             audit: turn.audit,
             loop_record: turn.loop_record,
             summary,
-            handoff,
+            handoff: turn.handoff,
             usage,
         })
     }
@@ -408,16 +406,17 @@ fn apply_in(trees: &Views<'_>, prepared: &[Prepared]) -> Result<Vec<bool>, Confl
             if let Some(write) = &commit.loop_record {
                 write.apply_in(wide.loops)?;
             }
-            for (tree, write) in [(wide.summaries, &commit.summary), (wide.handoffs, &commit.handoff)] {
-                match write {
-                    Some((key, Some(value))) => {
-                        tree.insert(key.as_slice(), value.as_slice())?;
-                    }
-                    Some((key, None)) => {
-                        tree.remove(key.as_slice())?;
-                    }
-                    None => {}
+            match &commit.summary {
+                Some((key, Some(value))) => {
+                    wide.summaries.insert(key.as_slice(), value.as_slice())?;
                 }
+                Some((key, None)) => {
+                    wide.summaries.remove(key.as_slice())?;
+                }
+                None => {}
+            }
+            if let Some(write) = &commit.handoff {
+                write.apply_in(wide.handoffs)?;
             }
         }
         applied.push(true);

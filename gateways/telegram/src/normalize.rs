@@ -64,7 +64,7 @@ pub fn normalize(
         UpdateKind::Message(message) => ctx.message(message),
         UpdateKind::CallbackQuery(query) => ctx.callback(query),
         UpdateKind::MessageReaction(reaction) => ctx.reaction(reaction, update.id.0),
-        UpdateKind::EditedMessage(message) => ctx.edited(message),
+        UpdateKind::EditedMessage(message) => ctx.edited(message, update.id.0),
         UpdateKind::ChannelPost(_) | UpdateKind::EditedChannelPost(_) => Err("channel post"),
         UpdateKind::BusinessMessage(_) | UpdateKind::EditedBusinessMessage(_) => Err("business message"),
         UpdateKind::Error(_) => Err("update teloxide could not parse"),
@@ -143,9 +143,10 @@ impl Context<'_> {
 
     /// A person's edit of their message in a bridged group, whose copies
     /// are changed to match; an edit anywhere else changes nothing. Its id
-    /// names the edit, so that a second edit of one message is not taken
-    /// for the first one again.
-    fn edited(&self, message: &Message) -> Step<Normalized> {
+    /// is its update's, so that a second edit of one message (in the same
+    /// second, even) is not taken for the first one again, while the same
+    /// update offered twice is.
+    fn edited(&self, message: &Message, update_id: u32) -> Step<Normalized> {
         let chat = &message.chat;
         if !self.bridged.contains(&chat.id.0) {
             return Err("edited message");
@@ -158,8 +159,7 @@ impl Context<'_> {
             .text()
             .or(message.caption())
             .ok_or("edit of a message without text")?;
-        let edited_at = message.edit_date().map_or(0, |at| at.timestamp());
-        let id = MessageId::new(format!("edit-{}-{edited_at}", message.id.0)).map_err(|_| "invalid edit id")?;
+        let id = MessageId::new(format!("edit-{update_id}")).map_err(|_| "invalid edit id")?;
         Ok(Normalized::Inbound(Box::new(Inbound {
             conversation: conversation(chat.id.0)?,
             sender: sender(from)?,
