@@ -2,7 +2,9 @@
 //! middle of relaying a burst from a Signal group to a Telegram group, then
 //! started again on the same data. The fake Bot API never answers the send
 //! the kill interrupts, so the moment is exact. After the restart every
-//! message of the burst reaches the Telegram group once, in order.
+//! message of the burst reaches the Telegram group once, in order. And
+//! `passepartout doctor` on the same configuration says when the bot cannot
+//! see what people say in a bridged group.
 
 use crate::support;
 
@@ -12,7 +14,7 @@ use support::fake_llm::FakeLlm;
 use support::fake_signal::{ACCOUNT, ACCOUNT_UUID, FakeSignal, group_text_envelope};
 use support::fake_telegram::{FakeFailure, FakeTelegram};
 use support::harness::WAIT;
-use support::process::{Running, write_config};
+use support::process::{Running, run_cli, write_config};
 
 const TOKEN: &str = "123456:bridge-crash-token";
 const GROUP: i64 = -100;
@@ -106,4 +108,24 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     .await;
     assert_eq!(telegram.sent().len(), BURST, "each once: {texts:#?}");
     daemon.terminate().await;
+}
+
+#[tokio::test]
+async fn doctor_says_when_the_bot_cannot_see_a_bridged_group() {
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let signal = FakeSignal::start().await;
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = bridged_config(dir.path(), &llm, &telegram, &signal);
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, TOKEN).unwrap();
+    let text = std::fs::read_to_string(&config)
+        .unwrap()
+        .replace("[telegram]\n", &format!("[telegram]\ntoken_file = {:?}\n", token_file));
+    std::fs::write(&config, text).unwrap();
+    // The fake bot, as a new bot, has its privacy mode on.
+    let output = run_cli(&config, &["doctor"]).await;
+    let printed = String::from_utf8_lossy(&output.stdout);
+    assert!(printed.contains("its privacy mode is on"), "{printed}");
+    assert!(printed.contains("/setprivacy"), "{printed}");
 }

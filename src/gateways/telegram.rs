@@ -166,11 +166,25 @@ impl GatewayComponent for Telegram {
                 );
             }
         };
-        let check = match tokio::time::timeout(CHECK_LIMIT, passepartout_telegram::check(&settings)).await {
+        let check = match tokio::time::timeout(CHECK_LIMIT, passepartout_telegram::checked(&settings)).await {
+            // A bridged group shows the bot only what addresses it.
+            Ok(Ok(bot)) if !self.bridged.is_empty() && !bot.reads_all_group_messages => Check::new(
+                "telegram",
+                Level::Degraded,
+                format!(
+                    "{} answers at {}, but its privacy mode is on: in a bridged group it sees only what addresses it, \
+                     so the rest is not relayed",
+                    bot.name, settings.api_url
+                ),
+                Some(
+                    "turn the privacy mode off with @BotFather (/setprivacy), then remove and add the bot to the group"
+                        .into(),
+                ),
+            ),
             Ok(Ok(bot)) => Check::new(
                 "telegram",
                 Level::Ok,
-                format!("{bot} answers at {}", settings.api_url),
+                format!("{} answers at {}", bot.name, settings.api_url),
                 None,
             ),
             Ok(Err(error)) => Check::new(

@@ -313,9 +313,27 @@ pub(crate) fn build_bot(settings: &TelegramSettings) -> Result<Bot, String> {
 
 /// Asks Telegram who the bot is, for `doctor`: `"@botname"`, or why not.
 pub async fn check(settings: &TelegramSettings) -> Result<String, String> {
+    checked(settings).await.map(|bot| bot.name)
+}
+
+/// What getMe says of the bot that `doctor` acts on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckedBot {
+    /// `"@botname"`.
+    pub name: String,
+    /// Whether it sees every message in its groups (privacy mode off), as
+    /// a bridged group needs.
+    pub reads_all_group_messages: bool,
+}
+
+/// [`check`], with what else getMe says.
+pub async fn checked(settings: &TelegramSettings) -> Result<CheckedBot, String> {
     let bot = build_bot(settings)?;
     match bot.get_me().await {
-        Ok(me) => Ok(format!("@{}", me.username())),
+        Ok(me) => Ok(CheckedBot {
+            name: format!("@{}", me.username()),
+            reads_all_group_messages: me.can_read_all_group_messages,
+        }),
         Err(error) => Err(match Failure::classify(&error, &settings.token) {
             Failure::Unauthorized => format!("{TOKEN_REFUSED} ({})", redact(&describe(&error), &settings.token)),
             _ => redact(&describe(&error), &settings.token),

@@ -62,7 +62,7 @@ pub use config::TelegramConfig;
 pub use files::MAX_UPLOAD_BYTES;
 pub use first_contact::{Contact, ContactError, first_contact};
 pub use format::escape_html;
-pub use gateway::{ALWAYS_PREFIX, APPROVE_PREFIX, DENY_PREFIX, TelegramGateway, check};
+pub use gateway::{ALWAYS_PREFIX, APPROVE_PREFIX, CheckedBot, DENY_PREFIX, TelegramGateway, check, checked};
 pub use normalize::{GroupMode, Normalized, normalize};
 pub use offset::{MemoryOffsetStore, OffsetStore};
 pub use reply::{Part, parts};
