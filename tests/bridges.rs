@@ -106,17 +106,9 @@ impl Bridge {
 
     /// The `n`th message sent to the Signal group, once it is sent.
     async fn signal_group(&self, n: usize) -> SignalSent {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let sent = self.signal_group_sent();
-            if sent.len() >= n {
-                return sent[n - 1].clone();
-            }
-            let seen = self.signal.sent().len();
-            tokio::time::timeout_at(deadline, self.signal.wait_for_sent(seen + 1))
-                .await
-                .unwrap_or_else(|_| panic!("no message {n} to the Signal group; sent: {:#?}", self.signal.sent()));
-        }
+        self.signal
+            .nth_sent(n, WAIT, |s| s.group_id.as_deref() == Some(SIGNAL_GROUP))
+            .await
     }
 
     fn signal_group_sent(&self) -> Vec<SignalSent> {

@@ -412,6 +412,23 @@ impl FakeSignal {
         .await
     }
 
+    /// The `n`th successful `send` that `wanted` picks, waiting up to
+    /// `timeout` for it.
+    ///
+    /// # Panics
+    /// If there is none by then.
+    pub async fn nth_sent(&self, n: usize, timeout: Duration, wanted: impl Fn(&Sent) -> bool) -> Sent {
+        let picked = self.within(timeout, |state| {
+            state.sent.iter().filter(|sent| wanted(sent)).nth(n - 1).cloned()
+        });
+        picked.await.unwrap_or_else(|| {
+            panic!(
+                "no message {n} of those wanted within {timeout:?}; sent: {:#?}",
+                self.sent()
+            )
+        })
+    }
+
     /// Waits until exactly `count` connections are open.
     pub async fn wait_for_connections(&self, count: usize) {
         self.wait_for(&format!("{count} open connections"), |state| {

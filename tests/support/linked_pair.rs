@@ -107,17 +107,9 @@ impl Setup {
 
     /// The `n`th message the account sent Ada, once it is sent.
     pub async fn signal_text(&self, n: usize) -> String {
-        let deadline = tokio::time::Instant::now() + WAIT;
-        loop {
-            let texts = self.signal_texts();
-            if texts.len() >= n {
-                return texts[n - 1].clone();
-            }
-            let seen = self.signal.sent().len();
-            tokio::time::timeout_at(deadline, self.signal.wait_for_sent(seen + 1))
-                .await
-                .unwrap_or_else(|_| panic!("no message {n} to Ada on Signal; sent: {:#?}", self.signal.sent()));
-        }
+        let to_ada = |sent: &super::fake_signal::Sent| sent.recipients == [ADA_SIGNAL] && sent.message.is_some();
+        let sent = self.signal.nth_sent(n, WAIT, to_ada).await;
+        sent.message.unwrap_or_default()
     }
 
     pub fn signal_texts(&self) -> Vec<String> {
