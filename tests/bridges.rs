@@ -111,6 +111,15 @@ impl Bridge {
             .await
     }
 
+    /// Bob sends `attachment` in the Signal group, with `caption`.
+    fn bob_sends_a_file(&self, caption: Option<&str>, attachment: Value) {
+        let at = self.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let mut envelope = support::fake_signal::attachment_envelope(BOB, at, caption, vec![attachment]);
+        envelope["dataMessage"]["groupInfo"] = serde_json::json!({ "groupId": SIGNAL_GROUP, "type": "DELIVER" });
+        envelope["sourceName"] = serde_json::json!("Bob");
+        self.signal.push_envelope(envelope);
+    }
+
     fn signal_group_sent(&self) -> Vec<SignalSent> {
         self.signal
             .sent()
@@ -332,20 +341,10 @@ async fn photos_cross_both_ways_and_a_file_too_large_becomes_a_note() {
     bridge
         .signal
         .add_attachment("sig-photo", b"\xFF\xD8 a signal photo".to_vec());
-    let mut photo = support::fake_signal::attachment_envelope(
-        BOB,
-        bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+    bridge.bob_sends_a_file(
         Some("the cake"),
-        vec![support::fake_signal::attachment(
-            "sig-photo",
-            "image/jpeg",
-            Some("cake.jpg"),
-            20,
-        )],
+        support::fake_signal::attachment("sig-photo", "image/jpeg", Some("cake.jpg"), 20),
     );
-    photo["dataMessage"]["groupInfo"] = serde_json::json!({ "groupId": SIGNAL_GROUP, "type": "DELIVER" });
-    photo["sourceName"] = serde_json::json!("Bob");
-    bridge.signal.push_envelope(photo);
     let uploaded = bridge.telegram.wait_for_uploads(1, WAIT).await.remove(0);
     assert_eq!(uploaded.chat_id, GROUP);
     assert_eq!(uploaded.file.bytes, b"\xFF\xD8 a signal photo");
@@ -371,20 +370,8 @@ async fn photos_cross_both_ways_and_a_file_too_large_becomes_a_note() {
     assert_eq!(sent.message.as_deref(), Some("User42 (Telegram): the table"));
 
     // A file larger than the daemon fetches becomes a line on the other side.
-    let mut big = support::fake_signal::attachment_envelope(
-        BOB,
-        bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
-        None,
-        vec![support::fake_signal::attachment(
-            "sig-big",
-            "application/pdf",
-            Some("report.pdf"),
-            900_000_000,
-        )],
-    );
-    big["dataMessage"]["groupInfo"] = serde_json::json!({ "groupId": SIGNAL_GROUP, "type": "DELIVER" });
-    big["sourceName"] = serde_json::json!("Bob");
-    bridge.signal.push_envelope(big);
+    let report = support::fake_signal::attachment("sig-big", "application/pdf", Some("report.pdf"), 900_000_000);
+    bridge.bob_sends_a_file(None, report);
     let note = bridge.telegram_chat(GROUP, 1).await;
     assert!(
         note.text
