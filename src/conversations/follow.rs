@@ -18,6 +18,7 @@ use std::time::Duration;
 use passepartout_gateway::{ConversationKey, GatewayError, UserId};
 
 use super::Conversations;
+use crate::linking::words::not_linked;
 use crate::people::channel;
 use crate::store::{Following, OutboxEntry};
 
@@ -42,7 +43,7 @@ pub(super) fn following(cx: &Conversations, key: &ConversationKey) -> Option<Fol
 /// The answer to `/here` from `by` in `key`.
 pub(super) fn here(cx: &Conversations, key: &ConversationKey, by: &UserId) -> String {
     let Some(person) = cx.linked_here(&key.gateway, by, key) else {
-        return super::handoff::not_linked();
+        return not_linked();
     };
     match cx.store.prefer(person.id, key) {
         Ok(Some(_)) => format!(
@@ -50,7 +51,7 @@ pub(super) fn here(cx: &Conversations, key: &ConversationKey, by: &UserId) -> St
              linked chat.",
             channel(&key.gateway)
         ),
-        Ok(None) => super::handoff::not_linked(),
+        Ok(None) => not_linked(),
         Err(error) => {
             tracing::error!(conversation = %key, %error, "cannot store the preferred chat");
             format!("I could not store that: {error}")

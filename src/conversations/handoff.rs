@@ -24,6 +24,7 @@ use passepartout_gateway::{ConversationKey, ReplyKind, UserId};
 use super::history::RecentHistory;
 use super::worker::commit_of;
 use super::{Conversations, delivery};
+use crate::linking::words::not_linked;
 use crate::llm::ChatMessage;
 use crate::people::{channel, channel_word};
 use crate::pipeline::commands::ChannelAsk;
@@ -66,14 +67,6 @@ pub(super) fn answer(cx: &Conversations, key: &ConversationKey, by: &UserId, ask
         // Answered by `follow`.
         ChannelAsk::Here => Answered::told(String::new()),
     }
-}
-
-/// What is said to someone who is not linked, or not in the private chat
-/// they linked from.
-pub(super) fn not_linked() -> String {
-    "This works between your linked private chats with me: send /link here, then /link CODE from your other \
-     channel."
-        .to_owned()
 }
 
 fn hand_off(cx: &Conversations, key: &ConversationKey, to: Option<&str>, others: &[&Identity]) -> Answered {

@@ -27,6 +27,14 @@ pub fn shown(identity: &Identity) -> String {
     named(&identity.gateway, &identity.user, &identity.names)
 }
 
+/// What `/handoff`, `/continue` and `/here` answer someone who is not
+/// linked, or not in the private chat they linked from.
+pub fn not_linked() -> String {
+    "This works between your linked private chats with me: send /link here, then /link CODE from your other \
+     channel."
+        .to_owned()
+}
+
 /// The answer to `/link` in a chat: the code and what to do with it.
 pub fn code_text(code: &str) -> String {
     format!(
