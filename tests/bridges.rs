@@ -111,13 +111,14 @@ impl Bridge {
             .await
     }
 
-    /// Bob sends `attachment` in the Signal group, with `caption`.
-    fn bob_sends_a_file(&self, caption: Option<&str>, attachment: Value) {
+    /// Bob sends `attachment` in the Signal group, with `caption`; its timestamp.
+    fn bob_sends_a_file(&self, caption: Option<&str>, attachment: Value) -> u64 {
         let at = self.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let mut envelope = support::fake_signal::attachment_envelope(BOB, at, caption, vec![attachment]);
         envelope["dataMessage"]["groupInfo"] = serde_json::json!({ "groupId": SIGNAL_GROUP, "type": "DELIVER" });
         envelope["sourceName"] = serde_json::json!("Bob");
         self.signal.push_envelope(envelope);
+        at
     }
 
     fn signal_group_sent(&self) -> Vec<SignalSent> {
@@ -341,7 +342,7 @@ async fn photos_cross_both_ways_and_a_file_too_large_becomes_a_note() {
     bridge
         .signal
         .add_attachment("sig-photo", b"\xFF\xD8 a signal photo".to_vec());
-    bridge.bob_sends_a_file(
+    let cake = bridge.bob_sends_a_file(
         Some("the cake"),
         support::fake_signal::attachment("sig-photo", "image/jpeg", Some("cake.jpg"), 20),
     );
@@ -352,6 +353,29 @@ async fn photos_cross_both_ways_and_a_file_too_large_becomes_a_note() {
     assert!(
         caption.contains("Bob") && caption.ends_with("(Signal): the cake"),
         "{caption}"
+    );
+
+    // Its caption edited on Signal: the copy's caption on Telegram follows.
+    let at = bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    bridge.signal.push_envelope(support::fake_signal::group_edit_envelope(
+        BOB,
+        at,
+        SIGNAL_GROUP,
+        cake,
+        "the cheesecake",
+    ));
+    let edited = bridge
+        .telegram
+        .wait_for_calls("editMessageCaption", 1, WAIT)
+        .await
+        .remove(0);
+    assert_eq!(edited["message_id"], uploaded.message_id);
+    assert!(
+        edited["caption"]
+            .as_str()
+            .unwrap()
+            .ends_with("(Signal): the cheesecake"),
+        "{edited}"
     );
 
     // Ada's photo on Telegram reaches the Signal group as an attachment.

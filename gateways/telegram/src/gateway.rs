@@ -20,7 +20,7 @@ use passepartout_gateway::{
     Outbound, OutboundBody, Refusals, Resume, send_parts,
 };
 use teloxide::Bot;
-use teloxide::payloads::{EditMessageTextSetters, SendMessageSetters};
+use teloxide::payloads::{EditMessageCaptionSetters, EditMessageTextSetters, SendMessageSetters};
 use teloxide::prelude::Requester;
 use teloxide::types::{self as tg, ChatAction, InlineKeyboardButton, InlineKeyboardMarkup, ReplyParameters};
 use tokio_util::sync::CancellationToken;
@@ -235,12 +235,23 @@ impl TelegramGateway {
             text: text.to_owned(),
             entities: Vec::new(),
         });
-        let mut edit = self.bot()?.edit_message_text(chat, prompt, shown.text);
+        let mut edit = self.bot()?.edit_message_text(chat, prompt, shown.text.clone());
         if !shown.entities.is_empty() {
-            edit = edit.entities(shown.entities);
+            edit = edit.entities(shown.entities.clone());
         }
-        match edit.await {
-            Ok(_) => Ok(()),
+        let edited = match edit.await {
+            // A photo or a file (a relayed copy of one) shows its text as its caption.
+            Err(error) if error.to_string().contains("no text in the message") => {
+                let mut caption = self.bot()?.edit_message_caption(chat, prompt).caption(shown.text);
+                if !shown.entities.is_empty() {
+                    caption = caption.caption_entities(shown.entities);
+                }
+                caption.await.map(drop)
+            }
+            edited => edited.map(drop),
+        };
+        match edited {
+            Ok(()) => Ok(()),
             Err(error) if error.to_string().contains("message is not modified") => Ok(()),
             Err(error) => {
                 let failure = self.classify(&error);

@@ -228,7 +228,24 @@ pub(super) fn answer(state: &mut Recorded, method: &str, params: &Value) -> Resu
             let text = params["text"].as_str().unwrap_or_default();
             check_text(text)?;
             check_entities(text, &params["entities"])?;
+            if shown(state, params).is_some_and(|message| message.get("text").is_none()) {
+                return Err(ApiError::bad_request("there is no text in the message to edit"));
+            }
             edit(state, params, Some(text))
+        }
+        "editmessagecaption" => {
+            let caption = params["caption"].as_str().unwrap_or_default();
+            check_entities(caption, &params["caption_entities"])?;
+            let message = shown(state, params).ok_or_else(|| ApiError::bad_request("message to edit not found"))?;
+            if message.get("text").is_some() {
+                return Err(ApiError::bad_request("there is no caption in the message to edit"));
+            }
+            let chat_id = chat_id(params)?;
+            let message_id = int(params, "message_id").unwrap_or_default();
+            let message = state.messages.get_mut(&(chat_id, message_id)).expect("found above");
+            message["caption"] = json!(caption);
+            message["edit_date"] = json!(now());
+            Ok(message.clone())
         }
         "deletemessage" => {
             let chat_id = chat_id(params)?;
@@ -315,6 +332,13 @@ pub(super) fn send_message(state: &mut Recorded, params: &Value) -> Result<Value
 }
 
 /// editMessageText (`text` given) or editMessageReplyMarkup; no markup removes it.
+/// The stored message `params` name, if there is one.
+fn shown<'a>(state: &'a Recorded, params: &Value) -> Option<&'a Value> {
+    let chat_id = chat_id(params).ok()?;
+    let message_id = int(params, "message_id")?;
+    state.messages.get(&(chat_id, message_id))
+}
+
 pub(super) fn edit(state: &mut Recorded, params: &Value, text: Option<&str>) -> Result<Value, ApiError> {
     let chat_id = chat_id(params)?;
     let message_id =
