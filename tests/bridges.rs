@@ -291,6 +291,21 @@ async fn the_assistant_answers_when_addressed_on_every_side_and_a_lone_group_sta
     assert_eq!(answer_copy.text, "echo: and dessert?");
     assert_eq!(answer_copy.reply_to_message_id, Some(copy.message_id));
 
+    // A mention in a reply to a relayed copy is for the assistant.
+    let mut asking = bridge
+        .telegram
+        .reply_to(GROUP, ADA, "@fake_bot and coffee?", copy.message_id);
+    asking["message"]["entities"] = serde_json::json!([{ "type": "mention", "offset": 0, "length": 9 }]);
+    bridge.on_telegram(asking).await;
+    let coffee = bridge
+        .telegram
+        .sent_matching(WAIT, |s| s.chat_id == GROUP && s.text == "echo: and coffee?")
+        .await;
+    assert!(coffee.is_some(), "answered: {:#?}", bridge.telegram.sent());
+    let about_coffee = |s: &SignalSent| s.message.as_deref().is_some_and(|m| m.ends_with("and coffee?"));
+    bridge.signal.nth_sent(2, WAIT, about_coffee).await;
+    let before_lone = bridge.signal_group_sent().len();
+
     // A group outside the bridge is answered and never relayed.
     bridge
         .on_telegram(bridge.telegram.group_message(LONE_GROUP, ADA, "@fake_bot only here"))
@@ -298,7 +313,7 @@ async fn the_assistant_answers_when_addressed_on_every_side_and_a_lone_group_sta
     assert_eq!(bridge.telegram_chat(LONE_GROUP, 1).await.text, "echo: only here");
     assert_eq!(
         bridge.signal_group_sent().len(),
-        before_signal + 1,
+        before_lone,
         "{:#?}",
         bridge.signal_group_sent()
     );

@@ -18,6 +18,7 @@ fn from(gateway: &str, chat: &str, user: &str) -> Inbound {
         body: InboundBody::Text { text: "hi".into() },
         received_at_ms: 0,
         overheard: false,
+        by_reply_only: false,
     }
 }
 

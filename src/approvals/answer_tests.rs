@@ -11,6 +11,7 @@ fn inbound(body: InboundBody, reply_to: Option<&str>) -> Inbound {
         body,
         received_at_ms: 0,
         overheard: false,
+        by_reply_only: false,
     }
 }
 

@@ -33,7 +33,8 @@ pub enum Heard {
 
 /// What `inbound` is for, given whether it replies to a copy of someone's
 /// message: replying to a copy, which the bot account posted, reads to the
-/// platform as replying to the bot, but is meant for the people.
+/// platform as replying to the bot, but is meant for the people, unless it
+/// also mentions the bot.
 pub fn heard(inbound: &Inbound, replies_to_a_copy: bool) -> Heard {
     match &inbound.body {
         // Edited into a command or an approval answer, it is the sender's
@@ -63,7 +64,9 @@ pub fn heard(inbound: &Inbound, replies_to_a_copy: bool) -> Heard {
     if names_a_token || command {
         return Heard::Turn { relay_person: false };
     }
-    if inbound.overheard || replies_to_a_copy {
+    // Replying to a copy, which the bot account posted, reads to the
+    // platform as replying to the bot; with a mention it is for the bot.
+    if inbound.overheard || (replies_to_a_copy && inbound.by_reply_only) {
         return Heard::RelayOnly;
     }
     Heard::Turn {
@@ -263,16 +266,20 @@ mod tests {
             body: InboundBody::Text { text: text.into() },
             received_at_ms: 0,
             overheard,
+            by_reply_only: false,
         }
     }
 
     #[test]
     fn what_is_heard_decides_whether_the_assistant_is_asked() {
         assert_eq!(heard(&said("hi all", true), false), Heard::RelayOnly);
+        let mut reply = said("hi all", false);
+        reply.by_reply_only = true;
+        assert_eq!(heard(&reply, true), Heard::RelayOnly, "a reply to a copy");
         assert_eq!(
-            heard(&said("hi all", false), true),
-            Heard::RelayOnly,
-            "a reply to a copy"
+            heard(&said("@bot is that so?", false), true),
+            Heard::Turn { relay_person: true },
+            "a mention in a reply to a copy is for the assistant"
         );
         assert_eq!(
             heard(&said("what time is it?", false), false),

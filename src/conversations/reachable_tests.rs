@@ -154,6 +154,7 @@ fn text(id: &str, text: &str) -> Inbound {
         body: InboundBody::Text { text: text.into() },
         received_at_ms: NOON,
         overheard: false,
+        by_reply_only: false,
     }
 }
 

@@ -44,6 +44,7 @@ fn says(gateway: &str, chat: &str, user: &str, text: &str) -> Inbound {
         body: InboundBody::Text { text: text.into() },
         received_at_ms: 0,
         overheard: false,
+        by_reply_only: false,
     }
 }
 

@@ -53,6 +53,7 @@ fn inbound(conversation: &ConversationKey, user: &str, text: &str) -> Inbound {
         body: InboundBody::Text { text: text.into() },
         received_at_ms: 0,
         overheard: false,
+        by_reply_only: false,
     }
 }
 

@@ -72,6 +72,7 @@ fn from(user: &str) -> Inbound {
         body: InboundBody::Text { text: "hello".into() },
         received_at_ms: 0,
         overheard: false,
+        by_reply_only: false,
     }
 }
 

@@ -141,6 +141,7 @@ mod tests {
             body,
             received_at_ms: 0,
             overheard: false,
+            by_reply_only: false,
         }
     }
 

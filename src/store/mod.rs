@@ -428,6 +428,7 @@ pub(crate) mod tests {
             body: InboundBody::Text { text: text.into() },
             received_at_ms: 0,
             overheard: false,
+            by_reply_only: false,
         }
     }
 

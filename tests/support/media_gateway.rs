@@ -125,6 +125,7 @@ impl MediaGateway {
             body,
             received_at_ms: passepartout_gateway::unix_ms(),
             overheard: false,
+            by_reply_only: false,
         };
         let (ack, acked) = oneshot::channel();
         self.inner.hand.send((inbound, ack)).await.expect("the gateway listens");

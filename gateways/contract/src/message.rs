@@ -73,6 +73,12 @@ pub struct Inbound {
     /// only for the chats they were told are bridged.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub overheard: bool,
+    /// Addressed to the assistant only by replying to one of the bot's
+    /// messages (no mention, no command). In a bridged group that message
+    /// may be a relayed copy of someone's, which makes the reply meant for
+    /// them: the core, which knows the copies, tells the two apart.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub by_reply_only: bool,
 }
 
 /// Milliseconds since the Unix epoch, read from the system clock now: an

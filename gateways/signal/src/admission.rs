@@ -91,6 +91,7 @@ mod tests {
             body: InboundBody::Text { text: "hi".into() },
             received_at_ms: 0,
             overheard: false,
+            by_reply_only: false,
         }
     }
 

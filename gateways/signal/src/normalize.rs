@@ -359,10 +359,11 @@ impl Context<'_> {
             .message
             .as_deref()
             .is_some_and(|text| text.trim_start().starts_with('/'));
+        let (mentioned, quoted) = self.addresses_bot(data, mentions);
         let addressed = match origin.bridged {
             // Whatever the mode: in a bridged group the rest is only relayed.
-            true => self.addresses_bot(data, mentions) || command,
-            false => origin.takes_everything || self.addresses_bot(data, mentions),
+            true => mentioned || quoted || command,
+            false => origin.takes_everything || mentioned || quoted,
         };
         if !addressed && !origin.bridged {
             return Err("group message not addressed to the bot");
@@ -403,6 +404,7 @@ impl Context<'_> {
         let mut normalized = self.inbound(origin, reply_to, body)?;
         if let Normalized::Inbound(inbound) = &mut normalized {
             inbound.overheard = !addressed;
+            inbound.by_reply_only = origin.group.is_some() && quoted && !mentioned && !command;
         }
         Ok(normalized)
     }
@@ -423,6 +425,7 @@ impl Context<'_> {
             body,
             received_at_ms: self.now_ms,
             overheard: false,
+            by_reply_only: false,
         })))
     }
 
@@ -444,13 +447,13 @@ impl Context<'_> {
         message_id(timestamp, author).ok_or("invalid message id")
     }
 
-    /// Whether a group message mentions the bot or quotes one of its messages.
-    /// Never on a person's own account: there a mention, a quote or a
-    /// reaction is addressed to the person, not the assistant (which takes
-    /// group messages there only with `group_mode = "all"`).
-    fn addresses_bot(&self, data: &DataMessage, mentions: &[Mention]) -> bool {
+    /// Whether a group message mentions the bot, and whether it quotes one
+    /// of its messages. Never on a person's own account: there a mention, a
+    /// quote or a reaction is addressed to the person, not the assistant
+    /// (which takes group messages there only with `group_mode = "all"`).
+    fn addresses_bot(&self, data: &DataMessage, mentions: &[Mention]) -> (bool, bool) {
         if self.bot.note_to_self {
-            return false;
+            return (false, false);
         }
         let mentioned = mentions
             .iter()
@@ -461,7 +464,7 @@ impl Context<'_> {
                 quote.author_number.as_deref().or(quote.author.as_deref()),
             )
         });
-        mentioned || quotes_bot
+        (mentioned, quotes_bot)
     }
 
     /// `text` with each mention's range (UTF-16 offsets) replaced: by nothing

@@ -126,7 +126,15 @@ fn in_a_bridged_group_every_message_is_taken_and_only_an_addressed_one_is_for_th
             "groupInfo": group_info(),
             "mentions": [{ "number": BOT_NUMBER, "start": 0, "length": 1 }],
         });
-        assert!(!taken(mention).overheard);
+        let mention = taken(mention);
+        assert!(!mention.overheard && !mention.by_reply_only);
+        let quote =
+            json!({ "id": 5, "author": BOT_NUMBER, "authorNumber": BOT_NUMBER, "authorUuid": BOT_UUID, "text": "…" });
+        let reply = taken(json!({ "message": "nice", "groupInfo": group_info(), "quote": quote }));
+        assert!(
+            !reply.overheard && reply.by_reply_only,
+            "a reply to the bot's (perhaps a copy)"
+        );
         assert!(
             !taken(json!({ "message": "hello" })).overheard,
             "a direct chat is as before"

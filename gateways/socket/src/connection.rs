@@ -284,6 +284,7 @@ impl Connection {
             body: InboundBody::Text { text },
             received_at_ms: crate::message_ids::now_ms(),
             overheard: false,
+            by_reply_only: false,
         };
         let ack = self.intake.submit(inbound).await;
         tracing::debug!(conn = ?self.id, message_id = %id, ack = ?ack, "socket message submitted");

@@ -108,10 +108,13 @@ impl Context<'_> {
         // In a bridged group the assistant answers only when addressed,
         // whatever the mode; the rest is only relayed.
         let bridged = in_group && self.bridged.contains(&chat.id.0);
+        let (mentioned, replied) = (self.mentions_bot(message), self.replies_to_bot(message));
+        let command = is_command(message.text());
         let addressed = !in_group
             || (self.group_mode == GroupMode::All && !bridged)
-            || self.addresses_bot(message)
-            || (bridged && is_command(message.text()));
+            || mentioned
+            || replied
+            || (bridged && command);
         if !addressed && !bridged {
             return Err("group message not addressed to the bot");
         }
@@ -138,6 +141,7 @@ impl Context<'_> {
             body,
             received_at_ms: self.now_ms,
             overheard: !addressed,
+            by_reply_only: in_group && replied && !mentioned && !command,
         })))
     }
 
@@ -171,6 +175,7 @@ impl Context<'_> {
             },
             received_at_ms: self.now_ms,
             overheard: true,
+            by_reply_only: false,
         })))
     }
 
@@ -187,6 +192,7 @@ impl Context<'_> {
             body: InboundBody::Button { data: data.clone() },
             received_at_ms: self.now_ms,
             overheard: false,
+            by_reply_only: false,
         })))
     }
 
@@ -215,23 +221,26 @@ impl Context<'_> {
             },
             received_at_ms: self.now_ms,
             overheard: false,
+            by_reply_only: false,
         })))
     }
 
-    /// Whether a group message is meant for the bot: it mentions
-    /// `@bot_username` (in its text or caption) or replies to the bot.
-    fn addresses_bot(&self, message: &Message) -> bool {
-        let mentions = [
+    /// Whether a message mentions `@bot_username`, in its text or caption.
+    fn mentions_bot(&self, message: &Message) -> bool {
+        [
             (message.text(), message.entities()),
             (message.caption(), message.caption_entities()),
         ]
         .into_iter()
-        .any(|(text, entities)| !self.bot_mentions(text, entities).is_empty());
-        let replies_to_bot = message
+        .any(|(text, entities)| !self.bot_mentions(text, entities).is_empty())
+    }
+
+    /// Whether a message replies to one of the bot's.
+    fn replies_to_bot(&self, message: &Message) -> bool {
+        message
             .reply_to_message()
             .and_then(|replied| replied.from.as_ref())
-            .is_some_and(|author| author.is_bot && self.is_bot_name(author.username.as_deref()));
-        mentions || replies_to_bot
+            .is_some_and(|author| author.is_bot && self.is_bot_name(author.username.as_deref()))
     }
 
     fn is_bot_name(&self, name: Option<&str>) -> bool {

@@ -217,6 +217,18 @@ fn group_reply_to_a_person_is_skipped() {
     assert_eq!(skip_reason(run(&update)), "group message not addressed to the bot");
 }
 
+fn taken_with_reply(bridged: &BTreeSet<i64>, extra: Value) -> passepartout_gateway::Inbound {
+    let update = update("message", message(group_chat(), extra));
+    inbound(normalize(
+        &update,
+        BOT,
+        GroupMode::MentionOrReply,
+        bridged,
+        PHOTO_MAX,
+        NOW,
+    ))
+}
+
 #[test]
 fn in_a_bridged_group_every_message_is_taken_and_only_an_addressed_one_is_for_the_assistant() {
     let bridged = BTreeSet::from([-100_555]);
@@ -232,6 +244,17 @@ fn in_a_bridged_group_every_message_is_taken_and_only_an_addressed_one_is_for_th
         let mention = json!({ "text": "@passbot hi", "entities": [{ "type": "mention", "offset": 0, "length": 8 }] });
         assert!(!taken(mention, mode).overheard);
     }
+    // Replying to one of the bot's messages (perhaps a relayed copy): the
+    // core tells which; with a mention it is the assistant's either way.
+    let mut bots = message(group_chat(), json!({ "message_id": 3, "text": "a copy" }));
+    bots["from"] = bot_user();
+    let replied = taken_with_reply(&bridged, json!({ "text": "nice", "reply_to_message": bots.clone() }));
+    assert!(!replied.overheard && replied.by_reply_only);
+    let asked = taken_with_reply(
+        &bridged,
+        json!({ "text": "@passbot really?", "entities": [{ "type": "mention", "offset": 0, "length": 8 }], "reply_to_message": bots }),
+    );
+    assert!(!asked.overheard && !asked.by_reply_only);
     let elsewhere = update(
         "message",
         message(

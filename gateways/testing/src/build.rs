@@ -50,5 +50,6 @@ pub fn text_inbound(conversation: ConversationKey, id: &str, text: &str) -> Inbo
         body: InboundBody::Text { text: text.to_owned() },
         received_at_ms: 0,
         overheard: false,
+        by_reply_only: false,
     }
 }

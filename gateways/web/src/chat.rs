@@ -203,6 +203,7 @@ pub async fn send(
         body,
         received_at_ms: unix_ms(),
         overheard: false,
+        by_reply_only: false,
     };
     let Some(intake) = state.intake() else {
         return errors::unavailable("the daemon is shutting down and takes no more messages");

@@ -93,6 +93,7 @@ fn text_from(chat: &ConversationKey, user: &str, id: &str, text: &str, reply_to:
         body: InboundBody::Text { text: text.into() },
         received_at_ms: 0,
         overheard: false,
+        by_reply_only: false,
     }
 }
 

@@ -115,6 +115,7 @@ async fn answer(
         body: InboundBody::Text { text: asked.text },
         received_at_ms: unix_ms(),
         overheard: false,
+        by_reply_only: false,
     };
     let Some(intake) = state.intake() else {
         return Err(going_away());
