@@ -27,6 +27,7 @@ use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody, Resume};
 use super::progress::PartRecorder;
 use super::relay::Sending;
 use super::{Conversations, Counted};
+use crate::store::OutboxEntry;
 
 /// Longest wait between two delivery attempts.
 const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
@@ -74,11 +75,6 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
             tracing::error!(conversation = %key, %error, "cannot make the delivered replies durable");
             return;
         }
-        let recorder = PartRecorder::new(&cx.store, entry.clone());
-        let resume = Resume {
-            first_part: entry.parts_sent,
-            progress: &recorder,
-        };
         let mapped = match super::relay::as_sent(cx, key, &entry) {
             Sending::AsIs => None,
             Sending::Mapped(outbound) => Some(*outbound),
@@ -90,6 +86,11 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
                 cleared = true;
                 continue;
             }
+        };
+        let recorder = PartRecorder::new(&cx.store, entry.clone());
+        let resume = Resume {
+            first_part: entry.parts_sent,
+            progress: &recorder,
         };
         let result = gateway
             .deliver_from(mapped.as_ref().unwrap_or(&entry.outbound), resume)
@@ -151,6 +152,20 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         };
         schedule(cx, key, retry_in);
         return;
+    }
+}
+
+/// Starts, each in a task of its own, the delivery of what a commit in
+/// `key` put in other chats' outboxes (a bridge's copies, what follows a
+/// linked person): `key`'s own is its worker's to deliver.
+pub fn deliver_elsewhere(cx: &Arc<Conversations>, key: &ConversationKey, committed: &[OutboxEntry]) {
+    let mut started: Vec<&ConversationKey> = Vec::new();
+    for entry in committed {
+        let to = &entry.outbound.conversation;
+        if to != key && !started.contains(&to) {
+            cx.deliver_waiting(to);
+            started.push(to);
+        }
     }
 }
 

@@ -67,24 +67,20 @@ impl<'a> InWorker<'a> {
         let (mut commit, record, followups) = commit_of(self.cx, self.recent, None, None, output);
         commit.loop_record = loop_record;
         commit.follows = super::follow::following(self.cx, self.key);
-        let elsewhere = commit
-            .follows
-            .as_ref()
-            .map(|f| f.to.clone())
-            .filter(|to| to != self.key);
         let committed = self.cx.store.commit_turn_durably(self.key, commit).await;
         followups.run(self.cx, self.key, committed.is_ok());
-        match committed {
-            Ok(_) => self.recent.committed(record),
+        let committed = match committed {
+            Ok(committed) => {
+                self.recent.committed(record);
+                committed
+            }
             Err(error) => {
                 self.recent.invalidate();
                 return Err(error);
             }
-        }
+        };
+        delivery::deliver_elsewhere(self.cx, self.key, &committed);
         delivery::deliver(self.cx, self.key).await;
-        if let Some(to) = elsewhere {
-            self.cx.deliver_waiting(&to);
-        }
         Ok(())
     }
 }

@@ -15,12 +15,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use passepartout_gateway::{ConversationKey, GatewayError, UserId};
+use passepartout_gateway::{ConversationKey, GatewayError};
 
 use super::Conversations;
 use crate::linking::words::not_linked;
 use crate::people::channel;
-use crate::store::{Following, OutboxEntry};
+use crate::store::{Following, LinkedPerson, OutboxEntry};
 
 /// Failed attempts after which a reply goes on to the next chat although
 /// its gateway only reported a passing failure.
@@ -40,11 +40,9 @@ pub(super) fn following(cx: &Conversations, key: &ConversationKey) -> Option<Fol
     Some(Following { person: person.id, to })
 }
 
-/// The answer to `/here` from `by` in `key`.
-pub(super) fn here(cx: &Conversations, key: &ConversationKey, by: &UserId) -> String {
-    let Some(person) = cx.linked_here(&key.gateway, by, key) else {
-        return not_linked();
-    };
+/// The answer to `/here` from `person`, in `key`, the private chat they
+/// linked from.
+pub(super) fn here(cx: &Conversations, key: &ConversationKey, person: &LinkedPerson) -> String {
     match cx.store.prefer(person.id, key) {
         Ok(Some(_)) => format!(
             "Reminders and background results come here now. When {} cannot deliver them, they go to your next \

@@ -51,7 +51,7 @@ impl Answered {
     }
 }
 
-/// Answers `ask` (a hand-off or `/continue`) from `by` in `key`.
+/// Answers `ask` (a hand-off, `/continue` or `/here`) from `by` in `key`.
 pub(super) fn answer(cx: &Conversations, key: &ConversationKey, by: &UserId, ask: &ChannelAsk) -> Answered {
     let Some(person) = cx.linked_here(&key.gateway, by, key) else {
         return Answered::told(not_linked());
@@ -64,8 +64,7 @@ pub(super) fn answer(cx: &Conversations, key: &ConversationKey, by: &UserId, ask
     match ask {
         ChannelAsk::HandOff(to) => hand_off(cx, key, to.as_deref(), &others),
         ChannelAsk::Continue => continue_here(cx, by, &others),
-        // Answered by `follow`.
-        ChannelAsk::Here => Answered::told(String::new()),
+        ChannelAsk::Here => Answered::told(super::follow::here(cx, key, &person)),
     }
 }
 

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use passepartout_gateway::{ConversationKey, Inbound, MessageId, Outbound, OutboundBody};
 
-use super::Conversations;
+use super::{Conversations, delivery};
 use crate::bridges::relay::{self, Heard};
 use crate::store::{JournalEntry, OutboxEntry, PendingOutbound, Posted, Relayed, TurnCommit};
 
@@ -87,31 +87,12 @@ pub(super) async fn relay_only(
         relayed: relaying.person,
         ..TurnCommit::default()
     };
-    let targets = targets(&commit.relayed);
     match cx.store.commit_turn_durably(key, commit).await {
-        Ok(_) => deliver_elsewhere(cx, &targets),
+        Ok(committed) => delivery::deliver_elsewhere(cx, key, &committed),
         Err(error) => {
             // Still pending: relayed by the next start.
             tracing::error!(conversation = %key, seq = entry.seq, %error, "cannot commit a relayed message");
         }
-    }
-}
-
-/// The chats `relayed` goes to, each once.
-pub(super) fn targets(relayed: &[Relayed]) -> Vec<ConversationKey> {
-    let mut targets: Vec<ConversationKey> = Vec::new();
-    for relayed in relayed {
-        if !targets.contains(&relayed.to) {
-            targets.push(relayed.to.clone());
-        }
-    }
-    targets
-}
-
-/// Starts the delivery of what was committed for `targets`.
-pub(super) fn deliver_elsewhere(cx: &Arc<Conversations>, targets: &[ConversationKey]) {
-    for target in targets {
-        cx.deliver_waiting(target);
     }
 }
 

@@ -74,7 +74,6 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
     if !decided_here {
         commit.follows = super::follow::following(cx, key);
     }
-    let elsewhere = commit.follows.as_ref().map(|f| f.to.clone()).filter(|to| to != key);
     // In a bridged group, the answer the approval was for reaches every side.
     if let Some(bridge) = cx.bridges().of(key) {
         let question = Posted {
@@ -83,13 +82,9 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
         };
         commit.relayed = relay::answers(bridge, key, &question, &commit.replies);
     }
-    let relayed_to = super::relay::targets(&commit.relayed);
     let committed = cx.store.commit_turn_durably(key, commit).await;
-    if let (Ok(_), Some(to)) = (&committed, elsewhere) {
-        cx.deliver_waiting(&to);
-    }
-    if committed.is_ok() {
-        super::relay::deliver_elsewhere(cx, &relayed_to);
+    if let Ok(committed) = &committed {
+        delivery::deliver_elsewhere(cx, key, committed);
     }
     match &committed {
         Ok(_) => recent.committed(record),

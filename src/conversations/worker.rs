@@ -22,7 +22,7 @@ use super::{Conversations, Counted};
 use super::{InWorker, Job, delivery};
 use crate::approvals::{Approval, Owed};
 use crate::llm::{ChatMessage, TextSink};
-use crate::pipeline::commands::{ChannelAsk, ChatChange, View};
+use crate::pipeline::commands::{ChatChange, View};
 use crate::pipeline::compaction::Earlier;
 use crate::pipeline::{Finished, FinishedRounds, TurnOutput, TurnRecord, TurnWatch};
 use crate::store::{ApprovalWrite, ByProvider, HandoffWrite, JournalEntry, PendingOutbound, TurnCommit, UsageAdd};
@@ -186,18 +186,11 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     let mut handoff = None;
     let (mut commit, remembered, followups) = match outcome {
         Ok(mut output) => {
-            match output.channels.take() {
-                Some(ChannelAsk::Here) => {
-                    let text = super::follow::here(cx, key, &entry.inbound.sender.id);
-                    output.replies = vec![(ReplyKind::Notice, text)];
-                }
-                Some(ask) => {
-                    let answered = super::handoff::answer(cx, key, &entry.inbound.sender.id, &ask);
-                    output.replies = vec![(ReplyKind::Notice, answered.text)];
-                    output.record = answered.record;
-                    handoff = answered.asked;
-                }
-                None => {}
+            if let Some(ask) = output.channels.take() {
+                let answered = super::handoff::answer(cx, key, &entry.inbound.sender.id, &ask);
+                output.replies = vec![(ReplyKind::Notice, answered.text)];
+                output.record = answered.record;
+                handoff = answered.asked;
             }
             if let Some(change) = output.chat.take() {
                 fresh_start = change == ChatChange::FreshStart;
@@ -247,7 +240,6 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
     if let Some(relaying) = relaying {
         commit.relayed = relaying.with_answers(cx, key, &commit.replies);
     }
-    let mut relayed_to = super::relay::targets(&commit.relayed);
     // Durable before delivery: a reply a person has seen is never redone.
     let committed = cx.store.commit_turn_durably(key, commit).await;
     // Timed here, before anything is delivered, so whoever reads the reply
@@ -261,24 +253,28 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         (Ok(_), None) => {}
         (Err(_), _) => recent.invalidate(),
     }
-    if let Err(error) = committed {
-        if cx.store.is_poisoned() {
-            tracing::error!(conversation = %key, seq, %error, "turn not committed: the store cannot flush");
-            return;
-        }
-        let id = error_id();
-        tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
-        let mut fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
-        hand_over(&mut fallback.replies, drafts);
-        // What the person said still reaches the bridge's other chats.
-        relayed_to = super::relay::targets(&person_relayed);
-        fallback.relayed = person_relayed;
-        if let Err(error) = cx.store.commit_turn_durably(key, fallback).await {
-            tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
-            return;
+    match committed {
+        Ok(committed) => delivery::deliver_elsewhere(cx, key, &committed),
+        Err(error) => {
+            if cx.store.is_poisoned() {
+                tracing::error!(conversation = %key, seq, %error, "turn not committed: the store cannot flush");
+                return;
+            }
+            let id = error_id();
+            tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
+            let mut fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
+            hand_over(&mut fallback.replies, drafts);
+            // What the person said still reaches the bridge's other chats.
+            fallback.relayed = person_relayed;
+            match cx.store.commit_turn_durably(key, fallback).await {
+                Ok(committed) => delivery::deliver_elsewhere(cx, key, &committed),
+                Err(error) => {
+                    tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
+                    return;
+                }
+            }
         }
     }
-    super::relay::deliver_elsewhere(cx, &relayed_to);
     if drafted && let Err(error) = cx.store.forget_draft(seq) {
         // Swept at the next start.
         tracing::debug!(conversation = %key, seq, %error, "cannot forget a handed-over draft");
