@@ -40,13 +40,18 @@ fn person_in(
     identities: &TransactionalTree,
     identity: &Identity,
 ) -> Result<Option<LinkedPerson>, Abort> {
-    let Some(id) = identities.get(identity_key(&identity.gateway, &identity.user))? else {
-        return Ok(None);
-    };
-    let Some(value) = people.get(&id)? else {
-        return Ok(None);
-    };
-    decode("people", &value).map(Some).map_err(abort)
+    match identities.get(identity_key(&identity.gateway, &identity.user))? {
+        Some(id) => numbered(people, &id),
+        None => Ok(None),
+    }
+}
+
+/// The person kept under `id` (a number, big-endian), if any.
+fn numbered(people: &TransactionalTree, id: &[u8]) -> Result<Option<LinkedPerson>, Abort> {
+    match people.get(id)? {
+        Some(value) => decode("people", &value).map(Some).map_err(abort),
+        None => Ok(None),
+    }
 }
 
 /// Puts `person` and their identities' pointers in the trees.
@@ -114,13 +119,10 @@ impl Store {
     pub fn prefer(&self, id: u64, conversation: &ConversationKey) -> Result<Option<LinkedPerson>, StoreError> {
         let _writing = self.writing();
         let preferred = self.inner.people.transaction(|people| {
-            let Some(value) = people.get(keys::seq(id))? else {
+            let Some(mut person) = numbered(people, &keys::seq(id))?.filter(|p| p.speaking_in(conversation).is_some())
+            else {
                 return Ok(None);
             };
-            let mut person: LinkedPerson = decode("people", &value).map_err(abort)?;
-            if person.speaking_in(conversation).is_none() {
-                return Ok(None);
-            }
             person.preferred = Some(conversation.clone());
             people.insert(&keys::seq(id), encode("people", &person).map_err(abort)?)?;
             Ok(Some(person))
@@ -225,10 +227,9 @@ impl Store {
             &self.inner.outbox,
         );
         let unlinked = trees.transaction(|(people, identities, audit, outbox)| {
-            let Some(value) = people.get(keys::seq(id))? else {
+            let Some(person) = numbered(people, &keys::seq(id))? else {
                 return Ok(None);
             };
-            let person: LinkedPerson = decode("people", &value).map_err(abort)?;
             remove_person(people, identities, &person)?;
             if let Some(left) = without(&person, gone) {
                 write_person(people, identities, &left)?;
