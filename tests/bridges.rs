@@ -96,9 +96,20 @@ impl Bridge {
         message_id
     }
 
+    /// The next Signal timestamp.
+    fn tick(&self) -> u64 {
+        self.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Bob edits his Signal message sent at `target` to say `text`.
+    fn bob_edits(&self, target: u64, text: &str) {
+        let edit = support::fake_signal::group_edit_envelope(BOB, self.tick(), SIGNAL_GROUP, target, text);
+        self.signal.push_envelope(edit);
+    }
+
     /// Bob says `text` in the Signal group, quoting `quoted`; its timestamp.
     fn on_signal(&self, text: &str, quoted: Option<(u64, &str)>) -> u64 {
-        let at = self.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let at = self.tick();
         self.signal
             .push_envelope(group_text_envelope(BOB, "Bob", at, SIGNAL_GROUP, text, quoted));
         at
@@ -113,7 +124,7 @@ impl Bridge {
 
     /// Bob sends `attachment` in the Signal group, with `caption`; its timestamp.
     fn bob_sends_a_file(&self, caption: Option<&str>, attachment: Value) -> u64 {
-        let at = self.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let at = self.tick();
         let mut envelope = support::fake_signal::attachment_envelope(BOB, at, caption, vec![attachment]);
         envelope["dataMessage"]["groupInfo"] = serde_json::json!({ "groupId": SIGNAL_GROUP, "type": "DELIVER" });
         envelope["sourceName"] = serde_json::json!("Bob");
@@ -163,7 +174,7 @@ async fn text_and_replies_cross_both_ways_and_nothing_is_relayed_back() {
     bridge.signal.push_envelope(group_text_envelope(
         ACCOUNT_UUID,
         "Bot",
-        bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+        bridge.tick(),
         SIGNAL_GROUP,
         "an echo on Signal",
         None,
@@ -270,7 +281,7 @@ async fn the_assistant_answers_when_addressed_on_every_side_and_a_lone_group_sta
         .signal
         .push_envelope(support::fake_signal::group_mention_envelope(
             BOB,
-            bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst),
+            bridge.tick(),
             SIGNAL_GROUP,
             "and dessert?",
         ));
@@ -371,14 +382,7 @@ async fn photos_cross_both_ways_and_a_file_too_large_becomes_a_note() {
     );
 
     // Its caption edited on Signal: the copy's caption on Telegram follows.
-    let at = bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    bridge.signal.push_envelope(support::fake_signal::group_edit_envelope(
-        BOB,
-        at,
-        SIGNAL_GROUP,
-        cake,
-        "the cheesecake",
-    ));
+    bridge.bob_edits(cake, "the cheesecake");
     let edited = bridge
         .telegram
         .wait_for_calls("editMessageCaption", 1, WAIT)
@@ -440,14 +444,7 @@ async fn edits_cross_both_ways_and_a_deletion_on_signal_takes_the_copy_away() {
 
     let bobs = bridge.on_signal("bring wine", None);
     let on_telegram = bridge.telegram_chat(GROUP, 1).await;
-    let at = bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    bridge.signal.push_envelope(support::fake_signal::group_edit_envelope(
-        BOB,
-        at,
-        SIGNAL_GROUP,
-        bobs,
-        "bring beer",
-    ));
+    bridge.bob_edits(bobs, "bring beer");
     let edited = bridge
         .telegram
         .wait_for_calls("editMessageText", 1, WAIT)
@@ -459,10 +456,8 @@ async fn edits_cross_both_ways_and_a_deletion_on_signal_takes_the_copy_away() {
         "{edited}"
     );
 
-    let at = bridge.clock.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    bridge
-        .signal
-        .push_envelope(support::fake_signal::group_delete_envelope(BOB, at, SIGNAL_GROUP, bobs));
+    let deletion = support::fake_signal::group_delete_envelope(BOB, bridge.tick(), SIGNAL_GROUP, bobs);
+    bridge.signal.push_envelope(deletion);
     let deleted = bridge.telegram.wait_for_calls("deleteMessage", 1, WAIT).await.remove(0);
     assert_eq!(deleted["message_id"], on_telegram.message_id);
     assert!(bridge.llm.requests().is_empty());
