@@ -19,6 +19,8 @@ mod fake_signal;
 #[path = "../tests/support/fake_telegram/mod.rs"]
 mod fake_telegram;
 // Only its figures: the fake model is for the benchmarks of tool turns.
+#[path = "support/telegram_daemon.rs"]
+mod telegram_daemon;
 #[allow(dead_code)]
 #[path = "support/tool_turns.rs"]
 mod tool_turns;
@@ -53,27 +55,9 @@ fn main() {
     let runtime = tokio::runtime::Runtime::new().expect("runtime");
     runtime.block_on(async {
         let dir = tempfile::tempdir().expect("temp dir");
-        let token_file = dir.path().join("token");
-        std::fs::write(&token_file, TOKEN).expect("token file");
-        let mut config = passepartout::config::Config {
-            data_dir: dir.path().to_path_buf(),
-            ..Default::default()
-        };
-        config.store.backup_every_s = 0;
-        config.llm.providers = vec![passepartout::config::ProviderConfig {
-            name: "fake".into(),
-            base_url: llm.base_url(),
-            model: "fake".into(),
-            ..Default::default()
-        }];
-        config.socket.enabled = false;
-        config.telegram.enabled = true;
-        config.telegram.token_env = None;
-        config.telegram.token_file = Some(token_file);
-        config.telegram.api_url = telegram.base_url();
-        config.telegram.allowed_users = vec![ADA];
+        let mut config =
+            telegram_daemon::telegram_config(dir.path(), "fake", llm.base_url(), TOKEN, telegram.base_url(), ADA);
         config.telegram.allowed_chats = vec![GROUP];
-        config.telegram.poll_timeout_s = 1;
         // A Bot API server of one's own: the group's minute is no limit here.
         config.telegram.group_messages_per_minute = 1_000_000;
         config.signal.enabled = true;

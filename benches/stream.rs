@@ -16,6 +16,8 @@
 mod fake_llm;
 #[path = "../tests/support/fake_telegram/mod.rs"]
 mod fake_telegram;
+#[path = "support/telegram_daemon.rs"]
+mod telegram_daemon;
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -117,27 +119,8 @@ async fn telegram(count: usize) {
     fake.set_responder(move |_| Script::Stream(Streamed::words(&answer).spaced(GAP)));
     let telegram = FakeTelegram::start(TOKEN).await;
     let dir = tempfile::tempdir().expect("temp dir");
-    let token_file = dir.path().join("token");
-    std::fs::write(&token_file, TOKEN).expect("token file");
-    let mut config = passepartout::config::Config {
-        data_dir: dir.path().to_path_buf(),
-        ..Default::default()
-    };
-    config.store.backup_every_s = 0;
-    config.llm.providers = vec![passepartout::config::ProviderConfig {
-        name: "slow".into(),
-        base_url: fake.base_url(),
-        model: "slow".into(),
-        timeout_s: 60,
-        ..Default::default()
-    }];
-    config.socket.enabled = false;
-    config.telegram.enabled = true;
-    config.telegram.token_env = None;
-    config.telegram.token_file = Some(token_file);
-    config.telegram.api_url = telegram.base_url();
-    config.telegram.allowed_users = vec![PERSON];
-    config.telegram.poll_timeout_s = 1;
+    let config =
+        telegram_daemon::telegram_config(dir.path(), "slow", fake.base_url(), TOKEN, telegram.base_url(), PERSON);
     let daemon = passepartout::Daemon::start(config).await.expect("daemon");
     let finished = reply.trim_end().to_owned();
     let (mut first, mut full) = (Vec::new(), Vec::new());
