@@ -101,6 +101,10 @@ pub struct Conversations {
     pub(super) running: Arc<RunningTurns>,
     /// Why relaying to a bridged chat last failed, until a relay goes.
     relay_errors: Mutex<HashMap<ConversationKey, String>>,
+    /// Per conversation, the store's ticket for the delivered entries
+    /// cleared from its outbox and maybe not yet durable: made durable
+    /// before its next send, so a crash repeats at most the one in flight.
+    cleared: Mutex<HashMap<ConversationKey, u64>>,
 }
 
 impl Conversations {
@@ -129,6 +133,7 @@ impl Conversations {
             views: OnceLock::new(),
             running: Arc::default(),
             relay_errors: Mutex::default(),
+            cleared: Mutex::default(),
         })
     }
 
@@ -295,6 +300,20 @@ impl Conversations {
             Some(views) => views.show(view, surface),
             None => "The daemon is still starting; ask again in a moment.".to_owned(),
         }
+    }
+
+    /// A delivered entry was just cleared from `key`'s outbox.
+    pub(super) fn note_cleared(&self, key: &ConversationKey) {
+        let ticket = self.store.write_ticket();
+        self.cleared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(key.clone(), ticket);
+    }
+
+    /// The ticket of `key`'s clears not yet known durable, if any.
+    pub(super) fn take_cleared(&self, key: &ConversationKey) -> Option<u64> {
+        self.cleared.lock().unwrap_or_else(|p| p.into_inner()).remove(key)
     }
 
     /// A relayed message could not be delivered to `key` (`None`: one was).

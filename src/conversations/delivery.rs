@@ -61,16 +61,15 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
         }
         return;
     };
-    // Whether an entry was cleared since the last flush.
-    let mut cleared = false;
     for entry in entries {
         if cx.store.is_poisoned() {
             return;
         }
-        // What went out before is known durably before the next goes: a
-        // crash can repeat only the message in flight.
-        if std::mem::take(&mut cleared)
-            && let Err(error) = cx.store.durable().await
+        // What went out before, in this pass or an earlier one, is known
+        // durably before the next goes: a crash can repeat only the message
+        // in flight.
+        if let Some(ticket) = cx.take_cleared(key)
+            && let Err(error) = cx.store.durable_through(ticket).await
         {
             tracing::error!(conversation = %key, %error, "cannot make the delivered replies durable");
             return;
@@ -83,7 +82,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
                 if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear a relay with nothing to do");
                 }
-                cleared = true;
+                cx.note_cleared(key);
                 continue;
             }
         };
@@ -125,7 +124,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
                 if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear delivered reply");
                 }
-                cleared = true;
+                cx.note_cleared(key);
                 forget_copy(&entry.outbound.body).await;
                 continue;
             }
@@ -138,7 +137,7 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
                 if let Err(error) = cx.store.outbox_delivered(&entry) {
                     tracing::error!(conversation = %key, %error, "cannot clear rejected reply");
                 }
-                cleared = true;
+                cx.note_cleared(key);
                 forget_copy(&entry.outbound.body).await;
                 continue;
             }

@@ -256,11 +256,26 @@ impl Store {
     /// callers share flushes. Called within a Tokio runtime, whose blocking
     /// pool runs the flush.
     pub async fn durable(&self) -> Result<(), StoreError> {
+        self.durable_through(self.write_ticket()).await
+    }
+
+    /// A ticket for every write made before now: [`Store::durable_through`]
+    /// it later makes them durable, at once when a flush since did.
+    pub fn write_ticket(&self) -> u64 {
+        self.inner.group.requested.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Returns once every write made before `ticket` was taken is on disk
+    /// (see [`Store::durable`]).
+    pub async fn durable_through(&self, ticket: u64) -> Result<(), StoreError> {
         if self.is_poisoned() {
             return Err(StoreError::Poisoned);
         }
         let group = &self.inner.group;
-        let ticket = group.requested.fetch_add(1, Ordering::SeqCst) + 1;
+        // Covered by a flush already (the counter only grows).
+        if group.flushed.load(Ordering::SeqCst) >= ticket {
+            return Ok(());
+        }
         let _gate = group.gate.lock().await;
         if group.flushed.load(Ordering::SeqCst) >= ticket {
             return Ok(());
