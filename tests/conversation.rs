@@ -314,8 +314,10 @@ async fn an_oversized_message_is_refused_and_the_connection_stays_usable() {
     let mut raw = tokio::net::UnixStream::connect(daemon.config.socket_path())
         .await
         .unwrap();
+    let key = passepartout_socket::SocketKey::read_for(&daemon.config.socket_path()).unwrap();
     let frame = format!(
-        "{{\"type\":\"message\",\"id\":\"big\",\"text\":\"{}\"}}\n",
+        "{{\"type\":\"hello\",\"version\":1,\"key\":\"{}\"}}\n{{\"type\":\"message\",\"id\":\"big\",\"text\":\"{}\"}}\n",
+        key.as_str(),
         "x".repeat(101)
     );
     tokio::io::AsyncWriteExt::write_all(&mut raw, frame.as_bytes())

@@ -184,6 +184,12 @@ impl Config {
             None => self.data_dir().join("passepartout.sock"),
         }
     }
+
+    /// The file beside the socket holding the key a client presents: never
+    /// readable by a tool's process.
+    pub fn socket_key_path(&self) -> PathBuf {
+        passepartout_socket::key_path(&self.socket_path())
+    }
 }
 
 /// The data directory `configured`, given `XDG_DATA_HOME`'s value.

@@ -98,7 +98,8 @@ impl Policy {
     pub fn for_tools(config: &Config, config_file: Option<&Path>, support: Support) -> Self {
         let mut policy = Self::new(&config.tools.sandbox, support)
             .writable(config.workspace())
-            .protecting(config.data_dir());
+            .protecting(config.data_dir())
+            .protecting(config.socket_key_path());
         for secret in crate::config::secret_files(config) {
             policy = policy.protecting(secret);
         }

@@ -16,6 +16,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
+use crate::key::{SocketKey, key_path};
 use crate::protocol::{
     AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
     WebAnswer, WebRequest, encode_line, is_unknown_server_frame,
@@ -44,6 +45,15 @@ pub enum ClientError {
     /// The daemon closed the connection.
     #[error("the daemon closed the connection")]
     Closed,
+    /// The daemon's key could not be read: this process is not the daemon's
+    /// user, or runs confined (a tool's process), or the daemon is not one
+    /// that writes a key.
+    #[error("cannot read the daemon's key at {}: {source}", path.display())]
+    Key {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
     /// An id given to the client is not a valid id.
     #[error(transparent)]
     InvalidId(#[from] InvalidId),
@@ -99,6 +109,10 @@ impl Client {
             }
             _ => ClientError::Io(error),
         })?;
+        let key = SocketKey::read_for(path).map_err(|source| ClientError::Key {
+            path: key_path(path),
+            source,
+        })?;
         let (read_half, mut writer) = stream.into_split();
         let mut reader = LineReader::new(read_half, CLIENT_MAX_LINE_BYTES);
         // A daemon that turns us away writes why and closes, possibly before
@@ -108,6 +122,7 @@ impl Client {
             &ClientFrame::Hello {
                 version: PROTOCOL_VERSION,
                 chat,
+                key: Some(key.as_str().to_owned()),
             },
         )
         .await;

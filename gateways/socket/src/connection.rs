@@ -62,6 +62,7 @@ pub(crate) fn accept(shared: &Arc<Shared>, tracker: &TaskTracker, stream: UnixSt
         intake: intake.clone(),
         outbox,
         chat: None,
+        admitted: false,
         done,
     };
     tracker.spawn(connection.read_loop(LineReader::new(read_half, shared.max_line_bytes)));
@@ -106,6 +107,9 @@ struct Connection {
     outbox: mpsc::Sender<Outgoing>,
     /// Unset until hello, or until the first message picks the default chat.
     chat: Option<ChatId>,
+    /// Whether the client presented the daemon's key in `hello`; until then
+    /// no other frame is taken.
+    admitted: bool,
     /// Fires when the writer failed or the gateway closed.
     done: CancellationToken,
 }
@@ -167,7 +171,8 @@ impl Connection {
                 tracing::debug!(conn = ?self.id, code = %error.code, "bad frame from a socket client");
                 self.send(error.into_frame()).await
             }
-            Ok(ClientFrame::Hello { version, chat }) => self.hello(version, chat).await,
+            Ok(ClientFrame::Hello { version, chat, key }) => self.hello(version, chat, key).await,
+            Ok(_) if !self.admitted => self.turn_away("say hello with the daemon's key first").await,
             Ok(ClientFrame::Message { id, text, reply_to }) => self.message(id, text, reply_to).await,
             Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
             Ok(ClientFrame::Status {}) => self.ask(AdminRequest::Status).await,
@@ -224,7 +229,12 @@ impl Connection {
         }
     }
 
-    async fn hello(&mut self, version: u32, chat: Option<ChatId>) -> Result<(), Gone> {
+    async fn hello(&mut self, version: u32, chat: Option<ChatId>, key: Option<String>) -> Result<(), Gone> {
+        // A later hello on an admitted connection (switching chats) may omit it.
+        if !(self.admitted && key.is_none() || key.is_some_and(|key| self.shared.key.admits(&key))) {
+            return self.turn_away("the key in hello is missing or not the daemon's").await;
+        }
+        self.admitted = true;
         if version != PROTOCOL_VERSION {
             let message = format!("this daemon speaks protocol version {PROTOCOL_VERSION}, not {version}");
             return self
@@ -245,6 +255,20 @@ impl Connection {
         Ok(())
     }
 
+    /// Refuses a client that has not shown the daemon's key, then ends the
+    /// connection: a process that cannot read the key file (a confined tool's)
+    /// gets nothing from the socket, not even a second try on this connection.
+    async fn turn_away(&self, why: &str) -> Result<(), Gone> {
+        tracing::warn!(conn = ?self.id, why, "refused a socket client without the daemon's key");
+        let message = format!(
+            "{why}: a client reads it from {} (only the daemon's own user can)",
+            crate::key::key_path(&self.shared.path).display()
+        );
+        // The reader stops here; the writer sends what is queued, then closes.
+        let _ = self.send(error_frame(ErrorCode::NotAllowed, &message, None)).await;
+        Err(Gone)
+    }
+
     /// Tells the core that the chat has a client again, so its waiting
     /// messages can be delivered.
     async fn announce(&self, chat: ChatId) {
@@ -255,8 +279,8 @@ impl Connection {
         }
     }
 
-    /// The connection's chat, picking the default for a client that sent a
-    /// message without saying hello.
+    /// The connection's chat, picking the default for a client that said
+    /// hello without naming one.
     async fn chat(&mut self) -> ChatId {
         if let Some(chat) = &self.chat {
             return chat.clone();

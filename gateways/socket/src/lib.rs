@@ -9,7 +9,9 @@
 //! (`passepartout chat`, `send`, `status`) talks to it through [`Client`].
 //!
 //! Only the daemon's own user gets in: the socket file has mode 0600 and every
-//! peer's uid is checked.
+//! peer's uid is checked. Of that user's processes, only those that can read
+//! the key file beside the socket ([`key_path`]) get further than `hello`:
+//! not a tool's confined process, which the sandbox keeps from that file.
 //!
 //! | concept | file |
 //! | --- | --- |
@@ -17,6 +19,7 @@
 //! | line framing with a length limit | the contract's `lines` |
 //! | `[socket]`, settings, setup errors | `config.rs`, `error.rs` |
 //! | the socket file: stale, live, mode, removal | `socket_file.rs` |
+//! | the key a client presents | `key.rs` |
 //! | the gateway: listen, deliver, close | `server.rs` |
 //! | one connection's reader / writer | `connection.rs`, `writer.rs` |
 //! | admin answers as frames | `admin.rs` |
@@ -29,6 +32,7 @@ mod client;
 mod config;
 mod connection;
 mod error;
+mod key;
 mod message_ids;
 pub mod protocol;
 mod registry;
@@ -40,6 +44,7 @@ mod writer;
 pub use client::{Client, ClientError, SendOutcome};
 pub use config::{DEFAULT_MAX_CLIENTS, DEFAULT_MAX_LINE_BYTES, SocketConfig, SocketSection};
 pub use error::SocketError;
+pub use key::{SocketKey, key_path};
 pub use passepartout_gateway::lines::{LineReader, ReadLine};
 pub use protocol::{
     AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,

@@ -1,7 +1,8 @@
 //! The wire protocol of the local socket, version 1: one JSON object per line,
 //! tagged by its `"type"` field.
 //!
-//! A client opens with `hello`, names the chat it speaks in, and then sends
+//! A client opens with `hello`, which carries the daemon's key (a client
+//! without it is refused and closed), names the chat it speaks in, and then sends
 //! `message`, `status`, `approvals`, `decide`, `decide_all`, `rules`,
 //! `revoke_rule`, `loops`, `stop_loop`, `start_loop`, `trigger_loop`, `access`, `web`, `reload` and `ping` frames. The daemon answers each message with
 //! `accepted`, `duplicate` or `error`, and sends `reply`, `draft`,
@@ -26,12 +27,16 @@ pub const PROTOCOL_VERSION: u32 = 1;
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ClientFrame {
-    /// Opens (or re-opens) a session: the protocol version, and the chat to
-    /// speak in (`uid-<uid>` when omitted).
+    /// Opens (or re-opens) a session: the protocol version, the chat to
+    /// speak in (`uid-<uid>` when omitted), and the daemon's key, read from
+    /// the file beside the socket (see [`crate::key`]). Without the right key
+    /// the connection is refused.
     Hello {
         version: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         chat: Option<ChatId>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        key: Option<String>,
     },
     /// A message typed by the person. Without an `id` the daemon makes one up,
     /// which means a resent message cannot be recognized as a duplicate.
@@ -432,11 +437,19 @@ mod tests {
             hello,
             ClientFrame::Hello {
                 version: 1,
-                chat: Some(ChatId::new("work").unwrap())
+                chat: Some(ChatId::new("work").unwrap()),
+                key: None,
             }
         );
-        let hello = parse_client_frame(br#"{"type":"hello","version":1}"#).unwrap();
-        assert_eq!(hello, ClientFrame::Hello { version: 1, chat: None });
+        let hello = parse_client_frame(br#"{"type":"hello","version":1,"key":"k"}"#).unwrap();
+        assert_eq!(
+            hello,
+            ClientFrame::Hello {
+                version: 1,
+                chat: None,
+                key: Some("k".into())
+            }
+        );
         let message = parse_client_frame(br#"{"type":"message","id":"m1","text":"hi"}"#).unwrap();
         assert_eq!(
             message,
@@ -518,7 +531,11 @@ mod tests {
     #[test]
     fn every_client_frame_type_is_known() {
         let frames = [
-            ClientFrame::Hello { version: 1, chat: None },
+            ClientFrame::Hello {
+                version: 1,
+                chat: None,
+                key: None,
+            },
             ClientFrame::Message {
                 id: None,
                 text: String::new(),

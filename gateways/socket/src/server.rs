@@ -27,6 +27,7 @@ use tokio_util::task::TaskTracker;
 use crate::config::SocketConfig;
 use crate::connection;
 use crate::error::SocketError;
+use crate::key::SocketKey;
 use crate::message_ids::MessageIds;
 use crate::protocol::ServerFrame;
 use crate::registry::Registry;
@@ -63,6 +64,10 @@ pub(crate) struct Shared {
     pub gateway: GatewayId,
     /// Our effective uid: the only one let in.
     pub uid: u32,
+    /// What a client must present in `hello` (see [`crate::key`]).
+    pub key: SocketKey,
+    /// Where the socket is, named when a client is refused.
+    pub path: std::path::PathBuf,
     /// Our uid as the sender of every message.
     pub user: UserId,
     /// The chat of a client that does not name one: `uid-<uid>`.
@@ -82,16 +87,24 @@ pub(crate) struct Shared {
 }
 
 impl SocketGateway {
-    /// Creates the socket at `config.path` (see [`SocketConfig`]); clients'
-    /// admin questions are asked through `admin`. Fails with
+    /// Creates the socket at `config.path` (see [`SocketConfig`]) and a new
+    /// key beside it, which every client must present; clients' admin
+    /// questions are asked through `admin`. Fails with
     /// [`SocketError::InUse`] when another daemon answers there; a stale
     /// socket file nobody answers on is replaced.
     pub async fn bind(config: SocketConfig, admin: Admin) -> Result<Arc<SocketGateway>, SocketError> {
-        let (listener, file) = socket_file::bind(&config.path).await?;
+        let key = SocketKey::generate().map_err(|source| SocketError::Io {
+            action: "make a key for",
+            path: config.path.clone(),
+            source,
+        })?;
+        let (listener, file) = socket_file::bind(&config.path, &key).await?;
         let uid = rustix::process::geteuid().as_raw();
         let shared = Shared {
             gateway: GatewayId::new(GATEWAY_ID).expect("\"socket\" is a valid gateway id"),
             uid,
+            key,
+            path: config.path.clone(),
             user: UserId::new(uid.to_string()).expect("a number is a valid user id"),
             default_chat: ChatId::new(format!("uid-{uid}")).expect("uid-<number> is a valid chat id"),
             max_line_bytes: config.max_line_bytes,

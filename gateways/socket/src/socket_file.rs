@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::error::SocketError;
+use crate::key::{SocketKey, key_path};
 
 /// The mode of the socket file: only our user may connect.
 const SOCKET_MODE: u32 = 0o600;
@@ -58,6 +59,7 @@ impl SocketFile {
         if !ours {
             return;
         }
+        let _ = fs::remove_file(key_path(&self.path));
         match fs::remove_file(&self.path) {
             Ok(()) => tracing::debug!(path = %self.path.display(), "socket file removed"),
             Err(error) => {
@@ -68,11 +70,17 @@ impl SocketFile {
 }
 
 /// Binds a listener at `path`: replaces a stale socket file, refuses a live
-/// one, creates a missing parent directory (0700) and sets the socket's mode
-/// to 0600 right after binding.
-pub(crate) async fn bind(path: &Path) -> Result<(UnixListener, SocketFile), SocketError> {
+/// one, creates a missing parent directory (0700), writes `key` beside it
+/// (only once no other daemon answers there, whose key it would replace)
+/// and sets the socket's mode to 0600 right after binding.
+pub(crate) async fn bind(path: &Path, key: &SocketKey) -> Result<(UnixListener, SocketFile), SocketError> {
     clear_stale(path).await?;
     create_parent(path)?;
+    key.write_for(path).map_err(|source| SocketError::Io {
+        action: "write the key of",
+        path: path.to_owned(),
+        source,
+    })?;
     let listener = UnixListener::bind(path).map_err(|source| match source.kind() {
         // Someone bound between our check and our bind.
         io::ErrorKind::AddrInUse => SocketError::InUse { path: path.to_owned() },
@@ -173,7 +181,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sock");
         fs::write(&path, b"precious").unwrap();
-        assert!(matches!(bind(&path).await, Err(SocketError::NotASocket { .. })));
+        assert!(matches!(
+            bind(&path, &SocketKey::generate().unwrap()).await,
+            Err(SocketError::NotASocket { .. })
+        ));
         assert_eq!(fs::read(&path).unwrap(), b"precious");
     }
 
@@ -181,7 +192,7 @@ mod tests {
     async fn a_missing_parent_is_created_private() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("run/passepartout/sock");
-        let (_listener, file) = bind(&path).await.unwrap();
+        let (_listener, file) = bind(&path, &SocketKey::generate().unwrap()).await.unwrap();
         let mode = fs::metadata(dir.path().join("run/passepartout"))
             .unwrap()
             .permissions()
@@ -194,7 +205,7 @@ mod tests {
     async fn a_file_replaced_by_someone_else_is_not_removed() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sock");
-        let (listener, file) = bind(&path).await.unwrap();
+        let (listener, file) = bind(&path, &SocketKey::generate().unwrap()).await.unwrap();
         drop(listener);
         fs::remove_file(&path).unwrap();
         fs::write(&path, b"theirs").unwrap();
@@ -206,7 +217,7 @@ mod tests {
     async fn our_file_is_removed_once() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("sock");
-        let (_listener, file) = bind(&path).await.unwrap();
+        let (_listener, file) = bind(&path, &SocketKey::generate().unwrap()).await.unwrap();
         file.remove_if_ours();
         assert!(!path.exists());
         file.remove_if_ours();

@@ -71,15 +71,47 @@ async fn an_invalid_id_is_refused_by_the_client() {
     assert!(matches!(sent, Err(ClientError::InvalidId(_))), "{sent:?}");
 }
 
+/// A process of the daemon's own user that cannot read the key file (a
+/// tool's, confined) gets nothing from the socket: no message, no admin
+/// question, no second try on the same connection.
 #[tokio::test]
-async fn a_message_before_hello_speaks_in_the_uid_chat() {
+async fn a_client_without_the_key_is_refused_and_cut_off() {
     let (daemon, mut core) = Daemon::start().await;
-    let mut raw = Raw::connect(&daemon.path).await;
-    raw.send_json(json!({"type": "message", "id": "m1", "text": "no hello"}))
+    let attempts = [
+        json!({"type": "message", "id": "m1", "text": "no hello"}),
+        json!({"type": "approvals"}),
+        json!({"type": "decide", "token": "ABCD2345", "approve": true}),
+        json!({"type": "hello", "version": 1}),
+        json!({"type": "hello", "version": 1, "key": "0".repeat(64)}),
+        json!({"type": "hello", "version": 1, "key": Raw::key(&daemon.path)[..63]}),
+    ];
+    for attempt in attempts {
+        let mut raw = Raw::unadmitted(&daemon.path).await;
+        raw.send_json(attempt.clone()).await;
+        let ServerFrame::Error { message, .. } = raw.expect_error(ErrorCode::NotAllowed).await else {
+            unreachable!("an error frame")
+        };
+        assert!(message.contains("passepartout.sock.key"), "{message}");
+        assert!(raw.closed().await, "closed after {attempt}");
+    }
+    let mut admitted = Raw::connect(&daemon.path).await;
+    admitted
+        .send_json(json!({"type": "message", "id": "m2", "text": "with the key"}))
         .await;
-    assert_eq!(raw.frame().await, ServerFrame::Accepted { id: "m1".into() });
-    assert_eq!(core.next_reachable().await.chat, default_chat());
-    assert_eq!(core.next_inbound().await.conversation.chat, default_chat());
+    assert_eq!(admitted.frame().await, ServerFrame::Accepted { id: "m2".into() });
+    assert_eq!(
+        core.next_inbound().await.message_id.as_str(),
+        "m2",
+        "nothing before it came through"
+    );
+}
+
+#[tokio::test]
+async fn the_key_file_is_the_daemons_users_alone() {
+    let (daemon, _core) = Daemon::start().await;
+    let file = passepartout_socket::key_path(&daemon.path);
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&file).unwrap().permissions());
+    assert_eq!(mode & 0o777, 0o600);
 }
 
 #[tokio::test]
@@ -93,8 +125,8 @@ async fn hello_without_chat_gets_the_uid_chat_and_user() {
 #[tokio::test]
 async fn a_second_hello_switches_the_chat() {
     let (daemon, mut core) = Daemon::start().await;
-    let mut raw = Raw::connect(&daemon.path).await;
-    raw.send_json(json!({"type": "hello", "version": 1, "chat": "first"}))
+    let mut raw = Raw::unadmitted(&daemon.path).await;
+    raw.send_json(json!({"type": "hello", "version": 1, "chat": "first", "key": Raw::key(&daemon.path)}))
         .await;
     assert!(matches!(raw.frame().await, ServerFrame::Welcome { chat: c, .. } if c == chat("first")));
     raw.send_json(json!({"type": "hello", "version": 1, "chat": "second"}))

@@ -11,7 +11,7 @@ use passepartout_gateway::{ChatId, ConversationKey, GatewayError, IntakeQueue, O
 use passepartout_gateway_testing::{Listening, build};
 #[allow(unused_imports)] // Not every test binary names them.
 pub use passepartout_gateway_testing::{ScriptedCore, Seen, build::chat, within};
-use passepartout_socket::{ErrorCode, LineReader, ReadLine, ServerFrame, SocketConfig, SocketGateway};
+use passepartout_socket::{ErrorCode, LineReader, ReadLine, ServerFrame, SocketConfig, SocketGateway, SocketKey};
 use serde_json::json;
 use tempfile::TempDir;
 use tokio::io::AsyncWriteExt;
@@ -130,13 +130,37 @@ pub struct Raw {
 }
 
 impl Raw {
+    /// A connection admitted as the CLI's is: it said hello with the
+    /// daemon's key, in the default chat, and the welcome was read.
     pub async fn connect(path: &Path) -> Raw {
+        let mut raw = Raw::unadmitted(path).await;
+        raw.send_json(json!({"type": "hello", "version": 1, "key": Raw::key(path)}))
+            .await;
+        assert!(matches!(raw.frame().await, ServerFrame::Welcome { .. }));
+        raw
+    }
+
+    /// A connection that has said nothing yet.
+    pub async fn unadmitted(path: &Path) -> Raw {
         let stream = within(UnixStream::connect(path)).await.expect("connect");
         let (read, writer) = stream.into_split();
         Raw {
             lines: LineReader::new(read, 1 << 24),
             writer,
         }
+    }
+
+    /// The daemon's key, as a hello carries it.
+    pub fn key(path: &Path) -> String {
+        SocketKey::read_for(path)
+            .expect("the daemon wrote its key")
+            .as_str()
+            .to_owned()
+    }
+
+    /// Whether the daemon closed the connection (after what it sent).
+    pub async fn closed(&mut self) -> bool {
+        matches!(within(self.lines.next_line()).await, Ok(ReadLine::Eof) | Err(_))
     }
 
     /// Writes `bytes` and a newline.
