@@ -19,6 +19,7 @@ mod ci;
 mod cli;
 mod cli_client;
 mod compaction;
+mod confinement;
 mod consensus;
 mod conversation;
 mod crash;

@@ -304,7 +304,7 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     assert!(
         doctor
             .lines()
-            .any(|l| l.contains("mcp fixture") && l.contains("answers, 10 tools")),
+            .any(|l| l.contains("mcp fixture") && l.contains("answers, 11 tools")),
         "{doctor}"
     );
     assert!(
@@ -359,7 +359,7 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     assert!(
         status
             .lines()
-            .any(|l| l.starts_with("mcp      fixture") && l.contains("connected, 10 tools")),
+            .any(|l| l.starts_with("mcp      fixture") && l.contains("connected, 11 tools")),
         "{status}"
     );
     let doctor = run_cli(&config, &["doctor"]).await;
@@ -367,7 +367,7 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     assert!(
         doctor
             .lines()
-            .any(|l| l.contains("mcp fixture") && l.contains("connected, 10 tools")),
+            .any(|l| l.contains("mcp fixture") && l.contains("connected, 11 tools")),
         "{doctor}"
     );
     let logs = daemon.logs.lock().unwrap().join("\n");

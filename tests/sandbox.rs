@@ -42,22 +42,22 @@ fn model(request: &Value) -> Script {
 
 /// A daemon (the real binary) whose shell needs approval, with the two
 /// canaries in place and `extra` appended to its file.
-struct Sandboxed {
-    dir: tempfile::TempDir,
-    llm: FakeLlm,
-    daemon: Running,
-    chat: Chat,
+pub(crate) struct Sandboxed {
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) llm: FakeLlm,
+    pub(crate) daemon: Running,
+    pub(crate) chat: Chat,
     /// The last approval prompt, as shown.
-    prompt: String,
+    pub(crate) prompt: String,
 }
 
 impl Sandboxed {
-    async fn start(extra: &str) -> Sandboxed {
+    pub(crate) async fn start(extra: &str) -> Sandboxed {
         Self::start_with(extra, &[]).await
     }
 
     /// [`Sandboxed::start`], the daemon given `env` too.
-    async fn start_with(extra: &str, env: &[(&str, &str)]) -> Sandboxed {
+    pub(crate) async fn start_with(extra: &str, env: &[(&str, &str)]) -> Sandboxed {
         let llm = FakeLlm::start().await;
         llm.set_responder(model);
         let dir = tempfile::tempdir().unwrap();
@@ -81,17 +81,17 @@ impl Sandboxed {
         }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
-    fn workspace(&self) -> PathBuf {
+    pub(crate) fn workspace(&self) -> PathBuf {
         self.dir.path().join("data").join("workspace")
     }
 
     /// Asks for `line`, approves it, and returns the model's final reply,
     /// which quotes the command's result.
-    async fn run(&mut self, line: &str) -> String {
+    pub(crate) async fn run(&mut self, line: &str) -> String {
         let original = self.chat.send(&format!("please run: {line}")).await;
         let prompt = self.chat.prompt(&original).await;
         self.prompt = prompt.text.clone();
@@ -102,7 +102,7 @@ impl Sandboxed {
     }
 
     /// Whether `canary` appears in anything the model was sent.
-    fn model_saw(&self, canary: &str) -> bool {
+    pub(crate) fn model_saw(&self, canary: &str) -> bool {
         self.llm
             .requests()
             .iter()
@@ -111,7 +111,7 @@ impl Sandboxed {
 }
 
 /// Skips a test on a kernel without Landlock, saying so.
-fn landlock() -> bool {
+pub(crate) fn landlock() -> bool {
     let there = Support::probe().filesystem();
     if !there {
         eprintln!("skipped: this kernel offers no Landlock");
@@ -121,7 +121,7 @@ fn landlock() -> bool {
 
 /// `passepartout doctor` on `config`, its environment given `env`: how it
 /// ended, and what it printed.
-async fn doctor(config: &Path, env: &[(&str, &str)]) -> (std::process::Output, String) {
+pub(crate) async fn doctor(config: &Path, env: &[(&str, &str)]) -> (std::process::Output, String) {
     let running = tokio::process::Command::new(binary())
         .arg("--config")
         .arg(config)
@@ -138,14 +138,14 @@ async fn doctor(config: &Path, env: &[(&str, &str)]) -> (std::process::Output, S
 }
 
 /// The doctor's sandbox line in `report`.
-fn sandbox_line(report: &str) -> &str {
+pub(crate) fn sandbox_line(report: &str) -> &str {
     report
         .lines()
         .find(|line| line.contains("sandbox"))
         .unwrap_or_else(|| panic!("{report}"))
 }
 
-fn shown(path: &Path) -> String {
+pub(crate) fn shown(path: &Path) -> String {
     path.display().to_string()
 }
 
@@ -328,7 +328,7 @@ async fn doctor_names_the_landlock_abi() {
 
 /// An id no account on a test machine is likely to have: the process limit
 /// counts every process of the user, so a busy one would skew it.
-const LIMITED_ID: u32 = 61_938;
+pub(crate) const LIMITED_ID: u32 = 61_938;
 
 #[tokio::test]
 async fn the_process_limit_holds_a_user_the_kernel_counts() {

@@ -75,6 +75,9 @@ pub struct McpServerConfig {
     pub allow_write: Vec<PathBuf>,
     /// `"any"` or `"none"`; unset, `[tools.sandbox]`'s.
     pub network: Option<SandboxNetwork>,
+    /// Unix sockets the server's process may also connect to, by path (see
+    /// `[tools.sandbox] unix_sockets`).
+    pub unix_sockets: Vec<PathBuf>,
 }
 
 impl Default for McpServerConfig {
@@ -92,6 +95,7 @@ impl Default for McpServerConfig {
             allow_read: Vec::new(),
             allow_write: Vec::new(),
             network: None,
+            unix_sockets: Vec::new(),
         }
     }
 }
@@ -131,6 +135,7 @@ impl McpServerConfig {
         let sandbox = SandboxConfig {
             allow_read: self.allow_read.clone(),
             allow_write: self.allow_write.clone(),
+            unix_sockets: self.unix_sockets.clone(),
             ..SandboxConfig::default()
         };
         sandbox.check(at, problems);

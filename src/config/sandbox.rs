@@ -44,6 +44,12 @@ pub struct SandboxConfig {
     pub allow_write: Vec<PathBuf>,
     /// `"any"` or `"none"`: TCP connections and listening.
     pub network: SandboxNetwork,
+    /// Unix sockets a confined process may connect to, by path (the session
+    /// bus, an ssh-agent, `docker.sock`). Empty, it may create no Unix socket
+    /// at all. Landlock limits a grant to these paths from ABI 9 on; on an
+    /// older kernel a grant opens every Unix socket of the daemon's user
+    /// except the daemon's own (which asks for a key no tool can read).
+    pub unix_sockets: Vec<PathBuf>,
     /// Refuse to run tool processes at all where the kernel cannot confine
     /// them (no Landlock); off, they run unconfined with a warning.
     pub require: bool,
@@ -64,6 +70,7 @@ impl Default for SandboxConfig {
             allow_read: Vec::new(),
             allow_write: Vec::new(),
             network: SandboxNetwork::Any,
+            unix_sockets: Vec::new(),
             require: false,
             cpu_s: DEFAULT_SANDBOX_CPU_S,
             memory_mb: DEFAULT_SANDBOX_MEMORY_MB,
@@ -77,6 +84,14 @@ impl SandboxConfig {
     /// Notes what is wrong with the section found at `key` (e.g.
     /// `tools.sandbox`): every folder named must be absolute and exist.
     pub fn check(&self, key: &str, problems: &mut Problems) {
+        for path in &self.unix_sockets {
+            if !path.is_absolute() {
+                problems.push(format!(
+                    "{key}.unix_sockets: {} must be an absolute path",
+                    path.display()
+                ));
+            }
+        }
         for (list, paths) in [("allow_read", &self.allow_read), ("allow_write", &self.allow_write)] {
             for path in paths {
                 if !path.is_absolute() {

@@ -13,7 +13,7 @@ const FIX_NO_LANDLOCK: &str = "use a kernel with Landlock (Linux 5.13 or later, 
 /// with the network open although `network = "none"`; failed when
 /// `require` refuses them all.
 pub fn check(config: &SandboxConfig, support: Support) -> Check {
-    let detail = support.describe(config.network);
+    let detail = support.describe(config.network, config.unix_sockets.len());
     if !support.filesystem() {
         return if config.require {
             Check::new(
@@ -34,8 +34,15 @@ pub fn check(config: &SandboxConfig, support: Support) -> Check {
             Some("a kernel with Landlock ABI 4 (Linux 6.7) closes the network".into()),
         );
     }
+    if !support.isolates() {
+        return Check::new("sandbox", Level::Degraded, detail, Some(FIX_NO_NAMESPACES.into()));
+    }
     Check::new("sandbox", Level::Ok, detail, None)
 }
+
+/// What to do where the kernel refused the daemon a PID namespace.
+const FIX_NO_NAMESPACES: &str = "allow unprivileged user namespaces (`sysctl kernel.unprivileged_userns_clone=1`, \
+     or an AppArmor profile granting `userns` to passepartout), or run the daemon where it may make namespaces";
 
 #[cfg(test)]
 mod tests {
@@ -44,8 +51,13 @@ mod tests {
     #[test]
     fn the_line_says_what_is_enforced() {
         let defaults = SandboxConfig::default();
-        let line = check(&defaults, Support::pretend(7));
+        let line = check(&defaults, Support::pretend(7).isolating(true));
         assert_eq!(line.level, Level::Ok);
+        assert_eq!(
+            check(&defaults, Support::pretend(7)).level,
+            Level::Degraded,
+            "no namespaces"
+        );
         assert!(line.detail.contains("Landlock ABI 7"), "{}", line.detail);
         assert_eq!(check(&defaults, Support::pretend(0)).level, Level::Degraded);
         let required = SandboxConfig {
@@ -59,6 +71,9 @@ mod tests {
             network: SandboxNetwork::None,
             ..SandboxConfig::default()
         };
-        assert_eq!(check(&closed, Support::pretend(3)).level, Level::Degraded);
+        assert_eq!(
+            check(&closed, Support::pretend(3).isolating(true)).level,
+            Level::Degraded
+        );
     }
 }

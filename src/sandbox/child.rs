@@ -4,16 +4,21 @@
 //! After `fork` in a multi-threaded parent, the child may only make
 //! async-signal-safe calls: no allocation, no lock. So everything that
 //! allocates or opens files (the ruleset, its rules' path descriptors, the
-//! temporary directory) is done in the parent before the spawn, and the
-//! child only makes system calls: `setrlimit`, `prctl(PR_SET_NO_NEW_PRIVS)`
-//! and `landlock_restrict_self` (the crate's `restrict_self` is just those
-//! two calls on the ruleset's descriptor; its errors carry the raw OS error
-//! and allocate nothing), then closes the descriptor.
+//! seccomp filter, the namespace's id maps, the temporary directory) is done
+//! in the parent before the spawn, and the child only makes system calls, in
+//! this order: `setrlimit`; the PID namespace (`isolate.rs`: `unshare`,
+//! two forks, the id maps written); `prctl(PR_SET_NO_NEW_PRIVS)` and
+//! `landlock_restrict_self` (the crate's `restrict_self` is just those two
+//! calls on the ruleset's descriptor; its errors carry the raw OS error and
+//! allocate nothing), then closes the descriptor; last the seccomp filter.
 
 use std::io;
+use std::sync::Arc;
 
 use landlock::{RulesetCreated, RulesetStatus};
+use seccompiler::BpfProgram;
 
+use super::isolate::Isolation;
 use super::limits::Limits;
 
 /// What the child applies to itself.
@@ -23,6 +28,10 @@ pub(super) struct InChild {
     limits: Limits,
     /// Fail the spawn when the ruleset could not be enforced at all.
     strict: bool,
+    /// The PID namespace to start in, where the kernel allows one.
+    isolation: Option<Isolation>,
+    /// The seccomp filter to install last, when Unix sockets are refused.
+    filter: Option<Arc<BpfProgram>>,
 }
 
 impl InChild {
@@ -31,13 +40,37 @@ impl InChild {
             ruleset,
             limits,
             strict,
+            isolation: None,
+            filter: None,
         }
     }
 
-    /// Applies the limits, `no_new_privs` and the ruleset to the calling
-    /// process. Only system calls happen here (see the module doc).
+    /// Also starts the process in a PID namespace of its own.
+    pub(super) fn isolated(self, isolation: Option<Isolation>) -> Self {
+        Self { isolation, ..self }
+    }
+
+    /// Also installs `filter`.
+    pub(super) fn filtered(self, filter: Option<Arc<BpfProgram>>) -> Self {
+        Self { filter, ..self }
+    }
+
+    /// Applies the limits, the namespace, `no_new_privs`, the ruleset and the
+    /// filter to the calling process. Only system calls happen here (see the
+    /// module doc).
     pub(super) fn enter(&mut self) -> io::Result<()> {
         self.limits.apply()?;
+        if let Some(isolation) = &self.isolation {
+            isolation.enter()?;
+        }
+        self.restrict()?;
+        match &self.filter {
+            Some(filter) => super::seccomp::install(filter),
+            None => Ok(()),
+        }
+    }
+
+    fn restrict(&mut self) -> io::Result<()> {
         match self.ruleset.take() {
             Some(ruleset) => match ruleset.restrict_self() {
                 Ok(status) if self.strict && status.ruleset == RulesetStatus::NotEnforced => {

@@ -5,23 +5,27 @@
 //! confined process may read, write and reach; [`Policy::prepare`] builds,
 //! in the parent, the Landlock ruleset and the temporary directory for one
 //! process, and [`Confinement::apply`] installs the hook that the child runs
-//! between `fork` and `exec`: resource limits, `no_new_privs`, the ruleset.
+//! between `fork` and `exec`: resource limits, a PID namespace of its own
+//! (`isolate.rs`: nothing it starts outlives it), `no_new_privs`, the
+//! ruleset, and a seccomp filter refusing Unix sockets (`seccomp.rs`).
 //! [`Support`] is what the kernel offers (its Landlock ABI), which `doctor`
 //! and `status` report.
 
 mod carve;
 mod check;
 mod child;
+mod isolate;
 mod limits;
 mod policy;
 mod probe;
+mod seccomp;
 
 use thiserror::Error;
 
 pub use check::check;
 pub use limits::Limits;
 pub use policy::{Confinement, Policy, SYSTEM_READ, refused};
-pub use probe::{PRETEND_ABI_VAR, Support};
+pub use probe::{PRETEND_ABI_VAR, PRETEND_NO_ISOLATION_VAR, Support};
 
 /// A process could not be confined as its policy asks.
 #[derive(Debug, Error)]

@@ -11,23 +11,26 @@
 //! it.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetCreated,
     RulesetCreatedAttr, Scope, path_beneath_rules,
 };
+use seccompiler::BpfProgram;
 use tempfile::TempDir;
 
 use super::SandboxError;
 use super::carve::carve;
 use super::child::InChild;
+use super::isolate::Isolation;
 use super::limits::Limits;
 use super::probe::Support;
 use crate::config::{Config, McpServerConfig, SandboxConfig, SandboxNetwork};
 
 /// The newest ABI whose rights the ruleset asks for; an older kernel
 /// enforces what it has (the crate's best effort).
-const RULESET_ABI: ABI = ABI::V7;
+const RULESET_ABI: ABI = ABI::V9;
 
 /// The system's folders every confined process may read (and run programs
 /// from): programs, libraries, `/etc` for name resolution and certificates,
@@ -63,9 +66,13 @@ pub struct Policy {
     write: Vec<PathBuf>,
     protected: Vec<PathBuf>,
     network: SandboxNetwork,
+    /// Unix sockets a process may connect to, by path.
+    unix_sockets: Vec<PathBuf>,
     require: bool,
     limits: Limits,
     support: Support,
+    /// The filter refusing Unix sockets, compiled once.
+    no_unix: Option<Arc<BpfProgram>>,
     /// The MCP server whose process this policy confines; none for the
     /// shell's commands. Named in the refusal hint.
     server: Option<String>,
@@ -85,9 +92,11 @@ impl Policy {
             write: config.allow_write.clone(),
             protected: Vec::new(),
             network: config.network,
+            unix_sockets: config.unix_sockets.clone(),
             require: config.require,
             limits: Limits::from_config(config),
             support,
+            no_unix: super::seccomp::no_unix_sockets().map(Arc::new),
             server: None,
         }
     }
@@ -125,6 +134,7 @@ impl Policy {
         let mut policy = self.clone();
         policy.read.extend(server.allow_read.iter().cloned());
         policy.write.extend(server.allow_write.iter().cloned());
+        policy.unix_sockets.extend(server.unix_sockets.iter().cloned());
         if let Some(network) = server.network {
             policy.network = network;
         }
@@ -205,7 +215,13 @@ impl Policy {
 
     /// One line on what is enforced, for `doctor` and `status`.
     pub fn describe(&self) -> String {
-        self.support.describe(self.network)
+        self.support.describe(self.network, self.unix_sockets.len())
+    }
+
+    /// The seccomp filter a process gets: Unix sockets refused unless some
+    /// are granted (and then Landlock limits them by path where it can).
+    fn filter(&self) -> Option<Arc<BpfProgram>> {
+        self.unix_sockets.is_empty().then(|| self.no_unix.clone()).flatten()
     }
 
     /// The sentence added to a tool result that met a permission error, naming
@@ -246,8 +262,13 @@ impl Policy {
         } else {
             None
         };
+        let isolation = self.support.isolates().then(Isolation::prepare);
         Ok(Confinement {
-            child: Some(InChild::new(ruleset, self.limits, self.require)),
+            child: Some(
+                InChild::new(ruleset, self.limits, self.require)
+                    .isolated(isolation)
+                    .filtered(self.filter()),
+            ),
             tmp,
             summary: self.summary(),
             refusal_hint: self.refusal_hint(),
@@ -279,7 +300,11 @@ impl Policy {
             ))?
             .add_rules(path_beneath_rules(DEVICES_READ, AccessFs::from_read(RULESET_ABI)))?
             .add_rules(path_beneath_rules(DEVICES_WRITE, AccessFs::from_all(RULESET_ABI)))?
-            .add_rules(path_beneath_rules(write, AccessFs::from_all(RULESET_ABI)))?)
+            .add_rules(path_beneath_rules(write, AccessFs::from_all(RULESET_ABI)))?
+            .add_rules(path_beneath_rules(
+                self.unix_sockets.iter().filter(|socket| socket.exists()),
+                AccessFs::ResolveUnix,
+            ))?)
     }
 }
 

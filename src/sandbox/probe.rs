@@ -1,6 +1,8 @@
 //! What the running kernel offers: the Landlock ABI version (0 where Landlock
-//! is missing or switched off), and what that lets a ruleset enforce.
+//! is missing or switched off), and what that lets a ruleset enforce; and
+//! whether the daemon may give each tool process a PID namespace of its own.
 
+use super::isolate::Isolation;
 use crate::config::SandboxNetwork;
 
 /// The environment variable that makes the daemon act as if the kernel
@@ -9,27 +11,55 @@ use crate::config::SandboxNetwork;
 /// is the configuration's.)
 pub const PRETEND_ABI_VAR: &str = "PP_PRETEND_LANDLOCK_ABI";
 
-/// The kernel's Landlock support.
+/// The environment variable that makes the daemon act as if the kernel let
+/// it make no namespaces (set to `1`): how a test sees the fallback.
+pub const PRETEND_NO_ISOLATION_VAR: &str = "PP_PRETEND_NO_ISOLATION";
+
+/// The kernel's Landlock support, and whether tool processes get a PID
+/// namespace of their own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Support {
     abi: u32,
+    isolates: bool,
 }
 
 impl Support {
-    /// Asks the kernel, unless [`PRETEND_ABI_VAR`] names a lower version.
+    /// Asks the kernel, unless [`PRETEND_ABI_VAR`] names a lower version or
+    /// [`PRETEND_NO_ISOLATION_VAR`] is set. Making a namespace is tried with
+    /// `/bin/true` (about a millisecond).
     pub fn probe() -> Self {
         let real = kernel_abi();
         let pretended = std::env::var(PRETEND_ABI_VAR)
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok());
+        let refused = std::env::var(PRETEND_NO_ISOLATION_VAR).is_ok_and(|v| v.trim() == "1");
         Self {
             abi: pretended.map_or(real, |p| p.min(real)),
+            isolates: !refused && Isolation::prepare().available(),
         }
     }
 
-    /// Support for ABI `abi`, as if the kernel offered it.
+    /// Support for ABI `abi`, as if the kernel offered it, without
+    /// namespaces.
     pub fn pretend(abi: u32) -> Self {
-        Self { abi }
+        Self { abi, isolates: false }
+    }
+
+    /// This support, with namespaces or without.
+    pub fn isolating(self, isolates: bool) -> Self {
+        Self { isolates, ..self }
+    }
+
+    /// Whether each tool process runs in a PID namespace of its own, so
+    /// nothing it starts outlives it.
+    pub fn isolates(self) -> bool {
+        self.isolates
+    }
+
+    /// Whether Landlock limits connecting to a Unix socket by its path (ABI
+    /// 9 on).
+    pub fn unix_paths(self) -> bool {
+        self.abi >= 9
     }
 
     /// The Landlock ABI version; 0 without Landlock.
@@ -47,13 +77,28 @@ impl Support {
         self.abi >= 4
     }
 
-    /// One line saying what is enforced under a policy asking for `network`,
-    /// for `doctor` and `status`.
-    pub fn describe(self, network: SandboxNetwork) -> String {
+    /// One line saying what is enforced under a policy asking for `network`
+    /// and granting `unix_sockets`, for `doctor` and `status`.
+    pub fn describe(self, network: SandboxNetwork, unix_sockets: usize) -> String {
+        let ending = if self.isolates {
+            "; each runs in a PID namespace of its own, so nothing it starts outlives it"
+        } else {
+            "; no PID namespaces here (the kernel refused one), so a process a command starts and detaches \
+             (`setsid`) can outlive it"
+        };
+        let unix = match (unix_sockets, self.unix_paths()) {
+            (0, _) => "; no Unix sockets".to_owned(),
+            (n, true) => format!("; {n} Unix socket(s) granted by path"),
+            (n, false) => format!(
+                "; {n} Unix socket(s) granted, but this kernel cannot limit them by path (Landlock ABI 9), so every \
+                 Unix socket of the user is reachable except the daemon's own"
+            ),
+        };
         if !self.filesystem() {
-            return "no Landlock on this kernel: shell commands and MCP servers run unconfined (resource limits \
-                    only)"
-                .into();
+            return format!(
+                "no Landlock on this kernel: shell commands and MCP servers run unconfined (resource limits \
+                 only){unix}{ending}"
+            );
         }
         let net = match (network, self.network()) {
             (SandboxNetwork::Any, _) => "network open",
@@ -62,7 +107,7 @@ impl Support {
         };
         format!(
             "shell commands and MCP servers confined by Landlock ABI {}: files beyond the workspace and the \
-             system refused, {net}",
+             system refused, {net}{unix}{ending}",
             self.abi
         )
     }
@@ -93,7 +138,7 @@ mod tests {
     fn pretending_no_landlock_says_unconfined() {
         let none = Support::pretend(0);
         assert!(!none.filesystem() && !none.network());
-        assert!(none.describe(SandboxNetwork::None).contains("unconfined"));
+        assert!(none.describe(SandboxNetwork::None, 0).contains("unconfined"));
     }
 
     #[test]
@@ -102,13 +147,28 @@ mod tests {
         assert!(Support::pretend(4).network());
         assert!(
             Support::pretend(3)
-                .describe(SandboxNetwork::None)
+                .describe(SandboxNetwork::None, 0)
                 .contains("NOT closed")
         );
         assert!(
             Support::pretend(7)
-                .describe(SandboxNetwork::None)
+                .describe(SandboxNetwork::None, 0)
                 .contains("network closed")
+        );
+    }
+
+    #[test]
+    fn the_line_says_what_outlives_a_command_and_which_sockets_are_open() {
+        let line = Support::pretend(7).isolating(true).describe(SandboxNetwork::Any, 0);
+        assert!(line.contains("PID namespace of its own"), "{line}");
+        assert!(line.contains("no Unix sockets"), "{line}");
+        let line = Support::pretend(7).describe(SandboxNetwork::Any, 1);
+        assert!(line.contains("can outlive it"), "{line}");
+        assert!(line.contains("cannot limit them by path"), "{line}");
+        assert!(
+            Support::pretend(9)
+                .describe(SandboxNetwork::Any, 1)
+                .contains("granted by path")
         );
     }
 }

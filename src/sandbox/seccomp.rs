@@ -1,0 +1,56 @@
+//! The seccomp filter of a confined process: no Unix sockets of its own.
+//!
+//! Landlock confines what a process opens by path, but before its ABI 9 it
+//! does not look at `connect()` to a Unix socket's path. Through one, a
+//! process of the daemon's user reaches everything that user's sockets
+//! answer: the session bus (whose systemd starts unconfined programs), an
+//! ssh-agent, `docker.sock`. So unless a setting grants Unix sockets, the
+//! filter answers `socket(AF_UNIX, …)` with `EACCES`. `socketpair` stays
+//! open: a pair of connected sockets reaches nothing outside (runtimes such
+//! as Node's use it for their children's stdio). The filter is compiled here,
+//! in the parent; the child only installs it (`seccompiler::apply_filter` is
+//! two system calls, no allocation).
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
+};
+
+/// The error a refused `socket` call gets: "Permission denied", which the
+/// refusal hint recognises.
+const REFUSED: u32 = libc::EACCES as u32;
+
+/// The filter refusing Unix sockets, for the machine's architecture; `None`
+/// on one seccompiler cannot build for (the process then runs without it).
+pub(super) fn no_unix_sockets() -> Option<BpfProgram> {
+    let arch = TargetArch::try_from(std::env::consts::ARCH).ok()?;
+    let unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64).ok()?;
+    let rule = SeccompRule::new(vec![unix]).ok()?;
+    let mut rules = BTreeMap::new();
+    rules.insert(libc::SYS_socket, vec![rule.clone()]);
+    // The same call through the x32 ABI on x86_64 (its numbers carry bit
+    // 30), where a kernel offers that ABI.
+    if cfg!(target_arch = "x86_64") {
+        rules.insert(libc::SYS_socket | 0x4000_0000, vec![rule]);
+    }
+    let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(REFUSED), arch).ok()?;
+    filter.try_into().ok()
+}
+
+/// Installs `filter` on the calling process (in the child, before `exec`):
+/// only system calls.
+pub(super) fn install(filter: &BpfProgram) -> std::io::Result<()> {
+    seccompiler::apply_filter(filter).map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_filter_is_built_for_this_machine() {
+        let filter = no_unix_sockets().expect("x86_64 and aarch64 are supported");
+        assert!(filter.len() > 4, "an architecture check and the rule: {}", filter.len());
+    }
+}
