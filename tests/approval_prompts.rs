@@ -2,7 +2,9 @@
 //! API inside the real daemon: a reminder goes out once before the timeout,
 //! and every prompt message of an approval (the first and the reminder) is
 //! edited when it times out, is cancelled, or is decided elsewhere (from
-//! the CLI), its buttons removed. Each test waits on the Bot API calls.
+//! the CLI), its buttons removed; a disguised command is shown with its
+//! control and bidirectional characters as escapes, in the prompt and in
+//! its edit. Each test waits on the Bot API calls.
 
 use crate::support;
 
@@ -11,7 +13,7 @@ use std::collections::BTreeSet;
 use passepartout::config::Config;
 use passepartout_socket::Client;
 use serde_json::Value;
-use support::approvals::model;
+use support::approvals::{DISGUISED_SHOWN, model, undisguised};
 use support::fake_llm::FakeLlm;
 use support::fake_telegram::{FakeTelegram, Sent};
 use support::gateway_daemons::with_telegram;
@@ -141,6 +143,29 @@ async fn an_approval_decided_from_the_cli_edits_its_prompt_in_the_chat() {
             .all(|s| !s.text.starts_with("Still waiting")),
         "no reminder before the default's time"
     );
+}
+
+#[tokio::test]
+async fn a_disguised_command_is_shown_escaped_in_the_prompt_and_its_edit() {
+    let setup = start(|_| {}).await;
+    let ask = setup
+        .telegram
+        .text_message(OWNER, OWNER, "please run the disguised one");
+    setup.telegram.push_update(ask);
+    let prompt = setup.sent(|s| s.reply_markup.is_some()).await;
+    assert!(
+        prompt.text.contains(DISGUISED_SHOWN) && undisguised(&prompt.text),
+        "{:?}",
+        prompt.text
+    );
+    let press = setup
+        .telegram
+        .callback_query(OWNER, OWNER, prompt.message_id, &format!("deny:{}", token_of(&prompt)));
+    setup.telegram.push_update(press);
+    let edits = setup.telegram.wait_for_calls("editmessagetext", 1, WAIT).await;
+    let shown = edits[0]["text"].as_str().unwrap();
+    assert!(shown.starts_with(&format!("shell: {DISGUISED_SHOWN} (")), "{shown:?}");
+    assert!(undisguised(shown), "{shown:?}");
 }
 
 /// The prompt as a Telegram user sees it: styled, never a literal backtick

@@ -5,6 +5,7 @@
 
 mod support;
 
+mod approval_display;
 mod approval_prompts;
 mod approvals;
 mod approvals_restart;

@@ -6,14 +6,17 @@
 //! word typed in a terminal — and when it expires. Then the action, as it
 //! will run (a shell command in a code block, another tool's call with its
 //! arguments), how the models voted on it when they did, and last the
-//! one-line offer of a standing rule. It is
+//! one-line offer of a standing rule. Every part of it that the model, a
+//! tool or a person wrote is shown with its control, bidirectional and
+//! invisible characters as escapes ([`visible`]), so a terminal or a page
+//! shows exactly what runs. It is
 //! Markdown, rendered by every surface as notices are (see
 //! [`crate::notices`]).
 
 use std::time::Duration;
 
-use passepartout_gateway::Surface;
 use passepartout_gateway::markup::{code, code_block, escape};
+use passepartout_gateway::{Surface, visible};
 
 use super::record::Approval;
 use super::{Approvals, minutes};
@@ -47,7 +50,7 @@ impl Approvals {
             "**{headline}** ({}): {}\nWhy: {}.\n",
             code(token),
             what_runs(approval),
-            escape(&shortened(approval.reason.trim_end_matches('.'))),
+            escape(&shortened(&visible::line(approval.reason.trim_end_matches('.')))),
         );
         text += &format!(
             "{} {until}; unanswered, it does not run.\n\n",
@@ -62,7 +65,7 @@ impl Approvals {
         // After the action, whole: what each model said is worth reading,
         // but not before what runs.
         if let Some(votes) = &approval.votes {
-            text += &format!("Models: {}.\n", escape(votes));
+            text += &format!("Models: {}.\n", escape(&visible::line(votes)));
         }
         text += &self.standing.offer(approval, surface);
         text
@@ -73,16 +76,17 @@ impl Approvals {
 fn what_runs(approval: &Approval) -> String {
     match approval.call.tool.as_str() {
         "shell" => "run this shell command".to_owned(),
-        tool => format!("call {} with these arguments", code(tool)),
+        tool => format!("call {} with these arguments", code(&visible::line(tool))),
     }
 }
 
 /// The action itself, as it will run: the command of a shell call, else
-/// the tool's arguments.
+/// the tool's arguments; its lines kept, everything else that could hide
+/// what it says shown as an escape.
 fn action_block(approval: &Approval) -> String {
     match (approval.call.tool.as_str(), approval.call.string_argument("command")) {
-        ("shell", Some(command)) => code_block(command),
-        _ => code_block(&approval.call.arguments.to_string()),
+        ("shell", Some(command)) => code_block(&visible::text(command)),
+        _ => code_block(&visible::line(&approval.call.arguments.to_string())),
     }
 }
 

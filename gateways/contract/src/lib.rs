@@ -12,9 +12,11 @@
 //! [`markup`], the model's Markdown rendered for any surface, [`names`],
 //! people's names made fit to show, [`parts`], sending a split message
 //! part by part exactly once, and [`Secrets`], the configured secrets kept
-//! out of what a gateway shows. A gateway's [`Surface`] says what its people
-//! can do with a message (buttons, replies, reactions, a terminal), so the
-//! core words its own messages for it.
+//! out of what a gateway shows, and [`visible`], text shown for a decision
+//! (an approval's command, an audit line) with every character that could
+//! redraw, reorder or hide it as an escape. A gateway's [`Surface`] says
+//! what its people can do with a message (buttons, replies, reactions, a
+//! terminal), so the core words its own messages for it.
 
 mod draft;
 mod error;
@@ -32,6 +34,7 @@ mod refusals;
 pub mod retry;
 mod secrets;
 mod surface;
+pub mod visible;
 
 pub use draft::{Draft, DraftPace, DraftText};
 pub use error::{GatewayError, InvalidId};

@@ -12,7 +12,8 @@
 //! - any other tool, tool servers' (`SERVER__TOOL`) included: exactly the
 //!   same arguments.
 
-use passepartout_gateway::markup::code;
+use passepartout_gateway::markup;
+use passepartout_gateway::visible;
 use serde_json::Value;
 
 use super::shell;
@@ -98,7 +99,8 @@ pub fn covers(scope: &Scope, call: &ProposedCall) -> bool {
 /// What `scope` covers of `tool`, for people, as Markdown: in the prompt
 /// before the rule is made, in listings and in the audit trail. It names
 /// the pattern a call must match, in the terms [`covers`] checks (a
-/// property test holds the two together).
+/// property test holds the two together). What the call held is shown with
+/// its control, bidirectional and invisible characters as escapes.
 pub fn shown(tool: &str, scope: &Scope) -> String {
     match scope {
         Scope::Command { command } => format!("{} exactly as written", code(command)),
@@ -121,6 +123,11 @@ pub fn shown(tool: &str, scope: &Scope) -> String {
             format!("{} with exactly these arguments", code(&call.summary()))
         }
     }
+}
+
+/// `text` as an inline code span, on one line, hiding nothing.
+fn code(text: &str) -> String {
+    markup::code(&visible::line(text))
 }
 
 /// The command of a shell call that has nothing but a command.

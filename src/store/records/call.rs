@@ -1,6 +1,7 @@
 //! A tool call the model proposed — what an approval holds and runs once a
 //! person approves it.
 
+use passepartout_gateway::visible;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -18,16 +19,19 @@ impl ProposedCall {
     }
 
     /// The call as a person would read it: `shell: ls -la`, or the tool and
-    /// its JSON arguments — cut at [`SUMMARY_CHARS`], so a file's content
-    /// never floods a message or a log line.
+    /// its JSON arguments — on one line, with every character that could
+    /// redraw, reorder or hide what it says shown as an escape
+    /// ([`visible::line`]), and cut at [`SUMMARY_CHARS`], so a file's
+    /// content never floods a message or a log line.
     pub fn summary(&self) -> String {
         let full = match (self.tool.as_str(), self.string_argument("command")) {
             ("shell", Some(command)) => format!("shell: {command}"),
             _ => format!("{} {}", self.tool, self.arguments),
         };
+        let full = visible::line(&full);
         match full.char_indices().nth(SUMMARY_CHARS) {
             Some((cut, _)) => format!("{}…", &full[..cut]),
-            None => full,
+            None => full.into_owned(),
         }
     }
 }

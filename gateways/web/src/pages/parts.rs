@@ -1,6 +1,6 @@
 //! Pieces the Conversations, Usage and Configuration pages share: asking
 //! the core for a page's document, a table of escaped cells, a value as
-//! escaped text, a moment as a person reads it, a conversation's key in a
+//! escaped text (hiding nothing, for what is decided on), a moment as a person reads it, a conversation's key in a
 //! URL.
 
 use std::fmt::Write as _;
@@ -9,7 +9,7 @@ use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use passepartout_admin::{Admin, AdminReply, AdminRequest, DashboardRequest};
-use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId, visible};
 use serde_json::Value;
 
 use super::errors;
@@ -59,6 +59,16 @@ pub fn text(value: &Value) -> String {
         Value::Null => String::new(),
         Value::String(s) => Escaped(s).to_string(),
         other => Escaped(&other.to_string()).to_string(),
+    }
+}
+
+/// A value as [`text`] on one line, with every character that could
+/// reorder or hide what it says (a bidirectional override, a zero-width
+/// space, a control) shown as an escape: for what a person decides on.
+pub fn exact(value: &Value) -> String {
+    match value {
+        Value::String(s) => Escaped(&visible::line(s)).to_string(),
+        other => text(other),
     }
 }
 

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::escape::Escaped;
 
-pub use super::parts::{items, text};
+pub use super::parts::{exact, items, text};
 
 /// `s` seconds as a person reads a span: "40 s", "4 min 20 s", "2 h 5 min",
 /// "3 d 4 h".
