@@ -69,8 +69,8 @@ async fn a_telegram_and_a_signal_account_linked_share_memory_and_the_persons_app
     assert!(remembered.starts_with("done: remembered"), "{remembered}");
     let in_group = setup.in_group("what is my locker code?").await;
     assert!(
-        in_group.contains("4711"),
-        "her own Telegram facts, as before: {in_group}"
+        !in_group.contains("4711"),
+        "not even her own Telegram facts in a group: {in_group}"
     );
     assert!(
         !in_group.contains("bike"),
@@ -191,6 +191,24 @@ async fn a_link_code_said_in_an_unbridged_group_dies_at_once_on_either_gateway()
         "nothing is said in the Signal group"
     );
     assert!(!setup.model_saw().contains(&code), "no code reaches the model");
+    setup.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn what_a_person_keeps_is_read_in_their_private_chat_and_not_in_a_group() {
+    let mut setup = start(model).await;
+    let remembered = setup.on_telegram(ADA_TELEGRAM, "remember the locker").await;
+    assert!(remembered.text.starts_with("done: remembered"), "{}", remembered.text);
+    setup.on_telegram(ADA_TELEGRAM, "good morning").await;
+    let private = setup.llm.requests().last().unwrap().to_string();
+    assert!(
+        private.contains("the locker code is 4711"),
+        "in her own chat: {private}"
+    );
+    setup.in_group("good morning all").await;
+    let group = setup.llm.requests().last().unwrap().to_string();
+    assert!(group.contains("good morning all"), "{group}");
+    assert!(!group.contains("4711"), "not in a group: {group}");
     setup.daemon.stop().await;
 }
 

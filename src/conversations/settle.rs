@@ -46,6 +46,7 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
             let memory = cx.memory_of(
                 &approval.conversation.gateway,
                 &approval.requester,
+                &[],
                 &approval.conversation,
             );
             // On the heap, as a turn's pipeline is (see `worker.rs`).
