@@ -11,7 +11,8 @@
 //! people say to each other, and the assistant's answers when asked there.
 //! Never relayed: commands and what answers them, approval answers (a token
 //! read by the other group would be no use to it, and is nobody's
-//! business there), the assistant's prompts and notices.
+//! business there), the assistant's prompts and notices, and what it says
+//! once an approval is decided (it names the command and its output).
 
 use passepartout_gateway::markup::escape;
 use passepartout_gateway::{ConversationKey, Inbound, InboundBody, MediaKind, OutboundBody, ReplyKind};
