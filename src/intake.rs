@@ -218,6 +218,14 @@ fn deliver_when_durable(intake: &IntakeContext, conversations: Vec<passepartout_
 /// conversation's queue (reserved now, so an accepted message always fits).
 fn admit(intake: &IntakeContext, inbound: &Inbound) -> Result<mpsc::OwnedPermit<Job>, Ack> {
     let cx = &intake.conversations;
+    // A link code said where others read it dies first, whoever said it.
+    if let Some(told) = intake.linking.void_said_in_the_open(inbound) {
+        tell(intake, told);
+    }
+    if inbound.overheard && cx.bridges().of(&inbound.conversation).is_none() {
+        // Passed on only so that a link code said here dies: never answered.
+        return Err(Ack::Accepted);
+    }
     if !intake.access.allows(inbound) {
         cx.count(Counted::Refused);
         tracing::info!(conversation = %inbound.conversation, sender = %inbound.sender.id, "sender not allowed");

@@ -3,6 +3,8 @@
 //! conversations, also sees what they told the assistant on the others
 //! ([`MemorySession::linked_with`]); what they remember is kept with the
 //! account they said it on, and forgetting finds a fact wherever it is.
+//! In a group, where everyone reads the answer, nothing kept before is read
+//! ([`MemorySession::unread`]) unless `memory.facts_in_groups` names it.
 //!
 //! A [`MemorySession`] is one turn's view: it reads the committed facts from
 //! the store and stages the turn's own `remember` / `forget_fact` calls, which
@@ -69,6 +71,9 @@ pub struct MemorySession {
     scope: MemoryScope,
     /// The same person's accounts on other channels, read too.
     linked: Vec<(GatewayId, UserId)>,
+    /// Whether the facts kept before this turn are read (not in a group,
+    /// unless `memory.facts_in_groups` names it).
+    kept_read: bool,
     limits: MemoryLimits,
     staged: Arc<Mutex<Staged>>,
 }
@@ -84,6 +89,7 @@ impl MemorySession {
             clock,
             scope: MemoryScope::new(gateway, user),
             linked: Vec::new(),
+            kept_read: true,
             limits,
             staged: Arc::new(Mutex::new(Staged::default())),
         }
@@ -93,6 +99,17 @@ impl MemorySession {
     /// accounts too (a linked person in one of their private conversations).
     pub fn linked_with(self, others: Vec<(GatewayId, UserId)>) -> Self {
         Self { linked: others, ..self }
+    }
+
+    /// The same session, reading none of the facts kept before this turn
+    /// (a turn in a group, where everyone would read what it says): only
+    /// what the turn itself remembers. What it remembers is still kept.
+    pub fn unread(self) -> Self {
+        Self {
+            kept_read: false,
+            linked: Vec::new(),
+            ..self
+        }
     }
 
     /// The same person's accounts on other channels this session reads.
@@ -126,7 +143,7 @@ impl MemorySession {
         let scopes =
             std::iter::once(self.scope.clone()).chain(linked.map(|(gateway, user)| MemoryScope::new(gateway, user)));
         let mut facts = Vec::new();
-        for scope in scopes {
+        for scope in scopes.filter(|_| self.kept_read) {
             facts.extend(self.store.facts(&scope)?.into_iter().map(|fact| (scope.clone(), fact)));
         }
         let staged = self.staged();
@@ -146,8 +163,18 @@ impl MemorySession {
                 limit: self.limits.max_fact_chars,
             });
         }
-        // Only the facts kept with this account count against its limit.
-        if self.scoped_facts(false)?.len() >= self.limits.max_facts {
+        // Only the facts kept with this account count against its limit
+        // (those not read in this turn too).
+        let kept = self.store.facts(&self.scope)?;
+        let count = {
+            let staged = self.staged();
+            let kept = kept
+                .iter()
+                .filter(|fact| !staged.forgotten.contains_key(&fact.id))
+                .count();
+            kept + staged.remembered.len()
+        };
+        if count >= self.limits.max_facts {
             return Err(MemoryError::Full {
                 limit: self.limits.max_facts,
             });
@@ -241,6 +268,24 @@ mod tests {
             session(&store, "bob").facts().unwrap().is_empty(),
             "facts are per person"
         );
+    }
+
+    #[test]
+    fn an_unread_session_sees_only_what_its_turn_remembers() {
+        let (_dir, store) = open_temp();
+        let before = session(&store, "ann");
+        before.remember("the locker code is 4711").unwrap();
+        let commit = TurnCommit {
+            memory: before.writes(),
+            ..TurnCommit::default()
+        };
+        store.commit_turn(&conversation("c"), commit).unwrap();
+        let in_group = session(&store, "ann").unread();
+        assert!(in_group.facts().unwrap().is_empty(), "nothing kept is read");
+        let fact = in_group.remember("the bike is blue").unwrap();
+        assert_eq!(texts(&in_group.facts().unwrap()), ["the bike is blue"]);
+        assert!(matches!(in_group.forget(fact.id - 1), Err(MemoryError::NoSuchFact(_))));
+        assert_eq!(in_group.writes().len(), 1, "what it remembers is kept");
     }
 
     #[test]

@@ -291,3 +291,23 @@ async fn the_daemon_started_as_a_library_refuses_a_bot_without_its_token_before_
     assert!(problems[0].contains("telegram.token_file"), "{problems:?}");
     assert!(!dir.path().join("data").exists(), "nothing was touched");
 }
+
+#[test]
+fn signal_people_listed_by_phone_number_are_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write(
+        dir.path(),
+        r#"
+[signal]
+enabled = true
+account = "+15550000001"
+endpoint = "tcp:127.0.0.1:7583"
+allowed_senders = ["0a0a0a0a-0000-4000-8000-00000000000a", "+15557654321"]
+"#,
+    );
+    let output = check_config(&path, &[]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let expected = "warning: signal.allowed_senders names +15557654321 by phone number: that trusts whoever \
+                    holds the number";
+    assert!(stderr(&output).contains(expected), "{}", stderr(&output));
+}

@@ -5,16 +5,19 @@
 //! and one told on Signal is not recalled in a Telegram group;
 //! the person's own Telegram approval is answered from Signal while someone
 //! else's is not; a conversation handed off from Telegram goes on on
-//! Signal, and `/continue` brings it back; `/link` in a group is refused; `passepartout people`,
+//! Signal, and `/continue` brings it back; `/link` in a group is refused,
+//! and a code said in a group, addressed to the bot or not, dies at once; `passepartout people`,
 //! `link` and `people unlink` work from the terminal; no code ever reaches
 //! the model.
 
 use crate::support;
 
+use passepartout_gateway::GroupMode;
 use serde_json::{Value, json};
 use support::fake_llm::{Script, last_message, last_user_text};
+use support::fake_signal::group_text_envelope;
 use support::harness::WAIT;
-use support::linked_pair::{ADA_TELEGRAM, BOB_TELEGRAM, code_in, linked, start};
+use support::linked_pair::{ADA_SIGNAL, ADA_TELEGRAM, BOB_TELEGRAM, GROUP, code_in, linked, start, start_in};
 
 /// Remembers and recalls when told to, asks for `record` on "please record",
 /// reports what a tool said, and echoes the rest.
@@ -66,8 +69,8 @@ async fn a_telegram_and_a_signal_account_linked_share_memory_and_the_persons_app
     assert!(remembered.starts_with("done: remembered"), "{remembered}");
     let in_group = setup.in_group("what is my locker code?").await;
     assert!(
-        in_group.contains("4711"),
-        "her own Telegram facts, as before: {in_group}"
+        !in_group.contains("4711"),
+        "not even her own Telegram facts in a group: {in_group}"
     );
     assert!(
         !in_group.contains("bike"),
@@ -146,6 +149,72 @@ async fn link_in_a_group_is_refused_and_the_terminal_links_lists_and_unlinks() {
     let (_, nobody, _) = setup.cli(&["people"]).await;
     assert!(nobody.starts_with("Nobody is linked."), "{nobody}");
     setup.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_link_code_said_in_an_unbridged_group_dies_at_once_on_either_gateway() {
+    let mut setup = start_in(model, GroupMode::MentionOrReply).await;
+    let code = code_in(&setup.on_telegram(ADA_TELEGRAM, "/link").await.text);
+    // Not addressed to the bot, in a group that is not bridged.
+    let said = setup
+        .telegram
+        .group_message(GROUP, ADA_TELEGRAM, &format!("/link {code}"));
+    let id = setup.telegram.push_update(said);
+    setup.telegram.wait_for_confirmed(id, WAIT).await;
+    let told = setup.telegram.wait_for_sent_to(ADA_TELEGRAM, 2, WAIT).await[1]
+        .text
+        .clone();
+    assert!(
+        told.starts_with("Your link code was sent where others can read it"),
+        "{told}"
+    );
+    let refused = setup.on_telegram(BOB_TELEGRAM, &format!("/link {code}")).await;
+    assert_eq!(refused.text, "Not linked: no such link code (or it expired).");
+
+    // The same said in a Signal group, by a member who may not even talk.
+    let code = code_in(&setup.on_telegram(ADA_TELEGRAM, "/link").await.text);
+    let said = text_in_group("9f9f9f9f-0000-4000-8000-000000000009", &format!("/link {code}"));
+    setup.signal.push_envelope(said);
+    let told = setup.telegram.wait_for_sent_to(ADA_TELEGRAM, 4, WAIT).await[3]
+        .text
+        .clone();
+    assert!(
+        told.starts_with("Your link code was sent where others can read it"),
+        "{told}"
+    );
+    let refused = setup.on_signal(&format!("/link {code}")).await;
+    assert_eq!(refused, "Not linked: no such link code (or it expired).");
+
+    assert!(setup.sent_to(GROUP).is_empty(), "nothing is said in the group");
+    assert!(
+        setup.signal.sent().iter().all(|sent| sent.recipients == [ADA_SIGNAL]),
+        "nothing is said in the Signal group"
+    );
+    assert!(!setup.model_saw().contains(&code), "no code reaches the model");
+    setup.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn what_a_person_keeps_is_read_in_their_private_chat_and_not_in_a_group() {
+    let mut setup = start(model).await;
+    let remembered = setup.on_telegram(ADA_TELEGRAM, "remember the locker").await;
+    assert!(remembered.text.starts_with("done: remembered"), "{}", remembered.text);
+    setup.on_telegram(ADA_TELEGRAM, "good morning").await;
+    let private = setup.llm.requests().last().unwrap().to_string();
+    assert!(
+        private.contains("the locker code is 4711"),
+        "in her own chat: {private}"
+    );
+    setup.in_group("good morning all").await;
+    let group = setup.llm.requests().last().unwrap().to_string();
+    assert!(group.contains("good morning all"), "{group}");
+    assert!(!group.contains("4711"), "not in a group: {group}");
+    setup.daemon.stop().await;
+}
+
+/// `text` from `uuid` in a Signal group, addressed to nobody.
+fn text_in_group(uuid: &str, text: &str) -> Value {
+    group_text_envelope(uuid, "Eve", 1_600_000_000_000, "R1JPVVA=", text, None)
 }
 
 #[tokio::test]

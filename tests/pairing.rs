@@ -337,3 +337,43 @@ async fn the_cli_makes_an_approver_and_says_so_when_no_daemon_answers() {
         );
     }
 }
+
+/// A Signal stranger's code named with `approver` by an approver on
+/// Telegram is refused, and kept for one who may approve on Signal.
+#[tokio::test]
+async fn only_an_approver_on_the_strangers_gateway_makes_them_an_approver() {
+    use support::fake_signal::text_envelope;
+    use support::linked_pair::{ADA_TELEGRAM, code_in, start};
+
+    const STRANGER: &str = "5a5a5a5a-0000-4000-8000-000000000005";
+    let mut setup = start(|_| support::fake_llm::Script::Reply("ok".into())).await;
+    setup
+        .signal
+        .push_envelope(text_envelope(STRANGER, 1_650_000_000_000, "hello?"));
+    let to_stranger = |sent: &support::fake_signal::Sent| sent.recipients == [STRANGER];
+    let offered = setup.signal.nth_sent(1, WAIT, to_stranger).await;
+    let code = code_in(&offered.message.unwrap_or_default());
+    let asked = setup.signal_text(1).await;
+    assert!(asked.contains(&code), "Ada, who approves on Signal, is told: {asked}");
+
+    let from_telegram = setup
+        .on_telegram(ADA_TELEGRAM, &format!("/pair approve {code} approver"))
+        .await;
+    assert_eq!(
+        from_telegram.text,
+        "Not paired: only someone who may approve on signal may make an approver there; let them in to talk \
+         only, without \"approver\"."
+    );
+    let from_signal = setup.on_signal(&format!("/pair approve {code} approver")).await;
+    assert!(
+        from_signal.ends_with("is let in, as an approver; they were told so."),
+        "{from_signal}"
+    );
+    let told = setup.signal.nth_sent(2, WAIT, to_stranger).await;
+    assert!(
+        told.message
+            .unwrap_or_default()
+            .starts_with(LET_IN.trim_end_matches('.'))
+    );
+    setup.daemon.stop().await;
+}

@@ -216,6 +216,27 @@ async fn a_press_by_someone_who_may_not_approve_is_refused_and_it_keeps_waiting(
         "{answers:?}"
     );
     assert_eq!(answers[0]["show_alert"], true, "{answers:?}");
+    // A forged button naming no approval is answered alike.
+    let forged = setup
+        .telegram
+        .callback_query(FRIEND, GROUP, prompt.message_id, "approve:ZZZZZZZZ");
+    setup.telegram.push_update(forged);
+    let answers = setup.telegram.wait_for_calls("answercallbackquery", 2, WAIT).await;
+    assert_eq!(answers[1]["text"], answers[0]["text"], "{answers:?}");
+    assert_eq!(answers[1]["show_alert"], true, "{answers:?}");
+    assert_eq!(setup.record.calls(), 0);
+    // The owner pressing it in her own chat is told why it is not taken there.
+    let press = setup.telegram.callback_query(OWNER, OWNER, prompt.message_id, &approve);
+    setup.telegram.push_update(press);
+    let told = sent_where(&setup.telegram, |s| s.chat_id == OWNER).await;
+    assert!(
+        told.text
+            .contains("was asked for in another conversation; answer it there"),
+        "{}",
+        told.text
+    );
+    let answers = setup.telegram.wait_for_calls("answercallbackquery", 3, WAIT).await;
+    assert_eq!(answers[2].get("text"), None, "no alert: {answers:?}");
     assert_eq!(setup.record.calls(), 0);
     // The owner's press still decides.
     let press = setup.telegram.callback_query(OWNER, GROUP, prompt.message_id, &approve);

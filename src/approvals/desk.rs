@@ -120,9 +120,12 @@ impl Approvals {
         }
     }
 
-    /// False for a button press on an approval its presser may not decide
-    /// (so the gateway can say so on the button); true for anything else,
-    /// which takes the usual way. Reads one record.
+    /// False for a button press on an approval its presser may not decide,
+    /// or on none at all (a forged button), so the gateway says the same on
+    /// the button either way and nobody learns from a press whether a token
+    /// exists; both count as a wrong guess, as typed answers do. True for
+    /// anything else, which takes the usual way: an approver pressing in
+    /// another chat than the approval's is told so there. Reads one record.
     pub fn may_press(&self, inbound: &Inbound) -> bool {
         let Some(Parsed::Answer {
             target: Target::Token(token),
@@ -133,10 +136,18 @@ impl Approvals {
             return true;
         };
         let person = Person::of(inbound);
-        match self.store.approval(&token) {
-            Ok(Some(approval)) => self.may_decide(&approval, &person, &inbound.conversation).is_ok(),
-            _ => true,
+        let refused = match self.store.approval(&token) {
+            Ok(Some(approval)) => {
+                self.may_decide(&approval, &person, &inbound.conversation) == Err(Refused::NotApprover)
+            }
+            Ok(None) => true,
+            // The usual way reads it again, and says what failed.
+            Err(_) => false,
+        };
+        if refused {
+            self.wrong.record(&person, self.clock.now_ms());
         }
+        !refused
     }
 
     /// Records `decision` by `person`, answering in `conversation`, if they

@@ -554,7 +554,7 @@ async fn approvals_command_lists_what_waits_in_this_conversation_only() {
 }
 
 #[test]
-fn a_button_press_is_refused_up_front_only_for_someone_who_may_not_decide() {
+fn a_button_press_is_refused_up_front_for_someone_who_may_not_decide_or_a_forged_token() {
     let (_dir, store) = open_temp();
     let desk = desk(&store);
     let chat = conversation("telegram", "100");
@@ -574,7 +574,15 @@ fn a_button_press_is_refused_up_front_only_for_someone_who_may_not_decide() {
         },
         ..text_from(&chat, "43", "callback:2", "", None)
     };
-    assert!(desk.may_press(&unknown), "no such approval: the usual way says so");
+    assert!(!desk.may_press(&unknown), "no such approval: refused as one not theirs");
+    let elsewhere = Inbound {
+        conversation: conversation("telegram", "42"),
+        ..press("42")
+    };
+    assert!(
+        desk.may_press(&elsewhere),
+        "an approver in another chat: the usual way says why"
+    );
     assert!(
         desk.may_press(&text_from(&chat, "43", "m", "hello", None)),
         "not a press"

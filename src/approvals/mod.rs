@@ -145,6 +145,11 @@ impl Approvals {
         &self.store
     }
 
+    /// Whether `gateway` vouches for its peers (see [`Policy::vouches`]).
+    pub fn vouches(&self, gateway: &passepartout_gateway::GatewayId) -> bool {
+        self.policy.load().vouches(gateway)
+    }
+
     /// Who decides from now on: approvals asked for later list these
     /// approvers, and a pending one is decided only by someone both lists.
     pub fn set_policy(&self, policy: Policy) {

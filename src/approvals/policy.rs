@@ -115,6 +115,13 @@ impl Policy {
         self.local.as_ref()
     }
 
+    /// Whether `gateway` lets everyone it admits approve: it vouches for
+    /// its peers (the terminal, the dashboard), so each of its
+    /// conversations is the owner's own.
+    pub fn vouches(&self, gateway: &GatewayId) -> bool {
+        (self.per_gateway.get(gateway)).is_some_and(|approvers| approvers.iter().any(|a| a.user.is_none()))
+    }
+
     /// Who may decide an approval asked for in `conversation`.
     pub fn approvers_for(&self, conversation: &ConversationKey) -> Vec<Approver> {
         let mut approvers = self.per_gateway.get(&conversation.gateway).cloned().unwrap_or_default();

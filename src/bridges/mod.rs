@@ -3,7 +3,8 @@
 //! "**Ada** (Telegram): text", replying where they replied; the assistant,
 //! asked there, answers on every side. Nothing but the configured chats is
 //! ever relayed, and never what the assistant says for one person alone:
-//! approval prompts, command output, pairing and link codes.
+//! approval prompts and what follows once one is decided, command output,
+//! pairing and link codes.
 //!
 //! Relaying goes through the journal and the outbox like everything else:
 //! the source chat's worker commits the copies for the other chats in the

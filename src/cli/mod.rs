@@ -315,7 +315,7 @@ fn load_with(
     let loaded = config::load_checked(file, None, crate::gateways::problems, |config| {
         let catalog = ToolCatalog::registered(config, crate::loops::tools::specs());
         let found = check_names(&config.skills, &config.tools, &catalog);
-        warnings = found.warnings;
+        warnings = [found.warnings, crate::gateways::warnings(config)].concat();
         [found.errors, more(config)].concat()
     });
     let loaded = loaded.map(|(config, from_environment)| {

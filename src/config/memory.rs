@@ -1,7 +1,8 @@
 //! `[memory]`: how much the assistant keeps per person, how much of it the
 //! model sees in each turn, how much of a conversation's history goes into
-//! the context before older turns are folded into a running summary, and
-//! how long conversation history and the token usage records are kept.
+//! the context before older turns are folded into a running summary, how
+//! long conversation history and the token usage records are kept, and in
+//! which groups what a person keeps is read at all.
 
 use serde::{Deserialize, Serialize};
 
@@ -52,6 +53,12 @@ pub struct MemoryConfig {
     /// Daily token usage records (`/usage`) older than this many days are
     /// deleted; 0 keeps them for good.
     pub usage_keep_days: u64,
+    /// Group chats, as `gateway:chat` (`telegram:-100…`, `signal:group:…`),
+    /// whose turns read what the person speaking asked the assistant to
+    /// remember. In every other group nothing remembered is read, since
+    /// everyone there (and, across a bridge, on the other side) reads the
+    /// answer. Empty by default.
+    pub facts_in_groups: Vec<String>,
 }
 
 impl Default for MemoryConfig {
@@ -63,6 +70,7 @@ impl Default for MemoryConfig {
             history_keep_days: DEFAULT_HISTORY_KEEP_DAYS,
             context_tokens: DEFAULT_CONTEXT_TOKENS,
             usage_keep_days: DEFAULT_USAGE_KEEP_DAYS,
+            facts_in_groups: Vec::new(),
         }
     }
 }
@@ -80,6 +88,15 @@ impl MemoryConfig {
             self.usage_keep_days <= MAX_KEEP_DAYS,
             format!("memory.usage_keep_days must be at most {MAX_KEEP_DAYS} (0 keeps usage records for good)"),
         );
+        for chat in &self.facts_in_groups {
+            let named = chat.split_once(':').is_some_and(|(gateway, chat)| {
+                passepartout_gateway::GatewayId::new(gateway).is_ok() && passepartout_gateway::ChatId::new(chat).is_ok()
+            });
+            problems.check(
+                named,
+                format!("memory.facts_in_groups: \"{chat}\" is not gateway:chat (e.g. telegram:-1001234567890)"),
+            );
+        }
         problems.check(
             self.context_tokens == 0 || self.context_tokens >= MIN_CONTEXT_TOKENS,
             format!("memory.context_tokens must be 0 (no compaction) or at least {MIN_CONTEXT_TOKENS}"),

@@ -231,23 +231,30 @@ impl Conversations {
         self.router.queue_depths()
     }
 
-    /// What `user` keeps in memory on `gateway`, for one turn in
-    /// `conversation`: with what they keep on their other channels when they
-    /// are linked and this is the private conversation they linked from
-    /// (never in a group).
+    /// What `user` (also known as `aliases`) keeps in memory on `gateway`,
+    /// for one turn in `conversation`: with what they keep on their other
+    /// channels when they are linked and this is the private conversation
+    /// they linked from; in a group (a chat that is not theirs, on a gateway
+    /// that does not vouch for its peers), nothing kept before, unless
+    /// `memory.facts_in_groups` names it.
     pub(super) fn memory_of(
         &self,
         gateway: &GatewayId,
         user: &UserId,
+        aliases: &[UserId],
         conversation: &ConversationKey,
     ) -> MemorySession {
-        let session = MemorySession::with_limits(
-            self.store.clone(),
-            self.clock,
-            gateway,
-            user,
-            self.pipeline.load().memory_limits(),
-        );
+        let pipeline = self.pipeline.load();
+        let session =
+            MemorySession::with_limits(self.store.clone(), self.clock, gateway, user, pipeline.memory_limits());
+        let chat = conversation.chat.as_str();
+        let own = std::iter::once(user).chain(aliases).any(|id| id.as_str() == chat);
+        if !own && !self.approvals.vouches(gateway) {
+            if pipeline.reads_facts_in(conversation) {
+                return session;
+            }
+            return session.unread();
+        }
         let Some(person) = self.linked_here(gateway, user, conversation) else {
             return session;
         };

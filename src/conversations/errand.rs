@@ -53,7 +53,7 @@ impl<'a> InWorker<'a> {
     pub async fn run_background(&mut self, turn: BackgroundTurn) -> Result<TurnOutput, TurnFailed> {
         let (cx, key) = (self.cx, self.key);
         let history = self.recent.load(&cx.store, key).map_err(TurnFailed::History)?;
-        let memory = cx.memory_of(&key.gateway, &turn.origin.sender, key);
+        let memory = cx.memory_of(&key.gateway, &turn.origin.sender, &[], key);
         guarded(cx, key, cx.pipeline().run_background(turn, history, memory))
             .await
             .map_err(TurnFailed::Stopped)

@@ -12,8 +12,7 @@ use super::delivery;
 use super::history::RecentHistory;
 use super::worker::{commit_of, error_id, guarded, with_typing};
 use crate::approvals::Approval;
-use crate::bridges::relay;
-use crate::store::{ApprovalWrite, PendingOutbound, Posted, TurnCommit};
+use crate::store::{ApprovalWrite, PendingOutbound, TurnCommit};
 
 /// Tells the conversation the outcome of each approval decided since it
 /// was last told, if any was.
@@ -46,6 +45,7 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
             let memory = cx.memory_of(
                 &approval.conversation.gateway,
                 &approval.requester,
+                &[],
                 &approval.conversation,
             );
             // On the heap, as a turn's pipeline is (see `worker.rs`).
@@ -74,14 +74,9 @@ async fn settle_one(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut
     if !decided_here {
         commit.follows = super::follow::following(cx, key);
     }
-    // In a bridged group, the answer the approval was for reaches every side.
-    if let Some(bridge) = cx.bridges().of(key) {
-        let question = Posted {
-            conversation: key.clone(),
-            message: approval.message_id.clone(),
-        };
-        commit.relayed = relay::answers(bridge, key, &question, &commit.replies);
-    }
+    // In a bridged group, what the approved (or denied) work gives stays
+    // where it was asked, as the prompt and its answer do: it names the
+    // command and what it printed.
     let committed = cx.store.commit_turn_durably(key, commit).await;
     if let Ok(committed) = &committed {
         delivery::deliver_elsewhere(cx, key, committed);

@@ -388,7 +388,12 @@ async fn run_pipeline(
         View::Stopped => stopped_text(cx.running.take_stopped(key)),
         other => cx.show(other, cx.approvals.surface_of(key)),
     };
-    let memory = cx.memory_of(&key.gateway, &entry.inbound.sender.id, key);
+    let memory = cx.memory_of(
+        &key.gateway,
+        &entry.inbound.sender.id,
+        &entry.inbound.sender.aliases,
+        key,
+    );
     // On the heap: the pipeline's future is large (its model calls, tools
     // and votes), and every future awaiting it up to the worker's task
     // would otherwise make room for it on the thread's stack.

@@ -51,6 +51,12 @@ pub fn problems(config: &Config) -> Vec<String> {
     problems
 }
 
+/// Every gateway section's warnings, in the order of [`components`]:
+/// what `check-config` prints beside the configuration's own.
+pub fn warnings(config: &Config) -> Vec<String> {
+    components(config).iter().flat_map(|c| c.warnings()).collect()
+}
+
 /// Why a chat of a `[[bridges]]` entry cannot be joined: no such gateway,
 /// one that is off, or a chat it does not let talk (or cannot bridge).
 /// Entries that do not name their chats well are the bridges' own

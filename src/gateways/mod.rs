@@ -34,7 +34,7 @@ use crate::checkup::Check;
 use crate::config::Config;
 use crate::store::Store;
 pub use crate::tools::uploads::Upload;
-pub use gathered::{access, live_keys, load, pairing, policy, problems, start_problems, surfaces, uploads};
+pub use gathered::{access, live_keys, load, pairing, policy, problems, start_problems, surfaces, uploads, warnings};
 
 /// Every gateway the daemon knows, in the order `doctor` checks them; the
 /// disabled ones too, since their lists still say who is who.
@@ -77,6 +77,12 @@ pub trait GatewayComponent: Send + Sync {
     /// (`telegram.poll_timeout_s must be …`): `check-config`'s problems, and
     /// a reload's. Its crate's section type usually checks itself.
     fn problems(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// What is valid in its section but unwise, as sentences naming the
+    /// key: `check-config`'s warnings.
+    fn warnings(&self) -> Vec<String> {
         Vec::new()
     }
 

@@ -178,6 +178,10 @@ impl GatewayComponent for Signal {
         self.section.problems()
     }
 
+    fn warnings(&self) -> Vec<String> {
+        self.section.warnings()
+    }
+
     /// Who may talk and approve; but on a person's own account
     /// (`note_to_self`) the gateway applies the allowlists itself, before
     /// the core, as it starts: they wait for a restart there, so that the

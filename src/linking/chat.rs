@@ -2,7 +2,7 @@
 //! failed is said at once; what was done is told on every side through the
 //! outbox, once the store has it on disk.
 
-use passepartout_gateway::{ConversationKey, Inbound, Outbound};
+use passepartout_gateway::{ConversationKey, Inbound, Outbound, OutboundBody, ReplyKind};
 
 use super::{LinkCommand, Linking, words};
 use crate::store::{Identity, Linked, Person};
@@ -36,7 +36,8 @@ impl Linking {
             Ok(identity) => identity,
             Err(error) => {
                 if let LinkCommand::Name(typed) = command {
-                    // Everyone there read it: nobody may use it now.
+                    // Everyone there read it: nobody may use it now (the
+                    // intake voided it already, and told whoever asked).
                     self.void(typed);
                     return said(format!("Not done: {error}. That code is void now; ask for a new one."));
                 }
@@ -65,6 +66,34 @@ impl Linking {
                 Err(error) => said(format!("Not unlinked: {error}.")),
             },
         }
+    }
+}
+
+impl Linking {
+    /// Voids the code `inbound` names if it is said where others read it
+    /// (a group, someone else's chat), whoever said it and whatever they may
+    /// do there: what tells whoever asked for the code, in their own chat.
+    /// `None` when `inbound` names no code, names it in private, or names
+    /// none that lives.
+    pub fn void_said_in_the_open(&self, inbound: &Inbound) -> Option<Outbound> {
+        let Some(LinkCommand::Name(typed)) = super::command::parse(inbound) else {
+            return None;
+        };
+        if self.identity_of(inbound).is_ok() {
+            return None;
+        }
+        let asked = self.void(&typed)?;
+        Some(Outbound {
+            id: format!("linking-void-{}", inbound.message_id),
+            conversation: asked.conversation,
+            in_reply_to: None,
+            body: OutboundBody::Text {
+                text: words::voided().to_owned(),
+                kind: ReplyKind::Notice,
+            },
+            drafts: Vec::new(),
+            turn_end: None,
+        })
     }
 }
 

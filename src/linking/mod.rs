@@ -14,6 +14,10 @@
 //! restart voids none; asking again voids the earlier one. A wrong code and
 //! an expired one read the same, and someone who names too many wrong codes
 //! in an hour has further codes refused unread, as with approval tokens.
+//! A code named anywhere but a private chat (a group, someone else's chat)
+//! is void at once, whoever named it and whether or not the assistant was
+//! addressed ([`Linking::void_said_in_the_open`]); whoever asked for it is
+//! told in their own chat.
 //!
 //! What linking gives a person (memory and history across their private
 //! conversations, their own approvals answered from any of them) is read
@@ -197,11 +201,10 @@ impl Linking {
         Ok((linked, asked))
     }
 
-    /// Voids `typed`, if it is a live code: it was named where others read it.
-    pub fn void(&self, typed: &str) {
-        let Some(code) = Code::parse(typed) else {
-            return;
-        };
+    /// Voids `typed`, if it is a live code: it was named where others read
+    /// it. Whoever asked for it, if anyone.
+    pub fn void(&self, typed: &str) -> Option<Identity> {
+        let code = Code::parse(typed)?;
         let taken = {
             let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
             codes.take(&code, self.clock.now_ms())
@@ -210,6 +213,7 @@ impl Linking {
             tracing::info!("voided a link code named in a group");
             self.forget(&[code]);
         }
+        taken
     }
 
     fn forget(&self, codes: &[Code]) {

@@ -45,6 +45,13 @@ pub fn code_text(code: &str) -> String {
     )
 }
 
+/// What whoever asked for a code is told when it was said where others
+/// read it, and voided.
+pub fn voided() -> &'static str {
+    "Your link code was sent where others can read it (a group, or someone else's chat), so it is void now: \
+     nobody can link with it. Send /link here for a new one, and send that one only in your private chat with me."
+}
+
 /// The same for `passepartout link` at the terminal, which prints it as it is.
 pub fn terminal_code_text(code: &str) -> String {
     format!(

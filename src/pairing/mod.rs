@@ -6,7 +6,9 @@
 //! An owner — someone who may approve actions on their gateway, or the local
 //! socket's user — names the code (`passepartout pair approve CODE`, or
 //! `/pair approve CODE` in their chat, [`command`]) and the person is let
-//! in, as an approver too if asked, and told so. The people paired are kept in the store and
+//! in, as an approver too if asked (only by someone who may approve on the
+//! person's own gateway, or the owner at the terminal or the dashboard),
+//! and told so. The people paired are kept in the store and
 //! handed to the access lists and the approvals' policy as one live
 //! [`Paired`] set, beside the configuration's lists, which stay as they
 //! are: what the configuration names cannot be revoked here. The codes
@@ -45,6 +47,10 @@ use crate::store::{AuditEvent, Audited, Names, PairedPerson, Person, Store, Stor
 pub enum PairError {
     #[error("only an approver may let someone in")]
     NotOwner,
+    #[error(
+        "only someone who may approve on {0} may make an approver there; let them in to talk only, without \"approver\""
+    )]
+    ApproverElsewhere(GatewayId),
     #[error("no such pairing code (or it expired)")]
     Unknown,
     #[error("too many wrong pairing codes in the last hour; try again later")]
@@ -240,14 +246,24 @@ impl Pairing {
                 Roster::Everyone => true,
                 Roster::Listed { users, .. } => users.iter().any(is),
             });
-        let global = self
-            .global
-            .load()
-            .iter()
-            .any(|(gateway, user)| gateway == person.gateway.as_str() && is(user));
         let mut sender = passepartout_gateway::Sender::new(person.user.clone());
         sender.aliases = person.aliases.clone();
-        listed || global || self.paired.approves(&person.gateway, &sender)
+        listed || self.is_global(person) || self.paired.approves(&person.gateway, &sender)
+    }
+
+    /// Whether `person`, an owner, may make an approver on `gateway`: one
+    /// who approves there, the owner at the terminal or the dashboard (a
+    /// gateway that vouches for its peers), or a global approver. An
+    /// approver on one messenger makes none on another.
+    pub fn makes_approvers_on(&self, person: &Person, gateway: &GatewayId) -> bool {
+        let vouched = (self.lists.load().iter()).any(|l| l.gateway == person.gateway && l.deciders == Roster::Everyone);
+        self.is_owner(person) && (person.gateway == *gateway || vouched || self.is_global(person))
+    }
+
+    /// Whether `person` is among `approvals.global_approvers`.
+    fn is_global(&self, person: &Person) -> bool {
+        let is = |user: &String| UserId::new(user.clone()).is_ok_and(|user| person.is(&user));
+        (self.global.load().iter()).any(|(gateway, user)| gateway == person.gateway.as_str() && is(user))
     }
 
     /// Lets in whoever `typed` is the code of, as an approver too if
@@ -282,6 +298,13 @@ impl Pairing {
             );
             return Err(PairError::Unknown);
         };
+        let gateway = &pending.conversation.gateway;
+        if approver && !self.makes_approvers_on(by, gateway) {
+            let refused = PairError::ApproverElsewhere(gateway.clone());
+            tracing::info!(by = %by, %gateway, "refused to make an approver on another gateway");
+            (self.codes.lock().unwrap_or_else(PoisonError::into_inner)).put_back(code, pending);
+            return Err(refused);
+        }
         let person = PairedPerson {
             gateway: pending.conversation.gateway.clone(),
             user: pending.user.clone(),

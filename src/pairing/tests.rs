@@ -16,6 +16,10 @@ fn telegram() -> GatewayId {
     GatewayId::new("telegram").unwrap()
 }
 
+fn signal() -> GatewayId {
+    GatewayId::new("signal").unwrap()
+}
+
 fn local() -> GatewayId {
     GatewayId::new("local").unwrap()
 }
@@ -26,6 +30,17 @@ fn lists() -> Vec<Lists> {
             gateway: local(),
             talkers: Roster::Everyone,
             deciders: Roster::Everyone,
+        },
+        Lists {
+            gateway: signal(),
+            talkers: Roster::Listed {
+                users: vec!["s1".into()],
+                chats: vec![],
+            },
+            deciders: Roster::Listed {
+                users: vec!["s1".into()],
+                chats: vec![],
+            },
         },
         Lists {
             gateway: telegram(),
@@ -183,6 +198,32 @@ async fn only_owners_approve() {
     let approver = Person::known_as(telegram(), UserId::new("1").unwrap());
     desk.approve(&code, false, &approver, &here())
         .expect("a configured approver may");
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_an_approver_on_the_persons_gateway_or_the_terminal_makes_an_approver() {
+    let (_dir, store) = open_temp();
+    let desk = desk(store, true);
+    let code = code_of(desk.offer(&from("42")));
+    let on_signal = Person::known_as(signal(), UserId::new("s1").unwrap());
+    let refused = desk.approve(&code, true, &on_signal, &here()).unwrap_err();
+    assert!(
+        matches!(&refused, PairError::ApproverElsewhere(g) if *g == telegram()),
+        "{refused}"
+    );
+    assert!(!desk.paired().allows(&telegram(), &from("42").sender), "nobody let in");
+    let let_in = desk
+        .approve(&code, false, &on_signal, &here())
+        .expect("the code was kept");
+    assert!(!let_in.person.approver, "let in to talk, as an owner elsewhere may");
+
+    let code = code_of(desk.offer(&from("43")));
+    let on_telegram = Person::known_as(telegram(), UserId::new("1").unwrap());
+    let made = desk.approve(&code, true, &on_telegram, &here()).unwrap();
+    assert!(made.person.approver, "an approver on Telegram makes one there");
+    let code = code_of(desk.offer(&from("44")));
+    let made = desk.approve(&code, true, &owner(), &here()).unwrap();
+    assert!(made.person.approver, "the owner at the terminal makes one anywhere");
 }
 
 #[tokio::test(start_paused = true)]

@@ -177,6 +177,13 @@ impl Pipeline {
         }
     }
 
+    /// Whether turns in the group `conversation` read what the person
+    /// speaking keeps (`memory.facts_in_groups`).
+    pub fn reads_facts_in(&self, conversation: &passepartout_gateway::ConversationKey) -> bool {
+        let named = format!("{}:{}", conversation.gateway, conversation.chat);
+        self.memory.facts_in_groups.contains(&named)
+    }
+
     /// What one person may keep in memory.
     pub fn memory_limits(&self) -> MemoryLimits {
         MemoryLimits {

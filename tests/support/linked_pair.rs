@@ -38,6 +38,12 @@ pub struct Setup {
 /// The daemon with Ada on Telegram (and Bob, and a group with both) and
 /// on Signal, `record` needing approval, answered by `model`.
 pub async fn start(model: fn(&Value) -> Script) -> Setup {
+    // Every group message reaches the core: `/link` there is refused by it.
+    start_in(model, passepartout_gateway::GroupMode::All).await
+}
+
+/// The same, the groups read in `group_mode`.
+pub async fn start_in(model: fn(&Value) -> Script, group_mode: passepartout_gateway::GroupMode) -> Setup {
     let telegram = FakeTelegram::start(TOKEN).await;
     let signal = FakeSignal::start().await;
     let llm = FakeLlm::start().await;
@@ -54,8 +60,7 @@ pub async fn start(model: fn(&Value) -> Script) -> Setup {
             section.allowed_users.push(BOB_TELEGRAM);
             section.allowed_chats = vec![GROUP];
             section.approvers = Some(vec![ADA_TELEGRAM, BOB_TELEGRAM]);
-            // Every group message reaches the core: `/link` there is refused by it.
-            section.group_mode = passepartout_gateway::GroupMode::All;
+            section.group_mode = group_mode;
             signal_on(config, endpoint, ADA_SIGNAL);
         },
         vec![Arc::new(record.clone())],

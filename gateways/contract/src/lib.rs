@@ -11,12 +11,13 @@
 //! newline framing with a length cap, [`retry`], backoff between attempts, and
 //! [`markup`], the model's Markdown rendered for any surface, [`names`],
 //! people's names made fit to show, [`parts`], sending a split message
-//! part by part exactly once, and [`Secrets`], the configured secrets kept
-//! out of what a gateway shows, and [`visible`], text shown for a decision
-//! (an approval's command, an audit line) with every character that could
-//! redraw, reorder or hide it as an escape. A gateway's [`Surface`] says
-//! what its people can do with a message (buttons, replies, reactions, a
-//! terminal), so the core words its own messages for it.
+//! part by part exactly once, [`names_a_link_code`], a link code said where
+//! others read it, [`Secrets`], the configured secrets kept out of what a
+//! gateway shows, and [`visible`], text shown for a decision (an approval's
+//! command, an audit line) with every character that could redraw, reorder
+//! or hide it as an escape. A gateway's [`Surface`] says what its people can
+//! do with a message (buttons, replies, reactions, a terminal), so the core
+//! words its own messages for it.
 
 mod draft;
 mod error;
@@ -24,6 +25,7 @@ mod gateway;
 mod ids;
 mod intake;
 pub mod lines;
+mod link_codes;
 pub mod markup;
 mod media;
 mod message;
@@ -41,6 +43,7 @@ pub use error::{GatewayError, InvalidId};
 pub use gateway::{Deliver, Fetch, GroupMode, Health, HealthState, Listen};
 pub use ids::{ApprovalToken, ChatId, ConversationKey, GatewayId, MessageId, TOKEN_ALPHABET, UserId};
 pub use intake::{Ack, Intake, IntakeClosed, IntakeEvent, IntakeQueue, Refusal};
+pub use link_codes::names_a_link_code;
 pub use media::{Attachment, Fetched, FileRef, MediaKind};
 pub use message::{
     Delivered, Inbound, InboundBody, Normalized, Outbound, OutboundBody, OutboundFile, ReplyKind, Sender, TurnEnd,

@@ -70,7 +70,9 @@ pub struct Inbound {
     /// Heard in a bridged group without being addressed to the assistant
     /// (no mention, no reply to it, no command): only to be relayed to the
     /// bridge's other chats, never answered. Gateways pass such messages
-    /// only for the chats they were told are bridged.
+    /// only for the chats they were told are bridged, and, from any group,
+    /// one that names a link code ([`names_a_link_code`](crate::names_a_link_code)),
+    /// which the core only voids.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub overheard: bool,
     /// Addressed to the assistant only by replying to one of the bot's

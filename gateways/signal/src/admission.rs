@@ -8,11 +8,12 @@
 //! person's number. So there, the gateway itself lets through only the
 //! Note-to-Self conversation and the senders and groups the configuration
 //! names ([`Admitted`]), and drops everything else before the core sees it,
-//! without a word back.
+//! without a word back; only a link code overheard anywhere is let through,
+//! which the core voids and answers nothing.
 
 use std::collections::HashSet;
 
-use passepartout_gateway::Inbound;
+use passepartout_gateway::{Inbound, InboundBody};
 
 use crate::normalize::{GROUP_PREFIX, note_to_self_chat};
 use crate::settings::{Admitted, SignalSettings};
@@ -56,6 +57,10 @@ impl Admission {
                 senders,
                 groups,
             } => {
+                if names_a_link_code(inbound) {
+                    // Only for the core to void the code: nothing answers it.
+                    return true;
+                }
                 let chat = inbound.conversation.chat.as_str();
                 if chat.starts_with(GROUP_PREFIX) {
                     return groups.contains(chat);
@@ -70,6 +75,14 @@ impl Admission {
     pub fn tells_strangers(&self) -> bool {
         matches!(self, Self::Everything)
     }
+}
+
+/// Whether `inbound` is a link code overheard where others read it.
+fn names_a_link_code(inbound: &Inbound) -> bool {
+    let InboundBody::Text { text } = &inbound.body else {
+        return false;
+    };
+    inbound.overheard && passepartout_gateway::names_a_link_code(text)
 }
 
 #[cfg(test)]
@@ -141,5 +154,17 @@ mod tests {
             !admission.admits(&from("group:T1RIRVI=", "friend-uuid", None)),
             "a listed sender in a group that is not listed"
         );
+    }
+
+    #[test]
+    fn a_link_code_overheard_anywhere_reaches_the_core_to_be_voided() {
+        let admission = personal();
+        let mut said = from("group:T1RIRVI=", "own-uuid", Some(ACCOUNT));
+        said.body = InboundBody::Text {
+            text: "/link ABCD2345".into(),
+        };
+        assert!(!admission.admits(&said), "addressed, it is an ordinary message");
+        said.overheard = true;
+        assert!(admission.admits(&said));
     }
 }

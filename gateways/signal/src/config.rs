@@ -93,6 +93,31 @@ impl SignalConfig {
         (self.note_to_self && !self.account.is_empty()).then(|| crate::note_to_self_chat(&self.account))
     }
 
+    /// What is valid but unwise: senders and approvers listed by phone
+    /// number, which trusts whoever holds that number (a number changes
+    /// hands; a UUID names one account for good).
+    pub fn warnings(&self) -> Vec<String> {
+        if !self.enabled {
+            return Vec::new();
+        }
+        let numbers = |key: &str, listed: &[String]| {
+            let by_number: Vec<&str> = (listed.iter())
+                .filter(|id| id.starts_with('+'))
+                .map(String::as_str)
+                .collect();
+            (!by_number.is_empty()).then(|| {
+                format!(
+                    "signal.{key} names {} by phone number: that trusts whoever holds the number, which \
+                     can change hands; list the account's UUID instead (signal-cli shows it as sourceUuid)",
+                    by_number.join(", ")
+                )
+            })
+        };
+        let senders = numbers("allowed_senders", &self.allowed_senders);
+        let approvers = (self.approvers.as_deref()).and_then(|approvers| numbers("approvers", approvers));
+        senders.into_iter().chain(approvers).collect()
+    }
+
     /// Every problem with the section, as sentences naming the key. Empty when valid.
     pub fn problems(&self) -> Vec<String> {
         let mut problems = Vec::new();
@@ -139,6 +164,27 @@ impl SignalConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn people_listed_by_phone_number_are_warned_of() {
+        let section = SignalConfig {
+            enabled: true,
+            account: "+15550000001".into(),
+            allowed_senders: vec!["0a0a0a0a-0000-4000-8000-00000000000a".into(), "+15557654321".into()],
+            approvers: Some(vec!["+15557654321".into()]),
+            ..SignalConfig::default()
+        };
+        let warnings = section.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].starts_with("signal.allowed_senders names +15557654321 by phone number"));
+        assert!(warnings[1].starts_with("signal.approvers names +15557654321"));
+        let by_uuid = SignalConfig {
+            allowed_senders: vec!["0a0a0a0a-0000-4000-8000-00000000000a".into()],
+            approvers: None,
+            ..section
+        };
+        assert!(by_uuid.warnings().is_empty());
+    }
 
     #[test]
     fn the_defaults_are_valid_and_an_enabled_account_needs_a_number_and_someone_to_talk_to() {

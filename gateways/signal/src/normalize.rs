@@ -10,7 +10,8 @@
 //!   [`crate::media`]); a payment → [`InboundBody::Unsupported`] naming it;
 //! - a `dataMessage` in a group: conversation chat `group:<groupId>`; under
 //!   [`GroupMode::MentionOrReply`] only when it mentions the bot (by UUID or
-//!   number) or quotes one of the bot's messages; a reaction only when it is on
+//!   number) or quotes one of the bot's messages, or names a link code
+//!   (passed on overheard, for the core to void the code); a reaction only when it is on
 //!   one of the bot's messages. Outside groups the chat is the sender's UUID;
 //! - a quote → `reply_to`, the quoted message's id;
 //! - a reaction → [`InboundBody::Reaction`] with the target message's id;
@@ -365,7 +366,9 @@ impl Context<'_> {
             true => mentioned || quoted || command,
             false => origin.takes_everything || mentioned || quoted,
         };
-        if !addressed && !origin.bridged {
+        // A link code said here is voided by the core, addressed or not.
+        let names_a_code = (data.message.as_deref()).is_some_and(passepartout_gateway::names_a_link_code);
+        if !addressed && !origin.bridged && !names_a_code {
             return Err("group message not addressed to the bot");
         }
         let reply_to = data

@@ -84,6 +84,14 @@ fn one_to_one_text_becomes_a_text_inbound() {
 }
 
 #[test]
+fn a_link_code_said_in_a_group_unaddressed_is_taken_overheard() {
+    let envelope = data(json!({ "message": "/link ABCD2345", "groupInfo": group_info() }));
+    let got = inbound(run(&envelope));
+    assert!(got.overheard, "for the core to void, never to answer");
+    assert_eq!(got.body, text("/link ABCD2345"));
+}
+
+#[test]
 fn group_message_without_mention_or_quote_is_skipped_unless_all() {
     let envelope = data(json!({ "message": "just chatting", "groupInfo": group_info() }));
     assert_eq!(skip_reason(run(&envelope)), "group message not addressed to the bot");

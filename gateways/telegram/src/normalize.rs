@@ -10,7 +10,8 @@
 //! - a message in a group or supergroup: the same, but under
 //!   [`GroupMode::MentionOrReply`] only when it mentions `@bot_username` or
 //!   replies to one of the bot's messages (the mention is removed from the
-//!   text or caption); in a bridged group, every person's message, marked
+//!   text or caption), or names a link code (passed on overheard, for the
+//!   core to void the code); in a bridged group, every person's message, marked
 //!   [`Inbound::overheard`] unless it mentions the bot, replies to it or is
 //!   a command, whatever the group mode;
 //! - a button press (callback query) → [`InboundBody::Button`], with the
@@ -115,7 +116,9 @@ impl Context<'_> {
             || mentioned
             || replied
             || (bridged && command);
-        if !addressed && !bridged {
+        // A link code said here is voided by the core, addressed or not.
+        let names_a_code = message.text().is_some_and(passepartout_gateway::names_a_link_code);
+        if !addressed && !bridged && !names_a_code {
             return Err("group message not addressed to the bot");
         }
         let body = match &common.media_kind {

@@ -111,6 +111,21 @@ fn group_message_without_mention_or_reply_is_skipped() {
 }
 
 #[test]
+fn a_link_code_said_in_a_group_unaddressed_is_taken_overheard() {
+    let said = update("message", message(group_chat(), json!({ "text": "/link ABCD2345" })));
+    let got = inbound(run(&said));
+    assert!(got.overheard, "for the core to void, never to answer");
+    assert_eq!(
+        got.body,
+        InboundBody::Text {
+            text: "/link ABCD2345".into()
+        }
+    );
+    let asked = update("message", message(group_chat(), json!({ "text": "/link" })));
+    assert_eq!(skip_reason(run(&asked)), "group message not addressed to the bot");
+}
+
+#[test]
 fn group_message_mentioning_the_bot_is_taken_without_the_mention() {
     // "@passbot" in another case still names the bot; entity offsets are UTF-16.
     let text = "😀 @passbot what is the time?";

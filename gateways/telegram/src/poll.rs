@@ -38,8 +38,10 @@ use crate::gateway::{TelegramGateway, telegram_message_id};
 use crate::normalize::{Normalized, normalize};
 use crate::updates::{Answer, GetUpdates, Item, get_updates};
 
-/// The alert a person sees who pressed a button of an approval they may not decide.
-const NOT_APPROVER: &str = "You are not allowed to approve this. It still waits for an approver.";
+/// The alert a person sees who pressed a button of an approval they may
+/// not decide, or of none (a forged one): the same, so that it tells
+/// nobody whether the approval exists.
+const NOT_APPROVER: &str = "You are not allowed to approve this, or nothing waits for this answer.";
 
 /// The update kinds the gateway asks for.
 const ALLOWED_UPDATES: [AllowedUpdate; 4] = [

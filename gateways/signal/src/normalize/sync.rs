@@ -13,16 +13,17 @@
 //!
 //! Everything else is skipped, silently and whatever it says: what the person
 //! sent to other people or to groups (their private conversations, which the
-//! assistant must never read), read and viewed receipts, contact and group
+//! assistant must never read; only a link code said there is handed on, for
+//! the core to void it), read and viewed receipts, contact and group
 //! lists, blocked lists, edits, and any sync message not from the account
 //! itself or in a shape signal-cli is not known to send.
 
-use passepartout_gateway::Normalized;
+use passepartout_gateway::{InboundBody, Normalized};
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::Value;
 
-use super::{Context, DataMessage, Envelope, Origin, Step};
+use super::{Context, DataMessage, Envelope, GROUP_PREFIX, Origin, Step};
 
 /// The chat of the Note-to-Self conversation of `account` (its number):
 /// where the person's notes come from and the assistant's replies go.
@@ -70,10 +71,20 @@ impl Context<'_> {
             return Err("sync message not from the account itself");
         }
         if sent.data.group_info.is_some() {
-            return Err("sync message of the account's message to a group");
+            return self.link_code_said(
+                envelope,
+                uuid,
+                &sent,
+                "sync message of the account's message to a group",
+            );
         }
         if !self.to_self(uuid, &sent) {
-            return Err("sync message of the account's message to someone else");
+            return self.link_code_said(
+                envelope,
+                uuid,
+                &sent,
+                "sync message of the account's message to someone else",
+            );
         }
         if sent.edit_message.is_some() {
             return Err("edited message");
@@ -99,6 +110,48 @@ impl Context<'_> {
             bridged: false,
         };
         self.content(&origin, &sent.data)
+    }
+
+    /// What the person sent to a group or to someone else, skipped for
+    /// `skipped` unless it names a link code: that is handed on overheard,
+    /// in the chat it was said in, so the core voids the code (and reads
+    /// nothing else of it).
+    fn link_code_said(
+        &self,
+        envelope: &Envelope,
+        uuid: &str,
+        sent: &SentMessage,
+        skipped: &'static str,
+    ) -> Step<Normalized> {
+        let text = (sent.data.message.as_deref())
+            .filter(|text| passepartout_gateway::names_a_link_code(text))
+            .ok_or(skipped)?;
+        let group = (sent.data.group_info.as_ref()).and_then(|info| info.group_id.as_deref());
+        let chat = match group {
+            Some(group) => format!("{GROUP_PREFIX}{group}"),
+            None => (sent.destination_uuid.as_deref())
+                .or(sent.destination_number.as_deref())
+                .or(sent.destination.as_deref())
+                .ok_or(skipped)?
+                .to_owned(),
+        };
+        let timestamp = sent.data.timestamp.or(envelope.timestamp).ok_or(skipped)?;
+        let origin = Origin {
+            envelope,
+            uuid,
+            number: self.bot.number.as_deref(),
+            timestamp,
+            chat,
+            group,
+            takes_everything: false,
+            bridged: false,
+        };
+        let body = InboundBody::Text { text: text.to_owned() };
+        let mut normalized = self.inbound(&origin, None, body)?;
+        if let Normalized::Inbound(inbound) = &mut normalized {
+            inbound.overheard = true;
+        }
+        Ok(normalized)
     }
 
     /// Whether `sent` went to the account itself: its number or UUID, or

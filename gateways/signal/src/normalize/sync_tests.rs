@@ -111,6 +111,29 @@ fn the_persons_messages_to_others_and_to_groups_are_never_taken() {
 }
 
 #[test]
+fn a_link_code_the_person_said_to_others_or_a_group_is_handed_on_overheard() {
+    let to_friend = sent_to(
+        Some(FRIEND_NUMBER),
+        Some(FRIEND_UUID),
+        json!({ "message": "/link ABCD2345" }),
+    );
+    let got = inbound(run(&to_friend));
+    assert!(got.overheard, "for the core to void, never to answer");
+    assert_eq!(got.conversation.chat.as_str(), FRIEND_UUID, "where it was said");
+    assert_eq!(got.sender.id.as_str(), OWN_UUID);
+    let group = json!({ "groupInfo": { "groupId": "R1JPVVA=", "type": "DELIVER" }, "message": "/link ABCD2345" });
+    let got = inbound(run(&sent_to(None, None, group)));
+    assert!(got.overheard);
+    assert_eq!(got.conversation.chat.as_str(), "group:R1JPVVA=");
+    assert_eq!(
+        got.body,
+        InboundBody::Text {
+            text: "/link ABCD2345".into()
+        }
+    );
+}
+
+#[test]
 fn on_a_dedicated_number_every_sync_message_is_skipped() {
     let dedicated = BotIdentity {
         note_to_self: false,
