@@ -136,24 +136,11 @@ async fn a_trusted_tool_server_cannot_approve_a_waiting_call() {
     still_waiting(waiting).await;
 }
 
-/// The processes whose command line is exactly `wanted`.
-fn processes(wanted: &str) -> Vec<i32> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|line| String::from_utf8_lossy(&line).replace('\0', " ").trim() == wanted)
-        })
-        .collect()
-}
-
 /// Waits until no process runs `wanted`; false if one still does at the end.
 async fn gone(wanted: &str) -> bool {
     let deadline = tokio::time::Instant::now() + WAIT;
     while tokio::time::Instant::now() < deadline {
-        if processes(wanted).is_empty() {
+        if support::process::processes_running(wanted).is_empty() {
             return true;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;

@@ -120,6 +120,7 @@ unsafe fn init(status_out: libc::c_int) -> io::Result<()> {
     unsafe {
         // Dies with the keeper, and with it the whole namespace.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
+        libc::prctl(libc::PR_SET_NAME, c"pp-tool-init".as_ptr());
         let command = libc::fork();
         if command == 0 {
             libc::close(status_out);
@@ -152,6 +153,7 @@ unsafe fn init(status_out: libc::c_int) -> io::Result<()> {
 unsafe fn keeper(init: libc::pid_t, status_in: libc::c_int) -> ! {
     // SAFETY (whole function): system calls only.
     unsafe {
+        libc::prctl(libc::PR_SET_NAME, c"pp-tool-keeper".as_ptr());
         for signal in IGNORED_BY_KEEPER {
             libc::signal(signal, libc::SIG_IGN);
         }

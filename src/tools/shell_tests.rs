@@ -43,7 +43,12 @@ impl Fixture {
     /// The tool with `config` and `cap`, its commands confined by `sandbox`
     /// with the workspace writable.
     pub(super) fn tool_in(&self, config: ShellConfig, cap: usize, sandbox: &SandboxConfig) -> ShellTool {
-        let policy = Policy::new(sandbox, Support::probe()).writable(self.workspace.root());
+        self.tool_on(config, cap, sandbox, Support::probe())
+    }
+
+    /// [`Fixture::tool_in`] on a kernel offering `support`.
+    fn tool_on(&self, config: ShellConfig, cap: usize, sandbox: &SandboxConfig, support: Support) -> ShellTool {
+        let policy = Policy::new(sandbox, support).writable(self.workspace.root());
         ShellTool::new(config, cap, self.workspace.clone(), policy)
     }
 
@@ -264,10 +269,18 @@ async fn wait_for_line(path: &Path) -> i32 {
     }
 }
 
+/// Where the kernel lets no PID namespace be made, a process that leaves
+/// the group escapes the group kill; the call still ends.
 #[tokio::test]
 async fn an_escaped_process_holding_the_pipes_does_not_hang_the_call() {
     let f = fixture();
-    let tool = f.tool(config(600), DEFAULT_OUTPUT_CAP_BYTES);
+    let without_namespaces = Support::probe().isolating(false);
+    let tool = f.tool_on(
+        config(600),
+        DEFAULT_OUTPUT_CAP_BYTES,
+        &SandboxConfig::default(),
+        without_namespaces,
+    );
     // The shell waits until the child has left the group, or the group kill
     // at exit could catch it before `setsid` runs.
     let command = "setsid sh -c 'echo $$ > escaped; exec sleep 1000' & \
@@ -278,6 +291,30 @@ async fn an_escaped_process_holding_the_pipes_does_not_hang_the_call() {
     let _ = rustix::process::kill_process(Pid::from_raw(escaped).unwrap(), Signal::KILL);
     assert!(report.starts_with("[exit code: 0]\n"), "{report}");
     assert!(report.contains("[output may be incomplete"), "{report}");
+}
+
+/// In a PID namespace of its own, the same escape ends with the command, and
+/// its output is whole.
+#[tokio::test]
+async fn a_process_that_leaves_the_group_ends_with_the_command() {
+    if !Support::probe().isolates() {
+        eprintln!("SKIPPED a_process_that_leaves_the_group_ends_with_the_command: no PID namespaces here");
+        return;
+    }
+    let f = fixture();
+    let tool = f.tool(config(600), DEFAULT_OUTPUT_CAP_BYTES);
+    let command = "setsid sh -c 'echo $$ > escaped; exec sleep 1011' & \
+                   while [ ! -s escaped ]; do :; done; echo left";
+    let report = f.run(&tool, command).await;
+    assert!(report.starts_with("[exit code: 0]\n"), "{report}");
+    assert!(!report.contains("[output may be incomplete"), "{report}");
+    let running = |wanted: &str| {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+            std::fs::read(entry.path().join("cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).replace('\0', " ").trim() == wanted)
+        })
+    };
+    assert!(!running("sleep 1011"), "the detached sleep outlived the command");
 }
 
 #[tokio::test]

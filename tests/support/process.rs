@@ -166,3 +166,20 @@ pub async fn run_cli(config: &Path, args: &[&str]) -> std::process::Output {
         .expect("command finishes")
         .expect("command runs")
 }
+
+/// The processes on this machine whose command line (its words joined by
+/// spaces) contains `needle`.
+pub fn processes_running(needle: &str) -> Vec<rustix::process::Pid> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|line| String::from_utf8_lossy(&line).replace('\0', " ").contains(needle))
+        })
+        .filter_map(rustix::process::Pid::from_raw)
+        .collect()
+}
