@@ -472,7 +472,8 @@ fn pipeline(
     policy: crate::approvals::Policy,
     extensions: Extensions,
 ) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
-    let sandbox = crate::sandbox::Policy::for_tools(config, extensions.config_file.as_deref(), Support::probe());
+    let sandbox = crate::sandbox::Policy::for_tools(config, extensions.config_file.as_deref(), Support::probe())
+        .with_cgroups(crate::sandbox::Cgroups::find(true));
     if !sandbox.confines() {
         tracing::warn!(what = %sandbox.describe(), "tool processes are not confined");
     }

@@ -35,16 +35,15 @@ pub async fn run(config: &Config, config_file: Option<&Path>, providers: &[Arc<d
         }
     }
     checks.extend(transcription_check(config).await);
-    checks.push(crate::sandbox::check(
-        &config.tools.sandbox,
-        crate::sandbox::Support::probe(),
-    ));
+    // Confined as the daemon would confine: the configuration's directory
+    // (its secret files) and the data directory kept out; the control groups
+    // it would use looked at, not claimed.
+    let sandbox = crate::sandbox::Policy::for_tools(config, config_file, crate::sandbox::Support::probe())
+        .with_cgroups(crate::sandbox::Cgroups::find(false));
+    checks.push(sandbox.check(&config.tools.sandbox));
     match &daemon {
         Some(status) => checks.extend(daemon_mcp_checks(status)),
         None => {
-            // Confined as the daemon would confine it: the configuration's
-            // directory (its secret files) and the data directory kept out.
-            let sandbox = crate::sandbox::Policy::for_tools(config, config_file, crate::sandbox::Support::probe());
             // Homes that go with the probe: one made in the data directory
             // by whoever runs `doctor` (root, under sudo) could be closed
             // to the daemon's own user afterwards.

@@ -248,3 +248,42 @@ async fn a_commands_exit_status_and_signal_come_through() {
         assert_eq!(std::os::unix::process::ExitStatusExt::signal(&status), signal, "{line}");
     }
 }
+
+/// Eight children of 100 MiB each under `memory_mb = 256`: each fits the
+/// limit on its own, so per process all eight would live; held for the
+/// whole command, at most two do.
+#[tokio::test]
+async fn the_memory_limit_holds_for_the_whole_command() {
+    const TEST: &str = "the_memory_limit_holds_for_the_whole_command";
+    let Some(cgroups) = passepartout::sandbox::Cgroups::find(true) else {
+        support::skip::skipped(TEST, "no control group the test may make children in");
+        return;
+    };
+    let config = passepartout::config::SandboxConfig {
+        memory_mb: 256,
+        ..Default::default()
+    };
+    let child = "import time; held = b'x' * (100 << 20); time.sleep(3); print('survived', flush=True)";
+    let line = format!("for i in 1 2 3 4 5 6 7 8; do /usr/bin/python3 -c \"{child}\" & done; wait");
+    let run = |policy: Policy| {
+        let line = line.clone();
+        async move {
+            let mut confinement = policy.prepare().unwrap();
+            let mut command = tokio::process::Command::new("/bin/sh");
+            command.args(["-c", &line]).process_group(0).kill_on_drop(true);
+            confinement.apply(&mut command);
+            let output = tokio::time::timeout(WAIT, command.output())
+                .await
+                .expect("the command ends")
+                .unwrap();
+            String::from_utf8_lossy(&output.stdout).matches("survived").count()
+        }
+    };
+    let whole = run(Policy::new(&config, Support::probe()).with_cgroups(Some(cgroups))).await;
+    assert!(
+        whole <= 2,
+        "{whole} of 8 survived a 256 MiB limit for the whole command"
+    );
+    let each = run(Policy::new(&config, Support::probe())).await;
+    assert_eq!(each, 8, "per process, each fits");
+}

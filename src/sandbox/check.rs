@@ -12,8 +12,8 @@ const FIX_NO_LANDLOCK: &str = "use a kernel with Landlock (Linux 5.13 or later, 
 /// processes are confined as asked; degraded when they run unconfined, or
 /// with the network open although `network = "none"`; failed when
 /// `require` refuses them all.
-pub fn check(config: &SandboxConfig, support: Support) -> Check {
-    let detail = support.describe(config.network, config.unix_sockets.len());
+pub fn check(config: &SandboxConfig, support: Support, cgroups: Option<&str>) -> Check {
+    let detail = support.describe(config.network, config.unix_sockets.len(), cgroups);
     if !support.filesystem() {
         return if config.require {
             Check::new(
@@ -51,20 +51,20 @@ mod tests {
     #[test]
     fn the_line_says_what_is_enforced() {
         let defaults = SandboxConfig::default();
-        let line = check(&defaults, Support::pretend(7).isolating(true));
+        let line = check(&defaults, Support::pretend(7).isolating(true), None);
         assert_eq!(line.level, Level::Ok);
         assert_eq!(
-            check(&defaults, Support::pretend(7)).level,
+            check(&defaults, Support::pretend(7), None).level,
             Level::Degraded,
             "no namespaces"
         );
         assert!(line.detail.contains("Landlock ABI 7"), "{}", line.detail);
-        assert_eq!(check(&defaults, Support::pretend(0)).level, Level::Degraded);
+        assert_eq!(check(&defaults, Support::pretend(0), None).level, Level::Degraded);
         let required = SandboxConfig {
             require: true,
             ..SandboxConfig::default()
         };
-        let refused = check(&required, Support::pretend(0));
+        let refused = check(&required, Support::pretend(0), None);
         assert_eq!(refused.level, Level::Failed);
         assert!(refused.detail.contains("refuses"), "{}", refused.detail);
         let closed = SandboxConfig {
@@ -72,7 +72,7 @@ mod tests {
             ..SandboxConfig::default()
         };
         assert_eq!(
-            check(&closed, Support::pretend(3).isolating(true)).level,
+            check(&closed, Support::pretend(3).isolating(true), None).level,
             Level::Degraded
         );
     }

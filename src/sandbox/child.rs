@@ -6,7 +6,8 @@
 //! allocates or opens files (the ruleset, its rules' path descriptors, the
 //! seccomp filter, the namespace's id maps, the temporary directory) is done
 //! in the parent before the spawn, and the child only makes system calls, in
-//! this order: `setrlimit`; the PID namespace (`isolate.rs`: `unshare`,
+//! this order: `setrlimit`; joining its control group (a `write` to a
+//! descriptor opened in the parent); the PID namespace (`isolate.rs`: `unshare`,
 //! two forks, the id maps written); `prctl(PR_SET_NO_NEW_PRIVS)` and
 //! `landlock_restrict_self` (the crate's `restrict_self` is just those two
 //! calls on the ruleset's descriptor; its errors carry the raw OS error and
@@ -32,6 +33,8 @@ pub(super) struct InChild {
     isolation: Option<Isolation>,
     /// The seccomp filter to install last, when Unix sockets are refused.
     filter: Option<Arc<BpfProgram>>,
+    /// The `cgroup.procs` of the control groups to join first.
+    joins: Vec<libc::c_int>,
 }
 
 impl InChild {
@@ -42,7 +45,14 @@ impl InChild {
             strict,
             isolation: None,
             filter: None,
+            joins: Vec::new(),
         }
+    }
+
+    /// Also joins the control groups whose `cgroup.procs` are open as
+    /// `joins`, before anything else is started.
+    pub(super) fn joining(self, joins: Vec<libc::c_int>) -> Self {
+        Self { joins, ..self }
     }
 
     /// Also starts the process in a PID namespace of its own.
@@ -60,6 +70,7 @@ impl InChild {
     /// module doc).
     pub(super) fn enter(&mut self) -> io::Result<()> {
         self.limits.apply()?;
+        super::cgroup::join(&self.joins)?;
         if let Some(isolation) = &self.isolation {
             isolation.enter()?;
         }

@@ -12,6 +12,7 @@
 //! and `status` report.
 
 mod carve;
+mod cgroup;
 mod check;
 mod child;
 mod isolate;
@@ -22,6 +23,7 @@ mod seccomp;
 
 use thiserror::Error;
 
+pub use cgroup::Cgroups;
 pub use check::check;
 pub use limits::Limits;
 pub use policy::{Confinement, Policy, SYSTEM_READ, refused};

@@ -22,6 +22,7 @@ use tempfile::TempDir;
 
 use super::SandboxError;
 use super::carve::carve;
+use super::cgroup::{Cgroups, CommandGroup, GroupLimits};
 use super::child::InChild;
 use super::isolate::Isolation;
 use super::limits::Limits;
@@ -73,6 +74,8 @@ pub struct Policy {
     support: Support,
     /// The filter refusing Unix sockets, compiled once.
     no_unix: Option<Arc<BpfProgram>>,
+    /// Where each process gets a control group of its own, if anywhere.
+    cgroups: Option<Arc<Cgroups>>,
     /// The MCP server whose process this policy confines; none for the
     /// shell's commands. Named in the refusal hint.
     server: Option<String>,
@@ -97,6 +100,7 @@ impl Policy {
             limits: Limits::from_config(config),
             support,
             no_unix: super::seccomp::no_unix_sockets().map(Arc::new),
+            cgroups: None,
             server: None,
         }
     }
@@ -164,6 +168,13 @@ impl Policy {
         self
     }
 
+    /// Gives each process a control group of its own in `cgroups`, so that
+    /// its memory and process limits hold for the whole command.
+    pub fn with_cgroups(mut self, cgroups: Option<Cgroups>) -> Self {
+        self.cgroups = cgroups.map(Arc::new);
+        self
+    }
+
     /// Replaces the resource limits.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -215,7 +226,13 @@ impl Policy {
 
     /// One line on what is enforced, for `doctor` and `status`.
     pub fn describe(&self) -> String {
-        self.support.describe(self.network, self.unix_sockets.len())
+        let cgroups = self.cgroups.as_deref().map(Cgroups::describe);
+        self.support.describe(self.network, self.unix_sockets.len(), cgroups)
+    }
+
+    /// The sandbox's `doctor` line for this policy under `config`.
+    pub fn check(&self, config: &SandboxConfig) -> crate::checkup::Check {
+        super::check(config, self.support, self.cgroups.as_deref().map(Cgroups::describe))
     }
 
     /// The seccomp filter a process gets: Unix sockets refused unless some
@@ -263,12 +280,27 @@ impl Policy {
             None
         };
         let isolation = self.support.isolates().then(Isolation::prepare);
+        let group = self.cgroups.as_deref().and_then(|cgroups| {
+            let limits = GroupLimits {
+                memory_bytes: self.limits.memory_bytes,
+                processes: self.limits.processes,
+            };
+            cgroups
+                .make(limits)
+                .inspect_err(|error| {
+                    tracing::warn!(%error, "cannot make a control group for a tool's process; its limits hold per process")
+                })
+                .ok()
+        });
+        let joins = group.as_ref().map(CommandGroup::joins).unwrap_or_default();
         Ok(Confinement {
             child: Some(
                 InChild::new(ruleset, self.limits, self.require)
+                    .joining(joins)
                     .isolated(isolation)
                     .filtered(self.filter()),
             ),
+            _group: group,
             tmp,
             summary: self.summary(),
             refusal_hint: self.refusal_hint(),
@@ -352,6 +384,9 @@ fn installation(dir: &Path) -> Option<&Path> {
 /// gone: dropping it removes the process's temporary directory.
 pub struct Confinement {
     child: Option<InChild>,
+    /// The process's control group, held for its `Drop`: what is left in it
+    /// is ended, and it is removed, with the confinement.
+    _group: Option<CommandGroup>,
     tmp: TempDir,
     summary: String,
     refusal_hint: Option<String>,

@@ -78,14 +78,20 @@ impl Support {
     }
 
     /// One line saying what is enforced under a policy asking for `network`
-    /// and granting `unix_sockets`, for `doctor` and `status`.
-    pub fn describe(self, network: SandboxNetwork, unix_sockets: usize) -> String {
-        let ending = if self.isolates {
+    /// and granting `unix_sockets`, with each command in a group of `cgroups`
+    /// (its name) or none, for `doctor` and `status`.
+    pub fn describe(self, network: SandboxNetwork, unix_sockets: usize, cgroups: Option<&str>) -> String {
+        let isolated = if self.isolates {
             "; each runs in a PID namespace of its own, so nothing it starts outlives it"
         } else {
             "; no PID namespaces here (the kernel refused one), so a process a command starts and detaches \
              (`setsid`) can outlive it"
         };
+        let limits = match cgroups {
+            Some(kind) => format!("; memory and process limits hold for the whole command ({kind})"),
+            None => "; memory limits hold per process (no cgroup of its own to hold the whole command)".to_owned(),
+        };
+        let ending = format!("{isolated}{limits}");
         let unix = match (unix_sockets, self.unix_paths()) {
             (0, _) => "; no Unix sockets".to_owned(),
             (n, true) => format!("; {n} Unix socket(s) granted by path"),
@@ -138,7 +144,7 @@ mod tests {
     fn pretending_no_landlock_says_unconfined() {
         let none = Support::pretend(0);
         assert!(!none.filesystem() && !none.network());
-        assert!(none.describe(SandboxNetwork::None, 0).contains("unconfined"));
+        assert!(none.describe(SandboxNetwork::None, 0, None).contains("unconfined"));
     }
 
     #[test]
@@ -147,27 +153,32 @@ mod tests {
         assert!(Support::pretend(4).network());
         assert!(
             Support::pretend(3)
-                .describe(SandboxNetwork::None, 0)
+                .describe(SandboxNetwork::None, 0, None)
                 .contains("NOT closed")
         );
         assert!(
             Support::pretend(7)
-                .describe(SandboxNetwork::None, 0)
+                .describe(SandboxNetwork::None, 0, None)
                 .contains("network closed")
         );
     }
 
     #[test]
     fn the_line_says_what_outlives_a_command_and_which_sockets_are_open() {
-        let line = Support::pretend(7).isolating(true).describe(SandboxNetwork::Any, 0);
+        let line = Support::pretend(7)
+            .isolating(true)
+            .describe(SandboxNetwork::Any, 0, None);
         assert!(line.contains("PID namespace of its own"), "{line}");
         assert!(line.contains("no Unix sockets"), "{line}");
-        let line = Support::pretend(7).describe(SandboxNetwork::Any, 1);
+        assert!(line.contains("per process"), "{line}");
+        let line = Support::pretend(7).describe(SandboxNetwork::Any, 0, Some("cgroup v2"));
+        assert!(line.contains("for the whole command (cgroup v2)"), "{line}");
+        let line = Support::pretend(7).describe(SandboxNetwork::Any, 1, None);
         assert!(line.contains("can outlive it"), "{line}");
         assert!(line.contains("cannot limit them by path"), "{line}");
         assert!(
             Support::pretend(9)
-                .describe(SandboxNetwork::Any, 1)
+                .describe(SandboxNetwork::Any, 1, None)
                 .contains("granted by path")
         );
     }
