@@ -226,7 +226,12 @@ async fn no_page_or_api_answer_shows_a_configured_secret() {
         .await
         .unwrap();
     clean("/v1/models", response).await;
-    let response = http().get(format!("{base}/metrics")).send().await.unwrap();
+    let response = http()
+        .get(format!("{base}/metrics"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
     let (status, _) = clean("/metrics", response).await;
     assert_eq!(status, StatusCode::OK);
 

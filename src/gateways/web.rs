@@ -73,6 +73,7 @@ impl GatewayComponent for Web {
         let config = WebConfig {
             listen: self.section.listen,
             public_url: self.section.public_url.clone(),
+            open_metrics: self.section.open_metrics,
             secrets: with.secrets.clone(),
         };
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));

@@ -24,6 +24,9 @@ pub struct WebSection {
     /// proxy, say): `https://assistant.example.org`. Its host is accepted in
     /// `Host`, and sign-in links point there.
     pub public_url: Option<String>,
+    /// Serve `/metrics` without an API key or a signed-in browser (to a
+    /// scraper on this machine, say). Off: every local user could read it.
+    pub open_metrics: bool,
 }
 
 impl Default for WebSection {
@@ -33,6 +36,7 @@ impl Default for WebSection {
             listen: DEFAULT_LISTEN.parse().expect("the default listen address is valid"),
             allow_remote: false,
             public_url: None,
+            open_metrics: false,
         }
     }
 }
@@ -103,6 +107,7 @@ mod tests {
             listen: listen.parse().unwrap(),
             allow_remote,
             public_url: public_url.map(str::to_owned),
+            open_metrics: false,
         }
     }
 

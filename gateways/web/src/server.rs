@@ -52,6 +52,8 @@ pub struct WebConfig {
     /// `https://assistant.example.org`, when the dashboard is reached
     /// through another address than `listen`.
     pub public_url: Option<String>,
+    /// Whether `/metrics` is served without a key.
+    pub open_metrics: bool,
     /// The daemon's configured secrets, kept out of every answer, as a
     /// reload brings them up to date.
     pub secrets: LiveSecrets,
@@ -92,7 +94,7 @@ impl WebGateway {
             latency: Latency::default(),
             in_flight: Default::default(),
             secrets: config.secrets.clone(),
-            metrics_open: bound.ip().is_loopback() && public_url.is_none(),
+            metrics_open: config.open_metrics,
             admin,
             sessions,
             hosts: Hosts::new(bound, public_url),
