@@ -1,0 +1,186 @@
+//! Accepting and serving the dashboard's connections, HTTP/1 through
+//! hyper. What every connection passes before a byte of it is read as
+//! HTTP:
+//!
+//! - a place among those held ([`Connections`]): past the limits a
+//!   half-sent connection is closed to make room, or the new one is;
+//! - on a listener for this machine only, the peer's user
+//!   ([`peer_uid`](crate::peer_uid)): a connection from another local user
+//!   is answered 403 and closed, so a session cookie a browser sends along
+//!   is of no use to them;
+//!
+//! and then a whole request head within [`HEADER_TIMEOUT`], for the first
+//! request and each one after it on a kept-alive connection, so an idle or
+//! half-sent connection is closed after that long.
+//!
+//! When the gateway stops, connections are told to finish what they are
+//! answering and close; the accept loop ends at once.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, Request};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::{TcpListener, TcpStream};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tower::ServiceExt;
+
+use crate::connections::{Connections, Place};
+use crate::peer_uid;
+
+/// How long a client has to send a whole request head, and how long a
+/// kept-alive connection may wait idle for its next one.
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// How long a refused connection is given to take its answer.
+const REFUSAL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long an accept error (as: too many open files) holds accepting.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(100);
+
+/// What a connection from another local user is told.
+pub const OTHER_USER: &str = "This dashboard answers only the local user the passepartout daemon runs as; \
+                              this connection comes from another user of this machine.\n";
+
+/// The whole answer to a connection from another local user.
+fn other_user_answer() -> String {
+    format!(
+        "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain; charset=utf-8\r\nCache-Control: no-store\r\n\
+         Connection: close\r\nContent-Length: {}\r\n\r\n{OTHER_USER}",
+        OTHER_USER.len()
+    )
+}
+
+/// Who may connect: on a listener for this machine only, the daemon's own
+/// user alone.
+#[derive(Clone, Copy, Debug)]
+pub enum Admit {
+    /// Any peer (a listener that serves beyond this machine).
+    Anyone,
+    /// A loopback peer only when it is the user `uid`.
+    LocalUser(u32),
+}
+
+/// Serves `router` on `listener` until `shutdown` is cancelled, then waits
+/// for the connections to finish.
+pub async fn serve(listener: TcpListener, router: Router, admit: Admit, shutdown: CancellationToken) {
+    let ours = match listener.local_addr() {
+        Ok(ours) => ours,
+        Err(error) => {
+            tracing::error!(%error, "the dashboard's listener has no address");
+            return;
+        }
+    };
+    let connections = Arc::new(Connections::default());
+    let tracker = TaskTracker::new();
+    loop {
+        let accepted = tokio::select! {
+            () = shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let (stream, peer) = match accepted {
+            Ok(accepted) => accepted,
+            Err(error) => {
+                tracing::warn!(%error, "the dashboard cannot accept a connection");
+                tokio::time::sleep(ACCEPT_PAUSE).await;
+                continue;
+            }
+        };
+        let Some(place) = connections.admit(peer.ip()) else {
+            tracing::debug!(client = %peer.ip(), "web connection refused: too many held");
+            continue;
+        };
+        let connection = Connection {
+            stream,
+            peer,
+            ours,
+            place,
+            router: router.clone(),
+            admit,
+            shutdown: shutdown.clone(),
+        };
+        tracker.spawn(connection.run());
+    }
+    tracker.close();
+    tracker.wait().await;
+}
+
+/// One accepted connection and what it needs.
+struct Connection {
+    stream: TcpStream,
+    peer: SocketAddr,
+    ours: SocketAddr,
+    place: Place,
+    router: Router,
+    admit: Admit,
+    shutdown: CancellationToken,
+}
+
+impl Connection {
+    async fn run(self) {
+        let Connection {
+            mut stream,
+            peer,
+            ours,
+            place,
+            router,
+            admit,
+            shutdown,
+        } = self;
+        if let Admit::LocalUser(uid) = admit
+            && peer.ip().is_loopback()
+        {
+            let found = tokio::task::spawn_blocking(move || peer_uid::of_loopback_peer(peer, ours))
+                .await
+                .ok()
+                .flatten();
+            if found != Some(uid) {
+                tracing::warn!(peer_uid = ?found, "web connection from another local user refused");
+                // Written, then what the client sent is read away until it
+                // closes, so the answer is not lost to a reset.
+                let _ = tokio::time::timeout(REFUSAL_TIMEOUT, async {
+                    stream.write_all(other_user_answer().as_bytes()).await?;
+                    stream.shutdown().await?;
+                    tokio::io::copy(&mut stream, &mut tokio::io::sink()).await
+                })
+                .await;
+                return;
+            }
+        }
+        // Each piece of a streamed answer is a small write: without
+        // TCP_NODELAY it waits for the client's delayed ACK (~40 ms).
+        if let Err(error) = stream.set_nodelay(true) {
+            tracing::debug!(%error, "cannot set TCP_NODELAY on a web connection");
+        }
+        let answered = place.answered.clone();
+        let service = hyper::service::service_fn(move |request: Request<Incoming>| {
+            answered.store(true, Ordering::Release);
+            let mut request = request.map(Body::new);
+            request.extensions_mut().insert(ConnectInfo(peer));
+            router.clone().oneshot(request)
+        });
+        let mut builder = hyper::server::conn::http1::Builder::new();
+        builder.timer(TokioTimer::new()).header_read_timeout(HEADER_TIMEOUT);
+        let conn = builder.serve_connection(TokioIo::new(stream), service);
+        let mut conn = std::pin::pin!(conn);
+        tokio::select! {
+            served = conn.as_mut() => return finished(served),
+            () = place.evict.cancelled() => return,
+            () = shutdown.cancelled() => conn.as_mut().graceful_shutdown(),
+        }
+        finished(conn.await);
+    }
+}
+
+fn finished(served: Result<(), hyper::Error>) {
+    if let Err(error) = served {
+        tracing::debug!(%error, "a web connection ended with an error");
+    }
+}
