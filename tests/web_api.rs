@@ -834,6 +834,35 @@ async fn an_approver_key_approves_in_its_own_conversation_only() {
 }
 
 #[tokio::test]
+async fn a_plain_key_sees_its_own_usage_and_not_the_daemons_state() {
+    let mut api = start().await;
+    let plain = api.key("plain").await;
+    let approver = api.approver_key("approver").await;
+    let said = |answer: Value| answer["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    for command in ["/status", "/loops"] {
+        let refused = said(api.ask(&plain, user(command)).await);
+        assert!(
+            refused.contains("shown only to someone who may approve here"),
+            "{command}: {refused}"
+        );
+        assert!(
+            !refused.contains("heartbeat") && !refused.contains("gateway"),
+            "{refused}"
+        );
+    }
+    let usage = said(api.ask(&plain, user("/usage")).await);
+    assert!(usage.contains("This conversation today"), "{usage}");
+    assert!(!usage.contains("In total"), "no daemon-wide totals: {usage}");
+
+    let status = said(api.ask(&approver, user("/status")).await);
+    assert!(!status.contains("shown only to"), "an approver sees it: {status}");
+    let usage = said(api.ask(&approver, user("/usage")).await);
+    assert!(usage.contains("In total today"), "{usage}");
+    assert!(api.llm.requests().is_empty(), "commands never reach the model");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
 async fn open_metrics_serves_them_without_a_key() {
     let mut api = start_with(|config| config.web.open_metrics = true).await;
     let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
