@@ -863,6 +863,19 @@ async fn a_plain_key_sees_its_own_usage_and_not_the_daemons_state() {
 }
 
 #[tokio::test]
+async fn link_and_pair_through_the_api_are_answered_at_once() {
+    let mut api = start().await;
+    let key = api.key("plain").await;
+    let said = |answer: Value| answer["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    let link = said(api.ask(&key, user("/link")).await);
+    assert!(link.contains("/link "), "a code to say on the other channel: {link}");
+    let pair = said(api.ask(&key, user("/pair approve ABCD1234")).await);
+    assert!(pair.contains("only an approver may let someone in"), "{pair}");
+    assert!(api.llm.requests().is_empty(), "answered by the daemon, not the model");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
 async fn open_metrics_serves_them_without_a_key() {
     let mut api = start_with(|config| config.web.open_metrics = true).await;
     let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
