@@ -127,6 +127,29 @@ async fn a_session_sent_from_another_local_user_is_refused() {
 }
 
 #[tokio::test]
+async fn a_local_user_the_settings_name_is_let_in() {
+    const TEST: &str = "a_local_user_the_settings_name_is_let_in";
+    if !can_switch_users(TEST) {
+        return;
+    }
+    let llm = FakeLlm::start().await;
+    let mut daemon = TestDaemon::start_with(
+        &llm,
+        |config| {
+            config.web.enabled = true;
+            config.web.listen = "127.0.0.1:0".parse().unwrap();
+            config.web.local_users = vec![OTHER_ID];
+        },
+        Vec::new(),
+    )
+    .await;
+    let (base, cookie) = sign_in(&daemon.cli_config(&llm)).await;
+    let theirs = get_as(Some(OTHER_ID), &base, &cookie).await;
+    assert!(theirs.starts_with("HTTP/1.1 200"), "{theirs}");
+    daemon.stop().await;
+}
+
+#[tokio::test]
 async fn hundreds_of_half_sent_requests_leave_the_socket_and_the_dashboard_answering() {
     let llm = FakeLlm::start().await;
     let dir = tempfile::tempdir().unwrap();

@@ -74,6 +74,7 @@ impl GatewayComponent for Web {
             listen: self.section.listen,
             public_url: self.section.public_url.clone(),
             open_metrics: self.section.open_metrics,
+            local_users: self.section.local_users.clone(),
             secrets: with.secrets.clone(),
         };
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));

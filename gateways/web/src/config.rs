@@ -27,6 +27,11 @@ pub struct WebSection {
     /// Serve `/metrics` without an API key or a signed-in browser (to a
     /// scraper on this machine, say). Off: every local user could read it.
     pub open_metrics: bool,
+    /// The users of this machine (uids, as `id -u` prints them) whose
+    /// browsers may reach a dashboard listening on this machine only,
+    /// besides the user the daemon runs as: the owner's, when the daemon
+    /// runs as a service user of its own.
+    pub local_users: Vec<u32>,
 }
 
 impl Default for WebSection {
@@ -37,6 +42,7 @@ impl Default for WebSection {
             allow_remote: false,
             public_url: None,
             open_metrics: false,
+            local_users: Vec::new(),
         }
     }
 }
@@ -108,6 +114,7 @@ mod tests {
             allow_remote,
             public_url: public_url.map(str::to_owned),
             open_metrics: false,
+            local_users: Vec::new(),
         }
     }
 

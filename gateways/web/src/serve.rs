@@ -5,9 +5,10 @@
 //! - a place among those held ([`Connections`]): past the limits a
 //!   half-sent connection is closed to make room, or the new one is;
 //! - on a listener for this machine only, the peer's user
-//!   ([`peer_uid`](crate::peer_uid)): a connection from another local user
-//!   is answered 403 and closed, so a session cookie a browser sends along
-//!   is of no use to them;
+//!   ([`peer_uid`](crate::peer_uid)): a connection from a local user other
+//!   than the daemon's own (or one `[web] local_users` names) is answered
+//!   403 and closed, so a session cookie a browser sends along is of no use
+//!   to them;
 //!
 //! and then a whole request head within [`HEADER_TIMEOUT`], for the first
 //! request and each one after it on a kept-alive connection, so an idle or
@@ -59,13 +60,13 @@ fn other_user_answer() -> String {
 }
 
 /// Who may connect: on a listener for this machine only, the daemon's own
-/// user alone.
-#[derive(Clone, Copy, Debug)]
+/// user and those the settings name alone.
+#[derive(Clone, Debug)]
 pub enum Admit {
     /// Any peer (a listener that serves beyond this machine).
     Anyone,
-    /// A loopback peer only when it is the user `uid`.
-    LocalUser(u32),
+    /// A loopback peer only when it is one of these users.
+    LocalUsers(Arc<[u32]>),
 }
 
 /// Serves `router` on `listener` until `shutdown` is cancelled, then waits
@@ -103,7 +104,7 @@ pub async fn serve(listener: TcpListener, router: Router, admit: Admit, shutdown
             ours,
             place,
             router: router.clone(),
-            admit,
+            admit: admit.clone(),
             shutdown: shutdown.clone(),
         };
         tracker.spawn(connection.run());
@@ -134,14 +135,14 @@ impl Connection {
             admit,
             shutdown,
         } = self;
-        if let Admit::LocalUser(uid) = admit
+        if let Admit::LocalUsers(users) = admit
             && peer.ip().is_loopback()
         {
             let found = tokio::task::spawn_blocking(move || peer_uid::of_loopback_peer(peer, ours))
                 .await
                 .ok()
                 .flatten();
-            if found != Some(uid) {
+            if !found.is_some_and(|uid| users.contains(&uid)) {
                 tracing::warn!(peer_uid = ?found, "web connection from another local user refused");
                 // Written, then what the client sent is read away until it
                 // closes, so the answer is not lost to a reset.

@@ -56,6 +56,8 @@ pub struct WebConfig {
     pub public_url: Option<String>,
     /// Whether `/metrics` is served without a key.
     pub open_metrics: bool,
+    /// The users of this machine (uids) let in besides the daemon's own.
+    pub local_users: Vec<u32>,
     /// The daemon's configured secrets, kept out of every answer, as a
     /// reload brings them up to date.
     pub secrets: LiveSecrets,
@@ -106,7 +108,8 @@ impl WebGateway {
         // On this machine only, a browser sends the cookie to every local
         // server: only the daemon's own user is answered.
         let admit = if public_url.is_none() && bound.ip().is_loopback() {
-            Admit::LocalUser(rustix::process::geteuid().as_raw())
+            let own = rustix::process::geteuid().as_raw();
+            Admit::LocalUsers(std::iter::once(own).chain(config.local_users.iter().copied()).collect())
         } else {
             Admit::Anyone
         };
@@ -183,7 +186,12 @@ impl Listen for WebGateway {
         })?;
         *self.state.intake.lock().unwrap_or_else(PoisonError::into_inner) = Some(intake);
         let stopping = CancellationToken::new();
-        let served = serve::serve(listener, router(self.state.clone()), self.admit, stopping.clone());
+        let served = serve::serve(
+            listener,
+            router(self.state.clone()),
+            self.admit.clone(),
+            stopping.clone(),
+        );
         let mut served = std::pin::pin!(served);
         tokio::select! {
             () = served.as_mut() => {}
