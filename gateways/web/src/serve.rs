@@ -185,3 +185,100 @@ fn finished(served: Result<(), hyper::Error>) {
         tracing::debug!(%error, "a web connection ended with an error");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::routing::get;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+    use super::*;
+    use crate::connections::MAX_PER_CLIENT;
+
+    /// Serves `router` on a free port of this machine, to anyone.
+    async fn started(router: Router) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(serve(listener, router, Admit::Anyone, CancellationToken::new()));
+        addr
+    }
+
+    /// Everything the server sends until it closes, which it must within
+    /// a few header timeouts.
+    async fn read_all(stream: &mut TcpStream) -> String {
+        let mut bytes = Vec::new();
+        let read = tokio::time::timeout(HEADER_TIMEOUT * 4, stream.read_to_end(&mut bytes)).await;
+        assert!(read.is_ok(), "the server closed the connection");
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_request_head_not_sent_in_time_closes_the_connection() {
+        let addr = started(Router::new().route("/", get(|| async { "hello" }))).await;
+        let mut half_sent = TcpStream::connect(addr).await.unwrap();
+        half_sent.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n").await.unwrap();
+        let opened = tokio::time::Instant::now();
+        read_all(&mut half_sent).await;
+        assert!(opened.elapsed() >= HEADER_TIMEOUT, "{:?}", opened.elapsed());
+
+        // Kept alive after an answer, an idle connection is closed too.
+        let mut idle = TcpStream::connect(addr).await.unwrap();
+        idle.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap();
+        let answered = read_all(&mut idle).await;
+        assert!(
+            answered.starts_with("HTTP/1.1 200") && answered.ends_with("hello"),
+            "{answered}"
+        );
+    }
+
+    #[tokio::test]
+    async fn past_the_limit_the_oldest_half_sent_connection_makes_room() {
+        let addr = started(Router::new().route("/", get(|| async { "hello" }))).await;
+        let mut held = Vec::new();
+        for _ in 0..MAX_PER_CLIENT {
+            let mut stream = TcpStream::connect(addr).await.unwrap();
+            stream.write_all(b"GET / HTTP/1.1\r\n").await.unwrap();
+            held.push(stream);
+        }
+        let mut newest = TcpStream::connect(addr).await.unwrap();
+        newest
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let answered = read_all(&mut newest).await;
+        assert!(answered.ends_with("hello"), "{answered}");
+        // Well before its header timeout, the oldest was closed for it.
+        let mut oldest = held.remove(0);
+        let mut byte = [0u8; 1];
+        let closed = tokio::time::timeout(HEADER_TIMEOUT / 2, oldest.read(&mut byte)).await;
+        assert!(matches!(closed, Ok(Ok(0) | Err(_))), "{closed:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_long_answer_is_not_cut_by_the_header_timeout() {
+        let ticks = futures_util::stream::unfold(0, |n| async move {
+            if n == 6 {
+                return None;
+            }
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Some((Ok::<_, std::convert::Infallible>(format!("tick {n}\n")), n + 1))
+        });
+        let body = Arc::new(std::sync::Mutex::new(Some(ticks)));
+        let router = Router::new().route(
+            "/",
+            get(move || {
+                let ticks = body.lock().unwrap().take().unwrap();
+                async move { Body::from_stream(ticks) }
+            }),
+        );
+        let addr = started(router).await;
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let answer = read_all(&mut stream).await;
+        assert!(answer.contains("tick 5"), "a minute of answer, whole: {answer}");
+    }
+}
