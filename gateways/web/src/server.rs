@@ -300,3 +300,57 @@ impl Fetch for WebGateway {
         self.state.uploads.fetch(file, max_bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::Key;
+    use crate::sessions::SessionsUnavailable;
+
+    /// Nobody signed in, no keys: this test asks nothing of them.
+    struct Nobody;
+
+    impl Sessions for Nobody {
+        fn redeem(&self, _: &str, _: &str) -> Result<Option<String>, SessionsUnavailable> {
+            Ok(None)
+        }
+        fn check(&self, _: &str) -> Result<bool, SessionsUnavailable> {
+            Ok(false)
+        }
+        fn end(&self, _: &str) -> Result<(), SessionsUnavailable> {
+            Ok(())
+        }
+    }
+
+    impl ApiKeys for Nobody {
+        fn check(&self, _: &str) -> Result<Option<Key>, SessionsUnavailable> {
+            Ok(None)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_port_held_elsewhere_leaves_it_down_until_it_is_free() {
+        let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let listen = holder.local_addr().unwrap();
+        let config = WebConfig {
+            listen,
+            public_url: None,
+            open_metrics: false,
+            local_users: Vec::new(),
+            secrets: LiveSecrets::new(Default::default()),
+        };
+        let (admin, _queue) = Admin::channel(1);
+        let web = WebGateway::bind(config, admin, Arc::new(Nobody), Arc::new(Nobody)).await;
+        let health = web.health();
+        assert_eq!(health.state, HealthState::Down);
+        let said = health.detail.clone().unwrap_or_default();
+        assert!(said.contains(&listen.to_string()), "{health:?}");
+        assert!(web.listener().await.is_err(), "still held");
+
+        drop(holder);
+        let listener = web.listener().await.expect("bound once it is free");
+        assert_eq!(listener.local_addr().unwrap(), listen);
+        assert_eq!(web.health().state, HealthState::Up);
+        assert_eq!(web.health().detail, Some(format!("http://{listen}")));
+    }
+}
