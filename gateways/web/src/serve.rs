@@ -70,15 +70,15 @@ pub enum Admit {
 }
 
 /// Serves `router` on `listener` until `shutdown` is cancelled, then waits
-/// for the connections to finish.
-pub async fn serve(listener: TcpListener, router: Router, admit: Admit, shutdown: CancellationToken) {
-    let ours = match listener.local_addr() {
-        Ok(ours) => ours,
-        Err(error) => {
-            tracing::error!(%error, "the dashboard's listener has no address");
-            return;
-        }
-    };
+/// for the connections to finish. Fails only when the listener has no
+/// address to tell its connections' users by.
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    admit: Admit,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let ours = listener.local_addr()?;
     let connections = Arc::new(Connections::default());
     let tracker = TaskTracker::new();
     loop {
@@ -111,6 +111,7 @@ pub async fn serve(listener: TcpListener, router: Router, admit: Admit, shutdown
     }
     tracker.close();
     tracker.wait().await;
+    Ok(())
 }
 
 /// One accepted connection and what it needs.

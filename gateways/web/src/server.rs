@@ -193,8 +193,8 @@ impl Listen for WebGateway {
             stopping.clone(),
         );
         let mut served = std::pin::pin!(served);
-        tokio::select! {
-            () = served.as_mut() => {}
+        let served = tokio::select! {
+            served = served.as_mut() => served,
             () = shutdown.cancelled() => {
                 // Messages are refused from now on; answers still being
                 // written reach the requests waiting for them.
@@ -202,10 +202,12 @@ impl Listen for WebGateway {
                 // The event streams never end on their own.
                 self.stopped.cancel();
                 stopping.cancel();
-                served.await;
+                served.await
             }
-        }
-        Ok(())
+        };
+        served.map_err(|error| GatewayError::Transient {
+            reason: format!("the dashboard stopped serving: {error}"),
+        })
     }
 
     /// Up, naming the address people open; down, saying why, while the
