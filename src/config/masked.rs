@@ -280,14 +280,25 @@ fn is_name(text: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
+/// The shortest user or password kept out alone: a shorter one is a common
+/// word (`u`, `admin`) that masking would cut out of every other text, as
+/// the answers' redaction leaves out secrets shorter than this too.
+const MIN_PART: usize = 8;
+
 /// Every form a secret of a URL in `text` may be quoted in: each of
 /// [`url_secrets`], and of credentials (`user:pass`) the user and the
-/// password alone too, each also percent-decoded (`p%40ss` → `p@ss`).
+/// password alone too (when at least [`MIN_PART`] long), each also
+/// percent-decoded (`p%40ss` → `p@ss`).
 pub fn url_secret_values(text: &str) -> Vec<String> {
     let mut values = Vec::new();
     for secret in url_secrets(text) {
-        let parts = secret.split_once(':').map(|(user, password)| [user, password]);
-        for part in std::iter::once(secret).chain(parts.into_iter().flatten()) {
+        let parts = secret
+            .split_once(':')
+            .map(|(user, password)| [user, password])
+            .into_iter()
+            .flatten()
+            .filter(|part| part.len() >= MIN_PART);
+        for part in std::iter::once(secret).chain(parts) {
             values.push(part.to_owned());
             if let Some(decoded) = percent_decoded(part).filter(|decoded| decoded != part) {
                 values.push(decoded);
@@ -380,6 +391,9 @@ mod tests {
             assert!(values.contains(&wanted.to_owned()), "{wanted}: {values:?}");
         }
         assert_eq!(percent_decoded("100%"), Some("100%".into()), "a lone % is kept");
+        let short = url_secret_values("https://u:canary-pw-1234@a.example");
+        assert!(!short.contains(&"u".to_owned()), "too short to hide alone: {short:?}");
+        assert!(short.contains(&"canary-pw-1234".to_owned()), "{short:?}");
         assert_eq!(percent_decoded("%ff"), None, "not UTF-8");
     }
 
