@@ -257,6 +257,36 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn stopping_waits_for_answers_not_for_half_sent_requests() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let stop = CancellationToken::new();
+        let router = Router::new().route(
+            "/slow",
+            get(|| async {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                "done"
+            }),
+        );
+        let served = tokio::spawn(serve(listener, router, Admit::Anyone, stop.clone()));
+        let mut half_sent = TcpStream::connect(addr).await.unwrap();
+        half_sent.write_all(b"GET /slow HTTP/1.1\r\n").await.unwrap();
+        let mut asking = TcpStream::connect(addr).await.unwrap();
+        asking
+            .write_all(b"GET /slow HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap();
+        // The answer is under way once its first second has passed.
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let stopping = tokio::time::Instant::now();
+        stop.cancel();
+        served.await.unwrap().unwrap();
+        assert!(stopping.elapsed() < HEADER_TIMEOUT, "{:?}", stopping.elapsed());
+        assert!(read_all(&mut asking).await.ends_with("done"), "the answer was finished");
+        read_all(&mut half_sent).await;
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_long_answer_is_not_cut_by_the_header_timeout() {
         let ticks = futures_util::stream::unfold(0, |n| async move {
             if n == 6 {
