@@ -90,7 +90,7 @@ pub fn body(
         Escaped(seen.unwrap_or_default())
     );
     if let Some(notice) = notice {
-        out += &said(notice, listing);
+        out += &said(notice, listing, rules);
     }
     if let Some(error) = listing["error"].as_str() {
         let _ = write!(
@@ -113,8 +113,9 @@ fn find<'a>(listing: &'a Value, token: &str) -> Option<&'a Value> {
 /// What the notice says, from the daemon's record of the approval: none
 /// for an approval it does not know, nor for a choice its record does not
 /// bear out (decided on the dashboard, as approved or denied), since the
-/// query says only what some link claims.
-fn said(notice: &Notice, listing: &Value) -> String {
+/// query says only what some link claims; nor that a rule still in force
+/// is revoked.
+fn said(notice: &Notice, listing: &Value, rules: &Value) -> String {
     let line = match notice {
         Notice::Decided { token, choice } => {
             let Some(approval) = find(listing, token) else {
@@ -155,6 +156,9 @@ fn said(notice: &Notice, listing: &Value) -> String {
             )
         }
         Notice::Revoked { id } => {
+            if items(&rules["rules"]).any(|rule| rule["id"] == *id) {
+                return String::new();
+            }
             format!("Standing rule {id} is revoked: calls it let run will ask for approval again.")
         }
     };
@@ -575,15 +579,10 @@ mod tests {
                 token: "AAAAAAAA".into(),
             },
         ];
+        let rules = json!({"rules": [{"id": 7, "conversation": "socket:me", "tool": "shell"}]});
+        let claims: Vec<Notice> = claims.into_iter().chain([Notice::Revoked { id: 7 }]).collect();
         for claim in &claims {
-            let html = body(
-                &listing,
-                &json!({"rules": []}),
-                &Filter::default(),
-                Some(claim),
-                "t",
-                None,
-            );
+            let html = body(&listing, &rules, &Filter::default(), Some(claim), "t", None);
             assert!(!html.contains(r#"class="notice""#), "{claim:?}: {html}");
         }
     }
