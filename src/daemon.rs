@@ -604,6 +604,11 @@ pub async fn run(
         config_file,
         ..Extensions::default()
     };
+    // Room for every gateway's connections, the stores and the tools' pipes.
+    match crate::open_files::raise() {
+        Ok(raised) => tracing::debug!(soft = ?raised.soft, hard = ?raised.hard, "open files limit"),
+        Err(error) => tracing::warn!(%error, "cannot raise the limit on open files to its hard limit"),
+    }
     // Installed before anything starts: a SIGHUP from now on reloads (one
     // during the start, once the daemon runs), never kills.
     let mut hangups = hangups();

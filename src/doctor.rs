@@ -27,7 +27,10 @@ pub async fn run(config: &Config, config_file: Option<&Path>, providers: &[Arc<d
     let (mut checks, daemon) = gateway_checks(config).await;
     checks.insert(checks.len().min(1), store_check(config, daemon.as_ref()));
     match &daemon {
-        Some(status) => checks.extend(daemon_provider_checks(status)),
+        Some(status) => {
+            checks.extend(daemon_gateway_checks(status));
+            checks.extend(daemon_provider_checks(status));
+        }
         None => {
             for provider in providers {
                 checks.push(provider_check(provider.as_ref()).await);
@@ -73,6 +76,7 @@ pub async fn run_salvaged(config: &Config) -> Vec<Check> {
     let (mut checks, daemon) = gateway_checks(config).await;
     checks.push(store_check(config, daemon.as_ref()));
     if let Some(status) = &daemon {
+        checks.extend(daemon_gateway_checks(status));
         checks.extend(daemon_provider_checks(status));
         checks.extend(daemon_mcp_checks(status));
     }
@@ -91,6 +95,27 @@ async fn gateway_checks(config: &Config) -> (Vec<Check>, Option<serde_json::Valu
         }
     }
     (checks, daemon)
+}
+
+/// Each gateway the running daemon has down (one that could not start,
+/// as a web port another program holds): the daemon runs without it.
+fn daemon_gateway_checks(status: &serde_json::Value) -> Vec<Check> {
+    status["gateways"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|gateway| gateway["state"] == "down")
+        .map(|gateway| {
+            let name = gateway["name"].as_str().unwrap_or("?");
+            let detail = gateway["detail"].as_str().unwrap_or("no reason given");
+            Check::new(
+                format!("{name} in the daemon"),
+                Level::Failed,
+                format!("down: {detail}"),
+                Some("the daemon runs without it and tries again; see its log".into()),
+            )
+        })
+        .collect()
 }
 
 /// What to do about a tool server that is down.

@@ -32,6 +32,7 @@ pub mod mcp;
 pub mod media;
 pub mod memory;
 pub mod notices;
+pub mod open_files;
 pub mod pairing;
 pub mod people;
 pub mod pipeline;

@@ -60,6 +60,7 @@ mod web_api;
 mod web_browser;
 mod web_chat;
 mod web_chat_browser;
+mod web_connections;
 mod web_forms;
 mod web_pages;
 mod web_pages_browser;

@@ -341,6 +341,78 @@ async fn another_host_and_forms_from_elsewhere_or_without_the_token_are_refused(
 }
 
 #[tokio::test]
+async fn web_open_hands_the_opener_a_private_page_and_never_the_link() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let setup = start(true).await;
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in for xdg-open: it records what it was given.
+    let opener = dir.path().join("opener");
+    let recorded = dir.path().join("argv");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$0\" \"$@\" > {recorded:?}\n"),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let runtime = dir.path().join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    let command = tokio::process::Command::new(support::process::binary())
+        .arg("--config")
+        .arg(&setup.cli_config)
+        .args(["web", "--open"])
+        .env("PASSEPARTOUT_OPENER", &opener)
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(support::harness::WAIT, command)
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let link = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    let token = link.rsplit('/').next().unwrap();
+    assert!(token.len() >= 16, "{link}");
+
+    let argv = std::fs::read_to_string(&recorded).expect("the opener ran");
+    assert!(!argv.contains(token), "the link is on no command line: {argv}");
+    let page = PathBuf::from(argv.lines().nth(1).expect("one argument"));
+    assert!(page.starts_with(&runtime), "{page:?}");
+    let mode = std::fs::metadata(&page).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "the page is the user's alone");
+    let folder = std::fs::metadata(page.parent().unwrap()).unwrap().permissions().mode() & 0o777;
+    assert_eq!(folder, 0o700, "in a folder of the user's own");
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!("<meta http-equiv=\"refresh\" content=\"0;url={link}\">")),
+        "{html}"
+    );
+    // Followed from that page (another site, to the browser), the link
+    // signs in and the dashboard's own page sends the browser on, so the
+    // SameSite=Strict cookie goes along.
+    let signed_in = setup
+        .http
+        .get(&link)
+        .header("sec-fetch-site", "cross-site")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_in.status(), StatusCode::OK);
+    assert_eq!(signed_in.headers()[header::REFRESH], "0; url=/");
+    let cookie = signed_in.headers()[header::SET_COOKIE].to_str().unwrap();
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let base = Setup::base(&link);
+    assert_eq!(
+        setup.get(&format!("{base}/"), Some(&cookie)).await.status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
 async fn sessions_are_listed_and_revoked_with_the_cli() {
     let setup = start(true).await;
     let (base, cookie) = setup.sign_in().await;

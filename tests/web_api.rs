@@ -62,6 +62,20 @@ async fn start_with(adjust: impl FnOnce(&mut passepartout::config::Config)) -> A
 }
 
 impl Api {
+    /// Signs a browser in with a new link: its session cookie's `name=value`.
+    async fn sign_in(&self) -> String {
+        let link = self.cli(&["web"]).await;
+        let link = link.lines().next().unwrap();
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let response = client.get(link).send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::SEE_OTHER);
+        let set_cookie = response.headers()["set-cookie"].to_str().unwrap();
+        set_cookie.split(';').next().unwrap().to_owned()
+    }
+
     /// Runs `passepartout ARGS`, which must succeed; what it printed.
     async fn cli(&self, args: &[&str]) -> String {
         let output = run_cli(&self.cli_config, args).await;
@@ -525,7 +539,7 @@ async fn the_official_openai_client_talks_to_the_api() {
 }
 
 #[tokio::test]
-async fn metrics_are_prometheus_text_open_to_this_machine() {
+async fn metrics_are_prometheus_text_for_a_key_or_a_signed_in_browser_only() {
     let mut api = start().await;
     let key = api.approver_key("scraper").await;
     api.ask(&key, user("count me")).await;
@@ -543,8 +557,26 @@ async fn metrics_are_prometheus_text_open_to_this_machine() {
         .unwrap_or_else(|| panic!("no approval prompt in the answer: {text}"))
         .to_owned();
     api.ask(&key, user(&format!("approve {token}"))).await;
-    let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK, "a loopback listener needs no key");
+    // Not to every local user: a key, or a signed-in browser's cookie.
+    let anonymous = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
+    refusal(anonymous, StatusCode::UNAUTHORIZED).await;
+    let cookie = api.sign_in().await;
+    let browser = api
+        .http
+        .get(format!("{}/metrics", api.base))
+        .header("cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(browser.status(), StatusCode::OK);
+    let response = api
+        .http
+        .get(format!("{}/metrics", api.base))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
     assert!(
         response.headers()["content-type"]
             .to_str()
@@ -649,8 +681,15 @@ async fn a_gateway_restart_is_counted_in_metrics() {
         config.telegram.poll_timeout_s = 1;
     })
     .await;
+    let key = api.key("scraper").await;
     let metrics = || async {
-        let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
+        let response = api
+            .http
+            .get(format!("{}/metrics", api.base))
+            .bearer_auth(&key)
+            .send()
+            .await
+            .unwrap();
         assert_eq!(response.status(), StatusCode::OK);
         response.text().await.unwrap()
     };
@@ -791,6 +830,57 @@ async fn an_approver_key_approves_in_its_own_conversation_only() {
     );
     let pending = api.cli(&["approvals"]).await;
     assert!(pending.contains(&theirs), "the other key's still waits: {pending}");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_plain_key_sees_its_own_usage_and_not_the_daemons_state() {
+    let mut api = start().await;
+    let plain = api.key("plain").await;
+    let approver = api.approver_key("approver").await;
+    let said = |answer: Value| answer["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    for command in ["/status", "/loops"] {
+        let refused = said(api.ask(&plain, user(command)).await);
+        assert!(
+            refused.contains("shown only to someone who may approve here"),
+            "{command}: {refused}"
+        );
+        assert!(
+            !refused.contains("heartbeat") && !refused.contains("gateway"),
+            "{refused}"
+        );
+    }
+    let usage = said(api.ask(&plain, user("/usage")).await);
+    assert!(usage.contains("This conversation today"), "{usage}");
+    assert!(!usage.contains("In total"), "no daemon-wide totals: {usage}");
+
+    let status = said(api.ask(&approver, user("/status")).await);
+    assert!(!status.contains("shown only to"), "an approver sees it: {status}");
+    let usage = said(api.ask(&approver, user("/usage")).await);
+    assert!(usage.contains("In total today"), "{usage}");
+    assert!(api.llm.requests().is_empty(), "commands never reach the model");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn link_and_pair_through_the_api_are_answered_at_once() {
+    let mut api = start().await;
+    let key = api.key("plain").await;
+    let said = |answer: Value| answer["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+    let link = said(api.ask(&key, user("/link")).await);
+    assert!(link.contains("/link "), "a code to say on the other channel: {link}");
+    let pair = said(api.ask(&key, user("/pair approve ABCD1234")).await);
+    assert!(pair.contains("only an approver may let someone in"), "{pair}");
+    assert!(api.llm.requests().is_empty(), "answered by the daemon, not the model");
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn open_metrics_serves_them_without_a_key() {
+    let mut api = start_with(|config| config.web.open_metrics = true).await;
+    let response = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(response.text().await.unwrap().contains("passepartout_turns_total"));
     api.daemon.stop().await;
 }
 

@@ -30,7 +30,11 @@ const ENV: &str = "canary-env-4e5f6a7b";
 const GITHUB: &str = "canary-gh-8c9d0e1f";
 const BEARER: &str = "Bearer canary-hdr-2a3b4c5d";
 const QUERY: &str = "canary-q-6e7f8a9b";
-const PROXY: &str = "puser:canary-px-1c2d3e4f";
+const PROXY: &str = "puser:canary-px%2D1c2d3e4f";
+/// The proxy's password alone, and as it reads percent-decoded.
+const PROXY_PASSWORDS: [&str; 2] = ["canary-px%2D1c2d3e4f", "canary-px-1c2d3e4f"];
+/// The base URL's password alone.
+const BASE_PASSWORD: &str = "canary-bu-5a6b7c8d";
 const BASE: &str = "buser:canary-bu-5a6b7c8d";
 const PUBLIC: &str = "wuser:canary-pu-9f8e7d6c";
 
@@ -39,7 +43,11 @@ const ME: &str = "/conversations/c29ja2V0Om1l";
 
 /// A text quoting every secret the daemon runs with.
 fn quoting_all() -> String {
-    format!("The zebra says {TELEGRAM} {ENV} {GITHUB} {BEARER} {QUERY} {PROXY} {BASE}.")
+    let [proxy_password, proxy_decoded] = PROXY_PASSWORDS;
+    format!(
+        "The zebra says {TELEGRAM} {ENV} {GITHUB} {BEARER} {QUERY} {PROXY} {BASE}, \
+         {proxy_password} {proxy_decoded} {BASE_PASSWORD}."
+    )
 }
 
 /// `llm`'s base URL with credentials in it.
@@ -226,7 +234,12 @@ async fn no_page_or_api_answer_shows_a_configured_secret() {
         .await
         .unwrap();
     clean("/v1/models", response).await;
-    let response = http().get(format!("{base}/metrics")).send().await.unwrap();
+    let response = http()
+        .get(format!("{base}/metrics"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
     let (status, _) = clean("/metrics", response).await;
     assert_eq!(status, StatusCode::OK);
 

@@ -50,19 +50,24 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: WebRequest, reply: Repl
 /// document; refused when the dashboard is off.
 async fn link(admin: &AdminContext) -> WebAnswer {
     let status = (admin.status)();
-    let base = status["gateways"]
+    let web = status["gateways"]
         .as_array()
         .into_iter()
         .flatten()
-        .find(|gateway| gateway["name"] == passepartout_web::GATEWAY_ID)
-        .and_then(|gateway| gateway["detail"].as_str())
-        .map(str::to_owned);
-    let Some(base) = base else {
+        .find(|gateway| gateway["name"] == passepartout_web::GATEWAY_ID);
+    let Some(web) = web else {
         return refused(
             "the web dashboard is off: set `enabled = true` under [web] in the configuration and restart the daemon"
                 .into(),
         );
     };
+    let detail = web["detail"].as_str().unwrap_or_default().to_owned();
+    if web["state"] != "up" {
+        return refused(format!(
+            "the web dashboard is not listening ({detail}); the daemon tries again, see its log"
+        ));
+    }
+    let base = detail;
     match admin.sign_in.issue_link() {
         Ok((token, _expires_ms)) => {
             let link = format!("{base}/sign-in/{token}");

@@ -170,6 +170,14 @@ impl Approvals {
         })
     }
 
+    /// Whether `person` may approve what is asked for in `conversation`
+    /// now: who may see the daemon-wide views (`/status`, `/loops`, the
+    /// totals of `/usage`) from there.
+    pub fn approves_in(&self, person: &Person, conversation: &ConversationKey) -> bool {
+        let approvers = self.policy.load().approvers_for(conversation);
+        may_act(&approvers, conversation, person, conversation).is_ok()
+    }
+
     /// Whether `person`, answering in `conversation`, may decide `approval`:
     /// one of the approvers it was asked of, who still is one now (an
     /// approver taken off the lists, or a paired one revoked, no longer

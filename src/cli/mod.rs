@@ -27,6 +27,7 @@ mod terminal;
 mod tools;
 mod turn_keys;
 mod web;
+mod web_open;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -1,5 +1,6 @@
 //! `passepartout web` (a one-time sign-in link for the dashboard, printed;
-//! with `--open`, opened in this machine's browser), `web sessions` (the
+//! with `--open`, opened in this machine's browser through a page only
+//! this user can read, `web_open.rs`), `web sessions` (the
 //! browsers signed in) and `web sessions revoke ID` (sign one out); `web
 //! keys` (the API keys), `web keys create NAME` (a key, shown once) and
 //! `web keys revoke NAME|ID`. Each asks the running daemon, which keeps the
@@ -11,6 +12,7 @@ use clap::Subcommand;
 use passepartout_socket::{WebAnswer, WebRequest};
 
 use super::client::{EXIT_UNREACHABLE, connect};
+use super::web_open::open_in_browser;
 use crate::config::Config;
 
 /// `passepartout web …`.
@@ -97,23 +99,6 @@ pub async fn web(config: &Config, command: Option<WebCommand>, open: bool) -> Ex
         Err(error) => {
             eprintln!("passepartout: {error}");
             ExitCode::from(EXIT_UNREACHABLE)
-        }
-    }
-}
-
-/// Opens `link` with the desktop's opener (`open` on macOS, `xdg-open`
-/// elsewhere); the link is printed already, so a failure only says so.
-fn open_in_browser(link: &str) -> ExitCode {
-    let opener = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-    match std::process::Command::new(opener).arg(link).status() {
-        Ok(status) if status.success() => ExitCode::SUCCESS,
-        Ok(status) => {
-            eprintln!("passepartout: {opener} failed ({status}); open the link above yourself");
-            ExitCode::FAILURE
-        }
-        Err(error) => {
-            eprintln!("passepartout: cannot run {opener}: {error}; open the link above yourself");
-            ExitCode::FAILURE
         }
     }
 }

@@ -154,7 +154,7 @@ fn mask_value(value: &mut Value, name: &str, secret: bool, within: Within, secre
             };
             if shown != *text.value() {
                 secrets.push(text.value().clone());
-                secrets.extend(url_secrets(text.value()).into_iter().map(str::to_owned));
+                secrets.extend(url_secret_values(text.value()));
                 *value = Value::from(shown);
             }
         }
@@ -267,10 +267,7 @@ fn masked_argument(argument: &str) -> (String, Vec<String>) {
         {
             (format!("{name}={MASK}"), vec![value.to_owned()])
         }
-        _ => (
-            without_credentials(argument),
-            url_secrets(argument).into_iter().map(str::to_owned).collect(),
-        ),
+        _ => (without_credentials(argument), url_secret_values(argument)),
     }
 }
 
@@ -281,6 +278,59 @@ fn is_name(text: &str) -> bool {
         && text
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+}
+
+/// The shortest user or password kept out alone: a shorter one is a common
+/// word (`u`, `admin`) that masking would cut out of every other text, as
+/// the answers' redaction leaves out secrets shorter than this too.
+const MIN_PART: usize = 8;
+
+/// Every form a secret of a URL in `text` may be quoted in: each of
+/// [`url_secrets`], and of credentials (`user:pass`) the user and the
+/// password alone too (when at least [`MIN_PART`] long), each also
+/// percent-decoded (`p%40ss` → `p@ss`).
+pub fn url_secret_values(text: &str) -> Vec<String> {
+    let mut values = Vec::new();
+    for secret in url_secrets(text) {
+        let parts = secret
+            .split_once(':')
+            .map(|(user, password)| [user, password])
+            .into_iter()
+            .flatten()
+            .filter(|part| part.len() >= MIN_PART);
+        for part in std::iter::once(secret).chain(parts) {
+            values.push(part.to_owned());
+            if let Some(decoded) = percent_decoded(part).filter(|decoded| decoded != part) {
+                values.push(decoded);
+            }
+        }
+    }
+    values.retain(|value| !value.is_empty());
+    values
+}
+
+/// `text` with its `%XX` escapes decoded; none when they do not make UTF-8.
+fn percent_decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|hex| std::str::from_utf8(hex).ok());
+        match hex
+            .filter(|_| bytes[i] == b'%')
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            Some(byte) => {
+                out.push(byte);
+                i += 3;
+            }
+            None => {
+                out.push(bytes[i]);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
 }
 
 /// `text` with the secrets of a URL in it masked: its credentials
@@ -324,6 +374,28 @@ pub fn url_secrets(text: &str) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_urls_credentials_are_secret_whole_in_parts_and_decoded() {
+        let values =
+            url_secret_values("https://deploy-user:s3cr%40t-pass%2Fx@proxy.example:3128/?api_key=k%2By-123456");
+        for wanted in [
+            "deploy-user:s3cr%40t-pass%2Fx",
+            "deploy-user:s3cr@t-pass/x",
+            "deploy-user",
+            "s3cr%40t-pass%2Fx",
+            "s3cr@t-pass/x",
+            "k%2By-123456",
+            "k+y-123456",
+        ] {
+            assert!(values.contains(&wanted.to_owned()), "{wanted}: {values:?}");
+        }
+        assert_eq!(percent_decoded("100%"), Some("100%".into()), "a lone % is kept");
+        let short = url_secret_values("https://u:canary-pw-1234@a.example");
+        assert!(!short.contains(&"u".to_owned()), "too short to hide alone: {short:?}");
+        assert!(short.contains(&"canary-pw-1234".to_owned()), "{short:?}");
+        assert_eq!(percent_decoded("%ff"), None, "not UTF-8");
+    }
 
     const CANARY: &str = "canary-5e1f";
 

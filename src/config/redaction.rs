@@ -50,7 +50,8 @@ fn named(config: &Config) -> impl Iterator<Item = (Option<&str>, Option<&Path>)>
 
 /// Every secret the configuration names or holds: the model providers'
 /// keys, the Telegram token, the transcriber's and the web search's keys
-/// (read from their variables and files); the credentials and secret query
+/// (read from their variables and files); the credentials (whole, the user
+/// and the password alone, each also percent-decoded) and secret query
 /// values of the providers' URLs and proxies and of the MCP servers' URLs;
 /// the MCP servers' `env` values, the secrets in their arguments (as the
 /// masked configuration hides them) and the values of the variables their
@@ -67,8 +68,7 @@ pub fn configured_secrets(config: &Config) -> Secrets {
         .iter()
         .flat_map(|p| std::iter::once(p.base_url.as_str()).chain(p.proxy.as_deref()))
         .chain(config.mcp.servers.iter().filter_map(|s| s.url.as_deref()))
-        .flat_map(masked::url_secrets)
-        .map(str::to_owned);
+        .flat_map(masked::url_secret_values);
     let servers = config.mcp.servers.iter().flat_map(|server| {
         let headers = server
             .headers_env

@@ -59,3 +59,14 @@ pub(super) fn usage_text(cx: &Arc<Conversations>, key: &ConversationKey) -> Stri
         }
     }
 }
+
+/// `/usage` for someone who may not see the totals: this conversation's own.
+pub(super) fn own_usage_text(cx: &Arc<Conversations>, key: &ConversationKey) -> String {
+    match periods(cx, Some(key)) {
+        Ok(here) => usage_report::render_here(&here),
+        Err(error) => {
+            tracing::error!(conversation = %key, %error, "cannot read token usage");
+            format!("I could not read the usage records: {error}")
+        }
+    }
+}

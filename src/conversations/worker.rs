@@ -20,7 +20,7 @@ use super::drafting::{self, Drafter};
 use super::history::{RecentHistory, Remembered};
 use super::{Conversations, Counted};
 use super::{InWorker, Job, delivery};
-use crate::approvals::{Approval, Owed};
+use crate::approvals::{Approval, Owed, Person};
 use crate::llm::{ChatMessage, TextSink};
 use crate::pipeline::commands::{ChatChange, View};
 use crate::pipeline::compaction::Earlier;
@@ -373,6 +373,11 @@ pub(super) async fn with_typing<T>(cx: &Arc<Conversations>, key: &ConversationKe
     }
 }
 
+/// What `/status` and `/loops` say to someone who may not approve here.
+const NOT_FOR_EVERYONE: &str = "The assistant's status and background loops are shown only to someone who \
+                                may approve here (and to the owner on the dashboard or with `passepartout \
+                                status`); /usage shows what this conversation used.";
+
 /// Runs the pipeline under the turn timeout, catching panics. `Err` carries
 /// the sentence for the user, with the logged error id.
 async fn run_pipeline(
@@ -383,9 +388,14 @@ async fn run_pipeline(
     watch: TurnWatch,
 ) -> Result<TurnOutput, String> {
     let key = &entry.inbound.conversation;
+    // The daemon-wide views are for those who may approve here; anyone
+    // else sees what is their own.
+    let sees_all = cx.approvals.approves_in(&Person::of(&entry.inbound), key);
     let view = |view: View| match view {
-        View::Usage => super::chat_control::usage_text(cx, key),
+        View::Usage if sees_all => super::chat_control::usage_text(cx, key),
+        View::Usage => super::chat_control::own_usage_text(cx, key),
         View::Stopped => stopped_text(cx.running.take_stopped(key)),
+        View::Status | View::Loops if !sees_all => NOT_FOR_EVERYONE.to_owned(),
         other => cx.show(other, cx.approvals.surface_of(key)),
     };
     let memory = cx.memory_of(

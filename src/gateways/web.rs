@@ -73,13 +73,14 @@ impl GatewayComponent for Web {
         let config = WebConfig {
             listen: self.section.listen,
             public_url: self.section.public_url.clone(),
+            open_metrics: self.section.open_metrics,
+            local_users: self.section.local_users.clone(),
             secrets: with.secrets.clone(),
         };
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));
         let keys = Arc::new(WebKeys::new(with.store.clone(), with.clock));
-        let web = WebGateway::bind(config, with.admin.clone(), sessions, keys)
-            .await
-            .map_err(|error| BuildError::new("web", error))?;
+        // A port it cannot bind leaves it down, not the daemon unstarted.
+        let web = WebGateway::bind(config, with.admin.clone(), sessions, keys).await;
         Ok(Built {
             listen: web.clone(),
             draft: Some(web.clone() as Arc<dyn Draft>),

@@ -26,13 +26,16 @@ mod surfaces;
 #[cfg(test)]
 mod sweep_tests;
 
-use passepartout_gateway::{Inbound, MessageId, Outbound, OutboundBody, ReplyKind};
+use passepartout_gateway::{Inbound, MessageId, Outbound, OutboundBody, ReplyKind, TurnEnd};
 
 pub use surfaces::Surfaces;
 
 /// A notice of `from`'s own (pairing, linking) into `inbound`'s
 /// conversation, outside any turn: the intake sends it at once, and its id
-/// is `from` and the message it answers.
+/// is `from` and the message it answers. It is all that message gets (no
+/// turn follows, no model was asked), so it carries the end of a turn
+/// that used no tokens: a client waiting for the end, as the web API
+/// does, has its answer.
 pub fn outside(inbound: &Inbound, from: &str, in_reply_to: Option<MessageId>, text: String) -> Outbound {
     Outbound {
         id: format!("{from}-{}", inbound.message_id),
@@ -43,6 +46,9 @@ pub fn outside(inbound: &Inbound, from: &str, in_reply_to: Option<MessageId>, te
             kind: ReplyKind::Notice,
         },
         drafts: Vec::new(),
-        turn_end: None,
+        turn_end: Some(TurnEnd {
+            tokens_in: 0,
+            tokens_out: 0,
+        }),
     }
 }

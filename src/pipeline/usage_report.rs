@@ -122,6 +122,16 @@ pub fn render(here: &UsagePeriods, total: &UsagePeriods) -> String {
     .join("\n")
 }
 
+/// The `/usage` text of this conversation alone.
+pub fn render_here(here: &UsagePeriods) -> String {
+    [
+        "**Usage** (UTC days; costs estimated from `llm.providers` prices):".to_owned(),
+        here.today.line("This conversation today"),
+        here.month.line("This conversation this month"),
+    ]
+    .join("\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -240,10 +240,15 @@ pub fn render(status: &Value) -> String {
         status["uptime_s"]
     );
     for gateway in status["gateways"].as_array().into_iter().flatten() {
+        let state = gateway["state"].as_str().unwrap_or("?");
+        // Why one is down: a port another program holds, say.
+        let why = match gateway["detail"].as_str() {
+            Some(detail) if state == "down" => format!(": {detail}"),
+            _ => String::new(),
+        };
         out += &format!(
-            "gateway  {:<12} {}\n",
+            "gateway  {:<12} {state}{why}\n",
             gateway["name"].as_str().unwrap_or("?"),
-            gateway["state"].as_str().unwrap_or("?")
         );
     }
     for provider in providers(status) {

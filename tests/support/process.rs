@@ -62,10 +62,30 @@ impl Running {
 
     /// Like [`Running::start`], with extra environment variables.
     pub async fn start_with(config: &Path, env: &[(&str, &str)]) -> Running {
-        let mut child = Command::new(binary())
+        let mut command = Command::new(binary());
+        command
             .args(["--config", config.to_str().unwrap(), "run"])
             .env("RUST_LOG", "info")
-            .envs(env.iter().copied())
+            .envs(env.iter().copied());
+        Self::start_command(command).await
+    }
+
+    /// Like [`Running::start`], started with a soft limit of `open_files`
+    /// open files (the hard limit left as it is).
+    pub async fn start_with_open_files(config: &Path, open_files: u64) -> Running {
+        let mut command = Command::new("/bin/sh");
+        command
+            .args(["-c", r#"ulimit -S -n "$0" && exec "$@""#])
+            .arg(open_files.to_string())
+            .args([binary(), "--config", config.to_str().unwrap(), "run"])
+            .env("RUST_LOG", "info");
+        Self::start_command(command).await
+    }
+
+    /// Starts `command` (a daemon's `run`) and waits until it logs that it
+    /// is ready.
+    async fn start_command(mut command: Command) -> Running {
+        let mut child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())

@@ -24,6 +24,14 @@ pub struct WebSection {
     /// proxy, say): `https://assistant.example.org`. Its host is accepted in
     /// `Host`, and sign-in links point there.
     pub public_url: Option<String>,
+    /// Serve `/metrics` without an API key or a signed-in browser (to a
+    /// scraper on this machine, say). Off: every local user could read it.
+    pub open_metrics: bool,
+    /// The users of this machine (uids, as `id -u` prints them) whose
+    /// browsers may reach a dashboard listening on this machine only,
+    /// besides the user the daemon runs as: the owner's, when the daemon
+    /// runs as a service user of its own.
+    pub local_users: Vec<u32>,
 }
 
 impl Default for WebSection {
@@ -33,6 +41,8 @@ impl Default for WebSection {
             listen: DEFAULT_LISTEN.parse().expect("the default listen address is valid"),
             allow_remote: false,
             public_url: None,
+            open_metrics: false,
+            local_users: Vec::new(),
         }
     }
 }
@@ -103,6 +113,8 @@ mod tests {
             listen: listen.parse().unwrap(),
             allow_remote,
             public_url: public_url.map(str::to_owned),
+            open_metrics: false,
+            local_users: Vec::new(),
         }
     }
 

@@ -24,6 +24,8 @@
 //! | --- | --- |
 //! | `[web]`, its checks | `config.rs` |
 //! | the gateway: bind, listen, health | `server.rs` |
+//! | accepting and serving connections: limits, timeouts | `serve.rs`, `connections.rs` |
+//! | whose a loopback connection is | `peer_uid.rs` |
 //! | routes, body limit, shared state | `router.rs` |
 //! | security headers | `headers.rs` |
 //! | `Host` and `Origin` checks | `host.rs` |
@@ -59,6 +61,7 @@ mod approvals;
 mod assets;
 mod chat;
 mod config;
+mod connections;
 mod downloads;
 mod error;
 mod escape;
@@ -71,11 +74,13 @@ mod loops;
 mod markdown;
 mod metrics;
 pub mod pages;
+mod peer_uid;
 pub mod people;
 mod posted;
 mod rate_limit;
 mod redact;
 mod router;
+mod serve;
 mod server;
 mod session;
 mod sessions;

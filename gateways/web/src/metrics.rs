@@ -3,8 +3,9 @@
 //! already keeps (turns and how long they took, intake, queues, outbox,
 //! store, providers and their failures by kind, tools, approvals pending and
 //! decided, gateways and their restarts), plus the latency of the API's answers, which this
-//! gateway times itself. Open to this machine when the dashboard listens
-//! only on it; served beyond, an API key is needed.
+//! gateway times itself. It asks for an API key or a signed-in
+//! browser, unless `[web] open_metrics` opens it: on this machine every
+//! local user could read it otherwise.
 //!
 //! The format is a handful of lines per metric, written here rather than
 //! through a metrics registry: every value is read fresh from the status
@@ -72,6 +73,7 @@ pub async fn metrics(
     headers: HeaderMap,
 ) -> Response {
     if !state.metrics_open
+        && !signed_in(&state, &headers)
         && let Err(refused) = crate::api::caller(&state, client.ip(), &headers)
     {
         return refused.into_response();
@@ -92,6 +94,11 @@ pub async fn metrics(
         out.0,
     )
         .into_response()
+}
+
+/// Whether the request comes from a signed-in browser.
+fn signed_in(state: &AppState, headers: &HeaderMap) -> bool {
+    crate::session::session_id(headers).is_some_and(|session| state.sessions.check(session).unwrap_or(false))
 }
 
 /// The status document's numbers as metrics.

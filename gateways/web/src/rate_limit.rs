@@ -1,6 +1,7 @@
 //! Failed sign-ins per client address: past [`FAILURES_PER_WINDOW`] wrong
 //! links or keys within a minute a client's wrong ones are answered 429
-//! until the minute is over. Only what is not valid is counted and held: a
+//! until the minute is over, and past [`ALL_FAILURES_PER_WINDOW`] from all
+//! clients together everyone's are. All of loopback is one client. Only what is not valid is counted and held: a
 //! valid link or key always passes, since behind a proxy every client has
 //! the proxy's address, and someone trying wrong ones must not lock the
 //! owner out. An IPv6 client is counted by its /64, the block one host
@@ -9,7 +10,7 @@
 //! under paused time.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -23,6 +24,11 @@ pub const FAILURES_PER_WINDOW: u32 = 10;
 /// How long a client's failures count.
 pub const WINDOW: Duration = Duration::from_secs(60);
 
+/// Wrong links and keys taken from all clients together per window: past
+/// it every wrong one is answered 429 until the window is over, however
+/// many addresses they come from.
+pub const ALL_FAILURES_PER_WINDOW: u32 = 100;
+
 /// Clients remembered at most; past it the expired windows are forgotten,
 /// and if all are live the oldest window goes, so memory stays bounded.
 const MAX_CLIENTS: usize = 4096;
@@ -31,6 +37,7 @@ const MAX_CLIENTS: usize = 4096;
 #[derive(Default)]
 pub struct Guesses {
     by_client: Mutex<HashMap<IpAddr, Window>>,
+    all: Mutex<Option<Window>>,
 }
 
 #[derive(Clone, Copy)]
@@ -65,7 +72,27 @@ impl Guesses {
             };
         }
         window.failures = window.failures.saturating_add(1);
-        window.failures > FAILURES_PER_WINDOW
+        let held = window.failures > FAILURES_PER_WINDOW;
+        drop(by_client);
+        let all_held = Self::count(
+            &mut self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner()),
+            now,
+        ) > ALL_FAILURES_PER_WINDOW;
+        held || all_held
+    }
+
+    /// Counts one failure in `window`, begun again once it is over: the
+    /// failures within it.
+    fn count(window: &mut Option<Window>, now: Instant) -> u32 {
+        let window = match window {
+            Some(window) if now - window.started < WINDOW => window,
+            _ => window.insert(Window {
+                started: now,
+                failures: 0,
+            }),
+        };
+        window.failures = window.failures.saturating_add(1);
+        window.failures
     }
 }
 
@@ -78,14 +105,20 @@ pub fn client(parts: &Parts) -> IpAddr {
         .map_or(IpAddr::from([127, 0, 0, 1]), |ConnectInfo(address)| address.ip())
 }
 
-/// The address `client` is counted by: an IPv6 address by its /64, an
-/// IPv4 one (also written as IPv6) as itself.
-fn counted_as(client: IpAddr) -> IpAddr {
-    match client {
+/// The address `client` is counted by: every loopback address (all of
+/// 127.0.0.0/8 and ::1) as one, since one machine holds them all; an IPv6
+/// address by its /64; an IPv4 one (also written as IPv6) as itself.
+pub(crate) fn counted_as(client: IpAddr) -> IpAddr {
+    let client = match client {
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
             Some(v4) => IpAddr::V4(v4),
-            None => IpAddr::V6(Ipv6Addr::from(v6.to_bits() & !u128::from(u64::MAX))),
+            None => IpAddr::V6(v6),
         },
+        v4 => v4,
+    };
+    match client {
+        loopback if loopback.is_loopback() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(v6) => IpAddr::V6(Ipv6Addr::from(v6.to_bits() & !u128::from(u64::MAX))),
         v4 => v4,
     }
 }
@@ -97,7 +130,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_client_is_held_after_the_failures_of_a_window_until_it_ends() {
         let guesses = Guesses::default();
-        let (client, other): (IpAddr, IpAddr) = ("127.0.0.1".parse().unwrap(), "127.0.0.2".parse().unwrap());
+        let (client, other): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
         for _ in 0..FAILURES_PER_WINDOW {
             assert!(!guesses.failed(client));
         }
@@ -125,10 +158,39 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn every_loopback_address_is_one_client() {
+        let guesses = Guesses::default();
+        for n in 0..FAILURES_PER_WINDOW {
+            let address = IpAddr::from([127, 0, (n / 256) as u8, (n % 256) as u8 + 1]);
+            assert!(!guesses.failed(address));
+        }
+        assert!(guesses.failed("127.200.0.9".parse().unwrap()), "all of 127/8 together");
+        assert!(guesses.failed("::1".parse().unwrap()));
+        assert!(guesses.failed("::ffff:127.0.0.1".parse().unwrap()));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn past_the_ceiling_of_all_clients_every_wrong_one_is_held() {
+        let guesses = Guesses::default();
+        for n in 0..ALL_FAILURES_PER_WINDOW {
+            assert!(!guesses.failed(IpAddr::from((0xC000_0200 + n).to_be_bytes())));
+        }
+        assert!(
+            guesses.failed("198.51.100.7".parse().unwrap()),
+            "a new client, past the ceiling"
+        );
+        tokio::time::advance(WINDOW).await;
+        assert!(
+            !guesses.failed("198.51.100.7".parse().unwrap()),
+            "until the window is over"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn the_clients_remembered_are_bounded() {
         let guesses = Guesses::default();
         for n in 0..(MAX_CLIENTS as u32 + 10) {
-            guesses.failed(IpAddr::from(n.to_be_bytes()));
+            guesses.failed(IpAddr::from((0x0A00_0000 + n).to_be_bytes()));
         }
         assert_eq!(guesses.by_client.lock().unwrap().len(), MAX_CLIENTS);
     }

@@ -22,7 +22,7 @@
 //! | `GET /config` | the config file masked, its check | signed in |
 //! | `POST /config/reload` | reloads the configuration | origin, cookie, CSRF token |
 //! | `GET /v1/models`, `POST /v1/chat/completions` | the OpenAI-compatible API (`api/`) | API key |
-//! | `GET /metrics` | Prometheus text | none on a loopback-only listener, else an API key |
+//! | `GET /metrics` | Prometheus text | an API key or a signed-in browser, none with `open_metrics` |
 //! | anything else | 404 page | |
 //!
 //! "Signed in" and "cookie" count a cookie naming no live session as a
@@ -79,8 +79,7 @@ pub struct AppState {
     pub latency: Latency,
     /// The API requests being answered.
     pub in_flight: Arc<InFlight>,
-    /// Whether `/metrics` is open without a key: the dashboard listens on
-    /// this machine only, with no public address in front.
+    /// Whether `/metrics` is open without a key (`[web] open_metrics`).
     pub metrics_open: bool,
     /// The core's answers: the status document, the approvals.
     pub admin: Admin,

@@ -1,15 +1,16 @@
 //! The web gateway as the daemon runs it: bound when the daemon starts (so
-//! a taken port is a start error, and the address is known — port 0 takes
-//! a free one), serving while it listens, closing every event stream when
-//! it stops. Its health names the address people open, which is how
+//! the address is known — port 0 takes a free one), serving while it
+//! listens, closing every event stream when it stops. A port another
+//! program holds leaves the gateway down, saying why, while the daemon and
+//! its other gateways run; it is bound again at each restart of the
+//! gateway. Its health names the address people open, which is how
 //! `passepartout web` and the tests find it. The core's replies and drafts
 //! in web conversations go to the [`Hub`], to whoever waits on them.
 
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use async_trait::async_trait;
-use axum::serve::ListenerExt;
 use passepartout_admin::Admin;
 use passepartout_gateway::{
     ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, Fetch, Fetched, FileRef, GatewayError, GatewayId,
@@ -28,6 +29,7 @@ use crate::metrics::Latency;
 use crate::rate_limit::Guesses;
 use crate::redact::LiveSecrets;
 use crate::router::{AppState, router};
+use crate::serve::{self, Admit};
 use crate::sessions::Sessions;
 use crate::uploads::Uploads;
 
@@ -52,6 +54,10 @@ pub struct WebConfig {
     /// `https://assistant.example.org`, when the dashboard is reached
     /// through another address than `listen`.
     pub public_url: Option<String>,
+    /// Whether `/metrics` is served without a key.
+    pub open_metrics: bool,
+    /// The users of this machine (uids) let in besides the daemon's own.
+    pub local_users: Vec<u32>,
     /// The daemon's configured secrets, kept out of every answer, as a
     /// reload brings them up to date.
     pub secrets: LiveSecrets,
@@ -60,8 +66,15 @@ pub struct WebConfig {
 /// The running dashboard.
 pub struct WebGateway {
     id: GatewayId,
+    /// Where to listen: bound at start, or again by `listen` when it could
+    /// not be then.
+    listen: SocketAddr,
     listener: Mutex<Option<TcpListener>>,
+    /// Why it does not listen, while it cannot.
+    failed: Mutex<Option<String>>,
     state: Arc<AppState>,
+    /// Who may connect.
+    admit: Admit,
     /// What people open: the public address, or the bound one.
     base_url: String,
     /// Ends every event stream when the gateway stops.
@@ -69,21 +82,37 @@ pub struct WebGateway {
 }
 
 impl WebGateway {
-    /// Binds `config.listen`; the dashboard answers once it listens.
+    /// Binds `config.listen`; the dashboard answers once it listens. An
+    /// address that cannot be bound (another program holds the port) does
+    /// not keep the daemon from starting: the gateway is down, says why,
+    /// and tries again each time it is restarted.
     pub async fn bind(
         config: WebConfig,
         admin: Admin,
         sessions: Arc<dyn Sessions>,
         keys: Arc<dyn ApiKeys>,
-    ) -> Result<Arc<Self>, WebError> {
-        let bind_error = |source| WebError::Bind {
-            addr: config.listen,
-            source,
+    ) -> Arc<Self> {
+        let (listener, failed) = match bind(config.listen).await {
+            Ok(listener) => (Some(listener), None),
+            Err(error) => {
+                tracing::error!(%error, "the web dashboard cannot listen; the daemon runs without it");
+                (None, Some(error.to_string()))
+            }
         };
-        let listener = TcpListener::bind(config.listen).await.map_err(bind_error)?;
-        let bound = listener.local_addr().map_err(bind_error)?;
+        let bound = listener
+            .as_ref()
+            .and_then(|listener| listener.local_addr().ok())
+            .unwrap_or(config.listen);
         let public_url = config.public_url.as_deref().map(|url| url.trim_end_matches('/'));
         let base_url = public_url.map_or_else(|| format!("http://{bound}"), str::to_owned);
+        // On this machine only, a browser sends the cookie to every local
+        // server: only the daemon's own user is answered.
+        let admit = if public_url.is_none() && bound.ip().is_loopback() {
+            let own = rustix::process::geteuid().as_raw();
+            Admit::LocalUsers(std::iter::once(own).chain(config.local_users.iter().copied()).collect())
+        } else {
+            Admit::Anyone
+        };
         let stopped = CancellationToken::new();
         let state = Arc::new(AppState {
             hub: Arc::new(Hub::default()),
@@ -92,7 +121,7 @@ impl WebGateway {
             latency: Latency::default(),
             in_flight: Default::default(),
             secrets: config.secrets.clone(),
-            metrics_open: bound.ip().is_loopback() && public_url.is_none(),
+            metrics_open: config.open_metrics,
             admin,
             sessions,
             hosts: Hosts::new(bound, public_url),
@@ -102,14 +131,19 @@ impl WebGateway {
             uploads: Uploads::default(),
             downloads: Downloads::default(),
         });
-        tracing::info!(listen = %bound, url = %base_url, "web dashboard bound");
-        Ok(Arc::new(Self {
+        if listener.is_some() {
+            tracing::info!(listen = %bound, url = %base_url, "web dashboard bound");
+        }
+        Arc::new(Self {
             id: GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid"),
-            listener: Mutex::new(Some(listener)),
+            listen: bound,
+            listener: Mutex::new(listener),
+            failed: Mutex::new(failed),
             state,
+            admit,
             base_url,
             stopped,
-        }))
+        })
     }
 
     /// The address people open (`http://127.0.0.1:8787`), without a
@@ -117,6 +151,27 @@ impl WebGateway {
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
+
+    /// The listener bound at start, or bound now.
+    async fn listener(&self) -> Result<TcpListener, WebError> {
+        let bound = self.listener.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let listener = match bound {
+            Some(listener) => Ok(listener),
+            None => bind(self.listen).await,
+        };
+        *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = listener.as_ref().err().map(ToString::to_string);
+        if listener.is_ok() {
+            tracing::info!(listen = %self.listen, url = %self.base_url, "web dashboard bound");
+        }
+        listener
+    }
+}
+
+/// A listener on `addr`.
+async fn bind(addr: SocketAddr) -> Result<TcpListener, WebError> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|source| WebError::Bind { addr, source })
 }
 
 #[async_trait]
@@ -126,51 +181,42 @@ impl Listen for WebGateway {
     }
 
     async fn listen(&self, intake: Intake, shutdown: CancellationToken) -> Result<(), GatewayError> {
-        let listener = self
-            .listener
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .take();
-        let Some(listener) = listener else {
-            return Err(GatewayError::Closed);
-        };
-        *self
-            .state
-            .intake
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(intake);
-        let app = router(self.state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-        let stopped = self.stopped.clone();
-        let intake_gone = self.state.clone();
-        // Each piece of a streamed answer is a small write: without
-        // TCP_NODELAY it waits for the client's delayed ACK (~40 ms).
-        let listener = listener.tap_io(|stream| {
-            if let Err(error) = stream.set_nodelay(true) {
-                tracing::debug!(%error, "cannot set TCP_NODELAY on a web connection");
-            }
-        });
-        let served = axum::serve(listener, app)
-            .with_graceful_shutdown(async move {
-                shutdown.cancelled().await;
+        let listener = self.listener().await.map_err(|error| GatewayError::Transient {
+            reason: error.to_string(),
+        })?;
+        *self.state.intake.lock().unwrap_or_else(PoisonError::into_inner) = Some(intake);
+        let stopping = CancellationToken::new();
+        let served = serve::serve(
+            listener,
+            router(self.state.clone()),
+            self.admit.clone(),
+            stopping.clone(),
+        );
+        let mut served = std::pin::pin!(served);
+        let served = tokio::select! {
+            served = served.as_mut() => served,
+            () = shutdown.cancelled() => {
                 // Messages are refused from now on; answers still being
                 // written reach the requests waiting for them.
-                intake_gone
-                    .intake
-                    .lock()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .take();
+                self.state.intake.lock().unwrap_or_else(PoisonError::into_inner).take();
                 // The event streams never end on their own.
-                stopped.cancel();
-            })
-            .await;
+                self.stopped.cancel();
+                stopping.cancel();
+                served.await
+            }
+        };
         served.map_err(|error| GatewayError::Transient {
             reason: format!("the dashboard stopped serving: {error}"),
         })
     }
 
-    /// Up, naming the address people open.
+    /// Up, naming the address people open; down, saying why, while the
+    /// address cannot be bound.
     fn health(&self) -> Health {
-        Health::with(HealthState::Up, self.base_url.clone())
+        match self.failed.lock().unwrap_or_else(PoisonError::into_inner).as_ref() {
+            Some(reason) => Health::with(HealthState::Down, reason.clone()),
+            None => Health::with(HealthState::Up, self.base_url.clone()),
+        }
     }
 
     async fn close(&self) {
@@ -254,5 +300,59 @@ const DRAFT_ID: &str = "draft";
 impl Fetch for WebGateway {
     async fn fetch(&self, file: &FileRef, max_bytes: u64) -> Result<Fetched, GatewayError> {
         self.state.uploads.fetch(file, max_bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::Key;
+    use crate::sessions::SessionsUnavailable;
+
+    /// Nobody signed in, no keys: this test asks nothing of them.
+    struct Nobody;
+
+    impl Sessions for Nobody {
+        fn redeem(&self, _: &str, _: &str) -> Result<Option<String>, SessionsUnavailable> {
+            Ok(None)
+        }
+        fn check(&self, _: &str) -> Result<bool, SessionsUnavailable> {
+            Ok(false)
+        }
+        fn end(&self, _: &str) -> Result<(), SessionsUnavailable> {
+            Ok(())
+        }
+    }
+
+    impl ApiKeys for Nobody {
+        fn check(&self, _: &str) -> Result<Option<Key>, SessionsUnavailable> {
+            Ok(None)
+        }
+    }
+
+    #[tokio::test]
+    async fn a_port_held_elsewhere_leaves_it_down_until_it_is_free() {
+        let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let listen = holder.local_addr().unwrap();
+        let config = WebConfig {
+            listen,
+            public_url: None,
+            open_metrics: false,
+            local_users: Vec::new(),
+            secrets: LiveSecrets::new(Default::default()),
+        };
+        let (admin, _queue) = Admin::channel(1);
+        let web = WebGateway::bind(config, admin, Arc::new(Nobody), Arc::new(Nobody)).await;
+        let health = web.health();
+        assert_eq!(health.state, HealthState::Down);
+        let said = health.detail.clone().unwrap_or_default();
+        assert!(said.contains(&listen.to_string()), "{health:?}");
+        assert!(web.listener().await.is_err(), "still held");
+
+        drop(holder);
+        let listener = web.listener().await.expect("bound once it is free");
+        assert_eq!(listener.local_addr().unwrap(), listen);
+        assert_eq!(web.health().state, HealthState::Up);
+        assert_eq!(web.health().detail, Some(format!("http://{listen}")));
     }
 }

@@ -1,6 +1,7 @@
 //! Signing in and out. `GET /sign-in/{token}` trades a one-time link
 //! (from `passepartout web`) for a session cookie and sends the browser to
-//! the overview; a link unknown, used or expired gets one answer, and a
+//! the overview (through a page of its own when another site's page led
+//! there, so the cookie goes along); a link unknown, used or expired gets one answer, and a
 //! client that tries too many is held for a while. `POST /sign-out` ends
 //! the session (a form: the page's origin, the cookie and the CSRF token).
 
@@ -40,11 +41,15 @@ pub async fn redeem(
     match state.sessions.redeem(&token, &user_agent) {
         Ok(Some(session)) => {
             tracing::info!(%client, "a browser signed in to the dashboard");
-            let mut response = (
-                StatusCode::SEE_OTHER,
-                [(header::LOCATION, HeaderValue::from_static("/"))],
-            )
-                .into_response();
+            let mut response = if from_elsewhere(&headers) {
+                signed_in_page()
+            } else {
+                (
+                    StatusCode::SEE_OTHER,
+                    [(header::LOCATION, HeaderValue::from_static("/"))],
+                )
+                    .into_response()
+            };
             response
                 .headers_mut()
                 .insert(header::SET_COOKIE, set_cookie(&session, state.secure_cookie));
@@ -60,6 +65,32 @@ pub async fn redeem(
         }
         Err(unavailable) => errors::unavailable(&unavailable.message),
     }
+}
+
+/// Whether the link was followed from another site's page (as the page
+/// `passepartout web --open` writes, a `file://` one): a browser does not
+/// send a `SameSite=Strict` cookie on a redirect that such a navigation
+/// started, so the overview would not see the session.
+fn from_elsewhere(headers: &HeaderMap) -> bool {
+    headers
+        .get("sec-fetch-site")
+        .is_some_and(|site| site.as_bytes() == b"cross-site")
+}
+
+/// Signed in, and sent on to the overview by the dashboard's own page: a
+/// navigation from this origin, which carries the new cookie.
+fn signed_in_page() -> Response {
+    let mut response = crate::pages::layout::page(
+        StatusCode::OK,
+        "Signed in",
+        "",
+        None,
+        r#"<p>Signed in. <a href="/">Open the dashboard</a>.</p>"#,
+    );
+    response
+        .headers_mut()
+        .insert(header::REFRESH, HeaderValue::from_static("0; url=/"));
+    response
 }
 
 /// A form that sends only its CSRF token.

@@ -95,7 +95,7 @@ pub fn body(
         Escaped(seen.unwrap_or_default())
     );
     if let Some(notice) = notice {
-        out += &said(notice, listing);
+        out += &said(notice, listing, rules);
     }
     if let Some(error) = listing["error"].as_str() {
         let _ = write!(
@@ -115,12 +115,23 @@ fn find<'a>(listing: &'a Value, token: &str) -> Option<&'a Value> {
     items(&listing["approvals"]).find(|a| a["token"] == token)
 }
 
-fn said(notice: &Notice, listing: &Value) -> String {
+/// What the notice says, from the daemon's record of the approval: none
+/// for an approval it does not know, nor for a choice its record does not
+/// bear out (decided on the dashboard, as approved or denied), since the
+/// query says only what some link claims; nor that a rule still in force
+/// is revoked.
+fn said(notice: &Notice, listing: &Value, rules: &Value) -> String {
     let line = match notice {
         Notice::Decided { token, choice } => {
-            let approval = find(listing, token);
-            let action = approval.map(|a| text(&a["action"])).unwrap_or_default();
-            let place = approval.map(|a| text(&a["conversation"])).unwrap_or_default();
+            let Some(approval) = find(listing, token) else {
+                return String::new();
+            };
+            let wanted = if *choice == Choice::Deny { "denied" } else { "approved" };
+            if approval["status"] != wanted || approval["decision"]["how"] != "web" {
+                return String::new();
+            }
+            let action = text(&approval["action"]);
+            let place = text(&approval["conversation"]);
             let token = Escaped(token);
             match choice {
                 Choice::Approve => {
@@ -134,7 +145,10 @@ fn said(notice: &Notice, listing: &Value) -> String {
             }
         }
         Notice::Already { token } => {
-            let approval = find(listing, token);
+            let Some(approval) = find(listing, token).filter(|a| a["status"] != "pending") else {
+                return String::new();
+            };
+            let approval = Some(approval);
             let status = approval.map_or_else(|| "decided".to_owned(), |a| text(&a["status"]));
             let by = approval
                 .map(|a| text(&a["decision"]["by_shown"]))
@@ -147,6 +161,9 @@ fn said(notice: &Notice, listing: &Value) -> String {
             )
         }
         Notice::Revoked { id } => {
+            if items(&rules["rules"]).any(|rule| rule["id"] == *id) {
+                return String::new();
+            }
             format!("Standing rule {id} is revoked: calls it let run will ask for approval again.")
         }
     };
@@ -527,7 +544,7 @@ mod tests {
     fn the_notice_says_what_the_click_did_or_that_it_came_too_late() {
         let listing = json!({"approvals": [{
             "token": "AAAAAAAA", "status": "approved", "action": "shell: one", "conversation": "socket:me",
-            "decision": {"by_shown": "from the web"},
+            "decision": {"by_shown": "from the web", "how": "web"},
         }]});
         let notice = Notice::Decided {
             token: "AAAAAAAA".into(),
@@ -560,5 +577,46 @@ mod tests {
             html.contains("Approval AAAAAAAA was already approved from the web, so your answer was not taken."),
             "{html}"
         );
+    }
+
+    #[test]
+    fn a_notice_the_record_does_not_bear_out_says_nothing() {
+        let listing = json!({"approvals": [
+            {"token": "AAAAAAAA", "status": "pending", "action": "shell: one", "conversation": "socket:me"},
+            {"token": "BBBBBBBB", "status": "denied", "action": "shell: two", "conversation": "socket:me",
+             "decision": {"by_shown": "from the web", "how": "web"}},
+            {"token": "CCCCCCCC", "status": "approved", "action": "shell: three", "conversation": "socket:me",
+             "decision": {"by_shown": "from the terminal", "how": "cli"}},
+        ]});
+        let claims = [
+            Notice::Decided {
+                token: "ZZZZZZZZ".into(),
+                choice: Choice::Approve,
+            },
+            Notice::Decided {
+                token: "AAAAAAAA".into(),
+                choice: Choice::Approve,
+            },
+            Notice::Decided {
+                token: "BBBBBBBB".into(),
+                choice: Choice::Always,
+            },
+            Notice::Decided {
+                token: "CCCCCCCC".into(),
+                choice: Choice::Approve,
+            },
+            Notice::Already {
+                token: "ZZZZZZZZ".into(),
+            },
+            Notice::Already {
+                token: "AAAAAAAA".into(),
+            },
+        ];
+        let rules = json!({"rules": [{"id": 7, "conversation": "socket:me", "tool": "shell"}]});
+        let claims: Vec<Notice> = claims.into_iter().chain([Notice::Revoked { id: 7 }]).collect();
+        for claim in &claims {
+            let html = body(&listing, &rules, &Filter::default(), Some(claim), "t", None);
+            assert!(!html.contains(r#"class="notice""#), "{claim:?}: {html}");
+        }
     }
 }
