@@ -27,6 +27,11 @@ pub struct DataDirLock {
     _file: File,
 }
 
+/// How often a held lock is tried, [`LOCK_RETRY`] apart: half a second in
+/// all.
+const LOCK_TRIES: u32 = 50;
+const LOCK_RETRY: std::time::Duration = std::time::Duration::from_millis(10);
+
 impl DataDirLock {
     /// Creates `dir` if needed and takes its lock, or says who holds it.
     pub fn acquire(dir: &Path) -> Result<DataDirLock, DataDirError> {
@@ -48,12 +53,25 @@ impl DataDirLock {
                 path: path.clone(),
                 source,
             })?;
-        match file.try_lock() {
-            Ok(()) => Ok(DataDirLock { _file: file }),
-            Err(TryLockError::WouldBlock) => Err(DataDirError::InUse {
-                path: dir.to_path_buf(),
-            }),
-            Err(TryLockError::Error(source)) => Err(DataDirError::Lock { path, source }),
+        // A daemon that just ended may leave the lock held for a moment by
+        // a child it was starting: a tool's process between `fork` and the
+        // point where it closes what it inherited. So a held lock is tried
+        // again for a short while before it counts as another daemon's.
+        let mut tries = LOCK_TRIES;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(DataDirLock { _file: file }),
+                Err(TryLockError::WouldBlock) if tries > 1 => {
+                    tries -= 1;
+                    std::thread::sleep(LOCK_RETRY);
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(DataDirError::InUse {
+                        path: dir.to_path_buf(),
+                    });
+                }
+                Err(TryLockError::Error(source)) => return Err(DataDirError::Lock { path, source }),
+            }
         }
     }
 }

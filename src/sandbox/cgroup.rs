@@ -284,13 +284,24 @@ fn v1(own: &str, mounts: &str) -> Option<Kind> {
     })
 }
 
-/// Removes the empty groups an earlier run left in `parent`.
+/// Removes the empty groups an earlier run left in `parent`: those named
+/// after a process that is gone. (A group of a live daemon, this one
+/// included, may be empty only because its command has yet to join it.)
 fn sweep(parent: &Path) {
     let Ok(entries) = fs::read_dir(parent) else {
         return;
     };
     for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with(PREFIX) {
+        let name = entry.file_name();
+        let Some(owner) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if !Path::new("/proc").join(owner.to_string()).exists() {
             let _ = fs::remove_dir(entry.path());
         }
     }

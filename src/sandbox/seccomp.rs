@@ -8,8 +8,8 @@
 //! filter answers `socket(AF_UNIX, …)` with `EACCES`. `socketpair` stays
 //! open: a pair of connected sockets reaches nothing outside (runtimes such
 //! as Node's use it for their children's stdio). The filter is compiled here,
-//! in the parent; the child only installs it (`seccompiler::apply_filter` is
-//! two system calls, no allocation).
+//! in the parent; the child only installs it (two `prctl` calls, no
+//! allocation).
 
 use std::collections::BTreeMap;
 
@@ -39,9 +39,28 @@ pub(super) fn no_unix_sockets() -> Option<BpfProgram> {
 }
 
 /// Installs `filter` on the calling process (in the child, before `exec`):
-/// only system calls.
+/// only system calls. Through `prctl`, which a service manager's own
+/// system call filter lets through where it may refuse `seccomp(2)`.
 pub(super) fn install(filter: &BpfProgram) -> std::io::Result<()> {
-    seccompiler::apply_filter(filter).map_err(|_| std::io::Error::from_raw_os_error(libc::EPERM))
+    let program = libc::sock_fprog {
+        len: u16::try_from(filter.len()).map_err(|_| std::io::Error::from_raw_os_error(libc::E2BIG))?,
+        // seccompiler's `sock_filter` has the kernel's layout, as libc's does.
+        filter: filter.as_ptr().cast::<libc::sock_filter>().cast_mut(),
+    };
+    // SAFETY: a filter program that lives through the calls; the kernel
+    // copies it.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1 as libc::c_ulong, 0, 0, 0) != 0
+            || libc::prctl(
+                libc::PR_SET_SECCOMP,
+                libc::SECCOMP_MODE_FILTER as libc::c_ulong,
+                &program as *const libc::sock_fprog,
+            ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
