@@ -9,14 +9,14 @@
 //! this order: `setrlimit`; joining its control group (a `write` to a
 //! descriptor opened in the parent); the PID namespace (`isolate.rs`: `unshare`,
 //! two forks, the id maps written); `prctl(PR_SET_NO_NEW_PRIVS)` and
-//! `landlock_restrict_self` (the crate's `restrict_self` is just those two
-//! calls on the ruleset's descriptor; its errors carry the raw OS error and
-//! allocate nothing), then closes the descriptor; last the seccomp filter.
+//! `landlock_restrict_self` on the ruleset's descriptor, then closes the
+//! descriptor; last the seccomp filter. Before the namespace, it closes
+//! what it inherited and does not need (`inherited.rs`).
 
 use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::Arc;
 
-use landlock::{RulesetCreated, RulesetStatus};
 use seccompiler::BpfProgram;
 
 use super::isolate::Isolation;
@@ -24,8 +24,10 @@ use super::limits::Limits;
 
 /// What the child applies to itself.
 pub(super) struct InChild {
-    /// Taken on first use: the hook runs once, in the child.
-    ruleset: Option<RulesetCreated>,
+    /// The Landlock ruleset's descriptor, made in the parent; `None` where
+    /// the kernel enforces nothing. Taken on first use: the hook runs once,
+    /// in the child.
+    ruleset: Option<OwnedFd>,
     limits: Limits,
     /// Fail the spawn when the ruleset could not be enforced at all.
     strict: bool,
@@ -38,7 +40,7 @@ pub(super) struct InChild {
 }
 
 impl InChild {
-    pub(super) fn new(ruleset: Option<RulesetCreated>, limits: Limits, strict: bool) -> Self {
+    pub(super) fn new(ruleset: Option<OwnedFd>, limits: Limits, strict: bool) -> Self {
         Self {
             ruleset,
             limits,
@@ -71,6 +73,8 @@ impl InChild {
     pub(super) fn enter(&mut self) -> io::Result<()> {
         self.limits.apply()?;
         super::cgroup::join(&self.joins)?;
+        let ruleset = self.ruleset.as_ref().map_or(-1, AsRawFd::as_raw_fd);
+        super::inherited::close_inherited(&[ruleset]);
         if let Some(isolation) = &self.isolation {
             isolation.enter()?;
         }
@@ -82,16 +86,21 @@ impl InChild {
     }
 
     fn restrict(&mut self) -> io::Result<()> {
+        rustix::thread::set_no_new_privs(true).map_err(io::Error::from)?;
         match self.ruleset.take() {
-            Some(ruleset) => match ruleset.restrict_self() {
-                Ok(status) if self.strict && status.ruleset == RulesetStatus::NotEnforced => {
-                    Err(io::Error::from_raw_os_error(libc::EPERM))
+            Some(ruleset) => {
+                // SAFETY: the ruleset's descriptor, no flags.
+                let restricted =
+                    unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0 as libc::c_uint) };
+                if restricted != 0 {
+                    return Err(io::Error::from_raw_os_error(libc::EPERM));
                 }
-                Ok(_) => Ok(()),
-                Err(_) => Err(io::Error::from_raw_os_error(libc::EPERM)),
-            },
+                Ok(())
+            }
+            // The kernel could enforce nothing.
+            None if self.strict => Err(io::Error::from_raw_os_error(libc::EPERM)),
             // Without Landlock, still no setuid gains.
-            None => rustix::thread::set_no_new_privs(true).map_err(io::Error::from),
+            None => Ok(()),
         }
     }
 }

@@ -15,6 +15,7 @@ mod carve;
 mod cgroup;
 mod check;
 mod child;
+mod inherited;
 mod isolate;
 mod limits;
 mod policy;

@@ -275,7 +275,7 @@ impl Policy {
             .tempdir()
             .map_err(SandboxError::TempDir)?;
         let ruleset = if self.support.filesystem() {
-            Some(self.ruleset(tmp.path())?)
+            Option::<std::os::fd::OwnedFd>::from(self.ruleset(tmp.path())?)
         } else {
             None
         };
