@@ -154,6 +154,12 @@ impl AuditEvent {
                 )
             }
             Audited::PairingRefused { by } => format!("refused an unknown pairing code from {}", shown(by)),
+            Audited::PairingCleared { person, by } => format!(
+                "cleared the pairing code of {}:{} by {}",
+                self.conversation.gateway,
+                person.as_str(),
+                shown(by)
+            ),
             Audited::Unpaired { person, by } => {
                 format!(
                     "revoked {}:{} by {}",

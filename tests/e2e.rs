@@ -50,6 +50,7 @@ mod signal_cli_real;
 mod signal_link;
 mod signal_rpc;
 mod standing_rules;
+mod standing_rules_everywhere;
 mod stopping;
 mod streaming;
 mod telegram;

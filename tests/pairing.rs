@@ -4,9 +4,11 @@
 //! the person then talks, a revocation holds at once, wrong codes are
 //! refused alike, codes never reach the logs, and a code waiting and the
 //! paired survive a restart. The owner is told who asks, by name, and the
-//! person when they are let in, each once. The owner's commands run as a
-//! person types them: `passepartout pair list|approve` and `passepartout
-//! access [revoke]`, through the binary, with their output and exit codes.
+//! person when they are let in, each once; a flood of strangers costs the
+//! owner a few messages, and `pair clear` lets newcomers in again. The
+//! owner's commands run as a person types them: `passepartout
+//! pair list|approve|clear` and `passepartout access [revoke]`, through the
+//! binary, with their output and exit codes.
 
 use crate::support;
 
@@ -67,11 +69,17 @@ impl Ran {
 }
 
 async fn start() -> Setup {
+    start_with(|_| {}).await
+}
+
+/// The daemon, then `adjust`ed.
+async fn start_with(adjust: impl FnOnce(&mut passepartout::config::Config)) -> Setup {
     let telegram = FakeTelegram::start(TOKEN).await;
     let llm = FakeLlm::start().await;
     let (daemon, token_dir) = with_telegram(&llm, &telegram, TOKEN, OWNER, |config| {
         config.telegram.allowed_users = vec![OWNER, TALKER];
         config.telegram.approvers = Some(vec![OWNER]);
+        adjust(config);
     })
     .await;
     let cli_config = daemon.cli_config(&llm);
@@ -376,4 +384,52 @@ async fn only_an_approver_on_the_strangers_gateway_makes_them_an_approver() {
             .starts_with(LET_IN.trim_end_matches('.'))
     );
     setup.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_flood_of_strangers_costs_the_owner_a_few_messages_and_pair_clear_lets_newcomers_in() {
+    let setup = start_with(|config| config.pairing.max_waiting = 8).await;
+    for n in 0..12 {
+        setup.write(1000 + n, "let me in").await;
+    }
+    // The owner's conversation delivers in order: once this is answered,
+    // whatever the flood put before it was sent.
+    setup.write(OWNER, "hello").await;
+    let told = setup.nth_to(OWNER, 5).await;
+    assert_eq!(told.text, "echo: hello");
+    let told: Vec<String> = setup.sent_to(OWNER).into_iter().map(|s| s.text).collect();
+    assert_eq!(told.len(), 5, "three requests, one folded, the answer: {told:#?}");
+    assert!(told[..3].iter().all(|t| t.contains(" asks to be let in.")), "{told:#?}");
+    assert!(
+        told[3].starts_with("More people ask to be let in on telegram than you are told of"),
+        "{}",
+        told[3]
+    );
+
+    // Every place waits taken: a real newcomer is refused.
+    const NEWCOMER: i64 = 2000;
+    setup.write(NEWCOMER, "hi, it's me").await;
+    let refused = setup.nth_to(NEWCOMER, 1).await;
+    assert!(!refused.text.contains("pairing code"), "{}", refused.text);
+    let waiting = setup.cli(&["pair", "list"]).await;
+    assert_eq!(waiting.done().lines().count(), 8, "{waiting:?}");
+
+    let nonsense = setup.cli(&["pair", "clear", "nonsense!"]).await;
+    assert!(
+        nonsense.failed(REFUSED).contains("neither a gateway, a person waiting"),
+        "{nonsense:?}"
+    );
+    let one = setup.cli(&["pair", "clear", "telegram:1000"]).await;
+    assert!(one.done().starts_with("cleared 1 pairing code;"), "{one:?}");
+    let cleared = setup.cli(&["pair", "clear", "telegram"]).await;
+    assert_eq!(
+        cleared.done(),
+        "cleared 7 pairing codes; whoever writes again is sent a new one\n"
+    );
+    assert_eq!(setup.cli(&["pair", "list"]).await.done(), "no pairing codes waiting\n");
+
+    setup.write(NEWCOMER, "me again").await;
+    let code = code_in(&setup.nth_to(NEWCOMER, 2).await);
+    let approved = setup.cli(&["pair", "approve", &code]).await;
+    assert!(approved.done().contains("(telegram:2000) is let in"), "{approved:?}");
 }

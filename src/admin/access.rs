@@ -1,5 +1,5 @@
 //! Pairing and access on the admin path: `pair list`, `pair approve CODE`,
-//! `access` and `access revoke GATEWAY:USER`, asked by the local user (who
+//! `pair clear [WHICH]`, `access` and `access revoke GATEWAY:USER`, asked by the local user (who
 //! may approve everything, so is an owner), and the linked people of
 //! [`super::people`]. A change is made durable before
 //! the owner is told it is done.
@@ -42,6 +42,10 @@ pub(super) fn answer(
                     (admin.nudge)(&let_in.told);
                     answer
                 }
+                Err(error) => refused_because(error),
+            },
+            AccessRequest::Clear { which } => match pairing.clear(which.as_deref(), &by) {
+                Ok(message) => durable(&admin, message).await,
                 Err(error) => refused_because(error),
             },
             AccessRequest::Revoke { person } => match pairing.revoke(&person, &by) {

@@ -164,9 +164,39 @@ impl Approvals {
         conversation: &ConversationKey,
         call: &ProposedCall,
     ) -> Option<crate::store::StandingRule> {
-        let approvers = self.policy.load().approvers_for(conversation);
-        self.standing.covering_where(conversation, call, |rule| {
-            may_act(&approvers, conversation, &rule.by, conversation).is_ok()
+        self.standing
+            .covering_where(conversation, call, |rule| self.may_approve_in(&rule.by, conversation))
+    }
+
+    /// Whether `person` may still approve what is asked in `conversation`,
+    /// from wherever they answered: one of its approvers (its chat's, a
+    /// paired one, a global one), the local user (in the terminal or signed
+    /// in on the dashboard, who decides everything), or someone linked with
+    /// one of its approvers (who decided as them, from their own chat).
+    fn may_approve_in(&self, person: &Person, conversation: &ConversationKey) -> bool {
+        let policy = self.policy.load();
+        if policy.local_gateway() == Some(&person.gateway) {
+            return true;
+        }
+        let approvers = policy.approvers_for(conversation);
+        if may_act(&approvers, conversation, person, conversation).is_ok() {
+            return true;
+        }
+        let linked = match self.store.person_of(&person.gateway, &person.user) {
+            Ok(linked) => linked,
+            Err(error) => {
+                tracing::warn!(%error, "cannot read whom a person is linked with; only the approver lists decide");
+                None
+            }
+        };
+        linked.into_iter().flat_map(|linked| linked.identities).any(|identity| {
+            let as_them = Person {
+                gateway: identity.gateway,
+                user: identity.user,
+                aliases: identity.aliases,
+                names: identity.names,
+            };
+            may_act(&approvers, conversation, &as_them, conversation).is_ok()
         })
     }
 

@@ -1,6 +1,7 @@
 //! `passepartout pair list` (who waits with a pairing code, from which
 //! gateway, how long; never the codes) and `pair approve CODE [--approver]`
-//! (let them in, as an approver too), and `passepartout access` (everyone let
+//! (let them in, as an approver too), `pair clear [WHICH]` (clear the codes
+//! waiting: all, a gateway's, a person's or one), and `passepartout access` (everyone let
 //! in per gateway, with the source) and `access revoke GATEWAY:USER`.
 
 use std::process::ExitCode;
@@ -24,6 +25,13 @@ pub enum PairCommand {
         #[arg(long)]
         approver: bool,
     },
+    /// Clear the pairing codes waiting, so that they no longer hold a place:
+    /// all of them, or one gateway's, one person's or one code.
+    Clear {
+        /// A gateway (`telegram`), a person as `pair list` shows them
+        /// (`telegram:123456789`), or a code.
+        which: Option<String>,
+    },
 }
 
 /// `passepartout access …`.
@@ -34,11 +42,12 @@ pub enum AccessCommand {
     Revoke { person: String },
 }
 
-/// `pair list` or `pair approve`.
+/// `pair list`, `pair approve` or `pair clear`.
 pub async fn pair(config: &Config, command: PairCommand) -> ExitCode {
     let request = match command {
         PairCommand::List => AccessRequest::Waiting,
         PairCommand::Approve { code, approver } => AccessRequest::Approve { code, approver },
+        PairCommand::Clear { which } => AccessRequest::Clear { which },
     };
     ask(config, request).await
 }

@@ -138,6 +138,18 @@ impl<P: Waits> Codes<P> {
         self.issued.insert(code, pending);
     }
 
+    /// Forgets the codes `which` picks, and names them.
+    pub fn remove_where(&mut self, which: impl Fn(&Code, &P) -> bool) -> Vec<(Code, P)> {
+        let picked: Vec<Code> = (self.issued.iter())
+            .filter(|(code, p)| which(code, p))
+            .map(|(code, _)| code.clone())
+            .collect();
+        picked
+            .into_iter()
+            .filter_map(|code| self.issued.remove(&code).map(|p| (code, p)))
+            .collect()
+    }
+
     /// The people waiting, oldest first.
     pub fn waiting(&self, now_ms: u64) -> Vec<P> {
         let mut waiting: Vec<P> = self.issued.values().filter(|p| self.live(p, now_ms)).cloned().collect();

@@ -13,10 +13,15 @@
 //! [`Paired`] set, beside the configuration's lists, which stay as they
 //! are: what the configuration names cannot be revoked here. The codes
 //! waiting are kept in the store too, so a restart voids none already sent;
-//! at most `pairing.max_waiting` wait at once. Every step is
+//! at most `pairing.max_waiting` wait at once, and the owner clears them
+//! with `passepartout pair clear` ([`clearing`]). The owners hear of a few
+//! strangers a minute per gateway one by one, of the rest folded
+//! ([`announced`]). Every step is
 //! audited; codes are never logged, and an owner who names too many wrong
 //! codes in an hour has further codes refused unread.
 
+mod announced;
+mod clearing;
 mod code;
 pub(crate) mod codes;
 pub mod command;
@@ -30,6 +35,7 @@ use arc_swap::ArcSwap;
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, MessageId, Outbound, UserId};
 use thiserror::Error;
 
+use announced::{Announce, Announced};
 pub use code::Code;
 use codes::{Codes, Issued, Pending};
 use command::PairCommand;
@@ -53,6 +59,8 @@ pub enum PairError {
     ApproverElsewhere(GatewayId),
     #[error("no such pairing code (or it expired)")]
     Unknown,
+    #[error("{0:?} is neither a gateway, a person waiting (gateway:user) nor a pairing code")]
+    NotWaiting(String),
     #[error("too many wrong pairing codes in the last hour; try again later")]
     Limited,
     #[error("{0:?} is not gateway:user (e.g. \"telegram:123456789\")")]
@@ -107,6 +115,8 @@ pub struct Pairing {
     /// it is reloaded.
     lists: ArcSwap<Vec<Lists>>,
     global: ArcSwap<Vec<(String, String)>>,
+    /// How many requests each gateway's owners were told of this minute.
+    announced: Announced,
     store: Store,
     clock: Clock,
 }
@@ -140,6 +150,7 @@ impl Pairing {
             paired,
             lists: ArcSwap::from_pointee(lists),
             global: ArcSwap::from_pointee(approvals.global().unwrap_or_default()),
+            announced: Announced::default(),
             store,
             clock,
         })
@@ -193,8 +204,13 @@ impl Pairing {
             },
         };
         let minutes = self.settings.expire_s.div_ceil(60);
-        let owners = self.owners_of(&inbound.conversation.gateway);
-        let requests = notices::request(&owners, &pending, code.as_str(), minutes);
+        let gateway = &inbound.conversation.gateway;
+        let owners = self.owners_of(gateway);
+        let requests = match self.announced.next(gateway, now_ms) {
+            Announce::Tell { unannounced } => notices::request(&owners, &pending, code.as_str(), minutes, unannounced),
+            Announce::Fold => notices::folded(&owners, &pending),
+            Announce::Hold => Vec::new(),
+        };
         let told = match self.store.keep_pairing_code(code.as_str(), &pending, &event, &requests) {
             Ok(()) => requests.into_iter().map(|(conversation, _)| conversation).collect(),
             Err(error) => {

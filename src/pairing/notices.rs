@@ -1,7 +1,7 @@
 //! What pairing tells people besides the stranger's code: every owner of
 //! the stranger's gateway is told who asks and how to let them in, in
-//! their private conversation with that gateway, and the stranger is told
-//! once they are let in. Both go through the outbox, written in the
+//! their private conversation with that gateway, as often as
+//! [`super::announced`] lets, and the stranger is told once they are let in. Both go through the outbox, written in the
 //! transaction that keeps the code or the pairing, so each is sent once,
 //! and survives a restart until delivered.
 
@@ -50,21 +50,54 @@ impl Pairing {
 }
 
 /// What each owner of `pending`'s gateway (`owners`) is told: who asks
-/// with `code`, and how to let them in.
-pub(super) fn request(owners: &[UserId], pending: &PendingPairing, code: &str, minutes: u64) -> Vec<Notice> {
+/// with `code`, and how to let them in; and how many asked before without
+/// a message of their own (`unannounced`).
+pub(super) fn request(
+    owners: &[UserId],
+    pending: &PendingPairing,
+    code: &str,
+    minutes: u64,
+    unannounced: u32,
+) -> Vec<Notice> {
     let gateway = &pending.conversation.gateway;
     let who = named(gateway, &pending.user, &pending.names);
-    let text = format!(
+    let mut text = format!(
         "{who} asks to be let in. To let them in, send `/pair approve {code}` here (add `approver` \
          to let them approve actions too). The code is valid for {minutes} minutes; if nobody \
          approves it, they stay out."
     );
+    if unannounced > 0 {
+        text = format!(
+            "{text} {unannounced} more asked before without a message of their own; \
+             `passepartout pair list` shows everyone waiting."
+        );
+    }
+    to_owners(owners, pending, &text)
+}
+
+/// What each owner of `pending`'s gateway is told once a minute when more
+/// strangers ask than they are told of one by one.
+pub(super) fn folded(owners: &[UserId], pending: &PendingPairing) -> Vec<Notice> {
+    let gateway = &pending.conversation.gateway;
+    let text = format!(
+        "More people ask to be let in on {gateway} than you are told of (at most {} a minute). \
+         `passepartout pair list` shows everyone waiting, and `passepartout pair clear {gateway}` \
+         clears their codes.",
+        super::announced::PER_MINUTE
+    );
+    to_owners(owners, pending, &text)
+}
+
+/// `text` to each of `owners` but the person asking, in their private
+/// conversation on the person's gateway.
+fn to_owners(owners: &[UserId], pending: &PendingPairing, text: &str) -> Vec<Notice> {
+    let gateway = &pending.conversation.gateway;
     owners
         .iter()
         .filter(|owner| **owner != pending.user)
         .filter_map(|owner| {
             let chat = ChatId::new(owner.as_str()).ok()?;
-            Some((ConversationKey::new(gateway.clone(), chat), notice(text.clone())))
+            Some((ConversationKey::new(gateway.clone(), chat), notice(text.to_owned())))
         })
         .collect()
 }

@@ -403,3 +403,134 @@ async fn the_owners_are_told_who_asks_by_name_and_the_person_when_let_in() {
         "the owners are not told twice"
     );
 }
+
+/// A desk where `max_waiting` codes may wait.
+fn desk_for(store: Store, max_waiting: u32) -> Pairing {
+    let settings = PairingConfig {
+        enabled: true,
+        expire_s: EXPIRE_S,
+        wrong_codes_per_hour: 3,
+        max_waiting,
+    };
+    Pairing::new(
+        &settings,
+        &ApprovalsConfig::default(),
+        lists(),
+        store,
+        Clock::at(1_000_000),
+    )
+    .unwrap()
+}
+
+fn from_on(gateway: GatewayId, user: &str) -> Inbound {
+    Inbound {
+        conversation: ConversationKey::new(gateway, ChatId::new(user).unwrap()),
+        ..from(user)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_flood_of_strangers_tells_the_owners_a_few_a_minute_and_folds_the_rest() {
+    let (_dir, store) = open_temp();
+    let desk = desk_for(store.clone(), 100);
+    let owner_chat = ConversationKey::new(telegram(), ChatId::new("1").unwrap());
+    for n in 0..40 {
+        code_of(desk.offer(&from(&format!("{}", 100 + n))));
+    }
+    let told = outbox_texts(&store, &owner_chat);
+    assert_eq!(told.len(), 4, "three requests and one folded: {told:#?}");
+    assert!(told[..3].iter().all(|t| t.contains("asks to be let in")), "{told:#?}");
+    assert!(
+        told[3].starts_with("More people ask to be let in on telegram than you are told of (at most 3 a minute).")
+            && told[3].contains("`passepartout pair list`")
+            && told[3].contains("`passepartout pair clear telegram`"),
+        "{}",
+        told[3]
+    );
+    assert_eq!(desk.waiting().len(), 40, "every one of them still waits, listed");
+    // Another gateway's owners are told on their own count.
+    code_of(desk.offer(&from_on(signal(), "s9")));
+    let signal_owner = ConversationKey::new(signal(), ChatId::new("s1").unwrap());
+    assert_eq!(outbox_texts(&store, &signal_owner).len(), 1);
+
+    tokio::time::advance(Duration::from_secs(59)).await;
+    code_of(desk.offer(&from("200")));
+    assert_eq!(outbox_texts(&store, &owner_chat).len(), 4, "still the same minute");
+    tokio::time::advance(Duration::from_secs(1)).await;
+    code_of(desk.offer(&from("201")));
+    let told = outbox_texts(&store, &owner_chat);
+    assert_eq!(told.len(), 5);
+    assert!(
+        told[4].starts_with("telegram:201 asks to be let in.")
+            && told[4].ends_with(
+                "38 more asked before without a message of their own; `passepartout pair list` shows everyone waiting."
+            ),
+        "{}",
+        told[4]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_owner_clears_all_codes_one_gateways_one_persons_or_one() {
+    let (_dir, store) = open_temp();
+    let desk = desk_for(store.clone(), 4);
+    let first = code_of(desk.offer(&from("42")));
+    code_of(desk.offer(&from("43")));
+    code_of(desk.offer(&from("44")));
+    code_of(desk.offer(&from_on(signal(), "s9")));
+    assert!(
+        matches!(desk.offer(&from("45")), Some(Offer::Full)),
+        "every place taken"
+    );
+
+    let stranger = Person::known_as(telegram(), UserId::new("2").unwrap());
+    assert!(matches!(desk.clear(None, &stranger), Err(PairError::NotOwner)));
+    assert!(matches!(
+        desk.clear(Some("nonsense!"), &owner()),
+        Err(PairError::NotWaiting(_))
+    ));
+    assert!(matches!(
+        desk.clear(Some("ABCDEFGH"), &owner()),
+        Err(PairError::Unknown)
+    ));
+
+    assert_eq!(
+        desk.clear(Some(&first.to_lowercase()), &owner()).unwrap(),
+        "cleared 1 pairing code; whoever writes again is sent a new one"
+    );
+    assert!(matches!(
+        desk.approve(&first, false, &owner(), &here()),
+        Err(PairError::Unknown)
+    ));
+    assert!(
+        desk.clear(Some("telegram:43"), &owner())
+            .unwrap()
+            .starts_with("cleared 1 pairing code")
+    );
+    code_of(desk.offer(&from("45")));
+    assert!(
+        desk.clear(Some("telegram"), &owner())
+            .unwrap()
+            .starts_with("cleared 2 pairing codes")
+    );
+    let waiting: Vec<String> = desk.waiting().iter().map(|w| w.conversation.to_string()).collect();
+    assert_eq!(waiting, ["signal:s9"]);
+    assert_eq!(
+        desk.clear(None, &owner()).unwrap(),
+        "cleared 1 pairing code; whoever writes again is sent a new one"
+    );
+    assert_eq!(
+        desk.clear(None, &owner()).unwrap(),
+        "no pairing codes waiting there; nothing cleared"
+    );
+    assert!(store.pairing_codes().unwrap().is_empty(), "forgotten in the store too");
+    let cleared = store
+        .audit_events(100)
+        .unwrap()
+        .iter()
+        .filter(|e| matches!(e.what, Audited::PairingCleared { .. }))
+        .count();
+    assert_eq!(cleared, 5);
+    // A stranger cleared is offered a new code when they write again.
+    code_of(desk.offer(&from("42")));
+}

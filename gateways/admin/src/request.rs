@@ -122,6 +122,12 @@ pub enum AccessRequest {
     List,
     /// Revoke the pairing of `person` (`gateway:user`).
     Revoke { person: String },
+    /// Clear the pairing codes waiting: all, or those of `which` (a
+    /// gateway, a person as `gateway:user`, or one code).
+    Clear {
+        #[serde(default)]
+        which: Option<String>,
+    },
     /// Everyone linked across channels, with their accounts.
     People,
     /// Link the asking terminal with whoever asked for `code`; without a
@@ -143,6 +149,11 @@ impl std::fmt::Debug for AccessRequest {
                 .finish_non_exhaustive(),
             Self::List => f.write_str("List"),
             Self::Revoke { person } => f.debug_struct("Revoke").field("person", person).finish(),
+            // It may be a code.
+            Self::Clear { which } => f
+                .debug_struct("Clear")
+                .field("which", &which.as_ref().map(|_| "…"))
+                .finish(),
             Self::People => f.write_str("People"),
             Self::Link { code } => f
                 .debug_struct("Link")

@@ -435,6 +435,50 @@ async fn the_local_user_makes_lists_and_revokes_rules() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn whoever_may_approve_makes_a_rule_that_applies_where_it_was_offered() {
+    use passepartout_admin::Via;
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let me = || UserId::new("1000").unwrap();
+    for (n, chat) in [conversation("telegram", "100"), conversation("web", "owner")]
+        .into_iter()
+        .enumerate()
+    {
+        for via in [Via::Terminal, Via::Web] {
+            let command = format!("pwd {n} {via:?}");
+            let approval = pending(&desk, &chat, shell(&command));
+            let (decision, _) = desk
+                .decide_local(approval.token.as_str(), true, true, me(), via)
+                .unwrap();
+            assert!(decision.message.contains("Standing rule "), "{decision:?}");
+            assert!(
+                desk.rule_covering(&chat, &shell(&command)).is_some(),
+                "the local user's rule ({via:?}) applies in {chat}"
+            );
+            assert!(desk.rule_covering(&chat, &shell("ls -l")).is_none());
+        }
+    }
+    // A global approver answering from their own chat elsewhere.
+    let chat = conversation("telegram", "100");
+    let approval = pending(&desk, &chat, shell("uptime"));
+    let told = said(
+        &desk,
+        &text_from(
+            &conversation("telegram", "7"),
+            "7",
+            "g1",
+            &format!("always {}", approval.token.as_str()),
+            None,
+        ),
+    );
+    assert!(told.contains("Standing rule "), "{told}");
+    assert!(desk.rule_covering(&chat, &shell("uptime")).is_some());
+    // Without a local gateway, the terminal's rules no longer apply.
+    desk.set_policy(Policy::new(HashMap::new(), Vec::new(), None));
+    assert!(desk.rule_covering(&chat, &shell("pwd 0 Terminal")).is_none());
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_queue_is_decided_one_approval_at_a_time() {
     let (_dir, store) = open_temp();
     let desk = desk(&store);

@@ -117,6 +117,9 @@ pub enum Audited {
     PairingRefused { by: Person },
     /// An owner revoked a paired person.
     Unpaired { person: UserId, by: Person },
+    /// An owner cleared the pairing code `person` waits with (the code
+    /// itself is never recorded).
+    PairingCleared { person: UserId, by: Person },
     /// `by` named a link code: their identity and the one that asked for
     /// the code (`gateway:user` each) are one person now (the code itself
     /// is never recorded).
