@@ -272,7 +272,7 @@ async fn replayed_token_after_decision_reports_the_first_outcome() {
     let by = format!("by {}", chat.person());
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
 
-    let first = format!("Approval {} was already approved by {by}.", prompt.token);
+    let first = format!("Approval {} was already approved {by}.", prompt.token);
     for replay in [
         format!("approve {}", prompt.token),
         format!("deny {}", prompt.token),
@@ -427,7 +427,7 @@ async fn approvals_all_shows_history_and_audit() {
     assert_eq!(listed["action"], prompt.action.as_str());
     assert_eq!(listed["conversation"], "socket:alice");
     assert_eq!(listed["requester"], chat.client.user().as_str());
-    assert_eq!(listed["decision"]["by"], by.as_str());
+    assert_eq!(listed["decision"]["by"], chat.person().as_str());
     assert_eq!(listed["decision"]["how"], "token");
 
     let events: Vec<&str> = listing["audit"]
@@ -439,7 +439,7 @@ async fn approvals_all_shows_history_and_audit() {
     let (token, action) = (&prompt.token, &prompt.action);
     let expected = [
         format!("requested {token} `{action}`"),
-        format!("approved {token} `{action}` by {by} (token)"),
+        format!("approved {token} `{action}` {by} (token)"),
         format!("ran `{action}` for"),
     ];
     let mut at = 0;
