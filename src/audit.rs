@@ -46,8 +46,9 @@ impl AuditEvent {
                 requester_names,
                 ..
             } => format!(
-                "requested {} `{action}` by {} in {}",
+                "requested {} {} by {} in {}",
                 token.as_str(),
+                fenced(action),
                 named(&self.conversation.gateway, requester, requester_names),
                 self.conversation
             ),
@@ -65,9 +66,10 @@ impl AuditEvent {
                     (None, how) => format!(" ({})", how.as_str()),
                 };
                 format!(
-                    "{} {} `{action}`{by} in {}",
+                    "{} {} {}{by} in {}",
                     outcome.as_str(),
                     token.as_str(),
+                    fenced(action),
                     self.conversation
                 )
             }
@@ -81,7 +83,8 @@ impl AuditEvent {
             } => {
                 let refused = if *refused { "; refused" } else { "" };
                 format!(
-                    "models voted on `{action}` for {} in {}: {} ({summary}){refused}",
+                    "models voted on {} for {} in {}: {} ({summary}){refused}",
+                    fenced(action),
                     requester.as_str(),
                     self.conversation,
                     outcome.as_str()
@@ -107,7 +110,8 @@ impl AuditEvent {
                     .map(|ruleset| format!(", confined ({ruleset})"))
                     .unwrap_or_default();
                 format!(
-                    "ran `{action}`{failed} for {}{approved}{confined} in {}",
+                    "ran {}{failed} for {}{approved}{confined} in {}",
+                    fenced(action),
                     requester.as_str(),
                     self.conversation
                 )
@@ -181,10 +185,30 @@ impl AuditEvent {
     }
 }
 
+/// `action` between as many backticks as it needs, so that a line shows
+/// where it begins and ends even when it holds backticks of its own; its
+/// line breaks are kept (and shown as escapes), unlike in a code span.
+fn fenced(action: &str) -> String {
+    let mut longest = 0;
+    let mut run = 0;
+    for c in action.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if action.starts_with('`') || action.ends_with('`') {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{action}{pad}{fence}")
+}
+
 #[cfg(test)]
 mod tests {
     use passepartout_gateway::{ApprovalToken, ChatId, ConversationKey, GatewayId, UserId};
 
+    use super::fenced;
     use crate::store::{AuditEvent, Audited, How, Names, Person, Status};
 
     #[test]
@@ -256,5 +280,12 @@ mod tests {
             decided(How::Timer, None).describe(),
             "approved ABCDEFGH `shell: ls` (timer) in socket:me"
         );
+    }
+
+    #[test]
+    fn an_action_with_backticks_of_its_own_is_fenced_by_more() {
+        assert_eq!(fenced("shell: ls"), "`shell: ls`");
+        assert_eq!(fenced("shell: echo `date`"), "`` shell: echo `date` ``");
+        assert_eq!(fenced("a ``b`` c"), "```a ``b`` c```");
     }
 }

@@ -333,7 +333,7 @@ impl Daemon {
         spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);
         tracing::info!(
             data_dir = %data_dir.display(),
-            socket = ?gateways.local_path,
+            socket = %socket_shown(gateways.local_path.as_deref()),
             pending = store.pending_count(),
             outbox = store.outbox_len(),
             "passepartout ready"
@@ -669,5 +669,23 @@ async fn next_hangup(hangups: &mut Option<tokio::signal::unix::Signal>) -> Optio
     match hangups {
         Some(signal) => signal.recv().await,
         None => std::future::pending().await,
+    }
+}
+
+/// The local socket as the start's log line names it: its path as written,
+/// or "none" when no gateway listens on one.
+fn socket_shown(path: Option<&std::path::Path>) -> String {
+    path.map_or_else(|| "none".to_owned(), |path| path.display().to_string())
+}
+
+#[cfg(test)]
+mod socket_shown_tests {
+    use super::socket_shown;
+
+    #[test]
+    fn the_socket_is_logged_as_a_plain_path() {
+        let path = std::path::Path::new("/run/user/1000/passepartout.sock");
+        assert_eq!(socket_shown(Some(path)), "/run/user/1000/passepartout.sock");
+        assert_eq!(socket_shown(None), "none");
     }
 }

@@ -24,7 +24,7 @@ async fn approve_by_reply_runs_the_action_once_and_the_model_finishes() {
 
     let notice = chat.answer("yes", Some(&prompt.id)).await;
     assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
-    let by = chat.person();
+    let by = format!("by {}", chat.person());
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
 
     // The model's transcript is whole: the call, the result saying it
@@ -50,7 +50,7 @@ async fn approve_by_token_text() {
         .answer(&format!("approve {}", prompt.token.to_lowercase()), None)
         .await;
     assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
-    let by = chat.person();
+    let by = format!("by {}", chat.person());
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
     assert_eq!(setup.listed(&prompt.token).await["decision"]["how"], "token");
 }
@@ -62,7 +62,7 @@ async fn approve_by_slash_command() {
     let (original, prompt) = ask_for_approval(&mut chat, "the bread").await;
     let notice = chat.answer(&format!("/approve {}", prompt.token), None).await;
     assert_eq!(notice, format!("Approved {}: running {}.", prompt.token, prompt.action));
-    let by = chat.person();
+    let by = format!("by {}", chat.person());
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
     assert_eq!(setup.listed(&prompt.token).await["decision"]["how"], "command");
 }
@@ -85,8 +85,8 @@ async fn approve_by_cli() {
             "message": format!("Approved {}: running {}.", prompt.token, prompt.action),
         })
     );
-    let by = format!("socket:{}", cli.user().as_str());
-    expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
+    let by = "from the terminal";
+    expect_ran(&setup, &mut chat, &original, &prompt, by).await;
     let listed = setup.listed(&prompt.token).await;
     assert_eq!(listed["decision"]["how"], "cli", "{listed}");
     assert_eq!(
@@ -110,10 +110,10 @@ async fn deny_tells_the_model_and_nothing_runs() {
     let told = last_user_text(&setup.llm.wait_for_requests(2, WAIT).await[1]);
     assert!(
         told.starts_with(&format!(
-            "{OUTCOME}{} denied `{}` ({}), so it did not run.",
-            chat.person(),
+            "{OUTCOME}`{}` ({}) was denied by {}, so it did not run.",
             prompt.action,
-            prompt.token
+            prompt.token,
+            chat.person()
         )),
         "{told}"
     );
@@ -232,7 +232,7 @@ async fn answer_from_another_conversation_is_refused_and_stays_pending() {
 
     // It can still be decided where it was asked for.
     alice.answer(&format!("approve {}", prompt.token), None).await;
-    let by = alice.person();
+    let by = format!("by {}", alice.person());
     let answer = alice.reply(&original).await;
     assert_ran(&setup.llm, &by, &prompt, 1, &answer);
     assert_eq!(setup.record.calls(), 1);
@@ -269,10 +269,10 @@ async fn replayed_token_after_decision_reports_the_first_outcome() {
     let mut chat = setup.chat("alice").await;
     let (original, prompt) = ask_for_approval(&mut chat, "the pepper").await;
     chat.answer(&format!("approve {}", prompt.token), None).await;
-    let by = chat.person();
+    let by = format!("by {}", chat.person());
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
 
-    let first = format!("Approval {} was already approved by {by}.", prompt.token);
+    let first = format!("Approval {} was already approved {by}.", prompt.token);
     for replay in [
         format!("approve {}", prompt.token),
         format!("deny {}", prompt.token),
@@ -297,7 +297,7 @@ async fn two_answers_racing_have_one_outcome() {
     let mut chat = setup.chat("alice").await;
     let mut cli = setup.cli().await;
     let by_chat = chat.person();
-    let by_cli = format!("socket:{}", cli.user().as_str());
+    let by_cli = "from the terminal";
     let mut runs = 0;
     for round in 0..4 {
         let (original, prompt) = ask_for_approval(&mut chat, &format!("round {round}")).await;
@@ -324,7 +324,7 @@ async fn two_answers_racing_have_one_outcome() {
                 notice,
                 format!("Approval {} was already approved from the terminal.", prompt.token)
             );
-            assert_ran(&setup.llm, &by_cli, &prompt, runs, &answer);
+            assert_ran(&setup.llm, by_cli, &prompt, runs, &answer);
         } else {
             assert_eq!(
                 shown(decided["message"].as_str().unwrap()),
@@ -336,7 +336,10 @@ async fn two_answers_racing_have_one_outcome() {
                 format!("Denied {}: {} will not run.", prompt.token, prompt.action)
             );
             let told = last_user_text(setup.llm.requests().last().unwrap());
-            assert!(told.contains(&format!("denied `{}`", prompt.action)), "{told}");
+            assert!(
+                told.contains(&format!("`{}` ({}) was denied", prompt.action, prompt.token)),
+                "{told}"
+            );
         }
         assert_eq!(setup.record.calls(), runs, "round {round}: ran iff approved");
         assert_eq!(setup.llm.requests().len(), before + 1, "one outcome told, once");
@@ -413,7 +416,7 @@ async fn approvals_all_shows_history_and_audit() {
     let mut chat = setup.chat("alice").await;
     let (original, prompt) = ask_for_approval(&mut chat, "the apples").await;
     chat.answer(&format!("approve {}", prompt.token), None).await;
-    let by = chat.person();
+    let by = format!("by {}", chat.person());
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
 
     let mut cli = setup.cli().await;
@@ -424,7 +427,7 @@ async fn approvals_all_shows_history_and_audit() {
     assert_eq!(listed["action"], prompt.action.as_str());
     assert_eq!(listed["conversation"], "socket:alice");
     assert_eq!(listed["requester"], chat.client.user().as_str());
-    assert_eq!(listed["decision"]["by"], by.as_str());
+    assert_eq!(listed["decision"]["by"], chat.person().as_str());
     assert_eq!(listed["decision"]["how"], "token");
 
     let events: Vec<&str> = listing["audit"]
@@ -436,7 +439,7 @@ async fn approvals_all_shows_history_and_audit() {
     let (token, action) = (&prompt.token, &prompt.action);
     let expected = [
         format!("requested {token} `{action}`"),
-        format!("approved {token} `{action}` by {by} (token)"),
+        format!("approved {token} `{action}` {by} (token)"),
         format!("ran `{action}` for"),
     ];
     let mut at = 0;

@@ -367,3 +367,134 @@ async fn a_reply_stream_past_its_cap_is_refused_and_cuts_no_other_off() {
         tokio::task::yield_now().await;
     }
 }
+
+#[tokio::test]
+async fn after_a_denial_and_an_upload_the_pages_show_what_happened_not_the_notes_to_the_model() {
+    let mut chat = start().await;
+    chat.llm.set_responder(|request| {
+        let told = last_user_text(request);
+        if told.starts_with("[passepartout] ") {
+            return Script::Reply("I did not list the folder.".into());
+        }
+        if told.contains("list the folder") {
+            return Script::ToolCall {
+                name: "shell".into(),
+                arguments: json!({ "command": "ls" }).to_string(),
+            };
+        }
+        Script::Reply("Kept it.".into())
+    });
+
+    // A call waits for approval; the owner denies it from the page.
+    let form = chat.form("please list the folder").await;
+    assert_eq!(chat.post(&form, None, false).await.status(), StatusCode::SEE_OTHER);
+    let page = chat.page().await;
+    let token = field(&page, "token");
+    // What is said next is followed before the answer, so the reply is not missed.
+    let mut said = http()
+        .get(format!("{}/chat/stream", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(said.status(), StatusCode::OK);
+    let decided = http()
+        .post(format!("{}/approvals/decide", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .header(header::ORIGIN, &chat.base)
+        .form(&[
+            ("csrf", field(&page, "csrf").as_str()),
+            ("token", token.as_str()),
+            ("choice", "deny"),
+            ("back", "chat"),
+        ])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(decided.status(), StatusCode::SEE_OTHER);
+    let mut events = String::new();
+    while !events.contains("event: end") {
+        let chunk = tokio::time::timeout(WAIT, said.chunk())
+            .await
+            .expect("the turn ends in time")
+            .unwrap()
+            .expect("the stream goes on");
+        events.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert!(events.contains("I did not list the folder."), "{events}");
+    let told = last_user_text(chat.llm.requests().last().unwrap());
+    assert!(
+        told.starts_with(&format!("[passepartout] `shell: ls` ({token}) was denied from the web")),
+        "the model is told who, named as everywhere else: {told}"
+    );
+
+    // A file, with a word about it.
+    let form = chat.form("for later").await;
+    let file = Part::bytes(b"eggs".to_vec())
+        .file_name("notes.txt")
+        .mime_str("text/plain")
+        .unwrap();
+    assert_eq!(
+        chat.post(&form, Some(file), false).await.status(),
+        StatusCode::SEE_OTHER
+    );
+    assert!(last_user_text(chat.llm.requests().last().unwrap()).contains("inbox/notes.txt"));
+
+    let page = chat.page().await;
+    assert!(
+        page.contains(r#"<span class="who">passepartout</span><div class="said"><div class="text markdown">Denied from the web: <code>shell: ls</code>"#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<div class="text">for later</div><p class="meta sent">You sent notes.txt</p>"#),
+        "{page}"
+    );
+    assert!(
+        page.contains("I did not list the folder.") && page.contains("Kept it."),
+        "{page}"
+    );
+    for meant_for_the_model in [
+        "Tell the person",
+        "The person sent a file",
+        "socket:web",
+        "[passepartout]",
+    ] {
+        assert!(
+            !page.contains(meant_for_the_model),
+            "{meant_for_the_model} shows in the chat: {page}"
+        );
+    }
+
+    // The Conversations page shows the same, the notes folded as what the
+    // assistant was told, never in the person's words.
+    let response = http()
+        .get(format!("{}/conversations/d2ViOm93bmVy", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let history = response.text().await.unwrap();
+    assert!(
+        history.contains(r#"<div class="text markdown">Denied from the web: <code>shell: ls</code></div><details class="note"><summary>What the assistant was told</summary>"#),
+        "{history}"
+    );
+    assert!(
+        history.contains(r#"<span class="who">Person</span><div class="said"><div class="text">for later</div><p class="meta sent">Sent notes.txt</p>"#),
+        "{history}"
+    );
+    assert!(
+        history.contains(
+            r#"<span class="who">Person</span><div class="said"><div class="text">please list the folder</div>"#
+        ),
+        "{history}"
+    );
+    for in_the_persons_words in [
+        r#"<div class="text">[The person sent"#,
+        r#"<div class="text">[passepartout]"#,
+    ] {
+        assert!(!history.contains(in_the_persons_words), "{history}");
+    }
+    assert!(!history.contains("socket:web"), "{history}");
+    chat.daemon.stop().await;
+}

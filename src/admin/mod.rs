@@ -179,6 +179,9 @@ pub struct Inspection {
     pub problems: Vec<String>,
     /// What is taken but likely not meant.
     pub warnings: Vec<String>,
+    /// Whether the file, as it reads now, turns the web dashboard on
+    /// (`[web] enabled`), which the running daemon may not have started with.
+    pub web_enabled: bool,
 }
 
 /// Probes every model provider again, then answers the status document.

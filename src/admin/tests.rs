@@ -281,3 +281,48 @@ async fn a_reloads_answer_shows_no_secret_the_file_or_the_configuration_holds() 
     assert!(!shown.contains("canary"), "{shown}");
     assert!(shown.contains("web.public_url"), "{shown}");
 }
+
+/// A configuration file that turns the dashboard on since the start.
+struct TurnedOn;
+
+#[async_trait]
+impl Reload for TurnedOn {
+    async fn reload(&self) -> Reloaded {
+        Reloaded::default()
+    }
+
+    fn inspect(&self) -> super::Inspection {
+        super::Inspection {
+            web_enabled: true,
+            ..super::Inspection::default()
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_link_asked_for_before_the_restart_that_turns_the_dashboard_on_says_so() {
+    for (reload, says) in [
+        (
+            Arc::new(TurnedOn) as Arc<dyn Reload>,
+            "the running daemon started with the web dashboard off; the configuration turns it on now",
+        ),
+        (
+            Arc::new(Unreloadable) as Arc<dyn Reload>,
+            "the web dashboard is off: set `enabled = true` under [web]",
+        ),
+    ] {
+        let served = serve_reloading(reload);
+        let Ok(AdminReply::Web(answer)) = served
+            .admin
+            .ask(AdminRequest::Web {
+                request: passepartout_admin::WebRequest::Link,
+            })
+            .await
+        else {
+            panic!("a link is answered");
+        };
+        assert!(!answer.ok && answer.link.is_none(), "{answer:?}");
+        assert!(answer.message.contains(says), "{}", answer.message);
+        served.stop.cancel();
+    }
+}

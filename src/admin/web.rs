@@ -46,6 +46,19 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: WebRequest, reply: Repl
     });
 }
 
+/// Why there is no dashboard to link to: the configuration leaves it off,
+/// or (`in_file`) turns it on since the daemon started, which takes a
+/// restart.
+fn off(in_file: bool) -> String {
+    if in_file {
+        "the running daemon started with the web dashboard off; the configuration turns it on now \
+         (`enabled = true` under [web]), which takes effect when the daemon restarts"
+            .into()
+    } else {
+        "the web dashboard is off: set `enabled = true` under [web] in the configuration and restart the daemon".into()
+    }
+}
+
 /// A new link at the address the running dashboard gives in the status
 /// document; refused when the dashboard is off.
 async fn link(admin: &AdminContext) -> WebAnswer {
@@ -56,10 +69,12 @@ async fn link(admin: &AdminContext) -> WebAnswer {
         .flatten()
         .find(|gateway| gateway["name"] == passepartout_web::GATEWAY_ID);
     let Some(web) = web else {
-        return refused(
-            "the web dashboard is off: set `enabled = true` under [web] in the configuration and restart the daemon"
-                .into(),
-        );
+        // Reads the disk: off the async threads.
+        let reload = admin.reload.clone();
+        let in_file = tokio::task::spawn_blocking(move || reload.inspect().web_enabled)
+            .await
+            .unwrap_or(false);
+        return refused(off(in_file));
     };
     let detail = web["detail"].as_str().unwrap_or_default().to_owned();
     if web["state"] != "up" {

@@ -139,7 +139,7 @@ impl Approvals {
             at_ms: self.clock.now_ms(),
             message: None,
         };
-        let (decided, rule) = self.decide_choosing(&approval, decision, always && approve)?;
+        let (decided, rule) = self.decide_counted(&approval, decision, always && approve)?;
         let (won, mut text, owed) = describe_won_or_first(self, decided);
         if let Some(rule) = rule.filter(|_| won) {
             text = format!("{text} {}", self.made_text(&rule));

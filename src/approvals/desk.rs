@@ -181,7 +181,7 @@ impl Approvals {
                 )));
             }
         }
-        Ok(match self.decide_choosing(approval, decision, always)? {
+        Ok(match self.decide_counted(approval, decision, always)? {
             (Decided::Won(decided), rule) => {
                 let mut text = self.outcome_text(&decided, Some(conversation));
                 if let Some(rule) = rule {

@@ -766,3 +766,36 @@ fn a_linked_person_answers_their_own_approval_from_their_other_channel_only() {
     );
     assert_eq!(status(&desk, &theirs), Status::Approved);
 }
+
+#[test]
+fn an_always_is_counted_as_approved_like_any_approval() {
+    let (_dir, store) = open_temp();
+    let desk = desk(&store);
+    let chat = conversation("telegram", "100");
+    let once = pending(&desk, &chat);
+    say(
+        &desk,
+        &text_from(&chat, "42", "a1", &format!("approve {}", once.token.as_str()), None),
+    );
+    let always = pending(&desk, &chat);
+    let handled = say(
+        &desk,
+        &text_from(&chat, "42", "a2", &format!("always {}", always.token.as_str()), None),
+    );
+    assert!(
+        notice(&handled).contains("Standing rule"),
+        "a rule was made: {handled:?}"
+    );
+    let denied = pending(&desk, &chat);
+    say(
+        &desk,
+        &text_from(&chat, "42", "a3", &format!("deny {}", denied.token.as_str()), None),
+    );
+    // A second answer to the same approval decides nothing, and counts nothing.
+    say(
+        &desk,
+        &text_from(&chat, "42", "a4", &format!("always {}", always.token.as_str()), None),
+    );
+    let counted = desk.decisions();
+    assert_eq!((counted.approved, counted.denied), (2, 1), "{counted:?}");
+}

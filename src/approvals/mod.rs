@@ -46,7 +46,7 @@ use crate::guesses::{Guesses, Secret};
 use crate::notices::Surfaces;
 use crate::signal::Origin;
 use crate::skills::ProposedCall;
-use crate::store::{Decided, Store, StoreError};
+use crate::store::{Decided, StandingRule, Store, StoreError};
 use ledger::{Due, Ledger};
 use policy::may_act;
 use tally::Tally;
@@ -369,6 +369,23 @@ impl Approvals {
     /// How many approvals were decided since the start, by outcome.
     pub fn decisions(&self) -> Decisions {
         self.tally.read()
+    }
+
+    /// [`Approvals::decide_choosing`], counted: a decision that made a
+    /// standing rule was recorded with the rule, not by
+    /// [`Approvals::record`], so it is counted here ("always" is an
+    /// approval like any other).
+    fn decide_counted(
+        &self,
+        approval: &Approval,
+        decision: Decision,
+        always: bool,
+    ) -> Result<(Decided, Option<StandingRule>), StoreError> {
+        let chosen = self.decide_choosing(approval, decision, always)?;
+        if let (Decided::Won(decided), Some(_)) = &chosen {
+            self.tally.count(decided.status);
+        }
+        Ok(chosen)
     }
 
     /// Records `decision` on the approval `token` names, counting it when

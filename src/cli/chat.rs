@@ -21,6 +21,7 @@ use crate::config::Config;
 use crate::daemon::Daemon;
 
 use super::markdown_stream::Surface;
+use super::reconnect;
 use super::streamed::Streamed;
 use super::terminal;
 
@@ -91,7 +92,8 @@ pub async fn run(
         // Ctrl-C is a key here (it stops the turn); a SIGINT or SIGTERM from
         // elsewhere ends the session, the terminal set back as it was.
         let history = config.data_dir().join("chat_history");
-        let code = super::chat_terminal::converse(&mut client, history, super::shutdown_signal()).await;
+        let socket = config.socket_path();
+        let code = super::chat_terminal::converse(&mut client, &socket, history, super::shutdown_signal()).await;
         if let Some(daemon) = daemon
             && let Err(error) = daemon.shutdown().await
         {
@@ -110,8 +112,9 @@ pub async fn run(
             None => std::future::pending().await,
         }
     };
+    let socket = config.socket_path();
     let code = tokio::select! {
-        code = converse(&mut client) => Some(code),
+        code = converse(&mut client, &socket) => Some(code),
         () = interrupted => {
             eprintln!("(interrupted; stopping the daemon)");
             None
@@ -133,7 +136,7 @@ pub async fn run(
     }
 }
 
-async fn converse(client: &mut Client) -> ExitCode {
+async fn converse(client: &mut Client, socket: &std::path::Path) -> ExitCode {
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     // The newest approval prompt: a one-word answer typed next replies to it.
     let mut prompt: Option<String> = None;
@@ -149,6 +152,13 @@ async fn converse(client: &mut Client) -> ExitCode {
                         Ok(_) => {}
                         Err(error) if error.is_too_large() => {
                             eprintln!("passepartout: {}", super::client::refusal_words(&error));
+                        }
+                        Err(error) if reconnect::is_gone(&error) => {
+                            eprintln!("{}", reconnect::LOST);
+                            if let Err(code) = back(client, socket).await {
+                                return code;
+                            }
+                            eprintln!("(your last message may not have arrived: send it again if no answer comes)");
                         }
                         Err(error) => {
                             eprintln!("passepartout: {error}");
@@ -187,11 +197,37 @@ async fn converse(client: &mut Client) -> ExitCode {
                     println!("{}", super::client::file_line(&path, caption.as_deref()));
                 }
                 Ok(_) => {}
+                Err(error) if reconnect::is_gone(&error) => {
+                    eprintln!("{}", reconnect::LOST);
+                    prompt = None;
+                    if let Err(code) = back(client, socket).await {
+                        return code;
+                    }
+                }
                 Err(error) => {
                     eprintln!("passepartout: {error}");
                     return ExitCode::from(3);
                 }
             },
+        }
+    }
+}
+
+/// Connects `client` again to the daemon at `socket`, in the same
+/// conversation, saying so; the exit code when the daemon does not come back.
+async fn back(client: &mut Client, socket: &std::path::Path) -> Result<(), ExitCode> {
+    match reconnect::connect_again(socket, client.chat()).await {
+        Ok(again) => {
+            *client = again;
+            eprintln!("{}", reconnect::BACK);
+            Ok(())
+        }
+        Err(error) => {
+            eprintln!(
+                "passepartout: the daemon did not come back within {} s: {error}",
+                reconnect::GIVE_UP_AFTER.as_secs()
+            );
+            Err(ExitCode::from(3))
         }
     }
 }

@@ -12,13 +12,14 @@
 //! so nothing mixes into the reply.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use passepartout_gateway::ReplyKind;
-use passepartout_socket::{Client, ServerFrame};
+use passepartout_socket::{Client, ClientError, ServerFrame};
 
 use super::line_editor::{Input, LineEditor, PROMPT};
+use super::reconnect;
 use super::streamed::Streamed;
 use super::terminal;
 use super::turn_keys::{Keys, Quiet, TypeAhead};
@@ -33,12 +34,17 @@ enum TurnEnd {
     /// The person pressed Ctrl-C again: leave.
     Leave,
     /// The connection to the daemon failed.
-    Lost(String),
+    Lost(ClientError),
 }
 
 /// The interactive session, until the person leaves or `leave` resolves
 /// (the in-process daemon was told to stop).
-pub(super) async fn converse(client: &mut Client, history: PathBuf, leave: impl Future<Output = ()>) -> ExitCode {
+pub(super) async fn converse(
+    client: &mut Client,
+    socket: &Path,
+    history: PathBuf,
+    leave: impl Future<Output = ()>,
+) -> ExitCode {
     let quiet = match Quiet::enter() {
         Ok(quiet) => quiet,
         Err(error) => {
@@ -73,16 +79,27 @@ pub(super) async fn converse(client: &mut Client, history: PathBuf, leave: impl 
             None => {
                 let read = editor.read(session.typed.take_begun());
                 tokio::pin!(read);
+                let mut lost = false;
                 let read = loop {
                     tokio::select! {
                         input = &mut read => break input.map(Some).map_err(|error| error.to_string()),
                         frame = session.client.next_event() => match frame {
                             Ok(frame) => session.between_turns(&mut editor, frame),
+                            Err(error) if reconnect::is_gone(&error) => {
+                                lost = true;
+                                break Ok(None);
+                            }
                             Err(error) => break Err(error.to_string()),
                         },
                         () = &mut leave => break Ok(None),
                     }
                 };
+                if lost {
+                    match session.back(socket, &mut editor).await {
+                        Ok(()) => continue,
+                        Err(code) => break code,
+                    }
+                }
                 match read {
                     Ok(Some(input)) => input,
                     Ok(None) => break ExitCode::from(130),
@@ -117,6 +134,16 @@ pub(super) async fn converse(client: &mut Client, history: PathBuf, leave: impl 
                 editor.print(&terminal::remark(&super::client::refusal_words(&error), true));
                 continue;
             }
+            Err(error) if reconnect::is_gone(&error) => match session.back(socket, &mut editor).await {
+                Ok(()) => {
+                    editor.print(&terminal::remark(
+                        "(your message may not have arrived: send it again if no answer comes)",
+                        true,
+                    ));
+                    continue;
+                }
+                Err(code) => break code,
+            },
             Err(error) => {
                 eprintln!("passepartout: {error}");
                 break ExitCode::from(super::client::EXIT_UNREACHABLE);
@@ -126,6 +153,11 @@ pub(super) async fn converse(client: &mut Client, history: PathBuf, leave: impl 
             end = session.turn(&id, &mut interrupted) => match end {
                 TurnEnd::Answered => {}
                 TurnEnd::Leave => break ExitCode::SUCCESS,
+                TurnEnd::Lost(error) if reconnect::is_gone(&error) => {
+                    if let Err(code) = session.back(socket, &mut editor).await {
+                        break code;
+                    }
+                }
                 TurnEnd::Lost(error) => {
                     eprintln!("passepartout: {error}");
                     break ExitCode::from(super::client::EXIT_UNREACHABLE);
@@ -147,6 +179,29 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
+    /// Connects again to the daemon at `socket` in the same conversation,
+    /// saying so above the prompt; the line history stays the editor's.
+    /// The exit code when the daemon does not come back.
+    async fn back(&mut self, socket: &Path, editor: &mut LineEditor) -> Result<(), ExitCode> {
+        editor.print(&terminal::remark(reconnect::LOST, true));
+        match reconnect::connect_again(socket, self.client.chat()).await {
+            Ok(again) => {
+                *self.client = again;
+                // A prompt from before is answered in its own words, not by a bare "yes".
+                self.approval = None;
+                editor.print(&terminal::remark(reconnect::BACK, true));
+                Ok(())
+            }
+            Err(error) => {
+                eprintln!(
+                    "passepartout: the daemon did not come back within {} s: {error}",
+                    reconnect::GIVE_UP_AFTER.as_secs()
+                );
+                Err(ExitCode::from(super::client::EXIT_UNREACHABLE))
+            }
+        }
+    }
+
     /// Shows `frame`, come while the prompt is shown, above it. Drafts are
     /// not: the reply they become is printed whole.
     fn between_turns(&mut self, editor: &mut LineEditor, frame: ServerFrame) {
@@ -203,13 +258,13 @@ impl Session<'_> {
                     *interrupted = true;
                     match self.client.send(None, "/stop", None).await {
                         Ok((stop_id, _)) => stop = Some(stop_id),
-                        Err(error) => break TurnEnd::Lost(error.to_string()),
+                        Err(error) => break TurnEnd::Lost(error),
                     }
                 }
                 frame = self.client.next_event() => {
                     let frame = match frame {
                         Ok(frame) => frame,
-                        Err(error) => break TurnEnd::Lost(error.to_string()),
+                        Err(error) => break TurnEnd::Lost(error),
                     };
                     let ours = |answered: &Option<String>| answered.as_deref().is_none_or(|a| a == id);
                     match frame {

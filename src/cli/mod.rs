@@ -18,6 +18,7 @@ mod markdown_stream;
 mod one_word;
 mod pair;
 mod people;
+mod reconnect;
 mod reload;
 mod restore;
 mod runtime;

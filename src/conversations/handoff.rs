@@ -25,7 +25,7 @@ use super::history::RecentHistory;
 use super::worker::commit_of;
 use super::{Conversations, delivery};
 use crate::linking::words::not_linked;
-use crate::llm::ChatMessage;
+use crate::llm::{ChatMessage, Note};
 use crate::people::{channel, channel_word};
 use crate::pipeline::commands::ChannelAsk;
 use crate::pipeline::{TurnOutput, TurnRecord};
@@ -172,7 +172,10 @@ fn carried(cx: &Conversations, from: &ConversationKey, by: &UserId) -> (String, 
     if let Some(summary) = summary {
         note.push_str(&format!(" What we said there earlier, in short: {summary}"));
     }
-    let mut messages = vec![ChatMessage::user(note)];
+    let mut messages = vec![ChatMessage::noted(
+        note,
+        Note::event(format!("Carried over from {there}")),
+    )];
     messages.extend(turns.iter().flat_map(|turn| turn.messages.iter().cloned()));
     let what = match (summary.is_some(), turns.len()) {
         (true, 0) => "its summary".to_owned(),

@@ -17,6 +17,7 @@ mod configured;
 mod endpoint;
 mod error;
 mod http;
+mod note;
 mod openai;
 mod openai_stream;
 mod sse;
@@ -26,6 +27,7 @@ pub use anthropic::{AnthropicClient, AnthropicSettings};
 pub use configured::{ProviderError, client as provider_client, providers};
 pub use endpoint::Endpoint;
 pub use error::LlmError;
+pub use note::Note;
 pub use openai::{OpenAiClient, OpenAiSettings};
 pub use stream::{STREAM_IDLE_TIMEOUT, TextSink};
 
@@ -84,6 +86,11 @@ pub struct ChatMessage {
     /// that can see them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub images: Vec<Image>,
+    /// For a [`Role::User`] message the daemon wrote in the person's
+    /// place: what people are shown of it instead of its text. Never sent
+    /// to a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<Note>,
 }
 
 /// An image in a person's message or in a tool's answer. The history keeps
@@ -147,6 +154,7 @@ impl ChatMessage {
             tool_calls: Vec::new(),
             tool_call_id: None,
             images: Vec::new(),
+            note: None,
         }
     }
 
@@ -158,6 +166,24 @@ impl ChatMessage {
     /// A message from the person talking to the assistant.
     pub fn user(text: impl Into<String>) -> Self {
         Self::new(Role::User, text)
+    }
+
+    /// A message the daemon writes to the model in the person's place:
+    /// the model reads `text`, people are shown `note`.
+    pub fn noted(text: impl Into<String>, note: Note) -> Self {
+        Self {
+            note: Some(note),
+            ..Self::new(Role::User, text)
+        }
+    }
+
+    /// What people are shown of the message: the note's words for one the
+    /// daemon wrote (`None` when hidden), else its text.
+    pub fn shown(&self) -> Option<String> {
+        match &self.note {
+            Some(note) => note.shown(),
+            None => Some(self.content.clone()).filter(|text| !text.is_empty()),
+        }
     }
 
     /// A plain-text reply from the model.

@@ -16,12 +16,13 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use passepartout_gateway::ReplyKind;
+use passepartout_gateway::markup::code;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::schedule::Schedule;
 use crate::conversations::{Errand, InWorker};
-use crate::llm::ChatMessage;
+use crate::llm::{ChatMessage, Note};
 use crate::loops::prompt::LoopPrompt;
 use crate::loops::schedules::Schedules;
 use crate::loops::spec::LoopName;
@@ -142,7 +143,10 @@ fn said(name: &LoopName, text: String) -> TurnOutput {
     TurnOutput {
         record: Some(TurnRecord {
             messages: vec![
-                ChatMessage::user(format!("[Reminder \"{name}\" is due.]")),
+                ChatMessage::noted(
+                    format!("[Reminder \"{name}\" is due.]"),
+                    Note::event(format!("Reminder {} was due", code(&name.to_string()))),
+                ),
                 ChatMessage::assistant(text.clone()),
             ],
             at_ms: None,

@@ -11,7 +11,7 @@ use passepartout_gateway::{Attachment, Fetched, GatewayError, GatewayId, MediaKi
 use super::Media;
 use super::inbox::safe_name;
 use super::store::extension;
-use crate::llm::{ChatMessage, Image};
+use crate::llm::{ChatMessage, Image, Note};
 
 /// What the person is told when no transcriber is set up.
 pub const NO_TRANSCRIBER: &str = "I can't listen to voice notes yet: no transcription server is set up. \
@@ -33,10 +33,14 @@ pub struct Reading {
 
 /// What one attachment gave.
 enum Part {
-    /// A note or a transcript for the model, and maybe what to show as heard.
+    /// A note or a transcript for the model, and maybe what to show as
+    /// heard; what people reading the conversation are shown of it: the
+    /// words the person said in it, and what they sent ("notes.txt").
     Text {
         text: String,
         heard: Option<String>,
+        said: Option<String>,
+        sent: String,
     },
     Image(Image),
     /// A photo the model cannot see.
@@ -57,15 +61,26 @@ impl Media {
     ) -> Reading {
         let mut reading = Reading::default();
         let mut texts = Vec::new();
+        let (mut said, mut sent) = (Vec::new(), Vec::new());
         let mut images = Vec::new();
         let mut unseen = 0;
         for attachment in attachments {
             match self.read_one(gateway, attachment, vision).await {
-                Part::Text { text, heard } => {
+                Part::Text {
+                    text,
+                    heard,
+                    said: words,
+                    sent: what,
+                } => {
                     texts.push(text);
                     reading.heard.extend(heard);
+                    said.extend(words);
+                    sent.push(what);
                 }
-                Part::Image(image) => images.push(image),
+                Part::Image(image) => {
+                    images.push(image);
+                    sent.push("a photo".to_owned());
+                }
                 Part::Unseen => unseen += 1,
                 Part::Tell(kind, sentence) => reading.told.push((kind, sentence)),
             }
@@ -85,10 +100,17 @@ impl Media {
             reading.told.push((ReplyKind::Notice, sentence));
         }
         texts.extend(caption.map(str::to_owned));
+        said.extend(caption.map(str::to_owned));
         if texts.is_empty() && images.is_empty() {
             return reading;
         }
-        reading.message = Some(ChatMessage::user_with_images(texts.join("\n\n"), images));
+        let mut message = ChatMessage::user_with_images(texts.join("\n\n"), images);
+        // The notes on what was sent are the daemon's, not the person's words.
+        message.note = Some(Note::Sent {
+            said: (!said.is_empty()).then(|| said.join("\n\n")),
+            sent,
+        });
+        reading.message = Some(message);
         reading
     }
 
@@ -142,7 +164,12 @@ impl Media {
             Ok(transcript) => {
                 let heard = transcript.worth_showing().then(|| transcript.text.clone());
                 let text = format!("[The person sent a {noun}; transcribed, it says:]\n{}", transcript.text);
-                Part::Text { text, heard }
+                Part::Text {
+                    text,
+                    heard,
+                    said: Some(transcript.text.clone()),
+                    sent: format!("a {noun}"),
+                }
             }
             Err(error) => Part::Tell(
                 ReplyKind::Failure,
@@ -215,7 +242,13 @@ impl Media {
                      A text file can be read with read_file.]",
                     bytes(size)
                 );
-                Part::Text { text, heard: None }
+                let sent = path.rsplit('/').next().unwrap_or(&path).to_owned();
+                Part::Text {
+                    text,
+                    heard: None,
+                    said: None,
+                    sent,
+                }
             }
             Ok(Err(error)) => {
                 tracing::error!(%error, "cannot save a file into the inbox");

@@ -323,7 +323,20 @@ async fn a_document_lands_in_the_inbox_and_the_model_is_told_where() {
         .read(&gateway(), &[document.clone(), document], Some("summarise"), false)
         .await;
     assert!(reading.told.is_empty(), "{:?}", reading.told);
-    let text = reading.message.unwrap().content;
+    let message = reading.message.unwrap();
+    // People are shown what the person said and sent, never the notes.
+    assert_eq!(
+        message.note,
+        Some(crate::llm::Note::Sent {
+            said: Some("summarise".into()),
+            sent: vec!["notes.txt".into(), "notes (2).txt".into()],
+        })
+    );
+    assert_eq!(
+        message.shown().as_deref(),
+        Some("summarise (sent notes.txt, notes (2).txt)")
+    );
+    let text = message.content;
     assert!(
         text.contains("saved in the workspace as inbox/notes.txt (18 bytes, text/plain)"),
         "{text}"

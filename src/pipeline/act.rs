@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::approvals::{Approvals, Requested};
 use crate::audit::{AuditEvent, Audited, VoteOutcome};
 use crate::clock::Clock;
-use crate::llm::{ChatMessage, ToolCall};
+use crate::llm::{ChatMessage, Note, ToolCall};
 use crate::pipeline::cascade::Context;
 use crate::pipeline::consensus::{self, Consensus};
 use crate::pipeline::reason::Proposal;
@@ -79,7 +79,7 @@ pub async fn act(signal: &Signal, proposal: Proposal, actuators: &Actuators<'_>,
             Acted {
                 transcript: vec![
                     ChatMessage::assistant(text),
-                    ChatMessage::user(correction_text(&problem)),
+                    ChatMessage::noted(correction_text(&problem), Note::Hidden),
                 ],
                 feedback: Some(signal.feedback(SignalBody::Correction(Correction { problem }))),
                 repairs: 1,

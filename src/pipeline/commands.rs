@@ -118,6 +118,19 @@ pub enum View {
     Stopped,
 }
 
+/// The answer to `/name`, which is no command: the nearest command, when
+/// one is close (as `check-config` suggests a setting), and `/help`.
+fn unknown(name: &str) -> String {
+    let nearest = crate::skills::closest(name, COMMANDS.iter().map(|(command, _)| *command));
+    match nearest {
+        Some(command) => format!(
+            "I don't know the command /{}. Did you mean /{command}? /help lists them all.",
+            escape(name)
+        ),
+        None => format!("I don't know the command /{}. Try /help.", escape(name)),
+    }
+}
+
 /// Executes `command`; `view` renders a report about the daemon when asked.
 pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandOutcome {
     let (text, forget) = match command {
@@ -140,13 +153,27 @@ pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandO
         | Command::Handoff(_)
         | Command::Continue
         | Command::Here => (String::new(), false),
-        Command::Unknown(name) => (format!("I don't know the command /{}. Try /help.", escape(name)), false),
+        Command::Unknown(name) => (unknown(name), false),
     };
     CommandOutcome { text, forget }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_mistyped_command_is_answered_with_the_nearest_one() {
+        let said = |name: &str| execute(&Command::Unknown(name.into()), |_| String::new()).text;
+        assert_eq!(
+            said("statuss"),
+            "I don't know the command /statuss. Did you mean /status? /help lists them all."
+        );
+        assert_eq!(
+            said("modle"),
+            "I don't know the command /modle. Did you mean /model? /help lists them all."
+        );
+        assert_eq!(said("frobnicate"), "I don't know the command /frobnicate. Try /help.");
+    }
+
     #[test]
     fn help_lists_every_command_once() {
         let help = help();

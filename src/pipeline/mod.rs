@@ -354,7 +354,7 @@ impl Pipeline {
         let outcome = settle::outcome(self, approval, &memory).await;
         let token = approval.token.clone();
         let mut output = match outcome.note {
-            settle::Note::ForModel(note) => {
+            settle::Note::ForModel(told) => {
                 // A turn of its own: its tool calls get ids of their own too.
                 let turn =
                     MessageId::new(format!("approval-{}", token.as_str())).expect("a token makes a valid message id");
@@ -366,18 +366,19 @@ impl Pipeline {
                         sender_names: Default::default(),
                     },
                     depth: 0,
-                    body: SignalBody::Message(crate::signal::Message { text: note.clone() }),
+                    body: SignalBody::Message(crate::signal::Message {
+                        text: told.text.clone(),
+                    }),
                 };
                 let options = TurnOptions {
                     keep: true,
                     ..TurnOptions::default()
                 };
-                self.converse(signal, ChatMessage::user(note), earlier, memory, options)
-                    .await
+                self.converse(signal, told.message(), earlier, memory, options).await
             }
-            settle::Note::HistoryOnly(note) => TurnOutput {
+            settle::Note::HistoryOnly(told) => TurnOutput {
                 record: Some(TurnRecord {
-                    messages: vec![ChatMessage::user(note)],
+                    messages: vec![told.message()],
                     at_ms: None,
                     by: Some(approval.requester.clone()),
                 }),

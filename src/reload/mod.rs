@@ -301,9 +301,11 @@ impl Reload for Reloader {
             let unstartable = crate::gateways::start_problems(config, |name| std::env::var(name).ok());
             [found.errors, unstartable].concat()
         });
+        let mut web_enabled = false;
         let problems = match loaded {
-            Ok((_, from_environment)) => {
+            Ok((config, from_environment)) => {
                 warnings.splice(0..0, from_environment);
+                web_enabled = config.web.enabled;
                 Vec::new()
             }
             Err(config::ConfigError::Invalid { problems }) => problems,
@@ -313,6 +315,7 @@ impl Reload for Reloader {
             file: self.file.clone(),
             problems,
             warnings,
+            web_enabled,
         }
     }
 }

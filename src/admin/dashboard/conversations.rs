@@ -10,9 +10,10 @@ use passepartout_gateway::ConversationKey;
 use serde_json::{Value, json};
 
 use crate::admin::redacted::{Redact, redacted};
+use crate::llm::{ChatMessage, Role};
 use crate::pipeline::TurnRecord;
 use crate::store::Store;
-use crate::tools::{best_matches, said};
+use crate::tools::best_matches;
 
 /// Most results a search answers.
 const SEARCH_RESULTS: usize = 20;
@@ -72,7 +73,7 @@ pub(super) fn search(store: &Store, query: &str, redact: &Redact) -> Result<Valu
         }
     }
     // Redacted before ranking, so that a search for a secret finds nothing.
-    let texts: Vec<String> = found.iter().map(|(_, turn)| redact(&said(&turn.messages))).collect();
+    let texts: Vec<String> = found.iter().map(|(_, turn)| redact(&shown(&turn.messages))).collect();
     let results: Vec<Value> = best_matches(&texts, query, SEARCH_RESULTS)
         .into_iter()
         .map(|index| {
@@ -86,6 +87,17 @@ pub(super) fn search(store: &Store, query: &str, redact: &Redact) -> Result<Valu
         })
         .collect();
     Ok(json!({ "results": results }))
+}
+
+/// What people and the assistant said in a turn, as people are shown it:
+/// the daemon's notes to the model by what they show, or not at all.
+fn shown(messages: &[ChatMessage]) -> String {
+    messages
+        .iter()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+        .filter_map(ChatMessage::shown)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn clip(text: &str, chars: usize) -> String {

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use passepartout_gateway::visible;
 
+use super::parts::coded;
 use super::shown::{badge, button, exact, items, relative, table, text, time_left};
 use crate::escape::Escaped;
 
@@ -374,7 +375,7 @@ fn audit(listing: &Value, filter: &Filter) -> String {
             out,
             r#"<li><span class="when">{}</span> {}</li>"#,
             Escaped(&relative(event, "at")),
-            exact(&event["event"])
+            coded(&event["event"])
         );
     }
     out + "</ol></details>"

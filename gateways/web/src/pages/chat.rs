@@ -11,14 +11,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::approvals::pending_one;
+use super::noted::{Noted, listed, noted};
 use super::parts::{conversation_path, items, when};
 use crate::downloads::Download;
 use crate::escape::Escaped;
 use crate::markdown;
-
-/// How the core marks what it tells the model in the person's place (an
-/// approval's outcome, a correction): shown as the daemon's, not the owner's.
-const DAEMON_NOTE: &str = "[passepartout] ";
 
 /// The largest file the form takes, in bytes.
 pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
@@ -103,28 +100,43 @@ fn size(bytes: usize) -> String {
     }
 }
 
-/// One message: the owner's words as text, the daemon's notes to the model
-/// (as the daemon's), the assistant's rendered from Markdown; tool calls and their results are left to the Conversations
-/// page.
+/// One message: the owner's words as text, with what they sent; the
+/// daemon's notes to the model as a short event of its own (or nothing);
+/// the assistant's rendered from Markdown; tool calls and their results
+/// are left to the Conversations page.
 fn message_html(message: &Value) -> String {
-    let Some(content) = message["content"].as_str().filter(|c| !c.trim().is_empty()) else {
-        return String::new();
-    };
+    let content = message["content"].as_str().filter(|c| !c.trim().is_empty());
     match message["role"].as_str() {
-        Some("user") if content.starts_with(DAEMON_NOTE) => format!(
-            r#"<div class="message notice"><span class="who">passepartout</span><div class="said"><div class="text">{}</div></div></div>"#,
-            Escaped(&content[DAEMON_NOTE.len()..])
-        ),
-        Some("user") => format!(
-            r#"<div class="message person"><span class="who">You</span><div class="said"><div class="text">{}</div></div></div>"#,
-            Escaped(content)
-        ),
-        Some("assistant") => format!(
-            r#"<div class="message assistant"><span class="who">Assistant</span><div class="said"><div class="text markdown">{}</div></div></div>"#,
-            markdown::to_html(content)
-        ),
+        Some("user") => match noted(message) {
+            Noted::Said(said) if !said.trim().is_empty() => person(Some(said), &[]),
+            Noted::Said(_) | Noted::Hidden => String::new(),
+            Noted::Sent { said, sent } => person(said, &sent),
+            Noted::Event(text) => format!(
+                r#"<div class="message notice"><span class="who">passepartout</span><div class="said"><div class="text markdown">{}</div></div></div>"#,
+                markdown::to_html(text)
+            ),
+        },
+        Some("assistant") => match content {
+            Some(content) => format!(
+                r#"<div class="message assistant"><span class="who">Assistant</span><div class="said"><div class="text markdown">{}</div></div></div>"#,
+                markdown::to_html(content)
+            ),
+            None => String::new(),
+        },
         _ => String::new(),
     }
+}
+
+/// The owner's message: what they said, and what they sent.
+fn person(said: Option<&str>, sent: &[&str]) -> String {
+    let mut out = String::from(r#"<div class="message person"><span class="who">You</span><div class="said">"#);
+    if let Some(said) = said {
+        let _ = write!(out, r#"<div class="text">{}</div>"#, Escaped(said));
+    }
+    if !sent.is_empty() {
+        let _ = write!(out, r#"<p class="meta sent">You sent {}</p>"#, Escaped(&listed(sent)));
+    }
+    out + "</div></div>"
 }
 
 #[cfg(test)]
@@ -139,6 +151,9 @@ mod tests {
             {"role": "tool", "content": "12:00", "tool_call_id": "c1"},
             {"role": "assistant", "content": "Here:\n\n```\nls <dir>\n```"},
             {"role": "user", "content": "[passepartout] web approved `ls`"},
+            {"role": "user", "content": "[passepartout] socket:web denied `shell: ls` (AB12). Tell the person", "note": {"kind": "event", "text": "Denied from the web: `shell: ls`"}},
+            {"role": "user", "content": "[The person sent a file, saved in the workspace as inbox/notes.txt]\n\nfor <later>", "note": {"kind": "sent", "said": "for <later>", "sent": ["notes.txt"]}},
+            {"role": "user", "content": "[passepartout] your JSON was malformed", "note": {"kind": "hidden"}},
         ]}]});
         let html = body(&history, &[], &[], "tok", "n1");
         assert!(html.contains("show **me** &lt;b&gt;"), "{html}");
@@ -146,10 +161,21 @@ mod tests {
         assert!(!html.contains("12:00"), "tool results stay on the Conversations page");
         assert!(
             html.contains(
-                r#"<span class="who">passepartout</span><div class="said"><div class="text">web approved `ls`"#
+                r#"<span class="who">passepartout</span><div class="said"><div class="text markdown">web approved <code>ls</code>"#
             ),
             "the daemon's note is not the owner's: {html}"
         );
+        assert!(
+            html.contains(r#"<div class="text markdown">Denied from the web: <code>shell: ls</code>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<div class="text">for &lt;later&gt;</div><p class="meta sent">You sent notes.txt</p>"#),
+            "{html}"
+        );
+        for meant_for_the_model in ["Tell the person", "The person sent a file", "socket:web", "malformed"] {
+            assert!(!html.contains(meant_for_the_model), "{meant_for_the_model}: {html}");
+        }
         assert!(html.contains(r#"name="id" value="n1""#) && html.contains(r#"name="csrf" value="tok""#));
         assert!(html.contains(r#"enctype="multipart/form-data""#));
     }

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::errors;
 use super::layout::{Viewer, page};
+use super::noted::{Noted, listed, noted};
 use super::parts::{ask, conversation_name, conversation_of, conversation_path, items, table, text, when};
 use crate::escape::Escaped;
 use crate::router::AppState;
@@ -173,7 +174,9 @@ pub fn history_body(history: &Value) -> String {
 }
 
 /// A turn's messages: what the person and the assistant said, and each
-/// tool call folded with the result that answers it.
+/// tool call folded with the result that answers it. The daemon's notes to
+/// the model show as what they say people see (an event, what the person
+/// sent), the note itself folded beneath.
 fn messages(messages: &Value) -> String {
     let results: HashMap<&str, &Value> = items(messages)
         .filter(|m| m["role"] == "tool")
@@ -181,6 +184,10 @@ fn messages(messages: &Value) -> String {
         .collect();
     let mut out = String::new();
     for message in items(messages) {
+        if message["role"] == "user" && !matches!(noted(message), Noted::Said(_)) {
+            out += &note(message);
+            continue;
+        }
         let who = match message["role"].as_str() {
             Some("user") => "Person",
             Some("assistant") => "Assistant",
@@ -226,6 +233,34 @@ fn messages(messages: &Value) -> String {
         out += "</div></div>";
     }
     out
+}
+
+/// A message the daemon wrote for the model: the person's words and what
+/// they sent, or the event, with what the model was told folded beneath;
+/// nothing for a note meant for the model alone.
+fn note(message: &Value) -> String {
+    let (class, who, shown) = match noted(message) {
+        Noted::Said(_) | Noted::Hidden => return String::new(),
+        Noted::Sent { said, sent } => {
+            let mut shown = said
+                .map(|said| format!(r#"<div class="text">{}</div>"#, Escaped(said)))
+                .unwrap_or_default();
+            if !sent.is_empty() {
+                let _ = write!(shown, r#"<p class="meta sent">Sent {}</p>"#, Escaped(&listed(&sent)));
+            }
+            ("person", "Person", shown)
+        }
+        Noted::Event(text) => (
+            "notice",
+            "passepartout",
+            format!(r#"<div class="text markdown">{}</div>"#, crate::markdown::to_html(text)),
+        ),
+    };
+    let told = message["content"].as_str().unwrap_or_default();
+    format!(
+        r#"<div class="message {class}"><span class="who">{who}</span><div class="said">{shown}<details class="note"><summary>What the assistant was told</summary><pre>{}</pre></details></div></div>"#,
+        Escaped(told)
+    )
 }
 
 #[cfg(test)]
@@ -283,6 +318,29 @@ mod tests {
         assert!(html.contains("<pre>12:00 &amp; later</pre></details>"), "{html}");
         assert_eq!(html.matches("12:00").count(), 1, "the result only inside its call");
         assert!(html.contains("What time is it?") && html.contains("Noon."));
+    }
+
+    #[test]
+    fn the_daemons_notes_show_as_events_and_what_was_sent_never_as_the_persons_words() {
+        let history = json!({
+            "summary": null,
+            "turns": [{"at_ms": 0, "messages": [
+                {"role": "user", "content": "[The person sent a file, saved as inbox/notes.txt]", "note": {"kind": "sent", "sent": ["notes.txt"]}},
+                {"role": "user", "content": "[passepartout] `shell: ls` was denied from the web. Tell the person", "note": {"kind": "event", "text": "Denied from the web: `shell: ls`"}},
+                {"role": "user", "content": "[passepartout] malformed", "note": {"kind": "hidden"}},
+            ]}],
+        });
+        let html = history_body(&history);
+        assert!(
+            html.contains(r#"<span class="who">Person</span><div class="said"><p class="meta sent">Sent notes.txt</p><details class="note"><summary>What the assistant was told</summary><pre>[The person sent a file"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<span class="who">passepartout</span><div class="said"><div class="text markdown">Denied from the web: <code>shell: ls</code>"#),
+            "{html}"
+        );
+        assert!(!html.contains("malformed"), "{html}");
+        assert!(!html.contains(r#"<div class="text">[The person"#), "{html}");
     }
 
     #[test]

@@ -11,6 +11,7 @@ pub mod conversations;
 pub mod errors;
 pub mod layout;
 pub mod loops;
+pub mod noted;
 pub mod overview;
 pub mod parts;
 pub mod shown;

@@ -72,6 +72,39 @@ pub fn exact(value: &Value) -> String {
     }
 }
 
+/// A line the daemon wrote (an audit event) as [`exact`] shows it, its
+/// code spans (`` `shell: ls` ``, fenced by as many backticks as the
+/// value needs) shown as code rather than between raw backticks.
+pub fn coded(value: &Value) -> String {
+    let Value::String(line) = value else {
+        return text(value);
+    };
+    let line = visible::line(line);
+    let mut out = String::new();
+    let mut rest: &str = &line;
+    while let Some(start) = rest.find('`') {
+        let fence = rest[start..].chars().take_while(|c| *c == '`').count();
+        let after = &rest[start + fence..];
+        // The span ends at the next run of exactly as many backticks.
+        let end = (0..after.len())
+            .filter(|at| after.is_char_boundary(*at) && after[*at..].starts_with('`'))
+            .filter(|at| *at == 0 || !after[..*at].ends_with('`'))
+            .find(|at| after[*at..].chars().take_while(|c| *c == '`').count() == fence);
+        let Some(end) = end else {
+            let _ = write!(out, "{}", Escaped(&rest[..start + fence]));
+            rest = after;
+            continue;
+        };
+        let inner = &after[..end];
+        let padded = inner.len() > 1 && inner.starts_with(' ') && inner.ends_with(' ') && inner.trim() != "";
+        let inner = if padded { &inner[1..inner.len() - 1] } else { inner };
+        let _ = write!(out, "{}<code>{}</code>", Escaped(&rest[..start]), Escaped(inner));
+        rest = &after[end + fence..];
+    }
+    let _ = write!(out, "{}", Escaped(rest));
+    out
+}
+
 /// A moment (milliseconds since the epoch) as `2026-03-03 14:05 UTC`;
 /// "undated" when it is not known.
 pub fn when(ms: Option<u64>) -> String {
@@ -126,6 +159,26 @@ pub fn conversation_of(segment: &str) -> Option<ConversationKey> {
         GatewayId::new(gateway).ok()?,
         ChatId::new(chat).ok()?,
     ))
+}
+
+#[cfg(test)]
+mod coded_tests {
+    use serde_json::json;
+
+    use super::coded;
+
+    #[test]
+    fn code_spans_show_as_code_and_everything_else_escaped() {
+        assert_eq!(
+            coded(&json!("denied AB12 `shell: ls <x>` from the web")),
+            "denied AB12 <code>shell: ls &lt;x&gt;</code> from the web"
+        );
+        assert_eq!(
+            coded(&json!("ran `` echo `a` `` for 5")),
+            "ran <code>echo `a`</code> for 5"
+        );
+        assert_eq!(coded(&json!("a lone ` stays")), "a lone ` stays");
+    }
 }
 
 #[cfg(test)]
