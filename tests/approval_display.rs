@@ -98,7 +98,10 @@ async fn a_disguised_command_is_shown_escaped_on_every_surface_and_runs_as_asked
     assert!(undisguised(&trail), "{trail:?}");
     let page = approvals_page(&setup).await;
     assert!(
-        page.contains(&format!("denied {} `shell: {DISGUISED_SHOWN}`", prompt.token)),
+        page.contains(&format!(
+            "denied {} <code>shell: {DISGUISED_SHOWN}</code>",
+            prompt.token
+        )),
         "{page}"
     );
     assert!(undisguised(&page), "{page:?}");

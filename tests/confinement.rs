@@ -194,7 +194,8 @@ async fn an_ordinary_users_command_is_isolated_and_filtered_too() {
         }
     }
     let line = "setsid -f sleep 3104 >/dev/null 2>&1; \
-                /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; id -u";
+                /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; \
+                ps -e >/dev/null && free -m >/dev/null && echo diagnostics-ran; id -u";
     let mut confinement = Policy::new(&Default::default(), support).prepare().unwrap();
     let mut command = tokio::process::Command::new("/bin/sh");
     command
@@ -219,6 +220,7 @@ async fn an_ordinary_users_command_is_isolated_and_filtered_too() {
         String::from_utf8_lossy(&output.stderr)
     );
     assert!(stdout.contains("PermissionError"), "{stdout}");
+    assert!(stdout.contains("diagnostics-ran"), "its own /proc: {stdout}");
     let uid = if root {
         LIMITED_ID
     } else {
@@ -286,4 +288,68 @@ async fn the_memory_limit_holds_for_the_whole_command() {
     );
     let each = run(Policy::new(&config, Support::probe())).await;
     assert_eq!(each, 8, "per process, each fits");
+}
+
+/// Set in the daemon's environment, as a token may be.
+const TOKEN_IN_ENV: &str = "token-in-the-daemons-environment-7319";
+
+/// The diagnostics a person asks of a shell first run confined, each on
+/// its own `/proc`, while the daemon, its environment and the keeper's copy
+/// of it stay out of reach (the token given through the environment, and
+/// through a file beside the configuration).
+#[tokio::test]
+async fn diagnostics_run_confined_and_the_daemon_stays_out_of_reach() {
+    if !landlock() {
+        return;
+    }
+    if !Support::probe().isolates() {
+        support::skip::skipped(
+            "diagnostics_run_confined_and_the_daemon_stays_out_of_reach",
+            "the kernel lets the daemon make no namespaces here",
+        );
+        return;
+    }
+    let mut s = Sandboxed::start_with("", &[("PP_TEST_ENVIRONMENT_CANARY", TOKEN_IN_ENV)]).await;
+    let mut commands = vec!["df -h", "ps aux", "free -m", "uptime", "ss -tln"];
+    for optional in ["ip addr", "journalctl -n 20 --no-pager"] {
+        let program = optional.split(' ').next().unwrap();
+        if ["/usr/bin", "/usr/sbin", "/bin", "/sbin"]
+            .iter()
+            .any(|dir| Path::new(dir).join(program).exists())
+        {
+            commands.push(optional);
+        }
+    }
+    for command in commands {
+        let reply = s.run(command).await;
+        assert!(reply.contains("[exit code: 0]"), "{command}: {reply}");
+        assert!(!reply.contains("Permission denied"), "{command}: {reply}");
+    }
+    let ps = s.run("ps -eo pid,comm").await;
+    assert!(
+        !ps.contains("passepartout\n"),
+        "the daemon is not in the tool's /proc: {ps}"
+    );
+    // The namespace's pid 1 is a copy of the daemon that never ran
+    // another program: its memory and environment stay closed too.
+    for probe in [
+        "cat /proc/1/environ",
+        "head -c 64 /proc/1/mem",
+        "cat /proc/$PPID/environ",
+        // Its one descriptor, the pipe it reports the command's end through.
+        "for fd in /proc/1/fd/*; do printf 'forged' > $fd || exit 1; done",
+    ] {
+        let reply = s.run(probe).await;
+        assert!(!reply.contains(TOKEN_IN_ENV), "{probe}: {reply}");
+        assert!(!reply.contains("[exit code: 0]"), "{probe}: {reply}");
+    }
+    let token = shown(&s.path("telegram.token"));
+    let reply = s.run(&format!("cat {token}; cat /proc/1/root{token}")).await;
+    assert!(reply.contains("Permission denied"), "{reply}");
+    assert!(!s.model_saw(TOKEN_IN_ENV), "the daemon's environment reached the model");
+    assert!(
+        !s.model_saw("canary-beside-the-config"),
+        "the token file reached the model"
+    );
+    s.daemon.terminate().await;
 }

@@ -76,7 +76,7 @@ impl InChild {
         let ruleset = self.ruleset.as_ref().map_or(-1, AsRawFd::as_raw_fd);
         super::inherited::close_inherited(&[ruleset]);
         if let Some(isolation) = &self.isolation {
-            isolation.enter()?;
+            isolation.enter(ruleset)?;
         }
         self.restrict()?;
         match &self.filter {

@@ -1,5 +1,5 @@
 //! A PID namespace for each confined process, so that nothing it starts
-//! outlives it.
+//! outlives it, with a mount namespace for the `/proc` it sees.
 //!
 //! A process group is easy to leave (`setsid -f`), and a sleeping process
 //! uses no CPU, so neither a group kill nor a CPU limit ends what a command
@@ -16,6 +16,11 @@
 //! - The command is pid 2, not 1, so the signals its process group gets
 //!   (a `SIGTERM` to an MCP server) reach it as they would anywhere; an init
 //!   ignores signals it has no handler for.
+//! - The init mounts the namespace's own `/proc` (the daemon's is never
+//!   granted) and lets the command's Landlock ruleset read it, makes itself
+//!   undumpable (it is a copy of the daemon), and empties the command's
+//!   capability bounding set, so a root daemon's command is root by uid
+//!   only.
 //! - The init reaps every orphan, and ends when the command ends, which ends
 //!   the namespace; it hands the command's exit status to the keeper through
 //!   a pipe.
@@ -72,7 +77,7 @@ impl Isolation {
             .stderr(std::process::Stdio::null());
         // SAFETY: `enter` makes only system calls (see the module doc).
         unsafe {
-            command.pre_exec(move || isolation.enter());
+            command.pre_exec(move || isolation.enter(-1));
         }
         command.status().is_ok_and(|status| status.success())
     }
@@ -80,12 +85,14 @@ impl Isolation {
     /// In the child that `spawn` forked: returns only in the command's
     /// process, inside the new namespace, or with the error that kept the
     /// namespace from being made. The keeper and the init never return.
-    pub(super) fn enter(&self) -> io::Result<()> {
+    /// The namespace's own `/proc` is added to the Landlock ruleset whose
+    /// descriptor is `ruleset` (none: -1), for reading.
+    pub(super) fn enter(&self, ruleset: libc::c_int) -> io::Result<()> {
         // SAFETY: system calls on memory on this stack.
         unsafe {
             let (uid, gid) = (libc::geteuid(), libc::getegid());
             let unprivileged = uid != 0;
-            let mut flags = libc::CLONE_NEWPID;
+            let mut flags = libc::CLONE_NEWPID | libc::CLONE_NEWNS;
             if unprivileged {
                 flags |= libc::CLONE_NEWUSER;
             }
@@ -105,7 +112,7 @@ impl Isolation {
             match check(libc::fork())? {
                 0 => {
                     libc::close(read_end);
-                    init(write_end)
+                    init(write_end, ruleset)
                 }
                 init_pid => keeper(init_pid, read_end),
             }
@@ -115,15 +122,22 @@ impl Isolation {
 
 /// The namespace's pid 1: forks the command (which returns to `exec`), then
 /// reaps until the command ends, and reports its status to the keeper.
-unsafe fn init(status_out: libc::c_int) -> io::Result<()> {
+unsafe fn init(status_out: libc::c_int, ruleset: libc::c_int) -> io::Result<()> {
     // SAFETY (whole function): system calls only.
     unsafe {
         // Dies with the keeper, and with it the whole namespace.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong);
         libc::prctl(libc::PR_SET_NAME, c"pp-tool-init".as_ptr());
+        // A copy of the daemon's memory, environment included: nothing of
+        // the daemon's user may read or trace it.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong);
+        if own_proc() && ruleset >= 0 {
+            grant_proc(ruleset);
+        }
         let command = libc::fork();
         if command == 0 {
             libc::close(status_out);
+            drop_capabilities();
             return Ok(());
         }
         if command < 0 {
@@ -154,6 +168,7 @@ unsafe fn keeper(init: libc::pid_t, status_in: libc::c_int) -> ! {
     // SAFETY (whole function): system calls only.
     unsafe {
         libc::prctl(libc::PR_SET_NAME, c"pp-tool-keeper".as_ptr());
+        libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong);
         for signal in IGNORED_BY_KEEPER {
             libc::signal(signal, libc::SIG_IGN);
         }
@@ -190,6 +205,84 @@ unsafe fn keeper(init: libc::pid_t, status_in: libc::c_int) -> ! {
         } else {
             127
         })
+    }
+}
+
+/// Mounts a `/proc` of the namespace's own over the daemon's, in the
+/// namespace's own mount table (made private first, so nothing reaches the
+/// machine's): `ps`, `free` and `uptime` read it, and it shows no process
+/// outside the namespace, the daemon least of all. False where the kernel
+/// refuses (a container whose `/proc` is partly covered, say): the command
+/// then runs without one.
+unsafe fn own_proc() -> bool {
+    // SAFETY (whole function): mount(2) with static strings.
+    unsafe {
+        let private = libc::mount(
+            std::ptr::null(),
+            c"/".as_ptr(),
+            std::ptr::null(),
+            libc::MS_REC | libc::MS_PRIVATE,
+            std::ptr::null(),
+        );
+        private == 0
+            && libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                std::ptr::null(),
+            ) == 0
+    }
+}
+
+/// Landlock's `struct landlock_path_beneath_attr` (packed in the kernel's
+/// header).
+#[repr(C, packed)]
+struct PathBeneath {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// Reading files and listing folders (`LANDLOCK_ACCESS_FS_READ_FILE` and
+/// `READ_DIR`).
+const READ_ACCESS: u64 = (1 << 2) | (1 << 3);
+
+/// Lets the ruleset read the namespace's `/proc`. (A rule made in the
+/// parent would name the daemon's `/proc`, another file system.)
+unsafe fn grant_proc(ruleset: libc::c_int) {
+    // SAFETY (whole function): open, the Landlock call on a struct on this
+    // stack, close.
+    unsafe {
+        let proc = libc::open(c"/proc".as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+        if proc < 0 {
+            return;
+        }
+        let rule = PathBeneath {
+            allowed_access: READ_ACCESS,
+            parent_fd: proc,
+        };
+        const LANDLOCK_RULE_PATH_BENEATH: libc::c_uint = 1;
+        libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &rule as *const PathBeneath,
+            0 as libc::c_uint,
+        );
+        libc::close(proc);
+    }
+}
+
+/// Empties the capability bounding set, so that a command the daemon runs
+/// as root gains no capability at `exec` (loading a module, tracing any
+/// process, changing the network): only its uid is root's.
+fn drop_capabilities() {
+    for capability in 0..=63 {
+        // SAFETY: a prctl on this process; a capability the kernel does not
+        // know, or one already dropped, only fails.
+        unsafe {
+            libc::prctl(libc::PR_CAPBSET_DROP, capability as libc::c_ulong);
+        }
     }
 }
 

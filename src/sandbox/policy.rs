@@ -35,15 +35,28 @@ const RULESET_ABI: ABI = ABI::V9;
 
 /// The system's folders every confined process may read (and run programs
 /// from): programs, libraries, `/etc` for name resolution and certificates,
-/// and `/sys` for what the machine is (its processors, say).
+/// `/sys` for what the machine is (its processors, say), and the system's
+/// journal (`journalctl`; the daemon logs no secret).
 ///
-/// Not `/proc`: Landlock keeps a confined process from another's memory and
-/// open files, but not from its environment (`/proc/PID/environ` reads on
-/// Linux 6.18), and the daemon's may hold a token set through the
-/// environment. So `ps` and whatever else reads `/proc` fail unless
-/// `allow_read` grants it.
+/// `/proc` too, but not the daemon's: a process in a PID namespace of its
+/// own is granted the `/proc` mounted for that namespace (`isolate.rs`),
+/// where `ps` and `free` find what they read and no process outside it
+/// appears. Without namespaces `/proc` stays closed: Landlock keeps a
+/// confined process from another's memory and open files, but not from its
+/// environment, and the daemon's may hold a token (`allow_read = ["/proc"]`
+/// if a tool needs `ps` there).
 pub const SYSTEM_READ: &[&str] = &[
-    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc",
+    "/sys",
+    "/var/log/journal",
+    "/run/log/journal",
 ];
 
 /// Devices a shell line commonly writes to (`> /dev/null`). Not `/dev/tty`:
