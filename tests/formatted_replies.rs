@@ -104,28 +104,26 @@ async fn a_long_code_block_stays_pre_in_every_telegram_part() {
     let _daemon = telegram_daemon(&llm, &telegram).await;
     telegram.push_update(telegram.text_message(OWNER, OWNER, "long"));
 
-    // 300 lines of 22 UTF-16 units: two messages at least.
-    let sent = telegram.wait_for_sent(2, WAIT).await;
-    let sent = {
-        // Wait for the last part: the one that ends the reply.
-        let mut all = sent;
-        while !all.last().unwrap().text.ends_with("Done.") {
-            all = telegram.wait_for_sent(all.len() + 1, WAIT).await;
-        }
-        all
-    };
+    // 300 lines of 22 UTF-16 units: two messages at least, read as they
+    // stand once the last part is there (a part may first have been shown
+    // as a draft and then edited into place).
+    let sent = telegram
+        .chat_settles(OWNER, WAIT, |messages| {
+            messages.len() >= 2 && messages.last().is_some_and(|(_, text, _)| text.ends_with("Done."))
+        })
+        .await;
     let mut lines = Vec::new();
-    for part in &sent {
-        assert!(part.text.encode_utf16().count() <= 4096);
-        let pre: Vec<&Value> = part.params["entities"]
+    for (_, text, entities) in &sent {
+        assert!(text.encode_utf16().count() <= 4096);
+        let pre: Vec<&Value> = entities
             .as_array()
             .expect("every part has entities")
             .iter()
             .filter(|entity| entity["type"] == "pre")
             .collect();
-        assert_eq!(pre.len(), 1, "one pre entity in {:?}", part.params["entities"]);
+        assert_eq!(pre.len(), 1, "one pre entity in {entities:?}");
         assert_eq!(pre[0]["language"], "python", "the language goes with every piece");
-        let units: Vec<u16> = part.text.encode_utf16().collect();
+        let units: Vec<u16> = text.encode_utf16().collect();
         let (offset, length) = (
             pre[0]["offset"].as_u64().unwrap() as usize,
             pre[0]["length"].as_u64().unwrap() as usize,

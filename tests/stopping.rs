@@ -142,7 +142,6 @@ async fn a_turn_stopped_just_before_a_crash_is_not_run_again_and_its_draft_goes(
     store.mark_stopped(turn.seq).unwrap();
     store.durable().await.unwrap();
     drop(store);
-    support::process::store_released(&dir.path().join("data").join("store")).await;
 
     let daemon = Running::start(&config).await;
     let messages = telegram.stopped_draft_settles(OWNER, draft.message_id, WAIT).await;

@@ -62,6 +62,7 @@ mod pairing_codes;
 mod people;
 pub mod records;
 mod relays;
+mod released;
 mod standing_rules;
 mod stops;
 mod summary;
@@ -178,6 +179,7 @@ impl Store {
             path: dir.to_path_buf(),
             source,
         };
+        released::wait_for_release(&dir.join("db"));
         let db = sled::Config::new()
             .path(dir)
             .flush_every_ms(Some(settings.flush_every_ms))

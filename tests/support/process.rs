@@ -203,18 +203,3 @@ pub fn processes_running(needle: &str) -> Vec<rustix::process::Pid> {
         .filter_map(rustix::process::Pid::from_raw)
         .collect()
 }
-
-/// Waits until nothing holds the lock of the store in `store_dir`: a store
-/// a test opened and dropped lets it go once its background flusher ends.
-pub async fn store_released(store_dir: &Path) {
-    let db = store_dir.join("db");
-    let deadline = tokio::time::Instant::now() + WAIT;
-    loop {
-        let file = std::fs::File::open(&db).expect("the store's file");
-        if file.try_lock().is_ok() {
-            return;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{} stayed locked", db.display());
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-}
