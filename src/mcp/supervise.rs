@@ -15,6 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::connect::{Connection, Listener, connect};
 use super::schema;
+use super::stderr::Told;
 use super::state::Server;
 use super::tool::{McpTool, Sandboxed};
 use crate::config::McpServerConfig;
@@ -94,6 +95,7 @@ async fn serve(
         service,
         group: _group,
         confinement,
+        told,
     } = connection;
     let sandbox = confinement.as_ref().map(|c| Sandboxed {
         summary: c.summary().to_owned(),
@@ -116,12 +118,23 @@ async fn serve(
                 }
             }
             quit = &mut quit => {
-                return Some(match quit {
+                let why = match quit {
                     Ok(reason) => format!("the connection ended ({reason:?})"),
                     Err(error) => format!("the connection failed: {error}"),
-                });
+                };
+                return Some(explained(why, &told, sandbox.as_ref()));
             }
         }
+    }
+}
+
+/// `why` a connection ended, with what the child said last and, when it ran
+/// confined, what it could read, if what it said tells of a refusal or a
+/// module not found (which the sandbox may have caused).
+fn explained(why: String, told: &Told, sandbox: Option<&Sandboxed>) -> String {
+    match (told.line(), sandbox.and_then(|sandbox| sandbox.refusal_hint.as_deref())) {
+        (Some(said), Some(hint)) => format!("{why}; it said: {said} {hint}"),
+        _ => why,
     }
 }
 

@@ -16,6 +16,7 @@ mod cgroup;
 mod check;
 mod child;
 mod inherited;
+mod installation;
 mod isolate;
 mod limits;
 mod policy;
