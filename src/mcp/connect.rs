@@ -57,9 +57,9 @@ pub enum ConnectError {
     BadHeader { header: String, variable: String },
     #[error("the server did not complete the MCP handshake: {0}")]
     Handshake(String),
-    /// A child that ended (or broke off) before its handshake; what it said
-    /// last that tells of a refusal, and, when it ran confined, what it
-    /// could read and the setting that adds a folder.
+    /// A child that ended (or broke off) before its handshake; the first
+    /// line it wrote that tells of a refusal, and, when it ran confined,
+    /// what it could read and the setting that adds a folder.
     #[error("the server did not complete the MCP handshake: {why}{}{}",
         .said.as_ref().map(|said| format!("; it said: {said}")).unwrap_or_default(),
         .sandbox.as_ref().map(|hint| format!(" {hint}")).unwrap_or_default())]
@@ -79,7 +79,7 @@ pub struct Connection {
     pub group: Option<ChildGroup>,
     /// Held while the child runs: dropping it removes the child's TMPDIR.
     pub confinement: Option<Confinement>,
-    /// What the child said last that tells of a refusal.
+    /// The first line the child wrote that tells of a refusal.
     pub told: Told,
 }
 
@@ -135,7 +135,8 @@ pub async fn connect(
                     .and_then(|id| rustix::process::Pid::from_raw(id as i32))
                     .map(ChildGroup);
                 let told = Told::default();
-                let following = stderr.map(|stderr| tokio::spawn(follow_stderr(server.name.clone(), stderr, told.clone())));
+                let following =
+                    stderr.map(|stderr| tokio::spawn(follow_stderr(server.name.clone(), stderr, told.clone())));
                 let service = match listener.serve(transport).await {
                     Ok(service) => service,
                     Err(error) => {

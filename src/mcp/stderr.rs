@@ -1,7 +1,8 @@
 //! A child server's standard error: logged a line at a time, each line cut
-//! at a bound, and the last line that tells of a refusal or a module not
+//! at a bound, and the first line that tells of a refusal or a module not
 //! found ([`crate::sandbox::refused`]) kept, so that a server that fails
-//! confined can say why in its last error.
+//! confined can say why in its last error. The first: the runtimes put the
+//! error's own line first, then its trace and details.
 
 use std::sync::{Arc, Mutex};
 
@@ -12,7 +13,7 @@ const MAX_STDERR_LINE_BYTES: usize = 1024;
 /// Longest line kept as what the child said (in characters).
 const MAX_TOLD_CHARS: usize = 300;
 
-/// The last line of a child's standard error that tells of a permission
+/// The first line of a child's standard error that tells of a permission
 /// refused or a module not found, shared with the task reading it.
 #[derive(Clone, Debug, Default)]
 pub struct Told(Arc<Mutex<Option<String>>>);
@@ -23,14 +24,17 @@ impl Told {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
     }
 
+    /// Keeps `line` unless one is kept already.
     fn keep(&self, line: &str) {
-        let cut: String = line.chars().take(MAX_TOLD_CHARS).collect();
-        *self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(cut);
+        let mut kept = self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if kept.is_none() {
+            *kept = Some(line.chars().take(MAX_TOLD_CHARS).collect());
+        }
     }
 }
 
 /// Logs what the child writes to its standard error, a line at a time, each
-/// line cut at [`MAX_STDERR_LINE_BYTES`], keeping in `told` the last that
+/// line cut at [`MAX_STDERR_LINE_BYTES`], keeping in `told` the first that
 /// tells of a refusal; ends when the child closes it.
 pub async fn follow_stderr(server: String, stderr: impl AsyncRead + Unpin, told: Told) {
     let mut reader = BufReader::new(stderr);
@@ -99,10 +103,10 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_last_line_telling_of_a_refusal_is_kept() {
+    async fn the_first_line_telling_of_a_refusal_is_kept() {
         let said = "node:internal/modules/esm/resolve:873\n  \
                     Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@modelcontextprotocol/sdk' imported from /x\n\
-                    \x20   at packageResolve\nNode.js v20.20.2\n";
+                    \x20   at packageResolve {\n  code: 'ERR_MODULE_NOT_FOUND'\n}\nNode.js v20.20.2\n";
         let told = Told::default();
         follow_stderr("everything".into(), said.as_bytes(), told.clone()).await;
         assert_eq!(

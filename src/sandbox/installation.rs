@@ -131,7 +131,10 @@ mod tests {
         assert_eq!(reach(&home.join("bin/tool")), home.join("bin"));
         assert_eq!(reach(&home.join(".local/bin/tool")), home.join(".local/bin"));
         assert_eq!(reach(Path::new("/opt/tool/bin/x")), PathBuf::from("/opt/tool"));
-        assert_eq!(reach(Path::new("/opt/tool/libexec/x")), PathBuf::from("/opt/tool/libexec"));
+        assert_eq!(
+            reach(Path::new("/opt/tool/libexec/x")),
+            PathBuf::from("/opt/tool/libexec")
+        );
     }
 
     #[test]

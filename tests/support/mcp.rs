@@ -16,6 +16,11 @@ use serde_json::Value;
 use super::fake_llm::{Script, last_message, last_user_text};
 use super::harness::WAIT;
 
+/// The versions `.ci/install-mcp-servers` installs: the npm servers', and
+/// mcp-server-time's.
+pub const NPM_VERSION: &str = "2026.8.31";
+pub const TIME_VERSION: &str = "2026.10.19";
+
 /// The tools directory, with the reference servers installed in it (once
 /// per test binary).
 pub fn tools_dir() -> &'static Path {
