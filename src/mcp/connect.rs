@@ -200,9 +200,10 @@ fn spawn(server: &McpServerConfig, command: &Path, homes: &Path, sandbox: &Polic
     child.env("PATH", MINIMAL_PATH).env("HOME", &home);
     child.envs(&server.env);
     let path = server.env.get("PATH").map_or(MINIMAL_PATH, String::as_str);
-    let programs = resolve(command, path)
+    let mut programs = resolve(command, path)
         .map(|program| with_interpreter(program, path))
         .unwrap_or_default();
+    programs.extend(script(&programs, &server.args));
     let mut confinement = sandbox
         .for_server(server, &programs)
         .writable(home)
@@ -267,6 +268,21 @@ fn with_interpreter(program: std::path::PathBuf, path: &str) -> Vec<std::path::P
     std::iter::once(program).chain(interpreter).chain(named).collect()
 }
 
+/// The script an interpreter is given to run (`node /opt/mcp/dist/index.js`,
+/// `python3 server.py`): its first argument that is not an option, when
+/// that is a file, links followed. `programs` is the command as resolved.
+fn script(programs: &[std::path::PathBuf], args: &[String]) -> Option<std::path::PathBuf> {
+    let interpreter = programs.first()?.file_name()?.to_str()?;
+    let runs_scripts = ["node", "python", "deno", "bun"]
+        .iter()
+        .any(|name| interpreter.starts_with(name));
+    if !runs_scripts {
+        return None;
+    }
+    let first = args.iter().find(|arg| !arg.starts_with('-'))?;
+    Path::new(first).canonicalize().ok().filter(|path| path.is_file())
+}
+
 /// Where `command` is: itself when it names a path, else the first file of
 /// that name in `path`'s directories (as `exec` will find it), symbolic
 /// links followed so the real installation is what gets read.
@@ -299,4 +315,43 @@ fn headers(server: &McpServerConfig) -> Result<HashMap<http::HeaderName, http::H
         headers.insert(name, value);
     }
     Ok(headers)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interpreters_script_is_a_program_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = dir.path().canonicalize().unwrap().join("index.js");
+        std::fs::write(&server, "").unwrap();
+        let node = vec![std::path::PathBuf::from("/usr/bin/node")];
+        let args = |args: &[&str]| args.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();
+        let named = server.display().to_string();
+        assert_eq!(
+            script(&node, &args(&["--no-warnings", &named, "/srv"])),
+            Some(server.clone())
+        );
+        let python = vec![std::path::PathBuf::from("/usr/bin/python3.11")];
+        assert_eq!(script(&python, &args(&["-m", "mcp_server_time"])), None, "a module");
+        let other = vec![std::path::PathBuf::from("/usr/bin/tool")];
+        assert_eq!(script(&other, &args(&[&named])), None, "not an interpreter");
+    }
+
+    #[test]
+    fn a_script_run_through_env_has_its_interpreter_found_on_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().canonicalize().unwrap();
+        let bin = dir.join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::fs::write(bin.join("node"), "").unwrap();
+        let server = dir.join("server.mjs");
+        std::fs::write(&server, "#!/usr/bin/env -S node --no-warnings\n").unwrap();
+        let path = format!("/nonexistent:{}", bin.display());
+        let programs = with_interpreter(server.clone(), &path);
+        assert_eq!(programs.first(), Some(&server));
+        assert_eq!(programs.last(), Some(&bin.join("node")), "{programs:?}");
+        assert!(programs.iter().any(|p| p.ends_with("env")), "{programs:?}");
+    }
 }

@@ -452,6 +452,39 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_or_a_module_not_found_reads_as_the_sandboxs_possible_doing() {
+        for said in [
+            "ls: cannot open directory '/root': Permission denied",
+            "Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@modelcontextprotocol/sdk'",
+            "Error: Cannot find module 'zod'",
+            "ModuleNotFoundError: No module named 'mcp'",
+        ] {
+            assert!(refused(said), "{said}");
+        }
+        assert!(!refused("Starting default (STDIO) server..."));
+    }
+
+    #[test]
+    fn the_refusal_hint_names_the_folders_a_server_could_read_and_the_setting() {
+        let base = Policy::new(&SandboxConfig::default(), Support::pretend(7));
+        let server = McpServerConfig {
+            name: "time".into(),
+            allow_read: vec![PathBuf::from("/srv/zones")],
+            ..McpServerConfig::default()
+        };
+        let hint = base
+            .for_server(&server, &[PathBuf::from("/opt/venv/bin/tool")])
+            .refusal_hint()
+            .unwrap();
+        assert!(hint.contains("\"time\" runs confined"), "{hint}");
+        assert!(hint.contains("the system's folders and /srv/zones, /opt/venv"), "{hint}");
+        assert!(hint.ends_with("in its [[mcp.servers]] entry can add a folder]"), "{hint}");
+        assert!(!hint.contains("/usr"), "the system's folders are not listed: {hint}");
+        let none = Policy::new(&SandboxConfig::default(), Support::pretend(0));
+        assert_eq!(none.for_server(&server, &[]).refusal_hint(), None, "not confined");
+    }
+
+    #[test]
     fn the_summary_names_the_rules_and_limits() {
         let closed = SandboxConfig {
             network: SandboxNetwork::None,
