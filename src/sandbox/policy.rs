@@ -146,8 +146,13 @@ impl Policy {
         }
         policy.limits = policy.limits.without_cpu();
         policy.server = Some(server.name.clone());
+        let protected: Vec<PathBuf> = policy.protected.iter().filter_map(|p| p.canonicalize().ok()).collect();
         for program in programs {
-            let reached = reach(program);
+            // A program kept in a protected folder (a script beside the
+            // configuration) is granted alone, never the folder around it.
+            let reached = Some(reach(program))
+                .filter(|reached| !protected.iter().any(|p| reached.starts_with(p)))
+                .unwrap_or_else(|| program.clone());
             if !policy.read.contains(&reached) {
                 policy.read.push(reached);
             }
@@ -477,11 +482,30 @@ mod tests {
             .refusal_hint()
             .unwrap();
         assert!(hint.contains("\"time\" runs confined"), "{hint}");
-        assert!(hint.contains("the system's folders and /srv/zones, /opt/venv"), "{hint}");
-        assert!(hint.ends_with("in its [[mcp.servers]] entry can add a folder]"), "{hint}");
+        assert!(
+            hint.contains("the system's folders and /srv/zones, /opt/venv"),
+            "{hint}"
+        );
+        assert!(
+            hint.ends_with("in its [[mcp.servers]] entry can add a folder]"),
+            "{hint}"
+        );
         assert!(!hint.contains("/usr"), "the system's folders are not listed: {hint}");
         let none = Policy::new(&SandboxConfig::default(), Support::pretend(0));
         assert_eq!(none.for_server(&server, &[]).refusal_hint(), None, "not confined");
+    }
+
+    #[test]
+    fn a_program_in_a_protected_folder_is_granted_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let config_dir = dir.path().canonicalize().unwrap().join("etc");
+        std::fs::create_dir(&config_dir).unwrap();
+        let script = config_dir.join("server.py");
+        std::fs::write(&script, "").unwrap();
+        let base = Policy::new(&SandboxConfig::default(), Support::pretend(7)).protecting(&config_dir);
+        let policy = base.for_server(&McpServerConfig::default(), std::slice::from_ref(&script));
+        assert!(policy.read.contains(&script), "{:?}", policy.read);
+        assert!(!policy.read.contains(&config_dir), "{:?}", policy.read);
     }
 
     #[test]
