@@ -3,7 +3,8 @@
 //! [`Confinement`] prepared from it for one process.
 //!
 //! Read only: the system ([`SYSTEM_READ`]), a few devices, `allow_read` and
-//! what the caller adds (an MCP server's program directory). Read and write:
+//! what the caller adds (what an MCP server's program needs of its
+//! installation, `installation.rs`). Read and write:
 //! the workspace, a temporary directory of the process's own (its `TMPDIR`,
 //! removed when the confinement is dropped) and `allow_write`. Folders the
 //! caller protects (the data and configuration directories) are carved out
