@@ -35,6 +35,7 @@ mod loops;
 mod loops_control;
 mod markup_send;
 mod mcp;
+mod mcp_installs;
 mod media;
 mod media_gateways;
 mod pairing;

@@ -289,9 +289,8 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     let config = write_config(dir.path(), &llm.base_url());
     let server = fixture(10);
     let entry = format!(
-        "[[mcp.servers]]\nname = \"fixture\"\ncommand = \"python3\"\nargs = [{:?}]\ntrust = \"allow\"\nenv = {{ GREETING = \"hi\" }}\n\
-         allow_read = [{:?}]\n",
-        server.args[0], server.allow_read[0]
+        "[[mcp.servers]]\nname = \"fixture\"\ncommand = \"python3\"\nargs = [{:?}]\ntrust = \"allow\"\nenv = {{ GREETING = \"hi\" }}\n",
+        server.args[0]
     );
     let mut text = std::fs::read_to_string(&config).unwrap();
     text.push_str(&entry);

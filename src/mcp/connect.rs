@@ -18,16 +18,17 @@ use rmcp::service::{NotificationContext, RoleClient, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientHandler, ServiceExt};
-use tokio::io::{AsyncBufReadExt, AsyncRead, BufReader};
 use tokio::sync::Notify;
 
+use super::stderr::{Told, follow_stderr};
 use crate::config::McpServerConfig;
 use crate::sandbox::{Confinement, Policy, SandboxError};
 
 /// The `PATH` a child gets unless its `env` sets one.
 pub const MINIMAL_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
-/// Longest line of a child's standard error that is logged whole.
-const MAX_STDERR_LINE_BYTES: usize = 1024;
+/// How long a child that ended before its handshake is given to finish
+/// writing why, once its group is ended.
+const LAST_WORDS: Duration = Duration::from_secs(2);
 
 /// Why a server could not be reached.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +57,17 @@ pub enum ConnectError {
     BadHeader { header: String, variable: String },
     #[error("the server did not complete the MCP handshake: {0}")]
     Handshake(String),
+    /// A child that ended (or broke off) before its handshake; the first
+    /// line it wrote that tells of a refusal, and, when it ran confined,
+    /// what it could read and the setting that adds a folder.
+    #[error("the server did not complete the MCP handshake: {why}{}{}",
+        .said.as_ref().map(|said| format!("; it said: {said}")).unwrap_or_default(),
+        .sandbox.as_ref().map(|hint| format!(" {hint}")).unwrap_or_default())]
+    Ended {
+        why: String,
+        said: Option<String>,
+        sandbox: Option<String>,
+    },
     #[error("the server did not complete the MCP handshake within {} s", .0.as_secs())]
     HandshakeTimedOut(Duration),
 }
@@ -67,6 +79,8 @@ pub struct Connection {
     pub group: Option<ChildGroup>,
     /// Held while the child runs: dropping it removes the child's TMPDIR.
     pub confinement: Option<Confinement>,
+    /// The first line the child wrote that tells of a refusal.
+    pub told: Told,
 }
 
 /// A child server's process group, killed when this is dropped: a server
@@ -120,17 +134,30 @@ pub async fn connect(
                     .id()
                     .and_then(|id| rustix::process::Pid::from_raw(id as i32))
                     .map(ChildGroup);
-                if let Some(stderr) = stderr {
-                    tokio::spawn(log_stderr(server.name.clone(), stderr));
-                }
-                let service = listener
-                    .serve(transport)
-                    .await
-                    .map_err(|e| ConnectError::Handshake(e.to_string()))?;
+                let told = Told::default();
+                let following =
+                    stderr.map(|stderr| tokio::spawn(follow_stderr(server.name.clone(), stderr, told.clone())));
+                let service = match listener.serve(transport).await {
+                    Ok(service) => service,
+                    Err(error) => {
+                        // Ended, and what it wrote read to its end (or
+                        // for a moment), so that its last words are known.
+                        drop(group);
+                        if let Some(following) = following {
+                            let _ = tokio::time::timeout(LAST_WORDS, following).await;
+                        }
+                        return Err(ConnectError::Ended {
+                            why: error.to_string(),
+                            said: told.line(),
+                            sandbox: confinement.refusal_hint().map(str::to_owned),
+                        });
+                    }
+                };
                 Ok(Connection {
                     service,
                     group,
                     confinement: Some(confinement),
+                    told,
                 })
             }
             (None, Some(url)) => {
@@ -149,6 +176,7 @@ pub async fn connect(
                     service,
                     group: None,
                     confinement: None,
+                    told: Told::default(),
                 })
             }
             (None, None) => Err(ConnectError::Handshake("neither a command nor a url is set".into())),
@@ -172,7 +200,10 @@ fn spawn(server: &McpServerConfig, command: &Path, homes: &Path, sandbox: &Polic
     child.env("PATH", MINIMAL_PATH).env("HOME", &home);
     child.envs(&server.env);
     let path = server.env.get("PATH").map_or(MINIMAL_PATH, String::as_str);
-    let programs = resolve(command, path).map(with_interpreter).unwrap_or_default();
+    let mut programs = resolve(command, path)
+        .map(|program| with_interpreter(program, path))
+        .unwrap_or_default();
+    programs.extend(script(&programs, &server.args));
     let mut confinement = sandbox
         .for_server(server, &programs)
         .writable(home)
@@ -212,20 +243,44 @@ fn own_home(homes: &Path, name: &str) -> Result<std::path::PathBuf, ConnectError
 
 /// `program`, and the interpreter its `#!` line names if it is a script (a
 /// virtual environment's `mcp-server-time` runs a Python installed
-/// elsewhere), symbolic links followed.
-fn with_interpreter(program: std::path::PathBuf) -> Vec<std::path::PathBuf> {
+/// elsewhere), symbolic links followed; for `#!/usr/bin/env node`, the
+/// `node` found on `path` as well.
+fn with_interpreter(program: std::path::PathBuf, path: &str) -> Vec<std::path::PathBuf> {
     use std::io::Read;
     let mut head = [0u8; 256];
     let read = std::fs::File::open(&program)
         .and_then(|mut file| file.read(&mut head))
         .unwrap_or(0);
-    let interpreter = head[..read]
+    let line = head[..read]
         .strip_prefix(b"#!")
         .and_then(|line| line.split(|b| *b == b'\n').next())
         .and_then(|line| std::str::from_utf8(line).ok())
-        .and_then(|line| line.split_whitespace().next())
-        .and_then(|path| Path::new(path).canonicalize().ok());
-    std::iter::once(program).chain(interpreter).collect()
+        .unwrap_or_default();
+    let mut words = line.split_whitespace();
+    let interpreter = words.next().and_then(|path| Path::new(path).canonicalize().ok());
+    let through_env = interpreter
+        .as_deref()
+        .is_some_and(|interpreter| interpreter.file_name().is_some_and(|name| name == "env"));
+    let named = through_env
+        .then(|| words.find(|word| !word.starts_with('-') && !word.contains('=')))
+        .flatten()
+        .and_then(|name| resolve(Path::new(name), path));
+    std::iter::once(program).chain(interpreter).chain(named).collect()
+}
+
+/// The script an interpreter is given to run (`node /opt/mcp/dist/index.js`,
+/// `python3 server.py`): its first argument that is not an option, when
+/// that is a file, links followed. `programs` is the command as resolved.
+fn script(programs: &[std::path::PathBuf], args: &[String]) -> Option<std::path::PathBuf> {
+    let interpreter = programs.first()?.file_name()?.to_str()?;
+    let runs_scripts = ["node", "python", "deno", "bun"]
+        .iter()
+        .any(|name| interpreter.starts_with(name));
+    if !runs_scripts {
+        return None;
+    }
+    let first = args.iter().find(|arg| !arg.starts_with('-'))?;
+    Path::new(first).canonicalize().ok().filter(|path| path.is_file())
 }
 
 /// Where `command` is: itself when it names a path, else the first file of
@@ -262,68 +317,41 @@ fn headers(server: &McpServerConfig) -> Result<HashMap<http::HeaderName, http::H
     Ok(headers)
 }
 
-/// Logs what the child writes to its standard error, a line at a time, each
-/// line cut at [`MAX_STDERR_LINE_BYTES`]; ends when the child closes it.
-async fn log_stderr(server: String, stderr: impl AsyncRead + Unpin) {
-    let mut reader = BufReader::new(stderr);
-    let mut line = Vec::new();
-    loop {
-        line.clear();
-        match read_line_bounded(&mut reader, &mut line, MAX_STDERR_LINE_BYTES).await {
-            Ok(0) | Err(_) => return,
-            Ok(_) => {
-                let text = String::from_utf8_lossy(&line);
-                let text = text.trim_end();
-                if !text.is_empty() {
-                    tracing::info!(server = %server, line = %text, "mcp server stderr");
-                }
-            }
-        }
-    }
-}
-
-/// Reads one line into `line`, keeping at most `limit` bytes of it and
-/// skipping the rest; the bytes read, 0 at the end.
-async fn read_line_bounded(
-    reader: &mut (impl AsyncBufReadExt + Unpin),
-    line: &mut Vec<u8>,
-    limit: usize,
-) -> std::io::Result<usize> {
-    let mut read = 0;
-    loop {
-        let buffer = reader.fill_buf().await?;
-        if buffer.is_empty() {
-            return Ok(read);
-        }
-        let (used, done) = match buffer.iter().position(|&b| b == b'\n') {
-            Some(end) => (end + 1, true),
-            None => (buffer.len(), false),
-        };
-        let room = limit.saturating_sub(line.len());
-        line.extend_from_slice(&buffer[..used.min(room)]);
-        reader.consume(used);
-        read += used;
-        if done {
-            return Ok(read);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[tokio::test]
-    async fn a_long_line_is_cut_and_the_next_one_read_whole() {
-        let input = format!("{}\nnext\n", "x".repeat(5000));
-        let mut reader = BufReader::with_capacity(64, input.as_bytes());
-        let mut line = Vec::new();
-        assert_eq!(read_line_bounded(&mut reader, &mut line, 100).await.unwrap(), 5001);
-        assert_eq!(line.len(), 100);
-        line.clear();
-        read_line_bounded(&mut reader, &mut line, 100).await.unwrap();
-        assert_eq!(line, b"next\n");
-        line.clear();
-        assert_eq!(read_line_bounded(&mut reader, &mut line, 100).await.unwrap(), 0);
+    #[test]
+    fn an_interpreters_script_is_a_program_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let server = dir.path().canonicalize().unwrap().join("index.js");
+        std::fs::write(&server, "").unwrap();
+        let node = vec![std::path::PathBuf::from("/usr/bin/node")];
+        let args = |args: &[&str]| args.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();
+        let named = server.display().to_string();
+        assert_eq!(
+            script(&node, &args(&["--no-warnings", &named, "/srv"])),
+            Some(server.clone())
+        );
+        let python = vec![std::path::PathBuf::from("/usr/bin/python3.11")];
+        assert_eq!(script(&python, &args(&["-m", "mcp_server_time"])), None, "a module");
+        let other = vec![std::path::PathBuf::from("/usr/bin/tool")];
+        assert_eq!(script(&other, &args(&[&named])), None, "not an interpreter");
+    }
+
+    #[test]
+    fn a_script_run_through_env_has_its_interpreter_found_on_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = dir.path().canonicalize().unwrap();
+        let bin = dir.join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        std::fs::write(bin.join("node"), "").unwrap();
+        let server = dir.join("server.mjs");
+        std::fs::write(&server, "#!/usr/bin/env -S node --no-warnings\n").unwrap();
+        let path = format!("/nonexistent:{}", bin.display());
+        let programs = with_interpreter(server.clone(), &path);
+        assert_eq!(programs.first(), Some(&server));
+        assert_eq!(programs.last(), Some(&bin.join("node")), "{programs:?}");
+        assert!(programs.iter().any(|p| p.ends_with("env")), "{programs:?}");
     }
 }

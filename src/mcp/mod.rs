@@ -13,6 +13,7 @@
 mod connect;
 mod schema;
 mod state;
+mod stderr;
 mod supervise;
 mod tool;
 

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use super::connect::{Connection, Listener, connect};
 use super::schema;
 use super::state::Server;
+use super::stderr::Told;
 use super::tool::{McpTool, Sandboxed};
 use crate::config::McpServerConfig;
 use crate::sandbox::Policy;
@@ -94,6 +95,7 @@ async fn serve(
         service,
         group: _group,
         confinement,
+        told,
     } = connection;
     let sandbox = confinement.as_ref().map(|c| Sandboxed {
         summary: c.summary().to_owned(),
@@ -116,12 +118,23 @@ async fn serve(
                 }
             }
             quit = &mut quit => {
-                return Some(match quit {
+                let why = match quit {
                     Ok(reason) => format!("the connection ended ({reason:?})"),
                     Err(error) => format!("the connection failed: {error}"),
-                });
+                };
+                return Some(explained(why, &told, sandbox.as_ref()));
             }
         }
+    }
+}
+
+/// `why` a connection ended, with what the child said and what it could
+/// read, when it ran confined and said something of a refusal or a module
+/// not found (which the sandbox may have caused).
+fn explained(why: String, told: &Told, sandbox: Option<&Sandboxed>) -> String {
+    match (told.line(), sandbox.and_then(|sandbox| sandbox.refusal_hint.as_deref())) {
+        (Some(said), Some(hint)) => format!("{why}; it said: {said} {hint}"),
+        _ => why,
     }
 }
 
@@ -152,4 +165,38 @@ async fn list(
     server.connected(tools);
     tracing::info!(server = %server.name(), tools = server.tool_count(), "mcp server connected");
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_confined_server_that_ends_telling_of_a_refusal_says_what_it_could_read() {
+        let hint = "[sandbox: the server \"time\" runs confined: … `allow_read` … can add a folder]";
+        let confined = Sandboxed {
+            summary: "Landlock ABI 7, network open".into(),
+            refusal_hint: Some(hint.into()),
+        };
+        let told = Told::default();
+        let said = "Traceback (most recent call last):\nPermissionError: [Errno 13] Permission denied: '/srv/zones'\n";
+        super::super::stderr::follow_stderr("time".into(), said.as_bytes(), told.clone()).await;
+        assert_eq!(
+            explained("the connection ended".into(), &told, Some(&confined)),
+            format!(
+                "the connection ended; it said: PermissionError: [Errno 13] Permission denied: '/srv/zones' {hint}"
+            )
+        );
+        assert_eq!(
+            explained("the connection ended".into(), &told, None),
+            "the connection ended",
+            "not confined"
+        );
+        let quiet = Told::default();
+        assert_eq!(
+            explained("the connection ended".into(), &quiet, Some(&confined)),
+            "the connection ended",
+            "nothing said of a refusal"
+        );
+    }
 }

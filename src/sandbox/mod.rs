@@ -1,8 +1,9 @@
 //! The sandbox every process a tool starts runs in: the shell tool's
 //! commands and each stdio MCP server.
 //!
-//! A [`Policy`] (from `[tools.sandbox]`, or a server's own keys) says what a
-//! confined process may read, write and reach; [`Policy::prepare`] builds,
+//! A [`Policy`] (from `[tools.sandbox]`, or a server's own keys, plus what
+//! a server's program needs of its installation: `installation.rs`) says
+//! what a confined process may read, write and reach; [`Policy::prepare`] builds,
 //! in the parent, the Landlock ruleset and the temporary directory for one
 //! process, and [`Confinement::apply`] installs the hook that the child runs
 //! between `fork` and `exec`: resource limits, a PID namespace of its own
@@ -16,6 +17,7 @@ mod cgroup;
 mod check;
 mod child;
 mod inherited;
+mod installation;
 mod isolate;
 mod limits;
 mod policy;

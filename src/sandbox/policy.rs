@@ -3,7 +3,8 @@
 //! [`Confinement`] prepared from it for one process.
 //!
 //! Read only: the system ([`SYSTEM_READ`]), a few devices, `allow_read` and
-//! what the caller adds (an MCP server's program directory). Read and write:
+//! what the caller adds (what an MCP server's program needs of its
+//! installation, `installation.rs`). Read and write:
 //! the workspace, a temporary directory of the process's own (its `TMPDIR`,
 //! removed when the confinement is dropped) and `allow_write`. Folders the
 //! caller protects (the data and configuration directories) are carved out
@@ -24,6 +25,7 @@ use super::SandboxError;
 use super::carve::carve;
 use super::cgroup::{Cgroups, CommandGroup, GroupLimits};
 use super::child::InChild;
+use super::installation::reach;
 use super::isolate::Isolation;
 use super::limits::Limits;
 use super::probe::Support;
@@ -142,11 +144,12 @@ impl Policy {
     }
 
     /// This policy for the stdio server `server` whose program is in
-    /// `programs` (resolved on its `PATH`, with a script's interpreter): its
-    /// own lists and network added, each program's directory readable (and,
-    /// for a program in a `bin` directory, the installation around it: a
-    /// virtual environment, `/opt/NAME`), and no CPU limit, since it runs
-    /// for days.
+    /// `programs` (resolved on its `PATH`, links followed, with a script's
+    /// interpreter): its own lists and network added, what each program
+    /// needs of its installation readable ([`reach`]: its folder, the
+    /// `node_modules` tree or virtual environment it is part of, the
+    /// installation around a `bin`), and no CPU limit, since it runs for
+    /// days.
     pub fn for_server(&self, server: &McpServerConfig, programs: &[PathBuf]) -> Self {
         let mut policy = self.clone();
         policy.read.extend(server.allow_read.iter().cloned());
@@ -157,8 +160,16 @@ impl Policy {
         }
         policy.limits = policy.limits.without_cpu();
         policy.server = Some(server.name.clone());
-        for dir in programs.iter().filter_map(|program| program.parent()) {
-            policy.read.push(installation(dir).unwrap_or(dir).to_path_buf());
+        let protected: Vec<PathBuf> = policy.protected.iter().filter_map(|p| p.canonicalize().ok()).collect();
+        for program in programs {
+            // A program kept in a protected folder (a script beside the
+            // configuration) is granted alone, never the folder around it.
+            let reached = Some(reach(program))
+                .filter(|reached| !protected.iter().any(|p| reached.starts_with(p)))
+                .unwrap_or_else(|| program.clone());
+            if !policy.read.contains(&reached) {
+                policy.read.push(reached);
+            }
         }
         policy
     }
@@ -264,17 +275,34 @@ impl Policy {
             (SandboxNetwork::None, true) => " and TCP connections are closed (`network = \"none\"`)",
             _ => "",
         };
+        let also = self.also_read();
         Some(match &self.server {
             None => format!(
-                "[sandbox: only the workspace and $TMPDIR are writable, only the system's folders readable{network}; \
+                "[sandbox: only the workspace and $TMPDIR are writable, only the system's folders{also} readable{network}; \
                  `tools.sandbox.allow_read` or `allow_write` can add a folder]"
             ),
             Some(name) => format!(
-                "[sandbox: the server {name:?} may write only the workspace, its home and $TMPDIR, and read only \
-                 those, its installation and the system's folders{network}; `allow_read` or `allow_write` in its \
+                "[sandbox: the server {name:?} runs confined: it may write only the workspace, its home and $TMPDIR, \
+                 and read only those, the system's folders{also}{network}; `allow_read` or `allow_write` in its \
                  [[mcp.servers]] entry can add a folder]"
             ),
         })
+    }
+
+    /// The folders granted for reading beyond the system's, as the refusal
+    /// hint lists them: " and A, B", or nothing.
+    fn also_read(&self) -> String {
+        let system: Vec<&Path> = SYSTEM_READ.iter().chain(SYSTEM_LINKS).map(Path::new).collect();
+        let also: Vec<String> = self
+            .read
+            .iter()
+            .filter(|path| !system.contains(&path.as_path()))
+            .map(|path| path.display().to_string())
+            .collect();
+        match also.is_empty() {
+            true => String::new(),
+            false => format!(" and {}", also.join(", ")),
+        }
     }
 
     /// Prepares the confinement of one process: its temporary directory and
@@ -354,43 +382,22 @@ impl Policy {
 }
 
 /// Whether a tool's output tells of a permission the system refused (which
-/// the sandbox may have), as the system and the usual runtimes word it.
+/// the sandbox may have), as the system and the usual runtimes word it; or
+/// of a module not found, which is how Node and Python tell of one they
+/// were not let read.
 pub fn refused(output: &str) -> bool {
     let output = output.to_lowercase();
-    ["permission denied", "operation not permitted", "eacces"]
-        .iter()
-        .any(|words| output.contains(words))
-}
-
-/// The installation around a program's folder `dir` when `dir` is its
-/// `bin`: a virtual environment, a Node or Python installation, a folder
-/// under `/opt`, `/usr` or `/nix`. Never `/`, the home folder, a folder
-/// above it, or `~/.local` (which holds other programs' data, signal-cli's
-/// keys among them): `~/bin/tool` gets `~/bin` alone.
-fn installation(dir: &Path) -> Option<&Path> {
-    let root = dir
-        .parent()
-        .filter(|_| dir.file_name().is_some_and(|name| name == "bin"))?;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let too_wide = root.parent().is_none()
-        || home
-            .as_deref()
-            .is_some_and(|home| home.starts_with(root) || root == home.join(".local"));
-    if too_wide {
-        return None;
-    }
-    let system = ["/opt", "/usr", "/nix"].iter().any(|top| root.starts_with(top));
-    let python = || {
-        std::fs::read_dir(root.join("lib")).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|entry| entry.file_name().to_string_lossy().starts_with("python3"))
-        })
-    };
-    let marked = ["pyvenv.cfg", "conda-meta", "lib/node_modules"]
-        .iter()
-        .any(|marker| root.join(marker).exists());
-    (system || marked || python()).then_some(root)
+    [
+        "permission denied",
+        "operation not permitted",
+        "eacces",
+        "err_module_not_found",
+        "cannot find module",
+        "cannot find package",
+        "modulenotfounderror",
+    ]
+    .iter()
+    .any(|words| output.contains(words))
 }
 
 /// The confinement prepared for one process. Keep it until the process is
@@ -464,18 +471,55 @@ mod tests {
     }
 
     #[test]
-    fn an_installation_is_never_the_home_folder_or_the_root() {
-        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set"));
-        for dir in [home.join("bin"), home.join(".local/bin"), PathBuf::from("/bin")] {
-            assert_eq!(installation(&dir), None, "{}", dir.display());
+    fn a_refusal_or_a_module_not_found_reads_as_the_sandboxs_possible_doing() {
+        for said in [
+            "ls: cannot open directory '/root': Permission denied",
+            "Error [ERR_MODULE_NOT_FOUND]: Cannot find package '@modelcontextprotocol/sdk'",
+            "Error: Cannot find module 'zod'",
+            "ModuleNotFoundError: No module named 'mcp'",
+        ] {
+            assert!(refused(said), "{said}");
         }
-        assert_eq!(installation(Path::new("/opt/tool/bin")), Some(Path::new("/opt/tool")));
-        assert_eq!(installation(Path::new("/opt/tool/libexec")), None, "not a bin folder");
-        let venv = tempfile::tempdir().unwrap();
-        std::fs::create_dir(venv.path().join("bin")).unwrap();
-        assert_eq!(installation(&venv.path().join("bin")), None, "unmarked");
-        std::fs::write(venv.path().join("pyvenv.cfg"), "").unwrap();
-        assert_eq!(installation(&venv.path().join("bin")), Some(venv.path()));
+        assert!(!refused("Starting default (STDIO) server..."));
+    }
+
+    #[test]
+    fn the_refusal_hint_names_the_folders_a_server_could_read_and_the_setting() {
+        let base = Policy::new(&SandboxConfig::default(), Support::pretend(7));
+        let server = McpServerConfig {
+            name: "time".into(),
+            allow_read: vec![PathBuf::from("/srv/zones")],
+            ..McpServerConfig::default()
+        };
+        let hint = base
+            .for_server(&server, &[PathBuf::from("/opt/venv/bin/tool")])
+            .refusal_hint()
+            .unwrap();
+        assert!(hint.contains("\"time\" runs confined"), "{hint}");
+        assert!(
+            hint.contains("the system's folders and /srv/zones, /opt/venv"),
+            "{hint}"
+        );
+        assert!(
+            hint.ends_with("in its [[mcp.servers]] entry can add a folder]"),
+            "{hint}"
+        );
+        assert!(!hint.contains("/usr"), "the system's folders are not listed: {hint}");
+        let none = Policy::new(&SandboxConfig::default(), Support::pretend(0));
+        assert_eq!(none.for_server(&server, &[]).refusal_hint(), None, "not confined");
+    }
+
+    #[test]
+    fn a_program_in_a_protected_folder_is_granted_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let config_dir = dir.path().canonicalize().unwrap().join("etc");
+        std::fs::create_dir(&config_dir).unwrap();
+        let script = config_dir.join("server.py");
+        std::fs::write(&script, "").unwrap();
+        let base = Policy::new(&SandboxConfig::default(), Support::pretend(7)).protecting(&config_dir);
+        let policy = base.for_server(&McpServerConfig::default(), std::slice::from_ref(&script));
+        assert!(policy.read.contains(&script), "{:?}", policy.read);
+        assert!(!policy.read.contains(&config_dir), "{:?}", policy.read);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! For the MCP tests: the reference servers (installed by
 //! `.ci/install-mcp-servers` when missing, its output shown if that fails)
 //! and the fixture server in `tests/fixtures/`, as `[[mcp.servers]]`
-//! entries; a fake model that calls the tool a message names; and a wait on
+//! entries granted nothing of their own (what their programs and scripts
+//! need is the daemon's to work out); a fake model that calls the tool a message names; and a wait on
 //! the daemon's servers reaching a state.
 
 use std::path::{Path, PathBuf};
@@ -15,6 +16,11 @@ use serde_json::Value;
 
 use super::fake_llm::{Script, last_message, last_user_text};
 use super::harness::WAIT;
+
+/// The versions `.ci/install-mcp-servers` installs: the npm servers', and
+/// mcp-server-time's.
+pub const NPM_VERSION: &str = "2026.8.31";
+pub const TIME_VERSION: &str = "2026.10.19";
 
 /// The tools directory, with the reference servers installed in it (once
 /// per test binary).
@@ -44,8 +50,6 @@ pub fn everything(trust: McpTrust) -> McpServerConfig {
         command: Some("node".into()),
         args: vec![script.display().to_string()],
         trust,
-        // Its script lies outside the program's (node's) own directory.
-        allow_read: vec![tools_dir().to_path_buf()],
         ..McpServerConfig::default()
     }
 }
@@ -59,7 +63,6 @@ pub fn filesystem(root: &Path) -> McpServerConfig {
         command: Some("node".into()),
         args: vec![script.display().to_string(), root.display().to_string()],
         trust: McpTrust::Allow,
-        allow_read: vec![tools_dir().to_path_buf()],
         allow_write: vec![root.to_path_buf()],
         ..McpServerConfig::default()
     }
@@ -72,7 +75,6 @@ pub fn time(trust: McpTrust) -> McpServerConfig {
         command: Some(tools_dir().join("mcp-server-time-2026.10.19/bin/mcp-server-time")),
         args: vec!["--local-timezone".into(), "UTC".into()],
         trust,
-        allow_read: vec![tools_dir().to_path_buf()],
         ..McpServerConfig::default()
     }
 }
@@ -87,7 +89,6 @@ pub fn fixture(timeout_s: u64) -> McpServerConfig {
         env: [("GREETING".to_owned(), "hi".to_owned())].into(),
         timeout_s,
         trust: McpTrust::Allow,
-        allow_read: vec![script.parent().unwrap().to_path_buf()],
         ..McpServerConfig::default()
     }
 }

@@ -15,6 +15,7 @@ pub mod harness;
 pub mod linked_pair;
 pub mod logs;
 pub mod mcp;
+pub mod mcp_installs;
 pub mod media_gateway;
 pub mod process;
 pub mod pty;
