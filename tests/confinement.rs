@@ -14,10 +14,10 @@ use std::time::Duration;
 
 use passepartout::sandbox::{Policy, Support};
 use support::chat::{Chat, Prompt};
-use support::skip::Need;
 use support::harness::WAIT;
 use support::mcp::{fixture, model, server, wait_for_servers};
 use support::process::socket_path;
+use support::skip::Need;
 
 use crate::sandbox::{LIMITED_ID, Sandboxed, landlock, shown};
 
@@ -181,7 +181,11 @@ async fn an_ordinary_users_command_is_isolated_and_filtered_too() {
     const TEST: &str = "an_ordinary_users_command_is_isolated_and_filtered_too";
     let support = Support::probe();
     if !support.isolates() {
-        support::skip::skipped(TEST, Need::PidNamespaces, "the kernel lets the daemon make no PID namespace here");
+        support::skip::skipped(
+            TEST,
+            Need::PidNamespaces,
+            "the kernel lets the daemon make no PID namespace here",
+        );
         return;
     }
     let root = rustix::process::geteuid().is_root();
@@ -191,7 +195,11 @@ async fn an_ordinary_users_command_is_isolated_and_filtered_too() {
             .gid(LIMITED_ID)
             .status();
         if !switched.as_ref().is_ok_and(|status| status.success()) {
-            support::skip::skipped(TEST, Need::OtherUsers, &format!("cannot run a child as uid {LIMITED_ID}: {switched:?}"));
+            support::skip::skipped(
+                TEST,
+                Need::OtherUsers,
+                &format!("cannot run a child as uid {LIMITED_ID}: {switched:?}"),
+            );
             return;
         }
     }

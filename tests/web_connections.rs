@@ -85,7 +85,11 @@ fn can_switch_users(test: &str) -> bool {
     {
         Ok(status) if status.success() => true,
         outcome => {
-            skip::skipped(test, Need::OtherUsers, &format!("cannot run a child as uid {OTHER_ID}: {outcome:?}"));
+            skip::skipped(
+                test,
+                Need::OtherUsers,
+                &format!("cannot run a child as uid {OTHER_ID}: {outcome:?}"),
+            );
             false
         }
     }

@@ -102,7 +102,10 @@ pub fn skipped(test: &str, need: Need, why: &str) {
             .open(&file)
             .and_then(|mut file| file.write_all(line.as_bytes()));
         if let Err(error) = appended {
-            panic!("{test} skipped, and cannot say so in {}: {error}", file.to_string_lossy());
+            panic!(
+                "{test} skipped, and cannot say so in {}: {error}",
+                file.to_string_lossy()
+            );
         }
     }
 }
