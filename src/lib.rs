@@ -51,4 +51,11 @@ pub mod telemetry;
 pub mod tools;
 pub mod web_keys;
 
+/// The end-to-end tests' skip, for the unit tests too: one line format and
+/// one `PP_REQUIRE` for both.
+#[cfg(test)]
+#[path = "../tests/support/skip.rs"]
+#[allow(dead_code)] // the needs only the end-to-end tests skip for
+mod skip;
+
 pub use daemon::{Daemon, Extensions, StartError, run};

@@ -164,3 +164,68 @@ fn ci_runs_every_installer_before_the_tests() {
         "no test runs before the installers are done"
     );
 }
+
+/// `.ci/probe` asks after every need a test may skip for want of, by the
+/// name the skip gives it, and `.ci/run` requires what it finds before the
+/// tests run: a test skipping what CI's machine offers fails there.
+#[test]
+fn ci_requires_every_need_its_probe_finds() {
+    const PROBE: &str = include_str!("../.ci/probe");
+    for need in crate::support::skip::Need::ALL {
+        assert!(
+            PROBE.contains(&format!("'{}': ", need.name())),
+            ".ci/probe does not ask after {}",
+            need.name()
+        );
+    }
+    let probed = CI_RUN.find("PP_REQUIRE=$(python3 .ci/probe)").expect(".ci/run probes");
+    let exported = CI_RUN
+        .find("export PP_REQUIRE PP_SKIPPED_FILE")
+        .expect(".ci/run passes what it found to the tests");
+    let tests_run = CI_RUN
+        .rfind("cargo test --workspace --no-fail-fast 2>&1")
+        .expect(".ci/run runs the tests");
+    let waited = CI_RUN.find("wait \"${installs[").expect("installs waited for");
+    assert!(
+        waited < probed && probed < exported && exported < tests_run,
+        "the probe runs after the installers and before the tests"
+    );
+}
+
+/// Every test that returns early for want of something says so through
+/// `support::skip`, which CI counts and can refuse; a line printed with
+/// `eprintln!` is captured by the harness and never seen.
+#[test]
+fn every_skip_goes_through_the_counted_helper() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    let mut folders = vec![root.join("src"), root.join("tests"), root.join("gateways")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                if !path.ends_with("target") {
+                    folders.push(path);
+                }
+            } else if path.extension().is_some_and(|ext| ext == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    assert!(files.len() > 100, "{}", files.len());
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let lower = line.to_lowercase();
+            let printed = ["eprintln!(\"skip", "println!(\"skip"]
+                .iter()
+                .any(|pattern| lower.contains(pattern));
+            assert!(
+                !printed,
+                "{}:{}: a skip printed past the count: {line}",
+                file.display(),
+                number + 1
+            );
+        }
+    }
+}

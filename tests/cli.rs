@@ -416,9 +416,7 @@ async fn doctor_makes_the_daemon_recheck_a_provider_whose_key_was_refused() {
 #[tokio::test]
 async fn status_shows_a_provider_that_refused_the_connection_as_unreachable() {
     // Nothing listens there: every connection is refused.
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let base_url = format!("http://{}/v1", closed.local_addr().unwrap());
-    drop(closed);
+    let base_url = format!("http://{}/v1", crate::support::closed::address());
     let dir = tempfile::tempdir().unwrap();
     let config = write_config(dir.path(), &base_url);
     let daemon = Running::start(&config).await;

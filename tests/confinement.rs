@@ -17,6 +17,7 @@ use support::chat::{Chat, Prompt};
 use support::harness::WAIT;
 use support::mcp::{fixture, model, server, wait_for_servers};
 use support::process::socket_path;
+use support::skip::Need;
 
 use crate::sandbox::{LIMITED_ID, Sandboxed, landlock, shown};
 
@@ -63,7 +64,7 @@ async fn attack_from_the_shell(s: &mut Sandboxed, token: &str) -> String {
 
 #[tokio::test]
 async fn an_approved_command_cannot_reach_the_socket_or_its_key() {
-    if !landlock() {
+    if !landlock("an_approved_command_cannot_reach_the_socket_or_its_key") {
         return;
     }
     let mut s = Sandboxed::start("").await;
@@ -81,7 +82,7 @@ async fn an_approved_command_cannot_reach_the_socket_or_its_key() {
 
 #[tokio::test]
 async fn a_granted_socket_path_still_asks_for_the_key() {
-    if !landlock() {
+    if !landlock("a_granted_socket_path_still_asks_for_the_key") {
         return;
     }
     // The daemon's socket granted by path: the seccomp filter is off, and
@@ -105,7 +106,7 @@ async fn a_granted_socket_path_still_asks_for_the_key() {
 
 #[tokio::test]
 async fn a_trusted_tool_server_cannot_approve_a_waiting_call() {
-    if !landlock() {
+    if !landlock("a_trusted_tool_server_cannot_approve_a_waiting_call") {
         return;
     }
     let llm = support::fake_llm::FakeLlm::start().await;
@@ -157,6 +158,7 @@ async fn nothing_a_command_leaves_behind_outlives_it() {
     if !Support::probe().isolates() {
         support::skip::skipped(
             "nothing_a_command_leaves_behind_outlives_it",
+            Need::PidNamespaces,
             "the kernel lets the daemon make no PID namespace here",
         );
         return;
@@ -179,7 +181,11 @@ async fn an_ordinary_users_command_is_isolated_and_filtered_too() {
     const TEST: &str = "an_ordinary_users_command_is_isolated_and_filtered_too";
     let support = Support::probe();
     if !support.isolates() {
-        support::skip::skipped(TEST, "the kernel lets the daemon make no PID namespace here");
+        support::skip::skipped(
+            TEST,
+            Need::PidNamespaces,
+            "the kernel lets the daemon make no PID namespace here",
+        );
         return;
     }
     let root = rustix::process::geteuid().is_root();
@@ -189,7 +195,11 @@ async fn an_ordinary_users_command_is_isolated_and_filtered_too() {
             .gid(LIMITED_ID)
             .status();
         if !switched.as_ref().is_ok_and(|status| status.success()) {
-            support::skip::skipped(TEST, &format!("cannot run a child as uid {LIMITED_ID}: {switched:?}"));
+            support::skip::skipped(
+                TEST,
+                Need::OtherUsers,
+                &format!("cannot run a child as uid {LIMITED_ID}: {switched:?}"),
+            );
             return;
         }
     }
@@ -258,7 +268,7 @@ async fn a_commands_exit_status_and_signal_come_through() {
 async fn the_memory_limit_holds_for_the_whole_command() {
     const TEST: &str = "the_memory_limit_holds_for_the_whole_command";
     let Some(cgroups) = passepartout::sandbox::Cgroups::find(true) else {
-        support::skip::skipped(TEST, "no control group the test may make children in");
+        support::skip::skipped(TEST, Need::Cgroups, "no control group the test may make children in");
         return;
     };
     let config = passepartout::config::SandboxConfig {

@@ -10,7 +10,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use crate::support::skip;
+use crate::support::skip::{self, Need};
 
 const UNIT: &str = include_str!("../deploy/passepartout.service");
 const GUIDE: &str = include_str!("../deploy/README.md");
@@ -170,6 +170,7 @@ fn can_switch_users(test: &str) -> bool {
     if !rustix::process::geteuid().is_root() {
         skip::skipped(
             test,
+            Need::OtherUsers,
             "running a child as another user needs root, and this test runs as a user",
         );
         return false;
@@ -178,7 +179,7 @@ fn can_switch_users(test: &str) -> bool {
         Ok(status) if status.success() => true,
         outcome => {
             let why = format!("this machine cannot run a child as uid {SERVICE_ID}: {outcome:?}");
-            skip::skipped(test, &why);
+            skip::skipped(test, Need::OtherUsers, &why);
             false
         }
     }
@@ -337,6 +338,7 @@ fn the_units_verify_with_systemd_analyze() {
     let Ok(version) = Command::new("systemd-analyze").arg("--version").output() else {
         skip::skipped(
             "the_units_verify_with_systemd_analyze",
+            Need::SystemdAnalyze,
             "systemd-analyze is not installed here",
         );
         return;

@@ -11,7 +11,8 @@ use support::fake_llm::{Script, last_message, last_user_text};
 use support::harness::WAIT;
 use support::linked_pair::{ADA_TELEGRAM, BOB_TELEGRAM, Setup, linked};
 
-/// Sets a reminder on "remind me soon", and echoes the rest.
+/// Sets a reminder on "remind me soon", due long after any test ends: the
+/// test makes it fire ([`fire`]) once it has set up what it checks.
 fn model(request: &Value) -> Script {
     if last_message(request)["role"] == "tool" {
         return Script::Reply("I will remind you.".into());
@@ -19,7 +20,7 @@ fn model(request: &Value) -> Script {
     match last_user_text(request).as_str() {
         "remind me soon" => Script::ToolCall {
             name: "remind".into(),
-            arguments: json!({ "name": "tea", "when": "in 2 seconds", "message": "Tea is ready" }).to_string(),
+            arguments: json!({ "name": "tea", "when": "in 6 hours", "message": "Tea is ready" }).to_string(),
         },
         other => Script::Reply(format!("echo: {other}")),
     }
@@ -29,6 +30,12 @@ fn model(request: &Value) -> Script {
 async fn remind_on_telegram(setup: &Setup) {
     let asked = setup.on_telegram(ADA_TELEGRAM, "remind me soon").await;
     assert_eq!(asked.text, "I will remind you.");
+}
+
+/// Runs the reminder now, as `passepartout loops run` does.
+async fn fire(setup: &Setup) {
+    let (code, stdout, stderr) = setup.cli(&["loops", "run", "tea"]).await;
+    assert_eq!(code, Some(0), "{stdout}{stderr}");
 }
 
 /// Waits until nothing waits in the outbox, within [`WAIT`].
@@ -65,6 +72,7 @@ async fn a_reminder_set_on_telegram_comes_to_the_chat_chosen_with_here() {
     );
     remind_on_telegram(&setup).await;
     let before = setup.signal_texts().len();
+    fire(&setup).await;
     assert_eq!(setup.signal_text(before + 1).await, "Tea is ready");
     outbox_empties(&mut setup).await;
     let on_telegram: Vec<String> = setup.sent_to(ADA_TELEGRAM).into_iter().map(|s| s.text).collect();
@@ -79,6 +87,7 @@ async fn with_the_bot_api_down_a_telegram_reminder_goes_on_to_signal_once() {
     remind_on_telegram(&setup).await;
     let before = setup.signal_texts().len();
     setup.telegram.shutdown();
+    fire(&setup).await;
     let tea = setup.signal_text(before + 1).await;
     assert_eq!(
         tea,

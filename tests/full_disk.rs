@@ -24,6 +24,7 @@ use passepartout_socket::{Client, ServerFrame};
 use support::fake_llm::{FakeLlm, Script, last_user_text};
 use support::harness::WAIT;
 use support::process::{Running, run_cli, socket_path};
+use support::skip::Need;
 
 /// Messages tried while the disk fills; writes fail long before the last.
 const ATTEMPTS: usize = 500;
@@ -122,7 +123,11 @@ async fn a_full_disk_loses_nothing_and_answers_once() {
     let _mount = match Tmpfs::mount(&data, "4m") {
         Ok(mount) => mount,
         Err(why) => {
-            support::skip::skipped("a_full_disk_loses_nothing_and_answers_once", &why.to_string());
+            support::skip::skipped(
+                "a_full_disk_loses_nothing_and_answers_once",
+                Need::Tmpfs,
+                &why.to_string(),
+            );
             return;
         }
     };

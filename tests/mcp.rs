@@ -18,6 +18,7 @@ use support::chat::Chat;
 use support::fake_llm::{FakeLlm, Script};
 use support::harness::{TestDaemon, WAIT};
 use support::mcp::{everything, filesystem, fixture, model, server, time, wait_for_servers};
+use support::skip::Need;
 
 /// A daemon with `servers` configured and the calling model.
 async fn start(servers: Vec<passepartout::config::McpServerConfig>) -> (FakeLlm, TestDaemon) {
@@ -475,7 +476,11 @@ async fn the_filesystem_servers_tools_read_inside_its_root_only() {
 #[tokio::test]
 async fn a_server_writes_its_own_home_and_cannot_read_another_servers_or_the_store() {
     if !passepartout::sandbox::Support::probe().filesystem() {
-        eprintln!("skipped: this kernel offers no Landlock");
+        support::skip::skipped(
+            "a_server_writes_its_own_home_and_cannot_read_another_servers_or_the_store",
+            Need::Landlock,
+            "this kernel offers no Landlock",
+        );
         return;
     }
     let named = |name: &str| passepartout::config::McpServerConfig {
@@ -501,7 +506,11 @@ async fn a_server_writes_its_own_home_and_cannot_read_another_servers_or_the_sto
 #[tokio::test]
 async fn the_filesystem_server_pointed_at_the_root_cannot_read_a_secret() {
     if !passepartout::sandbox::Support::probe().filesystem() {
-        eprintln!("skipped: this kernel offers no Landlock");
+        support::skip::skipped(
+            "the_filesystem_server_pointed_at_the_root_cannot_read_a_secret",
+            Need::Landlock,
+            "this kernel offers no Landlock",
+        );
         return;
     }
     let canary = "canary-for-the-files-server-3302";

@@ -322,10 +322,7 @@ async fn a_token_telegram_refuses_is_a_clear_error_and_nothing_is_written() {
 
 /// A URL on which nothing listens.
 async fn dead_url() -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    drop(listener);
-    format!("http://{address}/v1")
+    format!("http://{}/v1", crate::support::closed::address())
 }
 
 #[tokio::test]

@@ -322,10 +322,7 @@ async fn connection_failures_are_typed() {
     );
     assert!(error.is_connection_lost());
 
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind a port");
-    let address = listener.local_addr().expect("its address");
-    drop(listener);
-    let closed = Endpoint::Tcp(address.to_string());
+    let closed = Endpoint::Tcp(crate::support::closed::address().to_string());
     let error = RpcClient::connect(&closed, RpcOptions::default())
         .await
         .expect_err("nobody listens");

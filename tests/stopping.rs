@@ -14,7 +14,7 @@ use passepartout::config::StoreConfig;
 use passepartout::store::Store;
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, InboundBody, MessageId, ReplyKind};
 use passepartout_socket::ServerFrame;
-use support::fake_llm::{FakeLlm, Script, Streamed, last_user_text};
+use support::fake_llm::{FakeLlm, Script, StreamEnd, Streamed, last_user_text};
 use support::fake_signal::{FakeSignal, text_envelope};
 use support::fake_telegram::{FakeFailure, FakeTelegram};
 use support::gateway_daemons::{with_signal, with_telegram};
@@ -212,10 +212,12 @@ async fn over_the_socket_a_stopped_draft_ends_in_a_stopped_frame_with_what_it_sh
 async fn on_signal_nothing_partial_is_ever_sent_and_the_stop_is_answered() {
     let llm = FakeLlm::start().await;
     let signal = FakeSignal::start().await;
-    // Without a draft to show, the model's answer is not streamed: it is
-    // slow to come as a whole instead.
+    // The model writes part of an answer and never finishes it. Signal has
+    // no draft to show it in, so the daemon asks for the answer whole and
+    // holds no part of it; were it to stream, the part would be in hand
+    // when the stop comes, and must not be sent.
     llm.set_responder(|request| match last_user_text(request).as_str() {
-        ENDLESS => Script::Delay(Duration::from_secs(60), Box::new(Script::Echo)),
+        ENDLESS => Script::Stream(Streamed::words("a partial answer that is").ending(StreamEnd::Hang)),
         _ => Script::Echo,
     });
     let mut daemon = with_signal(&llm, &signal, SIGNAL_OWNER, |_| {}).await;
@@ -230,6 +232,10 @@ async fn on_signal_nothing_partial_is_ever_sent_and_the_stop_is_answered() {
         .unwrap_or_else(|| panic!("the answer to /stop: {:#?}", signal.sent()));
     assert_eq!(answer.quote_timestamp, Some(1_700_000_000_002), "it answers the /stop");
     assert_eq!(signal.sent().len(), 1, "nothing but the answer: {:#?}", signal.sent());
+    assert!(
+        !answer.message.as_deref().unwrap_or_default().contains("partial"),
+        "the stop's answer quotes no part of the reply: {answer:?}"
+    );
     assert!(signal.deleted().is_empty(), "no draft, nothing to delete");
     daemon.stop().await;
 }

@@ -887,12 +887,13 @@ async fn open_metrics_serves_them_without_a_key() {
 #[tokio::test]
 async fn metrics_need_a_key_behind_a_public_address() {
     // The public address is what the daemon tells of; the test reaches the
-    // listener directly, at a port it picked free.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // listener directly, at a port it holds: bound (with SO_REUSEADDR, as
+    // the daemon's listener is) but never listening, so the daemon may
+    // listen there while the system gives the port to no other test.
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.set_reuseaddr(true).unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = held.local_addr().unwrap().port();
     let mut api = start_with(|config| {
         config.web.listen = format!("127.0.0.1:{port}").parse().unwrap();
         config.web.public_url = Some("https://assistant.example".into());

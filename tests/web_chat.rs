@@ -245,20 +245,25 @@ async fn a_file_lands_in_the_inbox_and_one_too_large_is_refused() {
 #[tokio::test]
 async fn a_chat_form_from_elsewhere_or_without_the_token_is_refused() {
     let mut chat = start().await;
-    let (_, id, text) = chat.form("sneaky").await;
+    let (csrf, id, text) = chat.form("sneaky").await;
     let forged = chat
         .post(&("not-the-token".into(), id.clone(), text.clone()), None, false)
         .await;
     assert_eq!(forged.status(), StatusCode::FORBIDDEN);
+    let page = forged.text().await.unwrap();
+    assert!(page.contains("token is not this session"), "{page}");
+    // Whole but for its origin: the session's own token and the page's id.
     let elsewhere = http()
         .post(format!("{}/chat", chat.base))
         .header(header::COOKIE, &chat.cookie)
         .header(header::ORIGIN, "https://evil.example")
-        .multipart(Form::new().text("text", "sneaky"))
+        .multipart(Form::new().text("csrf", csrf).text("id", id).text("text", text))
         .send()
         .await
         .unwrap();
     assert_eq!(elsewhere.status(), StatusCode::FORBIDDEN);
+    let page = elsewhere.text().await.unwrap();
+    assert!(page.contains("This form came from another site"), "{page}");
     let empty = chat.form("   ").await;
     let nothing = chat.post(&empty, None, false).await;
     assert_eq!(nothing.status(), StatusCode::BAD_REQUEST);

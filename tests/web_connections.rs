@@ -16,7 +16,7 @@ use crate::support;
 use support::fake_llm::FakeLlm;
 use support::harness::{TestDaemon, WAIT};
 use support::process::{Running, run_cli, write_config};
-use support::skip;
+use support::skip::{self, Need};
 
 /// A user that holds nothing here (`nobody` on most systems).
 const OTHER_ID: u32 = 65534;
@@ -75,7 +75,7 @@ cat <&3"#;
 /// as `test` skipping.
 fn can_switch_users(test: &str) -> bool {
     if !rustix::process::geteuid().is_root() {
-        skip::skipped(test, "running a client as another user needs root");
+        skip::skipped(test, Need::OtherUsers, "running a client as another user needs root");
         return false;
     }
     match std::process::Command::new("/bin/true")
@@ -85,7 +85,11 @@ fn can_switch_users(test: &str) -> bool {
     {
         Ok(status) if status.success() => true,
         outcome => {
-            skip::skipped(test, &format!("cannot run a child as uid {OTHER_ID}: {outcome:?}"));
+            skip::skipped(
+                test,
+                Need::OtherUsers,
+                &format!("cannot run a child as uid {OTHER_ID}: {outcome:?}"),
+            );
             false
         }
     }

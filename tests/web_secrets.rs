@@ -6,7 +6,10 @@
 //! file — whose content a tool's output echoes into the history, and the
 //! model quotes. A real daemon, signed in with a link the socket hands out,
 //! an API key made on the socket; every route is read and none holds a
-//! canary. The status document (`passepartout status`) holds none either.
+//! canary: the pages, the web chat's page, the reply streamed to a message
+//! sent there and the chat's stream of what is said, the pages' live
+//! updates (`/events`) and the API. The status document (`passepartout
+//! status`) holds none either.
 //! A secret a reload adds is kept out from the reload on.
 
 use std::path::Path;
@@ -20,7 +23,7 @@ use serde_json::json;
 
 use crate::support;
 use support::fake_llm::{FakeLlm, Script};
-use support::harness::{TestDaemon, ask};
+use support::harness::{TestDaemon, WAIT, ask};
 use support::tools::Record;
 
 /// Every canary holds this; no response may.
@@ -243,9 +246,74 @@ async fn no_page_or_api_answer_shows_a_configured_secret() {
     let (status, _) = clean("/metrics", response).await;
     assert_eq!(status, StatusCode::OK);
 
+    web_chat(&base, &cookie, &llm).await;
+
     let status = daemon.daemon.as_ref().unwrap().status().to_string();
     assert!(!status.contains(CANARY), "the status document: {status}");
     drop(llm);
+}
+
+/// The value of the hidden field `name` in `page`.
+fn field(page: &str, name: &str) -> String {
+    let marker = format!(r#"name="{name}" value=""#);
+    let at = page.find(&marker).unwrap_or_else(|| panic!("no field {name}")) + marker.len();
+    page[at..].split('"').next().unwrap().to_owned()
+}
+
+/// What an event stream sent, up to and with the first event `until`; none
+/// of it may hold a canary.
+async fn events_until(what: &str, mut response: reqwest::Response, until: &str) -> String {
+    assert_eq!(response.status(), StatusCode::OK, "{what}");
+    let mut body = String::new();
+    while !body.contains(&format!("event: {until}\n")) {
+        let chunk = tokio::time::timeout(WAIT, response.chunk())
+            .await
+            .unwrap_or_else(|_| panic!("{what} sent no {until} in time: {body}"))
+            .unwrap()
+            .unwrap_or_else(|| panic!("{what} ended before {until}: {body}"));
+        body.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert!(!body.contains(CANARY), "a canary shows in {what}:\n{body}");
+    body
+}
+
+/// The web chat, signed in as `cookie` on `base`: a message sent there is
+/// answered with every secret quoted; neither the reply streamed to it, the
+/// chat's stream of what is said, the chat's page, nor the pages' live
+/// updates show one.
+async fn web_chat(base: &str, cookie: &str, llm: &FakeLlm) {
+    let get = |path: &str| {
+        http()
+            .get(format!("{base}{path}"))
+            .header(header::COOKIE, cookie)
+            .send()
+    };
+    let said = get("/chat/stream").await.unwrap();
+    let (status, page) = clean("/chat", get("/chat").await.unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    llm.push(Script::Reply(quoting_all()));
+    let form = reqwest::multipart::Form::new()
+        .text("csrf", field(&page, "csrf"))
+        .text("id", field(&page, "id"))
+        .text("text", "What does the zebra say on the web?");
+    let reply = http()
+        .post(format!("{base}/chat"))
+        .header(header::COOKIE, cookie)
+        .header(header::ORIGIN, base)
+        .header(header::ACCEPT, "text/event-stream")
+        .multipart(form)
+        .send()
+        .await
+        .unwrap();
+    let streamed = events_until("the reply's stream", reply, "end").await;
+    assert!(streamed.contains("zebra says"), "{streamed}");
+    let heard = events_until("/chat/stream", said, "end").await;
+    assert!(heard.contains("zebra says"), "{heard}");
+    let (status, page) = clean("/chat after the reply", get("/chat").await.unwrap()).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains("zebra says"), "the chat is shown: {page}");
+    // A stream that saw something else before has news at once.
+    events_until("/events", get("/events?seen=stale").await.unwrap(), "status").await;
 }
 
 /// Signs in with a link the socket hands out: the dashboard's address and

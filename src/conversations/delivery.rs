@@ -216,7 +216,80 @@ fn schedule(cx: &Arc<Conversations>, key: &ConversationKey, delay: Duration) {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use passepartout_gateway::{ChatId, Deliver, Delivered, GatewayId, MessageId, Outbound, ReplyKind};
+
     use super::*;
+    use crate::config::PipelineConfig;
+    use crate::lifecycle::Lifecycle;
+    use crate::store::{PendingOutbound, Store, TurnCommit};
+
+    /// A gateway that takes every message and notes, as each is sent, the
+    /// last write ticket the store has made durable.
+    struct Noting {
+        store: Store,
+        flushed_at_send: Mutex<Vec<u64>>,
+    }
+
+    #[async_trait]
+    impl Deliver for Noting {
+        async fn deliver(&self, _message: &Outbound) -> Result<Delivered, GatewayError> {
+            let mut noted = self.flushed_at_send.lock().unwrap();
+            noted.push(self.store.flushed_through());
+            let id = MessageId::new(format!("p{}", noted.len())).unwrap();
+            Ok(Delivered { message_ids: vec![id] })
+        }
+    }
+
+    fn reply(text: &str) -> TurnCommit {
+        TurnCommit {
+            replies: vec![PendingOutbound {
+                drafts: Vec::new(),
+                in_reply_to: None,
+                body: OutboundBody::Text {
+                    text: text.into(),
+                    kind: ReplyKind::Answer,
+                },
+            }],
+            ..TurnCommit::default()
+        }
+    }
+
+    /// A reply cleared at the end of one delivery pass is durable before
+    /// the next pass sends anything: a crash after that send cannot bring
+    /// the first reply back to be sent again.
+    #[tokio::test]
+    async fn a_reply_cleared_in_one_pass_is_durable_before_the_next_pass_sends() {
+        let (_dir, store) = crate::store::tests_support::open_temp();
+        let key = ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("c").unwrap());
+        let gateway = Arc::new(Noting {
+            store: store.clone(),
+            flushed_at_send: Mutex::default(),
+        });
+        let outlets = super::super::Outlets {
+            deliver: [(key.gateway.clone(), gateway.clone() as Arc<dyn Deliver>)].into(),
+            ..Default::default()
+        };
+        let cx =
+            super::super::testing::with_outlets(store.clone(), PipelineConfig::default(), Lifecycle::new(), outlets);
+
+        store.commit_turn(&key, reply("first")).unwrap();
+        deliver(&cx, &key).await;
+        assert!(store.outbox_for(&key).unwrap().is_empty(), "the first went out");
+        // Every write so far, the first's clearing among them.
+        let cleared = store.write_ticket();
+
+        store.commit_turn(&key, reply("second")).unwrap();
+        deliver(&cx, &key).await;
+        let noted = gateway.flushed_at_send.lock().unwrap().clone();
+        assert_eq!(noted.len(), 2, "{noted:?}");
+        assert!(
+            noted[1] >= cleared,
+            "the second was sent before the first's clearing was durable: {noted:?}, cleared at {cleared}"
+        );
+    }
 
     #[test]
     fn backoff_grows_and_is_capped() {

@@ -182,6 +182,16 @@ pub(crate) mod testing {
     /// tokio's (these tests run under paused time), their tasks tracked by
     /// `lifecycle`.
     pub(crate) fn on_store(store: Store, settings: PipelineConfig, lifecycle: Lifecycle) -> Arc<Conversations> {
+        with_outlets(store, settings, lifecycle, Outlets::default())
+    }
+
+    /// The same, delivering through `outlets`.
+    pub(crate) fn with_outlets(
+        store: Store,
+        settings: PipelineConfig,
+        lifecycle: Lifecycle,
+        outlets: Outlets,
+    ) -> Arc<Conversations> {
         let config = Config {
             pipeline: settings.clone(),
             ..Config::default()
@@ -201,15 +211,7 @@ pub(crate) mod testing {
             approvals.clone(),
             clock,
         );
-        Conversations::new(
-            store,
-            pipeline,
-            approvals,
-            Outlets::default(),
-            settings,
-            clock,
-            lifecycle,
-        )
+        Conversations::new(store, pipeline, approvals, outlets, settings, clock, lifecycle)
     }
 }
 

@@ -305,6 +305,13 @@ impl Store {
         Ok(())
     }
 
+    /// The last ticket a flush has covered: every ticket up to it is
+    /// durable.
+    #[cfg(test)]
+    pub(crate) fn flushed_through(&self) -> u64 {
+        self.inner.group.flushed.load(Ordering::SeqCst)
+    }
+
     /// Whether a flush has failed (see the module doc).
     pub fn is_poisoned(&self) -> bool {
         self.inner.poisoned.load(Ordering::SeqCst)
@@ -489,6 +496,44 @@ pub(crate) mod tests {
         assert!(refused.is_err());
         assert!(!store.is_poisoned());
         assert_eq!(store.failure(), None);
+    }
+
+    /// A ticket covers the writes made before it: waiting on it flushes
+    /// once, a ticket a flush already covered waits for nothing, and one
+    /// taken after a flush waits for the next.
+    #[tokio::test]
+    async fn a_ticket_is_durable_after_a_flush_that_covers_it_and_not_before() {
+        let (_dir, store) = open_temp();
+        store.journal_accept(&inbound("c", "1", "x"), 0).unwrap();
+        let first = store.write_ticket();
+        assert!(store.flushed_through() < first, "nothing flushed yet");
+        store.durable_through(first).await.unwrap();
+        let covered = store.flushed_through();
+        assert!(covered >= first, "the flush covers the ticket");
+
+        store.journal_accept(&inbound("c", "2", "x"), 0).unwrap();
+        let second = store.write_ticket();
+        assert!(second > covered, "a write since is not covered by the flush before it");
+        store.durable_through(first).await.unwrap();
+        assert_eq!(store.flushed_through(), covered, "a covered ticket flushes nothing");
+        store.durable_through(second).await.unwrap();
+        assert!(store.flushed_through() >= second);
+
+        // A plain `durable` takes a ticket of its own, which covers all.
+        let third = store.write_ticket();
+        store.durable().await.unwrap();
+        assert!(store.flushed_through() > third);
+        store.durable_through(third).await.unwrap();
+    }
+
+    /// A poisoned store reports no ticket durable, even one flushed before.
+    #[tokio::test]
+    async fn a_poisoned_store_reports_no_ticket_durable() {
+        let (_dir, store) = open_temp();
+        let ticket = store.write_ticket();
+        store.durable_through(ticket).await.unwrap();
+        let _: Result<(), _> = store.wrote(Err(no_space()));
+        assert!(matches!(store.durable_through(ticket).await, Err(StoreError::Poisoned)));
     }
 
     #[tokio::test]

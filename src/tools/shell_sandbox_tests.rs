@@ -9,6 +9,7 @@ use super::tests::{Fixture, fixture};
 use super::*;
 use crate::config::{DEFAULT_OUTPUT_CAP_BYTES, SandboxConfig, SandboxNetwork};
 use crate::sandbox::Support;
+use crate::skip::{Need, skipped};
 use crate::tools::testing;
 
 /// The tool with the default settings, confined by `sandbox`.
@@ -16,14 +17,19 @@ fn confined(f: &Fixture, sandbox: &SandboxConfig) -> ShellTool {
     f.tool_in(ShellConfig::default(), DEFAULT_OUTPUT_CAP_BYTES, sandbox)
 }
 
-/// Whether this kernel confines at all; the tests below need it.
-fn landlock() -> bool {
-    Support::probe().filesystem()
+/// Whether this kernel confines at all, which the tests below need; where
+/// it does not, `test` says it skipped.
+fn landlock(test: &str) -> bool {
+    let there = Support::probe().filesystem();
+    if !there {
+        skipped(test, Need::Landlock, "this kernel offers no Landlock");
+    }
+    there
 }
 
 #[tokio::test]
 async fn a_file_outside_the_workspace_cannot_be_read_or_written() {
-    if !landlock() {
+    if !landlock("a_file_outside_the_workspace_cannot_be_read_or_written") {
         return;
     }
     let f = fixture();
@@ -53,7 +59,7 @@ async fn a_file_outside_the_workspace_cannot_be_read_or_written() {
 
 #[tokio::test]
 async fn allow_read_and_allow_write_add_folders() {
-    if !landlock() {
+    if !landlock("allow_read_and_allow_write_add_folders") {
         return;
     }
     let f = fixture();
@@ -95,7 +101,7 @@ async fn tmpdir_is_private_writable_and_removed_afterwards() {
     assert!(tmpdir.starts_with(std::env::temp_dir()), "{report}");
     assert_eq!(lines.next(), Some("x"), "{report}");
     assert!(!tmpdir.exists(), "removed after the call");
-    if landlock() {
+    if landlock("tmpdir_is_private_writable_and_removed_afterwards (/tmp unshared)") {
         let report = f.run(&tool, "ls /tmp").await;
         assert!(
             report.contains("Permission denied"),
@@ -107,6 +113,11 @@ async fn tmpdir_is_private_writable_and_removed_afterwards() {
 #[tokio::test]
 async fn network_none_closes_tcp_and_any_leaves_it_open() {
     if !Support::probe().network() {
+        skipped(
+            "network_none_closes_tcp_and_any_leaves_it_open",
+            Need::LandlockNetwork,
+            "this kernel's Landlock has no network rules",
+        );
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

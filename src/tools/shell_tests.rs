@@ -298,7 +298,11 @@ async fn an_escaped_process_holding_the_pipes_does_not_hang_the_call() {
 #[tokio::test]
 async fn a_process_that_leaves_the_group_ends_with_the_command() {
     if !Support::probe().isolates() {
-        eprintln!("SKIPPED a_process_that_leaves_the_group_ends_with_the_command: no PID namespaces here");
+        crate::skip::skipped(
+            "a_process_that_leaves_the_group_ends_with_the_command",
+            crate::skip::Need::PidNamespaces,
+            "no PID namespaces here",
+        );
         return;
     }
     let f = fixture();

@@ -31,7 +31,7 @@ use thirtyfour::prelude::*;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use super::skip::skipped;
+use super::skip::{Need, skipped};
 use super::webdriver_http::LoopbackClient;
 
 /// How long a wait on the page, or on chromedriver starting, may take
@@ -116,7 +116,7 @@ impl Browser {
         let tools = match tools() {
             Ok(tools) => tools,
             Err(why) => {
-                skipped(test, why);
+                skipped(test, Need::Browser, why);
                 return None;
             }
         };

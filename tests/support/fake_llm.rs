@@ -432,6 +432,8 @@ async fn respond(script: Script, request: &Value, sequence: usize) -> Response {
             Box::pin(respond(*next, request, sequence)).await
         }
         Script::Hang => std::future::pending().await,
+        // Never finished, it is never answered whole.
+        Script::Stream(streamed) if streamed.end == StreamEnd::Hang => std::future::pending().await,
         Script::Stream(streamed) => match streamed.joined() {
             (_, Some((name, arguments))) => {
                 Box::pin(respond(Script::ToolCall { name, arguments }, request, sequence)).await

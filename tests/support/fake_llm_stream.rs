@@ -26,6 +26,9 @@ pub enum StreamEnd {
     Abort,
     /// An `{"error": this}` chunk after the pieces, then the body ends.
     Error(Value),
+    /// Nothing more after the pieces, the body held open until the client
+    /// lets go of it: a model still writing when its turn is stopped.
+    Hang,
 }
 
 /// A streamed answer: `text` in these pieces, then a tool call whose
@@ -192,5 +195,6 @@ async fn produce(
         StreamEnd::Error(error) => {
             send(json!({"error": error}).to_string()).await;
         }
+        StreamEnd::Hang => sender.closed().await,
     }
 }

@@ -87,12 +87,19 @@ impl FakeTranscriber {
         FakeTranscriber { shared, addr }
     }
 
-    /// A base URL where nothing listens: a transcriber that is down.
+    /// A base URL where nothing listens: a transcriber that is down. Its
+    /// port is bound for the whole run and never listening, so no other
+    /// test is given it (as `closed.rs` does; this file is the library's
+    /// tests' too, which have no `support`).
     pub async fn dead_url() -> String {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let addr = listener.local_addr().expect("address");
-        drop(listener);
-        format!("http://{addr}/v1")
+        static HELD: std::sync::OnceLock<(tokio::net::TcpSocket, std::net::SocketAddr)> = std::sync::OnceLock::new();
+        let (_, address) = HELD.get_or_init(|| {
+            let socket = tokio::net::TcpSocket::new_v4().expect("a socket");
+            socket.bind("127.0.0.1:0".parse().unwrap()).expect("bind a port");
+            let address = socket.local_addr().expect("its address");
+            (socket, address)
+        });
+        format!("http://{address}/v1")
     }
 
     /// `http://127.0.0.1:PORT/v1`.

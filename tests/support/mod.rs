@@ -5,6 +5,7 @@
 pub mod approvals;
 pub mod browser;
 pub mod chat;
+pub mod closed;
 pub mod fake_anthropic;
 pub mod fake_llm;
 pub mod fake_signal;

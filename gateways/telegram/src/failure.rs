@@ -153,9 +153,11 @@ mod tests {
 
     #[tokio::test]
     async fn a_refused_connection_is_unreachable_not_transient() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let address = listener.local_addr().unwrap();
-        drop(listener);
+        // Bound and held but never listening: connecting is refused, and
+        // no other test is given the port while it is held.
+        let held = tokio::net::TcpSocket::new_v4().unwrap();
+        held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let address = held.local_addr().unwrap();
         let refused = reqwest::Client::new()
             .get(format!("http://{address}/bot{TOKEN}/getMe"))
             .send()
