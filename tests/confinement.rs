@@ -309,12 +309,14 @@ const TOKEN_IN_ENV: &str = "token-in-the-daemons-environment-7319";
 /// through a file beside the configuration).
 #[tokio::test]
 async fn diagnostics_run_confined_and_the_daemon_stays_out_of_reach() {
-    if !landlock() {
+    const TEST: &str = "diagnostics_run_confined_and_the_daemon_stays_out_of_reach";
+    if !landlock(TEST) {
         return;
     }
     if !Support::probe().isolates() {
         support::skip::skipped(
-            "diagnostics_run_confined_and_the_daemon_stays_out_of_reach",
+            TEST,
+            Need::PidNamespaces,
             "the kernel lets the daemon make no namespaces here",
         );
         return;

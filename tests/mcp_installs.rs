@@ -154,6 +154,7 @@ async fn a_servers_folder_is_readable_but_not_the_data_directory_or_a_secret_in_
     if !passepartout::sandbox::Support::probe().filesystem() {
         support::skip::skipped(
             "a_servers_folder_is_readable_but_not_the_data_directory_or_a_secret_in_it",
+            support::skip::Need::Landlock,
             "this kernel offers no Landlock",
         );
         return;
@@ -191,6 +192,7 @@ async fn a_server_that_fails_confined_says_what_it_could_read_and_the_setting_th
     if !passepartout::sandbox::Support::probe().filesystem() {
         support::skip::skipped(
             "a_server_that_fails_confined_says_what_it_could_read_and_the_setting_that_adds_a_folder",
+            support::skip::Need::Landlock,
             "this kernel offers no Landlock",
         );
         return;
