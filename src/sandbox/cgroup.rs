@@ -23,7 +23,8 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The name of a command's group, followed by the daemon's pid and a count.
+/// The name of a command's group, followed by the daemon's pid, the finder's
+/// instance and a count.
 const PREFIX: &str = "passepartout-tool-";
 
 /// How many times a group that is still emptying is tried again at removal,
@@ -34,6 +35,9 @@ const REMOVE_TRIES: u32 = 100;
 #[derive(Debug)]
 pub struct Cgroups {
     kind: Kind,
+    /// Tells this finder's groups from another's in the same process (the
+    /// tests run several daemons in one), beside the pid.
+    instance: u32,
     made: AtomicU64,
 }
 
@@ -65,6 +69,7 @@ impl Cgroups {
         let kind = v2(&own, &mounts, claim).or_else(|| v1(&own, &mounts))?;
         let cgroups = Cgroups {
             kind,
+            instance: rand::random(),
             made: AtomicU64::new(0),
         };
         if claim {
@@ -93,8 +98,9 @@ impl Cgroups {
     /// Makes the group of one command, with `limits`.
     pub fn make(&self, limits: GroupLimits) -> io::Result<CommandGroup> {
         let name = format!(
-            "{PREFIX}{}-{}",
+            "{PREFIX}{}-{:08x}-{}",
             std::process::id(),
+            self.instance,
             self.made.fetch_add(1, Ordering::Relaxed)
         );
         let mut group = CommandGroup {
