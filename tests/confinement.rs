@@ -205,6 +205,8 @@ async fn an_ordinary_users_command_is_isolated_and_filtered_too() {
     }
     let line = "setsid -f sleep 3104 >/dev/null 2>&1; \
                 /usr/bin/python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1; \
+                /usr/bin/python3 -c 'import socket; socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)' 2>&1 | tail -1; \
+                /usr/bin/python3 -c 'import socket; socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM); print(\"pair-ok\")'; \
                 ps -e >/dev/null && free -m >/dev/null && echo diagnostics-ran; id -u";
     let mut confinement = Policy::new(&Default::default(), support).prepare().unwrap();
     let mut command = tokio::process::Command::new("/bin/sh");
@@ -229,7 +231,8 @@ async fn an_ordinary_users_command_is_isolated_and_filtered_too() {
         "{stdout} {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    assert!(stdout.contains("PermissionError"), "{stdout}");
+    assert_eq!(stdout.matches("PermissionError").count(), 2, "{stdout}");
+    assert!(stdout.contains("pair-ok"), "a stream pair stays open: {stdout}");
     assert!(stdout.contains("diagnostics-ran"), "its own /proc: {stdout}");
     let uid = if root {
         LIMITED_ID
@@ -337,6 +340,9 @@ async fn diagnostics_run_confined_and_the_daemon_stays_out_of_reach() {
         assert!(reply.contains("[exit code: 0]"), "{command}: {reply}");
         assert!(!reply.contains("Permission denied"), "{command}: {reply}");
     }
+    // Root's uid, none of its capabilities.
+    let caps = s.run("grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb)' /proc/self/status").await;
+    assert_eq!(caps.matches("0000000000000000").count(), 5, "{caps}");
     let ps = s.run("ps -eo pid,comm").await;
     assert!(
         !ps.contains("passepartout\n"),

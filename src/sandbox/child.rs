@@ -78,6 +78,7 @@ impl InChild {
         if let Some(isolation) = &self.isolation {
             isolation.enter(ruleset)?;
         }
+        drop_capabilities();
         self.restrict()?;
         match &self.filter {
             Some(filter) => super::seccomp::install(filter),
@@ -103,4 +104,55 @@ impl InChild {
             None => Ok(()),
         }
     }
+}
+
+/// Empties the capability bounding set, the ambient set and the inheritable
+/// set, so that a command the daemon runs as root gains no capability at
+/// `exec` (loading a module, tracing any process, changing the network):
+/// only its uid is root's. Whether or not it runs in a namespace.
+fn drop_capabilities() {
+    for capability in 0..=63 {
+        // SAFETY: a prctl on this process; a capability the kernel does not
+        // know, or one already dropped, only fails.
+        unsafe {
+            libc::prctl(libc::PR_CAPBSET_DROP, capability as libc::c_ulong);
+        }
+    }
+    // SAFETY: prctl and capget/capset on structs on this stack.
+    unsafe {
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+            0,
+            0,
+            0,
+        );
+        let mut header = CapHeader {
+            version: LINUX_CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let mut data = [CapData::default(); 2];
+        if libc::syscall(libc::SYS_capget, &mut header, data.as_mut_ptr()) == 0 {
+            for set in &mut data {
+                set.inheritable = 0;
+            }
+            libc::syscall(libc::SYS_capset, &mut header, data.as_ptr());
+        }
+    }
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
 }

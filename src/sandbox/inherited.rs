@@ -23,6 +23,28 @@ const FDS: &CStr = c"/proc/self/fd";
 /// file or a folder and not in `keep`. Where `/proc` cannot be read, nothing is
 /// closed (the descriptors go at `exec` as before).
 pub(super) fn close_inherited(keep: &[libc::c_int]) {
+    close_listed(keep, true);
+}
+
+/// Closes every descriptor but `keep`, standard streams included: for the
+/// namespace's keeper and init, which run no program. By `close_range`, or
+/// where the kernel lacks it (before Linux 5.9) one by one from the list in
+/// `/proc`.
+pub(super) fn close_all_but(keep: libc::c_int) {
+    // SAFETY: closing descriptors this process holds.
+    let closed = unsafe {
+        let keep = keep as libc::c_uint;
+        (keep == 0 || libc::syscall(libc::SYS_close_range, 0 as libc::c_uint, keep - 1, 0 as libc::c_uint) == 0)
+            && libc::syscall(libc::SYS_close_range, keep + 1, libc::c_uint::MAX, 0 as libc::c_uint) == 0
+    };
+    if !closed {
+        close_listed(&[keep], false);
+    }
+}
+
+/// Closes the descriptors listed in `/proc/self/fd` but `keep`: with
+/// `files_only`, only files and folders above the standard streams.
+fn close_listed(keep: &[libc::c_int], files_only: bool) {
     // SAFETY: system calls on a buffer and a stat on this stack.
     unsafe {
         let dir = libc::open(FDS.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC);
@@ -43,8 +65,8 @@ pub(super) fn close_inherited(keep: &[libc::c_int]) {
                 let length = u16::from_ne_bytes([*record.add(16), *record.add(17)]) as usize;
                 let name = record.add(19);
                 if let Some(fd) = number(name) {
-                    let ours = fd <= 2 || fd == dir || keep.contains(&fd);
-                    if !ours && is_file(fd) {
+                    let ours = (files_only && fd <= 2) || fd == dir || keep.contains(&fd);
+                    if !ours && (!files_only || is_file(fd)) {
                         libc::close(fd);
                     }
                 }

@@ -106,6 +106,9 @@ impl Isolation {
                 write_file(GID_MAP, IdMap::own(gid).as_bytes())?;
                 write_file(UID_MAP, IdMap::own(uid).as_bytes())?;
             }
+            // From here on a copy of the daemon that runs no program: nothing
+            // of the daemon's user may read or trace it.
+            libc::prctl(libc::PR_SET_DUMPABLE, 0 as libc::c_ulong);
             let mut status_pipe = [0 as libc::c_int; 2];
             check(libc::pipe2(status_pipe.as_mut_ptr(), libc::O_CLOEXEC))?;
             let [read_end, write_end] = status_pipe;
@@ -137,13 +140,12 @@ unsafe fn init(status_out: libc::c_int, ruleset: libc::c_int) -> io::Result<()> 
         let command = libc::fork();
         if command == 0 {
             libc::close(status_out);
-            drop_capabilities();
             return Ok(());
         }
         if command < 0 {
             libc::_exit(127);
         }
-        close_all_but(status_out);
+        super::inherited::close_all_but(status_out);
         let mut status: libc::c_int = 0;
         loop {
             let reaped = libc::waitpid(-1, &mut status, 0);
@@ -172,7 +174,7 @@ unsafe fn keeper(init: libc::pid_t, status_in: libc::c_int) -> ! {
         for signal in IGNORED_BY_KEEPER {
             libc::signal(signal, libc::SIG_IGN);
         }
-        close_all_but(status_in);
+        super::inherited::close_all_but(status_in);
         let mut bytes = [0u8; 4];
         let mut got = 0;
         while got < bytes.len() {
@@ -270,31 +272,6 @@ unsafe fn grant_proc(ruleset: libc::c_int) {
             0 as libc::c_uint,
         );
         libc::close(proc);
-    }
-}
-
-/// Empties the capability bounding set, so that a command the daemon runs
-/// as root gains no capability at `exec` (loading a module, tracing any
-/// process, changing the network): only its uid is root's.
-fn drop_capabilities() {
-    for capability in 0..=63 {
-        // SAFETY: a prctl on this process; a capability the kernel does not
-        // know, or one already dropped, only fails.
-        unsafe {
-            libc::prctl(libc::PR_CAPBSET_DROP, capability as libc::c_ulong);
-        }
-    }
-}
-
-/// Closes every descriptor but `keep`.
-unsafe fn close_all_but(keep: libc::c_int) {
-    // SAFETY: closing descriptors this process holds.
-    unsafe {
-        let keep = keep as libc::c_uint;
-        if keep > 0 {
-            libc::syscall(libc::SYS_close_range, 0 as libc::c_uint, keep - 1, 0 as libc::c_uint);
-        }
-        libc::syscall(libc::SYS_close_range, keep + 1, libc::c_uint::MAX, 0 as libc::c_uint);
     }
 }
 

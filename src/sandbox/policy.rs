@@ -349,7 +349,18 @@ impl Policy {
     }
 
     fn ruleset(&self, tmp: &Path) -> Result<RulesetCreated, SandboxError> {
-        let protected: Vec<PathBuf> = self.protected.iter().filter_map(|p| p.canonicalize().ok()).collect();
+        // A protected file not made yet (the socket's key, written when the
+        // socket binds) is protected by where it will be.
+        let protected: Vec<PathBuf> = self
+            .protected
+            .iter()
+            .filter_map(|p| {
+                p.canonicalize().ok().or_else(|| {
+                    let parent = p.parent()?.canonicalize().ok()?;
+                    Some(parent.join(p.file_name()?))
+                })
+            })
+            .collect();
         let granted = |paths: &[PathBuf]| -> Vec<PathBuf> {
             paths
                 .iter()

@@ -5,9 +5,11 @@
 //! process of the daemon's user reaches everything that user's sockets
 //! answer: the session bus (whose systemd starts unconfined programs), an
 //! ssh-agent, `docker.sock`. So unless a setting grants Unix sockets, the
-//! filter answers `socket(AF_UNIX, …)` with `EACCES`. `socketpair` stays
-//! open: a pair of connected sockets reaches nothing outside (runtimes such
-//! as Node's use it for their children's stdio). The filter is compiled here,
+//! filter answers `socket(AF_UNIX, …)` with `EACCES`, and io_uring, which
+//! makes sockets without that call. A `socketpair` of stream sockets stays
+//! open: a connected pair reaches nothing outside (runtimes such as Node's
+//! use it for their children's stdio); a datagram pair, which could send to
+//! any socket by path, does not. The filter is compiled here,
 //! in the parent; the child only installs it (two `prctl` calls, no
 //! allocation).
 
@@ -25,14 +27,35 @@ const REFUSED: u32 = libc::EACCES as u32;
 /// on one seccompiler cannot build for (the process then runs without it).
 pub(super) fn no_unix_sockets() -> Option<BpfProgram> {
     let arch = TargetArch::try_from(std::env::consts::ARCH).ok()?;
-    let unix = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64).ok()?;
-    let rule = SeccompRule::new(vec![unix]).ok()?;
+    let unix = || SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, libc::AF_UNIX as u64).ok();
+    let datagram = SeccompCondition::new(
+        1,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::MaskedEq(0xf),
+        libc::SOCK_DGRAM as u64,
+    )
+    .ok()?;
+    let any_unix = SeccompRule::new(vec![unix()?]).ok()?;
+    // A connected pair of stream sockets reaches nothing outside; a datagram
+    // one could send to any socket by path (`/dev/log`, journald's).
+    let unix_datagram_pair = SeccompRule::new(vec![unix()?, datagram]).ok()?;
     let mut rules = BTreeMap::new();
-    rules.insert(libc::SYS_socket, vec![rule.clone()]);
-    // The same call through the x32 ABI on x86_64 (its numbers carry bit
+    rules.insert(libc::SYS_socket, vec![any_unix.clone()]);
+    rules.insert(libc::SYS_socketpair, vec![unix_datagram_pair.clone()]);
+    // io_uring makes and connects sockets without `socket(2)`: refused
+    // whole (an empty list matches the call itself).
+    for call in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+    ] {
+        rules.insert(call, Vec::new());
+    }
+    // The same calls through the x32 ABI on x86_64 (its numbers carry bit
     // 30), where a kernel offers that ABI.
     if cfg!(target_arch = "x86_64") {
-        rules.insert(libc::SYS_socket | 0x4000_0000, vec![rule]);
+        rules.insert(libc::SYS_socket | 0x4000_0000, vec![any_unix]);
+        rules.insert(libc::SYS_socketpair | 0x4000_0000, vec![unix_datagram_pair]);
     }
     let filter = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(REFUSED), arch).ok()?;
     filter.try_into().ok()
