@@ -9,41 +9,14 @@
 use crate::support;
 
 use passepartout_socket::WebRequest;
-use reqwest::StatusCode;
-use reqwest::header;
 use serde_json::Value;
 use support::approvals::{DISGUISED, DISGUISED_SHOWN, Setup, find, stderr, stdout, undisguised};
 use support::process::run_cli;
 
-/// The dashboard's Approvals page, signed in with a link the socket hands out.
-async fn approvals_page(setup: &Setup) -> String {
-    let link = setup.cli().await.web(WebRequest::Link).await.unwrap().link.unwrap();
-    let base = link.split("/sign-in/").next().unwrap().to_owned();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let signed = http.get(&link).send().await.unwrap();
-    assert_eq!(signed.status(), StatusCode::SEE_OTHER);
-    let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_owned();
-    let page = http
-        .get(format!("{base}/approvals"))
-        .header(header::COOKIE, &cookie)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(page.status(), StatusCode::OK);
-    page.text().await.unwrap()
-}
-
 #[tokio::test]
 async fn a_disguised_command_is_shown_escaped_on_every_surface_and_runs_as_asked() {
-    let setup = Setup::start_with(|config| {
-        config.web.enabled = true;
-        config.web.listen = "127.0.0.1:0".parse().unwrap();
-    })
-    .await;
+    let signed = crate::web_forms::sign_in().await;
+    let setup = &signed.setup;
     let config = setup.daemon.cli_config(&setup.llm);
 
     // The terminal's prompt, as `send` prints it while the approval waits.
@@ -73,7 +46,7 @@ async fn a_disguised_command_is_shown_escaped_on_every_surface_and_runs_as_asked
     assert_eq!(listed.matches(DISGUISED_SHOWN).count(), 2, "both approvals: {listed:?}");
 
     // The dashboard's Approvals page.
-    let page = approvals_page(&setup).await;
+    let page = signed.get("/approvals").await;
     assert!(
         page.contains(&format!("<pre><code>{DISGUISED_SHOWN}</code></pre>")),
         "{page}"
@@ -96,7 +69,7 @@ async fn a_disguised_command_is_shown_escaped_on_every_surface_and_runs_as_asked
         assert!(trail.contains(&line), "{line:?} missing from {trail:?}");
     }
     assert!(undisguised(&trail), "{trail:?}");
-    let page = approvals_page(&setup).await;
+    let page = signed.get("/approvals").await;
     assert!(
         page.contains(&format!(
             "denied {} <code>shell: {DISGUISED_SHOWN}</code>",

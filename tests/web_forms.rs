@@ -16,15 +16,15 @@ use support::harness::WAIT;
 use support::process::run_cli;
 
 /// A signed-in session against a daemon with the dashboard on.
-struct Signed {
-    setup: Setup,
+pub(crate) struct Signed {
+    pub(crate) setup: Setup,
     http: reqwest::Client,
     base: String,
     cookie: String,
     csrf: String,
 }
 
-async fn sign_in() -> Signed {
+pub(crate) async fn sign_in() -> Signed {
     let setup = Setup::start_with(|config| {
         config.web.enabled = true;
         config.web.listen = "127.0.0.1:0".parse().unwrap();
@@ -40,27 +40,34 @@ async fn sign_in() -> Signed {
     assert_eq!(signed.status(), StatusCode::SEE_OTHER);
     let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
     let cookie = cookie.split(';').next().unwrap().to_owned();
-    let page = http
-        .get(format!("{base}/approvals"))
-        .header(header::COOKIE, &cookie)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(page.status(), StatusCode::OK);
-    let page = page.text().await.unwrap();
-    let field = r#"name="csrf" value=""#;
-    let at = page.find(field).unwrap() + field.len();
-    let csrf = page[at..].split('"').next().unwrap().to_owned();
-    Signed {
+    let mut signed = Signed {
         setup,
         http,
         base,
         cookie,
-        csrf,
-    }
+        csrf: String::new(),
+    };
+    let page = signed.get("/approvals").await;
+    let field = r#"name="csrf" value=""#;
+    let at = page.find(field).unwrap() + field.len();
+    signed.csrf = page[at..].split('"').next().unwrap().to_owned();
+    signed
 }
 
 impl Signed {
+    /// The page at `path`, which must answer 200.
+    pub(crate) async fn get(&self, path: &str) -> String {
+        let page = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .header(header::COOKIE, &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        page.text().await.unwrap()
+    }
+
     /// Posts `fields` (and the CSRF token, when `with_token`) to `path`:
     /// the status and the page's text.
     async fn post(&self, path: &str, fields: &[(&str, &str)], with_token: bool) -> (StatusCode, String) {
