@@ -9,7 +9,15 @@
 //!   `chat.completion` is read;
 //! - the same with `stream: true`: until `data: [DONE]`.
 //!
-//! Each kind speaks in a conversation of its own, so all grow alike.
+//! Each kind speaks in a conversation of its own, so all grow alike. The
+//! API's clients resend their whole history with each request, as clients
+//! do, which the gateway matches with the conversation it continues; each
+//! API conversation goes on for [`TURNS`] turns (98 messages resent before
+//! the last one), then a new one begins.
+//! Then the matching alone, at that length: the resent history hashed and
+//! looked up in the store's index among as many conversations as were
+//! held, many times over (`match_50_turns_us`, which must stay under a
+//! millisecond).
 //! Then the dashboard's overview page, signed in, is fetched as many times:
 //! the server's time for a page, from the request sent until its body is
 //! read.
@@ -28,6 +36,9 @@ use passepartout::{Daemon, Extensions};
 use passepartout_gateway::ChatId;
 use passepartout_socket::{Client, ServerFrame, WebRequest};
 use serde_json::{Value, json};
+
+/// Turns of one API conversation before a new one begins.
+const TURNS: usize = 50;
 
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -85,10 +96,15 @@ fn main() {
         let http = reqwest::Client::new();
         let url = format!("{base}/v1/chat/completions");
         let (mut over_socket, mut whole, mut streamed) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut whole_said, mut streamed_said) = (Vec::new(), Vec::new());
         for n in 0..rounds {
+            if n % TURNS == 0 {
+                whole_said.clear();
+                streamed_said.clear();
+            }
             over_socket.push(socket_turn(&mut chat, n).await);
-            whole.push(api_turn(&http, &url, &key, n, false).await);
-            streamed.push(api_turn(&http, &url, &key, n, true).await);
+            whole.push(api_turn(&http, &url, &key, n, &mut whole_said, false).await);
+            streamed.push(api_turn(&http, &url, &key, n, &mut streamed_said, true).await);
         }
         let overview = overview_pages(&link, &base, rounds).await;
         daemon.shutdown().await.expect("shutdown");
@@ -96,6 +112,7 @@ fn main() {
             samples.sort();
         }
         let socket_median = percentile(&over_socket, 0.5);
+        let matching = matching_at_50_turns(dir.path(), rounds);
         let report = json!({
             "bench": "api",
             "cores": std::thread::available_parallelism().map_or(1, usize::from),
@@ -106,6 +123,7 @@ fn main() {
             "api_overhead_ms": percentile(&whole, 0.5) - socket_median,
             "api_stream_overhead_ms": percentile(&streamed, 0.5) - socket_median,
             "overview_page_ms": {"median": percentile(&overview, 0.5), "p99": percentile(&overview, 0.99)},
+            "match_50_turns_us": {"median": percentile(&matching, 0.5) * 1000.0, "p99": percentile(&matching, 0.99) * 1000.0},
         });
         println!("{report}");
     });
@@ -126,13 +144,22 @@ async fn socket_turn(client: &mut Client, n: usize) -> Duration {
     }
 }
 
-/// One request to the API, until its whole answer (or `[DONE]`) is read.
-async fn api_turn(http: &reqwest::Client, url: &str, key: &str, n: usize, stream: bool) -> Duration {
+/// One request to the API, with the conversation `said` so far resent
+/// before its new message, until its whole answer (or `[DONE]`) is read;
+/// `said` then holds the message and the answer too.
+async fn api_turn(
+    http: &reqwest::Client,
+    url: &str,
+    key: &str,
+    n: usize,
+    said: &mut Vec<Value>,
+    stream: bool,
+) -> Duration {
+    said.push(json!({"role": "user", "content": format!("api {n}: {}", "a question of ordinary length. ".repeat(3))}));
     let body = json!({
         "model": "passepartout",
         "stream": stream,
-        "user": if stream { "streamed" } else { "whole" },
-        "messages": [{"role": "user", "content": format!("api {n}")}],
+        "messages": said,
     });
     let started = Instant::now();
     let mut response = http
@@ -143,17 +170,75 @@ async fn api_turn(http: &reqwest::Client, url: &str, key: &str, n: usize, stream
         .await
         .expect("an answer");
     assert!(response.status().is_success(), "{}", response.status());
-    if stream {
+    let answer = if stream {
         let mut read = String::new();
         while let Some(chunk) = response.chunk().await.expect("the stream") {
             read.push_str(&String::from_utf8_lossy(&chunk));
         }
         assert!(read.trim_end().ends_with("data: [DONE]"), "{read}");
+        read.split("\n\n")
+            .filter_map(|event| event.strip_prefix("data: "))
+            .filter_map(|data| serde_json::from_str::<Value>(data).ok())
+            .filter_map(|chunk| chunk["choices"][0]["delta"]["content"].as_str().map(str::to_owned))
+            .collect::<String>()
     } else {
         let answer: Value = response.json().await.expect("JSON");
         assert_eq!(answer["object"], "chat.completion");
+        answer["choices"][0]["message"]["content"]
+            .as_str()
+            .expect("content")
+            .to_owned()
+    };
+    let elapsed = started.elapsed();
+    said.push(json!({"role": "assistant", "content": answer}));
+    elapsed
+}
+
+/// The matching of a resent history of [`TURNS`] turns, `rounds` times: the
+/// 98 messages before the new one hashed, and the tip looked up in an index
+/// (in a store of its own) holding as many conversations; the times,
+/// sorted.
+fn matching_at_50_turns(dir: &std::path::Path, rounds: usize) -> Vec<Duration> {
+    use passepartout::store::Store;
+    use passepartout::web_threads::WebThreads;
+    use passepartout_gateway::EarlierRole;
+    use passepartout_web::Threads;
+    use passepartout_web::api::chain::Chain;
+
+    let store = Store::open(&dir.join("matching"), &Default::default()).expect("a store");
+    let threads = WebThreads::new(store);
+    let question = "a question of ordinary length. ".repeat(3);
+    let answer = "an answer of ordinary length, a little longer than the question. ".repeat(4);
+    let history = |n: usize| -> Vec<(EarlierRole, String)> {
+        let mut said = Vec::new();
+        for turn in 1..TURNS {
+            said.push((EarlierRole::User, format!("{n}.{turn}: {question}")));
+            said.push((EarlierRole::Assistant, answer.clone()));
+        }
+        said
+    };
+    let tip = |said: &[(EarlierRole, String)]| {
+        let mut chain = Chain::new("key-bench");
+        for (role, text) in said {
+            chain.push(*role, text);
+        }
+        chain.tip()
+    };
+    let held = rounds.max(1);
+    for n in 0..held {
+        let chat = ChatId::new(format!("key-bench/~{n}")).expect("a chat");
+        threads.advance("bench", &chat, &tip(&history(n))).expect("kept");
     }
-    started.elapsed()
+    let mut times = Vec::with_capacity(held);
+    for n in 0..held {
+        let said = history(n);
+        let started = Instant::now();
+        let found = threads.find("bench", &tip(&said)).expect("read");
+        times.push(started.elapsed());
+        assert!(found.is_some(), "matched");
+    }
+    times.sort();
+    times
 }
 
 /// Signs in with the one-time `link`, then fetches the overview `rounds`

@@ -98,6 +98,7 @@ async fn fill(config: &Config, messages: usize) -> Duration {
                 received_at_ms: now_ms,
                 overheard: false,
                 by_reply_only: false,
+                client: None,
             })
             .collect();
         let accepted = store.journal_accept_batch(&batch, now_ms).expect("journaled");

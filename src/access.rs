@@ -124,6 +124,7 @@ mod tests {
             received_at_ms: 0,
             overheard: false,
             by_reply_only: false,
+            client: None,
         }
     }
 

@@ -50,6 +50,7 @@ pub mod store;
 pub mod telemetry;
 pub mod tools;
 pub mod web_keys;
+pub mod web_threads;
 
 /// The end-to-end tests' skip, for the unit tests too: one line format and
 /// one `PP_REQUIRE` for both.

@@ -6,6 +6,8 @@
 //! its own conversations and memory. The gateway checks a request's key
 //! through [`passepartout_web::ApiKeys`].
 
+use std::collections::HashMap;
+
 use passepartout_web::{ApiKeys, Key, SessionsUnavailable};
 
 use crate::clock::Clock;
@@ -111,6 +113,23 @@ impl WebKeys {
     }
 }
 
+/// Each key's name by its id, for showing its conversations by name.
+pub fn names(store: &Store) -> Result<HashMap<String, String>, StoreError> {
+    Ok(store
+        .web_keys()?
+        .into_iter()
+        .map(|(hashed, key)| (hex(&hashed)[..ID_PREFIX].to_owned(), key.name))
+        .collect())
+}
+
+/// The web conversation `chat` as people read it: an API key's by the
+/// key's name (`API key laptop/~3fa2…`), when `names` knows the key.
+pub fn shown_chat(chat: &str, names: &HashMap<String, String>) -> Option<String> {
+    let rest = chat.strip_prefix("key-")?;
+    let (id, after) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    names.get(id).map(|name| format!("API key {name}{after}"))
+}
+
 impl ApiKeys for WebKeys {
     fn check(&self, key: &str) -> Result<Option<Key>, SessionsUnavailable> {
         let hashed = hash(key);
@@ -172,6 +191,24 @@ mod tests {
         assert!(listing.lines().next().unwrap().contains("approves"), "{listing}");
         assert!(row("  plain").contains("  no  "), "{listing}");
         assert!(row("  ops").contains("  yes  "), "{listing}");
+    }
+
+    #[test]
+    fn a_keys_conversations_are_shown_by_its_name() {
+        let (_dir, desk) = desk();
+        let key = made(&desk.create("laptop", false).unwrap().unwrap());
+        let id = desk.check(&key).unwrap().unwrap().id;
+        let names = names(&desk.store).unwrap();
+        assert_eq!(
+            shown_chat(&format!("key-{id}"), &names).as_deref(),
+            Some("API key laptop")
+        );
+        assert_eq!(
+            shown_chat(&format!("key-{id}/~00ff"), &names).as_deref(),
+            Some("API key laptop/~00ff")
+        );
+        assert_eq!(shown_chat("key-000000000000/x", &names), None, "a revoked key's");
+        assert_eq!(shown_chat("owner", &names), None);
     }
 
     #[test]

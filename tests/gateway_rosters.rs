@@ -19,6 +19,7 @@ fn from(gateway: &str, chat: &str, user: &str) -> Inbound {
         received_at_ms: 0,
         overheard: false,
         by_reply_only: false,
+        client: None,
     }
 }
 

@@ -109,6 +109,9 @@ struct World {
     cookie: String,
     csrf: String,
     api_key: String,
+    /// The API conversation so far, resent with each request as clients
+    /// do, so every API case speaks in one conversation.
+    api_said: Vec<Value>,
     sent: u64,
 }
 
@@ -171,6 +174,7 @@ async fn start() -> World {
         cookie,
         csrf,
         api_key,
+        api_said: Vec::new(),
         sent: 0,
     }
 }
@@ -240,7 +244,8 @@ impl World {
                 }
             }
             Gateway::Api => {
-                let body = json!({"model": "passepartout", "messages": [{"role": "user", "content": text}]});
+                self.api_said.push(json!({"role": "user", "content": text}));
+                let body = json!({"model": "passepartout", "messages": self.api_said});
                 let response = tokio::time::timeout(
                     WAIT,
                     self.http
@@ -255,6 +260,7 @@ impl World {
                 assert_eq!(response.status(), StatusCode::OK);
                 let answer: Value = response.json().await.unwrap();
                 let content = answer["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
+                self.api_said.push(json!({"role": "assistant", "content": content}));
                 if content.contains("Send `approve ") {
                     Heard::Asked(PromptAt::Web)
                 } else {

@@ -236,46 +236,19 @@ async fn a_plain_and_a_streamed_completion_over_http() {
 }
 
 #[tokio::test]
-async fn a_resent_history_enters_the_conversation_once() {
-    let mut api = start().await;
-    let key = api.key("app").await;
-    let first = api.ask(&key, user("my first question")).await;
-    let answer = first["choices"][0]["message"]["content"].as_str().unwrap().to_owned();
-    assert_eq!(answer, "echo: my first question");
-
-    let resent = json!({"model": "passepartout", "messages": [
-        {"role": "system", "content": "the client's own system prompt"},
-        {"role": "user", "content": "my first question"},
-        {"role": "assistant", "content": answer},
-        {"role": "user", "content": "my second question"},
-    ]});
-    let second = api.ask(&key, resent).await;
-    assert_eq!(second["choices"][0]["message"]["content"], "echo: my second question");
-
-    let requests = api.llm.requests();
-    let prompt = requests.last().unwrap();
-    assert_eq!(last_user_text(prompt), "my second question");
-    let said = prompt["messages"].to_string();
-    assert_eq!(
-        said.matches("my first question").count(),
-        2,
-        "asked once, echoed once: {said}"
-    );
-    assert!(!said.contains("the client's own system prompt"), "{said}");
-    api.daemon.stop().await;
-}
-
-#[tokio::test]
 async fn a_key_reaches_only_its_own_conversations() {
     let mut api = start().await;
     let (a, b) = (api.key("a").await, api.key("b").await);
-    api.ask(&a, json!({"model": "passepartout", "user": "shared", "messages": [{"role": "user", "content": "A's secret plan"}]}))
-        .await;
-    api.ask(
-        &b,
-        json!({"model": "passepartout", "user": "shared", "messages": [{"role": "user", "content": "what was said?"}]}),
-    )
-    .await;
+    let shared = |key: &str, text: &str| {
+        let (key, body) = (key.to_owned(), user(text).to_string().into_bytes());
+        let api = &api;
+        async move {
+            let response = api.post_raw(Some(&key), body, Some("shared")).await;
+            assert_eq!(response.status(), StatusCode::OK);
+        }
+    };
+    shared(&a, "A's secret plan").await;
+    shared(&b, "what was said?").await;
     let prompt = api.llm.requests().last().unwrap().to_string();
     assert!(
         !prompt.contains("A's secret plan"),
@@ -479,7 +452,9 @@ async fn a_client_gone_mid_stream_still_has_its_turn_kept() {
     ));
     let mut body = user("a long one");
     body["stream"] = json!(true);
-    let mut response = api.post(Some(&key), &body).await;
+    let mut response = api
+        .post_raw(Some(&key), body.to_string().into_bytes(), Some("flaky"))
+        .await;
     assert_eq!(response.status(), StatusCode::OK);
     // Read until the first words arrive, then hang up.
     let mut seen = String::new();
@@ -495,7 +470,10 @@ async fn a_client_gone_mid_stream_still_has_its_turn_kept() {
 
     // The next turn's prompt holds the whole earlier answer: it was kept.
     let whole = words.concat();
-    let next = api.ask(&key, user("and then?")).await;
+    let next = api
+        .post_raw(Some(&key), user("and then?").to_string().into_bytes(), Some("flaky"))
+        .await;
+    let next: Value = next.json().await.unwrap();
     assert_eq!(next["choices"][0]["message"]["content"], "echo: and then?");
     let prompt = api.llm.requests().last().unwrap().to_string();
     assert!(prompt.contains(whole.trim()), "the first turn was kept whole: {prompt}");
@@ -746,14 +724,25 @@ async fn no_answer_shows_a_configured_secret() {
     api.daemon.stop().await;
 }
 
-/// The token of the approval prompt in `answer`'s content.
+/// The token of the approval prompt in `answer`'s content (its headline
+/// names it: `**Approval needed** (`TOKEN`): …`).
 fn prompt_token(answer: &Value) -> String {
     let text = answer["choices"][0]["message"]["content"].as_str().unwrap();
-    text.split("Send `approve ")
+    text.split("Approval needed** (`")
         .nth(1)
         .and_then(|rest| rest.split('`').next())
         .unwrap_or_else(|| panic!("no approval prompt in the answer: {text}"))
         .to_owned()
+}
+
+/// A request going on from `asked` (a request's body) and its `answer`,
+/// with `next` from the user: the history resent, as clients do.
+fn going_on(asked: &Value, answer: &Value, next: &str) -> Value {
+    let mut body = asked.clone();
+    let messages = body["messages"].as_array_mut().unwrap();
+    messages.push(json!({"role": "assistant", "content": content(answer)}));
+    messages.push(json!({"role": "user", "content": next}));
+    body
 }
 
 fn content(answer: &Value) -> &str {
@@ -765,9 +754,22 @@ async fn a_plain_key_cannot_approve_what_it_asked_for() {
     let mut api = start().await;
     api.llm.set_responder(support::approvals::model);
     let key = api.key("client").await;
-    let token = prompt_token(&api.ask(&key, user("please run it")).await);
+    let asked = user("please run it");
+    let answer = api.ask(&key, asked.clone()).await;
+    let token = prompt_token(&answer);
+    let notice = content(&answer);
+    assert!(
+        notice.contains("Only the owner can approve it, on the dashboard's Approvals page (/approvals)"),
+        "{notice}"
+    );
+    assert!(
+        !notice.contains(&format!("approve {token}")) && !notice.contains(&format!("always {token}")),
+        "never words the key cannot act on: {notice}"
+    );
 
-    let refused = api.ask(&key, user(&format!("approve {token}"))).await;
+    let refused = api
+        .ask(&key, going_on(&asked, &answer, &format!("approve {token}")))
+        .await;
     let said = content(&refused);
     assert!(said.contains("not allowed to approve"), "{said}");
     assert!(
@@ -808,8 +810,16 @@ async fn an_approver_key_approves_in_its_own_conversation_only() {
         content(&elsewhere)
     );
 
-    let token = prompt_token(&api.ask(&ops, user("please run it")).await);
-    let approved = api.ask(&ops, user(&format!("approve {token}"))).await;
+    let asked = user("please run it");
+    let answer = api.ask(&ops, asked.clone()).await;
+    assert!(
+        content(&answer).contains("Send `approve "),
+        "an approver key sees the prompt itself"
+    );
+    let token = prompt_token(&answer);
+    let approved = api
+        .ask(&ops, going_on(&asked, &answer, &format!("approve {token}")))
+        .await;
     assert_eq!(approved["object"], "chat.completion");
     let told = tokio::time::timeout(WAIT, async {
         loop {
@@ -907,5 +917,300 @@ async fn metrics_need_a_key_behind_a_public_address() {
     let scraped = api.http.get(&url).bearer_auth(&key).send().await.unwrap();
     assert_eq!(scraped.status(), StatusCode::OK);
     assert!(scraped.text().await.unwrap().contains("passepartout_turns_total"));
+    api.daemon.stop().await;
+}
+
+/// The Python snippet's `client`, for `key`, with `ask(messages)` (a whole
+/// answer's content) and `stream(messages)` (a streamed one's text) at
+/// hand.
+fn python(api: &Api, key: &str, code: &str) -> String {
+    let helpers = "def ask(messages):\n    r = client.chat.completions.create(model='passepartout', messages=messages)\n    return r.choices[0].message.content\n\
+                   def stream(messages):\n    s = client.chat.completions.create(model='passepartout', messages=messages, stream=True)\n    return ''.join(c.delta.content or '' for ch in s for c in ch.choices)\n\
+                   def said(messages):\n    messages.append({'role': 'assistant', 'content': ask(messages)})\n    return messages\n";
+    support::python::with_client(&format!("{}/v1", api.base), key, &format!("{helpers}{code}"))
+}
+
+/// The prompt the model was given when last asked to answer `text`.
+fn prompt_for(api: &Api, text: &str) -> String {
+    let requests = api.llm.requests();
+    let prompt = requests
+        .iter()
+        .rev()
+        .find(|r| last_user_text(r) == text)
+        .unwrap_or_else(|| panic!("the model was never asked {text:?}"));
+    prompt["messages"].to_string()
+}
+
+/// The dashboard's listing of conversations, and each conversation of the
+/// key called `name`'s page, as a signed-in browser reads them.
+async fn dashboard(api: &Api, name: &str) -> (String, Vec<String>) {
+    let cookie = api.sign_in().await;
+    let get = |path: String| {
+        let request = api.http.get(format!("{}{path}", api.base)).header("cookie", &cookie);
+        async move { request.send().await.unwrap().text().await.unwrap() }
+    };
+    let listing = get("/conversations".into()).await;
+    let shown = format!(">web:API key {name}/");
+    let mut pages = Vec::new();
+    for (at, _) in listing.match_indices(&shown) {
+        let link = listing[..at]
+            .rsplit("href=\"")
+            .next()
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap();
+        pages.push(get(link.to_owned()).await);
+    }
+    (listing, pages)
+}
+
+#[tokio::test]
+async fn two_fresh_chats_stay_apart_and_a_resent_history_continues_its_own_once() {
+    let mut api = start().await;
+    let key = api.key("py").await;
+    let snippet = python(
+        &api,
+        &key,
+        "a = said([{'role': 'user', 'content': 'alpha one'}])\n\
+         b = said([{'role': 'user', 'content': 'beta one'}])\n\
+         a = said(a + [{'role': 'user', 'content': 'alpha two'}])\n\
+         b = said(b + [{'role': 'user', 'content': 'beta two'}])\n\
+         a = said(a + [{'role': 'user', 'content': 'alpha three'}])\n\
+         print(json.dumps({'a': a[-1]['content'], 'b': b[-1]['content']}))",
+    );
+    let said = support::python::run_json(&snippet).await;
+    assert_eq!(said, json!({"a": "echo: alpha three", "b": "echo: beta two"}));
+
+    let alpha = prompt_for(&api, "alpha three");
+    for earlier in ["alpha one", "alpha two"] {
+        assert_eq!(alpha.matches(earlier).count(), 2, "asked once, answered once: {alpha}");
+    }
+    assert!(!alpha.contains("beta"), "the other chat never mixes in: {alpha}");
+    let beta = prompt_for(&api, "beta two");
+    assert!(
+        !beta.contains("alpha") && beta.matches("beta one").count() == 2,
+        "{beta}"
+    );
+    assert!(
+        !prompt_for(&api, "beta one").contains("alpha one"),
+        "a fresh chat starts fresh"
+    );
+
+    // The history kept: two conversations, named by the key, each message once.
+    let (listing, pages) = dashboard(&api, "py").await;
+    assert_eq!(pages.len(), 2, "{listing}");
+    let a = pages
+        .iter()
+        .find(|page| page.contains("alpha one"))
+        .expect("alpha's page");
+    for text in ["alpha one", "alpha two", "alpha three"] {
+        assert_eq!(a.matches(&format!("echo: {text}")).count(), 1, "{text} kept once: {a}");
+    }
+    assert!(!a.contains("beta"), "{a}");
+    assert!(
+        !listing.contains("key-"),
+        "shown by the key's name, not its id: {listing}"
+    );
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_regenerated_answer_and_an_edited_message_branch_off_and_never_mix() {
+    let mut api = start().await;
+    let key = api.key("py").await;
+    let snippet = python(
+        &api,
+        &key,
+        "first = said([{'role': 'user', 'content': 'q one'}])\n\
+         second = said(first + [{'role': 'user', 'content': 'q two'}])\n\
+         again = ask(first + [{'role': 'user', 'content': 'q two'}])\n\
+         edited = ask([{'role': 'user', 'content': 'q one, edited'}, first[1], {'role': 'user', 'content': 'q two'}])\n\
+         third = ask(second + [{'role': 'user', 'content': 'q three'}])\n\
+         print(json.dumps([again, edited, third]))",
+    );
+    let said = support::python::run_json(&snippet).await;
+    assert_eq!(said, json!(["echo: q two", "echo: q two", "echo: q three"]));
+
+    let third = prompt_for(&api, "q three");
+    assert_eq!(
+        third.matches("q two").count(),
+        2,
+        "the regenerated one stayed out: {third}"
+    );
+    assert!(!third.contains("edited"), "{third}");
+    let requests = api.llm.requests();
+    let regenerated = requests
+        .iter()
+        .filter(|r| last_user_text(r) == "q two")
+        .map(|r| r["messages"].to_string())
+        .collect::<Vec<_>>();
+    assert_eq!(regenerated.len(), 3, "{regenerated:#?}");
+    for prompt in &regenerated[1..] {
+        assert!(
+            !prompt.contains("echo: q two"),
+            "a branch never sees the answer it replaces: {prompt}"
+        );
+    }
+    assert!(regenerated[2].contains("q one, edited") && !regenerated[2].contains("\"q one\""));
+
+    let (listing, pages) = dashboard(&api, "py").await;
+    assert_eq!(
+        pages.len(),
+        3,
+        "the conversation, the regenerated branch, the edited one: {listing}"
+    );
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn the_clients_system_prompt_reaches_the_model_after_the_assistants_own() {
+    let mut api = start().await;
+    let key = api.key("py").await;
+    let snippet = python(
+        &api,
+        &key,
+        "print(json.dumps(ask([{'role': 'system', 'content': 'Answer like a pirate.'}, {'role': 'user', 'content': 'ahoy'}])))",
+    );
+    assert_eq!(support::python::run_json(&snippet).await, "echo: ahoy");
+    let requests = api.llm.requests();
+    let prompt = requests.iter().rev().find(|r| last_user_text(r) == "ahoy").unwrap();
+    let system = prompt["messages"][0]["content"].as_str().unwrap();
+    assert_eq!(prompt["messages"][0]["role"], "system");
+    let own = passepartout::config::Config::default().pipeline.system_prompt;
+    let at = system
+        .find("<client-instructions>\nAnswer like a pirate.\n</client-instructions>")
+        .unwrap_or_else(|| panic!("the client's instructions, marked: {system}"));
+    assert!(
+        system.starts_with(own.trim()) && at > own.trim().len(),
+        "after the assistant's own: {system}"
+    );
+    assert!(
+        system.contains("The client this conversation comes through"),
+        "{system}"
+    );
+    assert_eq!(
+        prompt["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|m| m["role"] == "system")
+            .count(),
+        1
+    );
+    api.daemon.stop().await;
+}
+
+/// The token of the one approval waiting, once one does.
+async fn waiting_token(api: &Api) -> String {
+    let mut client = api.daemon.client("test").await;
+    tokio::time::timeout(WAIT, async {
+        loop {
+            let listing = client.approvals(false).await.expect("approvals");
+            if let Some(token) = listing["approvals"][0]["token"].as_str() {
+                return token.to_owned();
+            }
+            api.llm
+                .wait_for_requests(api.llm.requests().len() + 1, Duration::from_millis(200))
+                .await;
+        }
+    })
+    .await
+    .expect("an approval waits")
+}
+
+#[tokio::test]
+async fn a_streamed_request_waits_for_the_owners_decision_and_ends_in_its_outcome() {
+    let mut api = start().await;
+    api.llm.set_responder(support::approvals::model);
+    let key = api.key("py").await;
+    let snippet = python(
+        &api,
+        &key,
+        "print(json.dumps(stream([{'role': 'user', 'content': 'please run it'}])))",
+    );
+    let (streamed, ()) = tokio::join!(support::python::run_json(&snippet), async {
+        let token = waiting_token(&api).await;
+        api.cli(&["approvals", "approve", &token]).await;
+    });
+    let text = streamed.as_str().unwrap();
+    assert!(text.contains("Only the owner can approve it"), "{text}");
+    assert!(
+        text.contains("(/approvals)") && !text.contains("Send `approve"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Waiting for the owner's decision, up to 10 minutes"),
+        "{text}"
+    );
+    let outcome = text.split("Waiting for the owner's decision").nth(1).unwrap();
+    assert!(
+        outcome.contains(&format!("final: {}", support::approvals::OUTCOME)),
+        "the outcome streamed after the wait: {text}"
+    );
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn a_whole_answer_ends_with_the_notice_and_the_next_request_begins_with_the_outcome() {
+    let mut api = start().await;
+    api.llm.set_responder(support::approvals::model);
+    let key = api.key("client").await;
+    let asked = user("please run it");
+    let answer = api.ask(&key, asked.clone()).await;
+    assert!(
+        content(&answer).contains("Only the owner can approve it"),
+        "{}",
+        content(&answer)
+    );
+    assert!(
+        content(&answer).contains("its answer begins with the outcome"),
+        "{}",
+        content(&answer)
+    );
+    let token = prompt_token(&answer);
+    let before = api.llm.requests().len();
+    api.cli(&["approvals", "approve", &token]).await;
+    let told = api.llm.wait_for_requests(before + 1, WAIT).await;
+    assert!(last_user_text(told.last().unwrap()).starts_with(support::approvals::OUTCOME));
+
+    // The outcome's turn runs before the next request's, in the
+    // conversation's order: the answer opens with it.
+    let later = api.ask(&key, going_on(&asked, &answer, "and now?")).await;
+    let said = content(&later);
+    let outcome_at = said.find("final: ").unwrap();
+    let echo_at = said.find("echo: and now?").unwrap();
+    assert!(outcome_at < echo_at, "the outcome first, then the answer: {said}");
+    let prompt = prompt_for(&api, "and now?");
+    assert_eq!(
+        prompt.matches("please run it").count(),
+        1,
+        "nothing stored twice: {prompt}"
+    );
+    api.daemon.stop().await;
+}
+
+#[tokio::test]
+async fn keys_create_prints_the_base_url_the_model_and_a_curl_line_that_works() {
+    let mut api = start().await;
+    let shown = api.cli(&["web", "keys", "create", "curl"]).await;
+    let key = shown.lines().next().unwrap();
+    assert!(shown.contains(&format!("Base URL: {}/v1\n", api.base)), "{shown}");
+    assert!(shown.contains("Model:    passepartout\n"), "{shown}");
+    let curl = shown
+        .lines()
+        .find(|line| line.trim_start().starts_with("curl "))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(curl.contains(key), "{curl}");
+    let output = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{} --silent --show-error --max-time 30", curl.trim()))
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .output()
+        .await
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let answer: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(content(&answer), "echo: Hello");
     api.daemon.stop().await;
 }

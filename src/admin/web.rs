@@ -32,7 +32,11 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: WebRequest, reply: Repl
                 Err(error) => refused(error.to_string()),
             },
             WebRequest::CreateKey { name, approver } => match admin.web_keys.create(&name, approver) {
-                Ok(Ok(shown)) => durable(&admin, done(shown)).await,
+                Ok(Ok(shown)) => {
+                    let key = shown.lines().next().unwrap_or_default();
+                    let usage = how_to_use(listening(&admin).as_deref(), key);
+                    durable(&admin, done(format!("{shown}{usage}"))).await
+                }
                 Ok(Err(why)) => refused(why),
                 Err(error) => refused(error.to_string()),
             },
@@ -95,6 +99,35 @@ async fn link(admin: &AdminContext) -> WebAnswer {
         }
         Err(error) => refused(error.to_string()),
     }
+}
+
+/// The address the running dashboard is reached at, when it listens.
+fn listening(admin: &AdminContext) -> Option<String> {
+    let status = (admin.status)();
+    let web = status["gateways"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|gateway| gateway["name"] == passepartout_web::GATEWAY_ID)?;
+    (web["state"] == "up").then(|| web["detail"].as_str().map(str::to_owned))?
+}
+
+/// How a client uses the API with `key`: the base URL (under `base`, the
+/// dashboard's address, when it listens), the model name and a request to
+/// try.
+fn how_to_use(base: Option<&str>, key: &str) -> String {
+    let model = passepartout_web::api::wire::MODEL;
+    let Some(base) = base else {
+        return format!(
+            "The dashboard is not listening now: the API's base URL is its address followed by /v1 \
+             (`passepartout status` shows it), and the model is called {model}.\n"
+        );
+    };
+    let body = format!(r#"{{"model": "{model}", "messages": [{{"role": "user", "content": "Hello"}}]}}"#);
+    format!(
+        "Base URL: {base}/v1\nModel:    {model}\nTry it:\n  curl {base}/v1/chat/completions -H 'Authorization: Bearer {key}' \
+         -H 'Content-Type: application/json' -d '{body}'\n"
+    )
 }
 
 /// `answer`, once what was written is on disk.

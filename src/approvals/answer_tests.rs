@@ -12,6 +12,7 @@ fn inbound(body: InboundBody, reply_to: Option<&str>) -> Inbound {
         received_at_ms: 0,
         overheard: false,
         by_reply_only: false,
+        client: None,
     }
 }
 

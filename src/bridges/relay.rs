@@ -284,6 +284,7 @@ mod tests {
             received_at_ms: 0,
             overheard,
             by_reply_only: false,
+            client: None,
         }
     }
 

@@ -25,6 +25,7 @@ mod progress;
 mod reachable_tests;
 mod relay;
 mod remind;
+mod seed;
 mod settle;
 mod stats;
 mod stop;

@@ -155,6 +155,7 @@ fn text(id: &str, text: &str) -> Inbound {
         received_at_ms: NOON,
         overheard: false,
         by_reply_only: false,
+        client: None,
     }
 }
 

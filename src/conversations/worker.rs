@@ -146,6 +146,8 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
         tracing::error!(conversation = %key, seq, %error, "cannot read whether a turn was stopped");
         false
     });
+    // A conversation begun elsewhere keeps what came before first.
+    super::seed::seed(cx, key, recent, &entry.inbound).await;
     // The settings come with the worker's copy of the history: read once,
     // kept up to date when a turn changes them.
     let outcome = match recent.load_with_settings(&cx.store, key) {

@@ -45,6 +45,7 @@ fn says(gateway: &str, chat: &str, user: &str, text: &str) -> Inbound {
         received_at_ms: 0,
         overheard: false,
         by_reply_only: false,
+        client: None,
     }
 }
 

@@ -54,6 +54,7 @@ fn inbound(conversation: &ConversationKey, user: &str, text: &str) -> Inbound {
         received_at_ms: 0,
         overheard: false,
         by_reply_only: false,
+        client: None,
     }
 }
 

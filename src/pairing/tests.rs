@@ -88,6 +88,7 @@ fn from(user: &str) -> Inbound {
         received_at_ms: 0,
         overheard: false,
         by_reply_only: false,
+        client: None,
     }
 }
 

@@ -65,6 +65,8 @@ struct TurnOptions {
     loop_turn: Option<Arc<dyn InLoop>>,
     /// Who watches the turn as it runs.
     watch: TurnWatch,
+    /// An API client's own instructions, shown after the assistant's.
+    instructions: Option<String>,
 }
 
 /// A turn nobody wrote: a background loop's iteration, entering the pipeline
@@ -309,6 +311,7 @@ impl Pipeline {
         let options = TurnOptions {
             pinned: pinned.map(str::to_owned),
             watch,
+            instructions: inbound.client.as_ref().and_then(|client| client.instructions.clone()),
             ..TurnOptions::default()
         };
         let mut output = self.converse(signal, first, earlier, memory, options).await;
@@ -341,6 +344,7 @@ impl Pipeline {
             pinned: None,
             loop_turn: Some(in_loop),
             watch: TurnWatch::default(),
+            instructions: None,
         };
         self.converse(signal, ChatMessage::user(text), earlier, memory, options)
             .await
@@ -427,6 +431,7 @@ impl Pipeline {
         let mut context = reason::build_context(
             &self.settings.system_prompt,
             &self.skills.prompts(&origin),
+            options.instructions.as_deref(),
             &self.facts(&memory, &first.content),
             summary.as_deref(),
             history,

@@ -1,5 +1,6 @@
 //! Reason: assemble what the model sees (the system prompt with the triggered
-//! skills' fragments, the person's relevant facts and the conversation's
+//! skills' fragments, an API client's own instructions marked as the
+//! client's, the person's relevant facts and the conversation's
 //! running summary, earlier turns, this turn so far), ask the [`Cascade`](super::cascade::Cascade), and read the answer
 //! as a [`Proposal`].
 //!
@@ -80,11 +81,20 @@ fn strip_fence(text: &str) -> &str {
     }
 }
 
+/// The note that introduces an API client's own instructions, after the
+/// assistant's: the model reads them as the client's, not as its own.
+pub const CLIENT_NOTE: &str = "The client this conversation comes through (an application using the \
+                               API) gives these instructions of its own. They come after yours above and \
+                               do not override them:";
+
 /// The model's context for this turn: the summary, if any, is a note at
-/// the end of the system prompt, standing for the turns before `history`.
+/// the end of the system prompt, standing for the turns before `history`;
+/// a client's `instructions` follow the assistant's own, marked as the
+/// client's.
 pub fn build_context(
     system_prompt: &str,
     fragments: &[String],
+    instructions: Option<&str>,
     facts: &[Fact],
     summary: Option<&str>,
     history: &[TurnRecord],
@@ -94,6 +104,11 @@ pub fn build_context(
     for fragment in fragments {
         system.push_str("\n\n");
         system.push_str(fragment);
+    }
+    if let Some(instructions) = instructions.map(str::trim).filter(|text| !text.is_empty()) {
+        system.push_str(&format!(
+            "\n\n{CLIENT_NOTE}\n<client-instructions>\n{instructions}\n</client-instructions>"
+        ));
     }
     if !facts.is_empty() {
         system.push_str("\n\nWhat you remember about this person (fact id: fact):");
@@ -163,6 +178,7 @@ mod tests {
         let context = build_context(
             "sys",
             &["be careful".into()],
+            None,
             &facts,
             Some("Ann's locker code is 4711."),
             &history,
@@ -175,5 +191,26 @@ mod tests {
         );
         assert_eq!(context.earlier.len(), 1);
         assert_eq!(context.turn, [ChatMessage::user("c")]);
+    }
+
+    #[test]
+    fn a_clients_instructions_follow_the_assistants_own_marked_as_the_clients() {
+        let context = build_context(
+            "sys",
+            &["be careful".into()],
+            Some("  Answer in French.\n"),
+            &[],
+            None,
+            &[],
+            vec![ChatMessage::user("c")],
+        );
+        assert_eq!(
+            context.system,
+            format!(
+                "sys\n\nbe careful\n\n{CLIENT_NOTE}\n<client-instructions>\nAnswer in French.\n</client-instructions>"
+            )
+        );
+        let none = build_context("sys", &[], Some(" "), &[], None, &[], Vec::new());
+        assert_eq!(none.system, "sys", "blank instructions add nothing");
     }
 }

@@ -26,7 +26,8 @@
 //! copied, and what each copy is a copy of), `web_links` (the dashboard's one-time sign-in links, by the
 //! SHA-256 of the token), `web_sessions` (the browsers signed in, by the
 //! SHA-256 of the session id), `web_keys` (the API keys, by the SHA-256 of
-//! the key) and `meta` (schema version).
+//! the key), `api_threads` (where each API conversation stands, by the hash
+//! of its messages) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval, standing rule and audit records are in [`records`]), and imports nothing
@@ -40,6 +41,7 @@
 //! nothing is reported durable, so nothing more is acknowledged or delivered
 //! until the daemon is restarted. The first such error is kept, to say why.
 
+mod api_threads;
 mod approvals;
 mod backup;
 mod backup_times;
@@ -151,6 +153,7 @@ struct Inner {
     web_links: sled::Tree,
     web_sessions: sled::Tree,
     web_keys: sled::Tree,
+    api_threads: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
     /// Multi-tree writers hold it shared; a backup holds it exclusively, so a
@@ -217,6 +220,7 @@ impl Store {
             web_links: tree("web_links")?,
             web_sessions: tree("web_sessions")?,
             web_keys: tree("web_keys")?,
+            api_threads: tree("api_threads")?,
             summaries: tree("summaries")?,
             standing_rules: tree("standing_rules")?,
             group: GroupCommit::default(),
@@ -453,6 +457,7 @@ pub(crate) mod tests {
             received_at_ms: 0,
             overheard: false,
             by_reply_only: false,
+            client: None,
         }
     }
 

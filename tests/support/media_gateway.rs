@@ -126,6 +126,7 @@ impl MediaGateway {
             received_at_ms: passepartout_gateway::unix_ms(),
             overheard: false,
             by_reply_only: false,
+            client: None,
         };
         let (ack, acked) = oneshot::channel();
         self.inner.hand.send((inbound, ack)).await.expect("the gateway listens");

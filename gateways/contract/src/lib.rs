@@ -19,6 +19,7 @@
 //! do with a message (buttons, replies, reactions, a terminal), so the core
 //! words its own messages for it.
 
+mod client;
 mod draft;
 mod error;
 mod gateway;
@@ -38,6 +39,7 @@ mod secrets;
 mod surface;
 pub mod visible;
 
+pub use client::{ClientContext, EarlierMessage, EarlierRole};
 pub use draft::{Draft, DraftPace, DraftText};
 pub use error::{GatewayError, InvalidId};
 pub use gateway::{Deliver, Fetch, GroupMode, Health, HealthState, Listen};

@@ -81,6 +81,10 @@ pub struct Inbound {
     /// them: the core, which knows the copies, tells the two apart.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub by_reply_only: bool,
+    /// What a client keeping its own copy of the conversation sent beside
+    /// the message (an API client's instructions and earlier messages).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<crate::client::ClientContext>,
 }
 
 /// Milliseconds since the Unix epoch, read from the system clock now: an

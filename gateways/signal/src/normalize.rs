@@ -429,6 +429,7 @@ impl Context<'_> {
             received_at_ms: self.now_ms,
             overheard: false,
             by_reply_only: false,
+            client: None,
         })))
     }
 

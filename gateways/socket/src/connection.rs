@@ -309,6 +309,7 @@ impl Connection {
             received_at_ms: crate::message_ids::now_ms(),
             overheard: false,
             by_reply_only: false,
+            client: None,
         };
         let ack = self.intake.submit(inbound).await;
         tracing::debug!(conn = ?self.id, message_id = %id, ack = ?ack, "socket message submitted");

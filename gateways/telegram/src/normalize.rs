@@ -145,6 +145,7 @@ impl Context<'_> {
             received_at_ms: self.now_ms,
             overheard: !addressed,
             by_reply_only: in_group && replied && !mentioned && !command,
+            client: None,
         })))
     }
 
@@ -179,6 +180,7 @@ impl Context<'_> {
             received_at_ms: self.now_ms,
             overheard: true,
             by_reply_only: false,
+            client: None,
         })))
     }
 
@@ -196,6 +198,7 @@ impl Context<'_> {
             received_at_ms: self.now_ms,
             overheard: false,
             by_reply_only: false,
+            client: None,
         })))
     }
 
@@ -225,6 +228,7 @@ impl Context<'_> {
             received_at_ms: self.now_ms,
             overheard: false,
             by_reply_only: false,
+            client: None,
         })))
     }
 

@@ -51,5 +51,6 @@ pub fn text_inbound(conversation: ConversationKey, id: &str, text: &str) -> Inbo
         received_at_ms: 0,
         overheard: false,
         by_reply_only: false,
+        client: None,
     }
 }

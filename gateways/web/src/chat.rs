@@ -204,6 +204,7 @@ pub async fn send(
         received_at_ms: unix_ms(),
         overheard: false,
         by_reply_only: false,
+        client: None,
     };
     let Some(intake) = state.intake() else {
         return errors::unavailable("the daemon is shutting down and takes no more messages");

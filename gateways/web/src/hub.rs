@@ -13,6 +13,14 @@
 //! it committed it, so a client that went away finds it there, and the
 //! outbox marks the reply delivered exactly once either way.
 //!
+//! An API request that ends while an approval it asked for still waits
+//! asks the hub to keep what is said later in reply to its message and
+//! heard by no one ([`Hub::keep_missed`]): the approval's outcome. The
+//! client's next request in that conversation takes it
+//! ([`Hub::take_missed`]) and its answer begins with it. Kept in memory
+//! only, [`MISSED_PER_CHAT`] messages in at most [`MISSED_CHATS`]
+//! conversations (the history keeps the outcome in any case).
+//!
 //! One short-held lock, never across `.await`; each subscriber has a bounded
 //! queue, and one that stops reading for [`SEND_LIMIT`] is dropped rather
 //! than hold up delivery to the others.
@@ -31,6 +39,13 @@ const QUEUE: usize = 64;
 /// How long delivery waits for a subscriber with a full queue before
 /// dropping it.
 pub const SEND_LIMIT: Duration = Duration::from_secs(5);
+
+/// The most messages kept for a conversation nobody listened to.
+pub const MISSED_PER_CHAT: usize = 32;
+
+/// The most conversations messages are kept for; the one kept longest
+/// gives way to a new one.
+pub const MISSED_CHATS: usize = 256;
 
 /// One thing the core said in a conversation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,6 +90,17 @@ pub struct Hub {
 #[derive(Default)]
 struct Inner {
     by_chat: HashMap<ChatId, Vec<Subscriber>>,
+    /// What was said in reply to a message, heard by no one, per
+    /// conversation, with when the keeping began (to give way in order).
+    missed: HashMap<ChatId, Missed>,
+    /// Counts the keepings begun.
+    kept: u64,
+}
+
+struct Missed {
+    answering: MessageId,
+    since: u64,
+    heard: Vec<Heard>,
 }
 
 struct Subscriber {
@@ -98,6 +124,11 @@ impl Following {
     /// stopped reading) or the gateway closed.
     pub async fn next(&mut self) -> Option<Heard> {
         self.queue.recv().await
+    }
+
+    /// What was said and not yet read, without waiting.
+    pub fn unread(&mut self) -> Vec<Heard> {
+        std::iter::from_fn(|| self.queue.try_recv().ok()).collect()
     }
 }
 
@@ -187,6 +218,43 @@ impl Hub {
         self.tell(chat, heard).await
     }
 
+    /// Keeps what is said in `chat` in reply to `answering` and heard by
+    /// no one, starting with `unread` (what a request read no more of),
+    /// until [`Hub::take_missed`]; a later call for `chat` replaces it.
+    pub fn keep_missed(&self, chat: ChatId, answering: MessageId, unread: Vec<Heard>) {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner.kept += 1;
+        let since = inner.kept;
+        if !inner.missed.contains_key(&chat)
+            && inner.missed.len() >= MISSED_CHATS
+            && let Some(oldest) = inner.missed.iter().min_by_key(|(_, m)| m.since).map(|(c, _)| c.clone())
+        {
+            inner.missed.remove(&oldest);
+        }
+        let mut heard = unread;
+        heard.truncate(MISSED_PER_CHAT);
+        inner.missed.insert(
+            chat,
+            Missed {
+                answering,
+                since,
+                heard,
+            },
+        );
+    }
+
+    /// What was kept for `chat` since [`Hub::keep_missed`] or the last
+    /// take, in order. The keeping goes on (an outcome may come in several
+    /// messages, and later than the request that takes the first).
+    pub fn take_missed(&self, chat: &ChatId) -> Vec<Heard> {
+        let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+        inner
+            .missed
+            .get_mut(chat)
+            .map(|missed| std::mem::take(&mut missed.heard))
+            .unwrap_or_default()
+    }
+
     /// Ends every subscription (the gateway closes).
     pub fn close(&self) {
         self.inner
@@ -198,15 +266,24 @@ impl Hub {
 
     async fn tell(&self, chat: &ChatId, heard: Heard) -> usize {
         let queues: Vec<(u64, mpsc::Sender<Heard>)> = {
-            let inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            let Some(subscribers) = inner.by_chat.get(chat) else {
+            let mut inner = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
+            let queues: Vec<_> = inner.by_chat.get(chat).map_or_else(Vec::new, |subscribers| {
+                subscribers
+                    .iter()
+                    .filter(|s| s.answering.is_none() || s.answering == heard.in_reply_to)
+                    .map(|s| (s.id, s.queue.clone()))
+                    .collect()
+            });
+            if queues.is_empty() {
+                if let Some(missed) = inner.missed.get_mut(chat)
+                    && heard.in_reply_to.as_ref() == Some(&missed.answering)
+                    && missed.heard.len() < MISSED_PER_CHAT
+                {
+                    missed.heard.push(heard);
+                }
                 return 0;
-            };
-            subscribers
-                .iter()
-                .filter(|s| s.answering.is_none() || s.answering == heard.in_reply_to)
-                .map(|s| (s.id, s.queue.clone()))
-                .collect()
+            }
+            queues
         };
         // Every subscriber is offered the message at once, so stuck ones
         // hold delivery up for one `SEND_LIMIT` in all, not one each.
@@ -313,6 +390,42 @@ mod tests {
         drop(waiter);
         assert_eq!(hub.followers(), 0);
         assert_eq!(hub.said(&reply("c", "m1", "kept anyway", true)).await, 0);
+    }
+
+    #[tokio::test]
+    async fn what_nobody_heard_in_reply_to_a_kept_message_waits_for_the_next_request() {
+        let hub = Hub::default();
+        let mut request = hub.follow(chat("c"), Some(id("m1")));
+        hub.said(&reply("c", "m1", "needs approval", true)).await;
+        hub.said(&reply("c", "m1", "read by no one", false)).await;
+        request.next().await.unwrap();
+        hub.keep_missed(chat("c"), id("m1"), request.unread());
+        drop(request);
+        assert_eq!(hub.said(&reply("c", "m1", "approved, and done", true)).await, 0);
+        assert_eq!(hub.said(&reply("c", "m0", "another message's", true)).await, 0);
+        let listening = hub.follow(chat("c"), None);
+        assert_eq!(hub.said(&reply("c", "m1", "heard by a page", true)).await, 1);
+        drop(listening);
+        let missed: Vec<String> = hub
+            .take_missed(&chat("c"))
+            .into_iter()
+            .map(|heard| match heard.said {
+                Said::Reply { text, .. } => text,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(missed, ["read by no one", "approved, and done"]);
+        assert!(hub.take_missed(&chat("c")).is_empty(), "taken once");
+        hub.said(&reply("c", "m1", "a later part", true)).await;
+        assert_eq!(hub.take_missed(&chat("c")).len(), 1, "the keeping goes on");
+        for n in 0..=MISSED_CHATS {
+            hub.keep_missed(chat(&n.to_string()), id("m"), Vec::new());
+        }
+        assert_eq!(hub.inner.lock().unwrap().missed.len(), MISSED_CHATS);
+        assert!(
+            !hub.inner.lock().unwrap().missed.contains_key(&chat("0")),
+            "the oldest gave way"
+        );
     }
 
     #[tokio::test(start_paused = true)]

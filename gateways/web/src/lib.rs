@@ -48,6 +48,7 @@
 //! | who waits on which conversation; replies and drafts to them | `hub.rs` |
 //! | the owner and the API keys, and their conversations | `people.rs` |
 //! | what the core keeps of API keys | `keys.rs` |
+//! | what the core keeps of where API conversations stand | `threads.rs` |
 //! | the OpenAI-compatible API under `/v1` | `api/` |
 //! | `/metrics` in Prometheus' text format | `metrics.rs` |
 //! | configured secrets kept out of answers | `redact.rs` |
@@ -85,6 +86,7 @@ mod server;
 mod session;
 mod sessions;
 mod sign_in;
+mod threads;
 mod uploads;
 
 pub use config::{DEFAULT_LISTEN, WebSection};
@@ -93,3 +95,4 @@ pub use keys::{ApiKeys, Key};
 pub use redact::{LiveSecrets, Secrets};
 pub use server::{GATEWAY_ID, SURFACE, WebConfig, WebGateway};
 pub use sessions::{Sessions, SessionsUnavailable};
+pub use threads::Threads;

@@ -58,6 +58,7 @@ use crate::rate_limit::Guesses;
 use crate::redact::LiveSecrets;
 use crate::session::SignedIn;
 use crate::sessions::Sessions;
+use crate::threads::Threads;
 use crate::uploads::Uploads;
 use crate::{approvals, loops};
 use crate::{assets, chat, headers, sign_in};
@@ -73,6 +74,8 @@ pub struct AppState {
     pub intake: Mutex<Option<Intake>>,
     /// The API keys, kept by the core.
     pub keys: Arc<dyn ApiKeys>,
+    /// Where each API conversation stands, kept by the core.
+    pub threads: Arc<dyn Threads>,
     /// Kept out of every answer; an answer keeps those it started with.
     pub secrets: LiveSecrets,
     /// How long the API's answers took.

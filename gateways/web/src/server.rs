@@ -31,6 +31,7 @@ use crate::redact::LiveSecrets;
 use crate::router::{AppState, router};
 use crate::serve::{self, Admit};
 use crate::sessions::Sessions;
+use crate::threads::Threads;
 use crate::uploads::Uploads;
 
 /// The gateway id.
@@ -91,6 +92,7 @@ impl WebGateway {
         admin: Admin,
         sessions: Arc<dyn Sessions>,
         keys: Arc<dyn ApiKeys>,
+        threads: Arc<dyn Threads>,
     ) -> Arc<Self> {
         let (listener, failed) = match bind(config.listen).await {
             Ok(listener) => (Some(listener), None),
@@ -118,6 +120,7 @@ impl WebGateway {
             hub: Arc::new(Hub::default()),
             intake: Mutex::new(None),
             keys,
+            threads,
             latency: Latency::default(),
             in_flight: Default::default(),
             secrets: config.secrets.clone(),
@@ -306,8 +309,10 @@ impl Fetch for WebGateway {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::api::chain::Tip;
     use crate::keys::Key;
     use crate::sessions::SessionsUnavailable;
+    use passepartout_gateway::ChatId;
 
     /// Nobody signed in, no keys: this test asks nothing of them.
     struct Nobody;
@@ -330,6 +335,15 @@ mod tests {
         }
     }
 
+    impl Threads for Nobody {
+        fn find(&self, _: &str, _: &Tip) -> Result<Option<ChatId>, SessionsUnavailable> {
+            Ok(None)
+        }
+        fn advance(&self, _: &str, _: &ChatId, _: &Tip) -> Result<(), SessionsUnavailable> {
+            Ok(())
+        }
+    }
+
     #[tokio::test]
     async fn a_port_held_elsewhere_leaves_it_down_until_it_is_free() {
         let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -342,7 +356,7 @@ mod tests {
             secrets: LiveSecrets::new(Default::default()),
         };
         let (admin, _queue) = Admin::channel(1);
-        let web = WebGateway::bind(config, admin, Arc::new(Nobody), Arc::new(Nobody)).await;
+        let web = WebGateway::bind(config, admin, Arc::new(Nobody), Arc::new(Nobody), Arc::new(Nobody)).await;
         let health = web.health();
         assert_eq!(health.state, HealthState::Down);
         let said = health.detail.clone().unwrap_or_default();

@@ -22,6 +22,7 @@ const RESULT_CHARS: usize = 400;
 
 /// Every conversation with kept history, the latest activity first.
 pub(super) fn listing(store: &Store) -> Result<Value, Unreadable> {
+    let names = crate::web_keys::names(store).map_err(Unreadable::because)?;
     let mut listed: Vec<Value> = store
         .conversations()
         .map_err(Unreadable::because)?
@@ -30,7 +31,11 @@ pub(super) fn listing(store: &Store) -> Result<Value, Unreadable> {
             let last_ms = serde_json::from_slice::<TurnRecord>(&newest)
                 .ok()
                 .and_then(|record| record.at_ms);
-            json!({ "gateway": key.gateway, "chat": key.chat, "turns": turns, "last_ms": last_ms })
+            // An API key's conversations by the key's name, not its id.
+            let shown = (key.gateway.as_str() == passepartout_web::GATEWAY_ID)
+                .then(|| crate::web_keys::shown_chat(key.chat.as_str(), &names))
+                .flatten();
+            json!({ "gateway": key.gateway, "chat": key.chat, "shown": shown, "turns": turns, "last_ms": last_ms })
         })
         .collect();
     // Undated (older) records last; of two alike, the key order.

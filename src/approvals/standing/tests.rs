@@ -94,6 +94,7 @@ fn text_from(chat: &ConversationKey, user: &str, id: &str, text: &str, reply_to:
         received_at_ms: 0,
         overheard: false,
         by_reply_only: false,
+        client: None,
     }
 }
 

@@ -3,10 +3,15 @@
 //! approval prompts and files of the turn), put together in order, each new
 //! piece handed out once. A draft and the reply that takes it over are the
 //! same text, so the reply adds only what the draft had not yet shown.
+//!
+//! An approval prompt is shown to a key that may not approve (one not made
+//! with `--approver`) as a notice that the owner must approve it on the
+//! dashboard's Approvals page, never with words it cannot act on.
 
 use std::sync::Arc;
 
-use passepartout_gateway::TurnEnd;
+use passepartout_gateway::markup::code;
+use passepartout_gateway::{ApprovalToken, TurnEnd};
 
 use crate::hub::{Heard, Said};
 use crate::redact::{Redacted, Secrets};
@@ -27,7 +32,16 @@ pub struct Answer {
     shown: String,
     /// Set once the turn is over.
     ended: Option<TurnEnd>,
+    /// What every turn of the answer used so far.
+    used: TurnEnd,
+    /// The caller may not approve what it asked for.
+    may_not_approve: bool,
+    /// An approval the answer's last turn asked for, still waiting.
+    waiting: bool,
 }
+
+/// Where the owner approves what a plain key asked for.
+pub const APPROVALS_PAGE: &str = "/approvals";
 
 impl Answer {
     /// An answer from which `secrets` are kept out.
@@ -36,6 +50,43 @@ impl Answer {
             secrets,
             ..Self::default()
         }
+    }
+
+    /// An answer for a caller that may not approve what it asks for.
+    pub fn for_a_key_that_may_not_approve(self) -> Self {
+        Self {
+            may_not_approve: true,
+            ..self
+        }
+    }
+
+    /// Takes in `heard`, said earlier and not heard then (an approval's
+    /// outcome): its text opens the answer, and it ends nothing. The text
+    /// it adds, secrets redacted.
+    pub fn take_missed(&mut self, heard: &Heard) -> String {
+        let heard = Heard {
+            turn_end: None,
+            ..heard.clone()
+        };
+        self.take(&heard)
+    }
+
+    /// Adds `note`, a paragraph of the daemon's own; the text it adds.
+    pub fn note(&mut self, note: &str) -> String {
+        self.separate(note);
+        self.redacted.next(&self.secrets, &self.text, self.ended.is_some())
+    }
+
+    /// Whether the turn ended with an approval still waiting.
+    pub fn waits_for_a_decision(&self) -> bool {
+        self.ended.is_some() && self.waiting
+    }
+
+    /// Goes on after an approval: the outcome's turn is the answer's next
+    /// part, and its end the answer's end.
+    pub fn go_on(&mut self) {
+        self.ended = None;
+        self.waiting = false;
     }
 
     /// Takes in `heard`; the text it adds to what was handed out (maybe
@@ -71,7 +122,14 @@ impl Answer {
                 }
             }
             Said::Reply { text, .. } => self.reply(text),
-            Said::Approval { text, .. } => self.separate(text),
+            Said::Approval { token, text } => {
+                self.waiting = true;
+                if self.may_not_approve {
+                    self.separate(&owner_approves(text, token))
+                } else {
+                    self.separate(text)
+                }
+            }
             Said::File { name, caption, .. } => {
                 let note = match caption {
                     Some(caption) => format!("(A file, {name}: {caption} It is in the assistant's workspace.)"),
@@ -82,8 +140,13 @@ impl Answer {
             Said::Stopped { partial } if self.shown.is_empty() && !partial.is_empty() => self.separate(partial),
             Said::Stopped { .. } | Said::Nothing => String::new(),
         };
-        if heard.turn_end.is_some() {
-            self.ended = heard.turn_end;
+        if let Some(end) = heard.turn_end {
+            self.used.tokens_in += end.tokens_in;
+            self.used.tokens_out += end.tokens_out;
+            self.ended = Some(self.used);
+        } else if !matches!(heard.said, Said::Approval { .. } | Said::Nothing) {
+            // Said after the prompt: the outcome has come.
+            self.waiting = false;
         }
         added
     }
@@ -124,6 +187,29 @@ impl Answer {
         self.shown.clear();
         added
     }
+}
+
+/// An approval `prompt` as a key that may not approve is shown it: how to
+/// answer it (which only the owner may) becomes where the owner does, and
+/// the offer of a standing rule goes.
+fn owner_approves(prompt: &str, token: &ApprovalToken) -> String {
+    let token = token.as_str();
+    let how = format!(
+        "Send {} or {}.",
+        code(&format!("approve {token}")),
+        code(&format!("deny {token}"))
+    );
+    let always = format!("Send {} ", code(&format!("always {token}")));
+    let owner = format!("Only the owner can approve it, on the dashboard's Approvals page ({APPROVALS_PAGE}).");
+    let mut shown: Vec<String> = prompt
+        .lines()
+        .filter(|line| !line.starts_with(&always))
+        .map(|line| line.replace(&how, &owner))
+        .collect();
+    if !shown.iter().any(|line| line.contains(&owner)) {
+        shown.push(owner);
+    }
+    shown.join("\n").trim_end().to_owned()
 }
 
 #[cfg(test)]
@@ -217,5 +303,47 @@ mod tests {
             false,
         );
         assert!(files.take(&file).contains("a.pdf"));
+    }
+
+    #[test]
+    fn a_key_that_may_not_approve_is_told_where_the_owner_does_and_waits_for_the_outcome() {
+        let token = ApprovalToken::new("ABC234").unwrap();
+        let text = "**Approval needed** (`ABC234`): `ls`\nWhy: risky.\nSend `approve ABC234` or `deny ABC234`. \
+                    Expires in 10 minutes; unanswered, it does not run.\n\n```\nls\n```\n\n\
+                    Send `always ABC234` to also let `ls` run here without asking, for 30 days.";
+        let prompt = heard(
+            Said::Approval {
+                token: token.clone(),
+                text: text.into(),
+            },
+            true,
+        );
+        let mut plain = Answer::default().for_a_key_that_may_not_approve();
+        let shown = plain.take(&prompt);
+        assert!(
+            !shown.contains("approve ABC234") && !shown.contains("always ABC234"),
+            "{shown}"
+        );
+        assert!(
+            shown.contains("Only the owner can approve it") && shown.contains("(/approvals)"),
+            "{shown}"
+        );
+        assert!(shown.contains("```\nls\n```"), "the action stays: {shown}");
+        assert!(plain.waits_for_a_decision());
+        plain.go_on();
+        assert_eq!(plain.ended(), None);
+        assert_eq!(plain.take(&reply("Approved; it ran.", true)), "\n\nApproved; it ran.");
+        assert!(!plain.waits_for_a_decision());
+        assert_eq!(plain.ended().unwrap().tokens_in, 10, "both turns counted");
+
+        let mut approver = Answer::default();
+        assert_eq!(
+            approver.take(&prompt),
+            text,
+            "an approver key is shown the prompt as it is"
+        );
+        let mut missed = Answer::default();
+        assert_eq!(missed.take_missed(&reply("It ran.", true)), "It ran.");
+        assert_eq!(missed.ended(), None, "what was missed ends nothing");
     }
 }

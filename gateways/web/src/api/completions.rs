@@ -1,14 +1,24 @@
-//! `POST /v1/chat/completions`: the request's last user message enters the
-//! caller's conversation as a message from that person, and the answer is
-//! what the core says in reply, whole (`chat.completion`) or as it is
-//! written (`stream: true`: server-sent `chat.completion.chunk`s, then
-//! `data: [DONE]`).
+//! `POST /v1/chat/completions`: a request's messages are its conversation.
+//! Its last message, a user's, enters the conversation the ones before it
+//! belong to ([`route`](super::route)) as a message from the key's person,
+//! and the answer is what the core says in reply, whole (`chat.completion`)
+//! or as it is written (`stream: true`: server-sent
+//! `chat.completion.chunk`s, then `data: [DONE]`). Once answered, the
+//! conversation's tip moves on to include the answer, so the client's next
+//! request, which resends it, continues it.
 //!
 //! The hub is followed *before* the message is handed in, so no reply can
 //! come before anyone listens. Once the intake accepted the message, the
 //! turn is the core's: a client that goes away (a closed stream, a timeout)
 //! only stops listening, and the turn still completes and is kept in the
 //! conversation's history.
+//!
+//! When the turn asks for an approval that the key may not give, a
+//! streamed answer waits for the owner's decision up to [`DECISION_LIMIT`]
+//! (keep-alive comments go out meanwhile), then streams the outcome; a
+//! whole answer ends with the notice. Either way, an outcome that comes
+//! later is kept for the conversation's next request, whose answer begins
+//! with it.
 
 use std::collections::hash_map::RandomState;
 use std::convert::Infallible;
@@ -16,6 +26,7 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 use axum::body::Bytes;
@@ -25,18 +36,21 @@ use axum::http::StatusCode;
 use axum::http::header::HeaderMap;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use futures_util::StreamExt as _;
-use futures_util::stream::{self, Stream};
+use futures_util::stream;
 use passepartout_gateway::{
-    Ack, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Refusal, TurnEnd, unix_ms,
+    Ack, ChatId, ClientContext, ConversationKey, EarlierRole, GatewayId, Inbound, InboundBody, MessageId, Refusal,
+    TurnEnd, unix_ms,
 };
 
 use super::answer::Answer;
 use super::auth::Caller;
+use super::chain::Chain;
 use super::error::ApiError;
 use super::in_flight::Place;
+use super::route::{self, Route};
 use super::wire::{self, Made, Piece, Usage};
 use crate::hub::Following;
+use crate::keys::Key;
 use crate::people::Person;
 use crate::router::AppState;
 use crate::server::GATEWAY_ID;
@@ -45,7 +59,11 @@ use crate::server::GATEWAY_ID;
 /// that; its answer is kept in the conversation.
 pub const ANSWER_LIMIT: Duration = Duration::from_secs(15 * 60);
 
-/// The header that picks one of the caller's conversations (as `user` does).
+/// How long a streamed answer waits for the owner's decision on an
+/// approval its turn asked for, before it ends saying the approval waits.
+pub const DECISION_LIMIT: Duration = Duration::from_secs(10 * 60);
+
+/// The header that picks one of the caller's conversations by name.
 pub const CONVERSATION_HEADER: &str = "x-conversation";
 
 /// `POST /v1/chat/completions`. The caller is known before the body is
@@ -95,27 +113,55 @@ async fn answer(
         .get(CONVERSATION_HEADER)
         .map(|value| value.to_str().map(str::to_owned))
         .transpose()
-        .map_err(|_| ApiError::invalid(None, "invalid_value", "X-Conversation is not text."))?
-        .or(asked.user.clone());
-    let chat = person
-        .chat(named.as_deref())
-        .map_err(|bad| ApiError::invalid(Some("user"), "invalid_value", bad.0))?;
+        .map_err(|_| ApiError::invalid(None, "invalid_value", "X-Conversation is not text."))?;
+    let Person::Key(key) = person else {
+        return Err(ApiError::unauthorized("The API answers API keys only."));
+    };
+    let route = route::route(state.threads.as_ref(), person, key, named.as_deref(), &asked)?;
+    let Route {
+        chat,
+        chain,
+        seed,
+        continued,
+    } = route;
     let message_id = new_message_id();
     let made = Made {
         id: format!("chatcmpl-{}", message_id.as_str()),
         created: unix_ms() / 1000,
     };
     let following = state.hub.follow(chat.clone(), Some(message_id.clone()));
+    let mut answer = Answer::new(state.secrets.now());
+    if !key.approver {
+        answer = answer.for_a_key_that_may_not_approve();
+    }
+    // An outcome nobody heard since this conversation's last answer opens
+    // this one.
+    let missed: String = match continued {
+        true => state
+            .hub
+            .take_missed(&chat)
+            .iter()
+            .map(|heard| answer.take_missed(heard))
+            .collect(),
+        false => String::new(),
+    };
+    let client = ClientContext {
+        instructions: asked.instructions.clone(),
+        earlier: if seed { asked.earlier.clone() } else { Vec::new() },
+    };
     let gateway = GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid");
     let inbound = Inbound {
-        conversation: ConversationKey::new(gateway, chat),
+        conversation: ConversationKey::new(gateway, chat.clone()),
         sender: person.sender(),
-        message_id,
+        message_id: message_id.clone(),
         reply_to: None,
-        body: InboundBody::Text { text: asked.text },
+        body: InboundBody::Text {
+            text: asked.text.clone(),
+        },
         received_at_ms: unix_ms(),
         overheard: false,
         by_reply_only: false,
+        client: (!client.is_empty()).then_some(client),
     };
     let Some(intake) = state.intake() else {
         return Err(going_away());
@@ -139,26 +185,45 @@ async fn answer(
         }
         Err(_closed) => return Err(going_away()),
     }
-    let timed = Timed {
+    let replying = Replying {
         state: state.clone(),
         taken: Instant::now(),
+        key: key.clone(),
+        chat,
+        message_id,
+        chain: chain.with(EarlierRole::User, &asked.text),
+        continued,
     };
     if asked.stream {
-        let chunks = chunks(following, made, asked.include_usage, timed).map(move |chunk| {
-            let _held = &place;
-            chunk
+        let (events, heard) = mpsc::channel(16);
+        let streaming = Streaming {
+            events,
+            made,
+            include_usage: asked.include_usage,
+        };
+        tokio::spawn(async move {
+            streaming.run(following, answer, missed, replying).await;
+            drop(place);
+        });
+        let chunks = stream::unfold(heard, |mut heard| async move {
+            let event = heard.recv().await?;
+            Some((Ok::<_, Infallible>(event), heard))
         });
         Ok(Sse::new(chunks).keep_alive(KeepAlive::default()).into_response())
     } else {
-        let whole = whole(following, made, timed).await;
+        let whole = whole(following, answer, made, replying).await;
         drop(place);
         whole
     }
 }
 
 /// Waits for the turn to end; the whole answer.
-async fn whole(mut following: Following, made: Made, timed: Timed) -> Result<Response, ApiError> {
-    let mut answer = Answer::new(timed.state.secrets.now());
+async fn whole(
+    mut following: Following,
+    mut answer: Answer,
+    made: Made,
+    replying: Replying,
+) -> Result<Response, ApiError> {
     let waited = tokio::time::timeout(ANSWER_LIMIT, async {
         while let Some(heard) = following.next().await {
             answer.take(&heard);
@@ -171,10 +236,19 @@ async fn whole(mut following: Following, made: Made, timed: Timed) -> Result<Res
     .await;
     match waited {
         Ok(Some(end)) => {
-            timed.done();
+            replying.done();
+            if answer.waits_for_a_decision() {
+                answer.note(LATER);
+                replying.keep_missed(following);
+            }
             // Redacted with the secrets as they are when it is sent: one a
             // reload added while the turn ran is kept out too.
-            let text = timed.state.secrets.now().redact(&answer.text());
+            let text = match replying.late() {
+                Some(late) => format!("{late}\n\n{}", answer.text()),
+                None => answer.text(),
+            };
+            let text = replying.state.secrets.now().redact(&text);
+            replying.answered(&text);
             let body = wire::completion(&made, &text, "stop", usage(end));
             Ok(json(body))
         }
@@ -187,84 +261,169 @@ async fn whole(mut following: Following, made: Made, timed: Timed) -> Result<Res
     }
 }
 
-/// Where a stream is.
-enum Phase {
-    Start,
-    Listening,
-    /// The turn is over; its finish is next.
-    Ending(TurnEnd),
-    /// The finish was sent; the usage (when asked for) and `[DONE]` are next.
-    Finished(Option<TurnEnd>),
-    Done,
-    Over,
-}
+/// What a whole answer that ends while an approval waits says last.
+const LATER: &str = "(The approval waits. Send your next message in this conversation when it is decided: \
+                     its answer begins with the outcome.)";
 
-/// The answer as chunks: the role, the text as it comes, the finish, the
-/// usage when asked for, `[DONE]`.
-fn chunks(
-    following: Following,
+/// The chunks of a streamed answer, sent as they come.
+struct Streaming {
+    events: mpsc::Sender<Event>,
     made: Made,
     include_usage: bool,
-    timed: Timed,
-) -> impl Stream<Item = Result<Event, Infallible>> {
-    let secrets = timed.state.secrets.now();
-    let timed = Arc::new(timed);
-    let start = (following, Answer::new(secrets), Phase::Start);
-    stream::unfold(start, move |(mut following, mut answer, phase)| {
-        let made = made.clone();
-        let timed = timed.clone();
-        async move {
-            let data = |piece| Event::default().data(wire::chunk(&made, piece).to_string());
-            match phase {
-                Phase::Start => Some((Ok(data(Piece::Role)), (following, answer, Phase::Listening))),
-                Phase::Listening => loop {
-                    let Ok(Some(heard)) = tokio::time::timeout(ANSWER_LIMIT, following.next()).await else {
-                        // Gone quiet or closing: end the answer here.
-                        let finish = data(Piece::Finish("length"));
-                        return Some((Ok(finish), (following, answer, Phase::Finished(None))));
-                    };
-                    let added = answer.take(&heard);
-                    let next = match answer.ended() {
-                        Some(end) => {
-                            timed.done();
-                            Phase::Ending(end)
-                        }
-                        None => Phase::Listening,
-                    };
-                    if !added.is_empty() {
-                        return Some((Ok(data(Piece::Text(&added))), (following, answer, next)));
-                    }
-                    if let Phase::Ending(end) = next {
-                        let finish = data(Piece::Finish("stop"));
-                        return Some((Ok(finish), (following, answer, Phase::Finished(Some(end)))));
-                    }
-                },
-                Phase::Ending(end) => {
-                    let finish = data(Piece::Finish("stop"));
-                    Some((Ok(finish), (following, answer, Phase::Finished(Some(end)))))
-                }
-                Phase::Finished(end) => match end {
-                    Some(end) if include_usage => {
-                        Some((Ok(data(Piece::Usage(usage(end)))), (following, answer, Phase::Done)))
-                    }
-                    _ => Some((Ok(Event::default().data("[DONE]")), (following, answer, Phase::Over))),
-                },
-                Phase::Done => Some((Ok(Event::default().data("[DONE]")), (following, answer, Phase::Over))),
-                Phase::Over => None,
-            }
+}
+
+impl Streaming {
+    /// Sends `piece`; false once the client is gone.
+    async fn send(&self, piece: Piece<'_>) -> bool {
+        let data = wire::chunk(&self.made, piece).to_string();
+        self.events.send(Event::default().data(data)).await.is_ok()
+    }
+
+    /// The role, what was missed, the text as it comes (and, after an
+    /// approval the key may not give, the outcome once decided), the
+    /// finish, the usage when asked for, `[DONE]`.
+    async fn run(self, mut following: Following, mut answer: Answer, missed: String, replying: Replying) {
+        if !self.send(Piece::Role).await {
+            return;
         }
-    })
+        if !missed.is_empty() && !self.send(Piece::Text(&missed)).await {
+            return;
+        }
+        let mut until = Instant::now() + ANSWER_LIMIT;
+        let mut deciding = false;
+        let mut finish = "stop";
+        loop {
+            let next = tokio::select! {
+                next = tokio::time::timeout_at(until, following.next()) => next,
+                // Gone while nothing was said (waiting for a decision, say).
+                () = self.events.closed() => return,
+            };
+            let Ok(Some(heard)) = next else {
+                if deciding {
+                    let note = answer.note(&format!(
+                        "(No decision after {} minutes. The approval still waits on the dashboard's Approvals \
+                         page; send your next message in this conversation when it is decided: its answer begins \
+                         with the outcome.)",
+                        DECISION_LIMIT.as_secs() / 60
+                    ));
+                    if !self.send(Piece::Text(&note)).await {
+                        return;
+                    }
+                    replying.keep_missed(following);
+                    replying.answered(&answer.text());
+                } else {
+                    // Gone quiet or closing: end the answer here.
+                    finish = "length";
+                }
+                break;
+            };
+            if deciding {
+                // Decided: the outcome's turn runs now.
+                until = Instant::now() + ANSWER_LIMIT;
+            }
+            let added = answer.take(&heard);
+            if !added.is_empty() && !self.send(Piece::Text(&added)).await {
+                return;
+            }
+            if answer.ended().is_none() {
+                continue;
+            }
+            if !deciding {
+                replying.done();
+            }
+            if answer.waits_for_a_decision() && !replying.key.approver {
+                if !deciding {
+                    let note = answer.note(&format!(
+                        "(Waiting for the owner's decision, up to {} minutes.)",
+                        DECISION_LIMIT.as_secs() / 60
+                    ));
+                    if !self.send(Piece::Text(&note)).await {
+                        return;
+                    }
+                    deciding = true;
+                    until = Instant::now() + DECISION_LIMIT;
+                }
+                answer.go_on();
+                continue;
+            }
+            if answer.waits_for_a_decision() {
+                replying.keep_missed(following);
+            }
+            if let Some(late) = replying.late() {
+                let late = answer.note(&late);
+                if !self.send(Piece::Text(&late)).await {
+                    return;
+                }
+            }
+            replying.answered(&answer.text());
+            break;
+        }
+        if !self.send(Piece::Finish(finish)).await {
+            return;
+        }
+        if let Some(end) = answer.ended().filter(|_| self.include_usage)
+            && !self.send(Piece::Usage(usage(end))).await
+        {
+            return;
+        }
+        let _ = self.events.send(Event::default().data("[DONE]")).await;
+    }
 }
 
-/// When a request's message was taken, to time its answer.
-struct Timed {
+/// A request whose message was taken: what its answer moves on.
+struct Replying {
     state: Arc<AppState>,
+    /// When its message was taken, to time its answer.
     taken: Instant,
+    key: Key,
+    chat: ChatId,
+    message_id: MessageId,
+    /// The conversation's messages up to the request's own.
+    chain: Chain,
+    /// It went on with a conversation the daemon has.
+    continued: bool,
 }
 
-impl Timed {
+impl Replying {
+    /// The turn ended: its time is counted.
     fn done(&self) {
         self.state.latency.record(self.taken.elapsed());
+    }
+
+    /// The answer `text` was sent whole: the conversation stands at it now,
+    /// and a request that resends it continues it.
+    fn answered(&self, text: &str) {
+        let tip = self.chain.clone().with(EarlierRole::Assistant, text).tip();
+        if let Err(error) = self.state.threads.advance(&self.key.id, &self.chat, &tip) {
+            tracing::warn!(conversation = %self.chat, %error, "where an API conversation stands was not kept");
+        }
+    }
+
+    /// An outcome nobody heard that came while the request was answered
+    /// (said in reply to the conversation's earlier message), as text.
+    fn late(&self) -> Option<String> {
+        if !self.continued {
+            return None;
+        }
+        let mut late = Answer::new(self.state.secrets.now());
+        let text: String = self
+            .state
+            .hub
+            .take_missed(&self.chat)
+            .iter()
+            .map(|heard| late.take_missed(heard))
+            .collect();
+        (!text.is_empty()).then_some(text)
+    }
+
+    /// Keeps what is said later in reply to the request, and what
+    /// `following` has not read, for the conversation's next request.
+    fn keep_missed(&self, mut following: Following) {
+        let unread = following.unread();
+        self.state
+            .hub
+            .keep_missed(self.chat.clone(), self.message_id.clone(), unread);
+        drop(following);
     }
 }
 

@@ -3,7 +3,9 @@
 //! packages among them). Each API key is a person of its own, with its own
 //! conversations: its requests are messages from that person, answered by
 //! the assistant's turns as on any gateway, and journaled, kept and
-//! remembered by the core alike.
+//! remembered by the core alike. A request's messages are its
+//! conversation: the history a client resends picks the conversation it
+//! continues, and anything else starts a new one (`route.rs`).
 //!
 //! | route | what |
 //! | --- | --- |
@@ -15,15 +17,19 @@
 //! | the bearer key | `auth.rs` |
 //! | requests being answered at once, per key and in all | `in_flight.rs` |
 //! | the request read, the objects written | `wire.rs` |
+//! | a conversation's messages as a hash chain | `chain.rs` |
+//! | which conversation a request belongs to | `route.rs` |
 //! | the OpenAI error object | `error.rs` |
 //! | an answer put together from what the core says | `answer.rs` |
 //! | the completions route | `completions.rs` |
 
 mod answer;
 mod auth;
+pub mod chain;
 mod completions;
 pub mod error;
 pub mod in_flight;
+mod route;
 pub mod wire;
 
 use std::net::SocketAddr;
@@ -36,7 +42,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
 pub use auth::{Caller, caller};
-pub use completions::{ANSWER_LIMIT, CONVERSATION_HEADER};
+pub use completions::{ANSWER_LIMIT, CONVERSATION_HEADER, DECISION_LIMIT};
 pub use error::ApiError;
 
 use crate::router::AppState;

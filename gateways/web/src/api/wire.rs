@@ -3,11 +3,14 @@
 //! for what it cannot serve, and the `chat.completion` and
 //! `chat.completion.chunk` objects written back.
 //!
-//! The daemon keeps each conversation's history itself, so of the messages
-//! a client sends only the last, a user's, enters; the ones before it are
-//! what the daemon already has (a client resending the whole history does
-//! not duplicate it).
+//! A request's messages are its conversation: the last, a user's, is the
+//! message to answer; the user and assistant messages before it are what
+//! was said before (which `completions.rs` matches with a conversation the
+//! daemon has, or seeds a new one with); the system (or developer)
+//! messages are the client's own instructions. Anything else a message
+//! may be (a tool's result, a tool call) is refused, naming the message.
 
+use passepartout_gateway::{EarlierMessage, EarlierRole};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -41,16 +44,27 @@ struct StreamOptions {
 
 #[derive(Deserialize)]
 struct Message {
-    role: String,
+    role: Option<String>,
     #[serde(default)]
     content: Value,
+    tool_calls: Option<Value>,
+    function_call: Option<Value>,
 }
+
+/// The most messages a request may carry: a long conversation resent whole
+/// is a few hundred.
+pub const MAX_MESSAGES: usize = 2000;
 
 /// What a request asks of the daemon.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Asked {
     /// The last user message's text.
     pub text: String,
+    /// The user and assistant messages before it, oldest first.
+    pub earlier: Vec<EarlierMessage>,
+    /// The system and developer messages, joined: the client's own
+    /// instructions.
+    pub instructions: Option<String>,
     pub stream: bool,
     /// A last chunk with the usage, before `[DONE]`.
     pub include_usage: bool,
@@ -112,25 +126,51 @@ pub fn read(body: &[u8]) -> Result<Asked, ApiError> {
         ));
     }
     let messages = request.messages.unwrap_or_default();
-    let Some(last) = messages.last() else {
+    if messages.len() > MAX_MESSAGES {
+        return Err(ApiError::invalid(
+            Some("messages"),
+            "too_many_messages",
+            format!(
+                "The request has {} messages; at most {MAX_MESSAGES} are taken.",
+                messages.len()
+            ),
+        ));
+    }
+    let Some((last, before)) = messages.split_last() else {
         return Err(ApiError::invalid(
             Some("messages"),
             "missing_required_parameter",
             "The request has no messages: send at least the user's.",
         ));
     };
-    if last.role != "user" {
+    let mut earlier = Vec::new();
+    let mut instructions: Vec<String> = Vec::new();
+    for (index, message) in before.iter().enumerate() {
+        match role_of(index, message)? {
+            Role::Instructions => {
+                let text = text_of(index, &message.content)?;
+                if !text.trim().is_empty() {
+                    instructions.push(text);
+                }
+            }
+            Role::Said(role) => earlier.push(EarlierMessage {
+                role,
+                text: text_of(index, &message.content)?,
+            }),
+        }
+    }
+    let last_index = before.len();
+    if role_of(last_index, last)? != Role::Said(EarlierRole::User) {
         return Err(ApiError::invalid(
             Some("messages"),
             "invalid_value",
             format!(
-                "The last message is the {:?}'s; it must be the user's. The daemon keeps the conversation, so \
-                 send the user's new message last.",
-                last.role
+                "The last message is the {:?}'s; it must be the user's: the message to answer comes last.",
+                last.role.as_deref().unwrap_or_default()
             ),
         ));
     }
-    let text = text_of(&last.content)?;
+    let text = text_of(last_index, &last.content)?;
     if text.trim().is_empty() {
         return Err(ApiError::invalid(
             Some("messages"),
@@ -140,15 +180,48 @@ pub fn read(body: &[u8]) -> Result<Asked, ApiError> {
     }
     Ok(Asked {
         text,
+        earlier,
+        instructions: (!instructions.is_empty()).then(|| instructions.join("\n\n")),
         stream: request.stream,
         include_usage: request.stream_options.is_some_and(|o| o.include_usage),
         user: request.user,
     })
 }
 
-/// A message's text: a string, or text parts (joined); anything else
+/// What a message is to the daemon.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    /// The client's instructions (`system`, `developer`).
+    Instructions,
+    /// Said in the conversation.
+    Said(EarlierRole),
+}
+
+/// The role of message `index`, refusing what the daemon does not take.
+fn role_of(index: usize, message: &Message) -> Result<Role, ApiError> {
+    let refuse = |message: String| ApiError::invalid(Some("messages"), "invalid_value", message);
+    if message.tool_calls.is_some() || message.function_call.is_some() {
+        return Err(refuse(format!(
+            "Message {index} carries tool calls: tools run in the daemon, not in the client, so none are taken."
+        )));
+    }
+    match message.role.as_deref() {
+        Some("system" | "developer") => Ok(Role::Instructions),
+        Some("user") => Ok(Role::Said(EarlierRole::User)),
+        Some("assistant") => Ok(Role::Said(EarlierRole::Assistant)),
+        Some("tool" | "function") => Err(refuse(format!(
+            "Message {index} is a tool's result: tools run in the daemon, not in the client, so none are taken."
+        ))),
+        Some(other) => Err(refuse(format!(
+            "Message {index} has the role {other:?}; the roles taken are system, developer, user and assistant."
+        ))),
+        None => Err(refuse(format!("Message {index} has no role."))),
+    }
+}
+
+/// Message `index`'s text: a string, or text parts (joined); anything else
 /// (images, audio, files) is refused.
-fn text_of(content: &Value) -> Result<String, ApiError> {
+fn text_of(index: usize, content: &Value) -> Result<String, ApiError> {
     match content {
         Value::String(text) => Ok(text.clone()),
         Value::Array(parts) => {
@@ -161,7 +234,7 @@ fn text_of(content: &Value) -> Result<String, ApiError> {
                             Some("messages"),
                             "unsupported_content",
                             format!(
-                                "Only text parts are read, not {}.",
+                                "Message {index}: only text parts are read, not {}.",
                                 kind.map_or("a part without a type".into(), |k| format!("{k:?}"))
                             ),
                         ));
@@ -170,10 +243,12 @@ fn text_of(content: &Value) -> Result<String, ApiError> {
             }
             Ok(text)
         }
+        // An assistant's message may be empty; so may a system one.
+        Value::Null => Ok(String::new()),
         _ => Err(ApiError::invalid(
             Some("messages"),
             "invalid_value",
-            "The user's message has no text content.",
+            format!("Message {index}'s content is neither text nor a list of text parts."),
         )),
     }
 }
@@ -276,7 +351,7 @@ mod tests {
     }
 
     #[test]
-    fn only_the_last_user_message_is_taken_from_a_resent_history() {
+    fn a_resent_history_is_read_as_instructions_what_was_said_and_the_message_to_answer() {
         let got = asked(json!({
             "model": "passepartout",
             "messages": [
@@ -295,6 +370,17 @@ mod tests {
             got,
             Asked {
                 text: "second part".into(),
+                earlier: vec![
+                    EarlierMessage {
+                        role: EarlierRole::User,
+                        text: "first".into()
+                    },
+                    EarlierMessage {
+                        role: EarlierRole::Assistant,
+                        text: "an answer".into()
+                    },
+                ],
+                instructions: Some("be brief".into()),
                 stream: true,
                 include_usage: true,
                 user: Some("trip".into()),
@@ -347,6 +433,51 @@ mod tests {
         }
         let malformed = read(b"{not json").unwrap_err();
         assert_eq!(malformed.code, Some("invalid_json"));
+    }
+
+    #[test]
+    fn malformed_messages_are_refused_saying_which_and_why() {
+        let last = json!({"role": "user", "content": "now"});
+        let cases = [
+            (json!({"content": "no role"}), "no role"),
+            (
+                json!({"role": "tool", "content": "42", "tool_call_id": "c"}),
+                "tool's result",
+            ),
+            (
+                json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c"}]}),
+                "tool calls",
+            ),
+            (json!({"role": "narrator", "content": "x"}), "\"narrator\""),
+            (json!({"role": "user", "content": 7}), "neither text"),
+            (
+                json!({"role": "user", "content": [{"type": "image_url", "image_url": {"url": "x"}}]}),
+                "only text parts",
+            ),
+        ];
+        for (bad, says) in cases {
+            let body = json!({"model": "passepartout", "messages": [bad, last]});
+            let error = asked(body.clone()).expect_err(&body.to_string());
+            assert_eq!(error.param, Some("messages"), "{body}");
+            assert!(error.message.starts_with("Message 0"), "{}", error.message);
+            assert!(error.message.contains(says), "{}", error.message);
+        }
+        let no_user_last = json!({"model": "passepartout", "messages": [
+            {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"},
+        ]});
+        let error = asked(no_user_last).unwrap_err();
+        assert!(error.message.contains("must be the user's"), "{}", error.message);
+        let system_last = json!({"model": "passepartout", "messages": [{"role": "system", "content": "s"}]});
+        assert!(asked(system_last).is_err());
+        let many: Vec<Value> = (0..=MAX_MESSAGES)
+            .map(|_| json!({"role": "user", "content": "x"}))
+            .collect();
+        let error = asked(json!({"model": "passepartout", "messages": many})).unwrap_err();
+        assert_eq!(error.code, Some("too_many_messages"));
+        let empty_answer = json!({"model": "passepartout", "messages": [
+            {"role": "user", "content": "q"}, {"role": "assistant", "content": null}, {"role": "user", "content": "again"},
+        ]});
+        assert_eq!(asked(empty_answer).unwrap().earlier[1].text, "");
     }
 
     #[test]

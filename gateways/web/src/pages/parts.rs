@@ -137,7 +137,13 @@ fn civil(days: u64) -> (u64, u64, u64) {
 
 /// A conversation as people read it: `telegram:42`.
 pub fn conversation_name(item: &Value) -> String {
-    format!("{}:{}", text(&item["gateway"]), text(&item["chat"]))
+    // `shown`: an API key's conversation, by the key's name.
+    let chat = if item["shown"].is_string() {
+        &item["shown"]
+    } else {
+        &item["chat"]
+    };
+    format!("{}:{}", text(&item["gateway"]), text(chat))
 }
 
 /// The path of a conversation's page: its key in base64url, so that any
