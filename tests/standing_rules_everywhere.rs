@@ -263,6 +263,10 @@ impl World {
                 self.api_said.push(json!({"role": "assistant", "content": content}));
                 if content.contains("Send `approve ") {
                     Heard::Asked(PromptAt::Web)
+                } else if content.starts_with("final: ") {
+                    // The outcome of the approval before, which no request
+                    // heard, opens this answer; the answer is the last part.
+                    Heard::Ran(content.rsplit("\n\n").next().unwrap_or_default().to_owned())
                 } else {
                     Heard::Ran(content)
                 }

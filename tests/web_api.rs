@@ -534,7 +534,11 @@ async fn metrics_are_prometheus_text_for_a_key_or_a_signed_in_browser_only() {
         .and_then(|rest| rest.split('`').next())
         .unwrap_or_else(|| panic!("no approval prompt in the answer: {text}"))
         .to_owned();
-    api.ask(&key, user(&format!("approve {token}"))).await;
+    api.ask(
+        &key,
+        going_on(&user("please run it"), &asked, &format!("approve {token}")),
+    )
+    .await;
     // Not to every local user: a key, or a signed-in browser's cookie.
     let anonymous = api.http.get(format!("{}/metrics", api.base)).send().await.unwrap();
     refusal(anonymous, StatusCode::UNAUTHORIZED).await;
@@ -1101,7 +1105,8 @@ async fn the_clients_system_prompt_reaches_the_model_after_the_assistants_own() 
     api.daemon.stop().await;
 }
 
-/// The token of the one approval waiting, once one does.
+/// The token of the one approval waiting, once one does: asked of the
+/// daemon, as `passepartout approvals` asks, until it is there.
 async fn waiting_token(api: &Api) -> String {
     let mut client = api.daemon.client("test").await;
     tokio::time::timeout(WAIT, async {
@@ -1110,9 +1115,7 @@ async fn waiting_token(api: &Api) -> String {
             if let Some(token) = listing["approvals"][0]["token"].as_str() {
                 return token.to_owned();
             }
-            api.llm
-                .wait_for_requests(api.llm.requests().len() + 1, Duration::from_millis(200))
-                .await;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
     .await

@@ -41,7 +41,13 @@ impl Store {
         let _writing = self.writing();
         let tree = &self.inner.api_threads;
         let mut batch = sled::Batch::default();
-        if let Some(older) = tree.get(by_chat(chat))? {
+        // The older tip goes, unless another conversation stands there too
+        // now (two that said the same) and holds it.
+        if let Some(older) = tree.get(by_chat(chat))?
+            && tree
+                .get(by_tip(key, &older))?
+                .is_some_and(|holder| holder == chat.as_bytes())
+        {
             batch.remove(by_tip(key, &older));
         }
         batch.insert(by_tip(key, tip), chat.as_bytes());
@@ -65,5 +71,10 @@ mod tests {
         assert_eq!(store.api_thread("k1", b"tip-2").unwrap().as_deref(), Some("key-k1/~a"));
         store.advance_api_thread("k1", "key-k1/~b", b"tip-3").unwrap();
         assert_eq!(store.api_thread("k1", b"tip-2").unwrap().as_deref(), Some("key-k1/~a"));
+        // ~b comes to say what ~a said: the newer holds the tip, and ~a
+        // moving on leaves it with ~b.
+        store.advance_api_thread("k1", "key-k1/~b", b"tip-2").unwrap();
+        store.advance_api_thread("k1", "key-k1/~a", b"tip-4").unwrap();
+        assert_eq!(store.api_thread("k1", b"tip-2").unwrap().as_deref(), Some("key-k1/~b"));
     }
 }

@@ -1,7 +1,8 @@
 //! Who talks through the web gateway, and which conversations are theirs.
 //! A person is the signed-in owner (a browser) or an API key; each has
 //! conversations of their own, named `owner`, `key-<id>`, or those with a
-//! name after a slash (`key-<id>/travel`). Since a key's id has a fixed
+//! name after a slash (`key-<id>/travel`; an API conversation the history
+//! picks is `key-<id>/~<hex>`, see `api/route.rs`). Since a key's id has a fixed
 //! length and no slash, no name a client picks reaches another person's
 //! conversation: a key sees only its own.
 //!

@@ -238,7 +238,9 @@ async fn whole(
         Ok(Some(end)) => {
             replying.done();
             if answer.waits_for_a_decision() {
-                answer.note(LATER);
+                if !replying.key.approver {
+                    answer.note(LATER);
+                }
                 replying.keep_missed(following);
             }
             // Redacted with the secrets as they are when it is sent: one a
