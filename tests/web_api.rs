@@ -3,7 +3,11 @@
 //! behind it, and two clients: reqwest, so each test says exactly what goes
 //! over the wire, and the official `openai` Python client. `/metrics`
 //! counts what happened, a gateway's restart too (Telegram's, against the
-//! fake Bot API refusing a poll).
+//! fake Bot API refusing a poll). A request's messages are its
+//! conversation: the official client's chats stay apart, continue by their
+//! history, branch when regenerated or edited, and bring their system
+//! prompt; an approval a plain key cannot give is the owner's, on the
+//! dashboard.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -68,7 +68,8 @@ pub struct Asked {
     pub stream: bool,
     /// A last chunk with the usage, before `[DONE]`.
     pub include_usage: bool,
-    /// The `user` field: which of the caller's conversations.
+    /// The `user` field: the client's end user, whose conversations are
+    /// kept apart from the key's others (see `route.rs`).
     pub user: Option<String>,
 }
 
