@@ -134,17 +134,6 @@ async fn answer(
     if !key.approver {
         answer = answer.for_a_key_that_may_not_approve();
     }
-    // An outcome nobody heard since this conversation's last answer opens
-    // this one.
-    let missed: String = match continued {
-        true => state
-            .hub
-            .take_missed(&chat)
-            .iter()
-            .map(|heard| answer.take_missed(heard))
-            .collect(),
-        false => String::new(),
-    };
     let client = ClientContext {
         instructions: asked.instructions.clone(),
         earlier: if seed { asked.earlier.clone() } else { Vec::new() },
@@ -185,6 +174,17 @@ async fn answer(
         }
         Err(_closed) => return Err(going_away()),
     }
+    // An outcome nobody heard since this conversation's last answer opens
+    // this one (taken once the message is, so a refused request leaves it).
+    let missed: String = match continued {
+        true => state
+            .hub
+            .take_missed(&chat)
+            .iter()
+            .map(|heard| answer.take_missed(heard))
+            .collect(),
+        false => String::new(),
+    };
     let replying = Replying {
         state: state.clone(),
         taken: Instant::now(),
@@ -296,9 +296,15 @@ impl Streaming {
         let mut finish = "stop";
         loop {
             let next = tokio::select! {
-                next = tokio::time::timeout_at(until, following.next()) => next,
+                next = tokio::time::timeout_at(until, following.next()) => Some(next),
                 // Gone while nothing was said (waiting for a decision, say).
-                () = self.events.closed() => return,
+                () = self.events.closed() => None,
+            };
+            let Some(next) = next else {
+                if deciding {
+                    replying.keep_missed(following);
+                }
+                return;
             };
             let Ok(Some(heard)) = next else {
                 if deciding {
