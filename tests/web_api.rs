@@ -324,6 +324,23 @@ async fn what_the_api_cannot_serve_gets_the_openai_error_object() {
         "{error}"
     );
 
+    let tool_result = json!({"model": "passepartout", "messages": [
+        {"role": "user", "content": "q"},
+        {"role": "tool", "content": "42", "tool_call_id": "c1"},
+        {"role": "user", "content": "and?"},
+    ]});
+    let error = refusal(api.post(Some(&key), &tool_result).await, StatusCode::BAD_REQUEST).await;
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Message 1 is a tool's result"),
+        "{error}"
+    );
+    let no_role = json!({"model": "passepartout", "messages": [{"content": "who?"}, {"role": "user", "content": "x"}]});
+    let error = refusal(api.post(Some(&key), &no_role).await, StatusCode::BAD_REQUEST).await;
+    assert_eq!(error["message"], "Message 0 has no role.");
+
     let malformed = api.post_raw(Some(&key), b"{\"model\": ".to_vec(), None).await;
     assert_eq!(
         refusal(malformed, StatusCode::BAD_REQUEST).await["code"],
