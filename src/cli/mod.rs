@@ -10,6 +10,7 @@ mod chat;
 mod chat_log;
 mod chat_terminal;
 mod client;
+mod configuration;
 mod line_editor;
 mod logging;
 mod loops;
@@ -163,6 +164,12 @@ pub enum Command {
     /// prompt, the skills and the configured loops apply at once; other
     /// changed settings are named, to apply at the next start.
     Reload,
+    /// Print an example configuration documenting every setting, or the
+    /// path of the file the commands read.
+    Config {
+        #[command(subcommand)]
+        command: configuration::ConfigCommand,
+    },
     /// Check the configuration and report every problem.
     CheckConfig {
         /// The file to check (default: --config, or the default file).
@@ -375,6 +382,7 @@ async fn execute(cli: Cli) -> ExitCode {
         }
         Command::Completions { shell } => manual::completions(shell),
         Command::Man => manual::man_page(),
+        Command::Config { command } => configuration::run(command, cli.config.as_deref()),
         // `chat` logs to a file of its own, not over the conversation.
         Command::Chat { chat } => {
             let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
@@ -466,6 +474,7 @@ async fn execute(cli: Cli) -> ExitCode {
                 | Command::Chat { .. }
                 | Command::Setup(_)
                 | Command::CheckConfig { .. }
+                | Command::Config { .. }
                 | Command::Reload
                 | Command::Completions { .. }
                 | Command::Man => {
