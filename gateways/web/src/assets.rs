@@ -1,6 +1,7 @@
-//! The dashboard's stylesheet and script, compiled into the binary: no page
-//! loads anything from elsewhere, and the strict Content-Security-Policy
-//! allows only these (no inline script or style anywhere).
+//! The dashboard's stylesheet, script and icon, compiled into the binary:
+//! no page loads anything from elsewhere, and the strict
+//! Content-Security-Policy allows only these (no inline script or style
+//! anywhere).
 
 use axum::http::header;
 use axum::response::IntoResponse;
@@ -18,6 +19,18 @@ pub async fn live() -> impl IntoResponse {
 /// `GET /assets/chat.js`.
 pub async fn chat() -> impl IntoResponse {
     asset("text/javascript; charset=utf-8", include_str!("../assets/chat.js"))
+}
+
+/// `GET /assets/favicon.svg`: the icon every page links, with the build's
+/// version in the link, so it is kept for a year.
+pub async fn favicon() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "image/svg+xml"),
+            (header::CACHE_CONTROL, "public, max-age=31536000, immutable"),
+        ],
+        include_str!("../assets/favicon.svg"),
+    )
 }
 
 fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
