@@ -149,7 +149,10 @@ async fn an_unknown_rule_or_loop_is_refused_by_name() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
 
     for path in ["/loops/run", "/loops/stop", "/loops/start"] {
-        let (status, page) = signed.post(path, &[("name", "nope<x>")], true).await;
+        // A Stop is done once confirmed.
+        let (status, page) = signed
+            .post(path, &[("name", "nope<x>"), ("confirm", "yes")], true)
+            .await;
         assert_eq!(status, StatusCode::CONFLICT, "{path}: {page}");
         assert!(
             page.contains("there is no loop &quot;nope&lt;x&gt;&quot;"),
