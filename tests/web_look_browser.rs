@@ -90,6 +90,10 @@ async fn every_page_fits_a_phone_and_a_laptop_in_both_themes() {
                     scroll <= inner,
                     "{path} at {width} px scrolls sideways: {scroll} > {inner} (see {name}.png)"
                 );
+                if width < 600 {
+                    let small = small_buttons(&browser).await;
+                    assert!(small.is_empty(), "{path}: buttons under {TOUCH} px: {small:?}");
+                }
             }
         }
     }
@@ -155,6 +159,27 @@ async fn every_page_fits_a_phone_and_a_laptop_in_both_themes() {
         browser.driver().find(By::Css("nav")).await.is_err(),
         "signed out: no menu"
     );
+    screenshot(&browser, "look-signed-out-390").await;
+    set_theme(&browser, true).await;
+    set_size(&browser, 1280, 800).await;
+    screenshot(&browser, "look-signed-out-1280-dark").await;
+}
+
+/// The buttons shown on the page that are less than touch-sized high: their text.
+async fn small_buttons(browser: &Browser) -> Vec<String> {
+    let found = browser
+        .driver()
+        .execute(
+            format!(
+                "return [...document.querySelectorAll('button, .button, select, .menu-button')]\
+                 .filter(b => b.getClientRects().length > 0 && b.getBoundingClientRect().height < {TOUCH})\
+                 .map(b => b.textContent.trim());"
+            ),
+            Vec::new(),
+        )
+        .await
+        .unwrap();
+    found.convert().unwrap()
 }
 
 /// The paths the navigation links to, in its order.
