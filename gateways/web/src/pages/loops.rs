@@ -82,7 +82,7 @@ pub fn body(
 /// confirmation, and the way back that leaves it running.
 pub fn confirm_stop(name: &str, csrf: &str) -> String {
     let mut out = format!(
-        r#"<div class="confirm" role="alertdialog" aria-labelledby="confirm-what"><p id="confirm-what">Stopping <strong>{name}</strong> keeps it from running until <strong>Start</strong> on the Loops &amp; tools page starts it again. If the daemon restarts first, a loop from the configuration file starts again; one made in a chat is gone for good.</p>"#,
+        r#"<div class="confirm"><p>Stopping <strong>{name}</strong> keeps it from running until <strong>Start</strong> on the Loops &amp; tools page starts it again. If the daemon restarts first, a loop from the configuration file starts again; one made in a chat is gone for good.</p>"#,
         name = Escaped(name)
     );
     if name == HEARTBEAT {
