@@ -1,7 +1,9 @@
 //! The Usage page (`GET /usage`): tokens in and out over the last 30 UTC
 //! days — per day, per provider and per conversation — as charts drawn on
-//! the server ([`super::chart`]), with the consensus voters' share; where
-//! the configuration gives prices, the estimated cost beside the tokens.
+//! the server ([`super::chart`]), with the consensus voters' share, and
+//! the providers' and conversations' figures as tables too (readable on a
+//! phone, where a chart's labels are small); where the configuration
+//! gives prices, the estimated cost beside the tokens.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -95,7 +97,7 @@ pub fn body(usage: &Value) -> String {
         out,
         "<section><h2>Per provider</h2>{}{}</section>",
         chart::rows("Tokens per provider", &providers, "No provider was used on these days."),
-        priced_table(
+        figures(
             "Provider",
             items(&usage["providers"]).map(|p| (text(&p["provider"]), p)),
             priced
@@ -128,31 +130,39 @@ pub fn body(usage: &Value) -> String {
             more => format!(r#"<p class="meta">And {more} more that used fewer.</p>"#),
         }
     );
-    if priced {
-        out += &priced_table(
-            "Conversation",
-            items(&usage["conversations"])
-                .take(CONVERSATIONS_CHARTED)
-                .map(|c| (format!("{}:{}", text(&c["gateway"]), text(&c["chat"])), c)),
-            priced,
-        );
-    }
+    out += &figures(
+        "Conversation",
+        items(&usage["conversations"])
+            .take(CONVERSATIONS_CHARTED)
+            .map(|c| (format!("{}:{}", text(&c["gateway"]), text(&c["chat"])), c)),
+        priced,
+    );
     out
 }
 
-/// The tokens and their cost beside them, one row per `(name, sums)`
-/// (names escaped already); nothing when no provider has a price.
-fn priced_table<'a>(what: &str, rows: impl Iterator<Item = (String, &'a Value)>, priced: bool) -> String {
-    if !priced {
-        return String::new();
-    }
+/// A chart's figures as a table, one row per `(name, sums)` (names
+/// escaped already): the tokens, and their cost beside them when
+/// `priced`; nothing when there are no rows.
+fn figures<'a>(what: &str, rows: impl Iterator<Item = (String, &'a Value)>, priced: bool) -> String {
     let rows: Vec<Vec<String>> = rows
         .map(|(name, sums)| {
             let n = |field: &str| grouped(sums[field].as_u64().unwrap_or(0));
-            vec![name, n("tokens_in"), n("tokens_out"), money(sums)]
+            let mut row = vec![name, n("tokens_in"), n("tokens_out")];
+            if priced {
+                row.push(money(sums));
+            }
+            row
         })
         .collect();
-    table(&[what, "Tokens in", "Tokens out", "Cost"], rows, "")
+    if rows.is_empty() {
+        return String::new();
+    }
+    let head: &[&str] = if priced {
+        &[what, "Tokens in", "Tokens out", "Cost"]
+    } else {
+        &[what, "Tokens in", "Tokens out"]
+    };
+    table(head, rows, "")
 }
 
 /// A sum's `cost_usd` as a person reads it: cents above a dollar, more
@@ -238,6 +248,10 @@ mod tests {
             &json!({"first": "a", "last": "b", "priced": false, "providers": usage["providers"], "total": usage["total"]}),
         );
         assert!(!free.contains("Cost") && !free.contains('$'), "{free}");
+        assert!(
+            free.contains(r#"<td data-label="Provider">paid</td>"#),
+            "the tokens still: {free}"
+        );
         assert!(free.contains("price_in_per_mtok"), "{free}");
     }
 
