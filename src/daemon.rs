@@ -312,6 +312,7 @@ impl Daemon {
         // durable in, the tracker its slow answers run on, the reload of the
         // configuration, and a way to wake a conversation.
         let (document, current, nudge) = (status.clone(), conversations.clone(), conversations.clone());
+        let priced = conversations.clone();
         let admin = AdminContext {
             status: Arc::new(move || document.document()),
             approvals: approvals.clone(),
@@ -320,6 +321,7 @@ impl Daemon {
             loops: loops.clone(),
             cascade,
             tools: Arc::new(move || current.pipeline().tool_list()),
+            providers: Arc::new(move || priced.pipeline().providers().to_vec()),
             reload: reloader.clone(),
             clock,
             sign_in: crate::sign_in::SignIn::new(store.clone(), clock),

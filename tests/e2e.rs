@@ -64,6 +64,7 @@ mod web_chat;
 mod web_chat_browser;
 mod web_connections;
 mod web_forms;
+mod web_look_browser;
 mod web_pages;
 mod web_pages_browser;
 mod web_secrets;

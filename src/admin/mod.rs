@@ -57,6 +57,8 @@ pub struct AdminContext {
     pub loops: Arc<dyn LoopDesk>,
     /// The tools and the gates now (`passepartout tools`).
     pub tools: Arc<dyn Fn() -> ToolList + Send + Sync>,
+    /// The configured model providers now, with their prices (the usage's cost).
+    pub providers: Arc<dyn Fn() -> Vec<crate::pipeline::model_command::ProviderInfo> + Send + Sync>,
     /// Reads the configuration again (`passepartout reload`, SIGHUP).
     pub reload: Arc<dyn Reload>,
     /// The model providers, probed again on `recheck`.

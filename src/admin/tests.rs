@@ -102,6 +102,7 @@ fn serve_reloading(reload: Arc<dyn Reload>) -> Served {
             tools: crate::tools::ToolBox::default(),
             skills: crate::skills::Skills::new(Vec::new()),
         }),
+        providers: Arc::new(Vec::new),
         reload,
         sign_in: crate::sign_in::SignIn::new(store.clone(), Clock::start()),
         web_keys: crate::web_keys::WebKeys::new(store.clone(), Clock::start()),

@@ -34,7 +34,7 @@
 //! | trading a link for a session; signing out | `sign_in.rs` |
 //! | failed sign-ins per client | `rate_limit.rs` |
 //! | live updates (server-sent events) | `events.rs` |
-//! | embedded CSS and JS | `assets.rs`, `assets/` |
+//! | embedded CSS, JS and the icon | `assets.rs`, `assets/` |
 //! | HTML escaping | `escape.rs` |
 //! | pages: shell and navigation, overview, conversations, usage, configuration, errors | `pages/` |
 //! | SVG charts drawn on the server | `pages/chart.rs` |

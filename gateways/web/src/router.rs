@@ -16,6 +16,7 @@
 //! | `GET /sign-in/{token}` | a one-time link traded for a session | rate-limited per client |
 //! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
 //! | `GET /assets/style.css`, `/assets/live.js`, `/assets/chat.js` | embedded assets | none |
+//! | `GET /assets/favicon.svg` | the icon, cached for a year | none |
 //! | `GET /conversations`, `?q=` | every conversation; a search over all history | signed in |
 //! | `GET /conversations/{key}` | one conversation's history and summary | signed in |
 //! | `GET /usage` | tokens per day, provider, conversation | signed in |
@@ -131,6 +132,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/assets/style.css", get(assets::style))
         .route("/assets/live.js", get(assets::live))
         .route("/assets/chat.js", get(assets::chat))
+        .route("/assets/favicon.svg", get(assets::favicon))
         .route("/conversations", get(conversations::listing))
         .route("/conversations/{key}", get(conversations::conversation))
         .route("/usage", get(usage::usage))
@@ -179,6 +181,7 @@ async fn overview(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Re
     )
 }
 
-async fn not_found() -> Response {
-    errors::not_found()
+/// Anything else: the 404 page, with the navigation when signed in.
+async fn not_found(signed_in: Option<SignedIn>) -> Response {
+    errors::not_found_for(signed_in.as_ref().map(|s| Viewer { csrf: &s.csrf }))
 }

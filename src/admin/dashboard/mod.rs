@@ -25,7 +25,9 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: DashboardRequest, reply
                 conversations::history(&read.store, &conversation, &*read.redact)
             }
             DashboardRequest::Search { query } => conversations::search(&read.store, &query, &*read.redact),
-            DashboardRequest::Usage { days } => usage::series(&read.store, read.clock.now_ms(), days),
+            DashboardRequest::Usage { days } => {
+                usage::series(&read.store, read.clock.now_ms(), days, &(read.providers)())
+            }
             DashboardRequest::Config => config::shown(&*read.reload),
         })
         .await

@@ -93,11 +93,7 @@ fn conversation(history: &Value, waiting: &[&Value], files: &[Arc<Download>], cs
 
 /// A file's size as a person reads it.
 fn size(bytes: usize) -> String {
-    match bytes {
-        0..1024 => format!("{bytes} bytes"),
-        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
-        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
-    }
+    super::parts::bytes(bytes as u64)
 }
 
 /// One message: the owner's words as text, with what they sent; the

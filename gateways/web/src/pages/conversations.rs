@@ -73,7 +73,7 @@ pub async fn conversation(
     Path(key): Path<String>,
 ) -> Response {
     let Some(conversation) = conversation_of(&key) else {
-        return errors::not_found();
+        return errors::not_found_for(Some(Viewer { csrf: &signed_in.csrf }));
     };
     let name = conversation.to_string();
     let history = match ask(&state.admin, DashboardRequest::History { conversation }).await {
