@@ -75,7 +75,7 @@ impl Approvals {
         })
     }
 
-    fn describe(&self, approval: &Approval) -> Value {
+    pub(super) fn describe(&self, approval: &Approval) -> Value {
         let decision = approval.decision.as_ref().map(|d| {
             json!({
                 "by": d.by.as_ref().map(ToString::to_string),

@@ -263,8 +263,8 @@ fn the_listing_says_what_always_lets_run_in_the_terminals_own_words() {
         arguments: json!({ "command": "df -h" }),
     };
     let approval = desk.request(&origin, Requested::new(call, "approval_policy".into(), "asked".into()));
-    let listing = desk.listing(false).unwrap();
-    let lets = listing["approvals"][0]["always_lets"].as_str().unwrap().to_owned();
+    let listed = desk.describe(&approval);
+    let lets = listed["always_lets"].as_str().unwrap().to_owned();
     assert_eq!(
         lets,
         "`df -h` and the same command with more options run here without asking, for 30 days."
