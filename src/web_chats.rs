@@ -5,14 +5,21 @@
 //! record is logged as the dashboard's other owner actions are (its history
 //! goes by the `/forget` the gateway sends into the conversation first).
 
-use passepartout_web::{Chats, SessionsUnavailable, WebChat};
+use passepartout_gateway::{ConversationKey, GatewayId};
+use passepartout_web::people::Person;
+use passepartout_web::{Chats, EARLIER_CHAT_ID, GATEWAY_ID, SessionsUnavailable, WebChat};
 
 use crate::clock::Clock;
+use crate::llm::{ChatMessage, Role};
+use crate::pipeline::TurnRecord;
 use crate::sign_in::{hex, secret};
 use crate::store::{Store, StoreError, WebChatRecord};
 
 /// Hex digits in a chat's id.
 const ID_CHARS: usize = 16;
+
+/// How much of its first message names the earlier chat, in characters.
+const NAMED_FROM_CHARS: usize = 48;
 
 /// The chats desk over the store.
 #[derive(Clone)]
@@ -24,6 +31,50 @@ pub struct WebChats {
 impl WebChats {
     pub fn new(store: Store, clock: Clock) -> Self {
         Self { store, clock }
+    }
+
+    /// Lists the owner's conversation from before there were several chats
+    /// (`web:owner`) as a chat of its own, named from its first message:
+    /// once, when no chat is kept yet and it holds history.
+    pub fn adopt_earlier(&self) -> Result<(), StoreError> {
+        if !self.store.web_chats()?.is_empty() {
+            return Ok(());
+        }
+        let chat = Person::Owner.chat(None).expect("the owner's conversation is valid");
+        let key = ConversationKey::new(GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid"), chat);
+        let turns: Vec<TurnRecord> = self
+            .store
+            .all_turns(&key)?
+            .iter()
+            .filter_map(|record| serde_json::from_slice(record).ok())
+            .collect();
+        let (Some(first), Some(last)) = (turns.first(), turns.last()) else {
+            return Ok(());
+        };
+        let said = first
+            .messages
+            .iter()
+            .filter(|m| m.role == Role::User)
+            .find_map(ChatMessage::shown)
+            .unwrap_or_default();
+        let line = said
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("Earlier chat");
+        let name: String = line
+            .chars()
+            .filter(|c| !c.is_control())
+            .take(NAMED_FROM_CHARS)
+            .collect();
+        let record = WebChatRecord {
+            name,
+            created_ms: first.at_ms.unwrap_or(0),
+            last_ms: last.at_ms.unwrap_or(0).max(1),
+        };
+        self.store.keep_web_chat(EARLIER_CHAT_ID, &record)?;
+        tracing::info!("the owner's earlier web conversation is listed as a chat");
+        Ok(())
     }
 }
 
@@ -129,6 +180,42 @@ mod tests {
         desk.sent(&first.id, "not a new name").unwrap();
         let listed: Vec<String> = desk.list().unwrap().into_iter().map(|c| c.name).collect();
         assert_eq!(listed, ["hello there", "second"], "used last, listed first; named once");
+    }
+
+    #[tokio::test]
+    async fn the_earlier_conversation_is_listed_once_named_from_its_first_message() {
+        let (_dir, store) = open_temp();
+        let desk = WebChats::new(store.clone(), Clock::at(1_700_000_000_000));
+        desk.adopt_earlier().unwrap();
+        assert!(desk.list().unwrap().is_empty(), "no history, nothing listed");
+        let key = ConversationKey::new(GatewayId::new(GATEWAY_ID).unwrap(), Person::Owner.chat(None).unwrap());
+        let record = TurnRecord {
+            messages: vec![
+                ChatMessage::user("Plan the trip\nto Rome"),
+                ChatMessage::assistant("Sure."),
+            ],
+            at_ms: Some(5),
+            by: None,
+        };
+        let commit = crate::store::TurnCommit {
+            history_record: Some(serde_json::to_vec(&record).unwrap()),
+            ..Default::default()
+        };
+        store.commit_turn_durably(&key, commit).await.unwrap();
+        desk.adopt_earlier().unwrap();
+        let listed = desk.list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(
+            (listed[0].id.as_str(), listed[0].name.as_str()),
+            (EARLIER_CHAT_ID, "Plan the trip")
+        );
+        desk.delete(EARLIER_CHAT_ID).unwrap();
+        desk.open().unwrap();
+        desk.adopt_earlier().unwrap();
+        assert!(
+            desk.get(EARLIER_CHAT_ID).unwrap().is_none(),
+            "once, before any chat is kept"
+        );
     }
 
     #[test]

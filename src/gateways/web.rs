@@ -81,6 +81,9 @@ impl GatewayComponent for Web {
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));
         let keys = Arc::new(WebKeys::new(with.store.clone(), with.clock));
         let chats = Arc::new(WebChats::new(with.store.clone(), with.clock));
+        if let Err(error) = chats.adopt_earlier() {
+            tracing::warn!(%error, "the owner's earlier web conversation could not be listed as a chat");
+        }
         // A port it cannot bind leaves it down, not the daemon unstarted.
         let web = WebGateway::bind(config, with.admin.clone(), sessions, keys, chats).await;
         Ok(Built {

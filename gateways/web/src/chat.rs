@@ -40,6 +40,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::chat_list;
+use crate::chats::EARLIER_CHAT_ID;
 use crate::downloads;
 use crate::hub::{Following, Said};
 use crate::pages::chat::{MAX_FILE_BYTES, Shown, body};
@@ -63,10 +64,12 @@ const STREAM_LIMIT: Duration = Duration::from_secs(15 * 60);
 /// The largest request `POST /chat` takes: a file and the form around it.
 pub const MAX_POST_BYTES: usize = MAX_FILE_BYTES + 64 * 1024;
 
-/// The conversation of the owner's chat `id` (checked to be one).
+/// The conversation of the owner's chat `id` (checked to be one): the
+/// owner's first conversation for [`EARLIER_CHAT_ID`].
 pub fn conversation(id: &str) -> ConversationKey {
+    let name = (id != EARLIER_CHAT_ID).then_some(id);
     let chat = Person::Owner
-        .chat(Some(id))
+        .chat(name)
         .expect("a chat id is a valid conversation name");
     ConversationKey::new(GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid"), chat)
 }

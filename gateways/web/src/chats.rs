@@ -9,6 +9,11 @@
 
 use crate::sessions::SessionsUnavailable;
 
+/// The id of the conversation the owner had before there were several
+/// chats (`web:owner`): the core lists it as a chat of its own when it
+/// holds history, so nothing said there is lost from the Chat page.
+pub const EARLIER_CHAT_ID: &str = "0000000000000000";
+
 /// One of the owner's chats.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebChat {

@@ -90,7 +90,7 @@ mod sessions;
 mod sign_in;
 mod uploads;
 
-pub use chats::{Chats, WebChat};
+pub use chats::{Chats, EARLIER_CHAT_ID, WebChat};
 pub use config::{DEFAULT_LISTEN, WebSection};
 pub use error::WebError;
 pub use keys::{ApiKeys, Key};

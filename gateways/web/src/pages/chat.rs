@@ -39,6 +39,7 @@ pub struct Shown<'a> {
 /// same form twice sends it once.
 pub fn body(shown: &Shown<'_>, csrf: &str, nonce: &str) -> String {
     let chat = shown.chat;
+    let key = crate::chat::conversation(&chat.id);
     let id = Escaped(&chat.id);
     let csrf = Escaped(csrf);
     let mut out = String::from(r#"<div class="chat-page">"#);
@@ -50,8 +51,8 @@ pub fn body(shown: &Shown<'_>, csrf: &str, nonce: &str) -> String {
 <a class="chat-delete-link" href="/chat/{id}/delete">Delete…</a></div>
 <p class="meta">Kept like any conversation: <a href="{path}">{key}</a> under Conversations, with its tool calls.</p>"#,
         name = Escaped(shown_name(chat)),
-        path = conversation_path(&json!({"gateway": "web", "chat": format!("owner/{}", chat.id)})),
-        key = Escaped(&format!("web:owner/{}", chat.id)),
+        path = conversation_path(&json!({"gateway": "web", "chat": key.chat.as_str()})),
+        key = Escaped(&key.to_string()),
     );
     out += &conversation(shown.history, shown.waiting, shown.files, &csrf.to_string());
     let _ = write!(
