@@ -307,6 +307,8 @@ async fn enter_sends_new_chats_stay_apart_and_a_chat_is_renamed_and_deleted() {
     .await;
     assert_eq!(form_in_sight, Value::Bool(true), "the form stays in sight on a phone");
     browser.screenshot("web-chat-390x844").await;
+    run(&browser, "window.scrollTo(0, 0); return null;").await;
+    browser.screenshot("web-chat-390x844-top").await;
     window(&browser, 1280, 800).await;
 
     // New chat: a fresh conversation; the model sees nothing of the first.
