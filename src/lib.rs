@@ -49,6 +49,7 @@ pub mod status;
 pub mod store;
 pub mod telemetry;
 pub mod tools;
+pub mod web_chats;
 pub mod web_keys;
 
 /// The end-to-end tests' skip, for the unit tests too: one line format and

@@ -108,6 +108,8 @@ struct World {
     base: String,
     cookie: String,
     csrf: String,
+    /// The web chat `/chat` opened: `/chat/{id}`.
+    chat: String,
     api_key: String,
     sent: u64,
 }
@@ -140,8 +142,15 @@ async fn start() -> World {
     assert_eq!(signed.status(), StatusCode::SEE_OTHER);
     let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
     let cookie = cookie.split(';').next().unwrap().to_owned();
-    let page = http
+    let opened = http
         .get(format!("{base}/chat"))
+        .header(header::COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap();
+    let chat = opened.headers()[header::LOCATION].to_str().unwrap().to_owned();
+    let page = http
+        .get(format!("{base}{chat}"))
         .header(header::COOKIE, &cookie)
         .send()
         .await
@@ -170,6 +179,7 @@ async fn start() -> World {
         base,
         cookie,
         csrf,
+        chat,
         api_key,
         sent: 0,
     }
@@ -274,7 +284,7 @@ impl World {
         let mut response = tokio::time::timeout(
             WAIT,
             self.http
-                .post(format!("{}/chat", self.base))
+                .post(format!("{}{}", self.base, self.chat))
                 .header(header::COOKIE, &self.cookie)
                 .header(header::ORIGIN, &self.base)
                 .header(header::ACCEPT, "text/event-stream")

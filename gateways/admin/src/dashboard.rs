@@ -18,6 +18,9 @@ pub enum DashboardRequest {
     /// `{"turns": [{"at_ms", "messages": [{"role", "content", "tool_calls",
     /// "tool_call_id"}]}], "summary": "…" | null}`.
     History { conversation: ConversationKey },
+    /// How far one conversation's history has come, for a page that shows
+    /// it to learn of a new turn: `{"turns", "last_ms"}`.
+    Latest { conversation: ConversationKey },
     /// The turns of every conversation that best match `query`, best first,
     /// ranked as the `search_history` tool ranks them:
     /// `{"results": [{"gateway", "chat", "at_ms", "text"}]}`.

@@ -7,7 +7,12 @@
   var marker = document.getElementById("live");
   // What the page was rendered from, so nothing that came since is missed.
   var seen = marker.getAttribute("data-seen");
-  var source = new EventSource(seen ? "/events?seen=" + encodeURIComponent(seen) : "/events");
+  // A page showing one conversation is told of its new turns too.
+  var conversation = marker.getAttribute("data-conversation");
+  var query = [];
+  if (seen) query.push("seen=" + encodeURIComponent(seen));
+  if (conversation) query.push("conversation=" + encodeURIComponent(conversation));
+  var source = new EventSource("/events" + (query.length ? "?" + query.join("&") : ""));
   marker.classList.add("on");
   // Closed as the page goes, so that a page kept for the back button holds
   // no connection: a browser opens only a few to one site at once.

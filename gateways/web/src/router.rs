@@ -4,9 +4,12 @@
 //! | route | what | guard |
 //! | --- | --- | --- |
 //! | `GET /` | the overview | signed in, else how to sign in |
-//! | `GET /chat` | the owner's web conversation, a form to talk | signed in |
-//! | `POST /chat` | a message (multipart, maybe a file); its reply streamed or waited for | origin, cookie, CSRF token |
-//! | `GET /chat/stream` | what is said in it from now on (server-sent events) | signed in |
+//! | `GET /chat` | sends the browser to the chat used last (a fresh one when there is none) | signed in |
+//! | `GET /chat/{id}` | one of the owner's chats, the list of them, a form to talk | signed in |
+//! | `POST /chat/{id}` | a message (multipart, maybe a file); its reply streamed or waited for | origin, cookie, CSRF token |
+//! | `GET /chat/{id}/stream` | what is said in it from now on (server-sent events) | signed in |
+//! | `POST /chat/new`, `/chat/{id}/rename` | a fresh chat; a chat's name | origin, cookie, CSRF token |
+//! | `GET /chat/{id}/delete`, `POST` it | the question before a chat is deleted; the deletion | signed in; origin, cookie, CSRF token |
 //! | `GET /chat/files/{key}` | a file the assistant sent, as an attachment | signed in |
 //! | `GET /events` | live updates (server-sent events) | signed in |
 //! | `GET /approvals` | what waits for approval, decided, standing rules | signed in |
@@ -46,6 +49,8 @@ use passepartout_gateway::Intake;
 
 use crate::api;
 use crate::api::in_flight::InFlight;
+use crate::chat_list;
+use crate::chats::Chats;
 use crate::downloads::Downloads;
 use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
@@ -74,6 +79,8 @@ pub struct AppState {
     pub intake: Mutex<Option<Intake>>,
     /// The API keys, kept by the core.
     pub keys: Arc<dyn ApiKeys>,
+    /// The owner's chats, kept by the core.
+    pub chats: Arc<dyn Chats>,
     /// Kept out of every answer; an answer keeps those it started with.
     pub secrets: LiveSecrets,
     /// How long the API's answers took.
@@ -111,13 +118,20 @@ impl AppState {
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(overview))
+        .route("/chat", get(chat_list::newest))
+        .route("/chat/new", post(chat_list::new_chat))
         .route(
-            "/chat",
+            "/chat/{id}",
             get(chat::show)
                 .post(chat::send)
                 .layer(DefaultBodyLimit::max(chat::MAX_POST_BYTES)),
         )
-        .route("/chat/stream", get(chat::stream))
+        .route("/chat/{id}/stream", get(chat::stream))
+        .route("/chat/{id}/rename", post(chat_list::rename))
+        .route(
+            "/chat/{id}/delete",
+            get(chat_list::confirm_delete).post(chat_list::delete),
+        )
         .route("/chat/files/{key}", get(chat::download))
         .route("/events", get(events::events))
         .route("/approvals", get(approvals::show))

@@ -24,6 +24,7 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: DashboardRequest, reply
             DashboardRequest::History { conversation } => {
                 conversations::history(&read.store, &conversation, &*read.redact)
             }
+            DashboardRequest::Latest { conversation } => conversations::latest(&read.store, &conversation),
             DashboardRequest::Search { query } => conversations::search(&read.store, &query, &*read.redact),
             DashboardRequest::Usage { days } => {
                 usage::series(&read.store, read.clock.now_ms(), days, &(read.providers)())
