@@ -14,7 +14,7 @@
 //! `files` (writing it and the secrets, privately).
 
 mod args;
-mod checks;
+pub mod checks;
 mod error;
 mod files;
 mod input;
