@@ -254,6 +254,10 @@ mod tests {
         let (lines, bytes) = logs.kept();
         assert!(bytes <= MAX_BYTES && lines < MAX_LINES, "{lines} lines, {bytes} bytes");
         let one = logs.lines(&newest).0.remove(0);
-        assert!(one.text.len() <= MAX_LINE_BYTES + '…'.len_utf8(), "cut: {}", one.text.len());
+        assert!(
+            one.text.len() <= MAX_LINE_BYTES + '…'.len_utf8(),
+            "cut: {}",
+            one.text.len()
+        );
     }
 }

@@ -133,15 +133,19 @@ fn last_error(admin: &AdminContext, name: &str) -> Value {
         limit: usize::MAX,
         ..Wanted::default()
     };
-    let ours = [format!("passepartout_{name}"), format!("passepartout::gateways::{name}")];
+    let ours = [
+        format!("passepartout_{name}"),
+        format!("passepartout::gateways::{name}"),
+    ];
     let (lines, _) = logs.lines(&wanted);
     lines
         .iter()
         .rev()
         .find(|line| ours.iter().any(|prefix| line.target.starts_with(prefix.as_str())))
-        .map_or(Value::Null, |line| {
-            json!({ "at_ms": line.at_ms, "level": line.level, "text": (admin.redact)(&line.text) })
-        })
+        .map_or(
+            Value::Null,
+            |line| json!({ "at_ms": line.at_ms, "level": line.level, "text": (admin.redact)(&line.text) }),
+        )
 }
 
 /// Connects the bot whose token is `token`, letting in `owner` if given.
@@ -182,7 +186,11 @@ pub(super) async fn connect_telegram(admin: &Arc<AdminContext>, token: String, o
             ));
         }
     };
-    let token_file = config.telegram.token_file.clone().unwrap_or_else(|| beside(&file, "telegram.token"));
+    let token_file = config
+        .telegram
+        .token_file
+        .clone()
+        .unwrap_or_else(|| beside(&file, "telegram.token"));
     let change = TelegramToken {
         token: secret,
         file: token_file,
@@ -350,16 +358,16 @@ mod tests {
             .text("# mine\n[telegram]\ntoken_env = \"T\"\nallowed_users = [7]\n")
             .unwrap();
         assert!(text.starts_with("# mine\n[telegram]\n"), "{text}");
-        assert!(
-            text.contains("enabled = true") && !text.contains("token_env"),
-            "{text}"
-        );
+        assert!(text.contains("enabled = true") && !text.contains("token_env"), "{text}");
         assert!(text.contains("allowed_users = [7, 42]"), "{text}");
         assert!(text.contains(&format!("token_file = \"{}\"", file.display())), "{text}");
         change.prepare().unwrap();
         use std::os::unix::fs::PermissionsExt;
         let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
-        assert_eq!((std::fs::read_to_string(&file).unwrap().as_str(), mode), ("123:abc\n", 0o600));
+        assert_eq!(
+            (std::fs::read_to_string(&file).unwrap().as_str(), mode),
+            ("123:abc\n", 0o600)
+        );
         change.undo();
         assert!(!file.exists(), "a refused change takes its new file back");
     }

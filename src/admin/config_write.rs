@@ -278,7 +278,10 @@ mod tests {
         let outcome = write(&Checking(file.clone()), Some(&based_on), Replace("a = 2\n")).unwrap();
         assert!(outcome.written, "{outcome:?}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "a = 2\n");
-        assert_eq!(std::fs::read_to_string(dir.path().join("config.toml.bak")).unwrap(), "a = 1\n");
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("config.toml.bak")).unwrap(),
+            "a = 1\n"
+        );
         let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o640);
         assert_eq!(names(dir.path()), ["config.toml", "config.toml.bak"]);
@@ -289,7 +292,10 @@ mod tests {
         let (_dir, file) = setup();
         let stale = digest(b"a = 0\n");
         let refused = write(&Checking(file.clone()), Some(&stale), Replace("a = 2\n")).unwrap_err();
-        assert!(refused.message.contains("changed since this page read it"), "{refused:?}");
+        assert!(
+            refused.message.contains("changed since this page read it"),
+            "{refused:?}"
+        );
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "a = 1\n");
     }
 }

@@ -242,7 +242,10 @@ args = ["server", "--token", "ghp_abcdefghijkl"]
             written.contains("api_key = \"sk-new\"") && !written.contains("sk-live"),
             "{written}"
         );
-        assert!(written.contains("hunter22pass"), "the URL's credentials kept: {written}");
+        assert!(
+            written.contains("hunter22pass"),
+            "the URL's credentials kept: {written}"
+        );
     }
 
     #[test]

@@ -75,7 +75,12 @@ impl std::fmt::Debug for DashboardRequest {
             Self::Usage { days } => f.debug_struct("Usage").field("days", days).finish(),
             Self::Config => f.write_str("Config"),
             Self::EditConfig { text, .. } => write!(f, "EditConfig({} bytes)", text.len()),
-            Self::Logs { after, level, target, limit } => f
+            Self::Logs {
+                after,
+                level,
+                target,
+                limit,
+            } => f
                 .debug_struct("Logs")
                 .field("after", after)
                 .field("level", level)

@@ -7,7 +7,9 @@
   var marker = document.getElementById("live");
   // What the page was rendered from, so nothing that came since is missed.
   var seen = marker.getAttribute("data-seen");
-  var source = new EventSource(seen ? "/events?seen=" + encodeURIComponent(seen) : "/events");
+  // A page with a stream of its own (the Logs page's) names it.
+  var own = marker.getAttribute("data-stream");
+  var source = new EventSource(own || (seen ? "/events?seen=" + encodeURIComponent(seen) : "/events"));
   marker.classList.add("on");
   // Closed as the page goes, so that a page kept for the back button holds
   // no connection: a browser opens only a few to one site at once.

@@ -18,6 +18,9 @@ pub const NAVIGATION: &[(&str, &str)] = &[
     ("/conversations", "Conversations"),
     ("/usage", "Usage"),
     ("/config", "Configuration"),
+    ("/channels", "Channels"),
+    ("/logs", "Logs"),
+    ("/keys", "Keys & sessions"),
 ];
 
 /// Who is looking, for the shell: signed in, with the session's CSRF token.
