@@ -59,6 +59,7 @@ mod telegram_gateway;
 mod telegram_media;
 mod web;
 mod web_admin;
+mod web_admin_browser;
 mod web_api;
 mod web_browser;
 mod web_chat;

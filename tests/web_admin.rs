@@ -48,7 +48,10 @@ pub(crate) async fn start(extra: &str) -> Dashboard {
     let config = write_config(dir.path(), &llm.base_url());
     let mut text = std::fs::read_to_string(&config).unwrap();
     // The provider's key, from the environment: a secret the daemon knows.
-    text = text.replace("timeout_s = 10\n", "timeout_s = 10\napi_key_env = \"PP_WEB_ADMIN_KEY\"\n");
+    text = text.replace(
+        "timeout_s = 10\n",
+        "timeout_s = 10\napi_key_env = \"PP_WEB_ADMIN_KEY\"\n",
+    );
     text += "# the dashboard, on a port of its own\n[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n";
     text += extra;
     std::fs::write(&config, text).unwrap();
@@ -164,7 +167,8 @@ impl Dashboard {
     /// Saves `text` in the Configuration page's edit form as read at `page`.
     async fn save(&self, page: &str, text: &str) -> (StatusCode, String) {
         let based_on = field(page, "based_on");
-        self.post("/config/edit", &[("text", text), ("based_on", &based_on)]).await
+        self.post("/config/edit", &[("text", text), ("based_on", &based_on)])
+            .await
     }
 }
 
@@ -371,7 +375,10 @@ async fn keys_are_made_and_revoked_and_a_session_signed_out_on_the_page() {
     let other_cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
     let other_cookie = other_cookie.split(';').next().unwrap().to_owned();
     let page = dashboard.get("/keys").await;
-    assert!(page.contains("OtherBrowser/1") && page.contains("this browser"), "{page}");
+    assert!(
+        page.contains("OtherBrowser/1") && page.contains("this browser"),
+        "{page}"
+    );
     let row = page.find("OtherBrowser/1").unwrap();
     let id = field(&page[row..], "id");
     let (status, location) = dashboard.post("/keys/sessions/revoke", &[("id", &id)]).await;
@@ -389,7 +396,13 @@ async fn keys_are_made_and_revoked_and_a_session_signed_out_on_the_page() {
     let page = dashboard.get("/keys").await;
     let at = page.rfind(r#"name="confirm""#).unwrap();
     let form = &page[..at];
-    let id = form.rsplit(r#"name="id" value=""#).next().unwrap().split('"').next().unwrap();
+    let id = form
+        .rsplit(r#"name="id" value=""#)
+        .next()
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
     let (status, answer) = dashboard.post("/keys/sessions/revoke", &[("id", id)]).await;
     assert_eq!(status, StatusCode::CONFLICT, "{answer}");
     assert!(answer.contains("signs you out here"), "{answer}");
@@ -455,7 +468,10 @@ async fn telegram_is_connected_by_its_token_and_a_bad_one_refused_with_nothing_w
         .await;
     assert_eq!(status, StatusCode::OK, "{answer}");
     assert!(answer.contains("The bot @fake_bot answers"), "{answer}");
-    assert!(answer.contains("telegram.enabled"), "what waits for a restart: {answer}");
+    assert!(
+        answer.contains("telegram.enabled"),
+        "what waits for a restart: {answer}"
+    );
     assert!(!answer.contains(TOKEN), "{answer}");
     let stored = std::fs::read_to_string(&token_file).unwrap();
     assert_eq!(stored, format!("{TOKEN}\n"));
@@ -487,7 +503,10 @@ async fn a_signal_account_is_linked_from_the_page_with_its_code_shown() {
     assert!(page.contains(&LINK_URI.replace('&', "&amp;")), "{page}");
     assert!(page.contains("Check again"), "{page}");
     signal.release_held();
-    dashboard.daemon.wait_for_log(&["configuration file changed from the dashboard"]).await;
+    dashboard
+        .daemon
+        .wait_for_log(&["configuration file changed from the dashboard"])
+        .await;
     let page = wait_for_page(&dashboard, "/channels", "Linked:").await;
     assert!(page.contains(LINKED_NUMBER), "{page}");
     assert!(page.contains("Wrote"), "{page}");

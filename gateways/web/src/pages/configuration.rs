@@ -215,17 +215,19 @@ fn body_with(config: &Value, reloaded: Option<&Reloaded>, csrf: &str, edited: Op
             Escaped(text)
         );
         if let Some(based_on) = config["based_on"].as_str() {
-            out += &edit_form(edited.unwrap_or(text), based_on, csrf);
+            out += &edit_form(edited.unwrap_or(text), edited.is_some(), based_on, csrf);
         }
     }
     out
 }
 
-/// The file in a box to edit, and Save.
-fn edit_form(text: &str, based_on: &str, csrf: &str) -> String {
+/// The file in a box to edit, and Save; folded away unless `open` (an
+/// edit to fix).
+fn edit_form(text: &str, open: bool, based_on: &str, csrf: &str) -> String {
     let rows = text.lines().count().clamp(8, 40);
+    let open = if open { " open" } else { "" };
     format!(
-        r#"<section class="edit"><h2>Edit</h2><p class="help">Secrets show as <code>••••••</code>: leave one as it is to keep it, or replace it whole. Comments are not shown here, and those in the file are kept. Saving checks the file as <code>passepartout check-config</code> does and writes nothing if it finds a problem; otherwise the file before is kept as <code>.bak</code> and the daemon reloads.</p><form method="post" action="/config/edit"><input type="hidden" name="csrf" value="{}"><input type="hidden" name="based_on" value="{}"><label for="config-text" class="hidden">The configuration file</label><textarea id="config-text" name="text" rows="{rows}" spellcheck="false" autocomplete="off">{}</textarea><div class="actions"><button type="submit">Save and reload</button></div></form></section>"#,
+        r#"<details class="edit"{open}><summary>Edit the file</summary><p class="help">Secrets show as <code>••••••</code>: leave one as it is to keep it, or replace it whole. Comments are not shown here, and those in the file are kept. Saving checks the file as <code>passepartout check-config</code> does and writes nothing if it finds a problem; otherwise the file before is kept as <code>.bak</code> and the daemon reloads.</p><form method="post" action="/config/edit"><input type="hidden" name="csrf" value="{}"><input type="hidden" name="based_on" value="{}"><label for="config-text" class="hidden">The configuration file</label><textarea id="config-text" name="text" rows="{rows}" spellcheck="false" autocomplete="off">{}</textarea><div class="actions"><button type="submit">Save and reload</button></div></form></details>"#,
         Escaped(csrf),
         Escaped(based_on),
         Escaped(text)
@@ -325,6 +327,7 @@ mod tests {
         assert!(html.contains("a = &quot;&lt;x&gt;&quot;\n</textarea>"), "{html}");
         let html = body_with(&config, None, "tok", Some("b = 1"));
         assert!(html.contains(">b = 1</textarea>"), "the edit kept: {html}");
+        assert!(html.contains(r#"<details class="edit" open>"#), "open to fix: {html}");
         let saved = Saved {
             message: "1 problem(s)".into(),
             problems: vec!["web.listen: <bad>".into()],

@@ -26,7 +26,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::layout::{Viewer, page};
-use super::parts::{ask, items, table, when};
+use super::parts::{ask, items, when};
 use crate::escape::Escaped;
 use crate::router::AppState;
 use crate::session::SignedIn;
@@ -124,34 +124,35 @@ pub fn body(document: &Value, filters: &Filters, secrets: &Secrets) -> String {
         return out;
     }
     let lines: Vec<&Value> = items(&document["lines"]).collect();
-    let rows: Vec<Vec<String>> = lines
-        .into_iter()
-        .rev()
-        .map(|line| {
-            let level = line["level"].as_str().unwrap_or_default();
-            vec![
-                Escaped(&when(line["at_ms"].as_u64())).to_string(),
-                format!(
-                    r#"<span class="level {}">{}</span>"#,
-                    Escaped(&level.to_ascii_lowercase()),
-                    Escaped(level)
-                ),
-                format!(
-                    "<code>{}</code>",
-                    Escaped(&secrets.redact(line["target"].as_str().unwrap_or_default()))
-                ),
-                format!(
-                    r#"<span class="line">{}</span>"#,
-                    Escaped(&secrets.redact(line["text"].as_str().unwrap_or_default()))
-                ),
-            ]
-        })
-        .collect();
     let _ = write!(
         out,
         r#"<p class="meta">The newest {SHOWN} lines that match at most, newest first; the daemon keeps its recent lines only, and none from before it started.</p>"#
     );
-    out + &table(&["When", "Level", "Target", "Line"], rows, "No line matches yet.")
+    if lines.is_empty() {
+        return out + "<p>No line matches yet.</p>";
+    }
+    out += r#"<ol class="logs">"#;
+    for line in lines.into_iter().rev() {
+        let level = line["level"].as_str().unwrap_or_default();
+        let at = line["at_ms"].as_u64();
+        let _ = write!(
+            out,
+            r#"<li><time title="{}">{}</time> <span class="level {}">{}</span> <code class="target">{}</code> <span class="line">{}</span></li>"#,
+            Escaped(&when(at)),
+            Escaped(&clock(at.unwrap_or(0))),
+            Escaped(&level.to_ascii_lowercase()),
+            Escaped(level),
+            Escaped(&secrets.redact(line["target"].as_str().unwrap_or_default())),
+            Escaped(&secrets.redact(line["text"].as_str().unwrap_or_default())),
+        );
+    }
+    out + "</ol>"
+}
+
+/// A moment's time of day, to the second (UTC): `14:05:09`.
+fn clock(ms: u64) -> String {
+    let of_day = ms % 86_400_000 / 1000;
+    format!("{:02}:{:02}:{:02}", of_day / 3600, of_day / 60 % 60, of_day % 60)
 }
 
 /// `GET /logs/events`: a `status` event whenever lines the page would show
@@ -215,6 +216,11 @@ mod tests {
             "newest first: {html}"
         );
         assert!(html.contains(r#"<option value="warn" selected>"#), "{html}");
+        assert!(
+            html.contains(r#"<time title="1970-01-01 00:00 UTC">00:00:00</time>"#),
+            "{html}"
+        );
+        assert_eq!(clock(3_723_000), "01:02:03");
         assert!(html.contains(r#"value="pass&lt;""#), "{html}");
         assert!(
             html.contains("data-stream=\"/logs/events?after=9&amp;level=warn&amp;target=pass%3C\""),
