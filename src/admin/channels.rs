@@ -64,7 +64,7 @@ impl Linking {
 /// the configuration file: called off the async threads.
 pub(super) fn shown(admin: &AdminContext) -> Value {
     let status = (admin.status)();
-    let file = admin.reload.inspect().file;
+    let file = admin.reload.file();
     let config = file
         .as_deref()
         .and_then(|file| crate::config::load(Some(file), None).ok())
@@ -159,7 +159,7 @@ pub(super) async fn connect_telegram(admin: &Arc<AdminContext>, token: String, o
     }
     let read = admin.clone();
     let Ok((file, config)) = tokio::task::spawn_blocking(move || {
-        let file = read.reload.inspect().file;
+        let file = read.reload.file();
         let config = file
             .as_deref()
             .and_then(|file| crate::config::load(Some(file), None).ok())
@@ -304,7 +304,7 @@ pub(super) fn link_signal(admin: &Arc<AdminContext>) -> Value {
 async fn linked(admin: &Arc<AdminContext>) -> LinkState {
     let read = admin.clone();
     let config: Option<Config> = tokio::task::spawn_blocking(move || {
-        let file = read.reload.inspect().file?;
+        let file = read.reload.file()?;
         crate::config::load(Some(&file), None).ok()
     })
     .await

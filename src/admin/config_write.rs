@@ -110,7 +110,7 @@ pub(super) async fn apply(admin: &Arc<AdminContext>, based_on: Option<String>, c
 
 /// Steps 1 to 4 but the reload; `Err` is the refusal, the file untouched.
 fn write(reload: &dyn Reload, based_on: Option<&str>, mut change: impl Change) -> Result<Outcome, Outcome> {
-    let Some(file) = reload.inspect().file else {
+    let Some(file) = reload.file() else {
         return Err(Outcome::refused(
             "the daemon was started without a configuration file, so there is none to change; \
              make one with `passepartout setup` and start the daemon with it",

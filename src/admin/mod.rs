@@ -179,6 +179,12 @@ pub trait Reload: Send + Sync {
     /// changing nothing. Reads the disk: called off the async threads.
     fn inspect(&self) -> Inspection;
 
+    /// The file a reload reads; none when the daemon runs on the defaults
+    /// and the environment. Unless implemented, asks [`inspect`](Self::inspect).
+    fn file(&self) -> Option<PathBuf> {
+        self.inspect().file
+    }
+
     /// What `check-config` says of `file`, read as the configuration
     /// would be (a file about to replace it). Reads the disk, as `inspect`.
     /// Unless implemented, no file passes.

@@ -298,6 +298,10 @@ impl Reload for Reloader {
     fn inspect_file(&self, file: &std::path::Path) -> Inspection {
         self.inspected(Some(file))
     }
+
+    fn file(&self) -> Option<PathBuf> {
+        self.file.clone()
+    }
 }
 
 impl Reloader {
