@@ -224,7 +224,7 @@ async fn the_logs_page_shows_lines_live_filtered_and_without_secrets() {
     let web = dashboard.get("/logs?target=passepartout_web").await;
     assert!(!web.contains("passepartout ready"), "{web}");
     let (status, bad) = dashboard.get_status("/logs?level=loud").await;
-    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{bad}");
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}");
     assert!(bad.contains("not a level"), "{bad}");
 }
 
@@ -460,6 +460,14 @@ async fn telegram_is_connected_by_its_token_and_a_bad_one_refused_with_nothing_w
     assert!(answer.contains("getMe"), "{answer}");
     assert!(answer.contains("Invalid bot token"), "getMe's error: {answer}");
     assert!(answer.contains("nothing was written"), "{answer}");
+    assert_eq!(dashboard.file(), before);
+    assert!(!token_file.exists());
+
+    // A good token, but nobody let in: check-config refuses the file, and
+    // the token's file is taken back.
+    let (status, answer) = dashboard.post("/channels/telegram", &[("token", TOKEN)]).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+    assert!(answer.contains("telegram.allowed_users"), "{answer}");
     assert_eq!(dashboard.file(), before);
     assert!(!token_file.exists());
 

@@ -79,6 +79,12 @@ pub async fn logs(
     filters: Result<Form<Filters>, FormRejection>,
 ) -> Response {
     let filters = filters.map(|Form(f)| f).unwrap_or_default();
+    if !filters.level.is_empty() && !LEVELS.iter().any(|level| filters.level.eq_ignore_ascii_case(level)) {
+        return super::errors::bad_request(
+            StatusCode::BAD_REQUEST,
+            "That is not a level: error, warn, info, debug or trace.",
+        );
+    }
     let document = match ask(&state.admin, filters.request(0, SHOWN)).await {
         Ok(document) => document,
         Err(response) => return *response,
