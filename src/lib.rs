@@ -37,6 +37,7 @@ pub mod pairing;
 pub mod people;
 pub mod pipeline;
 pub mod ranking;
+pub mod recent_logs;
 pub mod reload;
 pub mod sandbox;
 pub mod service_manager;

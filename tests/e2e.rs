@@ -58,6 +58,8 @@ mod telegram;
 mod telegram_gateway;
 mod telegram_media;
 mod web;
+mod web_admin;
+mod web_admin_browser;
 mod web_api;
 mod web_browser;
 mod web_chat;

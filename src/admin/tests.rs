@@ -111,6 +111,9 @@ fn serve_reloading(reload: Arc<dyn Reload>) -> Served {
         nudge: Arc::new(|_| {}),
         clock: Clock::start(),
         redact: Arc::new(|text| text.replace("canary-secret", "[redacted]")),
+        logs: None,
+        changes: Default::default(),
+        signal_link: Default::default(),
     };
     let (admin, queue) = Admin::channel(4);
     let stop = CancellationToken::new();

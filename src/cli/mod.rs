@@ -33,11 +33,13 @@ mod web_open;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config};
 use crate::daemon::StartError;
+use crate::recent_logs::RecentLogs;
 use crate::skills::check_names;
 use crate::tools::ToolCatalog;
 
@@ -354,14 +356,14 @@ pub fn main(cli: Cli) -> ExitCode {
     let file = config_file(cli.config.as_deref());
     match load_to_start(file.as_deref()) {
         (Ok(config), warnings) => {
-            logging::init("info", config.log.format);
+            let recent = logging::init("info", config.log.format);
             // Logged, not printed: under `log.format = "json"` every line
             // the daemon writes is one a log shipper can read.
             for warning in warnings {
                 tracing::warn!(%warning, "configuration");
             }
             match runtime::build(&config.runtime) {
-                Ok(runtime) => runtime.block_on(run_daemon(config, file)),
+                Ok(runtime) => runtime.block_on(run_daemon(config, file, recent)),
                 Err(code) => code,
             }
         }
@@ -485,9 +487,9 @@ async fn execute(cli: Cli) -> ExitCode {
     }
 }
 
-async fn run_daemon(config: Config, file: Option<PathBuf>) -> ExitCode {
+async fn run_daemon(config: Config, file: Option<PathBuf>, recent: Arc<RecentLogs>) -> ExitCode {
     let format = config.log.format;
-    match crate::daemon::run(config, file, shutdown_signal()).await {
+    match crate::daemon::run(config, file, recent, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // Said once, on stderr, where the logs go too: as a log line

@@ -16,7 +16,7 @@
 //! next: a running daemon reads the file again, else the commands to run).
 
 mod args;
-mod checks;
+pub mod checks;
 mod error;
 mod files;
 mod input;

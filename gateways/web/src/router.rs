@@ -25,6 +25,14 @@
 //! | `GET /usage` | tokens per day, provider, conversation | signed in |
 //! | `GET /config` | the config file masked, its check | signed in |
 //! | `POST /config/reload` | reloads the configuration | origin, cookie, CSRF token |
+//! | `POST /config/edit` | writes the edited configuration (checked, `.bak`), reloads | origin, cookie, CSRF token |
+//! | `GET /logs`, `?level=&target=` | the daemon's recent log lines | signed in |
+//! | `GET /logs/events` | new log lines (server-sent events) | signed in |
+//! | `GET /keys` | API keys and signed-in browsers | signed in |
+//! | `POST /keys/create`, `/keys/revoke`, `/keys/sessions/revoke` | make or revoke a key, sign a browser out | origin, cookie, CSRF token |
+//! | `GET /channels` | each channel's state; Telegram and Signal set up | signed in |
+//! | `GET /channels/events` | the channels' changes (server-sent events) | signed in |
+//! | `POST /channels/telegram`, `/channels/signal` | connect a bot by its token, link a Signal account | origin, cookie, CSRF token |
 //! | `GET /v1/models`, `POST /v1/chat/completions` | the OpenAI-compatible API (`api/`) | API key |
 //! | `GET /metrics` | Prometheus text | an API key or a signed-in browser, none with `open_metrics` |
 //! | anything else | 404 page | |
@@ -59,6 +67,7 @@ use crate::keys::ApiKeys;
 use crate::metrics::{self, Latency};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
+use crate::pages::{channels, keys, logs};
 use crate::pages::{configuration, conversations, usage};
 use crate::rate_limit::Guesses;
 use crate::redact::LiveSecrets;
@@ -152,6 +161,20 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/usage", get(usage::usage))
         .route("/config", get(configuration::configuration))
         .route("/config/reload", post(configuration::reload))
+        .route(
+            "/config/edit",
+            post(configuration::edit).layer(DefaultBodyLimit::max(configuration::MAX_EDIT_BYTES)),
+        )
+        .route("/logs", get(logs::logs))
+        .route("/logs/events", get(logs::events))
+        .route("/keys", get(keys::keys))
+        .route("/keys/create", post(keys::create))
+        .route("/keys/revoke", post(keys::revoke_key))
+        .route("/keys/sessions/revoke", post(keys::revoke_session))
+        .route("/channels", get(channels::channels))
+        .route("/channels/events", get(channels::events))
+        .route("/channels/telegram", post(channels::connect_telegram))
+        .route("/channels/signal", post(channels::link_signal))
         .nest("/v1", api::router())
         .route("/metrics", get(metrics::metrics))
         .fallback(not_found)

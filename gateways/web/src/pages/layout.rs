@@ -23,6 +23,9 @@ pub const NAVIGATION: &[(&str, &str)] = &[
     ("/conversations", "Conversations"),
     ("/usage", "Usage"),
     ("/config", "Configuration"),
+    ("/channels", "Channels"),
+    ("/logs", "Logs"),
+    ("/keys", "Keys & sessions"),
 ];
 
 /// Where the icon is served; the version in its link makes a new build's
