@@ -74,6 +74,9 @@ pub struct Extensions {
     pub config_file: Option<PathBuf>,
     /// The clock the daemon reads; none: the system's.
     pub clock: Option<Clock>,
+    /// The log lines kept for the dashboard's Logs page; none: the process
+    /// keeps none (its log is another's, as in tests).
+    pub logs: Option<Arc<crate::recent_logs::RecentLogs>>,
 }
 
 /// Why the daemon could not start.
@@ -202,6 +205,7 @@ impl Daemon {
         let zone = config.loops.zone().map_err(|e| StartError::Loops(e.into()))?;
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
         let config_file = extensions.config_file.clone();
+        let logs = extensions.logs.clone();
         let hint = SetupHint::new(config_file.clone(), crate::config::default_config_path());
         let cascade =
             Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
@@ -312,6 +316,7 @@ impl Daemon {
         // durable in, the tracker its slow answers run on, the reload of the
         // configuration, and a way to wake a conversation.
         let (document, current, nudge) = (status.clone(), conversations.clone(), conversations.clone());
+        let priced = conversations.clone();
         let admin = AdminContext {
             status: Arc::new(move || document.document()),
             approvals: approvals.clone(),
@@ -320,6 +325,7 @@ impl Daemon {
             loops: loops.clone(),
             cascade,
             tools: Arc::new(move || current.pipeline().tool_list()),
+            providers: Arc::new(move || priced.pipeline().providers().to_vec()),
             reload: reloader.clone(),
             clock,
             sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
@@ -328,6 +334,9 @@ impl Daemon {
             tracker: lifecycle.tracker().clone(),
             nudge: Arc::new(move |key| nudge.nudge(key)),
             redact: Arc::new(move |text| secrets.now().redact(text)),
+            logs,
+            changes: Default::default(),
+            signal_link: Default::default(),
         };
         lifecycle.spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
         spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);
@@ -598,10 +607,12 @@ fn spawn_housekeeping(
 pub async fn run(
     config: Config,
     config_file: Option<PathBuf>,
+    logs: Arc<crate::recent_logs::RecentLogs>,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let extensions = Extensions {
         config_file,
+        logs: Some(logs),
         ..Extensions::default()
     };
     // Room for every gateway's connections, the stores and the tools' pipes.

@@ -37,6 +37,7 @@ pub mod pairing;
 pub mod people;
 pub mod pipeline;
 pub mod ranking;
+pub mod recent_logs;
 pub mod reload;
 pub mod sandbox;
 pub mod service_manager;
@@ -49,6 +50,7 @@ pub mod status;
 pub mod store;
 pub mod telemetry;
 pub mod tools;
+pub mod web_chats;
 pub mod web_keys;
 pub mod web_threads;
 

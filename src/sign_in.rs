@@ -60,19 +60,10 @@ impl SignIn {
     /// The sessions, newest first, as the lines `passepartout web
     /// sessions` prints; the ended ones are forgotten on the way.
     pub fn listing(&self) -> Result<String, StoreError> {
-        let now = self.clock.now_ms();
-        let mut sessions = Vec::new();
-        for (key, session) in self.store.web_sessions()? {
-            if ended(&session, now) {
-                self.store.forget_web_session(&key)?;
-            } else {
-                sessions.push((hex(&key), session));
-            }
-        }
+        let sessions = self.live()?;
         if sessions.is_empty() {
             return Ok("No browser is signed in.\n".into());
         }
-        sessions.sort_by_key(|(_, session)| std::cmp::Reverse(session.created_ms));
         let mut out = format!(
             "{:<ID_PREFIX$}  {:<20}  {:<20}  user agent\n",
             "id", "signed in", "last seen"
@@ -87,6 +78,36 @@ impl SignIn {
             );
         }
         Ok(out)
+    }
+
+    /// The sessions, newest first, for the dashboard's page: `[{"id",
+    /// "created_ms", "seen_ms", "agent"}]`, the id being its prefix.
+    pub fn listed(&self) -> Result<serde_json::Value, StoreError> {
+        let rows = self.live()?.into_iter().map(|(id, session)| {
+            serde_json::json!({
+                "id": &id[..ID_PREFIX],
+                "created_ms": session.created_ms,
+                "seen_ms": session.seen_ms,
+                "agent": shown(&session.user_agent),
+            })
+        });
+        Ok(rows.collect())
+    }
+
+    /// The live sessions by id (hex), newest first; the ended ones are
+    /// forgotten on the way.
+    fn live(&self) -> Result<Vec<(String, WebSession)>, StoreError> {
+        let now = self.clock.now_ms();
+        let mut sessions = Vec::new();
+        for (key, session) in self.store.web_sessions()? {
+            if ended(&session, now) {
+                self.store.forget_web_session(&key)?;
+            } else {
+                sessions.push((hex(&key), session));
+            }
+        }
+        sessions.sort_by_key(|(_, session)| std::cmp::Reverse(session.created_ms));
+        Ok(sessions)
     }
 
     /// Ends the session whose id starts with `prefix`: `Ok` saying so, or

@@ -91,6 +91,22 @@ impl WebKeys {
         Ok(out)
     }
 
+    /// The keys, oldest first, for the dashboard's page: `[{"id", "name",
+    /// "made_ms", "approver"}]`, the id being its prefix.
+    pub fn listed(&self) -> Result<serde_json::Value, StoreError> {
+        let mut keys = self.store.web_keys()?;
+        keys.sort_by_key(|(_, key)| key.created_ms);
+        let rows = keys.into_iter().map(|(hashed, key)| {
+            serde_json::json!({
+                "id": &hex(&hashed)[..ID_PREFIX],
+                "name": key.name,
+                "made_ms": key.created_ms,
+                "approver": key.approver,
+            })
+        });
+        Ok(rows.collect())
+    }
+
     /// Revokes the key called `which`, or whose id starts with it.
     pub fn revoke(&self, which: &str) -> Result<Result<String, String>, StoreError> {
         let which = which.trim();

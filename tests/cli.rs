@@ -42,6 +42,30 @@ async fn check_config_accepts_the_example_file() {
 }
 
 #[tokio::test]
+async fn config_example_prints_the_documented_example_a_binary_alone_can_give() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.toml");
+    let output = run_cli(&missing, &["config", "example"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let example =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config.example.toml")).unwrap();
+    assert_eq!(stdout(&output), example);
+    // What it prints is a file the daemon takes.
+    let written = dir.path().join("from-example.toml");
+    std::fs::write(&written, stdout(&output)).unwrap();
+    let checked = run_cli(&written, &["check-config"]).await;
+    assert!(checked.status.success(), "{}", stderr(&checked));
+
+    let output = run_cli(&missing, &["config", "path"]).await;
+    assert!(output.status.success(), "{}", stderr(&output));
+    let shown = stdout(&output);
+    assert!(
+        shown.contains("none.toml") && shown.contains("passepartout setup"),
+        "{shown}"
+    );
+}
+
+#[tokio::test]
 async fn check_config_names_an_unknown_key() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("typo.toml");

@@ -485,12 +485,16 @@ async fn typed_on_a_terminal_the_answers_are_taken_and_secrets_are_not_echoed() 
     )
     .await;
     pty.type_line("");
+    pty.expect("A dashboard in your browser too", wait).await;
+    pty.type_line("");
     pty.rest(wait).await;
     let status = pty.child.wait().unwrap();
     assert_eq!(status.code(), Some(0), "{}", pty.shown);
     assert!(!pty.shown.contains(KEY), "the key was echoed:\n{}", pty.shown);
     assert!(!pty.shown.contains(TOKEN), "the token was echoed:\n{}", pty.shown);
+    assert!(pty.shown.contains("web --open"), "{}", pty.shown);
     let loaded = load(&config);
+    assert!(loaded.web.enabled, "the dashboard is on by default when asked");
     assert_eq!(loaded.telegram.allowed_users, vec![OWNER]);
     assert_eq!(loaded.llm.providers[0].model, "fake-model");
     assert_eq!(
@@ -728,7 +732,7 @@ async fn only_model_changes_the_model_asked_first_and_keeps_the_others() {
     assert_eq!(llm.requests().len(), 1, "the new model is asked");
     let loaded = load(&config);
     let names: Vec<&str> = loaded.llm.providers.iter().map(|p| p.name.as_str()).collect();
-    assert_eq!(names, ["local", "backup"]);
+    assert_eq!(names, ["mine", "backup"], "the file's own name is kept");
     assert_eq!(loaded.llm.providers[0].model, "fake-model");
     assert_eq!(
         loaded.telegram.token_env.as_deref(),
@@ -757,11 +761,13 @@ async fn only_on_a_missing_file_or_one_the_new_part_would_break_changes_nothing(
     assert!(text(&output).contains("without --only"), "{}", text(&output));
     assert!(!config.exists());
 
-    // A voter names the model asked first; the new one has another name.
+    // A voter names the model asked first; the new one, of another kind,
+    // has another name.
     std::fs::create_dir_all(config.parent().unwrap()).unwrap();
     let voting =
         format!("{HAND_WRITTEN}\n[skills.consensus]\nvoters = [\"mine\", \"backup\"]\napplies_to = [\"shell\"]\n");
     std::fs::write(&config, &voting).unwrap();
+    args.extend(["--model-kind", "anthropic", "--skip-checks"]);
     let output = home.setup(&args, &[], "").await;
     let shown = text(&output);
     assert_eq!(output.status.code(), Some(1), "{shown}");
@@ -805,4 +811,118 @@ async fn only_telegram_on_a_terminal_asks_for_the_bot_alone() {
     let loaded = load(&config);
     assert_eq!(loaded.telegram.allowed_users, vec![42]);
     assert_eq!(loaded.llm.providers[0].model, "old-model");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_model_on_a_terminal_offers_the_files_own_values_and_keeps_its_key() {
+    let llm = FakeLlm::start().await;
+    llm.require_api_key(KEY);
+    let home = Home::new();
+    let config = home.config();
+    std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+    let key_file = config.with_file_name("mine.key");
+    std::fs::write(&key_file, KEY).unwrap();
+    let llm_url = llm.base_url();
+    let file = format!(
+        "[[llm.providers]]\nname = \"mine\"\nbase_url = {llm_url:?}\nmodel = \"fake-model\"\napi_key_file = {:?}\n",
+        key_file.display().to_string()
+    );
+    std::fs::write(&config, &file).unwrap();
+    let mut command = std::process::Command::new(binary());
+    command
+        .args(["--config", config.to_str().unwrap(), "setup", "--only", "model"])
+        .env_remove("PASSEPARTOUT_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("HOME", home.dir.path())
+        .env("XDG_CONFIG_HOME", home.dir.path().join("xdg-config"))
+        .env("XDG_DATA_HOME", home.dir.path().join("xdg-data"));
+    let mut pty = Pty::spawn(command);
+    let wait = Duration::from_secs(20);
+    // Enter at every question takes what the file says.
+    pty.expect("Which one [1]: ", wait).await;
+    pty.type_line("");
+    pty.expect(&format!("Its URL, up to and including /v1 [{llm_url}]: "), wait)
+        .await;
+    pty.type_line("");
+    pty.expect("The model's name [fake-model]: ", wait).await;
+    pty.type_line("");
+    pty.expect("Enter keeps the current one", wait).await;
+    pty.type_line("");
+    pty.expect("The model answers", wait).await;
+    pty.rest(wait).await;
+    let status = pty.child.wait().unwrap();
+    assert_eq!(status.code(), Some(0), "{}", pty.shown);
+    let loaded = load(&config);
+    let provider = &loaded.llm.providers[0];
+    assert_eq!(provider.name, "mine");
+    assert_eq!(provider.base_url, llm_url);
+    assert_eq!(provider.model, "fake-model");
+    assert_eq!(
+        provider.api_key_file.as_deref(),
+        Some(key_file.as_path()),
+        "the key is kept where it was"
+    );
+    assert_eq!(std::fs::read_to_string(&key_file).unwrap(), KEY);
+    assert!(!pty.shown.contains(KEY), "the key was shown:\n{}", pty.shown);
+}
+
+#[tokio::test]
+async fn the_dashboard_is_offered_and_with_no_messenger_the_terminal_chat_is_next() {
+    let llm = FakeLlm::start().await;
+    let home = Home::new();
+    let config = home.config();
+    let llm_url = llm.base_url();
+    let mut args = vec!["--config", config.to_str().unwrap(), "--web"];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let loaded = load(&config);
+    assert!(loaded.web.enabled);
+    assert!(loaded.web.listen.ip().is_loopback());
+    let shown = String::from_utf8_lossy(&output.stdout);
+    for next in ["run ", "chat ", "web --open", "doctor"] {
+        assert!(
+            shown.contains(&format!(" {} {next}", config.display())),
+            "{next:?} not named:\n{shown}"
+        );
+    }
+    let written = std::fs::read_to_string(&config).unwrap();
+    assert!(!written.contains("config.example.toml"), "{written}");
+    assert!(written.contains("passepartout config"), "{written}");
+
+    // Without a messenger's flags nor --web, a script gets neither.
+    let plain = home.config().with_file_name("plain.toml");
+    let mut args = vec!["--config", plain.to_str().unwrap()];
+    args.extend(model_only(&llm_url));
+    let output = home.setup(&args, &[], "").await;
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(!load(&plain).web.enabled);
+}
+
+#[tokio::test]
+async fn a_running_daemon_reads_the_changed_file_instead_of_being_started_again() {
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let config = support::process::write_config(dir.path(), &llm.base_url());
+    let daemon = support::process::Running::start(&config).await;
+    let home = Home::new();
+    let args = [
+        "--config",
+        config.to_str().unwrap(),
+        "--only",
+        "model",
+        "--non-interactive",
+        "--model-name",
+        "fake-model-2",
+    ];
+    let output = home.setup(&args, &[], "").await;
+    let shown = text(&output);
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("The running daemon read the file again"), "{shown}");
+    assert!(
+        shown.contains("llm.providers"),
+        "the new model is not said to apply:\n{shown}"
+    );
+    assert!(!shown.contains(" run "), "a second daemon is suggested:\n{shown}");
+    daemon.kill().await;
 }

@@ -108,6 +108,8 @@ struct World {
     base: String,
     cookie: String,
     csrf: String,
+    /// The web chat `/chat` opened: `/chat/{id}`.
+    chat: String,
     api_key: String,
     /// The API conversation so far, resent with each request as clients
     /// do, so every API case speaks in one conversation.
@@ -143,8 +145,15 @@ async fn start() -> World {
     assert_eq!(signed.status(), StatusCode::SEE_OTHER);
     let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
     let cookie = cookie.split(';').next().unwrap().to_owned();
-    let page = http
+    let opened = http
         .get(format!("{base}/chat"))
+        .header(header::COOKIE, &cookie)
+        .send()
+        .await
+        .unwrap();
+    let chat = opened.headers()[header::LOCATION].to_str().unwrap().to_owned();
+    let page = http
+        .get(format!("{base}{chat}"))
         .header(header::COOKIE, &cookie)
         .send()
         .await
@@ -173,6 +182,7 @@ async fn start() -> World {
         base,
         cookie,
         csrf,
+        chat,
         api_key,
         api_said: Vec::new(),
         sent: 0,
@@ -284,7 +294,7 @@ impl World {
         let mut response = tokio::time::timeout(
             WAIT,
             self.http
-                .post(format!("{}/chat", self.base))
+                .post(format!("{}{}", self.base, self.chat))
                 .header(header::COOKIE, &self.cookie)
                 .header(header::ORIGIN, &self.base)
                 .header(header::ACCEPT, "text/event-stream")

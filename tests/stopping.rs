@@ -204,7 +204,10 @@ async fn over_the_socket_a_stopped_draft_ends_in_a_stopped_frame_with_what_it_sh
     let stop_id = stop_id.expect("/stop sent");
     let (kind, answer) = support::harness::reply_to(&mut client, &stop_id).await;
     assert_eq!(kind, ReplyKind::Notice);
-    assert!(answer.starts_with("Stopped. Nothing of that turn was kept"), "{answer}");
+    assert!(
+        answer.starts_with("Stopped. Your message is kept, but no answer to it"),
+        "{answer}"
+    );
     daemon.stop().await;
 }
 

@@ -209,9 +209,9 @@ async fn a_link_signs_in_once_and_the_overview_shows_the_daemon_and_no_secret() 
     let page = overview.text().await.unwrap();
     for fact in [
         "<h1>Overview</h1>",
-        "<td>socket</td>",
-        "<td>web</td>",
-        "<td>fake</td>",
+        r#"<td data-label="Gateway">socket</td>"#,
+        r#"<td data-label="Gateway">web</td>"#,
+        r#"<td data-label="Provider">fake</td>"#,
         "Waiting for approval",
         "Healthy.",
     ] {

@@ -242,6 +242,11 @@ async fn approvals_and_loops_are_answered_from_the_browser() {
     browser
         .click(r#"form[action="/loops/stop"]:has(input[value="heartbeat"]) button"#)
         .await;
+    browser.wait_for_text("h1", "Stop loop heartbeat?").await;
+    browser.wait_for_text(".confirm", "periodic backups").await;
+    assert_ne!(loop_status(&setup, "heartbeat").await["state"], "stopped", "only asked");
+    browser.screenshot("web-loops-confirm-stop").await;
+    browser.click(".confirm button.deny").await;
     browser.wait_for_text(".notice", "Loop heartbeat is stopped;").await;
     assert_eq!(loop_status(&setup, "heartbeat").await["state"], "stopped");
     browser

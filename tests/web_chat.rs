@@ -24,6 +24,8 @@ pub struct Chat {
     pub llm: FakeLlm,
     pub base: String,
     cookie: String,
+    /// The chat `/chat` opened: `/chat/{id}`.
+    pub path: String,
 }
 
 /// A client that follows no redirect: cookies are sent by hand.
@@ -47,12 +49,31 @@ pub async fn start() -> Chat {
     )
     .await;
     let (base, cookie) = sign_in(&daemon).await;
+    let path = opened(&base, &cookie).await;
     Chat {
         daemon,
         llm,
         base,
         cookie,
+        path,
     }
+}
+
+/// Where `GET /chat` sends the browser: the chat used last, or a fresh one.
+pub async fn opened(base: &str, cookie: &str) -> String {
+    let response = http()
+        .get(format!("{base}/chat"))
+        .header(header::COOKIE, cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SEE_OTHER);
+    let path = response.headers()[header::LOCATION].to_str().unwrap().to_owned();
+    assert!(
+        path.starts_with("/chat/") && path.len() == "/chat/".len() + 16,
+        "{path}"
+    );
+    path
 }
 
 /// A fresh sign-in link.
@@ -77,6 +98,14 @@ async fn sign_in(daemon: &TestDaemon) -> (String, String) {
     (base, cookie.split(';').next().unwrap().to_owned())
 }
 
+/// The Conversations page of the chat at `path`.
+pub fn conversation_page(path: &str) -> String {
+    use base64::Engine;
+    let id = path.trim_start_matches("/chat/");
+    let key = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("web:owner/{id}"));
+    format!("/conversations/{key}")
+}
+
 /// The value of the hidden field `name` in `page`.
 fn field(page: &str, name: &str) -> String {
     let marker = format!(r#"name="{name}" value=""#);
@@ -87,7 +116,7 @@ fn field(page: &str, name: &str) -> String {
 impl Chat {
     async fn page(&self) -> String {
         let response = http()
-            .get(format!("{}/chat", self.base))
+            .get(format!("{}{}", self.base, self.path))
             .header(header::COOKIE, &self.cookie)
             .send()
             .await
@@ -117,7 +146,7 @@ impl Chat {
             form = form.part("file", file);
         }
         let mut request = http()
-            .post(format!("{}/chat", self.base))
+            .post(format!("{}{}", self.base, self.path))
             .header(header::COOKIE, &self.cookie)
             .header(header::ORIGIN, &self.base)
             .multipart(form);
@@ -140,7 +169,10 @@ async fn a_message_sent_without_scripting_is_answered_on_the_page_once_across_a_
     let form = chat.form("How do I list a folder?").await;
     let sent = chat.post(&form, None, false).await;
     assert_eq!(sent.status(), StatusCode::SEE_OTHER, "back to the page once answered");
-    assert_eq!(sent.headers()[header::LOCATION], "/chat");
+    assert_eq!(
+        sent.headers()[header::LOCATION],
+        format!("{}#newest", chat.path).as_str()
+    );
     let page = chat.page().await;
     assert!(page.contains("How do I list a folder?"), "{page}");
     assert!(page.contains("<pre><code>ls -la &lt;dir&gt;</code></pre>"), "{page}");
@@ -158,10 +190,20 @@ async fn a_message_sent_without_scripting_is_answered_on_the_page_once_across_a_
 
     chat.daemon.restart(Vec::new()).await;
     let (base, cookie) = sign_in(&chat.daemon).await;
+    assert_eq!(opened(&base, &cookie).await, chat.path, "the chat used last opens");
     chat.base = base;
     chat.cookie = cookie;
     let page = chat.page().await;
-    assert_eq!(page.matches("How do I list a folder?").count(), 1, "{page}");
+    assert_eq!(
+        page.matches(r#"<div class="text">How do I list a folder?</div>"#)
+            .count(),
+        1,
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"<h2 id="chat-name">How do I list a folder?</h2>"#),
+        "named from it: {page}"
+    );
     assert!(page.contains("<pre><code>ls -la &lt;dir&gt;</code></pre>"), "{page}");
     assert_eq!(chat.llm.requests().len(), 1, "not asked again after the restart");
     chat.daemon.stop().await;
@@ -254,7 +296,7 @@ async fn a_chat_form_from_elsewhere_or_without_the_token_is_refused() {
     assert!(page.contains("token is not this session"), "{page}");
     // Whole but for its origin: the session's own token and the page's id.
     let elsewhere = http()
-        .post(format!("{}/chat", chat.base))
+        .post(format!("{}{}", chat.base, chat.path))
         .header(header::COOKIE, &chat.cookie)
         .header(header::ORIGIN, "https://evil.example")
         .multipart(Form::new().text("csrf", csrf).text("id", id).text("text", text))
@@ -397,7 +439,7 @@ async fn after_a_denial_and_an_upload_the_pages_show_what_happened_not_the_notes
     let token = field(&page, "token");
     // What is said next is followed before the answer, so the reply is not missed.
     let mut said = http()
-        .get(format!("{}/chat/stream", chat.base))
+        .get(format!("{}{}/stream", chat.base, chat.path))
         .header(header::COOKIE, &chat.cookie)
         .send()
         .await
@@ -473,7 +515,7 @@ async fn after_a_denial_and_an_upload_the_pages_show_what_happened_not_the_notes
     // The Conversations page shows the same, the notes folded as what the
     // assistant was told, never in the person's words.
     let response = http()
-        .get(format!("{}/conversations/d2ViOm93bmVy", chat.base))
+        .get(format!("{}{}", chat.base, conversation_page(&chat.path)))
         .header(header::COOKIE, &chat.cookie)
         .send()
         .await
@@ -502,4 +544,135 @@ async fn after_a_denial_and_an_upload_the_pages_show_what_happened_not_the_notes
     }
     assert!(!history.contains("socket:web"), "{history}");
     chat.daemon.stop().await;
+}
+
+/// Posts the urlencoded `form` to `path` from `origin`.
+async fn form_post(chat: &Chat, path: &str, origin: &str, form: &[(&str, &str)]) -> reqwest::Response {
+    http()
+        .post(format!("{}{path}", chat.base))
+        .header(header::COOKIE, &chat.cookie)
+        .header(header::ORIGIN, origin)
+        .form(form)
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_chat_forms_are_checked_and_a_chat_that_is_not_one_is_not_found() {
+    let chat = start().await;
+    let page = chat.page().await;
+    let csrf = field(&page, "csrf");
+    let base = chat.base.clone();
+    let rename = format!("{}/rename", chat.path);
+    let delete = format!("{}/delete", chat.path);
+
+    // From another site, or without the session's token: refused, nothing done.
+    for path in ["/chat/new", rename.as_str(), delete.as_str()] {
+        let elsewhere = form_post(&chat, path, "https://evil.example", &[("csrf", &csrf), ("name", "x")]).await;
+        assert_eq!(elsewhere.status(), StatusCode::FORBIDDEN, "{path}");
+        assert!(
+            elsewhere
+                .text()
+                .await
+                .unwrap()
+                .contains("This form came from another site")
+        );
+        let forged = form_post(&chat, path, &base, &[("csrf", "not-the-token"), ("name", "x")]).await;
+        assert_eq!(forged.status(), StatusCode::FORBIDDEN, "{path}");
+        assert!(forged.text().await.unwrap().contains("token is not this session"));
+    }
+    assert!(chat.page().await.contains("New chat"), "still unnamed");
+
+    // A name too long, or of more than one line, is refused; a good one kept.
+    let long = "x".repeat(81);
+    for bad in [long.as_str(), "two\nlines", "   "] {
+        let refused = form_post(&chat, &rename, &base, &[("csrf", &csrf), ("name", bad)]).await;
+        assert_eq!(refused.status(), StatusCode::BAD_REQUEST, "{bad:?}");
+    }
+    let said = form_post(
+        &chat,
+        &rename,
+        &base,
+        &[("csrf", &csrf), ("name", "x".repeat(80).as_str())],
+    )
+    .await;
+    assert_eq!(said.status(), StatusCode::SEE_OTHER);
+    assert_eq!(said.headers()[header::LOCATION], chat.path.as_str());
+    assert!(
+        chat.page()
+            .await
+            .contains(&format!(r#"<h2 id="chat-name">{}</h2>"#, "x".repeat(80)))
+    );
+
+    // An id that is no chat of the owner's: a clear 404 everywhere.
+    for id in ["0123456789abcdef", "..%2F..%2Fetc", "ZZZZ", "owner"] {
+        let path = format!("/chat/{id}");
+        let got = http()
+            .get(format!("{base}{path}"))
+            .header(header::COOKIE, &chat.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(got.status(), StatusCode::NOT_FOUND, "{path}");
+        assert!(got.text().await.unwrap().contains("There is no chat at this address"));
+        for posted in [format!("{path}/rename"), format!("{path}/delete")] {
+            let answer = form_post(&chat, &posted, &base, &[("csrf", &csrf), ("name", "y")]).await;
+            assert_eq!(answer.status(), StatusCode::NOT_FOUND, "{posted}");
+        }
+        let stream = http()
+            .get(format!("{base}{path}/stream"))
+            .header(header::COOKIE, &chat.cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(stream.status(), StatusCode::NOT_FOUND, "{path}/stream");
+    }
+    let (_, id, _) = chat.form("into nowhere").await;
+    let nowhere = http()
+        .post(format!("{base}/chat/0123456789abcdef"))
+        .header(header::COOKIE, &chat.cookie)
+        .header(header::ORIGIN, &base)
+        .multipart(
+            Form::new()
+                .text("csrf", csrf.clone())
+                .text("id", id)
+                .text("text", "into nowhere"),
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(nowhere.status(), StatusCode::NOT_FOUND);
+    assert!(chat.llm.requests().is_empty(), "nothing reached the model");
+
+    // New chat: a fresh one, reused until something is said in it.
+    let made = form_post(&chat, "/chat/new", &base, &[("csrf", &csrf)]).await;
+    assert_eq!(made.status(), StatusCode::SEE_OTHER);
+    let fresh = made.headers()[header::LOCATION].to_str().unwrap().to_owned();
+    assert_eq!(fresh, chat.path, "the chat nothing was said in is the fresh one");
+
+    // Deleting asks first, then the chat is gone.
+    let asked = http()
+        .get(format!("{base}{delete}"))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(asked.status(), StatusCode::OK);
+    let question = asked.text().await.unwrap();
+    assert!(
+        question.contains("Delete the chat") && question.contains(&format!(r#"action="{delete}""#)),
+        "{question}"
+    );
+    let deleted = form_post(&chat, &delete, &base, &[("csrf", &csrf)]).await;
+    assert_eq!(deleted.status(), StatusCode::SEE_OTHER);
+    assert_eq!(deleted.headers()[header::LOCATION], "/chat");
+    let gone = http()
+        .get(format!("{base}{}", chat.path))
+        .header(header::COOKIE, &chat.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+    assert_ne!(opened(&base, &chat.cookie).await, chat.path, "a fresh chat opens");
 }

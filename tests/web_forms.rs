@@ -149,7 +149,10 @@ async fn an_unknown_rule_or_loop_is_refused_by_name() {
     assert_eq!(status, StatusCode::BAD_REQUEST, "{page}");
 
     for path in ["/loops/run", "/loops/stop", "/loops/start"] {
-        let (status, page) = signed.post(path, &[("name", "nope<x>")], true).await;
+        // A Stop is done once confirmed.
+        let (status, page) = signed
+            .post(path, &[("name", "nope<x>"), ("confirm", "yes")], true)
+            .await;
         assert_eq!(status, StatusCode::CONFLICT, "{path}: {page}");
         assert!(
             page.contains("there is no loop &quot;nope&lt;x&gt;&quot;"),
@@ -215,13 +218,13 @@ async fn a_rule_made_from_the_web_reads_as_made_from_the_web() {
         .await
         .unwrap();
     let rules = &page[page.find("Standing rules").expect("the rules' table")..];
-    assert!(rules.contains("<td>from the web</td>"), "{rules}");
+    assert!(rules.contains(r#"<td data-label="Made">from the web</td>"#), "{rules}");
     // When it was asked and decided, by the daemon's clock.
     let decided = &page[page.find("Decided approvals").expect("the decided table")..];
     let decided = &decided[..decided.find("</table>").unwrap()];
     assert!(!decided.contains("—"), "every time shown: {decided}");
     assert!(
-        decided.contains("<td>from the web, just now</td>") || decided.contains(" ago</td>"),
+        decided.contains(r#"<td data-label="Decided">from the web, just now</td>"#) || decided.contains(" ago</td>"),
         "{decided}"
     );
     assert!(
@@ -269,7 +272,21 @@ async fn heartbeat_until(signed: &Signed, done: impl Fn(&serde_json::Value) -> b
 #[tokio::test]
 async fn a_stopped_loop_is_started_again_with_the_token_and_not_without() {
     let signed = sign_in().await;
+    // A Stop first says what it does, and stops nothing.
     let (status, page) = signed.post("/loops/stop", &[("name", "heartbeat")], true).await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains("<h1>Stop loop heartbeat?</h1>"), "{page}");
+    assert!(page.contains("periodic backups"), "what stops with it: {page}");
+    assert!(
+        page.contains(r#"name="confirm" value="yes""#),
+        "a button that confirms: {page}"
+    );
+    assert!(page.contains(r#"<nav id="nav""#), "the navigation stays: {page}");
+    let asked = heartbeat_until(&signed, |_| true).await;
+    assert_ne!(asked["state"], "stopped", "only asked: {asked}");
+
+    let confirmed = [("name", "heartbeat"), ("confirm", "yes")];
+    let (status, page) = signed.post("/loops/stop", &confirmed, true).await;
     assert_eq!(status, StatusCode::SEE_OTHER, "{page}");
     heartbeat_until(&signed, |l| l["state"] == "stopped").await;
 

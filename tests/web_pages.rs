@@ -35,12 +35,18 @@ pub struct Pages {
 /// one conversation (`socket:me`): a question, a `current_time` call, and
 /// a reply reporting 1234 tokens in and 56 out.
 pub async fn start() -> Pages {
+    start_with("").await
+}
+
+/// As [`start`], with `provider` (lines such as prices) added to the fake
+/// model's `[[llm.providers]]` entry.
+pub async fn start_with(provider: &str) -> Pages {
     let llm = FakeLlm::start().await;
     // The daemon runs on the file the page shows and the reload reads.
     let (daemon, _file) = TestDaemon::start_from_file(
         &llm,
         &format!(
-            "# the dashboard's test\n[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n\n\
+            "{provider}# the dashboard's test\n[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n\n\
              [[mcp.servers]]\nname = \"notes\"\ncommand = \"true\"\nenabled = false\n\
              env = {{ NOTES_TOKEN = \"{CANARY}\" }} # key: {CANARY}\n"
         ),
@@ -230,4 +236,30 @@ async fn the_configuration_shows_web_masks_the_canary_and_reloads_with_the_sessi
     assert!(!result.contains("restart"), "{result}");
     assert!(reloaded.contains("[web]"), "the page again: {reloaded}");
     drop(pages.llm);
+}
+
+#[tokio::test]
+async fn with_prices_usage_shows_the_cost_beside_the_tokens() {
+    let pages = start_with("price_in_per_mtok = 1000.0\nprice_out_per_mtok = 2000.0\n").await;
+    let today = &pages.daemon.daemon.as_ref().unwrap().status()["usage"]["today"];
+    let cost = today["cost_usd"].as_f64().unwrap();
+    assert!(cost > 1.0, "1234 tokens in at $1000 a million: {today}");
+    let (status, usage) = pages.get("/usage").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        usage.contains(&format!("About <strong>${cost:.2}</strong>.")),
+        "{usage}"
+    );
+    assert!(
+        usage.contains(r#"<td data-label="Provider">fake</td>"#)
+            && usage.contains(&format!(r#"<td data-label="Cost">${cost:.2}</td>"#)),
+        "the provider's tokens and cost: {usage}"
+    );
+    assert!(
+        usage.contains(r#"<td data-label="Conversation">socket:me</td>"#),
+        "{usage}"
+    );
+    let (_, free) = start().await.get("/usage").await;
+    assert!(!free.contains(r#"data-label="Cost""#), "no prices, no costs: {free}");
+    assert!(free.contains("No provider has a price"), "{free}");
 }

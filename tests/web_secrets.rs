@@ -288,8 +288,10 @@ async fn web_chat(base: &str, cookie: &str, llm: &FakeLlm) {
             .header(header::COOKIE, cookie)
             .send()
     };
-    let said = get("/chat/stream").await.unwrap();
-    let (status, page) = clean("/chat", get("/chat").await.unwrap()).await;
+    let opened = get("/chat").await.unwrap();
+    let chat = opened.headers()[header::LOCATION].to_str().unwrap().to_owned();
+    let said = get(&format!("{chat}/stream")).await.unwrap();
+    let (status, page) = clean("/chat", get(&chat).await.unwrap()).await;
     assert_eq!(status, StatusCode::OK, "{page}");
     llm.push(Script::Reply(quoting_all()));
     let form = reqwest::multipart::Form::new()
@@ -297,7 +299,7 @@ async fn web_chat(base: &str, cookie: &str, llm: &FakeLlm) {
         .text("id", field(&page, "id"))
         .text("text", "What does the zebra say on the web?");
     let reply = http()
-        .post(format!("{base}/chat"))
+        .post(format!("{base}{chat}"))
         .header(header::COOKIE, cookie)
         .header(header::ORIGIN, base)
         .header(header::ACCEPT, "text/event-stream")
@@ -309,7 +311,7 @@ async fn web_chat(base: &str, cookie: &str, llm: &FakeLlm) {
     assert!(streamed.contains("zebra says"), "{streamed}");
     let heard = events_until("/chat/stream", said, "end").await;
     assert!(heard.contains("zebra says"), "{heard}");
-    let (status, page) = clean("/chat after the reply", get("/chat").await.unwrap()).await;
+    let (status, page) = clean("/chat after the reply", get(&chat).await.unwrap()).await;
     assert_eq!(status, StatusCode::OK, "{page}");
     assert!(page.contains("zebra says"), "the chat is shown: {page}");
     // A stream that saw something else before has news at once.

@@ -14,6 +14,8 @@
 
 mod access;
 mod approvals;
+mod channels;
+mod config_write;
 mod dashboard;
 mod loops;
 mod people;
@@ -38,6 +40,8 @@ use crate::pipeline::cascade::Cascade;
 use crate::pipeline::tool_list::ToolList;
 use crate::store::Store;
 
+pub use channels::Linking;
+pub use config_write::{Changes, digest};
 pub use loops::LoopDesk;
 
 /// Where an answer goes.
@@ -57,6 +61,8 @@ pub struct AdminContext {
     pub loops: Arc<dyn LoopDesk>,
     /// The tools and the gates now (`passepartout tools`).
     pub tools: Arc<dyn Fn() -> ToolList + Send + Sync>,
+    /// The configured model providers now, with their prices (the usage's cost).
+    pub providers: Arc<dyn Fn() -> Vec<crate::pipeline::model_command::ProviderInfo> + Send + Sync>,
     /// Reads the configuration again (`passepartout reload`, SIGHUP).
     pub reload: Arc<dyn Reload>,
     /// The model providers, probed again on `recheck`.
@@ -78,6 +84,13 @@ pub struct AdminContext {
     /// replaced: the dashboard's history and search never show one, even
     /// when a tool's output quoted it.
     pub redact: Arc<redacted::Redact>,
+    /// The daemon's recent log lines (the dashboard's Logs page); none
+    /// where the process keeps none.
+    pub logs: Option<Arc<crate::recent_logs::RecentLogs>>,
+    /// Changes to the configuration file from the dashboard, one at a time.
+    pub changes: Changes,
+    /// Where linking a Signal account from the dashboard stands.
+    pub signal_link: Linking,
 }
 
 /// Answers admin questions until `stop` is cancelled or every admin handle
@@ -167,6 +180,23 @@ pub trait Reload: Send + Sync {
     /// The file a reload reads, and what `check-config` says of it now,
     /// changing nothing. Reads the disk: called off the async threads.
     fn inspect(&self) -> Inspection;
+
+    /// The file a reload reads; none when the daemon runs on the defaults
+    /// and the environment. Unless implemented, asks [`inspect`](Self::inspect).
+    fn file(&self) -> Option<PathBuf> {
+        self.inspect().file
+    }
+
+    /// What `check-config` says of `file`, read as the configuration
+    /// would be (a file about to replace it). Reads the disk, as `inspect`.
+    /// Unless implemented, no file passes.
+    fn inspect_file(&self, file: &std::path::Path) -> Inspection {
+        Inspection {
+            file: Some(file.to_path_buf()),
+            problems: vec!["this daemon cannot check another configuration file".into()],
+            ..Inspection::default()
+        }
+    }
 }
 
 /// The configuration file and what `check-config` says of it.

@@ -102,6 +102,7 @@ fn serve_reloading(reload: Arc<dyn Reload>) -> Served {
             tools: crate::tools::ToolBox::default(),
             skills: crate::skills::Skills::new(Vec::new()),
         }),
+        providers: Arc::new(Vec::new),
         reload,
         sign_in: crate::sign_in::SignIn::new(store.clone(), Clock::start()),
         web_keys: crate::web_keys::WebKeys::new(store.clone(), Clock::start()),
@@ -110,6 +111,9 @@ fn serve_reloading(reload: Arc<dyn Reload>) -> Served {
         nudge: Arc::new(|_| {}),
         clock: Clock::start(),
         redact: Arc::new(|text| text.replace("canary-secret", "[redacted]")),
+        logs: None,
+        changes: Default::default(),
+        signal_link: Default::default(),
     };
     let (admin, queue) = Admin::channel(4);
     let stop = CancellationToken::new();

@@ -75,7 +75,7 @@ impl Approvals {
         })
     }
 
-    fn describe(&self, approval: &Approval) -> Value {
+    pub(super) fn describe(&self, approval: &Approval) -> Value {
         let decision = approval.decision.as_ref().map(|d| {
             json!({
                 "by": d.by.as_ref().map(ToString::to_string),
@@ -99,6 +99,8 @@ impl Approvals {
             "created_ms": approval.created_ms,
             "expires_ms": approval.expires_ms,
             "expires_in_s": approval.expires_ms.saturating_sub(self.clock.now_ms()) / 1000,
+            // What "always" would let run, in the offer's own words.
+            "always_lets": self.standing().lets(approval),
             "decision": decision,
         })
     }

@@ -241,3 +241,38 @@ fn a_stdio_servers_prompt_says_when_its_process_runs_unconfined() {
     );
     assert!(unconfined.contains(line), "{unconfined}");
 }
+
+#[test]
+fn the_listing_says_what_always_lets_run_in_the_terminals_own_words() {
+    let (_dir, store) = open_temp();
+    let desk = Approvals::new(
+        store,
+        Policy::new(HashMap::new(), vec![], None),
+        Clock::at(0),
+        &ApprovalsConfig::default(),
+    )
+    .with_surfaces(surfaces());
+    let origin = Origin {
+        conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("1").unwrap()),
+        sender: UserId::new("5").unwrap(),
+        message_id: MessageId::new("m").unwrap(),
+        sender_names: Default::default(),
+    };
+    let call = ProposedCall {
+        tool: "shell".into(),
+        arguments: json!({ "command": "df -h" }),
+    };
+    let approval = desk.request(&origin, Requested::new(call, "approval_policy".into(), "asked".into()));
+    let listed = desk.describe(&approval);
+    let lets = listed["always_lets"].as_str().unwrap().to_owned();
+    assert_eq!(
+        lets,
+        "`df -h` and the same command with more options run here without asking, for 30 days."
+    );
+    let terminal = desk.standing().offer(&approval, passepartout_socket::SURFACE);
+    assert_eq!(
+        terminal,
+        format!("Type always to also let {lets}"),
+        "one wording, one place"
+    );
+}

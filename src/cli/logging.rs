@@ -1,21 +1,31 @@
 //! Logging on stderr, set up once per process: at `default` level unless
 //! `RUST_LOG` says otherwise, as text (coloured at a terminal, plain for
-//! journald and pipes) or as JSON lines for a log shipper.
+//! journald and pipes) or as JSON lines for a log shipper. Each line
+//! written is kept in memory too, for the dashboard's Logs page
+//! ([`RecentLogs`]).
 
 use std::io::IsTerminal;
+use std::sync::Arc;
 
 use tracing_subscriber::EnvFilter;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
 
 use crate::config::LogFormat;
+use crate::recent_logs::{Keeping, RecentLogs};
 
-/// Sets up logging for this process.
-pub fn init(default: &str, format: LogFormat) {
+/// Sets up logging for this process; the lines written are kept in the
+/// ring returned.
+pub fn init(default: &str, format: LogFormat) -> Arc<RecentLogs> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+    let recent = RecentLogs::new();
+    let registry = tracing_subscriber::registry()
+        .with(filter)
+        .with(Keeping(recent.clone()));
+    let text = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     match format {
-        LogFormat::Text => builder.with_ansi(std::io::stderr().is_terminal()).init(),
-        LogFormat::Json => builder.json().with_current_span(false).init(),
+        LogFormat::Text => registry.with(text.with_ansi(std::io::stderr().is_terminal())).init(),
+        LogFormat::Json => registry.with(text.json().with_current_span(false)).init(),
     }
+    recent
 }

@@ -10,6 +10,7 @@ mod chat;
 mod chat_log;
 mod chat_terminal;
 mod client;
+mod configuration;
 mod line_editor;
 mod logging;
 mod loops;
@@ -32,11 +33,13 @@ mod web_open;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
 use crate::config::{self, Config};
 use crate::daemon::StartError;
+use crate::recent_logs::RecentLogs;
 use crate::skills::check_names;
 use crate::tools::ToolCatalog;
 
@@ -163,6 +166,12 @@ pub enum Command {
     /// prompt, the skills and the configured loops apply at once; other
     /// changed settings are named, to apply at the next start.
     Reload,
+    /// Print an example configuration documenting every setting, or the
+    /// path of the file the commands read.
+    Config {
+        #[command(subcommand)]
+        command: configuration::ConfigCommand,
+    },
     /// Check the configuration and report every problem.
     CheckConfig {
         /// The file to check (default: --config, or the default file).
@@ -347,14 +356,14 @@ pub fn main(cli: Cli) -> ExitCode {
     let file = config_file(cli.config.as_deref());
     match load_to_start(file.as_deref()) {
         (Ok(config), warnings) => {
-            logging::init("info", config.log.format);
+            let recent = logging::init("info", config.log.format);
             // Logged, not printed: under `log.format = "json"` every line
             // the daemon writes is one a log shipper can read.
             for warning in warnings {
                 tracing::warn!(%warning, "configuration");
             }
             match runtime::build(&config.runtime) {
-                Ok(runtime) => runtime.block_on(run_daemon(config, file)),
+                Ok(runtime) => runtime.block_on(run_daemon(config, file, recent)),
                 Err(code) => code,
             }
         }
@@ -375,6 +384,7 @@ async fn execute(cli: Cli) -> ExitCode {
         }
         Command::Completions { shell } => manual::completions(shell),
         Command::Man => manual::man_page(),
+        Command::Config { command } => configuration::run(command, cli.config.as_deref()),
         // `chat` logs to a file of its own, not over the conversation.
         Command::Chat { chat } => {
             let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
@@ -466,6 +476,7 @@ async fn execute(cli: Cli) -> ExitCode {
                 | Command::Chat { .. }
                 | Command::Setup(_)
                 | Command::CheckConfig { .. }
+                | Command::Config { .. }
                 | Command::Reload
                 | Command::Completions { .. }
                 | Command::Man => {
@@ -476,9 +487,9 @@ async fn execute(cli: Cli) -> ExitCode {
     }
 }
 
-async fn run_daemon(config: Config, file: Option<PathBuf>) -> ExitCode {
+async fn run_daemon(config: Config, file: Option<PathBuf>, recent: Arc<RecentLogs>) -> ExitCode {
     let format = config.log.format;
-    match crate::daemon::run(config, file, shutdown_signal()).await {
+    match crate::daemon::run(config, file, recent, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // Said once, on stderr, where the logs go too: as a log line

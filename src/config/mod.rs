@@ -8,6 +8,7 @@ mod approvals;
 mod audit;
 pub mod bridges;
 mod consensus;
+pub mod edited;
 mod environment;
 mod file_access;
 mod key_path;

@@ -9,9 +9,9 @@
 //! does not run it again at the next start: the store's `stops`). A stopped
 //! turn is dropped like one that timed out — its model call is abandoned and a
 //! shell command's process group killed (the shell tool kills it on drop) —
-//! and commits only the rounds of tool calls it had finished (each call
-//! with its result, so the model later knows what was done) and the end of
-//! its message. The `/stop` message itself, answered next in the
+//! and commits the person's message, the rounds of tool calls it had
+//! finished (each call with its result, so the model later knows what was
+//! done) and a line saying it was stopped there. The `/stop` message itself, answered next in the
 //! conversation's order, says whether a turn was stopped and what was kept.
 
 use std::collections::HashMap;
@@ -28,8 +28,9 @@ pub struct RunningTurns {
     /// Each running turn's number, journal entry and token.
     tokens: Mutex<HashMap<ConversationKey, Registered>>,
     numbers: AtomicU64,
-    /// Stopped turns not yet told, with the tool calls each kept.
-    stopped: Mutex<HashMap<ConversationKey, usize>>,
+    /// Stopped turns not yet told, with what each kept: the tool calls it
+    /// had finished beside the person's message, or nothing at all.
+    stopped: Mutex<HashMap<ConversationKey, Option<usize>>>,
 }
 
 /// What is known of a running turn.
@@ -87,19 +88,20 @@ impl RunningTurns {
     /// stopped, and the daemon went down before it committed) was ended
     /// without being run, so the `/stop` that stopped it says so.
     pub fn stopped_before_restart(&self, key: &ConversationKey) {
-        lock(&self.stopped).insert(key.clone(), 0);
+        lock(&self.stopped).insert(key.clone(), None);
     }
 
-    /// Notes that `key`'s stopped turn kept `calls` finished tool calls.
+    /// Notes that `key`'s stopped turn kept the person's message and
+    /// `calls` finished tool calls.
     pub fn kept(&self, key: &ConversationKey, calls: usize) {
         if let Some(kept) = lock(&self.stopped).get_mut(key) {
-            *kept = calls;
+            *kept = Some(calls);
         }
     }
 
     /// Whether a turn of `key` was stopped since the last call, with the
-    /// tool calls it kept.
-    pub fn take_stopped(&self, key: &ConversationKey) -> Option<usize> {
+    /// tool calls it kept beside the person's message (none: nothing kept).
+    pub fn take_stopped(&self, key: &ConversationKey) -> Option<Option<usize>> {
         lock(&self.stopped).remove(key)
     }
 }
@@ -110,7 +112,7 @@ impl Running {
         tokio::select! {
             output = turn => Some(output),
             _ = self.token.cancelled() => {
-                lock(&self.turns.stopped).insert(self.key.clone(), 0);
+                lock(&self.turns.stopped).insert(self.key.clone(), None);
                 None
             }
         }
@@ -147,7 +149,7 @@ mod tests {
         turns.stop(&key());
         assert_eq!(running.run(std::future::pending::<()>()).await, None);
         turns.kept(&key(), 2);
-        assert_eq!(turns.take_stopped(&key()), Some(2));
+        assert_eq!(turns.take_stopped(&key()), Some(Some(2)));
         assert_eq!(turns.take_stopped(&key()), None, "told once");
         drop(running);
         assert_eq!(turns.running(&key()), None, "unregistered when it ends");

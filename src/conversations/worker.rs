@@ -173,7 +173,9 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
                 let kept = finished.take();
                 let calls = kept.as_ref().map_or(0, |kept| kept.calls);
                 tracing::info!(conversation = %key, seq, kept_calls = calls, "turn stopped");
-                cx.running.kept(key, calls);
+                if kept.is_some() {
+                    cx.running.kept(key, calls);
+                }
                 stopped = true;
                 Ok(stopped_output(kept, &entry.inbound.sender.id))
             }
@@ -312,16 +314,20 @@ fn drafts_of(cx: &Arc<Conversations>, key: &ConversationKey, seq: u64) -> Vec<Me
     })
 }
 
-/// What a stopped turn commits: the rounds of tool calls it finished, if
-/// any, closed by a line saying it was stopped there.
+/// What a stopped turn commits: the person's message and the rounds of
+/// tool calls it finished, if any, closed by a line saying it was stopped
+/// there; nothing when not even the message was read (stopped before a
+/// restart).
 fn stopped_output(kept: Option<Finished>, by: &UserId) -> TurnOutput {
     let Some(kept) = kept else {
         return TurnOutput::default();
     };
     let mut messages = kept.messages;
-    messages.push(ChatMessage::assistant(
-        "(Stopped here by the person; the tool calls above ran, nothing after them.)",
-    ));
+    messages.push(ChatMessage::assistant(if kept.calls == 0 {
+        "(Stopped here by the person before I answered.)"
+    } else {
+        "(Stopped here by the person; the tool calls above ran, nothing after them.)"
+    }));
     TurnOutput {
         record: Some(TurnRecord {
             messages,
@@ -336,13 +342,16 @@ fn stopped_output(kept: Option<Finished>, by: &UserId) -> TurnOutput {
 
 /// The answer to `/stop`, by whether it stopped a turn and how many of
 /// that turn's tool calls were kept.
-fn stopped_text(stopped: Option<usize>) -> String {
+fn stopped_text(stopped: Option<Option<usize>>) -> String {
     match stopped {
         None => "Nothing was running here to stop.".to_owned(),
-        Some(0) => "Stopped. Nothing of that turn was kept: its model call was abandoned and any command it ran \
-                    was killed; ask again when you want it."
+        Some(None) => "Stopped. Nothing of that turn was kept: its model call was abandoned and any command it ran \
+                       was killed; ask again when you want it."
             .to_owned(),
-        Some(calls) => format!(
+        Some(Some(0)) => "Stopped. Your message is kept, but no answer to it: its model call was abandoned and any \
+                          command it ran was killed; ask again when you want one."
+            .to_owned(),
+        Some(Some(calls)) => format!(
             "Stopped. The {calls} tool call{} it had finished {} kept, so I know what was done; the step under way \
              was abandoned and any command still running was killed. Ask again to go on.",
             if calls == 1 { "" } else { "s" },

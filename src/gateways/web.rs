@@ -1,7 +1,8 @@
 //! The web dashboard as a gateway component: bound from `[web]` when it is
 //! enabled, checking sessions through the core's [`SignIn`] desk, API
-//! keys through [`WebKeys`] and where API conversations stand through
-//! [`WebThreads`], all over the store. Its people are the
+//! keys through [`WebKeys`], the owner's chats through [`WebChats`] and
+//! where API conversations stand through [`WebThreads`], all over the
+//! store. Its people are the
 //! signed-in owner and the API keys, and the gateway lets no one else reach
 //! the intake (an unknown key is answered 401), so everyone it lets through
 //! may talk. Approvals are answered by the owner, and by a key only when it
@@ -26,6 +27,7 @@ use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
 use crate::checkup::{Check, Level};
 use crate::config::Config;
 use crate::sign_in::SignIn;
+use crate::web_chats::WebChats;
 use crate::web_keys::WebKeys;
 use crate::web_threads::WebThreads;
 
@@ -81,9 +83,13 @@ impl GatewayComponent for Web {
         };
         let sessions = Arc::new(SignIn::new(with.store.clone(), with.clock));
         let keys = Arc::new(WebKeys::new(with.store.clone(), with.clock));
-        let threads = Arc::new(WebThreads::new(with.store.clone()));
+        let chats = Arc::new(WebChats::new(with.store.clone(), with.clock));
+        if let Err(error) = chats.adopt_earlier() {
+            tracing::warn!(%error, "the owner's earlier web conversation could not be listed as a chat");
+        }
         // A port it cannot bind leaves it down, not the daemon unstarted.
-        let web = WebGateway::bind(config, with.admin.clone(), sessions, keys, threads).await;
+        let threads = Arc::new(WebThreads::new(with.store.clone()));
+        let web = WebGateway::bind(config, with.admin.clone(), sessions, keys, chats, threads).await;
         Ok(Built {
             listen: web.clone(),
             draft: Some(web.clone() as Arc<dyn Draft>),

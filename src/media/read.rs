@@ -16,7 +16,7 @@ use crate::llm::{ChatMessage, Image, Note};
 /// What the person is told when no transcriber is set up.
 pub const NO_TRANSCRIBER: &str = "I can't listen to voice notes yet: no transcription server is set up. \
      To turn it on, set `[transcription] base_url` (and `model`, and `api_key_env` if the server wants a key) \
-     in the config; see `config.example.toml`.";
+     in the config; `passepartout config example` documents it.";
 
 /// What a message's media gave.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -452,6 +452,16 @@ impl Pipeline {
             consensus: self.consensus.as_ref(),
             standing: Some(&self.approvals),
         };
+        // A turn stopped before its first round is done still keeps the
+        // person's message.
+        if let Some(finished) = &options.watch.finished {
+            finished.record(Finished {
+                messages: context.turn.iter().cloned().map(without_image_bytes).collect(),
+                audit: Vec::new(),
+                memory: Vec::new(),
+                calls: 0,
+            });
+        }
         let mut repairs = 0;
         let mut signal = signal;
         let mut pin_failure_told = false;

@@ -292,9 +292,25 @@ impl Reload for Reloader {
     /// What `check-config` checks: the file, the names its gates give, and
     /// what would stop an enabled gateway from starting.
     fn inspect(&self) -> Inspection {
+        self.inspected(self.file.as_deref())
+    }
+
+    fn inspect_file(&self, file: &std::path::Path) -> Inspection {
+        self.inspected(Some(file))
+    }
+
+    fn file(&self) -> Option<PathBuf> {
+        self.file.clone()
+    }
+}
+
+impl Reloader {
+    /// What `check-config` checks of `file`: the file, the names its gates
+    /// give, and what would stop an enabled gateway from starting.
+    fn inspected(&self, file: Option<&std::path::Path>) -> Inspection {
         let more = &self.more_tools;
         let mut warnings = Vec::new();
-        let loaded = config::load_checked(self.file.as_deref(), None, crate::gateways::problems, |config| {
+        let loaded = config::load_checked(file, None, crate::gateways::problems, |config| {
             let catalog = ToolCatalog::registered(config, more.iter().cloned());
             let found = check_names(&config.skills, &config.tools, &catalog);
             warnings = found.warnings;
@@ -312,7 +328,7 @@ impl Reload for Reloader {
             Err(error) => vec![error.to_string()],
         };
         Inspection {
-            file: self.file.clone(),
+            file: file.map(std::path::Path::to_path_buf),
             problems,
             warnings,
             web_enabled,

@@ -7,6 +7,7 @@ use clap::{Args, ValueEnum};
 
 pub use super::signal::SignalFlags;
 pub use super::telegram::TelegramFlags;
+pub use super::web::WebFlags;
 
 /// `passepartout setup [FLAGS]`.
 #[derive(Clone, Debug, Args)]
@@ -21,7 +22,7 @@ pub struct SetupArgs {
     /// Ask for one part again and put it in place of the old one in the
     /// existing file, keeping the rest of the file as it is (the old one is
     /// kept as FILE.bak): `model` (the first [[llm.providers]] entry),
-    /// `telegram` or `signal`.
+    /// `telegram`, `signal` or `web`.
     #[arg(long, value_name = "PART", conflicts_with = "force", value_parser = super::only::parts())]
     pub only: Option<String>,
     /// Write the file without checking that the model and the bot answer.
@@ -54,6 +55,9 @@ pub struct SetupArgs {
     /// The Signal step's.
     #[command(flatten)]
     pub signal: SignalFlags,
+    /// The dashboard step's.
+    #[command(flatten)]
+    pub web: WebFlags,
 }
 
 /// Where the secrets go.

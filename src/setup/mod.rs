@@ -1,6 +1,7 @@
 //! `passepartout setup`: a guided first run that writes a configuration
 //! file that works. It runs a sequence of [`Step`]s — the model provider,
-//! the Telegram bot, then (if wanted) the person's own Signal account — each asking its questions (or taking the flags'
+//! the Telegram bot, then (if wanted) the person's own Signal account and
+//! the web dashboard — each asking its questions (or taking the flags'
 //! answers), checking them as `doctor` would, and adding its section to the
 //! file and its secrets to the files beside it. A new step is one more
 //! entry in [`steps`] (and its flags, kept in its own file, one flattened
@@ -8,23 +9,26 @@
 //!
 //! The pieces: `args` (the flags), `only` (one part asked again), `terminal` and `input` (asking, secrets
 //! without echo), `model_check` (one short question to the model), `checks` (the bot's getMe),
-//! `model`, `telegram` and `signal` (the steps; the owner is captured
+//! `model`, `telegram`, `signal` and `web` (the steps; the owner is captured
 //! through the Telegram gateway's `first_contact`, and Signal is linked
-//! through `signal_link`), `render` (the file's text) and
-//! `files` (writing it and the secrets, privately).
+//! through `signal_link`), `render` (the file's text),
+//! `files` (writing it and the secrets, privately) and `next` (what to do
+//! next: a running daemon reads the file again, else the commands to run).
 
 mod args;
-mod checks;
+pub mod checks;
 mod error;
 mod files;
 mod input;
 mod model;
 mod model_check;
+mod next;
 mod only;
 mod render;
 mod signal;
 mod telegram;
 mod terminal;
+mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -55,6 +59,9 @@ pub struct Context<'a> {
     pub input: Input,
     /// The configuration file to write.
     pub config_file: &'a Path,
+    /// With `--only`, the text of the file being changed, whose values a
+    /// step offers as its answers' defaults.
+    pub current: Option<&'a str>,
 }
 
 impl Context<'_> {
@@ -80,6 +87,7 @@ fn steps() -> Vec<Box<dyn Step>> {
         Box::new(model::ModelStep),
         Box::new(telegram::TelegramStep),
         Box::new(signal::SignalStep),
+        Box::new(web::WebStep),
     ]
 }
 
@@ -132,6 +140,7 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         args,
         input: Input::new(terminal),
         config_file: &config_file,
+        current: old.as_deref(),
     };
     if cx.input.interactive() {
         let what = match &args.only {
@@ -181,18 +190,21 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
     // process's PASSEPARTOUT_… overrides): a file that does not load is a
     // bug here, or, with --only, a clash with the rest of the file (a
     // provider's name other settings give), which puts the old file back.
-    if let Err(error) = crate::gateways::load(Some(&config_file), Some(Default::default())) {
-        return Err(match &old {
-            Some(old) => {
-                files::restore(&config_file, old)?;
-                SetupError::Refused {
-                    path: config_file.clone(),
-                    reason: error.to_string(),
+    let written = match crate::gateways::load(Some(&config_file), Some(Default::default())) {
+        Ok(config) => config,
+        Err(error) => {
+            return Err(match &old {
+                Some(old) => {
+                    files::restore(&config_file, old)?;
+                    SetupError::Refused {
+                        path: config_file.clone(),
+                        reason: error.to_string(),
+                    }
                 }
-            }
-            None => SetupError::Unloadable(error.to_string()),
-        });
-    }
+                None => SetupError::Unloadable(error.to_string()),
+            });
+        }
+    };
 
     let input = &cx.input;
     let done = if old.is_some() { "Changed" } else { "Wrote" };
@@ -206,12 +218,6 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
             input.say(&format!("  {variable}=…"));
         }
     }
-    let config = match explicit {
-        Some(file) => format!(" --config {}", file.display()),
-        None => String::new(),
-    };
-    input.say(&format!(
-        "Next:\n  passepartout{config} run        # start the assistant\n  passepartout{config} doctor     # check every part of it"
-    ));
+    next::say(input, &written, explicit).await;
     Ok(())
 }

@@ -259,7 +259,7 @@ mod tests {
         let names: Vec<_> = (parts().possible_values().into_iter().flatten())
             .map(|value| value.get_name().to_owned())
             .collect();
-        assert_eq!(names, ["model", "telegram", "signal"]);
+        assert_eq!(names, ["model", "telegram", "signal", "web"]);
         let args = |only: &str| {
             use clap::Parser;
             #[derive(Parser)]

@@ -1,7 +1,7 @@
 //! The configuration file the wizard writes: a header, then one section per
 //! step, each setting with a comment saying what it is. Only what was
 //! answered is written; everything else keeps the defaults that
-//! `config.example.toml` documents.
+//! `passepartout config example` prints.
 
 use std::path::{Path, PathBuf};
 
@@ -52,8 +52,9 @@ fn path(path: &Path) -> String {
 pub fn document(sections: &[String]) -> String {
     let mut text = String::from(
         "# passepartout's configuration, written by `passepartout setup`.\n\
-         # Every setting not written here keeps its default; config.example.toml\n\
-         # documents them all. Check the file with `passepartout check-config`.\n\
+         # Every setting not written here keeps its default; `passepartout config\n\
+         # example` prints them all, documented. Check the file with\n\
+         # `passepartout check-config`.\n\
          # Secrets are never written here: the settings name a file (mode 0600)\n\
          # or an environment variable that holds them.\n",
     );
@@ -139,6 +140,19 @@ pub enum SignalReach<'a> {
     Spawn { program: &'a str, data: Option<&'a str> },
     /// It connects to the multi-account daemon here.
     Endpoint(&'a str),
+}
+
+/// The web dashboard, on this machine's loopback address.
+pub fn web() -> String {
+    format!(
+        "# The web dashboard: the overview, a chat, the approvals and an\n\
+         # OpenAI-compatible API under /v1, on this machine only.\n\
+         # `passepartout web --open` signs this machine's browser in.\n\
+         [web]\n\
+         enabled = true\n\
+         listen = {}\n",
+        quoted(passepartout_web::DEFAULT_LISTEN)
+    )
 }
 
 /// Signal, on the person's own account.

@@ -104,17 +104,21 @@ pub fn write_linked(path: &Path, section: &SignalConfig, linked: &Linked) -> Res
             });
         }
     };
-    let mut document: DocumentMut = text.parse().map_err(|error: toml_edit::TomlError| EditError::Parse {
-        path: path.to_path_buf(),
-        reason: error.to_string(),
-    })?;
+    let text = linked_text(&text, section, linked).map_err(|edit| edit.at(path))?;
+    replace(path, text.as_bytes(), mode)
+}
+
+/// `text` (a configuration file) with `[signal]` set for `linked`, the
+/// rest kept. A UUID of another account is removed.
+pub fn linked_text(text: &str, section: &SignalConfig, linked: &Linked) -> Result<String, TextError> {
+    let mut document: DocumentMut = text
+        .parse()
+        .map_err(|error: toml_edit::TomlError| TextError::Parse(error.to_string()))?;
     let signal = document
         .entry("signal")
         .or_insert_with(|| Item::Table(Table::new()))
         .as_table_like_mut()
-        .ok_or_else(|| EditError::NotATable {
-            path: path.to_path_buf(),
-        })?;
+        .ok_or(TextError::NotATable)?;
     let other_account = signal
         .get("account")
         .and_then(Item::as_str)
@@ -123,7 +127,27 @@ pub fn write_linked(path: &Path, section: &SignalConfig, linked: &Linked) -> Res
         signal.remove("account_uuid");
     }
     set_all(signal, &settings(section, linked));
-    replace(path, document.to_string().as_bytes(), mode)
+    Ok(document.to_string())
+}
+
+/// Why a configuration's text could not take the settings.
+#[derive(Debug, Error)]
+pub enum TextError {
+    #[error("the file is not TOML: {0}")]
+    Parse(String),
+    #[error("`signal` is not a table")]
+    NotATable,
+}
+
+impl TextError {
+    /// The same, about the file at `path`.
+    fn at(self, path: &Path) -> EditError {
+        let path = path.to_path_buf();
+        match self {
+            TextError::Parse(reason) => EditError::Parse { path, reason },
+            TextError::NotATable => EditError::NotATable { path },
+        }
+    }
 }
 
 /// Writes `bytes` beside `path` and renames the copy over it, making the

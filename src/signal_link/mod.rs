@@ -21,8 +21,8 @@ use passepartout_signal::link::{finish_link, start_link};
 use passepartout_signal::{LinkError, LinkUri, Linked, Notification, RpcClient, RpcOptions, Transport};
 use thiserror::Error;
 
-pub use config_edit::{EditError, section_lines, write_linked};
-pub use qr::{QrError, qr_block};
+pub use config_edit::{EditError, TextError, linked_text, section_lines, write_linked};
+pub use qr::{QrError, qr_block, qr_svg};
 
 use crate::config::Config;
 use crate::gateways::signal::{Signal, unreachable_message};

@@ -5,6 +5,7 @@
 //! quiet zone scanners need. Terminals are mostly light text on a dark
 //! background, so the light modules are drawn as blocks and the dark ones
 //! left blank: on such a terminal the code reads dark on light, as printed.
+//! For a page, [`qr_svg`] draws it as SVG, dark on light.
 
 use qrcode::QrCode;
 use qrcode::render::unicode::Dense1x2;
@@ -26,9 +27,32 @@ pub fn qr_block(text: &str) -> Result<String, QrError> {
         .build())
 }
 
+/// `text` as a QR code in SVG (dark modules on a light ground, with the
+/// quiet zone), for a page to show inline: no script, no style.
+pub fn qr_svg(text: &str) -> Result<String, QrError> {
+    let code = QrCode::new(text.as_bytes())?;
+    let svg = code
+        .render::<qrcode::render::svg::Color<'_>>()
+        .min_dimensions(240, 240)
+        .quiet_zone(true)
+        .build();
+    // The XML declaration has no place inside a page.
+    Ok(match svg.find("<svg") {
+        Some(at) => svg[at..].to_owned(),
+        None => svg,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_uri_draws_as_an_svg_without_script_or_style() {
+        let svg = qr_svg("sgnl://linkdevice?uuid=abc&pub_key=def").unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{svg}");
+        assert!(!svg.contains("<script") && !svg.contains("style="), "{svg}");
+    }
 
     #[test]
     fn a_link_uri_draws_as_a_square_block_of_half_blocks() {

@@ -26,8 +26,8 @@
 //! copied, and what each copy is a copy of), `web_links` (the dashboard's one-time sign-in links, by the
 //! SHA-256 of the token), `web_sessions` (the browsers signed in, by the
 //! SHA-256 of the session id), `web_keys` (the API keys, by the SHA-256 of
-//! the key), `api_threads` (where each API conversation stands, by the hash
-//! of its messages) and `meta` (schema version).
+//! the key), `web_chats` (the owner's chats on the dashboard, by id), `api_threads` (where each API
+//! conversation stands, by the hash of its messages) and `meta` (schema version).
 //!
 //! The store is the floor: it persists only forms defined in it or below it
 //! (the approval, standing rule and audit records are in [`records`]), and imports nothing
@@ -70,6 +70,7 @@ mod stops;
 mod summary;
 mod turn;
 mod usage;
+mod web_chats;
 mod web_keys;
 mod web_sign_in;
 
@@ -96,6 +97,7 @@ pub use relays::Posted;
 pub use summary::{Summary, SummaryWrite};
 pub use turn::{Following, PendingOutbound, Relayed, TurnCommit};
 pub use usage::{ByProvider, Tokens, UsageAdd, add_usage};
+pub use web_chats::WebChatRecord;
 pub use web_keys::WebKey;
 pub use web_sign_in::WebSession;
 
@@ -153,6 +155,7 @@ struct Inner {
     web_links: sled::Tree,
     web_sessions: sled::Tree,
     web_keys: sled::Tree,
+    web_chats: sled::Tree,
     api_threads: sled::Tree,
     group: GroupCommit,
     commits: group::CommitQueue,
@@ -220,6 +223,7 @@ impl Store {
             web_links: tree("web_links")?,
             web_sessions: tree("web_sessions")?,
             web_keys: tree("web_keys")?,
+            web_chats: tree("web_chats")?,
             api_threads: tree("api_threads")?,
             summaries: tree("summaries")?,
             standing_rules: tree("standing_rules")?,

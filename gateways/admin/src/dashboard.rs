@@ -8,7 +8,7 @@ use passepartout_gateway::ConversationKey;
 use serde::{Deserialize, Serialize};
 
 /// A question one of the dashboard's pages asks.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "ask", rename_all = "snake_case")]
 pub enum DashboardRequest {
     /// Every conversation with kept history, newest activity first:
@@ -18,6 +18,9 @@ pub enum DashboardRequest {
     /// `{"turns": [{"at_ms", "messages": [{"role", "content", "tool_calls",
     /// "tool_call_id"}]}], "summary": "…" | null}`.
     History { conversation: ConversationKey },
+    /// How far one conversation's history has come, for a page that shows
+    /// it to learn of a new turn: `{"turns", "last_ms"}`.
+    Latest { conversation: ConversationKey },
     /// The turns of every conversation that best match `query`, best first,
     /// ranked as the `search_history` tool ranks them:
     /// `{"results": [{"gateway", "chat", "at_ms", "text"}]}`.
@@ -26,6 +29,94 @@ pub enum DashboardRequest {
     /// provider, and per conversation.
     Usage { days: u32 },
     /// The configuration file with every secret masked, and what
-    /// `check-config` says of it.
+    /// `check-config` says of it; with `"based_on"`, a digest of the file
+    /// as read, which an [`EditConfig`](Self::EditConfig) hands back.
     Config,
+    /// Write the configuration file as edited on the page: `text` is the
+    /// file as shown (masked), edited; a value left masked keeps the
+    /// file's. Refused when the file is no longer the one `based_on`
+    /// names, or when `check-config` finds a problem in the result (the
+    /// file then untouched); else the old file is kept as `FILE.bak`, the
+    /// new one written and the daemon reloaded:
+    /// `{"written", "message", "problems": […], "reloaded": Reloaded | null}`.
+    EditConfig { text: String, based_on: String },
+    /// The daemon's recent log lines after `after`, at `level` or more
+    /// severe, from targets starting with `target`, the newest `limit`:
+    /// `{"kept": bool, "last": seq, "lines": [{"seq", "at_ms", "level",
+    /// "target", "text"}]}`, every configured secret redacted.
+    Logs {
+        after: u64,
+        level: Option<String>,
+        target: Option<String>,
+        limit: u32,
+    },
+    /// The API keys and the signed-in browsers, as `web keys` and `web
+    /// sessions` list them: `{"keys": [{"id", "name", "made_ms",
+    /// "approver"}], "sessions": [{"id", "created_ms", "seen_ms", "agent"}]}`.
+    WebAccess,
+    /// Each channel's state and last error, and where linking a Signal
+    /// account stands: `{"channels": [{"name", "state", "detail",
+    /// "configured", "last_error"}], "telegram": {…}, "signal": {…}}`.
+    Channels,
+    /// Connect the Telegram bot whose token is `token` (checked with
+    /// `getMe`, stored in a file of mode 0600), let in `owner` if given,
+    /// through the same checks, `.bak` and reload as
+    /// [`EditConfig`](Self::EditConfig): the same answer.
+    ConnectTelegram { token: String, owner: Option<i64> },
+    /// Start linking the owner's own Signal account (as `signal link`
+    /// does); its link and then its outcome are in [`Channels`](Self::Channels).
+    LinkSignal,
+}
+
+impl std::fmt::Debug for DashboardRequest {
+    /// Without an edited file or a token, which may hold secrets.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Conversations => f.write_str("Conversations"),
+            Self::History { conversation } => f.debug_struct("History").field("conversation", conversation).finish(),
+            Self::Latest { conversation } => f.debug_struct("Latest").field("conversation", conversation).finish(),
+            Self::Search { .. } => f.write_str("Search"),
+            Self::Usage { days } => f.debug_struct("Usage").field("days", days).finish(),
+            Self::Config => f.write_str("Config"),
+            Self::EditConfig { text, .. } => write!(f, "EditConfig({} bytes)", text.len()),
+            Self::Logs {
+                after,
+                level,
+                target,
+                limit,
+            } => f
+                .debug_struct("Logs")
+                .field("after", after)
+                .field("level", level)
+                .field("target", target)
+                .field("limit", limit)
+                .finish(),
+            Self::WebAccess => f.write_str("WebAccess"),
+            Self::Channels => f.write_str("Channels"),
+            Self::ConnectTelegram { owner, .. } => f
+                .debug_struct("ConnectTelegram")
+                .field("owner", owner)
+                .finish_non_exhaustive(),
+            Self::LinkSignal => f.write_str("LinkSignal"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_or_an_edited_file_never_reaches_a_debug_line() {
+        let connect = DashboardRequest::ConnectTelegram {
+            token: "123:secret-token".into(),
+            owner: Some(7),
+        };
+        let edit = DashboardRequest::EditConfig {
+            text: "api_key = \"sk-live\"".into(),
+            based_on: "x".into(),
+        };
+        let shown = format!("{connect:?} {edit:?}");
+        assert!(!shown.contains("secret-token") && !shown.contains("sk-live"), "{shown}");
+    }
 }

@@ -7,7 +7,14 @@
   var marker = document.getElementById("live");
   // What the page was rendered from, so nothing that came since is missed.
   var seen = marker.getAttribute("data-seen");
-  var source = new EventSource(seen ? "/events?seen=" + encodeURIComponent(seen) : "/events");
+  // A page with a stream of its own (the Logs page's) names it; a page
+  // showing one conversation is told of its new turns too.
+  var own = marker.getAttribute("data-stream");
+  var conversation = marker.getAttribute("data-conversation");
+  var query = [];
+  if (seen) query.push("seen=" + encodeURIComponent(seen));
+  if (conversation) query.push("conversation=" + encodeURIComponent(conversation));
+  var source = new EventSource(own || "/events" + (query.length ? "?" + query.join("&") : ""));
   marker.classList.add("on");
   // Closed as the page goes, so that a page kept for the back button holds
   // no connection: a browser opens only a few to one site at once.

@@ -1,8 +1,8 @@
-//! The Chat page's routes. `GET /chat` shows the owner's web conversation
-//! from the history the core keeps. `POST /chat` (a multipart form: the
-//! CSRF token, the message's id, its text, maybe a file) hands the message
-//! to the intake as a message from the owner, like any gateway's, and then
-//! either
+//! A chat's routes. `GET /chat/{id}` shows one of the owner's chats (see
+//! `chat_list.rs`) from the history the core keeps. `POST /chat/{id}` (a
+//! multipart form: the CSRF token, the message's id, its text, maybe a
+//! file) hands the message to the intake as a message from the owner in
+//! that chat's conversation, like any gateway's, and then either
 //!
 //! - streams what the core says in reply as server-sent events, when the
 //!   request accepts `text/event-stream` (the page's script): `draft` (the
@@ -14,7 +14,8 @@
 //! The hub is followed *before* the message is handed in, so no reply is
 //! missed. The message's id comes with the form, so a form sent twice (a
 //! reload, a double click) enters once. A file is held by the gateway until
-//! the core fetches it into the workspace's `inbox/`.
+//! the core fetches it into the workspace's `inbox/`. A chat id that is not
+//! one of the owner's chats is answered 404 before anything is read.
 
 use std::collections::hash_map::RandomState;
 use std::convert::Infallible;
@@ -38,9 +39,11 @@ use passepartout_gateway::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::chat_list;
+use crate::chats::EARLIER_CHAT_ID;
 use crate::downloads;
 use crate::hub::{Following, Said};
-use crate::pages::chat::{MAX_FILE_BYTES, body};
+use crate::pages::chat::{MAX_FILE_BYTES, Shown, body};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::pages::parts::ask;
@@ -61,15 +64,27 @@ const STREAM_LIMIT: Duration = Duration::from_secs(15 * 60);
 /// The largest request `POST /chat` takes: a file and the form around it.
 pub const MAX_POST_BYTES: usize = MAX_FILE_BYTES + 64 * 1024;
 
-/// The owner's web conversation.
-fn conversation() -> ConversationKey {
-    let chat = Person::Owner.chat(None).expect("the owner's conversation is valid");
+/// The conversation of the owner's chat `id` (checked to be one): the
+/// owner's first conversation for [`EARLIER_CHAT_ID`].
+pub fn conversation(id: &str) -> ConversationKey {
+    let name = (id != EARLIER_CHAT_ID).then_some(id);
+    let chat = Person::Owner
+        .chat(name)
+        .expect("a chat id is a valid conversation name");
     ConversationKey::new(GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid"), chat)
 }
 
-/// `GET /chat`.
-pub async fn show(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Response {
-    let key = conversation();
+/// `GET /chat/{id}`.
+pub async fn show(State(state): State<Arc<AppState>>, signed_in: SignedIn, Path(id): Path<String>) -> Response {
+    let chat = match chat_list::find(&state, &id) {
+        Ok(chat) => chat,
+        Err(refused) => return *refused,
+    };
+    let chats = match chat_list::all(&state) {
+        Ok(chats) => chats,
+        Err(refused) => return *refused,
+    };
+    let key = conversation(&chat.id);
     let history = match ask(
         &state.admin,
         DashboardRequest::History {
@@ -92,12 +107,25 @@ pub async fn show(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Re
         .flatten()
         .filter(|a| a["conversation"] == here.as_str() && a["status"] == "pending")
         .collect();
+    let files: Vec<_> = state
+        .downloads
+        .list()
+        .into_iter()
+        .filter(|file| file.chat == key.chat.as_str())
+        .collect();
+    let shown = Shown {
+        chat: &chat,
+        chats: &chats,
+        history: &history,
+        waiting: &waiting,
+        files: &files,
+    };
     page(
         StatusCode::OK,
         "Chat",
         "/chat",
         Some(Viewer { csrf: &signed_in.csrf }),
-        &body(&history, &waiting, &state.downloads.list(), &signed_in.csrf, &nonce()),
+        &body(&shown, &signed_in.csrf, &nonce()),
     )
 }
 
@@ -127,13 +155,19 @@ struct Posted {
     file: Option<(Option<String>, Upload)>,
 }
 
-/// `POST /chat`.
+/// `POST /chat/{id}`.
 pub async fn send(
     State(state): State<Arc<AppState>>,
     FormSession { session }: FormSession,
+    Path(id): Path<String>,
     headers: HeaderMap,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> Response {
+    let chat = match chat_list::find(&state, &id) {
+        Ok(chat) => chat,
+        Err(refused) => return *refused,
+    };
+    let back = format!("/chat/{}#newest", chat.id);
     let Ok(mut multipart) = multipart else {
         return errors::bad_request(
             StatusCode::BAD_REQUEST,
@@ -147,7 +181,8 @@ pub async fn send(
     if let Err(refused) = check_token(&session, &posted.csrf) {
         return *refused;
     }
-    let text = posted.text.trim().to_owned();
+    // A form sends its lines ended CRLF; the history keeps them as written.
+    let text = posted.text.trim().replace("\r\n", "\n");
     if text.is_empty() && posted.file.is_none() {
         return errors::bad_request(StatusCode::BAD_REQUEST, "Write a message or choose a file to send.");
     }
@@ -174,8 +209,9 @@ pub async fn send(
         None
     };
     let message_id = message_id(&posted.id);
+    let file_name = posted.file.as_ref().and_then(|(name, _)| name.clone());
     let body = match posted.file {
-        None => InboundBody::Text { text },
+        None => InboundBody::Text { text: text.clone() },
         Some((name, upload)) => {
             let file = FileRef(format!("upload-{}", message_id.as_str()));
             let attachment = Attachment {
@@ -189,11 +225,11 @@ pub async fn send(
             state.uploads.hold(file, upload);
             InboundBody::Media {
                 attachments: vec![attachment],
-                caption: Some(text).filter(|t| !t.is_empty()),
+                caption: Some(text.clone()).filter(|t| !t.is_empty()),
             }
         }
     };
-    let key = conversation();
+    let key = conversation(&chat.id);
     let following = state.hub.follow(key.chat.clone(), Some(message_id.clone()));
     let inbound = Inbound {
         conversation: key,
@@ -210,9 +246,17 @@ pub async fn send(
         return errors::unavailable("the daemon is shutting down and takes no more messages");
     };
     match intake.submit(inbound).await {
-        Ok(Ack::Accepted) => {}
+        Ok(Ack::Accepted) => {
+            if !text.starts_with('/')
+                && let Err(error) = state
+                    .chats
+                    .sent(&chat.id, &chat_list::name_from(&text, file_name.as_deref()))
+            {
+                tracing::warn!(%error, "the chat's use could not be noted");
+            }
+        }
         // Sent before: what came of it is on the page.
-        Ok(Ack::Duplicate) => return see_other("/chat", &[]),
+        Ok(Ack::Duplicate) => return see_other(&back, &[]),
         Ok(Ack::Refused { reason }) => return refused(reason),
         Ok(Ack::Busy) => {
             return errors::bad_request(
@@ -230,7 +274,7 @@ pub async fn send(
         Sse::new(stream).keep_alive(KeepAlive::default()).into_response()
     } else {
         wait(following).await;
-        see_other("/chat", &[])
+        see_other(&back, &[])
     }
 }
 
@@ -310,12 +354,16 @@ async fn wait(mut following: Following) {
     .await;
 }
 
-/// `GET /chat/stream`: everything said in the owner's conversation from
-/// now on, the same events as a sent message's stream, each turn closed
-/// by `end`; how an open page learns of a turn it did not start (the rest
-/// of one an approval let go on, a message from another tab).
-pub async fn stream(State(state): State<Arc<AppState>>, _signed_in: SignedIn) -> Response {
-    let following = state.hub.follow(conversation().chat, None);
+/// `GET /chat/{id}/stream`: everything said in the chat from now on, the
+/// same events as a sent message's stream, each turn closed by `end`; how
+/// an open page learns of a turn it did not start (the rest of one an
+/// approval let go on, a message from another tab).
+pub async fn stream(State(state): State<Arc<AppState>>, _signed_in: SignedIn, Path(id): Path<String>) -> Response {
+    let chat = match chat_list::find(&state, &id) {
+        Ok(chat) => chat,
+        Err(refused) => return *refused,
+    };
+    let following = state.hub.follow(conversation(&chat.id).chat, None);
     // Counted with the dashboard's other streams, so forgotten tabs cannot
     // pile up.
     let (closed, opened) = crate::events::open_other(&state);

@@ -26,6 +26,8 @@ pub const MAX_BYTES: u64 = 25 * 1024 * 1024;
 pub struct Download {
     /// Its path segment under `/chat/files/`.
     pub key: String,
+    /// The chat it was sent in (the conversation's chat id).
+    pub chat: String,
     pub name: String,
     pub caption: Option<String>,
     pub bytes: Vec<u8>,
@@ -95,6 +97,7 @@ mod tests {
     fn download(id: &str) -> Download {
         Download {
             key: key(id),
+            chat: "owner".into(),
             name: format!("{id}.txt"),
             caption: None,
             bytes: id.as_bytes().to_vec(),

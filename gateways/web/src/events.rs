@@ -3,7 +3,9 @@
 //! approval, the standing rules or the loops' states (looked at every
 //! [`EVERY`]), which the page's script answers by fetching the page again.
 //! A page rendered with [`seen`] hands its stream what it showed, so that a
-//! change that came between the page and its stream is news too.
+//! change that came between the page and its stream is news too. A page
+//! showing one conversation (`?conversation=`, its path segment) is told of
+//! each new turn of it as well.
 //! At most [`MAX_STREAMS`] streams are open at once; one more closes the
 //! oldest, so forgotten tabs cannot pile up. Replies being streamed to a
 //! sent message are counted apart, at most [`MAX_REPLIES`], and never closed
@@ -23,12 +25,14 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::stream::{self, Stream};
-use passepartout_admin::{Admin, AdminReply, AdminRequest};
+use passepartout_admin::{Admin, AdminReply, AdminRequest, DashboardRequest};
+use passepartout_gateway::ConversationKey;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
+use crate::pages::parts::conversation_of;
 use crate::router::AppState;
 use crate::session::SignedIn;
 
@@ -154,14 +158,17 @@ pub async fn events(
     _signed_in: SignedIn,
     since: Result<Form<Since>, FormRejection>,
 ) -> Response {
-    let seen = since.ok().and_then(|Form(since)| since.seen);
+    let (seen, conversation) = match since {
+        Ok(Form(since)) => (since.seen, since.conversation.as_deref().and_then(conversation_of)),
+        Err(_) => (None, None),
+    };
     let (id, closed) = state.streams.open();
     let opened = Opened {
         streams: state.clone(),
         id: Some(id),
     };
     let admin = state.admin.clone();
-    Sse::new(changes(admin, closed, opened, seen))
+    Sse::new(changes(admin, closed, opened, seen, conversation))
         .keep_alive(KeepAlive::default())
         .into_response()
 }
@@ -170,6 +177,8 @@ pub async fn events(
 #[derive(Deserialize)]
 pub struct Since {
     seen: Option<String>,
+    /// A conversation's path segment, as `/conversations/{key}` has it.
+    conversation: Option<String>,
 }
 
 /// One `status` event each time what a page shows differs from the last
@@ -180,29 +189,34 @@ fn changes(
     closed: CancellationToken,
     opened: Opened,
     seen: Option<String>,
+    conversation: Option<ConversationKey>,
 ) -> impl Stream<Item = Result<Event, Infallible>> {
     let start = (admin, closed, seen, opened);
-    stream::unfold(start, |(admin, closed, mut last, opened)| async move {
-        loop {
-            let now = fingerprint(&snapshot(&admin).await?);
-            let changed = last.as_ref().is_some_and(|last| *last != now);
-            last = Some(now);
-            if changed {
-                let event = Event::default().event("status").data("changed");
-                return Some((Ok(event), (admin, closed, last, opened)));
-            }
-            tokio::select! {
-                () = closed.cancelled() => return None,
-                () = tokio::time::sleep(EVERY) => {}
+    stream::unfold(start, move |(admin, closed, mut last, opened)| {
+        let conversation = conversation.clone();
+        async move {
+            loop {
+                let now = fingerprint(&snapshot(&admin, conversation.as_ref()).await?);
+                let changed = last.as_ref().is_some_and(|last| *last != now);
+                last = Some(now);
+                if changed {
+                    let event = Event::default().event("status").data("changed");
+                    return Some((Ok(event), (admin, closed, last, opened)));
+                }
+                tokio::select! {
+                    () = closed.cancelled() => return None,
+                    () = tokio::time::sleep(EVERY) => {}
+                }
             }
         }
     })
 }
 
 /// What the pages show, as the streams compare it: the status document
-/// without what changes by itself, and what the Approvals and Loops pages
-/// show beside it; none once the daemon no longer answers.
-async fn snapshot(admin: &Admin) -> Option<Value> {
+/// without what changes by itself, what the Approvals and Loops pages
+/// show beside it, and how far `conversation` has come when a page shows
+/// one; none once the daemon no longer answers.
+async fn snapshot(admin: &Admin, conversation: Option<&ConversationKey>) -> Option<Value> {
     let Ok(AdminReply::Status(mut now)) = admin.ask(AdminRequest::Status).await else {
         return None;
     };
@@ -211,6 +225,16 @@ async fn snapshot(admin: &Admin) -> Option<Value> {
         document.remove("uptime_s");
         document.remove("backups");
         document.insert("seen_by_pages".into(), pages_state(admin).await);
+        if let Some(conversation) = conversation {
+            let request = DashboardRequest::Latest {
+                conversation: conversation.clone(),
+            };
+            let latest = match admin.ask(AdminRequest::Dashboard { request }).await {
+                Ok(AdminReply::Dashboard(Ok(latest))) => latest,
+                _ => Value::Null,
+            };
+            document.insert("conversation".into(), latest);
+        }
     }
     Some(now)
 }
@@ -224,7 +248,12 @@ fn fingerprint(snapshot: &Value) -> String {
 /// The fingerprint of what the pages show now, taken before a page reads
 /// what it shows; none once the daemon no longer answers.
 pub async fn seen(admin: &Admin) -> Option<String> {
-    Some(fingerprint(&snapshot(admin).await?))
+    seen_with(admin, None).await
+}
+
+/// Like [`seen`], for a page that shows `conversation` too.
+pub async fn seen_with(admin: &Admin, conversation: Option<&ConversationKey>) -> Option<String> {
+    Some(fingerprint(&snapshot(admin, conversation).await?))
 }
 
 /// What the Approvals and Loops pages show that the status document does

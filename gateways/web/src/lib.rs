@@ -34,11 +34,12 @@
 //! | trading a link for a session; signing out | `sign_in.rs` |
 //! | failed sign-ins per client | `rate_limit.rs` |
 //! | live updates (server-sent events) | `events.rs` |
-//! | embedded CSS and JS | `assets.rs`, `assets/` |
+//! | embedded CSS, JS and the icon | `assets.rs`, `assets/` |
 //! | HTML escaping | `escape.rs` |
 //! | pages: shell and navigation, overview, conversations, usage, configuration, errors | `pages/` |
 //! | SVG charts drawn on the server | `pages/chart.rs` |
 //! | the chat page: history, sending, the reply streamed | `chat.rs`, `pages/chat.rs`, `assets/chat.js` |
+//! | the owner's chats: new, listed, renamed, deleted; what the core keeps of them | `chat_list.rs`, `chats.rs` |
 //! | the assistant's Markdown as escaped HTML | `markdown.rs` |
 //! | files attached on the chat page, until the core fetches them | `uploads.rs` |
 //! | files the assistant sent, offered as downloads | `downloads.rs` |
@@ -61,6 +62,8 @@ pub mod api;
 mod approvals;
 mod assets;
 mod chat;
+mod chat_list;
+mod chats;
 mod config;
 mod connections;
 mod downloads;
@@ -89,6 +92,7 @@ mod sign_in;
 mod threads;
 mod uploads;
 
+pub use chats::{Chats, EARLIER_CHAT_ID, WebChat};
 pub use config::{DEFAULT_LISTEN, WebSection};
 pub use error::WebError;
 pub use keys::{ApiKeys, Key};

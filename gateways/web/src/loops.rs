@@ -3,7 +3,10 @@
 //! runs a loop now, `POST /loops/stop` stops one and `POST /loops/start`
 //! starts a stopped one again — the admin requests `passepartout loops
 //! run|stop|start` sends. Then the browser is sent back to the page, which
-//! says what came of it.
+//! says what came of it. A Stop is done only once confirmed: without its
+//! `confirm` field the answer is a page saying what stopping does (for the
+//! heartbeat, the backups and the approvals' expiry stop with it), whose
+//! button confirms.
 
 use std::sync::Arc;
 
@@ -19,7 +22,7 @@ use serde_json::{Value, json};
 
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
-use crate::pages::loops::{Notice, body};
+use crate::pages::loops::{Notice, body, confirm_stop};
 use crate::posted::{WithToken, accept, owner, plain, see_other};
 use crate::router::AppState;
 use crate::server::GATEWAY_ID;
@@ -101,6 +104,9 @@ pub async fn show(
 pub struct Control {
     csrf: String,
     name: String,
+    /// `yes` once the person confirmed a Stop.
+    #[serde(default)]
+    confirm: Option<String>,
 }
 
 impl WithToken for Control {
@@ -174,6 +180,15 @@ async fn control(
         Err(refused) => return *refused,
     };
     let name = control.name;
+    if matches!(action, Action::Stop) && control.confirm.as_deref() != Some("yes") {
+        return page(
+            StatusCode::OK,
+            &format!("Stop loop {name}?"),
+            "/loops",
+            Some(Viewer { csrf: &control.csrf }),
+            &confirm_stop(&name, &control.csrf),
+        );
+    }
     match state.admin.ask(action.request(name.clone())).await {
         Ok(AdminReply::LoopControl(answer)) if answer.ok => {
             tracing::info!(loop_name = %name, ?action, "loop controlled from the web");

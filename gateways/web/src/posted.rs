@@ -48,7 +48,7 @@ pub fn accept_with_session<T: WithToken>(
 }
 
 /// `303 See Other` to `path` with `query` (what the page there is to say).
-pub fn see_other(path: &'static str, query: &[(&str, &str)]) -> Response {
+pub fn see_other(path: &str, query: &[(&str, &str)]) -> Response {
     let query = serde_urlencoded::to_string(query).unwrap_or_default();
     let location = if query.is_empty() {
         path.to_owned()

@@ -4,9 +4,12 @@
 //! | route | what | guard |
 //! | --- | --- | --- |
 //! | `GET /` | the overview | signed in, else how to sign in |
-//! | `GET /chat` | the owner's web conversation, a form to talk | signed in |
-//! | `POST /chat` | a message (multipart, maybe a file); its reply streamed or waited for | origin, cookie, CSRF token |
-//! | `GET /chat/stream` | what is said in it from now on (server-sent events) | signed in |
+//! | `GET /chat` | sends the browser to the chat used last (a fresh one when there is none) | signed in |
+//! | `GET /chat/{id}` | one of the owner's chats, the list of them, a form to talk | signed in |
+//! | `POST /chat/{id}` | a message (multipart, maybe a file); its reply streamed or waited for | origin, cookie, CSRF token |
+//! | `GET /chat/{id}/stream` | what is said in it from now on (server-sent events) | signed in |
+//! | `POST /chat/new`, `/chat/{id}/rename` | a fresh chat; a chat's name | origin, cookie, CSRF token |
+//! | `GET /chat/{id}/delete`, `POST` it | the question before a chat is deleted; the deletion | signed in; origin, cookie, CSRF token |
 //! | `GET /chat/files/{key}` | a file the assistant sent, as an attachment | signed in |
 //! | `GET /events` | live updates (server-sent events) | signed in |
 //! | `GET /approvals` | what waits for approval, decided, standing rules | signed in |
@@ -16,11 +19,20 @@
 //! | `GET /sign-in/{token}` | a one-time link traded for a session | rate-limited per client |
 //! | `POST /sign-out` | ends the session | origin, cookie, CSRF token |
 //! | `GET /assets/style.css`, `/assets/live.js`, `/assets/chat.js` | embedded assets | none |
+//! | `GET /assets/favicon.svg` | the icon, cached for a year | none |
 //! | `GET /conversations`, `?q=` | every conversation; a search over all history | signed in |
 //! | `GET /conversations/{key}` | one conversation's history and summary | signed in |
 //! | `GET /usage` | tokens per day, provider, conversation | signed in |
 //! | `GET /config` | the config file masked, its check | signed in |
 //! | `POST /config/reload` | reloads the configuration | origin, cookie, CSRF token |
+//! | `POST /config/edit` | writes the edited configuration (checked, `.bak`), reloads | origin, cookie, CSRF token |
+//! | `GET /logs`, `?level=&target=` | the daemon's recent log lines | signed in |
+//! | `GET /logs/events` | new log lines (server-sent events) | signed in |
+//! | `GET /keys` | API keys and signed-in browsers | signed in |
+//! | `POST /keys/create`, `/keys/revoke`, `/keys/sessions/revoke` | make or revoke a key, sign a browser out | origin, cookie, CSRF token |
+//! | `GET /channels` | each channel's state; Telegram and Signal set up | signed in |
+//! | `GET /channels/events` | the channels' changes (server-sent events) | signed in |
+//! | `POST /channels/telegram`, `/channels/signal` | connect a bot by its token, link a Signal account | origin, cookie, CSRF token |
 //! | `GET /v1/models`, `POST /v1/chat/completions` | the OpenAI-compatible API (`api/`) | API key |
 //! | `GET /metrics` | Prometheus text | an API key or a signed-in browser, none with `open_metrics` |
 //! | anything else | 404 page | |
@@ -45,6 +57,8 @@ use passepartout_gateway::Intake;
 
 use crate::api;
 use crate::api::in_flight::InFlight;
+use crate::chat_list;
+use crate::chats::Chats;
 use crate::downloads::Downloads;
 use crate::events::{self, Streams};
 use crate::host::{Hosts, Refused};
@@ -53,6 +67,7 @@ use crate::keys::ApiKeys;
 use crate::metrics::{self, Latency};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
+use crate::pages::{channels, keys, logs};
 use crate::pages::{configuration, conversations, usage};
 use crate::rate_limit::Guesses;
 use crate::redact::LiveSecrets;
@@ -74,6 +89,8 @@ pub struct AppState {
     pub intake: Mutex<Option<Intake>>,
     /// The API keys, kept by the core.
     pub keys: Arc<dyn ApiKeys>,
+    /// The owner's chats, kept by the core.
+    pub chats: Arc<dyn Chats>,
     /// Where each API conversation stands, kept by the core.
     pub threads: Arc<dyn Threads>,
     /// Kept out of every answer; an answer keeps those it started with.
@@ -113,13 +130,20 @@ impl AppState {
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .route("/", get(overview))
+        .route("/chat", get(chat_list::newest))
+        .route("/chat/new", post(chat_list::new_chat))
         .route(
-            "/chat",
+            "/chat/{id}",
             get(chat::show)
                 .post(chat::send)
                 .layer(DefaultBodyLimit::max(chat::MAX_POST_BYTES)),
         )
-        .route("/chat/stream", get(chat::stream))
+        .route("/chat/{id}/stream", get(chat::stream))
+        .route("/chat/{id}/rename", post(chat_list::rename))
+        .route(
+            "/chat/{id}/delete",
+            get(chat_list::confirm_delete).post(chat_list::delete),
+        )
         .route("/chat/files/{key}", get(chat::download))
         .route("/events", get(events::events))
         .route("/approvals", get(approvals::show))
@@ -134,11 +158,26 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/assets/style.css", get(assets::style))
         .route("/assets/live.js", get(assets::live))
         .route("/assets/chat.js", get(assets::chat))
+        .route("/assets/favicon.svg", get(assets::favicon))
         .route("/conversations", get(conversations::listing))
         .route("/conversations/{key}", get(conversations::conversation))
         .route("/usage", get(usage::usage))
         .route("/config", get(configuration::configuration))
         .route("/config/reload", post(configuration::reload))
+        .route(
+            "/config/edit",
+            post(configuration::edit).layer(DefaultBodyLimit::max(configuration::MAX_EDIT_BYTES)),
+        )
+        .route("/logs", get(logs::logs))
+        .route("/logs/events", get(logs::events))
+        .route("/keys", get(keys::keys))
+        .route("/keys/create", post(keys::create))
+        .route("/keys/revoke", post(keys::revoke_key))
+        .route("/keys/sessions/revoke", post(keys::revoke_session))
+        .route("/channels", get(channels::channels))
+        .route("/channels/events", get(channels::events))
+        .route("/channels/telegram", post(channels::connect_telegram))
+        .route("/channels/signal", post(channels::link_signal))
         .nest("/v1", api::router())
         .route("/metrics", get(metrics::metrics))
         .fallback(not_found)
@@ -182,6 +221,7 @@ async fn overview(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Re
     )
 }
 
-async fn not_found() -> Response {
-    errors::not_found()
+/// Anything else: the 404 page, with the navigation when signed in.
+async fn not_found(signed_in: Option<SignedIn>) -> Response {
+    errors::not_found_for(signed_in.as_ref().map(|s| Viewer { csrf: &s.csrf }))
 }

@@ -19,6 +19,7 @@ use passepartout_gateway::{
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::chats::Chats;
 use crate::downloads::{self, Download, Downloads};
 use crate::error::WebError;
 use crate::events::Streams;
@@ -92,6 +93,7 @@ impl WebGateway {
         admin: Admin,
         sessions: Arc<dyn Sessions>,
         keys: Arc<dyn ApiKeys>,
+        chats: Arc<dyn Chats>,
         threads: Arc<dyn Threads>,
     ) -> Arc<Self> {
         let (listener, failed) = match bind(config.listen).await {
@@ -120,6 +122,7 @@ impl WebGateway {
             hub: Arc::new(Hub::default()),
             intake: Mutex::new(None),
             keys,
+            chats,
             threads,
             latency: Latency::default(),
             in_flight: Default::default(),
@@ -240,7 +243,7 @@ impl Deliver for WebGateway {
             });
         }
         if let OutboundBody::File(file) = &message.body {
-            self.hold(&message.id, file).await?;
+            self.hold(&message.id, message.conversation.chat.as_str(), file).await?;
         }
         let told = self.state.hub.said(message).await;
         tracing::debug!(conversation = %message.conversation, outbound_id = %message.id, told, "web reply handed out");
@@ -254,7 +257,7 @@ impl Deliver for WebGateway {
 impl WebGateway {
     /// Reads a file the assistant sends and holds it for the chat page:
     /// the core removes its copy once this delivery returns.
-    async fn hold(&self, outbound_id: &str, file: &OutboundFile) -> Result<(), GatewayError> {
+    async fn hold(&self, outbound_id: &str, chat: &str, file: &OutboundFile) -> Result<(), GatewayError> {
         if file.size > downloads::MAX_BYTES {
             return Err(GatewayError::TooLarge {
                 size: Some(file.size),
@@ -268,6 +271,7 @@ impl WebGateway {
             })?;
         self.state.downloads.hold(Download {
             key: downloads::key(outbound_id),
+            chat: chat.to_owned(),
             name: file.name.clone(),
             caption: file.caption.clone(),
             bytes,
@@ -310,6 +314,7 @@ impl Fetch for WebGateway {
 mod tests {
     use super::*;
     use crate::api::chain::Tip;
+    use crate::chats::WebChat;
     use crate::keys::Key;
     use crate::sessions::SessionsUnavailable;
     use passepartout_gateway::ChatId;
@@ -344,6 +349,27 @@ mod tests {
         }
     }
 
+    impl Chats for Nobody {
+        fn list(&self) -> Result<Vec<WebChat>, SessionsUnavailable> {
+            Ok(Vec::new())
+        }
+        fn get(&self, _: &str) -> Result<Option<WebChat>, SessionsUnavailable> {
+            Ok(None)
+        }
+        fn open(&self) -> Result<WebChat, SessionsUnavailable> {
+            Err(SessionsUnavailable { message: "none".into() })
+        }
+        fn sent(&self, _: &str, _: &str) -> Result<(), SessionsUnavailable> {
+            Ok(())
+        }
+        fn rename(&self, _: &str, _: &str) -> Result<bool, SessionsUnavailable> {
+            Ok(false)
+        }
+        fn delete(&self, _: &str) -> Result<bool, SessionsUnavailable> {
+            Ok(false)
+        }
+    }
+
     #[tokio::test]
     async fn a_port_held_elsewhere_leaves_it_down_until_it_is_free() {
         let holder = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -356,7 +382,15 @@ mod tests {
             secrets: LiveSecrets::new(Default::default()),
         };
         let (admin, _queue) = Admin::channel(1);
-        let web = WebGateway::bind(config, admin, Arc::new(Nobody), Arc::new(Nobody), Arc::new(Nobody)).await;
+        let web = WebGateway::bind(
+            config,
+            admin,
+            Arc::new(Nobody),
+            Arc::new(Nobody),
+            Arc::new(Nobody),
+            Arc::new(Nobody),
+        )
+        .await;
         let health = web.health();
         assert_eq!(health.state, HealthState::Down);
         let said = health.detail.clone().unwrap_or_default();

@@ -17,7 +17,8 @@
 use std::net::IpAddr;
 use std::sync::Arc;
 
-use axum::extract::FromRequestParts;
+use axum::extract::{FromRequestParts, OptionalFromRequestParts};
+use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap, HeaderValue};
 use axum::http::request::Parts;
 use axum::response::Response;
@@ -92,6 +93,24 @@ impl FromRequestParts<Arc<AppState>> for SignedIn {
             }),
             Ok(false) => Err(wrong_session(state, client(parts), errors::not_signed_in())),
             Err(unavailable) => Err(errors::unavailable(&unavailable.message)),
+        }
+    }
+}
+
+/// A page anyone may see (the 404), with the navigation for a signed-in
+/// browser: none without a cookie, and a cookie naming no live session is
+/// counted as a guess like anywhere else.
+impl OptionalFromRequestParts<Arc<AppState>> for SignedIn {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Option<Self>, Self::Rejection> {
+        if session_id(&parts.headers).is_none() {
+            return Ok(None);
+        }
+        match <SignedIn as FromRequestParts<Arc<AppState>>>::from_request_parts(parts, state).await {
+            Ok(signed_in) => Ok(Some(signed_in)),
+            Err(refused) if refused.status() == StatusCode::TOO_MANY_REQUESTS => Err(refused),
+            Err(_) => Ok(None),
         }
     }
 }

@@ -2,12 +2,28 @@
 //! secret masked (see [`crate::config::masked`]), and what `check-config`
 //! says of it now. A file that is not TOML is not shown at all, and every
 //! problem is scrubbed of what was masked, since a message may quote it.
+//! The file as edited on the page comes back as an [`Edit`]: laid over the
+//! file (see [`crate::config::edited`]), then written as every change is
+//! (`admin/config_write.rs`).
 
 use passepartout_admin::Unreadable;
 use serde_json::{Value, json};
 
 use crate::admin::Reload;
-use crate::config::masked;
+use crate::admin::config_write::{Change, digest};
+use crate::config::{edited, masked};
+
+/// The file as edited on the page: masked values left as shown keep the
+/// file's.
+pub(in crate::admin) struct Edit(pub String);
+
+impl Change for Edit {
+    fn text(&mut self, current: &str) -> Result<String, String> {
+        // A browser sends a textarea's lines ended with CRLF.
+        let text = self.0.replace("\r\n", "\n");
+        edited::edited(current, &text).map_err(|error| error.to_string())
+    }
+}
 
 /// The masked file and its check.
 pub(super) fn shown(reload: &dyn Reload) -> Result<Value, Unreadable> {
@@ -21,8 +37,17 @@ pub(super) fn shown(reload: &dyn Reload) -> Result<Value, Unreadable> {
         }));
     };
     let shown = file.display().to_string();
-    let text = match std::fs::read_to_string(&file) {
-        Ok(text) => text,
+    let text = match std::fs::read(&file).map(|bytes| (digest(&bytes), String::from_utf8(bytes))) {
+        Ok((based_on, Ok(text))) => (based_on, text),
+        Ok((_, Err(_))) => {
+            return Ok(json!({
+                "file": shown,
+                "text": null,
+                "unreadable": "it is not UTF-8 text",
+                "problems": [],
+                "warnings": [],
+            }));
+        }
         Err(error) => {
             return Ok(json!({
                 "file": shown,
@@ -33,9 +58,11 @@ pub(super) fn shown(reload: &dyn Reload) -> Result<Value, Unreadable> {
             }));
         }
     };
+    let (based_on, text) = text;
     match masked::masked(&text) {
         Ok(masked) => Ok(json!({
             "file": shown,
+            "based_on": based_on,
             "text": masked.text,
             "problems": inspection.problems.iter().map(|p| masked.scrub(p)).collect::<Vec<_>>(),
             "warnings": inspection.warnings.iter().map(|w| masked.scrub(w)).collect::<Vec<_>>(),

@@ -64,6 +64,15 @@ pub(super) fn history(store: &Store, conversation: &ConversationKey, redact: &Re
     }))
 }
 
+/// How many turns `conversation` keeps and when the newest was: what
+/// changes when a turn is added, read without reading the history.
+pub(super) fn latest(store: &Store, conversation: &ConversationKey) -> Result<Value, Unreadable> {
+    let turns = store.history_len(conversation);
+    let newest: Vec<TurnRecord> = store.recent_turns(conversation, 1).map_err(Unreadable::because)?;
+    let last_ms = newest.first().and_then(|record| record.at_ms);
+    Ok(json!({ "turns": turns, "last_ms": last_ms }))
+}
+
 /// The turns of every conversation that best match `query`, best first.
 pub(super) fn search(store: &Store, query: &str, redact: &Redact) -> Result<Value, Unreadable> {
     if query.trim().is_empty() {

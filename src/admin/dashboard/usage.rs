@@ -1,13 +1,16 @@
 //! The usage on the dashboard: tokens in and out per UTC day over the last
 //! days (every day, the quiet ones as zero), per provider and per
 //! conversation over the same days, each with the consensus voters' share
-//! (what the usage records keep under a provider's name marked as votes).
+//! (what the usage records keep under a provider's name marked as votes),
+//! and each sum's cost from the configured prices (`cost_usd`; `priced`
+//! says whether any provider has a price).
 
 use std::collections::BTreeMap;
 
 use passepartout_admin::Unreadable;
 use serde_json::{Value, json};
 
+use crate::pipeline::model_command::ProviderInfo;
 use crate::pipeline::usage_report::{self, UsageSum};
 use crate::store::{ByProvider, Store, Tokens};
 
@@ -16,8 +19,8 @@ use crate::store::{ByProvider, Store, Tokens};
 const MAX_DAYS: u32 = 400;
 
 /// Days `days` back from the day of `now_ms`: per day, per provider, per
-/// conversation.
-pub(super) fn series(store: &Store, now_ms: u64, days: u32) -> Result<Value, Unreadable> {
+/// conversation, priced by `providers`.
+pub(super) fn series(store: &Store, now_ms: u64, days: u32, providers: &[ProviderInfo]) -> Result<Value, Unreadable> {
     let days = days.clamp(1, MAX_DAYS);
     let today = usage_report::day_of(now_ms);
     let first = today.saturating_sub(u64::from(days) - 1);
@@ -31,7 +34,7 @@ pub(super) fn series(store: &Store, now_ms: u64, days: u32) -> Result<Value, Unr
         .map(|day| {
             let used = recorded.get(&day).cloned().unwrap_or_default();
             crate::store::add_usage(&mut all, &used);
-            json!({ "day": date(day), "tokens": sum(&used) })
+            json!({ "day": date(day), "tokens": sum(&used, providers) })
         })
         .collect();
     let mut per_provider: BTreeMap<String, (Tokens, Tokens)> = BTreeMap::new();
@@ -48,12 +51,17 @@ pub(super) fn series(store: &Store, now_ms: u64, days: u32) -> Result<Value, Unr
     let per_provider: Vec<Value> = per_provider
         .into_iter()
         .map(|(name, (turns, votes))| {
+            let (tokens_in, tokens_out) = (turns.tokens_in + votes.tokens_in, turns.tokens_out + votes.tokens_out);
+            let cost = providers.iter().find(|p| p.name == name).map_or(0.0, |p| {
+                tokens_in as f64 * p.price_in_per_mtok / 1e6 + tokens_out as f64 * p.price_out_per_mtok / 1e6
+            });
             json!({
                 "provider": name,
-                "tokens_in": turns.tokens_in + votes.tokens_in,
-                "tokens_out": turns.tokens_out + votes.tokens_out,
+                "tokens_in": tokens_in,
+                "tokens_out": tokens_out,
                 "votes_in": votes.tokens_in,
                 "votes_out": votes.tokens_out,
+                "cost_usd": cost,
             })
         })
         .collect();
@@ -62,7 +70,7 @@ pub(super) fn series(store: &Store, now_ms: u64, days: u32) -> Result<Value, Unr
         .map_err(Unreadable::because)?
         .into_iter()
         .map(|(key, used)| {
-            let mut tokens = sum(&used);
+            let mut tokens = sum(&used, providers);
             tokens["gateway"] = json!(key.gateway);
             tokens["chat"] = json!(key.chat);
             tokens
@@ -77,18 +85,21 @@ pub(super) fn series(store: &Store, now_ms: u64, days: u32) -> Result<Value, Unr
         "days": per_day,
         "providers": per_provider,
         "conversations": per_conversation,
-        "total": sum(&all),
+        "total": sum(&all, providers),
+        "priced": providers.iter().any(|p| p.price_in_per_mtok > 0.0 || p.price_out_per_mtok > 0.0),
     }))
 }
 
-/// Tokens in and out, and of them the voters'.
-fn sum(used: &ByProvider) -> Value {
-    let sum = UsageSum::of(used, &[]);
+/// Tokens in and out, of them the voters', and what they cost (USD) at
+/// `providers`' prices.
+fn sum(used: &ByProvider, providers: &[ProviderInfo]) -> Value {
+    let sum = UsageSum::of(used, providers);
     json!({
         "tokens_in": sum.tokens_in,
         "tokens_out": sum.tokens_out,
         "votes_in": sum.votes_in,
         "votes_out": sum.votes_out,
+        "cost_usd": sum.cost_usd,
     })
 }
 
@@ -120,7 +131,7 @@ mod tests {
         store.add_usage(&key, today - 2, &used("fake", 10, 5)).unwrap();
         store.add_usage(&key, today, &used(&votes_of("fake"), 4, 1)).unwrap();
         store.add_usage(&key, today - 40, &used("old", 99, 99)).unwrap();
-        let out = series(&store, today * 86_400_000 + 1, 3).unwrap();
+        let out = series(&store, today * 86_400_000 + 1, 3, &[]).unwrap();
         assert_eq!(out["first"], "2026-03-01");
         assert_eq!(out["last"], "2026-03-03");
         let days = out["days"].as_array().unwrap();
@@ -130,9 +141,39 @@ mod tests {
         assert_eq!(days[2]["tokens"]["votes_in"], 4);
         assert_eq!(
             out["providers"],
-            json!([{"provider": "fake", "tokens_in": 14, "tokens_out": 6, "votes_in": 4, "votes_out": 1}])
+            json!([{"provider": "fake", "tokens_in": 14, "tokens_out": 6, "votes_in": 4, "votes_out": 1, "cost_usd": 0.0}])
         );
         assert_eq!(out["conversations"][0]["chat"], "me");
         assert_eq!(out["conversations"][0]["tokens_in"], 14, "the old day is outside");
+        assert_eq!(out["priced"], false);
+    }
+
+    #[test]
+    fn each_sum_is_priced_at_its_providers_prices_votes_included() {
+        let (_dir, store) = crate::store::tests_support::open_temp();
+        let key = ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("me").unwrap());
+        let today = 20_515;
+        store.add_usage(&key, today, &used("paid", 1_000_000, 100_000)).unwrap();
+        store
+            .add_usage(&key, today, &used(&votes_of("paid"), 1_000_000, 0))
+            .unwrap();
+        store.add_usage(&key, today, &used("free", 500, 500)).unwrap();
+        let prices = [ProviderInfo {
+            name: "paid".into(),
+            price_in_per_mtok: 3.0,
+            price_out_per_mtok: 15.0,
+            ..ProviderInfo::default()
+        }];
+        let out = series(&store, today * 86_400_000 + 1, 1, &prices).unwrap();
+        let cost = |value: &Value| value["cost_usd"].as_f64().unwrap();
+        // 2 M in at $3, 0.1 M out at $15.
+        assert!((cost(&out["total"]) - 7.5).abs() < 1e-9, "{out}");
+        assert!((cost(&out["days"][0]["tokens"]) - 7.5).abs() < 1e-9, "{out}");
+        assert!((cost(&out["conversations"][0]) - 7.5).abs() < 1e-9, "{out}");
+        let providers = out["providers"].as_array().unwrap();
+        assert_eq!(providers[0]["provider"], "free");
+        assert_eq!(cost(&providers[0]), 0.0);
+        assert!((cost(&providers[1]) - 7.5).abs() < 1e-9, "{out}");
+        assert_eq!(out["priced"], true);
     }
 }

@@ -85,8 +85,6 @@ impl StandingRules {
     /// answer "always", and exactly which calls the rule it makes covers
     /// ([`scope::shown`], from the same scope its matcher reads).
     pub fn offer(&self, approval: &Approval, surface: Surface) -> String {
-        let covered = scope::shown(&approval.call.tool, &scope::derive(&approval.call));
-        let days = format!("{} day{}", self.days, if self.days == 1 { "" } else { "s" });
         let how = if surface.buttons {
             "**Always** also lets".to_owned()
         } else if surface.terminal {
@@ -99,7 +97,17 @@ impl StandingRules {
                 code(&format!("always {}", approval.token.as_str()))
             )
         };
-        format!("{how} {covered} run here without asking, for {days}.")
+        format!("{how} {}", self.lets(approval))
+    }
+
+    /// What an "always" to `approval` lets run, as every offer of it words
+    /// it after its "how" (the terminal's "Type always to also let", the
+    /// dashboard's "Always allow also lets"): `df -h` and the same command
+    /// with more options run here without asking, for 30 days. Markdown.
+    pub fn lets(&self, approval: &Approval) -> String {
+        let covered = scope::shown(&approval.call.tool, &scope::derive(&approval.call));
+        let days = format!("{} day{}", self.days, if self.days == 1 { "" } else { "s" });
+        format!("{covered} run here without asking, for {days}.")
     }
 }
 

@@ -230,7 +230,16 @@ pub fn pending_one(approval: &Value, csrf: &str, back: Option<&str>) -> String {
         }
         out += &button(DECIDE, csrf, &fields, label, class);
     }
-    out + "</div></article>"
+    out += "</div>";
+    // In the same words as every other offer of "always" (the core's).
+    if let Some(lets) = approval["always_lets"].as_str() {
+        let _ = write!(
+            out,
+            r#"<p class="meta always-lets"><strong>Always allow</strong> also lets {}</p>"#,
+            crate::markdown::to_html(lets)
+        );
+    }
+    out + "</article>"
 }
 
 /// Exactly what would run: a shell command as it is, any other call as its

@@ -1,9 +1,12 @@
-//! The Chat page (`GET /chat`): the owner's web conversation as the core
-//! keeps it — what they said, the assistant's replies rendered from their
-//! Markdown ([`crate::markdown`]), an approval that waits with its buttons
-//! — and the form that sends a message or a file. It reads as it is with
-//! scripting off; `assets/chat.js` sends without leaving the page and shows
-//! the reply as it is written.
+//! The Chat page (`GET /chat/{id}`): the owner's chats, newest first, with
+//! "New chat"; then the open chat as the core keeps it — what they said,
+//! the assistant's replies rendered from their Markdown
+//! ([`crate::markdown`]), an approval that waits with its buttons and what
+//! "Always allow" would let run — its name (renamed in place) and a link to
+//! delete it; and last the form that sends a message or a file, kept in
+//! sight at the bottom of the window. It reads as it is with scripting off;
+//! `assets/chat.js` sends without leaving the page, shows the reply as it
+//! is written, follows it down, and gives code blocks a copy button.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -13,6 +16,8 @@ use serde_json::{Value, json};
 use super::approvals::pending_one;
 use super::noted::{Noted, listed, noted};
 use super::parts::{conversation_path, items, when};
+use crate::chat_list::{MAX_NAME_CHARS, shown_name};
+use crate::chats::WebChat;
 use crate::downloads::Download;
 use crate::escape::Escaped;
 use crate::markdown;
@@ -20,31 +25,68 @@ use crate::markdown;
 /// The largest file the form takes, in bytes.
 pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
 
-/// The page's body: the history, what waits for approval in this
-/// conversation, the form. `nonce` names the next message, so that sending
-/// the same form twice sends it once.
-pub fn body(history: &Value, waiting: &[&Value], files: &[Arc<Download>], csrf: &str, nonce: &str) -> String {
-    let mut out = format!(
-        r#"<p class="meta">Your conversation with the assistant, kept like any other: <a href="{}">web:owner</a> under Conversations, with its tool calls.</p><section id="chat" data-csrf="{}">"#,
-        conversation_path(&json!({"gateway": "web", "chat": "owner"})),
-        Escaped(csrf)
-    );
-    out += &conversation(history, waiting, files, csrf);
+/// What the page shows: the open chat among all of them, its history,
+/// what waits for approval in it, the files the assistant sent there.
+pub struct Shown<'a> {
+    pub chat: &'a WebChat,
+    pub chats: &'a [WebChat],
+    pub history: &'a Value,
+    pub waiting: &'a [&'a Value],
+    pub files: &'a [Arc<Download>],
+}
+
+/// The page's body. `nonce` names the next message, so that sending the
+/// same form twice sends it once.
+pub fn body(shown: &Shown<'_>, csrf: &str, nonce: &str) -> String {
+    let chat = shown.chat;
+    let key = crate::chat::conversation(&chat.id);
+    let id = Escaped(&chat.id);
+    let csrf = Escaped(csrf);
+    let mut out = String::from(r#"<div class="chat-page">"#);
+    out += &list(shown.chats, &chat.id, &csrf.to_string());
     let _ = write!(
         out,
-        r#"<form id="send" class="send" method="post" action="/chat" enctype="multipart/form-data">
+        r#"<section id="chat" data-csrf="{csrf}" data-chat="{id}"><div class="chat-head"><h2 id="chat-name">{name}</h2>
+<details class="chat-rename"><summary>Rename</summary><form method="post" action="/chat/{id}/rename"><input type="hidden" name="csrf" value="{csrf}"><label for="chat-new-name">Name</label> <input id="chat-new-name" name="name" value="{name}" maxlength="{MAX_NAME_CHARS}" required> <button type="submit">Save</button></form></details>
+<a class="chat-delete-link" href="/chat/{id}/delete">Delete…</a></div>
+<p class="meta">Kept like any conversation: <a href="{path}">{key}</a> under Conversations, with its tool calls.</p>"#,
+        name = Escaped(shown_name(chat)),
+        path = conversation_path(&json!({"gateway": "web", "chat": key.chat.as_str()})),
+        key = Escaped(&key.to_string()),
+    );
+    out += &conversation(shown.history, shown.waiting, shown.files, &csrf.to_string());
+    let _ = write!(
+        out,
+        r#"<span id="newest"></span><form id="send" class="send" method="post" action="/chat/{id}" enctype="multipart/form-data">
 <input type="hidden" name="csrf" value="{csrf}"><input type="hidden" name="id" value="{nonce}">
-<label for="message">Your message</label>
-<textarea id="message" name="text" rows="3" placeholder="Ask the assistant something…"></textarea>
-<div class="actions"><label for="file">Attach a file (up to {mb} MB; it is saved in the workspace's <code>inbox/</code>)</label> <input id="file" name="file" type="file"></div>
-<div class="actions"><button type="submit" id="send-button">Send</button> <button type="button" id="stop" class="deny" hidden>Stop</button> <span id="chat-state" class="meta" role="status"></span></div>
+<button type="button" id="jump" class="chat-jump" hidden>↓ Newest</button>
+<label for="message" class="hidden">Your message</label>
+<textarea id="message" name="text" rows="2" placeholder="Ask the assistant something…" aria-describedby="send-help"></textarea>
+<div class="actions"><button type="submit" id="send-button">Send</button> <button type="button" id="stop" class="deny" hidden>Stop</button> <label for="file" class="chat-attach">Attach a file</label> <input id="file" name="file" type="file"> <span id="chat-state" class="meta" role="status"></span></div>
+<p id="send-help" class="meta chat-help">Files up to {mb} MB are saved in the workspace's <code>inbox/</code>.<span class="chat-keys"> Enter sends; Shift+Enter starts a new line.</span></p>
 </form>
 <noscript><p class="meta">Without scripting, sending waits until the reply is written (or an approval is asked), then shows this page again.</p></noscript>"#,
-        csrf = Escaped(csrf),
         nonce = Escaped(nonce),
         mb = MAX_FILE_BYTES / (1024 * 1024),
     );
-    out + "</section>"
+    out + "</section></div>"
+}
+
+/// The owner's chats, newest first, the open one marked, and "New chat".
+fn list(chats: &[WebChat], open: &str, csrf: &str) -> String {
+    let mut out = format!(
+        r#"<aside class="chat-list" aria-label="Your chats"><form method="post" action="/chat/new"><input type="hidden" name="csrf" value="{csrf}"><button type="submit" id="new-chat">New chat</button></form><ul>"#
+    );
+    for chat in chats {
+        let here = if chat.id == open { r#" aria-current="page""# } else { "" };
+        let _ = write!(
+            out,
+            r#"<li><a href="/chat/{}"{here}>{}</a></li>"#,
+            Escaped(&chat.id),
+            Escaped(shown_name(chat))
+        );
+    }
+    out + "</ul></aside>"
 }
 
 /// The history and what waits: the part `chat.js` takes fresh from the
@@ -93,11 +135,7 @@ fn conversation(history: &Value, waiting: &[&Value], files: &[Arc<Download>], cs
 
 /// A file's size as a person reads it.
 fn size(bytes: usize) -> String {
-    match bytes {
-        0..1024 => format!("{bytes} bytes"),
-        1024..1_048_576 => format!("{:.1} KB", bytes as f64 / 1024.0),
-        _ => format!("{:.1} MB", bytes as f64 / 1_048_576.0),
-    }
+    super::parts::bytes(bytes as u64)
 }
 
 /// One message: the owner's words as text, with what they sent; the
@@ -143,6 +181,45 @@ fn person(said: Option<&str>, sent: &[&str]) -> String {
 mod tests {
     use super::*;
 
+    fn chat(id: &str, name: &str) -> WebChat {
+        WebChat {
+            id: id.into(),
+            name: name.into(),
+            created_ms: 0,
+            last_ms: 0,
+        }
+    }
+
+    fn page(history: &Value, waiting: &[&Value], files: &[Arc<Download>]) -> String {
+        let open = chat("0123456789abcdef", "");
+        let chats = [chat("fedcba9876543210", "Trip <Rome>"), open.clone()];
+        let shown = Shown {
+            chat: &open,
+            chats: &chats,
+            history,
+            waiting,
+            files,
+        };
+        body(&shown, "tok", "n1")
+    }
+
+    #[test]
+    fn the_chats_are_listed_the_open_one_marked_and_its_forms_go_to_it() {
+        let html = page(&json!({"turns": []}), &[], &[]);
+        assert!(
+            html.contains(r#"<li><a href="/chat/fedcba9876543210">Trip &lt;Rome&gt;</a></li><li><a href="/chat/0123456789abcdef" aria-current="page">New chat</a></li>"#),
+            "{html}"
+        );
+        assert!(html.contains(r#"action="/chat/new""#), "{html}");
+        assert!(
+            html.contains(r#"<form id="send" class="send" method="post" action="/chat/0123456789abcdef""#),
+            "{html}"
+        );
+        assert!(html.contains(r#"action="/chat/0123456789abcdef/rename""#), "{html}");
+        assert!(html.contains(r#"href="/chat/0123456789abcdef/delete""#), "{html}");
+        assert!(html.contains(r#"data-chat="0123456789abcdef""#), "{html}");
+    }
+
     #[test]
     fn the_history_shows_both_sides_and_renders_only_the_assistants_markdown() {
         let history = json!({"turns": [{"at_ms": 0, "messages": [
@@ -155,7 +232,7 @@ mod tests {
             {"role": "user", "content": "[The person sent a file, saved in the workspace as inbox/notes.txt]\n\nfor <later>", "note": {"kind": "sent", "said": "for <later>", "sent": ["notes.txt"]}},
             {"role": "user", "content": "[passepartout] your JSON was malformed", "note": {"kind": "hidden"}},
         ]}]});
-        let html = body(&history, &[], &[], "tok", "n1");
+        let html = page(&history, &[], &[]);
         assert!(html.contains("show **me** &lt;b&gt;"), "{html}");
         assert!(html.contains("<pre><code>ls &lt;dir&gt;</code></pre>"), "{html}");
         assert!(!html.contains("12:00"), "tool results stay on the Conversations page");
@@ -182,10 +259,10 @@ mod tests {
 
     #[test]
     fn an_empty_conversation_says_so_and_a_waiting_approval_has_its_buttons() {
-        let empty = body(&json!({"turns": []}), &[], &[], "tok", "n1");
+        let empty = page(&json!({"turns": []}), &[], &[]);
         assert!(empty.contains("Nothing said yet"), "{empty}");
         let approval = json!({"token": "ab12", "tool": "shell", "arguments": {"command": "ls"}, "status": "pending"});
-        let html = body(&json!({"turns": []}), &[&approval], &[], "tok", "n1");
+        let html = page(&json!({"turns": []}), &[&approval], &[]);
         assert!(html.contains(r#"name="back" value="chat""#), "{html}");
         assert!(html.contains("Approve") && html.contains("Deny"), "{html}");
         assert!(!html.contains("Nothing said yet"));
@@ -195,11 +272,12 @@ mod tests {
     fn a_file_the_assistant_sent_is_a_download_link_with_its_name_escaped() {
         let file = Arc::new(Download {
             key: "MS0w".into(),
+            chat: "owner/0123456789abcdef".into(),
             name: "<b>report</b>.pdf".into(),
             caption: Some("the \"numbers\"".into()),
             bytes: vec![0; 2048],
         });
-        let html = body(&json!({"turns": []}), &[], &[file], "tok", "n1");
+        let html = page(&json!({"turns": []}), &[], &[file]);
         assert!(
             html.contains(r#"<a href="/chat/files/MS0w" download>&lt;b&gt;report&lt;/b&gt;.pdf</a> (2.0 KB) — the &quot;numbers&quot;"#),
             "{html}"

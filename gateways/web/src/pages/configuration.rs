@@ -4,6 +4,14 @@
 //! (`POST /config/reload`: the page's origin, the cookie, the CSRF token)
 //! that says what applied at once and what waits for a restart, as
 //! `passepartout reload` does.
+//!
+//! The file can be edited there too (`POST /config/edit`, the same
+//! checks): the masked file in a text area, with the digest of the file it
+//! was read from. The core lays the edit over the file (a value left
+//! masked keeps its secret, comments are kept), refuses it with every
+//! problem `check-config` finds (the file untouched) or when the file
+//! changed since the page read it, else keeps the old file as `.bak`,
+//! writes the new one and reloads; the page says which.
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -24,9 +32,88 @@ use crate::escape::Escaped;
 use crate::router::AppState;
 use crate::session::{FormSession, SignedIn};
 
+/// The largest edited file taken, in bytes.
+pub const MAX_EDIT_BYTES: usize = 512 * 1024;
+
 /// `GET /config`.
 pub async fn configuration(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Response {
     shown(&state, &signed_in.csrf, None).await
+}
+
+/// The edit form: the file as edited, the digest of the file it was read
+/// from, the CSRF token.
+#[derive(Deserialize)]
+pub struct EditForm {
+    csrf: String,
+    text: String,
+    based_on: String,
+}
+
+impl crate::posted::WithToken for EditForm {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// What came of saving an edit, as the core answered it.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Saved {
+    pub written: bool,
+    pub message: String,
+    pub problems: Vec<String>,
+    pub reloaded: Option<Reloaded>,
+}
+
+/// `POST /config/edit`: writes the edited file (or says why not), then
+/// shows the page with what came of it.
+pub async fn edit(
+    State(state): State<Arc<AppState>>,
+    sender: FormSession,
+    form: Result<Form<EditForm>, FormRejection>,
+) -> Response {
+    let (session, form) = match crate::posted::accept_with_session(sender, form) {
+        Ok(accepted) => accepted,
+        Err(refused) => return *refused,
+    };
+    let request = DashboardRequest::EditConfig {
+        text: form.text.clone(),
+        based_on: form.based_on.clone(),
+    };
+    let saved: Saved = match super::parts::ask(&state.admin, request).await {
+        Ok(document) => serde_json::from_value(document).unwrap_or_default(),
+        Err(response) => return *response,
+    };
+    tracing::info!(written = saved.written, "configuration edited from the dashboard");
+    let csrf = crate::session::csrf_token(&session);
+    let config = match super::parts::ask(&state.admin, DashboardRequest::Config).await {
+        Ok(document) => document,
+        Err(response) => return *response,
+    };
+    // Refused for a problem in it: the edit stays in the box to be fixed,
+    // based on the file it was made from (still the file).
+    let kept = (!saved.written && !saved.problems.is_empty()).then_some(form.text.as_str());
+    let mut out = saved_result(&saved);
+    out += &body_with(&config, saved.reloaded.as_ref(), &csrf, kept);
+    let status = match saved.written || saved.problems.is_empty() && saved.message.contains("unchanged") {
+        true => StatusCode::OK,
+        false => StatusCode::CONFLICT,
+    };
+    page(status, "Configuration", "/config", Some(Viewer { csrf: &csrf }), &out)
+}
+
+/// What came of saving, at the top of the page.
+pub(crate) fn saved_result(saved: &Saved) -> String {
+    let class = if saved.written { "ok" } else { "error" };
+    let mut out = format!(
+        r#"<section class="result saved" aria-live="polite"><h2>Save</h2><p class="{class}">{}</p>"#,
+        Escaped(&crate::posted::plain(&saved.message))
+    );
+    if !saved.problems.is_empty() {
+        let problems: Vec<&str> = saved.problems.iter().map(String::as_str).collect();
+        out += &list(&problems);
+    }
+    out + "</section>"
 }
 
 /// The reload form: its CSRF token only.
@@ -76,6 +163,11 @@ async fn shown(state: &AppState, csrf: &str, reloaded: Option<&Reloaded>) -> Res
 /// The page's body: what a reload did (if one was asked), the check, the
 /// Reload button, the masked file.
 pub fn body(config: &Value, reloaded: Option<&Reloaded>, csrf: &str) -> String {
+    body_with(config, reloaded, csrf, None)
+}
+
+/// [`body`], with `edited` in the edit box instead of the file.
+fn body_with(config: &Value, reloaded: Option<&Reloaded>, csrf: &str, edited: Option<&str>) -> String {
     let mut out = String::new();
     if let Some(reloaded) = reloaded {
         out += &reload_result(reloaded);
@@ -122,12 +214,28 @@ pub fn body(config: &Value, reloaded: Option<&Reloaded>, csrf: &str) -> String {
             r#"<section><h2>The file</h2><pre class="config">{}</pre></section>"#,
             Escaped(text)
         );
+        if let Some(based_on) = config["based_on"].as_str() {
+            out += &edit_form(edited.unwrap_or(text), edited.is_some(), based_on, csrf);
+        }
     }
     out
 }
 
+/// The file in a box to edit, and Save; folded away unless `open` (an
+/// edit to fix).
+fn edit_form(text: &str, open: bool, based_on: &str, csrf: &str) -> String {
+    let rows = text.lines().count().clamp(8, 40);
+    let open = if open { " open" } else { "" };
+    format!(
+        r#"<details class="edit"{open}><summary>Edit the file</summary><p class="help">Secrets show as <code>••••••</code>: leave one as it is to keep it, or replace it whole. Comments are not shown here, and those in the file are kept. Saving checks the file as <code>passepartout check-config</code> does and writes nothing if it finds a problem; otherwise the file before is kept as <code>.bak</code> and the daemon reloads.</p><form method="post" action="/config/edit"><input type="hidden" name="csrf" value="{}"><input type="hidden" name="based_on" value="{}"><label for="config-text" class="hidden">The configuration file</label><textarea id="config-text" name="text" rows="{rows}" spellcheck="false" autocomplete="off">{}</textarea><div class="actions"><button type="submit">Save and reload</button></div></form></details>"#,
+        Escaped(csrf),
+        Escaped(based_on),
+        Escaped(text)
+    )
+}
+
 /// What came of a reload, at the top of the page.
-fn reload_result(reloaded: &Reloaded) -> String {
+pub(crate) fn reload_result(reloaded: &Reloaded) -> String {
     let class = if reloaded.applied { "ok" } else { "error" };
     let mut out = format!(
         r#"<section class="result" aria-live="polite"><h2>Reload</h2><p class="{class}">{}</p>"#,
@@ -208,6 +316,28 @@ mod tests {
         assert!(html.contains("The file cannot be shown: not TOML."), "{html}");
         let html = body(&json!({"file": null, "problems": []}), None, "t");
         assert!(html.contains("built-in defaults"), "{html}");
+    }
+
+    #[test]
+    fn the_file_is_offered_for_editing_with_the_digest_it_was_read_at() {
+        let config = json!({"file": "/c.toml", "text": "a = \"<x>\"\n", "based_on": "d1g", "problems": []});
+        let html = body(&config, None, "tok");
+        assert!(html.contains(r#"action="/config/edit""#), "{html}");
+        assert!(html.contains(r#"name="based_on" value="d1g""#), "{html}");
+        assert!(html.contains("a = &quot;&lt;x&gt;&quot;\n</textarea>"), "{html}");
+        let html = body_with(&config, None, "tok", Some("b = 1"));
+        assert!(html.contains(">b = 1</textarea>"), "the edit kept: {html}");
+        assert!(html.contains(r#"<details class="edit" open>"#), "open to fix: {html}");
+        let saved = Saved {
+            message: "1 problem(s)".into(),
+            problems: vec!["web.listen: <bad>".into()],
+            ..Saved::default()
+        };
+        let html = saved_result(&saved);
+        assert!(
+            html.contains("web.listen: &lt;bad&gt;") && html.contains(r#"class="error""#),
+            "{html}"
+        );
     }
 
     #[test]

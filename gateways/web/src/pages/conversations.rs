@@ -2,7 +2,9 @@
 //! last activity, newest first, and a search over all their history
 //! (`GET /conversations?q=…`, ranked as the `search_history` tool ranks);
 //! one conversation's history (`GET /conversations/{key}`) with its
-//! running summary, each tool call folded with its result.
+//! running summary, each tool call folded with its result, the assistant's
+//! Markdown rendered as the chat renders it; with scripting on it follows
+//! the conversation, a new turn shown as it is kept (`live.js`).
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
@@ -73,9 +75,11 @@ pub async fn conversation(
     Path(key): Path<String>,
 ) -> Response {
     let Some(conversation) = conversation_of(&key) else {
-        return errors::not_found();
+        return errors::not_found_for(Some(Viewer { csrf: &signed_in.csrf }));
     };
     let name = conversation.to_string();
+    // Taken before the history, so a turn kept in between is news.
+    let seen = crate::events::seen_with(&state.admin, Some(&conversation)).await;
     let history = match ask(&state.admin, DashboardRequest::History { conversation }).await {
         Ok(document) => document,
         Err(response) => return *response,
@@ -85,7 +89,12 @@ pub async fn conversation(
         &format!("Conversation {name}"),
         "/conversations",
         Some(Viewer { csrf: &signed_in.csrf }),
-        &history_body(&history),
+        &format!(
+            r#"<p class="meta"><span id="live" class="live" data-seen="{}" data-conversation="{}">Shows each new turn by itself.</span></p>{}"#,
+            Escaped(seen.as_deref().unwrap_or_default()),
+            Escaped(&key),
+            history_body(&history)
+        ),
     )
 }
 
@@ -214,8 +223,19 @@ fn messages(messages: &Value) -> String {
             r#"<div class="message {}"><span class="who">{who}</span><div class="said">"#,
             who.to_ascii_lowercase().replace(' ', "-")
         );
-        if let Some(content) = content {
-            let _ = write!(out, r#"<div class="text">{}</div>"#, Escaped(content));
+        match content {
+            // Rendered as the chat renders it.
+            Some(content) if who == "Assistant" => {
+                let _ = write!(
+                    out,
+                    r#"<div class="text markdown">{}</div>"#,
+                    crate::markdown::to_html(content)
+                );
+            }
+            Some(content) => {
+                let _ = write!(out, r#"<div class="text">{}</div>"#, Escaped(content));
+            }
+            None => {}
         }
         for call in calls {
             let result = call["id"]
@@ -341,6 +361,30 @@ mod tests {
         );
         assert!(!html.contains("malformed"), "{html}");
         assert!(!html.contains(r#"<div class="text">[The person"#), "{html}");
+    }
+
+    #[test]
+    fn the_assistants_markdown_is_rendered_as_the_chat_renders_it_and_nothing_else_is() {
+        let history = json!({"summary": null, "turns": [{"at_ms": 0, "messages": [
+            {"role": "user", "content": "show **me** <b>"},
+            {"role": "assistant", "content": "Run `ls`:\n\n```sh\nls <dir>\n```"},
+        ]}]});
+        let html = history_body(&history);
+        assert!(
+            html.contains(r#"<div class="text">show **me** &lt;b&gt;</div>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(&format!(
+                r#"<div class="text markdown">{}</div>"#,
+                crate::markdown::to_html("Run `ls`:\n\n```sh\nls <dir>\n```")
+            )),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<pre><code class="language-sh">ls &lt;dir&gt;</code></pre>"#),
+            "{html}"
+        );
     }
 
     #[test]

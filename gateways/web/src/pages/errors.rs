@@ -5,7 +5,7 @@
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::layout::page;
+use super::layout::{Viewer, page};
 use crate::escape::Escaped;
 
 /// How a person gets a sign-in link, on every page that needs one.
@@ -52,11 +52,17 @@ pub fn too_many_tries() -> Response {
 
 /// No page at this address.
 pub fn not_found() -> Response {
+    not_found_for(None)
+}
+
+/// No page at this address, with the navigation when `viewer` is signed
+/// in, so the way on is at hand.
+pub fn not_found_for(viewer: Option<Viewer<'_>>) -> Response {
     page(
         StatusCode::NOT_FOUND,
         "Not found",
         "",
-        None,
+        viewer,
         r#"<p>There is no page at this address. <a href="/">The overview</a> lists what the assistant is doing.</p>"#,
     )
 }

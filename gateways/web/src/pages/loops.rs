@@ -24,6 +24,12 @@ pub const STOP: &str = "/loops/stop";
 /// Where the Start forms post.
 pub const START: &str = "/loops/start";
 
+/// The field a Stop form carries once the person confirmed it.
+pub const CONFIRM: &str = "confirm";
+
+/// The built-in loop that also writes the backups and expires approvals.
+const HEARTBEAT: &str = "heartbeat";
+
 /// What the page says first, after a button was pressed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
@@ -71,6 +77,30 @@ pub fn body(
     out
 }
 
+/// What asks before loop `name` is stopped: what stopping it does (for
+/// the heartbeat, what else stops with it), a Stop button that posts the
+/// confirmation, and the way back that leaves it running.
+pub fn confirm_stop(name: &str, csrf: &str) -> String {
+    let mut out = format!(
+        r#"<div class="confirm"><p>Stopping <strong>{name}</strong> keeps it from running until <strong>Start</strong> on the Loops &amp; tools page starts it again. If the daemon restarts first, a loop from the configuration file starts again; one made in a chat is gone for good.</p>"#,
+        name = Escaped(name)
+    );
+    if name == HEARTBEAT {
+        out += "<p><strong>The heartbeat also keeps the daemon in order:</strong> it writes the periodic backups of the \
+                store and expires the approvals nobody answered in time. Both stop with it until it is started \
+                again or the daemon restarts.</p>";
+    }
+    out += r#"<div class="actions">"#;
+    out += &button(
+        STOP,
+        csrf,
+        &[("name", name), (CONFIRM, "yes")],
+        &format!("Stop {name}"),
+        "deny",
+    );
+    out + r#"<a class="button" href="/loops">Keep it running</a></div></div>"#
+}
+
 /// The class a loop's state is coloured by.
 fn state_class(state: &str) -> &'static str {
     match state {
@@ -96,8 +126,8 @@ fn state_words(state: &str) -> &str {
 fn loops_section(loops: &Value, csrf: &str) -> String {
     let mut out = String::from(
         "<section id=\"loops\"><h2>Background loops</h2><p class=\"help\">Work the assistant does on its own, on a schedule. \
-         <strong>Run now</strong> runs one at once instead of at its next time; <strong>Stop</strong> stops it \
-         until <strong>Start</strong> starts it again, at its next time (if the daemon restarts first, one made \
+         <strong>Run now</strong> runs one at once instead of at its next time; <strong>Stop</strong> (once you \
+         confirm it) stops it until <strong>Start</strong> starts it again, at its next time (if the daemon restarts first, one made \
          in a chat is forgotten).</p>",
     );
     if let Some(error) = loops["error"].as_str() {
@@ -290,6 +320,25 @@ mod tests {
             assert!(row.contains(fact), "{fact} missing from {row}");
         }
         assert!(!row.contains("<news>") && !row.contains("<down>"), "{row}");
+    }
+
+    #[test]
+    fn stopping_asks_first_and_the_heartbeat_says_what_stops_with_it() {
+        let asked = confirm_stop("heartbeat", "tok");
+        for fact in [
+            "periodic backups",
+            "expires the approvals",
+            r#"action="/loops/stop""#,
+            r#"name="name" value="heartbeat""#,
+            r#"name="confirm" value="yes""#,
+            r#"href="/loops">Keep it running</a>"#,
+            "Stop heartbeat</button>",
+        ] {
+            assert!(asked.contains(fact), "{fact} missing from {asked}");
+        }
+        let other = confirm_stop("digest<1>", "tok");
+        assert!(other.contains("digest&lt;1&gt;") && !other.contains("<1>"), "{other}");
+        assert!(!other.contains("periodic backups"), "{other}");
     }
 
     #[test]

@@ -4,12 +4,15 @@
 //! dates, SVG charts); each other file is one page.
 
 pub mod approvals;
+pub mod channels;
 pub mod chart;
 pub mod chat;
 pub mod configuration;
 pub mod conversations;
 pub mod errors;
+pub mod keys;
 pub mod layout;
+pub mod logs;
 pub mod loops;
 pub mod noted;
 pub mod overview;

@@ -1,6 +1,10 @@
 //! The Overview (`GET /`): what `passepartout status` says, as a page —
-//! each gateway, model, tool server and loop with its state and last
-//! error, each bridge's chats with what waits to be relayed there, the sandbox of the tools' processes, what waits for approval, today's usage, the store's health.
+//! first a card for each kind of fact (gateways, models, tool servers,
+//! loops, approvals, usage, the store), each saying at a glance whether
+//! all is well and leading to its detail; then each gateway, model, tool
+//! server and loop with its state and last error, each bridge's chats with
+//! what waits to be relayed there, the sandbox of the tools' processes,
+//! what waits for approval, today's usage, the store's health.
 //! Read from the same status document and approvals listing the CLI asks
 //! for; every value from them is escaped.
 
@@ -8,6 +12,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use super::parts::{bytes, labelled_rows};
 use crate::escape::Escaped;
 
 /// The page's body from the status document and the pending approvals'
@@ -20,7 +25,9 @@ pub fn body(status: &Value, approvals: &Value) -> String {
         text(&status["version"]),
         human_s(status["uptime_s"].as_u64().unwrap_or(0))
     );
+    out += &cards(status);
     out += &table(
+        "gateways",
         "Gateways",
         &["Gateway", "State", "Detail"],
         items(&status["gateways"])
@@ -28,6 +35,7 @@ pub fn body(status: &Value, approvals: &Value) -> String {
             .collect(),
     );
     out += &table(
+        "models",
         "Models",
         &["Provider", "Endpoint", "State", "Calls", "Failed", "Last error"],
         items(&status["providers"])
@@ -44,6 +52,7 @@ pub fn body(status: &Value, approvals: &Value) -> String {
             .collect(),
     );
     out += &table(
+        "mcp",
         "Tool servers (MCP)",
         &["Server", "State", "Tools", "Last error"],
         items(&status["mcp"])
@@ -70,7 +79,12 @@ pub fn body(status: &Value, approvals: &Value) -> String {
         })
         .collect();
     if !bridges.is_empty() {
-        out += &table("Bridges", &["Bridge", "Chat", "Waiting", "Last error"], bridges);
+        out += &table(
+            "bridges",
+            "Bridges",
+            &["Bridge", "Chat", "Waiting", "Last error"],
+            bridges,
+        );
     }
     out += &sandbox(&status["sandbox"]);
     out += &loops(&status["loops"]);
@@ -78,6 +92,165 @@ pub fn body(status: &Value, approvals: &Value) -> String {
     out += &usage(&status["usage"]);
     out += &store(&status["store"]);
     out
+}
+
+/// How a card's fact reads: all well, something to look at, or failing.
+#[derive(Clone, Copy)]
+enum Health {
+    Good,
+    Waiting,
+    Bad,
+}
+
+impl Health {
+    fn class(self) -> &'static str {
+        match self {
+            Health::Good => "good",
+            Health::Waiting => "waiting",
+            Health::Bad => "bad",
+        }
+    }
+}
+
+/// One card: what it is about, the fact in a few words, a line under it;
+/// the whole card leads to `href`.
+fn card(href: &str, label: &str, fact: &str, note: &str, health: Health) -> String {
+    format!(
+        r#"<li><a class="card {}" href="{href}"><span class="card-label">{label}</span><span class="card-fact">{fact}</span><span class="card-note">{note}</span></a></li>"#,
+        health.class()
+    )
+}
+
+/// How many of `list` are in a state of the `ok` class, of how many (those
+/// switched off not counted); the health of the lot (none failing is good,
+/// some is waiting, all is bad).
+fn tally(list: &Value) -> (usize, usize, Health) {
+    let on = || items(list).filter(|item| item["state"] != "disabled");
+    let total = on().count();
+    let ok = on()
+        .filter(|item| state_class(item["state"].as_str().unwrap_or("unknown")) == "ok")
+        .count();
+    let health = match (ok, total) {
+        (ok, total) if ok == total => Health::Good,
+        (0, _) => Health::Bad,
+        _ => Health::Waiting,
+    };
+    (ok, total, health)
+}
+
+/// The names in `list`, joined, for a card's note.
+fn names(list: &Value) -> String {
+    let names: Vec<String> = items(list).map(|item| text(&item["name"])).collect();
+    names.join(", ")
+}
+
+/// The cards: each fact of the page at a glance.
+fn cards(status: &Value) -> String {
+    let mut out = String::from(r#"<ul class="cards" aria-label="At a glance">"#);
+    let (up, all, health) = tally(&status["gateways"]);
+    out += &card(
+        "#gateways",
+        "Gateways",
+        &format!("{up} of {all} up"),
+        &names(&status["gateways"]),
+        health,
+    );
+    let (up, all, health) = tally(&status["providers"]);
+    out += &card(
+        "#models",
+        "Models",
+        &format!("{up} of {all} ready"),
+        &names(&status["providers"]),
+        health,
+    );
+    let (up, all, health) = tally(&status["mcp"]);
+    let off = items(&status["mcp"]).count() - all;
+    out += &match (all, off) {
+        (0, 0) => card("#mcp", "Tool servers", "None", "none configured", Health::Good),
+        (0, off) => card(
+            "#mcp",
+            "Tool servers",
+            "None on",
+            &format!("{off} switched off"),
+            Health::Good,
+        ),
+        _ => card(
+            "#mcp",
+            "Tool servers",
+            &format!("{up} of {all} running"),
+            &names(&status["mcp"]),
+            health,
+        ),
+    };
+    let loops = &status["loops"];
+    let failing = items(&loops["failing"]).count();
+    out += &card(
+        "#loops",
+        "Loops",
+        &format!("{} of {} running", text(&loops["running"]), text(&loops["total"])),
+        &match failing {
+            0 => match loops["heartbeats"].as_u64() {
+                Some(1) => "1 heartbeat".to_owned(),
+                Some(n) => format!("{n} heartbeats"),
+                None => String::new(),
+            },
+            n => format!("{n} failing"),
+        },
+        if failing > 0 { Health::Bad } else { Health::Good },
+    );
+    let pending = status["approvals"]["pending"].as_u64().unwrap_or(0);
+    out += &card(
+        "/approvals",
+        "Approvals",
+        &format!("{pending} waiting"),
+        if pending > 0 {
+            "answer on the Approvals page"
+        } else {
+            "nothing to answer"
+        },
+        if pending > 0 { Health::Waiting } else { Health::Good },
+    );
+    let today = &status["usage"]["today"];
+    out += &if status["usage"].is_null() {
+        card(
+            "/usage",
+            "Usage today",
+            "Not known",
+            "the store could not be read",
+            Health::Bad,
+        )
+    } else {
+        let tokens = today["tokens_in"].as_u64().unwrap_or(0) + today["tokens_out"].as_u64().unwrap_or(0);
+        let cost = today["cost_usd"].as_f64().filter(|c| *c > 0.0);
+        card(
+            "/usage",
+            "Usage today",
+            &format!("{} tokens", super::chart::grouped(tokens)),
+            &cost.map_or_else(
+                || "in and out, all models".to_owned(),
+                |c| match c {
+                    c if c >= 1.0 => format!("about ${c:.2}"),
+                    c => format!("about ${c:.4}"),
+                },
+            ),
+            Health::Good,
+        )
+    };
+    let store = &status["store"];
+    out += &match store["error"].as_str() {
+        Some(_) => card("#store", "Store", "Failed", "see below", Health::Bad),
+        None => card(
+            "#store",
+            "Store",
+            "Healthy",
+            &store["size_bytes"]
+                .as_u64()
+                .map(|size| format!("{} on disk", bytes(size)))
+                .unwrap_or_default(),
+            Health::Good,
+        ),
+    };
+    out + "</ul>"
 }
 
 /// What the tools' processes run confined by (the kernel's Landlock ABI and
@@ -91,12 +264,15 @@ fn sandbox(sandbox: &Value) -> String {
         .next()
         .map(|first| first.to_uppercase().chain(chars).collect())
         .unwrap_or_default();
-    format!("<section><h2>Sandbox</h2><p>{}.</p></section>", Escaped(&sentence))
+    format!(
+        r#"<section id="sandbox"><h2>Sandbox</h2><p>{}.</p></section>"#,
+        Escaped(&sentence)
+    )
 }
 
 fn loops(loops: &Value) -> String {
     let mut out = format!(
-        "<section><h2>Loops</h2><p>{} running of {}, {} heartbeats.</p>",
+        r#"<section id="loops"><h2>Loops</h2><p>{} running of {}, {} heartbeats. <a href="/loops">Loops &amp; tools</a> runs, stops and starts them.</p>"#,
         text(&loops["running"]),
         text(&loops["total"]),
         text(&loops["heartbeats"])
@@ -112,7 +288,7 @@ fn loops(loops: &Value) -> String {
 
 fn waiting(counts: &Value, listing: &Value) -> String {
     let mut out = format!(
-        "<section><h2>Waiting for approval</h2><p>{} pending. Answer them on the <a href=\"/approvals\">Approvals</a> page, in the chat that asked, or with <code>passepartout approvals</code>.</p>",
+        "<section id=\"approvals\"><h2>Waiting for approval</h2><p>{} pending. Answer them on the <a href=\"/approvals\">Approvals</a> page, in the chat that asked, or with <code>passepartout approvals</code>.</p>",
         text(&counts["pending"])
     );
     if let Some(error) = listing["error"].as_str() {
@@ -152,7 +328,7 @@ fn usage(usage: &Value) -> String {
         )
     };
     format!(
-        "<section><h2>Usage</h2><p>Today (UTC): {}.</p><p>This month: {}.</p></section>",
+        r#"<section id="usage"><h2>Usage</h2><p>Today (UTC): {}.</p><p>This month: {}. <a href="/usage">Usage</a> has the last 30 days.</p></section>"#,
         sum(&usage["today"]),
         sum(&usage["month"])
     )
@@ -167,19 +343,22 @@ fn store(store: &Value) -> String {
         None => r#"<p class="ok">Healthy.</p>"#.into(),
     };
     format!(
-        "<section><h2>Store</h2>{health}<p>{} bytes on disk, {} messages waiting, {} replies not yet delivered.</p></section>",
-        text(&store["size_bytes"]),
+        r#"<section id="store"><h2>Store</h2>{health}<p>{} on disk, {} messages waiting, {} replies not yet delivered.</p></section>"#,
+        store["size_bytes"]
+            .as_u64()
+            .map_or_else(|| "An unknown size".to_owned(), bytes),
         text(&store["pending"]),
         text(&store["outbox"])
     )
 }
 
-/// A section with a heading and a table, or a line saying there is none.
-fn table(title: &str, head: &[&str], body: Vec<Vec<String>>) -> String {
+/// A section (`id`) with a heading and a table, or a line saying there is
+/// none.
+fn table(id: &str, title: &str, head: &[&str], body: Vec<Vec<String>>) -> String {
     if body.is_empty() {
-        return format!("<section><h2>{title}</h2><p>None.</p></section>");
+        return format!(r#"<section id="{id}"><h2>{title}</h2><p>None.</p></section>"#);
     }
-    format!("<section><h2>{title}</h2>{}</section>", rows(head, body))
+    format!(r#"<section id="{id}"><h2>{title}</h2>{}</section>"#, rows(head, body))
 }
 
 /// A table of cells already escaped.
@@ -189,13 +368,7 @@ fn rows(head: &[&str], body: Vec<Vec<String>>) -> String {
         let _ = write!(out, "<th>{cell}</th>");
     }
     out += "</tr></thead><tbody>";
-    for row in body {
-        out += "<tr>";
-        for cell in row {
-            let _ = write!(out, "<td>{cell}</td>");
-        }
-        out += "</tr>";
-    }
+    out += &labelled_rows(head, &body);
     out + "</tbody></table>"
 }
 
@@ -213,15 +386,23 @@ fn text(value: &Value) -> String {
     }
 }
 
-/// A state, with a class a stylesheet colours by.
-fn state(value: &Value) -> String {
-    let state = value.as_str().unwrap_or("unknown");
-    let class = match state {
+/// The class a state is coloured by.
+fn state_class(state: &str) -> &'static str {
+    match state {
         "up" | "ok" | "running" | "ready" => "ok",
         "starting" | "degraded" | "cooling_down" | "connecting" => "warn",
         _ => "error",
-    };
-    format!(r#"<span class="state {class}">{}</span>"#, Escaped(state))
+    }
+}
+
+/// A state, with a class a stylesheet colours by.
+fn state(value: &Value) -> String {
+    let state = value.as_str().unwrap_or("unknown");
+    format!(
+        r#"<span class="state {}">{}</span>"#,
+        state_class(state),
+        Escaped(state)
+    )
 }
 
 /// `s` seconds as a person reads them.
@@ -272,7 +453,11 @@ mod tests {
             "about $0.5000",
             "Healthy.",
             "up 1 h 1 min",
-            "<td>family</td><td>telegram:-100</td><td>3</td><td>rate &lt;limited&gt;</td>",
+            r#"<td data-label="Bridge">family</td><td data-label="Chat">telegram:-100</td><td data-label="Waiting">3</td><td data-label="Last error">rate &lt;limited&gt;</td>"#,
+            "1.0 KB on disk",
+            r#"<span class="card-label">Gateways</span><span class="card-fact">0 of 1 up</span>"#,
+            r#"<span class="card-fact">1 waiting</span>"#,
+            r#"<span class="card-fact">15 tokens</span>"#,
         ] {
             assert!(html.contains(fact), "{fact} missing from {html}");
         }
@@ -286,5 +471,6 @@ mod tests {
         assert!(html.contains("FAILED: disk full"), "{html}");
         assert!(html.contains("The approvals cannot be read: cannot read"), "{html}");
         assert!(html.contains("Usage today</h2><p>Not known"), "{html}");
+        assert!(html.contains(r#"<span class="card-fact">Failed</span>"#), "{html}");
     }
 }

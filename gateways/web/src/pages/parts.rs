@@ -1,7 +1,7 @@
 //! Pieces the Conversations, Usage and Configuration pages share: asking
 //! the core for a page's document, a table of escaped cells, a value as
 //! escaped text (hiding nothing, for what is decided on), a moment as a person reads it, a conversation's key in a
-//! URL.
+//! URL, a count of bytes in KB or MB.
 
 use std::fmt::Write as _;
 
@@ -37,14 +37,39 @@ pub fn table(head: &[&str], body: Vec<Vec<String>>, empty: &str) -> String {
         let _ = write!(out, "<th>{}</th>", Escaped(cell));
     }
     out += "</tr></thead><tbody>";
+    out += &labelled_rows(head, &body);
+    out + "</tbody></table>"
+}
+
+/// Rows of cells already escaped, each cell labelled with its column's
+/// heading (`data-label`), which the stylesheet shows beside the value
+/// when a narrow screen folds the table into a list.
+pub fn labelled_rows(head: &[&str], body: &[Vec<String>]) -> String {
+    let mut out = String::new();
     for row in body {
         out += "<tr>";
-        for cell in row {
-            let _ = write!(out, "<td>{cell}</td>");
+        for (at, cell) in row.iter().enumerate() {
+            let label = head.get(at).copied().unwrap_or_default();
+            let _ = write!(out, r#"<td data-label="{}">{cell}</td>"#, Escaped(label));
         }
         out += "</tr>";
     }
-    out + "</tbody></table>"
+    out
+}
+
+/// A count of bytes as a person reads it: "512 bytes", "1.5 KB",
+/// "12.3 MB", "2.0 GB" (of 1024).
+pub fn bytes(count: u64) -> String {
+    const KB: u64 = 1024;
+    const MB: u64 = KB * 1024;
+    const GB: u64 = MB * 1024;
+    match count {
+        1 => "1 byte".to_owned(),
+        0..KB => format!("{count} bytes"),
+        KB..MB => format!("{:.1} KB", count as f64 / KB as f64),
+        MB..GB => format!("{:.1} MB", count as f64 / MB as f64),
+        _ => format!("{:.1} GB", count as f64 / GB as f64),
+    }
 }
 
 /// The items of a JSON list; none for anything else.
@@ -223,8 +248,19 @@ mod tests {
         assert_eq!(table(&["A"], vec![], "None <yet>."), "<p>None &lt;yet&gt;.</p>");
         let html = table(&["A & B"], vec![vec!["<i>x</i>".into()]], "");
         assert!(
-            html.contains("<th>A &amp; B</th>") && html.contains("<td><i>x</i></td>"),
+            html.contains("<th>A &amp; B</th>") && html.contains(r#"<td data-label="A &amp; B"><i>x</i></td>"#),
             "{html}"
         );
+    }
+
+    #[test]
+    fn byte_counts_read_in_kb_mb_and_gb() {
+        assert_eq!(bytes(0), "0 bytes");
+        assert_eq!(bytes(1), "1 byte");
+        assert_eq!(bytes(1023), "1023 bytes");
+        assert_eq!(bytes(1024), "1.0 KB");
+        assert_eq!(bytes(1536), "1.5 KB");
+        assert_eq!(bytes(5 * 1024 * 1024 + 300 * 1024), "5.3 MB");
+        assert_eq!(bytes(3 * 1024 * 1024 * 1024), "3.0 GB");
     }
 }

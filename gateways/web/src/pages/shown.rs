@@ -68,13 +68,8 @@ pub fn table(caption: &str, head: &[&str], body: &[Vec<String>]) -> String {
         let _ = write!(out, r#"<th scope="col">{cell}</th>"#);
     }
     out += "</tr></thead><tbody>";
-    for row in body {
-        out += "<tr>";
-        for cell in row {
-            let _ = write!(out, "<td>{cell}</td>");
-        }
-        out += "</tr>";
-    }
+    // Each cell labelled with its heading, for a narrow screen.
+    out += &super::parts::labelled_rows(head, body);
     out + "</tbody></table>"
 }
 
