@@ -18,9 +18,9 @@
 //! looked up in the store's index among as many conversations as were
 //! held, many times over (`match_50_turns_us`, which must stay under a
 //! millisecond).
-//! Then the dashboard's overview page, signed in, is fetched as many times:
-//! the server's time for a page, from the request sent until its body is
-//! read.
+//! Then the dashboard's overview page and the chat page (the chat `/chat`
+//! opens), signed in, are fetched as many times each: the server's time for
+//! a page, from the request sent until its body is read.
 //! `cargo bench --bench api` prints one JSON line: the medians and 99th
 //! percentiles in milliseconds, the API's overhead (its median less the
 //! socket's), and the machine's core count. `PP_BENCH_API_ROUNDS`
@@ -106,7 +106,7 @@ fn main() {
             whole.push(api_turn(&http, &url, &key, n, &mut whole_said, false).await);
             streamed.push(api_turn(&http, &url, &key, n, &mut streamed_said, true).await);
         }
-        let overview = overview_pages(&link, &base, rounds).await;
+        let (overview, chat_page) = pages(&link, &base, rounds).await;
         daemon.shutdown().await.expect("shutdown");
         for samples in [&mut over_socket, &mut whole, &mut streamed] {
             samples.sort();
@@ -123,6 +123,7 @@ fn main() {
             "api_overhead_ms": percentile(&whole, 0.5) - socket_median,
             "api_stream_overhead_ms": percentile(&streamed, 0.5) - socket_median,
             "overview_page_ms": {"median": percentile(&overview, 0.5), "p99": percentile(&overview, 0.99)},
+            "chat_page_ms": {"median": percentile(&chat_page, 0.5), "p99": percentile(&chat_page, 0.99)},
             "match_50_turns_us": {"median": percentile(&matching, 0.5) * 1000.0, "p99": percentile(&matching, 0.99) * 1000.0},
         });
         println!("{report}");
@@ -241,9 +242,9 @@ fn matching_at_50_turns(dir: &std::path::Path, rounds: usize) -> Vec<Duration> {
     times
 }
 
-/// Signs in with the one-time `link`, then fetches the overview `rounds`
-/// times; the times, sorted.
-async fn overview_pages(link: &str, base: &str, rounds: usize) -> Vec<Duration> {
+/// Signs in with the one-time `link`, then fetches the overview and the
+/// chat page `rounds` times each; the times, sorted.
+async fn pages(link: &str, base: &str, rounds: usize) -> (Vec<Duration>, Vec<Duration>) {
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -256,22 +257,41 @@ async fn overview_pages(link: &str, base: &str, rounds: usize) -> Vec<Duration> 
         .and_then(|value| value.split(';').next())
         .expect("a session cookie")
         .to_owned();
-    let mut times = Vec::with_capacity(rounds);
-    for _ in 0..rounds {
-        let started = Instant::now();
-        let page = http
-            .get(format!("{base}/"))
-            .header(reqwest::header::COOKIE, &cookie)
-            .send()
-            .await
-            .expect("the overview answers");
-        assert!(page.status().is_success(), "{}", page.status());
-        let body = page.text().await.expect("a page");
-        assert!(body.contains("Overview"), "{body}");
-        times.push(started.elapsed());
-    }
-    times.sort();
-    times
+    // `/chat` sends the browser on to the chat it opens.
+    let opened = http
+        .get(format!("{base}/chat"))
+        .header(reqwest::header::COOKIE, &cookie)
+        .send()
+        .await
+        .expect("the chat answers");
+    let chat = match opened.headers().get(reqwest::header::LOCATION) {
+        Some(location) => location.to_str().expect("a location").to_owned(),
+        None => "/chat".to_owned(),
+    };
+    let timed = |path: String, shows: &'static str| {
+        let (http, cookie) = (&http, &cookie);
+        async move {
+            let mut times = Vec::with_capacity(rounds);
+            for _ in 0..rounds {
+                let started = Instant::now();
+                let page = http
+                    .get(format!("{base}{path}"))
+                    .header(reqwest::header::COOKIE, cookie)
+                    .send()
+                    .await
+                    .expect("the page answers");
+                assert!(page.status().is_success(), "{path}: {}", page.status());
+                let body = page.text().await.expect("a page");
+                assert!(body.contains(shows), "{body}");
+                times.push(started.elapsed());
+            }
+            times.sort();
+            times
+        }
+    };
+    let overview = timed("/".to_owned(), "Overview").await;
+    let chat = timed(chat, "Chat").await;
+    (overview, chat)
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {

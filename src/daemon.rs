@@ -77,6 +77,9 @@ pub struct Extensions {
     /// The log lines kept for the dashboard's Logs page; none: the process
     /// keeps none (its log is another's, as in tests).
     pub logs: Option<Arc<crate::recent_logs::RecentLogs>>,
+    /// The secrets the process's log redacts, which the daemon shares and
+    /// adds a reloaded file's to; none: a set of the daemon's own.
+    pub secrets: Option<LiveSecrets>,
 }
 
 /// Why the daemon could not start.
@@ -206,6 +209,7 @@ impl Daemon {
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
         let config_file = extensions.config_file.clone();
         let logs = extensions.logs.clone();
+        let live_secrets = extensions.secrets.take();
         let hint = SetupHint::new(config_file.clone(), crate::config::default_config_path());
         let cascade =
             Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
@@ -233,7 +237,7 @@ impl Daemon {
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         // One set for the gateways, the admin path and the reload, which
         // adds what a reloaded file names.
-        let secrets = LiveSecrets::new(crate::config::configured_secrets(&config));
+        let secrets = live_secrets.unwrap_or_else(|| LiveSecrets::new(crate::config::configured_secrets(&config)));
         let with = BuildContext {
             store: store.clone(),
             admin,
@@ -608,11 +612,13 @@ pub async fn run(
     config: Config,
     config_file: Option<PathBuf>,
     logs: Arc<crate::recent_logs::RecentLogs>,
+    secrets: LiveSecrets,
     shutdown: impl Future<Output = ()>,
 ) -> anyhow::Result<()> {
     let extensions = Extensions {
         config_file,
         logs: Some(logs),
+        secrets: Some(secrets),
         ..Extensions::default()
     };
     // Room for every gateway's connections, the stores and the tools' pipes.

@@ -215,6 +215,16 @@ async fn the_logs_page_shows_lines_live_filtered_and_without_secrets() {
     assert!(!page.contains(CANARY), "a configured secret is never shown: {page}");
     // The line that quoted the key is there, the key redacted.
     assert!(page.contains("Incorrect API key provided: [redacted]"), "{page}");
+    // And so it is on the daemon's standard error, where the log goes.
+    dashboard
+        .daemon
+        .wait_for_log(&["Incorrect API key provided: [redacted]"])
+        .await;
+    let logged = dashboard.daemon.logs.lock().unwrap().join("\n");
+    assert!(
+        !logged.contains(CANARY),
+        "a configured secret reached the log: {logged}"
+    );
 
     // Filtered by level: nothing below a warning.
     let warnings = dashboard.get("/logs?level=warn").await;

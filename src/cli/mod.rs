@@ -12,6 +12,7 @@ mod chat_terminal;
 mod client;
 mod configuration;
 mod line_editor;
+mod log_redaction;
 mod logging;
 mod loops;
 mod manual;
@@ -36,6 +37,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
+use passepartout_gateway::LiveSecrets;
 
 use crate::config::{self, Config};
 use crate::daemon::StartError;
@@ -356,14 +358,17 @@ pub fn main(cli: Cli) -> ExitCode {
     let file = config_file(cli.config.as_deref());
     match load_to_start(file.as_deref()) {
         (Ok(config), warnings) => {
-            let recent = logging::init("info", config.log.format);
+            // One live set for the log and the daemon, which adds what a
+            // reload brings.
+            let secrets = LiveSecrets::new(config::configured_secrets(&config));
+            let recent = logging::init("info", config.log.format, secrets.clone());
             // Logged, not printed: under `log.format = "json"` every line
             // the daemon writes is one a log shipper can read.
             for warning in warnings {
                 tracing::warn!(%warning, "configuration");
             }
             match runtime::build(&config.runtime) {
-                Ok(runtime) => runtime.block_on(run_daemon(config, file, recent)),
+                Ok(runtime) => runtime.block_on(run_daemon(config, file, recent, secrets)),
                 Err(code) => code,
             }
         }
@@ -379,7 +384,7 @@ pub fn main(cli: Cli) -> ExitCode {
 async fn execute(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Setup(args) => {
-            logging::init("warn", config::LogFormat::Text);
+            logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
             crate::setup::run(*args, cli.config.as_deref()).await
         }
         Command::Completions { shell } => manual::completions(shell),
@@ -392,12 +397,12 @@ async fn execute(cli: Cli) -> ExitCode {
         }
         // Client commands only warn, so their output stays clean.
         Command::CheckConfig { file } => {
-            logging::init("warn", config::LogFormat::Text);
+            logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
             check_config(file.or(cli.config).as_deref())
         }
         // The daemon would refuse a file with problems whole: say so here.
         Command::Reload => {
-            logging::init("warn", config::LogFormat::Text);
+            logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
             match load_config(cli.config.as_deref()) {
                 Ok(mut config) => {
                     if let Some(socket) = cli.socket {
@@ -412,7 +417,7 @@ async fn execute(cli: Cli) -> ExitCode {
             }
         }
         command => {
-            logging::init("warn", config::LogFormat::Text);
+            logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
             let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
             match command {
                 Command::Send {
@@ -487,9 +492,9 @@ async fn execute(cli: Cli) -> ExitCode {
     }
 }
 
-async fn run_daemon(config: Config, file: Option<PathBuf>, recent: Arc<RecentLogs>) -> ExitCode {
+async fn run_daemon(config: Config, file: Option<PathBuf>, recent: Arc<RecentLogs>, secrets: LiveSecrets) -> ExitCode {
     let format = config.log.format;
-    match crate::daemon::run(config, file, recent, shutdown_signal()).await {
+    match crate::daemon::run(config, file, recent, secrets, shutdown_signal()).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             // Said once, on stderr, where the logs go too: as a log line
