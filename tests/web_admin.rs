@@ -25,6 +25,7 @@ use support::fake_signal::{FakeSignal, LINK_URI, LINKED_NUMBER};
 use support::fake_telegram::FakeTelegram;
 use support::harness::WAIT;
 use support::process::{Running, run_cli, write_config};
+use support::web::{WebSession, field, html_unescape};
 
 /// The provider's key: a configured secret.
 const CANARY: &str = "sk-canary-web-admin-0123456789";
@@ -36,9 +37,7 @@ pub(crate) struct Dashboard {
     pub(crate) daemon: Running,
     pub(crate) llm: FakeLlm,
     pub(crate) base: String,
-    http: reqwest::Client,
-    cookie: String,
-    csrf: String,
+    web: WebSession,
 }
 
 /// A daemon with `extra` added to its configuration, and a browser signed in.
@@ -58,28 +57,15 @@ pub(crate) async fn start(extra: &str) -> Dashboard {
     std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o640)).unwrap();
     let daemon = Running::start_with(&config, &[("RUST_LOG", "info"), ("PP_WEB_ADMIN_KEY", CANARY)]).await;
     let link = link(&config).await;
-    let base = link.split("/sign-in/").next().unwrap().to_owned();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let signed = http.get(&link).send().await.unwrap();
-    assert_eq!(signed.status(), StatusCode::SEE_OTHER);
-    let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_owned();
-    let mut dashboard = Dashboard {
+    let web = WebSession::sign_in(&link, "/keys").await;
+    Dashboard {
         dir,
         config,
         daemon,
         llm,
-        base,
-        http,
-        cookie,
-        csrf: String::new(),
-    };
-    let page = dashboard.get("/keys").await;
-    dashboard.csrf = field(&page, "csrf");
-    dashboard
+        base: web.base.clone(),
+        web,
+    }
 }
 
 /// A one-time sign-in link from `passepartout web`.
@@ -88,24 +74,6 @@ pub(crate) async fn link(config: &std::path::Path) -> String {
     assert!(out.status.success(), "{out:?}");
     let stdout = String::from_utf8(out.stdout).unwrap();
     stdout.lines().next().unwrap().trim().to_owned()
-}
-
-/// The value of the first field called `name` on `page`.
-fn field(page: &str, name: &str) -> String {
-    let marker = format!(r#"name="{name}" value=""#);
-    let at = page
-        .find(&marker)
-        .unwrap_or_else(|| panic!("no field {name} in {page}"))
-        + marker.len();
-    html_unescape(page[at..].split('"').next().unwrap())
-}
-
-fn html_unescape(text: &str) -> String {
-    text.replace("&quot;", "\"")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&#39;", "'")
-        .replace("&amp;", "&")
 }
 
 /// What the text area on `page` holds.
@@ -118,39 +86,22 @@ fn text_area(page: &str) -> String {
 
 impl Dashboard {
     pub(crate) async fn get(&self, path: &str) -> String {
-        let (status, page) = self.get_status(path).await;
-        assert_eq!(status, StatusCode::OK, "{page}");
-        page
+        self.web.get(path).await
     }
 
     async fn get_status(&self, path: &str) -> (StatusCode, String) {
-        let page = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .header(header::COOKIE, &self.cookie)
-            .send()
-            .await
-            .unwrap();
-        (page.status(), page.text().await.unwrap())
+        self.web.get_status(path).await
     }
 
     /// Posts `fields` and the CSRF token, from the page's own origin.
     pub(crate) async fn post(&self, path: &str, fields: &[(&str, &str)]) -> (StatusCode, String) {
-        self.post_as(path, fields, &self.csrf, &self.base).await
+        self.post_as(path, fields, &self.web.csrf, &self.web.base).await
     }
 
+    /// Posts `fields` with `csrf` from `origin`: the status, and where it
+    /// sends the browser or else the page's text.
     async fn post_as(&self, path: &str, fields: &[(&str, &str)], csrf: &str, origin: &str) -> (StatusCode, String) {
-        let mut form: Vec<(&str, &str)> = fields.to_vec();
-        form.push(("csrf", csrf));
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header(header::COOKIE, &self.cookie)
-            .header(header::ORIGIN, origin)
-            .form(&form)
-            .send()
-            .await
-            .unwrap();
+        let response = self.web.post_from(path, fields, Some(csrf), origin).await;
         let status = response.status();
         let location = response
             .headers()
@@ -186,9 +137,10 @@ async fn the_logs_page_shows_lines_live_filtered_and_without_secrets() {
     assert!(page.contains("passepartout ready"), "{page}");
     let stream = field_attr(&page, "data-stream");
     let mut events = dashboard
+        .web
         .http
         .get(format!("{}{stream}", dashboard.base))
-        .header(header::COOKIE, &dashboard.cookie)
+        .header(header::COOKIE, &dashboard.web.cookie)
         .send()
         .await
         .unwrap()
@@ -346,6 +298,7 @@ async fn keys_are_made_and_revoked_and_a_session_signed_out_on_the_page() {
     assert!(key.starts_with("pp-"), "{key}");
     // The key works on the API, and is listed without itself.
     let models = dashboard
+        .web
         .http
         .get(format!("{}/v1/models", dashboard.base))
         .bearer_auth(&key)
@@ -365,6 +318,7 @@ async fn keys_are_made_and_revoked_and_a_session_signed_out_on_the_page() {
     let page = dashboard.get(&location).await;
     assert!(page.contains("API key laptop is revoked."), "{page}");
     let models = dashboard
+        .web
         .http
         .get(format!("{}/v1/models", dashboard.base))
         .bearer_auth(&key)
@@ -376,6 +330,7 @@ async fn keys_are_made_and_revoked_and_a_session_signed_out_on_the_page() {
     // Another browser, signed out from this one.
     let other = link(&dashboard.config).await;
     let signed = dashboard
+        .web
         .http
         .get(&other)
         .header(header::USER_AGENT, "OtherBrowser/1")
@@ -394,6 +349,7 @@ async fn keys_are_made_and_revoked_and_a_session_signed_out_on_the_page() {
     let (status, location) = dashboard.post("/keys/sessions/revoke", &[("id", &id)]).await;
     assert_eq!(status, StatusCode::SEE_OTHER, "{location}");
     let theirs = dashboard
+        .web
         .http
         .get(format!("{}/keys", dashboard.base))
         .header(header::COOKIE, &other_cookie)
@@ -442,7 +398,7 @@ async fn every_new_form_refuses_a_forged_origin_or_token() {
     ];
     for (path, fields) in &forms {
         let (status, answer) = dashboard
-            .post_as(path, fields, &dashboard.csrf, "http://evil.example")
+            .post_as(path, fields, &dashboard.web.csrf, "http://evil.example")
             .await;
         assert_eq!(status, StatusCode::FORBIDDEN, "{path}: {answer}");
         assert!(answer.contains("came from another site"), "{path}: {answer}");

@@ -14,14 +14,12 @@ use reqwest::header;
 use support::approvals::{Setup, ask_for_approval};
 use support::harness::WAIT;
 use support::process::run_cli;
+use support::web::WebSession;
 
 /// A signed-in session against a daemon with the dashboard on.
 pub(crate) struct Signed {
     pub(crate) setup: Setup,
-    http: reqwest::Client,
-    base: String,
-    cookie: String,
-    csrf: String,
+    web: WebSession,
 }
 
 pub(crate) async fn sign_in() -> Signed {
@@ -31,59 +29,21 @@ pub(crate) async fn sign_in() -> Signed {
     })
     .await;
     let link = setup.cli().await.web(WebRequest::Link).await.unwrap().link.unwrap();
-    let base = link.split("/sign-in/").next().unwrap().to_owned();
-    let http = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap();
-    let signed = http.get(&link).send().await.unwrap();
-    assert_eq!(signed.status(), StatusCode::SEE_OTHER);
-    let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_owned();
-    let mut signed = Signed {
-        setup,
-        http,
-        base,
-        cookie,
-        csrf: String::new(),
-    };
-    let page = signed.get("/approvals").await;
-    let field = r#"name="csrf" value=""#;
-    let at = page.find(field).unwrap() + field.len();
-    signed.csrf = page[at..].split('"').next().unwrap().to_owned();
-    signed
+    let web = WebSession::sign_in(&link, "/approvals").await;
+    Signed { setup, web }
 }
 
 impl Signed {
     /// The page at `path`, which must answer 200.
     pub(crate) async fn get(&self, path: &str) -> String {
-        let page = self
-            .http
-            .get(format!("{}{path}", self.base))
-            .header(header::COOKIE, &self.cookie)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(page.status(), StatusCode::OK);
-        page.text().await.unwrap()
+        self.web.get(path).await
     }
 
     /// Posts `fields` (and the CSRF token, when `with_token`) to `path`:
     /// the status and the page's text.
     async fn post(&self, path: &str, fields: &[(&str, &str)], with_token: bool) -> (StatusCode, String) {
-        let mut form: Vec<(&str, &str)> = fields.to_vec();
-        if with_token {
-            form.push(("csrf", &self.csrf));
-        }
-        let response = self
-            .http
-            .post(format!("{}{path}", self.base))
-            .header(header::COOKIE, &self.cookie)
-            .header(header::ORIGIN, &self.base)
-            .form(&form)
-            .send()
-            .await
-            .unwrap();
+        let csrf = with_token.then_some(self.web.csrf.as_str());
+        let response = self.web.post_from(path, fields, csrf, &self.web.base).await;
         (response.status(), response.text().await.unwrap())
     }
 }
@@ -169,13 +129,20 @@ async fn an_unknown_rule_or_loop_is_refused_by_name() {
 async fn the_pages_need_a_session_and_read_their_filters() {
     let signed = sign_in().await;
     for path in ["/approvals", "/loops"] {
-        let anonymous = signed.http.get(format!("{}{path}", signed.base)).send().await.unwrap();
+        let anonymous = signed
+            .web
+            .http
+            .get(format!("{}{path}", signed.web.base))
+            .send()
+            .await
+            .unwrap();
         assert_eq!(anonymous.status(), StatusCode::UNAUTHORIZED, "{path}");
     }
     let filtered = signed
+        .web
         .http
-        .get(format!("{}/approvals?outcome=denied&gateway=socket", signed.base))
-        .header(header::COOKIE, &signed.cookie)
+        .get(format!("{}/approvals?outcome=denied&gateway=socket", signed.web.base))
+        .header(header::COOKIE, &signed.web.cookie)
         .send()
         .await
         .unwrap();
@@ -184,9 +151,10 @@ async fn the_pages_need_a_session_and_read_their_filters() {
     assert!(page.contains(r#"<option value="denied" selected>"#), "{page}");
     assert!(page.contains("None decided yet with these filters."), "{page}");
     let bad = signed
+        .web
         .http
-        .get(format!("{}/approvals?revoked=many", signed.base))
-        .header(header::COOKIE, &signed.cookie)
+        .get(format!("{}/approvals?revoked=many", signed.web.base))
+        .header(header::COOKIE, &signed.web.cookie)
         .send()
         .await
         .unwrap();
@@ -208,9 +176,10 @@ async fn a_rule_made_from_the_web_reads_as_made_from_the_web() {
     assert_eq!(status, StatusCode::SEE_OTHER, "{page}");
 
     let page = signed
+        .web
         .http
-        .get(format!("{}/approvals", signed.base))
-        .header(header::COOKIE, &signed.cookie)
+        .get(format!("{}/approvals", signed.web.base))
+        .header(header::COOKIE, &signed.web.cookie)
         .send()
         .await
         .unwrap()
@@ -291,9 +260,10 @@ async fn a_stopped_loop_is_started_again_with_the_token_and_not_without() {
     heartbeat_until(&signed, |l| l["state"] == "stopped").await;
 
     let page = signed
+        .web
         .http
-        .get(format!("{}/loops", signed.base))
-        .header(header::COOKIE, &signed.cookie)
+        .get(format!("{}/loops", signed.web.base))
+        .header(header::COOKIE, &signed.web.cookie)
         .send()
         .await
         .unwrap()
@@ -323,11 +293,12 @@ async fn a_stopped_loop_is_started_again_with_the_token_and_not_without() {
     assert_eq!(still["state"], "stopped", "refused, so still stopped: {still}");
 
     let response = signed
+        .web
         .http
-        .post(format!("{}/loops/start", signed.base))
-        .header(header::COOKIE, &signed.cookie)
-        .header(header::ORIGIN, &signed.base)
-        .form(&[("name", "heartbeat"), ("csrf", &signed.csrf)])
+        .post(format!("{}/loops/start", signed.web.base))
+        .header(header::COOKIE, &signed.web.cookie)
+        .header(header::ORIGIN, &signed.web.base)
+        .form(&[("name", "heartbeat"), ("csrf", &signed.web.csrf)])
         .send()
         .await
         .unwrap();

@@ -24,4 +24,5 @@ pub mod python;
 pub mod skip;
 pub mod socket_load;
 pub mod tools;
+pub mod web;
 pub mod webdriver_http;
