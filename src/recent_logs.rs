@@ -1,16 +1,17 @@
 //! The daemon's recent log lines, kept in memory for the dashboard's Logs
 //! page: a tracing layer ([`Keeping`]) copies each line written into a ring
 //! ([`RecentLogs`]) bounded in lines and in bytes (the oldest go first), each
-//! line cut at [`MAX_LINE_BYTES`]. Every line has a sequence number, so a
-//! reader asks for what came after the last one it saw. The ring holds what
-//! the log holds, which never names a secret; the admin path redacts the
-//! configured secrets again before anything is shown.
+//! line cut at [`MAX_LINE_BYTES`] after its secrets are redacted. Every line
+//! has a sequence number, so a reader asks for what came after the last one
+//! it saw; the admin path redacts the configured secrets again (a reload's
+//! too) before anything is shown.
 
 use std::collections::VecDeque;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use passepartout_gateway::LiveSecrets;
 use serde::Serialize;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Subscriber};
@@ -133,8 +134,13 @@ fn level_of(name: &str) -> Level {
     name.parse().unwrap_or(Level::TRACE)
 }
 
-/// The tracing layer that copies every line logged into a [`RecentLogs`].
-pub struct Keeping(pub Arc<RecentLogs>);
+/// The tracing layer that copies every line logged into a [`RecentLogs`],
+/// its secrets redacted first: a line cut to its length could otherwise
+/// keep the start of one, which nothing would match later.
+pub struct Keeping {
+    pub logs: Arc<RecentLogs>,
+    pub secrets: LiveSecrets,
+}
 
 impl<S: Subscriber> Layer<S> for Keeping {
     fn on_event(&self, event: &Event<'_>, _context: Context<'_, S>) {
@@ -151,7 +157,9 @@ impl<S: Subscriber> Layer<S> for Keeping {
             .duration_since(UNIX_EPOCH)
             .map_or(0, |since| since.as_millis() as u64);
         let metadata = event.metadata();
-        self.0.push(at_ms, metadata.level().as_str(), metadata.target(), line);
+        let line = self.secrets.now().redact(&line);
+        self.logs
+            .push(at_ms, metadata.level().as_str(), metadata.target(), line);
     }
 }
 
@@ -201,7 +209,13 @@ mod tests {
     #[test]
     fn lines_are_kept_with_their_fields_and_filtered() {
         let logs = RecentLogs::new();
-        let subscriber = tracing_subscriber::registry().with(Keeping(logs.clone()));
+        let secrets = LiveSecrets::new(passepartout_gateway::Secrets::new([
+            "sk-canary-in-a-long-line".to_owned()
+        ]));
+        let subscriber = tracing_subscriber::registry().with(Keeping {
+            logs: logs.clone(),
+            secrets,
+        });
         tracing::subscriber::with_default(subscriber, || {
             tracing::info!(target: "passepartout::reload", changed = 2, "configuration reloaded");
             tracing::warn!(target: "passepartout_telegram::poll", error = %"timed out", "polling failed");
@@ -233,6 +247,33 @@ mod tests {
         assert_eq!(logs.lines(&telegram).0[0].seq, 2);
         let after = Wanted { after: 2, ..all };
         assert_eq!(logs.lines(&after).0.len(), 1, "only what came after");
+    }
+
+    #[test]
+    fn a_secret_where_a_long_line_is_cut_is_redacted_before_the_cut() {
+        let logs = RecentLogs::new();
+        let secret = "sk-canary-in-a-long-line";
+        let secrets = LiveSecrets::new(passepartout_gateway::Secrets::new([secret.to_owned()]));
+        let subscriber = tracing_subscriber::registry().with(Keeping {
+            logs: logs.clone(),
+            secrets,
+        });
+        // The secret's first half before the cut, its second after it.
+        let padding = "x".repeat(MAX_LINE_BYTES - secret.len() / 2);
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!("{padding}{secret} and more");
+        });
+        let all = Wanted {
+            limit: 10,
+            ..Wanted::default()
+        };
+        let text = &logs.lines(&all).0[0].text;
+        assert!(
+            !text.contains(&secret[..secret.len() / 2]),
+            "the secret's start was kept: {}",
+            &text[text.len() - 40..]
+        );
+        assert!(text.contains(passepartout_gateway::REDACTED));
     }
 
     #[test]

@@ -189,6 +189,9 @@ async fn no_page_or_api_answer_shows_a_configured_secret() {
         "/config",
         "/approvals",
         "/loops",
+        "/logs",
+        "/keys",
+        "/channels",
     ] {
         let response = http()
             .get(format!("{base}{path}"))
@@ -297,7 +300,8 @@ async fn web_chat(base: &str, cookie: &str, llm: &FakeLlm) {
     let form = reqwest::multipart::Form::new()
         .text("csrf", field(&page, "csrf"))
         .text("id", field(&page, "id"))
-        .text("text", "What does the zebra say on the web?");
+        // A secret in its first line, which names the chat in the list.
+        .text("text", format!("{ENV} What does the zebra say on the web?"));
     let reply = http()
         .post(format!("{base}{chat}"))
         .header(header::COOKIE, cookie)

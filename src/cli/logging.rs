@@ -22,9 +22,10 @@ use crate::recent_logs::{Keeping, RecentLogs};
 pub fn init(default: &str, format: LogFormat, secrets: LiveSecrets) -> Arc<RecentLogs> {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default));
     let recent = RecentLogs::new();
-    let registry = tracing_subscriber::registry()
-        .with(filter)
-        .with(Keeping(recent.clone()));
+    let registry = tracing_subscriber::registry().with(filter).with(Keeping {
+        logs: recent.clone(),
+        secrets: secrets.clone(),
+    });
     let text = tracing_subscriber::fmt::layer().with_writer(Redacting::new(std::io::stderr, secrets));
     match format {
         LogFormat::Text => registry.with(text.with_ansi(std::io::stderr().is_terminal())).init(),

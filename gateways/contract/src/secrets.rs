@@ -28,7 +28,22 @@ impl std::fmt::Debug for Secrets {
 }
 
 impl Secrets {
+    /// `values`, each also as a log writes it escaped (a quote or a
+    /// backslash in a password, written by `{:?}` or in a JSON log line),
+    /// so that the escaped form is replaced too.
     pub fn new(values: impl IntoIterator<Item = String>) -> Self {
+        let values = values.into_iter().flat_map(|value| {
+            // As `{:?}` writes it, which is as JSON writes a quote, a
+            // backslash, a new line or a tab; without its quotes.
+            let debug = format!("{value:?}");
+            let escaped = debug[1..debug.len() - 1].to_owned();
+            std::iter::once(value).chain(std::iter::once(escaped))
+        });
+        Self::exactly(values)
+    }
+
+    /// `values` as they are.
+    fn exactly(values: impl IntoIterator<Item = String>) -> Self {
         let mut values: Vec<String> = values.into_iter().filter(|v| v.len() >= MIN_SECRET).collect();
         // The longest first, so one that contains another goes whole; equal
         // ones side by side, so each is kept once.
@@ -39,7 +54,7 @@ impl Secrets {
 
     /// These secrets and `more`'s.
     pub fn with(&self, more: &Secrets) -> Secrets {
-        Secrets::new(self.values.iter().chain(&more.values).cloned())
+        Secrets::exactly(self.values.iter().chain(&more.values).cloned())
     }
 
     /// `text` with every secret replaced.
@@ -114,6 +129,28 @@ mod tests {
             live.add(&configured);
         }
         assert_eq!(*live.now(), configured, "two secrets of one length, each kept once");
+    }
+
+    #[test]
+    fn a_secret_is_replaced_as_a_log_or_json_escapes_it_too() {
+        let secret = r#"pa"ss\word-123"#.to_owned();
+        let secrets = Secrets::new([secret.clone()]);
+        let debug = format!("error={secret:?}");
+        let json = format!(r#"{{"error":"{}"}}"#, secret.replace('\\', "\\\\").replace('"', "\\\""));
+        for text in [debug, json] {
+            let redacted = secrets.redact(&text);
+            assert!(redacted.contains(REDACTED), "{redacted}");
+            assert!(
+                !redacted.contains("ss\\\\word") && !redacted.contains("ss\\word"),
+                "{redacted}"
+            );
+        }
+        // Reloading the same secrets adds no escapes of escapes.
+        let live = LiveSecrets::new(secrets.clone());
+        for _ in 0..3 {
+            live.add(&Secrets::new([secret.clone()]));
+        }
+        assert_eq!(*live.now(), secrets);
     }
 
     #[test]

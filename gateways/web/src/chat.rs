@@ -247,10 +247,13 @@ pub async fn send(
     };
     match intake.submit(inbound).await {
         Ok(Ack::Accepted) => {
+            // Named from the message as redacted: a secret pasted into a
+            // chat's first line is not shown on every page.
             if !text.starts_with('/')
-                && let Err(error) = state
-                    .chats
-                    .sent(&chat.id, &chat_list::name_from(&text, file_name.as_deref()))
+                && let Err(error) = state.chats.sent(
+                    &chat.id,
+                    &chat_list::name_from(&state.secrets.now().redact(&text), file_name.as_deref()),
+                )
             {
                 tracing::warn!(%error, "the chat's use could not be noted");
             }
