@@ -3,7 +3,9 @@
 //! conversation's history, one record before that message's turn, so the
 //! model reads them as what was said before and answers only the new
 //! message. Only a conversation with no history yet is seeded: a turn run
-//! again after a restart finds the seed kept and adds nothing twice.
+//! again after a restart finds the seed kept and adds nothing twice. The
+//! newest of them are kept, up to [`MAX_SEED_BYTES`] of text: a client
+//! cannot fill the store, or every later context, with one request.
 
 use std::sync::Arc;
 
@@ -14,6 +16,9 @@ use super::history::{RecentHistory, Remembered};
 use crate::llm::ChatMessage;
 use crate::pipeline::TurnRecord;
 use crate::store::TurnCommit;
+
+/// The most text of a client's earlier messages kept, in bytes.
+pub const MAX_SEED_BYTES: usize = 256 * 1024;
 
 /// Keeps `inbound`'s earlier messages as `key`'s history, when it carries
 /// some and the conversation has none yet. A failure is logged: the turn
@@ -67,7 +72,23 @@ fn record_of(inbound: &Inbound, now_ms: u64) -> Option<TurnRecord> {
     if earlier.is_empty() {
         return None;
     }
-    let messages = earlier
+    // The newest that fit, in their order.
+    let mut room = MAX_SEED_BYTES;
+    let newest = earlier
+        .iter()
+        .rev()
+        .take_while(|message| match room.checked_sub(message.text.len()) {
+            Some(left) => {
+                room = left;
+                true
+            }
+            None => false,
+        })
+        .count();
+    if newest == 0 {
+        return None;
+    }
+    let messages = earlier[earlier.len() - newest..]
         .iter()
         .map(|message| match message.role {
             EarlierRole::User => ChatMessage::user(message.text.clone()),
@@ -131,5 +152,25 @@ mod tests {
             earlier: Vec::new(),
         };
         assert!(record_of(&inbound(Some(only_instructions)), 7).is_none());
+    }
+
+    #[test]
+    fn only_the_newest_earlier_messages_that_fit_are_kept() {
+        let big = "x".repeat(MAX_SEED_BYTES / 3);
+        let earlier = (0..5)
+            .map(|n| EarlierMessage {
+                role: if n % 2 == 0 { EarlierRole::User } else { EarlierRole::Assistant },
+                text: format!("{n}{big}"),
+            })
+            .collect();
+        let client = ClientContext {
+            instructions: None,
+            earlier,
+        };
+        let record = record_of(&inbound(Some(client)), 7).unwrap();
+        assert_eq!(record.messages.len(), 2, "the two newest fit, a third would not");
+        assert!(record.messages[0].content.starts_with('3') && record.messages[1].content.starts_with('4'));
+        let kept: usize = record.messages.iter().map(|m| m.content.len()).sum();
+        assert!(kept <= MAX_SEED_BYTES);
     }
 }
