@@ -246,17 +246,23 @@ impl Change for TelegramToken {
         Ok(document.to_string())
     }
 
-    fn prepare(&mut self) -> Result<(), String> {
+    fn prepare(&mut self) -> Result<Option<String>, String> {
         let before = match std::fs::read(&self.file) {
             Ok(bytes) => Some(bytes),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
             Err(error) => return Err(format!("cannot read {}: {error}", self.file.display())),
         };
         let bytes = format!("{}\n", self.token.expose());
+        let unchanged = before.as_deref() == Some(bytes.as_bytes());
         crate::config::replace_file(&self.file, bytes.as_bytes(), 0o600)
             .map_err(|error| format!("cannot write {}: {error}", self.file.display()))?;
         self.before = Some(before);
-        Ok(())
+        Ok((!unchanged).then(|| {
+            format!(
+                "Stored the new token in {} (mode 0600); a bot already running takes it when the daemon restarts",
+                self.file.display()
+            )
+        }))
     }
 
     fn undo(&mut self) {
@@ -370,6 +376,36 @@ mod tests {
         );
         change.undo();
         assert!(!file.exists(), "a refused change takes its new file back");
+    }
+
+    #[test]
+    fn a_new_token_for_a_bot_already_set_up_is_stored_though_the_file_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("telegram.token");
+        std::fs::write(&file, "123:old\n").unwrap();
+        let current = format!(
+            "[telegram]\nenabled = true\ntoken_file = \"{}\"\nallowed_users = [42]\n",
+            file.display()
+        );
+        let mut change = TelegramToken {
+            token: Secret::new("123:new".to_owned()),
+            file: file.clone(),
+            owner: Some(42),
+            before: None,
+        };
+        assert_eq!(change.text(&current).unwrap(), current);
+        let stored = change.prepare().unwrap().expect("the new token is a change");
+        assert!(stored.contains("restarts") && !stored.contains("123:new"), "{stored}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "123:new\n");
+        change.undo();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "123:old\n", "put back");
+        let mut same = TelegramToken {
+            token: Secret::new("123:old".to_owned()),
+            file: file.clone(),
+            owner: None,
+            before: None,
+        };
+        assert_eq!(same.prepare().unwrap(), None, "the same token changes nothing");
     }
 
     #[test]
