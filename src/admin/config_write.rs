@@ -2,10 +2,12 @@
 //! its Configuration page, a Telegram bot connected or a Signal account
 //! linked on its Channels page. Each change goes the same way, one at a
 //! time:
-//! 1. the file is read; an edit based on another version of it (its
-//!    [`digest`] differs) is refused, so no one's change is lost unseen;
+//! 1. the file is read (through a link: the file it points at is the one
+//!    written); an edit based on another version of it (its [`digest`]
+//!    differs) is refused, so no one's change is lost unseen;
 //! 2. the change makes the new text, and any file it needs (a token) is
-//!    written;
+//!    written; when only that file changed, the file itself is checked and
+//!    the daemon reloaded, nothing else written;
 //! 3. the new text, written beside the file with its mode, is checked with
 //!    `check-config`'s own checks (the reload's [`Reload::inspect_file`]);
 //!    any problem refuses it, and the file (and what step 2 wrote) is left
@@ -36,16 +38,41 @@ pub struct Changes {
     one_at_a_time: tokio::sync::Mutex<()>,
 }
 
+/// Why a change cannot make the new file, or what it needs.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ChangeError {
+    /// The file as edited on the page cannot be laid over the file.
+    #[error(transparent)]
+    Edited(#[from] crate::config::edited::EditError),
+    /// The linked Signal account cannot be set in the file.
+    #[error(transparent)]
+    Signal(#[from] crate::signal_link::TextError),
+    /// The file is not TOML, so the change cannot be made in it.
+    #[error("the configuration file is not TOML: fix it on the Configuration page first")]
+    NotToml,
+    /// A setting the change makes is of another kind in the file: the
+    /// setting, and the kind it must be.
+    #[error("{0} in the configuration file is not a {1}")]
+    NotA(&'static str, &'static str),
+    /// A file the change needs cannot be read or written.
+    #[error("cannot {doing} {}: {source}", path.display())]
+    File {
+        doing: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// A change to the configuration file.
 pub(super) trait Change: Send + 'static {
     /// The new file, from the current one; or why not.
-    fn text(&mut self, current: &str) -> Result<String, String>;
+    fn text(&mut self, current: &str) -> Result<String, ChangeError>;
 
     /// Writes what the new file needs (a token's file) before it is
     /// checked: what it stored, for people, when that changed anything
     /// (then it is applied even if the configuration file itself stays as
     /// it was).
-    fn prepare(&mut self) -> Result<Option<String>, String> {
+    fn prepare(&mut self) -> Result<Option<String>, ChangeError> {
         Ok(None)
     }
 
@@ -130,9 +157,11 @@ fn write(reload: &dyn Reload, based_on: Option<&str>, mut change: impl Change) -
     }
     let current_text = String::from_utf8(current.clone())
         .map_err(|_| Outcome::refused(format!("{shown} is not UTF-8 text: change it in an editor")))?;
-    let new = change.text(&current_text).map_err(Outcome::refused)?;
+    let new = change
+        .text(&current_text)
+        .map_err(|e| Outcome::refused(e.to_string()))?;
     let mode = std::fs::metadata(&file).map_or(0o600, |meta| meta.permissions().mode() & 0o7777);
-    let prepared = change.prepare().map_err(Outcome::refused)?;
+    let prepared = change.prepare().map_err(|e| Outcome::refused(e.to_string()))?;
     if new == current_text {
         let Some(stored) = prepared else {
             return Ok(Outcome {
@@ -257,7 +286,7 @@ mod tests {
     struct Replace(&'static str);
 
     impl Change for Replace {
-        fn text(&mut self, _current: &str) -> Result<String, String> {
+        fn text(&mut self, _current: &str) -> Result<String, ChangeError> {
             Ok(self.0.to_owned())
         }
     }
@@ -269,10 +298,10 @@ mod tests {
     }
 
     impl Change for Side {
-        fn text(&mut self, current: &str) -> Result<String, String> {
+        fn text(&mut self, current: &str) -> Result<String, ChangeError> {
             Ok(current.to_owned())
         }
-        fn prepare(&mut self) -> Result<Option<String>, String> {
+        fn prepare(&mut self) -> Result<Option<String>, ChangeError> {
             std::fs::write(&self.file, self.side).unwrap();
             Ok(Some(format!("Stored {}", self.file.display())))
         }
