@@ -465,6 +465,39 @@ async fn telegram_is_connected_by_its_token_and_a_bad_one_refused_with_nothing_w
 }
 
 #[tokio::test]
+async fn a_new_token_for_a_bot_already_connected_is_stored_and_reloaded() {
+    const OLD: &str = "4242:the-old-token-of-the-bot";
+    const NEW: &str = "4242:the-new-token-of-the-bot";
+    let old = FakeTelegram::start(OLD).await;
+    let new = FakeTelegram::start(NEW).await;
+    let extra = format!("[telegram]\napi_url = \"{}\"\n", old.base_url());
+    let dashboard = start(&extra).await;
+    let token_file = dashboard.dir.path().join("telegram.token");
+    let (status, answer) = dashboard
+        .post("/channels/telegram", &[("token", OLD), ("owner", "99")])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+
+    // The same settings, the Bot API now one that knows only the new token:
+    // connecting again changes no line of the file, only the token's.
+    let text = String::from_utf8(dashboard.file())
+        .unwrap()
+        .replace(&old.base_url(), &new.base_url());
+    std::fs::write(&dashboard.config, &text).unwrap();
+    let (status, answer) = dashboard
+        .post("/channels/telegram", &[("token", NEW), ("owner", "99")])
+        .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    assert!(answer.contains("Stored the new token"), "{answer}");
+    assert!(answer.contains("takes it when the daemon restarts"), "{answer}");
+    assert!(!answer.contains(NEW) && !answer.contains(OLD), "{answer}");
+    assert_eq!(std::fs::read_to_string(&token_file).unwrap(), format!("{NEW}\n"));
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert_eq!(String::from_utf8(dashboard.file()).unwrap(), text);
+}
+
+#[tokio::test]
 async fn a_signal_account_is_linked_from_the_page_with_its_code_shown() {
     let signal = FakeSignal::start().await;
     signal.hold_next("finishLink");

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use toml_edit::{DocumentMut, Item, Table, value};
 
 use super::AdminContext;
-use super::config_write::{self, Change, Outcome};
+use super::config_write::{self, Change, ChangeError, Outcome};
 use crate::config::{Config, Secret, SignalConfig};
 use crate::recent_logs::Wanted;
 use crate::signal_link::{self, LinkRequest};
@@ -221,15 +221,13 @@ struct TelegramToken {
 }
 
 impl Change for TelegramToken {
-    fn text(&mut self, current: &str) -> Result<String, String> {
-        let mut document: DocumentMut = current
-            .parse()
-            .map_err(|_| "the configuration file is not TOML: fix it on the Configuration page first".to_owned())?;
+    fn text(&mut self, current: &str) -> Result<String, ChangeError> {
+        let mut document: DocumentMut = current.parse().map_err(|_| ChangeError::NotToml)?;
         let telegram = document
             .entry("telegram")
             .or_insert_with(|| Item::Table(Table::new()))
             .as_table_like_mut()
-            .ok_or("`telegram` in the configuration file is not a table")?;
+            .ok_or(ChangeError::NotA("`telegram`", "table"))?;
         telegram.insert("enabled", value(true));
         telegram.remove("token_env");
         telegram.insert("token_file", value(self.file.display().to_string()));
@@ -238,7 +236,7 @@ impl Change for TelegramToken {
                 .entry("allowed_users")
                 .or_insert(value(toml_edit::Array::new()))
                 .as_array_mut()
-                .ok_or("telegram.allowed_users in the configuration file is not a list")?;
+                .ok_or(ChangeError::NotA("telegram.allowed_users", "list"))?;
             if !users.iter().any(|user| user.as_integer() == Some(owner)) {
                 users.push(owner);
             }
@@ -246,17 +244,32 @@ impl Change for TelegramToken {
         Ok(document.to_string())
     }
 
-    fn prepare(&mut self) -> Result<(), String> {
+    fn prepare(&mut self) -> Result<Option<String>, ChangeError> {
         let before = match std::fs::read(&self.file) {
             Ok(bytes) => Some(bytes),
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-            Err(error) => return Err(format!("cannot read {}: {error}", self.file.display())),
+            Err(source) => {
+                return Err(ChangeError::File {
+                    doing: "read",
+                    path: self.file.clone(),
+                    source,
+                });
+            }
         };
         let bytes = format!("{}\n", self.token.expose());
-        crate::config::replace_file(&self.file, bytes.as_bytes(), 0o600)
-            .map_err(|error| format!("cannot write {}: {error}", self.file.display()))?;
+        let unchanged = before.as_deref() == Some(bytes.as_bytes());
+        crate::config::replace_file(&self.file, bytes.as_bytes(), 0o600).map_err(|source| ChangeError::File {
+            doing: "write",
+            path: self.file.clone(),
+            source,
+        })?;
         self.before = Some(before);
-        Ok(())
+        Ok((!unchanged).then(|| {
+            format!(
+                "Stored the new token in {} (mode 0600); a bot already running takes it when the daemon restarts",
+                self.file.display()
+            )
+        }))
     }
 
     fn undo(&mut self) {
@@ -279,8 +292,8 @@ struct SignalLinked {
 }
 
 impl Change for SignalLinked {
-    fn text(&mut self, current: &str) -> Result<String, String> {
-        signal_link::linked_text(current, &self.section, &self.linked).map_err(|error| error.to_string())
+    fn text(&mut self, current: &str) -> Result<String, ChangeError> {
+        Ok(signal_link::linked_text(current, &self.section, &self.linked)?)
     }
 }
 
@@ -370,6 +383,36 @@ mod tests {
         );
         change.undo();
         assert!(!file.exists(), "a refused change takes its new file back");
+    }
+
+    #[test]
+    fn a_new_token_for_a_bot_already_set_up_is_stored_though_the_file_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("telegram.token");
+        std::fs::write(&file, "123:old\n").unwrap();
+        let current = format!(
+            "[telegram]\nenabled = true\ntoken_file = \"{}\"\nallowed_users = [42]\n",
+            file.display()
+        );
+        let mut change = TelegramToken {
+            token: Secret::new("123:new".to_owned()),
+            file: file.clone(),
+            owner: Some(42),
+            before: None,
+        };
+        assert_eq!(change.text(&current).unwrap(), current);
+        let stored = change.prepare().unwrap().expect("the new token is a change");
+        assert!(stored.contains("restarts") && !stored.contains("123:new"), "{stored}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "123:new\n");
+        change.undo();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "123:old\n", "put back");
+        let mut same = TelegramToken {
+            token: Secret::new("123:old".to_owned()),
+            file: file.clone(),
+            owner: None,
+            before: None,
+        };
+        assert_eq!(same.prepare().unwrap(), None, "the same token changes nothing");
     }
 
     #[test]

@@ -2,10 +2,12 @@
 //! its Configuration page, a Telegram bot connected or a Signal account
 //! linked on its Channels page. Each change goes the same way, one at a
 //! time:
-//! 1. the file is read; an edit based on another version of it (its
-//!    [`digest`] differs) is refused, so no one's change is lost unseen;
+//! 1. the file is read (through a link: the file it points at is the one
+//!    written); an edit based on another version of it (its [`digest`]
+//!    differs) is refused, so no one's change is lost unseen;
 //! 2. the change makes the new text, and any file it needs (a token) is
-//!    written;
+//!    written; when only that file changed, the file itself is checked and
+//!    the daemon reloaded, nothing else written;
 //! 3. the new text, written beside the file with its mode, is checked with
 //!    `check-config`'s own checks (the reload's [`Reload::inspect_file`]);
 //!    any problem refuses it, and the file (and what step 2 wrote) is left
@@ -36,15 +38,42 @@ pub struct Changes {
     one_at_a_time: tokio::sync::Mutex<()>,
 }
 
+/// Why a change cannot make the new file, or what it needs.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum ChangeError {
+    /// The file as edited on the page cannot be laid over the file.
+    #[error(transparent)]
+    Edited(#[from] crate::config::edited::EditError),
+    /// The linked Signal account cannot be set in the file.
+    #[error(transparent)]
+    Signal(#[from] crate::signal_link::TextError),
+    /// The file is not TOML, so the change cannot be made in it.
+    #[error("the configuration file is not TOML: fix it on the Configuration page first")]
+    NotToml,
+    /// A setting the change makes is of another kind in the file: the
+    /// setting, and the kind it must be.
+    #[error("{0} in the configuration file is not a {1}")]
+    NotA(&'static str, &'static str),
+    /// A file the change needs cannot be read or written.
+    #[error("cannot {doing} {}: {source}", path.display())]
+    File {
+        doing: &'static str,
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
 /// A change to the configuration file.
 pub(super) trait Change: Send + 'static {
     /// The new file, from the current one; or why not.
-    fn text(&mut self, current: &str) -> Result<String, String>;
+    fn text(&mut self, current: &str) -> Result<String, ChangeError>;
 
     /// Writes what the new file needs (a token's file) before it is
-    /// checked.
-    fn prepare(&mut self) -> Result<(), String> {
-        Ok(())
+    /// checked: what it stored, for people, when that changed anything
+    /// (then it is applied even if the configuration file itself stays as
+    /// it was).
+    fn prepare(&mut self) -> Result<Option<String>, ChangeError> {
+        Ok(None)
     }
 
     /// Takes back what [`prepare`](Self::prepare) wrote: the file was refused.
@@ -117,6 +146,8 @@ fn write(reload: &dyn Reload, based_on: Option<&str>, mut change: impl Change) -
         ));
     };
     let shown = file.display().to_string();
+    // A link is followed: the file it points at is written, the link kept.
+    let file = std::fs::canonicalize(&file).unwrap_or(file);
     let current = std::fs::read(&file).map_err(|e| Outcome::refused(format!("cannot read {shown}: {e}")))?;
     if based_on.is_some_and(|based_on| based_on != digest(&current)) {
         return Err(Outcome::refused(format!(
@@ -126,15 +157,29 @@ fn write(reload: &dyn Reload, based_on: Option<&str>, mut change: impl Change) -
     }
     let current_text = String::from_utf8(current.clone())
         .map_err(|_| Outcome::refused(format!("{shown} is not UTF-8 text: change it in an editor")))?;
-    let new = change.text(&current_text).map_err(Outcome::refused)?;
+    let new = change
+        .text(&current_text)
+        .map_err(|e| Outcome::refused(e.to_string()))?;
+    let mode = std::fs::metadata(&file).map_or(0o600, |meta| meta.permissions().mode() & 0o7777);
+    let prepared = change.prepare().map_err(|e| Outcome::refused(e.to_string()))?;
     if new == current_text {
+        let Some(stored) = prepared else {
+            return Ok(Outcome {
+                message: "The file is unchanged; nothing was written.".into(),
+                ..Outcome::default()
+            });
+        };
+        let problems = reload.inspect_file(&file).problems;
+        if !problems.is_empty() {
+            change.undo();
+            return Err(refused(problems, &file, &shown, &new));
+        }
         return Ok(Outcome {
-            message: "The file is unchanged; nothing was written.".into(),
+            written: true,
+            message: format!("{stored}; {shown} itself is unchanged."),
             ..Outcome::default()
         });
     }
-    let mode = std::fs::metadata(&file).map_or(0o600, |meta| meta.permissions().mode() & 0o7777);
-    change.prepare().map_err(Outcome::refused)?;
     let candidate = beside(&file, &format!("check-{}", std::process::id()));
     let checked = write_new(&candidate, new.as_bytes(), mode)
         .map_err(|e| format!("cannot write beside {shown}: {e}"))
@@ -146,21 +191,7 @@ fn write(reload: &dyn Reload, based_on: Option<&str>, mut change: impl Change) -
     if !problems.is_empty() {
         let _ = std::fs::remove_file(&candidate);
         change.undo();
-        let masked = masked::masked(&new).ok();
-        let named = candidate.display().to_string();
-        let problems: Vec<String> = problems
-            .iter()
-            .map(|p| p.replace(&named, &shown))
-            .map(|p| masked.as_ref().map_or(p.clone(), |m| m.scrub(&p)))
-            .collect();
-        return Err(Outcome {
-            message: format!(
-                "{} problem(s) in the changed file: nothing was written, and the daemon runs on as before.",
-                problems.len()
-            ),
-            problems,
-            ..Outcome::default()
-        });
+        return Err(refused(problems, &candidate, &shown, &new));
     }
     let backup = beside(&file, "bak");
     let kept = crate::config::replace_file(&backup, &current, mode)
@@ -177,6 +208,26 @@ fn write(reload: &dyn Reload, based_on: Option<&str>, mut change: impl Change) -
         message: format!("Wrote {shown}; the file before is kept as {}.", backup.display()),
         ..Outcome::default()
     })
+}
+
+/// The refusal of a changed file (`new`, checked as `checked`) for its
+/// `problems`, which name it as `shown` and are scrubbed of what it masks.
+fn refused(problems: Vec<String>, checked: &Path, shown: &str, new: &str) -> Outcome {
+    let masked = masked::masked(new).ok();
+    let named = checked.display().to_string();
+    let problems: Vec<String> = problems
+        .iter()
+        .map(|p| p.replace(&named, shown))
+        .map(|p| masked.as_ref().map_or(p.clone(), |m| m.scrub(&p)))
+        .collect();
+    Outcome {
+        message: format!(
+            "{} problem(s) in the changed file: nothing was written, and the daemon runs on as before.",
+            problems.len()
+        ),
+        problems,
+        ..Outcome::default()
+    }
 }
 
 /// `FILE.suffix`.
@@ -235,9 +286,72 @@ mod tests {
     struct Replace(&'static str);
 
     impl Change for Replace {
-        fn text(&mut self, _current: &str) -> Result<String, String> {
+        fn text(&mut self, _current: &str) -> Result<String, ChangeError> {
             Ok(self.0.to_owned())
         }
+    }
+
+    /// Leaves the file's text as it is and stores `side` in its own file.
+    struct Side {
+        file: PathBuf,
+        side: &'static str,
+    }
+
+    impl Change for Side {
+        fn text(&mut self, current: &str) -> Result<String, ChangeError> {
+            Ok(current.to_owned())
+        }
+        fn prepare(&mut self) -> Result<Option<String>, ChangeError> {
+            std::fs::write(&self.file, self.side).unwrap();
+            Ok(Some(format!("Stored {}", self.file.display())))
+        }
+        fn undo(&mut self) {
+            std::fs::remove_file(&self.file).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_side_file_changed_under_an_unchanged_file_is_stored_and_checked() {
+        let (dir, file) = setup();
+        let token = dir.path().join("token");
+        let change = Side {
+            file: token.clone(),
+            side: "new",
+        };
+        let outcome = write(&Checking(file.clone()), None, change).unwrap();
+        assert!(outcome.written, "reloaded: {outcome:?}");
+        assert!(
+            outcome.message.contains("Stored") && outcome.message.contains("itself is unchanged"),
+            "{outcome:?}"
+        );
+        assert_eq!(std::fs::read_to_string(&token).unwrap(), "new");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "a = 1\n");
+
+        std::fs::write(&file, "a = \"bad\"\n").unwrap();
+        let change = Side {
+            file: token.clone(),
+            side: "newer",
+        };
+        let refused = write(&Checking(file.clone()), None, change).unwrap_err();
+        assert_eq!(refused.problems.len(), 1, "{refused:?}");
+        assert!(!token.exists(), "taken back");
+    }
+
+    #[test]
+    fn a_linked_file_is_written_through_its_link() {
+        let (dir, file) = setup();
+        let link = dir.path().join("link.toml");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        let outcome = write(&Checking(link.clone()), None, Replace("a = 2\n")).unwrap();
+        assert!(outcome.written, "{outcome:?}");
+        assert!(
+            std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(),
+            "still a link"
+        );
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "a = 2\n");
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640);
+        assert!(outcome.message.contains(&link.display().to_string()), "{outcome:?}");
     }
 
     fn setup() -> (tempfile::TempDir, PathBuf) {

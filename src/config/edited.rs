@@ -24,6 +24,13 @@ pub enum EditError {
         "{0} still holds the mask {MASK} but was changed, or moved: a masked value is kept only where it was shown and as it was; give the whole value anew"
     )]
     MaskMoved(String),
+    /// An entry of an array of tables holds the mask, but the file has no
+    /// entry it can be matched with by name (new, renamed, or moved
+    /// without a name): its secret is not known.
+    #[error(
+        "{0} holds the mask {MASK}, but the file has no entry of that name to take the secret from (the entry is new, renamed, or was moved or had another taken out before it without a name): type the secret again"
+    )]
+    MaskUnmatched(String),
 }
 
 /// `edited` (the masked file, edited) laid over `current` (the file).
@@ -102,8 +109,8 @@ fn lay_tables(
     new: &ArrayOfTables,
     within: &str,
 ) -> Result<(), EditError> {
-    while file.len() > new.len() {
-        file.remove(file.len() - 1);
+    if names(file.iter()) != names(new.iter()) {
+        return lay_moved_tables(file, shown, new, within);
     }
     for (index, table) in new.iter().enumerate() {
         let path = format!("{within}[{index}]");
@@ -116,6 +123,58 @@ fn lay_tables(
         }
     }
     Ok(())
+}
+
+/// The entries of an array of tables were added, taken out or moved: each
+/// is laid over the file's entry of the same `name`, never over another
+/// by its place. One with no such entry in the file (new, renamed, or
+/// without a name) has no secret to put back, so a mask in it is refused.
+/// The entries keep the file's places in the document, in the new order.
+fn lay_moved_tables(
+    file: &mut ArrayOfTables,
+    shown: Option<&ArrayOfTables>,
+    new: &ArrayOfTables,
+    within: &str,
+) -> Result<(), EditError> {
+    let old_names = names(file.iter());
+    let mut laid = ArrayOfTables::new();
+    for (index, table) in new.iter().enumerate() {
+        let path = format!("{within}[{index}]");
+        let name = name(table);
+        let found = name.and_then(|name| {
+            let mut same = (0..old_names.len()).filter(|&at| old_names[at] == Some(name));
+            same.next().filter(|_| same.next().is_none())
+        });
+        let mut entry = match found.and_then(|at| file.get(at).map(|old| (at, old.clone()))) {
+            Some((at, mut old)) => {
+                lay_table(&mut old, shown.and_then(|s| s.get(at)), table, &path)?;
+                old
+            }
+            None => {
+                if Item::Table(table.clone()).to_string().contains(MASK) {
+                    return Err(EditError::MaskUnmatched(match name {
+                        Some(name) => format!("{path} (name = {name:?})"),
+                        None => path,
+                    }));
+                }
+                table.clone()
+            }
+        };
+        entry.set_position(file.get(index).and_then(Table::position));
+        laid.push(entry);
+    }
+    *file = laid;
+    Ok(())
+}
+
+/// The `name` of each entry of an array of tables, by which an entry is
+/// known wherever it stands.
+fn names<'a>(tables: impl Iterator<Item = &'a Table>) -> Vec<Option<&'a str>> {
+    tables.map(name).collect()
+}
+
+fn name(table: &Table) -> Option<&str> {
+    table.get("name").and_then(Item::as_str)
 }
 
 /// The value to write at `path`: the file's when `new` is what was shown
@@ -257,6 +316,92 @@ args = ["server", "--token", "ghp_abcdefghijkl"]
         );
         let text = format!("{}\n[web]\npublic_url = \"{MASK}\"\n", shown());
         assert_eq!(edited(FILE, &text), Err(EditError::MaskMoved("web".into())));
+    }
+
+    const PROVIDERS: &str = r#"[[llm.providers]]
+name = "a"
+base_url = "https://a.example/v1"
+api_key = "sk-a-0123456789"
+
+[[llm.providers]]
+name = "b"
+base_url = "https://b.example/v1"
+api_key = "sk-b-0123456789"
+"#;
+
+    /// The blocks of the providers shown, each from its `[[` on.
+    fn providers_shown() -> (String, String) {
+        let shown = masked::masked(PROVIDERS).unwrap().text;
+        let at = shown.rfind("[[llm.providers]]").unwrap();
+        (shown[..at].to_owned(), shown[at..].to_owned())
+    }
+
+    /// Each provider's key, by its name, in the written file.
+    fn keys(written: &str) -> Vec<(String, String)> {
+        let document: DocumentMut = written.parse().unwrap();
+        document["llm"]["providers"]
+            .as_array_of_tables()
+            .unwrap()
+            .iter()
+            .map(|p| {
+                (
+                    p["name"].as_str().unwrap().to_owned(),
+                    p["api_key"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn providers_swapped_keep_each_its_own_key() {
+        let (a, b) = providers_shown();
+        let written = edited(PROVIDERS, &format!("{}\n{}", b.trim_end(), a.trim_end())).unwrap();
+        assert_eq!(
+            keys(&written),
+            [
+                ("b".into(), "sk-b-0123456789".into()),
+                ("a".into(), "sk-a-0123456789".into())
+            ],
+            "{written}"
+        );
+        assert!(
+            written.find("https://b.example") < written.find("https://a.example"),
+            "{written}"
+        );
+    }
+
+    #[test]
+    fn the_first_provider_taken_out_leaves_the_second_its_key() {
+        let (_, b) = providers_shown();
+        let written = edited(PROVIDERS, &b).unwrap();
+        assert_eq!(keys(&written), [("b".into(), "sk-b-0123456789".into())], "{written}");
+        assert!(
+            written.contains("https://b.example") && !written.contains("sk-a"),
+            "{written}"
+        );
+    }
+
+    #[test]
+    fn a_new_or_renamed_provider_holding_the_mask_is_refused() {
+        let (a, b) = providers_shown();
+        let added = b.replace("name = \"b\"", "name = \"c\"");
+        let text = format!("{a}{b}\n{added}");
+        assert_eq!(
+            edited(PROVIDERS, &text),
+            Err(EditError::MaskUnmatched("llm.providers[2] (name = \"c\")".into()))
+        );
+        let text = format!("{a}\n{added}");
+        let error = edited(PROVIDERS, &text).unwrap_err();
+        assert_eq!(
+            error,
+            EditError::MaskUnmatched("llm.providers[1] (name = \"c\")".into())
+        );
+        assert!(error.to_string().contains("type the secret again"), "{error}");
+        let unnamed = b.replace("name = \"b\"\n", "");
+        assert_eq!(
+            edited(PROVIDERS, &unnamed),
+            Err(EditError::MaskUnmatched("llm.providers[0]".into()))
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use passepartout_admin::Unreadable;
 use serde_json::{Value, json};
 
 use crate::admin::Reload;
-use crate::admin::config_write::{Change, digest};
+use crate::admin::config_write::{Change, ChangeError, digest};
 use crate::config::{edited, masked};
 
 /// The file as edited on the page: masked values left as shown keep the
@@ -18,10 +18,10 @@ use crate::config::{edited, masked};
 pub(in crate::admin) struct Edit(pub String);
 
 impl Change for Edit {
-    fn text(&mut self, current: &str) -> Result<String, String> {
+    fn text(&mut self, current: &str) -> Result<String, ChangeError> {
         // A browser sends a textarea's lines ended with CRLF.
         let text = self.0.replace("\r\n", "\n");
-        edited::edited(current, &text).map_err(|error| error.to_string())
+        Ok(edited::edited(current, &text)?)
     }
 }
 
