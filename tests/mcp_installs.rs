@@ -29,13 +29,16 @@ use support::process::{Running, run_cli, socket_path, write_config};
 const STARTING: Duration = Duration::from_secs(120);
 
 /// A trusted server `name` running `command` with `args`, granted nothing
-/// of its own.
+/// of its own, given as long to answer its handshake as the test waits
+/// for it (Node starting `npx -y` on a busy machine takes more than the
+/// default 30 s).
 fn installed(name: &str, command: impl Into<PathBuf>, args: &[&str]) -> McpServerConfig {
     McpServerConfig {
         name: name.into(),
         command: Some(command.into()),
         args: args.iter().map(|arg| arg.to_string()).collect(),
         trust: McpTrust::Allow,
+        timeout_s: STARTING.as_secs(),
         ..McpServerConfig::default()
     }
 }
