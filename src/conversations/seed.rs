@@ -159,7 +159,11 @@ mod tests {
         let big = "x".repeat(MAX_SEED_BYTES / 3);
         let earlier = (0..5)
             .map(|n| EarlierMessage {
-                role: if n % 2 == 0 { EarlierRole::User } else { EarlierRole::Assistant },
+                role: if n % 2 == 0 {
+                    EarlierRole::User
+                } else {
+                    EarlierRole::Assistant
+                },
                 text: format!("{n}{big}"),
             })
             .collect();
