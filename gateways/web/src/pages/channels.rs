@@ -66,8 +66,11 @@ async fn shown(state: &AppState, csrf: &str, saved: Option<&Saved>) -> Response 
 
 /// The page's body: what a form did, the channels, Telegram, Signal.
 pub fn body(document: &Value, csrf: &str, saved: Option<&Saved>) -> String {
-    let mut out = String::from(
-        r#"<p class="meta"><span id="live" class="live" data-stream="/channels/events">Updates by itself.</span> <a href="/channels">Check again</a></p>"#,
+    // The stream starts from the state this page shows, so a change made
+    // before it connects (a link ready meanwhile) is news to it too.
+    let seen = hex(&digest(document));
+    let mut out = format!(
+        r#"<p class="meta"><span id="live" class="live" data-stream="/channels/events?seen={seen}">Updates by itself.</span> <a href="/channels">Check again</a></p>"#,
     );
     if let Some(saved) = saved {
         out += &saved_result(saved);
@@ -268,15 +271,51 @@ pub async fn link_signal(
     see_other("/channels", &[])
 }
 
+/// What a page's stream says it last showed: the hash of its document.
+#[derive(Deserialize)]
+pub struct Since {
+    seen: Option<String>,
+}
+
+/// The hash a page and its stream compare the channels' document by.
+fn digest(document: &Value) -> [u8; 32] {
+    Sha256::digest(document.to_string().as_bytes()).into()
+}
+
+fn hex(bytes: &[u8; 32]) -> String {
+    bytes.iter().fold(String::with_capacity(64), |mut out, byte| {
+        let _ = write!(out, "{byte:02x}");
+        out
+    })
+}
+
+/// The hash `text` spells in hex; none when it spells none.
+fn unhex(text: &str) -> Option<[u8; 32]> {
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut bytes = [0u8; 32];
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(bytes)
+}
+
 /// `GET /channels/events`: a `status` event whenever the channels or a
 /// link's state change.
-pub async fn events(State(state): State<Arc<AppState>>, _signed_in: SignedIn) -> Response {
+pub async fn events(
+    State(state): State<Arc<AppState>>,
+    _signed_in: SignedIn,
+    since: Result<Form<Since>, FormRejection>,
+) -> Response {
     let (closed, opened) = crate::events::open_other(&state);
-    let start = (state.admin.clone(), None::<[u8; 32]>, closed, opened);
+    // A query that is not one starts from the first look, as none does.
+    let seen = since.ok().and_then(|Form(since)| since.seen).as_deref().and_then(unhex);
+    let start = (state.admin.clone(), seen, closed, opened);
     let changes = stream::unfold(start, |(admin, mut last, closed, opened)| async move {
         loop {
             let document = ask(&admin, DashboardRequest::Channels).await.ok()?;
-            let now: [u8; 32] = Sha256::digest(document.to_string().as_bytes()).into();
+            let now = digest(&document);
             let changed = last.is_some_and(|last| last != now);
             last = Some(now);
             if changed {
@@ -297,6 +336,17 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn the_page_names_the_state_it_shows_for_its_stream_to_start_from() {
+        let document = json!({"channels": [], "signal": {"link": {"state": "asking"}}});
+        let html = body(&document, "tok", None);
+        let seen = hex(&digest(&document));
+        assert!(html.contains(&format!("/channels/events?seen={seen}")), "{html}");
+        assert_eq!(unhex(&seen), Some(digest(&document)));
+        assert_eq!(unhex("zz"), None);
+        assert_eq!(unhex(&"g".repeat(64)), None);
+    }
 
     #[test]
     fn channels_their_state_and_last_error_are_shown_escaped() {
