@@ -21,8 +21,10 @@ use crate::support::fake_llm::{Script, StreamEnd, Streamed, last_user_text};
 use crate::support::harness::{ask, texts_of};
 use crate::web_chat::{conversation_page, link, start};
 
-/// Between the streamed pieces: long enough to see the draft grow.
-const GAP: Duration = Duration::from_millis(300);
+/// Between the streamed pieces: long enough to see the draft grow, and for
+/// the reply to be still being written when the test, polling a page on a
+/// loaded machine, looks for its state.
+const GAP: Duration = Duration::from_millis(1000);
 
 #[tokio::test]
 async fn a_person_chats_streams_a_reply_attaches_a_file_and_reloads() {
