@@ -41,6 +41,11 @@ pub const WAIT: Duration = Duration::from_secs(30);
 /// How often a wait looks again.
 const POLL: Duration = Duration::from_millis(50);
 
+/// How many browsers run at once in one test run: each is several
+/// processes, and more than two on two cores starve the daemons the other
+/// tests wait on. A test waits for a slot before its browser starts.
+static SLOTS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(2);
+
 /// What `.ci/install-browser` exits with where it cannot install at all.
 const CANNOT_INSTALL: i32 = 3;
 
@@ -107,6 +112,8 @@ pub struct Browser {
     test: String,
     /// How long a wait may take before the test fails.
     wait: Duration,
+    /// This browser's place among those running at once, given up with it.
+    _slot: tokio::sync::SemaphorePermit<'static>,
 }
 
 impl Browser {
@@ -120,6 +127,7 @@ impl Browser {
                 return None;
             }
         };
+        let slot = SLOTS.acquire().await.expect("the browsers' slots are never closed");
         let mut chromedriver = Command::new(&tools.chromedriver)
             // Port 0: the system picks a free one, which chromedriver prints.
             .arg("--port=0")
@@ -187,6 +195,7 @@ impl Browser {
             _profile: profile,
             test: test.to_owned(),
             wait: WAIT,
+            _slot: slot,
         })
     }
 
