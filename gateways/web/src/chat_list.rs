@@ -25,7 +25,7 @@ use crate::escape::Escaped;
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::people::Person;
-use crate::posted::{WithToken, accept, see_other};
+use crate::posted::{TokenOnly, WithToken, accept, see_other};
 use crate::router::AppState;
 use crate::session::{FormSession, SignedIn};
 
@@ -103,24 +103,12 @@ pub async fn newest(State(state): State<Arc<AppState>>, _signed_in: SignedIn) ->
     see_other(&format!("/chat/{}", chat.id), &[])
 }
 
-/// A form with only the token.
-#[derive(Deserialize)]
-pub struct Confirmed {
-    csrf: String,
-}
-
-impl WithToken for Confirmed {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
 /// `POST /chat/new`: a fresh chat (the newest, when nothing was said in
 /// it yet).
 pub async fn new_chat(
     State(state): State<Arc<AppState>>,
     sender: FormSession,
-    form: Result<Form<Confirmed>, FormRejection>,
+    form: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
     if let Err(refused) = accept(sender, form) {
         return *refused;
@@ -215,7 +203,7 @@ pub async fn delete(
     State(state): State<Arc<AppState>>,
     sender: FormSession,
     Path(id): Path<String>,
-    form: Result<Form<Confirmed>, FormRejection>,
+    form: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
     if let Err(refused) = accept(sender, form) {
         return *refused;

@@ -11,6 +11,7 @@ use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use passepartout_gateway::UserId;
+use serde::Deserialize;
 
 use crate::session::{FormSession, check_token};
 use crate::sign_in::bad_form;
@@ -28,6 +29,18 @@ pub fn owner() -> UserId {
 /// A form that carries the session's CSRF token.
 pub trait WithToken {
     fn csrf(&self) -> &str;
+}
+
+/// A form that sends only its CSRF token: a button that does one thing.
+#[derive(Deserialize)]
+pub struct TokenOnly {
+    csrf: String,
+}
+
+impl WithToken for TokenOnly {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
 }
 
 /// The form, if it passed every check; else the page saying why not.

@@ -14,9 +14,9 @@ use axum::extract::{ConnectInfo, Path, State};
 use axum::http::header::{self, HeaderMap};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
 
 use crate::pages::errors;
+use crate::posted::TokenOnly;
 use crate::router::AppState;
 use crate::session::{FormSession, clear_cookie, set_cookie};
 
@@ -91,18 +91,6 @@ fn signed_in_page() -> Response {
         .headers_mut()
         .insert(header::REFRESH, HeaderValue::from_static("0; url=/"));
     response
-}
-
-/// A form that sends only its CSRF token.
-#[derive(Deserialize)]
-pub struct TokenOnly {
-    csrf: String,
-}
-
-impl crate::posted::WithToken for TokenOnly {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
 }
 
 /// `POST /sign-out`.

@@ -34,7 +34,7 @@ use super::layout::{Viewer, page};
 use super::parts::{ask, items, table, text, when};
 use super::shown::badge;
 use crate::escape::Escaped;
-use crate::posted::{WithToken, accept, accept_with_session, see_other};
+use crate::posted::{TokenOnly, WithToken, accept, accept_with_session, see_other};
 use crate::router::AppState;
 use crate::session::{FormSession, SignedIn, csrf_token};
 
@@ -244,23 +244,11 @@ pub async fn connect_telegram(
     shown(&state, &csrf, Some(&saved)).await
 }
 
-/// The Signal form: its CSRF token only.
-#[derive(Deserialize)]
-pub struct Link {
-    csrf: String,
-}
-
-impl WithToken for Link {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
 /// `POST /channels/signal`: starts linking, then to the page that shows it.
 pub async fn link_signal(
     State(state): State<Arc<AppState>>,
     sender: FormSession,
-    form: Result<Form<Link>, FormRejection>,
+    form: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
     if let Err(refused) = accept(sender, form) {
         return *refused;

@@ -29,6 +29,7 @@ use super::errors;
 use super::layout::{Viewer, page};
 use super::parts::items;
 use crate::escape::Escaped;
+use crate::posted::TokenOnly;
 use crate::router::AppState;
 use crate::session::{FormSession, SignedIn};
 
@@ -116,23 +117,11 @@ pub(crate) fn saved_result(saved: &Saved) -> String {
     out + "</section>"
 }
 
-/// The reload form: its CSRF token only.
-#[derive(Deserialize)]
-pub struct ReloadForm {
-    csrf: String,
-}
-
-impl crate::posted::WithToken for ReloadForm {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
 /// `POST /config/reload`: reloads, then shows the page with what came of it.
 pub async fn reload(
     State(state): State<Arc<AppState>>,
     sender: FormSession,
-    form: Result<Form<ReloadForm>, FormRejection>,
+    form: Result<Form<TokenOnly>, FormRejection>,
 ) -> Response {
     let session = match crate::posted::accept_with_session(sender, form) {
         Ok((session, _)) => session,
