@@ -240,7 +240,7 @@ async fn snapshot(admin: &Admin, conversation: Option<&ConversationKey>) -> Opti
 }
 
 /// A short digest of `snapshot`, for a page to hand its stream.
-fn fingerprint(snapshot: &Value) -> String {
+pub(crate) fn fingerprint(snapshot: &Value) -> String {
     let digest = Sha256::digest(snapshot.to_string().as_bytes());
     URL_SAFE_NO_PAD.encode(&digest[..12])
 }

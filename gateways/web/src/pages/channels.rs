@@ -27,13 +27,13 @@ use futures_util::stream;
 use passepartout_admin::DashboardRequest;
 use serde::Deserialize;
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
 use super::configuration::{Saved, reload_result, saved_result};
 use super::layout::{Viewer, page};
 use super::parts::{ask, items, table, text, when};
 use super::shown::badge;
 use crate::escape::Escaped;
+use crate::events::fingerprint;
 use crate::posted::{TokenOnly, WithToken, accept, accept_with_session, see_other};
 use crate::router::AppState;
 use crate::session::{FormSession, SignedIn, csrf_token};
@@ -68,7 +68,7 @@ async fn shown(state: &AppState, csrf: &str, saved: Option<&Saved>) -> Response 
 pub fn body(document: &Value, csrf: &str, saved: Option<&Saved>) -> String {
     // The stream starts from the state this page shows, so a change made
     // before it connects (a link ready meanwhile) is news to it too.
-    let seen = hex(&digest(document));
+    let seen = fingerprint(document);
     let mut out = format!(
         r#"<p class="meta"><span id="live" class="live" data-stream="/channels/events?seen={seen}">Updates by itself.</span> <a href="/channels">Check again</a></p>"#,
     );
@@ -259,34 +259,11 @@ pub async fn link_signal(
     see_other("/channels", &[])
 }
 
-/// What a page's stream says it last showed: the hash of its document.
+/// What a page's stream says it last showed: the fingerprint of its
+/// document, as the other pages' streams are told.
 #[derive(Deserialize)]
 pub struct Since {
     seen: Option<String>,
-}
-
-/// The hash a page and its stream compare the channels' document by.
-fn digest(document: &Value) -> [u8; 32] {
-    Sha256::digest(document.to_string().as_bytes()).into()
-}
-
-fn hex(bytes: &[u8; 32]) -> String {
-    bytes.iter().fold(String::with_capacity(64), |mut out, byte| {
-        let _ = write!(out, "{byte:02x}");
-        out
-    })
-}
-
-/// The hash `text` spells in hex; none when it spells none.
-fn unhex(text: &str) -> Option<[u8; 32]> {
-    if text.len() != 64 || !text.is_ascii() {
-        return None;
-    }
-    let mut bytes = [0u8; 32];
-    for (i, byte) in bytes.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
-    }
-    Some(bytes)
 }
 
 /// `GET /channels/events`: a `status` event whenever the channels or a
@@ -298,12 +275,12 @@ pub async fn events(
 ) -> Response {
     let (closed, opened) = crate::events::open_other(&state);
     // A query that is not one starts from the first look, as none does.
-    let seen = since.ok().and_then(|Form(since)| since.seen).as_deref().and_then(unhex);
+    let seen = since.ok().and_then(|Form(since)| since.seen);
     let start = (state.admin.clone(), seen, closed, opened);
     let changes = stream::unfold(start, |(admin, mut last, closed, opened)| async move {
         loop {
             let document = ask(&admin, DashboardRequest::Channels).await.ok()?;
-            let now = digest(&document);
+            let now = fingerprint(&document);
             let changed = last.is_some_and(|last| last != now);
             last = Some(now);
             if changed {
@@ -329,11 +306,8 @@ mod tests {
     fn the_page_names_the_state_it_shows_for_its_stream_to_start_from() {
         let document = json!({"channels": [], "signal": {"link": {"state": "asking"}}});
         let html = body(&document, "tok", None);
-        let seen = hex(&digest(&document));
+        let seen = fingerprint(&document);
         assert!(html.contains(&format!("/channels/events?seen={seen}")), "{html}");
-        assert_eq!(unhex(&seen), Some(digest(&document)));
-        assert_eq!(unhex("zz"), None);
-        assert_eq!(unhex(&"g".repeat(64)), None);
     }
 
     #[test]
