@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use passepartout::Daemon;
 use passepartout::config::{McpServerConfig, McpTrust};
@@ -15,7 +16,13 @@ use passepartout::mcp::ServerStatus;
 use serde_json::Value;
 
 use super::fake_llm::{Script, last_message, last_user_text};
-use super::harness::WAIT;
+
+/// How long the servers get to reach a state: past the daemon's own
+/// handshake bound (30 s by default), so a server that never comes up is
+/// seen failed, with its error, rather than timed out here. A Python
+/// server's imports alone take over a second of processor, and many
+/// times that on a two-core machine running the suite's tests at once.
+const SERVERS_WAIT: Duration = Duration::from_secs(60);
 
 /// The versions `.ci/install-mcp-servers` installs: the npm servers', and
 /// mcp-server-time's.
@@ -120,7 +127,7 @@ pub fn model(request: &Value) -> Script {
 /// Waits until the daemon's servers satisfy `check`; their states then.
 pub async fn wait_for_servers(daemon: &Daemon, check: impl Fn(&[ServerStatus]) -> bool) -> Vec<ServerStatus> {
     let mut changes = daemon.mcp().changes();
-    let waited = tokio::time::timeout(WAIT, async {
+    let waited = tokio::time::timeout(SERVERS_WAIT, async {
         loop {
             let servers = daemon.mcp().status();
             if check(&servers) {
