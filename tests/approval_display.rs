@@ -8,9 +8,8 @@
 
 use crate::support;
 
-use passepartout_socket::WebRequest;
 use serde_json::Value;
-use support::approvals::{DISGUISED, DISGUISED_SHOWN, Setup, find, stderr, stdout, undisguised};
+use support::approvals::{DISGUISED, DISGUISED_SHOWN, find, stderr, stdout, undisguised};
 use support::process::run_cli;
 
 #[tokio::test]
@@ -78,29 +77,4 @@ async fn a_disguised_command_is_shown_escaped_on_every_surface_and_runs_as_asked
         "{page}"
     );
     assert!(undisguised(&page), "{page:?}");
-}
-
-/// The same waiting command, read on the Approvals page in a real browser
-/// (which is where a bidi override would reorder it): shown escaped, and
-/// left as a screenshot in `target/screenshots/`.
-#[tokio::test]
-async fn a_disguised_command_reads_escaped_in_a_browser() {
-    let Some(browser) = support::browser::Browser::start("approval_display").await else {
-        return;
-    };
-    let setup = Setup::start_with(|config| {
-        config.web.enabled = true;
-        config.web.listen = "127.0.0.1:0".parse().unwrap();
-    })
-    .await;
-    let mut chat = setup.chat("alice").await;
-    let original = chat.send("please run the disguised one").await;
-    chat.prompt(&original).await;
-    let link = setup.cli().await.web(WebRequest::Link).await.unwrap().link.unwrap();
-    let base = link.split("/sign-in/").next().unwrap().to_owned();
-    browser.goto(&link).await;
-    browser.wait_for_text("h1", "Overview").await;
-    browser.goto(&format!("{base}/approvals")).await;
-    browser.wait_for_text("main", DISGUISED_SHOWN).await;
-    browser.screenshot("web-approvals-disguised").await;
 }

@@ -113,24 +113,32 @@ fn the_architecture_gateway_example_is_the_compiled_one() {
     );
 }
 
-/// Every file in tests/ is a module of the one end-to-end binary: with
-/// `autotests = false`, a file left out of `tests/e2e.rs` would never run.
+/// Every file in tests/ is a module of one test binary, the end-to-end
+/// tests' or the browser clients', and of one only: with `autotests =
+/// false`, a file left out of both would never run, and one in both would
+/// run twice.
 #[test]
-fn every_test_file_is_a_module_of_the_end_to_end_binary() {
-    const E2E: &str = include_str!("e2e.rs");
+fn every_test_file_is_a_module_of_one_test_binary() {
+    const BINARIES: [(&str, &str); 2] = [("e2e", include_str!("e2e.rs")), ("clients", include_str!("clients.rs"))];
     let tests = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
     let mut files: Vec<String> = std::fs::read_dir(&tests)
         .unwrap()
         .filter_map(|entry| entry.unwrap().file_name().into_string().ok())
         .filter_map(|name| name.strip_suffix(".rs").map(str::to_owned))
-        .filter(|name| name != "e2e")
+        .filter(|name| BINARIES.iter().all(|(binary, _)| name != binary))
         .collect();
     files.sort();
     assert!(files.len() > 30, "{files:?}");
     for name in files {
-        assert!(
-            E2E.lines().any(|line| line == format!("mod {name};")),
-            "tests/{name}.rs is not listed in tests/e2e.rs, so it would never run"
+        let listed: Vec<&str> = BINARIES
+            .iter()
+            .filter(|(_, root)| root.lines().any(|line| line == format!("mod {name};")))
+            .map(|(binary, _)| *binary)
+            .collect();
+        assert_eq!(
+            listed.len(),
+            1,
+            "tests/{name}.rs is listed in {listed:?}: it belongs in exactly one of tests/e2e.rs and tests/clients.rs"
         );
     }
 }

@@ -1,7 +1,9 @@
 //! The end-to-end tests, one module a file beside this one, built as one
 //! test binary: linking the daemon and its dependencies into some forty
 //! binaries, one a file, was most of the test build's time and disk.
-//! `tests/ci.rs` checks that every file here is listed.
+//! The tests that drive a real browser are the `clients` binary's
+//! (`tests/clients.rs`). `tests/ci.rs` checks that every file here is
+//! listed in one of the two.
 
 mod support;
 
@@ -11,7 +13,6 @@ mod approvals;
 mod approvals_restart;
 mod bridges;
 mod bridges_crash;
-mod browser_support;
 mod chaos;
 mod chat_control;
 mod chat_terminal;
@@ -59,15 +60,10 @@ mod telegram_gateway;
 mod telegram_media;
 mod web;
 mod web_admin;
-mod web_admin_browser;
 mod web_api;
-mod web_browser;
 mod web_chat;
-mod web_chat_browser;
 mod web_connections;
 mod web_forms;
-mod web_look_browser;
 mod web_pages;
-mod web_pages_browser;
 mod web_secrets;
 mod web_times;

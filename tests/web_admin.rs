@@ -20,108 +20,13 @@ use std::time::Duration;
 use futures::StreamExt;
 use reqwest::StatusCode;
 use reqwest::header;
-use support::fake_llm::{FakeLlm, Script};
+use support::dashboard::{CANARY, Dashboard, link, start, text_area};
+use support::fake_llm::Script;
 use support::fake_signal::{FakeSignal, LINK_URI, LINKED_NUMBER};
 use support::fake_telegram::FakeTelegram;
 use support::harness::WAIT;
-use support::process::{Running, run_cli, write_config};
-use support::web::{WebSession, field, html_unescape};
-
-/// The provider's key: a configured secret.
-const CANARY: &str = "sk-canary-web-admin-0123456789";
-
-/// A signed-in browser on a real daemon with the dashboard on.
-pub(crate) struct Dashboard {
-    pub(crate) dir: tempfile::TempDir,
-    pub(crate) config: PathBuf,
-    pub(crate) daemon: Running,
-    pub(crate) llm: FakeLlm,
-    pub(crate) base: String,
-    web: WebSession,
-}
-
-/// A daemon with `extra` added to its configuration, and a browser signed in.
-pub(crate) async fn start(extra: &str) -> Dashboard {
-    let llm = FakeLlm::start().await;
-    let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &llm.base_url());
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    // The provider's key, from the environment: a secret the daemon knows.
-    text = text.replace(
-        "timeout_s = 10\n",
-        "timeout_s = 10\napi_key_env = \"PP_WEB_ADMIN_KEY\"\n",
-    );
-    text += "# the dashboard, on a port of its own\n[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n";
-    text += extra;
-    std::fs::write(&config, text).unwrap();
-    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o640)).unwrap();
-    let daemon = Running::start_with(&config, &[("RUST_LOG", "info"), ("PP_WEB_ADMIN_KEY", CANARY)]).await;
-    let link = link(&config).await;
-    let web = WebSession::sign_in(&link, "/keys").await;
-    Dashboard {
-        dir,
-        config,
-        daemon,
-        llm,
-        base: web.base.clone(),
-        web,
-    }
-}
-
-/// A one-time sign-in link from `passepartout web`.
-pub(crate) async fn link(config: &std::path::Path) -> String {
-    let out = run_cli(config, &["web"]).await;
-    assert!(out.status.success(), "{out:?}");
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    stdout.lines().next().unwrap().trim().to_owned()
-}
-
-/// What the text area on `page` holds.
-fn text_area(page: &str) -> String {
-    let start = page.find("<textarea").unwrap();
-    let open = start + page[start..].find('>').unwrap() + 1;
-    let end = open + page[open..].find("</textarea>").unwrap();
-    html_unescape(&page[open..end])
-}
-
-impl Dashboard {
-    pub(crate) async fn get(&self, path: &str) -> String {
-        self.web.get(path).await
-    }
-
-    async fn get_status(&self, path: &str) -> (StatusCode, String) {
-        self.web.get_status(path).await
-    }
-
-    /// Posts `fields` and the CSRF token, from the page's own origin.
-    pub(crate) async fn post(&self, path: &str, fields: &[(&str, &str)]) -> (StatusCode, String) {
-        self.post_as(path, fields, &self.web.csrf, &self.web.base).await
-    }
-
-    /// Posts `fields` with `csrf` from `origin`: the status, and where it
-    /// sends the browser or else the page's text.
-    async fn post_as(&self, path: &str, fields: &[(&str, &str)], csrf: &str, origin: &str) -> (StatusCode, String) {
-        let response = self.web.post_from(path, fields, Some(csrf), origin).await;
-        let status = response.status();
-        let location = response
-            .headers()
-            .get(header::LOCATION)
-            .map(|l| l.to_str().unwrap().to_owned());
-        let text = response.text().await.unwrap();
-        (status, location.unwrap_or(text))
-    }
-
-    fn file(&self) -> Vec<u8> {
-        std::fs::read(&self.config).unwrap()
-    }
-
-    /// Saves `text` in the Configuration page's edit form as read at `page`.
-    async fn save(&self, page: &str, text: &str) -> (StatusCode, String) {
-        let based_on = field(page, "based_on");
-        self.post("/config/edit", &[("text", text), ("based_on", &based_on)])
-            .await
-    }
-}
+use support::process::run_cli;
+use support::web::{field, html_unescape};
 
 #[tokio::test]
 async fn the_logs_page_shows_lines_live_filtered_and_without_secrets() {

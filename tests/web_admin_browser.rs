@@ -12,10 +12,10 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::support::browser::Browser;
+use crate::support::dashboard::{Dashboard, link, start};
 use crate::support::fake_signal::{FakeSignal, LINKED_NUMBER};
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::process::run_cli;
-use crate::web_admin::{Dashboard, link, start};
 
 const TOKEN: &str = "4242:fake-token-for-the-browser";
 

@@ -6,159 +6,18 @@
 //! reply's markup shows as text; a file lands in `inbox/`, and one too large
 //! is answered 413; a form from elsewhere is refused.
 
-use passepartout_admin::WebRequest;
 use reqwest::StatusCode;
 use reqwest::header;
 use reqwest::multipart::{Form, Part};
 
 use crate::support;
 use serde_json::json;
-use support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
-use support::harness::{TestDaemon, WAIT};
+use support::fake_llm::{Script, Streamed, last_message, last_user_text};
+use support::harness::WAIT;
+use support::web_chat::{Chat, conversation_page, field, http, opened, sign_in, start};
 
 /// The chat page's largest file.
 const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
-
-pub struct Chat {
-    pub daemon: TestDaemon,
-    pub llm: FakeLlm,
-    pub base: String,
-    cookie: String,
-    /// The chat `/chat` opened: `/chat/{id}`.
-    pub path: String,
-}
-
-/// A client that follows no redirect: cookies are sent by hand.
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
-
-/// A daemon with the dashboard on, and a client signed in.
-pub async fn start() -> Chat {
-    let llm = FakeLlm::start().await;
-    let daemon = TestDaemon::start_with(
-        &llm,
-        |config| {
-            config.web.enabled = true;
-            config.web.listen = "127.0.0.1:0".parse().unwrap();
-        },
-        Vec::new(),
-    )
-    .await;
-    let (base, cookie) = sign_in(&daemon).await;
-    let path = opened(&base, &cookie).await;
-    Chat {
-        daemon,
-        llm,
-        base,
-        cookie,
-        path,
-    }
-}
-
-/// Where `GET /chat` sends the browser: the chat used last, or a fresh one.
-pub async fn opened(base: &str, cookie: &str) -> String {
-    let response = http()
-        .get(format!("{base}/chat"))
-        .header(header::COOKIE, cookie)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let path = response.headers()[header::LOCATION].to_str().unwrap().to_owned();
-    assert!(
-        path.starts_with("/chat/") && path.len() == "/chat/".len() + 16,
-        "{path}"
-    );
-    path
-}
-
-/// A fresh sign-in link.
-pub async fn link(daemon: &TestDaemon) -> String {
-    daemon
-        .client("link")
-        .await
-        .web(WebRequest::Link)
-        .await
-        .unwrap()
-        .link
-        .expect("a sign-in link")
-}
-
-/// Signs in with a fresh link: the dashboard's address and the cookie.
-async fn sign_in(daemon: &TestDaemon) -> (String, String) {
-    let link = link(daemon).await;
-    let base = link.split("/sign-in/").next().unwrap().to_owned();
-    let response = http().get(&link).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
-    (base, cookie.split(';').next().unwrap().to_owned())
-}
-
-/// The Conversations page of the chat at `path`.
-pub fn conversation_page(path: &str) -> String {
-    use base64::Engine;
-    let id = path.trim_start_matches("/chat/");
-    let key = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("web:owner/{id}"));
-    format!("/conversations/{key}")
-}
-
-/// The value of the hidden field `name` in `page`.
-fn field(page: &str, name: &str) -> String {
-    let marker = format!(r#"name="{name}" value=""#);
-    let at = page.find(&marker).unwrap_or_else(|| panic!("no field {name}")) + marker.len();
-    page[at..].split('"').next().unwrap().to_owned()
-}
-
-impl Chat {
-    async fn page(&self) -> String {
-        let response = http()
-            .get(format!("{}{}", self.base, self.path))
-            .header(header::COOKIE, &self.cookie)
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
-        response.text().await.unwrap()
-    }
-
-    /// The form as the page makes it: its token and message id, `text`.
-    async fn form(&self, text: &str) -> (String, String, String) {
-        let page = self.page().await;
-        (field(&page, "csrf"), field(&page, "id"), text.to_owned())
-    }
-
-    /// Posts the chat form from the dashboard's own origin.
-    async fn post(
-        &self,
-        (csrf, id, text): &(String, String, String),
-        file: Option<Part>,
-        stream: bool,
-    ) -> reqwest::Response {
-        let mut form = Form::new()
-            .text("csrf", csrf.clone())
-            .text("id", id.clone())
-            .text("text", text.clone());
-        if let Some(file) = file {
-            form = form.part("file", file);
-        }
-        let mut request = http()
-            .post(format!("{}{}", self.base, self.path))
-            .header(header::COOKIE, &self.cookie)
-            .header(header::ORIGIN, &self.base)
-            .multipart(form);
-        if stream {
-            request = request.header(header::ACCEPT, "text/event-stream");
-        }
-        tokio::time::timeout(WAIT, request.send())
-            .await
-            .expect("an answer in time")
-            .unwrap()
-    }
-}
 
 #[tokio::test]
 async fn a_message_sent_without_scripting_is_answered_on_the_page_once_across_a_restart() {

@@ -19,7 +19,7 @@ use crate::support::approvals;
 use crate::support::browser::Browser;
 use crate::support::fake_llm::{Script, StreamEnd, Streamed, last_user_text};
 use crate::support::harness::{ask, texts_of};
-use crate::web_chat::{conversation_page, link, start};
+use crate::support::web_chat::{conversation_page, link, start};
 
 /// Between the streamed pieces: long enough to see the draft grow, and for
 /// the reply to be still being written when the test, polling a page on a

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use thirtyfour::prelude::*;
 
 use crate::support::browser::Browser;
-use crate::web_pages::{ME, Pages, start_with};
+use crate::support::web_pages::{ME, Pages, start_with};
 
 /// The sizes every page is looked at: name, width, height.
 const SIZES: [(&str, u32, u32); 2] = [("390", 390, 844), ("1280", 1280, 800)];

@@ -4,7 +4,7 @@
 //! button), each left as a screenshot in `target/screenshots/`.
 
 use crate::support::browser::Browser;
-use crate::web_pages::{ME, start};
+use crate::support::web_pages::{ME, start};
 
 #[tokio::test]
 async fn each_page_opens_in_a_browser_and_is_screenshot() {
