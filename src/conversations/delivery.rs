@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout_gateway::retry::{BackoffPolicy, Jitter};
-use passepartout_gateway::{ConversationKey, GatewayError, OutboundBody, Resume};
+use passepartout_gateway::{ConversationKey, Deliver, GatewayError, MessageId, OutboundBody, Resume};
 
 use super::progress::PartRecorder;
 use super::relay::Sending;
@@ -36,29 +36,11 @@ const MAX_RETRY_DELAY: Duration = Duration::from_secs(300);
 /// delivery lock.
 pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
     let _alone = cx.delivery_locks().lock(key).await;
-    if cx.store.is_poisoned() {
-        // What is in the outbox may not be on disk: showing it could promise
-        // an answer that a restart takes back.
+    let Some(entries) = waiting(cx, key) else {
         return;
-    }
-    let entries = match cx.store.outbox_for(key) {
-        Ok(entries) if entries.is_empty() => return,
-        Ok(entries) => entries,
-        Err(error) => {
-            tracing::error!(conversation = %key, %error, "cannot read outbox");
-            return;
-        }
     };
     let Some(gateway) = cx.deliver_half(&key.gateway) else {
-        let mut waiting = 0;
-        for entry in &entries {
-            if !super::follow::go_on(cx, key, entry).await {
-                waiting += 1;
-            }
-        }
-        if waiting > 0 {
-            tracing::warn!(conversation = %key, waiting, "gateway not running; replies wait in the outbox");
-        }
+        without_gateway(cx, key, &entries).await;
         return;
     };
     for entry in entries {
@@ -74,83 +56,147 @@ pub async fn deliver(cx: &Arc<Conversations>, key: &ConversationKey) {
             tracing::error!(conversation = %key, %error, "cannot make the delivered replies durable");
             return;
         }
-        let mapped = match super::relay::as_sent(cx, key, &entry) {
-            Sending::AsIs => None,
-            Sending::Mapped(outbound) => Some(*outbound),
-            Sending::Nothing => {
-                tracing::debug!(conversation = %key, id = %entry.outbound.id, "an edit or deletion of a copy never made here; dropped");
-                if let Err(error) = cx.store.outbox_delivered(&entry) {
-                    tracing::error!(conversation = %key, %error, "cannot clear a relay with nothing to do");
-                }
-                cx.note_cleared(key);
-                continue;
-            }
-        };
-        let recorder = PartRecorder::new(&cx.store, entry.clone());
-        let resume = Resume {
-            first_part: entry.parts_sent,
-            progress: &recorder,
-        };
-        let result = gateway
-            .deliver_from(mapped.as_ref().unwrap_or(&entry.outbound), resume)
-            .await;
-        // With the parts this attempt sent, so a retry starts after them.
-        let entry = recorder.into_entry();
-        if entry.relay.is_some() {
-            cx.relay_outcome(key, result.as_ref().err().map(ToString::to_string));
-        }
-        let result = match result {
-            Err(error) if entry.follows.is_some() && super::follow::gives_up(&error, entry.attempts) => {
-                if super::follow::go_on(cx, key, &entry).await {
-                    tracing::info!(conversation = %key, %error, "the gateway cannot deliver a reply; it went on");
-                    continue;
-                }
-                Err(error)
-            }
-            result => result,
-        };
-        let retry_in = match result {
-            Ok(delivered) => {
-                cx.count(Counted::Delivered);
-                let mut message_ids = entry.part_ids.clone();
-                message_ids.extend(delivered.message_ids);
-                super::relay::sent(cx, key, &entry, &message_ids);
-                if let OutboundBody::ApprovalPrompt { token, .. } = &entry.outbound.body
-                    && let Err(error) = cx.store.index_prompt(key, token, &message_ids)
-                {
-                    // The token answers still work; only replies to the prompt do not.
-                    tracing::error!(conversation = %key, %error, "cannot remember where a prompt went");
-                }
-                if let Err(error) = cx.store.outbox_delivered(&entry) {
-                    tracing::error!(conversation = %key, %error, "cannot clear delivered reply");
-                }
-                cx.note_cleared(key);
-                forget_copy(&entry.outbound.body).await;
-                continue;
-            }
-            Err(GatewayError::NotConnected) => {
-                tracing::debug!(conversation = %key, "no client connected; reply waits");
+        match send(cx, key, gateway.as_ref(), entry).await {
+            Sent::Done => {}
+            Sent::Waits => return,
+            Sent::RetryIn(delay) => {
+                schedule(cx, key, delay);
                 return;
             }
-            Err(error) if error.is_permanent() => {
-                tracing::error!(conversation = %key, id = %entry.outbound.id, %error, "reply rejected for good; dropped");
-                if let Err(error) = cx.store.outbox_delivered(&entry) {
-                    tracing::error!(conversation = %key, %error, "cannot clear rejected reply");
-                }
-                cx.note_cleared(key);
-                forget_copy(&entry.outbound.body).await;
-                continue;
+        }
+    }
+}
+
+/// What waits in `key`'s outbox; none when nothing does, or it may not
+/// be shown.
+fn waiting(cx: &Arc<Conversations>, key: &ConversationKey) -> Option<Vec<OutboxEntry>> {
+    if cx.store.is_poisoned() {
+        // What is in the outbox may not be on disk: showing it could promise
+        // an answer that a restart takes back.
+        return None;
+    }
+    match cx.store.outbox_for(key) {
+        Ok(entries) if entries.is_empty() => None,
+        Ok(entries) => Some(entries),
+        Err(error) => {
+            tracing::error!(conversation = %key, %error, "cannot read outbox");
+            None
+        }
+    }
+}
+
+/// With `key`'s gateway not running, what follows a person goes on to
+/// their next chat; the rest waits.
+async fn without_gateway(cx: &Arc<Conversations>, key: &ConversationKey, entries: &[OutboxEntry]) {
+    let mut waiting = 0;
+    for entry in entries {
+        if !super::follow::go_on(cx, key, entry).await {
+            waiting += 1;
+        }
+    }
+    if waiting > 0 {
+        tracing::warn!(conversation = %key, waiting, "gateway not running; replies wait in the outbox");
+    }
+}
+
+/// What became of an entry the pass tried to send.
+enum Sent {
+    /// Delivered, dropped, or gone on elsewhere: the pass goes on.
+    Done,
+    /// The chat cannot take it now, and will say when it can.
+    Waits,
+    /// To be tried again after this long.
+    RetryIn(Duration),
+}
+
+/// Sends `entry` through `gateway`, from its first part not sent, and
+/// clears it once delivered.
+async fn send(cx: &Arc<Conversations>, key: &ConversationKey, gateway: &dyn Deliver, entry: OutboxEntry) -> Sent {
+    let mapped = match super::relay::as_sent(cx, key, &entry) {
+        Sending::AsIs => None,
+        Sending::Mapped(outbound) => Some(*outbound),
+        Sending::Nothing => {
+            tracing::debug!(conversation = %key, id = %entry.outbound.id, "an edit or deletion of a copy never made here; dropped");
+            if let Err(error) = cx.store.outbox_delivered(&entry) {
+                tracing::error!(conversation = %key, %error, "cannot clear a relay with nothing to do");
             }
-            Err(GatewayError::Closed) => return,
-            Err(GatewayError::RateLimited { retry_after }) => retry_after,
-            Err(error) => {
-                let attempts = cx.store.outbox_failed(&entry).unwrap_or(u32::MAX);
-                tracing::warn!(conversation = %key, attempts, %error, "delivery failed; will retry");
-                backoff(attempts)
+            cx.note_cleared(key);
+            return Sent::Done;
+        }
+    };
+    let recorder = PartRecorder::new(&cx.store, entry.clone());
+    let resume = Resume {
+        first_part: entry.parts_sent,
+        progress: &recorder,
+    };
+    let result = gateway
+        .deliver_from(mapped.as_ref().unwrap_or(&entry.outbound), resume)
+        .await;
+    // With the parts this attempt sent, so a retry starts after them.
+    let entry = recorder.into_entry();
+    if entry.relay.is_some() {
+        cx.relay_outcome(key, result.as_ref().err().map(ToString::to_string));
+    }
+    match result {
+        Err(error) if entry.follows.is_some() && super::follow::gives_up(&error, entry.attempts) => {
+            if super::follow::go_on(cx, key, &entry).await {
+                tracing::info!(conversation = %key, %error, "the gateway cannot deliver a reply; it went on");
+                return Sent::Done;
             }
-        };
-        schedule(cx, key, retry_in);
-        return;
+            failed(cx, key, &entry, error).await
+        }
+        Ok(delivered) => {
+            let mut message_ids = entry.part_ids.clone();
+            message_ids.extend(delivered.message_ids);
+            delivered_to(cx, key, &entry, &message_ids).await;
+            Sent::Done
+        }
+        Err(error) => failed(cx, key, &entry, error).await,
+    }
+}
+
+/// `entry` reached `key` as `message_ids`: cleared, and remembered where
+/// replies to it are mapped.
+async fn delivered_to(cx: &Arc<Conversations>, key: &ConversationKey, entry: &OutboxEntry, message_ids: &[MessageId]) {
+    cx.count(Counted::Delivered);
+    super::relay::sent(cx, key, entry, message_ids);
+    if let OutboundBody::ApprovalPrompt { token, .. } = &entry.outbound.body
+        && let Err(error) = cx.store.index_prompt(key, token, message_ids)
+    {
+        // The token answers still work; only replies to the prompt do not.
+        tracing::error!(conversation = %key, %error, "cannot remember where a prompt went");
+    }
+    if let Err(error) = cx.store.outbox_delivered(entry) {
+        tracing::error!(conversation = %key, %error, "cannot clear delivered reply");
+    }
+    cx.note_cleared(key);
+    forget_copy(&entry.outbound.body).await;
+}
+
+/// What follows the gateway's `error` for `entry`: a rejection for good
+/// drops it; the rest wait or are retried.
+async fn failed(cx: &Arc<Conversations>, key: &ConversationKey, entry: &OutboxEntry, error: GatewayError) -> Sent {
+    match error {
+        GatewayError::NotConnected => {
+            tracing::debug!(conversation = %key, "no client connected; reply waits");
+            Sent::Waits
+        }
+        error if error.is_permanent() => {
+            tracing::error!(conversation = %key, id = %entry.outbound.id, %error, "reply rejected for good; dropped");
+            if let Err(error) = cx.store.outbox_delivered(entry) {
+                tracing::error!(conversation = %key, %error, "cannot clear rejected reply");
+            }
+            cx.note_cleared(key);
+            forget_copy(&entry.outbound.body).await;
+            Sent::Done
+        }
+        GatewayError::Closed => Sent::Waits,
+        GatewayError::RateLimited { retry_after } => Sent::RetryIn(retry_after),
+        error => {
+            let attempts = cx.store.outbox_failed(entry).unwrap_or(u32::MAX);
+            tracing::warn!(conversation = %key, attempts, %error, "delivery failed; will retry");
+            Sent::RetryIn(backoff(attempts))
+        }
     }
 }
 

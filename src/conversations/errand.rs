@@ -11,9 +11,9 @@ use async_trait::async_trait;
 use passepartout_gateway::ConversationKey;
 
 use super::Conversations;
-use super::delivery;
+use super::ending::{Answering, Ending, Extras, Said};
+use super::failure::{TurnFailed, guarded};
 use super::history::RecentHistory;
-use super::worker::{commit_of, guarded};
 use crate::pipeline::{BackgroundTurn, TurnOutput};
 use crate::store::{LoopRecordWrite, StoreError};
 
@@ -21,17 +21,6 @@ use crate::store::{LoopRecordWrite, StoreError};
 #[async_trait]
 pub trait Errand: Send + std::fmt::Debug {
     async fn run(self: Box<Self>, worker: &mut InWorker<'_>);
-}
-
-/// Why an errand's turn produced nothing.
-#[derive(Debug, thiserror::Error)]
-pub enum TurnFailed {
-    #[error("cannot read the conversation's history: {0}")]
-    History(#[source] StoreError),
-    /// It panicked or timed out: the sentence that says so, with the
-    /// logged error id.
-    #[error("{0}")]
-    Stopped(String),
 }
 
 /// What an errand may do in its conversation's worker.
@@ -54,9 +43,7 @@ impl<'a> InWorker<'a> {
         let (cx, key) = (self.cx, self.key);
         let history = self.recent.load(&cx.store, key).map_err(TurnFailed::History)?;
         let memory = cx.memory_of(&key.gateway, &turn.origin.sender, &[], key);
-        guarded(cx, key, cx.pipeline().run_background(turn, history, memory))
-            .await
-            .map_err(TurnFailed::Stopped)
+        guarded(cx, key, cx.pipeline().run_background(turn, history, memory)).await
     }
 
     /// Commits `output` as a turn that answers no message, with
@@ -64,23 +51,15 @@ impl<'a> InWorker<'a> {
     /// waiting for it: in a linked person's private chat, what it says
     /// follows them (see `follow`).
     pub async fn commit(&mut self, output: TurnOutput, loop_record: Option<LoopRecordWrite>) -> Result<(), StoreError> {
-        let (mut commit, record, followups) = commit_of(self.cx, self.recent, None, None, output);
-        commit.loop_record = loop_record;
-        commit.follows = super::follow::following(self.cx, self.key);
-        let committed = self.cx.store.commit_turn_durably(self.key, commit).await;
-        followups.run(self.cx, self.key, committed.is_ok());
-        let committed = match committed {
-            Ok(committed) => {
-                self.recent.committed(record);
-                committed
-            }
-            Err(error) => {
-                self.recent.invalidate();
-                return Err(error);
-            }
+        let ending = Ending {
+            answering: Answering::Nothing,
+            said: Said::Output(Box::new(output)),
+            extras: Extras {
+                follows: true,
+                loop_record,
+                ..Extras::default()
+            },
         };
-        delivery::deliver_elsewhere(self.cx, self.key, &committed);
-        delivery::deliver(self.cx, self.key).await;
-        Ok(())
+        ending.finish(self.cx, self.key, self.recent).await
     }
 }

@@ -21,9 +21,9 @@ use std::sync::Arc;
 
 use passepartout_gateway::{ConversationKey, ReplyKind, UserId};
 
+use super::Conversations;
+use super::ending::{Answering, Ending, Extras, Said};
 use super::history::RecentHistory;
-use super::worker::commit_of;
-use super::{Conversations, delivery};
 use crate::linking::words::not_linked;
 use crate::llm::{ChatMessage, Note};
 use crate::people::{channel, channel_word};
@@ -225,20 +225,18 @@ pub(super) async fn carry_over(cx: &Arc<Conversations>, key: &ConversationKey, r
         tracing::info!(conversation = %key, "a hand-off from a chat no longer linked here is dropped");
         TurnOutput::default()
     };
-    let (mut commit, remembered, followups) = commit_of(cx, recent, None, None, output);
-    commit.handoff = Some(HandoffWrite::Done {
-        to: key.clone(),
-        at_ms: handoff.at_ms,
-    });
-    let committed = cx.store.commit_turn_durably(key, commit).await;
-    followups.run(cx, key, committed.is_ok());
-    match committed {
-        Ok(_) => recent.committed(remembered),
-        Err(error) => {
-            recent.invalidate();
-            tracing::error!(conversation = %key, %error, "cannot commit a hand-off; it waits for the next start");
-            return;
-        }
+    let ending = Ending {
+        answering: Answering::Nothing,
+        said: Said::Output(Box::new(output)),
+        extras: Extras {
+            handoff: Some(HandoffWrite::Done {
+                to: key.clone(),
+                at_ms: handoff.at_ms,
+            }),
+            ..Extras::default()
+        },
+    };
+    if let Err(error) = ending.finish(cx, key, recent).await {
+        tracing::error!(conversation = %key, %error, "cannot commit a hand-off; it waits for the next start");
     }
-    delivery::deliver(cx, key).await;
 }

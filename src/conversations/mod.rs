@@ -16,7 +16,9 @@ mod context;
 mod delivery;
 mod delivery_lock;
 mod drafting;
+mod ending;
 mod errand;
+mod failure;
 mod follow;
 mod handoff;
 mod history;
@@ -29,6 +31,8 @@ mod seed;
 mod settle;
 mod stats;
 mod stop;
+mod turn_commit;
+mod typing;
 mod worker;
 
 use std::collections::HashMap;
@@ -38,7 +42,8 @@ use passepartout_gateway::ConversationKey;
 use tokio::sync::mpsc;
 
 pub use context::{BridgeStatus, ChatBacklog, Conversations, Outlets, Views};
-pub use errand::{Errand, InWorker, TurnFailed};
+pub use errand::{Errand, InWorker};
+pub use failure::TurnFailed;
 pub use stats::{Counted, Counts};
 
 /// Work for a conversation's worker.

@@ -7,13 +7,11 @@
 //! The copies are delivered from the other chats' outboxes, in order, where
 //! replies are mapped to each chat's own messages (see `delivery`).
 
-use std::sync::Arc;
-
 use passepartout_gateway::{ConversationKey, Inbound, MessageId, Outbound, OutboundBody};
 
-use super::{Conversations, delivery};
+use super::Conversations;
 use crate::bridges::relay::{self, Heard};
-use crate::store::{JournalEntry, OutboxEntry, PendingOutbound, Posted, Relayed, TurnCommit};
+use crate::store::{OutboxEntry, PendingOutbound, Posted, Relayed};
 
 /// What the worker does with a message of a bridged group.
 pub(super) struct Relaying {
@@ -72,28 +70,6 @@ pub(super) async fn plan(cx: &Conversations, key: &ConversationKey, inbound: &In
         message: inbound.message_id.clone(),
     };
     Some(Relaying { only, person, question })
-}
-
-/// Commits `entry`'s copies for the other chats, and nothing else, then
-/// delivers them.
-pub(super) async fn relay_only(
-    cx: &Arc<Conversations>,
-    key: &ConversationKey,
-    entry: &JournalEntry,
-    relaying: Relaying,
-) {
-    let commit = TurnCommit {
-        journal_seq: Some(entry.seq),
-        relayed: relaying.person,
-        ..TurnCommit::default()
-    };
-    match cx.store.commit_turn_durably(key, commit).await {
-        Ok(committed) => delivery::deliver_elsewhere(cx, key, &committed),
-        Err(error) => {
-            // Still pending: relayed by the next start.
-            tracing::error!(conversation = %key, seq = entry.seq, %error, "cannot commit a relayed message");
-        }
-    }
 }
 
 /// How a relayed entry goes out.

@@ -1,36 +1,35 @@
-//! One conversation's worker: runs its turns one after another, commits each
-//! turn's writes in one transaction, then delivers its outbox. After each
-//! job it settles the conversation's decided approvals (`settle.rs`), so
-//! those turns keep the conversation's order too, and sends the reminders
-//! of approvals about to time out (`remind.rs`).
+//! One conversation's worker: runs its turns one after another, each in
+//! stages (plan, run, apply what it asked, end), and ends each the way
+//! every turn ends (`ending.rs`): its writes in one transaction, then its
+//! delivery. After each job it settles the conversation's decided approvals
+//! (`settle.rs`), so those turns keep the conversation's order too, and
+//! sends the reminders of approvals about to time out (`remind.rs`).
 //!
 //! A turn that panics or times out is rolled back by construction — the
 //! pipeline writes nothing itself — and answered with an apology carrying an
 //! error id that is also logged. Other conversations never notice.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::FutureExt;
-use passepartout_gateway::{ConversationKey, MessageId, OutboundBody, ReplyKind, TurnEnd, UserId};
+use passepartout_gateway::{ConversationKey, ReplyKind, UserId};
 use tokio::sync::mpsc;
 
-use super::drafting::{self, Drafter};
-use super::history::{RecentHistory, Remembered};
+use super::drafting::{Drafter, ShownText};
+use super::ending::{Answering, Ending, Extras, Said};
+use super::failure::{TurnFailed, guarded};
+use super::history::RecentHistory;
+use super::relay::Relaying;
+use super::stop::Running;
+use super::typing::with_typing;
 use super::{Conversations, Counted};
-use super::{InWorker, Job, delivery};
-use crate::approvals::{Approval, Owed, Person};
+use super::{InWorker, Job};
+use crate::approvals::Person;
 use crate::llm::{ChatMessage, TextSink};
 use crate::pipeline::commands::{ChatChange, View};
 use crate::pipeline::compaction::Earlier;
 use crate::pipeline::{Finished, FinishedRounds, TurnOutput, TurnRecord, TurnWatch};
-use crate::store::{ApprovalWrite, ByProvider, HandoffWrite, JournalEntry, PendingOutbound, TurnCommit, UsageAdd};
-
-/// How long a turn runs before the conversation shows "typing".
-const TYPING_AFTER: Duration = Duration::from_millis(300);
-/// How often the typing indicator is renewed while a turn runs.
-const TYPING_EVERY: Duration = Duration::from_secs(4);
+use crate::store::{HandoffWrite, JournalEntry, TurnCommit};
 
 pub async fn run(cx: Arc<Conversations>, key: ConversationKey, generation: u64, mut jobs: mpsc::Receiver<Job>) {
     let idle = Duration::from_secs(cx.settings.idle_worker_s);
@@ -89,27 +88,49 @@ async fn turns_up_to(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mu
         if cx.store.is_poisoned() || cx.lifecycle.is_draining() {
             break;
         }
-        turn(cx, key, recent, next).await;
         // Each answer goes out as soon as it is committed, not after the
         // whole backlog (recovery after a restart queues one job for all).
-        // A bridged chat's outbox also takes the other chats' copies, whose
-        // delivery may wait minutes on the platform's pace: the worker does
-        // not wait with it.
-        if cx.bridges().of(key).is_some() {
-            cx.deliver_waiting(key);
-        } else {
-            delivery::deliver(cx, key).await;
-        }
+        turn(cx, key, recent, next).await;
     }
 }
 
+/// A message's turn, in stages: [`plan`] it, [`run_turn`] it, [`apply`] what it
+/// asked of the conversation, and end it (see `ending`).
 async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut RecentHistory, seq: u64) {
     let started = tokio::time::Instant::now();
-    let entry = match cx.store.journal_entry(seq) {
-        Ok(Some(entry)) => entry,
+    let Some(entry) = entry_of(cx, key, seq).await else {
+        return;
+    };
+    let Some(mut plan) = plan(cx, key, recent, &entry).await else {
+        return;
+    };
+    let outcome = run_turn(cx, key, recent, &entry, &mut plan).await;
+    let (said, asked) = apply(cx, key, recent, &entry, outcome);
+    let ending = Ending {
+        answering: Answering::Message(&entry),
+        said,
+        extras: Extras {
+            relaying: plan.relaying.take(),
+            handoff: asked.handoff,
+            fresh_start: asked.fresh_start,
+            drafted: plan.shown.take(),
+            stopped: plan.stopped,
+            started: Some(started),
+            ..Extras::default()
+        },
+    };
+    // What could not be committed was logged; the message stays pending.
+    let _ = ending.finish(cx, key, recent).await;
+    // The turn stays registered, so a `/stop` finds it, until it has ended.
+    drop(plan);
+}
+
+/// The journal entry `seq`, pending in `key`. Pending without a journal
+/// entry cannot be answered: cleared rather than tripped over at every start.
+async fn entry_of(cx: &Arc<Conversations>, key: &ConversationKey, seq: u64) -> Option<JournalEntry> {
+    match cx.store.journal_entry(seq) {
+        Ok(Some(entry)) => Some(entry),
         Ok(None) => {
-            // Pending without a journal entry cannot be answered: clear it
-            // rather than trip over it at every start.
             tracing::error!(conversation = %key, seq, "pending message has no journal entry; dropped");
             let clear = TurnCommit {
                 journal_seq: Some(seq),
@@ -118,175 +139,181 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             if let Err(error) = cx.store.commit_turn_durably(key, clear).await {
                 tracing::error!(conversation = %key, seq, %error, "cannot clear the pending marker");
             }
-            return;
+            None
         }
         Err(error) => {
             tracing::error!(conversation = %key, seq, %error, "cannot read journal entry");
-            return;
+            None
         }
-    };
+    }
+}
+
+/// A message's turn, planned: how it is relayed, shown and stopped.
+struct Plan {
+    /// In a bridged group: the copies for the other chats.
+    relaying: Option<Relaying>,
+    drafter: Option<Drafter>,
+    /// What the pipeline writes its text to, for the drafter.
+    sink: Option<Arc<dyn TextSink>>,
+    /// What the draft showed, when there is one.
+    shown: Option<ShownText>,
+    /// The turn's registration, so a `/stop` finds it.
+    running: Running,
+    /// The rounds of tool calls it finished, kept when it is stopped.
+    finished: Arc<FinishedRounds>,
+    /// Stopped, before the restart or while it ran.
+    stopped: bool,
+}
+
+/// Plans `entry`'s turn; none when the message is only relayed (which is
+/// done here).
+async fn plan(
+    cx: &Arc<Conversations>,
+    key: &ConversationKey,
+    recent: &mut RecentHistory,
+    entry: &JournalEntry,
+) -> Option<Plan> {
     // In a bridged group: relayed, and maybe a turn too.
     let mut relaying = super::relay::plan(cx, key, &entry.inbound).await;
     if let Some(relaying) = relaying.take_if(|relaying| relaying.only) {
-        super::relay::relay_only(cx, key, &entry, relaying).await;
-        return;
+        relay_only(cx, key, recent, entry, relaying).await;
+        return None;
     }
-    let (drafter, sink) = drafter_for(cx, &entry);
-    let drafted = drafter.is_some();
-    let shown_text = drafter.as_ref().map(Drafter::shown_text).unwrap_or_default();
-    let finished = Arc::new(FinishedRounds::default());
-    let watch = TurnWatch {
-        sink,
-        finished: Some(finished.clone()),
-    };
-    let running = cx.running.start(key, seq);
+    let (drafter, sink) = drafter_for(cx, entry);
+    let shown = drafter.as_ref().map(Drafter::shown_text);
+    let running = cx.running.start(key, entry.seq);
     // Stopped, and the daemon went down before the turn committed: ended
     // as stopped, not run again. What it had finished went with the crash.
-    let mut stopped = cx.store.was_stopped(seq).unwrap_or_else(|error| {
-        tracing::error!(conversation = %key, seq, %error, "cannot read whether a turn was stopped");
+    let stopped = cx.store.was_stopped(entry.seq).unwrap_or_else(|error| {
+        tracing::error!(conversation = %key, seq = entry.seq, %error, "cannot read whether a turn was stopped");
         false
     });
     // A conversation begun elsewhere keeps what came before first.
     super::seed::seed(cx, key, recent, &entry.inbound).await;
+    Some(Plan {
+        relaying,
+        drafter,
+        sink,
+        shown,
+        running,
+        finished: Arc::new(FinishedRounds::default()),
+        stopped,
+    })
+}
+
+/// Commits `entry`'s copies for the other chats, and nothing else, then
+/// delivers them: a turn that said nothing.
+async fn relay_only(
+    cx: &Arc<Conversations>,
+    key: &ConversationKey,
+    recent: &mut RecentHistory,
+    entry: &JournalEntry,
+    relaying: Relaying,
+) {
+    let ending = Ending {
+        answering: Answering::Message(entry),
+        said: Said::Nothing,
+        extras: Extras {
+            relaying: Some(relaying),
+            ..Extras::default()
+        },
+    };
+    if let Err(error) = ending.finish(cx, key, recent).await {
+        // Still pending: relayed by the next start.
+        tracing::error!(conversation = %key, seq = entry.seq, %error, "cannot commit a relayed message");
+    }
+}
+
+/// Runs `entry`'s turn with the conversation's history, showing "typing"
+/// and the draft, until it ends or is stopped; a stopped turn keeps what it
+/// had finished.
+async fn run_turn(
+    cx: &Arc<Conversations>,
+    key: &ConversationKey,
+    recent: &mut RecentHistory,
+    entry: &JournalEntry,
+    plan: &mut Plan,
+) -> Result<TurnOutput, TurnFailed> {
+    let seq = entry.seq;
     // The settings come with the worker's copy of the history: read once,
     // kept up to date when a turn changes them.
-    let outcome = match recent.load_with_settings(&cx.store, key) {
-        Ok(_) if stopped => {
-            tracing::info!(conversation = %key, seq, "turn stopped before the restart; not run again");
-            cx.running.stopped_before_restart(key);
-            Ok(stopped_output(None, &entry.inbound.sender.id))
-        }
-        Ok((history, settings)) => match running
-            .run(with_typing(
-                cx,
-                key,
-                Drafter::alongside(
-                    drafter,
-                    run_pipeline(cx, &entry, history, settings.pinned_model.as_deref(), watch),
-                ),
-            ))
-            .await
-        {
-            Some(outcome) => outcome,
-            None => {
-                // Stopped: its finished rounds are kept; the `/stop` says so.
-                let kept = finished.take();
-                let calls = kept.as_ref().map_or(0, |kept| kept.calls);
-                tracing::info!(conversation = %key, seq, kept_calls = calls, "turn stopped");
-                if kept.is_some() {
-                    cx.running.kept(key, calls);
-                }
-                stopped = true;
-                Ok(stopped_output(kept, &entry.inbound.sender.id))
-            }
-        },
-        Err(error) => {
-            let id = error_id();
-            tracing::error!(conversation = %key, error_id = %id, %error, "cannot read history");
-            Err(format!("I could not read this conversation's history (error id {id})."))
-        }
+    let (history, settings) = recent.load_with_settings(&cx.store, key).map_err(TurnFailed::History)?;
+    if plan.stopped {
+        tracing::info!(conversation = %key, seq, "turn stopped before the restart; not run again");
+        cx.running.stopped_before_restart(key);
+        return Ok(stopped_output(None, &entry.inbound.sender.id));
+    }
+    let watch = TurnWatch {
+        sink: plan.sink.take(),
+        finished: Some(plan.finished.clone()),
     };
-    let mut fresh_start = false;
-    let mut handoff = None;
-    let (mut commit, remembered, followups) = match outcome {
-        Ok(mut output) => {
-            if let Some(ask) = output.channels.take() {
-                let answered = super::handoff::answer(cx, key, &entry.inbound.sender.id, &ask);
-                output.replies = vec![(ReplyKind::Notice, answered.text)];
-                output.record = answered.record;
-                handoff = answered.asked;
-            }
-            if let Some(change) = output.chat.take() {
-                fresh_start = change == ChatChange::FreshStart;
-                match super::chat_control::apply(cx, key, &change) {
-                    Ok(settings) => recent.settings_stored(settings),
-                    Err(error) => {
-                        tracing::error!(conversation = %key, %error, "cannot store the conversation's settings");
-                        output.replies = vec![(
-                            ReplyKind::Failure,
-                            format!(
-                                "I could not store that: {}",
-                                passepartout_gateway::markup::escape(&error.to_string())
-                            ),
-                        )];
-                    }
-                }
-            }
-            cx.count(Counted::Turn);
-            let (mut commit, remembered, mut followups) =
-                commit_of(cx, recent, Some(entry.seq), Some(&entry.inbound.message_id), output);
-            if let Some(HandoffWrite::Ask { to, .. }) = &handoff {
-                followups.handed_to = Some(to.clone());
-            }
-            commit.handoff = handoff;
-            (commit, Some(remembered), followups)
-        }
+    let pipeline = run_pipeline(cx, entry, history, settings.pinned_model.as_deref(), watch);
+    let shown = Drafter::alongside(plan.drafter.take(), pipeline);
+    if let Some(outcome) = plan.running.run(with_typing(cx, key, shown)).await {
+        return outcome;
+    }
+    // Stopped: its finished rounds are kept; the `/stop` says so.
+    let kept = plan.finished.take();
+    let calls = kept.as_ref().map_or(0, |kept| kept.calls);
+    tracing::info!(conversation = %key, seq, kept_calls = calls, "turn stopped");
+    if kept.is_some() {
+        cx.running.kept(key, calls);
+    }
+    plan.stopped = true;
+    Ok(stopped_output(kept, &entry.inbound.sender.id))
+}
+
+/// What a turn asked of its conversation beside its answer.
+#[derive(Default)]
+struct Asked {
+    /// The hand-off it asks for.
+    handoff: Option<HandoffWrite>,
+    /// It started the chat afresh.
+    fresh_start: bool,
+}
+
+/// Does what the turn asked of the conversation (a hand-off, `/continue`,
+/// a change of its settings), answering it in the turn's replies, and
+/// counts the turn.
+fn apply(
+    cx: &Arc<Conversations>,
+    key: &ConversationKey,
+    recent: &mut RecentHistory,
+    entry: &JournalEntry,
+    outcome: Result<TurnOutput, TurnFailed>,
+) -> (Said, Asked) {
+    let mut output = match outcome {
+        Ok(output) => output,
         Err(failure) => {
             cx.count(Counted::TurnFailure);
-            (apology(&entry, &failure), None, Followups::default())
+            return (Said::Failed(failure), Asked::default());
         }
     };
-    // Read back rather than taken from the drafter: a stopped turn's
-    // drafter never finished, but what it showed is recorded.
-    let drafts = if drafted { drafts_of(cx, key, seq) } else { Vec::new() };
-    let hand_over = |replies: &mut Vec<PendingOutbound>, drafts: Vec<MessageId>| {
-        if stopped {
-            drafting::hand_over_stopped(replies, drafts, shown_text.get(), &entry.inbound.message_id);
-        } else {
-            drafting::hand_over(replies, drafts);
-        }
-    };
-    hand_over(&mut commit.replies, drafts.clone());
-    let person_relayed = relaying
-        .as_ref()
-        .map(|relaying| relaying.person().to_vec())
-        .unwrap_or_default();
-    if let Some(relaying) = relaying {
-        commit.relayed = relaying.with_answers(cx, key, &commit.replies);
+    let mut asked = Asked::default();
+    if let Some(ask) = output.channels.take() {
+        let answered = super::handoff::answer(cx, key, &entry.inbound.sender.id, &ask);
+        output.replies = vec![(ReplyKind::Notice, answered.text)];
+        output.record = answered.record;
+        asked.handoff = answered.asked;
     }
-    // Durable before delivery: a reply a person has seen is never redone.
-    let committed = cx.store.commit_turn_durably(key, commit).await;
-    // Timed here, before anything is delivered, so whoever reads the reply
-    // finds the turn already counted.
-    cx.time_turn(started.elapsed());
-    followups.run(cx, key, committed.is_ok());
-    match (&committed, remembered) {
-        // The copy was loaded without the new mark.
-        (Ok(_), Some(_)) if fresh_start => recent.invalidate(),
-        (Ok(_), Some(remembered)) => recent.committed(remembered),
-        (Ok(_), None) => {}
-        (Err(_), _) => recent.invalidate(),
-    }
-    match committed {
-        Ok(committed) => delivery::deliver_elsewhere(cx, key, &committed),
-        Err(error) => {
-            if cx.store.is_poisoned() {
-                tracing::error!(conversation = %key, seq, %error, "turn not committed: the store cannot flush");
-                return;
-            }
-            let id = error_id();
-            tracing::error!(conversation = %key, seq, error_id = %id, %error, "turn commit failed");
-            let mut fallback = apology(&entry, &format!("the store refused the turn (error id {id})"));
-            hand_over(&mut fallback.replies, drafts);
-            // What the person said still reaches the bridge's other chats.
-            fallback.relayed = person_relayed;
-            match cx.store.commit_turn_durably(key, fallback).await {
-                Ok(committed) => delivery::deliver_elsewhere(cx, key, &committed),
-                Err(error) => {
-                    tracing::error!(conversation = %key, seq, %error, "apology commit failed; the message stays pending");
-                    return;
-                }
+    if let Some(change) = output.chat.take() {
+        asked.fresh_start = change == ChatChange::FreshStart;
+        match super::chat_control::apply(cx, key, &change) {
+            Ok(settings) => recent.settings_stored(settings),
+            Err(error) => {
+                tracing::error!(conversation = %key, %error, "cannot store the conversation's settings");
+                output.replies = vec![(
+                    ReplyKind::Failure,
+                    format!(
+                        "I could not store that: {}",
+                        passepartout_gateway::markup::escape(&error.to_string())
+                    ),
+                )];
             }
         }
     }
-    if drafted && let Err(error) = cx.store.forget_draft(seq) {
-        // Swept at the next start.
-        tracing::debug!(conversation = %key, seq, %error, "cannot forget a handed-over draft");
-    }
-    if stopped && let Err(error) = cx.store.forget_stop(seq) {
-        // Swept at the next start.
-        tracing::debug!(conversation = %key, seq, %error, "cannot forget a committed turn's stop");
-    }
+    cx.count(Counted::Turn);
+    (Said::Output(Box::new(output)), asked)
 }
 
 /// A drafter for `entry`'s turn and the sink its pipeline writes to, when
@@ -304,14 +331,6 @@ fn drafter_for(cx: &Arc<Conversations>, entry: &JournalEntry) -> (Option<Drafter
         inbound.message_id.clone(),
     );
     (Some(drafter), Some(sink))
-}
-
-/// The messages the draft of journal entry `seq` occupies.
-fn drafts_of(cx: &Arc<Conversations>, key: &ConversationKey, seq: u64) -> Vec<MessageId> {
-    cx.store.draft_messages(seq).unwrap_or_else(|error| {
-        tracing::error!(conversation = %key, seq, %error, "cannot read where a draft is shown");
-        Vec::new()
-    })
 }
 
 /// What a stopped turn commits: the person's message and the rounds of
@@ -360,44 +379,19 @@ fn stopped_text(stopped: Option<Option<usize>>) -> String {
     }
 }
 
-/// Shows "typing" in the conversation while `turn` runs, once it has taken
-/// longer than [`TYPING_AFTER`], renewed every [`TYPING_EVERY`] (platform
-/// indicators fade after about five seconds). A quick answer needs none.
-pub(super) async fn with_typing<T>(cx: &Arc<Conversations>, key: &ConversationKey, turn: impl Future<Output = T>) -> T {
-    let Some(gateway) = cx.deliver_half(&key.gateway) else {
-        return turn.await;
-    };
-    tokio::pin!(turn);
-    let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + TYPING_AFTER, TYPING_EVERY);
-    loop {
-        tokio::select! {
-            output = &mut turn => return output,
-            _ = ticker.tick() => {
-                // Best effort, and never allowed to hold up the turn for long.
-                match tokio::time::timeout(TYPING_EVERY / 2, gateway.typing(key)).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(error)) => tracing::debug!(conversation = %key, %error, "typing indicator failed"),
-                    Err(_) => tracing::debug!(conversation = %key, "typing indicator timed out"),
-                }
-            }
-        }
-    }
-}
-
 /// What `/status` and `/loops` say to someone who may not approve here.
 const NOT_FOR_EVERYONE: &str = "The assistant's status and background loops are shown only to someone who \
                                 may approve here (and to the owner on the dashboard or with `passepartout \
                                 status`); /usage shows what this conversation used.";
 
-/// Runs the pipeline under the turn timeout, catching panics. `Err` carries
-/// the sentence for the user, with the logged error id.
+/// Runs the pipeline under the turn timeout, catching panics.
 async fn run_pipeline(
     cx: &Arc<Conversations>,
     entry: &JournalEntry,
     earlier: Earlier<'_>,
     pinned: Option<&str>,
     watch: TurnWatch,
-) -> Result<TurnOutput, String> {
+) -> Result<TurnOutput, TurnFailed> {
     let key = &entry.inbound.conversation;
     // The daemon-wide views are for those who may approve here; anyone
     // else sees what is their own.
@@ -421,213 +415,4 @@ async fn run_pipeline(
     let pipeline = cx.pipeline();
     let turn = Box::pin(pipeline.run(&entry.inbound, earlier, pinned, memory, view, watch));
     guarded(cx, key, turn).await
-}
-
-/// Runs `turn` under the turn timeout, catching panics. `Err` carries the
-/// sentence for the user, with the logged error id.
-pub(super) async fn guarded(
-    cx: &Arc<Conversations>,
-    key: &ConversationKey,
-    turn: impl Future<Output = TurnOutput>,
-) -> Result<TurnOutput, String> {
-    let limit = Duration::from_secs(cx.settings.turn_timeout_s);
-    let turn = AssertUnwindSafe(turn).catch_unwind();
-    match tokio::time::timeout(limit, turn).await {
-        Ok(Ok(output)) => Ok(output),
-        Ok(Err(panic)) => {
-            let id = error_id();
-            let message = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_default();
-            tracing::error!(conversation = %key, error_id = %id, panic = %message, "turn panicked; rolled back");
-            Err(format!(
-                "Something went wrong on my side (error id {id}). Nothing from that attempt was kept."
-            ))
-        }
-        Err(_) => {
-            let id = error_id();
-            tracing::error!(conversation = %key, error_id = %id, limit_s = limit.as_secs(), "turn timed out");
-            Err(format!(
-                "That took longer than {} s, so I stopped (error id {id}). Nothing from that attempt was kept.",
-                limit.as_secs()
-            ))
-        }
-    }
-}
-
-/// The commit for a finished turn (of journal entry `seq`, if it answers a
-/// message) that was given the turns in `recent`, and what it changes in
-/// that copy: the history record it keeps, under its id (none if the record
-/// could not be serialized, so the copy matches the store), and the
-/// summary's change. Replies answer `answering`, if anything; the prompts
-/// of approvals the turn asks for follow them.
-/// Conversations owed an approval's outcome are marked and woken.
-pub(super) fn commit_of(
-    cx: &Arc<Conversations>,
-    recent: &RecentHistory,
-    seq: Option<u64>,
-    answering: Option<&MessageId>,
-    output: TurnOutput,
-) -> (TurnCommit, Remembered, Followups) {
-    // Dated here, as it is committed: the time history search and retention go by.
-    let dated = output.record.map(|mut record| {
-        record.at_ms = Some(record.at_ms.unwrap_or_else(|| cx.clock.now_ms()));
-        record
-    });
-    let kept = dated.map(|record| {
-        let id = cx.store.history_id().map_err(|error| error.to_string());
-        let bytes = serde_json::to_vec(&record).map_err(|error| error.to_string());
-        (id.and_then(|id| bytes.map(|bytes| (id, bytes))), record)
-    });
-    let (history_record, history_id, record) = match kept {
-        Some((Ok((id, bytes)), record)) => (Some(bytes), Some(id), Some((id, record))),
-        Some((Err(error), _)) => {
-            tracing::error!(?seq, %error, "turn cannot be kept in the history");
-            (None, None, None)
-        }
-        None => (None, None, None),
-    };
-    let summary = output.summary.and_then(|change| {
-        let write = recent.summary_write(change);
-        if write.is_none() {
-            tracing::error!(?seq, "a fold into the summary does not match the turns given; not kept");
-        }
-        write
-    });
-    let approvals = &cx.approvals;
-    let reply = |body| PendingOutbound {
-        drafts: Vec::new(),
-        in_reply_to: answering.cloned(),
-        body,
-    };
-    let mut replies: Vec<_> = output
-        .decided
-        .into_iter()
-        .map(|(token, prompt, text)| PendingOutbound {
-            drafts: Vec::new(),
-            in_reply_to: None,
-            body: OutboundBody::ApprovalDecided { token, prompt, text },
-        })
-        .collect();
-    replies.extend(output.files.into_iter().map(|file| reply(OutboundBody::File(file))));
-    replies.extend(
-        output
-            .replies
-            .into_iter()
-            .map(|(kind, text)| reply(OutboundBody::Text { text, kind })),
-    );
-    replies.extend(output.requested.iter().map(|approval| {
-        reply(OutboundBody::ApprovalPrompt {
-            token: approval.token.clone(),
-            action: approval.action(),
-            text: approvals.prompt_text(approval),
-        })
-    }));
-    let tokens = TurnEnd {
-        tokens_in: output.cost.tokens_in,
-        tokens_out: output.cost.tokens_out,
-    };
-    let usage = UsageAdd {
-        day: crate::pipeline::usage_report::day_of(cx.clock.now_ms()),
-        used: output.cost.by_provider,
-    };
-    let followups = Followups {
-        created: output.requested.clone(),
-        settle: output.settle,
-        usage: usage.used.clone(),
-        handed_to: None,
-    };
-    let mut writes: Vec<ApprovalWrite> = output
-        .requested
-        .into_iter()
-        .map(|approval| ApprovalWrite::Create(Box::new(approval)))
-        .collect();
-    writes.extend(
-        output
-            .settled
-            .into_iter()
-            .map(|(token, run)| ApprovalWrite::Settle { token, run }),
-    );
-    let remembered = Remembered {
-        forget: output.forget,
-        summary: summary.clone(),
-        record,
-    };
-    let commit = TurnCommit {
-        journal_seq: seq,
-        forget_history: output.forget,
-        history_record,
-        history_id,
-        replies,
-        memory: output.memory,
-        approvals: writes,
-        audit: output.audit,
-        loop_record: None,
-        summary,
-        handoff: None,
-        follows: None,
-        relayed: Vec::new(),
-        tokens,
-        usage: Some(usage),
-    };
-    (commit, remembered, followups)
-}
-
-/// What must happen once a turn's commit was attempted.
-#[derive(Default)]
-pub(super) struct Followups {
-    /// Approvals the turn asked for: their deadlines are armed once they
-    /// are in the store.
-    created: Vec<Approval>,
-    /// Outcomes owed (decided by this turn's answer, which stands whether
-    /// or not the turn itself committed).
-    settle: Vec<Owed>,
-    /// The tokens the turn used: they were used whether or not it
-    /// committed, and go in with the commit when it does.
-    usage: ByProvider,
-    /// The conversation the turn handed over to: woken once it is
-    /// committed, to carry the turns over.
-    handed_to: Option<ConversationKey>,
-}
-
-impl Followups {
-    pub(super) fn run(self, cx: &Arc<Conversations>, key: &ConversationKey, committed: bool) {
-        if !committed {
-            super::chat_control::record_usage(cx, key, &self.usage);
-        }
-        let approvals = &cx.approvals;
-        if committed && !self.created.is_empty() {
-            approvals.created(&self.created);
-        }
-        for owed in self.settle {
-            let conversation = owed.conversation.clone();
-            approvals.mark_unsettled(owed);
-            cx.nudge(&conversation);
-        }
-        if let Some(to) = self.handed_to.filter(|_| committed) {
-            cx.nudge(&to);
-        }
-    }
-}
-
-fn apology(entry: &JournalEntry, text: &str) -> TurnCommit {
-    TurnCommit {
-        journal_seq: Some(entry.seq),
-        replies: vec![PendingOutbound {
-            drafts: Vec::new(),
-            in_reply_to: Some(entry.inbound.message_id.clone()),
-            body: OutboundBody::Text {
-                text: text.to_owned(),
-                kind: ReplyKind::Failure,
-            },
-        }],
-        ..TurnCommit::default()
-    }
-}
-
-/// A short id that ties an apology to its log line.
-pub(super) fn error_id() -> String {
-    format!("E{:06X}", rand::random::<u32>() & 0xFF_FFFF)
 }

@@ -33,7 +33,7 @@ use passepartout_gateway::{Inbound, MessageId, ReplyKind};
 use crate::approvals::{Approval, Approvals, Handled};
 use crate::clock::Clock;
 use crate::config::{Config, MemoryConfig, PipelineConfig};
-use crate::llm::{ChatMessage, Role, ToolSpec};
+use crate::llm::{ChatMessage, ToolSpec};
 use crate::media::Media;
 use crate::memory::{MemoryLimits, MemorySession};
 use crate::signal::{Message, Origin, Signal, SignalBody};
@@ -208,105 +208,15 @@ impl Pipeline {
         view: impl FnOnce(commands::View) -> String,
         watch: TurnWatch,
     ) -> TurnOutput {
-        let mut perception = perceive::perceive(inbound);
-        if let Perception::Answer(parsed) = perception {
-            match self.approvals.answer(inbound, parsed) {
-                Ok(Handled::Answered { replies, settle }) => {
-                    return TurnOutput {
-                        replies,
-                        settle,
-                        ..TurnOutput::default()
-                    };
-                }
-                Ok(Handled::NotAnAnswer) => perception = perceive::ordinary(inbound),
-                Err(error) => {
-                    tracing::error!(%error, "cannot read approvals");
-                    return TurnOutput {
-                        replies: vec![(
-                            ReplyKind::Failure,
-                            format!("I could not read the approvals: {}", escape(&error.to_string())),
-                        )],
-                        ..TurnOutput::default()
-                    };
-                }
-            }
-        }
-        let signal = match perception {
-            Perception::Ignore | Perception::Answer(_) => return TurnOutput::default(),
-            Perception::Command(perceive::Command::Approvals) => {
-                return match self.approvals.waiting_in(&inbound.conversation) {
-                    Ok(text) => TurnOutput::notice(text),
-                    Err(error) => TurnOutput {
-                        replies: vec![(
-                            ReplyKind::Failure,
-                            format!("I could not read the approvals: {}", escape(&error.to_string())),
-                        )],
-                        ..TurnOutput::default()
-                    },
-                };
-            }
-            Perception::Command(perceive::Command::Tools) => {
-                let origin = Origin {
-                    conversation: inbound.conversation.clone(),
-                    sender: inbound.sender.id.clone(),
-                    message_id: inbound.message_id.clone(),
-                    sender_names: Default::default(),
-                };
-                return TurnOutput::notice(tool_list::render(&self.tool_list().lines(&origin)));
-            }
-            Perception::Command(perceive::Command::Model(arg)) => {
-                let health = self.cascade.health();
-                let (text, chat) = model_command::answer(arg.as_deref(), &self.providers, &health, pinned);
-                return TurnOutput {
-                    chat,
-                    ..TurnOutput::notice(text)
-                };
-            }
-            Perception::Command(perceive::Command::Handoff(to)) => return TurnOutput::asking(ChannelAsk::HandOff(to)),
-            Perception::Command(perceive::Command::Continue) => return TurnOutput::asking(ChannelAsk::Continue),
-            Perception::Command(perceive::Command::Here) => return TurnOutput::asking(ChannelAsk::Here),
-            Perception::Command(perceive::Command::Summary) => {
-                return TurnOutput::notice(compaction::shown(earlier.summary, self.compacting()));
-            }
-            Perception::Command(command) => {
-                let outcome = commands::execute(&command, view);
-                let fresh = command == perceive::Command::New;
-                return TurnOutput {
-                    forget: outcome.forget,
-                    chat: fresh.then_some(ChatChange::FreshStart),
-                    summary: fresh.then_some(SummaryChange::Clear),
-                    ..TurnOutput::notice(outcome.text)
-                };
-            }
-            Perception::Signal(signal) => signal,
+        let signal = match self.perceived(inbound) {
+            Ok(Perception::Signal(signal)) => signal,
+            Ok(Perception::Command(command)) => return self.command(command, inbound, &earlier, pinned, view),
+            Ok(Perception::Ignore | Perception::Answer(_)) => return TurnOutput::default(),
+            Err(answered) => return *answered,
         };
-        let (first, told, heard) = match &signal.body {
-            SignalBody::Message(message) => (ChatMessage::user(message.text.clone()), Vec::new(), Vec::new()),
-            SignalBody::Media(media) => {
-                let vision = self.cascade.sees_images();
-                let gateway = &inbound.conversation.gateway;
-                let caption = media.caption.as_deref();
-                let reading = self.media.read(gateway, &media.attachments, caption, vision).await;
-                match reading.message {
-                    Some(message) => (message, reading.told, reading.heard),
-                    // Nothing for the model: the person is told why.
-                    None => {
-                        return TurnOutput {
-                            replies: reading.told,
-                            ..TurnOutput::default()
-                        };
-                    }
-                }
-            }
-            SignalBody::Unreadable(unreadable) => {
-                return TurnOutput::notice(format!(
-                    "I can't read this {}: I read text, voice notes, photos and files.",
-                    escape(&unreadable.what)
-                ));
-            }
-            SignalBody::ToolResults(_) | SignalBody::Correction(_) => {
-                (ChatMessage::user(String::new()), Vec::new(), Vec::new())
-            }
+        let (first, told, heard) = match self.first_message(inbound, &signal).await {
+            Ok(first) => first,
+            Err(told) => return told,
         };
         let options = TurnOptions {
             pinned: pinned.map(str::to_owned),
@@ -317,6 +227,109 @@ impl Pipeline {
         let mut output = self.converse(signal, first, earlier, memory, options).await;
         output.tell_first(told, &heard);
         output
+    }
+
+    /// What `inbound` is; an answer to an approval prompt is decided here
+    /// (`Err`: what the turn says then).
+    fn perceived(&self, inbound: &Inbound) -> Result<Perception, Box<TurnOutput>> {
+        let perception = perceive::perceive(inbound);
+        let Perception::Answer(parsed) = perception else {
+            return Ok(perception);
+        };
+        match self.approvals.answer(inbound, parsed) {
+            Ok(Handled::Answered { replies, settle }) => Err(Box::new(TurnOutput {
+                replies,
+                settle,
+                ..TurnOutput::default()
+            })),
+            Ok(Handled::NotAnAnswer) => Ok(perceive::ordinary(inbound)),
+            Err(error) => {
+                tracing::error!(%error, "cannot read approvals");
+                Err(Box::new(approvals_unread(&error)))
+            }
+        }
+    }
+
+    /// Answers `command`, a command for the daemon itself.
+    fn command(
+        &self,
+        command: perceive::Command,
+        inbound: &Inbound,
+        earlier: &Earlier<'_>,
+        pinned: Option<&str>,
+        view: impl FnOnce(commands::View) -> String,
+    ) -> TurnOutput {
+        match command {
+            perceive::Command::Approvals => match self.approvals.waiting_in(&inbound.conversation) {
+                Ok(text) => TurnOutput::notice(text),
+                Err(error) => approvals_unread(&error),
+            },
+            perceive::Command::Tools => {
+                let origin = Origin {
+                    conversation: inbound.conversation.clone(),
+                    sender: inbound.sender.id.clone(),
+                    message_id: inbound.message_id.clone(),
+                    sender_names: Default::default(),
+                };
+                TurnOutput::notice(tool_list::render(&self.tool_list().lines(&origin)))
+            }
+            perceive::Command::Model(arg) => {
+                let health = self.cascade.health();
+                let (text, chat) = model_command::answer(arg.as_deref(), &self.providers, &health, pinned);
+                TurnOutput {
+                    chat,
+                    ..TurnOutput::notice(text)
+                }
+            }
+            perceive::Command::Handoff(to) => TurnOutput::asking(ChannelAsk::HandOff(to)),
+            perceive::Command::Continue => TurnOutput::asking(ChannelAsk::Continue),
+            perceive::Command::Here => TurnOutput::asking(ChannelAsk::Here),
+            perceive::Command::Summary => TurnOutput::notice(compaction::shown(earlier.summary, self.compacting())),
+            command => {
+                let outcome = commands::execute(&command, view);
+                let fresh = command == perceive::Command::New;
+                TurnOutput {
+                    forget: outcome.forget,
+                    chat: fresh.then_some(ChatChange::FreshStart),
+                    summary: fresh.then_some(SummaryChange::Clear),
+                    ..TurnOutput::notice(outcome.text)
+                }
+            }
+        }
+    }
+
+    /// What the model reads first for `signal`, with what the person is
+    /// told and what was heard in their media (`Err`: nothing for the
+    /// model; what the person is told instead).
+    async fn first_message(
+        &self,
+        inbound: &Inbound,
+        signal: &Signal,
+    ) -> Result<(ChatMessage, Vec<(ReplyKind, String)>, Vec<String>), TurnOutput> {
+        match &signal.body {
+            SignalBody::Message(message) => Ok((ChatMessage::user(message.text.clone()), Vec::new(), Vec::new())),
+            SignalBody::Media(media) => {
+                let vision = self.cascade.sees_images();
+                let gateway = &inbound.conversation.gateway;
+                let caption = media.caption.as_deref();
+                let reading = self.media.read(gateway, &media.attachments, caption, vision).await;
+                match reading.message {
+                    Some(message) => Ok((message, reading.told, reading.heard)),
+                    // Nothing for the model: the person is told why.
+                    None => Err(TurnOutput {
+                        replies: reading.told,
+                        ..TurnOutput::default()
+                    }),
+                }
+            }
+            SignalBody::Unreadable(unreadable) => Err(TurnOutput::notice(format!(
+                "I can't read this {}: I read text, voice notes, photos and files.",
+                escape(&unreadable.what)
+            ))),
+            SignalBody::ToolResults(_) | SignalBody::Correction(_) => {
+                Ok((ChatMessage::user(String::new()), Vec::new(), Vec::new()))
+            }
+        }
     }
 
     /// Runs a background `turn` given its conversation's summary and recent
@@ -428,15 +441,7 @@ impl Pipeline {
         let preferred = options.preferred_model.as_deref().or(options.pinned.as_deref());
         let (summary, history) = self.compact(earlier, preferred, &mut output).await;
         // Built once; each round appends to its `turn`, which is the transcript.
-        let mut context = reason::build_context(
-            &self.settings.system_prompt,
-            &self.skills.prompts(&origin),
-            options.instructions.as_deref(),
-            &self.facts(&memory, &first.content),
-            summary.as_deref(),
-            history,
-            vec![first],
-        );
+        let mut context = self.context_for(&origin, &options, &memory, first, summary.as_deref(), history);
         let tool_context = ToolContext {
             conversation: origin.conversation.clone(),
             sender: origin.sender.clone(),
@@ -454,14 +459,7 @@ impl Pipeline {
         };
         // A turn stopped before its first round is done still keeps the
         // person's message.
-        if let Some(finished) = &options.watch.finished {
-            finished.record(Finished {
-                messages: context.turn.iter().cloned().map(without_image_bytes).collect(),
-                audit: Vec::new(),
-                memory: Vec::new(),
-                calls: 0,
-            });
-        }
+        options.watch.finished_round(&context.turn, &[], Vec::new);
         let mut repairs = 0;
         let mut signal = signal;
         let mut pin_failure_told = false;
@@ -506,14 +504,8 @@ impl Pipeline {
             let Some(next) = acted.feedback else {
                 break;
             };
-            if let Some(finished) = &options.watch.finished {
-                finished.record(Finished {
-                    messages: context.turn.iter().cloned().map(without_image_bytes).collect(),
-                    audit: output.audit.clone(),
-                    memory: tool_context.memory.writes(),
-                    calls: context.turn.iter().filter(|m| m.role == Role::Tool).count(),
-                });
-            }
+            let memory = || tool_context.memory.writes();
+            options.watch.finished_round(&context.turn, &output.audit, memory);
             if let Some(notice) = self.limit_reached(&origin, repairs, next.depth) {
                 output.replies.push((ReplyKind::Notice, notice));
                 break;
@@ -524,17 +516,31 @@ impl Pipeline {
             }
             signal = next;
         }
-        // The history keeps images by reference: a person's bytes stay in the
-        // media store, and a tool's are shown in this turn only.
-        let messages = context.turn.into_iter().map(without_image_bytes).collect();
-        output.record = Some(TurnRecord {
-            messages,
-            at_ms: None,
-            by: Some(origin.sender.clone()),
-        });
-        output.memory = tool_context.memory.writes();
-        output.files = tool_context.outgoing.take();
-        output
+        kept(output, context.turn, &origin, &tool_context)
+    }
+
+    /// The context a turn started by `origin` reasons in: the system prompt
+    /// with the skills' prompts, the client's `instructions`, the facts
+    /// `memory` holds about `first`, the `summary` and `history` of the
+    /// conversation, then `first`.
+    fn context_for(
+        &self,
+        origin: &Origin,
+        options: &TurnOptions,
+        memory: &MemorySession,
+        first: ChatMessage,
+        summary: Option<&str>,
+        history: &[TurnRecord],
+    ) -> cascade::Context {
+        reason::build_context(
+            &self.settings.system_prompt,
+            &self.skills.prompts(origin),
+            options.instructions.as_deref(),
+            &self.facts(memory, &first.content),
+            summary,
+            history,
+            vec![first],
+        )
     }
 
     /// Whether the earlier conversation is kept within `memory.context_tokens`.
@@ -617,4 +623,31 @@ fn pin_failed(pinned: &str, answered: &cascade::Answered) -> String {
         escape(&answered.provider),
         escape(pinned)
     )
+}
+
+/// `output`, finished with the turn's transcript `turn` (kept in the
+/// history, by `origin`'s sender) and what its tools remembered and sent.
+fn kept(mut output: TurnOutput, turn: Vec<ChatMessage>, origin: &Origin, tools: &ToolContext) -> TurnOutput {
+    // The history keeps images by reference: a person's bytes stay in the
+    // media store, and a tool's are shown in this turn only.
+    let messages = turn.into_iter().map(without_image_bytes).collect();
+    output.record = Some(TurnRecord {
+        messages,
+        at_ms: None,
+        by: Some(origin.sender.clone()),
+    });
+    output.memory = tools.memory.writes();
+    output.files = tools.outgoing.take();
+    output
+}
+
+/// What the turn says when the approvals cannot be read.
+fn approvals_unread(error: &impl std::fmt::Display) -> TurnOutput {
+    TurnOutput {
+        replies: vec![(
+            ReplyKind::Failure,
+            format!("I could not read the approvals: {}", escape(&error.to_string())),
+        )],
+        ..TurnOutput::default()
+    }
 }

@@ -5,7 +5,7 @@
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::audit::AuditEvent;
-use crate::llm::{ChatMessage, TextSink};
+use crate::llm::{ChatMessage, Role, TextSink};
 use crate::store::MemoryWrite;
 
 /// The watchers of one turn; none by default.
@@ -15,6 +15,28 @@ pub struct TurnWatch {
     pub sink: Option<Arc<dyn TextSink>>,
     /// Kept up to date with the rounds the turn has finished.
     pub finished: Option<Arc<FinishedRounds>>,
+}
+
+impl TurnWatch {
+    /// The turn has finished another round (or is about to start its
+    /// first): `turn` is its transcript so far, `audit` and `memory` what
+    /// its calls did. Kept only when someone watches.
+    pub(super) fn finished_round(
+        &self,
+        turn: &[ChatMessage],
+        audit: &[AuditEvent],
+        memory: impl FnOnce() -> Vec<MemoryWrite>,
+    ) {
+        let Some(finished) = &self.finished else {
+            return;
+        };
+        finished.record(Finished {
+            messages: turn.iter().cloned().map(super::without_image_bytes).collect(),
+            audit: audit.to_vec(),
+            memory: memory(),
+            calls: turn.iter().filter(|message| message.role == Role::Tool).count(),
+        });
+    }
 }
 
 /// The turn as far as its last finished round of tool calls: each call
