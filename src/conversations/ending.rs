@@ -26,6 +26,7 @@ use super::drafting::{self, ShownText};
 use super::failure::{TurnFailed, error_id};
 use super::history::{RecentHistory, Remembered};
 use super::relay::Relaying;
+use super::stop::Running;
 use super::turn_commit::{Followups, commit_of};
 use super::{Conversations, delivery};
 use crate::approvals::Approval;
@@ -74,6 +75,10 @@ pub(super) struct Extras {
     pub stopped: bool,
     /// When the turn started: timed once it is durable.
     pub started: Option<Instant>,
+    /// The turn's registration, so a `/stop` finds it: ended with its stop
+    /// mark, before its reply is delivered, so a `/stop` during delivery
+    /// leaves no mark behind.
+    pub running: Option<Running>,
 }
 
 /// A turn's end: what it answers, what it said, and its extras.
@@ -139,6 +144,7 @@ impl Ending<'_> {
         if let Answering::Message(entry) = answering {
             forget(cx, key, entry.seq, &extras);
         }
+        drop(extras.running.take());
         deliver_here(cx, key).await;
         Ok(())
     }

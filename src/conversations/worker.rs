@@ -116,13 +116,12 @@ async fn turn(cx: &Arc<Conversations>, key: &ConversationKey, recent: &mut Recen
             drafted: plan.shown.take(),
             stopped: plan.stopped,
             started: Some(started),
+            running: Some(plan.running),
             ..Extras::default()
         },
     };
     // What could not be committed was logged; the message stays pending.
     let _ = ending.finish(cx, key, recent).await;
-    // The turn stays registered, so a `/stop` finds it, until it has ended.
-    drop(plan);
 }
 
 /// The journal entry `seq`, pending in `key`. Pending without a journal
