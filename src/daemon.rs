@@ -215,15 +215,26 @@ impl Daemon {
             Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
         let plugged = std::mem::take(&mut extensions.gateways);
         let fixed_lists = crate::reload::lists(&plugged);
-        let components: Vec<Box<dyn GatewayComponent>> = crate::gateways::components(&config)
-            .into_iter()
-            .chain(plugged)
-            .collect();
+        let configured = crate::gateways::components(&config);
+        let fixed_count = configured.len();
+        let components: Vec<Box<dyn GatewayComponent>> = configured.into_iter().chain(plugged).collect();
+        // Where every gateway's secrets are kept, the plugged ones' too: the
+        // sandbox protects them and what the daemon shows leaves them out.
+        let secret_places = crate::gateways::secret_places(&config, &components[fixed_count..]);
         let pairing = Arc::new(crate::gateways::pairing(&components, &config, &store, clock)?);
         let deciders = components.iter().map(|c| (c.id(), c.deciders()));
         let policy = crate::approvals::Policy::from_rosters(deciders, &config.approvals).with_paired(pairing.paired());
+        let guards = Guards {
+            approvals: policy,
+            sandbox: crate::sandbox::Policy::for_tools(
+                &config,
+                &secret_places,
+                extensions.config_file.as_deref(),
+                Support::probe(),
+            ),
+        };
         let (pipeline, approvals, gauges) =
-            pipeline(&config, &store, clock, cascade.clone(), &schedules, policy, extensions)?;
+            pipeline(&config, &store, clock, cascade.clone(), &schedules, guards, extensions)?;
         // Started now, in the background: a server that is slow or fails
         // never holds up or stops the daemon.
         let mcp = gauges.mcp.clone();
@@ -237,7 +248,14 @@ impl Daemon {
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         // One set for the gateways, the admin path and the reload, which
         // adds what a reloaded file names.
-        let secrets = live_secrets.unwrap_or_else(|| LiveSecrets::new(crate::config::configured_secrets(&config)));
+        let configured_secrets = crate::config::configured_secrets(&config, &secret_places);
+        let secrets = match live_secrets {
+            Some(secrets) => {
+                secrets.add(&configured_secrets);
+                secrets
+            }
+            None => LiveSecrets::new(configured_secrets),
+        };
         let with = BuildContext {
             store: store.clone(),
             admin,
@@ -253,11 +271,15 @@ impl Daemon {
             store.clone(),
             pipeline,
             approvals.clone(),
-            gateways.outlets(Bridges::new(&config.bridges).carrying(Carrier {
-                fetchers: gateways.fetchers.clone(),
-                uploads: crate::gateways::uploads(&config),
-                outgoing: config.data_dir().join("outgoing"),
-            })),
+            gateways.outlets(
+                Bridges::new(&config.bridges)
+                    .carrying(Carrier {
+                        fetchers: gateways.fetchers.clone(),
+                        uploads: crate::gateways::uploads(&config),
+                        outgoing: config.data_dir().join("outgoing"),
+                    })
+                    .naming(crate::gateways::channels(&components)),
+            ),
             config.pipeline.clone(),
             clock,
             lifecycle.clone(),
@@ -472,9 +494,16 @@ fn open_store(config: &Config) -> Result<Store, StoreError> {
     Ok(store)
 }
 
+/// Who decides the approvals the tools ask, and what confines the
+/// processes they start.
+struct Guards {
+    approvals: crate::approvals::Policy,
+    sandbox: crate::sandbox::Policy,
+}
+
 /// The pipeline — the model `cascade`, the tools (the built-in ones, the
 /// loops' `schedules` tools, the `extensions`), the skills — and the
-/// approvals it holds actions for, decided by `policy`, on `clock`; with
+/// approvals it holds actions for, decided and confined by `guards`, on `clock`; with
 /// what the status reads of its parts.
 fn pipeline(
     config: &Config,
@@ -482,11 +511,14 @@ fn pipeline(
     clock: Clock,
     cascade: Arc<Cascade>,
     schedules: &Arc<Schedules>,
-    policy: crate::approvals::Policy,
+    guards: Guards,
     extensions: Extensions,
 ) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
-    let sandbox = crate::sandbox::Policy::for_tools(config, extensions.config_file.as_deref(), Support::probe())
-        .with_cgroups(crate::sandbox::Cgroups::find(true));
+    let Guards {
+        approvals: policy,
+        sandbox,
+    } = guards;
+    let sandbox = sandbox.with_cgroups(crate::sandbox::Cgroups::find(true));
     if !sandbox.confines() {
         tracing::warn!(what = %sandbox.describe(), "tool processes are not confined");
     }

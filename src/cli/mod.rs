@@ -360,7 +360,8 @@ pub fn main(cli: Cli) -> ExitCode {
         (Ok(config), warnings) => {
             // One live set for the log and the daemon, which adds what a
             // reload brings.
-            let secrets = LiveSecrets::new(config::configured_secrets(&config));
+            let places = crate::gateways::secret_places(&config, &[]);
+            let secrets = LiveSecrets::new(config::configured_secrets(&config, &places));
             let recent = logging::init("info", config.log.format, secrets.clone());
             // Logged, not printed: under `log.format = "json"` every line
             // the daemon writes is one a log shipper can read.

@@ -53,6 +53,14 @@ impl GatewayComponent for Socket {
         self.section.enabled
     }
 
+    fn name(&self) -> String {
+        "the terminal".to_owned()
+    }
+
+    fn handoff_word(&self) -> String {
+        "terminal".to_owned()
+    }
+
     fn talkers(&self) -> Roster {
         Roster::Everyone
     }

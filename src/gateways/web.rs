@@ -54,6 +54,10 @@ impl GatewayComponent for Web {
         self.section.enabled
     }
 
+    fn name(&self) -> String {
+        "the web chat".to_owned()
+    }
+
     fn talkers(&self) -> Roster {
         Roster::Everyone
     }
