@@ -24,7 +24,6 @@ mod reconnect;
 mod reload;
 mod restore;
 mod runtime;
-mod signal;
 mod streamed;
 mod terminal;
 mod tools;
@@ -154,7 +153,7 @@ pub enum Command {
     /// Your own Signal account: link the assistant to it as a device.
     Signal {
         #[command(subcommand)]
-        command: signal::SignalCommand,
+        command: crate::gateways::signal::cli::SignalCommand,
     },
     /// List the tools the model may use, each with its source (built in or
     /// an MCP server) and its gate (allowed, needs approval, denied).
@@ -474,7 +473,8 @@ async fn execute(cli: Cli) -> ExitCode {
                     ExitCode::from(2)
                 }
                 Command::Signal { command } => {
-                    signal::run(&config, config_file(cli.config.as_deref()).as_deref(), command).await
+                    crate::gateways::signal::cli::run(&config, config_file(cli.config.as_deref()).as_deref(), command)
+                        .await
                 }
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref()), problems).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,

@@ -4,6 +4,13 @@
 //! messages fetched from signal-cli, and `doctor`'s check of
 //! signal-cli — the daemon at `signal.endpoint`, or in spawn mode a child
 //! started for the check and killed after it — and the account.
+//!
+//! Beside the component, in this folder: `link`, the flow that makes the
+//! assistant a linked device of a person's own account, and `cli`, the
+//! `passepartout signal` command that runs it.
+
+pub mod cli;
+pub mod link;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
