@@ -40,14 +40,19 @@ pub use gathered::{
 };
 
 /// Every gateway the daemon knows, in the order `doctor` checks them; the
-/// disabled ones too, since their lists still say who is who.
+/// disabled ones too, since their lists still say who is who. Each but the
+/// local socket is a cargo feature of its own, all on by default: a daemon
+/// built without one knows nothing of it, and its code is left out of the
+/// binary.
 pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
-    vec![
-        Box::new(socket::Socket::new(config)),
-        Box::new(telegram::Telegram::new(config)),
-        Box::new(signal::Signal::new(config)),
-        Box::new(web::Web::new(config)),
-    ]
+    let mut components: Vec<Box<dyn GatewayComponent>> = vec![Box::new(socket::Socket::new(config))];
+    #[cfg(feature = "telegram")]
+    components.push(Box::new(telegram::Telegram::new(config)));
+    #[cfg(feature = "signal")]
+    components.push(Box::new(signal::Signal::new(config)));
+    #[cfg(feature = "web")]
+    components.push(Box::new(web::Web::new(config)));
+    components
 }
 
 /// One gateway as the daemon sees it before it runs.
