@@ -31,7 +31,8 @@ use thiserror::Error;
 
 pub use crate::access::Roster;
 use crate::checkup::Check;
-use crate::config::{Config, SecretPlaces};
+use crate::config::Config;
+pub use crate::config::SecretPlaces;
 use crate::store::Store;
 pub use crate::tools::uploads::Upload;
 pub use gathered::{
@@ -135,10 +136,9 @@ pub trait GatewayComponent: Send + Sync {
     /// Where the secrets it holds are kept (its token's variable and file,
     /// a program's data folder): the sandbox keeps them out of every tool
     /// process's reach and the daemon keeps their values out of what it
-    /// shows. Asked of every gateway, on or off.
-    fn secrets(&self) -> SecretPlaces {
-        SecretPlaces::default()
-    }
+    /// shows. Asked of every gateway, on or off. Every gateway says, none
+    /// when it holds none: a new one's cannot be left out unnoticed.
+    fn secrets(&self) -> SecretPlaces;
 
     /// Whether any of its chats may be joined to a bridge (`[[bridges]]`);
     /// none may, by default.

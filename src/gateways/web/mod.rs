@@ -32,7 +32,7 @@ use passepartout_gateway::{Draft, Fetch, GatewayId};
 use passepartout_web::people::{APPROVER, OWNER};
 use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
 
-use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces};
 use crate::checkup::{Check, Level};
 use crate::config::Config;
 use chats::WebChats;
@@ -61,6 +61,12 @@ impl GatewayComponent for Web {
 
     fn enabled(&self) -> bool {
         self.section.enabled
+    }
+
+    /// None of its own: its sessions and keys are kept, hashed, in the
+    /// store, in the data directory the sandbox keeps out of reach whole.
+    fn secrets(&self) -> SecretPlaces {
+        SecretPlaces::default()
     }
 
     fn name(&self) -> String {
