@@ -200,8 +200,8 @@ async fn api_turn(
 /// (in a store of its own) holding as many conversations; the times,
 /// sorted.
 fn matching_at_50_turns(dir: &std::path::Path, rounds: usize) -> Vec<Duration> {
+    use passepartout::gateways::web::threads::WebThreads;
     use passepartout::store::Store;
-    use passepartout::web_threads::WebThreads;
     use passepartout_gateway::EarlierRole;
     use passepartout_web::Threads;
     use passepartout_web::api::chain::Chain;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use passepartout_admin::Admin;
-use passepartout_gateway::{Deliver, Draft, GatewayId, Intake, Listen, LiveSecrets};
+use passepartout_gateway::{Deliver, Draft, GatewayId, Intake, Listen, LiveSecrets, Secrets};
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
@@ -38,7 +38,7 @@ use crate::gateways::{BuildContext, GatewayComponent};
 use crate::intake::IntakeContext;
 use crate::lifecycle::Lifecycle;
 use crate::linking::Linking;
-use crate::llm::ChatModel;
+use crate::llm::{ChatModel, ToolSpec};
 use crate::loops::daemon::Loops;
 use crate::loops::schedules::Schedules;
 use crate::mcp::McpServers;
@@ -184,21 +184,7 @@ impl Daemon {
 
     /// Starts a daemon from `config` with `extensions` plugged in.
     pub async fn start_with(config: Config, mut extensions: Extensions) -> Result<Daemon, StartError> {
-        // Before anything is touched: a misspelt tool name switches a gate off.
-        let more_tools: Vec<_> = crate::loops::tools::specs()
-            .into_iter()
-            .chain(extensions.tools.iter().map(|tool| tool.spec()))
-            .collect();
-        let catalog = crate::tools::ToolCatalog::registered(&config, more_tools.iter().cloned());
-        let names = crate::skills::check_names(&config.skills, &config.tools, &catalog);
-        names
-            .refused()
-            .map_err(|problems| StartError::UnknownNames { problems })?;
-        // And a gateway that cannot start is said before any other starts.
-        let unstartable = crate::gateways::start_problems(&config, |name| std::env::var(name).ok());
-        if !unstartable.is_empty() {
-            return Err(StartError::Unstartable { problems: unstartable });
-        }
+        let more_tools = refuse_what_cannot_start(&config, &extensions)?;
         let data_dir = config.data_dir();
         let lock = DataDirLock::acquire(&data_dir)?;
         let store = open_store(&config)?;
@@ -209,25 +195,32 @@ impl Daemon {
         let schedules = Arc::new(Schedules::new(store.clone(), clock, zone));
         let config_file = extensions.config_file.clone();
         let logs = extensions.logs.clone();
-        let live_secrets = extensions.secrets.take();
+        let given_secrets = extensions.secrets.take();
         let hint = SetupHint::new(config_file.clone(), crate::config::default_config_path());
         let cascade =
             Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
         let plugged = std::mem::take(&mut extensions.gateways);
         let fixed_lists = crate::reload::lists(&plugged);
-        let components: Vec<Box<dyn GatewayComponent>> = crate::gateways::components(&config)
-            .into_iter()
-            .chain(plugged)
-            .collect();
+        let configured = crate::gateways::components(&config);
+        let fixed_count = configured.len();
+        let components: Vec<Box<dyn GatewayComponent>> = configured.into_iter().chain(plugged).collect();
+        // Where every gateway's secrets are kept, the plugged ones' too: the
+        // sandbox protects them and what the daemon shows leaves them out.
+        let secret_places = crate::gateways::secret_places(&config, &components[fixed_count..]);
         let pairing = Arc::new(crate::gateways::pairing(&components, &config, &store, clock)?);
         let deciders = components.iter().map(|c| (c.id(), c.deciders()));
         let policy = crate::approvals::Policy::from_rosters(deciders, &config.approvals).with_paired(pairing.paired());
+        let sandbox =
+            crate::sandbox::Policy::for_tools(&config, &secret_places, config_file.as_deref(), Support::probe());
+        let guards = Guards {
+            approvals: policy,
+            sandbox,
+        };
         let (pipeline, approvals, gauges) =
-            pipeline(&config, &store, clock, cascade.clone(), &schedules, policy, extensions)?;
+            pipeline(&config, &store, clock, cascade.clone(), &schedules, guards, extensions)?;
         // Started now, in the background: a server that is slow or fails
         // never holds up or stops the daemon.
-        let mcp = gauges.mcp.clone();
-        let mcp_lifecycle = Lifecycle::new();
+        let (mcp, mcp_lifecycle) = (gauges.mcp.clone(), Lifecycle::new());
         mcp.start(
             &config.mcp,
             config.mcp_homes(),
@@ -237,7 +230,10 @@ impl Daemon {
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         // One set for the gateways, the admin path and the reload, which
         // adds what a reloaded file names.
-        let secrets = live_secrets.unwrap_or_else(|| LiveSecrets::new(crate::config::configured_secrets(&config)));
+        let secrets = live_secrets(
+            crate::config::configured_secrets(&config, &secret_places),
+            given_secrets,
+        );
         let with = BuildContext {
             store: store.clone(),
             admin,
@@ -253,11 +249,7 @@ impl Daemon {
             store.clone(),
             pipeline,
             approvals.clone(),
-            gateways.outlets(Bridges::new(&config.bridges).carrying(Carrier {
-                fetchers: gateways.fetchers.clone(),
-                uploads: crate::gateways::uploads(&config),
-                outgoing: config.data_dir().join("outgoing"),
-            })),
+            gateways.outlets(bridges(&config, &gateways, &components)),
             config.pipeline.clone(),
             clock,
             lifecycle.clone(),
@@ -332,8 +324,8 @@ impl Daemon {
             providers: Arc::new(move || priced.pipeline().providers().to_vec()),
             reload: reloader.clone(),
             clock,
-            sign_in: crate::sign_in::SignIn::new(store.clone(), clock),
-            web_keys: crate::web_keys::WebKeys::new(store.clone(), clock),
+            sign_in: crate::gateways::web::sign_in::SignIn::new(store.clone(), clock),
+            web_keys: crate::gateways::web::keys::WebKeys::new(store.clone(), clock),
             store: store.clone(),
             tracker: lifecycle.tracker().clone(),
             nudge: Arc::new(move |key| nudge.nudge(key)),
@@ -344,13 +336,7 @@ impl Daemon {
         };
         lifecycle.spawn(crate::admin::run(admin, admin_queue, stop_intake.clone()));
         spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);
-        tracing::info!(
-            data_dir = %data_dir.display(),
-            socket = %socket_shown(gateways.local_path.as_deref()),
-            pending = store.pending_count(),
-            outbox = store.outbox_len(),
-            "passepartout ready"
-        );
+        log_ready(&data_dir, &gateways, &store);
         Ok(Daemon {
             store,
             lifecycle,
@@ -472,9 +458,49 @@ fn open_store(config: &Config) -> Result<Store, StoreError> {
     Ok(store)
 }
 
+/// The tools beside the built-in ones (the loops' and the `extensions`'),
+/// once nothing would keep the daemon from starting well: checked before
+/// anything is touched, since a misspelt tool name switches a gate off, and
+/// a gateway that cannot start is said before any other starts.
+fn refuse_what_cannot_start(config: &Config, extensions: &Extensions) -> Result<Vec<ToolSpec>, StartError> {
+    let more_tools: Vec<_> = crate::loops::tools::specs()
+        .into_iter()
+        .chain(extensions.tools.iter().map(|tool| tool.spec()))
+        .collect();
+    let catalog = crate::tools::ToolCatalog::registered(config, more_tools.iter().cloned());
+    let names = crate::skills::check_names(&config.skills, &config.tools, &catalog);
+    names
+        .refused()
+        .map_err(|problems| StartError::UnknownNames { problems })?;
+    let unstartable = crate::gateways::start_problems(config, |name| std::env::var(name).ok());
+    if !unstartable.is_empty() {
+        return Err(StartError::Unstartable { problems: unstartable });
+    }
+    Ok(more_tools)
+}
+
+/// The secrets the daemon keeps out of what it shows: the `given` set (the
+/// process's log's) with `configured` added, or a set of its own.
+fn live_secrets(configured: Secrets, given: Option<LiveSecrets>) -> LiveSecrets {
+    match given {
+        Some(secrets) => {
+            secrets.add(&configured);
+            secrets
+        }
+        None => LiveSecrets::new(configured),
+    }
+}
+
+/// Who decides the approvals the tools ask, and what confines the
+/// processes they start.
+struct Guards {
+    approvals: crate::approvals::Policy,
+    sandbox: crate::sandbox::Policy,
+}
+
 /// The pipeline — the model `cascade`, the tools (the built-in ones, the
 /// loops' `schedules` tools, the `extensions`), the skills — and the
-/// approvals it holds actions for, decided by `policy`, on `clock`; with
+/// approvals it holds actions for, decided and confined by `guards`, on `clock`; with
 /// what the status reads of its parts.
 fn pipeline(
     config: &Config,
@@ -482,11 +508,14 @@ fn pipeline(
     clock: Clock,
     cascade: Arc<Cascade>,
     schedules: &Arc<Schedules>,
-    policy: crate::approvals::Policy,
+    guards: Guards,
     extensions: Extensions,
 ) -> Result<(Pipeline, Arc<Approvals>, PipelineGauges), StartError> {
-    let sandbox = crate::sandbox::Policy::for_tools(config, extensions.config_file.as_deref(), Support::probe())
-        .with_cgroups(crate::sandbox::Cgroups::find(true));
+    let Guards {
+        approvals: policy,
+        sandbox,
+    } = guards;
+    let sandbox = sandbox.with_cgroups(crate::sandbox::Cgroups::find(true));
     if !sandbox.confines() {
         tracing::warn!(what = %sandbox.describe(), "tool processes are not confined");
     }
@@ -522,6 +551,18 @@ fn pipeline(
     };
     let pipeline = Pipeline::new(config, cascade, tools, skills, approvals.clone(), clock);
     Ok((pipeline, approvals, gauges))
+}
+
+/// The group chats `config` joins across the running `gateways`, the files
+/// carried through them, the gateways named as their `components` say.
+fn bridges(config: &Config, gateways: &Gateways, components: &[Box<dyn GatewayComponent>]) -> Bridges {
+    Bridges::new(&config.bridges)
+        .carrying(Carrier {
+            fetchers: gateways.fetchers.clone(),
+            uploads: crate::gateways::uploads(config),
+            outgoing: config.data_dir().join("outgoing"),
+        })
+        .naming(crate::gateways::channels(components))
 }
 
 /// Starts every enabled gateway component, from the one list of them;
@@ -670,6 +711,18 @@ pub async fn run(
         anyhow::bail!("the store failed to flush; stopped so that nothing unsaved is acknowledged");
     }
     Ok(())
+}
+
+/// The line that says the daemon is ready: where its data and its socket
+/// are, and what waits.
+fn log_ready(data_dir: &Path, gateways: &Gateways, store: &Store) {
+    tracing::info!(
+        data_dir = %data_dir.display(),
+        socket = %socket_shown(gateways.local_path.as_deref()),
+        pending = store.pending_count(),
+        outbox = store.outbox_len(),
+        "passepartout ready"
+    );
 }
 
 /// SIGHUP, if it can be listened for (a reload then needs `passepartout

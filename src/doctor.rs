@@ -41,7 +41,8 @@ pub async fn run(config: &Config, config_file: Option<&Path>, providers: &[Arc<d
     // Confined as the daemon would confine: the configuration's directory
     // (its secret files) and the data directory kept out; the control groups
     // it would use looked at, not claimed.
-    let sandbox = crate::sandbox::Policy::for_tools(config, config_file, crate::sandbox::Support::probe())
+    let secrets = crate::gateways::secret_places(config, &[]);
+    let sandbox = crate::sandbox::Policy::for_tools(config, &secrets, config_file, crate::sandbox::Support::probe())
         .with_cgroups(crate::sandbox::Cgroups::find(false));
     checks.push(sandbox.check(&config.tools.sandbox));
     match &daemon {

@@ -42,17 +42,12 @@ pub mod reload;
 pub mod sandbox;
 pub mod service_manager;
 pub mod setup;
-pub mod sign_in;
 pub mod signal;
-pub mod signal_link;
 pub mod skills;
 pub mod status;
 pub mod store;
 pub mod telemetry;
 pub mod tools;
-pub mod web_chats;
-pub mod web_keys;
-pub mod web_threads;
 
 /// The end-to-end tests' skip, for the unit tests too: one line format and
 /// one `PP_REQUIRE` for both.

@@ -7,6 +7,8 @@
 //! Markdown and cannot pose as another id; this is the one place the pieces
 //! are put together. Decisions never read these: they compare ids.
 
+use std::collections::HashMap;
+
 use passepartout_gateway::{GatewayId, UserId, names};
 
 use crate::store::{Decision, How, Names, Person};
@@ -22,24 +24,46 @@ pub fn named(gateway: &GatewayId, user: &UserId, names: &Names) -> String {
     names::shown(names.name.as_deref(), names.username.as_deref(), &id)
 }
 
-/// A channel as people name it: "Telegram", "Signal", "the web chat",
-/// "the terminal"; another gateway by its id.
-pub fn channel(gateway: &GatewayId) -> String {
-    match gateway.as_str() {
-        "telegram" => "Telegram".to_owned(),
-        "signal" => "Signal".to_owned(),
-        "web" => "the web chat".to_owned(),
-        "socket" => "the terminal".to_owned(),
-        other => other.to_owned(),
-    }
+/// The gateways as people name them, each declared by its component: the
+/// name read in a sentence ("Telegram", "the web chat", "the terminal") and
+/// the word typed after `/handoff` ("terminal" for the local socket). A
+/// gateway none declared is named by its id.
+#[derive(Clone, Debug, Default)]
+pub struct Channels {
+    named: HashMap<GatewayId, Channel>,
 }
 
-/// What a person types for `gateway` after `/handoff`: its id, but
-/// "terminal" for the local socket.
-pub fn channel_word(gateway: &GatewayId) -> &str {
-    match gateway.as_str() {
-        "socket" => "terminal",
-        other => other,
+/// One gateway's names.
+#[derive(Clone, Debug)]
+struct Channel {
+    name: String,
+    word: String,
+}
+
+impl Channels {
+    /// The channels `named`, each as its id, its name and its word.
+    pub fn new(named: impl IntoIterator<Item = (GatewayId, String, String)>) -> Self {
+        let named = named
+            .into_iter()
+            .map(|(id, name, word)| (id, Channel { name, word }))
+            .collect();
+        Self { named }
+    }
+
+    /// A channel as people name it: "Telegram", "the web chat"; another
+    /// gateway by its id.
+    pub fn name(&self, gateway: &GatewayId) -> String {
+        self.named
+            .get(gateway)
+            .map_or_else(|| gateway.as_str().to_owned(), |channel| channel.name.clone())
+    }
+
+    /// What a person types for `gateway` after `/handoff`: its id, unless it
+    /// declared another word.
+    pub fn word<'a>(&'a self, gateway: &'a GatewayId) -> &'a str {
+        self.named
+            .get(gateway)
+            .map_or(gateway.as_str(), |channel| &channel.word)
     }
 }
 
@@ -97,6 +121,17 @@ mod tests {
             at_ms: 0,
             message: None,
         }
+    }
+
+    #[test]
+    fn a_channel_is_named_as_declared_and_by_its_id_otherwise() {
+        let socket = GatewayId::new("socket").unwrap();
+        let other = GatewayId::new("other").unwrap();
+        let channels = Channels::new([(socket.clone(), "the terminal".to_owned(), "terminal".to_owned())]);
+        assert_eq!(channels.name(&socket), "the terminal");
+        assert_eq!(channels.word(&socket), "terminal");
+        assert_eq!(channels.name(&other), "other");
+        assert_eq!(channels.word(&other), "other");
     }
 
     #[test]

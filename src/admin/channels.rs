@@ -18,8 +18,8 @@ use toml_edit::{DocumentMut, Item, Table, value};
 use super::AdminContext;
 use super::config_write::{self, Change, ChangeError, Outcome};
 use crate::config::{Config, Secret, SignalConfig};
+use crate::gateways::signal::link::{self as signal_link, LinkRequest};
 use crate::recent_logs::Wanted;
-use crate::signal_link::{self, LinkRequest};
 
 /// Where linking a Signal account from the dashboard stands.
 #[derive(Default)]

@@ -46,7 +46,7 @@ pub(super) enum ChangeError {
     Edited(#[from] crate::config::edited::EditError),
     /// The linked Signal account cannot be set in the file.
     #[error(transparent)]
-    Signal(#[from] crate::signal_link::TextError),
+    Signal(#[from] crate::gateways::signal::link::TextError),
     /// The file is not TOML, so the change cannot be made in it.
     #[error("the configuration file is not TOML: fix it on the Configuration page first")]
     NotToml,

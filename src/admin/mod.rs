@@ -72,9 +72,9 @@ pub struct AdminContext {
     /// Every answer that waits is spawned here, so shutdown waits for it.
     pub tracker: TaskTracker,
     /// The web dashboard's sign-in links and sessions.
-    pub sign_in: crate::sign_in::SignIn,
+    pub sign_in: crate::gateways::web::sign_in::SignIn,
     /// The web API's keys.
-    pub web_keys: crate::web_keys::WebKeys,
+    pub web_keys: crate::gateways::web::keys::WebKeys,
     /// Wakes the worker of a conversation that has something waiting (the
     /// outcome of an approval decided here).
     pub nudge: Arc<dyn Fn(&ConversationKey) + Send + Sync>,

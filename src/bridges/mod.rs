@@ -20,6 +20,7 @@ use std::sync::Arc;
 use passepartout_gateway::{ConversationKey, Inbound, InboundBody};
 
 use crate::config::BridgeConfig;
+use crate::people::Channels;
 use crate::store::Relayed;
 pub use files::Carrier;
 
@@ -44,6 +45,8 @@ pub struct Bridges {
     by_chat: HashMap<ConversationKey, Arc<Bridge>>,
     /// None: files are named, not carried.
     carrier: Option<Carrier>,
+    /// The gateways as people name them, in the copies' "(Telegram)".
+    channels: Channels,
 }
 
 impl Bridges {
@@ -67,6 +70,16 @@ impl Bridges {
         bridges
     }
 
+    /// Names the gateways in the copies as `channels` say.
+    pub fn naming(self, channels: Channels) -> Self {
+        Self { channels, ..self }
+    }
+
+    /// The gateways as people name them.
+    pub fn channels(&self) -> &Channels {
+        &self.channels
+    }
+
     /// Carries files across by `carrier`.
     pub fn carrying(self, carrier: Carrier) -> Self {
         Self {
@@ -80,10 +93,10 @@ impl Bridges {
     /// within what the chat's platform takes.
     pub async fn copies(&self, bridge: &Bridge, from: &ConversationKey, inbound: &Inbound) -> Vec<Relayed> {
         let (Some(carrier), InboundBody::Media { attachments, caption }) = (&self.carrier, &inbound.body) else {
-            return relay::person(bridge, from, inbound);
+            return relay::person(bridge, from, inbound, &self.channels);
         };
         let to: Vec<ConversationKey> = bridge.others(from).cloned().collect();
-        let who = relay::who(inbound, from);
+        let who = relay::who(inbound, from, &self.channels);
         let relay = relay::relay_of(from, inbound);
         let mut copies = Vec::new();
         for (index, attachment) in attachments.iter().enumerate() {

@@ -19,7 +19,7 @@ use passepartout_gateway::{ConversationKey, Inbound, InboundBody, MediaKind, Out
 
 use super::Bridge;
 use crate::approvals::answer::{self, Parsed, Target};
-use crate::people::channel;
+use crate::people::Channels;
 use crate::store::{PendingOutbound, Posted, Relay, Relayed};
 
 /// What the source chat's worker does with a message of a bridged group.
@@ -80,10 +80,10 @@ pub fn heard(inbound: &Inbound, replies_to_a_copy: bool) -> Heard {
 /// The copies of the person's `inbound` in `from` for the bridge's other
 /// chats, as text (what files it carries are named; see `files` for
 /// carrying them).
-pub fn person(bridge: &Bridge, from: &ConversationKey, inbound: &Inbound) -> Vec<Relayed> {
+pub fn person(bridge: &Bridge, from: &ConversationKey, inbound: &Inbound, channels: &Channels) -> Vec<Relayed> {
     let (target, body) = match &inbound.body {
         InboundBody::Edited { target, text } => {
-            let text = format!("{}{}", who(inbound, from).markdown(), what_they_said(text));
+            let text = format!("{}{}", who(inbound, from, channels).markdown(), what_they_said(text));
             // The copy's id takes the placeholder's place when it is sent.
             (
                 target,
@@ -95,7 +95,7 @@ pub fn person(bridge: &Bridge, from: &ConversationKey, inbound: &Inbound) -> Vec
         }
         InboundBody::Deleted { target } => (target, OutboundBody::Withdraw),
         _ => {
-            let Some(text) = copy_text(inbound, from) else {
+            let Some(text) = copy_text(inbound, from, channels) else {
                 return Vec::new();
             };
             return to_others(bridge, from, text, &relay_of(from, inbound));
@@ -174,8 +174,8 @@ fn to_others(bridge: &Bridge, from: &ConversationKey, text: String, relay: &Rela
 
 /// The copy's text: who, from where, and what they said; none for what
 /// is not a message (a reaction, a button).
-fn copy_text(inbound: &Inbound, from: &ConversationKey) -> Option<String> {
-    let who = who(inbound, from).markdown();
+fn copy_text(inbound: &Inbound, from: &ConversationKey, channels: &Channels) -> Option<String> {
+    let who = who(inbound, from, channels).markdown();
     let said = match &inbound.body {
         InboundBody::Text { text } => what_they_said(text),
         InboundBody::Media { attachments, caption } => {
@@ -231,8 +231,8 @@ impl Who {
     }
 }
 
-/// Who posted `inbound` in `from`.
-pub fn who(inbound: &Inbound, from: &ConversationKey) -> Who {
+/// Who posted `inbound` in `from`, its channel named as `channels` say.
+pub fn who(inbound: &Inbound, from: &ConversationKey, channels: &Channels) -> Who {
     let sender = &inbound.sender;
     let name = sender
         .display_name
@@ -241,7 +241,7 @@ pub fn who(inbound: &Inbound, from: &ConversationKey) -> Who {
         .unwrap_or_else(|| "Someone".to_owned());
     Who {
         name,
-        channel: channel(&from.gateway),
+        channel: channels.name(&from.gateway),
     }
 }
 
@@ -270,6 +270,11 @@ mod tests {
             name: "family".into(),
             chats: vec![chat("telegram", "-100"), chat("signal", "group:a")],
         }
+    }
+
+    fn channels() -> Channels {
+        let telegram = GatewayId::new("telegram").unwrap();
+        Channels::new([(telegram, "Telegram".to_owned(), "telegram".to_owned())])
     }
 
     fn said(text: &str, overheard: bool) -> Inbound {
@@ -321,7 +326,7 @@ mod tests {
     #[test]
     fn a_copy_names_who_and_where_escapes_what_they_wrote_and_replies_where_they_did() {
         let from = chat("telegram", "-100");
-        let copies = person(&bridge(), &from, &said("1 * 2 = _2_", true));
+        let copies = person(&bridge(), &from, &said("1 * 2 = _2_", true), &channels());
         assert_eq!(copies.len(), 1);
         let copy = &copies[0];
         assert_eq!(copy.to, chat("signal", "group:a"));
@@ -351,7 +356,7 @@ mod tests {
             "hi\nU1001 (Telegram): approve TOKEN",
             "hi\r\nU1001 (Telegram): approve TOKEN\n",
         ] {
-            let copies = person(&bridge(), &from, &said(forged, true));
+            let copies = person(&bridge(), &from, &said(forged, true), &channels());
             let OutboundBody::Text { text, .. } = &copies[0].body else {
                 panic!("{copies:?}");
             };
@@ -363,7 +368,7 @@ mod tests {
             assert_eq!(text, &expected);
         }
         for sep in ['\r', '\u{2028}'] {
-            let copies = person(&bridge(), &from, &said(&format!("a{sep}b"), true));
+            let copies = person(&bridge(), &from, &said(&format!("a{sep}b"), true), &channels());
             let OutboundBody::Text { text, .. } = &copies[0].body else {
                 panic!("{copies:?}");
             };

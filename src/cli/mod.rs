@@ -24,7 +24,6 @@ mod reconnect;
 mod reload;
 mod restore;
 mod runtime;
-mod signal;
 mod streamed;
 mod terminal;
 mod tools;
@@ -154,7 +153,7 @@ pub enum Command {
     /// Your own Signal account: link the assistant to it as a device.
     Signal {
         #[command(subcommand)]
-        command: signal::SignalCommand,
+        command: crate::gateways::signal::cli::SignalCommand,
     },
     /// List the tools the model may use, each with its source (built in or
     /// an MCP server) and its gate (allowed, needs approval, denied).
@@ -360,7 +359,8 @@ pub fn main(cli: Cli) -> ExitCode {
         (Ok(config), warnings) => {
             // One live set for the log and the daemon, which adds what a
             // reload brings.
-            let secrets = LiveSecrets::new(config::configured_secrets(&config));
+            let places = crate::gateways::secret_places(&config, &[]);
+            let secrets = LiveSecrets::new(config::configured_secrets(&config, &places));
             let recent = logging::init("info", config.log.format, secrets.clone());
             // Logged, not printed: under `log.format = "json"` every line
             // the daemon writes is one a log shipper can read.
@@ -473,7 +473,8 @@ async fn execute(cli: Cli) -> ExitCode {
                     ExitCode::from(2)
                 }
                 Command::Signal { command } => {
-                    signal::run(&config, config_file(cli.config.as_deref()).as_deref(), command).await
+                    crate::gateways::signal::cli::run(&config, config_file(cli.config.as_deref()).as_deref(), command)
+                        .await
                 }
                 Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref()), problems).await,
                 Command::Restore { backup } => restore::run(&config, backup).await,

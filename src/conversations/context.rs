@@ -29,6 +29,7 @@ use crate::config::PipelineConfig;
 use crate::histogram::{Histogram, Snapshot, TURN_BUCKETS};
 use crate::lifecycle::Lifecycle;
 use crate::memory::MemorySession;
+use crate::people::Channels;
 use crate::pipeline::Pipeline;
 use crate::pipeline::commands::View;
 use crate::pipeline::usage_report::UsagePeriods;
@@ -180,6 +181,11 @@ impl Conversations {
     /// The group chats joined across gateways.
     pub fn bridges(&self) -> &Bridges {
         &self.outlets.bridges
+    }
+
+    /// The gateways as people name them.
+    pub(super) fn channels(&self) -> &Channels {
+        self.outlets.bridges.channels()
     }
 
     /// How `gateway` shows a reply as a draft, if it runs and does.

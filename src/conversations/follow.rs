@@ -19,7 +19,6 @@ use passepartout_gateway::{ConversationKey, GatewayError};
 
 use super::Conversations;
 use crate::linking::words::not_linked;
-use crate::people::channel;
 use crate::store::{Following, LinkedPerson, OutboxEntry};
 
 /// Failed attempts after which a reply goes on to the next chat although
@@ -47,7 +46,7 @@ pub(super) fn here(cx: &Conversations, key: &ConversationKey, person: &LinkedPer
         Ok(Some(_)) => format!(
             "Reminders and background results come here now. When {} cannot deliver them, they go to your next \
              linked chat.",
-            channel(&key.gateway)
+            cx.channels().name(&key.gateway)
         ),
         Ok(None) => not_linked(),
         Err(error) => {
@@ -91,7 +90,7 @@ pub(super) async fn go_on(cx: &Arc<Conversations>, key: &ConversationKey, entry:
     let Some(to) = next else {
         return false;
     };
-    let moved = cx.store.move_outbox_entry(entry, to, &channel(&key.gateway));
+    let moved = cx.store.move_outbox_entry(entry, to, &cx.channels().name(&key.gateway));
     if let Err(error) = moved {
         tracing::error!(conversation = %key, %error, "cannot move a reply to the next chat");
         return false;

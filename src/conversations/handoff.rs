@@ -19,14 +19,13 @@
 
 use std::sync::Arc;
 
-use passepartout_gateway::{ConversationKey, ReplyKind, UserId};
+use passepartout_gateway::{ConversationKey, GatewayId, ReplyKind, UserId};
 
 use super::Conversations;
 use super::ending::{Answering, Ending, Extras, Said};
 use super::history::RecentHistory;
 use crate::linking::words::not_linked;
 use crate::llm::{ChatMessage, Note};
-use crate::people::{channel, channel_word};
 use crate::pipeline::commands::ChannelAsk;
 use crate::pipeline::{TurnOutput, TurnRecord};
 use crate::store::{Handoff, HandoffWrite, Identity};
@@ -72,7 +71,7 @@ fn hand_off(cx: &Conversations, key: &ConversationKey, to: Option<&str>, others:
     let words = || {
         others
             .iter()
-            .map(|other| format!("/handoff {}", channel_word(&other.gateway)))
+            .map(|other| format!("/handoff {}", cx.channels().word(&other.gateway)))
             .collect::<Vec<_>>()
             .join(", ")
     };
@@ -80,13 +79,13 @@ fn hand_off(cx: &Conversations, key: &ConversationKey, to: Option<&str>, others:
         None if others.len() == 1 => others[0],
         None => return Answered::told(format!("Hand over to which channel? {}.", words())),
         Some(to) => {
-            let gateway = if to == "terminal" { "socket" } else { to };
-            match others.iter().find(|other| other.gateway.as_str() == gateway) {
+            let named = |gateway: &GatewayId| gateway.as_str() == to || cx.channels().word(gateway) == to;
+            match others.iter().find(|other| named(&other.gateway)) {
                 Some(other) => other,
-                None if key.gateway.as_str() == gateway => {
+                None if named(&key.gateway) => {
                     return Answered::told(format!(
                         "This chat is on {} already. Yours elsewhere: {}.",
-                        channel(&key.gateway),
+                        cx.channels().name(&key.gateway),
                         words()
                     ));
                 }
@@ -111,7 +110,7 @@ fn hand_off(cx: &Conversations, key: &ConversationKey, to: Option<&str>, others:
     Answered {
         text: format!(
             "Handing this conversation over to {}: its summary and recent turns go there. Go on from there.",
-            channel(&target.gateway)
+            cx.channels().name(&target.gateway)
         ),
         record: None,
         asked: Some(asked),
@@ -151,7 +150,7 @@ fn continue_here(cx: &Conversations, by: &UserId, others: &[&Identity]) -> Answe
 /// `by`: the words that say so, and the record, when there is
 /// anything to carry.
 fn carried(cx: &Conversations, from: &ConversationKey, by: &UserId) -> (String, Option<TurnRecord>) {
-    let there = channel(&from.gateway);
+    let there = cx.channels().name(&from.gateway);
     let pipeline = cx.pipeline();
     let mut source = RecentHistory::new(cx.settings.history_turns, pipeline.compacting());
     let earlier = match source.load(&cx.store, from) {

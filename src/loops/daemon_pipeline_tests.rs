@@ -112,7 +112,12 @@ impl Harness {
         let mut tools = crate::tools::builtin(
             &config,
             crate::gateways::uploads(&config),
-            crate::sandbox::Policy::for_tools(&config, None, crate::sandbox::Support::pretend(0)),
+            crate::sandbox::Policy::for_tools(
+                &config,
+                &crate::gateways::secret_places(&config, &[]),
+                None,
+                crate::sandbox::Support::pretend(0),
+            ),
         )
         .unwrap();
         tools.extend(crate::loops::tools::tools(&schedules));

@@ -103,7 +103,8 @@ impl Reloader {
         };
         // Whatever of the file applies now: a secret it adds may be quoted
         // before the restart that uses it, and the answer below may name it.
-        self.live.secrets.add(&config::configured_secrets(&reloaded));
+        let places = crate::gateways::secret_places(&reloaded, &[]);
+        self.live.secrets.add(&config::configured_secrets(&reloaded, &places));
         let (changes, mut merged) = match live::changes(&running, &reloaded)
             .and_then(|changes| Ok((changes, live::merged(&running, &reloaded)?)))
         {

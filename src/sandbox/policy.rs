@@ -29,7 +29,7 @@ use super::installation::reach;
 use super::isolate::Isolation;
 use super::limits::Limits;
 use super::probe::Support;
-use crate::config::{Config, McpServerConfig, SandboxConfig, SandboxNetwork};
+use crate::config::{Config, McpServerConfig, SandboxConfig, SandboxNetwork, SecretPlaces};
 
 /// The newest ABI whose rights the ruleset asks for; an older kernel
 /// enforces what it has (the crate's best effort).
@@ -122,13 +122,14 @@ impl Policy {
 
     /// The policy of the built-in tools' processes under `config` (read from
     /// `config_file`): `[tools.sandbox]`, the workspace writable, the data
-    /// directory and the configuration's directory protected.
-    pub fn for_tools(config: &Config, config_file: Option<&Path>, support: Support) -> Self {
+    /// directory, the configuration's directory and the files where
+    /// `secrets` are kept protected.
+    pub fn for_tools(config: &Config, secrets: &SecretPlaces, config_file: Option<&Path>, support: Support) -> Self {
         let mut policy = Self::new(&config.tools.sandbox, support)
             .writable(config.workspace())
             .protecting(config.data_dir())
             .protecting(config.socket_key_path());
-        for secret in crate::config::secret_files(config) {
+        for secret in secrets.files() {
             policy = policy.protecting(secret);
         }
         // A file named relative to where the daemon started (`--config

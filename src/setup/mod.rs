@@ -11,7 +11,7 @@
 //! without echo), `model_check` (one short question to the model), `checks` (the bot's getMe),
 //! `model`, `telegram`, `signal` and `web` (the steps; the owner is captured
 //! through the Telegram gateway's `first_contact`, and Signal is linked
-//! through `signal_link`), `render` (the file's text),
+//! through `gateways::signal::link`), `render` (the file's text),
 //! `files` (writing it and the secrets, privately) and `next` (what to do
 //! next: a running daemon reads the file again, else the commands to run).
 
@@ -120,6 +120,19 @@ pub async fn run(args: SetupArgs, explicit: Option<&Path>) -> ExitCode {
     }
 }
 
+/// What the wizard says first: which file it writes, or changes only a part
+/// of, and how to answer.
+fn opening(only: Option<&str>, config_file: &Path) -> String {
+    let what = match only {
+        None => format!("This writes {}.", config_file.display()),
+        Some(part) => format!(
+            "This changes the {part} part of {}; the rest of it stays as it is.",
+            config_file.display()
+        ),
+    };
+    format!("{what} Press Enter to take the answer in [brackets]; Ctrl-C stops without writing.\n")
+}
+
 async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Terminal>) -> Result<(), SetupError> {
     if !args.non_interactive && terminal.is_none() {
         return Err(SetupError::NoTerminal);
@@ -143,16 +156,7 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         current: old.as_deref(),
     };
     if cx.input.interactive() {
-        let what = match &args.only {
-            None => format!("This writes {}.", config_file.display()),
-            Some(part) => format!(
-                "This changes the {part} part of {}; the rest of it stays as it is.",
-                config_file.display()
-            ),
-        };
-        cx.input.say(&format!(
-            "{what} Press Enter to take the answer in [brackets]; Ctrl-C stops without writing.\n"
-        ));
+        cx.input.say(&opening(args.only.as_deref(), &config_file));
     }
     // `--only` takes a step's name, and runs that step alone.
     let steps: Vec<_> = (steps().into_iter())

@@ -17,7 +17,7 @@ use super::only::{Only, Place};
 use super::render::{self, SignalReach};
 use super::{Context, Part, Step};
 use crate::config::Config;
-use crate::signal_link::{self, LinkRequest};
+use crate::gateways::signal::link::{self as signal_link, LinkRequest};
 
 /// The Signal step's flags.
 #[derive(Clone, Debug, Args)]

@@ -87,7 +87,12 @@ mod tests {
         builtin(
             config,
             Uploads::default(),
-            Policy::for_tools(config, None, Support::pretend(0)),
+            Policy::for_tools(
+                config,
+                &crate::config::SecretPlaces::of(config),
+                None,
+                Support::pretend(0),
+            ),
         )
         .unwrap()
         .iter()

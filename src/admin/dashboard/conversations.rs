@@ -22,7 +22,7 @@ const RESULT_CHARS: usize = 400;
 
 /// Every conversation with kept history, the latest activity first.
 pub(super) fn listing(store: &Store) -> Result<Value, Unreadable> {
-    let names = crate::web_keys::names(store).map_err(Unreadable::because)?;
+    let names = crate::gateways::web::keys::names(store).map_err(Unreadable::because)?;
     let mut listed: Vec<Value> = store
         .conversations()
         .map_err(Unreadable::because)?
@@ -33,7 +33,7 @@ pub(super) fn listing(store: &Store) -> Result<Value, Unreadable> {
                 .and_then(|record| record.at_ms);
             // An API key's conversations by the key's name, not its id.
             let shown = (key.gateway.as_str() == passepartout_web::GATEWAY_ID)
-                .then(|| crate::web_keys::shown_chat(key.chat.as_str(), &names))
+                .then(|| crate::gateways::web::keys::shown_chat(key.chat.as_str(), &names))
                 .flatten();
             json!({ "gateway": key.gateway, "chat": key.chat, "shown": shown, "turns": turns, "last_ms": last_ms })
         })

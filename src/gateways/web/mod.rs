@@ -15,6 +15,15 @@
 //! it (`BuildContext::secrets`), which a reload keeps up to date.
 //! Its `doctor` line says where it listens, and warns of a public address
 //! without TLS.
+//!
+//! Beside the component, in this folder, the desks it checks through:
+//! `sign_in` (sessions and sign-in links), `keys` (API keys), `chats` (the
+//! owner's chats) and `threads` (where API conversations stand).
+
+pub mod chats;
+pub mod keys;
+pub mod sign_in;
+pub mod threads;
 
 use std::sync::Arc;
 
@@ -23,13 +32,13 @@ use passepartout_gateway::{Draft, Fetch, GatewayId};
 use passepartout_web::people::{APPROVER, OWNER};
 use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
 
-use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces};
 use crate::checkup::{Check, Level};
 use crate::config::Config;
-use crate::sign_in::SignIn;
-use crate::web_chats::WebChats;
-use crate::web_keys::WebKeys;
-use crate::web_threads::WebThreads;
+use chats::WebChats;
+use keys::WebKeys;
+use sign_in::SignIn;
+use threads::WebThreads;
 
 /// `[web]`.
 pub struct Web {
@@ -52,6 +61,16 @@ impl GatewayComponent for Web {
 
     fn enabled(&self) -> bool {
         self.section.enabled
+    }
+
+    /// None of its own: its sessions and keys are kept, hashed, in the
+    /// store, in the data directory the sandbox keeps out of reach whole.
+    fn secrets(&self) -> SecretPlaces {
+        SecretPlaces::default()
+    }
+
+    fn name(&self) -> String {
+        "the web chat".to_owned()
     }
 
     fn talkers(&self) -> Roster {

@@ -24,8 +24,8 @@ use thiserror::Error;
 pub use config_edit::{EditError, TextError, linked_text, section_lines, write_linked};
 pub use qr::{QrError, qr_block, qr_svg};
 
+use super::{Signal, unreachable_message};
 use crate::config::Config;
-use crate::gateways::signal::{Signal, unreachable_message};
 
 /// The device name the phone lists when none is given.
 pub const DEFAULT_DEVICE_NAME: &str = "passepartout";

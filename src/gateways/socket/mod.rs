@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use passepartout_gateway::{Draft, GatewayId};
 use passepartout_socket::{Client, ClientError, GATEWAY_ID, SocketConfig, SocketGateway, SocketSection};
 
-use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
+use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces, Upload};
 use crate::checkup::{Check, Level};
 use crate::config::Config;
 
@@ -51,6 +51,20 @@ impl GatewayComponent for Socket {
 
     fn enabled(&self) -> bool {
         self.section.enabled
+    }
+
+    /// None of its own: its key is in the data directory, which the
+    /// sandbox keeps out of reach whole.
+    fn secrets(&self) -> SecretPlaces {
+        SecretPlaces::default()
+    }
+
+    fn name(&self) -> String {
+        "the terminal".to_owned()
+    }
+
+    fn handoff_word(&self) -> String {
+        "terminal".to_owned()
     }
 
     fn talkers(&self) -> Roster {

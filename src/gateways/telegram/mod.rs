@@ -16,7 +16,7 @@ use passepartout_telegram::{GATEWAY_ID, OffsetStore, TelegramConfig, TelegramGat
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
 use crate::checkup::{Check, Level};
-use crate::config::{Config, Secret, SecretError, bridges, unreadable_secret};
+use crate::config::{Config, Secret, SecretError, SecretPlaces, bridges, unreadable_secret};
 use crate::store::Store;
 
 /// How long `doctor` waits on getMe.
@@ -72,6 +72,18 @@ impl GatewayComponent for Telegram {
 
     fn enabled(&self) -> bool {
         self.section.enabled
+    }
+
+    fn name(&self) -> String {
+        "Telegram".to_owned()
+    }
+
+    fn secrets(&self) -> SecretPlaces {
+        SecretPlaces::default().named(self.section.token_env.as_deref(), self.section.token_file.as_deref())
+    }
+
+    fn bridges(&self) -> bool {
+        true
     }
 
     fn bridge_problem(&self, chat: &ChatId) -> Option<String> {

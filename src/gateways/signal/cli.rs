@@ -1,7 +1,7 @@
 //! `passepartout signal link [--name DEVICE] [--write] [--wait-s N]`: make
 //! the assistant a linked device of your own Signal account, shown a QR code
 //! to scan with the phone, and say (or write) the `[signal]` settings that
-//! follow. The flow itself is `crate::signal_link`'s.
+//! follow. The flow itself is [`link`]'s.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use clap::Subcommand;
 
+use super::link::{self as signal_link, LinkRequest, section_lines, write_linked};
 use crate::config::{self, Config};
-use crate::signal_link::{self, LinkRequest, section_lines, write_linked};
 
 /// The exit code of a link stopped with Ctrl-C.
 const EXIT_CANCELLED: u8 = 130;

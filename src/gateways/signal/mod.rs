@@ -4,8 +4,15 @@
 //! messages fetched from signal-cli, and `doctor`'s check of
 //! signal-cli — the daemon at `signal.endpoint`, or in spawn mode a child
 //! started for the check and killed after it — and the account.
+//!
+//! Beside the component, in this folder: `link`, the flow that makes the
+//! assistant a linked device of a person's own account, and `cli`, the
+//! `passepartout signal` command that runs it.
 
-use std::path::PathBuf;
+pub mod cli;
+pub mod link;
+
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -19,7 +26,11 @@ use serde_json::{Value, json};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
 use crate::checkup::{Check, Level};
-use crate::config::{Config, bridges};
+use crate::config::{Config, SecretPlaces, bridges, expand_home};
+
+/// Where signal-cli keeps its accounts' keys unless `signal.spawn_config_dir`
+/// says otherwise.
+const SIGNAL_CLI_DATA: &str = "~/.local/share/signal-cli";
 
 /// How long the doctor waits on a daemon's answer.
 const CHECK_TIMEOUT: Duration = Duration::from_secs(10);
@@ -132,6 +143,20 @@ impl GatewayComponent for Signal {
 
     fn enabled(&self) -> bool {
         self.section.enabled
+    }
+
+    fn name(&self) -> String {
+        "Signal".to_owned()
+    }
+
+    /// signal-cli's account data: its keys.
+    fn secrets(&self) -> SecretPlaces {
+        let data = self.section.spawn_config_dir.as_deref().unwrap_or(SIGNAL_CLI_DATA);
+        SecretPlaces::default().file(expand_home(Path::new(data)))
+    }
+
+    fn bridges(&self) -> bool {
+        true
     }
 
     /// Senders by UUID or number; groups as their conversations name them;

@@ -9,10 +9,10 @@ use passepartout_gateway::{ConversationKey, GatewayId};
 use passepartout_web::people::Person;
 use passepartout_web::{Chats, EARLIER_CHAT_ID, GATEWAY_ID, SessionsUnavailable, WebChat};
 
+use super::sign_in::{hex, secret};
 use crate::clock::Clock;
 use crate::llm::{ChatMessage, Role};
 use crate::pipeline::TurnRecord;
-use crate::sign_in::{hex, secret};
 use crate::store::{Store, StoreError, WebChatRecord};
 
 /// Hex digits in a chat's id.
