@@ -16,7 +16,9 @@
 
 use std::fmt;
 
-pub use passepartout_admin::{AccessAnswer, AccessRequest, Reloaded, WebAnswer, WebRequest};
+pub use passepartout_admin::{
+    AccessAnswer, AccessRequest, AdminRequest, DashboardRequest, LoopControl, Reloaded, WebAnswer, WebRequest,
+};
 use passepartout_gateway::{ApprovalToken, ChatId, MessageId, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -47,87 +49,30 @@ pub enum ClientFrame {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         reply_to: Option<MessageId>,
     },
-    /// Asks for the daemon's status document.
-    Status {},
-    /// Asks the daemon to probe its model providers again, then for its
-    /// status document (`doctor`).
-    Recheck {},
-    /// Asks for the pending approvals (with `all`, every approval and the
-    /// audit trail); answered with an `approvals` frame.
-    Approvals {
-        #[serde(default)]
-        all: bool,
-    },
-    /// Approves or denies the approval with `token` as the local user (with
-    /// `always`, an approval also makes a standing rule); answered with an
-    /// `approvals` frame saying what came of it.
-    Decide {
-        token: String,
-        approve: bool,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        always: bool,
-    },
-    /// Approves or denies every pending approval of `conversation`
-    /// (`gateway:chat`) as the local user — or, to deny, of every
-    /// conversation when none is named; answered with an `approvals` frame
-    /// saying what came of each.
-    DecideAll {
-        approve: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        conversation: Option<String>,
-    },
-    /// Asks for the live standing rules; answered with a `rules` frame.
-    Rules {},
-    /// Revokes the standing rule numbered `rule` as the local user;
-    /// answered with a `rules` frame saying what came of it.
-    RevokeRule { rule: u64 },
-    /// Asks for the background loops' statuses; answered with a `loops` frame.
-    Loops {},
-    /// Asks for the tools offered in this connection's chat, with their
-    /// sources and gates; answered with a `tools` frame.
-    Tools {},
-    /// Stops the loop called `name` until it is started again; answered
-    /// with a `loop_control` frame.
-    StopLoop { name: String },
-    /// Starts the loop called `name` again, stopped on request; answered
-    /// with a `loop_control` frame.
-    StartLoop { name: String },
-    /// Runs the loop called `name` now; answered with a `loop_control` frame.
-    TriggerLoop { name: String },
-    /// A pairing or access request (`pair list`, `pair approve`, `access`,
-    /// `access revoke`); answered with an `access` frame.
-    Access { request: AccessRequest },
-    /// A web dashboard request (`web`, `web sessions`, `web sessions
-    /// revoke`); answered with a `web` frame.
-    Web { request: WebRequest },
-    /// Reads the configuration file again and applies what can change
-    /// while the daemon runs; answered with a `reloaded` frame.
-    Reload {},
     /// Asks for a `pong`.
     Ping {},
+    /// An admin request, carried as it is: its own `"type"` and fields
+    /// ([`AdminRequest`]), answered with the frame [`crate::admin`] makes
+    /// of the core's reply.
+    #[serde(untagged)]
+    Admin(AdminRequest),
 }
 
-/// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 18] = [
-    "hello",
-    "message",
-    "status",
-    "recheck",
-    "approvals",
-    "decide",
-    "decide_all",
-    "rules",
-    "revoke_rule",
-    "loops",
-    "tools",
-    "stop_loop",
-    "start_loop",
-    "trigger_loop",
-    "access",
-    "web",
-    "reload",
-    "ping",
-];
+/// The `"type"`s of the frames a client may send, to tell an unknown type
+/// from a bad frame: `hello`, `message`, every admin request the socket
+/// serves, and `ping`.
+pub(crate) fn client_frame_types() -> &'static [&'static str] {
+    static TYPES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        let admin = AdminRequest::KINDS
+            .into_iter()
+            .filter(|kind| !NOT_SERVED.contains(kind));
+        ["hello", "message"].into_iter().chain(admin).chain(["ping"]).collect()
+    });
+    &TYPES
+}
+
+/// The admin requests only the web dashboard asks: no frame of the socket.
+const NOT_SERVED: [&str; 1] = ["dashboard"];
 
 /// A frame from the daemon to a client.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -283,15 +228,6 @@ pub fn is_unknown_server_frame(line: &[u8]) -> bool {
     serde_json::from_slice::<Tagged>(line).is_ok_and(|tagged| !SERVER_FRAME_TYPES.contains(&tagged.kind.as_str()))
 }
 
-/// What came of a `stop_loop`, `start_loop` or `trigger_loop` frame.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoopControl {
-    /// Whether the loop was stopped (or triggered).
-    pub ok: bool,
-    /// What happened, or why not, for people.
-    pub message: String,
-}
-
 /// What went wrong, for a client to decide on (the `message` is for people).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -388,11 +324,11 @@ pub(crate) fn parse_client_frame(line: &[u8]) -> Result<ClientFrame, FrameError>
             "the \"type\" field must be a string",
         ));
     };
-    if !CLIENT_FRAME_TYPES.contains(&kind.as_str()) {
+    if !client_frame_types().contains(&kind.as_str()) {
         let message = format!(
             "unknown frame type {:?}; known: {}",
             truncate(&kind),
-            CLIENT_FRAME_TYPES.join(", ")
+            client_frame_types().join(", ")
         );
         return Err(FrameError::new(ErrorCode::UnknownType, message));
     }
@@ -401,7 +337,11 @@ pub(crate) fn parse_client_frame(line: &[u8]) -> Result<ClientFrame, FrameError>
         .get("id")
         .and_then(|id| id.as_str())
         .and_then(|id| MessageId::new(id).ok());
-    serde_json::from_value(value).map_err(|e| FrameError {
+    let frame = match AdminRequest::KINDS.contains(&kind.as_str()) {
+        true => serde_json::from_value(value).map(ClientFrame::Admin),
+        false => serde_json::from_value(value),
+    };
+    frame.map_err(|e| FrameError {
         code: ErrorCode::BadFrame,
         message: format!("bad {kind} frame: {e}"),
         id,
@@ -461,24 +401,24 @@ mod tests {
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"status"}"#).unwrap(),
-            ClientFrame::Status {}
+            ClientFrame::Admin(AdminRequest::Status)
         );
         assert_eq!(parse_client_frame(br#"{"type":"ping"}"#).unwrap(), ClientFrame::Ping {});
         assert_eq!(
             parse_client_frame(br#"{"type":"loops"}"#).unwrap(),
-            ClientFrame::Loops {}
+            ClientFrame::Admin(AdminRequest::Loops)
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"stop_loop","name":"x"}"#).unwrap(),
-            ClientFrame::StopLoop { name: "x".into() }
+            ClientFrame::Admin(AdminRequest::StopLoop { name: "x".into() })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"start_loop","name":"x"}"#).unwrap(),
-            ClientFrame::StartLoop { name: "x".into() }
+            ClientFrame::Admin(AdminRequest::StartLoop { name: "x".into() })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"trigger_loop","name":"x"}"#).unwrap(),
-            ClientFrame::TriggerLoop { name: "x".into() }
+            ClientFrame::Admin(AdminRequest::TriggerLoop { name: "x".into() })
         );
         assert_eq!(code_of(br#"{"type":"stop_loop"}"#), ErrorCode::BadFrame);
     }
@@ -487,42 +427,42 @@ mod tests {
     fn decisions_and_standing_rules_parse_from_their_wire_form() {
         assert_eq!(
             parse_client_frame(br#"{"type":"decide","token":"K7PX2Q","approve":true}"#).unwrap(),
-            ClientFrame::Decide {
+            ClientFrame::Admin(AdminRequest::Decide {
                 token: "K7PX2Q".into(),
                 approve: true,
                 always: false,
-            },
+            }),
             "a client that never heard of always"
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"decide","token":"K7PX2Q","approve":true,"always":true}"#).unwrap(),
-            ClientFrame::Decide {
+            ClientFrame::Admin(AdminRequest::Decide {
                 token: "K7PX2Q".into(),
                 approve: true,
                 always: true,
-            }
+            })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"decide_all","approve":true,"conversation":"socket:work"}"#).unwrap(),
-            ClientFrame::DecideAll {
+            ClientFrame::Admin(AdminRequest::DecideAll {
                 approve: true,
-                conversation: Some("socket:work".into()),
-            }
+                from: Some("socket:work".into()),
+            })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"decide_all","approve":false}"#).unwrap(),
-            ClientFrame::DecideAll {
+            ClientFrame::Admin(AdminRequest::DecideAll {
                 approve: false,
-                conversation: None,
-            }
+                from: None,
+            })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"rules"}"#).unwrap(),
-            ClientFrame::Rules {}
+            ClientFrame::Admin(AdminRequest::Rules)
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"revoke_rule","rule":12}"#).unwrap(),
-            ClientFrame::RevokeRule { rule: 12 }
+            ClientFrame::Admin(AdminRequest::RevokeRule { id: 12 })
         );
         assert_eq!(code_of(br#"{"type":"revoke_rule","rule":"12"}"#), ErrorCode::BadFrame);
         assert_eq!(code_of(br#"{"type":"decide_all"}"#), ErrorCode::BadFrame);
@@ -541,44 +481,56 @@ mod tests {
                 text: String::new(),
                 reply_to: None,
             },
-            ClientFrame::Status {},
-            ClientFrame::Recheck {},
-            ClientFrame::Approvals { all: true },
-            ClientFrame::Decide {
+            ClientFrame::Admin(AdminRequest::Status),
+            ClientFrame::Admin(AdminRequest::Recheck),
+            ClientFrame::Admin(AdminRequest::Approvals { all: true }),
+            ClientFrame::Admin(AdminRequest::Decide {
                 token: "K7PX2Q".into(),
                 approve: true,
                 always: true,
-            },
-            ClientFrame::DecideAll {
+            }),
+            ClientFrame::Admin(AdminRequest::DecideAll {
                 approve: false,
-                conversation: None,
-            },
-            ClientFrame::Rules {},
-            ClientFrame::RevokeRule { rule: 3 },
-            ClientFrame::Loops {},
-            ClientFrame::StopLoop { name: "x".into() },
-            ClientFrame::StartLoop { name: "x".into() },
-            ClientFrame::TriggerLoop { name: "x".into() },
-            ClientFrame::Access {
+                from: None,
+            }),
+            ClientFrame::Admin(AdminRequest::Rules),
+            ClientFrame::Admin(AdminRequest::RevokeRule { id: 3 }),
+            ClientFrame::Admin(AdminRequest::Loops),
+            ClientFrame::Admin(AdminRequest::StopLoop { name: "x".into() }),
+            ClientFrame::Admin(AdminRequest::StartLoop { name: "x".into() }),
+            ClientFrame::Admin(AdminRequest::TriggerLoop { name: "x".into() }),
+            ClientFrame::Admin(AdminRequest::Access {
                 request: AccessRequest::Approve {
                     code: "ABCD2345".into(),
                     approver: true,
                 },
-            },
-            ClientFrame::Web {
+            }),
+            ClientFrame::Admin(AdminRequest::Web {
                 request: WebRequest::Revoke { id: "abcd".into() },
-            },
-            ClientFrame::Reload {},
+            }),
+            ClientFrame::Admin(AdminRequest::Reload),
             ClientFrame::Ping {},
         ];
         for frame in frames {
             let value = serde_json::to_value(&frame).unwrap();
             let kind = value["type"].as_str().unwrap();
             assert!(
-                CLIENT_FRAME_TYPES.contains(&kind),
-                "{kind} missing from CLIENT_FRAME_TYPES"
+                client_frame_types().contains(&kind),
+                "{kind} missing from the client's frame types"
             );
         }
+    }
+
+    #[test]
+    fn an_admin_request_is_sent_as_it_is() {
+        let decide = ClientFrame::Admin(AdminRequest::Decide {
+            token: "K7PX2Q".into(),
+            approve: true,
+            always: false,
+        });
+        let line = encode_line(&decide).unwrap();
+        assert_eq!(line, b"{\"type\":\"decide\",\"token\":\"K7PX2Q\",\"approve\":true}\n");
+        assert_eq!(parse_client_frame(&line[..line.len() - 1]), Ok(decide));
     }
 
     #[test]
@@ -586,6 +538,11 @@ mod tests {
         assert_eq!(code_of(b"\xff\xfe{}"), ErrorCode::InvalidUtf8);
         assert_eq!(code_of(b"{not json"), ErrorCode::InvalidJson);
         assert_eq!(code_of(br#"{"type":"launch"}"#), ErrorCode::UnknownType);
+        assert_eq!(
+            code_of(br#"{"type":"dashboard","request":{"ask":"config"}}"#),
+            ErrorCode::UnknownType,
+            "only the web dashboard asks for its documents"
+        );
         assert_eq!(code_of(br#"{"text":"no type"}"#), ErrorCode::BadFrame);
         assert_eq!(code_of(br#"{"type":7}"#), ErrorCode::BadFrame);
         assert_eq!(code_of(b"[1,2]"), ErrorCode::BadFrame);
@@ -770,7 +727,7 @@ mod tests {
 
         /// A frame of a known or unknown type with plausible fields.
         fn frame() -> BoxedStrategy<Value> {
-            let mut types = CLIENT_FRAME_TYPES.to_vec();
+            let mut types = client_frame_types().to_vec();
             types.push("shout");
             let kind = prop::sample::select(types).prop_map(Value::from).boxed();
             object(

@@ -13,7 +13,7 @@ use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
-use passepartout_admin::{AdminReply, AdminRequest, Via};
+use passepartout_admin::{AdminReply, AdminRequest};
 use passepartout_gateway::ApprovalToken;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,7 +21,7 @@ use serde_json::{Value, json};
 use crate::pages::approvals::{Choice, Filter, Notice, body};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
-use crate::posted::{WithToken, accept, owner, plain, see_other};
+use crate::posted::{WithToken, accept, plain, see_other};
 use crate::router::AppState;
 use crate::session::{FormSession, SignedIn};
 
@@ -153,8 +153,6 @@ pub async fn decide(
         token: token.as_str().to_owned(),
         approve: answer.choice != Choice::Deny,
         always: answer.choice == Choice::Always,
-        by: owner(),
-        via: Via::Web,
     };
     let decision = match state.admin.ask(request).await {
         Ok(AdminReply::Decision(decision)) => decision,
@@ -209,10 +207,7 @@ pub async fn revoke(
         Ok(revoke) => revoke,
         Err(refused) => return *refused,
     };
-    let request = AdminRequest::RevokeRule {
-        id: revoke.id,
-        by: owner(),
-    };
+    let request = AdminRequest::RevokeRule { id: revoke.id };
     match state.admin.ask(request).await {
         Ok(AdminReply::RuleRevoked(answer)) if answer.revoked => {
             see_other("/approvals", &[("revoked", &revoke.id.to_string())])

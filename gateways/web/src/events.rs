@@ -25,7 +25,7 @@ use axum::response::{IntoResponse, Response};
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::stream::{self, Stream};
-use passepartout_admin::{Admin, AdminReply, AdminRequest, DashboardRequest};
+use passepartout_admin::{AdminAs, AdminReply, AdminRequest, DashboardRequest};
 use passepartout_gateway::ConversationKey;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -185,7 +185,7 @@ pub struct Since {
 /// seen (`seen` at first, else the first look is only remembered); ends
 /// when `closed` is cancelled.
 fn changes(
-    admin: Admin,
+    admin: AdminAs,
     closed: CancellationToken,
     opened: Opened,
     seen: Option<String>,
@@ -216,7 +216,7 @@ fn changes(
 /// without what changes by itself, what the Approvals and Loops pages
 /// show beside it, and how far `conversation` has come when a page shows
 /// one; none once the daemon no longer answers.
-async fn snapshot(admin: &Admin, conversation: Option<&ConversationKey>) -> Option<Value> {
+async fn snapshot(admin: &AdminAs, conversation: Option<&ConversationKey>) -> Option<Value> {
     let Ok(AdminReply::Status(mut now)) = admin.ask(AdminRequest::Status).await else {
         return None;
     };
@@ -247,12 +247,12 @@ pub(crate) fn fingerprint(snapshot: &Value) -> String {
 
 /// The fingerprint of what the pages show now, taken before a page reads
 /// what it shows; none once the daemon no longer answers.
-pub async fn seen(admin: &Admin) -> Option<String> {
+pub async fn seen(admin: &AdminAs) -> Option<String> {
     seen_with(admin, None).await
 }
 
 /// Like [`seen`], for a page that shows `conversation` too.
-pub async fn seen_with(admin: &Admin, conversation: Option<&ConversationKey>) -> Option<String> {
+pub async fn seen_with(admin: &AdminAs, conversation: Option<&ConversationKey>) -> Option<String> {
     Some(fingerprint(&snapshot(admin, conversation).await?))
 }
 
@@ -260,7 +260,7 @@ pub async fn seen_with(admin: &Admin, conversation: Option<&ConversationKey>) ->
 /// not: which approvals wait, which standing rules hold, where each loop
 /// is. One approval decided while another arrives leaves the count alone,
 /// but not this. Times that pass by themselves are left out.
-async fn pages_state(admin: &Admin) -> Value {
+async fn pages_state(admin: &AdminAs) -> Value {
     let pending = match admin.ask(AdminRequest::Approvals { all: false }).await {
         Ok(AdminReply::Approvals(Ok(listing))) => tokens(&listing["approvals"], "token"),
         _ => Value::Null,

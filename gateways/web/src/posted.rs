@@ -10,7 +10,8 @@ use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use passepartout_gateway::UserId;
+use passepartout_admin::{Asker, Via};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId, UserId};
 use serde::Deserialize;
 
 use crate::session::{FormSession, check_token};
@@ -21,9 +22,22 @@ use crate::sign_in::bad_form;
 /// "from the web".
 pub const OWNER: &str = "web";
 
-/// The owner, as the admin requests name who asks.
-pub fn owner() -> UserId {
-    UserId::new(OWNER).expect("the dashboard's user id is valid")
+/// The chat the owner asks in, on the admin path: one of the dashboard's
+/// own, which no skill names, so the tools' gates the Loops page lists are
+/// those that hold in general.
+const OWNER_CHAT: &str = "dashboard";
+
+/// The owner, as the admin path knows who asks: [`OWNER`], answering from
+/// the web, in the dashboard's own chat.
+pub fn asker() -> Asker {
+    Asker {
+        by: UserId::new(OWNER).expect("the dashboard's user id is valid"),
+        via: Via::Web,
+        conversation: ConversationKey::new(
+            GatewayId::new(crate::server::GATEWAY_ID).expect("the web gateway's id is valid"),
+            ChatId::new(OWNER_CHAT).expect("a valid chat id"),
+        ),
+    }
 }
 
 /// A form that carries the session's CSRF token.

@@ -50,7 +50,7 @@ use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
-use passepartout_admin::{Admin, AdminReply, AdminRequest};
+use passepartout_admin::{AdminAs, AdminReply, AdminRequest};
 use serde_json::{Value, json};
 
 use passepartout_gateway::Intake;
@@ -101,8 +101,9 @@ pub struct AppState {
     pub in_flight: Arc<InFlight>,
     /// Whether `/metrics` is open without a key (`[web] open_metrics`).
     pub metrics_open: bool,
-    /// The core's answers: the status document, the approvals.
-    pub admin: Admin,
+    /// The core's answers: the status document, the approvals; asked as
+    /// the owner, from the web.
+    pub admin: AdminAs,
     /// Sign-in links and sessions, kept by the core.
     pub sessions: Arc<dyn Sessions>,
     /// The hosts and origins this dashboard answers.

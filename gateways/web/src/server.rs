@@ -128,7 +128,7 @@ impl WebGateway {
             in_flight: Default::default(),
             secrets: config.secrets.clone(),
             metrics_open: config.open_metrics,
-            admin,
+            admin: admin.asking_as(crate::posted::asker()),
             sessions,
             hosts: Hosts::new(bound, public_url),
             secure_cookie: public_url.is_some_and(|url| url.starts_with("https://")),

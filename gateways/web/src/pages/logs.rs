@@ -20,7 +20,7 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream;
-use passepartout_admin::{Admin, DashboardRequest};
+use passepartout_admin::{AdminAs, DashboardRequest};
 use passepartout_gateway::Secrets;
 use serde::Deserialize;
 use serde_json::Value;
@@ -190,7 +190,7 @@ pub async fn events(
 
 /// The newest line the filters let through after theirs, if any came;
 /// none at all once the daemon no longer answers.
-async fn newest(admin: &Admin, filters: &Filters) -> Option<Option<u64>> {
+async fn newest(admin: &AdminAs, filters: &Filters) -> Option<Option<u64>> {
     let document = ask(admin, filters.request(filters.after, 1)).await.ok()?;
     Some(items(&document["lines"]).filter_map(|line| line["seq"].as_u64()).max())
 }

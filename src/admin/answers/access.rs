@@ -6,22 +6,18 @@
 
 use std::sync::Arc;
 
-use passepartout_admin::{AccessAnswer, AccessRequest, AdminReply};
-use passepartout_gateway::{ConversationKey, UserId};
+use passepartout_admin::{AccessAnswer, AccessRequest, AdminReply, Asker};
 
-use super::{AdminContext, Reply, people};
+use super::people;
+use crate::admin::{AdminContext, Reply};
 use crate::pairing::paired_message;
 use crate::store::Person;
 
-/// Answers `request` from `by`, asking in `conversation`. What writes the
-/// store is spawned, so it is never in the way of other questions.
-pub(super) fn answer(
-    admin: &Arc<AdminContext>,
-    request: AccessRequest,
-    conversation: ConversationKey,
-    by: UserId,
-    reply: Reply,
-) {
+/// Answers `request` from the asker, in the asker's conversation. What
+/// writes the store is spawned, so it is never in the way of other
+/// questions.
+pub(super) fn answer(admin: &Arc<AdminContext>, request: AccessRequest, asker: Asker, reply: Reply) {
+    let Asker { by, conversation, .. } = asker;
     let by = Person::known_as(conversation.gateway.clone(), by);
     let admin = admin.clone();
     admin.tracker.clone().spawn(async move {
