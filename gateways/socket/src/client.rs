@@ -31,7 +31,10 @@ const CLIENT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 pub enum ClientError {
     /// Nothing listens at the socket path: the daemon is not running.
     #[error("the passepartout daemon is not running (nothing listens at {})", path.display())]
-    NotRunning { path: PathBuf },
+    NotRunning {
+        /// The socket file looked for.
+        path: PathBuf,
+    },
     /// Reading or writing the socket failed (the cause is in the message:
     /// the CLI prints errors with plain `Display`).
     #[error("socket I/O failed: {0}")]
@@ -41,7 +44,12 @@ pub enum ClientError {
     Protocol(String),
     /// The daemon answered with an error frame.
     #[error("the daemon refused: {message} ({code})")]
-    Refused { code: ErrorCode, message: String },
+    Refused {
+        /// What went wrong, for a client to decide on.
+        code: ErrorCode,
+        /// Why, for people.
+        message: String,
+    },
     /// The daemon closed the connection.
     #[error("the daemon closed the connection")]
     Closed,
@@ -50,8 +58,10 @@ pub enum ClientError {
     /// that writes a key.
     #[error("cannot read the daemon's key at {}: {source}", path.display())]
     Key {
+        /// The socket file.
         path: PathBuf,
         #[source]
+        /// Why it failed.
         source: io::Error,
     },
     /// An id given to the client is not a valid id.
@@ -59,7 +69,12 @@ pub enum ClientError {
     InvalidId(#[from] InvalidId),
     /// The message is larger than the daemon said it accepts; it was not sent.
     #[error("{}", crate::size::too_large(*limit, *size, false))]
-    TooLarge { limit: u64, size: u64 },
+    TooLarge {
+        /// The most the daemon accepts, in bytes.
+        limit: u64,
+        /// The message's size, in bytes.
+        size: u64,
+    },
 }
 
 impl ClientError {

@@ -27,6 +27,8 @@
 //! | ids for messages sent without one | `message_ids.rs` |
 //! | the CLI's half | `client.rs` |
 
+#![deny(missing_docs)]
+
 mod admin;
 mod client;
 mod config;

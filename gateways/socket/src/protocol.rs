@@ -34,19 +34,25 @@ pub enum ClientFrame {
     /// the file beside the socket (see [`crate::key`]). Without the right key
     /// the connection is refused.
     Hello {
+        /// The protocol version the client speaks.
         version: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The chat to speak in; `uid-<uid>` when omitted.
         chat: Option<ChatId>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The daemon's key, from the file beside the socket.
         key: Option<String>,
     },
     /// A message typed by the person. Without an `id` the daemon makes one up,
     /// which means a resent message cannot be recognized as a duplicate.
     Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The message's id, for its ack and to tell a resent one.
         id: Option<MessageId>,
+        /// What the person typed.
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The message this one answers, if any.
         reply_to: Option<MessageId>,
     },
     /// Asks for a `pong`.
@@ -81,8 +87,11 @@ pub enum ServerFrame {
     /// The answer to `hello`: the chat this connection now speaks in, and who
     /// the daemon takes the client to be (its uid).
     Welcome {
+        /// The protocol version the daemon speaks.
         version: u32,
+        /// The chat this connection speaks in.
         chat: ChatId,
+        /// Who the daemon takes the client to be (its uid).
         user: UserId,
         /// The longest message the daemon accepts, in bytes, so that a client
         /// can refuse a larger one before sending it.
@@ -90,18 +99,28 @@ pub enum ServerFrame {
         max_message_bytes: Option<u64>,
     },
     /// The message with this id is in the daemon's journal and will be answered.
-    Accepted { id: String },
+    Accepted {
+        /// The message's id.
+        id: String,
+    },
     /// The message with this id was accepted before; it is not processed again.
-    Duplicate { id: String },
+    Duplicate {
+        /// The message's id.
+        id: String,
+    },
     /// A text from the assistant (or the daemon) in `chat`.
     Reply {
+        /// The outbound message's id.
         id: String,
+        /// The chat it is in.
         chat: ChatId,
         /// The id of the client's message this answers.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         in_reply_to: Option<String>,
+        /// The text, Markdown.
         text: String,
         #[serde(default)]
+        /// An answer, a notice or a failure.
         kind: ReplyKind,
         /// This reply is what the draft the client was shown became: a
         /// client that printed the draft's text need not print it again.
@@ -112,12 +131,15 @@ pub enum ServerFrame {
     /// the draft showed so far or, with `restart`, replaces it (the model
     /// started over; an empty text withdraws the draft).
     Draft {
+        /// The chat it is in.
         chat: ChatId,
         /// The id of the client's message the reply answers.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         in_reply_to: Option<String>,
+        /// The text, to add to the draft (or, with `restart`, to show instead).
         text: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        /// The text replaces what the draft showed.
         restart: bool,
     },
     /// The reply the client was shown as a draft was stopped (`/stop`)
@@ -129,50 +151,84 @@ pub enum ServerFrame {
     Stopped {
         /// The outbound message's id, the same if it is sent again.
         id: String,
+        /// The chat it was in.
         chat: ChatId,
         /// The id of the client's message the stopped reply answered.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         in_reply_to: Option<String>,
         #[serde(default)]
+        /// The text the draft showed.
         text: String,
     },
     /// The assistant asks to approve an action; answer with `token`.
     Approval {
+        /// The outbound message's id.
         id: String,
+        /// The chat it is in.
         chat: ChatId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The id of the client's message the turn answers.
         in_reply_to: Option<String>,
+        /// The token that answers it (`decide`).
         token: ApprovalToken,
+        /// The action waiting, in short.
         action: String,
+        /// The prompt, for people.
         text: String,
     },
     /// The assistant sends a file from its workspace: a local client reads
     /// it where it is, at `path`.
     File {
+        /// The outbound message's id.
         id: String,
+        /// The chat it is in.
         chat: ChatId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The id of the client's message the turn answers.
         in_reply_to: Option<String>,
+        /// Where the file is.
         path: String,
+        /// The file's name.
         name: String,
+        /// Its media type.
         media_type: String,
+        /// Its size, in bytes.
         size: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// What the assistant says of it.
         caption: Option<String>,
     },
     /// The assistant is working on an answer in `chat`.
-    Typing { chat: ChatId },
+    Typing {
+        /// The chat.
+        chat: ChatId,
+    },
     /// The daemon's status document.
-    Status { status: serde_json::Value },
+    Status {
+        /// The document.
+        status: serde_json::Value,
+    },
     /// The answer to `approvals`, `decide` or `decide_all`: a JSON document.
-    Approvals { approvals: serde_json::Value },
+    Approvals {
+        /// The listing, or what came of a decision.
+        approvals: serde_json::Value,
+    },
     /// The answer to `rules` (`{"rules": […]}`) or `revoke_rule`
     /// (`{"revoked": …, "message": …}`).
-    Rules { rules: serde_json::Value },
+    Rules {
+        /// The listing, or what came of a revoke.
+        rules: serde_json::Value,
+    },
     /// The answer to `loops`: a JSON list, one status per loop.
-    Loops { loops: serde_json::Value },
+    Loops {
+        /// One status per loop.
+        loops: serde_json::Value,
+    },
     /// The answer to `tools`: a JSON list, one per tool.
-    Tools { tools: serde_json::Value },
+    Tools {
+        /// One line per tool.
+        tools: serde_json::Value,
+    },
     /// The answer to `stop_loop`, `start_loop` or `trigger_loop`.
     LoopControl(LoopControl),
     /// The answer to `access`.
@@ -185,9 +241,12 @@ pub enum ServerFrame {
     Pong {},
     /// Something went wrong with a frame; `id` names the message concerned, if any.
     Error {
+        /// What went wrong.
         code: ErrorCode,
+        /// Why, for people.
         message: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The message concerned, if any.
         id: Option<String>,
     },
 }

@@ -9,10 +9,12 @@
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::{get, post};
 use passepartout_admin::{AdminReply, AdminRequest};
 use passepartout_gateway::ApprovalToken;
 use serde::Deserialize;
@@ -22,8 +24,8 @@ use crate::pages::approvals::{Choice, Filter, Notice, body};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::posted::{WithToken, accept, plain, see_other};
-use crate::router::AppState;
 use crate::session::{FormSession, SignedIn};
+use crate::state::AppState;
 
 /// The page's query: the history's filters, and what a button just did.
 #[derive(Debug, Default, Deserialize)]
@@ -217,4 +219,12 @@ pub async fn revoke(
         }
         _ => errors::unavailable("the daemon is shutting down"),
     }
+}
+
+/// The Approvals page and its buttons.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/approvals", get(show))
+        .route("/approvals/decide", post(decide))
+        .route("/approvals/rules/revoke", post(revoke))
 }

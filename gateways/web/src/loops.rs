@@ -11,10 +11,12 @@
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::{get, post};
 use passepartout_admin::{AdminReply, AdminRequest};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -23,8 +25,8 @@ use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::pages::loops::{Notice, body, confirm_stop};
 use crate::posted::{WithToken, accept, plain, see_other};
-use crate::router::AppState;
 use crate::session::{FormSession, SignedIn};
+use crate::state::AppState;
 
 /// The page's query: what a button just did.
 #[derive(Debug, Default, Deserialize)]
@@ -182,4 +184,13 @@ async fn control(
         }
         _ => errors::unavailable("the daemon is shutting down"),
     }
+}
+
+/// The Loops page and its buttons.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/loops", get(show))
+        .route("/loops/run", post(run))
+        .route("/loops/stop", post(stop))
+        .route("/loops/start", post(start))
 }

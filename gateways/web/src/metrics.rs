@@ -14,56 +14,30 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
+use axum::Router;
 use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use passepartout_admin::{AdminReply, AdminRequest};
 use serde_json::Value;
 
 use crate::api::ApiError;
-use crate::router::AppState;
+use crate::latency::Latency;
+use crate::state::AppState;
 
-/// The upper bounds of the answer latency buckets, in seconds.
-const BUCKETS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0];
-
-/// How long the API's answers took, from the message taken to the turn's end.
-#[derive(Default)]
-pub struct Latency {
-    buckets: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    sum_us: AtomicU64,
-}
-
-impl Latency {
-    /// Counts one answer that took `took`.
-    pub fn record(&self, took: Duration) {
-        let seconds = took.as_secs_f64();
-        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
-            if seconds <= *bound {
-                bucket.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        self.sum_us.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
-    }
-
-    fn write(&self, out: &mut Text) {
-        let buckets = BUCKETS
-            .iter()
-            .zip(&self.buckets)
-            .map(|(bound, bucket)| (*bound, bucket.load(Ordering::Relaxed) as f64));
-        out.histogram(
-            "passepartout_api_answer_seconds",
-            "Time from an API message taken to the end of its turn.",
-            buckets,
-            self.sum_us.load(Ordering::Relaxed) as f64 / 1e6,
-            self.count.load(Ordering::Relaxed) as f64,
-        );
-    }
+/// Writes how long the API's answers took, as a histogram.
+fn write_latency(latency: &Latency, out: &mut Text) {
+    let (sum, count) = latency.sum_and_count();
+    out.histogram(
+        "passepartout_api_answer_seconds",
+        "Time from an API message taken to the end of its turn.",
+        latency.buckets(),
+        sum,
+        count,
+    );
 }
 
 /// `GET /metrics`.
@@ -88,7 +62,7 @@ pub async fn metrics(
     };
     let mut out = Text::default();
     from_status(&status, &mut out);
-    state.latency.write(&mut out);
+    write_latency(&state.latency, &mut out);
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         out.0,
@@ -329,8 +303,15 @@ fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
+/// `/metrics`.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/metrics", get(metrics))
+}
+
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use serde_json::json;
 
     use super::*;
@@ -379,7 +360,7 @@ mod tests {
         latency.record(Duration::from_millis(80));
         latency.record(Duration::from_secs(3));
         let mut out = Text::default();
-        latency.write(&mut out);
+        write_latency(&latency, &mut out);
         let text = out.0;
         assert!(
             text.contains("passepartout_api_answer_seconds_bucket{le=\"0.05\"} 0\n"),

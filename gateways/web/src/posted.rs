@@ -14,8 +14,8 @@ use passepartout_admin::{Asker, Via};
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, UserId};
 use serde::Deserialize;
 
+use crate::pages::errors;
 use crate::session::{FormSession, check_token};
-use crate::sign_in::bad_form;
 
 /// The user the dashboard acts as on the admin path. A signed-in browser
 /// has the machine owner's rights; the core shows its decisions as made
@@ -34,10 +34,24 @@ pub fn asker() -> Asker {
         by: UserId::new(OWNER).expect("the dashboard's user id is valid"),
         via: Via::Web,
         conversation: ConversationKey::new(
-            GatewayId::new(crate::server::GATEWAY_ID).expect("the web gateway's id is valid"),
+            GatewayId::new(crate::surface::GATEWAY_ID).expect("the web gateway's id is valid"),
             ChatId::new(OWNER_CHAT).expect("a valid chat id"),
         ),
     }
+}
+
+/// A form that could not be read: 413 when too large, else 400, saying why.
+pub fn bad_form(rejection: FormRejection) -> Response {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return errors::bad_request(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The form is larger than the dashboard takes.",
+        );
+    }
+    errors::bad_request(
+        StatusCode::BAD_REQUEST,
+        &format!("The form could not be read: {}", rejection.body_text()),
+    )
 }
 
 /// A form that carries the session's CSRF token.

@@ -6,9 +6,10 @@
 
 use std::sync::Arc;
 
-use passepartout_admin::{AccessAnswer, AccessRequest, AdminReply, Asker};
+use passepartout_admin::{AccessRequest, AdminReply, Asker};
 
 use super::people;
+use super::told::{done, durable, refused, refused_because};
 use crate::admin::{AdminContext, Reply};
 use crate::pairing::paired_message;
 use crate::store::Person;
@@ -51,25 +52,4 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: AccessRequest, asker: A
         };
         let _ = reply.send(AdminReply::Access(answer));
     });
-}
-
-/// `message`, once what was written is on disk.
-pub(super) async fn durable(admin: &AdminContext, message: String) -> AccessAnswer {
-    match admin.store.durable().await {
-        Ok(()) => done(message),
-        Err(error) => refused(format!("the change could not be made durable: {error}")),
-    }
-}
-
-pub(super) fn done(message: String) -> AccessAnswer {
-    AccessAnswer { ok: true, message }
-}
-
-pub(super) fn refused(message: String) -> AccessAnswer {
-    AccessAnswer { ok: false, message }
-}
-
-/// Refused, saying why (a pairing's or a link's error).
-pub(super) fn refused_because(error: impl std::fmt::Display) -> AccessAnswer {
-    refused(error.to_string())
 }

@@ -21,6 +21,7 @@ mod rules;
 mod start_loop;
 mod status;
 mod stop_loop;
+mod told;
 mod tools;
 mod trigger_loop;
 mod web;
