@@ -76,107 +76,84 @@ fn signed_in(state: &AppState, headers: &HeaderMap) -> bool {
 }
 
 /// The status document's numbers as metrics.
-fn from_status(status: &Value, out: &mut Text) {
-    let number = |value: &Value| value.as_f64();
-    let mut one = |name: &str, kind: &str, help: &str, value: &Value| {
-        if let Some(value) = number(value) {
-            out.help(name, kind, help);
-            out.sample(name, &[], value);
-        }
-    };
-    one(
+/// The status document's single numbers: each metric's name, kind, help,
+/// and where the document keeps it.
+const SINGLES: [(&str, &str, &str, &[&str]); 10] = [
+    (
         "passepartout_uptime_seconds",
         "gauge",
         "Seconds since the daemon started.",
-        &status["uptime_s"],
-    );
-    one(
+        &["uptime_s"],
+    ),
+    (
         "passepartout_turns_total",
         "counter",
         "Turns finished.",
-        &status["turns"]["finished"],
-    );
-    one(
+        &["turns", "finished"],
+    ),
+    (
         "passepartout_turn_failures_total",
         "counter",
         "Turns that failed.",
-        &status["turns"]["failed"],
-    );
-    one(
+        &["turns", "failed"],
+    ),
+    (
         "passepartout_delivered_total",
         "counter",
         "Messages delivered.",
-        &status["delivered"],
-    );
-    one(
+        &["delivered"],
+    ),
+    (
         "passepartout_queue_depth",
         "gauge",
         "Messages waiting in the conversations' queues.",
-        &status["conversations"]["queued"],
-    );
-    one(
+        &["conversations", "queued"],
+    ),
+    (
         "passepartout_conversations_active",
         "gauge",
         "Conversations with a worker.",
-        &status["conversations"]["active"],
-    );
-    one(
+        &["conversations", "active"],
+    ),
+    (
         "passepartout_outbox_depth",
         "gauge",
         "Replies waiting in the outbox.",
-        &status["store"]["outbox"],
-    );
-    one(
+        &["store", "outbox"],
+    ),
+    (
         "passepartout_journal_pending",
         "gauge",
         "Messages journaled and not yet answered.",
-        &status["store"]["pending"],
-    );
-    one(
+        &["store", "pending"],
+    ),
+    (
         "passepartout_store_size_bytes",
         "gauge",
         "The store's size on disk.",
-        &status["store"]["size_bytes"],
-    );
-    one(
+        &["store", "size_bytes"],
+    ),
+    (
         "passepartout_approvals_pending",
         "gauge",
         "Approvals waiting for a decision.",
-        &status["approvals"]["pending"],
-    );
+        &["approvals", "pending"],
+    ),
+];
 
-    let seconds = &status["turns"]["seconds"];
-    if let (Some(sum), Some(count)) = (number(&seconds["sum"]), number(&seconds["count"])) {
-        let buckets = seconds["buckets"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|bucket| Some((number(&bucket["le"])?, number(&bucket["count"])?)));
-        out.histogram(
-            "passepartout_turn_seconds",
-            "Time from a turn's start to its commit.",
-            buckets,
-            sum,
-            count,
-        );
-    }
-
-    let decided = "passepartout_approvals_decided_total";
-    out.help(decided, "counter", "Approvals decided, by outcome.");
-    for outcome in ["approved", "denied", "cancelled", "expired"] {
-        if let Some(value) = number(&status["approvals"]["decided"][outcome]) {
-            out.sample(decided, &[("outcome", outcome)], value);
+/// Writes the status document's single numbers ([`SINGLES`]).
+fn singles(status: &Value, out: &mut Text) {
+    for (name, kind, help, path) in SINGLES {
+        if let Some(value) = path.iter().fold(status, |value, key| &value[*key]).as_f64() {
+            out.help(name, kind, help);
+            out.sample(name, &[], value);
         }
     }
+}
 
-    let intake = "passepartout_intake_messages_total";
-    out.help(intake, "counter", "Messages handed in, by what the core made of them.");
-    for outcome in ["accepted", "duplicates", "busy", "refused"] {
-        if let Some(value) = number(&status["intake"][outcome]) {
-            out.sample(intake, &[("outcome", outcome)], value);
-        }
-    }
-
+/// Writes each model provider's calls, failures by kind and tokens.
+fn providers(status: &Value, out: &mut Text) {
+    let number = |value: &Value| value.as_f64();
     let providers = status["providers"].as_array().cloned().unwrap_or_default();
     let calls = [
         (
@@ -228,6 +205,45 @@ fn from_status(status: &Value, out: &mut Text) {
             );
         }
     }
+}
+
+fn from_status(status: &Value, out: &mut Text) {
+    let number = |value: &Value| value.as_f64();
+    singles(status, out);
+
+    let seconds = &status["turns"]["seconds"];
+    if let (Some(sum), Some(count)) = (number(&seconds["sum"]), number(&seconds["count"])) {
+        let buckets = seconds["buckets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|bucket| Some((number(&bucket["le"])?, number(&bucket["count"])?)));
+        out.histogram(
+            "passepartout_turn_seconds",
+            "Time from a turn's start to its commit.",
+            buckets,
+            sum,
+            count,
+        );
+    }
+
+    let decided = "passepartout_approvals_decided_total";
+    out.help(decided, "counter", "Approvals decided, by outcome.");
+    for outcome in ["approved", "denied", "cancelled", "expired"] {
+        if let Some(value) = number(&status["approvals"]["decided"][outcome]) {
+            out.sample(decided, &[("outcome", outcome)], value);
+        }
+    }
+
+    let intake = "passepartout_intake_messages_total";
+    out.help(intake, "counter", "Messages handed in, by what the core made of them.");
+    for outcome in ["accepted", "duplicates", "busy", "refused"] {
+        if let Some(value) = number(&status["intake"][outcome]) {
+            out.sample(intake, &[("outcome", outcome)], value);
+        }
+    }
+
+    providers(status, out);
 
     let tools = "passepartout_tool_executions_total";
     out.help(tools, "counter", "Tool calls run, and how many failed.");
