@@ -74,17 +74,17 @@ fn main() {
         let socket = config.socket_path();
         let mut admin = Client::connect(&socket, None).await.expect("connect");
         let link = admin
-            .web(WebRequest::Link)
+            .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web { request: WebRequest::Link })
             .await
             .expect("a link")
             .link
             .expect("the dashboard is on");
         let base = link.split("/sign-in/").next().expect("a base").to_owned();
         let created = admin
-            .web(WebRequest::CreateKey {
+            .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web { request: WebRequest::CreateKey {
                 name: "bench".into(),
                 approver: false,
-            })
+            } })
             .await
             .expect("a key");
         let key = created.message.lines().next().expect("the key").to_owned();

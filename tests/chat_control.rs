@@ -109,7 +109,10 @@ async fn usage_sums_what_the_provider_reported_here_and_in_total() {
     }
     assert_eq!(llm.requests().len(), 3, "/usage never reaches the model");
 
-    let status = alice.status().await.unwrap();
+    let status = alice
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+        .await
+        .unwrap();
     assert_eq!(status["usage"]["today"]["tokens_in"], 3000);
     assert_eq!(status["usage"]["month"]["tokens_out"], 600);
     let text = passepartout::status::render(&status);

@@ -351,7 +351,10 @@ async fn the_status_document_covers_every_part() {
     let mut daemon = TestDaemon::start(&llm).await;
     let mut client = daemon.client("alice").await;
     ask(&mut client, "hi").await;
-    let status = client.status().await.unwrap();
+    let status = client
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+        .await
+        .unwrap();
     assert_eq!(status["gateways"][0]["name"], "socket");
     assert_eq!(status["providers"][0]["name"], "fake");
     assert_eq!(status["providers"][0]["calls"], 1);

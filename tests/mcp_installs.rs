@@ -265,7 +265,9 @@ async fn overview(socket: &Path) -> String {
         .expect("connect in time")
         .expect("connect");
     let link = client
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link

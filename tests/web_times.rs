@@ -35,7 +35,9 @@ async fn loop_times_are_counted_by_the_daemons_clock() {
     .await;
     let mut client = daemon.client("me").await;
     let link = client
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link

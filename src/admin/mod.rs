@@ -5,30 +5,28 @@
 //! dashboard, its pages' documents and a reload of the configuration
 //! ([`passepartout_admin`]); those
 //! questions never travel with chat messages through the intake. [`run`]
-//! takes them one at a time and answers what is in memory at once; whatever
-//! waits on the disk or the network is spawned on the daemon's task tracker,
-//! so a slow answer holds up no other question and shutdown waits for it.
+//! takes them one at a time and hands each to the file in `answers/` that
+//! answers its request, one file per request; what is in memory is answered
+//! at once, whatever waits on the disk or the network is spawned on the
+//! daemon's task tracker, so a slow answer holds up no other question and
+//! shutdown waits for it.
 //!
 //! [`AdminContext`] holds exactly what the answers need, handed in by the
 //! daemon.
 
-mod access;
-mod approvals;
+mod answers;
 mod channels;
 mod config_write;
-mod dashboard;
-mod loops;
-mod people;
+mod loop_desk;
 mod redacted;
 mod relative;
 mod reloaded;
-mod web;
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use passepartout_admin::{AdminQueue, AdminReply, AdminRequest, Asked, Reloaded};
-use passepartout_gateway::{ConversationKey, MessageId};
+use passepartout_admin::{AdminQueue, AdminReply, Reloaded};
+use passepartout_gateway::ConversationKey;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
@@ -42,7 +40,7 @@ use crate::store::Store;
 
 pub use channels::Linking;
 pub use config_write::{Changes, digest};
-pub use loops::LoopDesk;
+pub use loop_desk::LoopDesk;
 
 /// Where an answer goes.
 type Reply = oneshot::Sender<AdminReply>;
@@ -106,67 +104,11 @@ pub async fn run(admin: AdminContext, mut queue: AdminQueue, stop: CancellationT
                 None => break,
             },
         };
-        answer(&admin, asked);
+        answers::answer(&admin, asked);
     }
     // Whatever is still queued is answered "closed" by dropping it.
     queue.close();
     tracing::debug!("admin path stopped");
-}
-
-fn answer(admin: &Arc<AdminContext>, Asked { request, reply }: Asked) {
-    match request {
-        AdminRequest::Status => {
-            let _ = reply.send(AdminReply::Status((admin.status)()));
-        }
-        AdminRequest::Recheck => recheck(admin, reply),
-        AdminRequest::Approvals { all } => approvals::listing(admin, all, reply),
-        AdminRequest::Decide {
-            token,
-            approve,
-            always,
-            by,
-            via,
-        } => approvals::decide(admin, token, approve, always, by, via, reply),
-        AdminRequest::DecideAll { approve, from, by } => approvals::decide_all(admin, approve, from, by, reply),
-        AdminRequest::Rules => approvals::rules(admin, reply),
-        AdminRequest::RevokeRule { id, by } => approvals::revoke_rule(admin, id, by, reply),
-        AdminRequest::Loops => {
-            let _ = reply.send(loops::statuses(&*admin.loops, admin.clock.now_ms()));
-        }
-        AdminRequest::Tools { conversation, by } => {
-            let origin = crate::signal::Origin {
-                conversation,
-                sender: by,
-                message_id: MessageId::new("tools").expect("a valid message id"),
-                sender_names: Default::default(),
-            };
-            let lines = (admin.tools)().lines(&origin);
-            let _ = reply.send(AdminReply::Tools(serde_json::to_value(lines).unwrap_or_default()));
-        }
-        AdminRequest::StopLoop { name } => loops::stop(admin, name, reply),
-        AdminRequest::StartLoop { name } => loops::start(admin, name, reply),
-        AdminRequest::TriggerLoop { name } => {
-            let _ = reply.send(loops::trigger(&*admin.loops, &name));
-        }
-        AdminRequest::Access {
-            request,
-            conversation,
-            by,
-        } => access::answer(admin, request, conversation, by, reply),
-        AdminRequest::Web { request } => web::answer(admin, request, reply),
-        AdminRequest::Dashboard { request } => dashboard::answer(admin, request, reply),
-        AdminRequest::Reload => {
-            let admin = admin.clone();
-            admin.tracker.clone().spawn(async move {
-                let reloaded = admin.reload.reload().await;
-                let read = admin.clone();
-                let reloaded = tokio::task::spawn_blocking(move || reloaded::scrubbed(&read, reloaded))
-                    .await
-                    .unwrap_or_else(|_| reloaded::withheld());
-                let _ = reply.send(AdminReply::Reloaded(reloaded));
-            });
-        }
-    }
 }
 
 /// Reading the configuration again, as the daemon does it: the admin path
@@ -212,16 +154,6 @@ pub struct Inspection {
     /// Whether the file, as it reads now, turns the web dashboard on
     /// (`[web] enabled`), which the running daemon may not have started with.
     pub web_enabled: bool,
-}
-
-/// Probes every model provider again, then answers the status document.
-/// Probing waits on the network: never in the way of other questions.
-fn recheck(admin: &Arc<AdminContext>, reply: Reply) {
-    let admin = admin.clone();
-    admin.tracker.clone().spawn(async move {
-        admin.cascade.recheck().await;
-        let _ = reply.send(AdminReply::Status((admin.status)()));
-    });
 }
 
 #[cfg(test)]

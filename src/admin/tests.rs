@@ -2,8 +2,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use passepartout_admin::{Admin, AdminClosed, Decision, LoopControl};
-use passepartout_gateway::UserId;
+use passepartout_admin::{Admin, AdminAs, AdminClosed, AdminRequest, Asker, Decision, LoopControl, Via};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId, UserId};
 use serde_json::json;
 
 use super::*;
@@ -61,7 +61,7 @@ impl Reload for Unreloadable {
 }
 
 struct Served {
-    admin: Admin,
+    admin: AdminAs,
     stop: CancellationToken,
     tracker: TaskTracker,
     loops: Arc<OneLoop>,
@@ -116,6 +116,11 @@ fn serve_reloading(reload: Arc<dyn Reload>) -> Served {
         signal_link: Default::default(),
     };
     let (admin, queue) = Admin::channel(4);
+    let admin = admin.asking_as(Asker {
+        by: UserId::new("1000").unwrap(),
+        via: Via::Terminal,
+        conversation: ConversationKey::new(GatewayId::new("socket").unwrap(), ChatId::new("uid-1000").unwrap()),
+    });
     let stop = CancellationToken::new();
     tracker.spawn(run(context, queue, stop.clone()));
     Served {
@@ -152,8 +157,6 @@ async fn a_decision_on_an_unknown_token_is_refused() {
         token: "K7PX2QMD".into(),
         approve: true,
         always: false,
-        by: UserId::new("1000").unwrap(),
-        via: passepartout_admin::Via::Terminal,
     };
     let Ok(AdminReply::Decision(Decision { decided, message })) = served.admin.ask(decide).await else {
         panic!("a decide is answered with a decision");
@@ -169,10 +172,7 @@ async fn rules_are_listed_and_an_unknown_one_is_not_revoked() {
         served.admin.ask(AdminRequest::Rules).await,
         Ok(AdminReply::Rules(Ok(json!({ "rules": [] }))))
     );
-    let revoke = AdminRequest::RevokeRule {
-        id: 9,
-        by: UserId::new("1000").unwrap(),
-    };
+    let revoke = AdminRequest::RevokeRule { id: 9 };
     let Ok(AdminReply::RuleRevoked(answer)) = served.admin.ask(revoke).await else {
         panic!("a revoke is answered with what came of it");
     };
@@ -180,7 +180,6 @@ async fn rules_are_listed_and_an_unknown_one_is_not_revoked() {
     let batch = AdminRequest::DecideAll {
         approve: true,
         from: None,
-        by: UserId::new("1000").unwrap(),
     };
     let Ok(AdminReply::Decisions(answer)) = served.admin.ask(batch).await else {
         panic!("a batch is answered with its decisions");

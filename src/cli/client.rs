@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use passepartout_gateway::{ChatId, ReplyKind};
-use passepartout_socket::{Client, ClientError, SendOutcome, ServerFrame};
+use passepartout_socket::{AdminRequest, Client, ClientError, SendOutcome, ServerFrame};
 
 use crate::config::Config;
 use crate::doctor::{self, Level};
@@ -273,7 +273,7 @@ pub async fn status(config: &Config, json: bool) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    let status = match client.status().await {
+    let status: serde_json::Value = match client.ask(AdminRequest::Status).await {
         Ok(status) => status,
         Err(error) => {
             eprintln!("passepartout: {error}");

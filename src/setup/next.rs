@@ -11,7 +11,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use passepartout_socket::{Client, Reloaded};
+use passepartout_socket::{AdminRequest, Client, Reloaded};
 
 use super::input::Input;
 use crate::config::Config;
@@ -34,7 +34,7 @@ pub async fn say(input: &Input, config: &Config, explicit: Option<&Path>) {
 async fn reload_running(config: &Config) -> Option<Reloaded> {
     let reload = async {
         let mut client = Client::connect(config.socket_path(), None).await.ok()?;
-        client.reload().await.ok()
+        client.ask(AdminRequest::Reload).await.ok()
     };
     tokio::time::timeout(REACH, reload).await.ok().flatten()
 }

@@ -27,6 +27,8 @@
 //! | ids for messages sent without one | `message_ids.rs` |
 //! | the CLI's half | `client.rs` |
 
+#![deny(missing_docs)]
+
 mod admin;
 mod client;
 mod config;
@@ -47,7 +49,7 @@ pub use error::SocketError;
 pub use key::{SocketKey, key_path};
 pub use passepartout_gateway::lines::{LineReader, ReadLine};
 pub use protocol::{
-    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
-    WebAnswer, WebRequest,
+    AccessAnswer, AccessRequest, AdminRequest, ClientFrame, DashboardRequest, ErrorCode, LoopControl, PROTOCOL_VERSION,
+    Reloaded, ServerFrame, WebAnswer, WebRequest,
 };
 pub use server::{GATEWAY_ID, SURFACE, SocketGateway};

@@ -23,12 +23,15 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use futures_util::StreamExt as _;
 use futures_util::stream::{self, Stream};
 use passepartout_admin::{AdminReply, AdminRequest, DashboardRequest};
@@ -49,9 +52,9 @@ use crate::pages::layout::{Viewer, page};
 use crate::pages::parts::ask;
 use crate::people::Person;
 use crate::posted::see_other;
-use crate::router::AppState;
-use crate::server::GATEWAY_ID;
 use crate::session::{FormSession, SignedIn, check_token};
+use crate::state::AppState;
+use crate::surface::GATEWAY_ID;
 use crate::uploads::Upload;
 
 /// How long a form sent with scripting off waits for the reply.
@@ -200,7 +203,7 @@ pub async fn send(
                     StatusCode::TOO_MANY_REQUESTS,
                     &format!(
                         "{} replies are being written to this dashboard already; send again once one is done.",
-                        crate::events::MAX_REPLIES
+                        crate::streams::MAX_REPLIES
                     ),
                 );
             }
@@ -469,6 +472,17 @@ fn message_id(sent: &str) -> MessageId {
 pub fn nonce() -> String {
     let (a, b) = (RandomState::new().hash_one(0u8), RandomState::new().hash_one(1u8));
     format!("{a:016x}{b:016x}")
+}
+
+/// The chat page, its reply stream and the files sent in it.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route(
+            "/chat/{id}",
+            get(show).post(send).layer(DefaultBodyLimit::max(MAX_POST_BYTES)),
+        )
+        .route("/chat/{id}/stream", get(stream))
+        .route("/chat/files/{key}", get(download))
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use passepartout_gateway::{Draft, GatewayId};
-use passepartout_socket::{Client, ClientError, GATEWAY_ID, SocketConfig, SocketGateway, SocketSection};
+use passepartout_socket::{AdminRequest, Client, ClientError, GATEWAY_ID, SocketConfig, SocketGateway, SocketSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces, Upload};
 use crate::checkup::{Check, Level};
@@ -135,7 +135,7 @@ impl GatewayComponent for Socket {
                     );
                     // The daemon probes with its own keys, and a provider that
                     // answers is healthy again there.
-                    let daemon = tokio::time::timeout(self.recheck_limit, client.recheck())
+                    let daemon = tokio::time::timeout(self.recheck_limit, client.ask(AdminRequest::Recheck))
                         .await
                         .ok()
                         .and_then(Result::ok);

@@ -52,8 +52,8 @@ use super::wire::{self, Made, Piece, Usage};
 use crate::hub::Following;
 use crate::keys::Key;
 use crate::people::Person;
-use crate::router::AppState;
-use crate::server::GATEWAY_ID;
+use crate::state::AppState;
+use crate::surface::GATEWAY_ID;
 
 /// How long a request waits for its turn to end. The turn goes on after
 /// that; its answer is kept in the conversation.

@@ -65,6 +65,7 @@ pub struct Asked {
     /// The system and developer messages, joined: the client's own
     /// instructions.
     pub instructions: Option<String>,
+    /// The answer is streamed as server-sent events.
     pub stream: bool,
     /// A last chunk with the usage, before `[DONE]`.
     pub include_usage: bool,
@@ -257,12 +258,16 @@ fn text_of(index: usize, content: &Value) -> Result<String, ApiError> {
 /// Tokens a completion used, as OpenAI counts them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
+    /// Tokens read.
     pub prompt_tokens: u64,
+    /// Tokens written.
     pub completion_tokens: u64,
+    /// Both.
     pub total_tokens: u64,
 }
 
 impl Usage {
+    /// The usage of `prompt_tokens` read and `completion_tokens` written.
     pub fn new(prompt_tokens: u64, completion_tokens: u64) -> Self {
         Self {
             prompt_tokens,
@@ -275,7 +280,9 @@ impl Usage {
 /// One answer's identity: `chatcmpl-…` and when it was made (seconds).
 #[derive(Clone, Debug)]
 pub struct Made {
+    /// `chatcmpl-…`.
     pub id: String,
+    /// When, in seconds since the epoch.
     pub created: u64,
 }
 

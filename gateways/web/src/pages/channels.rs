@@ -18,11 +18,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 use futures_util::stream;
 use passepartout_admin::DashboardRequest;
 use serde::Deserialize;
@@ -35,8 +37,8 @@ use super::shown::badge;
 use crate::escape::Escaped;
 use crate::events::fingerprint;
 use crate::posted::{TokenOnly, WithToken, accept, accept_with_session, see_other};
-use crate::router::AppState;
 use crate::session::{FormSession, SignedIn, csrf_token};
+use crate::state::AppState;
 
 /// How often a page's stream looks at the channels.
 const EVERY: Duration = Duration::from_secs(1);
@@ -294,6 +296,15 @@ pub async fn events(
         }
     });
     Sse::new(changes).keep_alive(KeepAlive::default()).into_response()
+}
+
+/// The Channels page, its stream and its forms.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/channels", get(channels))
+        .route("/channels/events", get(events))
+        .route("/channels/telegram", post(connect_telegram))
+        .route("/channels/signal", post(link_signal))
 }
 
 #[cfg(test)]

@@ -9,11 +9,23 @@
 //! for; every value from them is escaped.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
-use serde_json::Value;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::get;
+use passepartout_admin::{AdminReply, AdminRequest};
 
+use serde_json::{Value, json};
+
+use super::errors;
+use super::layout::{Viewer, page};
 use super::parts::{bytes, labelled_rows};
 use crate::escape::Escaped;
+use crate::session::SignedIn;
+use crate::state::AppState;
 
 /// The page's body from the status document and the pending approvals'
 /// listing (`{"approvals": […]}`, or `{"error": …}`).
@@ -413,6 +425,32 @@ fn human_s(s: u64) -> String {
         3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
         _ => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
     }
+}
+
+/// The overview.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/", get(overview))
+}
+
+/// `GET /`.
+async fn overview(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Response {
+    let status = match state.admin.ask(AdminRequest::Status).await {
+        Ok(AdminReply::Status(status)) => status,
+        _ => return errors::unavailable("the daemon is shutting down"),
+    };
+    let approvals: Value = match state.admin.ask(AdminRequest::Approvals { all: false }).await {
+        Ok(AdminReply::Approvals(Ok(listing))) => listing,
+        Ok(AdminReply::Approvals(Err(unreadable))) => json!({ "error": unreadable.message }),
+        _ => json!({ "error": "no answer" }),
+    };
+    let body = body(&status, &approvals);
+    page(
+        StatusCode::OK,
+        "Overview",
+        "/",
+        Some(Viewer { csrf: &signed_in.csrf }),
+        &body,
+    )
 }
 
 #[cfg(test)]

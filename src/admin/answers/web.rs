@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use passepartout_admin::{AdminReply, WebAnswer, WebRequest};
 
-use super::{AdminContext, Reply};
+use crate::admin::{AdminContext, Reply};
 
 /// Answers `request`. What writes the store is spawned, so it is never in
 /// the way of other questions.

@@ -6,22 +6,19 @@
 
 use std::sync::Arc;
 
-use passepartout_admin::{AccessAnswer, AccessRequest, AdminReply};
-use passepartout_gateway::{ConversationKey, UserId};
+use passepartout_admin::{AccessRequest, AdminReply, Asker};
 
-use super::{AdminContext, Reply, people};
+use super::people;
+use super::told::{done, durable, refused, refused_because};
+use crate::admin::{AdminContext, Reply};
 use crate::pairing::paired_message;
 use crate::store::Person;
 
-/// Answers `request` from `by`, asking in `conversation`. What writes the
-/// store is spawned, so it is never in the way of other questions.
-pub(super) fn answer(
-    admin: &Arc<AdminContext>,
-    request: AccessRequest,
-    conversation: ConversationKey,
-    by: UserId,
-    reply: Reply,
-) {
+/// Answers `request` from the asker, in the asker's conversation. What
+/// writes the store is spawned, so it is never in the way of other
+/// questions.
+pub(super) fn answer(admin: &Arc<AdminContext>, request: AccessRequest, asker: Asker, reply: Reply) {
+    let Asker { by, conversation, .. } = asker;
     let by = Person::known_as(conversation.gateway.clone(), by);
     let admin = admin.clone();
     admin.tracker.clone().spawn(async move {
@@ -55,25 +52,4 @@ pub(super) fn answer(
         };
         let _ = reply.send(AdminReply::Access(answer));
     });
-}
-
-/// `message`, once what was written is on disk.
-pub(super) async fn durable(admin: &AdminContext, message: String) -> AccessAnswer {
-    match admin.store.durable().await {
-        Ok(()) => done(message),
-        Err(error) => refused(format!("the change could not be made durable: {error}")),
-    }
-}
-
-pub(super) fn done(message: String) -> AccessAnswer {
-    AccessAnswer { ok: true, message }
-}
-
-pub(super) fn refused(message: String) -> AccessAnswer {
-    AccessAnswer { ok: false, message }
-}
-
-/// Refused, saying why (a pairing's or a link's error).
-pub(super) fn refused_because(error: impl std::fmt::Display) -> AccessAnswer {
-    refused(error.to_string())
 }

@@ -7,8 +7,8 @@
 use passepartout_admin::AccessAnswer;
 use passepartout_gateway::ConversationKey;
 
-use super::AdminContext;
-use super::access::{done, durable, refused, refused_because};
+use super::told::{done, durable, refused, refused_because};
+use crate::admin::AdminContext;
 use crate::linking::words::shown;
 use crate::linking::{Linking, terminal_code_text};
 use crate::store::{Identity, Linked, LinkedPerson, Names, Person};

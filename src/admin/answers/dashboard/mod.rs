@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use passepartout_admin::{AdminReply, DashboardRequest, Unreadable};
 
-use super::{AdminContext, Reply, channels, config_write};
+use crate::admin::{AdminContext, Reply, channels, config_write};
 
 /// Answers `request` once what it reads is read.
 pub(super) fn answer(admin: &Arc<AdminContext>, request: DashboardRequest, reply: Reply) {
