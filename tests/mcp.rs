@@ -17,7 +17,7 @@ use passepartout_gateway::ReplyKind;
 use support::chat::Chat;
 use support::fake_llm::{FakeLlm, Script};
 use support::harness::{TestDaemon, WAIT};
-use support::mcp::{everything, filesystem, fixture, model, server, time, wait_for_servers};
+use support::mcp::{SERVERS_WAIT, everything, filesystem, fixture, model, server, time, wait_for_servers};
 use support::skip::Need;
 
 /// A daemon with `servers` configured and the calling model.
@@ -397,7 +397,8 @@ async fn a_server_at_a_url_is_reached_over_streamable_http() {
         .spawn()
         .expect("start server-everything over HTTP");
     let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    let listening = tokio::time::timeout(WAIT, async {
+    // Node's start on a loaded machine is a server's start like any other.
+    let listening = tokio::time::timeout(SERVERS_WAIT, async {
         while let Ok(Some(line)) = lines.next_line().await {
             if line.contains("listening on port") {
                 return true;

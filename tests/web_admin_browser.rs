@@ -192,6 +192,20 @@ async fn shots_at(browser: &Browser, name: &str, css: &str) {
             )
             .await
             .unwrap();
+        // Nothing pushes the page sideways, in whatever state it is shown.
+        let (scroll, client): (u32, u32) = driver
+            .execute(
+                "return [document.documentElement.scrollWidth, document.documentElement.clientWidth];",
+                vec![],
+            )
+            .await
+            .unwrap()
+            .convert()
+            .unwrap();
+        assert!(
+            scroll <= client,
+            "{name} at {width} px scrolls sideways: {scroll} > {client}"
+        );
         browser.screenshot(&format!("{name}-{suffix}")).await;
     }
 }

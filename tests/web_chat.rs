@@ -14,7 +14,8 @@ use crate::support;
 use serde_json::json;
 use support::fake_llm::{Script, Streamed, last_message, last_user_text};
 use support::harness::WAIT;
-use support::web_chat::{Chat, conversation_page, field, http, opened, sign_in, start};
+use support::web::{field, no_redirects as http};
+use support::web_chat::{Chat, conversation_page, opened, sign_in, start};
 
 /// The chat page's largest file.
 const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;

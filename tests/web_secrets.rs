@@ -25,6 +25,7 @@ use crate::support;
 use support::fake_llm::{FakeLlm, Script};
 use support::harness::{TestDaemon, WAIT, ask};
 use support::tools::Record;
+use support::web::no_redirects as http;
 
 /// Every canary holds this; no response may.
 const CANARY: &str = "canary";
@@ -109,14 +110,6 @@ fn file_text(config: &Config, llm: &FakeLlm, token_file: &Path) -> String {
         token = token_file.display().to_string(),
         url = with_credentials(llm),
     )
-}
-
-/// A client that follows no redirect: cookies are sent by hand.
-fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
 }
 
 /// `response`'s status and body, which must hold no canary.

@@ -22,7 +22,7 @@ use super::fake_llm::{Script, last_message, last_user_text};
 /// seen failed, with its error, rather than timed out here. A Python
 /// server's imports alone take over a second of processor, and many
 /// times that on a two-core machine running the suite's tests at once.
-const SERVERS_WAIT: Duration = Duration::from_secs(60);
+pub const SERVERS_WAIT: Duration = Duration::from_secs(60);
 
 /// The versions `.ci/install-mcp-servers` installs: the npm servers', and
 /// mcp-server-time's.

@@ -22,17 +22,9 @@ impl WebSession {
     /// Trades the one-time `link` for a session, and reads its CSRF token
     /// from the page at `form_page`, which holds a form.
     pub async fn sign_in(link: &str, form_page: &str) -> WebSession {
-        let base = link.split("/sign-in/").next().expect("a sign-in link").to_owned();
-        let http = reqwest::Client::builder()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap();
-        let signed = http.get(link).send().await.unwrap();
-        assert_eq!(signed.status(), StatusCode::SEE_OTHER, "the link signs in");
-        let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
-        let cookie = cookie.split(';').next().unwrap().to_owned();
+        let (base, cookie) = trade_link(link).await;
         let mut session = WebSession {
-            http,
+            http: no_redirects(),
             base,
             cookie,
             csrf: String::new(),
@@ -80,6 +72,25 @@ impl WebSession {
             .await
             .unwrap()
     }
+}
+
+/// A client that follows no redirect, so a test sees each answer; cookies
+/// are sent by hand.
+pub fn no_redirects() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Trades the one-time `link` for a session: the dashboard's origin
+/// (`http://127.0.0.1:PORT`) and the cookie, as a `Cookie` header sends it.
+pub async fn trade_link(link: &str) -> (String, String) {
+    let base = link.split("/sign-in/").next().expect("a sign-in link").to_owned();
+    let signed = no_redirects().get(link).send().await.unwrap();
+    assert_eq!(signed.status(), StatusCode::SEE_OTHER, "the link signs in");
+    let cookie = signed.headers()[header::SET_COOKIE].to_str().unwrap();
+    (base, cookie.split(';').next().unwrap().to_owned())
 }
 
 /// The value of the first field called `name` on `page`.

@@ -9,6 +9,7 @@ use reqwest::multipart::{Form, Part};
 
 use super::fake_llm::FakeLlm;
 use super::harness::{TestDaemon, WAIT};
+use super::web::{field, no_redirects as http, trade_link};
 
 pub struct Chat {
     pub daemon: TestDaemon,
@@ -17,14 +18,6 @@ pub struct Chat {
     pub cookie: String,
     /// The chat `/chat` opened: `/chat/{id}`.
     pub path: String,
-}
-
-/// A client that follows no redirect: cookies are sent by hand.
-pub fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
 }
 
 /// A daemon with the dashboard on, and a client signed in.
@@ -83,12 +76,7 @@ pub async fn link(daemon: &TestDaemon) -> String {
 
 /// Signs in with a fresh link: the dashboard's address and the cookie.
 pub async fn sign_in(daemon: &TestDaemon) -> (String, String) {
-    let link = link(daemon).await;
-    let base = link.split("/sign-in/").next().unwrap().to_owned();
-    let response = http().get(&link).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
-    (base, cookie.split(';').next().unwrap().to_owned())
+    trade_link(&link(daemon).await).await
 }
 
 /// The Conversations page of the chat at `path`.
@@ -97,13 +85,6 @@ pub fn conversation_page(path: &str) -> String {
     let id = path.trim_start_matches("/chat/");
     let key = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("web:owner/{id}"));
     format!("/conversations/{key}")
-}
-
-/// The value of the hidden field `name` in `page`.
-pub fn field(page: &str, name: &str) -> String {
-    let marker = format!(r#"name="{name}" value=""#);
-    let at = page.find(&marker).unwrap_or_else(|| panic!("no field {name}")) + marker.len();
-    page[at..].split('"').next().unwrap().to_owned()
 }
 
 impl Chat {

@@ -11,6 +11,7 @@ use reqwest::header;
 
 use super::fake_llm::{FakeLlm, Script};
 use super::harness::{TestDaemon, ask};
+use super::web::{no_redirects as http, trade_link};
 
 /// An MCP server's key in the configuration file; no response may show it.
 pub const CANARY: &str = "canary-d45h2-7c1e";
@@ -75,11 +76,7 @@ pub async fn start_with(provider: &str) -> Pages {
         .unwrap()
         .link
         .expect("a sign-in link");
-    let base = link.split("/sign-in/").next().unwrap().to_owned();
-    let response = http().get(&link).send().await.unwrap();
-    assert_eq!(response.status(), StatusCode::SEE_OTHER);
-    let cookie = response.headers()[header::SET_COOKIE].to_str().unwrap();
-    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let (base, cookie) = trade_link(&link).await;
     Pages {
         daemon,
         llm,
@@ -87,14 +84,6 @@ pub async fn start_with(provider: &str) -> Pages {
         link: second,
         cookie,
     }
-}
-
-/// A client that follows no redirect: cookies are sent by hand.
-pub fn http() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
 }
 
 impl Pages {

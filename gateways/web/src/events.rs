@@ -13,6 +13,7 @@
 //! Every stream ends when the gateway stops.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use futures_util::stream::{self, Stream};
+use futures_util::stream;
 use passepartout_admin::{AdminAs, AdminReply, AdminRequest, DashboardRequest};
 use passepartout_gateway::ConversationKey;
 use serde::Deserialize;
@@ -96,15 +97,11 @@ pub async fn events(
         Ok(Form(since)) => (since.seen, since.conversation.as_deref().and_then(conversation_of)),
         Err(_) => (None, None),
     };
-    let (id, closed) = state.streams.open();
-    let opened = Opened {
-        streams: state.clone(),
-        id: Some(id),
-    };
     let admin = state.admin.clone();
-    Sse::new(changes(admin, closed, opened, seen, conversation))
-        .keep_alive(KeepAlive::default())
-        .into_response()
+    stream_changes(&state, seen, EVERY, move || {
+        let (admin, conversation) = (admin.clone(), conversation.clone());
+        async move { snapshot(&admin, conversation.as_ref()).await }
+    })
 }
 
 /// The query of `GET /events`.
@@ -115,35 +112,33 @@ pub struct Since {
     conversation: Option<String>,
 }
 
-/// One `status` event each time what a page shows differs from the last
-/// seen (`seen` at first, else the first look is only remembered); ends
-/// when `closed` is cancelled.
-fn changes(
-    admin: AdminAs,
-    closed: CancellationToken,
-    opened: Opened,
-    seen: Option<String>,
-    conversation: Option<ConversationKey>,
-) -> impl Stream<Item = Result<Event, Infallible>> {
-    let start = (admin, closed, seen, opened);
-    stream::unfold(start, move |(admin, closed, mut last, opened)| {
-        let conversation = conversation.clone();
-        async move {
-            loop {
-                let now = fingerprint(&snapshot(&admin, conversation.as_ref()).await?);
-                let changed = last.as_ref().is_some_and(|last| *last != now);
-                last = Some(now);
-                if changed {
-                    let event = Event::default().event("status").data("changed");
-                    return Some((Ok(event), (admin, closed, last, opened)));
-                }
-                tokio::select! {
-                    () = closed.cancelled() => return None,
-                    () = tokio::time::sleep(EVERY) => {}
-                }
+/// A page's stream: one `status` event each time what `look` returns
+/// differs from the last seen (`seen` at first, else the first look is only
+/// remembered), looked at every `every`; it ends when the gateway stops,
+/// when too many streams opened since, or once `look` finds nothing.
+pub(crate) fn stream_changes<L, F>(state: &Arc<AppState>, seen: Option<String>, every: Duration, look: L) -> Response
+where
+    L: Fn() -> F + Send + 'static,
+    F: Future<Output = Option<Value>> + Send,
+{
+    let (closed, opened) = open_other(state);
+    let start = (look, closed, seen, opened);
+    let changes = stream::unfold(start, move |(look, closed, mut last, opened)| async move {
+        loop {
+            let now = fingerprint(&look().await?);
+            let changed = last.as_ref().is_some_and(|last| *last != now);
+            last = Some(now);
+            if changed {
+                let event = Event::default().event("status").data("changed");
+                return Some((Ok::<_, Infallible>(event), (look, closed, last, opened)));
+            }
+            tokio::select! {
+                () = closed.cancelled() => return None,
+                () = tokio::time::sleep(every) => {}
             }
         }
-    })
+    });
+    Sse::new(changes).keep_alive(KeepAlive::default()).into_response()
 }
 
 /// What the pages show, as the streams compare it: the status document

@@ -12,7 +12,6 @@
 //! (`GET /channels/events`). Every form passes the origin, cookie and CSRF
 //! checks.
 
-use std::convert::Infallible;
 use std::fmt::Write as _;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,10 +21,8 @@ use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
-use axum::response::sse::{Event, KeepAlive, Sse};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::routing::{get, post};
-use futures_util::stream;
 use passepartout_admin::DashboardRequest;
 use serde::Deserialize;
 use serde_json::Value;
@@ -35,7 +32,7 @@ use super::layout::{Viewer, page};
 use super::parts::{ask, items, table, text, when};
 use super::shown::badge;
 use crate::escape::Escaped;
-use crate::events::fingerprint;
+use crate::events::{fingerprint, stream_changes};
 use crate::posted::{TokenOnly, WithToken, accept, accept_with_session, see_other};
 use crate::session::{FormSession, SignedIn, csrf_token};
 use crate::state::AppState;
@@ -275,27 +272,13 @@ pub async fn events(
     _signed_in: SignedIn,
     since: Result<Form<Since>, FormRejection>,
 ) -> Response {
-    let (closed, opened) = crate::events::open_other(&state);
     // A query that is not one starts from the first look, as none does.
     let seen = since.ok().and_then(|Form(since)| since.seen);
-    let start = (state.admin.clone(), seen, closed, opened);
-    let changes = stream::unfold(start, |(admin, mut last, closed, opened)| async move {
-        loop {
-            let document = ask(&admin, DashboardRequest::Channels).await.ok()?;
-            let now = fingerprint(&document);
-            let changed = last.is_some_and(|last| last != now);
-            last = Some(now);
-            if changed {
-                let event = Event::default().event("status").data("changed");
-                return Some((Ok::<_, Infallible>(event), (admin, last, closed, opened)));
-            }
-            tokio::select! {
-                () = closed.cancelled() => return None,
-                () = tokio::time::sleep(EVERY) => {}
-            }
-        }
-    });
-    Sse::new(changes).keep_alive(KeepAlive::default()).into_response()
+    let admin = state.admin.clone();
+    stream_changes(&state, seen, EVERY, move || {
+        let admin = admin.clone();
+        async move { ask(&admin, DashboardRequest::Channels).await.ok() }
+    })
 }
 
 /// The Channels page, its stream and its forms.
