@@ -57,11 +57,13 @@ async fn a_person_chats_streams_a_reply_attaches_a_file_and_reloads() {
     browser.wait_for_text("#chat-state", "writing").await;
     browser.screenshot("web-chat-streaming").await;
     // Done: the reply as the server renders it, its code block a block.
-    let code = browser.wait_for("#conversation .markdown pre code").await;
-    assert_eq!(code.text().await.unwrap(), "echo 'hello, <world>'");
+    let code = browser.wait_for_text("#conversation .markdown pre code", "echo").await;
+    assert_eq!(code, "echo 'hello, <world>'");
     // The code block has its copy button, which copies.
-    let copy = browser.wait_for("#conversation .code-block button.copy").await;
-    assert_eq!(copy.text().await.unwrap(), "Copy");
+    let copy = browser
+        .wait_for_text("#conversation .code-block button.copy", "Copy")
+        .await;
+    assert_eq!(copy, "Copy");
     browser.click("#conversation .code-block button.copy").await;
     browser
         .wait_until("the copy button to answer", || async {
@@ -377,16 +379,24 @@ async fn the_conversation_page_renders_markdown_and_shows_a_new_turn_by_itself()
     browser
         .goto(&format!("{}/conversations/c29ja2V0OmxpdmU", chat.base))
         .await;
-    let strong = browser.wait_for("main .message.assistant .markdown strong").await;
-    assert_eq!(strong.text().await.unwrap(), "bold");
-    let code = browser.find("main .message.assistant .markdown pre code").await;
-    assert_eq!(code.text().await.unwrap(), "ls -la");
+    // Read through waits, which look again: the page's stream may replace
+    // what one look found.
+    let strong = browser
+        .wait_for_text("main .message.assistant .markdown strong", "bold")
+        .await;
+    assert_eq!(strong, "bold");
+    let code = browser
+        .wait_for_text("main .message.assistant .markdown pre code", "ls")
+        .await;
+    assert_eq!(code, "ls -la");
     browser.wait_for(".live.on").await;
     // A new turn, kept while the page is open, shows by itself.
     chat.llm.push(Script::Reply("A *new* turn.".into()));
     ask(&mut socket, "and then?").await;
-    let em = browser.wait_for("main .message.assistant .markdown em").await;
-    assert_eq!(em.text().await.unwrap(), "new");
+    let em = browser
+        .wait_for_text("main .message.assistant .markdown em", "new")
+        .await;
+    assert_eq!(em, "new");
     browser.wait_for_text("main", "and then?").await;
     browser.screenshot("web-conversation-live").await;
 }
