@@ -24,7 +24,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use passepartout::config::Config;
-use passepartout::sandbox::{Policy, Support};
+use passepartout::safety::sandbox::{Policy, Support};
 
 const PROGRAM: &str = "/bin/true";
 

@@ -12,7 +12,7 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use passepartout::checkup::{Check, Level};
+use passepartout::foundation::checkup::{Check, Level};
 use passepartout::gateways::{
     BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces, Upload,
 };

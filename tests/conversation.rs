@@ -6,8 +6,8 @@ use crate::support;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use passepartout::llm::ToolSpec;
-use passepartout::tools::{Tool, ToolContext, ToolError};
+use passepartout::model::llm::ToolSpec;
+use passepartout::safety::tools::{Tool, ToolContext, ToolError};
 use passepartout_gateway::ReplyKind;
 use passepartout_socket::ServerFrame;
 use serde_json::Value;

@@ -7,7 +7,7 @@ use crate::support;
 use std::time::Duration;
 
 use passepartout::config::{LoopEntry, LoopTrigger};
-use passepartout::loops::status::{LoopStatus, State};
+use passepartout::engine::loops::status::{LoopStatus, State};
 use passepartout_gateway::ReplyKind;
 use passepartout_socket::{Client, ServerFrame};
 use serde_json::json;

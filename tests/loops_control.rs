@@ -8,8 +8,8 @@ use crate::support;
 use std::time::Duration;
 
 use passepartout::config::{LoopEntry, LoopTrigger};
-use passepartout::loops::spec::{Retrigger, Start};
-use passepartout::loops::status::{LoopStatus, State, StopReason, render};
+use passepartout::engine::loops::spec::{Retrigger, Start};
+use passepartout::engine::loops::status::{LoopStatus, State, StopReason, render};
 use passepartout_socket::{Client, LoopControl};
 use support::fake_llm::FakeLlm;
 use support::harness::{TestDaemon, WAIT};
@@ -80,7 +80,7 @@ async fn the_heartbeat_is_stopped_through_the_socket() {
     assert_eq!(answer.message, HEARTBEAT_STOPPED);
     let stopped = loop_until(&mut client, "heartbeat", |s| s.state == State::Stopped).await;
     assert_eq!(stopped.stop_reason, Some(StopReason::Requested), "{stopped:?}");
-    let text = render(&[stopped], passepartout::clock::Clock::start().now_ms());
+    let text = render(&[stopped], passepartout::foundation::clock::Clock::start().now_ms());
     assert!(text.contains("stopped on request"), "{text}");
 
     let answer = in_time(client.ask::<passepartout_socket::LoopControl>(

@@ -6,7 +6,7 @@
 use std::sync::atomic::AtomicU64;
 
 use passepartout::Extensions;
-use passepartout::clock::Clock;
+use passepartout::foundation::clock::Clock;
 use passepartout_admin::WebRequest;
 use reqwest::header;
 

@@ -10,7 +10,7 @@ use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{AdminRequest, Client, ClientError, SendOutcome, ServerFrame};
 
 use crate::config::Config;
-use crate::doctor::{self, Level};
+use crate::operator::doctor::{self, Level};
 
 use super::streamed::Streamed;
 use super::terminal;
@@ -283,7 +283,7 @@ pub async fn status(config: &Config, json: bool) -> ExitCode {
     if json {
         println!("{status}");
     } else {
-        print!("{}", crate::status::render(&status));
+        print!("{}", crate::operator::status::render(&status));
     }
     ExitCode::SUCCESS
 }
@@ -320,7 +320,7 @@ pub async fn doctor(
             fix: None
         }
     );
-    let providers = match crate::llm::providers(config) {
+    let providers = match crate::model::llm::providers(config) {
         Ok(providers) => providers,
         Err(error) => {
             eprintln!("passepartout: {error}");

@@ -8,7 +8,7 @@ use passepartout_socket::{AdminRequest, ClientError, LoopControl};
 
 use super::client::{EXIT_UNREACHABLE, connect, listing};
 use crate::config::Config;
-use crate::loops::status::{LoopStatus, render};
+use crate::engine::loops::status::{LoopStatus, render};
 
 /// Lists the loops. Exit 0, 1 when the answer is not a list of loops, or 3
 /// when the daemon is unreachable.
@@ -27,7 +27,7 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
     }
     match serde_json::from_value::<Vec<LoopStatus>>(listing) {
         Ok(loops) => {
-            print!("{}", render(&loops, crate::clock::Clock::start().now_ms()));
+            print!("{}", render(&loops, crate::foundation::clock::Clock::start().now_ms()));
             ExitCode::SUCCESS
         }
         Err(error) => {

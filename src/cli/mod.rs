@@ -40,9 +40,9 @@ use passepartout_gateway::LiveSecrets;
 
 use crate::config::{self, Config};
 use crate::daemon::StartError;
-use crate::recent_logs::RecentLogs;
-use crate::skills::check_names;
-use crate::tools::ToolCatalog;
+use crate::daemon::recent_logs::RecentLogs;
+use crate::safety::skills::check_names;
+use crate::safety::tools::ToolCatalog;
 
 /// passepartout: a self-hosted assistant daemon.
 #[derive(Debug, Parser)]
@@ -65,7 +65,7 @@ pub enum Command {
     /// Write a working configuration file, step by step: the model (checked),
     /// the Telegram bot (checked) and its owner (the first person to write to
     /// it), and your own Signal account if you like (a QR code to scan).
-    Setup(Box<crate::setup::SetupArgs>),
+    Setup(Box<crate::operator::setup::SetupArgs>),
     /// Run the daemon in the foreground until SIGINT or SIGTERM.
     Run,
     /// Talk to the assistant interactively; starts a daemon in-process if none is running.
@@ -325,7 +325,7 @@ fn load_with(
 ) -> (Result<Config, config::ConfigError>, Vec<String>) {
     let mut warnings = Vec::new();
     let loaded = config::load_checked(file, None, crate::gateways::problems, |config| {
-        let catalog = ToolCatalog::registered(config, crate::loops::tools::specs());
+        let catalog = ToolCatalog::registered(config, crate::engine::loops::tools::specs());
         let found = check_names(&config.skills, &config.tools, &catalog);
         warnings = [found.warnings, crate::gateways::warnings(config)].concat();
         [found.errors, more(config)].concat()
@@ -385,7 +385,7 @@ async fn execute(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Setup(args) => {
             logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
-            crate::setup::run(*args, cli.config.as_deref()).await
+            crate::operator::setup::run(*args, cli.config.as_deref()).await
         }
         Command::Completions { shell } => manual::completions(shell),
         Command::Man => manual::man_page(),

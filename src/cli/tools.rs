@@ -10,7 +10,7 @@ use passepartout_socket::AdminRequest;
 
 use super::client::{EXIT_UNREACHABLE, connect};
 use crate::config::Config;
-use crate::pipeline::tool_list::{ToolLine, table};
+use crate::engine::pipeline::tool_list::{ToolLine, table};
 
 /// Lists the tools. Exit 0, 1 when the answer is not a tool list, or 3 when
 /// the daemon is unreachable.

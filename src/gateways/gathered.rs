@@ -9,14 +9,14 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use super::{GatewayComponent, components};
-use crate::access::Access;
-use crate::approvals::Policy;
 use crate::config::{Config, ConfigError, SecretPlaces};
-use crate::notices::Surfaces;
-use crate::pairing::{Lists, Pairing};
+use crate::foundation::notices::Surfaces;
 use crate::people::Channels;
+use crate::people::access::Access;
+use crate::people::pairing::{Lists, Pairing};
+use crate::safety::approvals::Policy;
+use crate::safety::tools::uploads::Uploads;
 use crate::store::{Store, StoreError};
-use crate::tools::uploads::Uploads;
 
 /// Who may talk through each gateway of `config`.
 pub fn access(config: &Config) -> Access {
@@ -146,7 +146,7 @@ pub fn pairing(
     components: &[Box<dyn GatewayComponent>],
     config: &Config,
     store: &Store,
-    clock: crate::clock::Clock,
+    clock: crate::foundation::clock::Clock,
 ) -> Result<Pairing, StoreError> {
     let lists = components
         .iter()

@@ -173,7 +173,7 @@ fn each_gateway_says_what_it_takes_of_a_file() {
     assert!(of("telegram").copied && of("signal").copied);
     // The local client reads the file where it is.
     assert!(!of("socket").copied);
-    assert_eq!(of("socket").max_bytes, crate::tools::uploads::OTHER_MAX_BYTES);
+    assert_eq!(of("socket").max_bytes, crate::safety::tools::uploads::OTHER_MAX_BYTES);
 }
 
 #[test]

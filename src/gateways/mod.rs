@@ -29,12 +29,12 @@ use passepartout_admin::Admin;
 use passepartout_gateway::{ChatId, Deliver, Draft, Fetch, GatewayId, Listen, LiveSecrets, Surface};
 use thiserror::Error;
 
-pub use crate::access::Roster;
-use crate::checkup::Check;
 use crate::config::Config;
 pub use crate::config::SecretPlaces;
+use crate::foundation::checkup::Check;
+pub use crate::people::access::Roster;
+pub use crate::safety::tools::uploads::Upload;
 use crate::store::Store;
-pub use crate::tools::uploads::Upload;
 pub use gathered::{
     access, channels, live_keys, load, pairing, policy, problems, secret_places, start_problems, surfaces, uploads,
     warnings,
@@ -162,7 +162,7 @@ pub struct BuildContext {
     /// gateway that serves the machine's owner.
     pub admin: Admin,
     /// The daemon's clock, for what a gateway times (sign-in links' expiry).
-    pub clock: crate::clock::Clock,
+    pub clock: crate::foundation::clock::Clock,
     /// Whether replies are shown while they are written (`pipeline.stream`),
     /// where the gateway's own setting does not say.
     pub stream: bool,

@@ -78,7 +78,7 @@
 //! in `pages/mod.rs`, a `.merge` line in `router.rs` and an entry in
 //! `pages/layout.rs`' navigation. A document it needs from the core is a
 //! `DashboardRequest` variant (`gateways/admin/src/dashboard.rs`) answered
-//! in `src/admin/answers/dashboard/`.
+//! in `src/daemon/admin/answers/dashboard/`.
 
 #![deny(missing_docs)]
 

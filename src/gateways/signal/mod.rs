@@ -25,8 +25,8 @@ use passepartout_signal::{
 use serde_json::{Value, json};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
-use crate::checkup::{Check, Level};
 use crate::config::{Config, SecretPlaces, bridges, expand_home};
+use crate::foundation::checkup::{Check, Level};
 
 /// Where signal-cli keeps its accounts' keys unless `signal.spawn_config_dir`
 /// says otherwise.
@@ -332,7 +332,7 @@ mod tests {
             .build(&BuildContext {
                 store,
                 admin,
-                clock: crate::clock::Clock::start(),
+                clock: crate::foundation::clock::Clock::start(),
                 stream: true,
                 secrets: Default::default(),
             })

@@ -13,8 +13,8 @@ use passepartout_gateway::{Draft, GatewayId};
 use passepartout_socket::{AdminRequest, Client, ClientError, GATEWAY_ID, SocketConfig, SocketGateway, SocketSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces, Upload};
-use crate::checkup::{Check, Level};
 use crate::config::Config;
+use crate::foundation::checkup::{Check, Level};
 
 /// Room left in a line for a message frame's JSON beside its text.
 const FRAME_OVERHEAD: usize = 1024;

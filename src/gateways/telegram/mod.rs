@@ -15,8 +15,8 @@ use passepartout_telegram::pacing::Limits;
 use passepartout_telegram::{GATEWAY_ID, OffsetStore, TelegramConfig, TelegramGateway, TelegramSettings};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
-use crate::checkup::{Check, Level};
 use crate::config::{Config, Secret, SecretError, SecretPlaces, bridges, unreadable_secret};
+use crate::foundation::checkup::{Check, Level};
 use crate::store::Store;
 
 /// How long `doctor` waits on getMe.
@@ -287,7 +287,7 @@ mod tests {
             .build(&BuildContext {
                 store,
                 admin,
-                clock: crate::clock::Clock::start(),
+                clock: crate::foundation::clock::Clock::start(),
                 stream: true,
                 secrets: Default::default(),
             })

@@ -10,9 +10,9 @@ use passepartout_web::people::Person;
 use passepartout_web::{Chats, EARLIER_CHAT_ID, GATEWAY_ID, SessionsUnavailable, WebChat};
 
 use super::sign_in::{hex, secret};
-use crate::clock::Clock;
-use crate::llm::{ChatMessage, Role};
-use crate::pipeline::TurnRecord;
+use crate::engine::pipeline::TurnRecord;
+use crate::foundation::clock::Clock;
+use crate::model::llm::{ChatMessage, Role};
 use crate::store::{Store, StoreError, WebChatRecord};
 
 /// Hex digits in a chat's id.

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use passepartout_web::{ApiKeys, Key, SessionsUnavailable};
 
 use super::sign_in::{ID_PREFIX, hash, hex, secret, when};
-use crate::clock::Clock;
+use crate::foundation::clock::Clock;
 use crate::store::{Store, StoreError, WebKey};
 
 /// What every key starts with, so a leaked one is recognisable.

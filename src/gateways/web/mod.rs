@@ -33,8 +33,8 @@ use passepartout_web::people::{APPROVER, OWNER};
 use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces};
-use crate::checkup::{Check, Level};
 use crate::config::Config;
+use crate::foundation::checkup::{Check, Level};
 use chats::WebChats;
 use keys::WebKeys;
 use sign_in::SignIn;

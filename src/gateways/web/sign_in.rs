@@ -15,7 +15,7 @@ use passepartout_web::{Sessions, SessionsUnavailable};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
-use crate::clock::Clock;
+use crate::foundation::clock::Clock;
 use crate::store::{Store, StoreError, WebSession};
 
 /// How long a sign-in link works.
