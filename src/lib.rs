@@ -6,6 +6,8 @@
 //! ([`conversations`]), and leave through the durable outbox. [`daemon`] wires
 //! it together; [`cli`] is the command line.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod access;
 pub mod admin;
 pub mod approvals;
