@@ -23,6 +23,8 @@
 //! - [`config`]: the configuration file;
 //! - [`foundation`]: the clock, the lifecycle and other plain parts.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod cli;
 pub mod config;
 pub mod daemon;

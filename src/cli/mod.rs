@@ -416,80 +416,88 @@ async fn execute(cli: Cli) -> ExitCode {
                 }
             }
         }
-        command => {
-            logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
-            let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
-            match command {
-                Command::Send {
-                    chat,
-                    timeout_s,
-                    stream,
-                    text,
-                } => client::send(&config, chat, timeout_s, stream, &text).await,
-                Command::Status { json } => client::status(&config, json).await,
-                Command::Approvals { all, json, command } => match command {
-                    None => approvals::list(&config, all, json).await,
-                    Some(ApprovalsCommand::Approve {
-                        token: Some(token),
-                        always,
-                        ..
-                    }) => approvals::decide(&config, &token, true, always).await,
-                    Some(ApprovalsCommand::Approve { all_from, .. }) => {
-                        approvals::decide_all(&config, true, all_from.as_deref()).await
-                    }
-                    Some(ApprovalsCommand::Deny { token: Some(token), .. }) => {
-                        approvals::decide(&config, &token, false, false).await
-                    }
-                    Some(ApprovalsCommand::Deny { all_from, .. }) => {
-                        approvals::decide_all(&config, false, all_from.as_deref()).await
-                    }
-                    Some(ApprovalsCommand::Rules { json, revoke: None }) => approvals::rules(&config, json).await,
-                    Some(ApprovalsCommand::Rules {
-                        revoke: Some(RulesCommand::Revoke { id }),
-                        ..
-                    }) => approvals::revoke_rule(&config, id).await,
-                },
-                Command::Loops { json, control } => match control {
-                    None => loops::list(&config, json).await,
-                    Some(LoopCommand::Stop { name }) => loops::stop(&config, &name).await,
-                    Some(LoopCommand::Start { name }) => loops::start(&config, &name).await,
-                    Some(LoopCommand::Run { name }) => loops::run(&config, &name).await,
-                },
-                Command::Pair { command } => pair::pair(&config, command).await,
-                Command::Access { revoke } => pair::access(&config, revoke).await,
-                Command::People { unlink } => people::people(&config, unlink).await,
-                Command::Link { code } => people::link(&config, code).await,
-                Command::Web { open, command } => web::web(&config, command, open).await,
-                Command::Tools { json } => tools::list(&config, json).await,
-                // Both change files (the config, the store): never on a guess
-                // of where they are.
-                Command::Signal { .. } | Command::Restore { .. } if problems.is_some() => {
-                    if let Some(problems) = problems {
-                        eprintln!("passepartout: {problems}");
-                    }
-                    eprintln!(
-                        "passepartout: fix the configuration first (`passepartout check-config` names each problem)"
-                    );
-                    ExitCode::from(2)
-                }
-                Command::Signal { command } => {
-                    crate::gateways::signal::cli::run(&config, config_file(cli.config.as_deref()).as_deref(), command)
-                        .await
-                }
-                Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref()), problems).await,
-                Command::Restore { backup } => restore::run(&config, backup).await,
-                Command::Run
-                | Command::Chat { .. }
-                | Command::Setup(_)
-                | Command::CheckConfig { .. }
-                | Command::Config { .. }
-                | Command::Reload
-                | Command::Completions { .. }
-                | Command::Man => {
-                    unreachable!("handled above, or by `main` (`run`)")
-                }
+        command => client_command(command, cli.config.as_deref(), cli.socket.as_deref()).await,
+    }
+}
+
+/// Runs a client command, which asks the running daemon (or reads the
+/// store, `restore`) with the configuration `explicit` names, its socket
+/// at `socket` if given. It only warns, so that its output stays clean.
+async fn client_command(command: Command, explicit: Option<&Path>, socket: Option<&Path>) -> ExitCode {
+    logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
+    let (config, problems) = client_config(explicit, socket);
+    match command {
+        Command::Send {
+            chat,
+            timeout_s,
+            stream,
+            text,
+        } => client::send(&config, chat, timeout_s, stream, &text).await,
+        Command::Status { json } => client::status(&config, json).await,
+        Command::Approvals { all, json, command } => approvals_command(&config, all, json, command).await,
+        Command::Loops { json, control } => match control {
+            None => loops::list(&config, json).await,
+            Some(LoopCommand::Stop { name }) => loops::stop(&config, &name).await,
+            Some(LoopCommand::Start { name }) => loops::start(&config, &name).await,
+            Some(LoopCommand::Run { name }) => loops::run(&config, &name).await,
+        },
+        Command::Pair { command } => pair::pair(&config, command).await,
+        Command::Access { revoke } => pair::access(&config, revoke).await,
+        Command::People { unlink } => people::people(&config, unlink).await,
+        Command::Link { code } => people::link(&config, code).await,
+        Command::Web { open, command } => web::web(&config, command, open).await,
+        Command::Tools { json } => tools::list(&config, json).await,
+        // Both change files (the config, the store): never on a guess
+        // of where they are.
+        Command::Signal { .. } | Command::Restore { .. } if problems.is_some() => {
+            if let Some(problems) = problems {
+                eprintln!("passepartout: {problems}");
             }
+            eprintln!("passepartout: fix the configuration first (`passepartout check-config` names each problem)");
+            ExitCode::from(2)
         }
+        Command::Signal { command } => {
+            crate::gateways::signal::cli::run(&config, config_file(explicit).as_deref(), command).await
+        }
+        Command::Doctor => client::doctor(&config, config_file(explicit), problems).await,
+        Command::Restore { backup } => restore::run(&config, backup).await,
+        Command::Run
+        | Command::Chat { .. }
+        | Command::Setup(_)
+        | Command::CheckConfig { .. }
+        | Command::Config { .. }
+        | Command::Reload
+        | Command::Completions { .. }
+        | Command::Man => {
+            unreachable!("handled above, or by `main` (`run`)")
+        }
+    }
+}
+
+/// `passepartout approvals`: lists them, or decides one or a queue of
+/// them, or lists or revokes the standing rules.
+async fn approvals_command(config: &Config, all: bool, json: bool, command: Option<ApprovalsCommand>) -> ExitCode {
+    match command {
+        None => approvals::list(config, all, json).await,
+        Some(ApprovalsCommand::Approve {
+            token: Some(token),
+            always,
+            ..
+        }) => approvals::decide(config, &token, true, always).await,
+        Some(ApprovalsCommand::Approve { all_from, .. }) => {
+            approvals::decide_all(config, true, all_from.as_deref()).await
+        }
+        Some(ApprovalsCommand::Deny { token: Some(token), .. }) => {
+            approvals::decide(config, &token, false, false).await
+        }
+        Some(ApprovalsCommand::Deny { all_from, .. }) => {
+            approvals::decide_all(config, false, all_from.as_deref()).await
+        }
+        Some(ApprovalsCommand::Rules { json, revoke: None }) => approvals::rules(config, json).await,
+        Some(ApprovalsCommand::Rules {
+            revoke: Some(RulesCommand::Revoke { id }),
+            ..
+        }) => approvals::revoke_rule(config, id).await,
     }
 }
 

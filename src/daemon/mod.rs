@@ -207,9 +207,7 @@ impl Daemon {
         let config_file = extensions.config_file.clone();
         let logs = extensions.logs.clone();
         let given_secrets = extensions.secrets.take();
-        let hint = SetupHint::new(config_file.clone(), crate::config::default_config_path());
-        let cascade =
-            Arc::new(Cascade::new(providers.clone(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint));
+        let cascade = cascade(&config, &providers, config_file.clone());
         let plugged = std::mem::take(&mut extensions.gateways);
         let fixed_lists = crate::daemon::reload::lists(&plugged);
         let configured = crate::gateways::components(&config);
@@ -219,30 +217,11 @@ impl Daemon {
         // sandbox protects them and what the daemon shows leaves them out.
         let secret_places = crate::gateways::secret_places(&config, &components[fixed_count..]);
         let pairing = Arc::new(crate::gateways::pairing(&components, &config, &store, clock)?);
-        let deciders = components.iter().map(|c| (c.id(), c.deciders()));
-        let policy =
-            crate::safety::approvals::Policy::from_rosters(deciders, &config.approvals).with_paired(pairing.paired());
-        let sandbox = crate::safety::sandbox::Policy::for_tools(
-            &config,
-            &secret_places,
-            config_file.as_deref(),
-            Support::probe(),
-        );
-        let guards = Guards {
-            approvals: policy,
-            sandbox,
-        };
+        let guards = Guards::new(&config, &components, &pairing, &secret_places, config_file.as_deref());
         let (pipeline, approvals, gauges) =
             pipeline(&config, &store, clock, cascade.clone(), &schedules, guards, extensions)?;
-        // Started now, in the background: a server that is slow or fails
-        // never holds up or stops the daemon.
-        let (mcp, mcp_lifecycle) = (gauges.mcp.clone(), Lifecycle::new());
-        mcp.start(
-            &config.mcp,
-            config.mcp_homes(),
-            mcp_lifecycle.tracker(),
-            mcp_lifecycle.draining(),
-        );
+        let mcp = gauges.mcp.clone();
+        let mcp_lifecycle = start_mcp(&config, &mcp);
         let (admin, admin_queue) = Admin::channel(ADMIN_CAPACITY);
         // One set for the gateways, the admin path and the reload, which
         // adds what a reloaded file names.
@@ -285,71 +264,23 @@ impl Daemon {
         resume_conversations(&conversations, &store, &approvals, &lifecycle);
         // The heartbeat sweeps approvals too, and writes the periodic backups.
         loops.start(&config).await?;
-        let access = Arc::new(
-            crate::people::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
-                .with_paired(pairing.paired()),
-        );
-        let linking = Arc::new(Linking::new(
-            store.clone(),
-            clock,
-            access.clone(),
-            config.approvals.wrong_tokens_per_hour,
-        )?);
-        let intake = Arc::new(IntakeContext {
-            conversations: conversations.clone(),
+        let wired = Wired {
             store: store.clone(),
-            approvals: approvals.clone(),
-            access,
-            pairing: pairing.clone(),
-            linking: linking.clone(),
             clock,
-            max_message_bytes: config.pipeline.max_message_bytes,
             lifecycle: lifecycle.clone(),
-        });
-        let live = Live {
-            access: intake.access.clone(),
-            pairing: pairing.clone(),
-            cascade: cascade.clone(),
-            conversations: conversations.clone(),
-            approvals: approvals.clone(),
-            loops: loops.clone(),
-            secrets: secrets.clone(),
-        };
-        let reloader = Arc::new(Reloader::new(
-            config_file,
-            config.clone(),
-            fixed_lists,
-            more_tools,
-            live,
-        ));
-        let (stop_intake, intake_task) = start_intake(intake, &gateways);
-        // The admin path: the status, the approvals, the loops, the cascade
-        // it probes again, the pairing desk, the store it makes decisions
-        // durable in, the tracker its slow answers run on, the reload of the
-        // configuration, and a way to wake a conversation.
-        let (document, current, nudge) = (status.clone(), conversations.clone(), conversations.clone());
-        let priced = conversations.clone();
-        let admin = AdminContext {
-            status: Arc::new(move || document.document()),
-            approvals: approvals.clone(),
-            pairing,
-            linking,
+            conversations,
+            approvals,
             loops: loops.clone(),
             cascade,
-            tools: Arc::new(move || current.pipeline().tool_list()),
-            providers: Arc::new(move || priced.pipeline().providers().to_vec()),
-            reload: reloader.clone(),
-            clock,
-            sign_in: crate::gateways::web::sign_in::SignIn::new(store.clone(), clock),
-            web_keys: crate::gateways::web::keys::WebKeys::new(store.clone(), clock),
-            store: store.clone(),
-            tracker: lifecycle.tracker().clone(),
-            nudge: Arc::new(move |key| nudge.nudge(key)),
-            redact: Arc::new(move |text| secrets.now().redact(text)),
-            logs,
-            changes: Default::default(),
-            signal_link: Default::default(),
+            secrets,
+            pairing,
+            status: status.clone(),
         };
+        let intake = wired.intake(&config, &components)?;
+        let linking = intake.linking.clone();
+        let reloader = wired.reloader(config_file, &config, fixed_lists, more_tools, intake.access.clone());
+        let (stop_intake, intake_task) = start_intake(intake, &gateways);
+        let admin = wired.admin(linking, reloader.clone(), logs);
         lifecycle.spawn(crate::daemon::admin::run(admin, admin_queue, stop_intake.clone()));
         spawn_housekeeping(&lifecycle, store.clone(), &config, clock, providers);
         log_ready(&data_dir, &gateways, &store);
@@ -507,11 +438,171 @@ fn live_secrets(configured: Secrets, given: Option<LiveSecrets>) -> LiveSecrets 
     }
 }
 
+/// The running parts the intake, the reload and the admin path are
+/// handed, once the conversations and the loops run.
+struct Wired {
+    store: Store,
+    clock: Clock,
+    lifecycle: Lifecycle,
+    conversations: Arc<Conversations>,
+    approvals: Arc<Approvals>,
+    loops: Arc<Loops>,
+    cascade: Arc<Cascade>,
+    secrets: LiveSecrets,
+    pairing: Arc<crate::people::pairing::Pairing>,
+    status: Arc<StatusSources>,
+}
+
+impl Wired {
+    /// What the intake decides with: who may talk through each of the
+    /// `components` (and who was paired), the linking of people, and the
+    /// conversations it hands messages to.
+    fn intake(
+        &self,
+        config: &Config,
+        components: &[Box<dyn GatewayComponent>],
+    ) -> Result<Arc<IntakeContext>, StartError> {
+        let access = Arc::new(
+            crate::people::access::Access::from_rosters(components.iter().map(|c| (c.id(), c.talkers())))
+                .with_paired(self.pairing.paired()),
+        );
+        let linking = Arc::new(Linking::new(
+            self.store.clone(),
+            self.clock,
+            access.clone(),
+            config.approvals.wrong_tokens_per_hour,
+        )?);
+        Ok(Arc::new(IntakeContext {
+            conversations: self.conversations.clone(),
+            store: self.store.clone(),
+            approvals: self.approvals.clone(),
+            access,
+            pairing: self.pairing.clone(),
+            linking,
+            clock: self.clock,
+            max_message_bytes: config.pipeline.max_message_bytes,
+            lifecycle: self.lifecycle.clone(),
+        }))
+    }
+
+    /// What reads the configuration again (from `file`; `running` now) and
+    /// applies it: the intake's `access` and the parts a reload swaps, the
+    /// `fixed` lists of the plugged gateways, and the `more_tools` its
+    /// check knows.
+    fn reloader(
+        &self,
+        file: Option<PathBuf>,
+        running: &Config,
+        fixed: Vec<crate::people::pairing::Lists>,
+        more_tools: Vec<ToolSpec>,
+        access: Arc<crate::people::access::Access>,
+    ) -> Arc<Reloader> {
+        let live = Live {
+            access,
+            pairing: self.pairing.clone(),
+            cascade: self.cascade.clone(),
+            conversations: self.conversations.clone(),
+            approvals: self.approvals.clone(),
+            loops: self.loops.clone(),
+            secrets: self.secrets.clone(),
+        };
+        Arc::new(Reloader::new(file, running.clone(), fixed, more_tools, live))
+    }
+
+    /// The admin path: the status, the approvals, the loops, the cascade
+    /// it probes again, the pairing desk and the `linking`, the store it
+    /// makes decisions durable in, the tracker its slow answers run on, the
+    /// `reload` of the configuration, a way to wake a conversation, and the
+    /// `logs` the dashboard shows.
+    fn admin(
+        self,
+        linking: Arc<Linking>,
+        reload: Arc<Reloader>,
+        logs: Option<Arc<crate::daemon::recent_logs::RecentLogs>>,
+    ) -> AdminContext {
+        let Wired {
+            store,
+            clock,
+            lifecycle,
+            conversations,
+            approvals,
+            loops,
+            cascade,
+            secrets,
+            pairing,
+            status,
+        } = self;
+        let (current, priced) = (conversations.clone(), conversations.clone());
+        AdminContext {
+            status: Arc::new(move || status.document()),
+            approvals,
+            pairing,
+            linking,
+            loops,
+            cascade,
+            tools: Arc::new(move || current.pipeline().tool_list()),
+            providers: Arc::new(move || priced.pipeline().providers().to_vec()),
+            reload,
+            clock,
+            sign_in: crate::gateways::web::sign_in::SignIn::new(store.clone(), clock),
+            web_keys: crate::gateways::web::keys::WebKeys::new(store.clone(), clock),
+            store,
+            tracker: lifecycle.tracker().clone(),
+            nudge: Arc::new(move |key| conversations.nudge(key)),
+            redact: Arc::new(move |text| secrets.now().redact(text)),
+            logs,
+            changes: Default::default(),
+            signal_link: Default::default(),
+        }
+    }
+}
+
 /// Who decides the approvals the tools ask, and what confines the
 /// processes they start.
 struct Guards {
     approvals: crate::safety::approvals::Policy,
     sandbox: crate::safety::sandbox::Policy,
+}
+
+impl Guards {
+    /// The deciders each of the `components` names (and those `pairing`
+    /// let in as approvers), and a sandbox that keeps the tools from the
+    /// daemon's data, its `config_file` and the `secret_places`.
+    fn new(
+        config: &Config,
+        components: &[Box<dyn GatewayComponent>],
+        pairing: &crate::people::pairing::Pairing,
+        secret_places: &crate::config::SecretPlaces,
+        config_file: Option<&Path>,
+    ) -> Self {
+        let deciders = components.iter().map(|c| (c.id(), c.deciders()));
+        Guards {
+            approvals: crate::safety::approvals::Policy::from_rosters(deciders, &config.approvals)
+                .with_paired(pairing.paired()),
+            sandbox: crate::safety::sandbox::Policy::for_tools(config, secret_places, config_file, Support::probe()),
+        }
+    }
+}
+
+/// The models, in the order `config` tries them among its `providers`,
+/// whose hints name the `config_file` to fix.
+fn cascade(config: &Config, providers: &[Arc<dyn ChatModel>], config_file: Option<PathBuf>) -> Arc<Cascade> {
+    let hint = SetupHint::new(config_file, crate::config::default_config_path());
+    Arc::new(Cascade::new(providers.to_vec(), Duration::from_secs(config.llm.cooldown_s)).with_hint(hint))
+}
+
+/// Starts the tool servers `mcp` in the background, so that a server that
+/// is slow or fails never holds up or stops the daemon; the lifecycle of
+/// their supervisors.
+fn start_mcp(config: &Config, mcp: &McpServers) -> Lifecycle {
+    let lifecycle = Lifecycle::new();
+    mcp.start(
+        &config.mcp,
+        config.mcp_homes(),
+        lifecycle.tracker(),
+        lifecycle.draining(),
+    );
+    lifecycle
 }
 
 /// The pipeline — the model `cascade`, the tools (the built-in ones, the

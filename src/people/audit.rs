@@ -37,7 +37,85 @@ impl AuditEvent {
         visible::line(&self.line()).into_owned()
     }
 
+    /// The line's words: those of an action's steps from
+    /// [`action_line`](Self::action_line), the rest (standing rules,
+    /// pairing, linking) here.
     fn line(&self) -> String {
+        match &self.what {
+            Audited::Requested { .. } | Audited::Decided { .. } | Audited::Voted { .. } | Audited::ToolRan { .. } => {
+                self.action_line()
+            }
+            Audited::RuleMade {
+                rule,
+                scope,
+                by,
+                how,
+                token,
+                ..
+            } => format!(
+                "standing rule {rule} made {} with {}: {scope} in {}",
+                crate::people::made_by(by, *how),
+                token.as_str(),
+                self.conversation
+            ),
+            Audited::RuleRevoked { rule, scope, by, .. } => {
+                format!(
+                    "standing rule {rule} revoked by {}: {scope} in {}",
+                    shown(by),
+                    self.conversation
+                )
+            }
+            Audited::PairingOffered { person, names } => {
+                let gateway = &self.conversation.gateway;
+                format!(
+                    "sent a pairing code to {} in {}",
+                    named(gateway, person, names),
+                    self.conversation
+                )
+            }
+            Audited::Paired {
+                person,
+                approver,
+                by,
+                names,
+            } => {
+                let approver = if *approver { " as an approver" } else { "" };
+                format!(
+                    "paired {}{approver} by {}",
+                    named(&self.conversation.gateway, person, names),
+                    shown(by)
+                )
+            }
+            Audited::PairingRefused { by } => format!("refused an unknown pairing code from {}", shown(by)),
+            Audited::PairingCleared { person, by } => format!(
+                "cleared the pairing code of {}:{} by {}",
+                self.conversation.gateway,
+                person.as_str(),
+                shown(by)
+            ),
+            Audited::Unpaired { person, by } => {
+                format!(
+                    "revoked {}:{} by {}",
+                    self.conversation.gateway,
+                    person.as_str(),
+                    shown(by)
+                )
+            }
+            Audited::Linked { person, by, with } => {
+                format!("linked {} with {with} as person {person}", shown(by))
+            }
+            Audited::LinkRefused { by } => format!("refused an unknown link code from {}", shown(by)),
+            Audited::Unlinked { person, identities, by } => format!(
+                "unlinked {} from person {person} by {}",
+                identities.join(", "),
+                shown(by)
+            ),
+        }
+    }
+
+    /// The words of an action's steps: held for approval, decided, voted
+    /// on by the models, run.
+    fn action_line(&self) -> String {
         match &self.what {
             Audited::Requested {
                 token,
@@ -116,71 +194,7 @@ impl AuditEvent {
                     self.conversation
                 )
             }
-            Audited::RuleMade {
-                rule,
-                scope,
-                by,
-                how,
-                token,
-                ..
-            } => format!(
-                "standing rule {rule} made {} with {}: {scope} in {}",
-                crate::people::made_by(by, *how),
-                token.as_str(),
-                self.conversation
-            ),
-            Audited::RuleRevoked { rule, scope, by, .. } => {
-                format!(
-                    "standing rule {rule} revoked by {}: {scope} in {}",
-                    shown(by),
-                    self.conversation
-                )
-            }
-            Audited::PairingOffered { person, names } => {
-                let gateway = &self.conversation.gateway;
-                format!(
-                    "sent a pairing code to {} in {}",
-                    named(gateway, person, names),
-                    self.conversation
-                )
-            }
-            Audited::Paired {
-                person,
-                approver,
-                by,
-                names,
-            } => {
-                let approver = if *approver { " as an approver" } else { "" };
-                format!(
-                    "paired {}{approver} by {}",
-                    named(&self.conversation.gateway, person, names),
-                    shown(by)
-                )
-            }
-            Audited::PairingRefused { by } => format!("refused an unknown pairing code from {}", shown(by)),
-            Audited::PairingCleared { person, by } => format!(
-                "cleared the pairing code of {}:{} by {}",
-                self.conversation.gateway,
-                person.as_str(),
-                shown(by)
-            ),
-            Audited::Unpaired { person, by } => {
-                format!(
-                    "revoked {}:{} by {}",
-                    self.conversation.gateway,
-                    person.as_str(),
-                    shown(by)
-                )
-            }
-            Audited::Linked { person, by, with } => {
-                format!("linked {} with {with} as person {person}", shown(by))
-            }
-            Audited::LinkRefused { by } => format!("refused an unknown link code from {}", shown(by)),
-            Audited::Unlinked { person, identities, by } => format!(
-                "unlinked {} from person {person} by {}",
-                identities.join(", "),
-                shown(by)
-            ),
+            _ => unreachable!("only an action's steps are worded here"),
         }
     }
 }

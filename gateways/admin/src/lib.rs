@@ -21,6 +21,7 @@
 //! | what the dashboard's pages ask | `dashboard.rs` |
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 mod asker;
 mod channel;

@@ -19,6 +19,8 @@
 //! do with a message (buttons, replies, reactions, a terminal), so the core
 //! words its own messages for it.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 mod client;
 mod draft;
 mod error;

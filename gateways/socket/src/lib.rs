@@ -28,6 +28,7 @@
 //! | the CLI's half | `client.rs` |
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 mod admin;
 mod client;

@@ -36,6 +36,8 @@
 //!   write to the bot, taken as its owner by `passepartout setup`;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod config;
 mod draft;
 pub mod entities;

@@ -81,6 +81,7 @@
 //! in `src/daemon/admin/answers/dashboard/`.
 
 #![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod api;
 mod approvals;

@@ -175,9 +175,19 @@ fn cards(status: &Value) -> String {
         &names(&status["providers"]),
         health,
     );
-    let (up, all, health) = tally(&status["mcp"]);
-    let off = items(&status["mcp"]).count() - all;
-    out += &match (all, off) {
+    out += &tool_servers_card(&status["mcp"]);
+    out += &loops_card(&status["loops"]);
+    out += &approvals_card(status["approvals"]["pending"].as_u64().unwrap_or(0));
+    out += &usage_card(&status["usage"]);
+    out += &store_card(&status["store"]);
+    out + "</ul>"
+}
+
+/// The tool servers' card: how many of those switched on run.
+fn tool_servers_card(mcp: &Value) -> String {
+    let (up, all, health) = tally(mcp);
+    let off = items(mcp).count() - all;
+    match (all, off) {
         (0, 0) => card("#mcp", "Tool servers", "None", "none configured", Health::Good),
         (0, off) => card(
             "#mcp",
@@ -190,13 +200,16 @@ fn cards(status: &Value) -> String {
             "#mcp",
             "Tool servers",
             &format!("{up} of {all} running"),
-            &names(&status["mcp"]),
+            &names(mcp),
             health,
         ),
-    };
-    let loops = &status["loops"];
+    }
+}
+
+/// The loops' card: how many run, and those failing or the heartbeats.
+fn loops_card(loops: &Value) -> String {
     let failing = items(&loops["failing"]).count();
-    out += &card(
+    card(
         "#loops",
         "Loops",
         &format!("{} of {} running", text(&loops["running"]), text(&loops["total"])),
@@ -209,9 +222,12 @@ fn cards(status: &Value) -> String {
             n => format!("{n} failing"),
         },
         if failing > 0 { Health::Bad } else { Health::Good },
-    );
-    let pending = status["approvals"]["pending"].as_u64().unwrap_or(0);
-    out += &card(
+    )
+}
+
+/// The approvals' card: how many of them wait.
+fn approvals_card(pending: u64) -> String {
+    card(
         "/approvals",
         "Approvals",
         &format!("{pending} waiting"),
@@ -221,35 +237,41 @@ fn cards(status: &Value) -> String {
             "nothing to answer"
         },
         if pending > 0 { Health::Waiting } else { Health::Good },
-    );
-    let today = &status["usage"]["today"];
-    out += &if status["usage"].is_null() {
-        card(
+    )
+}
+
+/// Today's usage card: the tokens, and about what they cost when known.
+fn usage_card(usage: &Value) -> String {
+    if usage.is_null() {
+        return card(
             "/usage",
             "Usage today",
             "Not known",
             "the store could not be read",
             Health::Bad,
-        )
-    } else {
-        let tokens = today["tokens_in"].as_u64().unwrap_or(0) + today["tokens_out"].as_u64().unwrap_or(0);
-        let cost = today["cost_usd"].as_f64().filter(|c| *c > 0.0);
-        card(
-            "/usage",
-            "Usage today",
-            &format!("{} tokens", super::chart::grouped(tokens)),
-            &cost.map_or_else(
-                || "in and out, all models".to_owned(),
-                |c| match c {
-                    c if c >= 1.0 => format!("about ${c:.2}"),
-                    c => format!("about ${c:.4}"),
-                },
-            ),
-            Health::Good,
-        )
-    };
-    let store = &status["store"];
-    out += &match store["error"].as_str() {
+        );
+    }
+    let today = &usage["today"];
+    let tokens = today["tokens_in"].as_u64().unwrap_or(0) + today["tokens_out"].as_u64().unwrap_or(0);
+    let cost = today["cost_usd"].as_f64().filter(|c| *c > 0.0);
+    card(
+        "/usage",
+        "Usage today",
+        &format!("{} tokens", super::chart::grouped(tokens)),
+        &cost.map_or_else(
+            || "in and out, all models".to_owned(),
+            |c| match c {
+                c if c >= 1.0 => format!("about ${c:.2}"),
+                c => format!("about ${c:.4}"),
+            },
+        ),
+        Health::Good,
+    )
+}
+
+/// The store's card: healthy and its size on disk, or failed.
+fn store_card(store: &Value) -> String {
+    match store["error"].as_str() {
         Some(_) => card("#store", "Store", "Failed", "see below", Health::Bad),
         None => card(
             "#store",
@@ -261,8 +283,7 @@ fn cards(status: &Value) -> String {
                 .unwrap_or_default(),
             Health::Good,
         ),
-    };
-    out + "</ul>"
+    }
 }
 
 /// What the tools' processes run confined by (the kernel's Landlock ABI and
