@@ -60,45 +60,70 @@ async fn the_404_page_keeps_the_navigation_and_the_icon_is_served_for_long() {
 }
 
 #[tokio::test]
-async fn every_page_fits_a_phone_and_a_laptop_in_both_themes() {
-    let Some(browser) = Browser::start("web_look_browser").await else {
-        return;
-    };
+async fn every_page_fits_a_phone_and_a_laptop_in_the_light_theme() {
+    every_page_fits(false).await;
+}
+
+#[tokio::test]
+async fn every_page_fits_a_phone_and_a_laptop_in_the_dark_theme() {
+    every_page_fits(true).await;
+}
+
+/// Signed in, in a browser of its own: the browser, the pages, and the
+/// paths of every page the navigation reaches, then a conversation and the
+/// 404.
+async fn signed_in(test: &str) -> Option<(Browser, Pages, Vec<String>)> {
+    let browser = Browser::start(test).await?;
     let pages = priced().await;
     browser.goto(&pages.link).await;
     browser.wait_for_text("h1", "Overview").await;
-
-    // Every page the navigation reaches, then a conversation and the 404.
     let mut paths = nav_paths(&browser).await;
     assert!(paths.len() >= 7, "{paths:?}");
     paths.push(ME.to_owned());
     paths.push("/no-such-page".to_owned());
+    Some((browser, pages, paths))
+}
 
-    for dark in [false, true] {
-        set_theme(&browser, dark).await;
-        for (size, width, height) in SIZES {
-            set_size(&browser, width, height).await;
-            for path in &paths {
-                browser.goto(&format!("{}{path}", pages.base)).await;
-                browser.wait_for("main h1").await;
-                // The 404 keeps the navigation too.
-                browser.find(r#"nav a[href="/"]"#).await;
-                let (scroll, inner) = widths(&browser).await;
-                let name = format!("look-{}-{size}{}", page_name(path), if dark { "-dark" } else { "" });
-                screenshot(&browser, &name).await;
-                assert!(
-                    scroll <= inner,
-                    "{path} at {width} px scrolls sideways: {scroll} > {inner} (see {name}.png)"
-                );
-                if width < 600 {
-                    let small = small_buttons(&browser).await;
-                    assert!(small.is_empty(), "{path}: buttons under {TOUCH} px: {small:?}");
-                }
+/// Every page at both sizes in one theme: no sideways scroll, touch-sized
+/// buttons on the phone, each left as a screenshot. A theme to a test, so
+/// that the two share the browsers' places with the other tests.
+async fn every_page_fits(dark: bool) {
+    let test = if dark {
+        "web_look_browser::dark"
+    } else {
+        "web_look_browser::light"
+    };
+    let Some((browser, pages, paths)) = signed_in(test).await else {
+        return;
+    };
+    set_theme(&browser, dark).await;
+    for (size, width, height) in SIZES {
+        set_size(&browser, width, height).await;
+        for path in &paths {
+            browser.goto(&format!("{}{path}", pages.base)).await;
+            browser.wait_for("main h1").await;
+            // The 404 keeps the navigation too.
+            browser.find(r#"nav a[href="/"]"#).await;
+            let (scroll, inner) = widths(&browser).await;
+            let name = format!("look-{}-{size}{}", page_name(path), if dark { "-dark" } else { "" });
+            screenshot(&browser, &name).await;
+            assert!(
+                scroll <= inner,
+                "{path} at {width} px scrolls sideways: {scroll} > {inner} (see {name}.png)"
+            );
+            if width < 600 {
+                let small = small_buttons(&browser).await;
+                assert!(small.is_empty(), "{path}: buttons under {TOUCH} px: {small:?}");
             }
         }
     }
-    set_theme(&browser, false).await;
+}
 
+#[tokio::test]
+async fn on_a_phone_the_menu_reaches_every_page_and_stopping_a_loop_asks() {
+    let Some((browser, pages, paths)) = signed_in("web_look_browser::menu").await else {
+        return;
+    };
     // On a phone: the menu is closed, opens, and each of its links is
     // touch-sized and leads to its page.
     set_size(&browser, 390, 844).await;
