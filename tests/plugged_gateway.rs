@@ -268,6 +268,11 @@ async fn a_gateway_built_outside_the_core_runs_is_named_bridged_and_its_secret_k
         .delivered("north", |text| text.contains("echo: hello loft"))
         .await;
 
+    // Its word is one /handoff takes, as /help says.
+    assert_eq!(platform.say("north", "m0", "/help").await, Ack::Accepted);
+    let help = platform.delivered("north", |text| text.contains("/handoff")).await;
+    assert!(help.contains(&format!("(CHANNEL: {ID}, ")), "{help}");
+
     // Offered to bridges and named as declared: the other chat gets the copy.
     let named = format!("({NAME}): hello loft");
     let copy = platform.delivered("south", |text| text.contains(&named)).await;

@@ -99,9 +99,11 @@ fn listed(names: impl Iterator<Item = String>) -> String {
     }
 }
 
-/// The gateways of `components` as people name them.
+/// The gateways of `components` as people name them, the running ones
+/// offered to `/handoff`.
 pub fn channels(components: &[Box<dyn GatewayComponent>]) -> Channels {
     Channels::new(components.iter().map(|c| (c.id(), c.name(), c.handoff_word())))
+        .offering(components.iter().filter(|c| c.enabled()).map(|c| c.handoff_word()))
 }
 
 /// Where the secrets of `config` are kept: its own (the model providers',

@@ -42,6 +42,8 @@ pub fn named(gateway: &GatewayId, user: &UserId, names: &Names) -> String {
 #[derive(Clone, Debug, Default)]
 pub struct Channels {
     named: HashMap<GatewayId, Channel>,
+    /// The words `/handoff` takes: the running gateways', in order.
+    offered: Vec<String>,
 }
 
 /// One gateway's names.
@@ -58,7 +60,19 @@ impl Channels {
             .into_iter()
             .map(|(id, name, word)| (id, Channel { name, word }))
             .collect();
-        Self { named }
+        Self {
+            named,
+            offered: Vec::new(),
+        }
+    }
+
+    /// These channels, offering `words` to `/handoff` (the running
+    /// gateways' words).
+    #[must_use]
+    pub fn offering(mut self, words: impl IntoIterator<Item = String>) -> Self {
+        self.offered = words.into_iter().collect();
+        self.offered.sort_unstable();
+        self
     }
 
     /// A channel as people name it: "Telegram", "the web chat"; another
@@ -67,6 +81,12 @@ impl Channels {
         self.named
             .get(gateway)
             .map_or_else(|| gateway.as_str().to_owned(), |channel| channel.name.clone())
+    }
+
+    /// What a person may type after `/handoff`: a word for each running
+    /// gateway, in order.
+    pub fn words(&self) -> Vec<&str> {
+        self.offered.iter().map(String::as_str).collect()
     }
 
     /// What a person types for `gateway` after `/handoff`: its id, unless it

@@ -399,6 +399,7 @@ async fn run_pipeline(
         View::Usage if sees_all => super::chat_control::usage_text(cx, key),
         View::Usage => super::chat_control::own_usage_text(cx, key),
         View::Stopped => stopped_text(cx.running.take_stopped(key)),
+        View::Help => crate::engine::pipeline::commands::help(&cx.channels().words()),
         View::Status | View::Loops if !sees_all => NOT_FOR_EVERYONE.to_owned(),
         other => cx.show(other, cx.approvals.surface_of(key)),
     };

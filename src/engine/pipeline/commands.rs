@@ -60,7 +60,7 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ("unlink", "take this chat out of the channels it is linked with"),
     (
         "handoff",
-        "handoff telegram|signal|web|terminal: go on with this conversation in your linked chat there",
+        "handoff CHANNEL: go on with this conversation in your linked chat there",
     ),
     (
         "continue",
@@ -72,11 +72,15 @@ pub const COMMANDS: &[(&str, &str)] = &[
     ),
 ];
 
-/// The `/help` text.
-pub fn help() -> String {
+/// The `/help` text; `channels` are the words `/handoff` takes, one for
+/// each gateway the daemon runs (as each declares it).
+pub fn help(channels: &[&str]) -> String {
     let mut text = "**Commands**:".to_owned();
     for (name, what) in COMMANDS {
         text.push_str(&format!("\n/{name} — {what}"));
+        if *name == "handoff" && !channels.is_empty() {
+            text.push_str(&format!(" (CHANNEL: {})", channels.join(", ")));
+        }
     }
     text.push_str("\nAnything else you write goes to the assistant.");
     text
@@ -116,6 +120,8 @@ pub enum View {
     Usage,
     /// Whether `/stop` stopped a turn here.
     Stopped,
+    /// The commands, with the channels `/handoff` takes.
+    Help,
 }
 
 /// The answer to `/name`, which is no command: the nearest command, when
@@ -134,7 +140,7 @@ fn unknown(name: &str) -> String {
 /// Executes `command`; `view` renders a report about the daemon when asked.
 pub fn execute(command: &Command, view: impl FnOnce(View) -> String) -> CommandOutcome {
     let (text, forget) = match command {
-        Command::Help => (help(), false),
+        Command::Help => (view(View::Help), false),
         Command::Status => (view(View::Status), false),
         Command::Loops => (view(View::Loops), false),
         Command::Usage => (view(View::Usage), false),
@@ -176,13 +182,14 @@ mod tests {
 
     #[test]
     fn help_lists_every_command_once() {
-        let help = help();
+        let help = help(&["telegram", "terminal"]);
         for (name, _) in COMMANDS {
             assert_eq!(help.matches(&format!("\n/{name} ")).count(), 1, "{name}");
         }
         for new in ["/model", "/usage", "/new", "/forget", "/summary", "/pair"] {
             assert!(help.contains(new), "{new}");
         }
+        assert!(help.contains("there (CHANNEL: telegram, terminal)"), "{help}");
     }
 
     use super::*;

@@ -194,7 +194,7 @@ impl Views for StatusSources {
             View::Status => summary::summary(&self.document()),
             View::Loops => code_block(&self.loops_text()),
             // Rendered by the conversation's worker, which knows which one asks.
-            View::Usage | View::Stopped => String::new(),
+            View::Usage | View::Stopped | View::Help => String::new(),
         }
     }
 }
