@@ -19,6 +19,8 @@
 //! do with a message (buttons, replies, reactions, a terminal), so the core
 //! words its own messages for it.
 
+#![deny(missing_docs)]
+
 mod client;
 mod draft;
 mod error;

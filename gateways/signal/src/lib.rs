@@ -39,6 +39,8 @@
 //! Lines from signal-cli are framed by the contract's
 //! [`lines`](passepartout_gateway::lines), with a length cap.
 
+#![deny(missing_docs)]
+
 pub mod admission;
 pub mod config;
 mod decided;

@@ -13,6 +13,8 @@
 //! Every wait here is on an event, under [`PATIENCE`]: a test that gets no
 //! answer fails instead of hanging.
 
+#![deny(missing_docs)]
+
 pub mod build;
 mod core_side;
 pub mod json;
