@@ -219,7 +219,7 @@ fn the_telegram_menu_offers_every_command_that_takes_no_argument() {
             "/{name} in the menu: {menu:?}"
         );
     }
-    let help = passepartout::engine::pipeline::commands::help();
+    let help = passepartout::engine::pipeline::commands::help(&["telegram"]);
     for name in menu.iter().filter(|name| **name != "start") {
         assert!(help.contains(&format!("\n/{name} — ")), "/{name} missing from /help");
     }

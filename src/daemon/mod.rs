@@ -38,7 +38,6 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::daemon::admin::AdminContext;
-use crate::daemon::background;
 use crate::daemon::reload::{Live, Reloader};
 use crate::engine::bridges::{Bridges, Carrier};
 use crate::engine::conversations::{Conversations, Outlets, Views};
