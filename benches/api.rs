@@ -74,17 +74,17 @@ fn main() {
         let socket = config.socket_path();
         let mut admin = Client::connect(&socket, None).await.expect("connect");
         let link = admin
-            .web(WebRequest::Link)
+            .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web { request: WebRequest::Link })
             .await
             .expect("a link")
             .link
             .expect("the dashboard is on");
         let base = link.split("/sign-in/").next().expect("a base").to_owned();
         let created = admin
-            .web(WebRequest::CreateKey {
+            .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web { request: WebRequest::CreateKey {
                 name: "bench".into(),
                 approver: false,
-            })
+            } })
             .await
             .expect("a key");
         let key = created.message.lines().next().expect("the key").to_owned();
@@ -200,8 +200,8 @@ async fn api_turn(
 /// (in a store of its own) holding as many conversations; the times,
 /// sorted.
 fn matching_at_50_turns(dir: &std::path::Path, rounds: usize) -> Vec<Duration> {
+    use passepartout::gateways::web::threads::WebThreads;
     use passepartout::store::Store;
-    use passepartout::web_threads::WebThreads;
     use passepartout_gateway::EarlierRole;
     use passepartout_web::Threads;
     use passepartout_web::api::chain::Chain;

@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use fake_llm::FakeLlm;
 use passepartout::config::{Config, McpServerConfig, McpTrust, ProviderConfig};
-use passepartout::mcp::Phase;
+use passepartout::safety::mcp::Phase;
 use passepartout::{Daemon, Extensions};
 use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{Client, ServerFrame};

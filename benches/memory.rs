@@ -13,8 +13,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use passepartout::memory::relevant;
-use passepartout::ranking::Bm25;
+use passepartout::foundation::ranking::Bm25;
+use passepartout::model::memory::relevant;
 use passepartout::store::Fact;
 
 fn env_number(name: &str, default: usize) -> usize {

@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use passepartout::config::{Config, ProviderConfig};
-use passepartout::llm::ToolSpec;
-use passepartout::tools::{Tool, ToolContext, ToolError};
+use passepartout::model::llm::ToolSpec;
+use passepartout::safety::tools::{Tool, ToolContext, ToolError};
 use passepartout::{Daemon, Extensions};
 use passepartout_gateway::ChatId;
 use passepartout_socket::{Client, ServerFrame};

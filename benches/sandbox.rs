@@ -24,7 +24,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use passepartout::config::Config;
-use passepartout::sandbox::{Policy, Support};
+use passepartout::safety::sandbox::{Policy, Support};
 
 const PROGRAM: &str = "/bin/true";
 
@@ -83,8 +83,9 @@ fn main() {
     let workspace = config.workspace();
     std::fs::create_dir_all(&workspace).expect("workspace");
     let support = Support::probe();
-    let limits_only = Policy::for_tools(&config, Some(&config_file), Support::pretend(0));
-    let confined = Policy::for_tools(&config, Some(&config_file), support);
+    let secrets = passepartout::gateways::secret_places(&config, &[]);
+    let limits_only = Policy::for_tools(&config, &secrets, Some(&config_file), Support::pretend(0));
+    let confined = Policy::for_tools(&config, &secrets, Some(&config_file), support);
     let ways: [(&str, Option<&Policy>); 3] = [
         ("plain", None),
         ("limits", Some(&limits_only)),

@@ -15,10 +15,10 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use passepartout::approvals::StandingRules;
-use passepartout::clock::Clock;
 use passepartout::config::StoreConfig;
-use passepartout::skills::ProposedCall;
+use passepartout::foundation::clock::Clock;
+use passepartout::safety::approvals::StandingRules;
+use passepartout::safety::skills::ProposedCall;
 use passepartout::store::{Person, Scope, StandingRule, Store};
 use passepartout_gateway::{ApprovalToken, ChatId, ConversationKey, GatewayId, UserId};
 use serde_json::json;

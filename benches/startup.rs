@@ -21,8 +21,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use passepartout::config::Config;
-use passepartout::llm::ChatMessage;
-use passepartout::pipeline::TurnRecord;
+use passepartout::engine::pipeline::TurnRecord;
+use passepartout::model::llm::ChatMessage;
 use passepartout::store::{Store, TurnCommit};
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, Inbound, InboundBody, MessageId, Sender, UserId};
 

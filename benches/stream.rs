@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use fake_llm::{FakeLlm, Script, Streamed};
 use fake_telegram::FakeTelegram;
-use passepartout::llm::{ChatMessage, ChatModel, ChatRequest, Endpoint, OpenAiClient, TextSink};
+use passepartout::model::llm::{ChatMessage, ChatModel, ChatRequest, Endpoint, OpenAiClient, TextSink};
 
 /// Fifty words, one piece each.
 const WORDS: usize = 50;

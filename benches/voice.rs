@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use passepartout::Daemon;
 use passepartout::config::{Config, ProviderConfig};
-use passepartout::media::Transcriber;
+use passepartout::model::media::Transcriber;
 use passepartout_gateway::{Attachment, MediaKind};
 
 /// What the person says, typed or spoken.

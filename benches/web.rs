@@ -12,7 +12,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use passepartout::tools::readable::{ContentType, read};
+use passepartout::safety::tools::readable::{ContentType, read};
 
 const URL: &str = "https://news.example/2026/harbour.html";
 

@@ -12,8 +12,10 @@
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use passepartout::checkup::{Check, Level};
-use passepartout::gateways::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, Upload};
+use passepartout::foundation::checkup::{Check, Level};
+use passepartout::gateways::{
+    BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces, Upload,
+};
 use passepartout_gateway::{
     Deliver, Delivered, GatewayError, GatewayId, Intake, Listen, Outbound, OutboundBody, Surface,
 };
@@ -84,6 +86,16 @@ impl GatewayComponent for Notes {
         // Plain text only: no buttons, replies or reactions to answer with.
         Surface::TEXT
     }
+    fn secrets(&self) -> SecretPlaces {
+        // A token in a variable or a file would be named here
+        // (`.named(env, file)`): the sandbox keeps its file out of reach
+        // and what the daemon shows leaves its value out.
+        SecretPlaces::default()
+    }
+    fn name(&self) -> String {
+        // As people read it: "**Ada** (the notes): …" in a bridge's copies.
+        "the notes".to_owned()
+    }
     async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {
         let gateway = Arc::new(NotesGateway);
         Ok(Built {
@@ -117,7 +129,8 @@ impl GatewayComponent for Notes {
         }
     }
     // Not needed here, so left to their defaults: `start_problems` (a
-    // secret it names but cannot read).
+    // secret it names but cannot read), `handoff_word` (its id) and
+    // `bridges` (none of its chats may be bridged).
 }
 // ANCHOR_END: component
 

@@ -1,58 +1,41 @@
 //! passepartout: a self-hosted assistant daemon.
 //!
 //! Messages arrive through [`gateways`] (each a component the daemon
-//! builds from one list), are journaled by the [`intake`], run through the
-//! Perceive → Reason → Act [`pipeline`] by one worker per conversation
-//! ([`conversations`]), and leave through the durable outbox. [`daemon`] wires
-//! it together; [`cli`] is the command line.
+//! builds from one list), are journaled by the [`engine::intake`], run
+//! through the Perceive → Reason → Act [`engine::pipeline`] by one worker
+//! per conversation ([`engine::conversations`]), and leave through the
+//! durable outbox. [`daemon`] wires it together; [`cli`] is the command
+//! line.
+//!
+//! The folders are layers, each importing only those listed after it
+//! (`.ci/check-imports` holds them to it):
+//!
+//! - [`cli`]: the command line, the daemon's client;
+//! - [`daemon`]: the running daemon, its background tasks and its answers
+//!   to the local administration;
+//! - [`operator`]: status, the doctor and setup;
+//! - [`gateways`]: each gateway's core side, one folder each;
+//! - [`engine`]: the conversation engine, from intake to a turn's end;
+//! - [`safety`]: the skills, approvals, tools and their sandbox;
+//! - [`people`]: who may talk, pairing, linking, the audit trail;
+//! - [`model`]: the language model and what it reads;
+//! - [`store`]: the embedded store, the floor every record lies on;
+//! - [`config`]: the configuration file;
+//! - [`foundation`]: the clock, the lifecycle and other plain parts.
 
-pub mod access;
-pub mod admin;
-pub mod approvals;
-pub mod audit;
-mod background;
-pub mod bridges;
-pub mod checkup;
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod cli;
-pub mod clock;
 pub mod config;
-pub mod conversations;
 pub mod daemon;
-pub mod data_dir;
-pub mod doctor;
+pub mod engine;
+pub mod foundation;
 pub mod gateways;
-pub mod guesses;
-pub mod histogram;
-pub mod intake;
-pub mod lifecycle;
-pub mod linking;
-pub mod llm;
-pub mod loops;
-pub mod mcp;
-pub mod media;
-pub mod memory;
-pub mod notices;
-pub mod open_files;
-pub mod pairing;
+pub mod model;
+pub mod operator;
 pub mod people;
-pub mod pipeline;
-pub mod ranking;
-pub mod recent_logs;
-pub mod reload;
-pub mod sandbox;
-pub mod service_manager;
-pub mod setup;
-pub mod sign_in;
-pub mod signal;
-pub mod signal_link;
-pub mod skills;
-pub mod status;
+pub mod safety;
 pub mod store;
-pub mod telemetry;
-pub mod tools;
-pub mod web_chats;
-pub mod web_keys;
-pub mod web_threads;
 
 /// The end-to-end tests' skip, for the unit tests too: one line format and
 /// one `PP_REQUIRE` for both.

@@ -24,7 +24,16 @@ async fn a_disguised_command_reads_escaped_in_a_browser() {
     let mut chat = setup.chat("alice").await;
     let original = chat.send("please run the disguised one").await;
     chat.prompt(&original).await;
-    let link = setup.cli().await.web(WebRequest::Link).await.unwrap().link.unwrap();
+    let link = setup
+        .cli()
+        .await
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
+        .await
+        .unwrap()
+        .link
+        .unwrap();
     let base = link.split("/sign-in/").next().unwrap().to_owned();
     browser.goto(&link).await;
     browser.wait_for_text("h1", "Overview").await;

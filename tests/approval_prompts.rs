@@ -125,13 +125,23 @@ async fn an_approval_decided_from_the_cli_edits_its_prompt_in_the_chat() {
         .await
         .expect("connect");
     // The listing names who asked as their platform gives them, then the id.
-    let listing: Value = cli.approvals(false).await.expect("approvals");
+    let listing: Value = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: false })
+        .await
+        .expect("approvals");
     assert_eq!(
         listing["approvals"][0]["requester_shown"],
         format!("User{OWNER} @user{OWNER} (telegram:{OWNER})"),
         "{listing}"
     );
-    let answer: Value = cli.decide(&token_of(&prompt), false).await.expect("decide");
+    let answer: Value = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Decide {
+            token: token_of(&prompt).to_string(),
+            approve: false,
+            always: false,
+        })
+        .await
+        .expect("decide");
     assert_eq!(answer["decided"], true, "{answer}");
     let edited = setup.edited(1, "Denied from the terminal; it did not run.").await;
     assert_eq!(edited, BTreeSet::from([prompt.message_id]));

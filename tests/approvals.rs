@@ -73,10 +73,20 @@ async fn approve_by_cli() {
     let mut chat = setup.chat("alice").await;
     let (original, prompt) = ask_for_approval(&mut chat, "the butter").await;
     let mut cli = setup.cli().await;
-    let pending = cli.approvals(false).await.expect("approvals");
+    let pending = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: false })
+        .await
+        .expect("approvals");
     assert_eq!(find(&pending, &prompt.token)["status"], "pending");
 
-    let mut answer = cli.decide(&prompt.token, true).await.expect("decide");
+    let mut answer = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Decide {
+            token: prompt.token.to_string(),
+            approve: true,
+            always: false,
+        })
+        .await
+        .expect("decide");
     answer["message"] = json!(shown(answer["message"].as_str().unwrap()));
     assert_eq!(
         answer,
@@ -90,7 +100,9 @@ async fn approve_by_cli() {
     let listed = setup.listed(&prompt.token).await;
     assert_eq!(listed["decision"]["how"], "cli", "{listed}");
     assert_eq!(
-        cli.approvals(false).await.expect("approvals")["approvals"],
+        cli.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: false })
+            .await
+            .expect("approvals")["approvals"],
         json!([]),
         "nothing is pending any more"
     );
@@ -255,7 +267,16 @@ async fn unknown_token_is_refused() {
             format!("No approval has the token {unknown}. Check the prompt's token.")
         );
     }
-    let decided = setup.cli().await.decide(unknown, true).await.expect("decide");
+    let decided = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Decide {
+            token: unknown.to_string(),
+            approve: true,
+            always: false,
+        })
+        .await
+        .expect("decide");
     assert_eq!(decided["decided"], false, "{decided}");
     assert!(decided["message"].as_str().unwrap().contains(unknown), "{decided}");
     assert_eq!(setup.listed(&prompt.token).await["status"], "pending");
@@ -281,7 +302,16 @@ async fn replayed_token_after_decision_reports_the_first_outcome() {
         assert_eq!(chat.answer(&replay, None).await, first);
     }
     assert_eq!(chat.answer("yes", Some(&prompt.id)).await, first);
-    let decided = setup.cli().await.decide(&prompt.token, false).await.expect("decide");
+    let decided = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Decide {
+            token: prompt.token.to_string(),
+            approve: false,
+            always: false,
+        })
+        .await
+        .expect("decide");
     assert_eq!(decided["decided"], false);
     assert_eq!(shown(decided["message"].as_str().unwrap()), first);
 
@@ -304,7 +334,14 @@ async fn two_answers_racing_have_one_outcome() {
         let before = setup.llm.requests().len();
         // The chat denies while the CLI approves, at the same moment.
         let deny = format!("deny {}", prompt.token);
-        let (sent, decided) = tokio::join!(chat.client.send(None, deny, None), cli.decide(&prompt.token, true));
+        let (sent, decided) = tokio::join!(
+            chat.client.send(None, deny, None),
+            cli.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Decide {
+                token: prompt.token.to_string(),
+                approve: true,
+                always: false
+            })
+        );
         let (deny_id, _) = sent.expect("send");
         let decided = decided.expect("decide");
         let notice = chat.notice(&deny_id).await;
@@ -420,8 +457,16 @@ async fn approvals_all_shows_history_and_audit() {
     expect_ran(&setup, &mut chat, &original, &prompt, &by).await;
 
     let mut cli = setup.cli().await;
-    assert_eq!(cli.approvals(false).await.expect("approvals")["approvals"], json!([]));
-    let listing = cli.approvals(true).await.expect("approvals");
+    assert_eq!(
+        cli.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: false })
+            .await
+            .expect("approvals")["approvals"],
+        json!([])
+    );
+    let listing = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: true })
+        .await
+        .expect("approvals");
     let listed = find(&listing, &prompt.token);
     assert_eq!(listed["status"], "approved");
     assert_eq!(listed["action"], prompt.action.as_str());

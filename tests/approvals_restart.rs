@@ -200,7 +200,7 @@ async fn kill_9_while_an_approved_action_runs_never_runs_it_again() {
         .expect("a line");
     drop(chat);
     daemon.kill().await;
-    if passepartout::sandbox::Support::probe().isolates() {
+    if passepartout::safety::sandbox::Support::probe().isolates() {
         // What runs the command outlives the daemon's SIGKILL, a fork of it
         // carrying its command line; its end takes the command's namespace.
         let keepers = support::process::processes_running(&config.display().to_string());

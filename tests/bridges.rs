@@ -353,7 +353,10 @@ async fn a_burst_of_a_hundred_arrives_complete_and_in_order_through_the_rate_lim
         "the refused send was tried again"
     );
     let mut client = bridge.daemon.client("ops").await;
-    let status = client.status().await.unwrap();
+    let status = client
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+        .await
+        .unwrap();
     let family = &status["bridges"][0];
     assert_eq!(family["name"], "family", "{status}");
     assert_eq!(family["chats"][0]["chat"], format!("telegram:{GROUP}"));

@@ -52,7 +52,10 @@ async fn status_until(dir: &Path, done: impl Fn(&serde_json::Value) -> bool) {
     let mut client = passepartout_socket::Client::connect(&socket, None).await.unwrap();
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let status = client.status().await.unwrap();
+        let status = client
+            .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+            .await
+            .unwrap();
         if done(&status) {
             return;
         }

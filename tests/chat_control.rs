@@ -109,10 +109,13 @@ async fn usage_sums_what_the_provider_reported_here_and_in_total() {
     }
     assert_eq!(llm.requests().len(), 3, "/usage never reaches the model");
 
-    let status = alice.status().await.unwrap();
+    let status = alice
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+        .await
+        .unwrap();
     assert_eq!(status["usage"]["today"]["tokens_in"], 3000);
     assert_eq!(status["usage"]["month"]["tokens_out"], 600);
-    let text = passepartout::status::render(&status);
+    let text = passepartout::operator::status::render(&status);
     assert!(
         text.contains("usage    today 3000 tokens in, 600 out, about $0.0120"),
         "{text}"
@@ -209,14 +212,14 @@ fn the_telegram_menu_offers_every_command_that_takes_no_argument() {
         .map(|(name, _)| *name)
         .collect();
     let with_a_token = ["approve", "always", "deny", "cancel", "pair"];
-    for (name, _) in passepartout::pipeline::commands::COMMANDS {
+    for (name, _) in passepartout::engine::pipeline::commands::COMMANDS {
         assert_eq!(
             menu.contains(name),
             !with_a_token.contains(name),
             "/{name} in the menu: {menu:?}"
         );
     }
-    let help = passepartout::pipeline::commands::help();
+    let help = passepartout::engine::pipeline::commands::help(&["telegram"]);
     for name in menu.iter().filter(|name| **name != "start") {
         assert!(help.contains(&format!("\n/{name} — ")), "/{name} missing from /help");
     }

@@ -113,6 +113,32 @@ fn the_architecture_gateway_example_is_the_compiled_one() {
     );
 }
 
+/// The lean daemon, with only the gateways named, is compiled by `.ci/run`
+/// after the tests' build and before the tests, so that code behind a
+/// gateway's feature cannot break the build without it; and every gateway
+/// feature is on by default.
+#[test]
+fn ci_builds_the_lean_daemon_before_the_tests() {
+    const MANIFEST: &str = include_str!("../Cargo.toml");
+    let lean = CI_RUN
+        .find("--no-run --lib --no-default-features --features passepartout/telegram,passepartout/signal")
+        .expect(".ci/run builds the lean daemon");
+    let tests = CI_RUN
+        .find("cargo test --workspace --no-fail-fast")
+        .expect(".ci/run runs the tests");
+    let built = CI_RUN
+        .find("cargo test --workspace --tests --benches --no-fail-fast --no-run")
+        .expect(".ci/run builds the tests");
+    assert!(
+        built < lean && lean < tests,
+        ".ci/run compiles the lean daemon after the tests' build"
+    );
+    assert!(
+        MANIFEST.contains("default = [\"telegram\", \"signal\", \"web\"]"),
+        "every gateway feature is on by default"
+    );
+}
+
 /// Every file in tests/ is a module of one test binary, the end-to-end
 /// tests' or the browser clients', and of one only: with `autotests =
 /// false`, a file left out of both would never run, and one in both would

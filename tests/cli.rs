@@ -333,7 +333,9 @@ async fn restore_rebuilds_the_store_from_the_newest_backup_and_keeps_the_old_one
     let backups = dir.path().join("data").join("backups");
     let history_before = {
         let store = Store::open(&store_dir, &StoreConfig::default()).unwrap();
-        store.backup(&backups, 3, &passepartout::clock::Clock::start()).unwrap();
+        store
+            .backup(&backups, 3, &passepartout::foundation::clock::Clock::start())
+            .unwrap();
         store.size_on_disk().unwrap()
     };
     assert!(history_before > 0);

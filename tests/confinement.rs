@@ -12,7 +12,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use passepartout::sandbox::{Policy, Support};
+use passepartout::safety::sandbox::{Policy, Support};
 use support::chat::{Chat, Prompt};
 use support::harness::WAIT;
 use support::mcp::{fixture, model, server, wait_for_servers};
@@ -122,7 +122,7 @@ async fn a_trusted_tool_server_cannot_approve_a_waiting_call() {
     .await;
     let running = daemon.daemon.as_ref().expect("running");
     wait_for_servers(running, |servers| {
-        server(servers, "fixture").state == passepartout::mcp::Phase::Connected
+        server(servers, "fixture").state == passepartout::safety::mcp::Phase::Connected
     })
     .await;
     let socket = daemon.config.socket_path();
@@ -270,7 +270,7 @@ async fn a_commands_exit_status_and_signal_come_through() {
 #[tokio::test]
 async fn the_memory_limit_holds_for_the_whole_command() {
     const TEST: &str = "the_memory_limit_holds_for_the_whole_command";
-    let Some(cgroups) = passepartout::sandbox::Cgroups::find(true) else {
+    let Some(cgroups) = passepartout::safety::sandbox::Cgroups::find(true) else {
         support::skip::skipped(TEST, Need::Cgroups, "no control group the test may make children in");
         return;
     };

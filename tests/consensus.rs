@@ -84,7 +84,12 @@ async fn start(adjust: impl FnOnce(&mut Config)) -> Setup {
 
 /// The audit trail's lines, newest first.
 async fn audit(setup: &Setup) -> Vec<String> {
-    let listing = setup.cli().await.approvals(true).await.expect("approvals");
+    let listing = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: true })
+        .await
+        .expect("approvals");
     listing["audit"]
         .as_array()
         .into_iter()
@@ -171,7 +176,12 @@ async fn with_deny_a_rejected_call_never_reaches_a_person() {
         format!("noted: error: refused: consensus: the models voted against it: {SUMMARY}"),
         "the model is told why"
     );
-    let listing = setup.cli().await.approvals(true).await.expect("approvals");
+    let listing = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: true })
+        .await
+        .expect("approvals");
     assert_eq!(listing["approvals"], Value::Array(Vec::new()), "nobody was asked");
     assert!(
         !chat.backlog_has(|frame| matches!(frame, ServerFrame::Approval { .. })),
@@ -276,7 +286,12 @@ async fn what_the_voters_used_shows_in_usage() {
             "{line:?} in {usage}"
         );
     }
-    let status = setup.cli().await.status().await.expect("status");
+    let status = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+        .await
+        .expect("status");
     let voted = status["providers"]
         .as_array()
         .into_iter()
@@ -302,7 +317,12 @@ async fn a_vote_waiting_on_a_voter_holds_up_no_other_conversation() {
     // The slow voter holds its answer; another conversation goes on.
     let mut other = setup.chat("grace").await;
     other.sync("hello").await;
-    let listing = setup.cli().await.approvals(false).await.expect("approvals");
+    let listing = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: false })
+        .await
+        .expect("approvals");
     assert_eq!(listing["approvals"], Value::Array(Vec::new()), "the vote still waits");
 
     // The slow voter goes away: it did not vote, and the prompt comes.

@@ -6,8 +6,8 @@ use crate::support;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use passepartout::llm::ToolSpec;
-use passepartout::tools::{Tool, ToolContext, ToolError};
+use passepartout::model::llm::ToolSpec;
+use passepartout::safety::tools::{Tool, ToolContext, ToolError};
 use passepartout_gateway::ReplyKind;
 use passepartout_socket::ServerFrame;
 use serde_json::Value;
@@ -351,7 +351,10 @@ async fn the_status_document_covers_every_part() {
     let mut daemon = TestDaemon::start(&llm).await;
     let mut client = daemon.client("alice").await;
     ask(&mut client, "hi").await;
-    let status = client.status().await.unwrap();
+    let status = client
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+        .await
+        .unwrap();
     assert_eq!(status["gateways"][0]["name"], "socket");
     assert_eq!(status["providers"][0]["name"], "fake");
     assert_eq!(status["providers"][0]["calls"], 1);

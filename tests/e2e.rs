@@ -42,6 +42,7 @@ mod media_gateways;
 mod pairing;
 mod parts;
 mod parts_crash;
+mod plugged_gateway;
 mod reasoning;
 mod reload;
 mod restart;

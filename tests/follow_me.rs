@@ -43,7 +43,10 @@ async fn outbox_empties(setup: &mut Setup) {
     let mut client = setup.daemon.client("ops").await;
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let status = client.status().await.unwrap();
+        let status = client
+            .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+            .await
+            .unwrap();
         if status["store"]["outbox"] == 0 {
             return;
         }

@@ -171,7 +171,10 @@ async fn a_full_disk_loses_nothing_and_answers_once() {
     // document says it only in the moment before the failure stops the
     // intake; after that the socket answers "shutting down", and the
     // failure is told by doctor (the disk's free space) and the log.
-    match admin.status().await {
+    match admin
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+        .await
+    {
         Ok(status) => {
             let store = &status["store"];
             assert_eq!(store["failed"], true, "{status}");
@@ -238,7 +241,10 @@ async fn a_full_disk_loses_nothing_and_answers_once() {
         let missing: Vec<_> = accepted.iter().filter(|id| !replies.contains_key(*id)).collect();
         panic!("accepted but never answered: {missing:?}");
     }
-    let status = client.status().await.unwrap();
+    let status = client
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status)
+        .await
+        .unwrap();
     assert_eq!(status["store"]["failed"], false, "{status}");
     let exit = daemon.terminate().await;
     assert!(exit.success(), "clean exit after SIGTERM: {exit:?}");

@@ -7,7 +7,7 @@ use crate::support;
 use std::time::Duration;
 
 use passepartout::config::{LoopEntry, LoopTrigger};
-use passepartout::loops::status::{LoopStatus, State};
+use passepartout::engine::loops::status::{LoopStatus, State};
 use passepartout_gateway::ReplyKind;
 use passepartout_socket::{Client, ServerFrame};
 use serde_json::json;
@@ -19,10 +19,13 @@ use support::process::{Running, run_cli, write_config};
 const POLL: Duration = Duration::from_millis(50);
 
 async fn loops(client: &mut Client) -> Vec<LoopStatus> {
-    let listing = tokio::time::timeout(WAIT, client.loops())
-        .await
-        .expect("loops in time")
-        .expect("loops");
+    let listing = tokio::time::timeout(
+        WAIT,
+        client.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Loops),
+    )
+    .await
+    .expect("loops in time")
+    .expect("loops");
     serde_json::from_value(listing).expect("a list of loop statuses")
 }
 
@@ -57,7 +60,13 @@ async fn the_heartbeat_runs_and_is_listed() {
     assert!(matches!(later.state, State::Sleeping | State::Processing), "{later:?}");
     assert!(later.last_error.is_none(), "{later:?}");
 
-    let status = tokio::time::timeout(WAIT, client.status()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(
+        WAIT,
+        client.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(status["loops"]["running"], 1, "{status}");
     assert!(status["loops"]["heartbeats"].as_u64().unwrap() >= 2, "{status}");
     assert_eq!(status["loops"]["failing"], serde_json::json!([]), "{status}");
@@ -70,7 +79,13 @@ async fn heartbeat_s_zero_runs_no_heartbeat() {
     let mut daemon = TestDaemon::start_with(&llm, |config| config.loops.heartbeat_s = 0, Vec::new()).await;
     let mut client = daemon.client("ops").await;
     assert_eq!(loops(&mut client).await, Vec::new());
-    let status = tokio::time::timeout(WAIT, client.status()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(
+        WAIT,
+        client.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(status["loops"]["running"], 0, "{status}");
     daemon.stop().await;
 }
@@ -220,7 +235,13 @@ async fn a_reminder_asked_for_in_chat_survives_a_restart_and_arrives() {
         .find(|s| s.name.as_str() == "tea")
         .unwrap();
     assert_eq!(done.iterations, 1, "{done:?}");
-    let status = tokio::time::timeout(WAIT, client.status()).await.unwrap().unwrap();
+    let status = tokio::time::timeout(
+        WAIT,
+        client.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Status),
+    )
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(
         status["store"]["outbox"], 0,
         "delivered once, nothing left to send: {status}"

@@ -8,8 +8,8 @@ use crate::support;
 use std::time::Duration;
 
 use passepartout::config::{LoopEntry, LoopTrigger};
-use passepartout::loops::spec::{Retrigger, Start};
-use passepartout::loops::status::{LoopStatus, State, StopReason, render};
+use passepartout::engine::loops::spec::{Retrigger, Start};
+use passepartout::engine::loops::status::{LoopStatus, State, StopReason, render};
 use passepartout_socket::{Client, LoopControl};
 use support::fake_llm::FakeLlm;
 use support::harness::{TestDaemon, WAIT};
@@ -24,10 +24,13 @@ const SLOW_HEARTBEAT_S: u64 = 3600;
 const HEARTBEAT_STOPPED: &str = "loop \"heartbeat\" stopped; warning: periodic backups and the approvals' expiry sweep stop with it until it is started again (loops start heartbeat) or the daemon restarts";
 
 async fn loops(client: &mut Client) -> Vec<LoopStatus> {
-    let listing = tokio::time::timeout(WAIT, client.loops())
-        .await
-        .expect("loops in time")
-        .expect("loops");
+    let listing = tokio::time::timeout(
+        WAIT,
+        client.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Loops),
+    )
+    .await
+    .expect("loops in time")
+    .expect("loops");
     serde_json::from_value(listing).expect("a list of loop statuses")
 }
 
@@ -67,25 +70,45 @@ async fn the_heartbeat_is_stopped_through_the_socket() {
     let mut client = daemon.client("ops").await;
     loop_until(&mut client, "heartbeat", |s| s.iterations >= 1).await;
 
-    let answer = in_time(client.stop_loop("heartbeat")).await;
+    let answer = in_time(
+        client.ask::<passepartout_socket::LoopControl>(passepartout_socket::AdminRequest::StopLoop {
+            name: "heartbeat".into(),
+        }),
+    )
+    .await;
     assert!(answer.ok, "{answer:?}");
     assert_eq!(answer.message, HEARTBEAT_STOPPED);
     let stopped = loop_until(&mut client, "heartbeat", |s| s.state == State::Stopped).await;
     assert_eq!(stopped.stop_reason, Some(StopReason::Requested), "{stopped:?}");
-    let text = render(&[stopped], passepartout::clock::Clock::start().now_ms());
+    let text = render(&[stopped], passepartout::foundation::clock::Clock::start().now_ms());
     assert!(text.contains("stopped on request"), "{text}");
 
-    let answer = in_time(client.trigger_loop("heartbeat")).await;
+    let answer = in_time(client.ask::<passepartout_socket::LoopControl>(
+        passepartout_socket::AdminRequest::TriggerLoop {
+            name: "heartbeat".into(),
+        },
+    ))
+    .await;
     assert!(!answer.ok, "a stopped loop cannot run: {answer:?}");
     assert!(answer.message.contains("not running"), "{answer:?}");
 
-    let answer = in_time(client.start_loop("heartbeat")).await;
+    let answer = in_time(client.ask::<passepartout_socket::LoopControl>(
+        passepartout_socket::AdminRequest::StartLoop {
+            name: "heartbeat".into(),
+        },
+    ))
+    .await;
     assert!(answer.ok, "{answer:?}");
     assert_eq!(answer.message, "loop \"heartbeat\" started; it runs next in 1h0m");
     // Sleeping with no run made: it waits its hour rather than beating at once.
     let started = loop_until(&mut client, "heartbeat", |s| s.state == State::Sleeping).await;
     assert_eq!(started.iterations, 0, "{started:?}");
-    let answer = in_time(client.start_loop("heartbeat")).await;
+    let answer = in_time(client.ask::<passepartout_socket::LoopControl>(
+        passepartout_socket::AdminRequest::StartLoop {
+            name: "heartbeat".into(),
+        },
+    ))
+    .await;
     assert!(!answer.ok, "{answer:?}");
     assert_eq!(answer.message, "loop \"heartbeat\" is already running");
     daemon.stop().await;
@@ -97,9 +120,24 @@ async fn unknown_loops_are_refused_by_name() {
     let mut daemon = slow_heartbeat(&llm).await;
     let mut client = daemon.client("ops").await;
     for answer in [
-        in_time(client.stop_loop("nope")).await,
-        in_time(client.start_loop("nope")).await,
-        in_time(client.trigger_loop("nope")).await,
+        in_time(
+            client.ask::<passepartout_socket::LoopControl>(passepartout_socket::AdminRequest::StopLoop {
+                name: "nope".into(),
+            }),
+        )
+        .await,
+        in_time(
+            client.ask::<passepartout_socket::LoopControl>(passepartout_socket::AdminRequest::StartLoop {
+                name: "nope".into(),
+            }),
+        )
+        .await,
+        in_time(
+            client.ask::<passepartout_socket::LoopControl>(passepartout_socket::AdminRequest::TriggerLoop {
+                name: "nope".into(),
+            }),
+        )
+        .await,
     ] {
         assert!(!answer.ok, "{answer:?}");
         assert!(answer.message.contains("there is no loop \"nope\""), "{answer:?}");
@@ -121,7 +159,12 @@ async fn a_triggered_heartbeat_beats_at_once() {
     .await;
     assert_eq!(first.iterations, 1, "the next beat is an hour away: {first:?}");
 
-    let answer = in_time(client.trigger_loop("heartbeat")).await;
+    let answer = in_time(client.ask::<passepartout_socket::LoopControl>(
+        passepartout_socket::AdminRequest::TriggerLoop {
+            name: "heartbeat".into(),
+        },
+    ))
+    .await;
     assert!(answer.ok, "{answer:?}");
     assert_eq!(answer.message, "loop \"heartbeat\" triggered");
     let second = loop_until(&mut client, "heartbeat", |s| s.iterations >= 2).await;
@@ -153,7 +196,12 @@ async fn configured_entries_run_as_loops() {
     let stretch = loop_until(&mut client, "stretch", |s| s.state == State::Waiting).await;
     assert_eq!(stretch.output.as_deref(), Some("socket:ops"));
     assert_eq!(stretch.start, Start::OnTrigger(Retrigger::Queue));
-    let answer = in_time(client.stop_loop("stretch")).await;
+    let answer = in_time(
+        client.ask::<passepartout_socket::LoopControl>(passepartout_socket::AdminRequest::StopLoop {
+            name: "stretch".into(),
+        }),
+    )
+    .await;
     assert!(answer.ok, "{answer:?}");
     loop_until(&mut client, "stretch", |s| s.stop_reason == Some(StopReason::Requested)).await;
     daemon.stop().await;

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use passepartout::config::McpTrust;
-use passepartout::mcp::Phase;
+use passepartout::safety::mcp::Phase;
 use passepartout_gateway::ReplyKind;
 use support::chat::Chat;
 use support::fake_llm::{FakeLlm, Script};
@@ -33,7 +33,7 @@ fn running(daemon: &TestDaemon) -> &passepartout::Daemon {
 }
 
 /// Waits until every server named is connected.
-async fn connected(daemon: &TestDaemon, names: &[&str]) -> Vec<passepartout::mcp::ServerStatus> {
+async fn connected(daemon: &TestDaemon, names: &[&str]) -> Vec<passepartout::safety::mcp::ServerStatus> {
     wait_for_servers(running(daemon), |servers| {
         names.iter().all(|name| server(servers, name).state == Phase::Connected)
     })
@@ -322,7 +322,7 @@ async fn a_server_sees_only_its_own_environment_and_the_cli_shows_it() {
     let env = answer(&mut chat, &id).await;
     assert!(env.contains("GREETING=hi"), "{env}");
     assert!(
-        env.contains(&format!("PATH={}", passepartout::mcp::MINIMAL_PATH)),
+        env.contains(&format!("PATH={}", passepartout::safety::mcp::MINIMAL_PATH)),
         "{env}"
     );
     let home = dir.path().join("data").join("mcp").join("fixture");
@@ -444,7 +444,7 @@ async fn a_server_that_cannot_start_is_shown_failed_and_the_daemon_runs_on() {
     let error = server(&servers, "missing").last_error.clone().unwrap_or_default();
     assert!(error.contains("cannot start \"/nonexistent/mcp-server\""), "{error}");
     assert_eq!(server(&servers, "fixture").state, Phase::Disabled);
-    let status = passepartout::status::render(&running(&daemon).status());
+    let status = passepartout::operator::status::render(&running(&daemon).status());
     assert!(
         status.contains("mcp      missing      failed, 0 tools; last error: cannot start"),
         "{status}"
@@ -476,7 +476,7 @@ async fn the_filesystem_servers_tools_read_inside_its_root_only() {
 
 #[tokio::test]
 async fn a_server_writes_its_own_home_and_cannot_read_another_servers_or_the_store() {
-    if !passepartout::sandbox::Support::probe().filesystem() {
+    if !passepartout::safety::sandbox::Support::probe().filesystem() {
         support::skip::skipped(
             "a_server_writes_its_own_home_and_cannot_read_another_servers_or_the_store",
             Need::Landlock,
@@ -506,7 +506,7 @@ async fn a_server_writes_its_own_home_and_cannot_read_another_servers_or_the_sto
 
 #[tokio::test]
 async fn the_filesystem_server_pointed_at_the_root_cannot_read_a_secret() {
-    if !passepartout::sandbox::Support::probe().filesystem() {
+    if !passepartout::safety::sandbox::Support::probe().filesystem() {
         support::skip::skipped(
             "the_filesystem_server_pointed_at_the_root_cannot_read_a_secret",
             Need::Landlock,

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use passepartout::config::{McpServerConfig, McpTrust};
-use passepartout::mcp::{Phase, ServerStatus};
+use passepartout::safety::mcp::{Phase, ServerStatus};
 use passepartout_gateway::ReplyKind;
 use support::chat::Chat;
 use support::fake_llm::FakeLlm;
@@ -154,7 +154,7 @@ fn script_in(dir: &Path) -> PathBuf {
 
 #[tokio::test]
 async fn a_servers_folder_is_readable_but_not_the_data_directory_or_a_secret_in_it() {
-    if !passepartout::sandbox::Support::probe().filesystem() {
+    if !passepartout::safety::sandbox::Support::probe().filesystem() {
         support::skip::skipped(
             "a_servers_folder_is_readable_but_not_the_data_directory_or_a_secret_in_it",
             support::skip::Need::Landlock,
@@ -192,7 +192,7 @@ async fn a_servers_folder_is_readable_but_not_the_data_directory_or_a_secret_in_
 
 #[tokio::test]
 async fn a_server_that_fails_confined_says_what_it_could_read_and_the_setting_that_adds_a_folder() {
-    if !passepartout::sandbox::Support::probe().filesystem() {
+    if !passepartout::safety::sandbox::Support::probe().filesystem() {
         support::skip::skipped(
             "a_server_that_fails_confined_says_what_it_could_read_and_the_setting_that_adds_a_folder",
             support::skip::Need::Landlock,
@@ -265,7 +265,9 @@ async fn overview(socket: &Path) -> String {
         .expect("connect in time")
         .expect("connect");
     let link = client
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link

@@ -10,7 +10,7 @@ use crate::support;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 
-use passepartout::sandbox::{PRETEND_ABI_VAR, Support};
+use passepartout::safety::sandbox::{PRETEND_ABI_VAR, Support};
 use serde_json::{Value, json};
 use support::chat::Chat;
 use support::fake_llm::{FakeLlm, Script, last_user_text};
@@ -250,7 +250,7 @@ async fn a_burst_of_processes_ends_within_the_limits_and_the_daemon_answers() {
     // the per-process limit, but not from a control group's; everyone else
     // meets either.
     let root = rustix::process::getuid().is_root();
-    if !root || passepartout::sandbox::Cgroups::find(false).is_some() {
+    if !root || passepartout::safety::sandbox::Cgroups::find(false).is_some() {
         assert!(
             reply.contains("fork") || reply.contains("Resource temporarily unavailable"),
             "the process limit held: {reply}"
@@ -356,7 +356,7 @@ async fn the_process_limit_holds_a_user_the_kernel_counts() {
         processes: 16,
         ..Default::default()
     };
-    let mut confinement = passepartout::sandbox::Policy::new(&config, Support::probe())
+    let mut confinement = passepartout::safety::sandbox::Policy::new(&config, Support::probe())
         .prepare()
         .unwrap();
     // A burst far past the limit; the sleeps left behind (their output

@@ -302,7 +302,7 @@ async fn a_spawned_signal_cli_answers_and_a_killed_one_is_reported_and_replaced(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_real_signal_cli_takes_the_link_request_as_sent() {
-    use passepartout::signal_link::{LinkFailure, LinkRequest, link};
+    use passepartout::gateways::signal::link::{LinkFailure, LinkRequest, link};
     use passepartout_signal::LinkError;
     let _one = ONE_AT_A_TIME.lock().await;
     let tools = tools();

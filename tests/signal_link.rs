@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use passepartout::config::Config;
-use passepartout::signal_link::{LinkFailure, LinkRequest, link};
+use passepartout::gateways::signal::link::{LinkFailure, LinkRequest, link};
 use passepartout_signal::LinkError;
 use serde_json::json;
 use support::fake_signal::{FakeSignal, LINK_URI, LINKED_NUMBER, codes};

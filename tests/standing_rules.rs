@@ -115,7 +115,12 @@ async fn a_call_a_rule_covers_runs_without_a_prompt_and_any_other_still_asks() {
     asks(&mut bob, "please record the milk").await;
     assert_eq!(setup.record.calls(), 2, "nothing else ran");
 
-    let listing = setup.cli().await.approvals(true).await.expect("approvals");
+    let listing = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: true })
+        .await
+        .expect("approvals");
     let events = audit_lines(&listing);
     let user = alice.client.user().as_str().to_owned();
     assert!(
@@ -181,14 +186,24 @@ async fn the_cli_makes_lists_and_revokes_rules_and_a_revoked_rule_asks_again() {
     let mut chat = setup.chat("alice").await;
     let (original, prompt) = asks(&mut chat, "please record the tea").await;
     let mut cli = setup.cli().await;
-    let answer = cli.decide_always(&prompt.token).await.expect("decide");
+    let answer = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Decide {
+            token: prompt.token.to_string(),
+            approve: true,
+            always: true,
+        })
+        .await
+        .expect("decide");
     assert_eq!(answer["decided"], true, "{answer}");
     let message = answer["message"].as_str().unwrap();
     let rule = rule_id(message);
     chat.reply(&original).await;
     runs_unasked(&mut chat, "please record the tea").await;
 
-    let rules = cli.rules().await.expect("rules");
+    let rules = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Rules)
+        .await
+        .expect("rules");
     let listed = &rules["rules"][0];
     assert_eq!(listed["id"], rule, "{rules}");
     assert_eq!(listed["conversation"], "socket:alice");
@@ -196,10 +211,23 @@ async fn the_cli_makes_lists_and_revokes_rules_and_a_revoked_rule_asks_again() {
     assert_eq!(listed["by"], format!("socket:{}", cli.user().as_str()));
     assert_eq!(listed["approval"], prompt.token.as_str());
 
-    let revoked = cli.revoke_rule(rule).await.expect("revoke");
+    let revoked = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::RevokeRule { id: rule })
+        .await
+        .expect("revoke");
     assert_eq!(revoked["revoked"], true, "{revoked}");
-    assert_eq!(cli.revoke_rule(rule).await.expect("revoke")["revoked"], false);
-    assert_eq!(cli.rules().await.expect("rules"), json!({ "rules": [] }));
+    assert_eq!(
+        cli.ask::<serde_json::Value>(passepartout_socket::AdminRequest::RevokeRule { id: rule })
+            .await
+            .expect("revoke")["revoked"],
+        false
+    );
+    assert_eq!(
+        cli.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Rules)
+            .await
+            .expect("rules"),
+        json!({ "rules": [] })
+    );
     asks(&mut chat, "please record the tea").await;
     assert_eq!(setup.record.calls(), 2);
 }
@@ -230,7 +258,13 @@ async fn a_queue_is_approved_from_one_conversation_and_denied_everywhere() {
     let (third, p3) = asks(&mut bob, "please record three").await;
     let mut cli = setup.cli().await;
 
-    let approved = cli.decide_all(true, Some("socket:alice")).await.expect("decide_all");
+    let approved = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::DecideAll {
+            approve: true,
+            from: Some("socket:alice".into()),
+        })
+        .await
+        .expect("decide_all");
     assert_eq!(approved["ok"], true, "{approved}");
     assert_eq!(approved["message"], "approved 2 of 2 waiting in socket:alice");
     for original in [&first, &second] {
@@ -239,13 +273,26 @@ async fn a_queue_is_approved_from_one_conversation_and_denied_everywhere() {
     }
     assert_eq!(setup.listed(&p3.token).await["status"], "pending");
 
-    let denied = cli.decide_all(false, None).await.expect("decide_all");
+    let denied = cli
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::DecideAll {
+            approve: false,
+            from: None,
+        })
+        .await
+        .expect("decide_all");
     assert_eq!(denied["message"], "denied 1 of 1 waiting anywhere", "{denied}");
     let (_, answer) = bob.reply(&third).await;
     assert!(answer.contains("denied"), "{answer}");
     assert_eq!(setup.record.calls(), 2);
 
-    let events = audit_lines(&setup.cli().await.approvals(true).await.expect("approvals"));
+    let events = audit_lines(
+        &setup
+            .cli()
+            .await
+            .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: true })
+            .await
+            .expect("approvals"),
+    );
     let by = format!("socket:{}", cli.user().as_str());
     for (prompt, outcome) in [(&p1, "approved"), (&p2, "approved"), (&p3, "denied")] {
         let wanted = format!("{outcome} {} `{}` by {by} (cli)", prompt.token, prompt.action);

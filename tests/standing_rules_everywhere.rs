@@ -139,7 +139,16 @@ async fn start() -> World {
         .redirect(reqwest::redirect::Policy::none())
         .build()
         .unwrap();
-    let link = setup.cli().await.web(WebRequest::Link).await.unwrap().link.unwrap();
+    let link = setup
+        .cli()
+        .await
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
+        .await
+        .unwrap()
+        .link
+        .unwrap();
     let base = link.split("/sign-in/").next().unwrap().to_owned();
     let signed = http.get(&link).send().await.unwrap();
     assert_eq!(signed.status(), StatusCode::SEE_OTHER);
@@ -344,7 +353,13 @@ impl World {
 
     /// The token of the one approval waiting whose action holds `what`.
     async fn token_of(&self, what: &str) -> String {
-        let listing = self.setup.cli().await.approvals(false).await.expect("approvals");
+        let listing = self
+            .setup
+            .cli()
+            .await
+            .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: false })
+            .await
+            .expect("approvals");
         let waiting: Vec<&Value> = listing["approvals"]
             .as_array()
             .into_iter()

@@ -382,6 +382,11 @@ async fn always_pressed_by_someone_who_may_not_approve_is_refused_like_approve()
         "Always is refused as Approve is"
     );
     let mut cli = setup._daemon.client("cli").await;
-    assert_eq!(cli.rules().await.expect("rules"), serde_json::json!({ "rules": [] }));
+    assert_eq!(
+        cli.ask::<serde_json::Value>(passepartout_socket::AdminRequest::Rules)
+            .await
+            .expect("rules"),
+        serde_json::json!({ "rules": [] })
+    );
     assert_eq!(setup.record.calls(), 0);
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use passepartout::Extensions;
-use passepartout::clock::Clock;
+use passepartout::foundation::clock::Clock;
 use reqwest::StatusCode;
 use reqwest::header::{self, HeaderMap};
 

@@ -1132,7 +1132,10 @@ async fn waiting_token(api: &Api) -> String {
     let mut client = api.daemon.client("test").await;
     tokio::time::timeout(WAIT, async {
         loop {
-            let listing = client.approvals(false).await.expect("approvals");
+            let listing = client
+                .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: false })
+                .await
+                .expect("approvals");
             if let Some(token) = listing["approvals"][0]["token"].as_str() {
                 return token.to_owned();
             }

@@ -68,7 +68,12 @@ async fn ask_to_run(chat: &mut Chat) -> (String, String) {
 
 /// The loop called `name`, as `passepartout loops --json` lists it.
 async fn loop_status(setup: &Setup, name: &str) -> Value {
-    let listing = setup.cli().await.loops().await.expect("loops");
+    let listing = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Loops)
+        .await
+        .expect("loops");
     listing
         .as_array()
         .into_iter()
@@ -96,7 +101,14 @@ async fn approvals_and_loops_are_answered_from_the_browser() {
     let mut sources = Vec::new();
 
     // Signing in: the one-time link `passepartout web` prints.
-    let answer = setup.cli().await.web(WebRequest::Link).await.expect("a link");
+    let answer = setup
+        .cli()
+        .await
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
+        .await
+        .expect("a link");
     let link = answer.link.expect("the dashboard is on");
     let base = link.split("/sign-in/").next().unwrap().to_owned();
     browser.goto(&link).await;
@@ -130,7 +142,12 @@ async fn approvals_and_loops_are_answered_from_the_browser() {
     let (_, finished) = chat.reply(&original).await;
     assert!(finished.contains("and it ran"), "{finished}");
     assert_eq!(lines_in(&ran), 1, "ran exactly once");
-    let listing = setup.cli().await.approvals(true).await.expect("approvals");
+    let listing = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: true })
+        .await
+        .expect("approvals");
     let approval = support::approvals::find(&listing, &token);
     assert_eq!(approval["decision"]["how"], "web", "{approval:#}");
     let audited = listing["audit"]
@@ -201,7 +218,12 @@ async fn approvals_and_loops_are_answered_from_the_browser() {
     browser.click("#rules button.deny").await;
     browser.wait_for_text(".notice", "is revoked").await;
     browser.wait_for_text("#rules", "No standing rules").await;
-    let listed = setup.cli().await.rules().await.expect("rules");
+    let listed = setup
+        .cli()
+        .await
+        .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Rules)
+        .await
+        .expect("rules");
     assert_eq!(listed["rules"], Value::Array(vec![]), "{listed:#}");
 
     // Without the rule it asks again, and the open page shows it by itself

@@ -28,7 +28,16 @@ pub(crate) async fn sign_in() -> Signed {
         config.web.listen = "127.0.0.1:0".parse().unwrap();
     })
     .await;
-    let link = setup.cli().await.web(WebRequest::Link).await.unwrap().link.unwrap();
+    let link = setup
+        .cli()
+        .await
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
+        .await
+        .unwrap()
+        .link
+        .unwrap();
     let web = WebSession::sign_in(&link, "/approvals").await;
     Signed { setup, web }
 }
@@ -221,7 +230,10 @@ async fn heartbeat_until(signed: &Signed, done: impl Fn(&serde_json::Value) -> b
     let mut cli = signed.setup.cli().await;
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        let listing = cli.loops().await.expect("the loops");
+        let listing = cli
+            .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Loops)
+            .await
+            .expect("the loops");
         let heartbeat = listing
             .as_array()
             .and_then(|loops| loops.iter().find(|l| l["name"] == "heartbeat"))

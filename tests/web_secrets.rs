@@ -147,16 +147,20 @@ async fn no_page_or_api_answer_shows_a_configured_secret() {
     assert!(reply.contains("zebra"), "{reply}");
 
     let link = client
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link
         .expect("a sign-in link");
     let base = link.split("/sign-in/").next().unwrap().to_owned();
     let created = client
-        .web(WebRequest::CreateKey {
-            name: "probe".into(),
-            approver: false,
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::CreateKey {
+                name: "probe".into(),
+                approver: false,
+            },
         })
         .await
         .unwrap()
@@ -319,7 +323,9 @@ async fn web_chat(base: &str, cookie: &str, llm: &FakeLlm) {
 /// the session's cookie.
 async fn signed_in(client: &mut passepartout_socket::Client) -> (String, String) {
     let link = client
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link
@@ -361,7 +367,10 @@ async fn a_secret_a_reload_adds_is_kept_out_of_answers_and_pages() {
     )
     .unwrap();
     let mut client = daemon.client("me").await;
-    let reloaded = client.reload().await.unwrap();
+    let reloaded = client
+        .ask::<passepartout_socket::Reloaded>(passepartout_socket::AdminRequest::Reload)
+        .await
+        .unwrap();
     assert!(reloaded.applied, "{reloaded:?}");
     assert!(
         reloaded.need_restart.iter().any(|path| path == "mcp.servers"),
@@ -383,9 +392,11 @@ async fn a_secret_a_reload_adds_is_kept_out_of_answers_and_pages() {
     assert!(page.contains("zebra says [redacted]"), "{page}");
 
     let created = client
-        .web(WebRequest::CreateKey {
-            name: "probe".into(),
-            approver: false,
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::CreateKey {
+                name: "probe".into(),
+                approver: false,
+            },
         })
         .await
         .unwrap()

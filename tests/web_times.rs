@@ -6,7 +6,7 @@
 use std::sync::atomic::AtomicU64;
 
 use passepartout::Extensions;
-use passepartout::clock::Clock;
+use passepartout::foundation::clock::Clock;
 use passepartout_admin::WebRequest;
 use reqwest::header;
 
@@ -35,7 +35,9 @@ async fn loop_times_are_counted_by_the_daemons_clock() {
     .await;
     let mut client = daemon.client("me").await;
     let link = client
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link

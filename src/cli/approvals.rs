@@ -13,7 +13,7 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use passepartout_gateway::visible;
-use passepartout_socket::ClientError;
+use passepartout_socket::{AdminRequest, ClientError};
 use serde_json::Value;
 
 use super::client::{EXIT_UNREACHABLE, connect, listing};
@@ -26,7 +26,7 @@ pub async fn list(config: &Config, all: bool, json: bool) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    let listing = match listing(client.approvals(all).await) {
+    let listing = match listing(client.ask(AdminRequest::Approvals { all }).await) {
         Ok(listing) => listing,
         Err(code) => return code,
     };
@@ -46,11 +46,12 @@ pub async fn decide(config: &Config, token: &str, approve: bool, always: bool) -
         Ok(client) => client,
         Err(code) => return code,
     };
-    let answer = if always {
-        client.decide_always(token).await
-    } else {
-        client.decide(token, approve).await
+    let decide = AdminRequest::Decide {
+        token: token.to_owned(),
+        approve: approve || always,
+        always,
     };
+    let answer = client.ask(decide).await;
     told(answer, "decided")
 }
 
@@ -63,7 +64,12 @@ pub async fn decide_all(config: &Config, approve: bool, from: Option<&str>) -> E
         Ok(client) => client,
         Err(code) => return code,
     };
-    let answer = client.decide_all(approve, from).await;
+    let answer: Result<Value, _> = client
+        .ask(AdminRequest::DecideAll {
+            approve,
+            from: from.map(str::to_owned),
+        })
+        .await;
     if let Ok(answer) = &answer {
         for decision in answer["decisions"].as_array().into_iter().flatten() {
             let message = decision["message"].as_str().unwrap_or_default();
@@ -85,7 +91,7 @@ pub async fn rules(config: &Config, json: bool) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    let listing = match listing(client.rules().await) {
+    let listing = match listing(client.ask(AdminRequest::Rules).await) {
         Ok(listing) => listing,
         Err(code) => return code,
     };
@@ -104,7 +110,7 @@ pub async fn revoke_rule(config: &Config, id: u64) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    told(client.revoke_rule(id).await, "revoked")
+    told(client.ask(AdminRequest::RevokeRule { id }).await, "revoked")
 }
 
 /// Prints the daemon's `message`: on stdout, exit 0, when its `done` flag

@@ -13,7 +13,7 @@
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use passepartout_gateway::ReplyKind;
+use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{Client, ClientError, ServerFrame};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -41,47 +41,9 @@ pub async fn run(
         Ok(chat) => chat,
         Err(code) => return code,
     };
-    let (mut client, daemon) = match Client::connect(config.socket_path(), chat.clone()).await {
-        Ok(client) => (client, None),
-        Err(error @ ClientError::NotRunning { .. }) if problems.is_some() => {
-            eprintln!("passepartout: {error}, and none can start here: the configuration has problems");
-            if let Some(problems) = problems {
-                eprintln!("passepartout: {problems}");
-            }
-            return ExitCode::from(2);
-        }
-        Err(ClientError::NotRunning { .. }) => {
-            match &log {
-                Ok(path) => eprintln!(
-                    "(no daemon running; starting one in this process, logging to {})",
-                    path.display()
-                ),
-                Err(error) => eprintln!("(no daemon running; starting one in this process; no log: {error})"),
-            }
-            let extensions = crate::daemon::Extensions {
-                config_file: file,
-                ..Default::default()
-            };
-            let daemon = match Daemon::start_with(config.clone(), extensions).await {
-                Ok(daemon) => daemon,
-                Err(error) => {
-                    eprintln!("passepartout: cannot start the daemon: {error}");
-                    return ExitCode::FAILURE;
-                }
-            };
-            match Client::connect(config.socket_path(), chat).await {
-                Ok(client) => (client, Some(daemon)),
-                Err(error) => {
-                    eprintln!("passepartout: {error}");
-                    let _ = daemon.shutdown().await;
-                    return ExitCode::FAILURE;
-                }
-            }
-        }
-        Err(error) => {
-            eprintln!("passepartout: {error}");
-            return ExitCode::from(3);
-        }
+    let (mut client, daemon) = match connect_or_start(&config, problems, file, chat, &log).await {
+        Ok(connected) => connected,
+        Err(code) => return code,
     };
     eprintln!(
         "chatting in {:?}; /help for commands, Ctrl-D to leave",
@@ -94,11 +56,7 @@ pub async fn run(
         let history = config.data_dir().join("chat_history");
         let socket = config.socket_path();
         let code = super::chat_terminal::converse(&mut client, &socket, history, super::shutdown_signal()).await;
-        if let Some(daemon) = daemon
-            && let Err(error) = daemon.shutdown().await
-        {
-            eprintln!("passepartout: shutdown: {error}");
-        }
+        stop(daemon).await;
         return code;
     }
     // With the daemon in this process, Ctrl-C stops it as `run` does, so
@@ -120,11 +78,7 @@ pub async fn run(
             None
         }
     };
-    if let Some(daemon) = daemon
-        && let Err(error) = daemon.shutdown().await
-    {
-        eprintln!("passepartout: shutdown: {error}");
-    }
+    stop(daemon).await;
     match code {
         Some(code) => code,
         None => {
@@ -133,6 +87,70 @@ pub async fn run(
             // blocks a runtime thread, which would keep the process alive.
             std::process::exit(130)
         }
+    }
+}
+
+/// A client in `chat` to the daemon on `config`'s socket; when none runs
+/// (and `problems` do not keep one from starting), one started in this
+/// process from `config` (read from `file`), logging to `log`, returned
+/// too. The exit code when neither can be had.
+async fn connect_or_start(
+    config: &Config,
+    problems: Option<crate::config::ConfigError>,
+    file: Option<std::path::PathBuf>,
+    chat: Option<ChatId>,
+    log: &std::io::Result<std::path::PathBuf>,
+) -> Result<(Client, Option<Daemon>), ExitCode> {
+    match Client::connect(config.socket_path(), chat.clone()).await {
+        Ok(client) => Ok((client, None)),
+        Err(error @ ClientError::NotRunning { .. }) if problems.is_some() => {
+            eprintln!("passepartout: {error}, and none can start here: the configuration has problems");
+            if let Some(problems) = problems {
+                eprintln!("passepartout: {problems}");
+            }
+            Err(ExitCode::from(2))
+        }
+        Err(ClientError::NotRunning { .. }) => {
+            match log {
+                Ok(path) => eprintln!(
+                    "(no daemon running; starting one in this process, logging to {})",
+                    path.display()
+                ),
+                Err(error) => eprintln!("(no daemon running; starting one in this process; no log: {error})"),
+            }
+            let extensions = crate::daemon::Extensions {
+                config_file: file,
+                ..Default::default()
+            };
+            let daemon = match Daemon::start_with(config.clone(), extensions).await {
+                Ok(daemon) => daemon,
+                Err(error) => {
+                    eprintln!("passepartout: cannot start the daemon: {error}");
+                    return Err(ExitCode::FAILURE);
+                }
+            };
+            match Client::connect(config.socket_path(), chat).await {
+                Ok(client) => Ok((client, Some(daemon))),
+                Err(error) => {
+                    eprintln!("passepartout: {error}");
+                    let _ = daemon.shutdown().await;
+                    Err(ExitCode::FAILURE)
+                }
+            }
+        }
+        Err(error) => {
+            eprintln!("passepartout: {error}");
+            Err(ExitCode::from(3))
+        }
+    }
+}
+
+/// Stops the `daemon` started for the session, if one was.
+async fn stop(daemon: Option<Daemon>) {
+    if let Some(daemon) = daemon
+        && let Err(error) = daemon.shutdown().await
+    {
+        eprintln!("passepartout: shutdown: {error}");
     }
 }
 

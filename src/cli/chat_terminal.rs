@@ -13,6 +13,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::process::ExitCode;
 
 use passepartout_gateway::ReplyKind;
@@ -69,46 +70,10 @@ pub(super) async fn converse(
     // The last thing the person did was Ctrl-C: another one leaves.
     let mut interrupted = false;
     let code = loop {
-        let input = match session.typed.next_line() {
-            Some(line) => {
-                // Typed while the reply streamed: shown as if at the prompt.
-                println!("{PROMPT}{line}");
-                let _ = std::io::stdout().flush();
-                Input::Line(line)
-            }
-            None => {
-                let read = editor.read(session.typed.take_begun());
-                tokio::pin!(read);
-                let mut lost = false;
-                let read = loop {
-                    tokio::select! {
-                        input = &mut read => break input.map(Some).map_err(|error| error.to_string()),
-                        frame = session.client.next_event() => match frame {
-                            Ok(frame) => session.between_turns(&mut editor, frame),
-                            Err(error) if reconnect::is_gone(&error) => {
-                                lost = true;
-                                break Ok(None);
-                            }
-                            Err(error) => break Err(error.to_string()),
-                        },
-                        () = &mut leave => break Ok(None),
-                    }
-                };
-                if lost {
-                    match session.back(socket, &mut editor).await {
-                        Ok(()) => continue,
-                        Err(code) => break code,
-                    }
-                }
-                match read {
-                    Ok(Some(input)) => input,
-                    Ok(None) => break ExitCode::from(130),
-                    Err(error) => {
-                        eprintln!("passepartout: {error}");
-                        break ExitCode::from(super::client::EXIT_UNREACHABLE);
-                    }
-                }
-            }
+        let input = match session.input(&mut editor, socket, leave.as_mut()).await {
+            Next::Go(input) => input,
+            Next::Prompt => continue,
+            Next::Leave(code) => break code,
         };
         let text = match input {
             Input::End => break ExitCode::SUCCESS,
@@ -127,27 +92,10 @@ pub(super) async fn converse(
         } else {
             None
         };
-        let id = match session.client.send(None, &text, reply_to).await {
-            Ok((id, _)) => id,
-            // Nothing was taken; the chat goes on.
-            Err(error) if error.is_too_large() => {
-                editor.print(&terminal::remark(&super::client::refusal_words(&error), true));
-                continue;
-            }
-            Err(error) if reconnect::is_gone(&error) => match session.back(socket, &mut editor).await {
-                Ok(()) => {
-                    editor.print(&terminal::remark(
-                        "(your message may not have arrived: send it again if no answer comes)",
-                        true,
-                    ));
-                    continue;
-                }
-                Err(code) => break code,
-            },
-            Err(error) => {
-                eprintln!("passepartout: {error}");
-                break ExitCode::from(super::client::EXIT_UNREACHABLE);
-            }
+        let id = match session.send(&mut editor, socket, &text, reply_to).await {
+            Next::Go(id) => id,
+            Next::Prompt => continue,
+            Next::Leave(code) => break code,
         };
         tokio::select! {
             end = session.turn(&id, &mut interrupted) => match end {
@@ -171,6 +119,16 @@ pub(super) async fn converse(
     code
 }
 
+/// What the session does next.
+enum Next<T> {
+    /// Goes on with this.
+    Go(T),
+    /// Back to the prompt.
+    Prompt,
+    /// Leaves, with this exit code.
+    Leave(ExitCode),
+}
+
 struct Session<'a> {
     client: &'a mut Client,
     typed: TypeAhead,
@@ -179,6 +137,89 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
+    /// The next input: a line typed while the reply streamed, else what is
+    /// read at the prompt, while whatever the assistant says meanwhile is
+    /// shown above it. Leaves when `leave` resolves or the daemon is
+    /// gone for good; back to the prompt once it is back.
+    async fn input(
+        &mut self,
+        editor: &mut LineEditor,
+        socket: &Path,
+        mut leave: Pin<&mut impl Future<Output = ()>>,
+    ) -> Next<Input> {
+        if let Some(line) = self.typed.next_line() {
+            // Typed while the reply streamed: shown as if at the prompt.
+            println!("{PROMPT}{line}");
+            let _ = std::io::stdout().flush();
+            return Next::Go(Input::Line(line));
+        }
+        let read = editor.read(self.typed.take_begun());
+        tokio::pin!(read);
+        let mut lost = false;
+        let read = loop {
+            tokio::select! {
+                input = &mut read => break input.map(Some).map_err(|error| error.to_string()),
+                frame = self.client.next_event() => match frame {
+                    Ok(frame) => self.between_turns(editor, frame),
+                    Err(error) if reconnect::is_gone(&error) => {
+                        lost = true;
+                        break Ok(None);
+                    }
+                    Err(error) => break Err(error.to_string()),
+                },
+                () = &mut leave => break Ok(None),
+            }
+        };
+        if lost {
+            return match self.back(socket, editor).await {
+                Ok(()) => Next::Prompt,
+                Err(code) => Next::Leave(code),
+            };
+        }
+        match read {
+            Ok(Some(input)) => Next::Go(input),
+            Ok(None) => Next::Leave(ExitCode::from(130)),
+            Err(error) => {
+                eprintln!("passepartout: {error}");
+                Next::Leave(ExitCode::from(super::client::EXIT_UNREACHABLE))
+            }
+        }
+    }
+
+    /// Sends `text` (replying to `reply_to`); its message id. A message
+    /// too large is refused at the prompt; a lost connection is made again,
+    /// saying the message may not have arrived.
+    async fn send(
+        &mut self,
+        editor: &mut LineEditor,
+        socket: &Path,
+        text: &str,
+        reply_to: Option<String>,
+    ) -> Next<String> {
+        match self.client.send(None, text, reply_to).await {
+            Ok((id, _)) => Next::Go(id),
+            // Nothing was taken; the chat goes on.
+            Err(error) if error.is_too_large() => {
+                editor.print(&terminal::remark(&super::client::refusal_words(&error), true));
+                Next::Prompt
+            }
+            Err(error) if reconnect::is_gone(&error) => match self.back(socket, editor).await {
+                Ok(()) => {
+                    editor.print(&terminal::remark(
+                        "(your message may not have arrived: send it again if no answer comes)",
+                        true,
+                    ));
+                    Next::Prompt
+                }
+                Err(code) => Next::Leave(code),
+            },
+            Err(error) => {
+                eprintln!("passepartout: {error}");
+                Next::Leave(ExitCode::from(super::client::EXIT_UNREACHABLE))
+            }
+        }
+    }
+
     /// Connects again to the daemon at `socket` in the same conversation,
     /// saying so above the prompt; the line history stays the editor's.
     /// The exit code when the daemon does not come back.

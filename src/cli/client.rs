@@ -7,10 +7,10 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use passepartout_gateway::{ChatId, ReplyKind};
-use passepartout_socket::{Client, ClientError, SendOutcome, ServerFrame};
+use passepartout_socket::{AdminRequest, Client, ClientError, SendOutcome, ServerFrame};
 
 use crate::config::Config;
-use crate::doctor::{self, Level};
+use crate::operator::doctor::{self, Level};
 
 use super::streamed::Streamed;
 use super::terminal;
@@ -89,85 +89,130 @@ pub async fn send(
         Ok(client) => client,
         Err(code) => return code,
     };
-    let bounded = timeout_s.is_some();
-    let mut waited_s = timeout_s.unwrap_or(DEFAULT_WAIT_S);
-    let mut deadline = Instant::now() + Duration::from_secs(waited_s);
+    let mut waiting = Waiting::new(timeout_s);
+    let waited = wait(
+        &mut client,
+        &text,
+        stream,
+        &mut waiting,
+        config.approvals.expire_after_s,
+    )
+    .await;
+    ended(waited, waiting.waited_s)
+}
+
+/// How long `send` waits, and for what.
+struct Waiting {
+    /// Told how long to wait: an approval does not lengthen it.
+    bounded: bool,
+    /// How long it waits, in seconds, as said when the time runs out.
+    waited_s: u64,
+    deadline: Instant,
+    /// The approval the answer waits for.
+    open: Option<String>,
+}
+
+impl Waiting {
+    /// `timeout_s`, or the default wait for a reply.
+    fn new(timeout_s: Option<u64>) -> Self {
+        let waited_s = timeout_s.unwrap_or(DEFAULT_WAIT_S);
+        Self {
+            bounded: timeout_s.is_some(),
+            waited_s,
+            deadline: Instant::now() + Duration::from_secs(waited_s),
+            open: None,
+        }
+    }
+
+    /// The answer waits for approval `token`, asked with `text`: says how
+    /// to give it and, unless told how long to wait, keeps waiting as long
+    /// as the approval can (`approval_s`), then for the turn.
+    fn approval(&mut self, text: &str, token: &str, approval_s: u64) {
+        eprintln!("{}", terminal::show(text, std::io::stderr().is_terminal()));
+        eprintln!("(from another terminal: passepartout approvals approve {token} — or deny)");
+        self.open = Some(token.to_owned());
+        let until = Instant::now() + Duration::from_secs(approval_s.saturating_add(DEFAULT_WAIT_S));
+        if !self.bounded && until > self.deadline {
+            self.deadline = until;
+            self.waited_s = approval_s.saturating_add(DEFAULT_WAIT_S);
+            eprintln!("(waiting up to {approval_s} s for the decision, as long as the approval stays open)");
+        }
+    }
+}
+
+/// Sends `text` through `client` and waits for what ends the wait: its
+/// reply (printed as it is written, with `stream`), the turn stopped, or
+/// the time of `waiting` run out; a file the answer sends is printed as it
+/// comes, and an approval it waits for said (`approval_s`: how long one
+/// stays open).
+async fn wait(
+    client: &mut Client,
+    text: &str,
+    stream: bool,
+    waiting: &mut Waiting,
+    approval_s: u64,
+) -> Result<Waited, ClientError> {
     let mut streamed = Streamed::for_stdout();
     let mut out = std::io::stdout();
-    let mut open = None;
-    let wait = async {
-        let (id, outcome) = client.send(None, &text, None).await?;
-        if outcome == SendOutcome::Duplicate {
-            return Ok::<_, ClientError>(Waited::Duplicate);
-        }
-        loop {
-            let Ok(event) = tokio::time::timeout_at(deadline, client.next_event()).await else {
-                return Ok(Waited::TimedOut { open: open.take() });
-            };
-            match event? {
-                ServerFrame::Draft {
-                    in_reply_to: Some(answered),
-                    text,
-                    restart,
-                    ..
-                } if stream && answered == id => streamed.draft(&mut out, &text, restart),
-                ServerFrame::Reply {
-                    in_reply_to: Some(answered),
-                    text,
-                    kind,
-                    drafted,
-                    ..
-                } if answered == id => {
-                    let shown = !streamed.finish(&mut out, Some((&text, drafted)));
-                    return Ok(Waited::Answered(kind, text, shown));
-                }
-                ServerFrame::Stopped {
-                    in_reply_to: Some(answered),
-                    text,
-                    ..
-                } if answered == id => {
-                    if stream {
-                        streamed.stopped(&mut out, &text);
-                    }
-                    return Ok(Waited::Stopped);
-                }
-                // A file the answer sends comes before the answer's text.
-                ServerFrame::File {
-                    in_reply_to: Some(answered),
-                    path,
-                    caption,
-                    ..
-                } if answered == id => println!("{}", file_line(&path, caption.as_deref())),
-                // The answer waits for a person: say how to give it and, unless
-                // told how long to wait, keep waiting as long as the approval
-                // can, then for the turn.
-                ServerFrame::Approval {
-                    in_reply_to: Some(answered),
-                    token,
-                    text,
-                    ..
-                } if answered == id => {
-                    eprintln!("{}", terminal::show(&text, std::io::stderr().is_terminal()));
-                    eprintln!(
-                        "(from another terminal: passepartout approvals approve {} — or deny)",
-                        token.as_str()
-                    );
-                    open = Some(token.as_str().to_owned());
-                    let approval_s = config.approvals.expire_after_s;
-                    let until = Instant::now() + Duration::from_secs(approval_s.saturating_add(DEFAULT_WAIT_S));
-                    if !bounded && until > deadline {
-                        deadline = until;
-                        waited_s = approval_s.saturating_add(DEFAULT_WAIT_S);
-                        eprintln!(
-                            "(waiting up to {approval_s} s for the decision, as long as the approval stays open)"
-                        );
-                    }
-                }
-                _ => {}
+    let (id, outcome) = client.send(None, text, None).await?;
+    if outcome == SendOutcome::Duplicate {
+        return Ok(Waited::Duplicate);
+    }
+    loop {
+        let Ok(event) = tokio::time::timeout_at(waiting.deadline, client.next_event()).await else {
+            return Ok(Waited::TimedOut {
+                open: waiting.open.take(),
+            });
+        };
+        match event? {
+            ServerFrame::Draft {
+                in_reply_to: Some(answered),
+                text,
+                restart,
+                ..
+            } if stream && answered == id => streamed.draft(&mut out, &text, restart),
+            ServerFrame::Reply {
+                in_reply_to: Some(answered),
+                text,
+                kind,
+                drafted,
+                ..
+            } if answered == id => {
+                let shown = !streamed.finish(&mut out, Some((&text, drafted)));
+                return Ok(Waited::Answered(kind, text, shown));
             }
+            ServerFrame::Stopped {
+                in_reply_to: Some(answered),
+                text,
+                ..
+            } if answered == id => {
+                if stream {
+                    streamed.stopped(&mut out, &text);
+                }
+                return Ok(Waited::Stopped);
+            }
+            // A file the answer sends comes before the answer's text.
+            ServerFrame::File {
+                in_reply_to: Some(answered),
+                path,
+                caption,
+                ..
+            } if answered == id => println!("{}", file_line(&path, caption.as_deref())),
+            ServerFrame::Approval {
+                in_reply_to: Some(answered),
+                token,
+                text,
+                ..
+            } if answered == id => waiting.approval(&text, token.as_str(), approval_s),
+            _ => {}
         }
-    };
-    match wait.await {
+    }
+}
+
+/// What `send` says of how the wait ended, and its exit code; `waited_s`:
+/// how long it waited.
+fn ended(waited: Result<Waited, ClientError>, waited_s: u64) -> ExitCode {
+    match waited {
         Ok(Waited::Answered(ReplyKind::Failure, text, _)) => {
             eprintln!("{}", terminal::show(&text, std::io::stderr().is_terminal()));
             ExitCode::FAILURE
@@ -273,7 +318,7 @@ pub async fn status(config: &Config, json: bool) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    let status = match client.status().await {
+    let status: serde_json::Value = match client.ask(AdminRequest::Status).await {
         Ok(status) => status,
         Err(error) => {
             eprintln!("passepartout: {error}");
@@ -283,7 +328,7 @@ pub async fn status(config: &Config, json: bool) -> ExitCode {
     if json {
         println!("{status}");
     } else {
-        print!("{}", crate::status::render(&status));
+        print!("{}", crate::operator::status::render(&status));
     }
     ExitCode::SUCCESS
 }
@@ -320,7 +365,7 @@ pub async fn doctor(
             fix: None
         }
     );
-    let providers = match crate::llm::providers(config) {
+    let providers = match crate::model::llm::providers(config) {
         Ok(providers) => providers,
         Err(error) => {
             eprintln!("passepartout: {error}");

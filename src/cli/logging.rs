@@ -15,7 +15,7 @@ use passepartout_gateway::LiveSecrets;
 
 use super::log_redaction::Redacting;
 use crate::config::LogFormat;
-use crate::recent_logs::{Keeping, RecentLogs};
+use crate::daemon::recent_logs::{Keeping, RecentLogs};
 
 /// Sets up logging for this process, `secrets` kept out of every line; the
 /// lines written are kept in the ring returned.

@@ -4,11 +4,11 @@
 
 use std::process::ExitCode;
 
-use passepartout_socket::{ClientError, LoopControl};
+use passepartout_socket::{AdminRequest, ClientError, LoopControl};
 
 use super::client::{EXIT_UNREACHABLE, connect, listing};
 use crate::config::Config;
-use crate::loops::status::{LoopStatus, render};
+use crate::engine::loops::status::{LoopStatus, render};
 
 /// Lists the loops. Exit 0, 1 when the answer is not a list of loops, or 3
 /// when the daemon is unreachable.
@@ -17,7 +17,7 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    let listing = match listing(client.loops().await) {
+    let listing = match listing(client.ask(AdminRequest::Loops).await) {
         Ok(listing) => listing,
         Err(code) => return code,
     };
@@ -27,7 +27,7 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
     }
     match serde_json::from_value::<Vec<LoopStatus>>(listing) {
         Ok(loops) => {
-            print!("{}", render(&loops, crate::clock::Clock::start().now_ms()));
+            print!("{}", render(&loops, crate::foundation::clock::Clock::start().now_ms()));
             ExitCode::SUCCESS
         }
         Err(error) => {
@@ -41,7 +41,7 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
 /// when the daemon refused (no such loop), 3 when it is unreachable.
 pub async fn stop(config: &Config, name: &str) -> ExitCode {
     match connect(config, None).await {
-        Ok(mut client) => answered(client.stop_loop(name).await),
+        Ok(mut client) => answered(client.ask(AdminRequest::StopLoop { name: name.to_owned() }).await),
         Err(code) => code,
     }
 }
@@ -50,7 +50,7 @@ pub async fn stop(config: &Config, name: &str) -> ExitCode {
 /// there is no such loop, it is already running, or it ended by itself.
 pub async fn start(config: &Config, name: &str) -> ExitCode {
     match connect(config, None).await {
-        Ok(mut client) => answered(client.start_loop(name).await),
+        Ok(mut client) => answered(client.ask(AdminRequest::StartLoop { name: name.to_owned() }).await),
         Err(code) => code,
     }
 }
@@ -58,7 +58,7 @@ pub async fn start(config: &Config, name: &str) -> ExitCode {
 /// Runs loop `name` now. Exit codes as for [`stop`].
 pub async fn run(config: &Config, name: &str) -> ExitCode {
     match connect(config, None).await {
-        Ok(mut client) => answered(client.trigger_loop(name).await),
+        Ok(mut client) => answered(client.ask(AdminRequest::TriggerLoop { name: name.to_owned() }).await),
         Err(code) => code,
     }
 }

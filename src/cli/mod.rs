@@ -24,7 +24,6 @@ mod reconnect;
 mod reload;
 mod restore;
 mod runtime;
-mod signal;
 mod streamed;
 mod terminal;
 mod tools;
@@ -41,9 +40,9 @@ use passepartout_gateway::LiveSecrets;
 
 use crate::config::{self, Config};
 use crate::daemon::StartError;
-use crate::recent_logs::RecentLogs;
-use crate::skills::check_names;
-use crate::tools::ToolCatalog;
+use crate::daemon::recent_logs::RecentLogs;
+use crate::safety::skills::check_names;
+use crate::safety::tools::ToolCatalog;
 
 /// passepartout: a self-hosted assistant daemon.
 #[derive(Debug, Parser)]
@@ -66,7 +65,7 @@ pub enum Command {
     /// Write a working configuration file, step by step: the model (checked),
     /// the Telegram bot (checked) and its owner (the first person to write to
     /// it), and your own Signal account if you like (a QR code to scan).
-    Setup(Box<crate::setup::SetupArgs>),
+    Setup(Box<crate::operator::setup::SetupArgs>),
     /// Run the daemon in the foreground until SIGINT or SIGTERM.
     Run,
     /// Talk to the assistant interactively; starts a daemon in-process if none is running.
@@ -154,7 +153,7 @@ pub enum Command {
     /// Your own Signal account: link the assistant to it as a device.
     Signal {
         #[command(subcommand)]
-        command: signal::SignalCommand,
+        command: crate::gateways::signal::cli::SignalCommand,
     },
     /// List the tools the model may use, each with its source (built in or
     /// an MCP server) and its gate (allowed, needs approval, denied).
@@ -326,7 +325,7 @@ fn load_with(
 ) -> (Result<Config, config::ConfigError>, Vec<String>) {
     let mut warnings = Vec::new();
     let loaded = config::load_checked(file, None, crate::gateways::problems, |config| {
-        let catalog = ToolCatalog::registered(config, crate::loops::tools::specs());
+        let catalog = ToolCatalog::registered(config, crate::engine::loops::tools::specs());
         let found = check_names(&config.skills, &config.tools, &catalog);
         warnings = [found.warnings, crate::gateways::warnings(config)].concat();
         [found.errors, more(config)].concat()
@@ -360,7 +359,8 @@ pub fn main(cli: Cli) -> ExitCode {
         (Ok(config), warnings) => {
             // One live set for the log and the daemon, which adds what a
             // reload brings.
-            let secrets = LiveSecrets::new(config::configured_secrets(&config));
+            let places = crate::gateways::secret_places(&config, &[]);
+            let secrets = LiveSecrets::new(config::configured_secrets(&config, &places));
             let recent = logging::init("info", config.log.format, secrets.clone());
             // Logged, not printed: under `log.format = "json"` every line
             // the daemon writes is one a log shipper can read.
@@ -385,7 +385,7 @@ async fn execute(cli: Cli) -> ExitCode {
     match cli.command {
         Command::Setup(args) => {
             logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
-            crate::setup::run(*args, cli.config.as_deref()).await
+            crate::operator::setup::run(*args, cli.config.as_deref()).await
         }
         Command::Completions { shell } => manual::completions(shell),
         Command::Man => manual::man_page(),
@@ -416,79 +416,88 @@ async fn execute(cli: Cli) -> ExitCode {
                 }
             }
         }
-        command => {
-            logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
-            let (config, problems) = client_config(cli.config.as_deref(), cli.socket.as_deref());
-            match command {
-                Command::Send {
-                    chat,
-                    timeout_s,
-                    stream,
-                    text,
-                } => client::send(&config, chat, timeout_s, stream, &text).await,
-                Command::Status { json } => client::status(&config, json).await,
-                Command::Approvals { all, json, command } => match command {
-                    None => approvals::list(&config, all, json).await,
-                    Some(ApprovalsCommand::Approve {
-                        token: Some(token),
-                        always,
-                        ..
-                    }) => approvals::decide(&config, &token, true, always).await,
-                    Some(ApprovalsCommand::Approve { all_from, .. }) => {
-                        approvals::decide_all(&config, true, all_from.as_deref()).await
-                    }
-                    Some(ApprovalsCommand::Deny { token: Some(token), .. }) => {
-                        approvals::decide(&config, &token, false, false).await
-                    }
-                    Some(ApprovalsCommand::Deny { all_from, .. }) => {
-                        approvals::decide_all(&config, false, all_from.as_deref()).await
-                    }
-                    Some(ApprovalsCommand::Rules { json, revoke: None }) => approvals::rules(&config, json).await,
-                    Some(ApprovalsCommand::Rules {
-                        revoke: Some(RulesCommand::Revoke { id }),
-                        ..
-                    }) => approvals::revoke_rule(&config, id).await,
-                },
-                Command::Loops { json, control } => match control {
-                    None => loops::list(&config, json).await,
-                    Some(LoopCommand::Stop { name }) => loops::stop(&config, &name).await,
-                    Some(LoopCommand::Start { name }) => loops::start(&config, &name).await,
-                    Some(LoopCommand::Run { name }) => loops::run(&config, &name).await,
-                },
-                Command::Pair { command } => pair::pair(&config, command).await,
-                Command::Access { revoke } => pair::access(&config, revoke).await,
-                Command::People { unlink } => people::people(&config, unlink).await,
-                Command::Link { code } => people::link(&config, code).await,
-                Command::Web { open, command } => web::web(&config, command, open).await,
-                Command::Tools { json } => tools::list(&config, json).await,
-                // Both change files (the config, the store): never on a guess
-                // of where they are.
-                Command::Signal { .. } | Command::Restore { .. } if problems.is_some() => {
-                    if let Some(problems) = problems {
-                        eprintln!("passepartout: {problems}");
-                    }
-                    eprintln!(
-                        "passepartout: fix the configuration first (`passepartout check-config` names each problem)"
-                    );
-                    ExitCode::from(2)
-                }
-                Command::Signal { command } => {
-                    signal::run(&config, config_file(cli.config.as_deref()).as_deref(), command).await
-                }
-                Command::Doctor => client::doctor(&config, config_file(cli.config.as_deref()), problems).await,
-                Command::Restore { backup } => restore::run(&config, backup).await,
-                Command::Run
-                | Command::Chat { .. }
-                | Command::Setup(_)
-                | Command::CheckConfig { .. }
-                | Command::Config { .. }
-                | Command::Reload
-                | Command::Completions { .. }
-                | Command::Man => {
-                    unreachable!("handled above, or by `main` (`run`)")
-                }
+        command => client_command(command, cli.config.as_deref(), cli.socket.as_deref()).await,
+    }
+}
+
+/// Runs a client command, which asks the running daemon (or reads the
+/// store, `restore`) with the configuration `explicit` names, its socket
+/// at `socket` if given. It only warns, so that its output stays clean.
+async fn client_command(command: Command, explicit: Option<&Path>, socket: Option<&Path>) -> ExitCode {
+    logging::init("warn", config::LogFormat::Text, LiveSecrets::default());
+    let (config, problems) = client_config(explicit, socket);
+    match command {
+        Command::Send {
+            chat,
+            timeout_s,
+            stream,
+            text,
+        } => client::send(&config, chat, timeout_s, stream, &text).await,
+        Command::Status { json } => client::status(&config, json).await,
+        Command::Approvals { all, json, command } => approvals_command(&config, all, json, command).await,
+        Command::Loops { json, control } => match control {
+            None => loops::list(&config, json).await,
+            Some(LoopCommand::Stop { name }) => loops::stop(&config, &name).await,
+            Some(LoopCommand::Start { name }) => loops::start(&config, &name).await,
+            Some(LoopCommand::Run { name }) => loops::run(&config, &name).await,
+        },
+        Command::Pair { command } => pair::pair(&config, command).await,
+        Command::Access { revoke } => pair::access(&config, revoke).await,
+        Command::People { unlink } => people::people(&config, unlink).await,
+        Command::Link { code } => people::link(&config, code).await,
+        Command::Web { open, command } => web::web(&config, command, open).await,
+        Command::Tools { json } => tools::list(&config, json).await,
+        // Both change files (the config, the store): never on a guess
+        // of where they are.
+        Command::Signal { .. } | Command::Restore { .. } if problems.is_some() => {
+            if let Some(problems) = problems {
+                eprintln!("passepartout: {problems}");
             }
+            eprintln!("passepartout: fix the configuration first (`passepartout check-config` names each problem)");
+            ExitCode::from(2)
         }
+        Command::Signal { command } => {
+            crate::gateways::signal::cli::run(&config, config_file(explicit).as_deref(), command).await
+        }
+        Command::Doctor => client::doctor(&config, config_file(explicit), problems).await,
+        Command::Restore { backup } => restore::run(&config, backup).await,
+        Command::Run
+        | Command::Chat { .. }
+        | Command::Setup(_)
+        | Command::CheckConfig { .. }
+        | Command::Config { .. }
+        | Command::Reload
+        | Command::Completions { .. }
+        | Command::Man => {
+            unreachable!("handled above, or by `main` (`run`)")
+        }
+    }
+}
+
+/// `passepartout approvals`: lists them, or decides one or a queue of
+/// them, or lists or revokes the standing rules.
+async fn approvals_command(config: &Config, all: bool, json: bool, command: Option<ApprovalsCommand>) -> ExitCode {
+    match command {
+        None => approvals::list(config, all, json).await,
+        Some(ApprovalsCommand::Approve {
+            token: Some(token),
+            always,
+            ..
+        }) => approvals::decide(config, &token, true, always).await,
+        Some(ApprovalsCommand::Approve { all_from, .. }) => {
+            approvals::decide_all(config, true, all_from.as_deref()).await
+        }
+        Some(ApprovalsCommand::Deny { token: Some(token), .. }) => {
+            approvals::decide(config, &token, false, false).await
+        }
+        Some(ApprovalsCommand::Deny { all_from, .. }) => {
+            approvals::decide_all(config, false, all_from.as_deref()).await
+        }
+        Some(ApprovalsCommand::Rules { json, revoke: None }) => approvals::rules(config, json).await,
+        Some(ApprovalsCommand::Rules {
+            revoke: Some(RulesCommand::Revoke { id }),
+            ..
+        }) => approvals::revoke_rule(config, id).await,
     }
 }
 

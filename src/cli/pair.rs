@@ -7,7 +7,7 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use passepartout_socket::{AccessAnswer, AccessRequest, ClientError};
+use passepartout_socket::{AccessAnswer, AccessRequest, AdminRequest, ClientError};
 
 use super::client::{EXIT_UNREACHABLE, connect};
 use crate::config::Config;
@@ -65,7 +65,7 @@ pub async fn access(config: &Config, command: Option<AccessCommand>) -> ExitCode
 /// not paired), 3 when it is unreachable.
 pub(super) async fn ask(config: &Config, request: AccessRequest) -> ExitCode {
     match connect(config, None).await {
-        Ok(mut client) => answered(client.access(request).await),
+        Ok(mut client) => answered(client.ask(AdminRequest::Access { request }).await),
         Err(code) => code,
     }
 }

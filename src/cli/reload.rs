@@ -5,7 +5,7 @@
 
 use std::process::ExitCode;
 
-use passepartout_socket::Reloaded;
+use passepartout_socket::{AdminRequest, Reloaded};
 
 use super::client::{EXIT_UNREACHABLE, connect};
 use crate::config::Config;
@@ -15,7 +15,7 @@ pub async fn run(config: &Config) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    match client.reload().await {
+    match client.ask::<Reloaded>(AdminRequest::Reload).await {
         Ok(reloaded) => {
             let (text, code) = render(&reloaded);
             if reloaded.applied {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::config::Config;
-use crate::data_dir::{DataDirError, DataDirLock};
+use crate::foundation::data_dir::{DataDirError, DataDirLock};
 use crate::store::{list_backups, restore_backup};
 
 pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
@@ -41,7 +41,7 @@ pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
     if store.exists() {
         let aside = store.with_file_name(format!(
             "store.before-restore-{}",
-            crate::clock::Clock::start().now_ms()
+            crate::foundation::clock::Clock::start().now_ms()
         ));
         if let Err(error) = std::fs::rename(&store, &aside) {
             eprintln!("passepartout: cannot move {} aside: {error}", store.display());

@@ -6,9 +6,11 @@
 
 use std::process::ExitCode;
 
+use passepartout_socket::AdminRequest;
+
 use super::client::{EXIT_UNREACHABLE, connect};
 use crate::config::Config;
-use crate::pipeline::tool_list::{ToolLine, table};
+use crate::engine::pipeline::tool_list::{ToolLine, table};
 
 /// Lists the tools. Exit 0, 1 when the answer is not a tool list, or 3 when
 /// the daemon is unreachable.
@@ -17,7 +19,7 @@ pub async fn list(config: &Config, json: bool) -> ExitCode {
         Ok(client) => client,
         Err(code) => return code,
     };
-    let listing = match client.tools().await {
+    let listing: serde_json::Value = match client.ask(AdminRequest::Tools).await {
         Ok(listing) => listing,
         Err(error) => {
             eprintln!("passepartout: {error}");

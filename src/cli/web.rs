@@ -9,7 +9,7 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use passepartout_socket::{WebAnswer, WebRequest};
+use passepartout_socket::{AdminRequest, WebAnswer, WebRequest};
 
 use super::client::{EXIT_UNREACHABLE, connect};
 use super::web_open::open_in_browser;
@@ -74,7 +74,7 @@ pub async fn web(config: &Config, command: Option<WebCommand>, open: bool) -> Ex
         }) => WebRequest::RevokeKey { key },
     };
     let answer = match connect(config, None).await {
-        Ok(mut client) => client.web(request).await,
+        Ok(mut client) => client.ask::<WebAnswer>(AdminRequest::Web { request }).await,
         Err(code) => return code,
     };
     match answer {

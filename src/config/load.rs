@@ -14,7 +14,7 @@ use super::Config;
 use super::environment::EnvSource;
 use super::file_access::{self, FileProblem};
 use super::structure;
-use crate::clock::Clock;
+use crate::foundation::clock::Clock;
 
 /// Why a configuration could not be used.
 #[derive(Debug, Error)]

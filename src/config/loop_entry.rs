@@ -17,7 +17,7 @@ use super::loop_rules::{
     DEFAULT_LOOP_JITTER, DEFAULT_LOOP_SLEEP, DEFAULT_LOOP_SLEEP_MAX, DEFAULT_LOOP_SLEEP_MIN, LoopLimits, loop_name,
 };
 use super::skills::conversation_key;
-use crate::clock::schedule::{Schedule, Zone};
+use crate::foundation::clock::schedule::{Schedule, Zone};
 
 /// What triggers a loop that waits for triggers (`on = "heartbeat"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,7 +239,7 @@ mod tests;
 #[cfg(test)]
 pub(crate) mod testing {
     use super::LoopEntry;
-    use crate::clock::schedule::Zone;
+    use crate::foundation::clock::schedule::Zone;
 
     /// 2026-11-22 12:00 UTC.
     pub const NOW_MS: u64 = 1_795_348_800_000;

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 
 use super::{LlmConfig, LoopEntry, Problems, StoreConfig};
-use crate::clock::schedule::{ScheduleError, Zone};
+use crate::foundation::clock::schedule::{ScheduleError, Zone};
 
 pub const DEFAULT_MAX_LOOPS: usize = 16;
 pub const DEFAULT_HEARTBEAT_S: u64 = 60;

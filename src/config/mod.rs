@@ -66,7 +66,7 @@ pub use media::*;
 pub use memory::*;
 pub use pairing::*;
 pub use pipeline::*;
-pub use redaction::{configured_secrets, secret_files};
+pub use redaction::{SecretPlaces, configured_secrets};
 pub use replace::replace_file;
 pub use runtime::*;
 pub use salvage::salvage;
@@ -201,7 +201,8 @@ fn data_dir_in(configured: &Path, xdg_data_home: Option<PathBuf>) -> PathBuf {
     }
 }
 
-fn expand_home(path: &Path) -> PathBuf {
+/// `path` with a leading `~` read as the home folder.
+pub fn expand_home(path: &Path) -> PathBuf {
     match path.strip_prefix("~") {
         Ok(rest) => match std::env::var_os("HOME") {
             Some(home) => PathBuf::from(home).join(rest),

@@ -6,51 +6,83 @@ use std::path::{Path, PathBuf};
 
 use passepartout_gateway::Secrets;
 
-use super::{Config, Secret, expand_home, masked};
+use super::{Config, Secret, masked};
 
-/// Where signal-cli keeps its accounts' keys unless `signal.spawn_config_dir`
-/// says otherwise.
-const SIGNAL_CLI_DATA: &str = "~/.local/share/signal-cli";
-
-/// The files and folders holding secrets the configuration names, wherever
-/// they are: the keys' and the token's files, and signal-cli's account data.
-/// The sandbox keeps them out of every tool process's reach.
-pub fn secret_files(config: &Config) -> Vec<PathBuf> {
-    let signal = config.signal.spawn_config_dir.as_deref().map_or_else(
-        || expand_home(Path::new(SIGNAL_CLI_DATA)),
-        |dir| expand_home(Path::new(dir)),
-    );
-    named(config)
-        .filter_map(|(_, file)| file.map(Path::to_path_buf))
-        .chain([signal])
-        .collect()
+/// Where secrets are kept: each one by the variable and the file that may
+/// hold it (the file read when both are named, as [`Secret::named`] reads
+/// them), and the files or folders holding secrets that another program
+/// reads (signal-cli's account data). The configuration's own are
+/// [`SecretPlaces::of`]; every gateway declares its own, and the daemon
+/// gathers them all, so that a new gateway's cannot be missed.
+#[derive(Clone, Debug, Default)]
+pub struct SecretPlaces {
+    /// Each secret read, by its variable and its file (either may be unset).
+    named: Vec<(Option<String>, Option<PathBuf>)>,
+    /// Files and folders holding secrets read by another program.
+    files: Vec<PathBuf>,
 }
 
-/// The secrets the configuration names, each by its variable and its file
-/// (either may be unset): the model providers' keys, the Telegram token,
-/// the transcriber's and the web search's keys.
-fn named(config: &Config) -> impl Iterator<Item = (Option<&str>, Option<&Path>)> {
-    let telegram = &config.telegram;
-    let transcription = &config.transcription;
-    let search = &config.tools.web_search;
-    config
-        .llm
-        .providers
-        .iter()
-        .map(|p| (p.api_key_env.as_deref(), p.api_key_file.as_deref()))
-        .chain([
-            (telegram.token_env.as_deref(), telegram.token_file.as_deref()),
-            (
+impl SecretPlaces {
+    /// The secrets `config` names for the core itself: the model
+    /// providers' keys, the transcriber's and the web search's keys.
+    pub fn of(config: &Config) -> Self {
+        let transcription = &config.transcription;
+        let search = &config.tools.web_search;
+        let mut places = Self::default();
+        for provider in &config.llm.providers {
+            places = places.named(provider.api_key_env.as_deref(), provider.api_key_file.as_deref());
+        }
+        places
+            .named(
                 transcription.api_key_env.as_deref(),
                 transcription.api_key_file.as_deref(),
-            ),
-            (search.api_key_env.as_deref(), search.api_key_file.as_deref()),
-        ])
+            )
+            .named(search.api_key_env.as_deref(), search.api_key_file.as_deref())
+    }
+
+    /// These and a secret read from the variable `env` or the file `file`.
+    pub fn named(mut self, env: Option<&str>, file: Option<&Path>) -> Self {
+        self.named.push((env.map(str::to_owned), file.map(Path::to_path_buf)));
+        self
+    }
+
+    /// These and the file or folder `file`, whose secrets another program reads.
+    pub fn file(mut self, file: PathBuf) -> Self {
+        self.files.push(file);
+        self
+    }
+
+    /// These and `more`.
+    pub fn and(mut self, more: SecretPlaces) -> Self {
+        self.named.extend(more.named);
+        self.files.extend(more.files);
+        self
+    }
+
+    /// The files and folders holding these secrets, wherever they are: the
+    /// files named for each, and those another program reads. The sandbox
+    /// keeps them out of every tool process's reach.
+    pub fn files(&self) -> Vec<PathBuf> {
+        self.named
+            .iter()
+            .filter_map(|(_, file)| file.clone())
+            .chain(self.files.iter().cloned())
+            .collect()
+    }
+
+    /// The secrets themselves, read from their variables and files; those
+    /// that cannot be read are left out.
+    fn read(&self) -> impl Iterator<Item = String> {
+        self.named
+            .iter()
+            .filter_map(|(env, file)| Secret::named(env.as_deref(), file.as_deref()).and_then(Result::ok))
+            .map(|secret| secret.expose().to_owned())
+    }
 }
 
-/// Every secret the configuration names or holds: the model providers'
-/// keys, the Telegram token, the transcriber's and the web search's keys
-/// (read from their variables and files); the credentials (whole, the user
+/// Every secret the configuration names or holds: those kept in `places`
+/// (the configuration's own and every gateway's, read from their
+/// variables and files); the credentials (whole, the user
 /// and the password alone, each also percent-decoded) and secret query
 /// values of the providers' URLs and proxies and of the MCP servers' URLs;
 /// the MCP servers' `env` values, the secrets in their arguments (as the
@@ -58,10 +90,8 @@ fn named(config: &Config) -> impl Iterator<Item = (Option<&str>, Option<&Path>)>
 /// `headers_env` names. The web gateway keeps them out of its answers, the
 /// admin path out of the dashboard's documents; a reload adds a reloaded
 /// file's.
-pub fn configured_secrets(config: &Config) -> Secrets {
-    let read = named(config)
-        .filter_map(|(env, file)| Secret::named(env, file).and_then(Result::ok))
-        .map(|secret| secret.expose().to_owned());
+pub fn configured_secrets(config: &Config, places: &SecretPlaces) -> Secrets {
+    let read = places.read();
     let urls = config
         .llm
         .providers
@@ -90,27 +120,28 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_named_key_file_and_signal_clis_data_are_secret_files() {
+    fn every_named_key_file_and_every_file_added_are_secret_files() {
         let mut config = Config::default();
         config.llm.providers[0].api_key_file = Some("/srv/keys/model".into());
         config.llm.providers[0].api_key_env = Some("UNUSED_BESIDE_THE_FILE".into());
-        config.telegram.token_file = Some("/srv/keys/telegram".into());
         config.tools.web_search.api_key_file = Some("/srv/keys/search".into());
-        config.signal.spawn_config_dir = Some("/srv/signal".into());
-        let files = secret_files(&config);
-        for wanted in [
-            "/srv/keys/model",
-            "/srv/keys/telegram",
-            "/srv/keys/search",
-            "/srv/signal",
-        ] {
+        let places = SecretPlaces::of(&config)
+            .named(Some("TOKEN"), Some(Path::new("/srv/keys/gateway")))
+            .file("/srv/data".into());
+        let files = places.files();
+        for wanted in ["/srv/keys/model", "/srv/keys/search", "/srv/keys/gateway", "/srv/data"] {
             assert!(files.contains(&PathBuf::from(wanted)), "{wanted}: {files:?}");
         }
         assert_eq!(files.len(), 4, "{files:?}");
-        config.signal.spawn_config_dir = None;
-        assert!(
-            secret_files(&config).contains(&expand_home(Path::new(SIGNAL_CLI_DATA))),
-            "signal-cli's own folder by default"
-        );
+    }
+
+    #[test]
+    fn a_secret_kept_in_a_file_is_redacted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "s3cr3t-gateway-token\n").unwrap();
+        let places = SecretPlaces::default().named(None, Some(&file));
+        let shown = configured_secrets(&Config::default(), &places).redact("the token is s3cr3t-gateway-token");
+        assert!(!shown.contains("s3cr3t-gateway-token"), "{shown}");
     }
 }

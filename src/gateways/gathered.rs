@@ -1,20 +1,22 @@
 //! What the core learns from every gateway at once, each answer gathered
 //! from the components of [`components`]: who may talk and approve, each
 //! surface and upload limit by id, the sections' problems and what would
-//! stop a gateway from starting, and the settings a reload applies live.
+//! stop a gateway from starting, the settings a reload applies live, their
+//! names and where their secrets are kept.
 //! The core asks these and never names a gateway.
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use super::{GatewayComponent, components};
-use crate::access::Access;
-use crate::approvals::Policy;
-use crate::config::{Config, ConfigError};
-use crate::notices::Surfaces;
-use crate::pairing::{Lists, Pairing};
+use crate::config::{Config, ConfigError, SecretPlaces};
+use crate::foundation::notices::Surfaces;
+use crate::people::Channels;
+use crate::people::access::Access;
+use crate::people::pairing::{Lists, Pairing};
+use crate::safety::approvals::Policy;
+use crate::safety::tools::uploads::Uploads;
 use crate::store::{Store, StoreError};
-use crate::tools::uploads::Uploads;
 
 /// Who may talk through each gateway of `config`.
 pub fn access(config: &Config) -> Access {
@@ -73,6 +75,10 @@ fn bridge_problems(config: &Config, components: &[Box<dyn GatewayComponent>]) ->
             let problem = match found {
                 None => Some(format!("there is no gateway called {}", conversation.gateway)),
                 Some(component) if !component.enabled() => Some(format!("{} is not enabled", conversation.gateway)),
+                Some(component) if !component.bridges() => Some(format!(
+                    "only group chats on {} can be bridged",
+                    listed(components.iter().filter(|c| c.bridges()).map(|c| c.name()))
+                )),
                 Some(component) => component.bridge_problem(&conversation.chat),
             };
             if let Some(problem) = problem {
@@ -81,6 +87,35 @@ fn bridge_problems(config: &Config, components: &[Box<dyn GatewayComponent>]) ->
         }
     }
     problems
+}
+
+/// `names` as a sentence lists them: "Telegram and Signal", "A, B and C".
+fn listed(names: impl Iterator<Item = String>) -> String {
+    let mut names: Vec<String> = names.collect();
+    match names.pop() {
+        None => "no gateway".to_owned(),
+        Some(last) if names.is_empty() => last,
+        Some(last) => format!("{} and {last}", names.join(", ")),
+    }
+}
+
+/// The gateways of `components` as people name them, the running ones
+/// offered to `/handoff`.
+pub fn channels(components: &[Box<dyn GatewayComponent>]) -> Channels {
+    Channels::new(components.iter().map(|c| (c.id(), c.name(), c.handoff_word())))
+        .offering(components.iter().filter(|c| c.enabled()).map(|c| c.handoff_word()))
+}
+
+/// Where the secrets of `config` are kept: its own (the model providers',
+/// the transcriber's and the web search's keys), those of every gateway it
+/// configures, on or off, and those of the `plugged` gateways.
+pub fn secret_places(config: &Config, plugged: &[Box<dyn GatewayComponent>]) -> SecretPlaces {
+    components(config)
+        .iter()
+        .chain(plugged)
+        .fold(SecretPlaces::of(config), |places, component| {
+            places.and(component.secrets())
+        })
 }
 
 /// What would stop an enabled gateway of `config` from starting, with
@@ -113,7 +148,7 @@ pub fn pairing(
     components: &[Box<dyn GatewayComponent>],
     config: &Config,
     store: &Store,
-    clock: crate::clock::Clock,
+    clock: crate::foundation::clock::Clock,
 ) -> Result<Pairing, StoreError> {
     let lists = components
         .iter()

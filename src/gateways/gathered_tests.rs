@@ -173,7 +173,7 @@ fn each_gateway_says_what_it_takes_of_a_file() {
     assert!(of("telegram").copied && of("signal").copied);
     // The local client reads the file where it is.
     assert!(!of("socket").copied);
-    assert_eq!(of("socket").max_bytes, crate::tools::uploads::OTHER_MAX_BYTES);
+    assert_eq!(of("socket").max_bytes, crate::safety::tools::uploads::OTHER_MAX_BYTES);
 }
 
 #[test]
@@ -275,4 +275,41 @@ fn a_bridge_joins_only_groups_its_gateways_let_talk() {
         found.iter().any(|p| p.contains("signal.note_to_self is on")),
         "{found:?}"
     );
+}
+
+#[test]
+fn the_gateways_secret_files_are_gathered_with_the_configurations_own() {
+    let mut config = Config::default();
+    config.llm.providers[0].api_key_file = Some("/srv/keys/model".into());
+    config.telegram.token_file = Some("/srv/keys/telegram".into());
+    config.tools.web_search.api_key_file = Some("/srv/keys/search".into());
+    config.signal.spawn_config_dir = Some("/srv/signal".into());
+    let files = secret_places(&config, &[]).files();
+    for wanted in [
+        "/srv/keys/model",
+        "/srv/keys/telegram",
+        "/srv/keys/search",
+        "/srv/signal",
+    ] {
+        assert!(files.contains(&Path::new(wanted).to_path_buf()), "{wanted}: {files:?}");
+    }
+    assert_eq!(files.len(), 4, "{files:?}");
+    config.signal.spawn_config_dir = None;
+    let signal_cli = crate::config::expand_home(Path::new("~/.local/share/signal-cli"));
+    assert!(
+        secret_places(&config, &[]).files().contains(&signal_cli),
+        "signal-cli's own folder by default"
+    );
+}
+
+#[test]
+fn each_gateway_is_named_as_it_declares_and_the_bridges_offered_are_listed() {
+    let channels = channels(&components(&Config::default()));
+    let id = |name: &str| passepartout_gateway::GatewayId::new(name).unwrap();
+    assert_eq!(channels.name(&id("telegram")), "Telegram");
+    assert_eq!(channels.name(&id("signal")), "Signal");
+    assert_eq!(channels.name(&id("web")), "the web chat");
+    assert_eq!(channels.name(&id("socket")), "the terminal");
+    assert_eq!(channels.word(&id("socket")), "terminal");
+    assert_eq!(channels.word(&id("telegram")), "telegram");
 }

@@ -29,22 +29,31 @@ use passepartout_admin::Admin;
 use passepartout_gateway::{ChatId, Deliver, Draft, Fetch, GatewayId, Listen, LiveSecrets, Surface};
 use thiserror::Error;
 
-pub use crate::access::Roster;
-use crate::checkup::Check;
 use crate::config::Config;
+pub use crate::config::SecretPlaces;
+use crate::foundation::checkup::Check;
+pub use crate::people::access::Roster;
+pub use crate::safety::tools::uploads::Upload;
 use crate::store::Store;
-pub use crate::tools::uploads::Upload;
-pub use gathered::{access, live_keys, load, pairing, policy, problems, start_problems, surfaces, uploads, warnings};
+pub use gathered::{
+    access, channels, live_keys, load, pairing, policy, problems, secret_places, start_problems, surfaces, uploads,
+    warnings,
+};
 
 /// Every gateway the daemon knows, in the order `doctor` checks them; the
-/// disabled ones too, since their lists still say who is who.
+/// disabled ones too, since their lists still say who is who. Each but the
+/// local socket is a cargo feature of its own, all on by default: a daemon
+/// built without one knows nothing of it, and its code is left out of the
+/// binary.
 pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
-    vec![
-        Box::new(socket::Socket::new(config)),
-        Box::new(telegram::Telegram::new(config)),
-        Box::new(signal::Signal::new(config)),
-        Box::new(web::Web::new(config)),
-    ]
+    let mut components: Vec<Box<dyn GatewayComponent>> = vec![Box::new(socket::Socket::new(config))];
+    #[cfg(feature = "telegram")]
+    components.push(Box::new(telegram::Telegram::new(config)));
+    #[cfg(feature = "signal")]
+    components.push(Box::new(signal::Signal::new(config)));
+    #[cfg(feature = "web")]
+    components.push(Box::new(web::Web::new(config)));
+    components
 }
 
 /// One gateway as the daemon sees it before it runs.
@@ -111,11 +120,37 @@ pub trait GatewayComponent: Send + Sync {
         Upload::default()
     }
 
-    /// Why `chat` cannot be joined to a bridge (`[[bridges]]`), if it cannot:
-    /// only a group its section lets talk can. None of its chats can, by
+    /// Its name as people read it in a sentence ("Telegram", "the web
+    /// chat"): in the copies a bridge relays, and in what a hand-off says.
+    /// Its id, by default.
+    fn name(&self) -> String {
+        self.id().to_string()
+    }
+
+    /// The word a person types after `/handoff` to go on there. Its id, by
     /// default.
+    fn handoff_word(&self) -> String {
+        self.id().to_string()
+    }
+
+    /// Where the secrets it holds are kept (its token's variable and file,
+    /// a program's data folder): the sandbox keeps them out of every tool
+    /// process's reach and the daemon keeps their values out of what it
+    /// shows. Asked of every gateway, on or off. Every gateway says, none
+    /// when it holds none: a new one's cannot be left out unnoticed.
+    fn secrets(&self) -> SecretPlaces;
+
+    /// Whether any of its chats may be joined to a bridge (`[[bridges]]`);
+    /// none may, by default.
+    fn bridges(&self) -> bool {
+        false
+    }
+
+    /// Why `chat` cannot be joined to a bridge, if it cannot (only a group
+    /// its section lets talk can); asked only of a gateway that
+    /// [bridges](GatewayComponent::bridges).
     fn bridge_problem(&self, _chat: &ChatId) -> Option<String> {
-        Some("only group chats on Telegram and Signal can be bridged".to_owned())
+        None
     }
 }
 
@@ -127,7 +162,7 @@ pub struct BuildContext {
     /// gateway that serves the machine's owner.
     pub admin: Admin,
     /// The daemon's clock, for what a gateway times (sign-in links' expiry).
-    pub clock: crate::clock::Clock,
+    pub clock: crate::foundation::clock::Clock,
     /// Whether replies are shown while they are written (`pipeline.stream`),
     /// where the gateway's own setting does not say.
     pub stream: bool,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::Store;
 use super::error::StoreError;
-use crate::clock::Clock;
+use crate::foundation::clock::Clock;
 
 const MAGIC: &[u8] = b"PPBACKUP1\n";
 const EXTENSION: &str = "ppbk";

@@ -1,7 +1,7 @@
 //! The `loops` tree: the definitions of the loops that must outlive a
 //! restart (those made with the `remind` and `schedule` tools, and the next
 //! runs of the config's `[[loops.entries]]`), by loop name, as JSON. The
-//! store only keeps the bytes; the loops' book (`src/loops/schedules.rs`)
+//! store only keeps the bytes; the loops' book (`src/engine/loops/schedules.rs`)
 //! gives them their meaning.
 //! A loop's iteration updates its record in the turn's own transaction
 //! ([`LoopRecordWrite`]), so the run and its next run are kept together.

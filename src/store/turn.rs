@@ -132,6 +132,78 @@ impl Prepared {
     }
 }
 
+/// A turn's outbox entries, in order, and their encoded values.
+struct Outgoing {
+    entries: Vec<OutboxEntry>,
+    values: Vec<Vec<u8>>,
+}
+
+impl Outgoing {
+    /// Adds the turn's `replies` in `conversation`, their ids counted from
+    /// `base`; those that follow the person (`follows`) go to their chat,
+    /// and the last carries the turn's `tokens`.
+    fn replies(
+        &mut self,
+        conversation: &ConversationKey,
+        base: u64,
+        replies: Vec<PendingOutbound>,
+        follows: Option<&Following>,
+        tokens: TurnEnd,
+        journal_seq: Option<u64>,
+    ) -> Result<(), StoreError> {
+        let last = replies.len().saturating_sub(1);
+        for (index, reply) in replies.into_iter().enumerate() {
+            let following = follows.filter(|_| Following::takes(&reply.body));
+            let mut outbound = Outbound {
+                id: format!("{base}-{index}"),
+                conversation: conversation.clone(),
+                in_reply_to: reply.in_reply_to,
+                body: reply.body,
+                drafts: reply.drafts,
+                turn_end: (index == last).then_some(tokens),
+            };
+            if let Some(following) = following.filter(|following| following.to != *conversation) {
+                // What it answers and the drafts it would replace are where the turn ran.
+                outbound.conversation = following.to.clone();
+                outbound.in_reply_to = None;
+                outbound.drafts = Vec::new();
+            }
+            let key = keys::sequenced(&outbound.conversation, &[base, index as u64]);
+            let mut entry = OutboxEntry::new(key, outbound, journal_seq);
+            entry.follows = following.map(|following| following.person);
+            self.push(entry)?;
+        }
+        Ok(())
+    }
+
+    /// Adds the turn's messages `relayed` to the other chats of a bridge,
+    /// after its replies, their ids counted from `base`.
+    fn relayed(&mut self, base: u64, relayed: Vec<Relayed>) -> Result<(), StoreError> {
+        for (index, relayed) in relayed.into_iter().enumerate() {
+            let outbound = Outbound {
+                id: format!("{base}-r{index}"),
+                conversation: relayed.to.clone(),
+                in_reply_to: None,
+                body: relayed.body,
+                drafts: Vec::new(),
+                turn_end: None,
+            };
+            let key = keys::sequenced(&relayed.to, &[base, RELAYED_FROM + index as u64]);
+            let mut entry = OutboxEntry::new(key, outbound, None);
+            entry.relay = Some(relayed.relay);
+            self.push(entry)?;
+        }
+        Ok(())
+    }
+
+    /// Adds `entry`, encoded as the outbox keeps it.
+    fn push(&mut self, entry: OutboxEntry) -> Result<(), StoreError> {
+        self.values.push(approvals::encode("outbox", &entry)?);
+        self.entries.push(entry);
+        Ok(())
+    }
+}
+
 impl Store {
     /// Commits `turn` for `conversation` atomically and returns the outbox
     /// entries it created, in order. Reply ids derive from the journal
@@ -151,57 +223,27 @@ impl Store {
         finish(prepared, applied[0])
     }
 
+    /// `turn` for `conversation` as the keys and values its transaction
+    /// writes: its outbox entries, then the rest of what it changes.
     pub(super) fn prepare(&self, conversation: &ConversationKey, turn: TurnCommit) -> Result<Prepared, StoreError> {
         let base = match turn.journal_seq {
             Some(seq) => seq,
             None => self.next_id()?,
         };
-        let mut entries = Vec::with_capacity(turn.replies.len());
-        let mut values = Vec::with_capacity(turn.replies.len());
-        let last = turn.replies.len().saturating_sub(1);
-        for (index, reply) in turn.replies.into_iter().enumerate() {
-            let following = turn.follows.as_ref().filter(|_| Following::takes(&reply.body));
-            let mut outbound = Outbound {
-                id: format!("{base}-{index}"),
-                conversation: conversation.clone(),
-                in_reply_to: reply.in_reply_to,
-                body: reply.body,
-                drafts: reply.drafts,
-                turn_end: (index == last).then_some(turn.tokens),
-            };
-            if let Some(following) = following.filter(|following| following.to != *conversation) {
-                // What it answers and the drafts it would replace are where the turn ran.
-                outbound.conversation = following.to.clone();
-                outbound.in_reply_to = None;
-                outbound.drafts = Vec::new();
-            }
-            let key = keys::sequenced(&outbound.conversation, &[base, index as u64]);
-            let mut entry = OutboxEntry::new(key, outbound, turn.journal_seq);
-            entry.follows = following.map(|following| following.person);
-            values.push(serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
-                tree: "outbox",
-                reason: e.to_string(),
-            })?);
-            entries.push(entry);
-        }
-        for (index, relayed) in turn.relayed.into_iter().enumerate() {
-            let outbound = Outbound {
-                id: format!("{base}-r{index}"),
-                conversation: relayed.to.clone(),
-                in_reply_to: None,
-                body: relayed.body,
-                drafts: Vec::new(),
-                turn_end: None,
-            };
-            let key = keys::sequenced(&relayed.to, &[base, RELAYED_FROM + index as u64]);
-            let mut entry = OutboxEntry::new(key, outbound, None);
-            entry.relay = Some(relayed.relay);
-            values.push(serde_json::to_vec(&entry).map_err(|e| StoreError::Corrupt {
-                tree: "outbox",
-                reason: e.to_string(),
-            })?);
-            entries.push(entry);
-        }
+        let mut outgoing = Outgoing {
+            entries: Vec::with_capacity(turn.replies.len()),
+            values: Vec::with_capacity(turn.replies.len()),
+        };
+        outgoing.replies(
+            conversation,
+            base,
+            turn.replies,
+            turn.follows.as_ref(),
+            turn.tokens,
+            turn.journal_seq,
+        )?;
+        outgoing.relayed(base, turn.relayed)?;
+        let Outgoing { entries, values } = outgoing;
         let forget = if turn.forget_history {
             self.history_keys(conversation)?
         } else {

@@ -127,7 +127,12 @@ impl Setup {
 
     /// The approval with `token` as `passepartout approvals --all` lists it.
     pub async fn listed(&self, token: &str) -> Value {
-        let listing = self.cli().await.approvals(true).await.expect("approvals");
+        let listing = self
+            .cli()
+            .await
+            .ask::<serde_json::Value>(passepartout_socket::AdminRequest::Approvals { all: true })
+            .await
+            .expect("approvals");
         find(&listing, token)
     }
 

@@ -6,9 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use passepartout::config::{Config, ProviderConfig};
-use passepartout::data_dir::DataDirError;
+use passepartout::foundation::data_dir::DataDirError;
+use passepartout::safety::tools::Tool;
 use passepartout::store::StoreError;
-use passepartout::tools::Tool;
 use passepartout::{Daemon, Extensions, StartError};
 use passepartout_gateway::{ChatId, ReplyKind};
 use passepartout_socket::{Client, SendOutcome, ServerFrame};

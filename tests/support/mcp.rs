@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use passepartout::Daemon;
 use passepartout::config::{McpServerConfig, McpTrust};
-use passepartout::mcp::ServerStatus;
+use passepartout::safety::mcp::ServerStatus;
 use serde_json::Value;
 
 use super::fake_llm::{Script, last_message, last_user_text};

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use passepartout::Extensions;
-use passepartout::gateways::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster};
+use passepartout::gateways::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces};
 use passepartout_gateway::{
     Ack, Attachment, ChatId, ConversationKey, Deliver, Delivered, Fetch, Fetched, FileRef, GatewayError, GatewayId,
     Inbound, InboundBody, Intake, Listen, MediaKind, MessageId, Outbound, OutboundBody, ReplyKind, Sender, UserId,
@@ -276,6 +276,10 @@ impl GatewayComponent for Component {
 
     fn surface(&self) -> passepartout_gateway::Surface {
         passepartout_gateway::Surface::TEXT
+    }
+
+    fn secrets(&self) -> SecretPlaces {
+        SecretPlaces::default()
     }
 
     async fn build(&self, _with: &BuildContext) -> Result<Built, BuildError> {

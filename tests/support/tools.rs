@@ -1,8 +1,8 @@
 //! Tools that only tests plug into a daemon.
 
 use async_trait::async_trait;
-use passepartout::llm::ToolSpec;
-use passepartout::tools::{Tool, ToolContext, ToolError};
+use passepartout::model::llm::ToolSpec;
+use passepartout::safety::tools::{Tool, ToolContext, ToolError};
 use serde_json::Value;
 
 /// A tool whose call panics: a bug inside a turn.

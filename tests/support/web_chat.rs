@@ -65,7 +65,9 @@ pub async fn link(daemon: &TestDaemon) -> String {
     daemon
         .client("link")
         .await
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link

@@ -61,13 +61,17 @@ pub async fn start_with(provider: &str) -> Pages {
     let (_, reply) = ask(&mut client, "When does the zebra crossing open?").await;
     assert!(reply.contains("zebra crossing opens at noon"), "{reply}");
     let link = client
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link
         .expect("a sign-in link");
     let second = client
-        .web(WebRequest::Link)
+        .ask::<passepartout_socket::WebAnswer>(passepartout_socket::AdminRequest::Web {
+            request: WebRequest::Link,
+        })
         .await
         .unwrap()
         .link

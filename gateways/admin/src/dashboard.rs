@@ -17,17 +17,29 @@ pub enum DashboardRequest {
     /// One conversation's history, oldest first, and its running summary:
     /// `{"turns": [{"at_ms", "messages": [{"role", "content", "tool_calls",
     /// "tool_call_id"}]}], "summary": "…" | null}`.
-    History { conversation: ConversationKey },
+    History {
+        /// The conversation.
+        conversation: ConversationKey,
+    },
     /// How far one conversation's history has come, for a page that shows
     /// it to learn of a new turn: `{"turns", "last_ms"}`.
-    Latest { conversation: ConversationKey },
+    Latest {
+        /// The conversation.
+        conversation: ConversationKey,
+    },
     /// The turns of every conversation that best match `query`, best first,
     /// ranked as the `search_history` tool ranks them:
     /// `{"results": [{"gateway", "chat", "at_ms", "text"}]}`.
-    Search { query: String },
+    Search {
+        /// The words searched for.
+        query: String,
+    },
     /// Tokens in and out over the last `days` UTC days: per day and
     /// provider, and per conversation.
-    Usage { days: u32 },
+    Usage {
+        /// How many days back, today included.
+        days: u32,
+    },
     /// The configuration file with every secret masked, and what
     /// `check-config` says of it; with `"based_on"`, a digest of the file
     /// as read, which an [`EditConfig`](Self::EditConfig) hands back.
@@ -39,15 +51,24 @@ pub enum DashboardRequest {
     /// file then untouched); else the old file is kept as `FILE.bak`, the
     /// new one written and the daemon reloaded:
     /// `{"written", "message", "problems": […], "reloaded": Reloaded | null}`.
-    EditConfig { text: String, based_on: String },
+    EditConfig {
+        /// The file as edited, secrets still masked where left so.
+        text: String,
+        /// The digest of the file the page showed.
+        based_on: String,
+    },
     /// The daemon's recent log lines after `after`, at `level` or more
     /// severe, from targets starting with `target`, the newest `limit`:
     /// `{"kept": bool, "last": seq, "lines": [{"seq", "at_ms", "level",
     /// "target", "text"}]}`, every configured secret redacted.
     Logs {
+        /// The last line seen before (0: from the start).
         after: u64,
+        /// The least severe level shown; none: every level.
         level: Option<String>,
+        /// The start of the targets shown; none: every target.
         target: Option<String>,
+        /// How many lines at most, the newest.
         limit: u32,
     },
     /// The API keys and the signed-in browsers, as `web keys` and `web
@@ -62,7 +83,12 @@ pub enum DashboardRequest {
     /// `getMe`, stored in a file of mode 0600), let in `owner` if given,
     /// through the same checks, `.bak` and reload as
     /// [`EditConfig`](Self::EditConfig): the same answer.
-    ConnectTelegram { token: String, owner: Option<i64> },
+    ConnectTelegram {
+        /// The bot's token, from BotFather.
+        token: String,
+        /// The Telegram user id to let in, if any.
+        owner: Option<i64>,
+    },
     /// Start linking the owner's own Signal account (as `signal link`
     /// does); its link and then its outcome are in [`Channels`](Self::Channels).
     LinkSignal,

@@ -76,6 +76,7 @@ pub struct Reloaded {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("{message}")]
 pub struct Unreadable {
+    /// Why, for people.
     pub message: String,
 }
 

@@ -23,7 +23,9 @@ pub struct ClientContext {
 /// One message of a conversation's past, as the client sent it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EarlierMessage {
+    /// Who said it.
     pub role: EarlierRole,
+    /// What was said.
     pub text: String,
 }
 

@@ -10,8 +10,11 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("invalid {kind} {value:?}: {reason}")]
 pub struct InvalidId {
+    /// The kind of id that was asked for ("chat id").
     pub kind: &'static str,
+    /// The value refused, cut to its first 64 characters.
     pub value: String,
+    /// What is wrong with it ("is empty").
     pub reason: &'static str,
 }
 
@@ -32,24 +35,44 @@ pub enum GatewayError {
     NotConnected,
     /// The platform asked us to slow down.
     #[error("rate limited; retry after {retry_after:?}")]
-    RateLimited { retry_after: Duration },
+    RateLimited {
+        /// How long the platform asked us to wait.
+        retry_after: Duration,
+    },
     /// A network failure or a server error: worth retrying with backoff.
     #[error("transient failure: {reason}")]
-    Transient { reason: String },
+    Transient {
+        /// What failed, for the log.
+        reason: String,
+    },
     /// The platform could not be reached at all (the connection was
     /// refused): nothing was sent, so the message may go another way at once
     /// without showing twice. Otherwise retried as a transient failure.
     #[error("unreachable: {reason}")]
-    Unreachable { reason: String },
+    Unreachable {
+        /// What failed, for the log.
+        reason: String,
+    },
     /// The platform refused this message for good (chat gone, blocked, too long).
     #[error("rejected by the platform: {reason}")]
-    Rejected { reason: String },
+    Rejected {
+        /// Why, as the platform said it.
+        reason: String,
+    },
     /// The gateway's credentials are not accepted: nothing will work until fixed.
     #[error("not authorized: {reason}")]
-    Unauthorized { reason: String },
+    Unauthorized {
+        /// Why, in a sentence ("Telegram refused the token").
+        reason: String,
+    },
     /// A file is larger than the caller allowed (`size`, when known).
     #[error("the file is larger than {limit} bytes")]
-    TooLarge { size: Option<u64>, limit: u64 },
+    TooLarge {
+        /// The file's size in bytes, when it is known.
+        size: Option<u64>,
+        /// The most the caller allowed, in bytes.
+        limit: u64,
+    },
     /// The gateway is shutting down.
     #[error("gateway is shutting down")]
     Closed,

@@ -70,21 +70,31 @@ pub trait Fetch: Send + Sync {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HealthState {
+    /// Not yet connected to its platform.
     Starting,
+    /// Connected and working.
     Up,
+    /// Running but in trouble (failures it retries, rate limits, shutting
+    /// down): messages may wait.
     Degraded,
+    /// Not working until something changes (a refused token, no
+    /// configuration, closed).
     Down,
 }
 
 /// Health with a sentence saying why, when not up.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Health {
+    /// How the gateway is doing.
     pub state: HealthState,
+    /// A sentence for people: why, when it is not up; when it is, anything
+    /// worth knowing (the web chat's address).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
 }
 
 impl Health {
+    /// Up, with nothing to say.
     pub fn up() -> Self {
         Self {
             state: HealthState::Up,
@@ -92,6 +102,7 @@ impl Health {
         }
     }
 
+    /// `state`, with `detail` saying why or what to know.
     pub fn with(state: HealthState, detail: impl Into<String>) -> Self {
         Self {
             state,

@@ -131,11 +131,14 @@ impl ApprovalToken {
 /// One conversation: a chat on a gateway. The unit of ordering in the core.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ConversationKey {
+    /// The gateway the chat is on.
     pub gateway: GatewayId,
+    /// The chat, in that gateway's ids.
     pub chat: ChatId,
 }
 
 impl ConversationKey {
+    /// The chat `chat` on the gateway `gateway`.
     pub fn new(gateway: GatewayId, chat: ChatId) -> Self {
         Self { gateway, chat }
     }

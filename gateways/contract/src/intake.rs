@@ -22,7 +22,10 @@ pub enum Ack {
     /// The same message (conversation and platform message id) was accepted before.
     Duplicate,
     /// Not taken, for a reason the sender may be told.
-    Refused { reason: Refusal },
+    Refused {
+        /// Why it was not taken.
+        reason: Refusal,
+    },
     /// The conversation's queue is full; nothing was journaled. Retry later.
     Busy,
 }
@@ -51,7 +54,9 @@ pub enum Refusal {
 pub enum IntakeEvent {
     /// A message, with the channel on which the core acknowledges it.
     Inbound {
+        /// The message.
         inbound: Inbound,
+        /// Where the core sends its answer once it decided.
         ack: oneshot::Sender<Ack>,
     },
     /// A conversation can receive messages again (a local client reconnected):

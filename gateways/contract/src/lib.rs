@@ -19,6 +19,9 @@
 //! do with a message (buttons, replies, reactions, a terminal), so the core
 //! words its own messages for it.
 
+#![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 mod client;
 mod draft;
 mod error;

@@ -29,7 +29,10 @@ pub enum ReadLine {
     /// A line longer than the cap, dropped; the rest of it is skipped. `len`
     /// counts its bytes read before it was dropped: the whole line when its
     /// end came with them, otherwise more than the cap.
-    TooLong { len: usize },
+    TooLong {
+        /// The bytes of it read before it was dropped.
+        len: usize,
+    },
     /// The peer closed its side.
     Eof,
 }

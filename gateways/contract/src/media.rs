@@ -49,6 +49,7 @@ pub struct FileRef(pub String);
 /// One file that came with an inbound message.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attachment {
+    /// What kind of file it is (a voice note, a photo).
     pub kind: MediaKind,
     /// How the gateway fetches the bytes.
     pub file: FileRef,
@@ -70,6 +71,7 @@ pub struct Attachment {
 /// The bytes of a fetched attachment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fetched {
+    /// The file's contents.
     pub bytes: Vec<u8>,
     /// The MIME type the download declared, when the attachment had none.
     pub mime: Option<String>,

@@ -56,13 +56,16 @@ impl Sender {
 /// One platform update, normalized.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inbound {
+    /// The chat it was written in, on the gateway that received it.
     pub conversation: ConversationKey,
+    /// Who wrote it.
     pub sender: Sender,
     /// The platform's id for this message: the dedupe key within the conversation.
     pub message_id: MessageId,
     /// The message this one replies to (quotes), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<MessageId>,
+    /// What it carries: text, a button press, a reaction, media.
     pub body: InboundBody,
     /// When the gateway received it, in milliseconds since the Unix epoch
     /// (a gateway stamps it with [`unix_ms`]).
@@ -100,33 +103,55 @@ pub fn unix_ms() -> u64 {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum InboundBody {
     /// Text typed by a person.
-    Text { text: String },
+    Text {
+        /// The text, as the platform gave it.
+        text: String,
+    },
     /// A press on a button the bot sent (Telegram inline keyboard); `data` is
     /// the button's payload.
-    Button { data: String },
+    Button {
+        /// The payload the bot put on the button.
+        data: String,
+    },
     /// A reaction put on (or taken off) an earlier message.
     Reaction {
+        /// The reaction, as the platform spells it (an emoji).
         emoji: String,
+        /// The message reacted to.
         target: MessageId,
+        /// The reaction was taken off rather than put on.
         removed: bool,
     },
     /// Media (a voice note, a photo, a file), with the caption the person
     /// wrote under it. The core fetches the bytes through the gateway's
     /// [`Fetch`](crate::Fetch) when it reads the message.
     Media {
+        /// The files that came with the message.
         attachments: Vec<Attachment>,
+        /// The text written under them, if any.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         caption: Option<String>,
     },
     /// Something the gateway received but the core cannot read (a poll, a
     /// game); `what` names it so the core can say so.
-    Unsupported { what: String },
+    Unsupported {
+        /// What it was, in a word or a few ("contact").
+        what: String,
+    },
     /// The person changed the text of their message `target` to `text`.
     /// Passed on only in bridged groups, to change the copies.
-    Edited { target: MessageId, text: String },
+    Edited {
+        /// The message that was changed.
+        target: MessageId,
+        /// Its text now.
+        text: String,
+    },
     /// The person deleted their message `target` for everyone. Passed on
     /// only in bridged groups, to delete the copies.
-    Deleted { target: MessageId },
+    Deleted {
+        /// The message that was deleted.
+        target: MessageId,
+    },
 }
 
 /// How the core means an outbound text, so a client can show or exit accordingly.
@@ -148,10 +173,12 @@ pub struct Outbound {
     /// Stable id of this outbound message, the same on every delivery attempt,
     /// so a receiver that sees it twice (after a crash) can drop the copy.
     pub id: String,
+    /// The chat to deliver it to, on the gateway that delivers it.
     pub conversation: ConversationKey,
     /// The inbound message this answers, to quote it or to match it up.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub in_reply_to: Option<MessageId>,
+    /// What to show: text, an approval prompt, a file, a change to a draft.
     pub body: OutboundBody,
     /// The platform messages a draft of this reply occupies (see
     /// [`crate::draft`]): the gateway makes them the reply, or removes them,
@@ -178,8 +205,12 @@ pub struct TurnEnd {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum OutboundBody {
+    /// Text for the chat, in Markdown, which the gateway renders for its
+    /// platform.
     Text {
+        /// The text to send.
         text: String,
+        /// Whether it is an answer, a notice from the daemon, or a failure.
         #[serde(default)]
         kind: ReplyKind,
     },
@@ -187,8 +218,11 @@ pub enum OutboundBody {
     /// Approve / Always / Deny carrying `token`; others show `text`, which
     /// says how to answer (and what "always" would let run without asking).
     ApprovalPrompt {
+        /// The token the buttons carry and a typed answer names.
         token: ApprovalToken,
+        /// The action that waits, as a person reads it.
         action: String,
+        /// The prompt's text: the action, and how to answer.
         text: String,
     },
     /// The approval `token` was decided: a gateway that can edit messages
@@ -196,8 +230,11 @@ pub enum OutboundBody {
     /// delivery) to `text` and removes the buttons. Others may drop it: the
     /// conversation is told the outcome in messages of its own.
     ApprovalDecided {
+        /// The approval that was decided.
         token: ApprovalToken,
+        /// The platform's id of the prompt's message.
         prompt: MessageId,
+        /// What the prompt says now: the outcome.
         text: String,
     },
     /// A file from the assistant's workspace, sent as a document (or a
@@ -205,7 +242,12 @@ pub enum OutboundBody {
     /// at delivery, so what waits in the outbox is its path, not its bytes.
     File(OutboundFile),
     /// The bot's own message `message` (a relayed copy) shows `text` now.
-    Edit { message: MessageId, text: String },
+    Edit {
+        /// The bot's message to change.
+        message: MessageId,
+        /// Its new text.
+        text: String,
+    },
     /// Nothing to say: the drafts this message carries (a turn that ended
     /// with no text to become) are removed.
     Withdraw,
@@ -217,6 +259,7 @@ pub enum OutboundBody {
     /// the model wrote it (Markdown); empty when it is not known (the
     /// daemon restarted in between).
     Stopped {
+        /// The draft's text when the turn stopped (Markdown); empty when not known.
         #[serde(default)]
         partial: String,
     },
@@ -265,10 +308,14 @@ pub enum Normalized {
     Inbound(Box<Inbound>),
     /// Nothing for the core; the platform is still told the update was
     /// handled (a Telegram offset advances past it).
-    Skip { reason: &'static str },
+    Skip {
+        /// Why, for the log.
+        reason: &'static str,
+    },
 }
 
 impl Normalized {
+    /// Nothing for the core, for `reason`.
     pub fn skip(reason: &'static str) -> Self {
         Self::Skip { reason }
     }

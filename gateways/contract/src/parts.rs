@@ -48,6 +48,7 @@ impl Progress for Untracked {
 pub struct Resume<'a> {
     /// The first part not sent yet (0: the whole message).
     pub first_part: u32,
+    /// Told of each part once it is sent.
     pub progress: &'a dyn Progress,
 }
 

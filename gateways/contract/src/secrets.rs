@@ -99,6 +99,7 @@ impl std::fmt::Debug for LiveSecrets {
 }
 
 impl LiveSecrets {
+    /// Starts out holding `secrets`.
     pub fn new(secrets: Secrets) -> Self {
         Self {
             now: Arc::new(ArcSwap::from_pointee(secrets)),

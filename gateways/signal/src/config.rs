@@ -16,6 +16,7 @@ pub const DEFAULT_SIGNAL_SPAWN_PROGRAM: &str = crate::spawn::DEFAULT_PROGRAM;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SignalConfig {
+    /// Whether the daemon runs the Signal gateway.
     pub enabled: bool,
     /// The bot's account, its number as registered with signal-cli (`+` and digits).
     pub account: String,

@@ -22,7 +22,9 @@ pub enum Endpoint {
 #[derive(Debug, Error, Clone, PartialEq, Eq)]
 #[error("invalid signal-cli endpoint {value:?}: {reason}")]
 pub struct InvalidEndpoint {
+    /// The endpoint as configured.
     pub value: String,
+    /// What is wrong with it.
     pub reason: &'static str,
 }
 

@@ -37,7 +37,8 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
-    pub fn from_code(code: i64) -> Self {
+    /// The code a number on the wire stands for.
+    pub(crate) fn from_code(code: i64) -> Self {
         match code {
             -32700 => Self::Parse,
             -32600 => Self::InvalidRequest,
@@ -73,7 +74,9 @@ impl ErrorCode {
 #[derive(Clone, Debug, PartialEq, Eq, Error)]
 #[error("signal-cli error {} ({code:?}): {message}", code.code())]
 pub struct RemoteError {
+    /// The error's `code` member.
     pub code: ErrorCode,
+    /// The error's `message` member, as signal-cli wrote it.
     pub message: String,
     /// The error's `data` member (for `send`, the per-recipient results).
     pub data: Option<Value>,
@@ -85,24 +88,38 @@ pub enum RpcError {
     /// The daemon could not be reached (socket missing, connection refused).
     #[error("cannot connect to signal-cli at {endpoint}: {reason}")]
     Connect {
+        /// The endpoint, or the command line of the signal-cli we started.
         endpoint: String,
+        /// The kind of the IO error (`NotFound`: no socket, or no signal-cli to start).
         kind: std::io::ErrorKind,
+        /// What failed, for the log and for people.
         reason: String,
     },
     /// No response within the call's timeout; the connection stays usable and
     /// a late response is ignored.
     #[error("signal-cli did not answer {method} within {timeout:?}")]
-    Timeout { method: String, timeout: Duration },
+    Timeout {
+        /// The method called.
+        method: String,
+        /// How long it was given.
+        timeout: Duration,
+    },
     /// The connection is gone (the daemon closed it, a read or write failed,
     /// or the client was shut down); every call pending on it fails with this.
     #[error("the connection to signal-cli is closed: {reason}")]
-    Closed { reason: String },
+    Closed {
+        /// Why, for the log.
+        reason: String,
+    },
     /// signal-cli answered with an error object.
     #[error(transparent)]
     Remote(#[from] RemoteError),
     /// signal-cli answered something that is not a JSON-RPC response.
     #[error("invalid response from signal-cli: {reason}")]
-    Protocol { reason: String },
+    Protocol {
+        /// What is wrong with the answer.
+        reason: String,
+    },
 }
 
 impl RpcError {

@@ -39,6 +39,9 @@
 //! Lines from signal-cli are framed by the contract's
 //! [`lines`](passepartout_gateway::lines), with a length cap.
 
+#![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod admission;
 pub mod config;
 mod decided;

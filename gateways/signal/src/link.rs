@@ -36,6 +36,7 @@ impl LinkUri {
         (!query.is_empty() && !uri.chars().any(char::is_whitespace)).then(|| Self(uri.to_owned()))
     }
 
+    /// The URI, to show as a QR code or a link for the phone.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -64,7 +65,10 @@ pub enum LinkError {
         "signal-cli at {at} serves a single account (it was started with -a): linking needs one started without -a, \
          e.g. `signal-cli daemon --tcp 127.0.0.1:7583 --receive-mode=manual`, or `spawn = true`"
     )]
-    SingleAccount { at: String },
+    SingleAccount {
+        /// Where that signal-cli is (its endpoint or command line).
+        at: String,
+    },
     /// The phone did not link within the time given.
     #[error("no phone linked within {}s; run the command again for a new code", .0.as_secs())]
     TimedOut(Duration),
@@ -76,7 +80,12 @@ pub enum LinkError {
     Refused(RemoteError),
     /// An answer without what signal-cli documents.
     #[error("signal-cli's answer to {method} is not what it documents: {reason}")]
-    Malformed { method: &'static str, reason: String },
+    Malformed {
+        /// The method whose answer it was (`startLink`, `finishLink`).
+        method: &'static str,
+        /// What is missing or wrong in it.
+        reason: String,
+    },
     /// The connection failed or closed.
     #[error(transparent)]
     Rpc(RpcError),

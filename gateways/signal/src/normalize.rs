@@ -202,7 +202,9 @@ struct Origin<'e> {
 /// message is taken, those not addressed to the bot marked overheard.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Groups {
+    /// Which messages are taken in groups that are not bridged.
     pub mode: GroupMode,
+    /// The bridged groups, by signal-cli's base64 group id.
     pub bridged: BTreeSet<String>,
 }
 

@@ -18,6 +18,7 @@ use crate::styles::text_styles;
 /// One message of a reply.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Part {
+    /// The message's text, the Markdown taken out.
     pub text: String,
     /// `textStyle` entries, `start:length:STYLE` in UTF-16 code units.
     pub styles: Vec<String>,

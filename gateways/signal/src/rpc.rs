@@ -89,7 +89,12 @@ pub enum Notification {
     /// A `receive` notification carrying an envelope.
     Receive(Received),
     /// Any other notification (or a `receive` without an envelope).
-    Other { method: String, params: Value },
+    Other {
+        /// The notification's method.
+        method: String,
+        /// Its parameters, as sent.
+        params: Value,
+    },
     /// The connection is gone; nothing follows.
     Lost(RpcError),
 }

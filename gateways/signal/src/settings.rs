@@ -106,7 +106,9 @@ pub struct SignalSettings {
 /// Note to Self.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Admitted {
+    /// The senders, by UUID or number.
     pub senders: Vec<String>,
+    /// The groups, by signal-cli's base64 group id.
     pub groups: Vec<String>,
 }
 

@@ -1,8 +1,7 @@
-//! The socket's answers to admin frames: the reader turns `status`,
-//! `recheck`, `approvals`, `decide`, `decide_all`, `rules`, `revoke_rule`,
-//! `loops`, `stop_loop` and `trigger_loop`
-//! into [`AdminRequest`](passepartout_admin::AdminRequest)s, and the core's
-//! [`AdminReply`] becomes here the frame protocol version 1 answers with.
+//! The socket's answers to admin requests: a client sends an
+//! [`AdminRequest`](passepartout_admin::AdminRequest) as it is, and the
+//! core's [`AdminReply`] becomes here the frame protocol version 1 answers
+//! with.
 //!
 //! The wire form is the one these frames always had: a listing the core could
 //! not read is `{"error": "…"}` in place of the document, a decision (or a
@@ -12,7 +11,7 @@
 use passepartout_admin::{AdminReply, Decision, Decisions, RuleRevoked, Unreadable};
 use serde_json::json;
 
-use crate::protocol::{LoopControl, ServerFrame};
+use crate::protocol::ServerFrame;
 
 /// The frame that carries the core's answer to the client.
 pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
@@ -32,7 +31,7 @@ pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
             rules: json!({ "revoked": revoked, "message": message }),
         },
         AdminReply::Loops(loops) => ServerFrame::Loops { loops: readable(loops) },
-        AdminReply::LoopControl(answer) => ServerFrame::LoopControl(answer.into()),
+        AdminReply::LoopControl(answer) => ServerFrame::LoopControl(answer),
         AdminReply::Tools(tools) => ServerFrame::Tools { tools },
         AdminReply::Access(answer) => ServerFrame::Access(answer),
         AdminReply::Web(answer) => ServerFrame::Web(answer),
@@ -48,15 +47,6 @@ pub(crate) fn frame(reply: AdminReply) -> ServerFrame {
 
 fn readable(listing: Result<serde_json::Value, Unreadable>) -> serde_json::Value {
     listing.unwrap_or_else(|unreadable| json!({ "error": unreadable.message }))
-}
-
-impl From<passepartout_admin::LoopControl> for LoopControl {
-    fn from(answer: passepartout_admin::LoopControl) -> Self {
-        Self {
-            ok: answer.ok,
-            message: answer.message,
-        }
-    }
 }
 
 #[cfg(test)]

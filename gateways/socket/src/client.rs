@@ -11,6 +11,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use passepartout_gateway::{ChatId, InvalidId, MessageId, UserId};
+use serde::de::DeserializeOwned;
 use thiserror::Error;
 use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
@@ -18,8 +19,7 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 use crate::key::{SocketKey, key_path};
 use crate::protocol::{
-    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
-    WebAnswer, WebRequest, encode_line, is_unknown_server_frame,
+    AdminRequest, ClientFrame, ErrorCode, PROTOCOL_VERSION, ServerFrame, encode_line, is_unknown_server_frame,
 };
 use passepartout_gateway::lines::{LineReader, ReadLine};
 
@@ -31,7 +31,10 @@ const CLIENT_MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 pub enum ClientError {
     /// Nothing listens at the socket path: the daemon is not running.
     #[error("the passepartout daemon is not running (nothing listens at {})", path.display())]
-    NotRunning { path: PathBuf },
+    NotRunning {
+        /// The socket file looked for.
+        path: PathBuf,
+    },
     /// Reading or writing the socket failed (the cause is in the message:
     /// the CLI prints errors with plain `Display`).
     #[error("socket I/O failed: {0}")]
@@ -41,7 +44,12 @@ pub enum ClientError {
     Protocol(String),
     /// The daemon answered with an error frame.
     #[error("the daemon refused: {message} ({code})")]
-    Refused { code: ErrorCode, message: String },
+    Refused {
+        /// What went wrong, for a client to decide on.
+        code: ErrorCode,
+        /// Why, for people.
+        message: String,
+    },
     /// The daemon closed the connection.
     #[error("the daemon closed the connection")]
     Closed,
@@ -50,8 +58,10 @@ pub enum ClientError {
     /// that writes a key.
     #[error("cannot read the daemon's key at {}: {source}", path.display())]
     Key {
+        /// The socket file.
         path: PathBuf,
         #[source]
+        /// Why it failed.
         source: io::Error,
     },
     /// An id given to the client is not a valid id.
@@ -59,7 +69,12 @@ pub enum ClientError {
     InvalidId(#[from] InvalidId),
     /// The message is larger than the daemon said it accepts; it was not sent.
     #[error("{}", crate::size::too_large(*limit, *size, false))]
-    TooLarge { limit: u64, size: u64 },
+    TooLarge {
+        /// The most the daemon accepts, in bytes.
+        limit: u64,
+        /// The message's size, in bytes.
+        size: u64,
+    },
 }
 
 impl ClientError {
@@ -207,182 +222,20 @@ impl Client {
         }
     }
 
-    /// Asks for the daemon's status document.
-    pub async fn status(&mut self) -> Result<serde_json::Value, ClientError> {
-        self.status_after(ClientFrame::Status {}).await
-    }
-
-    /// Asks the daemon to probe its model providers again, and returns the
-    /// status document that follows.
-    pub async fn recheck(&mut self) -> Result<serde_json::Value, ClientError> {
-        self.status_after(ClientFrame::Recheck {}).await
-    }
-
-    /// The pending approvals; with `all`, every approval and the audit trail.
-    pub async fn approvals(&mut self, all: bool) -> Result<serde_json::Value, ClientError> {
-        self.approvals_after(ClientFrame::Approvals { all }).await
-    }
-
-    /// Approves (or denies) the approval with `token` as the local user.
-    pub async fn decide(&mut self, token: &str, approve: bool) -> Result<serde_json::Value, ClientError> {
-        let frame = ClientFrame::Decide {
-            token: token.to_owned(),
-            approve,
-            always: false,
-        };
-        self.approvals_after(frame).await
-    }
-
-    /// Approves the approval with `token` as the local user, and lets calls
-    /// like it run in its conversation without asking (a standing rule).
-    pub async fn decide_always(&mut self, token: &str) -> Result<serde_json::Value, ClientError> {
-        let frame = ClientFrame::Decide {
-            token: token.to_owned(),
-            approve: true,
-            always: true,
-        };
-        self.approvals_after(frame).await
-    }
-
-    /// Approves (or denies) every pending approval of `conversation`
-    /// (`gateway:chat`), or denies every pending one when none is named;
-    /// the answer says what came of each.
-    pub async fn decide_all(
-        &mut self,
-        approve: bool,
-        conversation: Option<&str>,
-    ) -> Result<serde_json::Value, ClientError> {
-        let frame = ClientFrame::DecideAll {
-            approve,
-            conversation: conversation.map(str::to_owned),
-        };
-        self.approvals_after(frame).await
-    }
-
-    /// The live standing rules: `{"rules": […]}`.
-    pub async fn rules(&mut self) -> Result<serde_json::Value, ClientError> {
-        self.rules_after(ClientFrame::Rules {}).await
-    }
-
-    /// Revokes the standing rule numbered `rule`; the answer says whether
-    /// it was (`{"revoked": …, "message": …}`).
-    pub async fn revoke_rule(&mut self, rule: u64) -> Result<serde_json::Value, ClientError> {
-        self.rules_after(ClientFrame::RevokeRule { rule }).await
-    }
-
-    async fn rules_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
-        self.document_after(frame, |frame| match frame {
-            ServerFrame::Rules { rules } => Some(rules.take()),
-            _ => None,
-        })
-        .await
-    }
-
-    /// The background loops' statuses, as a JSON list.
-    pub async fn loops(&mut self) -> Result<serde_json::Value, ClientError> {
-        self.document_after(ClientFrame::Loops {}, |frame| match frame {
-            ServerFrame::Loops { loops } => Some(loops.take()),
-            _ => None,
-        })
-        .await
-    }
-
-    /// The tools offered in this connection's chat, as a JSON list.
-    pub async fn tools(&mut self) -> Result<serde_json::Value, ClientError> {
-        self.document_after(ClientFrame::Tools {}, |frame| match frame {
-            ServerFrame::Tools { tools } => Some(tools.take()),
-            _ => None,
-        })
-        .await
-    }
-
-    /// Stops the loop called `name` until it is started again (a stored
-    /// loop is forgotten); the answer says whether it was, or why not.
-    pub async fn stop_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {
-        self.loop_control(ClientFrame::StopLoop { name: name.to_owned() }).await
-    }
-
-    /// Starts the loop called `name` again, stopped on request; the answer
-    /// says when it runs next, or why not (unknown, already running).
-    pub async fn start_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {
-        self.loop_control(ClientFrame::StartLoop { name: name.to_owned() })
-            .await
-    }
-
-    /// Runs the loop called `name` now; the answer says whether it will,
-    /// or why not.
-    pub async fn trigger_loop(&mut self, name: &str) -> Result<LoopControl, ClientError> {
-        self.loop_control(ClientFrame::TriggerLoop { name: name.to_owned() })
-            .await
-    }
-
-    /// A pairing or access request; the answer is a listing, or says what
-    /// was done or why not.
-    pub async fn access(&mut self, request: AccessRequest) -> Result<AccessAnswer, ClientError> {
-        self.document_after(ClientFrame::Access { request }, |frame| match frame {
-            ServerFrame::Access(answer) => Some(answer.clone()),
-            _ => None,
-        })
-        .await
-    }
-
-    /// A web dashboard request; the answer is a sign-in link, a listing, or
-    /// says what was done or why not.
-    pub async fn web(&mut self, request: WebRequest) -> Result<WebAnswer, ClientError> {
-        self.document_after(ClientFrame::Web { request }, |frame| match frame {
-            ServerFrame::Web(answer) => Some(answer.clone()),
-            _ => None,
-        })
-        .await
-    }
-
-    /// Asks the daemon to read its configuration again; the answer says
-    /// what changed, what waits for a restart, or why the file was refused.
-    pub async fn reload(&mut self) -> Result<Reloaded, ClientError> {
-        self.document_after(ClientFrame::Reload {}, |frame| match frame {
-            ServerFrame::Reloaded(answer) => Some(answer.clone()),
-            _ => None,
-        })
-        .await
-    }
-
-    async fn loop_control(&mut self, frame: ClientFrame) -> Result<LoopControl, ClientError> {
-        self.document_after(frame, |frame| match frame {
-            ServerFrame::LoopControl(answer) => Some(answer.clone()),
-            _ => None,
-        })
-        .await
-    }
-
-    async fn approvals_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
-        self.document_after(frame, |frame| match frame {
-            ServerFrame::Approvals { approvals } => Some(approvals.take()),
-            _ => None,
-        })
-        .await
-    }
-
-    async fn status_after(&mut self, frame: ClientFrame) -> Result<serde_json::Value, ClientError> {
-        self.document_after(frame, |frame| match frame {
-            ServerFrame::Status { status } => Some(status.take()),
-            _ => None,
-        })
-        .await
-    }
-
-    /// Sends `frame` and returns the answer `answer` picks out of the
-    /// daemon's frames (a connection-level error refuses it); every other
-    /// frame is kept for [`Client::next_event`].
-    async fn document_after<T>(
-        &mut self,
-        frame: ClientFrame,
-        answer: impl Fn(&mut ServerFrame) -> Option<T>,
-    ) -> Result<T, ClientError> {
-        write_frame(&mut self.writer, &frame).await?;
-        loop {
+    /// Asks the daemon `request` and returns its answer, read as `T`: the
+    /// document the answering frame carries (a `status`, `approvals`,
+    /// `rules`, `loops` or `tools` frame's JSON, which `T` =
+    /// `serde_json::Value` takes whole), or the answer itself (a
+    /// [`LoopControl`](crate::protocol::LoopControl),
+    /// [`AccessAnswer`](crate::AccessAnswer), [`WebAnswer`](crate::WebAnswer)
+    /// or [`Reloaded`](crate::Reloaded)). A connection-level error refuses
+    /// it; every other frame is kept for [`Client::next_event`].
+    pub async fn ask<T: DeserializeOwned>(&mut self, request: AdminRequest) -> Result<T, ClientError> {
+        write_frame(&mut self.writer, &ClientFrame::Admin(request)).await?;
+        let answer = loop {
             let mut frame = read_frame(&mut self.reader).await?;
-            if let Some(document) = answer(&mut frame) {
-                return Ok(document);
+            if let Some(answer) = answer(&mut frame) {
+                break answer;
             }
             match frame {
                 ServerFrame::Error {
@@ -392,7 +245,9 @@ impl Client {
                 } => return Err(ClientError::Refused { code, message }),
                 other => self.pending.push_back(other),
             }
-        }
+        };
+        serde_json::from_value(answer)
+            .map_err(|e| ClientError::Protocol(format!("unreadable answer from the daemon: {e}")))
     }
 
     /// Checks that the daemon still answers.
@@ -414,6 +269,27 @@ impl Client {
             None => read_frame(&mut self.reader).await,
         }
     }
+}
+
+/// What an answering frame carries; none when it answers no admin request.
+fn answer(frame: &mut ServerFrame) -> Option<serde_json::Value> {
+    match frame {
+        ServerFrame::Status { status: document }
+        | ServerFrame::Approvals { approvals: document }
+        | ServerFrame::Rules { rules: document }
+        | ServerFrame::Loops { loops: document }
+        | ServerFrame::Tools { tools: document } => Some(document.take()),
+        ServerFrame::LoopControl(answer) => Some(to_value(answer)),
+        ServerFrame::Access(answer) => Some(to_value(answer)),
+        ServerFrame::Web(answer) => Some(to_value(answer)),
+        ServerFrame::Reloaded(answer) => Some(to_value(answer)),
+        _ => None,
+    }
+}
+
+/// An answer as JSON (a struct of plain fields: it always serializes).
+fn to_value(answer: impl serde::Serialize) -> serde_json::Value {
+    serde_json::to_value(answer).unwrap_or_default()
 }
 
 async fn write_frame(writer: &mut OwnedWriteHalf, frame: &ClientFrame) -> Result<(), ClientError> {

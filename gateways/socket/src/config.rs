@@ -43,6 +43,7 @@ impl SocketConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SocketSection {
+    /// Whether the socket is served (`[socket] enabled`).
     pub enabled: bool,
     /// Socket path; default `<data_dir>/passepartout.sock`.
     pub path: Option<PathBuf>,

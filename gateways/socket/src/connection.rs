@@ -11,7 +11,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use passepartout_admin::{AdminClosed, AdminRequest, Via};
+use passepartout_admin::{AdminClosed, AdminRequest, Asker, Via};
 use passepartout_gateway::{
     Ack, ChatId, ConversationKey, Inbound, InboundBody, Intake, IntakeClosed, MessageId, Refusal, Sender,
 };
@@ -175,57 +175,7 @@ impl Connection {
             Ok(_) if !self.admitted => self.turn_away("say hello with the daemon's key first").await,
             Ok(ClientFrame::Message { id, text, reply_to }) => self.message(id, text, reply_to).await,
             Ok(ClientFrame::Ping {}) => self.send(ServerFrame::Pong {}).await,
-            Ok(ClientFrame::Status {}) => self.ask(AdminRequest::Status).await,
-            Ok(ClientFrame::Recheck {}) => self.ask(AdminRequest::Recheck).await,
-            Ok(ClientFrame::Reload {}) => self.ask(AdminRequest::Reload).await,
-            Ok(ClientFrame::Approvals { all }) => self.ask(AdminRequest::Approvals { all }).await,
-            Ok(ClientFrame::Decide { token, approve, always }) => {
-                let by = self.shared.user.clone();
-                self.ask(AdminRequest::Decide {
-                    token,
-                    approve,
-                    always,
-                    by,
-                    via: Via::Terminal,
-                })
-                .await
-            }
-            Ok(ClientFrame::DecideAll { approve, conversation }) => {
-                let by = self.shared.user.clone();
-                self.ask(AdminRequest::DecideAll {
-                    approve,
-                    from: conversation,
-                    by,
-                })
-                .await
-            }
-            Ok(ClientFrame::Rules {}) => self.ask(AdminRequest::Rules).await,
-            Ok(ClientFrame::RevokeRule { rule }) => {
-                let by = self.shared.user.clone();
-                self.ask(AdminRequest::RevokeRule { id: rule, by }).await
-            }
-            Ok(ClientFrame::Loops {}) => self.ask(AdminRequest::Loops).await,
-            Ok(ClientFrame::Tools {}) => {
-                let chat = self.chat.clone().unwrap_or_else(|| self.shared.default_chat.clone());
-                let conversation = ConversationKey::new(self.shared.gateway.clone(), chat);
-                let by = self.shared.user.clone();
-                self.ask(AdminRequest::Tools { conversation, by }).await
-            }
-            Ok(ClientFrame::StopLoop { name }) => self.ask(AdminRequest::StopLoop { name }).await,
-            Ok(ClientFrame::StartLoop { name }) => self.ask(AdminRequest::StartLoop { name }).await,
-            Ok(ClientFrame::TriggerLoop { name }) => self.ask(AdminRequest::TriggerLoop { name }).await,
-            Ok(ClientFrame::Web { request }) => self.ask(AdminRequest::Web { request }).await,
-            Ok(ClientFrame::Access { request }) => {
-                let chat = self.chat.clone().unwrap_or_else(|| self.shared.default_chat.clone());
-                let conversation = ConversationKey::new(self.shared.gateway.clone(), chat);
-                let by = self.shared.user.clone();
-                self.ask(AdminRequest::Access {
-                    request,
-                    conversation,
-                    by,
-                })
-                .await
-            }
+            Ok(ClientFrame::Admin(request)) => self.ask(request).await,
         }
     }
 
@@ -324,9 +274,16 @@ impl Connection {
         self.send(ack_frame(ack, id, too_large)).await
     }
 
-    /// Asks the core an admin question and sends its answer.
+    /// Asks the core an admin question, as the daemon's user in this
+    /// connection's chat, and sends its answer.
     async fn ask(&self, request: AdminRequest) -> Result<(), Gone> {
-        let frame = match self.shared.admin.ask(request).await {
+        let chat = self.chat.clone().unwrap_or_else(|| self.shared.default_chat.clone());
+        let asker = Asker {
+            by: self.shared.user.clone(),
+            via: Via::Terminal,
+            conversation: ConversationKey::new(self.shared.gateway.clone(), chat),
+        };
+        let frame = match self.shared.admin.ask(&asker, request).await {
             Ok(reply) => crate::admin::frame(reply),
             Err(AdminClosed) => error_frame(ErrorCode::ShuttingDown, "the daemon is shutting down", None),
         };

@@ -27,6 +27,9 @@
 //! | ids for messages sent without one | `message_ids.rs` |
 //! | the CLI's half | `client.rs` |
 
+#![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 mod admin;
 mod client;
 mod config;
@@ -47,7 +50,7 @@ pub use error::SocketError;
 pub use key::{SocketKey, key_path};
 pub use passepartout_gateway::lines::{LineReader, ReadLine};
 pub use protocol::{
-    AccessAnswer, AccessRequest, ClientFrame, ErrorCode, LoopControl, PROTOCOL_VERSION, Reloaded, ServerFrame,
-    WebAnswer, WebRequest,
+    AccessAnswer, AccessRequest, AdminRequest, ClientFrame, DashboardRequest, ErrorCode, LoopControl, PROTOCOL_VERSION,
+    Reloaded, ServerFrame, WebAnswer, WebRequest,
 };
 pub use server::{GATEWAY_ID, SURFACE, SocketGateway};

@@ -16,7 +16,9 @@
 
 use std::fmt;
 
-pub use passepartout_admin::{AccessAnswer, AccessRequest, Reloaded, WebAnswer, WebRequest};
+pub use passepartout_admin::{
+    AccessAnswer, AccessRequest, AdminRequest, DashboardRequest, LoopControl, Reloaded, WebAnswer, WebRequest,
+};
 use passepartout_gateway::{ApprovalToken, ChatId, MessageId, ReplyKind, UserId};
 use serde::{Deserialize, Serialize};
 
@@ -32,102 +34,51 @@ pub enum ClientFrame {
     /// the file beside the socket (see [`crate::key`]). Without the right key
     /// the connection is refused.
     Hello {
+        /// The protocol version the client speaks.
         version: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The chat to speak in; `uid-<uid>` when omitted.
         chat: Option<ChatId>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The daemon's key, from the file beside the socket.
         key: Option<String>,
     },
     /// A message typed by the person. Without an `id` the daemon makes one up,
     /// which means a resent message cannot be recognized as a duplicate.
     Message {
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The message's id, for its ack and to tell a resent one.
         id: Option<MessageId>,
+        /// What the person typed.
         text: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The message this one answers, if any.
         reply_to: Option<MessageId>,
     },
-    /// Asks for the daemon's status document.
-    Status {},
-    /// Asks the daemon to probe its model providers again, then for its
-    /// status document (`doctor`).
-    Recheck {},
-    /// Asks for the pending approvals (with `all`, every approval and the
-    /// audit trail); answered with an `approvals` frame.
-    Approvals {
-        #[serde(default)]
-        all: bool,
-    },
-    /// Approves or denies the approval with `token` as the local user (with
-    /// `always`, an approval also makes a standing rule); answered with an
-    /// `approvals` frame saying what came of it.
-    Decide {
-        token: String,
-        approve: bool,
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        always: bool,
-    },
-    /// Approves or denies every pending approval of `conversation`
-    /// (`gateway:chat`) as the local user — or, to deny, of every
-    /// conversation when none is named; answered with an `approvals` frame
-    /// saying what came of each.
-    DecideAll {
-        approve: bool,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        conversation: Option<String>,
-    },
-    /// Asks for the live standing rules; answered with a `rules` frame.
-    Rules {},
-    /// Revokes the standing rule numbered `rule` as the local user;
-    /// answered with a `rules` frame saying what came of it.
-    RevokeRule { rule: u64 },
-    /// Asks for the background loops' statuses; answered with a `loops` frame.
-    Loops {},
-    /// Asks for the tools offered in this connection's chat, with their
-    /// sources and gates; answered with a `tools` frame.
-    Tools {},
-    /// Stops the loop called `name` until it is started again; answered
-    /// with a `loop_control` frame.
-    StopLoop { name: String },
-    /// Starts the loop called `name` again, stopped on request; answered
-    /// with a `loop_control` frame.
-    StartLoop { name: String },
-    /// Runs the loop called `name` now; answered with a `loop_control` frame.
-    TriggerLoop { name: String },
-    /// A pairing or access request (`pair list`, `pair approve`, `access`,
-    /// `access revoke`); answered with an `access` frame.
-    Access { request: AccessRequest },
-    /// A web dashboard request (`web`, `web sessions`, `web sessions
-    /// revoke`); answered with a `web` frame.
-    Web { request: WebRequest },
-    /// Reads the configuration file again and applies what can change
-    /// while the daemon runs; answered with a `reloaded` frame.
-    Reload {},
     /// Asks for a `pong`.
     Ping {},
+    /// An admin request, carried as it is: its own `"type"` and fields
+    /// ([`AdminRequest`]), answered with the frame [`crate::admin`] makes
+    /// of the core's reply.
+    #[serde(untagged)]
+    Admin(AdminRequest),
 }
 
-/// The `"type"` names of [`ClientFrame`], to tell an unknown type from a bad frame.
-const CLIENT_FRAME_TYPES: [&str; 18] = [
-    "hello",
-    "message",
-    "status",
-    "recheck",
-    "approvals",
-    "decide",
-    "decide_all",
-    "rules",
-    "revoke_rule",
-    "loops",
-    "tools",
-    "stop_loop",
-    "start_loop",
-    "trigger_loop",
-    "access",
-    "web",
-    "reload",
-    "ping",
-];
+/// The `"type"`s of the frames a client may send, to tell an unknown type
+/// from a bad frame: `hello`, `message`, every admin request the socket
+/// serves, and `ping`.
+pub(crate) fn client_frame_types() -> &'static [&'static str] {
+    static TYPES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        let admin = AdminRequest::KINDS
+            .into_iter()
+            .filter(|kind| !NOT_SERVED.contains(kind));
+        ["hello", "message"].into_iter().chain(admin).chain(["ping"]).collect()
+    });
+    &TYPES
+}
+
+/// The admin requests only the web dashboard asks: no frame of the socket.
+const NOT_SERVED: [&str; 1] = ["dashboard"];
 
 /// A frame from the daemon to a client.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -136,8 +87,11 @@ pub enum ServerFrame {
     /// The answer to `hello`: the chat this connection now speaks in, and who
     /// the daemon takes the client to be (its uid).
     Welcome {
+        /// The protocol version the daemon speaks.
         version: u32,
+        /// The chat this connection speaks in.
         chat: ChatId,
+        /// Who the daemon takes the client to be (its uid).
         user: UserId,
         /// The longest message the daemon accepts, in bytes, so that a client
         /// can refuse a larger one before sending it.
@@ -145,18 +99,28 @@ pub enum ServerFrame {
         max_message_bytes: Option<u64>,
     },
     /// The message with this id is in the daemon's journal and will be answered.
-    Accepted { id: String },
+    Accepted {
+        /// The message's id.
+        id: String,
+    },
     /// The message with this id was accepted before; it is not processed again.
-    Duplicate { id: String },
+    Duplicate {
+        /// The message's id.
+        id: String,
+    },
     /// A text from the assistant (or the daemon) in `chat`.
     Reply {
+        /// The outbound message's id.
         id: String,
+        /// The chat it is in.
         chat: ChatId,
         /// The id of the client's message this answers.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         in_reply_to: Option<String>,
+        /// The text, Markdown.
         text: String,
         #[serde(default)]
+        /// An answer, a notice or a failure.
         kind: ReplyKind,
         /// This reply is what the draft the client was shown became: a
         /// client that printed the draft's text need not print it again.
@@ -167,12 +131,15 @@ pub enum ServerFrame {
     /// the draft showed so far or, with `restart`, replaces it (the model
     /// started over; an empty text withdraws the draft).
     Draft {
+        /// The chat it is in.
         chat: ChatId,
         /// The id of the client's message the reply answers.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         in_reply_to: Option<String>,
+        /// The text, to add to the draft (or, with `restart`, to show instead).
         text: String,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        /// The text replaces what the draft showed.
         restart: bool,
     },
     /// The reply the client was shown as a draft was stopped (`/stop`)
@@ -184,50 +151,84 @@ pub enum ServerFrame {
     Stopped {
         /// The outbound message's id, the same if it is sent again.
         id: String,
+        /// The chat it was in.
         chat: ChatId,
         /// The id of the client's message the stopped reply answered.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         in_reply_to: Option<String>,
         #[serde(default)]
+        /// The text the draft showed.
         text: String,
     },
     /// The assistant asks to approve an action; answer with `token`.
     Approval {
+        /// The outbound message's id.
         id: String,
+        /// The chat it is in.
         chat: ChatId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The id of the client's message the turn answers.
         in_reply_to: Option<String>,
+        /// The token that answers it (`decide`).
         token: ApprovalToken,
+        /// The action waiting, in short.
         action: String,
+        /// The prompt, for people.
         text: String,
     },
     /// The assistant sends a file from its workspace: a local client reads
     /// it where it is, at `path`.
     File {
+        /// The outbound message's id.
         id: String,
+        /// The chat it is in.
         chat: ChatId,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The id of the client's message the turn answers.
         in_reply_to: Option<String>,
+        /// Where the file is.
         path: String,
+        /// The file's name.
         name: String,
+        /// Its media type.
         media_type: String,
+        /// Its size, in bytes.
         size: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// What the assistant says of it.
         caption: Option<String>,
     },
     /// The assistant is working on an answer in `chat`.
-    Typing { chat: ChatId },
+    Typing {
+        /// The chat.
+        chat: ChatId,
+    },
     /// The daemon's status document.
-    Status { status: serde_json::Value },
+    Status {
+        /// The document.
+        status: serde_json::Value,
+    },
     /// The answer to `approvals`, `decide` or `decide_all`: a JSON document.
-    Approvals { approvals: serde_json::Value },
+    Approvals {
+        /// The listing, or what came of a decision.
+        approvals: serde_json::Value,
+    },
     /// The answer to `rules` (`{"rules": […]}`) or `revoke_rule`
     /// (`{"revoked": …, "message": …}`).
-    Rules { rules: serde_json::Value },
+    Rules {
+        /// The listing, or what came of a revoke.
+        rules: serde_json::Value,
+    },
     /// The answer to `loops`: a JSON list, one status per loop.
-    Loops { loops: serde_json::Value },
+    Loops {
+        /// One status per loop.
+        loops: serde_json::Value,
+    },
     /// The answer to `tools`: a JSON list, one per tool.
-    Tools { tools: serde_json::Value },
+    Tools {
+        /// One line per tool.
+        tools: serde_json::Value,
+    },
     /// The answer to `stop_loop`, `start_loop` or `trigger_loop`.
     LoopControl(LoopControl),
     /// The answer to `access`.
@@ -240,9 +241,12 @@ pub enum ServerFrame {
     Pong {},
     /// Something went wrong with a frame; `id` names the message concerned, if any.
     Error {
+        /// What went wrong.
         code: ErrorCode,
+        /// Why, for people.
         message: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// The message concerned, if any.
         id: Option<String>,
     },
 }
@@ -281,15 +285,6 @@ pub fn is_unknown_server_frame(line: &[u8]) -> bool {
         kind: String,
     }
     serde_json::from_slice::<Tagged>(line).is_ok_and(|tagged| !SERVER_FRAME_TYPES.contains(&tagged.kind.as_str()))
-}
-
-/// What came of a `stop_loop`, `start_loop` or `trigger_loop` frame.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoopControl {
-    /// Whether the loop was stopped (or triggered).
-    pub ok: bool,
-    /// What happened, or why not, for people.
-    pub message: String,
 }
 
 /// What went wrong, for a client to decide on (the `message` is for people).
@@ -388,11 +383,11 @@ pub(crate) fn parse_client_frame(line: &[u8]) -> Result<ClientFrame, FrameError>
             "the \"type\" field must be a string",
         ));
     };
-    if !CLIENT_FRAME_TYPES.contains(&kind.as_str()) {
+    if !client_frame_types().contains(&kind.as_str()) {
         let message = format!(
             "unknown frame type {:?}; known: {}",
             truncate(&kind),
-            CLIENT_FRAME_TYPES.join(", ")
+            client_frame_types().join(", ")
         );
         return Err(FrameError::new(ErrorCode::UnknownType, message));
     }
@@ -401,7 +396,11 @@ pub(crate) fn parse_client_frame(line: &[u8]) -> Result<ClientFrame, FrameError>
         .get("id")
         .and_then(|id| id.as_str())
         .and_then(|id| MessageId::new(id).ok());
-    serde_json::from_value(value).map_err(|e| FrameError {
+    let frame = match AdminRequest::KINDS.contains(&kind.as_str()) {
+        true => serde_json::from_value(value).map(ClientFrame::Admin),
+        false => serde_json::from_value(value),
+    };
+    frame.map_err(|e| FrameError {
         code: ErrorCode::BadFrame,
         message: format!("bad {kind} frame: {e}"),
         id,
@@ -461,24 +460,24 @@ mod tests {
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"status"}"#).unwrap(),
-            ClientFrame::Status {}
+            ClientFrame::Admin(AdminRequest::Status)
         );
         assert_eq!(parse_client_frame(br#"{"type":"ping"}"#).unwrap(), ClientFrame::Ping {});
         assert_eq!(
             parse_client_frame(br#"{"type":"loops"}"#).unwrap(),
-            ClientFrame::Loops {}
+            ClientFrame::Admin(AdminRequest::Loops)
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"stop_loop","name":"x"}"#).unwrap(),
-            ClientFrame::StopLoop { name: "x".into() }
+            ClientFrame::Admin(AdminRequest::StopLoop { name: "x".into() })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"start_loop","name":"x"}"#).unwrap(),
-            ClientFrame::StartLoop { name: "x".into() }
+            ClientFrame::Admin(AdminRequest::StartLoop { name: "x".into() })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"trigger_loop","name":"x"}"#).unwrap(),
-            ClientFrame::TriggerLoop { name: "x".into() }
+            ClientFrame::Admin(AdminRequest::TriggerLoop { name: "x".into() })
         );
         assert_eq!(code_of(br#"{"type":"stop_loop"}"#), ErrorCode::BadFrame);
     }
@@ -487,42 +486,42 @@ mod tests {
     fn decisions_and_standing_rules_parse_from_their_wire_form() {
         assert_eq!(
             parse_client_frame(br#"{"type":"decide","token":"K7PX2Q","approve":true}"#).unwrap(),
-            ClientFrame::Decide {
+            ClientFrame::Admin(AdminRequest::Decide {
                 token: "K7PX2Q".into(),
                 approve: true,
                 always: false,
-            },
+            }),
             "a client that never heard of always"
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"decide","token":"K7PX2Q","approve":true,"always":true}"#).unwrap(),
-            ClientFrame::Decide {
+            ClientFrame::Admin(AdminRequest::Decide {
                 token: "K7PX2Q".into(),
                 approve: true,
                 always: true,
-            }
+            })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"decide_all","approve":true,"conversation":"socket:work"}"#).unwrap(),
-            ClientFrame::DecideAll {
+            ClientFrame::Admin(AdminRequest::DecideAll {
                 approve: true,
-                conversation: Some("socket:work".into()),
-            }
+                from: Some("socket:work".into()),
+            })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"decide_all","approve":false}"#).unwrap(),
-            ClientFrame::DecideAll {
+            ClientFrame::Admin(AdminRequest::DecideAll {
                 approve: false,
-                conversation: None,
-            }
+                from: None,
+            })
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"rules"}"#).unwrap(),
-            ClientFrame::Rules {}
+            ClientFrame::Admin(AdminRequest::Rules)
         );
         assert_eq!(
             parse_client_frame(br#"{"type":"revoke_rule","rule":12}"#).unwrap(),
-            ClientFrame::RevokeRule { rule: 12 }
+            ClientFrame::Admin(AdminRequest::RevokeRule { id: 12 })
         );
         assert_eq!(code_of(br#"{"type":"revoke_rule","rule":"12"}"#), ErrorCode::BadFrame);
         assert_eq!(code_of(br#"{"type":"decide_all"}"#), ErrorCode::BadFrame);
@@ -541,44 +540,56 @@ mod tests {
                 text: String::new(),
                 reply_to: None,
             },
-            ClientFrame::Status {},
-            ClientFrame::Recheck {},
-            ClientFrame::Approvals { all: true },
-            ClientFrame::Decide {
+            ClientFrame::Admin(AdminRequest::Status),
+            ClientFrame::Admin(AdminRequest::Recheck),
+            ClientFrame::Admin(AdminRequest::Approvals { all: true }),
+            ClientFrame::Admin(AdminRequest::Decide {
                 token: "K7PX2Q".into(),
                 approve: true,
                 always: true,
-            },
-            ClientFrame::DecideAll {
+            }),
+            ClientFrame::Admin(AdminRequest::DecideAll {
                 approve: false,
-                conversation: None,
-            },
-            ClientFrame::Rules {},
-            ClientFrame::RevokeRule { rule: 3 },
-            ClientFrame::Loops {},
-            ClientFrame::StopLoop { name: "x".into() },
-            ClientFrame::StartLoop { name: "x".into() },
-            ClientFrame::TriggerLoop { name: "x".into() },
-            ClientFrame::Access {
+                from: None,
+            }),
+            ClientFrame::Admin(AdminRequest::Rules),
+            ClientFrame::Admin(AdminRequest::RevokeRule { id: 3 }),
+            ClientFrame::Admin(AdminRequest::Loops),
+            ClientFrame::Admin(AdminRequest::StopLoop { name: "x".into() }),
+            ClientFrame::Admin(AdminRequest::StartLoop { name: "x".into() }),
+            ClientFrame::Admin(AdminRequest::TriggerLoop { name: "x".into() }),
+            ClientFrame::Admin(AdminRequest::Access {
                 request: AccessRequest::Approve {
                     code: "ABCD2345".into(),
                     approver: true,
                 },
-            },
-            ClientFrame::Web {
+            }),
+            ClientFrame::Admin(AdminRequest::Web {
                 request: WebRequest::Revoke { id: "abcd".into() },
-            },
-            ClientFrame::Reload {},
+            }),
+            ClientFrame::Admin(AdminRequest::Reload),
             ClientFrame::Ping {},
         ];
         for frame in frames {
             let value = serde_json::to_value(&frame).unwrap();
             let kind = value["type"].as_str().unwrap();
             assert!(
-                CLIENT_FRAME_TYPES.contains(&kind),
-                "{kind} missing from CLIENT_FRAME_TYPES"
+                client_frame_types().contains(&kind),
+                "{kind} missing from the client's frame types"
             );
         }
+    }
+
+    #[test]
+    fn an_admin_request_is_sent_as_it_is() {
+        let decide = ClientFrame::Admin(AdminRequest::Decide {
+            token: "K7PX2Q".into(),
+            approve: true,
+            always: false,
+        });
+        let line = encode_line(&decide).unwrap();
+        assert_eq!(line, b"{\"type\":\"decide\",\"token\":\"K7PX2Q\",\"approve\":true}\n");
+        assert_eq!(parse_client_frame(&line[..line.len() - 1]), Ok(decide));
     }
 
     #[test]
@@ -586,6 +597,11 @@ mod tests {
         assert_eq!(code_of(b"\xff\xfe{}"), ErrorCode::InvalidUtf8);
         assert_eq!(code_of(b"{not json"), ErrorCode::InvalidJson);
         assert_eq!(code_of(br#"{"type":"launch"}"#), ErrorCode::UnknownType);
+        assert_eq!(
+            code_of(br#"{"type":"dashboard","request":{"ask":"config"}}"#),
+            ErrorCode::UnknownType,
+            "only the web dashboard asks for its documents"
+        );
         assert_eq!(code_of(br#"{"text":"no type"}"#), ErrorCode::BadFrame);
         assert_eq!(code_of(br#"{"type":7}"#), ErrorCode::BadFrame);
         assert_eq!(code_of(b"[1,2]"), ErrorCode::BadFrame);
@@ -770,7 +786,7 @@ mod tests {
 
         /// A frame of a known or unknown type with plausible fields.
         fn frame() -> BoxedStrategy<Value> {
-            let mut types = CLIENT_FRAME_TYPES.to_vec();
+            let mut types = client_frame_types().to_vec();
             types.push("shout");
             let kind = prop::sample::select(types).prop_map(Value::from).boxed();
             object(

@@ -5,7 +5,7 @@ use crate::common;
 
 use common::{Daemon, Raw, ScriptedCore, Seen, chat, default_chat, euid, fake_status, within};
 use passepartout_gateway::{Ack, Deliver, InboundBody, IntakeEvent, MessageId, UserId};
-use passepartout_socket::{Client, ClientError, ErrorCode, SendOutcome, ServerFrame};
+use passepartout_socket::{AdminRequest, Client, ClientError, ErrorCode, SendOutcome, ServerFrame};
 use serde_json::json;
 
 #[tokio::test]
@@ -152,7 +152,12 @@ async fn a_second_hello_switches_the_chat() {
 async fn status_returns_the_cores_document_and_ping_pongs() {
     let (daemon, mut core) = Daemon::start().await;
     let mut client = within(Client::connect(&daemon.path, None)).await.unwrap();
-    assert_eq!(within(client.status()).await.unwrap(), fake_status());
+    assert_eq!(
+        within(client.ask::<serde_json::Value>(AdminRequest::Status))
+            .await
+            .unwrap(),
+        fake_status()
+    );
     // The hello reaches the intake and the question the admin queue: two
     // tasks, so either may be recorded first.
     let seen = [core.next().await, core.next().await];

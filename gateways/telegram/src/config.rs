@@ -8,15 +8,18 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::GroupMode;
+use crate::settings::DEFAULT_POLL_TIMEOUT_S;
 
+/// Telegram's own Bot API server, where the bot is polled unless another is set.
 pub const DEFAULT_TELEGRAM_API_URL: &str = "https://api.telegram.org";
+/// The environment variable the bot token is read from unless another is named.
 pub const DEFAULT_TELEGRAM_TOKEN_ENV: &str = "TELEGRAM_BOT_TOKEN";
-pub const DEFAULT_POLL_TIMEOUT_S: u32 = 25;
 
 /// `[telegram]`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TelegramConfig {
+    /// Whether the daemon runs the Telegram gateway.
     pub enabled: bool,
     /// Environment variable holding the bot token (from @BotFather).
     pub token_env: Option<String>,

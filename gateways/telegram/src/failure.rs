@@ -25,17 +25,29 @@ pub const TOKEN_REFUSED: &str = "Telegram refused the token";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Failure {
     /// Another `getUpdates` poller, or a webhook, takes this bot's updates (409).
-    Conflict { detail: String },
+    Conflict {
+        /// What Telegram said, the token removed.
+        detail: String,
+    },
     /// Telegram asked us to wait this long (429).
     RetryAfter(Duration),
     /// The token is invalid or revoked (401): nothing works until it is fixed.
     Unauthorized,
     /// Telegram refused this request for good (chat gone, bot blocked, bad request).
-    Rejected { reason: String },
+    Rejected {
+        /// What Telegram said, the token removed.
+        reason: String,
+    },
     /// A network failure, a server error, an unreadable answer: try again later.
-    Transient { reason: String },
+    Transient {
+        /// What failed, the token removed.
+        reason: String,
+    },
     /// The Bot API could not be connected to: nothing was sent.
-    Unreachable { reason: String },
+    Unreachable {
+        /// What failed, the token removed.
+        reason: String,
+    },
 }
 
 impl Failure {

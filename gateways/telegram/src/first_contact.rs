@@ -38,13 +38,16 @@ pub struct Contact {
 /// Why no one could be captured.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ContactError {
+    /// Nobody wrote to the bot in private within the time given.
     #[error("no one wrote to the bot within {} s", .0.as_secs())]
     Timeout(Duration),
+    /// Telegram refused the token.
     #[error("{TOKEN_REFUSED}")]
     Unauthorized,
     /// Another poller (a running daemon?) or a webhook takes the updates.
     #[error("another program takes this bot's updates (a running passepartout, or a webhook): {0}")]
     Conflict(String),
+    /// A Bot API call failed, or its answer could not be read.
     #[error("the Bot API failed: {0}")]
     Failed(String),
 }

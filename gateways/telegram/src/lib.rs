@@ -17,7 +17,7 @@
 //! - `poll`: the long-polling loop behind [`Listen`](passepartout_gateway::Listen);
 //! - `updates`: `getUpdates`, each update parsed on its own so that one that
 //!   cannot be read is skipped instead of failing its whole batch;
-//! - [`failure`]: what a failed Bot API call means; `backoff`: waits between failures;
+//! - `failure`: what a failed Bot API call means; `backoff`: waits between failures;
 //! - [`normalize`](normalize::normalize): a Bot API update into an
 //!   [`Inbound`](passepartout_gateway::Inbound), or a reason to skip it;
 //!   `media`: what a message with a voice note, photo, file, sticker,
@@ -36,12 +36,15 @@
 //!   write to the bot, taken as its owner by `passepartout setup`;
 //! - [`escape_html`](format::escape_html): for markup the gateway adds itself.
 
+#![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod config;
 mod draft;
 pub mod entities;
 #[cfg(test)]
 mod entities_props;
-pub mod failure;
+mod failure;
 mod fetch;
 pub mod files;
 pub mod first_contact;

@@ -19,6 +19,7 @@ use crate::split::{TELEGRAM_TEXT_LIMIT, split};
 /// One message of a reply.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Part {
+    /// The message's text, the Markdown taken out.
     pub text: String,
     /// Empty for plain text; offsets in UTF-16 code units of `text`.
     pub entities: Vec<MessageEntity>,

@@ -6,10 +6,12 @@ use passepartout_gateway::{
     UserId,
 };
 
+/// The chat `id`.
 pub fn chat(id: &str) -> ChatId {
     ChatId::new(id).expect("a valid chat id")
 }
 
+/// The message id `id`.
 pub fn message_id(id: &str) -> MessageId {
     MessageId::new(id).expect("a valid message id")
 }

@@ -14,6 +14,7 @@ pub struct CoreSide {
 }
 
 impl CoreSide {
+    /// Reads `queue`, the other end of the gateway's intake.
     pub fn new(queue: IntakeQueue) -> Self {
         Self { queue }
     }

@@ -13,6 +13,9 @@
 //! Every wait here is on an event, under [`PATIENCE`]: a test that gets no
 //! answer fails instead of hanging.
 
+#![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
+
 pub mod build;
 mod core_side;
 pub mod json;

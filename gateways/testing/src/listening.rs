@@ -11,8 +11,11 @@ use crate::within;
 
 /// A gateway listening in a task of its own.
 pub struct Listening<G> {
+    /// The gateway, shared with its task, for the test to deliver through or look at.
     pub gateway: Arc<G>,
+    /// Cancelled to make `listen` return.
     pub shutdown: CancellationToken,
+    /// The task running `listen`, ending with what it returned.
     pub task: JoinHandle<Result<(), GatewayError>>,
 }
 

@@ -40,6 +40,7 @@ pub struct ScriptedCore {
 pub struct Recorder(mpsc::UnboundedSender<Seen>);
 
 impl Recorder {
+    /// Adds `label` to the sequence, after what the core has seen so far.
     pub fn record(&self, label: &'static str) {
         // The test may have stopped listening.
         let _ = self.0.send(Seen::Other(label));

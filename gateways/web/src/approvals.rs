@@ -9,11 +9,13 @@
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
-use passepartout_admin::{AdminReply, AdminRequest, Via};
+use axum::routing::{get, post};
+use passepartout_admin::{AdminReply, AdminRequest};
 use passepartout_gateway::ApprovalToken;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -21,9 +23,9 @@ use serde_json::{Value, json};
 use crate::pages::approvals::{Choice, Filter, Notice, body};
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
-use crate::posted::{WithToken, accept, owner, plain, see_other};
-use crate::router::AppState;
+use crate::posted::{WithToken, accept, plain, see_other};
 use crate::session::{FormSession, SignedIn};
+use crate::state::AppState;
 
 /// The page's query: the history's filters, and what a button just did.
 #[derive(Debug, Default, Deserialize)]
@@ -153,8 +155,6 @@ pub async fn decide(
         token: token.as_str().to_owned(),
         approve: answer.choice != Choice::Deny,
         always: answer.choice == Choice::Always,
-        by: owner(),
-        via: Via::Web,
     };
     let decision = match state.admin.ask(request).await {
         Ok(AdminReply::Decision(decision)) => decision,
@@ -209,10 +209,7 @@ pub async fn revoke(
         Ok(revoke) => revoke,
         Err(refused) => return *refused,
     };
-    let request = AdminRequest::RevokeRule {
-        id: revoke.id,
-        by: owner(),
-    };
+    let request = AdminRequest::RevokeRule { id: revoke.id };
     match state.admin.ask(request).await {
         Ok(AdminReply::RuleRevoked(answer)) if answer.revoked => {
             see_other("/approvals", &[("revoked", &revoke.id.to_string())])
@@ -222,4 +219,12 @@ pub async fn revoke(
         }
         _ => errors::unavailable("the daemon is shutting down"),
     }
+}
+
+/// The Approvals page and its buttons.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/approvals", get(show))
+        .route("/approvals/decide", post(decide))
+        .route("/approvals/rules/revoke", post(revoke))
 }

@@ -3,8 +3,14 @@
 //! Content-Security-Policy allows only these (no inline script or style
 //! anywhere).
 
+use std::sync::Arc;
+
+use axum::Router;
 use axum::http::header;
 use axum::response::IntoResponse;
+use axum::routing::get;
+
+use crate::state::AppState;
 
 /// `GET /assets/style.css`.
 pub async fn style() -> impl IntoResponse {
@@ -42,6 +48,15 @@ fn asset(content_type: &'static str, body: &'static str) -> impl IntoResponse {
         ],
         body,
     )
+}
+
+/// The embedded assets.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/assets/style.css", get(style))
+        .route("/assets/live.js", get(live))
+        .route("/assets/chat.js", get(chat))
+        .route("/assets/favicon.svg", get(favicon))
 }
 
 #[cfg(test)]

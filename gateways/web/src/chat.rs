@@ -23,12 +23,15 @@ use std::hash::BuildHasher;
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use futures_util::StreamExt as _;
 use futures_util::stream::{self, Stream};
 use passepartout_admin::{AdminReply, AdminRequest, DashboardRequest};
@@ -49,9 +52,9 @@ use crate::pages::layout::{Viewer, page};
 use crate::pages::parts::ask;
 use crate::people::Person;
 use crate::posted::see_other;
-use crate::router::AppState;
-use crate::server::GATEWAY_ID;
 use crate::session::{FormSession, SignedIn, check_token};
+use crate::state::AppState;
+use crate::surface::GATEWAY_ID;
 use crate::uploads::Upload;
 
 /// How long a form sent with scripting off waits for the reply.
@@ -186,49 +189,15 @@ pub async fn send(
     if text.is_empty() && posted.file.is_none() {
         return errors::bad_request(StatusCode::BAD_REQUEST, "Write a message or choose a file to send.");
     }
-    let streams = headers
-        .get(header::ACCEPT)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|accept| accept.contains("text/event-stream"));
     // A reply's stream is taken before the message goes in: past the cap
     // the message is refused whole, and no running reply is cut off.
-    let reply = if streams {
-        match crate::events::open_reply(&state) {
-            Some(reply) => Some(reply),
-            None => {
-                return errors::bad_request(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    &format!(
-                        "{} replies are being written to this dashboard already; send again once one is done.",
-                        crate::events::MAX_REPLIES
-                    ),
-                );
-            }
-        }
-    } else {
-        None
+    let reply = match open_reply(&state, &headers) {
+        Ok(reply) => reply,
+        Err(refused) => return *refused,
     };
     let message_id = message_id(&posted.id);
     let file_name = posted.file.as_ref().and_then(|(name, _)| name.clone());
-    let body = match posted.file {
-        None => InboundBody::Text { text: text.clone() },
-        Some((name, upload)) => {
-            let file = FileRef(format!("upload-{}", message_id.as_str()));
-            let attachment = Attachment {
-                kind: MediaKind::Document,
-                file: file.clone(),
-                mime: upload.mime.clone(),
-                size: Some(upload.bytes.len() as u64),
-                name,
-                duration_s: None,
-            };
-            state.uploads.hold(file, upload);
-            InboundBody::Media {
-                attachments: vec![attachment],
-                caption: Some(text.clone()).filter(|t| !t.is_empty()),
-            }
-        }
-    };
+    let body = message_body(&state, &message_id, &text, posted.file);
     let key = conversation(&chat.id);
     let following = state.hub.follow(key.chat.clone(), Some(message_id.clone()));
     let inbound = Inbound {
@@ -278,6 +247,60 @@ pub async fn send(
     } else {
         wait(following).await;
         see_other(&back, &[])
+    }
+}
+
+/// The stream a reply is written to, when the request `headers` accept
+/// one; refused 429 past the dashboard's cap of them.
+fn open_reply(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+) -> Result<Option<(CancellationToken, crate::events::Opened)>, Box<Response>> {
+    let streams = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/event-stream"));
+    if !streams {
+        return Ok(None);
+    }
+    match crate::events::open_reply(state) {
+        Some(reply) => Ok(Some(reply)),
+        None => Err(Box::new(errors::bad_request(
+            StatusCode::TOO_MANY_REQUESTS,
+            &format!(
+                "{} replies are being written to this dashboard already; send again once one is done.",
+                crate::streams::MAX_REPLIES
+            ),
+        ))),
+    }
+}
+
+/// The message `text`, with the `file` that came with it as a document the
+/// gateway holds until the core fetches it (`text` its caption).
+fn message_body(
+    state: &AppState,
+    message_id: &MessageId,
+    text: &str,
+    file: Option<(Option<String>, Upload)>,
+) -> InboundBody {
+    match file {
+        None => InboundBody::Text { text: text.to_owned() },
+        Some((name, upload)) => {
+            let file = FileRef(format!("upload-{}", message_id.as_str()));
+            let attachment = Attachment {
+                kind: MediaKind::Document,
+                file: file.clone(),
+                mime: upload.mime.clone(),
+                size: Some(upload.bytes.len() as u64),
+                name,
+                duration_s: None,
+            };
+            state.uploads.hold(file, upload);
+            InboundBody::Media {
+                attachments: vec![attachment],
+                caption: Some(text.to_owned()).filter(|t| !t.is_empty()),
+            }
+        }
     }
 }
 
@@ -469,6 +492,17 @@ fn message_id(sent: &str) -> MessageId {
 pub fn nonce() -> String {
     let (a, b) = (RandomState::new().hash_one(0u8), RandomState::new().hash_one(1u8));
     format!("{a:016x}{b:016x}")
+}
+
+/// The chat page, its reply stream and the files sent in it.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route(
+            "/chat/{id}",
+            get(show).post(send).layer(DefaultBodyLimit::max(MAX_POST_BYTES)),
+        )
+        .route("/chat/{id}/stream", get(stream))
+        .route("/chat/files/{key}", get(download))
 }
 
 #[cfg(test)]

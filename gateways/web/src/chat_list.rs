@@ -12,10 +12,12 @@
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::{get, post};
 use passepartout_gateway::{Ack, Inbound, InboundBody, MessageId, Sender, unix_ms};
 use serde::Deserialize;
 
@@ -26,8 +28,8 @@ use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::people::Person;
 use crate::posted::{TokenOnly, WithToken, accept, see_other};
-use crate::router::AppState;
 use crate::session::{FormSession, SignedIn};
+use crate::state::AppState;
 
 /// The longest name a chat may be given, in characters.
 pub const MAX_NAME_CHARS: usize = 80;
@@ -242,6 +244,15 @@ pub async fn delete(
         Ok(_) => see_other("/chat", &[]),
         Err(error) => errors::unavailable(&error.message),
     }
+}
+
+/// The owner's chats: the newest, a new one, renamed, deleted.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/chat", get(newest))
+        .route("/chat/new", post(new_chat))
+        .route("/chat/{id}/rename", post(rename))
+        .route("/chat/{id}/delete", get(confirm_delete).post(delete))
 }
 
 #[cfg(test)]

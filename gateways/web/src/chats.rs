@@ -21,6 +21,7 @@ pub struct WebChat {
     pub id: String,
     /// Empty until its first message or a rename names it.
     pub name: String,
+    /// When it was made, in milliseconds since the epoch.
     pub created_ms: u64,
     /// When a message was last sent in it; 0 while none has been.
     pub last_ms: u64,

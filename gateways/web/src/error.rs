@@ -11,7 +11,9 @@ pub enum WebError {
     /// The address could not be bound (in use, not this machine's, no permission).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address.
         addr: SocketAddr,
+        /// Why not.
         #[source]
         source: io::Error,
     },

@@ -6,27 +6,28 @@
 //! change that came between the page and its stream is news too. A page
 //! showing one conversation (`?conversation=`, its path segment) is told of
 //! each new turn of it as well.
-//! At most [`MAX_STREAMS`] streams are open at once; one more closes the
+//! At most [`MAX_STREAMS`](crate::streams::MAX_STREAMS) streams are open at once; one more closes the
 //! oldest, so forgotten tabs cannot pile up. Replies being streamed to a
-//! sent message are counted apart, at most [`MAX_REPLIES`], and never closed
+//! sent message are counted apart, at most [`MAX_REPLIES`](crate::streams::MAX_REPLIES), and never closed
 //! for another: one more is refused, so no tab cuts a reply off mid-turn.
 //! Every stream ends when the gateway stops.
 
-use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use futures_util::stream;
-use passepartout_admin::{Admin, AdminReply, AdminRequest, DashboardRequest};
+use passepartout_admin::{AdminAs, AdminReply, AdminRequest, DashboardRequest};
 use passepartout_gateway::ConversationKey;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -34,78 +35,11 @@ use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use crate::pages::parts::conversation_of;
-use crate::router::AppState;
 use crate::session::SignedIn;
-
-/// Event streams open at once, at most.
-pub const MAX_STREAMS: usize = 8;
-
-/// Replies streamed at once, at most.
-pub const MAX_REPLIES: usize = 8;
+use crate::state::AppState;
 
 /// How often a stream looks at the status document.
 const EVERY: Duration = Duration::from_secs(2);
-
-/// The open streams, oldest first, each with what closes it.
-pub struct Streams {
-    open: Mutex<VecDeque<(u64, CancellationToken)>>,
-    /// Replies being streamed.
-    replies: Mutex<usize>,
-    next: std::sync::atomic::AtomicU64,
-    /// Cancelled when the gateway stops: every stream ends.
-    stopped: CancellationToken,
-}
-
-impl Streams {
-    pub fn new(stopped: CancellationToken) -> Self {
-        Self {
-            open: Mutex::default(),
-            replies: Mutex::default(),
-            next: Default::default(),
-            stopped,
-        }
-    }
-
-    /// A new stream's id and token, closing the oldest when there are too many.
-    fn open(&self) -> (u64, CancellationToken) {
-        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let token = self.stopped.child_token();
-        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        while open.len() >= MAX_STREAMS {
-            if let Some((_, oldest)) = open.pop_front() {
-                oldest.cancel();
-            }
-        }
-        open.push_back((id, token.clone()));
-        (id, token)
-    }
-
-    fn close(&self, id: u64) {
-        let mut open = self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        open.retain(|(open_id, _)| *open_id != id);
-    }
-
-    /// A reply's token, unless [`MAX_REPLIES`] are being streamed.
-    fn open_reply(&self) -> Option<CancellationToken> {
-        let mut replies = self.replies.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if *replies >= MAX_REPLIES {
-            return None;
-        }
-        *replies += 1;
-        Some(self.stopped.child_token())
-    }
-
-    fn close_reply(&self) {
-        let mut replies = self.replies.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        *replies = replies.saturating_sub(1);
-    }
-
-    /// How many are open.
-    #[cfg(test)]
-    fn count(&self) -> usize {
-        self.open.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).len()
-    }
-}
 
 /// Forgets a stream when the response's body is dropped (the browser went).
 pub struct Opened {
@@ -128,7 +62,7 @@ pub fn open_other(state: &Arc<AppState>) -> (CancellationToken, Opened) {
     )
 }
 
-/// Opens a reply's stream, unless [`MAX_REPLIES`] are being streamed: the
+/// Opens a reply's stream, unless [`MAX_REPLIES`](crate::streams::MAX_REPLIES) are being streamed: the
 /// token that closes it (the gateway stops) and the guard that gives its
 /// place back once dropped.
 pub fn open_reply(state: &Arc<AppState>) -> Option<(CancellationToken, Opened)> {
@@ -211,7 +145,7 @@ where
 /// without what changes by itself, what the Approvals and Loops pages
 /// show beside it, and how far `conversation` has come when a page shows
 /// one; none once the daemon no longer answers.
-async fn snapshot(admin: &Admin, conversation: Option<&ConversationKey>) -> Option<Value> {
+async fn snapshot(admin: &AdminAs, conversation: Option<&ConversationKey>) -> Option<Value> {
     let Ok(AdminReply::Status(mut now)) = admin.ask(AdminRequest::Status).await else {
         return None;
     };
@@ -242,12 +176,12 @@ pub(crate) fn fingerprint(snapshot: &Value) -> String {
 
 /// The fingerprint of what the pages show now, taken before a page reads
 /// what it shows; none once the daemon no longer answers.
-pub async fn seen(admin: &Admin) -> Option<String> {
+pub async fn seen(admin: &AdminAs) -> Option<String> {
     seen_with(admin, None).await
 }
 
 /// Like [`seen`], for a page that shows `conversation` too.
-pub async fn seen_with(admin: &Admin, conversation: Option<&ConversationKey>) -> Option<String> {
+pub async fn seen_with(admin: &AdminAs, conversation: Option<&ConversationKey>) -> Option<String> {
     Some(fingerprint(&snapshot(admin, conversation).await?))
 }
 
@@ -255,7 +189,7 @@ pub async fn seen_with(admin: &Admin, conversation: Option<&ConversationKey>) ->
 /// not: which approvals wait, which standing rules hold, where each loop
 /// is. One approval decided while another arrives leaves the count alone,
 /// but not this. Times that pass by themselves are left out.
-async fn pages_state(admin: &Admin) -> Value {
+async fn pages_state(admin: &AdminAs) -> Value {
     let pending = match admin.ask(AdminRequest::Approvals { all: false }).await {
         Ok(AdminReply::Approvals(Ok(listing))) => tokens(&listing["approvals"], "token"),
         _ => Value::Null,
@@ -285,40 +219,7 @@ fn tokens(list: &Value, key: &str) -> Value {
         .collect()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_stream_past_the_cap_closes_the_oldest() {
-        let streams = Streams::new(CancellationToken::new());
-        let tokens: Vec<_> = (0..MAX_STREAMS).map(|_| streams.open()).collect();
-        assert_eq!(streams.count(), MAX_STREAMS);
-        let (_, newest) = streams.open();
-        assert!(tokens[0].1.is_cancelled(), "the oldest is closed");
-        assert!(!tokens[1].1.is_cancelled() && !newest.is_cancelled());
-        assert_eq!(streams.count(), MAX_STREAMS);
-        streams.close(tokens[1].0);
-        assert_eq!(streams.count(), MAX_STREAMS - 1);
-    }
-
-    #[test]
-    fn replies_past_their_cap_are_refused_and_close_no_other_stream() {
-        let streams = Streams::new(CancellationToken::new());
-        let (_, page) = streams.open();
-        let replies: Vec<_> = (0..MAX_REPLIES).map(|_| streams.open_reply().unwrap()).collect();
-        assert!(streams.open_reply().is_none(), "one more is refused");
-        assert!(!page.is_cancelled() && replies.iter().all(|r| !r.is_cancelled()));
-        streams.close_reply();
-        assert!(streams.open_reply().is_some(), "a place given back is taken again");
-    }
-
-    #[test]
-    fn stopping_the_gateway_closes_every_stream() {
-        let stopped = CancellationToken::new();
-        let streams = Streams::new(stopped.clone());
-        let (_, token) = streams.open();
-        stopped.cancel();
-        assert!(token.is_cancelled());
-    }
+/// The pages' live updates.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/events", get(events))
 }

@@ -52,6 +52,7 @@ pub const MISSED_CHATS: usize = 256;
 pub struct Heard {
     /// The message it answers, if any.
     pub in_reply_to: Option<MessageId>,
+    /// What it said.
     pub said: Said,
     /// Set on the turn's last message.
     pub turn_end: Option<TurnEnd>,
@@ -62,20 +63,41 @@ pub struct Heard {
 pub enum Said {
     /// The reply being written: `text` is new since the last draft, or the
     /// whole draft again when `restart`.
-    Draft { text: String, restart: bool },
+    Draft {
+        /// The text.
+        text: String,
+        /// The text replaces the draft.
+        restart: bool,
+    },
     /// A reply (Markdown), its kind saying whether it is the answer.
-    Reply { text: String, kind: ReplyKind },
+    Reply {
+        /// The text.
+        text: String,
+        /// An answer, a notice or a failure.
+        kind: ReplyKind,
+    },
     /// An action waits for approval; `text` says how to answer.
-    Approval { token: ApprovalToken, text: String },
+    Approval {
+        /// The token that answers it.
+        token: ApprovalToken,
+        /// The prompt.
+        text: String,
+    },
     /// A file from the assistant's workspace, by name; `outbound` is the
     /// id of the message that carries it.
     File {
+        /// The file's name.
         name: String,
+        /// What the assistant says of it.
         caption: Option<String>,
+        /// The id of the message that carries it.
         outbound: String,
     },
     /// The turn was stopped; `partial` is what its draft showed.
-    Stopped { partial: String },
+    Stopped {
+        /// What the draft showed.
+        partial: String,
+    },
     /// The turn ended with nothing to say.
     Nothing,
 }

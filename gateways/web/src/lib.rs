@@ -26,14 +26,16 @@
 //! | the gateway: bind, listen, health | `server.rs` |
 //! | accepting and serving connections: limits, timeouts | `serve.rs`, `connections.rs` |
 //! | whose a loopback connection is | `peer_uid.rs` |
-//! | routes, body limit, shared state | `router.rs` |
+//! | the router: every feature's routes, body limit, `Host` check | `router.rs` |
+//! | what every route may use | `state.rs` |
+//! | the gateway's id and surface | `surface.rs` |
 //! | security headers | `headers.rs` |
 //! | `Host` and `Origin` checks | `host.rs` |
 //! | the session cookie, CSRF tokens, the signed-in guard | `session.rs` |
 //! | what the core keeps of links and sessions | `sessions.rs` |
 //! | trading a link for a session; signing out | `sign_in.rs` |
 //! | failed sign-ins per client | `rate_limit.rs` |
-//! | live updates (server-sent events) | `events.rs` |
+//! | live updates (server-sent events); how many are open | `events.rs`, `streams.rs` |
 //! | embedded CSS, JS and the icon | `assets.rs`, `assets/` |
 //! | HTML escaping | `escape.rs` |
 //! | pages: shell and navigation, overview, conversations, usage, configuration, errors | `pages/` |
@@ -51,12 +53,35 @@
 //! | what the core keeps of API keys | `keys.rs` |
 //! | what the core keeps of where API conversations stand | `threads.rs` |
 //! | the OpenAI-compatible API under `/v1` | `api/` |
-//! | `/metrics` in Prometheus' text format | `metrics.rs` |
+//! | `/metrics` in Prometheus' text format; the API's latency | `metrics.rs`, `latency.rs` |
 //! | configured secrets kept out of answers | `redact.rs` |
 //!
-//! A new page is a file in `pages/` rendering into [`pages::layout::page`],
-//! a route in `router.rs` behind the signed-in guard, and an entry in
-//! `pages/layout.rs`' navigation.
+//! ## Where handlers and their HTML live
+//!
+//! - A feature brings its own routes: the file that holds its handlers has
+//!   a `routes()` (paths, methods, a body limit of its own), and `router.rs`
+//!   merges it, one line. Handlers take the `AppState` from
+//!   `state.rs`, which imports no handler: the arrows run from the features
+//!   down to the state, never back.
+//! - A page's handlers and its HTML live together in `pages/FEATURE.rs`
+//!   (conversations, usage, configuration, logs, keys, channels, the
+//!   overview). Where the HTML alone is a file's worth, the handlers are
+//!   `FEATURE.rs` at the crate's top and the HTML stays `pages/FEATURE.rs`
+//!   (approvals, loops, the chat).
+//! - What every page shares: the shell and navigation in `pages/layout.rs`,
+//!   the error pages in `pages/errors.rs`, the pieces of HTML and the
+//!   dashboard's questions to the core in `pages/parts.rs`; the checks every
+//!   form passes in `posted.rs`, the signed-in guards in `session.rs`.
+//!
+//! So a new page is `pages/FEATURE.rs` (its `routes()`, behind the
+//! signed-in guard, rendering into [`pages::layout::page`]), its `mod` line
+//! in `pages/mod.rs`, a `.merge` line in `router.rs` and an entry in
+//! `pages/layout.rs`' navigation. A document it needs from the core is a
+//! `DashboardRequest` variant (`gateways/admin/src/dashboard.rs`) answered
+//! in `src/daemon/admin/answers/dashboard/`.
+
+#![deny(missing_docs)]
+#![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod api;
 mod approvals;
@@ -74,6 +99,7 @@ mod headers;
 mod host;
 pub mod hub;
 mod keys;
+mod latency;
 mod loops;
 mod markdown;
 mod metrics;
@@ -89,6 +115,9 @@ mod server;
 mod session;
 mod sessions;
 mod sign_in;
+mod state;
+mod streams;
+mod surface;
 mod threads;
 mod uploads;
 
@@ -97,6 +126,7 @@ pub use config::{DEFAULT_LISTEN, WebSection};
 pub use error::WebError;
 pub use keys::{ApiKeys, Key};
 pub use redact::{LiveSecrets, Secrets};
-pub use server::{GATEWAY_ID, SURFACE, WebConfig, WebGateway};
+pub use server::{WebConfig, WebGateway};
 pub use sessions::{Sessions, SessionsUnavailable};
+pub use surface::{GATEWAY_ID, SURFACE};
 pub use threads::Threads;

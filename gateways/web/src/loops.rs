@@ -11,26 +11,22 @@
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::{get, post};
 use passepartout_admin::{AdminReply, AdminRequest};
-use passepartout_gateway::{ChatId, ConversationKey, GatewayId};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::pages::errors;
 use crate::pages::layout::{Viewer, page};
 use crate::pages::loops::{Notice, body, confirm_stop};
-use crate::posted::{WithToken, accept, owner, plain, see_other};
-use crate::router::AppState;
-use crate::server::GATEWAY_ID;
+use crate::posted::{WithToken, accept, plain, see_other};
 use crate::session::{FormSession, SignedIn};
-
-/// The chat whose tools the page lists: one of the dashboard's own, which
-/// no skill names, so the gates shown are those that hold in general.
-const TOOLS_CHAT: &str = "dashboard";
+use crate::state::AppState;
 
 /// The page's query: what a button just did.
 #[derive(Debug, Default, Deserialize)]
@@ -63,18 +59,7 @@ pub async fn show(
         Ok(AdminReply::Loops(Err(unreadable))) => json!({ "error": unreadable.message }),
         _ => return errors::unavailable("the daemon is shutting down"),
     };
-    let conversation = ConversationKey::new(
-        GatewayId::new(GATEWAY_ID).expect("the web gateway's id is valid"),
-        ChatId::new(TOOLS_CHAT).expect("a valid chat id"),
-    );
-    let tools = match state
-        .admin
-        .ask(AdminRequest::Tools {
-            conversation,
-            by: owner(),
-        })
-        .await
-    {
+    let tools = match state.admin.ask(AdminRequest::Tools).await {
         Ok(AdminReply::Tools(tools)) => tools,
         _ => return errors::unavailable("the daemon is shutting down"),
     };
@@ -199,4 +184,13 @@ async fn control(
         }
         _ => errors::unavailable("the daemon is shutting down"),
     }
+}
+
+/// The Loops page and its buttons.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/loops", get(show))
+        .route("/loops/run", post(run))
+        .route("/loops/stop", post(stop))
+        .route("/loops/start", post(start))
 }

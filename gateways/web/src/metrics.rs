@@ -14,56 +14,30 @@
 use std::fmt::Write as _;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
 
+use axum::Router;
 use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderMap};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use passepartout_admin::{AdminReply, AdminRequest};
 use serde_json::Value;
 
 use crate::api::ApiError;
-use crate::router::AppState;
+use crate::latency::Latency;
+use crate::state::AppState;
 
-/// The upper bounds of the answer latency buckets, in seconds.
-const BUCKETS: [f64; 10] = [0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 120.0];
-
-/// How long the API's answers took, from the message taken to the turn's end.
-#[derive(Default)]
-pub struct Latency {
-    buckets: [AtomicU64; BUCKETS.len()],
-    count: AtomicU64,
-    sum_us: AtomicU64,
-}
-
-impl Latency {
-    /// Counts one answer that took `took`.
-    pub fn record(&self, took: Duration) {
-        let seconds = took.as_secs_f64();
-        for (bound, bucket) in BUCKETS.iter().zip(&self.buckets) {
-            if seconds <= *bound {
-                bucket.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-        self.count.fetch_add(1, Ordering::Relaxed);
-        self.sum_us.fetch_add(took.as_micros() as u64, Ordering::Relaxed);
-    }
-
-    fn write(&self, out: &mut Text) {
-        let buckets = BUCKETS
-            .iter()
-            .zip(&self.buckets)
-            .map(|(bound, bucket)| (*bound, bucket.load(Ordering::Relaxed) as f64));
-        out.histogram(
-            "passepartout_api_answer_seconds",
-            "Time from an API message taken to the end of its turn.",
-            buckets,
-            self.sum_us.load(Ordering::Relaxed) as f64 / 1e6,
-            self.count.load(Ordering::Relaxed) as f64,
-        );
-    }
+/// Writes how long the API's answers took, as a histogram.
+fn write_latency(latency: &Latency, out: &mut Text) {
+    let (sum, count) = latency.sum_and_count();
+    out.histogram(
+        "passepartout_api_answer_seconds",
+        "Time from an API message taken to the end of its turn.",
+        latency.buckets(),
+        sum,
+        count,
+    );
 }
 
 /// `GET /metrics`.
@@ -88,7 +62,7 @@ pub async fn metrics(
     };
     let mut out = Text::default();
     from_status(&status, &mut out);
-    state.latency.write(&mut out);
+    write_latency(&state.latency, &mut out);
     (
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4; charset=utf-8")],
         out.0,
@@ -102,107 +76,84 @@ fn signed_in(state: &AppState, headers: &HeaderMap) -> bool {
 }
 
 /// The status document's numbers as metrics.
-fn from_status(status: &Value, out: &mut Text) {
-    let number = |value: &Value| value.as_f64();
-    let mut one = |name: &str, kind: &str, help: &str, value: &Value| {
-        if let Some(value) = number(value) {
-            out.help(name, kind, help);
-            out.sample(name, &[], value);
-        }
-    };
-    one(
+/// The status document's single numbers: each metric's name, kind, help,
+/// and where the document keeps it.
+const SINGLES: [(&str, &str, &str, &[&str]); 10] = [
+    (
         "passepartout_uptime_seconds",
         "gauge",
         "Seconds since the daemon started.",
-        &status["uptime_s"],
-    );
-    one(
+        &["uptime_s"],
+    ),
+    (
         "passepartout_turns_total",
         "counter",
         "Turns finished.",
-        &status["turns"]["finished"],
-    );
-    one(
+        &["turns", "finished"],
+    ),
+    (
         "passepartout_turn_failures_total",
         "counter",
         "Turns that failed.",
-        &status["turns"]["failed"],
-    );
-    one(
+        &["turns", "failed"],
+    ),
+    (
         "passepartout_delivered_total",
         "counter",
         "Messages delivered.",
-        &status["delivered"],
-    );
-    one(
+        &["delivered"],
+    ),
+    (
         "passepartout_queue_depth",
         "gauge",
         "Messages waiting in the conversations' queues.",
-        &status["conversations"]["queued"],
-    );
-    one(
+        &["conversations", "queued"],
+    ),
+    (
         "passepartout_conversations_active",
         "gauge",
         "Conversations with a worker.",
-        &status["conversations"]["active"],
-    );
-    one(
+        &["conversations", "active"],
+    ),
+    (
         "passepartout_outbox_depth",
         "gauge",
         "Replies waiting in the outbox.",
-        &status["store"]["outbox"],
-    );
-    one(
+        &["store", "outbox"],
+    ),
+    (
         "passepartout_journal_pending",
         "gauge",
         "Messages journaled and not yet answered.",
-        &status["store"]["pending"],
-    );
-    one(
+        &["store", "pending"],
+    ),
+    (
         "passepartout_store_size_bytes",
         "gauge",
         "The store's size on disk.",
-        &status["store"]["size_bytes"],
-    );
-    one(
+        &["store", "size_bytes"],
+    ),
+    (
         "passepartout_approvals_pending",
         "gauge",
         "Approvals waiting for a decision.",
-        &status["approvals"]["pending"],
-    );
+        &["approvals", "pending"],
+    ),
+];
 
-    let seconds = &status["turns"]["seconds"];
-    if let (Some(sum), Some(count)) = (number(&seconds["sum"]), number(&seconds["count"])) {
-        let buckets = seconds["buckets"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|bucket| Some((number(&bucket["le"])?, number(&bucket["count"])?)));
-        out.histogram(
-            "passepartout_turn_seconds",
-            "Time from a turn's start to its commit.",
-            buckets,
-            sum,
-            count,
-        );
-    }
-
-    let decided = "passepartout_approvals_decided_total";
-    out.help(decided, "counter", "Approvals decided, by outcome.");
-    for outcome in ["approved", "denied", "cancelled", "expired"] {
-        if let Some(value) = number(&status["approvals"]["decided"][outcome]) {
-            out.sample(decided, &[("outcome", outcome)], value);
+/// Writes the status document's single numbers ([`SINGLES`]).
+fn singles(status: &Value, out: &mut Text) {
+    for (name, kind, help, path) in SINGLES {
+        if let Some(value) = path.iter().fold(status, |value, key| &value[*key]).as_f64() {
+            out.help(name, kind, help);
+            out.sample(name, &[], value);
         }
     }
+}
 
-    let intake = "passepartout_intake_messages_total";
-    out.help(intake, "counter", "Messages handed in, by what the core made of them.");
-    for outcome in ["accepted", "duplicates", "busy", "refused"] {
-        if let Some(value) = number(&status["intake"][outcome]) {
-            out.sample(intake, &[("outcome", outcome)], value);
-        }
-    }
-
+/// Writes each model provider's calls, failures by kind and tokens.
+fn providers(status: &Value, out: &mut Text) {
+    let number = |value: &Value| value.as_f64();
     let providers = status["providers"].as_array().cloned().unwrap_or_default();
     let calls = [
         (
@@ -254,6 +205,45 @@ fn from_status(status: &Value, out: &mut Text) {
             );
         }
     }
+}
+
+fn from_status(status: &Value, out: &mut Text) {
+    let number = |value: &Value| value.as_f64();
+    singles(status, out);
+
+    let seconds = &status["turns"]["seconds"];
+    if let (Some(sum), Some(count)) = (number(&seconds["sum"]), number(&seconds["count"])) {
+        let buckets = seconds["buckets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|bucket| Some((number(&bucket["le"])?, number(&bucket["count"])?)));
+        out.histogram(
+            "passepartout_turn_seconds",
+            "Time from a turn's start to its commit.",
+            buckets,
+            sum,
+            count,
+        );
+    }
+
+    let decided = "passepartout_approvals_decided_total";
+    out.help(decided, "counter", "Approvals decided, by outcome.");
+    for outcome in ["approved", "denied", "cancelled", "expired"] {
+        if let Some(value) = number(&status["approvals"]["decided"][outcome]) {
+            out.sample(decided, &[("outcome", outcome)], value);
+        }
+    }
+
+    let intake = "passepartout_intake_messages_total";
+    out.help(intake, "counter", "Messages handed in, by what the core made of them.");
+    for outcome in ["accepted", "duplicates", "busy", "refused"] {
+        if let Some(value) = number(&status["intake"][outcome]) {
+            out.sample(intake, &[("outcome", outcome)], value);
+        }
+    }
+
+    providers(status, out);
 
     let tools = "passepartout_tool_executions_total";
     out.help(tools, "counter", "Tool calls run, and how many failed.");
@@ -329,8 +319,15 @@ fn escape(value: &str) -> String {
     value.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
+/// `/metrics`.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/metrics", get(metrics))
+}
+
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use serde_json::json;
 
     use super::*;
@@ -379,7 +376,7 @@ mod tests {
         latency.record(Duration::from_millis(80));
         latency.record(Duration::from_secs(3));
         let mut out = Text::default();
-        latency.write(&mut out);
+        write_latency(&latency, &mut out);
         let text = out.0;
         assert!(
             text.contains("passepartout_api_answer_seconds_bucket{le=\"0.05\"} 0\n"),

@@ -10,20 +10,48 @@ use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::http::header::{self, HeaderValue};
 use axum::response::{IntoResponse, Response};
-use passepartout_gateway::UserId;
+use passepartout_admin::{Asker, Via};
+use passepartout_gateway::{ChatId, ConversationKey, GatewayId, UserId};
 use serde::Deserialize;
 
+use crate::pages::errors;
 use crate::session::{FormSession, check_token};
-use crate::sign_in::bad_form;
 
 /// The user the dashboard acts as on the admin path. A signed-in browser
 /// has the machine owner's rights; the core shows its decisions as made
 /// "from the web".
 pub const OWNER: &str = "web";
 
-/// The owner, as the admin requests name who asks.
-pub fn owner() -> UserId {
-    UserId::new(OWNER).expect("the dashboard's user id is valid")
+/// The chat the owner asks in, on the admin path: one of the dashboard's
+/// own, which no skill names, so the tools' gates the Loops page lists are
+/// those that hold in general.
+const OWNER_CHAT: &str = "dashboard";
+
+/// The owner, as the admin path knows who asks: [`OWNER`], answering from
+/// the web, in the dashboard's own chat.
+pub fn asker() -> Asker {
+    Asker {
+        by: UserId::new(OWNER).expect("the dashboard's user id is valid"),
+        via: Via::Web,
+        conversation: ConversationKey::new(
+            GatewayId::new(crate::surface::GATEWAY_ID).expect("the web gateway's id is valid"),
+            ChatId::new(OWNER_CHAT).expect("a valid chat id"),
+        ),
+    }
+}
+
+/// A form that could not be read: 413 when too large, else 400, saying why.
+pub fn bad_form(rejection: FormRejection) -> Response {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        return errors::bad_request(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "The form is larger than the dashboard takes.",
+        );
+    }
+    errors::bad_request(
+        StatusCode::BAD_REQUEST,
+        &format!("The form could not be read: {}", rejection.body_text()),
+    )
 }
 
 /// A form that carries the session's CSRF token.

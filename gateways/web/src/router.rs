@@ -1,4 +1,5 @@
-//! The routes and what every request goes through: the security headers,
+//! The router: every feature's routes, each brought by its own file
+//! (`routes()`), and what every request goes through: the security headers,
 //! the `Host` check, a body limit. The routes:
 //!
 //! | route | what | guard |
@@ -41,7 +42,7 @@
 //! guess, like a wrong link; "API key" also holds the request's place
 //! among those being answered at once (`api/in_flight.rs`).
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request, State};
@@ -49,137 +50,38 @@ use axum::http::StatusCode;
 use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::Response;
-use axum::routing::{get, post};
-use passepartout_admin::{Admin, AdminReply, AdminRequest};
-use serde_json::{Value, json};
 
-use passepartout_gateway::Intake;
-
-use crate::api;
-use crate::api::in_flight::InFlight;
-use crate::chat_list;
-use crate::chats::Chats;
-use crate::downloads::Downloads;
-use crate::events::{self, Streams};
-use crate::host::{Hosts, Refused};
-use crate::hub::Hub;
-use crate::keys::ApiKeys;
-use crate::metrics::{self, Latency};
+use crate::host::Refused;
 use crate::pages::errors;
-use crate::pages::layout::{Viewer, page};
-use crate::pages::{channels, keys, logs};
-use crate::pages::{configuration, conversations, usage};
-use crate::rate_limit::Guesses;
-use crate::redact::LiveSecrets;
+use crate::pages::layout::Viewer;
+use crate::pages::{channels, configuration, conversations, keys, logs, overview, usage};
 use crate::session::SignedIn;
-use crate::sessions::Sessions;
-use crate::threads::Threads;
-use crate::uploads::Uploads;
-use crate::{approvals, loops};
-use crate::{assets, chat, headers, sign_in};
+use crate::state::AppState;
+use crate::{api, approvals, assets, chat, chat_list, events, headers, loops, metrics, sign_in};
 
 /// The largest request body taken, in bytes: the forms are small.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
-/// What every route may use.
-pub struct AppState {
-    /// Who waits on which conversation.
-    pub hub: Arc<Hub>,
-    /// The core's intake, once the gateway listens.
-    pub intake: Mutex<Option<Intake>>,
-    /// The API keys, kept by the core.
-    pub keys: Arc<dyn ApiKeys>,
-    /// The owner's chats, kept by the core.
-    pub chats: Arc<dyn Chats>,
-    /// Where each API conversation stands, kept by the core.
-    pub threads: Arc<dyn Threads>,
-    /// Kept out of every answer; an answer keeps those it started with.
-    pub secrets: LiveSecrets,
-    /// How long the API's answers took.
-    pub latency: Latency,
-    /// The API requests being answered.
-    pub in_flight: Arc<InFlight>,
-    /// Whether `/metrics` is open without a key (`[web] open_metrics`).
-    pub metrics_open: bool,
-    /// The core's answers: the status document, the approvals.
-    pub admin: Admin,
-    /// Sign-in links and sessions, kept by the core.
-    pub sessions: Arc<dyn Sessions>,
-    /// The hosts and origins this dashboard answers.
-    pub hosts: Hosts,
-    /// Whether the cookie is `Secure` (the public address is https).
-    pub secure_cookie: bool,
-    /// Failed sign-ins per client.
-    pub guesses: Guesses,
-    /// The open event streams.
-    pub streams: Streams,
-    /// Files attached on the chat page, until the core fetches them.
-    pub uploads: Uploads,
-    /// Files the assistant sent, for the chat page to offer.
-    pub downloads: Downloads,
-}
-
-impl AppState {
-    /// The core's intake, when the gateway listens.
-    pub fn intake(&self) -> Option<Intake> {
-        self.intake.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-}
-
-/// The dashboard's router over `state`.
+/// The dashboard's router over `state`: each feature's routes, and what
+/// every request goes through.
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
-        .route("/", get(overview))
-        .route("/chat", get(chat_list::newest))
-        .route("/chat/new", post(chat_list::new_chat))
-        .route(
-            "/chat/{id}",
-            get(chat::show)
-                .post(chat::send)
-                .layer(DefaultBodyLimit::max(chat::MAX_POST_BYTES)),
-        )
-        .route("/chat/{id}/stream", get(chat::stream))
-        .route("/chat/{id}/rename", post(chat_list::rename))
-        .route(
-            "/chat/{id}/delete",
-            get(chat_list::confirm_delete).post(chat_list::delete),
-        )
-        .route("/chat/files/{key}", get(chat::download))
-        .route("/events", get(events::events))
-        .route("/approvals", get(approvals::show))
-        .route("/approvals/decide", post(approvals::decide))
-        .route("/approvals/rules/revoke", post(approvals::revoke))
-        .route("/loops", get(loops::show))
-        .route("/loops/run", post(loops::run))
-        .route("/loops/stop", post(loops::stop))
-        .route("/loops/start", post(loops::start))
-        .route("/sign-in/{token}", get(sign_in::redeem))
-        .route("/sign-out", post(sign_in::sign_out))
-        .route("/assets/style.css", get(assets::style))
-        .route("/assets/live.js", get(assets::live))
-        .route("/assets/chat.js", get(assets::chat))
-        .route("/assets/favicon.svg", get(assets::favicon))
-        .route("/conversations", get(conversations::listing))
-        .route("/conversations/{key}", get(conversations::conversation))
-        .route("/usage", get(usage::usage))
-        .route("/config", get(configuration::configuration))
-        .route("/config/reload", post(configuration::reload))
-        .route(
-            "/config/edit",
-            post(configuration::edit).layer(DefaultBodyLimit::max(configuration::MAX_EDIT_BYTES)),
-        )
-        .route("/logs", get(logs::logs))
-        .route("/logs/events", get(logs::events))
-        .route("/keys", get(keys::keys))
-        .route("/keys/create", post(keys::create))
-        .route("/keys/revoke", post(keys::revoke_key))
-        .route("/keys/sessions/revoke", post(keys::revoke_session))
-        .route("/channels", get(channels::channels))
-        .route("/channels/events", get(channels::events))
-        .route("/channels/telegram", post(channels::connect_telegram))
-        .route("/channels/signal", post(channels::link_signal))
+        .merge(overview::routes())
+        .merge(chat_list::routes())
+        .merge(chat::routes())
+        .merge(events::routes())
+        .merge(approvals::routes())
+        .merge(loops::routes())
+        .merge(sign_in::routes())
+        .merge(assets::routes())
+        .merge(conversations::routes())
+        .merge(usage::routes())
+        .merge(configuration::routes())
+        .merge(logs::routes())
+        .merge(keys::routes())
+        .merge(channels::routes())
         .nest("/v1", api::router())
-        .route("/metrics", get(metrics::metrics))
+        .merge(metrics::routes())
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(MAX_BODY_BYTES))
         .layer(middleware::from_fn_with_state(state.clone(), check_host))
@@ -198,27 +100,6 @@ async fn check_host(State(state): State<Arc<AppState>>, request: Request, next: 
             errors::wrong_host()
         }
     }
-}
-
-/// `GET /`.
-async fn overview(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Response {
-    let status = match state.admin.ask(AdminRequest::Status).await {
-        Ok(AdminReply::Status(status)) => status,
-        _ => return errors::unavailable("the daemon is shutting down"),
-    };
-    let approvals: Value = match state.admin.ask(AdminRequest::Approvals { all: false }).await {
-        Ok(AdminReply::Approvals(Ok(listing))) => listing,
-        Ok(AdminReply::Approvals(Err(unreadable))) => json!({ "error": unreadable.message }),
-        _ => json!({ "error": "no answer" }),
-    };
-    let body = crate::pages::overview::body(&status, &approvals);
-    page(
-        StatusCode::OK,
-        "Overview",
-        "/",
-        Some(Viewer { csrf: &signed_in.csrf }),
-        &body,
-    )
 }
 
 /// Anything else: the 404 page, with the navigation when signed in.

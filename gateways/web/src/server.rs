@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use passepartout_admin::Admin;
 use passepartout_gateway::{
     ConversationKey, Deliver, Delivered, Draft, DraftPace, DraftText, Fetch, Fetched, FileRef, GatewayError, GatewayId,
-    Health, HealthState, Intake, Listen, MessageId, Outbound, OutboundBody, OutboundFile, Surface,
+    Health, HealthState, Intake, Listen, MessageId, Outbound, OutboundBody, OutboundFile,
 };
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -22,36 +22,25 @@ use tokio_util::sync::CancellationToken;
 use crate::chats::Chats;
 use crate::downloads::{self, Download, Downloads};
 use crate::error::WebError;
-use crate::events::Streams;
 use crate::host::Hosts;
 use crate::hub::Hub;
 use crate::keys::ApiKeys;
-use crate::metrics::Latency;
+use crate::latency::Latency;
 use crate::rate_limit::Guesses;
 use crate::redact::LiveSecrets;
-use crate::router::{AppState, router};
+use crate::router::router;
 use crate::serve::{self, Admit};
 use crate::sessions::Sessions;
+use crate::state::AppState;
+use crate::streams::Streams;
+use crate::surface::GATEWAY_ID;
 use crate::threads::Threads;
 use crate::uploads::Uploads;
-
-/// The gateway id.
-pub const GATEWAY_ID: &str = "web";
-
-/// A page in a browser: plain text, no buttons to answer with yet. An API
-/// key answers approvals only when made to, so one that may not is told
-/// who may.
-pub const SURFACE: Surface = Surface {
-    who_approves: Some(
-        "Approvals here are answered on the dashboard's Approvals page, or by an API key made with \
-         `passepartout web keys create NAME --approver` (in its own conversations).",
-    ),
-    ..Surface::TEXT
-};
 
 /// Where the dashboard listens and the address people open.
 #[derive(Clone, Debug)]
 pub struct WebConfig {
+    /// The address the dashboard listens on.
     pub listen: SocketAddr,
     /// `https://assistant.example.org`, when the dashboard is reached
     /// through another address than `listen`.
@@ -128,7 +117,7 @@ impl WebGateway {
             in_flight: Default::default(),
             secrets: config.secrets.clone(),
             metrics_open: config.open_metrics,
-            admin,
+            admin: admin.asking_as(crate::posted::asker()),
             sessions,
             hosts: Hosts::new(bound, public_url),
             secure_cookie: public_url.is_some_and(|url| url.starts_with("https://")),

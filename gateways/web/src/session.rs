@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 
 use crate::pages::errors;
 use crate::rate_limit::client;
-use crate::router::AppState;
+use crate::state::AppState;
 
 /// The session cookie's name.
 pub const COOKIE: &str = "passepartout_session";

@@ -11,6 +11,7 @@ use thiserror::Error;
 #[derive(Clone, Debug, Error, PartialEq, Eq)]
 #[error("{message}")]
 pub struct SessionsUnavailable {
+    /// Why, for people.
     pub message: String,
 }
 

@@ -9,16 +9,18 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::header::{self, HeaderMap};
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
 
 use crate::pages::errors;
 use crate::posted::TokenOnly;
-use crate::router::AppState;
 use crate::session::{FormSession, clear_cookie, set_cookie};
+use crate::state::AppState;
 
 /// The longest user agent kept with a session.
 const MAX_USER_AGENT: usize = 200;
@@ -115,16 +117,9 @@ pub async fn sign_out(
     response
 }
 
-/// A form that could not be read: 413 when too large, else 400, saying why.
-pub fn bad_form(rejection: FormRejection) -> Response {
-    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-        return errors::bad_request(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "The form is larger than the dashboard takes.",
-        );
-    }
-    errors::bad_request(
-        StatusCode::BAD_REQUEST,
-        &format!("The form could not be read: {}", rejection.body_text()),
-    )
+/// Signing in with a link, and out.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/sign-in/{token}", get(redeem))
+        .route("/sign-out", post(sign_out))
 }

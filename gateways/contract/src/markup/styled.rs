@@ -11,17 +11,22 @@ use std::ops::Range;
 /// How a span of text is styled.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Style {
+    /// Strong emphasis (`**bold**`).
     Bold,
+    /// Emphasis (`*italic*`).
     Italic,
+    /// Struck through (`~~gone~~`).
     Strikethrough,
     /// Inline code.
     Code,
     /// A code block, with the language its fence named, if any.
     Pre {
+        /// The language after the opening fence (`rust`), if any.
         language: Option<String>,
     },
     /// A link to `url` (an absolute URL: `http`, `https`, `mailto` or `tg`).
     Link {
+        /// Where the link goes.
         url: String,
     },
     /// A quoted block.
@@ -38,13 +43,16 @@ impl Style {
 /// A styled byte range of a [`Styled`] text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Span {
+    /// The bytes of the text it styles.
     pub range: Range<usize>,
+    /// How they are styled.
     pub style: Style,
 }
 
 /// Plain text and the spans that style it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Styled {
+    /// The text with the Markdown taken out.
     pub text: String,
     /// Ordered by start, then outer before inner (longer first).
     pub spans: Vec<Span>,

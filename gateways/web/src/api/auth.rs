@@ -16,7 +16,7 @@ use super::error::ApiError;
 use super::in_flight::{Full, IN_ALL, PER_KEY, Place};
 use crate::people::Person;
 use crate::rate_limit::client;
-use crate::router::AppState;
+use crate::state::AppState;
 
 /// The person a request's key authenticates, and the request's place among
 /// those being answered. As an extractor placed before the body's, it
@@ -24,6 +24,7 @@ use crate::router::AppState;
 /// or with too many requests being answered, never makes the server hold a
 /// body.
 pub struct Caller {
+    /// The key's person.
     pub person: Person,
     /// Held until the answer is sent.
     pub place: Place,

@@ -52,8 +52,8 @@ use super::wire::{self, Made, Piece, Usage};
 use crate::hub::Following;
 use crate::keys::Key;
 use crate::people::Person;
-use crate::router::AppState;
-use crate::server::GATEWAY_ID;
+use crate::state::AppState;
+use crate::surface::GATEWAY_ID;
 
 /// How long a request waits for its turn to end. The turn goes on after
 /// that; its answer is kept in the conversation.
@@ -90,24 +90,7 @@ async fn answer(
     headers: &HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
-    let body = body.map_err(|rejection| {
-        if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
-            ApiError::status(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "request_too_large",
-                format!(
-                    "The request is larger than the API takes ({} bytes).",
-                    super::MAX_BODY_BYTES
-                ),
-            )
-        } else {
-            ApiError::invalid(
-                None,
-                "invalid_body",
-                format!("The request body could not be read: {}", rejection.body_text()),
-            )
-        }
-    })?;
+    let body = body.map_err(unreadable)?;
     let asked = wire::read(&body)?;
     let named = headers
         .get(CONVERSATION_HEADER)
@@ -152,28 +135,7 @@ async fn answer(
         by_reply_only: false,
         client: (!client.is_empty()).then_some(client),
     };
-    let Some(intake) = state.intake() else {
-        return Err(going_away());
-    };
-    match intake.submit(inbound).await {
-        Ok(Ack::Accepted) => {}
-        Ok(Ack::Duplicate) => {
-            return Err(ApiError::status(
-                StatusCode::CONFLICT,
-                "duplicate",
-                "This message was taken before.",
-            ));
-        }
-        Ok(Ack::Refused { reason }) => return Err(refused(reason)),
-        Ok(Ack::Busy) => {
-            return Err(ApiError::status(
-                StatusCode::TOO_MANY_REQUESTS,
-                "rate_limit_exceeded",
-                "The conversation has too many messages waiting; try again shortly.",
-            ));
-        }
-        Err(_closed) => return Err(going_away()),
-    }
+    hand_in(state, inbound).await?;
     // An outcome nobody heard since this conversation's last answer opens
     // this one (taken once the message is, so a refused request leaves it).
     let missed: String = match continued {
@@ -214,6 +176,48 @@ async fn answer(
         let whole = whole(following, answer, made, replying).await;
         drop(place);
         whole
+    }
+}
+
+/// A body that could not be read, refused: 413 past the API's limit.
+fn unreadable(rejection: BytesRejection) -> ApiError {
+    if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::status(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request_too_large",
+            format!(
+                "The request is larger than the API takes ({} bytes).",
+                super::MAX_BODY_BYTES
+            ),
+        )
+    } else {
+        ApiError::invalid(
+            None,
+            "invalid_body",
+            format!("The request body could not be read: {}", rejection.body_text()),
+        )
+    }
+}
+
+/// Hands `inbound` to the intake; the refusal when it is not taken.
+async fn hand_in(state: &AppState, inbound: Inbound) -> Result<(), ApiError> {
+    let Some(intake) = state.intake() else {
+        return Err(going_away());
+    };
+    match intake.submit(inbound).await {
+        Ok(Ack::Accepted) => Ok(()),
+        Ok(Ack::Duplicate) => Err(ApiError::status(
+            StatusCode::CONFLICT,
+            "duplicate",
+            "This message was taken before.",
+        )),
+        Ok(Ack::Refused { reason }) => Err(refused(reason)),
+        Ok(Ack::Busy) => Err(ApiError::status(
+            StatusCode::TOO_MANY_REQUESTS,
+            "rate_limit_exceeded",
+            "The conversation has too many messages waiting; try again shortly.",
+        )),
+        Err(_closed) => Err(going_away()),
     }
 }
 

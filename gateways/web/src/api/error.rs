@@ -11,12 +11,15 @@ use serde::Serialize;
 /// A refused API request.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ApiError {
+    /// The HTTP status answered.
     pub status: StatusCode,
+    /// Why, for people.
     pub message: String,
     /// OpenAI's `type`: `invalid_request_error`, `authentication_error`, …
     pub kind: &'static str,
     /// The request field at fault, if one is.
     pub param: Option<&'static str>,
+    /// OpenAI's `code`, where one fits.
     pub code: Option<&'static str>,
 }
 

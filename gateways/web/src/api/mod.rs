@@ -45,7 +45,7 @@ pub use auth::{Caller, caller};
 pub use completions::{ANSWER_LIMIT, CONVERSATION_HEADER, DECISION_LIMIT};
 pub use error::ApiError;
 
-use crate::router::AppState;
+use crate::state::AppState;
 
 /// The largest request taken, in bytes: a client resends the whole
 /// history with every request.

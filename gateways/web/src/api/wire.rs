@@ -65,6 +65,7 @@ pub struct Asked {
     /// The system and developer messages, joined: the client's own
     /// instructions.
     pub instructions: Option<String>,
+    /// The answer is streamed as server-sent events.
     pub stream: bool,
     /// A last chunk with the usage, before `[DONE]`.
     pub include_usage: bool,
@@ -82,51 +83,71 @@ pub fn read(body: &[u8]) -> Result<Asked, ApiError> {
             format!("The request body is not a chat completion request in JSON: {error}"),
         )
     })?;
-    match request.model.as_deref() {
-        Some(MODEL) => {}
-        Some(other) => {
-            return Err(ApiError::invalid(
-                Some("model"),
-                "model_not_found",
-                format!("The model {other:?} does not exist here; use \"{MODEL}\" (see GET /v1/models)."),
-            ));
-        }
-        None => {
-            return Err(ApiError::invalid(
-                Some("model"),
-                "missing_required_parameter",
-                format!("The request names no model; use \"{MODEL}\"."),
-            ));
-        }
-    }
-    if request.n.is_some_and(|n| n != 1) {
-        return Err(ApiError::invalid(
-            Some("n"),
-            "unsupported_parameter",
-            "Only one choice is made per request (n = 1): the assistant answers once, and keeps that answer.",
-        ));
-    }
-    if request.tools.is_some() || request.functions.is_some() {
-        let param = if request.tools.is_some() { "tools" } else { "functions" };
-        return Err(ApiError::invalid(
-            Some(param),
-            "unsupported_parameter",
-            "Tools run in the daemon, not in the client: client-side tools and functions are not taken.",
-        ));
-    }
-    let wants_more_than_text = request
-        .modalities
-        .as_ref()
-        .is_some_and(|m| m.iter().any(|m| m != "text"));
-    if wants_more_than_text || request.audio.is_some() {
-        let param = if request.audio.is_some() { "audio" } else { "modalities" };
-        return Err(ApiError::invalid(
-            Some(param),
-            "unsupported_parameter",
-            "Only text is answered: no audio or image output.",
-        ));
-    }
+    request.refuse_unserved()?;
     let messages = request.messages.unwrap_or_default();
+    let (text, earlier, instructions) = conversation(&messages)?;
+    Ok(Asked {
+        text,
+        earlier,
+        instructions: (!instructions.is_empty()).then(|| instructions.join("\n\n")),
+        stream: request.stream,
+        include_usage: request.stream_options.is_some_and(|o| o.include_usage),
+        user: request.user,
+    })
+}
+
+impl Request {
+    /// Refuses what the API does not serve: another model, more than one
+    /// choice, the client's own tools, anything but text out.
+    fn refuse_unserved(&self) -> Result<(), ApiError> {
+        match self.model.as_deref() {
+            Some(MODEL) => {}
+            Some(other) => {
+                return Err(ApiError::invalid(
+                    Some("model"),
+                    "model_not_found",
+                    format!("The model {other:?} does not exist here; use \"{MODEL}\" (see GET /v1/models)."),
+                ));
+            }
+            None => {
+                return Err(ApiError::invalid(
+                    Some("model"),
+                    "missing_required_parameter",
+                    format!("The request names no model; use \"{MODEL}\"."),
+                ));
+            }
+        }
+        if self.n.is_some_and(|n| n != 1) {
+            return Err(ApiError::invalid(
+                Some("n"),
+                "unsupported_parameter",
+                "Only one choice is made per request (n = 1): the assistant answers once, and keeps that answer.",
+            ));
+        }
+        if self.tools.is_some() || self.functions.is_some() {
+            let param = if self.tools.is_some() { "tools" } else { "functions" };
+            return Err(ApiError::invalid(
+                Some(param),
+                "unsupported_parameter",
+                "Tools run in the daemon, not in the client: client-side tools and functions are not taken.",
+            ));
+        }
+        let wants_more_than_text = self.modalities.as_ref().is_some_and(|m| m.iter().any(|m| m != "text"));
+        if wants_more_than_text || self.audio.is_some() {
+            let param = if self.audio.is_some() { "audio" } else { "modalities" };
+            return Err(ApiError::invalid(
+                Some(param),
+                "unsupported_parameter",
+                "Only text is answered: no audio or image output.",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The message to answer (the last, a user's), the user and assistant
+/// messages before it, and the instructions among them, from `messages`.
+fn conversation(messages: &[Message]) -> Result<(String, Vec<EarlierMessage>, Vec<String>), ApiError> {
     if messages.len() > MAX_MESSAGES {
         return Err(ApiError::invalid(
             Some("messages"),
@@ -179,14 +200,7 @@ pub fn read(body: &[u8]) -> Result<Asked, ApiError> {
             "The user's message is empty.",
         ));
     }
-    Ok(Asked {
-        text,
-        earlier,
-        instructions: (!instructions.is_empty()).then(|| instructions.join("\n\n")),
-        stream: request.stream,
-        include_usage: request.stream_options.is_some_and(|o| o.include_usage),
-        user: request.user,
-    })
+    Ok((text, earlier, instructions))
 }
 
 /// What a message is to the daemon.
@@ -257,12 +271,16 @@ fn text_of(index: usize, content: &Value) -> Result<String, ApiError> {
 /// Tokens a completion used, as OpenAI counts them.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Usage {
+    /// Tokens read.
     pub prompt_tokens: u64,
+    /// Tokens written.
     pub completion_tokens: u64,
+    /// Both.
     pub total_tokens: u64,
 }
 
 impl Usage {
+    /// The usage of `prompt_tokens` read and `completion_tokens` written.
     pub fn new(prompt_tokens: u64, completion_tokens: u64) -> Self {
         Self {
             prompt_tokens,
@@ -275,7 +293,9 @@ impl Usage {
 /// One answer's identity: `chatcmpl-…` and when it was made (seconds).
 #[derive(Clone, Debug)]
 pub struct Made {
+    /// `chatcmpl-…`.
     pub id: String,
+    /// When, in seconds since the epoch.
     pub created: u64,
 }
 

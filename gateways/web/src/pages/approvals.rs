@@ -50,6 +50,7 @@ pub enum Choice {
 }
 
 impl Choice {
+    /// The choice as the form sends it.
     pub fn as_str(self) -> &'static str {
         match self {
             Choice::Approve => "approve",
@@ -63,11 +64,22 @@ impl Choice {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Notice {
     /// This browser's answer decided the approval `token`.
-    Decided { token: String, choice: Choice },
+    Decided {
+        /// The approval's token.
+        token: String,
+        /// What was chosen.
+        choice: Choice,
+    },
     /// The approval `token` was decided before this answer came.
-    Already { token: String },
+    Already {
+        /// The approval's token.
+        token: String,
+    },
     /// Standing rule `id` was revoked.
-    Revoked { id: u64 },
+    Revoked {
+        /// The rule's number.
+        id: u64,
+    },
 }
 
 /// Which decided approvals the history shows.

@@ -17,10 +17,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::{get, post};
 use passepartout_admin::DashboardRequest;
 use serde::Deserialize;
 use serde_json::Value;
@@ -32,8 +34,8 @@ use super::shown::badge;
 use crate::escape::Escaped;
 use crate::events::{fingerprint, stream_changes};
 use crate::posted::{TokenOnly, WithToken, accept, accept_with_session, see_other};
-use crate::router::AppState;
 use crate::session::{FormSession, SignedIn, csrf_token};
+use crate::state::AppState;
 
 /// How often a page's stream looks at the channels.
 const EVERY: Duration = Duration::from_secs(1);
@@ -277,6 +279,15 @@ pub async fn events(
         let admin = admin.clone();
         async move { ask(&admin, DashboardRequest::Channels).await.ok() }
     })
+}
+
+/// The Channels page, its stream and its forms.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/channels", get(channels))
+        .route("/channels/events", get(events))
+        .route("/channels/telegram", post(connect_telegram))
+        .route("/channels/signal", post(link_signal))
 }
 
 #[cfg(test)]

@@ -21,10 +21,15 @@ pub const SEGMENTS: [(&str, &str); 4] = [
 /// One bar: its label, and tokens in and out with the voters' share.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Bar {
+    /// What the bar stands for (a day, a provider).
     pub label: String,
+    /// Tokens read.
     pub tokens_in: u64,
+    /// Tokens written.
     pub tokens_out: u64,
+    /// Of the tokens read, the voters'.
     pub votes_in: u64,
+    /// Of the tokens written, the voters'.
     pub votes_out: u64,
 }
 

@@ -28,10 +28,15 @@ pub const MAX_FILE_BYTES: usize = 10 * 1024 * 1024;
 /// What the page shows: the open chat among all of them, its history,
 /// what waits for approval in it, the files the assistant sent there.
 pub struct Shown<'a> {
+    /// The open chat.
     pub chat: &'a WebChat,
+    /// Every chat of the owner's.
     pub chats: &'a [WebChat],
+    /// The open chat's history, as the core keeps it.
     pub history: &'a Value,
+    /// What waits for approval in it.
     pub waiting: &'a [&'a Value],
+    /// The files the assistant sent there.
     pub files: &'a [Arc<Download>],
 }
 

@@ -17,10 +17,13 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::{get, post};
 use passepartout_admin::{AdminReply, AdminRequest, DashboardRequest, Reloaded};
 use serde::Deserialize;
 use serde_json::Value;
@@ -30,8 +33,8 @@ use super::layout::{Viewer, page};
 use super::parts::items;
 use crate::escape::Escaped;
 use crate::posted::TokenOnly;
-use crate::router::AppState;
 use crate::session::{FormSession, SignedIn};
+use crate::state::AppState;
 
 /// The largest edited file taken, in bytes.
 pub const MAX_EDIT_BYTES: usize = 512 * 1024;
@@ -60,9 +63,13 @@ impl crate::posted::WithToken for EditForm {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Saved {
+    /// Whether the file was written.
     pub written: bool,
+    /// What happened, or why not, for people.
     pub message: String,
+    /// What `check-config` found wrong with the edit.
     pub problems: Vec<String>,
+    /// What came of the reload that followed, if it was written.
     pub reloaded: Option<Reloaded>,
 }
 
@@ -259,6 +266,14 @@ fn list(lines: &[&str]) -> String {
         let _ = write!(out, "<li><code>{}</code></li>", Escaped(line));
     }
     out + "</ul>"
+}
+
+/// The Configuration page, its Reload button and its edit.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/config", get(configuration))
+        .route("/config/reload", post(reload))
+        .route("/config/edit", post(edit).layer(DefaultBodyLimit::max(MAX_EDIT_BYTES)))
 }
 
 #[cfg(test)]

@@ -11,10 +11,12 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::get;
 use passepartout_admin::DashboardRequest;
 use serde::Deserialize;
 use serde_json::Value;
@@ -24,8 +26,8 @@ use super::layout::{Viewer, page};
 use super::noted::{Noted, listed, noted};
 use super::parts::{ask, conversation_name, conversation_of, conversation_path, items, table, text, when};
 use crate::escape::Escaped;
-use crate::router::AppState;
 use crate::session::SignedIn;
+use crate::state::AppState;
 
 /// The longest search taken, in characters.
 const MAX_QUERY_CHARS: usize = 200;
@@ -45,7 +47,7 @@ pub async fn listing(
 ) -> Response {
     let Form(search) = match search {
         Ok(search) => search,
-        Err(rejection) => return crate::sign_in::bad_form(rejection),
+        Err(rejection) => return crate::posted::bad_form(rejection),
     };
     let query: String = search.q.trim().chars().take(MAX_QUERY_CHARS).collect();
     let conversations = match ask(&state.admin, DashboardRequest::Conversations).await {
@@ -281,6 +283,13 @@ fn note(message: &Value) -> String {
         r#"<div class="message {class}"><span class="who">{who}</span><div class="said">{shown}<details class="note"><summary>What the assistant was told</summary><pre>{}</pre></details></div></div>"#,
         Escaped(told)
     )
+}
+
+/// The Conversations page and one conversation's.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/conversations", get(listing))
+        .route("/conversations/{key}", get(conversation))
 }
 
 #[cfg(test)]

@@ -16,10 +16,12 @@ use std::fmt::Write as _;
 use std::sync::Arc;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
+use axum::routing::{get, post};
 use passepartout_admin::{AdminReply, AdminRequest, DashboardRequest, WebAnswer, WebRequest};
 use serde::Deserialize;
 use serde_json::Value;
@@ -30,8 +32,8 @@ use super::layout::{Viewer, page};
 use super::parts::{ask, items, table, text, when};
 use crate::escape::Escaped;
 use crate::posted::{WithToken, accept, accept_with_session, plain, see_other};
-use crate::router::AppState;
 use crate::session::{FormSession, SignedIn, csrf_token, session_id};
+use crate::state::AppState;
 
 /// How many hex digits of an id the core shows.
 const ID_PREFIX: usize = 12;
@@ -295,6 +297,15 @@ fn answered(reply: Result<AdminReply, passepartout_admin::AdminClosed>) -> Respo
         Ok(AdminReply::Web(answer)) => errors::conflict(&plain(&answer.message), "/keys", "Back to Keys & sessions"),
         _ => errors::unavailable("the daemon is shutting down"),
     }
+}
+
+/// The Keys & sessions page and its buttons.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/keys", get(keys))
+        .route("/keys/create", post(create))
+        .route("/keys/revoke", post(revoke_key))
+        .route("/keys/sessions/revoke", post(revoke_session))
 }
 
 #[cfg(test)]

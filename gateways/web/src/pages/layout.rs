@@ -41,6 +41,7 @@ const MENU_ICON: &str = r#"<svg viewBox="0 0 24 24" width="22" height="22" aria-
 
 /// Who is looking, for the shell: signed in, with the session's CSRF token.
 pub struct Viewer<'a> {
+    /// The session's CSRF token, for the forms.
     pub csrf: &'a str,
 }
 

@@ -14,13 +14,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Form;
+use axum::Router;
 use axum::extract::State;
 use axum::extract::rejection::FormRejection;
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use futures_util::stream;
-use passepartout_admin::{Admin, DashboardRequest};
+use passepartout_admin::{AdminAs, DashboardRequest};
 use passepartout_gateway::Secrets;
 use serde::Deserialize;
 use serde_json::Value;
@@ -28,8 +30,8 @@ use serde_json::Value;
 use super::layout::{Viewer, page};
 use super::parts::{ask, items, when};
 use crate::escape::Escaped;
-use crate::router::AppState;
 use crate::session::SignedIn;
+use crate::state::AppState;
 
 /// Lines the page shows at most.
 pub const SHOWN: u32 = 300;
@@ -190,9 +192,16 @@ pub async fn events(
 
 /// The newest line the filters let through after theirs, if any came;
 /// none at all once the daemon no longer answers.
-async fn newest(admin: &Admin, filters: &Filters) -> Option<Option<u64>> {
+async fn newest(admin: &AdminAs, filters: &Filters) -> Option<Option<u64>> {
     let document = ask(admin, filters.request(filters.after, 1)).await.ok()?;
     Some(items(&document["lines"]).filter_map(|line| line["seq"].as_u64()).max())
+}
+
+/// The Logs page and its stream.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/logs", get(logs))
+        .route("/logs/events", get(events))
 }
 
 #[cfg(test)]

@@ -17,7 +17,12 @@ pub enum Noted<'a> {
     /// Not a note: the person's own words.
     Said(&'a str),
     /// What the person said with what they sent ("notes.txt").
-    Sent { said: Option<&'a str>, sent: Vec<&'a str> },
+    Sent {
+        /// What they said, if anything.
+        said: Option<&'a str>,
+        /// The files' names.
+        sent: Vec<&'a str>,
+    },
     /// Something that happened, in Markdown.
     Event(&'a str),
     /// Meant for the model alone.

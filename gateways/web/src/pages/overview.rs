@@ -9,11 +9,23 @@
 //! for; every value from them is escaped.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
 
-use serde_json::Value;
+use axum::Router;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::routing::get;
+use passepartout_admin::{AdminReply, AdminRequest};
 
+use serde_json::{Value, json};
+
+use super::errors;
+use super::layout::{Viewer, page};
 use super::parts::{bytes, labelled_rows};
 use crate::escape::Escaped;
+use crate::session::SignedIn;
+use crate::state::AppState;
 
 /// The page's body from the status document and the pending approvals'
 /// listing (`{"approvals": […]}`, or `{"error": …}`).
@@ -163,9 +175,19 @@ fn cards(status: &Value) -> String {
         &names(&status["providers"]),
         health,
     );
-    let (up, all, health) = tally(&status["mcp"]);
-    let off = items(&status["mcp"]).count() - all;
-    out += &match (all, off) {
+    out += &tool_servers_card(&status["mcp"]);
+    out += &loops_card(&status["loops"]);
+    out += &approvals_card(status["approvals"]["pending"].as_u64().unwrap_or(0));
+    out += &usage_card(&status["usage"]);
+    out += &store_card(&status["store"]);
+    out + "</ul>"
+}
+
+/// The tool servers' card: how many of those switched on run.
+fn tool_servers_card(mcp: &Value) -> String {
+    let (up, all, health) = tally(mcp);
+    let off = items(mcp).count() - all;
+    match (all, off) {
         (0, 0) => card("#mcp", "Tool servers", "None", "none configured", Health::Good),
         (0, off) => card(
             "#mcp",
@@ -178,13 +200,16 @@ fn cards(status: &Value) -> String {
             "#mcp",
             "Tool servers",
             &format!("{up} of {all} running"),
-            &names(&status["mcp"]),
+            &names(mcp),
             health,
         ),
-    };
-    let loops = &status["loops"];
+    }
+}
+
+/// The loops' card: how many run, and those failing or the heartbeats.
+fn loops_card(loops: &Value) -> String {
     let failing = items(&loops["failing"]).count();
-    out += &card(
+    card(
         "#loops",
         "Loops",
         &format!("{} of {} running", text(&loops["running"]), text(&loops["total"])),
@@ -197,9 +222,12 @@ fn cards(status: &Value) -> String {
             n => format!("{n} failing"),
         },
         if failing > 0 { Health::Bad } else { Health::Good },
-    );
-    let pending = status["approvals"]["pending"].as_u64().unwrap_or(0);
-    out += &card(
+    )
+}
+
+/// The approvals' card: how many of them wait.
+fn approvals_card(pending: u64) -> String {
+    card(
         "/approvals",
         "Approvals",
         &format!("{pending} waiting"),
@@ -209,35 +237,41 @@ fn cards(status: &Value) -> String {
             "nothing to answer"
         },
         if pending > 0 { Health::Waiting } else { Health::Good },
-    );
-    let today = &status["usage"]["today"];
-    out += &if status["usage"].is_null() {
-        card(
+    )
+}
+
+/// Today's usage card: the tokens, and about what they cost when known.
+fn usage_card(usage: &Value) -> String {
+    if usage.is_null() {
+        return card(
             "/usage",
             "Usage today",
             "Not known",
             "the store could not be read",
             Health::Bad,
-        )
-    } else {
-        let tokens = today["tokens_in"].as_u64().unwrap_or(0) + today["tokens_out"].as_u64().unwrap_or(0);
-        let cost = today["cost_usd"].as_f64().filter(|c| *c > 0.0);
-        card(
-            "/usage",
-            "Usage today",
-            &format!("{} tokens", super::chart::grouped(tokens)),
-            &cost.map_or_else(
-                || "in and out, all models".to_owned(),
-                |c| match c {
-                    c if c >= 1.0 => format!("about ${c:.2}"),
-                    c => format!("about ${c:.4}"),
-                },
-            ),
-            Health::Good,
-        )
-    };
-    let store = &status["store"];
-    out += &match store["error"].as_str() {
+        );
+    }
+    let today = &usage["today"];
+    let tokens = today["tokens_in"].as_u64().unwrap_or(0) + today["tokens_out"].as_u64().unwrap_or(0);
+    let cost = today["cost_usd"].as_f64().filter(|c| *c > 0.0);
+    card(
+        "/usage",
+        "Usage today",
+        &format!("{} tokens", super::chart::grouped(tokens)),
+        &cost.map_or_else(
+            || "in and out, all models".to_owned(),
+            |c| match c {
+                c if c >= 1.0 => format!("about ${c:.2}"),
+                c => format!("about ${c:.4}"),
+            },
+        ),
+        Health::Good,
+    )
+}
+
+/// The store's card: healthy and its size on disk, or failed.
+fn store_card(store: &Value) -> String {
+    match store["error"].as_str() {
         Some(_) => card("#store", "Store", "Failed", "see below", Health::Bad),
         None => card(
             "#store",
@@ -249,8 +283,7 @@ fn cards(status: &Value) -> String {
                 .unwrap_or_default(),
             Health::Good,
         ),
-    };
-    out + "</ul>"
+    }
 }
 
 /// What the tools' processes run confined by (the kernel's Landlock ABI and
@@ -413,6 +446,32 @@ fn human_s(s: u64) -> String {
         3600..86_400 => format!("{} h {} min", s / 3600, s % 3600 / 60),
         _ => format!("{} d {} h", s / 86_400, s % 86_400 / 3600),
     }
+}
+
+/// The overview.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/", get(overview))
+}
+
+/// `GET /`.
+async fn overview(State(state): State<Arc<AppState>>, signed_in: SignedIn) -> Response {
+    let status = match state.admin.ask(AdminRequest::Status).await {
+        Ok(AdminReply::Status(status)) => status,
+        _ => return errors::unavailable("the daemon is shutting down"),
+    };
+    let approvals: Value = match state.admin.ask(AdminRequest::Approvals { all: false }).await {
+        Ok(AdminReply::Approvals(Ok(listing))) => listing,
+        Ok(AdminReply::Approvals(Err(unreadable))) => json!({ "error": unreadable.message }),
+        _ => json!({ "error": "no answer" }),
+    };
+    let body = body(&status, &approvals);
+    page(
+        StatusCode::OK,
+        "Overview",
+        "/",
+        Some(Viewer { csrf: &signed_in.csrf }),
+        &body,
+    )
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use axum::response::Response;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use passepartout_admin::{Admin, AdminReply, AdminRequest, DashboardRequest};
+use passepartout_admin::{AdminAs, AdminReply, AdminRequest, DashboardRequest};
 use passepartout_gateway::{ChatId, ConversationKey, GatewayId, visible};
 use serde_json::Value;
 
@@ -17,7 +17,7 @@ use crate::escape::Escaped;
 
 /// The document `request` asks the core for, or the page that says why
 /// there is none.
-pub async fn ask(admin: &Admin, request: DashboardRequest) -> Result<Value, Box<Response>> {
+pub async fn ask(admin: &AdminAs, request: DashboardRequest) -> Result<Value, Box<Response>> {
     match admin.ask(AdminRequest::Dashboard { request }).await {
         Ok(AdminReply::Dashboard(Ok(document))) => Ok(document),
         Ok(AdminReply::Dashboard(Err(unreadable))) => Err(Box::new(errors::unavailable(&unreadable.message))),

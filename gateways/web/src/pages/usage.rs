@@ -8,9 +8,11 @@
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
+use axum::routing::get;
 use passepartout_admin::DashboardRequest;
 use serde_json::Value;
 
@@ -18,8 +20,8 @@ use super::chart::{self, Bar, grouped};
 use super::layout::{Viewer, page};
 use super::parts::{ask, items, table};
 use crate::escape::Escaped;
-use crate::router::AppState;
 use crate::session::SignedIn;
+use crate::state::AppState;
 
 /// The days the page covers, today included.
 pub const DAYS: u32 = 30;
@@ -191,6 +193,11 @@ fn bar(label: &str, tokens: &Value) -> Bar {
         votes_in: n("votes_in"),
         votes_out: n("votes_out"),
     }
+}
+
+/// The Usage page.
+pub fn routes() -> Router<Arc<AppState>> {
+    Router::new().route("/usage", get(usage))
 }
 
 #[cfg(test)]

@@ -1,0 +1,227 @@
+//! `passepartout setup`: a guided first run that writes a configuration
+//! file that works. It runs a sequence of [`Step`]s — the model provider,
+//! the Telegram bot, then (if wanted) the person's own Signal account and
+//! the web dashboard — each asking its questions (or taking the flags'
+//! answers), checking them as `doctor` would, and adding its section to the
+//! file and its secrets to the files beside it. A new step is one more
+//! entry in [`steps`] (and its flags, kept in its own file, one flattened
+//! field of [`SetupArgs`]); it says what `--only` calls it.
+//!
+//! The pieces: `args` (the flags), `only` (one part asked again), `terminal` and `input` (asking, secrets
+//! without echo), `model_check` (one short question to the model), `checks` (the bot's getMe),
+//! `model`, `telegram`, `signal` and `web` (the steps; the owner is captured
+//! through the Telegram gateway's `first_contact`, and Signal is linked
+//! through `gateways::signal::link`), `render` (the file's text),
+//! `files` (writing it and the secrets, privately) and `next` (what to do
+//! next: a running daemon reads the file again, else the commands to run).
+
+mod args;
+pub mod checks;
+mod error;
+mod files;
+mod input;
+mod model;
+mod model_check;
+mod next;
+mod only;
+mod render;
+mod signal;
+mod telegram;
+mod terminal;
+mod web;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use async_trait::async_trait;
+
+pub use args::{ModelKind, SecretsMode, SetupArgs};
+pub use error::SetupError;
+use files::SecretFile;
+use input::Input;
+pub use only::{Only, Place};
+use terminal::Terminal;
+
+/// What a step adds to the outcome.
+#[derive(Default)]
+pub struct Part {
+    /// Its section of the configuration file, with comments; empty for none.
+    pub section: String,
+    /// The secrets to store in files.
+    pub secrets: Vec<SecretFile>,
+    /// The environment variables the daemon must be given (`--secrets env`).
+    pub variables: Vec<String>,
+}
+
+/// What every step works with.
+pub struct Context<'a> {
+    pub args: &'a SetupArgs,
+    pub input: Input,
+    /// The configuration file to write.
+    pub config_file: &'a Path,
+    /// With `--only`, the text of the file being changed, whose values a
+    /// step offers as its answers' defaults.
+    pub current: Option<&'a str>,
+}
+
+impl Context<'_> {
+    /// A file named `name` in the configuration file's folder.
+    pub fn beside_config(&self, name: &str) -> PathBuf {
+        self.config_file.with_file_name(name)
+    }
+}
+
+/// One part of the setup.
+#[async_trait(?Send)]
+pub trait Step {
+    /// What `--only` calls it, and where its part stands in the file.
+    fn only(&self) -> Only;
+
+    /// Asks, checks, and gives what the step adds.
+    async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError>;
+}
+
+/// The steps, in the order they run.
+fn steps() -> Vec<Box<dyn Step>> {
+    vec![
+        Box::new(model::ModelStep),
+        Box::new(telegram::TelegramStep),
+        Box::new(signal::SignalStep),
+        Box::new(web::WebStep),
+    ]
+}
+
+/// Runs the wizard. `explicit` is `--config`; without it the default file
+/// is written.
+pub async fn run(args: SetupArgs, explicit: Option<&Path>) -> ExitCode {
+    let terminal = if args.non_interactive { None } else { Terminal::open() };
+    let interrupted = terminal.clone();
+    let outcome = tokio::select! {
+        outcome = wizard(&args, explicit, terminal) => outcome,
+        _ = tokio::signal::ctrl_c() => {
+            if let Some(terminal) = interrupted {
+                terminal.restore();
+            }
+            eprintln!("\npassepartout setup: interrupted; the configuration file was not written");
+            // A line is still being read on the blocking pool, which the
+            // runtime would wait for at its end: leave at once.
+            std::process::exit(130);
+        }
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("passepartout setup: {error}");
+            if let Some(hint) = error.hint() {
+                eprintln!("  ({hint})");
+            }
+            ExitCode::from(error.exit_code())
+        }
+    }
+}
+
+/// What the wizard says first: which file it writes, or changes only a part
+/// of, and how to answer.
+fn opening(only: Option<&str>, config_file: &Path) -> String {
+    let what = match only {
+        None => format!("This writes {}.", config_file.display()),
+        Some(part) => format!(
+            "This changes the {part} part of {}; the rest of it stays as it is.",
+            config_file.display()
+        ),
+    };
+    format!("{what} Press Enter to take the answer in [brackets]; Ctrl-C stops without writing.\n")
+}
+
+async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Terminal>) -> Result<(), SetupError> {
+    if !args.non_interactive && terminal.is_none() {
+        return Err(SetupError::NoTerminal);
+    }
+    let config_file = match explicit {
+        Some(file) => file.to_path_buf(),
+        None => crate::config::default_config_path().ok_or(SetupError::NoPath)?,
+    };
+    // With --only, the file is there to be changed.
+    let old = match args.only {
+        None => {
+            files::may_write(&config_file, args.force)?;
+            None
+        }
+        Some(_) => Some(only::existing(&config_file)?),
+    };
+    let mut cx = Context {
+        args,
+        input: Input::new(terminal),
+        config_file: &config_file,
+        current: old.as_deref(),
+    };
+    if cx.input.interactive() {
+        cx.input.say(&opening(args.only.as_deref(), &config_file));
+    }
+    // `--only` takes a step's name, and runs that step alone.
+    let steps: Vec<_> = (steps().into_iter())
+        .filter(|step| args.only.as_ref().is_none_or(|part| step.only().name == part))
+        .collect();
+    let place = steps.first().map(|step| step.only().place);
+    let mut parts = Vec::new();
+    for step in steps {
+        parts.push(step.run(&mut cx).await?);
+        if cx.input.interactive() {
+            cx.input.say("");
+        }
+    }
+    let sections: Vec<String> = parts
+        .iter()
+        .map(|part| part.section.clone())
+        .filter(|s| !s.is_empty())
+        .collect();
+    let secrets: Vec<SecretFile> = parts.iter_mut().flat_map(|part| part.secrets.drain(..)).collect();
+    let variables: Vec<String> = parts.iter().flat_map(|part| part.variables.clone()).collect();
+
+    let text = match (&old, place, sections.first()) {
+        (Some(old), Some(place), Some(section)) => only::replace(old, &config_file, place, section)?,
+        (Some(_), Some(_), None) => {
+            cx.input.say(&format!("Nothing changed in {}.", config_file.display()));
+            return Ok(());
+        }
+        _ => render::document(&sections),
+    };
+
+    files::make_folder(&config_file)?;
+    files::write_secrets(&secrets)?;
+    files::write_config(&config_file, &text)?;
+    // The file is read back as the daemon will read it (without this
+    // process's PASSEPARTOUT_… overrides): a file that does not load is a
+    // bug here, or, with --only, a clash with the rest of the file (a
+    // provider's name other settings give), which puts the old file back.
+    let written = match crate::gateways::load(Some(&config_file), Some(Default::default())) {
+        Ok(config) => config,
+        Err(error) => {
+            return Err(match &old {
+                Some(old) => {
+                    files::restore(&config_file, old)?;
+                    SetupError::Refused {
+                        path: config_file.clone(),
+                        reason: error.to_string(),
+                    }
+                }
+                None => SetupError::Unloadable(error.to_string()),
+            });
+        }
+    };
+
+    let input = &cx.input;
+    let done = if old.is_some() { "Changed" } else { "Wrote" };
+    input.say(&format!("{done} {}.", config_file.display()));
+    for secret in &secrets {
+        input.say(&format!("Stored a secret in {} (mode 0600).", secret.path.display()));
+    }
+    if !variables.is_empty() {
+        input.say("The secrets were not stored. Set these in the daemon's environment:");
+        for variable in &variables {
+            input.say(&format!("  {variable}=…"));
+        }
+    }
+    next::say(input, &written, explicit).await;
+    Ok(())
+}
