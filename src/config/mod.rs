@@ -11,6 +11,7 @@ mod consensus;
 pub mod edited;
 mod environment;
 mod file_access;
+pub mod interview;
 mod key_path;
 mod llm;
 mod load;
@@ -42,6 +43,9 @@ mod wording;
 
 use std::path::{Path, PathBuf};
 
+// Each gateway's section is a typed field of the file's struct, its type
+// from the gateway's crate, so the whole file is checked at once: the one
+// place outside src/gateways/ that names a gateway's crate.
 pub use passepartout_signal::SignalConfig;
 pub use passepartout_socket::SocketSection;
 pub use passepartout_telegram::TelegramConfig;

@@ -11,11 +11,12 @@
 //! [`components`] is the one list of them, and `gathered` asks them on the
 //! core's behalf, so the core names no gateway. Adding a gateway is a crate
 //! (with its section type and its checks), a module here implementing the
-//! trait, its section as a typed field of [`Config`], and one line in that
-//! list.
+//! trait, its section as a typed field of [`Config`], one line in that
+//! list, and its setup step's line in [`setup`].
 
 mod gathered;
 pub mod restarts;
+pub mod setup;
 pub mod signal;
 pub mod socket;
 pub mod telegram;
@@ -45,6 +46,10 @@ pub use gathered::{
 /// local socket is a cargo feature of its own, all on by default: a daemon
 /// built without one knows nothing of it, and its code is left out of the
 /// binary.
+#[cfg_attr(
+    not(any(feature = "telegram", feature = "signal", feature = "web")),
+    allow(unused_mut)
+)]
 pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
     let mut components: Vec<Box<dyn GatewayComponent>> = vec![Box::new(socket::Socket::new(config))];
     #[cfg(feature = "telegram")]

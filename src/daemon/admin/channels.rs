@@ -11,7 +11,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use passepartout_signal::Linked;
 use serde_json::{Value, json};
 use toml_edit::{DocumentMut, Item, Table, value};
 
@@ -19,7 +18,7 @@ use super::AdminContext;
 use super::config_write::{self, Change, ChangeError, Outcome};
 use crate::config::{Config, Secret, SignalConfig};
 use crate::daemon::recent_logs::Wanted;
-use crate::gateways::signal::link::{self as signal_link, LinkRequest};
+use crate::gateways::signal::link::{self as signal_link, LinkRequest, Linked};
 
 /// Where linking a Signal account from the dashboard stands.
 #[derive(Default)]
@@ -177,7 +176,7 @@ pub(super) async fn connect_telegram(admin: &Arc<AdminContext>, token: String, o
         );
     };
     let secret = Secret::new(token.clone());
-    let bot = match crate::operator::setup::checks::bot(&config.telegram.api_url, &secret).await {
+    let bot = match crate::gateways::telegram::check::bot(&config.telegram.api_url, &secret).await {
         Ok(bot) => bot,
         Err(why) => {
             return Outcome::refused(format!(

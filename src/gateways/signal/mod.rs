@@ -6,11 +6,15 @@
 //! started for the check and killed after it — and the account.
 //!
 //! Beside the component, in this folder: `link`, the flow that makes the
-//! assistant a linked device of a person's own account, and `cli`, the
-//! `passepartout signal` command that runs it.
+//! assistant a linked device of a person's own account; `cli`, the
+//! `passepartout signal` command that runs it; and `setup`, the wizard's
+//! Signal step and its flags, which links the same way and writes its
+//! `section`.
 
 pub mod cli;
 pub mod link;
+mod section;
+pub mod setup;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -3,6 +3,14 @@
 //! the store's `cursors` tree, durably, the user and chat ids that may talk
 //! and approve, and `doctor`'s getMe. It fetches the files of its messages
 //! (voice notes, photos, documents) too.
+//!
+//! Beside the component, in this folder: `setup`, the wizard's Telegram
+//! step and its flags, which writes its `section`, and `check`, the bot's
+//! `getMe` that setup and the dashboard's Channels page run on a token.
+
+pub mod check;
+mod section;
+pub mod setup;
 
 use std::collections::BTreeSet;
 use std::sync::Arc;

@@ -18,10 +18,12 @@
 //!
 //! Beside the component, in this folder, the desks it checks through:
 //! `sign_in` (sessions and sign-in links), `keys` (API keys), `chats` (the
-//! owner's chats) and `threads` (where API conversations stand).
+//! owner's chats) and `threads` (where API conversations stand); and
+//! `setup`, the wizard's dashboard step and its flag.
 
 pub mod chats;
 pub mod keys;
+pub mod setup;
 pub mod sign_in;
 pub mod threads;
 
@@ -29,8 +31,11 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use passepartout_gateway::{Draft, Fetch, GatewayId};
+pub use passepartout_web::GATEWAY_ID;
+/// The model name the OpenAI-compatible API answers to.
+pub use passepartout_web::api::wire::MODEL as API_MODEL;
 use passepartout_web::people::{APPROVER, OWNER};
-use passepartout_web::{GATEWAY_ID, WebConfig, WebGateway, WebSection};
+use passepartout_web::{WebConfig, WebGateway, WebSection};
 
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces};
 use crate::config::Config;

@@ -1,16 +1,15 @@
 //! `passepartout setup`'s flags. Every answer the wizard asks for has one, so
 //! a script can run it with `--non-interactive`; a secret's flag names where
 //! to read it (an environment variable, or standard input), never the secret.
-//! A gateway's step keeps its own flags in its file, flattened in here.
+//! The model step's flags are here; each gateway's step keeps its own in
+//! its folder, flattened in here through `gateways::setup`.
 
 use clap::{Args, ValueEnum};
 
-pub use super::signal::SignalFlags;
-pub use super::telegram::TelegramFlags;
-pub use super::web::WebFlags;
+pub use crate::config::interview::SecretsMode;
 
 /// `passepartout setup [FLAGS]`.
-#[derive(Clone, Debug, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub struct SetupArgs {
     /// Ask nothing: every answer comes from these flags and the environment
     /// (for scripts). A required answer that is missing is an error naming its flag.
@@ -23,7 +22,7 @@ pub struct SetupArgs {
     /// existing file, keeping the rest of the file as it is (the old one is
     /// kept as FILE.bak): `model` (the first [[llm.providers]] entry),
     /// `telegram`, `signal` or `web`.
-    #[arg(long, value_name = "PART", conflicts_with = "force", value_parser = super::only::parts())]
+    #[arg(long, value_name = "PART", conflicts_with = "force", value_parser = super::parts())]
     pub only: Option<String>,
     /// Write the file without checking that the model and the bot answer.
     #[arg(long)]
@@ -32,6 +31,17 @@ pub struct SetupArgs {
     /// configuration) or `env` (not stored: the variables to set are printed).
     #[arg(long, value_enum, default_value_t = SecretsMode::File)]
     pub secrets: SecretsMode,
+    /// The model step's.
+    #[command(flatten)]
+    pub model: ModelFlags,
+    /// The gateways' steps'.
+    #[command(flatten)]
+    pub gateways: crate::gateways::setup::Flags,
+}
+
+/// The model step's flags.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ModelFlags {
     /// The model provider's protocol.
     #[arg(long, value_enum, value_name = "KIND")]
     pub model_kind: Option<ModelKind>,
@@ -49,24 +59,6 @@ pub struct SetupArgs {
     /// Read the model's API key from the first line of standard input.
     #[arg(long, conflicts_with = "model_key_env")]
     pub model_key_stdin: bool,
-    /// The Telegram step's.
-    #[command(flatten)]
-    pub telegram: TelegramFlags,
-    /// The Signal step's.
-    #[command(flatten)]
-    pub signal: SignalFlags,
-    /// The dashboard step's.
-    #[command(flatten)]
-    pub web: WebFlags,
-}
-
-/// Where the secrets go.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum SecretsMode {
-    /// Files of mode 0600 beside the configuration file.
-    File,
-    /// Nowhere: the daemon reads them from environment variables.
-    Env,
 }
 
 /// The model provider's protocol, as `--model-kind` names it.

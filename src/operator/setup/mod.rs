@@ -1,94 +1,44 @@
 //! `passepartout setup`: a guided first run that writes a configuration
-//! file that works. It runs a sequence of [`Step`]s — the model provider,
-//! the Telegram bot, then (if wanted) the person's own Signal account and
-//! the web dashboard — each asking its questions (or taking the flags'
+//! file that works. It runs a sequence of steps — the model provider, then
+//! each gateway's (the Telegram bot, the person's own Signal account, the
+//! web dashboard), each asking its questions (or taking the flags'
 //! answers), checking them as `doctor` would, and adding its section to the
-//! file and its secrets to the files beside it. A new step is one more
-//! entry in [`steps`] (and its flags, kept in its own file, one flattened
-//! field of [`SetupArgs`]); it says what `--only` calls it.
+//! file and its secrets to the files beside it. What a step is given and
+//! gives is `config::interview`; the gateways' steps and their flags live
+//! in their folders and are listed by `gateways::setup`, so this names none.
 //!
-//! The pieces: `args` (the flags), `only` (one part asked again), `terminal` and `input` (asking, secrets
-//! without echo), `model_check` (one short question to the model), `checks` (the bot's getMe),
-//! `model`, `telegram`, `signal` and `web` (the steps; the owner is captured
-//! through the Telegram gateway's `first_contact`, and Signal is linked
-//! through `gateways::signal::link`), `render` (the file's text),
-//! `files` (writing it and the secrets, privately) and `next` (what to do
-//! next: a running daemon reads the file again, else the commands to run).
+//! The pieces here: `args` (the flags), `model`, `model_section` and
+//! `model_check` (the model's step, its section, and one short question to
+//! the model), and `next` (what to do next: a running daemon reads the file
+//! again, else the commands to run).
 
 mod args;
-pub mod checks;
-mod error;
-mod files;
-mod input;
 mod model;
 mod model_check;
+mod model_section;
 mod next;
-mod only;
-mod render;
-mod signal;
-mod telegram;
-mod terminal;
-mod web;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
-use async_trait::async_trait;
+use clap::builder::{PossibleValue, PossibleValuesParser};
 
-pub use args::{ModelKind, SecretsMode, SetupArgs};
-pub use error::SetupError;
-use files::SecretFile;
-use input::Input;
-pub use only::{Only, Place};
-use terminal::Terminal;
+use crate::config::interview::{Context, Input, SecretFile, SetupError, Step, Terminal, files, only, render};
+pub use args::{ModelFlags, ModelKind, SecretsMode, SetupArgs};
 
-/// What a step adds to the outcome.
-#[derive(Default)]
-pub struct Part {
-    /// Its section of the configuration file, with comments; empty for none.
-    pub section: String,
-    /// The secrets to store in files.
-    pub secrets: Vec<SecretFile>,
-    /// The environment variables the daemon must be given (`--secrets env`).
-    pub variables: Vec<String>,
+/// The steps, in the order they run, each with its flags' answers.
+fn steps(args: &SetupArgs) -> Vec<Box<dyn Step>> {
+    let mut steps: Vec<Box<dyn Step>> = vec![Box::new(model::ModelStep {
+        flags: args.model.clone(),
+    })];
+    steps.extend(crate::gateways::setup::steps(&args.gateways));
+    steps
 }
 
-/// What every step works with.
-pub struct Context<'a> {
-    pub args: &'a SetupArgs,
-    pub input: Input,
-    /// The configuration file to write.
-    pub config_file: &'a Path,
-    /// With `--only`, the text of the file being changed, whose values a
-    /// step offers as its answers' defaults.
-    pub current: Option<&'a str>,
-}
-
-impl Context<'_> {
-    /// A file named `name` in the configuration file's folder.
-    pub fn beside_config(&self, name: &str) -> PathBuf {
-        self.config_file.with_file_name(name)
-    }
-}
-
-/// One part of the setup.
-#[async_trait(?Send)]
-pub trait Step {
-    /// What `--only` calls it, and where its part stands in the file.
-    fn only(&self) -> Only;
-
-    /// Asks, checks, and gives what the step adds.
-    async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError>;
-}
-
-/// The steps, in the order they run.
-fn steps() -> Vec<Box<dyn Step>> {
-    vec![
-        Box::new(model::ModelStep),
-        Box::new(telegram::TelegramStep),
-        Box::new(signal::SignalStep),
-        Box::new(web::WebStep),
-    ]
+/// The values `--only` takes: the name of every step.
+fn parts() -> PossibleValuesParser {
+    let steps = steps(&SetupArgs::default()).into_iter().map(|step| step.only());
+    PossibleValuesParser::new(steps.map(|only| PossibleValue::new(only.name).help(only.about)))
 }
 
 /// Runs the wizard. `explicit` is `--config`; without it the default file
@@ -150,7 +100,9 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         Some(_) => Some(only::existing(&config_file)?),
     };
     let mut cx = Context {
-        args,
+        only: args.only.as_deref(),
+        skip_checks: args.skip_checks,
+        secrets: args.secrets,
         input: Input::new(terminal),
         config_file: &config_file,
         current: old.as_deref(),
@@ -159,7 +111,7 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
         cx.input.say(&opening(args.only.as_deref(), &config_file));
     }
     // `--only` takes a step's name, and runs that step alone.
-    let steps: Vec<_> = (steps().into_iter())
+    let steps: Vec<_> = (steps(args).into_iter())
         .filter(|step| args.only.as_ref().is_none_or(|part| step.only().name == part))
         .collect();
     let place = steps.first().map(|step| step.only().place);
@@ -224,4 +176,29 @@ async fn wizard(args: &SetupArgs, explicit: Option<&Path>, terminal: Option<Term
     }
     next::say(input, &written, explicit).await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_takes_the_name_of_every_step_once() {
+        use clap::builder::TypedValueParser;
+        let names: Vec<_> = (parts().possible_values().into_iter().flatten())
+            .map(|value| value.get_name().to_owned())
+            .collect();
+        assert_eq!(names, ["model", "telegram", "signal", "web"]);
+        let args = |only: &str| {
+            use clap::Parser;
+            #[derive(Parser)]
+            struct Cli {
+                #[command(flatten)]
+                setup: SetupArgs,
+            }
+            Cli::try_parse_from(["setup", "--only", only]).map(|cli| cli.setup.only)
+        };
+        assert_eq!(args("signal").unwrap().as_deref(), Some("signal"));
+        assert!(args("matrix").is_err(), "a part no step has is refused");
+    }
 }

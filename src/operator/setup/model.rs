@@ -6,20 +6,20 @@
 
 use async_trait::async_trait;
 
-use super::args::{ModelKind, SecretsMode};
-use super::error::SetupError;
-use super::files::SecretFile;
-use super::input::{AfterFailure, Question};
+use super::args::{ModelFlags, ModelKind};
 use super::model_check;
-use super::only::{Only, Place};
-use super::render::{self, ModelSection, SecretRef};
-use super::{Context, Part, Step};
+use super::model_section::{self, ModelSection};
+use crate::config::interview::{
+    AfterFailure, Context, Only, Part, Place, Question, SecretFile, SecretRef, SecretsMode, SetupError, Step,
+};
 use crate::config::{DEFAULT_PROVIDER_MODEL, DEFAULT_PROVIDER_URL, ProviderConfig, ProviderKind, Secret};
 use crate::foundation::checkup::Level;
 use crate::model::llm::AnthropicSettings;
 
-/// `[[llm.providers]]`.
-pub struct ModelStep;
+/// `[[llm.providers]]`, from its flags' answers or the person's.
+pub struct ModelStep {
+    pub flags: ModelFlags,
+}
 
 /// The answers, before they are checked.
 struct Answers {
@@ -99,7 +99,7 @@ fn key_ref(provider: &ProviderConfig) -> Option<SecretRef> {
 
 impl ModelStep {
     async fn ask(&self, cx: &mut Context<'_>) -> Result<Answers, SetupError> {
-        let args = cx.args;
+        let args = &self.flags;
         let current = cx.current.and_then(current_provider);
         let current_kind = current.as_ref().map(|provider| provider.kind);
         let kind = match args.model_kind {
@@ -210,7 +210,7 @@ impl Step for ModelStep {
 
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
         let mut answers = self.ask(cx).await?;
-        while !cx.args.skip_checks {
+        while !cx.skip_checks {
             let check = model_check::model(&answers.provider(), answers.key.as_ref()).await;
             if check.level == Level::Ok {
                 cx.input.say(&format!("The model answers: {}", check.detail));
@@ -234,7 +234,7 @@ impl Step for ModelStep {
         }
         let name = answers.name.clone();
         let mut part = Part::default();
-        let key = match (answers.kept, answers.key, cx.args.secrets) {
+        let key = match (answers.kept, answers.key, cx.secrets) {
             (Some(kept), _, _) => kept,
             (None, None, _) => SecretRef::None,
             (None, Some(secret), SecretsMode::File) => {
@@ -246,8 +246,7 @@ impl Step for ModelStep {
                 SecretRef::File(path)
             }
             (None, Some(_), SecretsMode::Env) => {
-                let variable = cx
-                    .args
+                let variable = (self.flags)
                     .model_key_env
                     .clone()
                     .unwrap_or_else(|| default_key_env(answers.kind).to_owned());
@@ -255,7 +254,7 @@ impl Step for ModelStep {
                 SecretRef::Env(variable)
             }
         };
-        part.section = render::model(&ModelSection {
+        part.section = model_section::render(&ModelSection {
             name,
             kind: answers.kind,
             base_url: answers.base_url,

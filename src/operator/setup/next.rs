@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use passepartout_socket::{AdminRequest, Client, Reloaded};
 
-use super::input::Input;
 use crate::config::Config;
+use crate::config::interview::Input;
 
 /// How long reaching a running daemon may take before it counts as none.
 const REACH: Duration = Duration::from_secs(3);

@@ -18,7 +18,8 @@ mod qr;
 use std::time::Duration;
 
 use passepartout_signal::link::{finish_link, start_link};
-use passepartout_signal::{LinkError, LinkUri, Linked, Notification, RpcClient, RpcOptions, Transport};
+use passepartout_signal::{LinkError, Notification, RpcClient, RpcOptions, Transport};
+pub use passepartout_signal::{LinkUri, Linked};
 use thiserror::Error;
 
 pub use config_edit::{EditError, TextError, linked_text, section_lines, write_linked};

@@ -12,15 +12,13 @@ use async_trait::async_trait;
 use clap::Args;
 use passepartout_signal::config::DEFAULT_SIGNAL_SPAWN_PROGRAM;
 
-use super::error::SetupError;
-use super::only::{Only, Place};
-use super::render::{self, SignalReach};
-use super::{Context, Part, Step};
+use super::link::{self as signal_link, LinkRequest};
+use super::section::{self, SignalReach};
 use crate::config::Config;
-use crate::gateways::signal::link::{self as signal_link, LinkRequest};
+use crate::config::interview::{Context, Only, Part, Place, SetupError, Step};
 
 /// The Signal step's flags.
-#[derive(Clone, Debug, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub struct SignalFlags {
     /// Link your own Signal account too (a QR code to scan with your phone);
     /// the assistant then answers what you write to Note to Self.
@@ -58,8 +56,11 @@ pub struct SignalFlags {
     pub wait_s: u64,
 }
 
-/// `[signal]`, for the person's own account.
-pub struct SignalStep;
+/// `[signal]`, for the person's own account, from its flags' answers or
+/// the person's.
+pub struct SignalStep {
+    pub flags: SignalFlags,
+}
 
 #[async_trait(?Send)]
 impl Step for SignalStep {
@@ -73,8 +74,8 @@ impl Step for SignalStep {
 
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
         // `--only signal` asked for it already.
-        let wanted = cx.args.signal.link
-            || cx.args.only.is_some()
+        let wanted = self.flags.link
+            || cx.only.is_some()
             || cx
                 .input
                 .yes(
@@ -91,15 +92,15 @@ impl Step for SignalStep {
                     cx.input.say(&format!(
                         "Linked: {account}. Write to your Note to Self to talk to the assistant."
                     ));
-                    let reach = match &cx.args.signal.endpoint {
+                    let reach = match &self.flags.endpoint {
                         Some(endpoint) => SignalReach::Endpoint(endpoint),
                         None => SignalReach::Spawn {
-                            program: &cx.args.signal.cli,
-                            data: cx.args.signal.config_dir.as_deref(),
+                            program: &self.flags.cli,
+                            data: self.flags.config_dir.as_deref(),
                         },
                     };
                     return Ok(Part {
-                        section: render::signal(&account, reach),
+                        section: section::render(&account, reach),
                         ..Part::default()
                     });
                 }
@@ -127,20 +128,20 @@ impl SignalStep {
     /// `--signal-endpoint`; the account's number.
     async fn link(&self, cx: &Context<'_>) -> Result<String, signal_link::LinkFailure> {
         let mut config = Config::default();
-        match &cx.args.signal.endpoint {
+        match &self.flags.endpoint {
             Some(endpoint) => endpoint.clone_into(&mut config.signal.endpoint),
             None => {
                 config.signal.spawn = true;
-                config.signal.spawn_program = cx.args.signal.cli.clone();
-                config.signal.spawn_config_dir = cx.args.signal.config_dir.clone();
+                config.signal.spawn_program = self.flags.cli.clone();
+                config.signal.spawn_config_dir = self.flags.config_dir.clone();
             }
         }
         let request = LinkRequest {
-            device_name: cx.args.signal.device.clone(),
-            wait: Duration::from_secs(cx.args.signal.wait_s),
+            device_name: self.flags.device.clone(),
+            wait: Duration::from_secs(self.flags.wait_s),
         };
         let input = &cx.input;
-        let show = |uri: &passepartout_signal::LinkUri| {
+        let show = |uri: &signal_link::LinkUri| {
             input.say(signal_link::instructions(uri.as_str(), request.wait).trim_end());
         };
         let linked = signal_link::link(&config, &request, show).await?;

@@ -1,6 +1,6 @@
-//! The bot's check the wizard runs on its answers, the same one `doctor`
-//! runs: `getMe`, which never shows the token. The model's is
-//! `model_check`.
+//! The bot's check that setup and the dashboard's Channels page run on a
+//! token, the same one `doctor` runs: `getMe`, which never shows the
+//! token.
 
 use std::time::Duration;
 

@@ -13,7 +13,6 @@
 
 use std::path::{Path, PathBuf};
 
-use clap::builder::{PossibleValue, PossibleValuesParser};
 use thiserror::Error;
 use toml_edit::{ArrayOfTables, DocumentMut, Item, Table};
 
@@ -34,12 +33,6 @@ pub enum Place {
     Table(&'static str),
     /// The first `[[llm.providers]]` entry.
     FirstProvider,
-}
-
-/// The values `--only` takes: the name of every step.
-pub fn parts() -> PossibleValuesParser {
-    let steps = super::steps().into_iter().map(|step| step.only());
-    PossibleValuesParser::new(steps.map(|only| PossibleValue::new(only.name).help(only.about)))
 }
 
 /// Why the part could not be put in the file.
@@ -251,25 +244,5 @@ mod tests {
             "[telegram]\nenabled = true\n",
         );
         assert!(matches!(refused, Err(OnlyError::NotATable { .. })));
-    }
-
-    #[test]
-    fn only_takes_the_name_of_every_step_once() {
-        use clap::builder::TypedValueParser;
-        let names: Vec<_> = (parts().possible_values().into_iter().flatten())
-            .map(|value| value.get_name().to_owned())
-            .collect();
-        assert_eq!(names, ["model", "telegram", "signal", "web"]);
-        let args = |only: &str| {
-            use clap::Parser;
-            #[derive(Parser)]
-            struct Cli {
-                #[command(flatten)]
-                setup: super::super::SetupArgs,
-            }
-            Cli::try_parse_from(["setup", "--only", only]).map(|cli| cli.setup.only)
-        };
-        assert_eq!(args("signal").unwrap().as_deref(), Some("signal"));
-        assert!(args("matrix").is_err(), "a part no step has is refused");
     }
 }

@@ -9,15 +9,12 @@ use clap::Args;
 use passepartout_telegram::config::{DEFAULT_TELEGRAM_API_URL, DEFAULT_TELEGRAM_TOKEN_ENV};
 use passepartout_telegram::{ContactError, first_contact};
 
-use super::args::SecretsMode;
-use super::checks;
-use super::error::SetupError;
-use super::files::SecretFile;
-use super::input::{AfterFailure, Question};
-use super::only::{Only, Place};
-use super::render::{self, SecretRef, TelegramSection};
-use super::{Context, Part, Step};
+use super::check;
+use super::section::{self, TelegramSection};
 use crate::config::Secret;
+use crate::config::interview::{
+    AfterFailure, Context, Only, Part, Place, Question, SecretFile, SecretRef, SecretsMode, SetupError, Step,
+};
 
 /// What the owner is told in the chat once they are taken. It goes out as
 /// plain text, before the daemon (and its renderer) runs: no markup, and no
@@ -30,7 +27,7 @@ const GREETING: &str = "Hello! You are now the owner of this assistant: it takes
 pub const DEFAULT_CAPTURE_TIMEOUT_S: u64 = 300;
 
 /// The Telegram step's flags.
-#[derive(Clone, Debug, Args)]
+#[derive(Clone, Debug, Default, Args)]
 pub struct TelegramFlags {
     /// Set up no Telegram bot.
     #[arg(long, conflicts_with_all = ["telegram_token_env", "telegram_token_stdin", "owner"])]
@@ -59,15 +56,17 @@ pub struct TelegramFlags {
     pub capture_timeout_s: u64,
 }
 
-/// `[telegram]`.
-pub struct TelegramStep;
+/// `[telegram]`, from its flags' answers or the person's.
+pub struct TelegramStep {
+    pub flags: TelegramFlags,
+}
 
 impl TelegramStep {
     async fn token(&self, cx: &mut Context<'_>) -> Result<Secret, SetupError> {
-        if let Some(name) = &cx.args.telegram.token_env {
+        if let Some(name) = &self.flags.token_env {
             return cx.input.env_secret(name, "--telegram-token-env");
         }
-        if cx.args.telegram.token_stdin {
+        if self.flags.token_stdin {
             return cx.input.stdin_secret("--telegram-token-stdin").await;
         }
         if !cx.input.interactive() {
@@ -85,11 +84,11 @@ impl TelegramStep {
     /// The token, checked unless checks are skipped; the bot's `@username` if known.
     async fn checked_token(&self, cx: &mut Context<'_>) -> Result<(Secret, Option<String>), SetupError> {
         let mut token = self.token(cx).await?;
-        if cx.args.skip_checks {
+        if cx.skip_checks {
             return Ok((token, None));
         }
         loop {
-            match checks::bot(&cx.args.telegram.api_url, &token).await {
+            match check::bot(&self.flags.api_url, &token).await {
                 Ok(bot) => {
                     cx.input.say(&format!("The bot answers: {bot}"));
                     return Ok((token, Some(bot)));
@@ -114,10 +113,10 @@ impl TelegramStep {
 
     /// The owner: `--owner`, else the first person to write to the bot.
     async fn owner(&self, cx: &mut Context<'_>, token: &Secret, bot: Option<&str>) -> Result<i64, SetupError> {
-        if let Some(owner) = cx.args.telegram.owner {
+        if let Some(owner) = self.flags.owner {
             return Ok(owner);
         }
-        let within = Duration::from_secs(cx.args.telegram.capture_timeout_s);
+        let within = Duration::from_secs(self.flags.capture_timeout_s);
         loop {
             cx.input.say(&format!(
                 "Now send /start to {} in Telegram, from your own account: that makes you its owner \
@@ -125,7 +124,7 @@ impl TelegramStep {
                 bot.unwrap_or("your bot"),
                 within.as_secs()
             ));
-            let settings = checks::bot_settings(&cx.args.telegram.api_url, token);
+            let settings = check::bot_settings(&self.flags.api_url, token);
             let failure = match first_contact(&settings, within, GREETING).await {
                 Ok(contact) => {
                     cx.input.say(&format!(
@@ -146,6 +145,7 @@ impl TelegramStep {
             if !cx.input.interactive() {
                 return Err(SetupError::NoOwner {
                     reason: failure.to_string(),
+                    how: "the owner's Telegram user id with --owner ID",
                 });
             }
             if matches!(failure, ContactError::Timeout(_)) && cx.input.yes("Wait again?", true).await? {
@@ -177,11 +177,11 @@ impl Step for TelegramStep {
     }
 
     async fn run(&self, cx: &mut Context<'_>) -> Result<Part, SetupError> {
-        let wanted = !cx.args.telegram.no_telegram
-            && (cx.args.telegram.token_env.is_some()
-                || cx.args.telegram.token_stdin
+        let wanted = !self.flags.no_telegram
+            && (self.flags.token_env.is_some()
+                || self.flags.token_stdin
                 // `--only telegram` asked for it already.
-                || cx.args.only.is_some()
+                || cx.only.is_some()
                 || !cx.input.interactive()
                 || cx.input.yes("Set up a Telegram bot?", true).await?);
         if !wanted {
@@ -190,7 +190,7 @@ impl Step for TelegramStep {
         let (token, bot) = self.checked_token(cx).await?;
         let owner = self.owner(cx, &token, bot.as_deref()).await?;
         let mut part = Part::default();
-        let token = match cx.args.secrets {
+        let token = match cx.secrets {
             SecretsMode::File => {
                 let path = cx.beside_config("telegram.token");
                 part.secrets.push(SecretFile {
@@ -200,14 +200,13 @@ impl Step for TelegramStep {
                 SecretRef::File(path)
             }
             SecretsMode::Env => {
-                let variable =
-                    (cx.args.telegram.token_env.clone()).unwrap_or_else(|| DEFAULT_TELEGRAM_TOKEN_ENV.to_owned());
+                let variable = (self.flags.token_env.clone()).unwrap_or_else(|| DEFAULT_TELEGRAM_TOKEN_ENV.to_owned());
                 part.variables.push(variable.clone());
                 SecretRef::Env(variable)
             }
         };
-        part.section = render::telegram(&TelegramSection {
-            api_url: cx.args.telegram.api_url.trim_end_matches('/').to_owned(),
+        part.section = section::render(&TelegramSection {
+            api_url: self.flags.api_url.trim_end_matches('/').to_owned(),
             token,
             owner,
         });

@@ -25,8 +25,9 @@ pub enum SetupError {
     NoPath,
     #[error("{check}")]
     CheckFailed { check: String, hint: &'static str },
-    #[error("no owner: {reason}; give the owner's Telegram user id with --owner ID")]
-    NoOwner { reason: String },
+    /// No owner could be found: `how` says how to name one.
+    #[error("no owner: {reason}; give {how}")]
+    NoOwner { reason: String, how: &'static str },
     #[error("the terminal: {0}")]
     Terminal(std::io::Error),
     #[error("the input ended before every question was answered")]
