@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use passepartout_gateway::ConversationKey;
 use passepartout_web::{ApiKeys, Key, SessionsUnavailable};
 
 use super::sign_in::{ID_PREFIX, hash, hex, secret, when};
@@ -136,6 +137,14 @@ pub fn names(store: &Store) -> Result<HashMap<String, String>, StoreError> {
         .into_iter()
         .map(|(hashed, key)| (hex(&hashed)[..ID_PREFIX].to_owned(), key.name))
         .collect())
+}
+
+/// A conversation as people read it when it is one of an API key's: by
+/// the key's name; none for every other conversation.
+pub fn shown(conversation: &ConversationKey, names: &HashMap<String, String>) -> Option<String> {
+    (conversation.gateway.as_str() == passepartout_web::GATEWAY_ID)
+        .then(|| shown_chat(conversation.chat.as_str(), names))
+        .flatten()
 }
 
 /// The web conversation `chat` as people read it: an API key's by the

@@ -71,7 +71,7 @@ async fn link(admin: &AdminContext) -> WebAnswer {
         .as_array()
         .into_iter()
         .flatten()
-        .find(|gateway| gateway["name"] == passepartout_web::GATEWAY_ID);
+        .find(|gateway| gateway["name"] == crate::gateways::web::GATEWAY_ID);
     let Some(web) = web else {
         // Reads the disk: off the async threads.
         let reload = admin.reload.clone();
@@ -108,7 +108,7 @@ fn listening(admin: &AdminContext) -> Option<String> {
         .as_array()
         .into_iter()
         .flatten()
-        .find(|gateway| gateway["name"] == passepartout_web::GATEWAY_ID)?;
+        .find(|gateway| gateway["name"] == crate::gateways::web::GATEWAY_ID)?;
     (web["state"] == "up").then(|| web["detail"].as_str().map(str::to_owned))?
 }
 
@@ -116,7 +116,7 @@ fn listening(admin: &AdminContext) -> Option<String> {
 /// dashboard's address, when it listens), the model name and a request to
 /// try.
 fn how_to_use(base: Option<&str>, key: &str) -> String {
-    let model = passepartout_web::api::wire::MODEL;
+    let model = crate::gateways::web::API_MODEL;
     let Some(base) = base else {
         return format!(
             "The dashboard is not listening now: the API's base URL is its address followed by /v1 \

@@ -32,9 +32,7 @@ pub(super) fn listing(store: &Store) -> Result<Value, Unreadable> {
                 .ok()
                 .and_then(|record| record.at_ms);
             // An API key's conversations by the key's name, not its id.
-            let shown = (key.gateway.as_str() == passepartout_web::GATEWAY_ID)
-                .then(|| crate::gateways::web::keys::shown_chat(key.chat.as_str(), &names))
-                .flatten();
+            let shown = crate::gateways::web::keys::shown(&key, &names);
             json!({ "gateway": key.gateway, "chat": key.chat, "shown": shown, "turns": turns, "last_ms": last_ms })
         })
         .collect();
