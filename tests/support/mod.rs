@@ -24,6 +24,7 @@ pub mod pty;
 pub mod python;
 pub mod skip;
 pub mod socket_load;
+pub mod synapse;
 pub mod tools;
 pub mod web;
 pub mod web_chat;

@@ -43,11 +43,14 @@ pub enum Need {
     Browser,
     /// `systemd-analyze`.
     SystemdAnalyze,
+    /// A Python that makes virtual environments, new enough for Synapse
+    /// (3.10 on).
+    Synapse,
 }
 
 impl Need {
     /// Every need, for a check that `.ci/probe` asks after each.
-    pub const ALL: [Need; 8] = [
+    pub const ALL: [Need; 9] = [
         Need::Landlock,
         Need::LandlockNetwork,
         Need::PidNamespaces,
@@ -56,6 +59,7 @@ impl Need {
         Need::Tmpfs,
         Need::Browser,
         Need::SystemdAnalyze,
+        Need::Synapse,
     ];
 
     /// The name [`REQUIRE_VAR`] lists it by.
@@ -69,6 +73,7 @@ impl Need {
             Need::Tmpfs => "tmpfs",
             Need::Browser => "browser",
             Need::SystemdAnalyze => "systemd-analyze",
+            Need::Synapse => "synapse",
         }
     }
 
