@@ -219,7 +219,7 @@ async fn a_server_that_fails_confined_says_what_it_could_read_and_the_setting_th
     let llm = FakeLlm::start().await;
     let config = write_config(&dir_path, &llm.base_url());
     let mut text = std::fs::read_to_string(&config).unwrap();
-    text += &format!(
+    text += &*format!(
         "[web]\nenabled = true\nlisten = \"127.0.0.1:0\"\n\
          [[mcp.servers]]\nname = \"broken\"\ncommand = {script:?}\n"
     );

@@ -239,11 +239,11 @@ async fn a_link_signs_in_once_and_the_overview_shows_the_daemon_and_no_secret() 
         let response = setup.get(&format!("{base}{asset}"), None).await;
         assert_eq!(response.status(), StatusCode::OK, "{asset}");
         assert_secure_headers(response.headers());
-        seen += &response.text().await.unwrap();
+        seen += &*response.text().await.unwrap();
     }
     let missing = setup.get(&format!("{base}/nothing-here"), Some(&cookie)).await;
     assert_eq!(missing.status(), StatusCode::NOT_FOUND);
-    seen += &missing.text().await.unwrap();
+    seen += &*missing.text().await.unwrap();
     assert!(!seen.contains(CANARY), "a secret reached a page");
 }
 

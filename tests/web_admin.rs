@@ -57,7 +57,7 @@ async fn the_logs_page_shows_lines_live_filtered_and_without_secrets() {
     let news = tokio::time::timeout(WAIT, async {
         let mut seen = String::new();
         while let Some(Ok(chunk)) = events.next().await {
-            seen += &String::from_utf8_lossy(&chunk);
+            seen += &*String::from_utf8_lossy(&chunk);
             if seen.contains("event: status") {
                 return seen;
             }

@@ -314,12 +314,12 @@ fn config_text(dir: &Path, shared_secret: &str) -> String {
         secret = quoted(shared_secret),
     );
     for name in RATE_LIMITS {
-        text += &format!("{name}: {LIFTED}\n");
+        text += &*format!("{name}: {LIFTED}\n");
     }
     for (name, buckets) in NESTED_RATE_LIMITS {
-        text += &format!("{name}:\n");
+        text += &*format!("{name}:\n");
         for bucket in *buckets {
-            text += &format!("  {bucket}: {LIFTED}\n");
+            text += &*format!("  {bucket}: {LIFTED}\n");
         }
     }
     text

@@ -196,7 +196,7 @@ fn copy_text(inbound: &Inbound, from: &ConversationKey, channels: &Channels) -> 
         | InboundBody::Edited { .. }
         | InboundBody::Deleted { .. } => return None,
     };
-    Some(who + &said)
+    Some(who + &*said)
 }
 
 /// What a person said, after who they are: ": text" on one line; a

@@ -59,7 +59,7 @@ impl InLoop for LoopTurn {
             sleep.as_secs()
         );
         if sleep != asked {
-            answer += &format!(
+            answer += &*format!(
                 " (the bounds are {} s to {} s)",
                 self.bounds.min.as_secs(),
                 self.bounds.max.as_secs()

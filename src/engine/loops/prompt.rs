@@ -67,12 +67,12 @@ impl LoopPrompt {
             text += " You may choose when the next iteration runs with set_next_sleep.";
         }
         text += "]\n\n";
-        text += &self.prompt;
+        text += &*self.prompt;
         if let Some(supervisor) = &self.supervisor
             && !supervisor.review.trim().is_empty()
         {
             text += "\n\n[Supervisor review]\n";
-            text += &supervisor.review;
+            text += &*supervisor.review;
         }
         text
     }

@@ -385,7 +385,7 @@ fn describe(error: &dyn std::error::Error) -> String {
     let mut source = error.source();
     while let Some(cause) = source {
         text += ": ";
-        text += &cause.to_string();
+        text += &*cause.to_string();
         source = cause.source();
     }
     text

@@ -65,7 +65,7 @@ pub fn table(lines: &[ToolLine]) -> String {
     let width = lines.iter().map(|line| line.name.len()).max().unwrap_or(0);
     let mut text = format!("Tools ({}):", lines.len());
     for line in lines {
-        text += &format!("\n{:<width$}  {:<14} {}", line.name, line.source, line.gate);
+        text += &*format!("\n{:<width$}  {:<14} {}", line.name, line.source, line.gate);
     }
     text
 }
@@ -78,7 +78,7 @@ pub fn render(lines: &[ToolLine]) -> String {
     }
     let mut text = format!("**Tools** ({}):", lines.len());
     for line in lines {
-        text += &format!(
+        text += &*format!(
             "\n• {} — {}, {}",
             code(&line.name),
             escape(&line.source),

@@ -81,7 +81,7 @@ impl WebKeys {
         keys.sort_by_key(|(_, key)| key.created_ms);
         let mut out = format!("{:<ID_PREFIX$}  {:<20}  {:<8}  name\n", "id", "made", "approves");
         for (hashed, key) in keys {
-            out += &format!(
+            out += &*format!(
                 "{}  {:<20}  {:<8}  {}\n",
                 &hex(&hashed)[..ID_PREFIX],
                 when(key.created_ms),

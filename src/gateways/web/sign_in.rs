@@ -69,7 +69,7 @@ impl SignIn {
             "id", "signed in", "last seen"
         );
         for (id, session) in sessions {
-            out += &format!(
+            out += &*format!(
                 "{}  {:<20}  {:<20}  {}\n",
                 &id[..ID_PREFIX],
                 when(session.created_ms),

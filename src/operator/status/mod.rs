@@ -246,7 +246,7 @@ pub fn render(status: &Value) -> String {
             Some(detail) if state == "down" => format!(": {detail}"),
             _ => String::new(),
         };
-        out += &format!(
+        out += &*format!(
             "gateway  {:<12} {state}{why}\n",
             gateway["name"].as_str().unwrap_or("?"),
         );
@@ -262,7 +262,7 @@ pub fn render(status: &Value) -> String {
             .last_error
             .map(|e| format!("; last error: {e}"))
             .unwrap_or_default();
-        out += &format!(
+        out += &*format!(
             "model    {:<12} {} — {state}; {} calls, {} failed, {} tokens in, {} out{last_error}\n",
             provider.name,
             provider.endpoint,
@@ -272,52 +272,52 @@ pub fn render(status: &Value) -> String {
             provider.tokens_out,
         );
     }
-    out += &mcp_lines(&status["mcp"]);
+    out += &*mcp_lines(&status["mcp"]);
     if let Some(detail) = status["sandbox"]["detail"].as_str() {
-        out += &format!("sandbox  {detail}\n");
+        out += &*format!("sandbox  {detail}\n");
     }
     for (section, label, failed) in [("tools", "tool", "failed"), ("skills", "skill", "rejected")] {
         for (name, stats) in status[section].as_object().into_iter().flatten() {
-            out += &format!(
+            out += &*format!(
                 "{label:<8} {name:<12} {} runs, {} {failed}, {} ms in all\n",
                 stats["executions"], stats["failures"], stats["total_ms"]
             );
         }
     }
     for bridge in status["bridges"].as_array().into_iter().flatten() {
-        out += &bridge_line(bridge);
+        out += &*bridge_line(bridge);
     }
     let conversations = &status["conversations"];
-    out += &format!(
+    out += &*format!(
         "conversations  {} active, {} queued\n",
         conversations["active"], conversations["queued"]
     );
     if let Some(pending) = status["approvals"]["pending"].as_u64() {
-        out += &format!("approvals      {pending} pending (passepartout approvals)\n");
+        out += &*format!("approvals      {pending} pending (passepartout approvals)\n");
     }
     let loops = &status["loops"];
     if let Some(running) = loops["running"].as_u64() {
-        out += &format!(
+        out += &*format!(
             "loops          {running} running, {} heartbeats (passepartout loops)\n",
             loops["heartbeats"].as_u64().unwrap_or(0)
         );
         for failing in loops["failing"].as_array().into_iter().flatten() {
-            out += &format!(
+            out += &*format!(
                 "loop     {:<12} failing: {}\n",
                 failing["name"].as_str().unwrap_or("?"),
                 failing["error"].as_str().unwrap_or("?")
             );
         }
     }
-    out += &usage_line(&status["usage"]);
-    out += &backups_line(&status["backups"]);
+    out += &*usage_line(&status["usage"]);
+    out += &*backups_line(&status["backups"]);
     let store = &status["store"];
-    out += &format!(
+    out += &*format!(
         "store    {} bytes, {} pending, {} undelivered\n",
         store["size_bytes"], store["pending"], store["outbox"]
     );
     if let Some(error) = store["error"].as_str() {
-        out += &format!(
+        out += &*format!(
             "store    FAILED: {error}; nothing more is acknowledged until space returns and the daemon restarts\n"
         );
     }
@@ -336,7 +336,7 @@ fn mcp_lines(servers: &Value) -> String {
             .as_str()
             .map(|e| format!("; last error: {e}"))
             .unwrap_or_default();
-        out += &format!(
+        out += &*format!(
             "mcp      {:<12} {}, {} tools{restarts}{error}\n",
             server["name"].as_str().unwrap_or("?"),
             server["state"].as_str().unwrap_or("?"),

@@ -46,7 +46,7 @@ pub fn summary(status: &Value) -> String {
         let mut line = format!("Loops: {running} running (/loops lists them)");
         for failing in loops["failing"].as_array().into_iter().flatten() {
             let name = failing["name"].as_str().unwrap_or("?");
-            line += &format!("; {} failing", escape(name));
+            line += &*format!("; {} failing", escape(name));
         }
         lines.push(line);
     }

@@ -52,11 +52,11 @@ impl Approvals {
             what_runs(approval),
             escape(&shortened(&visible::line(approval.reason.trim_end_matches('.')))),
         );
-        text += &format!(
+        text += &*format!(
             "{} {until}; unanswered, it does not run.\n\n",
             how_to_answer(surface, token)
         );
-        text += &action_block(approval);
+        text += &*action_block(approval);
         text += "\n\n";
         if let Some(line) = self.unconfined.line(&approval.call.tool) {
             text += line;
@@ -65,9 +65,9 @@ impl Approvals {
         // After the action, whole: what each model said is worth reading,
         // but not before what runs.
         if let Some(votes) = &approval.votes {
-            text += &format!("Models: {}.\n", escape(&visible::line(votes)));
+            text += &*format!("Models: {}.\n", escape(&visible::line(votes)));
         }
-        text += &self.standing.offer(approval, surface);
+        text += &*self.standing.offer(approval, surface);
         text
     }
 }
