@@ -35,6 +35,7 @@ mod linking;
 mod loops;
 mod loops_control;
 mod markup_send;
+mod matrix;
 mod mcp;
 mod mcp_installs;
 mod media;

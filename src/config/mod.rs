@@ -46,6 +46,7 @@ use std::path::{Path, PathBuf};
 // Each gateway's section is a typed field of the file's struct, its type
 // from the gateway's crate, so the whole file is checked at once: the one
 // place outside src/gateways/ that names a gateway's crate.
+pub use passepartout_matrix::MatrixSection;
 pub use passepartout_signal::SignalConfig;
 pub use passepartout_socket::SocketSection;
 pub use passepartout_telegram::TelegramConfig;
@@ -113,6 +114,7 @@ pub struct Config {
     pub telegram: TelegramConfig,
     pub signal: SignalConfig,
     pub web: WebSection,
+    pub matrix: MatrixSection,
     /// `[[bridges]]`: group chats on different gateways joined into one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub bridges: Vec<BridgeConfig>,
@@ -141,6 +143,7 @@ impl Default for Config {
             telegram: TelegramConfig::default(),
             signal: SignalConfig::default(),
             web: WebSection::default(),
+            matrix: MatrixSection::default(),
             bridges: Vec::new(),
         }
     }

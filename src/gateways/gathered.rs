@@ -50,6 +50,9 @@ pub fn problems(config: &Config) -> Vec<String> {
     let components = components(config);
     let mut problems: Vec<String> = components.iter().flat_map(|c| c.problems()).collect();
     problems.extend(bridge_problems(config, &components));
+    if config.matrix.enabled && !cfg!(feature = "matrix") {
+        problems.push("matrix.enabled: this passepartout was built without Matrix (the `matrix` feature)".into());
+    }
     problems
 }
 

@@ -15,6 +15,8 @@
 //! list, and its setup step's line in [`setup`].
 
 mod gathered;
+#[cfg(feature = "matrix")]
+pub mod matrix;
 pub mod restarts;
 pub mod setup;
 pub mod signal;
@@ -47,7 +49,7 @@ pub use gathered::{
 /// built without one knows nothing of it, and its code is left out of the
 /// binary.
 #[cfg_attr(
-    not(any(feature = "telegram", feature = "signal", feature = "web")),
+    not(any(feature = "telegram", feature = "signal", feature = "web", feature = "matrix")),
     allow(unused_mut)
 )]
 pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
@@ -58,6 +60,8 @@ pub fn components(config: &Config) -> Vec<Box<dyn GatewayComponent>> {
     components.push(Box::new(signal::Signal::new(config)));
     #[cfg(feature = "web")]
     components.push(Box::new(web::Web::new(config)));
+    #[cfg(feature = "matrix")]
+    components.push(Box::new(matrix::Matrix::new(config)));
     components
 }
 

@@ -1,0 +1,292 @@
+//! The assistant's Matrix session: logged in once, then restored.
+//!
+//! Its folder (under the daemon's data folder) holds the SDK's SQLite
+//! stores — the encryption keys among them — encrypted with a passphrase
+//! made on first use and kept beside them in `store.key`, and the session
+//! (access token and device id) in `session.json`; both files are mode
+//! 0600. A password logs in only when there is no session yet, so the
+//! device, and with it every key, stays the same across restarts. An
+//! access token (what `setup` stores) is restored as it is.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use matrix_sdk::authentication::matrix::MatrixSession;
+use matrix_sdk::ruma::{OwnedDeviceId, OwnedUserId};
+use matrix_sdk::{Client, SessionMeta, SessionTokens};
+use thiserror::Error;
+
+/// How the assistant proves who it is.
+#[derive(Clone)]
+pub enum Login {
+    /// Its account's password, used to log in once.
+    Password(String),
+    /// An access token of its device's.
+    Token {
+        /// The token.
+        token: String,
+        /// The device it belongs to.
+        device_id: String,
+    },
+}
+
+impl std::fmt::Debug for Login {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Login::Password(_) => f.write_str("Password(…)"),
+            Login::Token { device_id, .. } => write!(f, "Token {{ device_id: {device_id:?}, … }}"),
+        }
+    }
+}
+
+/// The account and where its session lives.
+#[derive(Clone, Debug)]
+pub struct Account {
+    /// The homeserver's address.
+    pub homeserver: String,
+    /// The assistant's user id.
+    pub user: String,
+    /// How it logs in.
+    pub login: Login,
+    /// The name its device is shown under.
+    pub device_name: String,
+    /// Its folder: the stores, their passphrase, the session.
+    pub folder: PathBuf,
+}
+
+/// The session of a first start: logged in with the password, or the
+/// configured token's, still to be restored.
+enum FirstSession {
+    LoggedIn(MatrixSession),
+    Token(MatrixSession),
+}
+
+/// Why the session could not be had.
+#[derive(Debug, Error)]
+pub enum SessionError {
+    /// The homeserver refused the password or the token.
+    #[error("the homeserver did not accept the assistant's login: {0}")]
+    Refused(String),
+    /// The homeserver could not be reached, or failed.
+    #[error("the homeserver could not be reached: {0}")]
+    Unreachable(String),
+    /// The session's folder or files could not be read or written.
+    #[error("{}: {source}", path.display())]
+    Files {
+        /// The file or folder.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// Something in the configuration is not what Matrix takes.
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Account {
+    /// A client logged in as the assistant, its stores opened.
+    pub async fn connect(&self) -> Result<Client, SessionError> {
+        make_private_folder(&self.folder)?;
+        let passphrase = passphrase(&self.folder.join("store.key"))?;
+        let client = Client::builder()
+            .homeserver_url(&self.homeserver)
+            .sqlite_store(self.folder.join("store"), Some(&passphrase))
+            .build()
+            .await
+            .map_err(|error| SessionError::Unreachable(error.to_string()))?;
+        let saved = self.folder.join("session.json");
+        let session = match read_session(&saved)? {
+            Some(session) => self.restore(&client, session).await?,
+            None => match self.first_session(&client).await? {
+                // A password's login set the session on the client already.
+                FirstSession::LoggedIn(session) => session,
+                FirstSession::Token(session) => self.restore(&client, session).await?,
+            },
+        };
+        write_private(&saved, &serde_json::to_vec(&session).expect("a session serializes"))?;
+        Ok(client)
+    }
+
+    async fn restore(&self, client: &Client, session: MatrixSession) -> Result<MatrixSession, SessionError> {
+        client
+            .restore_session(session.clone())
+            .await
+            .map_err(|error| SessionError::Refused(error.to_string()))?;
+        Ok(session)
+    }
+
+    async fn first_session(&self, client: &Client) -> Result<FirstSession, SessionError> {
+        let user_id = OwnedUserId::try_from(self.user.as_str())
+            .map_err(|_| SessionError::Invalid(format!("{:?} is not a Matrix user id", self.user)))?;
+        match &self.login {
+            Login::Token { token, device_id } => Ok(FirstSession::Token(MatrixSession {
+                meta: SessionMeta {
+                    user_id,
+                    device_id: OwnedDeviceId::from(device_id.as_str()),
+                },
+                tokens: SessionTokens {
+                    access_token: token.clone(),
+                    refresh_token: None,
+                },
+            })),
+            Login::Password(password) => {
+                client
+                    .matrix_auth()
+                    .login_username(&user_id, password)
+                    .initial_device_display_name(&self.device_name)
+                    .await
+                    .map_err(|error| match error.as_client_api_error() {
+                        Some(_) => SessionError::Refused(error.to_string()),
+                        None => SessionError::Unreachable(error.to_string()),
+                    })?;
+                (client.matrix_auth().session())
+                    .map(FirstSession::LoggedIn)
+                    .ok_or_else(|| SessionError::Refused("the login gave no session".into()))
+            }
+        }
+    }
+}
+
+/// `doctor`'s check: whether the homeserver answers and, once the
+/// assistant has a session, whether it still holds (the token is asked
+/// `whoami`). It opens no store and logs nothing in, so it runs beside the
+/// daemon and makes no device.
+pub async fn check(account: &Account) -> Result<String, String> {
+    let client = Client::builder()
+        .homeserver_url(&account.homeserver)
+        .build()
+        .await
+        .map_err(|error| error.to_string())?;
+    let versions = client.server_versions().await.map_err(|error| error.to_string())?;
+    let newest = versions
+        .iter()
+        .last()
+        .map_or_else(String::new, |version| format!(", Matrix {version:?}"));
+    let saved = read_session(&account.folder.join("session.json")).map_err(|error| error.to_string())?;
+    let Some(session) = saved else {
+        return Ok(format!(
+            "{} answers{newest}; the assistant logs in as {} when the daemon starts",
+            account.homeserver, account.user
+        ));
+    };
+    let device = session.meta.device_id.to_string();
+    client
+        .restore_session(session)
+        .await
+        .map_err(|error| error.to_string())?;
+    let whoami = client
+        .whoami()
+        .await
+        .map_err(|error| format!("the saved session is refused: {error}"))?;
+    Ok(format!(
+        "{} answers{newest}; logged in as {} on device {device}, its keys in {}",
+        account.homeserver,
+        whoami.user_id,
+        account.folder.join("store").display()
+    ))
+}
+
+fn read_session(path: &Path) -> Result<Option<MatrixSession>, SessionError> {
+    match std::fs::read(path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|error| SessionError::Files {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(error),
+            }),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(SessionError::Files {
+            path: path.to_path_buf(),
+            source,
+        }),
+    }
+}
+
+/// The stores' passphrase, made (32 random bytes, hex) when there is none.
+fn passphrase(path: &Path) -> Result<String, SessionError> {
+    match std::fs::read_to_string(path) {
+        Ok(text) if !text.trim().is_empty() => return Ok(text.trim().to_owned()),
+        Ok(_) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(source) => {
+            return Err(SessionError::Files {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
+    }
+    let mut bytes = [0u8; 32];
+    let files = |source| SessionError::Files {
+        path: path.to_path_buf(),
+        source,
+    };
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom").map_err(files)?, &mut bytes).map_err(files)?;
+    let made: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    write_private(path, made.as_bytes())?;
+    Ok(made)
+}
+
+fn make_private_folder(folder: &Path) -> Result<(), SessionError> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+        .map_err(|source| SessionError::Files {
+            path: folder.to_path_buf(),
+            source,
+        })
+}
+
+/// Writes `bytes` to `path`, mode 0600, through a file beside it renamed
+/// into place.
+fn write_private(path: &Path, bytes: &[u8]) -> Result<(), SessionError> {
+    let files = |source| SessionError::Files {
+        path: path.to_path_buf(),
+        source,
+    };
+    let partial = path.with_extension("partial");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&partial)
+        .map_err(files)?;
+    file.write_all(bytes).and_then(|()| file.sync_all()).map_err(files)?;
+    std::fs::rename(&partial, path).map_err(files)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    #[test]
+    fn the_passphrase_is_made_once_and_kept_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.key");
+        let made = passphrase(&path).unwrap();
+        assert_eq!(made.len(), 64);
+        assert_eq!(passphrase(&path).unwrap(), made, "kept across restarts");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+    }
+
+    #[test]
+    fn a_missing_session_is_none_and_a_broken_one_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("session.json");
+        assert!(read_session(&path).unwrap().is_none());
+        std::fs::write(&path, "{not json").unwrap();
+        assert!(matches!(read_session(&path), Err(SessionError::Files { .. })));
+    }
+
+    #[test]
+    fn a_password_never_shows_in_debug() {
+        let login = Login::Password("hunter2".into());
+        assert!(!format!("{login:?}").contains("hunter2"));
+    }
+}

@@ -1,0 +1,72 @@
+//! The Matrix gateway against a real homeserver: Synapse, started by the
+//! tests on 127.0.0.1 (`tests/support/synapse.rs`), and a person's client
+//! that encrypts end to end (matrix-nio), as Element does. The daemon logs
+//! in with a password, accepts the allowed person's invitation to a direct
+//! chat, decrypts what it is sent, and answers with its reply formatted and
+//! encrypted, which the person's own client decrypts.
+
+use passepartout::config::Config;
+
+use crate::support::fake_llm::{FakeLlm, Script, last_user_text};
+use crate::support::harness::TestDaemon;
+use crate::support::synapse::{Ask, Synapse, User};
+
+const ASSISTANT_PASSWORD: &str = "assistant-password-never-logged";
+
+/// A daemon logged in on `synapse` as `assistant`, letting `allowed` talk.
+async fn daemon(
+    synapse: &Synapse,
+    assistant: &User,
+    allowed: &[&User],
+    llm: &FakeLlm,
+) -> (TestDaemon, tempfile::TempDir) {
+    let secrets = tempfile::tempdir().unwrap();
+    let password_file = secrets.path().join("matrix.password");
+    std::fs::write(&password_file, format!("{ASSISTANT_PASSWORD}\n")).unwrap();
+    let url = synapse.url().to_owned();
+    let assistant = assistant.id.clone();
+    let allowed: Vec<String> = allowed.iter().map(|user| user.id.clone()).collect();
+    let daemon = TestDaemon::start_with(
+        llm,
+        move |config: &mut Config| {
+            config.matrix.enabled = true;
+            config.matrix.homeserver = url;
+            config.matrix.user = assistant;
+            config.matrix.password_file = Some(password_file);
+            config.matrix.allowed_users = allowed;
+        },
+        Vec::new(),
+    )
+    .await;
+    (daemon, secrets)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_encrypted_direct_chat_is_answered_and_the_person_decrypts_the_formatted_answer() {
+    let Some(synapse) =
+        Synapse::start("matrix::an_encrypted_direct_chat_is_answered_and_the_person_decrypts_the_formatted_answer")
+            .await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|request| Script::Reply(format!("You said **{}**.", last_user_text(request))));
+    let (_daemon, _secrets) = daemon(&synapse, &assistant, &[&ada], &llm).await;
+
+    let chat = synapse
+        .client(&ada)
+        .dm(Ask::new(&assistant.id, "hello over matrix"))
+        .await;
+    let reply = &chat.replies[0];
+    assert_eq!(reply.sender, assistant.id);
+    assert!(reply.decrypted, "the answer came encrypted: {reply:?}");
+    assert_eq!(reply.body, "You said hello over matrix.");
+    assert_eq!(
+        reply.formatted_body.as_deref(),
+        Some("You said <strong>hello over matrix</strong>.")
+    );
+    assert_eq!(reply.in_reply_to.as_deref(), Some(chat.sent.as_str()), "{reply:?}");
+    assert!(!synapse.log().contains(ASSISTANT_PASSWORD));
+}
