@@ -9,10 +9,16 @@ what goes wrong is said on stderr, with a non-zero exit.
     dm        opens a direct chat with --to, sends --text, prints the replies
     room      makes a named group room, invites --to, sends --text
               mentioning it, prints the replies
+    script    opens a direct chat with --to, and holds a conversation
+              there: the --steps given, in order
 
-dm and room log in, wait for --to to join, and print first the message sent:
+dm, room and script log in, and wait for --to to join the room they make
+(if --to declines the invitation, leaving the room instead, they say so on
+stderr at once, `matrix_client: <to> declined the invitation`, and exit 2).
+dm and room print first the message sent:
 
-    {"kind": "sent", "room": ..., "event_id": ...}
+    {"kind": "sent", "room": ..., "event_id": ..., "body": ...,
+     "in_reply_to": null}
 
 then each message --to sends into the room, until --replies of them came
 or --wait-reply seconds passed:
@@ -20,6 +26,29 @@ or --wait-reply seconds passed:
     {"kind": "reply", "room": ..., "sender": ..., "body": ...,
      "formatted_body": ..., "msgtype": ..., "decrypted": ...,
      "event_id": ..., "in_reply_to": ..., "replaces": ...}
+
+script's --steps is a JSON list of steps, each an object of one of:
+
+    {"say": TEXT}             sends TEXT, printed as a "sent" line
+    {"await": TEXT, "wait": SECONDS}
+                              waits (--wait-reply seconds unless "wait"
+                              says) for a message of --to's, after the one
+                              awaited last, whose body contains TEXT; it
+                              becomes the one awaited last, printed as
+                              {"kind": "awaited", "room", "event_id",
+                              "substring"}; none in time is a failure
+    {"react": KEY}            reacts with KEY (an emoji) to the message
+                              awaited last, printed as {"kind": "reacted",
+                              "room", "event_id", "target", "key",
+                              "encrypted"}; in an encrypted room encrypted,
+                              as Element does, unless "encrypted": false
+                              (sent in clear, as nio's room_send does)
+    {"reply": TEXT}           sends TEXT in reply (m.in_reply_to) to the
+                              message awaited last, printed as a "sent" line
+                              whose "in_reply_to" names it
+
+and every message --to sends meanwhile is printed as a "reply" line as it
+arrives.
 
 The device and its keys live in --store: the first run logs in with the
 password, later runs with the same store are the same device again.
@@ -39,9 +68,11 @@ import time
 import urllib.error
 import urllib.request
 
-from nio import (AsyncClient, AsyncClientConfig, EnableEncryptionBuilder,
+from uuid import uuid4
+
+from nio import (Api, AsyncClient, AsyncClientConfig, EnableEncryptionBuilder,
                  EncryptionError, LoginResponse, MegolmEvent, RoomCreateResponse, RoomPreset,
-                 RoomMessageEmote, RoomMessageNotice, RoomMessageText,
+                 RoomMemberEvent, RoomMessageEmote, RoomMessageNotice, RoomMessageText,
                  RoomSendResponse)
 
 MESSAGES = (RoomMessageText, RoomMessageNotice, RoomMessageEmote)
@@ -54,9 +85,13 @@ def emit(line):
     print(json.dumps(line), flush=True)
 
 
-def fail(message):
+def fail(message, code=1):
     print(f"matrix_client: {message}", file=sys.stderr, flush=True)
-    sys.exit(1)
+    sys.exit(code)
+
+
+# What a client exits with when --to declined the invitation.
+DECLINED = 2
 
 
 async def log_in(client, args):
@@ -96,25 +131,68 @@ async def create_room(client, args, **options):
         fail(f"creating a room failed: {response}")
     room_id = response.room_id
     deadline = time.monotonic() + args.wait_join
+    # --to's memberships in the room, in order, as its timeline tells them:
+    # it declined if it left (or was banned) without having joined.
+    memberships = []
+
+    async def on_member(room, event):
+        if room.room_id == room_id and event.state_key == args.to:
+            memberships.append(event.membership)
+
+    client.add_event_callback(on_member, RoomMemberEvent)
+
+    def declined():
+        return "join" not in memberships and ("leave" in memberships or "ban" in memberships)
 
     def joined():
         # A room's `users` holds the invited as well as the joined.
         room = client.rooms.get(room_id)
         return room is not None and args.to in room.users and args.to not in room.invited_users
 
-    if not await sync_until(client, deadline, joined):
+    await sync_until(client, deadline, lambda: joined() or declined())
+    if declined():
+        fail(f"{args.to} declined the invitation", DECLINED)
+    if not joined():
         fail(f"{args.to} did not join {room_id} within {args.wait_join} s")
     return room_id
 
 
-async def send(client, room_id, content):
+async def send_event(client, room_id, event_type, content, encrypted=True):
+    """Sends an event into the room, encrypted if the room is and `encrypted`
+    holds; its event id. A reaction too is encrypted then, as Element does
+    (its m.relates_to copied in clear, as the spec says), where nio's
+    room_send would send it in clear."""
     if client.should_query_keys:
         await client.keys_query()
-    response = await client.room_send(room_id, "m.room.message", content,
-                                      ignore_unverified_devices=True)
+    room = client.rooms[room_id]
+    if room.encrypted and not encrypted:
+        # Sent as it is: room_send would encrypt anything but a reaction.
+        method, path, data = Api.room_send(client.access_token, room_id, event_type, content, uuid4())
+        response = await client._send(RoomSendResponse, method, path, data, (room_id,))
+    elif room.encrypted and event_type == "m.reaction":
+        # What room_send does before it encrypts, and the encryption it skips.
+        if not room.members_synced:
+            await client.joined_members(room_id)
+            if client.should_query_keys:
+                await client.keys_query()
+        if client.olm.should_share_group_session(room_id):
+            await client.share_group_session(room_id, ignore_unverified_devices=True)
+        event_type, content = client.encrypt(room_id, event_type, content)
+        method, path, data = Api.room_send(client.access_token, room_id, event_type, content, uuid4())
+        response = await client._send(RoomSendResponse, method, path, data, (room_id,))
+    else:
+        response = await client.room_send(room_id, event_type, content,
+                                          ignore_unverified_devices=True)
     if not isinstance(response, RoomSendResponse):
-        fail(f"sending into {room_id} failed: {response}")
-    emit({"kind": "sent", "room": room_id, "event_id": response.event_id})
+        fail(f"sending {event_type} into {room_id} failed: {response}")
+    return response.event_id
+
+
+async def send(client, room_id, content):
+    event_id = await send_event(client, room_id, "m.room.message", content)
+    in_reply_to = content.get("m.relates_to", {}).get("m.in_reply_to", {}).get("event_id")
+    emit({"kind": "sent", "room": room_id, "event_id": event_id, "body": content["body"],
+          "in_reply_to": in_reply_to})
 
 
 def reply_line(room_id, event):
@@ -127,8 +205,11 @@ def reply_line(room_id, event):
             "replaces": relates.get("event_id") if relates.get("rel_type") == "m.replace" else None}
 
 
-async def print_replies(client, room_id, args):
-    """Prints what --to says in the room; exits non-zero if it said nothing."""
+def listen(client, room_id, args):
+    """Prints each message --to says in the room from now on, as it arrives.
+    Returns `heard()`: the messages printed so far, in order (it tries
+    again those not yet decrypted, whose key may come after them), and the
+    events not yet decrypted."""
     seen, undecrypted = [], {}
 
     def take(event):
@@ -141,7 +222,7 @@ async def print_replies(client, room_id, args):
                 return
         undecrypted.pop(event.event_id, None)
         if event.sender == args.to and isinstance(event, MESSAGES):
-            seen.append(event.event_id)
+            seen.append(event)
             emit(reply_line(room_id, event))
 
     async def on_event(room, event):
@@ -150,16 +231,26 @@ async def print_replies(client, room_id, args):
 
     client.add_event_callback(on_event, (MegolmEvent,) + MESSAGES)
 
-    def enough():
-        # A room key may come after the message it opens: try again.
+    def heard():
         for event in list(undecrypted.values()):
             take(event)
-        return len(seen) >= args.replies
+        return seen
+
+    return heard, undecrypted
+
+
+async def print_replies(client, room_id, args):
+    """Prints what --to says in the room; exits non-zero if it said fewer
+    than --replies messages."""
+    heard, undecrypted = listen(client, room_id, args)
+
+    def enough():
+        return len(heard()) >= args.replies
 
     deadline = time.monotonic() + args.wait_reply
     if not await sync_until(client, deadline, enough):
         locked = f", and {len(undecrypted)} it could not decrypt" if undecrypted else ""
-        fail(f"{len(seen)} of {args.replies} replies from {args.to} in {room_id} "
+        fail(f"{len(heard())} of {args.replies} replies from {args.to} in {room_id} "
              f"within {args.wait_reply} s{locked}")
 
 
@@ -186,14 +277,94 @@ async def room(client, args):
     await print_replies(client, room_id, args)
 
 
+# Each kind of step of a script, and the options it may have besides.
+STEPS = {"say": (), "await": ("wait",), "react": ("encrypted",), "reply": ()}
+
+
+def parse_steps(text):
+    """--steps as a list of steps, each checked; exits non-zero, naming the
+    step, if one is not a step."""
+    try:
+        steps = json.loads(text)
+    except ValueError as error:
+        fail(f"--steps is not JSON: {error}")
+    if not isinstance(steps, list):
+        fail(f"--steps is not a JSON list: {text}")
+    awaited = False
+    for index, step in enumerate(steps):
+        kinds = [kind for kind in STEPS if isinstance(step, dict) and kind in step]
+        if len(kinds) != 1 or not isinstance(step[kinds[0]], str):
+            fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}, is not one of {', '.join(STEPS)} with a string")
+        kind = kinds[0]
+        unknown = set(step) - {kind, *STEPS[kind]}
+        if unknown:
+            fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}: {kind} has no option {', '.join(sorted(unknown))}")
+        if not isinstance(step.get("wait", 0), (int, float)) or not isinstance(step.get("encrypted", True), bool):
+            fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}: wait is a number of seconds, encrypted true or false")
+        if kind in ("react", "reply") and not awaited:
+            fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}: no message awaited before it to {kind} to")
+        awaited = awaited or kind == "await"
+    return steps
+
+
+async def script(client, args):
+    steps = parse_steps(args.steps)
+    room_id = await create_room(client, args, is_direct=True,
+                                preset=RoomPreset.trusted_private_chat)
+    heard, undecrypted = listen(client, room_id, args)
+    # How many of --to's messages the awaits went past, and the last awaited.
+    looked, awaited = 0, None
+    for step in steps:
+        if "say" in step:
+            await send(client, room_id, {"msgtype": "m.text", "body": step["say"]})
+        elif "reply" in step:
+            await send(client, room_id, {"msgtype": "m.text", "body": step["reply"],
+                                         "m.relates_to": {"m.in_reply_to": {"event_id": awaited}}})
+        elif "react" in step:
+            encrypted = step.get("encrypted", True)
+            event_id = await send_event(client, room_id, "m.reaction", {"m.relates_to": {
+                "rel_type": "m.annotation", "event_id": awaited, "key": step["react"]}},
+                encrypted=encrypted)
+            emit({"kind": "reacted", "room": room_id, "event_id": event_id, "target": awaited,
+                  "key": step["react"],
+                  "encrypted": bool(encrypted and client.rooms[room_id].encrypted)})
+        else:
+            wanted, wait = step["await"], step.get("wait", args.wait_reply)
+
+            def match():
+                """The index in heard() of the first message past `looked`
+                that contains `wanted`, or None."""
+                seen = heard()
+                return next((index for index in range(looked, len(seen))
+                             if wanted in seen[index].body), None)
+
+            if not await sync_until(client, time.monotonic() + wait, lambda: match() is not None):
+                bodies = [event.body for event in heard()[looked:]]
+                locked = f", and {len(undecrypted)} it could not decrypt" if undecrypted else ""
+                fail(f"no message from {args.to} in {room_id} containing {wanted!r} within "
+                     f"{wait} s; it said meanwhile {json.dumps(bodies, ensure_ascii=False)}{locked}")
+            index = match()
+            awaited, looked = heard()[index].event_id, index + 1
+            emit({"kind": "awaited", "room": room_id, "event_id": awaited, "substring": wanted})
+
+
 def room_options(parser):
+    conversation_options(parser)
+    parser.add_argument("--text", required=True)
+    parser.add_argument("--replies", type=int, default=1)
+
+
+def conversation_options(parser):
     login_options(parser)
     parser.add_argument("--to", required=True, help="the assistant's user id")
-    parser.add_argument("--text", required=True)
     parser.add_argument("--encrypted", action="store_true")
     parser.add_argument("--wait-join", type=float, default=60)
     parser.add_argument("--wait-reply", type=float, default=60)
-    parser.add_argument("--replies", type=int, default=1)
+
+
+def script_options(parser):
+    conversation_options(parser)
+    parser.add_argument("--steps", required=True, help="a JSON list of steps")
 
 
 def group_room_options(parser):
@@ -252,6 +423,7 @@ COMMANDS = {
     "register": (register, register_options),
     "dm": (logging_in(dm), room_options),
     "room": (logging_in(room), group_room_options),
+    "script": (logging_in(script), script_options),
 }
 
 

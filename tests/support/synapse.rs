@@ -24,6 +24,13 @@
 //! // ... a daemon logged in as the assistant on synapse.url() ...
 //! let chat = synapse.client(&alice).dm(Ask::new(&assistant.id, "hello")).await;
 //! assert!(chat.replies[0].decrypted);
+//! // A conversation of several steps: an approval prompt, answered with 👍.
+//! let steps = serde_json::json!([
+//!     {"say": "run the tool"}, {"await": "token"}, {"react": "👍"}, {"await": "done"},
+//! ]);
+//! let chat = synapse.client(&alice).script(&assistant.id, &steps, true).await;
+//! // Someone the assistant does not answer is turned away.
+//! assert!(synapse.client(&eve).invite_declined(&assistant.id).await);
 //! ```
 
 use std::io::Read;
@@ -383,9 +390,35 @@ impl<'a> Ask<'a> {
 #[derive(Debug)]
 pub struct Chat {
     pub room: String,
-    /// The event id of the client's message.
+    /// The event id of the client's (first) message.
     pub sent: String,
+    /// Every message the assistant sent into the room, in order.
     pub replies: Vec<Reply>,
+    /// What the client did, in order: each message it sent, and for a
+    /// script each reaction it sent and each message it awaited.
+    pub actions: Vec<Action>,
+}
+
+/// Something the client did in the room.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Action {
+    /// A message (`say`, `reply`, or `dm`'s and `room`'s text).
+    Sent {
+        event_id: String,
+        body: String,
+        /// The message it replies to, for a `reply`.
+        in_reply_to: Option<String>,
+    },
+    /// A `react` to `target`: whether it went end-to-end encrypted.
+    Reacted {
+        event_id: String,
+        target: String,
+        key: String,
+        encrypted: bool,
+    },
+    /// An `await` met by the assistant's message `event_id`.
+    Awaited { event_id: String, substring: String },
 }
 
 /// A message the assistant sent into the room, as the client received it.
@@ -406,13 +439,8 @@ pub struct Reply {
     pub replaces: Option<String>,
 }
 
-/// A line the client prints.
-#[derive(Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
-enum Line {
-    Sent { room: String, event_id: String },
-    Reply(Reply),
-}
+/// What the client exits with, and says, when the invitee declined.
+const DECLINED: i32 = 2;
 
 impl MatrixClient {
     /// Opens a direct chat with `ask.to`, says `ask.text` there, and waits
@@ -426,6 +454,72 @@ impl MatrixClient {
     /// mentioning it, and waits for the replies, as [`MatrixClient::dm`].
     pub async fn room(&self, name: &str, ask: Ask<'_>) -> Chat {
         self.chat("room", &["--name", name], &ask).await
+    }
+
+    /// Opens a direct chat with `to` (end-to-end encrypted if `encrypted`)
+    /// and holds a conversation there: `steps`, a JSON list of steps as
+    /// `matrix_client.py`'s `script` takes them (`{"say": TEXT}`,
+    /// `{"await": TEXT, "wait": SECONDS}`, `{"react": KEY}`,
+    /// `{"reply": TEXT}`; see its docs). Its replies are every message `to`
+    /// sent meanwhile. Fails the test, showing the client's stderr, if an
+    /// await is not met in time (or `to` does not join).
+    pub async fn script(&self, to: &str, steps: &serde_json::Value, encrypted: bool) -> Chat {
+        let list = steps.as_array().expect("a script's steps are a JSON list");
+        let awaits: Duration = list
+            .iter()
+            .filter(|step| step.get("await").is_some())
+            .map(|step| {
+                step.get("wait")
+                    .and_then(serde_json::Value::as_f64)
+                    .map_or(REPLY_WAIT, Duration::from_secs_f64)
+            })
+            .sum();
+        let steps = steps.to_string();
+        let join_wait = JOIN_WAIT.as_secs_f64().to_string();
+        let reply_wait = REPLY_WAIT.as_secs_f64().to_string();
+        let mut args = vec![
+            "--to",
+            to,
+            "--steps",
+            steps.as_str(),
+            "--wait-join",
+            join_wait.as_str(),
+            "--wait-reply",
+            reply_wait.as_str(),
+        ];
+        if encrypted {
+            args.push("--encrypted");
+        }
+        let output = self.run("script", &args, JOIN_WAIT + awaits).await;
+        chat_of(&output, &args)
+    }
+
+    /// Invites `to` to a direct chat, as [`MatrixClient::dm`] does (and
+    /// says hello there if it joins, waiting for no reply): whether `to`
+    /// declined the invitation, leaving the room. False if it joined;
+    /// fails the test, showing the client's stderr, if the client failed
+    /// otherwise (if `to` did neither within [`JOIN_WAIT`], say).
+    pub async fn invite_declined(&self, to: &str) -> bool {
+        let join_wait = JOIN_WAIT.as_secs_f64().to_string();
+        let args = [
+            "--to",
+            to,
+            "--text",
+            "hello",
+            "--encrypted",
+            "--replies",
+            "0",
+            "--wait-join",
+            join_wait.as_str(),
+        ];
+        let output = self.run("dm", &args, JOIN_WAIT).await;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if output.status.code() == Some(DECLINED) && stderr.contains(&*format!("{to} declined the invitation")) {
+            return true;
+        }
+        // Any other failure fails the test here, showing the stderr.
+        json_lines(&output, &args);
+        false
     }
 
     /// Runs the client's `command` as this user with `args` besides the
@@ -469,19 +563,39 @@ impl MatrixClient {
         }
         args.extend_from_slice(extra);
         let output = self.run(command, &args, ask.join_wait + ask.reply_wait).await;
-        let mut chat = Chat {
-            room: String::new(),
-            sent: String::new(),
-            replies: Vec::new(),
-        };
-        for line in json_lines(&output, &args) {
-            match serde_json::from_value::<Line>(line).expect("a line the client prints") {
-                Line::Sent { room, event_id } => (chat.room, chat.sent) = (room, event_id),
-                Line::Reply(reply) => chat.replies.push(reply),
-            }
-        }
-        chat
+        chat_of(&output, &args)
     }
+}
+
+/// The chat a client run printed: its room, its replies and its actions;
+/// fails the test, showing the client's stderr, if the run failed.
+fn chat_of(output: &std::process::Output, args: &[&str]) -> Chat {
+    let mut chat = Chat {
+        room: String::new(),
+        sent: String::new(),
+        replies: Vec::new(),
+        actions: Vec::new(),
+    };
+    for line in json_lines(output, args) {
+        if chat.room.is_empty()
+            && let Some(room) = line["room"].as_str()
+        {
+            chat.room = room.to_owned();
+        }
+        if line["kind"] == "reply" {
+            chat.replies
+                .push(serde_json::from_value(line).expect("a reply the client prints"));
+            continue;
+        }
+        let action: Action = serde_json::from_value(line).expect("an action the client prints");
+        if let Action::Sent { event_id, .. } = &action
+            && chat.sent.is_empty()
+        {
+            chat.sent = event_id.clone();
+        }
+        chat.actions.push(action);
+    }
+    chat
 }
 
 /// Runs `matrix_client.py` with `args`, bounded by `waits` and a margin.
