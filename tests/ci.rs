@@ -134,7 +134,7 @@ fn ci_builds_the_lean_daemon_before_the_tests() {
         ".ci/run compiles the lean daemon after the tests' build"
     );
     assert!(
-        MANIFEST.contains("default = [\"telegram\", \"signal\", \"web\"]"),
+        MANIFEST.contains("default = [\"telegram\", \"signal\", \"web\", \"matrix\"]"),
         "every gateway feature is on by default"
     );
 }

@@ -249,7 +249,7 @@ fn a_bridge_joins_only_groups_its_gateways_let_talk() {
         "telegram:-200",
         "signal:group:other=",
         "web:owner",
-        "matrix:room",
+        "pigeon:loft",
         "telegram:42",
     ])];
     assert_eq!(
@@ -258,7 +258,7 @@ fn a_bridge_joins_only_groups_its_gateways_let_talk() {
             "bridge \"family\": telegram:-200: the group is not in telegram.allowed_chats, so nothing of it reaches me",
             "bridge \"family\": signal:group:other=: the group is not in signal.allowed_groups, so nothing of it reaches me",
             "bridge \"family\": web:owner: web is not enabled",
-            "bridge \"family\": matrix:room: there is no gateway called matrix",
+            "bridge \"family\": pigeon:loft: there is no gateway called pigeon",
             "bridge \"family\": telegram:42: a private chat cannot be bridged, only a group",
         ]
     );
@@ -293,7 +293,10 @@ fn the_gateways_secret_files_are_gathered_with_the_configurations_own() {
     ] {
         assert!(files.contains(&Path::new(wanted).to_path_buf()), "{wanted}: {files:?}");
     }
-    assert_eq!(files.len(), 4, "{files:?}");
+    // Matrix's keys, in the data folder, with the Matrix client built in.
+    let matrix = cfg!(feature = "matrix");
+    assert_eq!(files.contains(&config.data_dir().join("matrix")), matrix, "{files:?}");
+    assert_eq!(files.len(), 4 + usize::from(matrix), "{files:?}");
     config.signal.spawn_config_dir = None;
     let signal_cli = crate::config::expand_home(Path::new("~/.local/share/signal-cli"));
     assert!(
