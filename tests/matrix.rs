@@ -5,7 +5,7 @@
 //! chat, decrypts what it is sent, and answers with its reply formatted and
 //! encrypted, which the person's own client decrypts. In a room it answers
 //! what mentions it; an approval prompt is decided by the approver's 👍,
-//! once; a stranger's invitation is declined.
+//! once, or denied by a reply to it; a stranger's invitation is declined.
 
 use std::sync::Arc;
 
@@ -102,23 +102,22 @@ async fn in_a_room_it_answers_what_mentions_it() {
     assert_eq!(reply.in_reply_to.as_deref(), Some(chat.sent.as_str()), "{reply:?}");
 }
 
-#[tokio::test(flavor = "multi_thread")]
-async fn an_approval_is_decided_by_the_approvers_reaction_and_runs_once() {
-    let Some(synapse) = Synapse::start("matrix::an_approval_is_decided_by_the_approvers_reaction_and_runs_once").await
-    else {
-        return;
-    };
-    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
-    let ada = synapse.register("ada", "ada-password", false).await;
-    let llm = FakeLlm::start().await;
+/// A daemon on `synapse` whose `record` tool waits for approval, with
+/// `ada` allowed to talk and approve; its tool's counter.
+async fn approving_daemon(
+    synapse: &Synapse,
+    assistant: &User,
+    ada: &User,
+    llm: &FakeLlm,
+) -> (TestDaemon, Record, tempfile::TempDir) {
     llm.set_responder(approvals::model);
     let record = Record::default();
     let secrets = tempfile::tempdir().unwrap();
     let password_file = secrets.path().join("matrix.password");
     std::fs::write(&password_file, ASSISTANT_PASSWORD).unwrap();
     let (url, assistant_id, ada_id) = (synapse.url().to_owned(), assistant.id.clone(), ada.id.clone());
-    let _daemon = TestDaemon::start_with(
-        &llm,
+    let daemon = TestDaemon::start_with(
+        llm,
         move |config: &mut Config| {
             config.matrix.enabled = true;
             config.matrix.homeserver = url;
@@ -130,6 +129,19 @@ async fn an_approval_is_decided_by_the_approvers_reaction_and_runs_once() {
         vec![Arc::new(record.clone())],
     )
     .await;
+    (daemon, record, secrets)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_is_decided_by_the_approvers_reaction_and_runs_once() {
+    let Some(synapse) = Synapse::start("matrix::an_approval_is_decided_by_the_approvers_reaction_and_runs_once").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    let (_daemon, record, _secrets) = approving_daemon(&synapse, &assistant, &ada, &llm).await;
 
     let steps = json!([
         { "say": "please record the milk" },
@@ -142,6 +154,29 @@ async fn an_approval_is_decided_by_the_approvers_reaction_and_runs_once() {
     let last = chat.replies.last().unwrap();
     assert!(last.body.starts_with("final: [passepartout]"), "{last:?}");
     assert!(chat.replies.iter().all(|reply| reply.decrypted), "{:#?}", chat.replies);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_is_denied_by_a_reply_to_its_prompt_and_nothing_runs() {
+    let Some(synapse) = Synapse::start("matrix::an_approval_is_denied_by_a_reply_to_its_prompt_and_nothing_runs").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    let (_daemon, record, _secrets) = approving_daemon(&synapse, &assistant, &ada, &llm).await;
+
+    let steps = json!([
+        { "say": "please record the milk" },
+        { "await": "Approval needed" },
+        { "reply": "deny" },
+        { "await": "final: " },
+    ]);
+    let chat = synapse.client(&ada).script(&assistant.id, &steps, true).await;
+    assert_eq!(record.calls(), 0, "denied, so it never ran: {:#?}", chat.replies);
+    let last = chat.replies.last().unwrap();
+    assert!(last.body.starts_with("final: [passepartout]"), "{last:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
