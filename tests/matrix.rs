@@ -4,18 +4,24 @@
 //! in with a password, accepts the allowed person's invitation to a direct
 //! chat, decrypts what it is sent, and answers with its reply formatted and
 //! encrypted, which the person's own client decrypts. In a room it answers
-//! what mentions it; an approval prompt is decided by the approver's 👍,
-//! once, or denied by a reply to it; a stranger's invitation is declined.
+//! what mentions it; an approval prompt is decided by the approver's 👍 or
+//! 👎, a reply to it or `approve TOKEN`, once, and edited to say who
+//! decided; a stranger's invitation is declined. A long reply is shown
+//! while it is written, by edits, and ends as its parts; a file goes to the
+//! inbox and back out, encrypted both ways.
 
 use std::sync::Arc;
 
+use std::time::Duration;
+
 use passepartout::config::Config;
+use passepartout::safety::tools::Tool;
 use serde_json::json;
 
 use crate::support::approvals;
-use crate::support::fake_llm::{FakeLlm, Script, last_user_text};
+use crate::support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
 use crate::support::harness::TestDaemon;
-use crate::support::synapse::{Ask, Synapse, User};
+use crate::support::synapse::{Action, Ask, Chat, Reply, Synapse, User};
 use crate::support::tools::Record;
 
 const ASSISTANT_PASSWORD: &str = "assistant-password-never-logged";
@@ -26,6 +32,18 @@ async fn daemon(
     assistant: &User,
     allowed: &[&User],
     llm: &FakeLlm,
+) -> (TestDaemon, tempfile::TempDir) {
+    daemon_with(synapse, assistant, allowed, llm, Vec::new(), |_| {}).await
+}
+
+/// [`daemon`] with `tools` and its configuration changed by `adjust`.
+async fn daemon_with(
+    synapse: &Synapse,
+    assistant: &User,
+    allowed: &[&User],
+    llm: &FakeLlm,
+    tools: Vec<Arc<dyn Tool>>,
+    adjust: impl FnOnce(&mut Config),
 ) -> (TestDaemon, tempfile::TempDir) {
     let secrets = tempfile::tempdir().unwrap();
     let password_file = secrets.path().join("matrix.password");
@@ -41,8 +59,9 @@ async fn daemon(
             config.matrix.user = assistant;
             config.matrix.password_file = Some(password_file);
             config.matrix.allowed_users = allowed;
+            adjust(config);
         },
-        Vec::new(),
+        tools,
     )
     .await;
     (daemon, secrets)
@@ -112,21 +131,15 @@ async fn approving_daemon(
 ) -> (TestDaemon, Record, tempfile::TempDir) {
     llm.set_responder(approvals::model);
     let record = Record::default();
-    let secrets = tempfile::tempdir().unwrap();
-    let password_file = secrets.path().join("matrix.password");
-    std::fs::write(&password_file, ASSISTANT_PASSWORD).unwrap();
-    let (url, assistant_id, ada_id) = (synapse.url().to_owned(), assistant.id.clone(), ada.id.clone());
-    let daemon = TestDaemon::start_with(
+    let (daemon, secrets) = daemon_with(
+        synapse,
+        assistant,
+        &[ada],
         llm,
-        move |config: &mut Config| {
-            config.matrix.enabled = true;
-            config.matrix.homeserver = url;
-            config.matrix.user = assistant_id;
-            config.matrix.password_file = Some(password_file);
-            config.matrix.allowed_users = vec![ada_id];
+        vec![Arc::new(record.clone())],
+        |config| {
             config.tools.require_approval = vec!["record".into()];
         },
-        vec![Arc::new(record.clone())],
     )
     .await;
     (daemon, record, secrets)
@@ -192,4 +205,201 @@ async fn a_strangers_invitation_is_declined() {
 
     assert!(synapse.client(&eve).invite_declined(&assistant.id).await);
     assert!(llm.requests().is_empty(), "the model heard nothing of it");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_is_denied_by_a_thumbs_down_approved_by_its_token_and_each_prompt_says_who_decided() {
+    let Some(synapse) = Synapse::start(
+        "matrix::an_approval_is_denied_by_a_thumbs_down_approved_by_its_token_and_each_prompt_says_who_decided",
+    )
+    .await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    let (_daemon, record, _secrets) = approving_daemon(&synapse, &assistant, &ada, &llm).await;
+
+    let steps = json!([
+        { "say": "please record the milk" },
+        { "await": "Approval needed" },
+        { "react": "👎" },
+        { "await": "Denied by" },
+        { "await": "final: " },
+        { "say": "please record the eggs" },
+        { "await": "Approval needed" },
+        { "say": "approve {token}" },
+        { "await": "Approved by" },
+        { "await": "final: " },
+    ]);
+    let chat = synapse.client(&ada).script(&assistant.id, &steps, true).await;
+    assert_eq!(record.calls(), 1, "the eggs only, once: {:#?}", chat.replies);
+    let awaited = awaited(&chat);
+    let [denied_prompt, denied, _, approved_prompt, approved, _] = awaited.as_slice() else {
+        panic!("six awaits met: {awaited:#?}");
+    };
+    for (prompt, decision) in [(denied_prompt, denied), (approved_prompt, approved)] {
+        let edit = reply(&chat, decision);
+        assert_eq!(
+            edit.replaces.as_ref(),
+            Some(prompt),
+            "the prompt itself is edited: {edit:?}"
+        );
+        let shown = edit.new_body.as_deref().unwrap_or_default();
+        assert!(
+            shown.contains(&ada.id) || shown.contains("ada"),
+            "it names who decided: {shown}"
+        );
+    }
+    let typed = chat
+        .actions
+        .iter()
+        .find_map(|action| match action {
+            Action::Sent { body, .. } if body.starts_with("approve ") => Some(body.clone()),
+            _ => None,
+        })
+        .unwrap();
+    assert!(
+        reply(&chat, approved_prompt).body.contains(&typed["approve ".len()..]),
+        "{typed}"
+    );
+}
+
+/// The assistant's messages each `await` of `chat` met, in order.
+fn awaited(chat: &Chat) -> Vec<String> {
+    chat.actions
+        .iter()
+        .filter_map(|action| match action {
+            Action::Awaited { event_id, .. } => Some(event_id.clone()),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The assistant's message `event_id` in `chat`.
+fn reply<'a>(chat: &'a Chat, event_id: &str) -> &'a Reply {
+    chat.replies
+        .iter()
+        .find(|reply| reply.event_id == event_id)
+        .unwrap_or_else(|| panic!("no message {event_id}: {:#?}", chat.replies))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_reply_is_shown_by_edits_while_written_and_ends_as_its_parts() {
+    let Some(synapse) =
+        Synapse::start("matrix::a_long_reply_is_shown_by_edits_while_written_and_ends_as_its_parts").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    // 900 words, about 7 KB: two messages, written over about four seconds.
+    let words: Vec<String> = (0..900).map(|n| format!("word{n}")).collect();
+    let long = format!("**Long** answer: {}.", words.join(" "));
+    let answer = long.clone();
+    llm.set_responder(move |request| {
+        if last_user_text(request) == "tell me everything" {
+            Script::Stream(Streamed::words(&answer).spaced(Duration::from_millis(4)))
+        } else {
+            Script::Reply("that was all".into())
+        }
+    });
+    let (_daemon, _secrets) = daemon_with(&synapse, &assistant, &[&ada], &llm, Vec::new(), |config| {
+        config.matrix.stream = Some(true);
+    })
+    .await;
+
+    // The second turn's answer comes after everything of the first, which
+    // the outbox delivers in order.
+    let steps = json!([
+        { "say": "tell me everything" },
+        { "await": "word899." },
+        { "say": "is that all?" },
+        { "await": "that was all" },
+    ]);
+    let chat = synapse.client(&ada).script(&assistant.id, &steps, true).await;
+    let question = &chat.sent;
+    let first_turn: Vec<&Reply> = chat
+        .replies
+        .iter()
+        .take_while(|reply| reply.body != "that was all")
+        .collect();
+    let messages: Vec<&&Reply> = first_turn.iter().filter(|reply| reply.replaces.is_none()).collect();
+    assert_eq!(messages.len(), 2, "two parts, each one message: {first_turn:#?}");
+    assert_eq!(
+        messages[0].in_reply_to.as_ref(),
+        Some(question),
+        "the first quotes the question"
+    );
+    // What each message shows now: its last edit's text.
+    let shown: Vec<String> = messages
+        .iter()
+        .map(|message| {
+            let last_edit = first_turn
+                .iter()
+                .rev()
+                .find(|reply| reply.replaces.as_ref() == Some(&message.event_id));
+            last_edit
+                .and_then(|edit| edit.new_body.clone())
+                .unwrap_or_else(|| message.body.clone())
+        })
+        .collect();
+    assert_eq!(shown.join(" "), long.replace("**", ""), "the parts are the whole reply");
+    let edits_of_first = first_turn
+        .iter()
+        .filter(|reply| reply.replaces.as_ref() == Some(&messages[0].event_id))
+        .count();
+    assert!(
+        edits_of_first >= 2,
+        "shown while written, then made the reply: {edits_of_first} edits"
+    );
+    assert!(first_turn.iter().all(|reply| reply.decrypted), "{first_turn:#?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_goes_to_the_inbox_and_back_out_encrypted_both_ways() {
+    let Some(synapse) = Synapse::start("matrix::a_file_goes_to_the_inbox_and_back_out_encrypted_both_ways").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|request| {
+        if last_message(request)["role"] == "tool" {
+            return Script::Reply("Sent back.".into());
+        }
+        Script::ToolCall {
+            name: "send_file".into(),
+            arguments: json!({ "path": "inbox/shopping.txt", "caption": "your **list**" }).to_string(),
+        }
+    });
+    let (daemon, _secrets) = daemon(&synapse, &assistant, &[&ada], &llm).await;
+
+    let steps = json!([
+        { "send_file": "shopping.txt", "data": "milk, eggs", "caption": "what do I need?" },
+        { "await_file": "shopping.txt" },
+        { "await": "Sent back" },
+    ]);
+    let chat = synapse.client(&ada).script(&assistant.id, &steps, true).await;
+    let saved = std::fs::read_to_string(daemon.config.workspace().join("inbox/shopping.txt")).unwrap();
+    assert_eq!(saved, "milk, eggs", "decrypted into the inbox");
+    let told = last_user_text(&llm.requests()[0]);
+    assert!(told.contains("what do I need?"), "with its caption: {told}");
+    let file = chat
+        .actions
+        .iter()
+        .find_map(|action| match action {
+            Action::File {
+                text,
+                encrypted,
+                caption,
+                ..
+            } => Some((text, *encrypted, caption)),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(file, (&"milk, eggs".to_owned(), true, &Some("your list".to_owned())));
 }

@@ -29,7 +29,9 @@ or --wait-reply seconds passed:
 
 script's --steps is a JSON list of steps, each an object of one of:
 
-    {"say": TEXT}             sends TEXT, printed as a "sent" line
+    {"say": TEXT}             sends TEXT, printed as a "sent" line; "{token}"
+                              in TEXT is the approval token (the first
+                              "(TOKEN)") of the message awaited last
     {"await": TEXT, "wait": SECONDS}
                               waits (--wait-reply seconds unless "wait"
                               says) for a message of --to's, after the one
@@ -46,9 +48,21 @@ script's --steps is a JSON list of steps, each an object of one of:
     {"reply": TEXT}           sends TEXT in reply (m.in_reply_to) to the
                               message awaited last, printed as a "sent" line
                               whose "in_reply_to" names it
+    {"send_file": NAME, "data": TEXT, "caption": TEXT}
+                              uploads TEXT as the file NAME (encrypted in an
+                              encrypted room, as Element does) and sends it
+                              as an m.file, its body the caption if given;
+                              printed as a "sent" line
+    {"await_file": NAME, "wait": SECONDS}
+                              waits for a file named NAME from --to, after
+                              the message awaited last, then downloads and
+                              decrypts it, printed as {"kind": "file",
+                              "event_id", "name", "text", "encrypted",
+                              "caption"}; it becomes the one awaited last
 
 and every message --to sends meanwhile is printed as a "reply" line as it
-arrives.
+arrives; an edit's line names the message it "replaces", with its
+"new_body", and a file's its "msgtype" (m.file, m.image…).
 
 The device and its keys live in --store: the first run logs in with the
 password, later runs with the same store are the same device again.
@@ -61,8 +75,10 @@ import asyncio
 import hashlib
 import hmac
 import html
+import io
 import json
 import os
+import re
 import sys
 import time
 import urllib.error
@@ -70,12 +86,14 @@ import urllib.request
 
 from uuid import uuid4
 
-from nio import (Api, AsyncClient, AsyncClientConfig, EnableEncryptionBuilder,
-                 EncryptionError, LoginResponse, MegolmEvent, RoomCreateResponse, RoomPreset,
-                 RoomMemberEvent, RoomMessageEmote, RoomMessageNotice, RoomMessageText,
-                 RoomSendResponse)
+from nio import (Api, AsyncClient, AsyncClientConfig, DownloadResponse, EnableEncryptionBuilder,
+                 EncryptionError, LoginResponse, MegolmEvent, RoomCreateResponse, RoomEncryptedMedia,
+                 RoomMessageEmote, RoomMessageMedia, RoomMessageNotice, RoomMessageText, RoomMemberEvent,
+                 RoomPreset, RoomSendResponse, UploadResponse)
+from nio.crypto import decrypt_attachment
 
-MESSAGES = (RoomMessageText, RoomMessageNotice, RoomMessageEmote)
+MESSAGES = (RoomMessageText, RoomMessageNotice, RoomMessageEmote, RoomMessageMedia, RoomEncryptedMedia)
+FILES = (RoomMessageMedia, RoomEncryptedMedia)
 # The longest a single sync waits for news; a sync returns as soon as any
 # arrives, so this only bounds how late a deadline is noticed.
 SYNC_MS = 2000
@@ -196,13 +214,16 @@ async def send(client, room_id, content):
 
 
 def reply_line(room_id, event):
-    relates = event.source.get("content", {}).get("m.relates_to", {})
+    content = event.source.get("content", {})
+    relates = content.get("m.relates_to", {})
     return {"kind": "reply", "room": room_id, "sender": event.sender, "body": event.body,
-            "formatted_body": event.formatted_body,
-            "msgtype": event.source.get("content", {}).get("msgtype"),
+            "formatted_body": getattr(event, "formatted_body", None),
+            "msgtype": content.get("msgtype"),
             "decrypted": bool(event.decrypted), "event_id": event.event_id,
             "in_reply_to": relates.get("m.in_reply_to", {}).get("event_id"),
-            "replaces": relates.get("event_id") if relates.get("rel_type") == "m.replace" else None}
+            "replaces": relates.get("event_id") if relates.get("rel_type") == "m.replace" else None,
+            "new_body": content.get("m.new_content", {}).get("body"),
+            "thread": relates.get("event_id") if relates.get("rel_type") == "m.thread" else None}
 
 
 def listen(client, room_id, args):
@@ -278,7 +299,8 @@ async def room(client, args):
 
 
 # Each kind of step of a script, and the options it may have besides.
-STEPS = {"say": (), "await": ("wait",), "react": ("encrypted",), "reply": ()}
+STEPS = {"say": (), "await": ("wait",), "react": ("encrypted",), "reply": (),
+         "send_file": ("data", "caption"), "await_file": ("wait",)}
 
 
 def parse_steps(text):
@@ -303,8 +325,37 @@ def parse_steps(text):
             fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}: wait is a number of seconds, encrypted true or false")
         if kind in ("react", "reply") and not awaited:
             fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}: no message awaited before it to {kind} to")
-        awaited = awaited or kind == "await"
+        awaited = awaited or kind in ("await", "await_file")
     return steps
+
+
+async def send_file(client, room_id, step):
+    """Uploads the step's file, encrypted if the room is, and sends it."""
+    data = step.get("data", "").encode()
+    encrypted = client.rooms[room_id].encrypted
+    response, keys = await client.upload(io.BytesIO(data), content_type="text/plain",
+                                         filename=step["send_file"], encrypt=encrypted,
+                                         filesize=len(data))
+    if not isinstance(response, UploadResponse):
+        fail(f"uploading {step['send_file']} failed: {response}")
+    content = {"msgtype": "m.file", "body": step.get("caption", step["send_file"]),
+               "filename": step["send_file"], "info": {"mimetype": "text/plain", "size": len(data)}}
+    if encrypted:
+        content["file"] = {**keys, "url": response.content_uri}
+    else:
+        content["url"] = response.content_uri
+    await send(client, room_id, content)
+
+
+async def fetched_file(client, event):
+    """The text of the file `event` carries, decrypted if it came encrypted."""
+    response = await client.download(mxc=event.url)
+    if not isinstance(response, DownloadResponse):
+        fail(f"downloading {event.url} failed: {response}")
+    data = response.body
+    if isinstance(event, RoomEncryptedMedia):
+        data = decrypt_attachment(data, event.key["k"], event.hashes["sha256"], event.iv)
+    return data.decode()
 
 
 async def script(client, args):
@@ -316,10 +367,38 @@ async def script(client, args):
     looked, awaited = 0, None
     for step in steps:
         if "say" in step:
-            await send(client, room_id, {"msgtype": "m.text", "body": step["say"]})
+            text = step["say"]
+            if "{token}" in text:
+                said = next(event.body for event in heard() if event.event_id == awaited)
+                found = re.search(r"\(([A-Z2-9]{4,})\)", said)
+                if not found:
+                    fail(f"no approval token in the message awaited last: {said!r}")
+                text = text.replace("{token}", found.group(1))
+            await send(client, room_id, {"msgtype": "m.text", "body": text})
         elif "reply" in step:
             await send(client, room_id, {"msgtype": "m.text", "body": step["reply"],
                                          "m.relates_to": {"m.in_reply_to": {"event_id": awaited}}})
+        elif "send_file" in step:
+            await send_file(client, room_id, step)
+        elif "await_file" in step:
+            name, wait = step["await_file"], step.get("wait", args.wait_reply)
+
+            def found():
+                seen = heard()
+                return next((index for index in range(looked, len(seen))
+                             if isinstance(seen[index], FILES)
+                             and name in (seen[index].source["content"].get("filename"), seen[index].body)), None)
+
+            if not await sync_until(client, time.monotonic() + wait, lambda: found() is not None):
+                fail(f"no file {name!r} from {args.to} in {room_id} within {wait} s")
+            index = found()
+            event = heard()[index]
+            awaited, looked = event.event_id, index + 1
+            content = event.source["content"]
+            emit({"kind": "file", "event_id": event.event_id, "name": content.get("filename") or event.body,
+                  "text": await fetched_file(client, event),
+                  "encrypted": isinstance(event, RoomEncryptedMedia),
+                  "caption": event.body if content.get("filename") not in (None, event.body) else None})
         elif "react" in step:
             encrypted = step.get("encrypted", True)
             event_id = await send_event(client, room_id, "m.reaction", {"m.relates_to": {

@@ -419,6 +419,15 @@ pub enum Action {
     },
     /// An `await` met by the assistant's message `event_id`.
     Awaited { event_id: String, substring: String },
+    /// An `await_file` met by the assistant's file `event_id`, downloaded
+    /// (and decrypted, when it came `encrypted`) to `text`.
+    File {
+        event_id: String,
+        name: String,
+        text: String,
+        encrypted: bool,
+        caption: Option<String>,
+    },
 }
 
 /// A message the assistant sent into the room, as the client received it.
@@ -435,8 +444,11 @@ pub struct Reply {
     pub event_id: String,
     /// The event it answers (`m.in_reply_to`), if any.
     pub in_reply_to: Option<String>,
-    /// The event it edits (`m.replace`), if any.
+    /// The event it edits (`m.replace`), if any, and the edit's new text.
     pub replaces: Option<String>,
+    pub new_body: Option<String>,
+    /// The root of the thread it is in, if any.
+    pub thread: Option<String>,
 }
 
 /// What the client exits with, and says, when the invitee declined.
@@ -460,14 +472,15 @@ impl MatrixClient {
     /// and holds a conversation there: `steps`, a JSON list of steps as
     /// `matrix_client.py`'s `script` takes them (`{"say": TEXT}`,
     /// `{"await": TEXT, "wait": SECONDS}`, `{"react": KEY}`,
-    /// `{"reply": TEXT}`; see its docs). Its replies are every message `to`
+    /// `{"reply": TEXT}`, `{"send_file": NAME, "data": TEXT}`,
+    /// `{"await_file": NAME}`; see its docs). Its replies are every message `to`
     /// sent meanwhile. Fails the test, showing the client's stderr, if an
     /// await is not met in time (or `to` does not join).
     pub async fn script(&self, to: &str, steps: &serde_json::Value, encrypted: bool) -> Chat {
         let list = steps.as_array().expect("a script's steps are a JSON list");
         let awaits: Duration = list
             .iter()
-            .filter(|step| step.get("await").is_some())
+            .filter(|step| step.get("await").is_some() || step.get("await_file").is_some())
             .map(|step| {
                 step.get("wait")
                     .and_then(serde_json::Value::as_f64)

@@ -189,9 +189,13 @@ impl GatewayComponent for Matrix {
         ));
         Ok(Built {
             listen: matrix.clone(),
-            deliver: matrix,
-            draft: None::<Arc<dyn Draft>>,
-            fetch: None,
+            deliver: matrix.clone(),
+            draft: self
+                .section
+                .stream
+                .unwrap_or(with.stream)
+                .then(|| matrix.clone() as Arc<dyn Draft>),
+            fetch: Some(matrix),
             local_path: None,
         })
     }

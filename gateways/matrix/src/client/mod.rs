@@ -12,11 +12,17 @@
 //! repeated after a crash is dropped by the homeserver.
 
 pub mod cursor;
+mod deliver;
+mod draft;
+mod failure;
+mod fetch;
 pub mod html;
 pub mod normalize;
+mod recent;
+pub mod reply;
 pub mod session;
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -24,22 +30,18 @@ use async_trait::async_trait;
 use matrix_sdk::Client;
 use matrix_sdk::config::SyncSettings;
 use matrix_sdk::deserialized_responses::TimelineEventKind;
-use matrix_sdk::ruma::{OwnedRoomId, RoomId, TransactionId};
+use matrix_sdk::ruma::api::client::receipt::create_receipt::v3::ReceiptType;
+use matrix_sdk::ruma::events::receipt::ReceiptThread;
+use matrix_sdk::ruma::{OwnedEventId, OwnedRoomId, RoomId, TransactionId};
 use passepartout_gateway::retry::BackoffPolicy;
-use passepartout_gateway::{
-    Ack, ConversationKey, Deliver, Delivered, GatewayError, GatewayId, GroupMode, Health, HealthState, Intake, Listen,
-    MessageId, Outbound, OutboundBody, ReplyKind,
-};
+use passepartout_gateway::{Ack, GatewayError, GatewayId, GroupMode, Health, HealthState, Intake, Listen};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub use cursor::{MemoryCursor, SyncCursor};
 use normalize::{Rules, normalize};
+use recent::Recent;
 pub use session::{Account, Login, SessionError};
-
-/// How many of its own event ids the gateway remembers, to know a reply
-/// or a reaction to one of its messages.
-const OWN_EVENTS_KEPT: usize = 1024;
 
 /// What the gateway is set to do.
 #[derive(Clone, Debug)]
@@ -72,7 +74,10 @@ pub struct MatrixGateway {
     cursor: Arc<dyn SyncCursor>,
     client: tokio::sync::OnceCell<Client>,
     health: Mutex<Health>,
-    own_events: Mutex<VecDeque<String>>,
+    /// Its own recent messages.
+    own_events: Recent,
+    /// The thread each recent message it was sent in a thread is in.
+    threads: Recent,
 }
 
 impl MatrixGateway {
@@ -84,7 +89,8 @@ impl MatrixGateway {
             cursor,
             client: tokio::sync::OnceCell::new(),
             health: Mutex::new(Health::with(HealthState::Starting, "connecting to the homeserver")),
-            own_events: Mutex::new(VecDeque::new()),
+            own_events: Recent::default(),
+            threads: Recent::default(),
         }
     }
 
@@ -100,22 +106,16 @@ impl MatrixGateway {
             })
     }
 
+    /// The client, for a delivery: a failure to connect as the outbox reads it.
+    async fn connected(&self) -> Result<&Client, GatewayError> {
+        self.client().await.map_err(|failure| match failure {
+            Failure::Retry(reason) => GatewayError::Transient { reason },
+            Failure::Fatal(error) => error,
+        })
+    }
+
     fn set_health(&self, health: Health) {
         *self.health.lock().unwrap_or_else(PoisonError::into_inner) = health;
-    }
-
-    fn remember(&self, event_id: &str) {
-        let mut own = self.own_events.lock().unwrap_or_else(PoisonError::into_inner);
-        if own.len() == OWN_EVENTS_KEPT {
-            own.pop_front();
-        }
-        own.push_back(event_id.to_owned());
-    }
-
-    fn is_ours(&self, event_id: &str) -> bool {
-        (self.own_events.lock().unwrap_or_else(PoisonError::into_inner))
-            .iter()
-            .any(|id| id == event_id)
     }
 
     /// One sync: invitations answered, messages submitted, the token saved.
@@ -137,6 +137,7 @@ impl MatrixGateway {
                 Some(room) => room.is_direct().await.unwrap_or(false),
                 None => false,
             };
+            let mut read = None;
             for event in &joined.timeline.events {
                 if let TimelineEventKind::UnableToDecrypt { .. } = &event.kind {
                     self.undecryptable(client, room_id, event.event_id().as_deref().map(|id| id.as_str()))
@@ -146,7 +147,12 @@ impl MatrixGateway {
                 let Ok(json) = serde_json::from_str::<Value>(event.raw().json().get()) else {
                     continue;
                 };
-                self.submit(room_id, &json, direct, intake).await?;
+                if self.submit(room_id, &json, direct, intake).await? {
+                    read = event.event_id();
+                }
+            }
+            if let Some(event) = read {
+                self.mark_read(client, room_id, event).await;
             }
         }
         if let Err(why) = self.cursor.save(&response.next_batch).await {
@@ -155,10 +161,11 @@ impl MatrixGateway {
         Ok(())
     }
 
-    /// Submits one event, if it is taken; a busy core gets the sync again.
-    async fn submit(&self, room_id: &RoomId, json: &Value, direct: bool, intake: &Intake) -> Result<(), Failure> {
+    /// Submits one event, if it is taken (then `true`); a busy core gets
+    /// the sync again.
+    async fn submit(&self, room_id: &RoomId, json: &Value, direct: bool, intake: &Intake) -> Result<bool, Failure> {
         let taken = {
-            let is_ours = |id: &str| self.is_ours(id);
+            let is_ours = |id: &str| self.own_events.contains(id);
             let rules = Rules {
                 own_user: &self.settings.account.user,
                 direct,
@@ -172,12 +179,15 @@ impl MatrixGateway {
             Ok(inbound) => inbound,
             Err(skipped) => {
                 tracing::debug!(room = %room_id, reason = skipped.0, "a Matrix event skipped");
-                return Ok(());
+                return Ok(false);
             }
         };
+        if let Some(root) = normalize::thread_root(json) {
+            self.threads.remember(inbound.message_id.as_str(), root);
+        }
         match intake.submit(inbound).await {
             Ok(Ack::Busy) => Err(Failure::Retry("the daemon is busy".into())),
-            Ok(_) => Ok(()),
+            Ok(_) => Ok(true),
             Err(closed) => Err(Failure::Fatal(GatewayError::Transient {
                 reason: closed.to_string(),
             })),
@@ -215,6 +225,20 @@ impl MatrixGateway {
                 tracing::info!(room = %room_id, inviter = ?inviter, "declined a Matrix invitation from someone not allowed")
             }
             Err(error) => tracing::warn!(room = %room_id, %error, "a Matrix invitation could not be answered"),
+        }
+    }
+
+    /// Tells the room (its other members' clients) that the assistant has
+    /// read up to `event`, now that what it took is journaled.
+    async fn mark_read(&self, client: &Client, room_id: &RoomId, event: OwnedEventId) {
+        let Some(room) = client.get_room(room_id) else {
+            return;
+        };
+        if let Err(error) = room
+            .send_single_receipt(ReceiptType::Read, ReceiptThread::Unthreaded, event)
+            .await
+        {
+            tracing::debug!(room = %room_id, %error, "a read receipt was not sent");
         }
     }
 
@@ -286,111 +310,5 @@ impl Listen for MatrixGateway {
 
     fn health(&self) -> Health {
         self.health.lock().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-}
-
-#[async_trait]
-impl Deliver for MatrixGateway {
-    async fn deliver(&self, message: &Outbound) -> Result<Delivered, GatewayError> {
-        let content = match &message.body {
-            OutboundBody::Text { text, kind } => {
-                let mut content = formatted(text, *kind != ReplyKind::Answer);
-                if let Some(reply_to) = &message.in_reply_to {
-                    content["m.relates_to"] = json!({ "m.in_reply_to": { "event_id": reply_to.as_str() } });
-                }
-                content
-            }
-            OutboundBody::ApprovalPrompt { text, .. } => formatted(text, false),
-            OutboundBody::ApprovalDecided { prompt, text, .. } => replacement(prompt, text),
-            OutboundBody::Edit { message: target, text } => replacement(target, text),
-            OutboundBody::Withdraw | OutboundBody::Stopped { .. } => {
-                return Ok(Delivered {
-                    message_ids: Vec::new(),
-                });
-            }
-            OutboundBody::File(_) => {
-                return Err(GatewayError::Rejected {
-                    reason: "sending files over Matrix is not supported yet".into(),
-                });
-            }
-        };
-        let client = self.client().await.map_err(|failure| match failure {
-            Failure::Retry(reason) => GatewayError::Transient { reason },
-            Failure::Fatal(error) => error,
-        })?;
-        let room = room(client, &message.conversation)?;
-        let sent = room
-            .send_raw("m.room.message", content)
-            .with_transaction_id(<&TransactionId>::from(message.id.as_str()))
-            .await
-            .map_err(sending_error)?;
-        let event_id = sent.event_id.to_string();
-        self.remember(&event_id);
-        let id = MessageId::new(event_id).map_err(|_| GatewayError::Rejected {
-            reason: "the homeserver gave an event id that is not one".into(),
-        })?;
-        Ok(Delivered { message_ids: vec![id] })
-    }
-
-    async fn typing(&self, conversation: &ConversationKey) -> Result<(), GatewayError> {
-        let Some(client) = self.client.get() else {
-            return Ok(());
-        };
-        room(client, conversation)?
-            .typing_notice(true)
-            .await
-            .map_err(sending_error)
-    }
-}
-
-/// The joined room a conversation is in.
-fn room(client: &Client, conversation: &ConversationKey) -> Result<matrix_sdk::Room, GatewayError> {
-    let room_id = <&RoomId>::try_from(conversation.chat.as_str()).map_err(|_| GatewayError::Rejected {
-        reason: format!("{} is not a Matrix room id", conversation.chat.as_str()),
-    })?;
-    client.get_room(room_id).ok_or_else(|| GatewayError::Rejected {
-        reason: "the assistant is not in that room".into(),
-    })
-}
-
-/// A text message with its Markdown as HTML; a notice for what the daemon
-/// itself says.
-fn formatted(markdown: &str, notice: bool) -> Value {
-    let (body, html) = html::formatted(markdown);
-    json!({
-        "msgtype": if notice { "m.notice" } else { "m.text" },
-        "body": body,
-        "format": "org.matrix.custom.html",
-        "formatted_body": html,
-    })
-}
-
-/// An edit of the assistant's message `target` to show `markdown`.
-fn replacement(target: &MessageId, markdown: &str) -> Value {
-    let new = formatted(markdown, false);
-    json!({
-        "msgtype": "m.text",
-        "body": format!("* {}", new["body"].as_str().unwrap_or_default()),
-        "m.new_content": new,
-        "m.relates_to": { "rel_type": "m.replace", "event_id": target.as_str() },
-    })
-}
-
-/// A send's failure as the outbox reads it: rate limits waited for, what
-/// the homeserver refused for good dropped, the rest retried.
-fn sending_error(error: matrix_sdk::Error) -> GatewayError {
-    match error.as_client_api_error().map(|error| error.status_code.as_u16()) {
-        Some(429) => GatewayError::RateLimited {
-            retry_after: Duration::from_secs(1),
-        },
-        Some(401) => GatewayError::Unauthorized {
-            reason: error.to_string(),
-        },
-        Some(status) if (400..500).contains(&status) => GatewayError::Rejected {
-            reason: error.to_string(),
-        },
-        _ => GatewayError::Transient {
-            reason: error.to_string(),
-        },
     }
 }

@@ -4,8 +4,10 @@
 //! be tested without a homeserver.
 //!
 //! Taken: text (`m.text`, `m.emote`), reactions (`m.reaction`), and media
-//! (images, files, audio, video) named as what the core cannot read yet;
-//! in a bridged room, edits (`m.replace`) and redactions too. Skipped: the
+//! (images, files, audio and voice messages, video) as attachments the
+//! gateway fetches later, by their media source (encrypted or not); in a
+//! bridged room, edits (`m.replace`) and redactions too; a location is
+//! named as what the core cannot read. Skipped: the
 //! assistant's own events, notices (other bots' messages: answering them
 //! could loop), state and every other kind, and in a room that is no
 //! direct chat, messages not addressed to the assistant (by mention, by
@@ -13,7 +15,8 @@
 //! bridged or its mode takes every message.
 
 use passepartout_gateway::{
-    ChatId, ConversationKey, GatewayId, GroupMode, Inbound, InboundBody, MessageId, Sender, UserId, unix_ms,
+    Attachment, ChatId, ConversationKey, FileRef, GatewayId, GroupMode, Inbound, InboundBody, MediaKind, MessageId,
+    Sender, UserId, unix_ms,
 };
 use serde_json::Value;
 
@@ -125,10 +128,11 @@ fn message(content: &Value, rules: &Rules<'_>) -> Result<(InboundBody, bool), Sk
             text: format!("* {text}"),
         },
         Some("m.notice") => return Err(Skipped("a notice (a bot's message)")),
-        Some("m.image") => unsupported("an image"),
-        Some("m.audio") => unsupported("a voice message"),
-        Some("m.video") => unsupported("a video"),
-        Some("m.file") => unsupported("a file"),
+        Some("m.image") => media(content, MediaKind::Photo)?,
+        Some("m.audio") if content.get("org.matrix.msc3245.voice").is_some() => media(content, MediaKind::Voice)?,
+        Some("m.audio") => media(content, MediaKind::Audio)?,
+        Some("m.video") => media(content, MediaKind::Video)?,
+        Some("m.file") => media(content, MediaKind::Document)?,
         Some("m.location") => unsupported("a location"),
         _ => unsupported("a message of a kind it cannot read"),
     };
@@ -144,6 +148,42 @@ fn addressed_otherwise(content: &Value, rules: &Rules<'_>) -> bool {
         .is_some_and(|ids| ids.iter().any(|id| id == rules.own_user));
     let named = |key: &str| content[key].as_str().is_some_and(|text| text.contains(rules.own_user));
     listed || named("body") || named("formatted_body")
+}
+
+/// A media message's attachment, and its caption: the body, when the
+/// event names the file apart (otherwise the body is the file's name).
+fn media(content: &Value, kind: MediaKind) -> Result<InboundBody, Skipped> {
+    let source = match (&content["file"], &content["url"]) {
+        (file @ Value::Object(_), _) => serde_json::json!({ "file": file }),
+        (_, url @ Value::String(_)) => serde_json::json!({ "url": url }),
+        _ => return Err(Skipped("media without its source")),
+    };
+    let info = &content["info"];
+    let body = content["body"].as_str().filter(|body| !body.is_empty());
+    let filename = content["filename"].as_str().filter(|name| !name.is_empty());
+    let caption = filename.and(body).filter(|body| Some(*body) != filename);
+    let attachment = Attachment {
+        kind,
+        file: FileRef(source.to_string()),
+        mime: info["mimetype"].as_str().map(str::to_owned),
+        size: info["size"].as_u64(),
+        name: filename.or(body).map(str::to_owned),
+        duration_s: info["duration"]
+            .as_u64()
+            .map(|ms| u32::try_from(ms / 1000).unwrap_or(u32::MAX)),
+    };
+    Ok(InboundBody::Media {
+        attachments: vec![attachment],
+        caption: caption.map(str::to_owned),
+    })
+}
+
+/// The root of the thread `event` is in, if it is in one.
+pub fn thread_root(event: &Value) -> Option<&str> {
+    let relates = &event["content"]["m.relates_to"];
+    (relates["rel_type"] == "m.thread")
+        .then(|| relates["event_id"].as_str())
+        .flatten()
 }
 
 fn unsupported(what: &str) -> InboundBody {

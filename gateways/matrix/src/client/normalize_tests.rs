@@ -124,16 +124,22 @@ fn each_kind_that_is_not_taken_says_why() {
 }
 
 #[test]
-fn media_is_named_as_what_cannot_be_read_and_a_reaction_to_a_prompt_is_taken() {
+fn an_image_is_an_attachment_by_its_source_and_a_reaction_to_a_prompt_is_taken() {
     let direct = rules(true, false);
     let mut image = text("cat.png");
     image["content"]["msgtype"] = json!("m.image");
-    assert_eq!(
-        normalize(ROOM, &image, &direct).unwrap().body,
-        InboundBody::Unsupported {
-            what: "an image".into()
-        }
-    );
+    image["content"]["url"] = json!("mxc://example.org/abc");
+    image["content"]["info"] = json!({ "mimetype": "image/png", "size": 2048 });
+    let InboundBody::Media { attachments, caption } = normalize(ROOM, &image, &direct).unwrap().body else {
+        panic!("an image is media");
+    };
+    assert_eq!(caption, None, "a body that is the file's name is no caption");
+    assert_eq!(attachments.len(), 1);
+    let image = &attachments[0];
+    assert_eq!(image.kind, MediaKind::Photo);
+    assert_eq!(image.file.0, r#"{"url":"mxc://example.org/abc"}"#);
+    assert_eq!((image.mime.as_deref(), image.size), (Some("image/png"), Some(2048)));
+    assert_eq!(image.name.as_deref(), Some("cat.png"));
     let reaction = json!({
         "type": "m.reaction", "sender": "@ada:example.org", "event_id": "$r",
         "content": { "m.relates_to": { "rel_type": "m.annotation", "event_id": "$mine", "key": "👍" } },
@@ -147,6 +153,49 @@ fn media_is_named_as_what_cannot_be_read_and_a_reaction_to_a_prompt_is_taken() {
             removed: false
         }
     );
+}
+
+#[test]
+fn an_encrypted_voice_message_keeps_its_key_its_length_and_its_caption() {
+    let mut voice = text("what does this say?");
+    voice["content"]["msgtype"] = json!("m.audio");
+    voice["content"]["filename"] = json!("voice.ogg");
+    voice["content"]["org.matrix.msc3245.voice"] = json!({});
+    voice["content"]["info"] = json!({ "mimetype": "audio/ogg", "duration": 4200 });
+    let file = json!({ "url": "mxc://example.org/enc", "key": { "k": "secret" }, "iv": "x", "hashes": {}, "v": "v2" });
+    voice["content"]["file"] = file.clone();
+    let InboundBody::Media { attachments, caption } = normalize(ROOM, &voice, &rules(true, false)).unwrap().body else {
+        panic!("a voice message is media");
+    };
+    assert_eq!(caption.as_deref(), Some("what does this say?"));
+    let voice = &attachments[0];
+    assert_eq!(voice.kind, MediaKind::Voice);
+    assert_eq!(voice.duration_s, Some(4));
+    assert_eq!(voice.name.as_deref(), Some("voice.ogg"));
+    let source: Value = serde_json::from_str(&voice.file.0).unwrap();
+    assert_eq!(source, json!({ "file": file }), "the key goes with the reference");
+    let mut other = text("notes.pdf");
+    other["content"]["msgtype"] = json!("m.file");
+    assert_eq!(
+        normalize(ROOM, &other, &rules(true, false)).unwrap_err(),
+        Skipped("media without its source")
+    );
+    other["content"]["msgtype"] = json!("m.location");
+    assert_eq!(
+        normalize(ROOM, &other, &rules(true, false)).unwrap().body,
+        InboundBody::Unsupported {
+            what: "a location".into()
+        }
+    );
+}
+
+#[test]
+fn a_message_in_a_thread_names_its_root() {
+    let mut threaded = text("and then?");
+    threaded["content"]["m.relates_to"] = json!({ "rel_type": "m.thread", "event_id": "$root" });
+    assert_eq!(thread_root(&threaded), Some("$root"));
+    assert_eq!(thread_root(&text("plain")), None);
+    assert!(normalize(ROOM, &threaded, &rules(true, false)).is_ok());
 }
 
 #[test]
