@@ -8,8 +8,10 @@
 //! 👎, a reply to it or `approve TOKEN`, once, and edited to say who
 //! decided; a stranger's invitation is declined. A long reply is shown
 //! while it is written, by edits, and ends as its parts; a file goes to the
-//! inbox and back out, encrypted both ways.
+//! inbox and back out, encrypted both ways. `setup` logs in once and
+//! stores the device's token, with which the daemon then answers.
 
+use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
 
 use std::time::Duration;
@@ -20,7 +22,8 @@ use serde_json::json;
 
 use crate::support::approvals;
 use crate::support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
-use crate::support::harness::TestDaemon;
+use crate::support::harness::{TestDaemon, WAIT};
+use crate::support::process::{binary, write_config};
 use crate::support::synapse::{Action, Ask, Chat, Reply, Synapse, User};
 use crate::support::tools::Record;
 
@@ -402,4 +405,98 @@ async fn a_file_goes_to_the_inbox_and_back_out_encrypted_both_ways() {
         })
         .unwrap();
     assert_eq!(file, (&"milk, eggs".to_owned(), true, &Some("your list".to_owned())));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn setup_logs_in_once_and_the_daemon_answers_with_the_token_it_stored() {
+    let Some(synapse) =
+        Synapse::start("matrix::setup_logs_in_once_and_the_daemon_answers_with_the_token_it_stored").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    let home = tempfile::tempdir().unwrap();
+    let dir = home.path().join("conf");
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = write_config(&dir, &llm.base_url());
+    let args = [
+        "setup",
+        "--config",
+        config.to_str().unwrap(),
+        "--non-interactive",
+        "--only",
+        "matrix",
+        "--matrix-homeserver",
+        synapse.url(),
+        "--matrix-user",
+        &assistant.id,
+        "--matrix-password-stdin",
+        "--matrix-owner",
+        &ada.id,
+    ];
+    let output = run_setup(home.path(), &args, &format!("{ASSISTANT_PASSWORD}\n")).await;
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(output.status.code(), Some(0), "{shown}");
+    assert!(shown.contains("Logged in as"), "{shown}");
+    let written = std::fs::read_to_string(&config).unwrap();
+    let token_file = dir.join("matrix.token");
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    for text in [&shown, &written, &token] {
+        assert!(
+            !text.contains(ASSISTANT_PASSWORD),
+            "the password is kept nowhere: {text}"
+        );
+    }
+    assert_eq!(
+        std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let loaded = passepartout::gateways::load(Some(&config), Some(Default::default())).expect("the file loads");
+    assert_eq!(loaded.matrix.access_token_file.as_deref(), Some(token_file.as_path()));
+    assert!(loaded.matrix.device_id.is_some(), "{written}");
+    assert_eq!(loaded.matrix.approver_ids(), std::slice::from_ref(&ada.id));
+
+    // The daemon logs in with nothing but the token, as the device setup made.
+    llm.set_responder(|request| Script::Reply(format!("Heard: {}", last_user_text(request))));
+    let section = loaded.matrix.clone();
+    let _daemon = TestDaemon::start_with(&llm, move |config: &mut Config| config.matrix = section, Vec::new()).await;
+    let chat = synapse
+        .client(&ada)
+        .dm(Ask::new(&assistant.id, "hello after setup"))
+        .await;
+    assert_eq!(chat.replies[0].body, "Heard: hello after setup");
+    assert!(chat.replies[0].decrypted, "{:?}", chat.replies[0]);
+}
+
+/// Runs `passepartout ARGS` with `home` as its home and `stdin` as its
+/// input, to its end.
+async fn run_setup(home: &std::path::Path, args: &[&str], stdin: &str) -> std::process::Output {
+    use tokio::io::AsyncWriteExt;
+    let mut child = tokio::process::Command::new(binary())
+        .args(args)
+        .env_remove("PASSEPARTOUT_CONFIG")
+        .env_remove("RUST_LOG")
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join("xdg-config"))
+        .env("XDG_DATA_HOME", home.join("xdg-data"))
+        .env("NO_PROXY", "127.0.0.1,localhost")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start setup");
+    let mut input = child.stdin.take().unwrap();
+    input.write_all(stdin.as_bytes()).await.unwrap();
+    drop(input);
+    tokio::time::timeout(WAIT, child.wait_with_output())
+        .await
+        .expect("setup finishes")
+        .expect("setup runs")
 }

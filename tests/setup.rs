@@ -485,6 +485,9 @@ async fn typed_on_a_terminal_the_answers_are_taken_and_secrets_are_not_echoed() 
     )
     .await;
     pty.type_line("");
+    pty.expect("Set up a Matrix account for the assistant? [y/N] ", wait)
+        .await;
+    pty.type_line("");
     pty.expect("A dashboard in your browser too", wait).await;
     pty.type_line("");
     pty.rest(wait).await;

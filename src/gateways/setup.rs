@@ -17,6 +17,10 @@ pub struct Flags {
     #[cfg(feature = "signal")]
     #[command(flatten)]
     pub signal: super::signal::setup::SignalFlags,
+    /// The Matrix step's.
+    #[cfg(feature = "matrix")]
+    #[command(flatten)]
+    pub matrix: super::matrix::setup::MatrixFlags,
     /// The dashboard step's.
     #[cfg(feature = "web")]
     #[command(flatten)]
@@ -25,7 +29,7 @@ pub struct Flags {
 
 /// The gateways' steps, in the order they run, each with its flags.
 #[cfg_attr(
-    not(any(feature = "telegram", feature = "signal", feature = "web")),
+    not(any(feature = "telegram", feature = "signal", feature = "web", feature = "matrix")),
     allow(unused_variables, unused_mut)
 )]
 #[allow(clippy::vec_init_then_push)] // each push is a cargo feature's
@@ -38,6 +42,10 @@ pub fn steps(flags: &Flags) -> Vec<Box<dyn Step>> {
     #[cfg(feature = "signal")]
     steps.push(Box::new(super::signal::setup::SignalStep {
         flags: flags.signal.clone(),
+    }));
+    #[cfg(feature = "matrix")]
+    steps.push(Box::new(super::matrix::setup::MatrixStep {
+        flags: flags.matrix.clone(),
     }));
     #[cfg(feature = "web")]
     steps.push(Box::new(super::web::setup::WebStep {

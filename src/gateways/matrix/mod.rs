@@ -4,7 +4,11 @@
 //! rooms that may talk and approve, and `doctor`'s check of the homeserver
 //! and the saved session. Its session and encryption keys live in the data
 //! folder's `matrix/`, which the sandbox keeps from every tool and which
-//! `backup` copies with the store's folder.
+//! `backup` copies with the store's folder. Its setup step logs in once
+//! and stores the device's access token instead of the password.
+
+pub mod section;
+pub mod setup;
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;

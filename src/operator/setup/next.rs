@@ -68,7 +68,7 @@ fn commands(config: &Config, explicit: Option<&Path>, running: bool) -> String {
     if !running {
         line("run", "start the assistant");
     }
-    if !config.telegram.enabled && !config.signal.enabled {
+    if !config.telegram.enabled && !config.signal.enabled && !config.matrix.enabled {
         line("chat", "talk to it in this terminal");
     }
     if config.web.enabled {

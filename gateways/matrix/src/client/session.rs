@@ -148,6 +148,35 @@ impl Account {
     }
 }
 
+/// A new device's access token and id, from one login with `password`,
+/// for `setup` to store instead of the password. Nothing is kept here: the
+/// daemon opens the device's stores, and makes its keys, when it first
+/// starts with the token.
+pub async fn log_in(
+    homeserver: &str,
+    user: &str,
+    password: &str,
+    device_name: &str,
+) -> Result<(String, String), SessionError> {
+    let user_id =
+        OwnedUserId::try_from(user).map_err(|_| SessionError::Invalid(format!("{user:?} is not a Matrix user id")))?;
+    let client = Client::builder()
+        .homeserver_url(homeserver)
+        .build()
+        .await
+        .map_err(|error| SessionError::Unreachable(error.to_string()))?;
+    let response = client
+        .matrix_auth()
+        .login_username(&user_id, password)
+        .initial_device_display_name(device_name)
+        .await
+        .map_err(|error| match error.as_client_api_error() {
+            Some(_) => SessionError::Refused(error.to_string()),
+            None => SessionError::Unreachable(error.to_string()),
+        })?;
+    Ok((response.access_token, response.device_id.to_string()))
+}
+
 /// `doctor`'s check: whether the homeserver answers and, once the
 /// assistant has a session, whether it still holds (the token is asked
 /// `whoami`). It opens no store and logs nothing in, so it runs beside the
@@ -179,12 +208,50 @@ pub async fn check(account: &Account) -> Result<String, String> {
         .whoami()
         .await
         .map_err(|error| format!("the saved session is refused: {error}"))?;
+    let keys = published_key(&client, &whoami.user_id, &device).await?;
     Ok(format!(
-        "{} answers{newest}; logged in as {} on device {device}, its keys in {}",
+        "{} answers{newest}; logged in as {} on device {device}, its keys in {}; {keys}",
         account.homeserver,
         whoami.user_id,
         account.folder.join("store").display()
     ))
+}
+
+/// The encryption state of the assistant's device as others see it: its
+/// session key (what a person compares to verify it by hand in Element),
+/// or that it has published none yet.
+async fn published_key(client: &Client, user: &OwnedUserId, device: &str) -> Result<String, String> {
+    use matrix_sdk::ruma::api::client::keys::get_keys;
+    let mut request = get_keys::v3::Request::new();
+    request
+        .device_keys
+        .insert(user.clone(), vec![OwnedDeviceId::from(device)]);
+    let response = client.send(request).await.map_err(|error| error.to_string())?;
+    let key = response
+        .device_keys
+        .get(user)
+        .and_then(|devices| devices.get(<&matrix_sdk::ruma::DeviceId>::from(device)))
+        .and_then(|keys| keys.deserialize().ok())
+        .and_then(|keys| {
+            keys.keys
+                .iter()
+                .find(|(id, _)| id.algorithm() == matrix_sdk::ruma::DeviceKeyAlgorithm::Ed25519)
+                .map(|(_, key)| key.clone())
+        });
+    Ok(match key {
+        Some(key) => format!("end-to-end encryption on, session key {}", grouped(&key)),
+        None => "no encryption keys published yet: they are, once the daemon has synced".to_owned(),
+    })
+}
+
+/// A key in groups of four, as Element shows a session key.
+fn grouped(key: &str) -> String {
+    let chars: Vec<char> = key.chars().collect();
+    chars
+        .chunks(4)
+        .map(|group| group.iter().collect::<String>())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn read_session(path: &Path) -> Result<Option<MatrixSession>, SessionError> {
