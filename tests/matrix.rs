@@ -9,7 +9,8 @@
 //! decided; a stranger's invitation is declined. A long reply is shown
 //! while it is written, by edits, and ends as its parts; a file goes to the
 //! inbox and back out, encrypted both ways. `setup` logs in once and
-//! stores the device's token, with which the daemon then answers.
+//! stores the device's token, with which the daemon then answers. Killed
+//! in the middle of a burst, the daemon answers every message once.
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
@@ -23,7 +24,7 @@ use serde_json::json;
 use crate::support::approvals;
 use crate::support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
 use crate::support::harness::{TestDaemon, WAIT};
-use crate::support::process::{binary, write_config};
+use crate::support::process::{Running, binary, write_config};
 use crate::support::synapse::{Action, Ask, Chat, Reply, Synapse, User};
 use crate::support::tools::Record;
 
@@ -499,4 +500,59 @@ async fn run_setup(home: &std::path::Path, args: &[&str], stdin: &str) -> std::p
         .await
         .expect("setup finishes")
         .expect("setup runs")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
+    const BURST: usize = 10;
+    /// The message whose turn the kill interrupts: the model never answers
+    /// it the first time, so the moment is exact.
+    const CUT: usize = 5;
+    let Some(synapse) = Synapse::start("matrix::a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing").await else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    let hung = std::sync::atomic::AtomicBool::new(false);
+    llm.set_responder(move |request| {
+        if last_user_text(request) == format!("m{CUT}") && !hung.swap(true, std::sync::atomic::Ordering::SeqCst) {
+            Script::Hang
+        } else {
+            Script::Echo
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(dir.path(), &llm.base_url());
+    let password_file = dir.path().join("matrix.password");
+    std::fs::write(&password_file, ASSISTANT_PASSWORD).unwrap();
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text += &*format!(
+        "[matrix]\nenabled = true\nhomeserver = {url:?}\nuser = {user:?}\npassword_file = {file:?}\n\
+         allowed_users = [{ada:?}]\n",
+        url = synapse.url(),
+        user = assistant.id,
+        file = password_file.display().to_string(),
+        ada = ada.id,
+    );
+    std::fs::write(&config, text).unwrap();
+    let daemon = Running::start(&config).await;
+
+    let mut steps: Vec<serde_json::Value> = (0..BURST).map(|n| json!({ "say": format!("m{n}") })).collect();
+    steps.extend((0..BURST).map(|n| json!({ "await": format!("echo: m{n}"), "wait": 90 })));
+    let client = synapse.client(&ada);
+    let to = assistant.id.clone();
+    let talk = tokio::spawn(async move { client.script(&to, &json!(steps), true).await });
+    let requests = llm.wait_for_requests(CUT + 1, WAIT).await;
+    assert_eq!(last_user_text(&requests[CUT]), format!("m{CUT}"), "one turn per message, in order");
+    daemon.kill().await;
+
+    let daemon = Running::start(&config).await;
+    let chat = talk.await.unwrap();
+    for n in 0..BURST {
+        let answers = chat.replies.iter().filter(|reply| reply.body == format!("echo: m{n}")).count();
+        assert_eq!(answers, 1, "m{n} answered once: {:#?}", chat.replies);
+    }
+    assert_eq!(chat.replies.len(), BURST, "nothing else: {:#?}", chat.replies);
+    daemon.terminate().await;
 }
