@@ -10,7 +10,9 @@
 //! while it is written, by edits, and ends as its parts; a file goes to the
 //! inbox and back out, encrypted both ways. `setup` logs in once and
 //! stores the device's token, with which the daemon then answers. Killed
-//! in the middle of a burst, the daemon answers every message once.
+//! in the middle of a burst, the daemon answers every message once. A room
+//! bridged with a Telegram group carries each side's words to the other,
+//! under the speaker's name.
 
 use std::os::unix::fs::PermissionsExt;
 use std::sync::Arc;
@@ -23,6 +25,8 @@ use serde_json::json;
 
 use crate::support::approvals;
 use crate::support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
+use crate::support::fake_telegram::FakeTelegram;
+use crate::support::gateway_daemons::{telegram_on, token_file};
 use crate::support::harness::{TestDaemon, WAIT};
 use crate::support::process::{Running, binary, write_config};
 use crate::support::synapse::{Action, Ask, Chat, Reply, Synapse, User};
@@ -555,4 +559,53 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     }
     assert_eq!(chat.replies.len(), BURST, "nothing else: {:#?}", chat.replies);
     daemon.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bridged_room_and_a_telegram_group_carry_each_others_words_both_ways() {
+    const TOKEN: &str = "123456:matrix-bridge-token";
+    const GROUP: i64 = -100;
+    const BOB: i64 = 42;
+    let Some(synapse) =
+        Synapse::start("matrix::a_bridged_room_and_a_telegram_group_carry_each_others_words_both_ways").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|request| Script::Reply(format!("echo: {}", last_user_text(request))));
+    let telegram = FakeTelegram::start(TOKEN).await;
+    let client = synapse.client(&ada);
+    // The room exists before the daemon, which the bridge names it in.
+    let room = client.create_room("family", &assistant.id, true).await;
+    let (token_dir, token_file) = token_file(TOKEN);
+    let (api_url, bridged_room) = (telegram.base_url(), room.clone());
+    let (_daemon, _secrets) = daemon_with(&synapse, &assistant, &[&ada], &llm, Vec::new(), |config| {
+        telegram_on(config, api_url, token_file, BOB);
+        config.telegram.allowed_chats = vec![GROUP];
+        config.matrix.allowed_rooms = vec![bridged_room.clone()];
+        config.bridges = vec![passepartout::config::BridgeConfig {
+            name: "family".into(),
+            chats: vec![format!("telegram:{GROUP}"), format!("matrix:{bridged_room}")],
+        }];
+    })
+    .await;
+
+    let steps = json!([
+        { "say": "dinner at seven?" },
+        { "await": "(Telegram): yes, I bring bread" },
+    ]);
+    let to = assistant.id.clone();
+    let talk = tokio::spawn(async move { client.script_in(&room, &to, &steps).await });
+    let copy = telegram.wait_for_sent_to(GROUP, 1, WAIT).await[0].clone();
+    assert_eq!(copy.text, "ada (Matrix): dinner at seven?");
+    telegram.push_update(telegram.group_message(GROUP, BOB, "yes, I bring bread"));
+    let chat = talk.await.unwrap();
+    let relayed = chat.replies.iter().find(|reply| reply.body.contains("yes, I bring bread")).unwrap();
+    assert_eq!(relayed.body, "User42 (Telegram): yes, I bring bread", "{relayed:?}");
+    assert!(relayed.decrypted, "encrypted as the room is: {relayed:?}");
+    assert_eq!(telegram.sent().len(), 1, "nothing relayed back: {:#?}", telegram.sent());
+    assert!(llm.requests().is_empty(), "nobody addressed the assistant");
+    drop(token_dir);
 }

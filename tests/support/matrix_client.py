@@ -9,8 +9,11 @@ what goes wrong is said on stderr, with a non-zero exit.
     dm        opens a direct chat with --to, sends --text, prints the replies
     room      makes a named group room, invites --to, sends --text
               mentioning it, prints the replies
-    script    opens a direct chat with --to, and holds a conversation
-              there: the --steps given, in order
+    script    opens a direct chat with --to (or, with --room, goes to that
+              room), and holds a conversation there: the --steps given,
+              in order
+    create    makes a named group room (--name), invites --to, and prints
+              {"kind": "created", "room": ...} without waiting for it
 
 dm, room and script log in, and wait for --to to join the room they make
 (if --to declines the invitation, leaving the room instead, they say so on
@@ -143,11 +146,23 @@ async def sync_until(client, deadline, done):
 
 
 async def create_room(client, args, **options):
+    """A new room inviting --to, once --to joined it."""
+    room_id = await new_room(client, args, **options)
+    await joined(client, args, room_id)
+    return room_id
+
+
+async def new_room(client, args, **options):
+    """A new room inviting --to, encrypted with --encrypted; its id."""
     initial_state = [EnableEncryptionBuilder().as_dict()] if args.encrypted else []
     response = await client.room_create(invite=[args.to], initial_state=initial_state, **options)
     if not isinstance(response, RoomCreateResponse):
         fail(f"creating a room failed: {response}")
-    room_id = response.room_id
+    return response.room_id
+
+
+async def joined(client, args, room_id):
+    """Waits until --to is in the room (exits, saying so, if it declines)."""
     deadline = time.monotonic() + args.wait_join
     # --to's memberships in the room, in order, as its timeline tells them:
     # it declined if it left (or was banned) without having joined.
@@ -162,17 +177,16 @@ async def create_room(client, args, **options):
     def declined():
         return "join" not in memberships and ("leave" in memberships or "ban" in memberships)
 
-    def joined():
+    def is_in():
         # A room's `users` holds the invited as well as the joined.
         room = client.rooms.get(room_id)
         return room is not None and args.to in room.users and args.to not in room.invited_users
 
-    await sync_until(client, deadline, lambda: joined() or declined())
+    await sync_until(client, deadline, lambda: is_in() or declined())
     if declined():
         fail(f"{args.to} declined the invitation", DECLINED)
-    if not joined():
+    if not is_in():
         fail(f"{args.to} did not join {room_id} within {args.wait_join} s")
-    return room_id
 
 
 async def send_event(client, room_id, event_type, content, encrypted=True):
@@ -360,8 +374,12 @@ async def fetched_file(client, event):
 
 async def script(client, args):
     steps = parse_steps(args.steps)
-    room_id = await create_room(client, args, is_direct=True,
-                                preset=RoomPreset.trusted_private_chat)
+    if args.room:
+        room_id = args.room
+        await joined(client, args, room_id)
+    else:
+        room_id = await create_room(client, args, is_direct=True,
+                                    preset=RoomPreset.trusted_private_chat)
     heard, undecrypted = listen(client, room_id, args)
     # How many of --to's messages the awaits went past, and the last awaited.
     looked, awaited = 0, None
@@ -444,6 +462,17 @@ def conversation_options(parser):
 def script_options(parser):
     conversation_options(parser)
     parser.add_argument("--steps", required=True, help="a JSON list of steps")
+    parser.add_argument("--room", help="an existing room to hold it in, instead of a new direct chat")
+
+
+async def create(client, args):
+    room_id = await new_room(client, args, name=args.name, preset=RoomPreset.private_chat)
+    emit({"kind": "created", "room": room_id})
+
+
+def create_options(parser):
+    conversation_options(parser)
+    parser.add_argument("--name", required=True)
 
 
 def group_room_options(parser):
@@ -503,6 +532,7 @@ COMMANDS = {
     "dm": (logging_in(dm), room_options),
     "room": (logging_in(room), group_room_options),
     "script": (logging_in(script), script_options),
+    "create": (logging_in(create), create_options),
 }
 
 

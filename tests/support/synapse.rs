@@ -477,6 +477,31 @@ impl MatrixClient {
     /// sent meanwhile. Fails the test, showing the client's stderr, if an
     /// await is not met in time (or `to` does not join).
     pub async fn script(&self, to: &str, steps: &serde_json::Value, encrypted: bool) -> Chat {
+        self.script_where(None, to, steps, encrypted).await
+    }
+
+    /// [`MatrixClient::script`] in the existing room `room`, once `to` is
+    /// in it.
+    pub async fn script_in(&self, room: &str, to: &str, steps: &serde_json::Value) -> Chat {
+        self.script_where(Some(room), to, steps, false).await
+    }
+
+    /// Makes a group room named `name`, encrypted or not, inviting `to`;
+    /// its id, without waiting for `to` to join.
+    pub async fn create_room(&self, name: &str, to: &str, encrypted: bool) -> String {
+        let mut args = vec!["--to", to, "--name", name];
+        if encrypted {
+            args.push("--encrypted");
+        }
+        let output = self.run("create", &args, JOIN_WAIT).await;
+        let lines = json_lines(&output, &args);
+        lines
+            .iter()
+            .find_map(|line| line["room"].as_str().map(str::to_owned))
+            .unwrap_or_else(|| panic!("no room made: {lines:?}"))
+    }
+
+    async fn script_where(&self, room: Option<&str>, to: &str, steps: &serde_json::Value, encrypted: bool) -> Chat {
         let list = steps.as_array().expect("a script's steps are a JSON list");
         let awaits: Duration = list
             .iter()
@@ -502,6 +527,9 @@ impl MatrixClient {
         ];
         if encrypted {
             args.push("--encrypted");
+        }
+        if let Some(room) = room {
+            args.extend(["--room", room]);
         }
         let output = self.run("script", &args, JOIN_WAIT + awaits).await;
         chat_of(&output, &args)

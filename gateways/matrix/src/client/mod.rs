@@ -147,7 +147,7 @@ impl MatrixGateway {
                 let Ok(json) = serde_json::from_str::<Value>(event.raw().json().get()) else {
                     continue;
                 };
-                if self.submit(room_id, &json, direct, intake).await? {
+                if self.submit(client, room_id, &json, direct, intake).await? {
                     read = event.event_id();
                 }
             }
@@ -163,7 +163,14 @@ impl MatrixGateway {
 
     /// Submits one event, if it is taken (then `true`); a busy core gets
     /// the sync again.
-    async fn submit(&self, room_id: &RoomId, json: &Value, direct: bool, intake: &Intake) -> Result<bool, Failure> {
+    async fn submit(
+        &self,
+        client: &Client,
+        room_id: &RoomId,
+        json: &Value,
+        direct: bool,
+        intake: &Intake,
+    ) -> Result<bool, Failure> {
         let taken = {
             let is_ours = |id: &str| self.own_events.contains(id);
             let rules = Rules {
@@ -175,13 +182,14 @@ impl MatrixGateway {
             };
             normalize(room_id.as_str(), json, &rules)
         };
-        let inbound = match taken {
+        let mut inbound = match taken {
             Ok(inbound) => inbound,
             Err(skipped) => {
                 tracing::debug!(room = %room_id, reason = skipped.0, "a Matrix event skipped");
                 return Ok(false);
             }
         };
+        inbound.sender.display_name = display_name(client, room_id, inbound.sender.id.as_str()).await;
         if let Some(root) = normalize::thread_root(json) {
             self.threads.remember(inbound.message_id.as_str(), root);
         }
@@ -311,4 +319,11 @@ impl Listen for MatrixGateway {
     fn health(&self) -> Health {
         self.health.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
+}
+
+/// The name `user` goes by in the room, as its members' list has it.
+async fn display_name(client: &Client, room_id: &RoomId, user: &str) -> Option<String> {
+    let user = <&matrix_sdk::ruma::UserId>::try_from(user).ok()?;
+    let member = client.get_room(room_id)?.get_member_no_sync(user).await.ok()??;
+    member.display_name().map(str::to_owned)
 }
