@@ -6,7 +6,8 @@
 //! encrypted, which the person's own client decrypts. In a room it answers
 //! what mentions it; an approval prompt is decided by the approver's 👍 or
 //! 👎, a reply to it or `approve TOKEN`, once, and edited to say who
-//! decided; a stranger's invitation is declined. A long reply is shown
+//! decided; a stranger's invitation to a direct chat is accepted and they
+//! are offered a pairing code (declined with pairing off). A long reply is shown
 //! while it is written, by edits, and ends as its parts; a file goes to the
 //! inbox and back out, encrypted both ways. `setup` logs in once and
 //! stores the device's token, with which the daemon then answers. Killed
@@ -28,7 +29,7 @@ use crate::support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_use
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::gateway_daemons::{telegram_on, token_file};
 use crate::support::harness::{TestDaemon, WAIT};
-use crate::support::process::{Running, binary, write_config};
+use crate::support::process::{Running, binary, run_cli, write_config};
 use crate::support::synapse::{Action, Ask, Chat, Reply, Synapse, User};
 use crate::support::tools::Record;
 
@@ -201,18 +202,53 @@ async fn an_approval_is_denied_by_a_reply_to_its_prompt_and_nothing_runs() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_strangers_invitation_is_declined() {
-    let Some(synapse) = Synapse::start("matrix::a_strangers_invitation_is_declined").await else {
+async fn a_strangers_invitation_is_declined_when_pairing_is_off() {
+    let Some(synapse) = Synapse::start("matrix::a_strangers_invitation_is_declined_when_pairing_is_off").await else {
         return;
     };
     let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
     let ada = synapse.register("ada", "ada-password", false).await;
     let eve = synapse.register("eve", "eve-password", false).await;
     let llm = FakeLlm::start().await;
-    let (_daemon, _secrets) = daemon(&synapse, &assistant, &[&ada], &llm).await;
+    let (_daemon, _secrets) = daemon_with(&synapse, &assistant, &[&ada], &llm, Vec::new(), |config| {
+        config.pairing.enabled = false;
+    })
+    .await;
 
     assert!(synapse.client(&eve).invite_declined(&assistant.id).await);
     assert!(llm.requests().is_empty(), "the model heard nothing of it");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stranger_in_a_direct_chat_is_offered_a_code_and_talks_once_it_is_approved() {
+    let Some(synapse) =
+        Synapse::start("matrix::a_stranger_in_a_direct_chat_is_offered_a_code_and_talks_once_it_is_approved").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let eve = synapse.register("eve", "eve-password", false).await;
+    let llm = FakeLlm::start().await;
+    llm.set_responder(|request| Script::Reply(format!("echo: {}", last_user_text(request))));
+    let (daemon, _secrets) = daemon(&synapse, &assistant, &[&ada], &llm).await;
+
+    let eves = synapse.client(&eve);
+    let steps = json!([{ "say": "hello, let me in" }, { "await": "pairing code" }]);
+    let asked = eves.script(&assistant.id, &steps, true).await;
+    assert!(llm.requests().is_empty(), "nothing of a stranger's reaches the model");
+    let offer = &asked.replies[0].body;
+    let code = offer
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .find(|word| word.len() == 8 && word.chars().all(|c| passepartout_gateway::TOKEN_ALPHABET.contains(c)))
+        .unwrap_or_else(|| panic!("no code in {offer:?}"));
+    let approved = run_cli(&daemon.cli_config(&llm), &["pair", "approve", code]).await;
+    assert!(approved.status.success(), "{approved:?}");
+
+    let steps = json!([{ "say": "what is 2+2?" }, { "await": "echo: what is 2+2?" }]);
+    eves.script_in(&asked.room, &assistant.id, &steps).await;
+    let heard: Vec<String> = llm.requests().iter().map(last_user_text).collect();
+    assert_eq!(heard, ["what is 2+2?"], "nothing from before the pairing was kept");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -512,7 +548,8 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     /// The message whose turn the kill interrupts: the model never answers
     /// it the first time, so the moment is exact.
     const CUT: usize = 5;
-    let Some(synapse) = Synapse::start("matrix::a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing").await else {
+    let Some(synapse) = Synapse::start("matrix::a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing").await
+    else {
         return;
     };
     let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
@@ -548,13 +585,21 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     let to = assistant.id.clone();
     let talk = tokio::spawn(async move { client.script(&to, &json!(steps), true).await });
     let requests = llm.wait_for_requests(CUT + 1, WAIT).await;
-    assert_eq!(last_user_text(&requests[CUT]), format!("m{CUT}"), "one turn per message, in order");
+    assert_eq!(
+        last_user_text(&requests[CUT]),
+        format!("m{CUT}"),
+        "one turn per message, in order"
+    );
     daemon.kill().await;
 
     let daemon = Running::start(&config).await;
     let chat = talk.await.unwrap();
     for n in 0..BURST {
-        let answers = chat.replies.iter().filter(|reply| reply.body == format!("echo: m{n}")).count();
+        let answers = chat
+            .replies
+            .iter()
+            .filter(|reply| reply.body == format!("echo: m{n}"))
+            .count();
         assert_eq!(answers, 1, "m{n} answered once: {:#?}", chat.replies);
     }
     assert_eq!(chat.replies.len(), BURST, "nothing else: {:#?}", chat.replies);
@@ -602,7 +647,11 @@ async fn a_bridged_room_and_a_telegram_group_carry_each_others_words_both_ways()
     assert_eq!(copy.text, "ada (Matrix): dinner at seven?");
     telegram.push_update(telegram.group_message(GROUP, BOB, "yes, I bring bread"));
     let chat = talk.await.unwrap();
-    let relayed = chat.replies.iter().find(|reply| reply.body.contains("yes, I bring bread")).unwrap();
+    let relayed = chat
+        .replies
+        .iter()
+        .find(|reply| reply.body.contains("yes, I bring bread"))
+        .unwrap();
     assert_eq!(relayed.body, "User42 (Telegram): yes, I bring bread", "{relayed:?}");
     assert!(relayed.decrypted, "encrypted as the room is: {relayed:?}");
     assert_eq!(telegram.sent().len(), 1, "nothing relayed back: {:#?}", telegram.sent());

@@ -37,6 +37,8 @@ pub struct Matrix {
     folder: PathBuf,
     /// Its rooms joined to chats elsewhere (`[[bridges]]`).
     bridged: BTreeSet<String>,
+    /// Whether strangers are offered pairing codes (`[pairing]`).
+    pairing: bool,
 }
 
 impl Matrix {
@@ -48,6 +50,7 @@ impl Matrix {
                 .iter()
                 .map(|chat| chat.as_str().to_owned())
                 .collect(),
+            pairing: config.pairing.enabled,
         }
     }
 
@@ -185,6 +188,7 @@ impl GatewayComponent for Matrix {
             allowed_rooms: self.section.allowed_rooms.clone(),
             group_mode: self.section.group_mode,
             bridged: self.bridged.clone(),
+            pairing: self.pairing,
             sync_timeout: SYNC_TIMEOUT,
         };
         let matrix = Arc::new(MatrixGateway::new(

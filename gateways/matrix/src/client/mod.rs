@@ -2,7 +2,9 @@
 //! what it takes to the core, and delivers the core's messages.
 //!
 //! One sync at a time: its invitations are answered (joined when an
-//! allowed person, or an allowed room, invited; declined otherwise), its
+//! allowed person invited, or to an allowed room, or to a direct chat
+//! with anyone when strangers are offered pairing codes; declined
+//! otherwise), its
 //! rooms' events normalized ([`normalize`]) and submitted, each only after
 //! the one before it was acknowledged, and the sync token is saved
 //! ([`SyncCursor`]) only once every message of that sync was. A core that is
@@ -56,6 +58,10 @@ pub struct MatrixSettings {
     pub group_mode: GroupMode,
     /// Rooms joined to a bridge.
     pub bridged: BTreeSet<String>,
+    /// Whether strangers are offered a pairing code: then anyone's
+    /// invitation to a direct chat is accepted, so that the core can offer
+    /// them one (an invitation to a room still needs someone allowed).
+    pub pairing: bool,
     /// How long one sync waits on the homeserver for news.
     pub sync_timeout: Duration,
 }
@@ -211,18 +217,20 @@ impl MatrixGateway {
         state: &[matrix_sdk::ruma::serde::Raw<matrix_sdk::ruma::events::AnyStrippedStateEvent>],
     ) {
         let own = self.settings.account.user.as_str();
-        let inviter = state.iter().find_map(|event| {
+        let invitation = state.iter().find_map(|event| {
             let event: Value = serde_json::from_str(event.json().get()).ok()?;
             (event["type"] == "m.room.member"
                 && event["state_key"] == own
                 && event["content"]["membership"] == "invite")
-                .then(|| event["sender"].as_str().map(str::to_owned))
-                .flatten()
+                .then_some(event)
         });
-        let allowed = inviter
-            .as_deref()
-            .is_some_and(|who| self.settings.allowed_users.iter().any(|u| u == who))
-            || self.settings.allowed_rooms.iter().any(|room| room == room_id.as_str());
+        let inviter = invitation.as_ref().and_then(|event| event["sender"].as_str());
+        let direct = invitation
+            .as_ref()
+            .is_some_and(|event| event["content"]["is_direct"] == true);
+        let allowed = inviter.is_some_and(|who| self.settings.allowed_users.iter().any(|u| u == who))
+            || self.settings.allowed_rooms.iter().any(|room| room == room_id.as_str())
+            || (self.settings.pairing && direct && inviter.is_some());
         let Some(room) = client.get_room(room_id) else {
             return;
         };
