@@ -8,7 +8,8 @@
 //! rooms' events normalized ([`normalize`]) and submitted, each only after
 //! the one before it was acknowledged, and the sync token is saved
 //! ([`SyncCursor`]) only once every message of that sync was. A core that is
-//! busy gets the same sync again later; a message that could not be
+//! busy is waited for; what a sync the SDK processed brought before a crash
+//! is read from the rooms' histories after it; a message that could not be
 //! decrypted is answered with a notice rather than lost in silence. Sends
 //! carry the outbox message's id as their transaction id, so a send
 //! repeated after a crash is dropped by the homeserver.
@@ -41,6 +42,8 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 pub use cursor::{MemoryCursor, SyncCursor};
+use matrix_sdk::room::MessagesOptions;
+use matrix_sdk::store::StateStoreDataKey;
 use normalize::{Rules, normalize};
 use recent::Recent;
 pub use session::{Account, Login, SessionError};
@@ -125,10 +128,29 @@ impl MatrixGateway {
     }
 
     /// One sync: invitations answered, messages submitted, the token saved.
+    ///
+    /// The SDK keeps the token of the last sync it processed, and drops a
+    /// response whose token it has seen. So a sync is never asked again:
+    /// a busy core is waited for, and when the SDK is ahead of the saved
+    /// token (a crash between its saving and ours, or ours failing), the
+    /// events in between are read from each room's history instead. A
+    /// room whose news did not all fit in the sync (`limited`) has the
+    /// rest read from its history too.
     async fn sync(&self, client: &Client, intake: &Intake) -> Result<(), Failure> {
+        let ours = self.cursor.load();
+        if let (Some(from), Some(to)) = (&ours, sdk_token(client).await)
+            && *from != to
+        {
+            tracing::info!("reading what the last Matrix syncs brought from the rooms' histories");
+            for room in client.joined_rooms() {
+                self.history(client, &room, from, &to, intake).await?;
+            }
+            self.save(&to).await;
+            return Ok(());
+        }
         let mut settings = SyncSettings::default().timeout(self.settings.sync_timeout);
-        if let Some(token) = self.cursor.load() {
-            settings = settings.token(token);
+        if let Some(token) = &ours {
+            settings = settings.token(token.clone());
         }
         let response = client
             .sync_once(settings)
@@ -139,36 +161,83 @@ impl MatrixGateway {
                 .await;
         }
         for (room_id, joined) in &response.rooms.joined {
-            let direct = match client.get_room(room_id) {
-                Some(room) => room.is_direct().await.unwrap_or(false),
-                None => false,
+            let Some(room) = client.get_room(room_id) else {
+                continue;
             };
-            let mut read = None;
-            for event in &joined.timeline.events {
-                if let TimelineEventKind::UnableToDecrypt { .. } = &event.kind {
-                    self.undecryptable(client, room_id, event.event_id().as_deref().map(|id| id.as_str()))
-                        .await;
-                    continue;
-                }
-                let Ok(json) = serde_json::from_str::<Value>(event.raw().json().get()) else {
-                    continue;
-                };
-                if self.submit(client, room_id, &json, direct, intake).await? {
-                    read = event.event_id();
-                }
+            if let (true, Some(from), Some(to)) = (joined.timeline.limited, &ours, &joined.timeline.prev_batch) {
+                self.history(client, &room, from, to, intake).await?;
             }
-            if let Some(event) = read {
-                self.mark_read(client, room_id, event).await;
+            self.take(client, &room, &joined.timeline.events, intake).await?;
+        }
+        self.save(&response.next_batch).await;
+        Ok(())
+    }
+
+    /// Saves the sync token; one not saved only means events read again.
+    async fn save(&self, token: &str) {
+        if let Err(why) = self.cursor.save(token).await {
+            tracing::warn!(error = %why, "the Matrix sync token could not be saved; events may come again");
+        }
+    }
+
+    /// Takes the events of `room`'s history from token `from` to token `to`.
+    async fn history(
+        &self,
+        client: &Client,
+        room: &matrix_sdk::Room,
+        from: &str,
+        to: &str,
+        intake: &Intake,
+    ) -> Result<(), Failure> {
+        let mut from = from.to_owned();
+        loop {
+            let mut options = MessagesOptions::forward().from(from.as_str());
+            options.to = Some(to.to_owned());
+            let page = room
+                .messages(options)
+                .await
+                .map_err(|error| Failure::Retry(error.to_string()))?;
+            self.take(client, room, &page.chunk, intake).await?;
+            match page.end {
+                Some(end) if !page.chunk.is_empty() => from = end,
+                _ => return Ok(()),
             }
         }
-        if let Err(why) = self.cursor.save(&response.next_batch).await {
-            tracing::warn!(error = %why, "the Matrix sync token could not be saved; events may come again");
+    }
+
+    /// Submits what `room`'s `events` bring, in order, answers what could
+    /// not be decrypted, and marks the room read up to the last one taken.
+    async fn take(
+        &self,
+        client: &Client,
+        room: &matrix_sdk::Room,
+        events: &[matrix_sdk::deserialized_responses::TimelineEvent],
+        intake: &Intake,
+    ) -> Result<(), Failure> {
+        let room_id = room.room_id();
+        let direct = room.is_direct().await.unwrap_or(false);
+        let mut read = None;
+        for event in events {
+            if let TimelineEventKind::UnableToDecrypt { .. } = &event.kind {
+                self.undecryptable(client, room_id, event.event_id().as_deref().map(|id| id.as_str()))
+                    .await;
+                continue;
+            }
+            let Ok(json) = serde_json::from_str::<Value>(event.raw().json().get()) else {
+                continue;
+            };
+            if self.submit(client, room_id, &json, direct, intake).await? {
+                read = event.event_id();
+            }
+        }
+        if let Some(event) = read {
+            self.mark_read(client, room_id, event).await;
         }
         Ok(())
     }
 
-    /// Submits one event, if it is taken (then `true`); a busy core gets
-    /// the sync again.
+    /// Submits one event, if it is taken (then `true`); a busy core is
+    /// waited for.
     async fn submit(
         &self,
         client: &Client,
@@ -199,12 +268,24 @@ impl MatrixGateway {
         if let Some(root) = normalize::thread_root(json) {
             self.threads.remember(inbound.message_id.as_str(), root);
         }
-        match intake.submit(inbound).await {
-            Ok(Ack::Busy) => Err(Failure::Retry("the daemon is busy".into())),
-            Ok(_) => Ok(true),
-            Err(closed) => Err(Failure::Fatal(GatewayError::Transient {
-                reason: closed.to_string(),
-            })),
+        // How long a message waits for a busy core before it is handed in again.
+        let backoff = BackoffPolicy::new(Duration::from_millis(100), Duration::from_secs(5));
+        let mut waits = 0u32;
+        loop {
+            match intake.submit(inbound.clone()).await {
+                Ok(Ack::Busy) => {
+                    // The same message again once the core has room.
+                    let wait = backoff.delay(waits, passepartout_gateway::retry::random_unit());
+                    waits = waits.saturating_add(1);
+                    tokio::time::sleep(wait).await;
+                }
+                Ok(_) => return Ok(true),
+                Err(closed) => {
+                    return Err(Failure::Fatal(GatewayError::Transient {
+                        reason: closed.to_string(),
+                    }));
+                }
+            }
         }
     }
 
@@ -334,4 +415,14 @@ async fn display_name(client: &Client, room_id: &RoomId, user: &str) -> Option<S
     let user = <&matrix_sdk::ruma::UserId>::try_from(user).ok()?;
     let member = client.get_room(room_id)?.get_member_no_sync(user).await.ok()??;
     member.display_name().map(str::to_owned)
+}
+
+/// The token of the last sync the SDK processed, as its store keeps it.
+async fn sdk_token(client: &Client) -> Option<String> {
+    let data = client
+        .state_store()
+        .get_kv_data(StateStoreDataKey::SyncToken)
+        .await
+        .ok()??;
+    data.into_sync_token()
 }
