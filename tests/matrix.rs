@@ -16,6 +16,7 @@
 //! under the speaker's name.
 
 use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use std::time::Duration;
@@ -220,9 +221,11 @@ async fn a_strangers_invitation_is_declined_when_pairing_is_off() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_stranger_in_a_direct_chat_is_offered_a_code_and_talks_once_it_is_approved() {
-    let Some(synapse) =
-        Synapse::start("matrix::a_stranger_in_a_direct_chat_is_offered_a_code_and_talks_once_it_is_approved").await
+async fn a_stranger_in_a_direct_chat_is_offered_a_code_and_talks_once_it_is_approved_in_threads_too() {
+    let Some(synapse) = Synapse::start(
+        "matrix::a_stranger_in_a_direct_chat_is_offered_a_code_and_talks_once_it_is_approved_in_threads_too",
+    )
+    .await
     else {
         return;
     };
@@ -245,10 +248,23 @@ async fn a_stranger_in_a_direct_chat_is_offered_a_code_and_talks_once_it_is_appr
     let approved = run_cli(&daemon.cli_config(&llm), &["pair", "approve", code]).await;
     assert!(approved.status.success(), "{approved:?}");
 
-    let steps = json!([{ "say": "what is 2+2?" }, { "await": "echo: what is 2+2?" }]);
-    eves.script_in(&asked.room, &assistant.id, &steps).await;
+    let steps = json!([
+        { "say": "what is 2+2?" },
+        { "await": "echo: what is 2+2?" },
+        { "thread": "and 3+3?" },
+        { "await": "echo: and 3+3?" },
+    ]);
+    let talked = eves.script_in(&asked.room, &assistant.id, &steps).await;
     let heard: Vec<String> = llm.requests().iter().map(last_user_text).collect();
-    assert_eq!(heard, ["what is 2+2?"], "nothing from before the pairing was kept");
+    assert_eq!(
+        heard,
+        ["what is 2+2?", "and 3+3?"],
+        "nothing from before the pairing was kept"
+    );
+    // The question asked in a thread is answered in that thread.
+    let awaited = awaited(&talked);
+    let in_thread = reply(&talked, &awaited[1]);
+    assert_eq!(in_thread.thread.as_ref(), Some(&awaited[0]), "{in_thread:?}");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -542,6 +558,25 @@ async fn run_setup(home: &std::path::Path, args: &[&str], stdin: &str) -> std::p
         .expect("setup runs")
 }
 
+/// A configuration file in `dir` for the binary: the model at `llm`, and
+/// Matrix as `assistant` on `synapse`, letting `allowed` talk.
+fn config_file(dir: &std::path::Path, synapse: &Synapse, assistant: &User, allowed: &User, llm: &FakeLlm) -> PathBuf {
+    let config = write_config(dir, &llm.base_url());
+    let password_file = dir.join("matrix.password");
+    std::fs::write(&password_file, ASSISTANT_PASSWORD).unwrap();
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text += &*format!(
+        "[matrix]\nenabled = true\nhomeserver = {url:?}\nuser = {user:?}\npassword_file = {file:?}\n\
+         allowed_users = [{allowed:?}]\n",
+        url = synapse.url(),
+        user = assistant.id,
+        file = password_file.display().to_string(),
+        allowed = allowed.id,
+    );
+    std::fs::write(&config, text).unwrap();
+    config
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     const BURST: usize = 10;
@@ -564,19 +599,7 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
         }
     });
     let dir = tempfile::tempdir().unwrap();
-    let config = write_config(dir.path(), &llm.base_url());
-    let password_file = dir.path().join("matrix.password");
-    std::fs::write(&password_file, ASSISTANT_PASSWORD).unwrap();
-    let mut text = std::fs::read_to_string(&config).unwrap();
-    text += &*format!(
-        "[matrix]\nenabled = true\nhomeserver = {url:?}\nuser = {user:?}\npassword_file = {file:?}\n\
-         allowed_users = [{ada:?}]\n",
-        url = synapse.url(),
-        user = assistant.id,
-        file = password_file.display().to_string(),
-        ada = ada.id,
-    );
-    std::fs::write(&config, text).unwrap();
+    let config = config_file(dir.path(), &synapse, &assistant, &ada, &llm);
     let daemon = Running::start(&config).await;
 
     let mut steps: Vec<serde_json::Value> = (0..BURST).map(|n| json!({ "say": format!("m{n}") })).collect();
@@ -584,7 +607,8 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     let client = synapse.client(&ada);
     let to = assistant.id.clone();
     let talk = tokio::spawn(async move { client.script(&to, &json!(steps), true).await });
-    let requests = llm.wait_for_requests(CUT + 1, WAIT).await;
+    // The client first waits for the assistant to join, for up to a minute.
+    let requests = llm.wait_for_requests(CUT + 1, Duration::from_secs(90)).await;
     assert_eq!(
         last_user_text(&requests[CUT]),
         format!("m{CUT}"),
@@ -593,7 +617,10 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     daemon.kill().await;
 
     let daemon = Running::start(&config).await;
-    let chat = talk.await.unwrap();
+    let chat = talk.await.unwrap_or_else(|failed| {
+        let logged = daemon.logs.lock().unwrap().join("\n");
+        panic!("{failed}\nthe restarted daemon logged:\n{logged}")
+    });
     for n in 0..BURST {
         let answers = chat
             .replies

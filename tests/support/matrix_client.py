@@ -14,6 +14,10 @@ what goes wrong is said on stderr, with a non-zero exit.
               in order
     create    makes a named group room (--name), invites --to, and prints
               {"kind": "created", "room": ...} without waiting for it
+    pingpong  opens a direct chat with --to and sends --count messages
+              ("ping N"), each once --to answered the one before with a
+              message ending in it, then prints {"kind": "round_trips",
+              "ms": [...]}: each message's time from its send to its answer
 
 dm, room and script log in, and wait for --to to join the room they make
 (if --to declines the invitation, leaving the room instead, they say so on
@@ -51,6 +55,9 @@ script's --steps is a JSON list of steps, each an object of one of:
     {"reply": TEXT}           sends TEXT in reply (m.in_reply_to) to the
                               message awaited last, printed as a "sent" line
                               whose "in_reply_to" names it
+    {"thread": TEXT}          sends TEXT in the thread of the message
+                              awaited last (its root, when it is in none),
+                              printed as a "sent" line
     {"send_file": NAME, "data": TEXT, "caption": TEXT}
                               uploads TEXT as the file NAME (encrypted in an
                               encrypted room, as Element does) and sends it
@@ -313,7 +320,7 @@ async def room(client, args):
 
 
 # Each kind of step of a script, and the options it may have besides.
-STEPS = {"say": (), "await": ("wait",), "react": ("encrypted",), "reply": (),
+STEPS = {"say": (), "await": ("wait",), "react": ("encrypted",), "reply": (), "thread": (),
          "send_file": ("data", "caption"), "await_file": ("wait",)}
 
 
@@ -337,7 +344,7 @@ def parse_steps(text):
             fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}: {kind} has no option {', '.join(sorted(unknown))}")
         if not isinstance(step.get("wait", 0), (int, float)) or not isinstance(step.get("encrypted", True), bool):
             fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}: wait is a number of seconds, encrypted true or false")
-        if kind in ("react", "reply") and not awaited:
+        if kind in ("react", "reply", "thread") and not awaited:
             fail(f"step {index}, {json.dumps(step, ensure_ascii=False)}: no message awaited before it to {kind} to")
         awaited = awaited or kind in ("await", "await_file")
     return steps
@@ -396,6 +403,13 @@ async def script(client, args):
         elif "reply" in step:
             await send(client, room_id, {"msgtype": "m.text", "body": step["reply"],
                                          "m.relates_to": {"m.in_reply_to": {"event_id": awaited}}})
+        elif "thread" in step:
+            root = next(event for event in heard() if event.event_id == awaited)
+            relates = root.source.get("content", {}).get("m.relates_to", {})
+            root_id = relates.get("event_id") if relates.get("rel_type") == "m.thread" else awaited
+            await send(client, room_id, {"msgtype": "m.text", "body": step["thread"], "m.relates_to": {
+                "rel_type": "m.thread", "event_id": root_id, "is_falling_back": True,
+                "m.in_reply_to": {"event_id": awaited}}})
         elif "send_file" in step:
             await send_file(client, room_id, step)
         elif "await_file" in step:
@@ -470,6 +484,31 @@ async def create(client, args):
     emit({"kind": "created", "room": room_id})
 
 
+async def pingpong(client, args):
+    room_id = await create_room(client, args, is_direct=True,
+                                preset=RoomPreset.trusted_private_chat)
+    heard, _ = listen(client, room_id, args)
+    round_trips = []
+    for n in range(args.count):
+        text = f"ping {n}"
+        looked = len(heard())
+        started = time.monotonic()
+        await send(client, room_id, {"msgtype": "m.text", "body": text})
+
+        def answered():
+            return any(event.body.endswith(text) for event in heard()[looked:])
+
+        if not await sync_until(client, started + args.wait_reply, answered):
+            fail(f"no answer to {text!r} from {args.to} within {args.wait_reply} s")
+        round_trips.append((time.monotonic() - started) * 1000)
+    emit({"kind": "round_trips", "ms": round_trips})
+
+
+def pingpong_options(parser):
+    conversation_options(parser)
+    parser.add_argument("--count", type=int, required=True)
+
+
 def create_options(parser):
     conversation_options(parser)
     parser.add_argument("--name", required=True)
@@ -533,6 +572,7 @@ COMMANDS = {
     "room": (logging_in(room), group_room_options),
     "script": (logging_in(script), script_options),
     "create": (logging_in(create), create_options),
+    "pingpong": (logging_in(pingpong), pingpong_options),
 }
 
 
