@@ -35,6 +35,10 @@ use crate::support::synapse::{Action, Ask, Chat, Reply, Synapse, User};
 use crate::support::tools::Record;
 
 const ASSISTANT_PASSWORD: &str = "assistant-password-never-logged";
+/// How long a test waits for what follows a message a client sends once
+/// the assistant joined its room: the client waits up to a minute for the
+/// join, which a loaded machine may need.
+const JOINED_AND_ANSWERED: Duration = Duration::from_secs(90);
 
 /// A daemon logged in on `synapse` as `assistant`, letting `allowed` talk.
 async fn daemon(
@@ -608,7 +612,7 @@ async fn a_kill_in_the_middle_of_a_burst_loses_and_repeats_nothing() {
     let to = assistant.id.clone();
     let talk = tokio::spawn(async move { client.script(&to, &json!(steps), true).await });
     // The client first waits for the assistant to join, for up to a minute.
-    let requests = llm.wait_for_requests(CUT + 1, Duration::from_secs(90)).await;
+    let requests = llm.wait_for_requests(CUT + 1, JOINED_AND_ANSWERED).await;
     assert_eq!(
         last_user_text(&requests[CUT]),
         format!("m{CUT}"),
@@ -670,7 +674,8 @@ async fn a_bridged_room_and_a_telegram_group_carry_each_others_words_both_ways()
     ]);
     let to = assistant.id.clone();
     let talk = tokio::spawn(async move { client.script_in(&room, &to, &steps).await });
-    let copy = telegram.wait_for_sent_to(GROUP, 1, WAIT).await[0].clone();
+    // The client first waits for the assistant to join, for up to a minute.
+    let copy = telegram.wait_for_sent_to(GROUP, 1, JOINED_AND_ANSWERED).await[0].clone();
     assert_eq!(copy.text, "ada (Matrix): dinner at seven?");
     telegram.push_update(telegram.group_message(GROUP, BOB, "yes, I bring bread"));
     let chat = talk.await.unwrap();
