@@ -13,7 +13,9 @@
 //! stores the device's token, with which the daemon then answers. Killed
 //! in the middle of a burst, the daemon answers every message once. A room
 //! bridged with a Telegram group carries each side's words to the other,
-//! under the speaker's name.
+//! under the speaker's name. The owner verifies the assistant's device by
+//! emoji as Element does, the daemon's log showing the seven emojis the
+//! owner's client shows.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -30,6 +32,7 @@ use crate::support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_use
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::gateway_daemons::{telegram_on, token_file};
 use crate::support::harness::{TestDaemon, WAIT};
+use crate::support::matrix_person::verify_by_emoji;
 use crate::support::process::{Running, binary, run_cli, write_config};
 use crate::support::synapse::{Action, Ask, Chat, Reply, Synapse, User};
 use crate::support::tools::Record;
@@ -689,4 +692,40 @@ async fn a_bridged_room_and_a_telegram_group_carry_each_others_words_both_ways()
     assert_eq!(telegram.sent().len(), 1, "nothing relayed back: {:#?}", telegram.sent());
     assert!(llm.requests().is_empty(), "nobody addressed the assistant");
     drop(token_dir);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_owner_verifies_the_assistants_device_by_the_emojis_its_log_shows() {
+    let Some(synapse) =
+        Synapse::start("matrix::the_owner_verifies_the_assistants_device_by_the_emojis_its_log_shows").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let llm = FakeLlm::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = Running::start(&config_file(dir.path(), &synapse, &assistant, &ada, &llm)).await;
+
+    // As Element does: a request, answered ready, then the emojis compared.
+    let verifying = verify_by_emoji(synapse.url(), &ada, &assistant.id);
+    let emojis = tokio::time::timeout(Duration::from_secs(180), verifying)
+        .await
+        .unwrap_or_else(|_| {
+            let logged = daemon.logs.lock().unwrap().join("\n");
+            panic!("not verified; the daemon logged:\n{logged}")
+        });
+    assert_eq!(emojis.len(), 7, "{emojis:?}");
+    let shown = daemon
+        .wait_for_log(&["verifying the assistant's device", &ada.id])
+        .await;
+    let mut from = 0;
+    for emoji in &emojis {
+        let at = shown[from..]
+            .find(emoji.as_str())
+            .unwrap_or_else(|| panic!("{emoji} is not where the person's client has it: {shown}"));
+        from += at + emoji.len();
+    }
+    daemon.wait_for_log(&["the assistant's device is verified"]).await;
+    daemon.terminate().await;
 }

@@ -16,6 +16,7 @@ pub mod gateway_daemons;
 pub mod harness;
 pub mod linked_pair;
 pub mod logs;
+pub mod matrix_person;
 pub mod mcp;
 pub mod mcp_installs;
 pub mod media_gateway;

@@ -12,7 +12,8 @@
 //! is read from the rooms' histories after it; a message that could not be
 //! decrypted is answered with a notice rather than lost in silence. Sends
 //! carry the outbox message's id as their transaction id, so a send
-//! repeated after a crash is dropped by the homeserver.
+//! repeated after a crash is dropped by the homeserver. The people allowed
+//! to talk to it may verify its device by emoji ([`verify`]).
 
 pub mod cursor;
 mod deliver;
@@ -24,6 +25,7 @@ pub mod normalize;
 mod recent;
 pub mod reply;
 pub mod session;
+mod verify;
 
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -105,7 +107,11 @@ impl MatrixGateway {
 
     async fn client(&self) -> Result<&Client, Failure> {
         self.client
-            .get_or_try_init(|| self.settings.account.connect())
+            .get_or_try_init(|| async {
+                let client = self.settings.account.connect().await?;
+                verify::answer(&client, self.settings.allowed_users.clone());
+                Ok(client)
+            })
             .await
             .map_err(|error| match error {
                 SessionError::Unreachable(why) => Failure::Retry(why),
