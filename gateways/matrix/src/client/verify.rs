@@ -2,8 +2,8 @@
 //! allowed to talk to it asks (from their own device, or in a direct chat
 //! with it), the assistant accepts, and once the keys are exchanged it logs
 //! the seven emojis (the daemon's log is the channel no homeserver can
-//! touch: compare them there, or in `passepartout logs`) and confirms its
-//! side. The person confirms theirs in their client when the emojis match;
+//! touch: compare them there, or on the dashboard's Logs page) and
+//! confirms its side. The person confirms theirs in their client when the emojis match;
 //! that is the check that matters, since it is their client that then
 //! trusts the assistant's device. The assistant's confirmation only marks
 //! the person's device as verified in its own store, and it sends to
