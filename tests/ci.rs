@@ -121,7 +121,7 @@ fn the_architecture_gateway_example_is_the_compiled_one() {
 fn ci_builds_the_lean_daemon_before_the_tests() {
     const MANIFEST: &str = include_str!("../Cargo.toml");
     let lean = CI_RUN
-        .find("cargo check -p passepartout --lib --profile test --no-default-features --features telegram,signal")
+        .find("cargo check -p passepartout --lib --no-default-features --features telegram,signal")
         .expect(".ci/run checks the lean daemon");
     let tests = CI_RUN
         .find("cargo test --workspace --no-fail-fast")
