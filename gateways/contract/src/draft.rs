@@ -39,6 +39,13 @@ impl DraftPace {
         first_after: Duration::ZERO,
         every: Duration::ZERO,
     };
+
+    /// A messenger's pace: first shown after a second of text (no
+    /// notification for three words), then changed at most once a second.
+    pub const ONCE_A_SECOND: DraftPace = DraftPace {
+        first_after: Duration::from_secs(1),
+        every: Duration::from_secs(1),
+    };
 }
 
 /// What a draft is to show now.

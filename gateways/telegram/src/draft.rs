@@ -7,8 +7,6 @@
 //! edited into these messages (see [`TelegramGateway::send_text`]) rather than
 //! sent again, and draft messages it does not need are deleted.
 
-use std::time::Duration;
-
 use async_trait::async_trait;
 use passepartout_gateway::{ConversationKey, Draft, DraftPace, DraftText, GatewayError, MessageId};
 use teloxide::payloads::EditMessageTextSetters;
@@ -20,17 +18,10 @@ use crate::failure::Failure;
 use crate::gateway::{TelegramGateway, telegram_message_id};
 use crate::reply::{Part, parts};
 
-/// How a Telegram draft keeps pace: first shown after a second of text (no
-/// notification for three words), then changed at most once a second.
-const PACE: DraftPace = DraftPace {
-    first_after: Duration::from_secs(1),
-    every: Duration::from_secs(1),
-};
-
 #[async_trait]
 impl Draft for TelegramGateway {
     fn pace(&self) -> DraftPace {
-        PACE
+        DraftPace::ONCE_A_SECOND
     }
 
     async fn show_draft(

@@ -6,8 +6,6 @@
 //! delivered, its parts are edited into these messages rather than sent
 //! again, and draft messages it does not need are redacted.
 
-use std::time::Duration;
-
 use async_trait::async_trait;
 use matrix_sdk::ruma::TransactionId;
 use passepartout_gateway::{ConversationKey, Draft, DraftPace, DraftText, GatewayError, MessageId};
@@ -16,17 +14,10 @@ use super::MatrixGateway;
 use super::deliver::room;
 use super::reply::{Place, content, parts, replacement};
 
-/// How a Matrix draft keeps pace: first shown after a second of text (no
-/// notification for three words), then changed at most once a second.
-const PACE: DraftPace = DraftPace {
-    first_after: Duration::from_secs(1),
-    every: Duration::from_secs(1),
-};
-
 #[async_trait]
 impl Draft for MatrixGateway {
     fn pace(&self) -> DraftPace {
-        PACE
+        DraftPace::ONCE_A_SECOND
     }
 
     async fn show_draft(
