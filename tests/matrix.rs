@@ -10,7 +10,9 @@
 //! are offered a pairing code (declined with pairing off). A long reply is shown
 //! while it is written, by edits, and ends as its parts; a file goes to the
 //! inbox and back out, encrypted both ways. `setup` logs in once and
-//! stores the device's token, with which the daemon then answers. Killed
+//! stores the device's token, with which the daemon then answers, and the
+//! dashboard's Channels page does the same (a wrong password writing
+//! nothing). Killed
 //! in the middle of a burst, the daemon answers every message once. A room
 //! bridged with a Telegram group carries each side's words to the other,
 //! under the speaker's name. The owner verifies the assistant's device by
@@ -28,6 +30,7 @@ use passepartout::safety::tools::Tool;
 use serde_json::json;
 
 use crate::support::approvals;
+use crate::support::dashboard;
 use crate::support::fake_llm::{FakeLlm, Script, Streamed, last_message, last_user_text};
 use crate::support::fake_telegram::FakeTelegram;
 use crate::support::gateway_daemons::{telegram_on, token_file};
@@ -728,4 +731,89 @@ async fn the_owner_verifies_the_assistants_device_by_the_emojis_its_log_shows() 
     }
     daemon.wait_for_log(&["the assistant's device is verified"]).await;
     daemon.terminate().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_dashboard_logs_the_account_in_once_and_a_wrong_password_writes_nothing() {
+    let Some(synapse) =
+        Synapse::start("matrix::the_dashboard_logs_the_account_in_once_and_a_wrong_password_writes_nothing").await
+    else {
+        return;
+    };
+    let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
+    let ada = synapse.register("ada", "ada-password", false).await;
+    let dashboard = dashboard::start("").await;
+    dashboard
+        .llm
+        .set_responder(|request| Script::Reply(format!("Heard: {}", last_user_text(request))));
+    let before = dashboard.file();
+    let token_file = dashboard.dir.path().join("matrix.token");
+    let form = |user: &'static str, password: &'static str| {
+        let user = if user.is_empty() {
+            assistant.id.clone()
+        } else {
+            user.to_owned()
+        };
+        vec![
+            ("homeserver", synapse.url().to_owned()),
+            ("user", user),
+            ("password", password.to_owned()),
+            ("owner", ada.id.clone()),
+        ]
+    };
+    let post = async |fields: Vec<(&'static str, String)>| {
+        let fields: Vec<(&str, &str)> = fields.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        dashboard.post("/channels/matrix", &fields).await
+    };
+
+    for (fields, said) in [
+        (form("", "a-wrong-password-0042"), "did not log"),
+        (form("assistant", ASSISTANT_PASSWORD), "@name:server"),
+    ] {
+        let (status, answer) = post(fields).await;
+        assert_eq!(status, reqwest::StatusCode::UNPROCESSABLE_ENTITY, "{answer}");
+        assert!(answer.contains(said), "{answer}");
+        assert!(!answer.contains("a-wrong-password-0042"), "{answer}");
+        assert_eq!(dashboard.file(), before, "the file is left as it was");
+        assert!(!token_file.exists());
+    }
+
+    let (status, answer) = post(form("", ASSISTANT_PASSWORD)).await;
+    assert_eq!(status, reqwest::StatusCode::OK, "{answer}");
+    assert!(answer.contains("Logged in as"), "{answer}");
+    let written = String::from_utf8(dashboard.file()).unwrap();
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    for text in [&answer, &written, &token] {
+        assert!(
+            !text.contains(ASSISTANT_PASSWORD),
+            "the password is kept nowhere: {text}"
+        );
+    }
+    assert_eq!(
+        std::fs::metadata(&token_file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    let loaded =
+        passepartout::gateways::load(Some(&dashboard.config), Some(Default::default())).expect("the file loads");
+    assert!(loaded.matrix.enabled && loaded.matrix.device_id.is_some(), "{written}");
+    assert_eq!(loaded.matrix.access_token_file.as_deref(), Some(token_file.as_path()));
+    assert_eq!(loaded.matrix.allowed_users, std::slice::from_ref(&ada.id));
+    let page = dashboard.get("/channels").await;
+    assert!(page.contains("Matrix is on in the configuration"), "{page}");
+
+    // Started again, the daemon logs in with the token alone and answers.
+    let dashboard::Dashboard {
+        daemon,
+        config,
+        dir: _dir,
+        llm: _llm,
+        ..
+    } = dashboard;
+    daemon.terminate().await;
+    let _daemon = Running::start_with(&config, &[("PP_WEB_ADMIN_KEY", dashboard::CANARY)]).await;
+    let chat = synapse
+        .client(&ada)
+        .dm(Ask::new(&assistant.id, "hello from the dashboard's login"))
+        .await;
+    assert_eq!(chat.replies[0].body, "Heard: hello from the dashboard's login");
 }

@@ -293,13 +293,21 @@ async fn every_new_form_refuses_a_forged_origin_or_token() {
     let page = dashboard.get("/config").await;
     let based_on = field(&page, "based_on");
     let text = text_area(&page);
-    let forms: [(&str, Vec<(&str, &str)>); 6] = [
+    let forms: [(&str, Vec<(&str, &str)>); 7] = [
         ("/config/edit", vec![("text", &text), ("based_on", &based_on)]),
         ("/keys/create", vec![("name", "forged")]),
         ("/keys/revoke", vec![("key", "forged")]),
         ("/keys/sessions/revoke", vec![("id", "abcd")]),
         ("/channels/telegram", vec![("token", "1:forged")]),
         ("/channels/signal", vec![]),
+        (
+            "/channels/matrix",
+            vec![
+                ("homeserver", "http://127.0.0.1:9"),
+                ("user", "@forged:localhost"),
+                ("password", "forged"),
+            ],
+        ),
     ];
     for (path, fields) in &forms {
         let (status, answer) = dashboard

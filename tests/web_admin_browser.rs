@@ -4,7 +4,9 @@
 //! level with its form; a config edit with a mistake is refused and the
 //! file left as it was, a good one applies; a key is made and revoked;
 //! Telegram is connected against the fake Bot API and a Signal account
-//! linked against the fake signal-cli, its QR code on the page. Each page
+//! linked against the fake signal-cli, its QR code on the page; a Matrix
+//! login to a homeserver that does not answer is refused on the page with
+//! nothing written. Each page
 //! is left as screenshots at 1280×800 and 390×844 in `target/screenshots/`.
 
 use std::time::Duration;
@@ -133,7 +135,9 @@ async fn channels(browser: &Browser, dashboard: &Dashboard, signal: &FakeSignal)
     browser.wait_for_text(".saved", "Invalid bot token").await;
     assert!(!dashboard.dir.path().join("telegram.token").exists());
     browser.type_into(r#"input[name="token"]"#, TOKEN).await;
-    browser.type_into(r#"input[name="owner"]"#, "99").await;
+    browser
+        .type_into(r#"form[action="/channels/telegram"] input[name="owner"]"#, "99")
+        .await;
     browser.click(r#"form[action="/channels/telegram"] button"#).await;
     browser.wait_for_text(".saved", "answers").await;
     shots(browser, "web-channels-telegram").await;
@@ -146,6 +150,26 @@ async fn channels(browser: &Browser, dashboard: &Dashboard, signal: &FakeSignal)
     browser.wait_for_text("section.signal", "Linked:").await;
     assert!(browser.text("section.signal").await.contains(LINKED_NUMBER));
     shots_at(browser, "web-channels-linked", "section.signal").await;
+
+    // A homeserver that does not answer: said on the page, nothing written.
+    let matrix = r#"form[action="/channels/matrix"]"#;
+    browser
+        .type_into(&format!(r#"{matrix} input[name="homeserver"]"#), "http://127.0.0.1:9")
+        .await;
+    browser
+        .type_into(&format!(r#"{matrix} input[name="user"]"#), "@assistant:localhost")
+        .await;
+    browser
+        .type_into(&format!(r#"{matrix} input[name="password"]"#), "not-kept-anywhere")
+        .await;
+    browser
+        .type_into(&format!(r#"{matrix} input[name="owner"]"#), "@ada:localhost")
+        .await;
+    browser.click(&format!("{matrix} button")).await;
+    browser.wait_for_text(".saved", "did not log").await;
+    assert!(!browser.text("main").await.contains("not-kept-anywhere"));
+    assert!(!dashboard.dir.path().join("matrix.token").exists());
+    shots_at(browser, "web-channels-matrix", "section.matrix").await;
 }
 
 /// Sets a text area's value as typing it would (a config file is long to

@@ -77,7 +77,8 @@ pub enum DashboardRequest {
     WebAccess,
     /// Each channel's state and last error, and where linking a Signal
     /// account stands: `{"channels": [{"name", "state", "detail",
-    /// "configured", "last_error"}], "telegram": {…}, "signal": {…}}`.
+    /// "configured", "last_error"}], "telegram": {…}, "signal": {…},
+    /// "matrix": {…}}`.
     Channels,
     /// Connect the Telegram bot whose token is `token` (checked with
     /// `getMe`, stored in a file of mode 0600), let in `owner` if given,
@@ -92,6 +93,21 @@ pub enum DashboardRequest {
     /// Start linking the owner's own Signal account (as `signal link`
     /// does); its link and then its outcome are in [`Channels`](Self::Channels).
     LinkSignal,
+    /// Log the assistant's Matrix account in once, as a new device, and
+    /// keep that device's access token (a file of mode 0600) instead of
+    /// the password, as `setup` does; let in `owner` if given, as one who
+    /// talks and approves; through the same checks, `.bak` and reload as
+    /// [`EditConfig`](Self::EditConfig): the same answer.
+    ConnectMatrix {
+        /// The homeserver's address.
+        homeserver: String,
+        /// The assistant's own user id.
+        user: String,
+        /// That account's password: used once, never kept.
+        password: String,
+        /// The owner's own user id, if given.
+        owner: Option<String>,
+    },
 }
 
 impl std::fmt::Debug for DashboardRequest {
@@ -124,6 +140,17 @@ impl std::fmt::Debug for DashboardRequest {
                 .field("owner", owner)
                 .finish_non_exhaustive(),
             Self::LinkSignal => f.write_str("LinkSignal"),
+            Self::ConnectMatrix {
+                homeserver,
+                user,
+                owner,
+                ..
+            } => f
+                .debug_struct("ConnectMatrix")
+                .field("homeserver", homeserver)
+                .field("user", user)
+                .field("owner", owner)
+                .finish_non_exhaustive(),
         }
     }
 }
@@ -142,7 +169,17 @@ mod tests {
             text: "api_key = \"sk-live\"".into(),
             based_on: "x".into(),
         };
-        let shown = format!("{connect:?} {edit:?}");
+        let matrix = DashboardRequest::ConnectMatrix {
+            homeserver: "https://matrix.example.org".into(),
+            user: "@assistant:example.org".into(),
+            password: "hunter2-matrix".into(),
+            owner: None,
+        };
+        let shown = format!("{connect:?} {edit:?} {matrix:?}");
         assert!(!shown.contains("secret-token") && !shown.contains("sk-live"), "{shown}");
+        assert!(
+            !shown.contains("hunter2") && shown.contains("@assistant:example.org"),
+            "{shown}"
+        );
     }
 }

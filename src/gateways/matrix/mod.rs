@@ -10,6 +10,9 @@
 pub mod section;
 pub mod setup;
 
+pub use passepartout_matrix::client::session::log_in;
+pub use passepartout_matrix::config::{DEFAULT_DEVICE_NAME, is_user_id};
+
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::sync::Arc;

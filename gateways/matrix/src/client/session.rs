@@ -87,6 +87,7 @@ pub enum SessionError {
 impl Account {
     /// A client logged in as the assistant, its stores opened.
     pub async fn connect(&self) -> Result<Client, SessionError> {
+        self.set_aside_another_device()?;
         make_private_folder(&self.folder)?;
         let passphrase = passphrase(&self.folder.join("store.key"))?;
         let client = Client::builder()
@@ -106,6 +107,40 @@ impl Account {
         };
         write_private(&saved, &serde_json::to_vec(&session).expect("a session serializes"))?;
         Ok(client)
+    }
+
+    /// Sets the folder aside, stores and all, when the session it keeps is
+    /// another account's or another device's than the configured login's
+    /// (a new login from `setup` or the dashboard): its keys are that
+    /// device's, and the new device makes its own. Set aside, not deleted:
+    /// the old device's keys may still decrypt old messages.
+    fn set_aside_another_device(&self) -> Result<(), SessionError> {
+        let Some(saved) = read_session(&self.folder.join("session.json"))? else {
+            return Ok(());
+        };
+        let another_device = match &self.login {
+            Login::Token { device_id, .. } => !device_id.is_empty() && device_id != saved.meta.device_id.as_str(),
+            Login::Password(_) => false,
+        };
+        if saved.meta.user_id.as_str() == self.user && !another_device {
+            return Ok(());
+        }
+        let name = self.folder.file_name().unwrap_or_default().to_string_lossy();
+        let aside = self.folder.with_file_name(format!(
+            "{name}.{}-{}",
+            saved.meta.user_id.localpart(),
+            saved.meta.device_id
+        ));
+        std::fs::rename(&self.folder, &aside).map_err(|source| SessionError::Files {
+            path: aside.clone(),
+            source,
+        })?;
+        tracing::warn!(
+            kept = %saved.meta.device_id,
+            aside = %aside.display(),
+            "the configuration names another Matrix login than the session kept: that device's stores are set aside, and this one starts afresh"
+        );
+        Ok(())
     }
 
     async fn restore(&self, client: &Client, session: MatrixSession) -> Result<MatrixSession, SessionError> {
@@ -349,6 +384,68 @@ mod tests {
         assert!(read_session(&path).unwrap().is_none());
         std::fs::write(&path, "{not json").unwrap();
         assert!(matches!(read_session(&path), Err(SessionError::Files { .. })));
+    }
+
+    fn kept(folder: &Path, user: &str, device: &str) {
+        std::fs::create_dir_all(folder).unwrap();
+        let session = MatrixSession {
+            meta: SessionMeta {
+                user_id: OwnedUserId::try_from(user).unwrap(),
+                device_id: OwnedDeviceId::from(device),
+            },
+            tokens: SessionTokens {
+                access_token: "syt_old".into(),
+                refresh_token: None,
+            },
+        };
+        std::fs::write(folder.join("session.json"), serde_json::to_vec(&session).unwrap()).unwrap();
+    }
+
+    fn account(folder: &Path, user: &str, login: Login) -> Account {
+        Account {
+            homeserver: "http://127.0.0.1:9".into(),
+            user: user.into(),
+            login,
+            device_name: "passepartout".into(),
+            folder: folder.to_path_buf(),
+        }
+    }
+
+    fn token(device_id: &str) -> Login {
+        Login::Token {
+            token: "syt_new".into(),
+            device_id: device_id.into(),
+        }
+    }
+
+    #[test]
+    fn a_session_kept_for_another_device_or_account_is_set_aside_and_the_same_one_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join("matrix");
+        kept(&folder, "@assistant:example.org", "OLD");
+        for same in [
+            account(&folder, "@assistant:example.org", token("OLD")),
+            account(&folder, "@assistant:example.org", token("")),
+            account(&folder, "@assistant:example.org", Login::Password("p".into())),
+        ] {
+            same.set_aside_another_device().unwrap();
+            assert!(folder.join("session.json").exists(), "{:?} keeps it", same.login);
+        }
+        account(&folder, "@assistant:example.org", token("NEW"))
+            .set_aside_another_device()
+            .unwrap();
+        assert!(!folder.exists());
+        assert!(dir.path().join("matrix.assistant-OLD/session.json").exists());
+
+        kept(&folder, "@assistant:example.org", "NEW");
+        account(&folder, "@other:example.org", Login::Password("p".into()))
+            .set_aside_another_device()
+            .unwrap();
+        assert!(
+            dir.path().join("matrix.assistant-NEW/session.json").exists(),
+            "another account"
+        );
+        assert!(!folder.exists());
     }
 
     #[test]

@@ -36,6 +36,18 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: DashboardRequest, reply
             });
             return;
         }
+        DashboardRequest::ConnectMatrix {
+            homeserver,
+            user,
+            password,
+            owner,
+        } => {
+            admin.tracker.clone().spawn(async move {
+                let outcome = connect_matrix(&admin, homeserver, user, password, owner).await;
+                let _ = reply.send(AdminReply::Dashboard(Ok(outcome.to_json())));
+            });
+            return;
+        }
         DashboardRequest::LinkSignal => {
             let _ = reply.send(AdminReply::Dashboard(Ok(channels::link_signal(&admin))));
             return;
@@ -78,12 +90,40 @@ pub(super) fn answer(admin: &Arc<AdminContext>, request: DashboardRequest, reply
             DashboardRequest::EditConfig { .. }
             | DashboardRequest::ConnectTelegram { .. }
             | DashboardRequest::LinkSignal
+            | DashboardRequest::ConnectMatrix { .. }
             | DashboardRequest::Logs { .. } => Err(Unreadable::because("asked the wrong way")),
         })
         .await
         .unwrap_or_else(|error| Err(Unreadable::because(error)));
         let _ = reply.send(AdminReply::Dashboard(answered));
     });
+}
+
+/// Logs the Matrix account in, in a build with the Matrix client.
+async fn connect_matrix(
+    admin: &Arc<AdminContext>,
+    homeserver: String,
+    user: String,
+    password: String,
+    owner: Option<String>,
+) -> config_write::Outcome {
+    #[cfg(feature = "matrix")]
+    {
+        let form = channels::MatrixForm {
+            homeserver,
+            user,
+            password,
+            owner,
+        };
+        channels::connect_matrix(admin, form).await
+    }
+    #[cfg(not(feature = "matrix"))]
+    {
+        let _ = (admin, homeserver, user, password, owner);
+        config_write::Outcome::refused(
+            "this build of passepartout has no Matrix client (the `matrix` cargo feature is off); nothing was written",
+        )
+    }
 }
 
 /// The API keys and the signed-in browsers.

@@ -6,11 +6,14 @@
 //! an edit on the Configuration page does: checked, `.bak`, reloaded); and
 //! a button that links the owner's own Signal account (`POST
 //! /channels/signal`), after which the page shows the link as a QR code
-//! (SVG drawn by the core) for the phone to scan, then what came of it.
+//! (SVG drawn by the core) for the phone to scan, then what came of it;
+//! and a form that logs the assistant's Matrix account in (`matrix.rs`).
 //! Without scripting, "Check again" reloads the page; with it, the page
 //! follows the core's state as the Logs page follows the log
 //! (`GET /channels/events`). Every form passes the origin, cookie and CSRF
 //! checks.
+
+mod matrix;
 
 use std::fmt::Write as _;
 use std::sync::Arc;
@@ -63,7 +66,8 @@ async fn shown(state: &AppState, csrf: &str, saved: Option<&Saved>) -> Response 
     )
 }
 
-/// The page's body: what a form did, the channels, Telegram, Signal.
+/// The page's body: what a form did, the channels, Telegram, Signal,
+/// Matrix.
 pub fn body(document: &Value, csrf: &str, saved: Option<&Saved>) -> String {
     // The stream starts from the state this page shows, so a change made
     // before it connects (a link ready meanwhile) is news to it too.
@@ -111,6 +115,7 @@ pub fn body(document: &Value, csrf: &str, saved: Option<&Saved>) -> String {
     out += "</section>";
     out += &telegram(&document["telegram"], csrf);
     out += &signal(&document["signal"], csrf);
+    out += &matrix::section(&document["matrix"], csrf);
     out
 }
 
@@ -288,6 +293,7 @@ pub fn routes() -> Router<Arc<AppState>> {
         .route("/channels/events", get(events))
         .route("/channels/telegram", post(connect_telegram))
         .route("/channels/signal", post(link_signal))
+        .route("/channels/matrix", post(matrix::connect))
 }
 
 #[cfg(test)]
