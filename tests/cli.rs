@@ -314,10 +314,23 @@ async fn doctor_reports_each_part_on_its_own_line() {
     daemon.terminate().await;
 }
 
+/// A gateway's folder beside the store, as a backup copies it: one file.
+struct KeysFolder;
+
+impl passepartout::store::KeptBeside for KeysFolder {
+    fn name(&self) -> &'static str {
+        "matrix"
+    }
+
+    fn snapshot(&self, into: &std::path::Path) -> std::io::Result<bool> {
+        std::fs::write(into.join("session.json"), "the backed-up session").map(|()| true)
+    }
+}
+
 #[tokio::test]
 async fn restore_rebuilds_the_store_from_the_newest_backup_and_keeps_the_old_one() {
     use passepartout::config::StoreConfig;
-    use passepartout::store::Store;
+    use passepartout::store::{KeptBeside, Store};
 
     let llm = FakeLlm::start().await;
     let dir = tempfile::tempdir().unwrap();
@@ -333,11 +346,16 @@ async fn restore_rebuilds_the_store_from_the_newest_backup_and_keeps_the_old_one
     let backups = dir.path().join("data").join("backups");
     let history_before = {
         let store = Store::open(&store_dir, &StoreConfig::default()).unwrap();
+        let beside: Vec<std::sync::Arc<dyn KeptBeside>> = vec![std::sync::Arc::new(KeysFolder)];
         store
-            .backup(&backups, 3, &passepartout::foundation::clock::Clock::start())
+            .backup_with(&backups, 3, &passepartout::foundation::clock::Clock::start(), &beside)
             .unwrap();
         store.size_on_disk().unwrap()
     };
+    // The gateway's folder changed since: restore puts the copy back.
+    let keys = dir.path().join("data").join("matrix");
+    std::fs::create_dir_all(&keys).unwrap();
+    std::fs::write(keys.join("session.json"), "a newer session").unwrap();
     assert!(history_before > 0);
     std::fs::write(store_dir.join("db"), b"garbage: the store no longer opens").unwrap();
     assert!(
@@ -357,6 +375,17 @@ async fn restore_rebuilds_the_store_from_the_newest_backup_and_keeps_the_old_one
         .filter_map(|e| e.ok())
         .any(|e| e.file_name().to_string_lossy().starts_with("store.before-restore-"));
     assert!(kept, "the damaged store is kept aside");
+    assert_eq!(
+        std::fs::read_to_string(keys.join("session.json")).unwrap(),
+        "the backed-up session",
+        "{}",
+        stdout(&output)
+    );
+    let keys_kept = std::fs::read_dir(dir.path().join("data"))
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .any(|e| e.file_name().to_string_lossy().starts_with("matrix.before-restore-"));
+    assert!(keys_kept, "the folder that was there is kept aside");
 
     let daemon = Running::start(&config).await;
     let output = run_cli(&config, &["send", "what did I ask you?"]).await;

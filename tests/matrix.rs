@@ -88,9 +88,11 @@ async fn daemon_with(
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_encrypted_direct_chat_is_answered_and_the_person_decrypts_the_formatted_answer() {
+async fn an_encrypted_direct_chat_is_answered_with_typing_and_a_receipt_and_the_person_decrypts_the_formatted_answer() {
     let Some(synapse) =
-        Synapse::start("matrix::an_encrypted_direct_chat_is_answered_and_the_person_decrypts_the_formatted_answer")
+        Synapse::start(
+            "matrix::an_encrypted_direct_chat_is_answered_with_typing_and_a_receipt_and_the_person_decrypts_the_formatted_answer",
+        )
             .await
     else {
         return;
@@ -98,13 +100,29 @@ async fn an_encrypted_direct_chat_is_answered_and_the_person_decrypts_the_format
     let assistant = synapse.register("assistant", ASSISTANT_PASSWORD, false).await;
     let ada = synapse.register("ada", "ada-password", false).await;
     let llm = FakeLlm::start().await;
-    llm.set_responder(|request| Script::Reply(format!("You said **{}**.", last_user_text(request))));
+    // A model slow enough that the person sees the assistant typing.
+    llm.set_responder(|request| {
+        Script::Delay(
+            Duration::from_millis(1500),
+            Box::new(Script::Reply(format!("You said **{}**.", last_user_text(request)))),
+        )
+    });
     let (_daemon, _secrets) = daemon(&synapse, &assistant, &[&ada], &llm).await;
 
     let chat = synapse
         .client(&ada)
         .dm(Ask::new(&assistant.id, "hello over matrix"))
         .await;
+    // Both come before the answer: the receipt once the message is
+    // journaled, "typing" while the turn runs.
+    assert!(chat.actions.contains(&Action::Typing {}), "{:?}", chat.actions);
+    assert!(
+        chat.actions.contains(&Action::Read {
+            event_id: chat.sent.clone()
+        }),
+        "{:?}",
+        chat.actions
+    );
     let reply = &chat.replies[0];
     assert_eq!(reply.sender, assistant.id);
     assert!(reply.decrypted, "the answer came encrypted: {reply:?}");
@@ -532,13 +550,59 @@ async fn setup_logs_in_once_and_the_daemon_answers_with_the_token_it_stored() {
     // The daemon logs in with nothing but the token, as the device setup made.
     llm.set_responder(|request| Script::Reply(format!("Heard: {}", last_user_text(request))));
     let section = loaded.matrix.clone();
-    let _daemon = TestDaemon::start_with(&llm, move |config: &mut Config| config.matrix = section, Vec::new()).await;
+    let daemon = TestDaemon::start_with(
+        &llm,
+        move |config: &mut Config| {
+            config.matrix = section;
+            // A backup every beat, each copying the Matrix folder beside it.
+            config.store.backup_every_s = 1;
+            config.loops.heartbeat_s = 1;
+        },
+        Vec::new(),
+    )
+    .await;
     let chat = synapse
         .client(&ada)
         .dm(Ask::new(&assistant.id, "hello after setup"))
         .await;
     assert_eq!(chat.replies[0].body, "Heard: hello after setup");
     assert!(chat.replies[0].decrypted, "{:?}", chat.replies[0]);
+
+    // The device's session and keys are copied beside the store's backups.
+    let live = daemon.config.data_dir().join("matrix");
+    let copy = tokio::time::timeout(WAIT, async {
+        loop {
+            let found = std::fs::read_dir(daemon.config.backup_dir())
+                .into_iter()
+                .flatten()
+                .filter_map(Result::ok)
+                .map(|entry| entry.path())
+                .find(|path| {
+                    path.to_string_lossy().ends_with(".ppbk.matrix")
+                        && path.join("store/matrix-sdk-crypto.sqlite3").exists()
+                });
+            if let Some(found) = found {
+                break found;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+    .await
+    .expect("a backup copies the Matrix folder");
+    for file in ["session.json", "store.key"] {
+        assert_eq!(
+            std::fs::read(copy.join(file)).unwrap(),
+            std::fs::read(live.join(file)).unwrap(),
+            "{file}"
+        );
+    }
+    let crypto = std::fs::read(copy.join("store/matrix-sdk-crypto.sqlite3")).unwrap();
+    assert!(crypto.starts_with(b"SQLite format 3\0"), "a whole database");
+    assert!(
+        !copy.join("store/matrix-sdk-event-cache.sqlite3").exists(),
+        "a cache, left out"
+    );
+    assert_eq!(std::fs::metadata(&copy).unwrap().permissions().mode() & 0o777, 0o700);
 }
 
 /// Runs `passepartout ARGS` with `home` as its home and `stdin` as its

@@ -1,13 +1,14 @@
 //! `passepartout restore [BACKUP]`: rebuild the store from a verified backup
-//! (the newest, unless one is named). The current store is kept beside it,
+//! (the newest, unless one is named), and the folders copied beside it (a
+//! gateway's keys: Matrix's `matrix/`). What was there is kept beside it,
 //! renamed, never deleted. Refuses while a daemon holds the data directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::config::Config;
 use crate::foundation::data_dir::{DataDirError, DataDirLock};
-use crate::store::{list_backups, restore_backup};
+use crate::store::{beside_backup, list_backups, restore_backup};
 
 pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
     // Held for the whole restore: no daemon can start on a half-restored store.
@@ -59,7 +60,13 @@ pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
             if let Some(aside) = kept {
                 println!("the previous store is kept at {}", aside.display());
             }
-            ExitCode::SUCCESS
+            match put_back_beside(&backup, &config.data_dir()) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("passepartout: {error}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(error) => {
             eprintln!("passepartout: restore failed: {error}");
@@ -73,4 +80,42 @@ pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Puts each folder copied beside `backup` back into `data_dir`, what was
+/// there set aside first.
+fn put_back_beside(backup: &Path, data_dir: &Path) -> Result<(), String> {
+    let copied = beside_backup(backup).map_err(|error| format!("cannot list what the backup holds beside: {error}"))?;
+    for (name, copy) in copied {
+        let place = data_dir.join(&name);
+        if place.exists() {
+            let aside = data_dir.join(format!(
+                "{name}.before-restore-{}",
+                crate::foundation::clock::Clock::start().now_ms()
+            ));
+            std::fs::rename(&place, &aside)
+                .map_err(|error| format!("cannot move {} aside: {error}", place.display()))?;
+            println!("the previous {name}/ is kept at {}", aside.display());
+        }
+        copy_folder(&copy, &place)
+            .map_err(|error| format!("cannot restore {name}/ from {}: {error}", copy.display()))?;
+        println!("restored {name}/ from {}", copy.display());
+    }
+    Ok(())
+}
+
+/// Copies the folder `from` to `to`, which must not exist, modes kept.
+fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir(to)?;
+    std::fs::set_permissions(to, std::fs::metadata(from)?.permissions())?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_folder(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }

@@ -43,6 +43,7 @@ use crate::engine::bridges::{Bridges, Carrier};
 use crate::engine::conversations::{Conversations, Outlets, Views};
 use crate::engine::intake::IntakeContext;
 use crate::engine::loops::daemon::Loops;
+use crate::engine::loops::heartbeat::{BackupPlan, Heartbeat};
 use crate::engine::loops::schedules::Schedules;
 use crate::engine::pipeline::Pipeline;
 use crate::engine::pipeline::cascade::Cascade;
@@ -248,15 +249,18 @@ impl Daemon {
             clock,
             lifecycle.clone(),
         );
-        let loops = Loops::new(
-            &conversations,
-            &approvals,
-            &store,
-            &lifecycle,
+        // A gateway's own stores (Matrix's keys) are backed up with the store.
+        let beside = components
+            .iter()
+            .filter_map(|component| component.kept_beside())
+            .collect();
+        let heartbeat = Heartbeat::new(
+            approvals.clone(),
+            store.clone(),
             clock,
-            &config,
-            schedules,
+            BackupPlan::configured(&config, beside),
         );
+        let loops = Loops::new(&conversations, heartbeat, &lifecycle, clock, &config, schedules);
         let status = status(&conversations, &gateways, &loops, clock, gauges, &approvals, &store);
         // Before any gateway can hand in something new, so that what was
         // waiting is answered first, in order.

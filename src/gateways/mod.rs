@@ -149,6 +149,12 @@ pub trait GatewayComponent: Send + Sync {
     /// when it holds none: a new one's cannot be left out unnoticed.
     fn secrets(&self) -> SecretPlaces;
 
+    /// A folder of its own beside the store (its keys) that the store's
+    /// backups copy, and `restore` puts back; none for most.
+    fn kept_beside(&self) -> Option<std::sync::Arc<dyn crate::store::KeptBeside>> {
+        None
+    }
+
     /// Whether any of its chats may be joined to a bridge (`[[bridges]]`);
     /// none may, by default.
     fn bridges(&self) -> bool {

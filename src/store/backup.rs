@@ -1,5 +1,9 @@
 //! Verified backups: every tree written to one file with a CRC, read back and
 //! checked before it replaces the oldest; restore rebuilds a store from one.
+//! Folders kept beside the store by others (a gateway's own databases, such
+//! as Matrix's encryption keys) are copied by their owners, consistent,
+//! next to the backup file as `<backup>.<name>/`, pruned with it, and put
+//! back by restore.
 //!
 //! Format: `PPBACKUP1\n`, then records — `T len name` opens a tree, `E len key
 //! len value` is an entry (lengths u32 big-endian) — then `Z crc32`.
@@ -14,6 +18,17 @@ use crate::foundation::clock::Clock;
 
 const MAGIC: &[u8] = b"PPBACKUP1\n";
 const EXTENSION: &str = "ppbk";
+
+/// A folder kept beside the store that a backup copies next to its file:
+/// `<backup>.<name>/`, which restore puts back as `<data folder>/<name>`.
+pub trait KeptBeside: Send + Sync {
+    /// Its name, the folder's in the data folder.
+    fn name(&self) -> &'static str;
+
+    /// Copies a consistent snapshot of the folder into `into`, a new empty
+    /// folder of mode 0700; whether there was anything to copy. Blocking.
+    fn snapshot(&self, into: &Path) -> std::io::Result<bool>;
+}
 
 /// A backup that was written and verified.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,6 +61,19 @@ impl Store {
     /// and deletes all but the newest `keep`. Blocking: call it from a
     /// blocking task.
     pub fn backup(&self, dir: &Path, keep: usize, clock: &Clock) -> Result<BackupInfo, StoreError> {
+        self.backup_with(dir, keep, clock, &[])
+    }
+
+    /// [`backup`](Self::backup), with a snapshot of each folder in
+    /// `beside` next to the file. A folder that cannot be copied fails the
+    /// backup, as the store would: half a backup is not one.
+    pub fn backup_with(
+        &self,
+        dir: &Path,
+        keep: usize,
+        clock: &Clock,
+        beside: &[std::sync::Arc<dyn KeptBeside>],
+    ) -> Result<BackupInfo, StoreError> {
         fs::create_dir_all(dir)?;
         let mut millis = clock.now_ms();
         let mut path = dir.join(format!("backup-{millis:016}.{EXTENSION}"));
@@ -64,6 +92,13 @@ impl Store {
                 return Err(error);
             }
         };
+        for kept in beside {
+            if let Err(error) = snapshot_beside(&path, kept.as_ref()) {
+                let _ = fs::remove_file(&partial);
+                remove_beside(&path);
+                return Err(error);
+            }
+        }
         fs::rename(&partial, &path)?;
         prune(dir, keep)?;
         let bytes = fs::metadata(&path)?.len();
@@ -145,10 +180,65 @@ fn read_backup(path: &Path) -> Result<Trees, StoreError> {
     Ok(trees)
 }
 
+/// Copies `kept` into `<backup>.<name>/`, made private, atomically: a
+/// partial copy is never left under that name.
+fn snapshot_beside(backup: &Path, kept: &dyn KeptBeside) -> Result<(), StoreError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let name = kept.name();
+    let into = beside_path(backup, name);
+    let partial = beside_path(backup, &format!("{name}.partial"));
+    let _ = fs::remove_dir_all(&partial);
+    fs::DirBuilder::new().mode(0o700).create(&partial)?;
+    match kept.snapshot(&partial) {
+        Ok(true) => Ok(fs::rename(&partial, &into)?),
+        Ok(false) => Ok(fs::remove_dir_all(&partial)?),
+        Err(error) => {
+            let _ = fs::remove_dir_all(&partial);
+            Err(StoreError::Backup(format!("copying {name}/: {error}")))
+        }
+    }
+}
+
+/// `<backup>.<name>`: where a folder kept beside the store is copied.
+fn beside_path(backup: &Path, name: &str) -> PathBuf {
+    let mut file = backup.as_os_str().to_owned();
+    file.push(format!(".{name}"));
+    PathBuf::from(file)
+}
+
+/// The folders copied beside `backup`: each one's name and place.
+pub fn beside_backup(backup: &Path) -> Result<Vec<(String, PathBuf)>, StoreError> {
+    let (Some(dir), Some(file)) = (backup.parent(), backup.file_name()) else {
+        return Ok(Vec::new());
+    };
+    let prefix = format!("{}.", file.to_string_lossy());
+    let mut found = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(kept) = name.strip_prefix(&prefix) else {
+            continue;
+        };
+        if !kept.is_empty() && !kept.ends_with(".partial") && entry.file_type()?.is_dir() {
+            found.push((kept.to_owned(), entry.path()));
+        }
+    }
+    found.sort();
+    Ok(found)
+}
+
+fn remove_beside(backup: &Path) {
+    for (_, folder) in beside_backup(backup).unwrap_or_default() {
+        let _ = fs::remove_dir_all(folder);
+    }
+}
+
 fn prune(dir: &Path, keep: usize) -> Result<(), StoreError> {
     let mut backups = list_backups(dir)?;
     while backups.len() > keep {
-        fs::remove_file(backups.remove(0))?;
+        let oldest = backups.remove(0);
+        remove_beside(&oldest);
+        fs::remove_file(oldest)?;
     }
     Ok(())
 }
@@ -269,5 +359,67 @@ mod tests {
         assert!(!store.is_poisoned());
         assert_eq!(store.failure(), None);
         store.journal_accept(&inbound("c", "m", "text"), 0).unwrap();
+    }
+
+    /// A folder beside the store: one file, or nothing, or a failure.
+    struct Folder(Option<&'static str>);
+
+    impl KeptBeside for Folder {
+        fn name(&self) -> &'static str {
+            "keys"
+        }
+
+        fn snapshot(&self, into: &Path) -> std::io::Result<bool> {
+            match self.0 {
+                Some("fail") => Err(std::io::Error::other("the database is locked")),
+                Some(text) => fs::write(into.join("keys.db"), text).map(|()| true),
+                None => Ok(false),
+            }
+        }
+    }
+
+    #[test]
+    fn a_folder_kept_beside_is_copied_next_to_its_backup_and_pruned_with_it() {
+        use std::os::unix::fs::PermissionsExt;
+        let (dir, store) = open_temp();
+        let backups = dir.path().join("backups");
+        let kept: Vec<std::sync::Arc<dyn KeptBeside>> = vec![std::sync::Arc::new(Folder(Some("secret keys")))];
+        let mut paths = Vec::new();
+        for n in 0..3 {
+            paths.push(
+                store
+                    .backup_with(&backups, 2, &Clock::at(1_000 + n), &kept)
+                    .unwrap()
+                    .path,
+            );
+        }
+        let beside = beside_backup(&paths[2]).unwrap();
+        assert_eq!(beside.len(), 1, "{beside:?}");
+        assert_eq!(beside[0].0, "keys");
+        assert_eq!(fs::read_to_string(beside[0].1.join("keys.db")).unwrap(), "secret keys");
+        let mode = fs::metadata(&beside[0].1).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+        assert!(beside_backup(&paths[0]).unwrap().is_empty(), "pruned with its backup");
+        assert_eq!(fs::read_dir(&backups).unwrap().count(), 4, "two backups, two folders");
+
+        let nothing: Vec<std::sync::Arc<dyn KeptBeside>> = vec![std::sync::Arc::new(Folder(None))];
+        let info = store.backup_with(&backups, 5, &Clock::at(2_000), &nothing).unwrap();
+        assert!(
+            beside_backup(&info.path).unwrap().is_empty(),
+            "nothing to copy, no folder"
+        );
+    }
+
+    #[test]
+    fn a_folder_that_cannot_be_copied_fails_the_backup_and_leaves_nothing_half_made() {
+        let (dir, store) = open_temp();
+        let backups = dir.path().join("backups");
+        let failing: Vec<std::sync::Arc<dyn KeptBeside>> = vec![std::sync::Arc::new(Folder(Some("fail")))];
+        let error = store.backup_with(&backups, 2, &Clock::at(1_000), &failing).unwrap_err();
+        assert!(
+            error.to_string().contains("copying keys/: the database is locked"),
+            "{error}"
+        );
+        assert_eq!(fs::read_dir(&backups).unwrap().count(), 0, "no file, no folder");
     }
 }

@@ -79,7 +79,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, RwLock, RwLockReadGuard, RwLockWriteGuard, TryLockError};
 
 pub use approvals::{ApprovalWrite, Decided};
-pub use backup::{BackupInfo, list_backups, restore_backup};
+pub use backup::{BackupInfo, KeptBeside, beside_backup, list_backups, restore_backup};
 pub use backup_times::BackupTimes;
 pub use chat_settings::ChatSettings;
 pub use error::StoreError;

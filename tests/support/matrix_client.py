@@ -99,7 +99,7 @@ from uuid import uuid4
 from nio import (Api, AsyncClient, AsyncClientConfig, DownloadResponse, EnableEncryptionBuilder,
                  EncryptionError, LoginResponse, MegolmEvent, RoomCreateResponse, RoomEncryptedMedia,
                  RoomMessageEmote, RoomMessageMedia, RoomMessageNotice, RoomMessageText, RoomMemberEvent,
-                 RoomPreset, RoomSendResponse, UploadResponse)
+                 RoomPreset, RoomSendResponse, ReceiptEvent, TypingNoticeEvent, UploadResponse)
 from nio.crypto import decrypt_attachment
 
 MESSAGES = (RoomMessageText, RoomMessageNotice, RoomMessageEmote, RoomMessageMedia, RoomEncryptedMedia)
@@ -272,6 +272,22 @@ def listen(client, room_id, args):
             take(event)
 
     client.add_event_callback(on_event, (MegolmEvent,) + MESSAGES)
+    typing = []
+
+    async def on_ephemeral(room, event):
+        """Prints that --to was seen typing (once), and each read receipt it
+        sent."""
+        if room.room_id != room_id:
+            return
+        if isinstance(event, TypingNoticeEvent) and args.to in event.users and not typing:
+            typing.append(True)
+            emit({"kind": "typing", "room": room_id})
+        if isinstance(event, ReceiptEvent):
+            for receipt in event.receipts:
+                if receipt.user_id == args.to and receipt.receipt_type == "m.read":
+                    emit({"kind": "read", "room": room_id, "event_id": receipt.event_id})
+
+    client.add_ephemeral_callback(on_ephemeral, (TypingNoticeEvent, ReceiptEvent))
 
     def heard():
         for event in list(undecrypted.values()):

@@ -394,8 +394,9 @@ pub struct Chat {
     pub sent: String,
     /// Every message the assistant sent into the room, in order.
     pub replies: Vec<Reply>,
-    /// What the client did, in order: each message it sent, and for a
-    /// script each reaction it sent and each message it awaited.
+    /// What the client did and saw, in order: each message it sent, the
+    /// assistant typing and its read receipts, and for a script each
+    /// reaction it sent and each message it awaited.
     pub actions: Vec<Action>,
 }
 
@@ -419,6 +420,10 @@ pub enum Action {
     },
     /// An `await` met by the assistant's message `event_id`.
     Awaited { event_id: String, substring: String },
+    /// The assistant was seen typing in the room (said once).
+    Typing {},
+    /// The assistant's read receipt on `event_id`.
+    Read { event_id: String },
     /// An `await_file` met by the assistant's file `event_id`, downloaded
     /// (and decrypted, when it came `encrypted`) to `text`.
     File {

@@ -16,7 +16,7 @@ use tokio::sync::oneshot;
 
 use crate::config::Config;
 use crate::engine::conversations::{Conversations, Job};
-use crate::engine::loops::heartbeat::{BackupPlan, HEARTBEAT, Heartbeat};
+use crate::engine::loops::heartbeat::{HEARTBEAT, Heartbeat};
 use crate::engine::loops::iterate::{Iterate, IterateError, Iteration, Report};
 use crate::engine::loops::job::{LoopDone, LoopFailed, LoopJob, LoopWork, NextRun};
 use crate::engine::loops::next_sleep::LoopTurn;
@@ -28,8 +28,6 @@ use crate::engine::loops::spec::{BadName, Body, LoopName, LoopSpec, Start};
 use crate::engine::loops::status::LoopStatus;
 use crate::foundation::clock::Clock;
 use crate::foundation::lifecycle::Lifecycle;
-use crate::safety::approvals::Approvals;
-use crate::store::Store;
 
 /// A built-in handler, by name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,24 +232,16 @@ pub struct Loops {
 }
 
 impl Loops {
-    /// Builds the loop registry and its iterations, none running yet; the
-    /// heartbeat sweeps `approvals` and backs up `store`; the loops stop
-    /// when `lifecycle` drains.
+    /// Builds the loop registry and its iterations, none running yet, the
+    /// `heartbeat` among them; the loops stop when `lifecycle` drains.
     pub fn new(
         conversations: &Arc<Conversations>,
-        approvals: &Arc<Approvals>,
-        store: &Store,
+        heartbeat: Heartbeat,
         lifecycle: &Lifecycle,
         clock: Clock,
         config: &Config,
         schedules: Arc<Schedules>,
     ) -> Arc<Self> {
-        let backups = (config.store.backup_every_s > 0).then(|| BackupPlan {
-            dir: config.backup_dir(),
-            keep: config.store.backups_kept,
-            every: Duration::from_secs(config.store.backup_every_s),
-        });
-        let heartbeat = Heartbeat::new(approvals.clone(), store.clone(), clock, backups);
         let iterate = Arc::new(DaemonLoops::new(
             conversations.clone(),
             lifecycle.clone(),

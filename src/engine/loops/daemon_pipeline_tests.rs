@@ -154,15 +154,13 @@ impl Harness {
             clock,
             lifecycle.clone(),
         );
-        let loops = Loops::new(
-            &conversations,
-            &approvals,
-            &store,
-            &lifecycle,
+        let heartbeat = Heartbeat::new(
+            approvals.clone(),
+            store.clone(),
             clock,
-            &config,
-            schedules.clone(),
+            crate::engine::loops::heartbeat::BackupPlan::configured(&config, Vec::new()),
         );
+        let loops = Loops::new(&conversations, heartbeat, &lifecycle, clock, &config, schedules.clone());
         loops.start(&config).await.unwrap();
         Harness {
             workspace: config.workspace(),

@@ -15,20 +15,37 @@ use passepartout_gateway::ConversationKey;
 
 use crate::foundation::clock::Clock;
 use crate::safety::approvals::Approvals;
-use crate::store::{BackupInfo, Store, StoreError};
+use crate::store::{BackupInfo, KeptBeside, Store, StoreError};
 
 /// The name of the heartbeat's loop and of its handler, which the config
 /// keeps from its loops.
 pub const HEARTBEAT: &str = crate::config::HEARTBEAT_LOOP;
 
-/// Where and how often the periodic backup is written.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Where and how often the periodic backup is written, and what it copies
+/// besides the store.
+#[derive(Clone)]
 pub struct BackupPlan {
     pub dir: PathBuf,
     /// Backups kept; older ones are deleted.
     pub keep: usize,
     /// The time between two backups.
     pub every: Duration,
+    /// The folders kept beside the store (a gateway's keys), copied next
+    /// to each backup.
+    pub beside: Vec<Arc<dyn KeptBeside>>,
+}
+
+impl BackupPlan {
+    /// The plan `[store]` sets (none when `backup_every_s` is 0), copying
+    /// `beside` next to each backup.
+    pub fn configured(config: &crate::config::Config, beside: Vec<Arc<dyn KeptBeside>>) -> Option<Self> {
+        (config.store.backup_every_s > 0).then(|| Self {
+            dir: config.backup_dir(),
+            keep: config.store.backups_kept,
+            every: Duration::from_secs(config.store.backup_every_s),
+            beside,
+        })
+    }
 }
 
 /// Why a beat did not do all it should have.
@@ -136,8 +153,9 @@ impl Heartbeat {
 
     async fn backup(&self, plan: &BackupPlan) -> Result<BackupInfo, HeartbeatError> {
         let (store, dir, keep, clock) = (self.store.clone(), plan.dir.clone(), plan.keep, self.clock);
+        let beside = plan.beside.clone();
         let written = clock.now_ms();
-        let info = tokio::task::spawn_blocking(move || store.backup(&dir, keep, &clock))
+        let info = tokio::task::spawn_blocking(move || store.backup_with(&dir, keep, &clock, &beside))
             .await
             .map_err(HeartbeatError::BackupTask)?
             .map_err(HeartbeatError::Backup)?;
@@ -185,6 +203,7 @@ mod tests {
             dir: dir.to_path_buf(),
             keep: 5,
             every,
+            beside: Vec::new(),
         }
     }
 

@@ -4,7 +4,8 @@
 //! rooms that may talk and approve, and `doctor`'s check of the homeserver
 //! and the saved session. Its session and encryption keys live in the data
 //! folder's `matrix/`, which the sandbox keeps from every tool and which
-//! `backup` copies with the store's folder. Its setup step logs in once
+//! the store's backups copy beside each backup file (`restore` puts it
+//! back). Its setup step logs in once
 //! and stores the device's access token instead of the password.
 
 pub mod section;
@@ -26,7 +27,7 @@ use passepartout_matrix::{GATEWAY_ID, MatrixSection};
 use super::{BuildContext, BuildError, Built, Checked, GatewayComponent, Roster, SecretPlaces};
 use crate::config::{Config, Secret, SecretError, bridges, unreadable_secret};
 use crate::foundation::checkup::{Check, Level};
-use crate::store::Store;
+use crate::store::{KeptBeside, Store};
 
 /// How long `doctor` waits on the homeserver.
 const CHECK_LIMIT: Duration = Duration::from_secs(15);
@@ -93,6 +94,19 @@ impl Matrix {
     }
 }
 
+/// The Matrix folder (its session and keys) as the store's backups copy it.
+struct MatrixKeys(PathBuf);
+
+impl KeptBeside for MatrixKeys {
+    fn name(&self) -> &'static str {
+        "matrix"
+    }
+
+    fn snapshot(&self, into: &std::path::Path) -> std::io::Result<bool> {
+        passepartout_matrix::client::backup::snapshot(&self.0, into)
+    }
+}
+
 #[async_trait]
 impl GatewayComponent for Matrix {
     fn id(&self) -> GatewayId {
@@ -116,6 +130,10 @@ impl GatewayComponent for Matrix {
                 section.access_token_file.as_deref(),
             )
             .file(self.folder.clone())
+    }
+
+    fn kept_beside(&self) -> Option<Arc<dyn KeptBeside>> {
+        Some(Arc::new(MatrixKeys(self.folder.clone())))
     }
 
     fn bridges(&self) -> bool {

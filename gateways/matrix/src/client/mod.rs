@@ -15,6 +15,7 @@
 //! repeated after a crash is dropped by the homeserver. The people allowed
 //! to talk to it may verify its device by emoji ([`verify`]).
 
+pub mod backup;
 pub mod cursor;
 mod deliver;
 mod draft;
