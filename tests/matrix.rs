@@ -775,7 +775,10 @@ async fn the_owner_verifies_the_assistants_device_by_the_emojis_its_log_shows() 
     let daemon = Running::start(&config_file(dir.path(), &synapse, &assistant, &ada, &llm)).await;
 
     // As Element does: a request, answered ready, then the emojis compared.
-    let verifying = verify_by_emoji(synapse.url(), &ada, &assistant.id);
+    let verified = daemon.wait_for_log(&["the assistant's device is verified"]);
+    let verifying = verify_by_emoji(synapse.url(), &ada, &assistant.id, async {
+        verified.await;
+    });
     let emojis = tokio::time::timeout(Duration::from_secs(180), verifying)
         .await
         .unwrap_or_else(|_| {
@@ -793,7 +796,6 @@ async fn the_owner_verifies_the_assistants_device_by_the_emojis_its_log_shows() 
             .unwrap_or_else(|| panic!("{emoji} is not where the person's client has it: {shown}"));
         from += at + emoji.len();
     }
-    daemon.wait_for_log(&["the assistant's device is verified"]).await;
     daemon.terminate().await;
 }
 

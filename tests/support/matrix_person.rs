@@ -24,8 +24,15 @@ const STEP: Duration = Duration::from_secs(120);
 /// `person` verifies the only device of `other` by emoji, after a hello
 /// in a direct chat it opens with them (encrypted, so that each knows the
 /// other's devices), and confirms the emojis; their descriptions, in order, once both sides
-/// confirmed.
-pub async fn verify_by_emoji(homeserver: &str, person: &User, other: &str) -> Vec<String> {
+/// confirmed and `then` ended. The person's client syncs until then: its
+/// last message of the verification is sent by its sync, and a client that
+/// stopped at once could leave the other side waiting for it.
+pub async fn verify_by_emoji(
+    homeserver: &str,
+    person: &User,
+    other: &str,
+    then: impl Future<Output = ()>,
+) -> Vec<String> {
     let client = Client::builder()
         .homeserver_url(homeserver)
         .build()
@@ -91,6 +98,7 @@ pub async fn verify_by_emoji(homeserver: &str, person: &User, other: &str) -> Ve
             sas.is_done().then_some(())
         })
         .await;
+        then.await;
         emojis.iter().map(|emoji| emoji.description.to_owned()).collect()
     };
     tokio::select! {
