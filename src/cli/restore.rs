@@ -87,6 +87,14 @@ pub async fn run(config: &Config, backup: Option<PathBuf>) -> ExitCode {
 fn put_back_beside(backup: &Path, data_dir: &Path) -> Result<(), String> {
     let copied = beside_backup(backup).map_err(|error| format!("cannot list what the backup holds beside: {error}"))?;
     for (name, copy) in copied {
+        // Copied whole under another name first: a copy that fails halfway
+        // is never what the daemon opens, and what was there stays.
+        let restoring = data_dir.join(format!("{name}.restoring"));
+        let _ = std::fs::remove_dir_all(&restoring);
+        copy_folder(&copy, &restoring).map_err(|error| {
+            let _ = std::fs::remove_dir_all(&restoring);
+            format!("cannot restore {name}/ from {}: {error}", copy.display())
+        })?;
         let place = data_dir.join(&name);
         if place.exists() {
             let aside = data_dir.join(format!(
@@ -97,8 +105,7 @@ fn put_back_beside(backup: &Path, data_dir: &Path) -> Result<(), String> {
                 .map_err(|error| format!("cannot move {} aside: {error}", place.display()))?;
             println!("the previous {name}/ is kept at {}", aside.display());
         }
-        copy_folder(&copy, &place)
-            .map_err(|error| format!("cannot restore {name}/ from {}: {error}", copy.display()))?;
+        std::fs::rename(&restoring, &place).map_err(|error| format!("cannot put {name}/ in place: {error}"))?;
         println!("restored {name}/ from {}", copy.display());
     }
     Ok(())

@@ -99,7 +99,11 @@ impl Store {
                 return Err(error);
             }
         }
-        fs::rename(&partial, &path)?;
+        if let Err(error) = fs::rename(&partial, &path) {
+            let _ = fs::remove_file(&partial);
+            remove_beside(&path);
+            return Err(error.into());
+        }
         prune(dir, keep)?;
         let bytes = fs::metadata(&path)?.len();
         Ok(BackupInfo { path, bytes, entries })
@@ -208,8 +212,13 @@ fn beside_path(backup: &Path, name: &str) -> PathBuf {
 
 /// The folders copied beside `backup`: each one's name and place.
 pub fn beside_backup(backup: &Path) -> Result<Vec<(String, PathBuf)>, StoreError> {
-    let (Some(dir), Some(file)) = (backup.parent(), backup.file_name()) else {
+    let Some(file) = backup.file_name() else {
         return Ok(Vec::new());
+    };
+    // A bare file name is in the current folder.
+    let dir = match backup.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
     };
     let prefix = format!("{}.", file.to_string_lossy());
     let mut found = Vec::new();
@@ -407,6 +416,10 @@ mod tests {
         assert!(
             beside_backup(&info.path).unwrap().is_empty(),
             "nothing to copy, no folder"
+        );
+        assert!(
+            beside_backup(Path::new("backup-0.ppbk")).unwrap().is_empty(),
+            "a bare file name is looked for in the current folder"
         );
     }
 

@@ -122,15 +122,25 @@ impl Account {
             Login::Token { device_id, .. } => !device_id.is_empty() && device_id != saved.meta.device_id.as_str(),
             Login::Password(_) => false,
         };
-        if saved.meta.user_id.as_str() == self.user && !another_device {
+        // A homeserver may give the id it logged in with another case.
+        if saved.meta.user_id.as_str().eq_ignore_ascii_case(&self.user) && !another_device {
             return Ok(());
         }
         let name = self.folder.file_name().unwrap_or_default().to_string_lossy();
-        let aside = self.folder.with_file_name(format!(
+        let safe = |part: &str| part.replace(['/', '\0'], "_");
+        let base = format!(
             "{name}.{}-{}",
-            saved.meta.user_id.localpart(),
-            saved.meta.device_id
-        ));
+            safe(saved.meta.user_id.localpart()),
+            safe(saved.meta.device_id.as_str())
+        );
+        // A name of its own, should the same device be set aside again.
+        let aside = (1..)
+            .map(|n| match n {
+                1 => self.folder.with_file_name(&base),
+                n => self.folder.with_file_name(format!("{base}-{n}")),
+            })
+            .find(|place| !place.exists())
+            .expect("some name is free");
         std::fs::rename(&self.folder, &aside).map_err(|source| SessionError::Files {
             path: aside.clone(),
             source,
@@ -418,6 +428,16 @@ mod tests {
         }
     }
 
+    /// How many folders in `dir` were set aside under `prefix`, a session in each.
+    fn aside(dir: &Path, prefix: &str) -> usize {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(Result::ok)
+            .filter(|entry| entry.file_name().to_string_lossy().starts_with(prefix))
+            .filter(|entry| entry.path().join("session.json").exists())
+            .count()
+    }
+
     #[test]
     fn a_session_kept_for_another_device_or_account_is_set_aside_and_the_same_one_kept() {
         let dir = tempfile::tempdir().unwrap();
@@ -435,17 +455,26 @@ mod tests {
             .set_aside_another_device()
             .unwrap();
         assert!(!folder.exists());
-        assert!(dir.path().join("matrix.assistant-OLD/session.json").exists());
+        assert_eq!(aside(dir.path(), "matrix.assistant-OLD"), 1);
 
         kept(&folder, "@assistant:example.org", "NEW");
+        account(&folder, "@ASSISTANT:example.org", Login::Password("p".into()))
+            .set_aside_another_device()
+            .unwrap();
+        assert!(folder.exists(), "the same account, in another case");
         account(&folder, "@other:example.org", Login::Password("p".into()))
             .set_aside_another_device()
             .unwrap();
-        assert!(
-            dir.path().join("matrix.assistant-NEW/session.json").exists(),
-            "another account"
-        );
+        assert_eq!(aside(dir.path(), "matrix.assistant-NEW"), 1, "another account");
         assert!(!folder.exists());
+
+        // The same device set aside again: a name of its own.
+        kept(&folder, "@assistant:example.org", "OLD");
+        account(&folder, "@assistant:example.org", token("NEW"))
+            .set_aside_another_device()
+            .unwrap();
+        assert_eq!(aside(dir.path(), "matrix.assistant-OLD"), 2);
+        assert!(dir.path().join("matrix.assistant-OLD-2/session.json").exists());
     }
 
     #[test]
