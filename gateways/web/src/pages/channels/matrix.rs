@@ -16,9 +16,8 @@ use passepartout_admin::DashboardRequest;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::super::configuration::Saved;
-use super::super::parts::{ask, text};
-use super::shown;
+use super::super::parts::text;
+use super::connected;
 use crate::escape::Escaped;
 use crate::posted::{WithToken, accept_with_session};
 use crate::session::{FormSession, csrf_token};
@@ -88,12 +87,7 @@ pub async fn connect(
         password: form.password,
         owner,
     };
-    let saved: Saved = match ask(&state.admin, request).await {
-        Ok(document) => serde_json::from_value(document).unwrap_or_default(),
-        Err(response) => return *response,
-    };
-    tracing::info!(written = saved.written, "Matrix connected from the dashboard");
-    shown(&state, &csrf, Some(&saved)).await
+    connected(&state, &csrf, request, "Matrix").await
 }
 
 #[cfg(test)]

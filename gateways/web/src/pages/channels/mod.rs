@@ -240,12 +240,18 @@ pub async fn connect_telegram(
         token: form.token,
         owner,
     };
+    connected(&state, &csrf, request, "Telegram").await
+}
+
+/// Asks the core to connect `channel` as `request` says, then shows the
+/// page with what came of it.
+async fn connected(state: &AppState, csrf: &str, request: DashboardRequest, channel: &str) -> Response {
     let saved: Saved = match ask(&state.admin, request).await {
         Ok(document) => serde_json::from_value(document).unwrap_or_default(),
         Err(response) => return *response,
     };
-    tracing::info!(written = saved.written, "Telegram connected from the dashboard");
-    shown(&state, &csrf, Some(&saved)).await
+    tracing::info!(written = saved.written, "{channel} connected from the dashboard");
+    shown(state, csrf, Some(&saved)).await
 }
 
 /// `POST /channels/signal`: starts linking, then to the page that shows it.
